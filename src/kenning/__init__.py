@@ -1,0 +1,1 @@
+"""kenning: one local memory that every coding agent on a machine shares."""
