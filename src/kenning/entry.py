@@ -1,5 +1,24 @@
-"""The `ken` console entry point. Placeholder until the CLI lands."""
+"""The `ken` console entry point.
+
+`ken hook …` runs on every prompt of every agent, so it is dispatched here before
+click or anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+import sys
 
 
-def main() -> None:
-    raise SystemExit("ken: not built yet")
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["hook"]:
+        from kenning.hooks.run import main as hook_main
+
+        raise SystemExit(hook_main(args[1:]))
+    from kenning.cli import cli
+
+    cli.main(args=args, prog_name="ken")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Is `ken` running inside a coding agent's shell, and is a person there to decide?
+
+Agents propose; people decide. Each agent CLI marks the shells it runs commands in:
+
+| agent  | variables checked                                                    |
+|--------|----------------------------------------------------------------------|
+| claude | `CLAUDECODE`, `CLAUDE_CODE_ENTRYPOINT`                                |
+| codex  | `CODEX_THREAD_ID`, `CODEX_SANDBOX`, `CODEX_SANDBOX_NETWORK_DISABLED`, `CODEX_CI` |
+| gemini | `GEMINI_CLI`                                                          |
+| any    | `KEN_AGENT=<name>` (set it in a wrapper for another agent)            |
+
+Inside such a shell, actions that would let an agent's words become what agents are
+told (approve, restore, forget, ...) ask on the controlling terminal, which the agent
+cannot type into, and fail closed when there is none.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from kenning.errors import NeedsPerson
+
+AGENT_MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("claude", ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")),
+    ("codex", ("CODEX_THREAD_ID", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_CI")),
+    ("gemini", ("GEMINI_CLI",)),
+)
+
+
+def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
+    """The agent whose shell this is, or None for a person's own shell."""
+    env = os.environ if env is None else env
+    if env.get("KEN_AGENT"):
+        return env["KEN_AGENT"].strip().lower()
+    for name, variables in AGENT_MARKERS:
+        if any(env.get(var) for var in variables):
+            return name
+    return None
+
+
+def confirm_on_tty(question: str) -> bool:
+    """Ask on the controlling terminal; False when the answer is not yes.
+
+    Raises NeedsPerson when there is no terminal to ask on.
+    """
+    try:
+        tty = open("/dev/tty", "r+", encoding="utf-8")  # noqa: SIM115
+    except OSError:
+        raise NeedsPerson(
+            f"{question.rstrip('?')} needs a person: run this yourself in a terminal"
+        ) from None
+    with tty:
+        tty.write(f"{question} [y/N] ")
+        tty.flush()
+        answer = tty.readline().strip().lower()
+    return answer in ("y", "yes")
+
+
+def require_person(action: str, env: Mapping[str, str] | None = None) -> None:
+    """Inside an agent's shell, a person must confirm `action` on the terminal."""
+    agent = detect_agent(env)
+    if agent is None:
+        return
+    if not confirm_on_tty(f"{agent} wants to {action}. Allow?"):
+        raise NeedsPerson(f"{action} was not confirmed by a person; nothing changed")

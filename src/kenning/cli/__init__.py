@@ -1,0 +1,12 @@
+"""The `ken` command: thin click faces over the library.
+
+Each command parses its options, calls the library and hands the result to a renderer
+(`output.py`). Library errors become one line on stderr and exit 1; usage errors exit 2;
+`--debug` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+from kenning.cli.app import cli
+
+__all__ = ["cli"]

@@ -1,0 +1,665 @@
+"""The `ken` commands for people: add, find, review and clean up memories."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from kenning import agentenv, config, items, lint as lint_mod, transfer
+from kenning import where as where_mod
+from kenning.errors import KenningError
+from kenning.model import Provenance
+from kenning.store import ItemQuery, SQLiteStore, open_store
+from kenning.cli import output
+from kenning.cli.output import emit_json, say
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class KenGroup(click.Group):
+    """Turns library errors into one line on stderr and exit 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KenningError as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"ken: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+
+
+class State:
+    """What commands share: the config, the store (opened on first use), where we are."""
+
+    def __init__(self, debug: bool) -> None:
+        self.debug = debug
+        self._store: SQLiteStore | None = None
+        self._config: config.Config | None = None
+
+    def get(self, key: str) -> Any:
+        return self.debug if key == "debug" else None
+
+    @property
+    def config(self) -> config.Config:
+        if self._config is None:
+            self._config = config.Config()
+        return self._config
+
+    @property
+    def store(self) -> SQLiteStore:
+        if self._store is None:
+            self._store = open_store()
+        return self._store
+
+    def where(self) -> where_mod.Where:
+        file = self.config.file
+        return where_mod.detect(
+            agent=agentenv.detect_agent(),
+            workspaces=file.get("workspaces") if isinstance(file.get("workspaces"), dict) else None,
+        )
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def pass_state(fn: F) -> F:
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return fn(click.get_current_context().obj, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def json_option(fn: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(fn)
+
+
+def example(text: str) -> str:
+    return f"\n\n\b\nExample:\n  {text}"
+
+
+@click.group(cls=KenGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+@click.version_option(package_name="kenning", prog_name="ken")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """kenning: one memory that every coding agent on this machine shares.
+
+    People add, review and clean up memories here; agents read them through hooks
+    and MCP and propose new ones.
+
+    \b
+    Example:
+      ken add "Use pnpm, not npm, in this repo" --kind preference
+    """
+    state = State(debug)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+def provenance_here(state: State, how: str = "cli") -> Provenance:
+    here = state.where()
+    agent = here.agent
+    return Provenance(
+        who=agent or "user",
+        how=how,
+        cwd=here.cwd,
+        repo=here.repo,
+        workspace=here.workspace,
+        workstream=here.workstream,
+        project=here.project,
+        commit=here.git.head if here.git else None,
+        host=os.uname().nodename,
+    )
+
+
+def read_stdin_text() -> str:
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    if isinstance(data, bytes):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise KenningError("stdin is not UTF-8 text; nothing was stored") from None
+    return data
+
+
+def scope_filter(state: State, scope: Sequence[str], here: bool) -> list[str]:
+    scopes = [str(items.parse_scope(s)) for s in scope]
+    if here:
+        scopes += [str(s) for s in state.where().scopes]
+    return scopes
+
+
+# --- add ---------------------------------------------------------------------------
+
+
+@cli.command(epilog=example('ken add "Deploys go through make release" --kind decision'))
+@click.argument("text", nargs=-1)
+@click.option("--kind", "-k", help="fact, decision, preference, correction, task, handoff, "
+              "summary, lesson or note (default).")
+@click.option("--scope", "-s", help="Where it applies (default: this repo, else global).")
+@click.option("--tag", "-t", "tags", multiple=True, help="A tag (repeat or comma-separate).")
+@click.option("--link", "-l", "links", multiple=True, help="file:PATH, url:URL, item:ID, commit:SHA.")
+@click.option("--pin", is_flag=True, help="Always put it in context packs.")
+@click.option("--propose", is_flag=True, help="Store it as proposed, waiting for approval.")
+@click.option("--evidence", "-e", help="What prompted it: the excerpt, in the person's words.")
+@click.option("--template", type=click.Choice(["postmortem", "decision", "note"]),
+              help="Lay the text out as a postmortem, a decision or a compact note.")
+@json_option
+@pass_state
+def add(state: State, text: tuple[str, ...], kind: str | None, scope: str | None,
+        tags: tuple[str, ...], links: tuple[str, ...], pin: bool, propose: bool,
+        evidence: str | None, template: str | None, as_json: bool) -> None:
+    """Add a memory. The first line is its title, the rest its body.
+
+    With no TEXT, reads the memory from stdin.
+    """
+    body = " ".join(text) if text else None
+    if body is None:
+        if sys.stdin.isatty():
+            raise click.UsageError("give the memory as TEXT or on stdin")
+        body = read_stdin_text()
+    here = state.where()
+    target = items.parse_scope(scope) if scope else items.default_scope(here.repo)
+    status = items.status_for_new(target, here.agent, propose)
+    item = items.add(
+        state.store,
+        body,
+        scope=target,
+        kind=items.parse_kind(kind),
+        tags=tags,
+        links=links,
+        pinned=pin,
+        status=status,
+        evidence=evidence or "",
+        template=template,
+        provenance=provenance_here(state),
+        ttl_days=state.config.get("tasks.ttl_days"),
+    )
+    if as_json:
+        emit_json(item.to_dict())
+        return
+    click.echo(item.id[-6:].lower())
+    note = " (proposed: a person approves it with `ken approve`)" if status.value == "proposed" else ""
+    say(f"added {item.kind.value} {item.id[-6:].lower()} to {item.scope}{note}")
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+@cli.command(epilog=example("ken search migrate staging --kind decision"))
+@click.argument("query", nargs=-1, required=True)
+@click.option("--scope", "-s", multiple=True, help="Only these scopes (repeatable).")
+@click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
+@click.option("--kind", "-k", multiple=True, help="Only these kinds.")
+@click.option("--status", multiple=True, default=["active"], show_default=True,
+              help="Only these statuses.")
+@click.option("--tag", "-t", multiple=True, help="Only items with this tag.")
+@click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
+@json_option
+@pass_state
+def search(state: State, query: tuple[str, ...], scope: tuple[str, ...], here: bool,
+           kind: tuple[str, ...], status: tuple[str, ...], tag: tuple[str, ...],
+           show_all: bool, limit: int, as_json: bool) -> None:
+    """Search memories by their words, best first.
+
+    Every word must match; words match their stems; the last word matches as a
+    prefix. Punctuation is just text.
+    """
+    found = items.search(
+        state.store,
+        " ".join(query),
+        scopes=scope_filter(state, scope, here),
+        kinds=[k.value for k in map(items.parse_kind, kind) if k],
+        statuses=() if show_all else [items.parse_status(s).value for s in status],
+        tags=items.clean_tags(tag),
+        include_expired=show_all,
+        limit=limit,
+    )
+    if as_json:
+        emit_json([{**f.item.to_dict(), "score": round(f.score, 4)} for f in found])
+        return
+    if not found:
+        say("no memories match")
+        return
+    output.items_table([f.item for f in found], [f.score for f in found])
+
+
+@cli.command("list", epilog=example("ken list --here --kind preference"))
+@click.option("--scope", "-s", multiple=True, help="Only these scopes (repeatable).")
+@click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
+@click.option("--kind", "-k", multiple=True, help="Only these kinds.")
+@click.option("--status", multiple=True, help="Only these statuses (default: active).")
+@click.option("--tag", "-t", multiple=True, help="Only items with this tag.")
+@click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")
+@click.option("--limit", "-n", type=click.IntRange(1), help="At most this many.")
+@json_option
+@pass_state
+def list_cmd(state: State, scope: tuple[str, ...], here: bool, kind: tuple[str, ...],
+             status: tuple[str, ...], tag: tuple[str, ...], show_all: bool,
+             limit: int | None, as_json: bool) -> None:
+    """List memories, newest first, pinned on top."""
+    statuses: Sequence[str] = [items.parse_status(s).value for s in status] or ["active"]
+    found = items.list_items(
+        state.store,
+        scopes=scope_filter(state, scope, here),
+        kinds=[k.value for k in map(items.parse_kind, kind) if k],
+        statuses=() if show_all and not status else statuses,
+        tags=items.clean_tags(tag),
+        include_expired=show_all,
+        limit=limit,
+    )
+    if as_json:
+        emit_json([i.to_dict() for i in found])
+        return
+    if not found:
+        say("no memories here yet: `ken add TEXT` adds one")
+        return
+    output.items_table(found)
+
+
+@cli.command(epilog=example("ken show 3kq9zd"))
+@click.argument("ref")
+@json_option
+@pass_state
+def show(state: State, ref: str, as_json: bool) -> None:
+    """Show one memory: text, provenance, tags, links, uses, expiry and versions."""
+    item = items.get(state.store, ref)
+    history = state.store.revisions(item.id)
+    if as_json:
+        emit_json({**item.to_dict(), "history": [r.to_dict() for r in history]})
+        return
+    output.show_item(item, history)
+
+
+# --- changing ------------------------------------------------------------------------
+
+HEADER_END = "---"
+
+
+def _editor_text(item: items.Item) -> str:
+    return (
+        f"kind: {item.kind.value}\n"
+        f"scope: {item.scope}\n"
+        f"tags: {', '.join(item.tags)}\n"
+        f"links: {', '.join(str(x) for x in item.links)}\n"
+        f"{HEADER_END}\n"
+        f"{item.title}\n" + (f"\n{item.body}\n" if item.body else "")
+    )
+
+
+def _parse_editor_text(text: str) -> tuple[dict[str, str], str]:
+    head, sep, body = text.partition(f"\n{HEADER_END}\n")
+    if not sep:
+        raise KenningError(f"the header must end with a line '{HEADER_END}'; nothing changed")
+    fields: dict[str, str] = {}
+    for line in head.splitlines():
+        if line.strip():
+            key, colon, value = line.partition(":")
+            if not colon or key.strip() not in ("kind", "scope", "tags", "links"):
+                raise KenningError(f"unknown header line '{line}'; nothing changed")
+            fields[key.strip()] = value.strip()
+    return fields, body
+
+
+def run_editor(state: State, text: str) -> str:
+    command = (
+        state.config.get("editor") or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    )
+    with tempfile.TemporaryDirectory(prefix="ken-edit-") as folder:
+        path = Path(folder) / "memory.md"
+        path.write_text(text, encoding="utf-8")
+        try:
+            result = subprocess.run([*shlex.split(command), str(path)], check=False)
+        except OSError as exc:
+            raise KenningError(f"cannot run the editor '{command}': {exc.strerror}") from None
+        if result.returncode != 0:
+            raise KenningError(f"the editor exited with {result.returncode}; nothing changed")
+        try:
+            return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise KenningError("the edited file is not UTF-8 text; nothing changed") from None
+
+
+@cli.command(epilog=example("KEN_EDITOR=nano ken edit 3kq9zd"))
+@click.argument("ref")
+@click.option("--in-place", is_flag=True, help="Fix the text without making a new version.")
+@pass_state
+def edit(state: State, ref: str, in_place: bool) -> None:
+    """Edit a memory in your editor ($KEN_EDITOR, else $VISUAL, else $EDITOR).
+
+    A small header above '---' holds kind, scope, tags and links. Saving makes a new
+    version; --in-place fixes a typo without one.
+    """
+    item = items.get(state.store, ref)
+    if item.source:
+        raise KenningError(f"item {item.id[-6:].lower()} is kept in sync from {item.source}: "
+                           "edit that file")
+    before = _editor_text(item)
+    after = run_editor(state, before)
+    if after == before:
+        say("nothing changed")
+        return
+    fields, body = _parse_editor_text(after)
+    tags = [t for t in fields.get("tags", "").split(",") if t.strip()]
+    links = [x.strip() for x in fields.get("links", "").split(",") if x.strip()]
+    updated = items.change(
+        state.store,
+        item.id,
+        text=body,
+        kind=items.parse_kind(fields.get("kind")) if fields.get("kind") else None,
+        scope=items.parse_scope(fields["scope"]) if fields.get("scope") else None,
+        add_tags=tags,
+        remove_tags=[t for t in item.tags if t not in items.clean_tags(tags)],
+        add_links=links,
+        remove_links=[str(x) for x in item.links if str(x) not in links],
+        in_place=in_place,
+    )
+    say(f"saved {updated.id[-6:].lower()}" + (" in place" if in_place else " as a new version"))
+
+
+@cli.command(epilog=example('ken update 3kq9zd --text "Use pnpm 9" --add-tag js'))
+@click.argument("ref")
+@click.option("--text", help="New text: title on the first line, then the body.")
+@click.option("--kind", "-k", help="New kind.")
+@click.option("--scope", "-s", help="New scope.")
+@click.option("--add-tag", multiple=True, help="Add a tag.")
+@click.option("--remove-tag", multiple=True, help="Remove a tag.")
+@click.option("--add-link", multiple=True, help="Add a link.")
+@click.option("--remove-link", multiple=True, help="Remove a link.")
+@click.option("--evidence", "-e", help="Replace the evidence.")
+@click.option("--in-place", is_flag=True, help="No new version (for typo fixes).")
+@click.option("--expect", help="Fail unless the item is at this revision.")
+@json_option
+@pass_state
+def update(state: State, ref: str, text: str | None, kind: str | None, scope: str | None,
+           add_tag: tuple[str, ...], remove_tag: tuple[str, ...], add_link: tuple[str, ...],
+           remove_link: tuple[str, ...], evidence: str | None, in_place: bool,
+           expect: str | None, as_json: bool) -> None:
+    """Change a memory through flags (edit, for scripts). Each change is a new version."""
+    updated = items.change(
+        state.store,
+        ref,
+        text=text,
+        kind=items.parse_kind(kind),
+        scope=items.parse_scope(scope) if scope else None,
+        add_tags=add_tag,
+        remove_tags=remove_tag,
+        add_links=add_link,
+        remove_links=remove_link,
+        evidence=evidence,
+        in_place=in_place,
+        expected_revision=expect,
+    )
+    if as_json:
+        emit_json(updated.to_dict())
+    else:
+        say(f"updated {updated.id[-6:].lower()} (revision {updated.revision})")
+
+
+def _status_command(action: str, past: str, doc: str, person: bool) -> None:
+    @cli.command(action, help=doc, epilog=example(f"ken {action} 3kq9zd"))
+    @click.argument("refs", nargs=-1, required=True)
+    @json_option
+    @pass_state
+    def command(state: State, refs: tuple[str, ...], as_json: bool) -> None:
+        if person:
+            agentenv.require_person(f"{action} {' '.join(refs)}")
+        done = [items.set_status(state.store, ref, action) for ref in refs]
+        if as_json:
+            emit_json([i.to_dict() for i in done])
+            return
+        for item in done:
+            say(f"{past} {item.id[-6:].lower()}: {item.title}")
+
+
+_status_command("approve", "approved", "Approve proposed memories: agents are told them.", True)
+_status_command("reject", "rejected", "Reject proposed memories (kept, never told).", True)
+_status_command("archive", "archived", "Archive memories: kept, no longer told.", True)
+_status_command("restore", "restored", "Restore archived, rejected or dismissed memories.", True)
+
+
+@cli.command(epilog=example("ken dismiss 3kq9zd --reason one_off"))
+@click.argument("refs", nargs=-1, required=True)
+@click.option("--reason", required=True,
+              type=click.Choice(["covered", "wrong", "one_off", "other"]))
+@json_option
+@pass_state
+def dismiss(state: State, refs: tuple[str, ...], reason: str, as_json: bool) -> None:
+    """Dismiss memories with a reason (kept, never told; `restore` undoes it)."""
+    agentenv.require_person(f"dismiss {' '.join(refs)}")
+    done = [items.set_status(state.store, ref, "dismiss", reason=reason) for ref in refs]
+    if as_json:
+        emit_json([i.to_dict() for i in done])
+        return
+    for item in done:
+        say(f"dismissed {item.id[-6:].lower()} ({reason}): {item.title}")
+
+
+def _pin_command(name: str, value: bool) -> None:
+    @cli.command(name, help=f"{'Pin' if value else 'Unpin'} memories "
+                 f"({'always' if value else 'no longer always'} in context packs).",
+                 epilog=example(f"ken {name} 3kq9zd"))
+    @click.argument("refs", nargs=-1, required=True)
+    @pass_state
+    def command(state: State, refs: tuple[str, ...]) -> None:
+        for ref in refs:
+            item = items.set_pinned(state.store, ref, value)
+            say(f"{name}ned {item.id[-6:].lower()}: {item.title}")
+
+
+_pin_command("pin", True)
+_pin_command("unpin", False)
+
+
+@cli.command(epilog=example("ken forget --scope repo:github.com/acme/app --since 2026-01-01"))
+@click.argument("refs", nargs=-1)
+@click.option("--scope", "-s", help="Forget every memory in this scope.")
+@click.option("--since", help="Forget memories created on or after YYYY-MM-DD.")
+@click.option("--session", help="Forget memories written in this session.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask first.")
+@pass_state
+def forget(state: State, refs: tuple[str, ...], scope: str | None, since: str | None,
+           session: str | None, yes: bool) -> None:
+    """Delete memories for good, with every version: the only command that deletes.
+
+    Afterwards their text is gone from the database file, its WAL and the search index.
+    """
+    chosen = items.select_for_forget(
+        state.store, refs=refs, scope=scope, since=since, session=session
+    )
+    if not chosen:
+        say("nothing matches; nothing forgotten")
+        return
+    agentenv.require_person(f"forget {len(chosen)} memories")
+    if not yes:
+        for item in chosen[:10]:
+            say(f"  {item.id[-6:].lower()}  {item.title}")
+        if len(chosen) > 10:
+            say(f"  ... and {len(chosen) - 10} more")
+        if not click.confirm(f"Forget {len(chosen)} memories for good?", err=True):
+            say("nothing forgotten")
+            raise SystemExit(1)
+    count = items.forget(state.store, chosen)
+    say(f"forgot {count} memories")
+
+
+# --- moving data ---------------------------------------------------------------------
+
+
+@cli.command("export", epilog=example("ken export > memories.jsonl"))
+@click.option("--scope", "-s", multiple=True, help="Only these scopes.")
+@click.option("--output", "-o", "target", type=click.Path(dir_okay=False),
+              help="Write to this file instead of stdout.")
+@pass_state
+def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None:
+    """Export every memory, any status, as JSON lines with provenance and history."""
+    query = ItemQuery(scopes=tuple(scope_filter(state, scope, False)), statuses=(),
+                      include_expired=True)
+    lines = transfer.export_lines(state.store, query)
+    if target:
+        tmp = Path(f"{target}.tmp")
+        count = 0
+        with tmp.open("w", encoding="utf-8") as fh:
+            for line in lines:
+                fh.write(line + "\n")
+                count += 1
+        tmp.replace(target)
+        say(f"exported {count} memories to {target}")
+    else:
+        for line in lines:
+            click.echo(line)
+
+
+@cli.command("import", epilog=example("ken import memories.jsonl"))
+@click.argument("file", type=click.File("rb"), default="-")
+@pass_state
+def import_cmd(state: State, file: Any) -> None:
+    """Import JSON lines (as `ken export` writes) as proposed memories.
+
+    Nothing an import brings is told to agents until a person approves it; importing
+    the same file twice adds nothing. One bad line imports nothing.
+    """
+    checked = transfer.read_items(file)
+
+    def progress(done: int, total: int) -> None:
+        say(f"imported {done}/{total}")
+
+    added, skipped = transfer.import_items(state.store, checked, progress=progress)
+    say(f"added {added} proposed memories, skipped {skipped} already here"
+        + ("; review them with `ken list --status proposed`" if added else ""))
+
+
+@cli.command("lint", epilog=example("ken lint --days 60"))
+@click.option("--days", default=None, type=click.IntRange(1),
+              help="Report items unused this many days (default 90, config lint.unused_days).")
+@click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
+@json_option
+@pass_state
+def lint_cmd(state: State, days: int | None, here: bool, as_json: bool) -> None:
+    """Report links to missing files, expired tasks, unused items and duplicates."""
+    findings = lint_mod.lint(
+        state.store,
+        unused_days=days or state.config.get("lint.unused_days"),
+        scopes=tuple(scope_filter(state, (), here)),
+    )
+    if as_json:
+        emit_json([f.to_dict() for f in findings])
+        return
+    if not findings:
+        say("nothing to report")
+        return
+    output.table(["id", "rule", "title", "detail"],
+                 [[f.item_id[-6:].lower(), f.rule, f.title[:50], f.detail] for f in findings])
+
+
+# --- where and settings --------------------------------------------------------------
+
+
+@cli.command(epilog=example("ken path"))
+@json_option
+def path(as_json: bool) -> None:
+    """Print the path of the store file."""
+    target = str(config.db_path())
+    if as_json:
+        emit_json({"path": target, "config": str(config.config_path())})
+    else:
+        click.echo(target)
+
+
+@cli.command(epilog=example("cd ~/src/app && ken where"))
+@json_option
+@pass_state
+def where(state: State, as_json: bool) -> None:
+    """Show the scopes that apply in this folder, most specific first, and why."""
+    here = state.where()
+    if as_json:
+        emit_json(here.to_dict())
+        return
+    click.echo(f"folder: {here.cwd}")
+    if here.agent:
+        click.echo(f"agent:  {here.agent} (ken is running inside its shell)")
+    output.table(["scope", "why"], [[str(s), here.reasons.get(str(s), "")] for s in here.scopes])
+
+
+@cli.group("config", cls=KenGroup, epilog=example("ken config set memory.budget 2000"))
+def config_group() -> None:
+    """Read and change settings (config.toml)."""
+
+
+@config_group.command("list", epilog=example("ken config list --json"))
+@json_option
+@pass_state
+def config_list(state: State, as_json: bool) -> None:
+    """List every setting with its value and where it comes from."""
+    rows = [
+        {
+            "key": s.key,
+            "value": state.config.get(s.key),
+            "default": s.default,
+            "source": state.config.source(s.key),
+            "env": s.env,
+            "help": s.help,
+        }
+        for s in config.SETTINGS
+    ]
+    if as_json:
+        emit_json(rows)
+        return
+    output.table(["key", "value", "source", "help"],
+                 [[r["key"], _fmt(r["value"]), str(r["source"]), str(r["help"])] for r in rows])
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@config_group.command("get", epilog=example("ken config get memory.budget"))
+@click.argument("key")
+@json_option
+@pass_state
+def config_get(state: State, key: str, as_json: bool) -> None:
+    """Print one setting's value."""
+    value = state.config.get(key)
+    if as_json:
+        emit_json({"key": key, "value": value, "source": state.config.source(key)})
+    else:
+        click.echo(_fmt(value))
+
+
+@config_group.command("set", epilog=example("ken config set recall.limit 3"))
+@click.argument("key")
+@click.argument("value")
+def config_set(key: str, value: str) -> None:
+    """Change a setting in config.toml (a person must confirm inside an agent's shell)."""
+    if key not in config.BY_KEY:
+        raise KenningError(f"unknown setting '{key}'; `ken config list` shows them all")
+    agentenv.require_person(f"set {key} to {value}")
+    stored = config.set_value(key, value)
+    say(f"{key} = {_fmt(stored)} in {config.config_path()}")
+
+
+@cli.command(epilog=example("ken demo"))
+@click.option("--keep", is_flag=True, help="Keep the demo store and print where it is.")
+def demo(keep: bool) -> None:
+    """Tour kenning in a throwaway store (never yours)."""
+    from kenning.cli.demo import run_demo
+
+    run_demo(keep=keep)
+

@@ -1,0 +1,98 @@
+"""Rendering: data to stdout as text or JSON, messages to stderr.
+
+Tables use rich when stdout is a terminal and plain aligned text when it is piped, so
+scripts and tests see stable text.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from kenning.model import Item, Revision
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+
+
+def say(message: str) -> None:
+    """A message for the person, on stderr."""
+    click.echo(message, err=True)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(box=None, pad_edge=False, header_style="bold")
+        for h in headers:
+            t.add_column(h, overflow="fold")
+        for row in rows:
+            t.add_row(*row)
+        Console().print(t)
+        return
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row[:-1]):
+            widths[i] = max(widths[i], len(cell))
+    for row in [list(headers), *rows]:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        click.echo("  ".join([*cells, row[-1]]).rstrip())
+
+
+def item_row(item: Item, score: float | None = None) -> list[str]:
+    marks = ("*" if item.pinned else "") + ("?" if item.status.value == "proposed" else "")
+    row = [item.id[-6:].lower(), item.kind.value, str(item.scope)]
+    if score is not None:
+        row.append(f"{score:.2f}")
+    row.append(f"{marks} {item.title}".strip() if marks else item.title)
+    return row
+
+
+def items_table(items: Sequence[Item], scores: Sequence[float] | None = None) -> None:
+    headers = ["id", "kind", "scope", *(["score"] if scores is not None else []), "title"]
+    rows = [
+        item_row(item, scores[i] if scores is not None else None) for i, item in enumerate(items)
+    ]
+    table(headers, rows)
+
+
+def show_item(item: Item, history: Sequence[Revision]) -> None:
+    lines = [f"# {item.title}"]
+    if item.body:
+        lines += ["", item.body]
+    lines += [""]
+    fields = [
+        ("id", f"{item.id[-6:].lower()} ({item.id})"),
+        ("kind", item.kind.value),
+        ("scope", str(item.scope)),
+        ("status", item.status.value + (f" ({item.dismiss_reason})" if item.dismiss_reason else "")),
+        ("pinned", "yes" if item.pinned else "no"),
+        ("tags", ", ".join(item.tags) or "-"),
+        ("links", ", ".join(str(x) for x in item.links) or "-"),
+        ("created", item.created_at),
+        ("updated", item.updated_at),
+        ("reviewed", item.reviewed_at or "-"),
+        ("expires", item.expires_at or "-"),
+        ("uses", f"{item.use_count}" + (f", last {item.last_used_at}" if item.last_used_at else "")),
+        ("source", item.source or "-"),
+    ]
+    prov = item.provenance.to_dict()
+    fields.append(("by", ", ".join(f"{k}={v}" for k, v in prov.items()) or "-"))
+    width = max(len(k) for k, _ in fields)
+    lines += [f"{k.ljust(width)}  {v}" for k, v in fields]
+    if item.evidence:
+        lines += ["", "evidence:", *("  " + line for line in item.evidence.splitlines())]
+    lines += ["", f"versions ({len(history)}):"]
+    for rev in reversed(history):
+        mark = "  <- current" if rev.id == item.revision else ""
+        lines.append(
+            f"  {rev.created_at}  {rev.change:<8} {rev.status:<9} {rev.title[:60]}{mark}"
+        )
+    click.echo("\n".join(lines))

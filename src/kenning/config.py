@@ -1,0 +1,238 @@
+"""Settings: the one place that reads environment variables, XDG paths and config.toml.
+
+Every setting is declared once in SETTINGS with its type, default and help; `ken config
+list` and the docs' settings table are made from that table. Precedence: a flag the
+caller passes > environment variable > `config.toml` > default.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kenning.errors import InvalidInput
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str
+    type: type
+    default: Any
+    help: str
+    env: str | None = None
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("memory.enabled", bool, True, "Deliver and capture memory at all.", "KEN_ENABLED"),
+    Setting("memory.budget", int, 1500, "Token budget of a context pack."),
+    Setting(
+        "memory.deliver_to",
+        list,
+        ["claude", "codex", "gemini"],
+        "Agent kinds that get context packs and recall.",
+    ),
+    Setting("recall.limit", int, 5, "Most items one prompt's recall gives."),
+    Setting("recall.max_tokens", int, 800, "Token cap of one prompt's recall."),
+    Setting("recall.min_score", float, 0.5, "Lowest normalized relevance recall keeps."),
+    Setting("recall.min_shared", int, 2, "Content words an item must share with the prompt."),
+    Setting("recall.half_life_days", float, 30.0, "Days after which an item's score halves."),
+    Setting("recall.rule_weight", float, 1.25, "Weight of preferences and corrections."),
+    Setting("recall.max_item_chars", int, 2000, "Longer items are cut in recall."),
+    Setting("lint.unused_days", int, 90, "Days without use after which lint reports an item."),
+    Setting("tasks.ttl_days", int, 14, "Days after its last update that a task expires."),
+    Setting("hooks.idle_close_hours", float, 12.0, "Close a session idle this long."),
+    Setting("editor", str, "", "Editor for `ken edit` (else $VISUAL, else $EDITOR).", "KEN_EDITOR"),
+    Setting("workspace", str, "", "Workspace name for every folder.", "KEN_WORKSPACE"),
+)
+BY_KEY = {s.key: s for s in SETTINGS}
+
+
+def _home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    value = os.environ.get(var)
+    return Path(value) if value and os.path.isabs(value) else _home() / fallback
+
+
+def data_dir() -> Path:
+    return _xdg("XDG_DATA_HOME", ".local/share") / "kenning"
+
+
+def config_dir() -> Path:
+    return _xdg("XDG_CONFIG_HOME", ".config") / "kenning"
+
+
+def state_dir() -> Path:
+    return _xdg("XDG_STATE_HOME", ".local/state") / "kenning"
+
+
+def db_path() -> Path:
+    """The store file: $KEN_DB, else $XDG_DATA_HOME/kenning/memory.db."""
+    override = os.environ.get("KEN_DB")
+    return Path(override).expanduser() if override else data_dir() / "memory.db"
+
+
+def config_path() -> Path:
+    return config_dir() / "config.toml"
+
+
+def log_path() -> Path:
+    return state_dir() / "log"
+
+
+def parse_value(setting: Setting, raw: str) -> Any:
+    """Turn the text a person typed (or an env var) into the setting's type."""
+    text = raw.strip()
+    try:
+        if setting.type is bool:
+            lowered = text.lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if setting.type is int:
+            return int(text)
+        if setting.type is float:
+            return float(text)
+        if setting.type is list:
+            return [part.strip() for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise InvalidInput(
+            f"{setting.key} takes a {setting.type.__name__}, not '{raw}'"
+        ) from None
+    return text
+
+
+def _check_type(setting: Setting, value: Any) -> Any:
+    if setting.type is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if setting.type is list and isinstance(value, list):
+        return [str(v) for v in value]
+    if isinstance(value, setting.type) and not (setting.type is int and isinstance(value, bool)):
+        return value
+    raise InvalidInput(f"{setting.key} in {config_path()} must be a {setting.type.__name__}")
+
+
+def read_file(path: Path | None = None) -> dict[str, Any]:
+    """The parsed config.toml, or {} when there is none."""
+    path = path or config_path()
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path} is not valid TOML ({exc}); fix or remove it") from None
+
+
+def _dig(data: dict[str, Any], key: str) -> Any:
+    node: Any = data
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+_MISSING = object()
+
+
+class Config:
+    """Settings resolved once: flags > env > file > default."""
+
+    def __init__(self, file: dict[str, Any] | None = None, **flags: Any) -> None:
+        self.file = read_file() if file is None else file
+        self.flags = {k.replace("__", "."): v for k, v in flags.items() if v is not None}
+
+    def get(self, key: str) -> Any:
+        setting = BY_KEY.get(key)
+        if setting is None:
+            raise InvalidInput(f"unknown setting '{key}'; `ken config list` shows them all")
+        if key in self.flags:
+            return self.flags[key]
+        if setting.env and os.environ.get(setting.env) not in (None, ""):
+            return parse_value(setting, os.environ[setting.env])
+        value = _dig(self.file, key)
+        if value is not _MISSING:
+            return _check_type(setting, value)
+        return setting.default
+
+    def source(self, key: str) -> str:
+        setting = BY_KEY[key]
+        if key in self.flags:
+            return "flag"
+        if setting.env and os.environ.get(setting.env) not in (None, ""):
+            return f"env {setting.env}"
+        if _dig(self.file, key) is not _MISSING:
+            return "file"
+        return "default"
+
+    def repo_setting(self, repo: str | None, name: str, default: bool = True) -> bool:
+        """A per-repo switch such as `[repos."github.com/org/app"] capture = false`."""
+        if not repo:
+            return default
+        repos = self.file.get("repos", {})
+        entry = repos.get(repo, {}) if isinstance(repos, dict) else {}
+        value = entry.get(name, default) if isinstance(entry, dict) else default
+        return bool(value)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{text}"'
+
+
+def _toml_key(key: str) -> str:
+    bare = key.replace("_", "").replace("-", "").isalnum()
+    return key if bare else '"' + key.replace('"', '\\"') + '"'
+
+
+def dump_toml(data: dict[str, Any], prefix: str = "") -> str:
+    """Write nested tables of scalars and lists as TOML (enough for kenning's own file)."""
+    lines: list[str] = []
+    tables: list[tuple[str, dict[str, Any]]] = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            tables.append((key, value))
+        else:
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    out = "\n".join(lines)
+    for key, table in tables:
+        name = f"{prefix}.{_toml_key(key)}" if prefix else _toml_key(key)
+        has_scalars = any(not isinstance(v, dict) for v in table.values())
+        body = dump_toml(table, name)
+        section = f"[{name}]\n{body}" if has_scalars else body
+        out = f"{out}\n\n{section}" if out else section
+    return out.strip() + "\n" if out.strip() else ""
+
+
+def set_value(key: str, raw: str, path: Path | None = None) -> Any:
+    """Validate and write one setting to config.toml; returns the stored value."""
+    setting = BY_KEY.get(key)
+    if setting is None:
+        raise InvalidInput(f"unknown setting '{key}'; `ken config list` shows them all")
+    value = parse_value(setting, raw)
+    path = path or config_path()
+    data = read_file(path)
+    node = data
+    *parents, leaf = key.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = value
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(dump_toml(data), encoding="utf-8")
+    os.replace(tmp, path)
+    return value

@@ -1,0 +1,52 @@
+"""The errors the library raises. Each message says what went wrong and what to do next.
+
+Faces translate them once: the CLI prints one line and exits 1, the MCP server returns
+an error result, a hook logs and stays silent.
+"""
+
+from __future__ import annotations
+
+
+class KenningError(Exception):
+    """Base of every error kenning raises on purpose."""
+
+    exit_code = 1
+
+
+class NotFound(KenningError):
+    """No item, session or project matches."""
+
+
+class AmbiguousId(KenningError):
+    """A short id matches more than one item."""
+
+    def __init__(self, given: str, candidates: list[str]) -> None:
+        self.candidates = candidates
+        shown = ", ".join(candidates[:10])
+        more = f" (and {len(candidates) - 10} more)" if len(candidates) > 10 else ""
+        super().__init__(
+            f"id '{given}' matches {len(candidates)} items: {shown}{more}; give more characters"
+        )
+
+
+class RevisionConflict(KenningError):
+    """The item changed since the revision the caller expected."""
+
+    def __init__(self, item_id: str, expected: str, current: str) -> None:
+        self.current = current
+        super().__init__(
+            f"item {item_id[-6:]} is at revision {current}, not {expected}; "
+            "read it again and retry with the current revision"
+        )
+
+
+class NeedsPerson(KenningError):
+    """Only a person at a terminal may do this."""
+
+
+class InvalidInput(KenningError):
+    """The input is malformed, too long or otherwise refused."""
+
+
+class StoreError(KenningError):
+    """The store cannot be opened, read or written."""

@@ -1,0 +1,63 @@
+"""ULIDs and short ids.
+
+A ULID is 48 bits of milliseconds and 80 random bits, written as 26 Crockford base32
+characters, so ids sort by creation time. Ids made in the same millisecond by one
+process increase by one in their random part, keeping that order strict. People see
+the last six characters; any unique start or end of four or more resolves an id.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+SHORT_LEN = 6
+MIN_REF_LEN = 4
+_lock = threading.Lock()
+_last = (0, 0)
+
+
+def _encode(value: int, length: int) -> str:
+    chars = []
+    for _ in range(length):
+        chars.append(ALPHABET[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+def new_ulid(now_ms: int | None = None) -> str:
+    """A new ULID, strictly greater than the previous one from this process."""
+    global _last
+    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    with _lock:
+        last_ms, last_rand = _last
+        if ms <= last_ms:
+            ms, rand = last_ms, (last_rand + 1) & ((1 << 80) - 1)
+        else:
+            rand = int.from_bytes(os.urandom(10), "big")
+        _last = (ms, rand)
+    return _encode(ms, 10) + _encode(rand, 16)
+
+
+def short_id(ulid: str) -> str:
+    """The last six characters, which people see."""
+    return ulid[-SHORT_LEN:].lower()
+
+
+def normalize_ref(ref: str) -> str:
+    """Upper-case a reference and map the look-alike letters Crockford allows."""
+    return ref.strip().upper().translate(str.maketrans("ILO", "110"))
+
+
+def is_valid_ref(ref: str) -> bool:
+    text = normalize_ref(ref)
+    return MIN_REF_LEN <= len(text) <= 26 and all(c in ALPHABET for c in text)
+
+
+def ulid_time_ms(ulid: str) -> int:
+    value = 0
+    for ch in ulid[:10]:
+        value = value * 32 + ALPHABET.index(ch)
+    return value

@@ -1,0 +1,419 @@
+"""Items: adding, changing, finding and forgetting memories.
+
+This is the library API that every face calls. It enforces what DESIGN promises:
+secrets are redacted before anything is stored, an item stays under 4 KB, every
+change makes a version, agents' writes to shared scopes wait as proposals, and only
+`forget` deletes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from kenning import ids, templates
+from kenning.errors import AmbiguousId, InvalidInput, NotFound
+from kenning.model import (
+    MAX_EVIDENCE_BYTES,
+    MAX_ITEM_BYTES,
+    DismissReason,
+    Item,
+    Kind,
+    Link,
+    Provenance,
+    Scope,
+    ScopeType,
+    Status,
+)
+from kenning.redact import mostly_secret, redact
+from kenning.search import fts_query
+from kenning.store import ItemQuery, Store, now_iso
+
+TAG = re.compile(r"^[\w][\w.:/-]{0,63}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One search hit."""
+
+    item: Item
+    score: float
+
+
+def parse_kind(text: str | None) -> Kind | None:
+    if text is None:
+        return None
+    try:
+        return Kind(text.strip().lower())
+    except ValueError:
+        raise InvalidInput(f"unknown kind '{text}': use {', '.join(k.value for k in Kind)}") from None
+
+
+def parse_scope(text: str) -> Scope:
+    try:
+        return Scope.parse(text)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+
+
+def parse_status(text: str) -> Status:
+    try:
+        return Status(text.strip().lower())
+    except ValueError:
+        raise InvalidInput(
+            f"unknown status '{text}': use {', '.join(s.value for s in Status)}"
+        ) from None
+
+
+def parse_links(texts: Iterable[str]) -> tuple[Link, ...]:
+    links = []
+    for text in texts:
+        try:
+            links.append(Link.parse(text))
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+    return tuple(links)
+
+
+def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for raw in tags:
+        for part in raw.split(","):
+            tag = part.strip().lstrip("#").lower()
+            if not tag:
+                continue
+            if not TAG.match(tag):
+                raise InvalidInput(
+                    f"bad tag '{part.strip()}': use letters, digits and . : / - _ (64 at most)"
+                )
+            if tag not in out:
+                out.append(tag)
+    return tuple(out)
+
+
+def split_text(text: str) -> tuple[str, str]:
+    """The first non-empty line is the title; the rest, trimmed, is the body."""
+    lines = text.replace("\r\n", "\n").strip().split("\n")
+    title = lines[0].strip().lstrip("#").strip() if lines else ""
+    body = "\n".join(lines[1:]).strip("\n").rstrip()
+    if not title:
+        raise InvalidInput("the memory is empty: give a title on its first line")
+    return title, body
+
+
+def _redact_text(title: str, body: str, evidence: str, tags: tuple[str, ...]) -> tuple[
+    str, str, str, tuple[str, ...]
+]:
+    whole = f"{title}\n{body}".strip()
+    if mostly_secret(whole):
+        raise InvalidInput(
+            "this looks like a secret, and kenning does not store secrets: store where to "
+            "find it instead (e.g. 'the staging DB password is in the team vault under db/')"
+        )
+    red_tags = tuple(redact(t).text for t in tags)
+    return redact(title).text, redact(body).text, redact(evidence).text, red_tags
+
+
+def check_size(title: str, body: str, evidence: str = "") -> None:
+    size = len(f"{title}\n{body}".encode())
+    if size > MAX_ITEM_BYTES:
+        raise InvalidInput(
+            f"the memory is {size:,} bytes, over the 4 KB limit: keep the point short and "
+            "link the details (--link file:PATH or --link url:URL)"
+        )
+    ev = len(evidence.encode())
+    if ev > MAX_EVIDENCE_BYTES:
+        raise InvalidInput(
+            f"the evidence is {ev:,} bytes, over the 8 KB limit: quote the part that matters"
+        )
+
+
+def task_expiry(kind: Kind, updated_at: str, ttl_days: int = 14) -> str | None:
+    if kind is not Kind.TASK:
+        return None
+    when = datetime.strptime(updated_at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return (when + timedelta(days=ttl_days)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def default_scope(repo: str | None) -> Scope:
+    """Where a person's `ken add` goes without --scope: this repo, else global."""
+    return Scope(ScopeType.REPO, repo) if repo else Scope(ScopeType.GLOBAL)
+
+
+def status_for_new(scope: Scope, agent: str | None, propose: bool) -> Status:
+    """Agents write their own working scopes freely; shared scopes wait for a person."""
+    if propose or (agent and scope.shared):
+        return Status.PROPOSED
+    return Status.ACTIVE
+
+
+def new_item(
+    text: str,
+    *,
+    scope: Scope,
+    kind: Kind | None = None,
+    tags: Iterable[str] = (),
+    links: Iterable[str] = (),
+    pinned: bool = False,
+    status: Status = Status.ACTIVE,
+    evidence: str = "",
+    template: str | None = None,
+    provenance: Provenance | None = None,
+    item_id: str | None = None,
+    created_at: str | None = None,
+    source: str | None = None,
+    ttl_days: int = 14,
+) -> Item:
+    """Build a checked, redacted item (not yet stored)."""
+    title, body = split_text(text)
+    chosen = template or templates.detect(body)
+    if chosen:
+        title, body = templates.apply(chosen, title, body)
+        implied = templates.TEMPLATES[chosen].kind
+        if kind is None and implied:
+            kind = Kind(implied)
+    kind = kind or Kind.NOTE
+    clean = clean_tags(tags)
+    title, body, evidence, clean = _redact_text(title, body, evidence, clean)
+    check_size(title, body, evidence)
+    now = now_iso()
+    return Item(
+        id=item_id or ids.new_ulid(),
+        title=title,
+        body=body,
+        kind=kind,
+        scope=scope,
+        status=status,
+        pinned=pinned,
+        tags=clean,
+        links=parse_links(links),
+        evidence=evidence,
+        provenance=provenance or Provenance(),
+        created_at=created_at or now,
+        updated_at=now,
+        expires_at=task_expiry(kind, now, ttl_days),
+        revision=ids.new_ulid(),
+        source=source,
+    )
+
+
+def add(store: Store, text: str, **options: object) -> Item:
+    """Check, redact and store a new memory. Options as for `new_item`."""
+    item = new_item(text, **options)  # type: ignore[arg-type]
+    return store.insert_item(item)
+
+
+def resolve(store: Store, ref: str) -> str:
+    """The full id for a short id: any unique start or end of 4+ characters."""
+    if not ids.is_valid_ref(ref):
+        raise InvalidInput(
+            f"'{ref}' is not an item id: give 4 to 26 of its characters (the last 6 are shown)"
+        )
+    key = ids.normalize_ref(ref)
+    found = store.find_ids(key)
+    if not found:
+        raise NotFound(f"no item matches '{ref}'; `ken list --all` shows every item")
+    if len(found) > 1:
+        raise AmbiguousId(ref, [f"{i[-6:].lower()} ({i})" for i in found])
+    return found[0]
+
+
+def get(store: Store, ref: str) -> Item:
+    return store.get_item(resolve(store, ref))
+
+
+def change(
+    store: Store,
+    ref: str,
+    *,
+    text: str | None = None,
+    kind: Kind | None = None,
+    scope: Scope | None = None,
+    add_tags: Iterable[str] = (),
+    remove_tags: Iterable[str] = (),
+    add_links: Iterable[str] = (),
+    remove_links: Iterable[str] = (),
+    evidence: str | None = None,
+    in_place: bool = False,
+    expected_revision: str | None = None,
+    provenance: Provenance | None = None,
+    what: str = "edit",
+    ttl_days: int = 14,
+) -> Item:
+    """Change an item's text or fields; a new version unless `in_place`."""
+    item = get(store, ref)
+    if item.source and text is not None:
+        raise InvalidInput(
+            f"item {item.id[-6:].lower()} is kept in sync from {item.source}: edit that file"
+        )
+    title, body = (item.title, item.body) if text is None else split_text(text)
+    tags = list(item.tags)
+    tags += [t for t in clean_tags(add_tags) if t not in tags]
+    drop = set(clean_tags(remove_tags))
+    tags = [t for t in tags if t not in drop]
+    links = list(item.links)
+    links += [link for link in parse_links(add_links) if link not in links]
+    gone = set(parse_links(remove_links))
+    links = [link for link in links if link not in gone]
+    new_evidence = item.evidence if evidence is None else evidence
+    title, body, new_evidence, new_tags = _redact_text(title, body, new_evidence, tuple(tags))
+    check_size(title, body, new_evidence)
+    now = now_iso()
+    new_kind = kind or item.kind
+    updated = replace(
+        item,
+        title=title,
+        body=body,
+        kind=new_kind,
+        scope=scope or item.scope,
+        tags=new_tags,
+        links=tuple(links),
+        evidence=new_evidence,
+        updated_at=now,
+        expires_at=task_expiry(new_kind, now, ttl_days),
+        provenance=provenance or item.provenance,
+        revision=ids.new_ulid(),
+    )
+    if updated == replace(item, updated_at=now, revision=updated.revision,
+                          expires_at=updated.expires_at):
+        return item  # nothing changed: no new version
+    return store.replace_item(
+        updated, what, expected_revision=expected_revision, new_version=not in_place
+    )
+
+
+_ALLOWED_FROM: dict[str, tuple[Status, ...]] = {
+    "approve": (Status.PROPOSED,),
+    "reject": (Status.PROPOSED,),
+    "archive": (Status.ACTIVE, Status.PROPOSED),
+    "dismiss": (Status.ACTIVE, Status.PROPOSED, Status.ARCHIVED),
+    "restore": (Status.ARCHIVED, Status.REJECTED, Status.DISMISSED, Status.SUPERSEDED),
+}
+_TARGET = {
+    "approve": Status.ACTIVE,
+    "reject": Status.REJECTED,
+    "archive": Status.ARCHIVED,
+    "dismiss": Status.DISMISSED,
+    "restore": Status.ACTIVE,
+}
+
+
+def set_status(
+    store: Store, ref: str, action: str, *, reason: str | None = None
+) -> Item:
+    """approve, reject, archive, dismiss (with a reason) or restore one item."""
+    item = get(store, ref)
+    if item.status not in _ALLOWED_FROM[action]:
+        allowed = " or ".join(s.value for s in _ALLOWED_FROM[action])
+        raise InvalidInput(
+            f"cannot {action} item {item.id[-6:].lower()}: it is {item.status.value}, "
+            f"and only {allowed} items can be"
+        )
+    dismiss_reason = None
+    if action == "dismiss":
+        try:
+            dismiss_reason = DismissReason((reason or "").strip().lower()).value
+        except ValueError:
+            raise InvalidInput(
+                f"dismiss needs --reason {'|'.join(r.value for r in DismissReason)}"
+            ) from None
+    now = now_iso()
+    updated = replace(
+        item,
+        status=_TARGET[action],
+        dismiss_reason=dismiss_reason,
+        updated_at=now,
+        reviewed_at=now if action in ("approve", "restore") else item.reviewed_at,
+        expires_at=task_expiry(item.kind, now) if action == "restore" else item.expires_at,
+        revision=ids.new_ulid(),
+    )
+    return store.replace_item(updated, action)
+
+
+def set_pinned(store: Store, ref: str, pinned: bool) -> Item:
+    item = get(store, ref)
+    if item.pinned == pinned:
+        return item
+    updated = replace(item, pinned=pinned, updated_at=now_iso(), revision=ids.new_ulid())
+    return store.replace_item(updated, "pin" if pinned else "unpin")
+
+
+def search(
+    store: Store,
+    text: str,
+    *,
+    scopes: Sequence[str] = (),
+    kinds: Sequence[str] = (),
+    statuses: Sequence[str] = ("active",),
+    tags: Sequence[str] = (),
+    include_expired: bool = False,
+    limit: int = 20,
+) -> list[Found]:
+    """Full-text search, best first. Words match their stems; the last word is a prefix."""
+    match = fts_query(text)
+    if match is None:
+        raise InvalidInput("the search has no words in it: give at least one word")
+    query = ItemQuery(
+        scopes=tuple(scopes),
+        kinds=tuple(kinds),
+        statuses=tuple(statuses),
+        tags=tuple(tags),
+        include_expired=include_expired,
+        limit=limit,
+    )
+    return [Found(item, score) for item, score in store.search(match, query)]
+
+
+def list_items(
+    store: Store,
+    *,
+    scopes: Sequence[str] = (),
+    kinds: Sequence[str] = (),
+    statuses: Sequence[str] = ("active",),
+    tags: Sequence[str] = (),
+    include_expired: bool = False,
+    limit: int | None = None,
+) -> list[Item]:
+    """Newest first, pinned on top."""
+    return store.list_items(
+        ItemQuery(
+            scopes=tuple(scopes),
+            kinds=tuple(kinds),
+            statuses=tuple(statuses),
+            tags=tuple(tags),
+            include_expired=include_expired,
+            limit=limit,
+        )
+    )
+
+
+def select_for_forget(
+    store: Store,
+    *,
+    refs: Sequence[str] = (),
+    scope: str | None = None,
+    since: str | None = None,
+    session: str | None = None,
+) -> list[Item]:
+    """The items a `forget` would delete: by id, or every item matching all filters."""
+    if refs:
+        return [get(store, ref) for ref in refs]
+    if not (scope or since or session):
+        raise InvalidInput("say what to forget: item ids, or --scope, --since or --session")
+    if since and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
+        raise InvalidInput(f"--since takes a date as YYYY-MM-DD, not '{since}'")
+    query = ItemQuery(
+        scopes=(str(parse_scope(scope)),) if scope else (),
+        statuses=(),
+        include_expired=True,
+        since=since,
+        session_id=session,
+    )
+    return store.list_items(query)
+
+
+def forget(store: Store, items: Sequence[Item]) -> int:
+    """Delete items and every version of them; their text is gone from disk afterwards."""
+    return store.delete_items([item.id for item in items])

@@ -1,0 +1,286 @@
+"""kenning's values: items, scopes, kinds, statuses, links, provenance and sessions.
+
+Plain frozen dataclasses and enums with no I/O, so every layer can share them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+MAX_ITEM_BYTES = 4096
+MAX_EVIDENCE_BYTES = 8192
+TASK_TTL_DAYS = 14
+
+
+class Kind(StrEnum):
+    FACT = "fact"
+    DECISION = "decision"
+    PREFERENCE = "preference"
+    CORRECTION = "correction"
+    TASK = "task"
+    HANDOFF = "handoff"
+    SUMMARY = "summary"
+    LESSON = "lesson"
+    NOTE = "note"
+
+
+class Status(StrEnum):
+    ACTIVE = "active"
+    PROPOSED = "proposed"
+    SUPERSEDED = "superseded"
+    ARCHIVED = "archived"
+    REJECTED = "rejected"
+    DISMISSED = "dismissed"
+
+
+class DismissReason(StrEnum):
+    COVERED = "covered"
+    WRONG = "wrong"
+    ONE_OFF = "one_off"
+    OTHER = "other"
+
+
+class ScopeType(StrEnum):
+    SESSION = "session"
+    WORKSTREAM = "workstream"
+    PROJECT = "project"
+    WORKSPACE = "workspace"
+    REPO = "repo"
+    AGENT = "agent"
+    GLOBAL = "global"
+
+
+# Most specific first: the order packs and `ken where` use.
+SCOPE_ORDER = tuple(ScopeType)
+SHARED_SCOPES = frozenset({ScopeType.REPO, ScopeType.WORKSPACE, ScopeType.GLOBAL})
+LINK_TYPES = ("file", "url", "item", "commit")
+
+_SCOPE_VALUE = re.compile(r"^[^\s]{1,300}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A place memory belongs to, written `type:value` (or just `global`)."""
+
+    type: ScopeType
+    value: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> Scope:
+        raw = text.strip()
+        if raw == "global":
+            return cls(ScopeType.GLOBAL)
+        kind, sep, value = raw.partition(":")
+        try:
+            scope_type = ScopeType(kind)
+        except ValueError:
+            scope_type = None
+        if not sep or scope_type is None or scope_type is ScopeType.GLOBAL:
+            names = ", ".join(f"{t.value}:<name>" for t in SCOPE_ORDER[:-1])
+            raise ValueError(f"bad scope '{text}': use global or one of {names}")
+        if not _SCOPE_VALUE.match(value):
+            raise ValueError(f"bad scope '{text}': the name after '{kind}:' is empty or has spaces")
+        return cls(scope_type, value)
+
+    def __str__(self) -> str:
+        return "global" if self.type is ScopeType.GLOBAL else f"{self.type.value}:{self.value}"
+
+    @property
+    def shared(self) -> bool:
+        return self.type in SHARED_SCOPES
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A typed link: file:, url:, item: or commit:."""
+
+    type: str
+    target: str
+
+    @classmethod
+    def parse(cls, text: str) -> Link:
+        kind, sep, target = text.strip().partition(":")
+        if sep and kind in LINK_TYPES and target:
+            return cls(kind, target)
+        if text.startswith(("http://", "https://")):
+            return cls("url", text.strip())
+        raise ValueError(f"bad link '{text}': write file:PATH, url:URL, item:ID or commit:SHA")
+
+    def __str__(self) -> str:
+        if self.type == "url":
+            return self.target if "://" in self.target else f"url:{self.target}"
+        return f"{self.type}:{self.target}"
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Who wrote a memory, how, and where they were."""
+
+    who: str = "user"  # user, ken, or the agent's name
+    how: str = "cli"  # cli, mcp, hook, import, sync, curator, plan, summarizer
+    model: str | None = None
+    session: str | None = None
+    cwd: str | None = None
+    repo: str | None = None
+    workspace: str | None = None
+    workstream: str | None = None
+    project: str | None = None
+    commit: str | None = None
+    host: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Provenance:
+        known = {k: data[k] for k in cls.__slots__ if k in data and data[k] is not None}
+        return cls(**{k: str(v) for k, v in known.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    id: str
+    title: str
+    body: str = ""
+    kind: Kind = Kind.NOTE
+    scope: Scope = field(default_factory=lambda: Scope(ScopeType.GLOBAL))
+    status: Status = Status.ACTIVE
+    pinned: bool = False
+    tags: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    evidence: str = ""
+    provenance: Provenance = field(default_factory=Provenance)
+    created_at: str = ""
+    updated_at: str = ""
+    reviewed_at: str | None = None
+    expires_at: str | None = None
+    use_count: int = 0
+    last_used_at: str | None = None
+    revision: str = ""
+    dismiss_reason: str | None = None
+    source: str | None = None  # set when a file (a project's decisions.md) is the truth
+
+    @property
+    def text(self) -> str:
+        return f"{self.title}\n{self.body}" if self.body else self.title
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "short_id": self.id[-6:].lower(),
+            "title": self.title,
+            "body": self.body,
+            "kind": self.kind.value,
+            "scope": str(self.scope),
+            "status": self.status.value,
+            "pinned": self.pinned,
+            "tags": list(self.tags),
+            "links": [str(link) for link in self.links],
+            "evidence": self.evidence,
+            "provenance": self.provenance.to_dict(),
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "reviewed_at": self.reviewed_at,
+            "expires_at": self.expires_at,
+            "use_count": self.use_count,
+            "last_used_at": self.last_used_at,
+            "revision": self.revision,
+            "dismiss_reason": self.dismiss_reason,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """One stored version of an item."""
+
+    id: str
+    item_id: str
+    created_at: str
+    title: str
+    body: str
+    kind: str
+    scope: str
+    status: str
+    tags: tuple[str, ...]
+    links: tuple[str, ...]
+    evidence: str
+    provenance: dict[str, Any]
+    change: str  # what made this version: add, edit, approve, archive, ...
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "item_id": self.item_id,
+            "created_at": self.created_at,
+            "title": self.title,
+            "body": self.body,
+            "kind": self.kind,
+            "scope": self.scope,
+            "status": self.status,
+            "tags": list(self.tags),
+            "links": list(self.links),
+            "evidence": self.evidence,
+            "provenance": self.provenance,
+            "change": self.change,
+        }
+
+
+SESSION_FIELDS = (
+    "id",
+    "agent",
+    "model",
+    "agent_session_id",
+    "transcript_path",
+    "repo",
+    "cwd",
+    "workspace",
+    "workstream",
+    "project",
+    "started_at",
+    "ended_at",
+    "first_prompt",
+    "last_prompt",
+    "start_commit",
+    "commits",
+    "diff_stat",
+    "continued_from",
+    "pid",
+    "end_reason",
+    "prompt_count",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One run of one agent (filled by the hooks)."""
+
+    id: str
+    agent: str
+    agent_session_id: str | None = None
+    model: str | None = None
+    transcript_path: str | None = None
+    repo: str | None = None
+    cwd: str | None = None
+    workspace: str | None = None
+    workstream: str | None = None
+    project: str | None = None
+    started_at: str = ""
+    ended_at: str | None = None
+    first_prompt: str | None = None
+    last_prompt: str | None = None
+    start_commit: str | None = None
+    commits: tuple[str, ...] = ()
+    diff_stat: str | None = None
+    continued_from: str | None = None
+    pid: int | None = None
+    end_reason: str | None = None
+    prompt_count: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {name: getattr(self, name) for name in SESSION_FIELDS}
+        data["commits"] = list(self.commits)
+        return data

@@ -1,0 +1,16 @@
+"""Storage: the only package with SQL. `open_store` gives the configured backend."""
+
+from __future__ import annotations
+
+import os
+
+from kenning.config import db_path
+from kenning.store.base import ItemQuery, Store
+from kenning.store.sqlite import SQLiteStore, now_iso
+
+__all__ = ["ItemQuery", "SQLiteStore", "Store", "now_iso", "open_store"]
+
+
+def open_store(path: str | os.PathLike[str] | None = None, *, create: bool = True) -> SQLiteStore:
+    """Open (and create or migrate) the store at `path`, else at `ken path`."""
+    return SQLiteStore(path or db_path(), create=create)

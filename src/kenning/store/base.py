@@ -1,0 +1,55 @@
+"""The store's interface: what domain code may ask of any backend.
+
+SQLite implements it now; a Postgres backend for the team server can implement it later
+without touching domain code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kenning.model import Item, Revision, Session
+
+
+@dataclass(frozen=True, slots=True)
+class ItemQuery:
+    """Which items to read. Empty tuples mean 'any'."""
+
+    scopes: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ("active",)
+    tags: tuple[str, ...] = ()
+    include_expired: bool = False
+    since: str | None = None  # created at or after (ISO time)
+    session_id: str | None = None
+    source_prefix: str | None = None
+    limit: int | None = None
+    now: str | None = None  # for expiry; the store's clock when None
+
+
+class Store(Protocol):
+    path: str
+
+    def close(self) -> None: ...
+
+    # items
+    def insert_item(self, item: Item, change: str = "add") -> Item: ...
+    def insert_many(self, items: Iterable[Item], change: str = "import") -> tuple[int, int]: ...
+    def get_item(self, item_id: str) -> Item: ...
+    def find_ids(self, ref: str) -> list[str]: ...
+    def replace_item(self, item: Item, change: str, expected_revision: str | None = None,
+                     new_version: bool = True) -> Item: ...
+    def list_items(self, query: ItemQuery) -> list[Item]: ...
+    def search(self, match: str, query: ItemQuery) -> list[tuple[Item, float]]: ...
+    def revisions(self, item_id: str) -> list[Revision]: ...
+    def delete_items(self, item_ids: Sequence[str]) -> int: ...
+    def record_uses(self, item_ids: Sequence[str], session_id: str | None, how: str) -> int: ...
+    def count_items(self) -> int: ...
+    def integrity_check(self) -> str: ...
+
+    # sessions
+    def upsert_session(self, session: Session, scopes: Sequence[str] = ()) -> Session: ...
+    def get_session(self, session_id: str) -> Session: ...
+    def list_sessions(self, **filters: Any) -> list[Session]: ...

@@ -1,0 +1,196 @@
+"""The store's schema, as ordered migrations.
+
+Each migration is a function `mNNNN_name(conn)`; `apply` runs the missing ones in order,
+each in its own transaction together with its row in `_migrations`, so a crash never
+leaves a half-applied step. A database that records a migration this code does not know
+was made by a newer kenning, and is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from kenning.errors import StoreError
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run statements one by one: executescript would commit the open transaction."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            conn.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise StoreError("incomplete statement in a migration")
+
+
+def m0001_create_items(conn: sqlite3.Connection) -> None:
+    _run_script(
+        conn,
+        """
+        CREATE TABLE items (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            status TEXT NOT NULL,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            title TEXT NOT NULL,
+            body TEXT NOT NULL DEFAULT '',
+            tags TEXT NOT NULL DEFAULT '[]',
+            links TEXT NOT NULL DEFAULT '[]',
+            evidence TEXT NOT NULL DEFAULT '',
+            provenance TEXT NOT NULL DEFAULT '{}',
+            session_id TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            reviewed_at TEXT,
+            expires_at TEXT,
+            use_count INTEGER NOT NULL DEFAULT 0,
+            last_used_at TEXT,
+            revision TEXT NOT NULL,
+            dismiss_reason TEXT,
+            source TEXT
+        );
+        CREATE INDEX items_scope ON items(scope, status);
+        CREATE INDEX items_status_updated ON items(status, updated_at);
+        CREATE INDEX items_session ON items(session_id);
+        CREATE INDEX items_source ON items(source);
+
+        CREATE VIRTUAL TABLE items_fts USING fts5(
+            title, body, tags,
+            content='items', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER items_fts_insert AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts(rowid, title, body, tags)
+            VALUES (new.rowid, new.title, new.body, new.tags);
+        END;
+        CREATE TRIGGER items_fts_delete AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts(items_fts, rowid, title, body, tags)
+            VALUES ('delete', old.rowid, old.title, old.body, old.tags);
+        END;
+        CREATE TRIGGER items_fts_update AFTER UPDATE OF title, body, tags ON items BEGIN
+            INSERT INTO items_fts(items_fts, rowid, title, body, tags)
+            VALUES ('delete', old.rowid, old.title, old.body, old.tags);
+            INSERT INTO items_fts(rowid, title, body, tags)
+            VALUES (new.rowid, new.title, new.body, new.tags);
+        END;
+
+        CREATE TABLE revisions (
+            id TEXT PRIMARY KEY,
+            item_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            created_at TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            status TEXT NOT NULL,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            title TEXT NOT NULL,
+            body TEXT NOT NULL,
+            tags TEXT NOT NULL,
+            links TEXT NOT NULL,
+            evidence TEXT NOT NULL,
+            provenance TEXT NOT NULL,
+            change TEXT NOT NULL
+        );
+        CREATE INDEX revisions_item ON revisions(item_id, id);
+
+        CREATE TABLE uses (
+            item_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            session_id TEXT,
+            at TEXT NOT NULL,
+            how TEXT NOT NULL
+        );
+        CREATE INDEX uses_item ON uses(item_id, session_id);
+        CREATE INDEX uses_session ON uses(session_id);
+
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            agent TEXT NOT NULL,
+            model TEXT,
+            agent_session_id TEXT,
+            transcript_path TEXT,
+            repo TEXT,
+            cwd TEXT,
+            workspace TEXT,
+            workstream TEXT,
+            project TEXT,
+            scopes TEXT NOT NULL DEFAULT '[]',
+            started_at TEXT NOT NULL,
+            ended_at TEXT,
+            last_seen_at TEXT,
+            first_prompt TEXT,
+            last_prompt TEXT,
+            prompt_count INTEGER NOT NULL DEFAULT 0,
+            start_commit TEXT,
+            commits TEXT NOT NULL DEFAULT '[]',
+            diff_stat TEXT,
+            continued_from TEXT,
+            pid INTEGER,
+            end_reason TEXT
+        );
+        CREATE INDEX sessions_agent ON sessions(agent, agent_session_id);
+        CREATE INDEX sessions_repo ON sessions(repo, started_at);
+        CREATE INDEX sessions_open ON sessions(ended_at, cwd);
+
+        CREATE TABLE deliveries (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            at TEXT NOT NULL,
+            what TEXT NOT NULL,
+            item_ids TEXT NOT NULL,
+            query TEXT
+        );
+        CREATE INDEX deliveries_session ON deliveries(session_id, at);
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m0001_create_items,)
+KNOWN = {m.__name__ for m in MIGRATIONS}
+
+
+def applied(conn: sqlite3.Connection) -> list[str]:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    return [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY name")]
+
+
+def check_not_newer(done: list[str]) -> None:
+    unknown = [name for name in done if name not in KNOWN]
+    if unknown:
+        raise StoreError(
+            f"this store was written by a newer kenning (it has migration {unknown[-1]}); "
+            "upgrade kenning to open it"
+        )
+
+
+def apply(conn: sqlite3.Connection) -> int:
+    """Apply the missing migrations; returns how many ran. Safe with many processes."""
+    done = set(applied(conn))
+    check_not_newer(sorted(done))
+    ran = 0
+    for migration in MIGRATIONS:
+        if migration.__name__ in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have applied it while we waited for the lock.
+            exists = conn.execute(
+                "SELECT 1 FROM _migrations WHERE name = ?", (migration.__name__,)
+            ).fetchone()
+            if not exists:
+                migration(conn)
+                conn.execute(
+                    "INSERT INTO _migrations(name, applied_at) VALUES (?, datetime('now'))",
+                    (migration.__name__,),
+                )
+                ran += 1
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return ran

@@ -1,0 +1,542 @@
+"""The SQLite store: one file the user owns.
+
+Connections run in autocommit mode and every write is a short `BEGIN IMMEDIATE`
+transaction, so many agents' hooks can write at once: the busy timeout queues them
+instead of failing, and no write lock is held across anything slower than SQL. WAL lets
+readers go on while a writer works. `secure_delete` zeroes freed pages, which `forget`
+relies on to leave nothing of a forgotten text on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kenning import ids
+from kenning.errors import NotFound, RevisionConflict, StoreError
+from kenning.model import (
+    Item,
+    Kind,
+    Link,
+    Provenance,
+    Revision,
+    Scope,
+    Session,
+    Status,
+)
+from kenning.store import migrations
+from kenning.store.base import ItemQuery
+
+BUSY_TIMEOUT_MS = 30_000
+ITEM_COLUMNS = (
+    "id, kind, scope, status, pinned, title, body, tags, links, evidence, provenance, "
+    "session_id, created_at, updated_at, reviewed_at, expires_at, use_count, last_used_at, "
+    "revision, dismiss_reason, source"
+)
+
+
+def now_iso() -> str:
+    """UTC now as `YYYY-MM-DDTHH:MM:SS.mmmZ`, which sorts as text."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _friendly(exc: sqlite3.Error, path: str) -> StoreError:
+    text = str(exc)
+    if "readonly" in text or "read-only" in text:
+        return StoreError(f"the store {path} is read-only; check its permissions")
+    if "not a database" in text or "malformed" in text:
+        return StoreError(
+            f"the store {path} is damaged or not a kenning database; "
+            "restore a backup or point KEN_DB elsewhere"
+        )
+    if "locked" in text or "busy" in text:
+        return StoreError(f"the store {path} stayed locked by another process; try again")
+    if "unable to open" in text:
+        return StoreError(f"cannot open the store {path}; check that its folder exists")
+    return StoreError(f"store error in {path}: {text}")
+
+
+def _row_to_item(row: sqlite3.Row) -> Item:
+    return Item(
+        id=row["id"],
+        kind=Kind(row["kind"]),
+        scope=Scope.parse(row["scope"]),
+        status=Status(row["status"]),
+        pinned=bool(row["pinned"]),
+        title=row["title"],
+        body=row["body"],
+        tags=tuple(json.loads(row["tags"])),
+        links=tuple(Link.parse(x) for x in json.loads(row["links"])),
+        evidence=row["evidence"],
+        provenance=Provenance.from_dict(json.loads(row["provenance"])),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        reviewed_at=row["reviewed_at"],
+        expires_at=row["expires_at"],
+        use_count=row["use_count"],
+        last_used_at=row["last_used_at"],
+        revision=row["revision"],
+        dismiss_reason=row["dismiss_reason"],
+        source=row["source"],
+    )
+
+
+def _item_values(item: Item) -> tuple[Any, ...]:
+    return (
+        item.id,
+        item.kind.value,
+        str(item.scope),
+        item.status.value,
+        int(item.pinned),
+        item.title,
+        item.body,
+        json.dumps(list(item.tags)),
+        json.dumps([str(link) for link in item.links]),
+        item.evidence,
+        json.dumps(item.provenance.to_dict(), sort_keys=True),
+        item.provenance.session,
+        item.created_at,
+        item.updated_at,
+        item.reviewed_at,
+        item.expires_at,
+        item.use_count,
+        item.last_used_at,
+        item.revision,
+        item.dismiss_reason,
+        item.source,
+    )
+
+
+def _row_to_session(row: sqlite3.Row) -> Session:
+    return Session(
+        id=row["id"],
+        agent=row["agent"],
+        agent_session_id=row["agent_session_id"],
+        model=row["model"],
+        transcript_path=row["transcript_path"],
+        repo=row["repo"],
+        cwd=row["cwd"],
+        workspace=row["workspace"],
+        workstream=row["workstream"],
+        project=row["project"],
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+        first_prompt=row["first_prompt"],
+        last_prompt=row["last_prompt"],
+        start_commit=row["start_commit"],
+        commits=tuple(json.loads(row["commits"] or "[]")),
+        diff_stat=row["diff_stat"],
+        continued_from=row["continued_from"],
+        pid=row["pid"],
+        end_reason=row["end_reason"],
+        prompt_count=row["prompt_count"],
+    )
+
+
+class SQLiteStore:
+    """kenning's store in one SQLite file."""
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+        self.path = str(path)
+        target = Path(self.path)
+        if not target.exists():
+            if not create:
+                raise StoreError(f"no store at {self.path}; `ken add` creates one")
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # Create the file 0600 before SQLite opens it; its -wal and -shm copy the mode.
+            fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
+            os.close(fd)
+        try:
+            self.conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise _friendly(exc, self.path) from None
+        self.conn.row_factory = sqlite3.Row
+        try:
+            self._configure()
+            migrations.apply(self.conn)
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise _friendly(exc, self.path) from None
+        except StoreError:
+            self.conn.close()
+            raise
+
+    def _configure(self) -> None:
+        c = self.conn
+        c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        c.execute("PRAGMA foreign_keys = ON")
+        c.execute("PRAGMA secure_delete = ON")
+        c.execute("PRAGMA synchronous = NORMAL")
+        mode = c.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode != "wal":
+            self._retry(lambda: c.execute("PRAGMA journal_mode = WAL").fetchone())
+
+    @staticmethod
+    def _retry(fn: Any, attempts: int = 50) -> Any:
+        # Switching to WAL needs a moment alone with the file; the busy handler does
+        # not cover it, so wait briefly and try again.
+        for attempt in range(attempts):
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == attempts - 1:
+                    raise
+                time.sleep(0.02 * (attempt + 1))
+        return None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise _friendly(exc, self.path) from None
+        try:
+            yield self.conn
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self.conn.execute("ROLLBACK")
+            raise _friendly(exc, self.path) from None
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise _friendly(exc, self.path) from None
+
+    # --- items -------------------------------------------------------------------
+
+    def _insert(self, conn: sqlite3.Connection, item: Item, change: str) -> Item:
+        if not item.revision:
+            raise StoreError("an item needs a revision id before it is stored")
+        placeholders = ", ".join("?" * 21)
+        conn.execute(f"INSERT INTO items ({ITEM_COLUMNS}) VALUES ({placeholders})",
+                     _item_values(item))
+        self._write_revision(conn, item, change)
+        return item
+
+    @staticmethod
+    def _write_revision(conn: sqlite3.Connection, item: Item, change: str) -> None:
+        conn.execute(
+            "INSERT INTO revisions (id, item_id, created_at, kind, scope, status, pinned, "
+            "title, body, tags, links, evidence, provenance, change) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                item.revision,
+                item.id,
+                item.updated_at,
+                item.kind.value,
+                str(item.scope),
+                item.status.value,
+                int(item.pinned),
+                item.title,
+                item.body,
+                json.dumps(list(item.tags)),
+                json.dumps([str(link) for link in item.links]),
+                item.evidence,
+                json.dumps(item.provenance.to_dict(), sort_keys=True),
+                change,
+            ),
+        )
+
+    def insert_item(self, item: Item, change: str = "add") -> Item:
+        with self._write() as conn:
+            return self._insert(conn, item, change)
+
+    def insert_many(
+        self, items: Iterable[Item], change: str = "import", batch: int = 500
+    ) -> tuple[int, int]:
+        """Insert in batches of one transaction each; items whose id exists are skipped.
+
+        Returns (added, skipped). A batch either lands whole or not at all.
+        """
+        added = skipped = 0
+        pending: list[Item] = []
+
+        def flush() -> None:
+            nonlocal added, skipped
+            with self._write() as conn:
+                for item in pending:
+                    exists = conn.execute("SELECT 1 FROM items WHERE id = ?", (item.id,))
+                    if exists.fetchone():
+                        skipped += 1
+                    else:
+                        self._insert(conn, item, change)
+                        added += 1
+            pending.clear()
+
+        for item in items:
+            pending.append(item)
+            if len(pending) >= batch:
+                flush()
+        if pending:
+            flush()
+        return added, skipped
+
+    def get_item(self, item_id: str) -> Item:
+        rows = self._read(f"SELECT {ITEM_COLUMNS} FROM items WHERE id = ?", (item_id,))
+        if not rows:
+            raise NotFound(f"no item {item_id[-6:].lower()}; `ken list --all` shows what there is")
+        return _row_to_item(rows[0])
+
+    def find_ids(self, ref: str) -> list[str]:
+        """Ids that start or end with `ref` (already normalized to upper case)."""
+        rows = self._read(
+            "SELECT id FROM items WHERE (id >= ? AND id < ?) OR id LIKE ? ORDER BY id",
+            (ref, ref + "\x7f", "%" + ref),
+        )
+        return [row["id"] for row in rows]
+
+    def replace_item(
+        self,
+        item: Item,
+        change: str,
+        expected_revision: str | None = None,
+        new_version: bool = True,
+    ) -> Item:
+        """Write `item` over the stored one; a new version unless `new_version` is False."""
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT revision FROM items WHERE id = ?", (item.id,)
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"no item {item.id[-6:].lower()}")
+            current = row["revision"]
+            if expected_revision is not None and expected_revision != current:
+                raise RevisionConflict(item.id, expected_revision, current)
+            if not new_version:
+                item = _with_revision(item, current)
+            assignments = ", ".join(
+                f"{name.strip()} = ?" for name in ITEM_COLUMNS.split(",")[1:]
+            )
+            conn.execute(
+                f"UPDATE items SET {assignments} WHERE id = ?",
+                (*_item_values(item)[1:], item.id),
+            )
+            if new_version:
+                self._write_revision(conn, item, change)
+            else:
+                conn.execute("DELETE FROM revisions WHERE id = ?", (current,))
+                self._write_revision(conn, item, change)
+            return item
+
+    def _where(self, query: ItemQuery) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+
+        def any_of(column: str, values: tuple[str, ...]) -> None:
+            if values:
+                clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
+                params.extend(values)
+
+        any_of("items.scope", query.scopes)
+        any_of("items.kind", query.kinds)
+        any_of("items.status", query.statuses)
+        for tag in query.tags:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(items.tags) WHERE value = ?)")
+            params.append(tag)
+        if not query.include_expired:
+            clauses.append("(items.expires_at IS NULL OR items.expires_at > ?)")
+            params.append(query.now or now_iso())
+        if query.since:
+            clauses.append("items.created_at >= ?")
+            params.append(query.since)
+        if query.session_id:
+            clauses.append("items.session_id = ?")
+            params.append(query.session_id)
+        if query.source_prefix:
+            clauses.append("items.source >= ? AND items.source < ?")
+            params.extend([query.source_prefix, query.source_prefix + "\x7f"])
+        return (" AND ".join(clauses) or "1"), params
+
+    def list_items(self, query: ItemQuery) -> list[Item]:
+        where, params = self._where(query)
+        sql = (
+            f"SELECT {ITEM_COLUMNS} FROM items WHERE {where} "
+            "ORDER BY pinned DESC, updated_at DESC, id DESC"
+        )
+        if query.limit:
+            sql += f" LIMIT {int(query.limit)}"
+        return [_row_to_item(r) for r in self._read(sql, params)]
+
+    def search(self, match: str, query: ItemQuery) -> list[tuple[Item, float]]:
+        """Full-text search, best first; the score is bm25 negated (higher is better)."""
+        where, params = self._where(query)
+        cols = ", ".join(f"items.{c.strip()}" for c in ITEM_COLUMNS.split(","))
+        sql = (
+            f"SELECT {cols}, bm25(items_fts, 8.0, 1.0, 4.0) AS rank FROM items_fts "
+            f"JOIN items ON items.rowid = items_fts.rowid "
+            f"WHERE items_fts MATCH ? AND {where} ORDER BY rank"
+        )
+        if query.limit:
+            sql += f" LIMIT {int(query.limit)}"
+        rows = self._read(sql, [match, *params])
+        return [(_row_to_item(r), -float(r["rank"])) for r in rows]
+
+    def revisions(self, item_id: str) -> list[Revision]:
+        rows = self._read(
+            "SELECT * FROM revisions WHERE item_id = ? ORDER BY id", (item_id,)
+        )
+        return [
+            Revision(
+                id=r["id"],
+                item_id=r["item_id"],
+                created_at=r["created_at"],
+                title=r["title"],
+                body=r["body"],
+                kind=r["kind"],
+                scope=r["scope"],
+                status=r["status"],
+                tags=tuple(json.loads(r["tags"])),
+                links=tuple(json.loads(r["links"])),
+                evidence=r["evidence"],
+                provenance=json.loads(r["provenance"]),
+                change=r["change"],
+            )
+            for r in rows
+        ]
+
+    def delete_items(self, item_ids: Sequence[str]) -> int:
+        """Delete items with every version and use, and leave none of their text on disk.
+
+        secure_delete zeroes the freed pages; merging the FTS index drops the old
+        segments that still held the words; a truncating checkpoint empties the WAL,
+        which may hold older copies of the pages.
+        """
+        if not item_ids:
+            return 0
+        with self._write() as conn:
+            deleted = 0
+            for start in range(0, len(item_ids), 500):
+                chunk = list(item_ids[start : start + 500])
+                marks = ", ".join("?" * len(chunk))
+                conn.execute(f"DELETE FROM uses WHERE item_id IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM revisions WHERE item_id IN ({marks})", chunk)
+                deleted += conn.execute(
+                    f"DELETE FROM items WHERE id IN ({marks})", chunk
+                ).rowcount
+            conn.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
+        self.checkpoint()
+        return deleted
+
+    def checkpoint(self) -> None:
+        for _ in range(50):
+            try:
+                busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.Error as exc:
+                raise _friendly(exc, self.path) from None
+            if not busy:
+                return
+            time.sleep(0.05)
+        raise StoreError(
+            f"other processes kept {self.path} busy; the forgotten text may remain in its "
+            "WAL until they finish: run `ken forget` again then"
+        )
+
+    def record_uses(self, item_ids: Sequence[str], session_id: str | None, how: str) -> int:
+        """Count a use of each item; once per session when a session is given."""
+        at = now_iso()
+        raised = 0
+        with self._write() as conn:
+            for item_id in item_ids:
+                if session_id:
+                    seen = conn.execute(
+                        "SELECT 1 FROM uses WHERE item_id = ? AND session_id = ?",
+                        (item_id, session_id),
+                    ).fetchone()
+                else:
+                    seen = None
+                conn.execute(
+                    "INSERT INTO uses (item_id, session_id, at, how) VALUES (?, ?, ?, ?)",
+                    (item_id, session_id, at, how),
+                )
+                if not seen:
+                    conn.execute(
+                        "UPDATE items SET use_count = use_count + 1, last_used_at = ? "
+                        "WHERE id = ?",
+                        (at, item_id),
+                    )
+                    raised += 1
+        return raised
+
+    def count_items(self) -> int:
+        return int(self._read("SELECT count(*) FROM items")[0][0])
+
+    def integrity_check(self) -> str:
+        return str(self._read("PRAGMA integrity_check")[0][0])
+
+    def counts(self) -> dict[str, int]:
+        rows = self._read("SELECT status, count(*) AS n FROM items GROUP BY status")
+        return {r["status"]: r["n"] for r in rows}
+
+    # --- sessions ----------------------------------------------------------------
+
+    def upsert_session(self, session: Session, scopes: Sequence[str] = ()) -> Session:
+        data = session.to_dict()
+        data["commits"] = json.dumps(data["commits"])
+        data["scopes"] = json.dumps(list(scopes))
+        data["last_seen_at"] = now_iso()
+        names = list(data)
+        updates = ", ".join(f"{n} = excluded.{n}" for n in names if n != "id")
+        with self._write() as conn:
+            conn.execute(
+                f"INSERT INTO sessions ({', '.join(names)}) "
+                f"VALUES ({', '.join('?' * len(names))}) "
+                f"ON CONFLICT(id) DO UPDATE SET {updates}",
+                [data[n] for n in names],
+            )
+        return session
+
+    def get_session(self, session_id: str) -> Session:
+        rows = self._read("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        if not rows:
+            raise NotFound(f"no session {session_id}; `ken sessions --all` lists them")
+        return _row_to_session(rows[0])
+
+    def list_sessions(self, **filters: Any) -> list[Session]:
+        clauses, params = [], []
+        for name in ("repo", "agent", "agent_session_id", "cwd", "workstream", "project"):
+            if filters.get(name) is not None:
+                clauses.append(f"{name} = ?")
+                params.append(filters[name])
+        if filters.get("open"):
+            clauses.append("ended_at IS NULL")
+        where = " AND ".join(clauses) or "1"
+        limit = int(filters.get("limit") or 50)
+        rows = self._read(
+            f"SELECT * FROM sessions WHERE {where} ORDER BY started_at DESC, id DESC "
+            f"LIMIT {limit}",
+            params,
+        )
+        return [_row_to_session(r) for r in rows]
+
+
+def _with_revision(item: Item, revision: str) -> Item:
+    from dataclasses import replace
+
+    return replace(item, revision=revision)
+
+
+def new_revision_id() -> str:
+    return ids.new_ulid()

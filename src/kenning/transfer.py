@@ -1,0 +1,107 @@
+"""Export and import as JSON lines.
+
+An export line is an item with its provenance and version history. An import brings
+items back as *proposed*, so it never changes what agents are told until a person
+approves them, and it keeps their ids, so importing the same file twice adds nothing.
+The whole file is checked before anything is written: one bad line imports nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from typing import Any
+
+from kenning import ids
+from kenning.errors import InvalidInput
+from kenning.items import new_item, parse_kind, parse_scope
+from kenning.model import Item, Provenance, Status
+from kenning.store import ItemQuery, Store
+
+
+def export_lines(store: Store, query: ItemQuery | None = None) -> Iterator[str]:
+    query = query or ItemQuery(statuses=(), include_expired=True)
+    for item in store.list_items(query):
+        data = item.to_dict()
+        data["history"] = [rev.to_dict() for rev in store.revisions(item.id)]
+        yield json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+def _item_from(data: Any, number: int) -> Item:
+    where = f"line {number}"
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{where}: expected a JSON object, as `ken export` writes")
+    title = data.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise InvalidInput(f"{where}: missing a text 'title'")
+    body = data.get("body", "")
+    if not isinstance(body, str):
+        raise InvalidInput(f"{where}: 'body' must be text")
+    item_id = data.get("id")
+    if item_id is not None and not (
+        isinstance(item_id, str) and len(item_id) == 26 and ids.is_valid_ref(item_id)
+    ):
+        raise InvalidInput(f"{where}: 'id' is not a kenning id")
+    tags = data.get("tags", [])
+    links = data.get("links", [])
+    if not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+        raise InvalidInput(f"{where}: 'tags' must be a list of text")
+    if not (isinstance(links, list) and all(isinstance(x, str) for x in links)):
+        raise InvalidInput(f"{where}: 'links' must be a list of text")
+    evidence = data.get("evidence", "") or ""
+    prov = data.get("provenance", {})
+    if not isinstance(evidence, str) or not isinstance(prov, dict):
+        raise InvalidInput(f"{where}: 'evidence' must be text and 'provenance' an object")
+    try:
+        item = new_item(
+            title.strip() + ("\n" + body if body else ""),
+            scope=parse_scope(str(data.get("scope", "global"))),
+            kind=parse_kind(str(data.get("kind", "note"))),
+            tags=tags,
+            links=links,
+            pinned=bool(data.get("pinned", False)),
+            status=Status.PROPOSED,
+            evidence=evidence,
+            provenance=replace(Provenance.from_dict(prov), how="import"),
+            item_id=ids.normalize_ref(item_id) if item_id else None,
+            created_at=str(data["created_at"]) if data.get("created_at") else None,
+        )
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc}") from None
+    return item
+
+
+def read_items(lines: Iterable[str | bytes]) -> list[Item]:
+    """Parse and check every line; raises InvalidInput naming the first bad line."""
+    items: list[Item] = []
+    for number, raw in enumerate(lines, 1):
+        if isinstance(raw, bytes):
+            try:
+                raw = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidInput(f"line {number}: not UTF-8 text") from None
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"line {number}: not JSON ({exc.msg})") from None
+        items.append(_item_from(data, number))
+    return items
+
+
+def import_items(
+    store: Store,
+    items: list[Item],
+    progress: Callable[[int, int], None] | None = None,
+    batch: int = 500,
+) -> tuple[int, int]:
+    """Store checked items as proposals in batches; returns (added, skipped)."""
+    added = skipped = 0
+    for start in range(0, len(items), batch):
+        a, s = store.insert_many(items[start : start + batch], change="import", batch=batch)
+        added, skipped = added + a, skipped + s
+        if progress:
+            progress(start + a + s, len(items))
+    return added, skipped
