@@ -195,6 +195,9 @@ class SQLiteStore:
         return None
 
     def close(self) -> None:
+        stem_conn = getattr(self, "_stem_conn", None)
+        if stem_conn is not None:
+            stem_conn.close()
         self.conn.close()
 
     def __enter__(self) -> SQLiteStore:
@@ -490,6 +493,51 @@ class SQLiteStore:
         rows = self._read("SELECT status, count(*) AS n FROM items GROUP BY status")
         return {r["status"]: r["n"] for r in rows}
 
+    # --- words -------------------------------------------------------------------
+
+    def _tokenizer(self) -> sqlite3.Connection:
+        """An in-memory FTS5 table with the index's own tokenizer, to stem any text."""
+        conn = getattr(self, "_stem_conn", None)
+        if conn is None:
+            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            conn.execute(
+                "CREATE VIRTUAL TABLE t USING fts5(x, "
+                "tokenize='porter unicode61 remove_diacritics 2')"
+            )
+            conn.execute("CREATE VIRTUAL TABLE tv USING fts5vocab(t, 'instance')")
+            self._stem_conn = conn
+        return conn
+
+    def stems(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text's words as the search index stems them, in order."""
+        conn = self._tokenizer()
+        conn.execute("BEGIN")
+        try:
+            conn.executemany(
+                "INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(texts, 1))
+            )
+            out: list[list[str]] = [[] for _ in texts]
+            for term, doc in conn.execute("SELECT term, doc FROM tv ORDER BY doc, offset"):
+                out[doc - 1].append(term)
+        finally:
+            conn.execute("ROLLBACK")
+        return out
+
+    def doc_freqs(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many items hold each stemmed term, and how many items there are."""
+        if not hasattr(self, "_vocab_ready"):
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.items_vocab "
+                "USING fts5vocab(main, items_fts, row)"
+            )
+            self._vocab_ready = True
+        freqs: dict[str, int] = {}
+        for term in set(terms):
+            row = self._read("SELECT doc FROM temp.items_vocab WHERE term = ?", (term,))
+            freqs[term] = int(row[0][0]) if row else 0
+        total = int(self._read("SELECT max(rowid) FROM items")[0][0] or 0)
+        return total, freqs
+
     # --- sessions ----------------------------------------------------------------
 
     def upsert_session(self, session: Session, scopes: Sequence[str] = ()) -> Session:
@@ -508,6 +556,92 @@ class SQLiteStore:
             )
         return session
 
+    def update_session(self, session_id: str, **fields: Any) -> None:
+        """Set some of a session's columns (commits as a list)."""
+        allowed = {
+            "model", "transcript_path", "ended_at", "first_prompt", "last_prompt",
+            "prompt_count", "commits", "diff_stat", "pid", "end_reason", "last_seen_at",
+            "start_commit",
+        }
+        unknown = set(fields) - allowed
+        if unknown:
+            raise StoreError(f"cannot set session fields {sorted(unknown)}")
+        if "commits" in fields:
+            fields["commits"] = json.dumps(list(fields["commits"]))
+        fields.setdefault("last_seen_at", now_iso())
+        names = list(fields)
+        with self._write() as conn:
+            conn.execute(
+                f"UPDATE sessions SET {', '.join(f'{n} = ?' for n in names)} WHERE id = ?",
+                [*(fields[n] for n in names), session_id],
+            )
+
+    def note_prompt(self, session_id: str, prompt: str) -> None:
+        """Record a prompt: the first one stays, the last one and the count move on."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE sessions SET first_prompt = coalesce(first_prompt, ?), "
+                "last_prompt = ?, prompt_count = prompt_count + 1, last_seen_at = ? "
+                "WHERE id = ?",
+                (prompt, prompt, now_iso(), session_id),
+            )
+
+    def find_session(self, agent: str, agent_session_id: str) -> Session | None:
+        rows = self._read(
+            "SELECT * FROM sessions WHERE agent = ? AND agent_session_id = ? "
+            "ORDER BY started_at DESC LIMIT 1",
+            (agent, agent_session_id),
+        )
+        return _row_to_session(rows[0]) if rows else None
+
+    def open_sessions(self, agent: str | None = None) -> list[tuple[Session, str]]:
+        """Sessions not yet ended, with when each was last seen."""
+        sql = "SELECT * FROM sessions WHERE ended_at IS NULL"
+        params: list[Any] = []
+        if agent:
+            sql += " AND agent = ?"
+            params.append(agent)
+        rows = self._read(sql, params)
+        return [(_row_to_session(r), r["last_seen_at"] or r["started_at"]) for r in rows]
+
+    def session_scopes(self, session_id: str) -> list[str]:
+        rows = self._read("SELECT scopes FROM sessions WHERE id = ?", (session_id,))
+        return list(json.loads(rows[0][0])) if rows else []
+
+    def record_delivery(
+        self, session_id: str, what: str, item_ids: Sequence[str], query: str | None = None
+    ) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO deliveries (session_id, at, what, item_ids, query) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (session_id, now_iso(), what, json.dumps(list(item_ids)), query),
+            )
+
+    def delivered_ids(self, session_id: str) -> set[str]:
+        rows = self._read("SELECT item_ids FROM deliveries WHERE session_id = ?", (session_id,))
+        return {item_id for r in rows for item_id in json.loads(r[0])}
+
+    def deliveries(self, session_id: str) -> list[dict[str, Any]]:
+        rows = self._read(
+            "SELECT at, what, item_ids, query FROM deliveries WHERE session_id = ? "
+            "ORDER BY at, id",
+            (session_id,),
+        )
+        return [
+            {"at": r["at"], "what": r["what"], "item_ids": json.loads(r["item_ids"]),
+             "query": r["query"]}
+            for r in rows
+        ]
+
+    def find_session_ids(self, ref: str) -> list[str]:
+        rows = self._read(
+            "SELECT id FROM sessions WHERE (id >= ? AND id < ?) OR id LIKE ? "
+            "OR agent_session_id = ? ORDER BY id",
+            (ref, ref + "\x7f", "%" + ref, ref),
+        )
+        return [r["id"] for r in rows]
+
     def get_session(self, session_id: str) -> Session:
         rows = self._read("SELECT * FROM sessions WHERE id = ?", (session_id,))
         if not rows:
@@ -516,7 +650,8 @@ class SQLiteStore:
 
     def list_sessions(self, **filters: Any) -> list[Session]:
         clauses, params = [], []
-        for name in ("repo", "agent", "agent_session_id", "cwd", "workstream", "project"):
+        for name in ("repo", "agent", "agent_session_id", "cwd", "workstream", "project",
+                     "continued_from"):
             if filters.get(name) is not None:
                 clauses.append(f"{name} = ?")
                 params.append(filters[name])

@@ -1,0 +1,93 @@
+"""Giving memory to agents: packs and recall, with the privacy switches applied, and a
+record of exactly what each session was told.
+
+`memory.enabled = false` turns everything off; `memory.deliver_to` names the agent
+kinds that get packs and recall; a repo with `deliver = false` in `[repos."<repo>"]`
+never has its items or sessions put in a pack or a recall; a repo with
+`capture = false` is not recorded at all (not even a session row).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kenning.config import Config
+from kenning.model import Session
+from kenning.pack import Pack, build_pack, deliverable_scopes
+from kenning.recall import Recall, RecallSettings, recall
+from kenning.store import SQLiteStore
+from kenning.where import Where
+
+
+def blocked_repos(config: Config, where: Where) -> set[str]:
+    """Repos here whose memory must not be delivered."""
+    if where.repo and not config.repo_setting(where.repo, "deliver"):
+        return {where.repo}
+    return set()
+
+
+def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
+    if not config.get("memory.enabled"):
+        return False
+    if agent and agent not in config.get("memory.deliver_to"):
+        return False
+    return True
+
+
+def may_capture(config: Config, where: Where) -> bool:
+    return bool(config.get("memory.enabled")) and config.repo_setting(where.repo, "capture")
+
+
+def pack_for(
+    store: SQLiteStore,
+    config: Config,
+    where: Where,
+    *,
+    session: Session | None = None,
+    budget: int | None = None,
+    record: bool = True,
+) -> Pack:
+    """The context pack here; when given to a session, its items' uses are counted."""
+    blocked = blocked_repos(config, where)
+    scopes = deliverable_scopes(where.scopes, blocked)
+    pack = build_pack(
+        store,
+        scopes,
+        budget=budget or config.get("memory.budget"),
+        repo=None if where.repo in blocked else where.repo,
+        exclude_session=session.id if session else None,
+    )
+    if record and session is not None:
+        ids = [item.id for item in pack.items]
+        store.record_delivery(session.id, "pack", ids)
+        store.record_uses(ids, session.id, "pack")
+    return pack
+
+
+def recall_for(
+    store: SQLiteStore,
+    config: Config,
+    where: Where,
+    prompt: str,
+    *,
+    session: Session | None = None,
+    context: Sequence[str] = (),
+    settings: RecallSettings | None = None,
+    record: bool = True,
+) -> Recall:
+    """Recall for a prompt here, skipping what this session was already told."""
+    scopes = deliverable_scopes(where.scopes, blocked_repos(config, where))
+    exclude = store.delivered_ids(session.id) if session is not None else set()
+    result = recall(
+        store,
+        prompt,
+        scopes,
+        settings=settings or RecallSettings.from_config(config),
+        context=context,
+        exclude=exclude,
+    )
+    if record and session is not None and result.kept:
+        ids = [c.item.id for c in result.kept]
+        store.record_delivery(session.id, "recall", ids, query=prompt[:500])
+        store.record_uses(ids, session.id, "recall")
+    return result

@@ -1,0 +1,1 @@
+"""`ken hook EVENT`: the agents' hooks. Standard library and a few kenning modules only."""

@@ -1,0 +1,103 @@
+"""What each hook event does. Runs inside the wrapper in `run.py`, which turns any
+error into a log line and silence."""
+
+from __future__ import annotations
+
+import os
+
+from kenning import deliver, sessions, transcripts
+from kenning import where as where_mod
+from kenning.config import Config
+from kenning.hooks.event import Event, HookEvent
+from kenning.model import Session
+from kenning.store import SQLiteStore
+
+MAX_PROMPT_BYTES = 64 * 1024
+PACK_SOURCES = {"startup", "clear", "compact", "fork"}
+
+
+class Skip(Exception):
+    """Nothing to do for this event; the reason goes to the log."""
+
+
+def locate(event: HookEvent, config: Config) -> where_mod.Where:
+    file = config.file
+    workspaces = file.get("workspaces")
+    return where_mod.detect(
+        event.cwd,
+        agent=event.agent,
+        session=f"{event.agent}:{event.session_id}" if event.session_id else None,
+        workspaces=workspaces if isinstance(workspaces, dict) else None,
+    )
+
+
+def _session(store: SQLiteStore, event: HookEvent, config: Config,
+             where: where_mod.Where, source: str = "startup") -> Session | None:
+    if not deliver.may_capture(config, where):
+        return None
+    if event.session_id:
+        found = store.find_session(event.agent, event.session_id)
+        if found and source == "startup" and event.event is not Event.SESSION_START:
+            return found
+    return sessions.start(
+        store,
+        agent=event.agent,
+        agent_session_id=event.session_id,
+        where=where,
+        model=event.model,
+        transcript_path=event.transcript_path,
+        source=source,
+        pid=sessions.agent_pid(event.agent),
+        idle_hours=config.get("hooks.idle_close_hours"),
+    )
+
+
+def session_start(store: SQLiteStore, event: HookEvent, config: Config) -> str:
+    where = locate(event, config)
+    source = (event.source or "startup").lower()
+    session = _session(store, event, config, where, source)
+    if source not in PACK_SOURCES or not deliver.may_deliver(config, event.agent, where):
+        return ""
+    return deliver.pack_for(store, config, where, session=session).text
+
+
+def prompt(store: SQLiteStore, event: HookEvent, config: Config) -> str:
+    text = event.prompt or ""
+    if len(text.encode("utf-8", "replace")) > MAX_PROMPT_BYTES:
+        raise Skip(f"prompt of {len(text):,} characters is over the recall limit; no recall")
+    where = locate(event, config)
+    session = _session(store, event, config, where)
+    if session is not None and text.strip():
+        store.note_prompt(session.id, sessions.clip_prompt(text))
+    if not text.strip() or not deliver.may_deliver(config, event.agent, where):
+        return ""
+    context = transcripts.user_turns(event.agent, event.transcript_path)
+    context = [turn for turn in context if turn.strip() != text.strip()]
+    result = deliver.recall_for(store, config, where, text, session=session, context=context)
+    return result.text
+
+
+def session_end(store: SQLiteStore, event: HookEvent, config: Config) -> str:
+    if not event.session_id:
+        raise Skip("SessionEnd without a session id")
+    session = store.find_session(event.agent, event.session_id)
+    if session is None:
+        raise Skip(f"no open session {event.session_id} for {event.agent}")
+    sessions.finish(store, session, event.reason or "end")
+    return ""
+
+
+HANDLERS = {
+    Event.SESSION_START: session_start,
+    Event.PROMPT: prompt,
+    Event.SESSION_END: session_end,
+}
+
+
+def handle(store: SQLiteStore, event: HookEvent, config: Config) -> str:
+    handler = HANDLERS.get(event.event)
+    if handler is None:
+        return ""
+    if not os.path.isdir(event.cwd):
+        raise Skip(f"cwd {event.cwd} is not a folder")
+    return handler(store, event, config)

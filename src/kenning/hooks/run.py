@@ -1,0 +1,112 @@
+"""The hook wrapper: `ken hook EVENT [--agent NAME]`, stdin JSON in, context out.
+
+A memory tool never breaks an agent. Whatever goes wrong (bad JSON, a locked or
+missing store, a bug), this logs one line to `$XDG_STATE_HOME/kenning/log`, prints
+nothing and exits 0. Only the standard library and the kenning modules the handlers
+need are imported: no click, rich, pydantic or mcp.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+
+from kenning import config as config_mod
+
+MAX_STDIN_BYTES = 8 * 1024 * 1024
+MAX_LOG_BYTES = 1024 * 1024
+
+
+def log(agent: str, event: str, message: str) -> None:
+    """Append one line to the hook log; never raises."""
+    try:
+        path = config_mod.log_path()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+            data = path.read_bytes()[-MAX_LOG_BYTES // 2 :]
+            path.write_bytes(data[data.find(b"\n") + 1 :])
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        line = " ".join(message.split())[:2000]
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write(f"{stamp} {agent or '-'} {event or '-'} {line}\n")
+    except Exception:  # noqa: BLE001 - the log is best effort
+        pass
+
+
+def _args(argv: list[str]) -> tuple[str | None, str | None, bool]:
+    event = agent = None
+    debug = False
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--agent" and rest:
+            agent = rest.pop(0).lower()
+        elif arg.startswith("--agent="):
+            agent = arg.split("=", 1)[1].lower()
+        elif arg == "--debug":
+            debug = True
+        elif event is None and not arg.startswith("-"):
+            event = arg
+    return event, agent, debug
+
+
+def run(argv: list[str], stdin: bytes) -> str:
+    """Handle one hook call; returns what to print. Raises on any problem."""
+    from kenning.hooks import adapters, handlers
+    from kenning.hooks.event import BadPayload
+    from kenning.store import open_store
+
+    event_name, agent, _ = _args(argv)
+    if not stdin.strip():
+        raise BadPayload("empty stdin")
+    if len(stdin) > MAX_STDIN_BYTES:
+        raise BadPayload(f"payload of {len(stdin):,} bytes is too large")
+    try:
+        payload = json.loads(stdin.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadPayload("stdin is not UTF-8") from None
+    except ValueError as exc:
+        raise BadPayload(f"stdin is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise BadPayload(f"expected a JSON object, got {type(payload).__name__}")
+    if agent is None:
+        agent = adapters.detect_agent(payload)
+    if agent not in adapters.AGENTS:
+        raise BadPayload(f"unknown agent '{agent}'")
+    event = adapters.parse(agent, payload, event_name)
+    config = config_mod.Config()
+    if not config.get("memory.enabled"):
+        return ""
+    store = open_store()
+    try:
+        text = handlers.handle(store, event, config)
+    finally:
+        store.close()
+    return adapters.render(event, text)
+
+
+def main(argv: list[str]) -> int:
+    event_name, agent, debug = _args(argv)
+    try:
+        stdin = sys.stdin.buffer.read()
+    except Exception as exc:  # noqa: BLE001
+        log(agent or "", event_name or "", f"cannot read stdin: {exc}")
+        return 0
+    try:
+        out = run(argv, stdin)
+    except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
+        kind = type(exc).__name__
+        log(agent or "", event_name or "", f"{kind}: {exc}")
+        if debug:
+            traceback.print_exc()
+        return 0
+    if out:
+        sys.stdout.write(out)
+        if not out.endswith("\n"):
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+    return 0

@@ -1,0 +1,194 @@
+"""Context packs: what an agent is told about where it is when it starts.
+
+A pack opens with two short lines (what this memory is and the rule for writing to it)
+and a line naming the MCP tools, then sections in a fixed order: pinned; preferences
+and corrections; decisions, facts and notes; current tasks (5 at most); latest
+handoffs (3); recent sessions here (3). Within a section the most specific scope comes
+first, then the newest. Items are added until the token budget is spent; what does not
+fit is counted in a last line that points to `ken search`. Each item ends in
+`[m:<short id>]` so an agent (or a person) can ask for it by id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.model import SCOPE_ORDER, Item, Kind, Scope, ScopeType, Session
+from kenning.store import ItemQuery, SQLiteStore
+from kenning.tokens import estimate_tokens
+
+INTRO = (
+    "This is kenning, the memory the person's coding agents share: what they taught "
+    "agents before, and where the work stands.\n"
+    "Save only what the repo cannot tell: a correction, refusal, preference or decision, "
+    "in the person's words, with what prompted it; where work stands belongs in the issue. "
+    "Tools: memory_search, memory_get, memory_propose, memory_handoff (MCP server `ken`)."
+)
+MAX_TASKS = 5
+MAX_HANDOFFS = 3
+MAX_SESSIONS = 3
+READ_LIMIT = 400
+SECTIONS = (
+    ("pinned", "Pinned"),
+    ("rules", "Preferences and corrections"),
+    ("knowledge", "Decisions, facts and notes"),
+    ("tasks", "Current tasks"),
+    ("handoffs", "Latest handoffs"),
+    ("sessions", "Recent sessions here"),
+)
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def render_item(item: Item, max_chars: int = 400, kind_label: bool = True) -> str:
+    """One item as a Markdown bullet ending in its id marker; long bodies are cut."""
+    short = item.id[-6:].lower()
+    label = f"({item.kind.value}) " if kind_label else ""
+    body = one_line(item.body)
+    text = f"{item.title}: {body}" if body else item.title
+    if len(text) > max_chars:
+        text = text[: max(0, max_chars - 1)].rstrip() + f"… [cut: ken show {short}]"
+    return f"- {label}{text} [m:{short}]"
+
+
+def render_session(session: Session) -> str:
+    when = (session.started_at or "")[:16].replace("T", " ")
+    who = session.agent + (f" ({session.model})" if session.model else "")
+    prompt = one_line(session.first_prompt or "")[:160]
+    commits = len(session.commits)
+    tail = f"; {commits} commit{'s' if commits != 1 else ''}" if commits else ""
+    quoted = f': "{prompt}"' if prompt else ""
+    return f"- {when} UTC, {who}{quoted}{tail}"
+
+
+@dataclass(frozen=True, slots=True)
+class Pack:
+    text: str
+    items: tuple[Item, ...]
+    sessions: tuple[Session, ...]
+    omitted: int
+    tokens: int
+    scopes: tuple[str, ...]
+    sections: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scopes": list(self.scopes),
+            "items": [i.to_dict() for i in self.items],
+            "sessions": [s.to_dict() for s in self.sessions],
+            "omitted": self.omitted,
+            "tokens": self.tokens,
+            "text": self.text,
+        }
+
+
+def _scope_rank(scope: Scope, order: Sequence[str]) -> int:
+    text = str(scope)
+    if text in order:
+        return order.index(text)
+    return len(order) + SCOPE_ORDER.index(scope.type)
+
+
+def _section_of(item: Item) -> str:
+    if item.pinned:
+        return "pinned"
+    if item.kind in (Kind.PREFERENCE, Kind.CORRECTION):
+        return "rules"
+    if item.kind is Kind.TASK:
+        return "tasks"
+    if item.kind is Kind.HANDOFF:
+        return "handoffs"
+    return "knowledge"
+
+
+def build_pack(
+    store: SQLiteStore,
+    scopes: Sequence[str],
+    *,
+    budget: int = 1500,
+    repo: str | None = None,
+    exclude_session: str | None = None,
+    exclude_items: set[str] | frozenset[str] = frozenset(),
+) -> Pack:
+    """The pack for `scopes` (most specific first) within `budget` tokens."""
+    found = store.list_items(
+        ItemQuery(scopes=tuple(scopes), statuses=("active",), limit=READ_LIMIT)
+    )
+    found = [i for i in found if i.id not in exclude_items]
+    order = list(scopes)
+    found.sort(key=lambda i: (_scope_rank(i.scope, order), not i.pinned))
+    by_section: dict[str, list[Item]] = {key: [] for key, _ in SECTIONS}
+    for item in found:  # already newest first within a scope
+        by_section[_section_of(item)].append(item)
+    overflow = max(0, len(by_section["tasks"]) - MAX_TASKS)
+    overflow += max(0, len(by_section["handoffs"]) - MAX_HANDOFFS)
+    by_section["tasks"] = by_section["tasks"][:MAX_TASKS]
+    by_section["handoffs"] = by_section["handoffs"][:MAX_HANDOFFS]
+    sessions: list[Session] = []
+    if repo:
+        sessions = [
+            s for s in store.list_sessions(repo=repo, limit=MAX_SESSIONS + 1)
+            if s.id != exclude_session and (s.first_prompt or s.commits)
+        ][:MAX_SESSIONS]
+
+    used = estimate_tokens(INTRO)
+    given: list[Item] = []
+    shown_sessions: list[Session] = []
+    lines: dict[str, list[str]] = {}
+    omitted = overflow
+    for key, _title in SECTIONS:
+        entries: list[tuple[Item | Session, str]]
+        if key == "sessions":
+            entries = [(s, render_session(s)) for s in sessions]
+        else:
+            entries = [
+                (i, render_item(i, kind_label=key in ("pinned", "knowledge")))
+                for i in by_section[key]
+            ]
+        for obj, line in entries:
+            cost = estimate_tokens(line) + (6 if key not in lines else 0)
+            if used + cost > budget:
+                omitted += 1 if isinstance(obj, Item) else 0
+                continue
+            used += cost
+            lines.setdefault(key, []).append(line)
+            if isinstance(obj, Item):
+                given.append(obj)
+            else:
+                shown_sessions.append(obj)
+    parts = [INTRO]
+    for key, title in SECTIONS:
+        if lines.get(key):
+            parts.append(f"## {title}\n" + "\n".join(lines[key]))
+    if omitted:
+        parts.append(
+            f"({omitted} more memor{'ies' if omitted != 1 else 'y'} here did not fit; "
+            "`ken search WORDS` or memory_search finds them.)"
+        )
+    if not given and not shown_sessions:
+        parts.append("(No memories here yet.)")
+    text = "\n\n".join(parts)
+    return Pack(text, tuple(given), tuple(shown_sessions), omitted, estimate_tokens(text),
+                tuple(scopes), lines)
+
+
+def toml_string(text: str) -> str:
+    """`text` as a TOML basic string, for `codex -c developer_instructions=…`."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def deliverable_scopes(scopes: Sequence[Scope], blocked_repos: set[str]) -> list[str]:
+    """Drop the scopes of repos whose memory must not be delivered (`deliver = false`)."""
+    out = []
+    for scope in scopes:
+        if scope.type is ScopeType.REPO and scope.value in blocked_repos:
+            continue
+        if scope.type is ScopeType.WORKSTREAM and scope.value.split("#", 1)[0] in blocked_repos:
+            continue
+        out.append(str(scope))
+    return out

@@ -1,0 +1,581 @@
+"""Secret redaction for everything kenning stores.
+
+Every piece of text that reaches the store (item titles, bodies, evidence, tags, and the
+prompts that the agent hooks capture on every turn) goes through :func:`redact` first.
+Each secret is replaced by ``[redacted:<kind>]``; :func:`mostly_secret` tells the caller
+when an item is basically nothing but a secret and should be refused outright.
+
+Design
+======
+
+The module sits on the prompt hook's hot path, so it uses the standard library only, does
+nothing at import time except compile a handful of regular expressions, and is linear in
+the size of its input: every pattern is anchored on a literal prefix or a run boundary and
+uses possessive quantifiers, so no pattern can backtrack quadratically.  A 1 MB prompt
+takes a few tens of milliseconds.
+
+Redaction works in two phases over the *original* text:
+
+1. **Structured rules** find spans that are secrets by their shape or by what they are
+   assigned to.  Each has a kind:
+
+   ``private_key``
+       A whole PEM block, ``-----BEGIN … PRIVATE KEY-----`` through the matching ``END``
+       line (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP, plain PKCS#8).  JSON-escaped blocks
+       (``\\n`` inside a string) are covered too.  A block whose ``END`` line is missing
+       (a truncated paste) is redacted up to the end of its base64 body.
+   ``github_token``
+       ``ghp_ gho_ ghu_ ghs_ ghr_`` + 36 or more base62 characters, and fine-grained
+       ``github_pat_`` tokens (60 or more characters after the prefix).
+   ``anthropic_key``
+       ``sk-ant-`` + 20 or more key characters (real keys such as ``sk-ant-api03-…`` and
+       ``sk-ant-admin01-…`` are ~100).  Checked before the OpenAI rule, which explicitly
+       refuses ``sk-ant-``, so Anthropic keys are never reported as OpenAI keys.
+   ``openai_key``
+       ``sk-`` (optionally ``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``) + 20 or more
+       characters of ``[A-Za-z0-9_-]`` that include a digit (which keeps kebab-case words
+       such as ``sk-learn-…`` out).
+   ``aws_access_key_id``
+       ``AKIA``/``ASIA``/``ABIA``/``ACCA`` + exactly 16 uppercase letters or digits.
+   ``aws_secret_key``
+       A 40-character ``[A-Za-z0-9/+]`` value assigned to a name that says "secret" plus
+       "aws" or "access" (``aws_secret_access_key``, ``"SecretAccessKey": …``), or a bare
+       40-character mixed-case token within 120 characters of an access key id (the
+       ``id,secret`` pairs of credential CSVs and ``aws configure`` transcripts).
+   ``slack_token``
+       ``xoxb- xoxp- xoxa- xoxr- xoxs- xoxo- xoxe-`` tokens, ``xapp-`` app tokens, and the
+       path of ``hooks.slack.com/services|workflows|triggers/…`` webhook URLs.
+   ``jwt``
+       Three base64url segments whose header starts with ``eyJ`` (the base64 of ``{"``).
+   ``secret_assignment``
+       * ``NAME=value``, ``NAME: value``, ``export NAME=value``, ``"NAME": "value"``,
+         ``--name=value``, ``?name=value`` (quotes optional) where NAME has a word that is
+         or ends with SECRET, TOKEN, PASSWORD, PASSWD or APIKEY / API_KEY, case-insensitive
+         (``DB_PASSWORD``, ``githubToken``, ``x-api-key``, ``PGPASSWORD``, ``csrftoken``).
+         The name and the separator stay, only the value goes:
+         ``DB_PASSWORD=[redacted:secret_assignment]``.
+       * the password of ``scheme://user:password@host`` URLs;
+       * the credential of ``Authorization: Bearer|Basic|Token …`` headers, and of a bare
+         ``Bearer <token>`` when the token is 16+ characters and contains a digit.
+   ``high_entropy`` (phase 2)
+       Runs of 32 or more characters of ``[A-Za-z0-9+/_-]`` (plus ``=`` padding) found
+       in the text *between* the phase-1 spans, when they look random: see below.
+
+2. Overlapping spans are merged, and a merged span takes the most specific kind among
+   its parts (``OPENAI_API_KEY=sk-proj-…`` reports ``openai_key``, not
+   ``secret_assignment``); spans that merely touch stay separate.
+
+What is deliberately left alone
+===============================
+
+*Assignments* are where false positives would hurt most, because prompts are full of code:
+
+* Names whose secret word is only part of a longer word (``max_tokens``, ``tokenizer``,
+  ``secretary``, ``passwordless``) or is followed by a metadata word (``token_count``,
+  ``TOKEN_LIMIT``, ``password_min_length``, ``token_uri``, ``secret_name``,
+  ``PASSWORD_FILE``) are not secret names.
+* Empty values, values already containing ``[redacted:``, and placeholders stay:
+  ``$VAR``, ``${VAR}``, ``$(cmd)``, ``%VAR%``, ``{{ var }}``, ``<your-token>``, ``xxx``,
+  ``****``, anything containing ``...`` or ``…``, ``your_…``/``…_here`` values, and
+  the words ``changeme``, ``placeholder``, ``redacted``, ``none``, ``null``, ``true``,
+  ``false``, ``todo``, ``dummy``, ``example``, ``secret``, ``password``, ``token``…
+* Code stays: type annotations (``password: str``, ``token: Optional[str]``), calls
+  and subscripts (``token = get_token()``, ``os.environ["API_KEY"]``), attribute paths
+  (``self.token``, ``process.env.API_KEY``), identifiers that are themselves secret-ish
+  names (``token=access_token``), keyword arguments passing a variable
+  (``login(password=pw)``), and spaced assignments of a plain lower-case identifier
+  (``password = pw``; an ini file's ``password = hunter2`` still goes, because of the
+  digit), and quoted values containing whitespace (messages, not secrets).
+* In ``NAME: value`` form with an unquoted name the value must end the line (or be
+  followed by ``,`` ``;`` ``)`` ``]`` ``}`` a quote or a comment), so prose such as
+  ``Token: see the docs`` survives while YAML and HTTP headers are caught.
+* URL and path values (``TOKEN_ENDPOINT=https://…``, ``SECRET=/run/secrets/db``) stay.
+
+*High entropy* is the backstop for unknown token formats and is tuned to let look-alikes
+through.  A run is reported only if all of these hold:
+
+* it is at least 32 characters long, not counting ``=`` padding;
+* it is not hex: runs whose ``-``/``_``/``/``/``+``-separated parts are each pure hex,
+  pure letters or pure digits are hashes, UUIDs or identifiers (git SHAs, sha256
+  digests, ``0x…`` constants, ``NODE_FUSE_<hex>``); ``sha256-``/``sha384-``/``sha512-``
+  subresource-integrity digests are hashes too;
+* it mixes at least two of upper case, lower case and digits;
+* it is not identifier-like: ``_``/``-`` separators at least every 10 characters mean
+  snake/kebab words (``sodium_crypto_aead_aes256gcm_decrypt``);
+* it is not an alphabet listing (``ABC…XYZ012…``);
+* its Shannon entropy is at least 3.8 bits per character;
+* it does not read as words: at most 40% of its letter pairs may be among the 100 most
+  common English letter pairs.  Identifiers score 50–80%, random base62 about 15%.
+
+Runs containing ``/`` that have a lower-case word as a segment are paths or URLs: their
+segments are judged one by one instead, so ``/home/user/src/…`` survives but a random
+segment of 32+ characters in a URL path does not.  With these thresholds, random base62
+or base64 tokens of 32 characters are caught about 99% of the time, and none of ~39,000
+distinct 32+ character runs taken from a Python installation's file paths, sources and
+docs are flagged except base64 data and random test strings.  ULIDs (26 chars), short
+SHAs and UUIDs are below the length floor or hex.  Base64 of ordinary words *is* flagged:
+it is indistinguishable from a key without decoding it, and redacting it costs little.
+
+The output is a fixed point: ``redact(redact(x).text).text == redact(x).text``.  Markers
+are built from characters that no rule can start or extend a match on, phase 2 looks at
+the gaps between phase-1 spans exactly as a second pass sees the gaps between markers,
+and every "leave it" decision for an assignment value is stable when part of that value
+is replaced by a marker.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+__all__ = ["KINDS", "Redaction", "mostly_secret", "redact"]
+
+#: Every kind :func:`redact` can report, most specific first.  When spans of different
+#: kinds overlap, the merged span takes the kind that comes first here.
+KINDS: tuple[str, ...] = (
+    "private_key",
+    "anthropic_key",
+    "openai_key",
+    "github_token",
+    "slack_token",
+    "aws_access_key_id",
+    "aws_secret_key",
+    "jwt",
+    "secret_assignment",
+    "high_entropy",
+)
+_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """The result of :func:`redact`."""
+
+    text: str  # the text with each secret replaced by "[redacted:<kind>]"
+    kinds: tuple[str, ...]  # kinds found, in order of first appearance, no duplicates
+    secret_chars: int  # how many characters of the input were secret
+
+
+_Span = tuple[int, int, str]
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_F = re.ASCII
+_FI = re.ASCII | re.IGNORECASE
+
+# --- token formats -------------------------------------------------------------------
+
+_PEM = re.compile(
+    r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:[\s\S]{0,16384}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    r"|[A-Za-z0-9+/=\s:,\\-]*+)",
+    _F,
+)
+
+# (kind, pattern, predicate-free); the whole match is the secret.
+_TOKEN_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("github_token", re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,255}+", _F)),
+    ("github_token", re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{60,255}+", _F)),
+    ("anthropic_key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}+", _F)),
+    (
+        "aws_access_key_id",
+        re.compile(r"(?<![A-Za-z0-9])A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])", _F),
+    ),
+    ("slack_token", re.compile(r"(?<![A-Za-z0-9])xox[abeoprs]-[A-Za-z0-9-]{10,}+", _F)),
+    ("slack_token", re.compile(r"(?<![A-Za-z0-9])xapp-[0-9]-[A-Za-z0-9-]{10,}+", _F)),
+    (
+        "jwt",
+        re.compile(
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+", _F
+        ),
+    ),
+)
+_OPENAI = re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-)[A-Za-z0-9_-]{20,}+", _F)
+_DIGIT = re.compile(r"[0-9]")
+_SLACK_HOOK = re.compile(
+    r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]{8,}+)", _FI
+)
+_AWS_SECRET_NEAR = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _F)
+_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}", _F)
+
+_URL_CREDS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s/?#@:]{0,256}:([^\s/?#@]{1,256})@", _F)
+# ${PASS}, $PASS, <password>, ****, xxx, [redacted:...]; literal words are redacted.
+_URL_PLACEHOLDER = re.compile(r"\$|<[^<>]*>\Z|[*xX]+\Z|\[redacted:", _F)
+_AUTH_HEADER = re.compile(
+    r"\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|basic|token)[ \t]+"
+    r"([A-Za-z0-9._~+/=-]{8,}+)",
+    _FI,
+)
+_BEARER = re.compile(r"(?<![A-Za-z0-9])[Bb]earer[ \t]+([A-Za-z0-9._~+/=-]{16,}+)", _F)
+
+# --- NAME=value assignments ------------------------------------------------------------
+
+_ASSIGN = re.compile(
+    r"""
+    (?:secret|token|passw(?:or)?d|api[_-]?key)   # the secret word inside the name
+    [A-Za-z0-9_.-]{0,48}+                        # the rest of the name
+    (?P<nq>["']?)                                # closing quote of a quoted name
+    [ \t]*+
+    (?P<sep>:(?![:=])|=(?![=>~]))                # not ::, :=, ==, =>, =~
+    (?P<sp>[ \t]*+)
+    (?:
+        "(?P<dq>[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+)"
+      | '(?P<sq>[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+)'
+      | (?P<bare>[^\s"'`,;)\]}]++)
+    )
+    """,
+    _FI | re.VERBOSE,
+)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
+_SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey")
+# Words that, after the secret word, make the name about the secret rather than the
+# secret itself: TOKEN_LIMIT, password_min_length, token_uri, SECRET_NAME, ...
+_META_WORDS = _wordset(
+    """
+    budget cache class cmd command cost count counts counter dir encoding endpoint env
+    error errors estimate expiration expires expiry field fields file files format
+    header helper hint idx index kind label len length lifetime limit limits loc
+    location manager max message min model msg name names offset param path paths
+    pattern placeholder policy position prefix price prompt provider rate ref regex
+    required rules schema size source store strength suffix timeout ttl type types uri
+    url usage validator var
+    """
+)
+_PLACEHOLDER_WORDS = _wordset(
+    """
+    changeme replaceme placeholder redacted none null nil undefined true false todo tbd
+    fixme dummy example secret secrets password passwd pass token tokens apikey key
+    required optional str string bytes int bool any number unknown object
+    """
+)
+_PLACEHOLDER = re.compile(
+    r"""
+    \$[{(]                         # ${VAR}, $(cmd)
+    | \$[A-Za-z_][A-Za-z0-9_]*\Z   # $VAR
+    | %[A-Za-z_][A-Za-z0-9_]*%\Z   # %VAR%
+    | \{\{                         # {{ template }}
+    | <[^<>]*>\Z                   # <your-token>
+    | [xX*.\u2022_-]+\Z            # xxxx, ****, ----
+    | (?:your|my|insert|put|enter|replace|add)[-_]
+    | .*[-_]here\Z
+    | .*(?:\.\.\.|\u2026)          # truncated: ghp_...
+    | .*\[redacted:                # already redacted
+    | [A-Za-z][A-Za-z0-9+.-]*://   # a URL (credentials in it have their own rule)
+    | (?:/|~/|\./|\.\./)           # a path
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++", _F)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+", _F)
+_LOWER_IDENT = re.compile(r"[a-z_][a-z_]*+|[a-z]+(?:[A-Z][a-z]*+)++", _F)
+_COLON_END = re.compile(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
+_SPACES = frozenset(" \t")
+
+# --- high entropy ----------------------------------------------------------------------
+
+_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{32,}+={0,2}(?![A-Za-z0-9+/_-])", _F)
+_PURE_PART = re.compile(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
+_PART_SEP = re.compile(r"[-_/+]", _F)
+_SRI = re.compile(r"sha(?:256|384|512)-", _F)
+_PATH_SEGMENT = re.compile(r"[a-z0-9._-]*[a-z]{2}[a-z0-9._-]*", _F)
+_LETTER_RUNS = re.compile(r"[a-z]{2,}", _F)
+_VOWEL = re.compile(r"[aeiouy]", _F)
+_CONSONANTS4 = re.compile(r"[b-df-hj-np-tv-xz]{4}", _F)
+# The hundred most frequent letter pairs of English text.
+_COMMON_PAIRS = _wordset(
+    """
+    th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou
+    io le ve co me de hi ri ro ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di
+    fo ho pe ec pr no ct us ac ot il tr ly nc et ut ss so rs un lo wa ge ie wh ee wi em
+    ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv
+    """
+)
+_MIN_RUN = 32
+_MIN_ENTROPY = 3.8
+_MAX_WORDINESS = 0.4
+_SAMPLE = 512  # long runs (base64 blobs) are judged on their first _SAMPLE characters
+
+
+# --------------------------------------------------------------------------------------
+
+
+def redact(text: str) -> Redaction:
+    """Replace every secret in ``text`` by ``[redacted:<kind>]``."""
+    spans = _spans(text)
+    if not spans:
+        return Redaction(text, (), 0)
+    out: list[str] = []
+    kinds: dict[str, None] = {}
+    pos = 0
+    secret = 0
+    for start, end, kind in spans:
+        out.append(text[pos:start])
+        out.append(f"[redacted:{kind}]")
+        kinds[kind] = None
+        secret += end - start
+        pos = end
+    out.append(text[pos:])
+    return Redaction("".join(out), tuple(kinds), secret)
+
+
+def mostly_secret(text: str) -> bool:
+    """True when secrets make up most of the text's non-whitespace characters (> 50%)
+    after redaction, i.e. the item is basically a secret and should be refused."""
+    total = len("".join(text.split()))
+    if not total:
+        return False
+    secret = sum(len("".join(text[s:e].split())) for s, e, _ in _spans(text))
+    return secret * 2 > total
+
+
+# --------------------------------------------------------------------------------------
+
+
+def _spans(text: str) -> list[_Span]:
+    """All secret spans of ``text``, merged, sorted and non-overlapping."""
+    found: list[_Span] = []
+    add = found.append
+    if "PRIVATE KEY" in text:
+        for m in _PEM.finditer(text):
+            add((m.start(), m.end(), "private_key"))
+    for kind, pattern in _TOKEN_RULES:
+        for m in pattern.finditer(text):
+            add((m.start(), m.end(), kind))
+    for m in _OPENAI.finditer(text):
+        if _DIGIT.search(m.group()):
+            add((m.start(), m.end(), "openai_key"))
+    for m in _SLACK_HOOK.finditer(text):
+        add((m.start(1), m.end(1), "slack_token"))
+    ids = [s for s in found if s[2] == "aws_access_key_id"]
+    for start, end, _ in ids:
+        for m in _AWS_SECRET_NEAR.finditer(text, max(0, start - 120), end + 120):
+            if _mixed_case(m.group()):
+                add((m.start(), m.end(), "aws_secret_key"))
+    for m in _URL_CREDS.finditer(text):
+        if not _URL_PLACEHOLDER.match(m.group(1)):
+            add((m.start(1), m.end(1), "secret_assignment"))
+    for pattern in (_AUTH_HEADER, _BEARER):
+        for m in pattern.finditer(text):
+            value = m.group(1)
+            if _placeholder(value) or (pattern is _BEARER and not _DIGIT.search(value)):
+                continue
+            add((m.start(1), m.end(1), "secret_assignment"))
+    for m in _ASSIGN.finditer(text):
+        span = _assignment(text, m)
+        if span is not None:
+            add(span)
+
+    merged = _merge(found)
+    # Phase 2: high-entropy runs in the gaps between the structured spans.
+    entropy: list[_Span] = []
+    pos = 0
+    for start, end, _ in [*merged, (len(text), len(text), "")]:
+        if start - pos >= _MIN_RUN:
+            _entropy_spans(text[pos:start], pos, entropy)
+        pos = end
+    if entropy:
+        merged = sorted(merged + entropy)
+    return merged
+
+
+def _merge(spans: list[_Span]) -> list[_Span]:
+    if len(spans) < 2:
+        return spans
+    spans.sort()
+    merged: list[_Span] = []
+    cur_start, cur_end, cur_kind = spans[0]
+    for start, end, kind in spans[1:]:
+        if start < cur_end:  # overlap: one span, the most specific kind
+            cur_end = max(cur_end, end)
+            if _RANK[kind] < _RANK[cur_kind]:
+                cur_kind = kind
+        else:
+            merged.append((cur_start, cur_end, cur_kind))
+            cur_start, cur_end, cur_kind = start, end, kind
+    merged.append((cur_start, cur_end, cur_kind))
+    return merged
+
+
+def _mixed_case(token: str) -> bool:
+    return not token.isupper() and not token.islower() and not _PURE_PART.fullmatch(token)
+
+
+# --- assignments -------------------------------------------------------------------------
+
+
+def _assignment(text: str, m: re.Match[str]) -> _Span | None:
+    """The value span of a ``NAME=value`` match, or None when it should stay."""
+    name_end = m.start("nq")
+    head = m.start()
+    limit = max(0, head - 64)
+    while head > limit and text[head - 1] in _NAME_CHARS:
+        head -= 1
+    name = text[head:name_end].lstrip(".-")
+    words = [w.lower() for w in _WORDS.findall(name)]
+    if not _secret_name(words):
+        return None
+    before = text[head - 1] if head else ""
+    quote = m.group("nq")
+    if quote and before != quote:
+        return None
+    quoted_name = bool(quote)
+    sep = m.group("sep")
+
+    bare = m.group("bare")
+    if bare is None:
+        group = "dq" if m.group("dq") is not None else "sq"
+        value = m.group(group)
+        start, end = m.span(group)
+        if not value or any(c.isspace() for c in value) or _placeholder(value):
+            return None
+    else:
+        value = bare
+        start, end = m.span("bare")
+        if before and before in "?&" and "&" in value:  # a URL query: the value ends at the next &
+            value = value[: value.index("&")]
+            end = start + len(value)
+        if not value or _placeholder(value) or _code(value):
+            return None
+        if quoted_name and _IDENT.fullmatch(value) and not _DIGIT.search(value):
+            return None  # {"token": tok} in code
+        if sep == "=":
+            spaced = bool(m.group("sp")) or text[m.start("sep") - 1] in _SPACES
+            if spaced and _LOWER_IDENT.fullmatch(value):
+                return None  # password = pw
+            if _IDENT.fullmatch(value) and _kwarg(text, head, end):
+                return None  # login(password=pw)
+    if sep == ":" and not quoted_name:
+        # YAML, headers: the value must end the line (or the item), else it is prose.
+        if bare is None:
+            closes = False
+            after = end + 1  # past the closing quote
+        else:
+            closes = text[end : end + 1] in ('"', "'", "`")
+            after = end
+        if not closes and not _COLON_END.match(text, after):
+            return None
+
+    kind = "secret_assignment"
+    if (
+        "secret" in words
+        and ("aws" in words or "access" in words)
+        and _AWS_SECRET_VALUE.fullmatch(value)
+    ):
+        kind = "aws_secret_key"
+    return (start, end, kind)
+
+
+def _secret_name(words: list[str]) -> bool:
+    """Does a name (split into lower-case words) name a secret?"""
+    for i, word in enumerate(words):
+        hit = word in ("api", "x") and words[i + 1 : i + 2] in (["key"], ["keys"])
+        if not hit:
+            for secret in _SECRET_WORDS:
+                at = word.find(secret)
+                if at >= 0 and word[at + len(secret) :] in ("", "key", "keys"):
+                    hit = True
+                    break
+        if hit and not any(w in _META_WORDS for w in words[i + 1 :]):
+            return True
+    return False
+
+
+def _placeholder(value: str) -> bool:
+    if _PLACEHOLDER.match(value):
+        return True
+    return value.lower().replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
+
+
+def _code(value: str) -> bool:
+    """An unquoted value that is an expression rather than data."""
+    if "(" in value or "[" in value:
+        return True  # get_token(), os.environ[
+    if _DOTTED.fullmatch(value) and not _DIGIT.search(value):
+        return True  # self.token, process.env.API_KEY
+    if _IDENT.fullmatch(value):
+        return _secret_name([w.lower() for w in _WORDS.findall(value)])  # token=access_token
+    return False
+
+
+def _kwarg(text: str, head: int, end: int) -> bool:
+    """Is ``name=value`` a keyword argument: after ( or , and before , or )?"""
+    i = head - 1
+    while i >= 0 and text[i] in _SPACES:
+        i -= 1
+    j = end
+    while j < len(text) and text[j] in _SPACES:
+        j += 1
+    return i >= 0 and text[i] in "(," and j < len(text) and text[j] in ",)"
+
+
+# --- high entropy ----------------------------------------------------------------------
+
+
+def _entropy_spans(gap: str, offset: int, out: list[_Span]) -> None:
+    for m in _RUN.finditer(gap):
+        run = m.group()
+        if "/" in run and _path_like(run):
+            pos = m.start()
+            for segment in run.split("/"):
+                if len(segment) >= _MIN_RUN and _random(segment):
+                    out.append((offset + pos, offset + pos + len(segment), "high_entropy"))
+                pos += len(segment) + 1
+        elif _random(run):
+            out.append((offset + m.start(), offset + m.end(), "high_entropy"))
+
+
+def _path_like(run: str) -> bool:
+    """A run with a lower-case word as one of its ``/`` segments is a path or URL."""
+    for segment in run.split("/"):
+        if len(segment) >= 3 and _PATH_SEGMENT.fullmatch(segment):
+            for word in _LETTER_RUNS.findall(segment):
+                if len(word) >= 3 and _VOWEL.search(word) and not _CONSONANTS4.search(word):
+                    return True
+    return False
+
+
+def _random(run: str) -> bool:
+    """Does a run of token characters look like a random secret?"""
+    core = run.rstrip("=")[:_SAMPLE]
+    n = len(core)
+    if n < _MIN_RUN or _SRI.match(core):
+        return False
+    if all(_PURE_PART.fullmatch(part) for part in _PART_SEP.split(core)):
+        return False  # hex hashes, UUIDs, WORDS_AND_123
+    if (core.count("_") + core.count("-")) * 10 >= n:
+        return False  # snake_case or kebab-case words
+    upper = lower = digit = False
+    for c in core:
+        if "a" <= c <= "z":
+            lower = True
+        elif "A" <= c <= "Z":
+            upper = True
+        elif "0" <= c <= "9":
+            digit = True
+    if upper + lower + digit < 2:
+        return False
+    if sum(ord(b) - ord(a) == 1 for a, b in zip(core, core[1:], strict=False)) * 4 >= n:
+        return False  # ABCDEFGHIJ..., 0123456789...
+    if _entropy(core) < _MIN_ENTROPY:
+        return False
+    return _wordiness(core) <= _MAX_WORDINESS
+
+
+def _entropy(s: str) -> float:
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def _wordiness(s: str) -> float:
+    """The share of adjacent letter pairs that are common in English words."""
+    pairs = common = 0
+    for run in _LETTER_RUNS.findall(s.lower()):
+        pairs += len(run) - 1
+        common += sum(run[i : i + 2] in _COMMON_PAIRS for i in range(len(run) - 1))
+    return common / pairs if pairs else 0.0

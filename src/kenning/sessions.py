@@ -1,0 +1,192 @@
+"""Sessions: one run of one agent, opened and closed by the hooks.
+
+A session row records who ran (agent, model, the agent's own session id and transcript),
+where (repo, folder, scopes), when, the first and last prompt (redacted, 500 characters
+at most), the commit it started on, the commits made during it and the uncommitted
+change at the end. It also records the agent's process id, so that other processes of
+that agent (its MCP server) can find the session by walking up their process tree.
+
+Sessions are closed by SessionEnd; a new start after `/clear` in the same folder closes
+the one it replaces; sessions whose agent process is gone, or idle past a limit, are
+closed at the next start, since some agents (older Codex) send no SessionEnd.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from kenning import ids
+from kenning.model import Session
+from kenning.redact import redact
+from kenning.store import SQLiteStore, now_iso
+from kenning.where import Where
+
+MAX_PROMPT_CHARS = 500
+AGENT_PROCESS_NAMES = {
+    "claude": ("claude",),
+    "codex": ("codex",),
+    "gemini": ("gemini", "node"),
+}
+
+
+def clip_prompt(prompt: str) -> str:
+    text = redact(prompt.strip()).text
+    return text if len(text) <= MAX_PROMPT_CHARS else text[: MAX_PROMPT_CHARS - 1] + "…"
+
+
+def _proc(pid: int) -> tuple[str, int] | None:
+    """(command name, parent pid) of a process, from /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    name = stat[stat.index("(") + 1 : stat.rindex(")")]
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return name, int(fields[1])
+
+
+def process_chain(start: int | None = None, depth: int = 12) -> list[tuple[int, str]]:
+    """This process's ancestors, nearest first, as (pid, name)."""
+    pid = start if start is not None else os.getppid()
+    chain: list[tuple[int, str]] = []
+    while pid > 1 and len(chain) < depth:
+        info = _proc(pid)
+        if info is None:
+            break
+        chain.append((pid, info[0]))
+        pid = info[1]
+    return chain
+
+
+def agent_pid(agent: str, chain: Sequence[tuple[int, str]] | None = None) -> int | None:
+    """The nearest ancestor that is the agent's own process, else the parent."""
+    chain = process_chain() if chain is None else chain
+    names = AGENT_PROCESS_NAMES.get(agent, (agent,))
+    for pid, name in chain:
+        if any(name.startswith(n) for n in names):
+            return pid
+    return chain[0][0] if chain else None
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _git(cwd: str, *args: str) -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def close_stale(store: SQLiteStore, agent: str, cwd: str, keep: str | None,
+                idle_hours: float, source: str = "startup") -> list[str]:
+    """Close sessions replaced by `/clear` here, whose agent exited, or idle too long."""
+    closed = []
+    cutoff = (datetime.now(UTC) - timedelta(hours=idle_hours)).strftime("%Y-%m-%dT%H:%M:%S")
+    for session, last_seen in store.open_sessions():
+        if session.id == keep:
+            continue
+        if source == "clear" and session.agent == agent and session.cwd == cwd:
+            reason = "replaced"
+        elif session.pid and not _alive(session.pid):
+            reason = "agent exited"
+        elif last_seen < cutoff:
+            reason = "idle"
+        else:
+            continue
+        finish(store, session, reason)
+        closed.append(session.id)
+    return closed
+
+
+def start(
+    store: SQLiteStore,
+    *,
+    agent: str,
+    agent_session_id: str | None,
+    where: Where,
+    model: str | None = None,
+    transcript_path: str | None = None,
+    source: str = "startup",
+    pid: int | None = None,
+    idle_hours: float = 12.0,
+) -> Session:
+    """Open (or, on resume, reopen) the session for this agent run."""
+    existing = store.find_session(agent, agent_session_id) if agent_session_id else None
+    if existing:
+        session = replace(
+            existing,
+            model=model or existing.model,
+            transcript_path=transcript_path or existing.transcript_path,
+            pid=pid or existing.pid,
+            ended_at=None,
+            end_reason=None,
+        )
+    else:
+        session = Session(
+            id=ids.new_ulid(),
+            agent=agent,
+            agent_session_id=agent_session_id,
+            model=model,
+            transcript_path=transcript_path,
+            repo=where.repo,
+            cwd=where.cwd,
+            workspace=where.workspace,
+            workstream=where.workstream,
+            project=where.project,
+            started_at=now_iso(),
+            start_commit=where.git.head if where.git else None,
+            pid=pid,
+        )
+    scopes = [str(s) for s in where.scopes]
+    store.upsert_session(session, scopes)
+    close_stale(store, agent, where.cwd, session.id, idle_hours, source)
+    return session
+
+
+def finish(store: SQLiteStore, session: Session, reason: str | None = None) -> Session:
+    """Close a session: its end, the commits made since it started, the diff left."""
+    commits: tuple[str, ...] = session.commits
+    diff = session.diff_stat
+    if session.cwd and os.path.isdir(session.cwd):
+        if session.start_commit:
+            log = _git(session.cwd, "rev-list", "--reverse", f"{session.start_commit}..HEAD")
+            if log is not None:
+                commits = tuple(line for line in log.splitlines() if line)
+        stat = _git(session.cwd, "diff", "HEAD", "--shortstat")
+        if stat is not None:
+            diff = stat or None
+    ended = replace(session, ended_at=now_iso(), end_reason=reason, commits=commits,
+                    diff_stat=diff)
+    store.update_session(session.id, ended_at=ended.ended_at, end_reason=reason,
+                         commits=list(commits), diff_stat=diff)
+    return ended
+
+
+def resolve(store: SQLiteStore, ref: str) -> Session:
+    """A session by its id, a unique start or end of it, or the agent's own session id."""
+    from kenning.errors import AmbiguousId, NotFound
+
+    found = store.find_session_ids(ids.normalize_ref(ref)) or store.find_session_ids(ref)
+    if not found:
+        raise NotFound(f"no session matches '{ref}'; `ken sessions --all` lists them")
+    if len(found) > 1:
+        raise AmbiguousId(ref, [f"{s[-6:].lower()} ({s})" for s in found])
+    return store.get_session(found[0])
