@@ -241,8 +241,8 @@ _META_WORDS = _wordset(
     budget cache class cmd command cost count counts counter dir encoding endpoint env
     error errors estimate expiration expires expiry field fields file files format
     header helper hint idx index kind label len length lifetime limit limits loc
-    location manager max message min model msg name names offset param path paths
-    pattern placeholder policy position prefix price prompt provider rate ref regex
+    location manager map max message min model msg name names offset param path paths
+    pattern placeholder policy position prefix price prompt provider range rate ref regex
     required rules schema size source store strength suffix timeout ttl type types uri
     url usage validator var
     """
@@ -266,6 +266,8 @@ _PLACEHOLDER = re.compile(
     | .*[-_]here\Z
     | .*(?:\.\.\.|\u2026)          # truncated: ghp_...
     | .*\[redacted:                # already redacted
+    | %[-\#0-9.]*[sdrfxiu]\Z       # printf-style %s, %r
+    | \{[A-Za-z0-9_.]*\}\Z         # format-style {}, {0}, {token}
     | [A-Za-z][A-Za-z0-9+.-]*://   # a URL (credentials in it have their own rule)
     | (?:/|~/|\./|\.\./)           # a path
     """,
@@ -273,7 +275,7 @@ _PLACEHOLDER = re.compile(
 )
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++", _F)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+", _F)
-_LOWER_IDENT = re.compile(r"[a-z_][a-z_]*+|[a-z]+(?:[A-Z][a-z]*+)++", _F)
+_ALNUM = re.compile(r"[A-Za-z0-9]", _F)
 _COLON_END = re.compile(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
 _SPACES = frozenset(" \t")
 
@@ -432,7 +434,7 @@ def _assignment(text: str, m: re.Match[str]) -> _Span | None:
         group = "dq" if m.group("dq") is not None else "sq"
         value = m.group(group)
         start, end = m.span(group)
-        if not value or any(c.isspace() for c in value) or _placeholder(value):
+        if not _ALNUM.search(value) or any(c.isspace() for c in value) or _placeholder(value):
             return None
     else:
         value = bare
@@ -440,14 +442,19 @@ def _assignment(text: str, m: re.Match[str]) -> _Span | None:
         if before and before in "?&" and "&" in value:  # a URL query: the value ends at the next &
             value = value[: value.index("&")]
             end = start + len(value)
-        if not value or _placeholder(value) or _code(value):
+        if not _ALNUM.search(value) or _placeholder(value) or _code(value):
             return None
+        if value.isdigit() and len(value) <= 4:
+            return None  # flags and counts: ERRORTOKEN = 60, "HAVE_PASSWD": 1
         if quoted_name and _IDENT.fullmatch(value) and not _DIGIT.search(value):
             return None  # {"token": tok} in code
         if sep == "=":
             spaced = bool(m.group("sp")) or text[m.start("sep") - 1] in _SPACES
-            if spaced and _LOWER_IDENT.fullmatch(value):
-                return None  # password = pw
+            if spaced and (
+                (_IDENT.fullmatch(value) and not _DIGIT.search(value))
+                or not _COLON_END.match(text, end)
+            ):
+                return None  # code: password = pw, TOKEN = Ignore + PlainToken
             if _IDENT.fullmatch(value) and _kwarg(text, head, end):
                 return None  # login(password=pw)
     if sep == ":" and not quoted_name:

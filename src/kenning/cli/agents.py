@@ -1,0 +1,233 @@
+"""Commands about what agents are told: pack, recall, sessions, told, hook."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from kenning import deliver, sessions
+from kenning.cli.app import State, cli, example, json_option, pass_state
+from kenning.cli.output import emit_json, say, table
+from kenning.errors import InvalidInput, NotFound
+from kenning.pack import one_line, toml_string
+from kenning.recall import RecallSettings
+
+
+@cli.command(epilog=example("codex -c developer_instructions=\"$(ken pack --for codex --toml)\""))
+@click.option("--for", "target", type=click.Choice(["claude", "codex", "gemini", "markdown"]),
+              default="markdown", show_default=True, help="The agent the pack is for.")
+@click.option("--toml", "as_toml", is_flag=True,
+              help="Print a TOML string (for codex -c developer_instructions=...).")
+@click.option("--budget", type=click.IntRange(50, 100_000),
+              help="Token budget (default: config memory.budget).")
+@json_option
+@pass_state
+def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: bool) -> None:
+    """Print the context pack for this folder: what an agent is told at start."""
+    here = state.where()
+    result = deliver.pack_for(state.store, state.config, here, budget=budget, record=False)
+    if as_json:
+        emit_json(result.to_dict())
+    elif as_toml:
+        click.echo(toml_string(result.text))
+    else:
+        click.echo(result.text)
+
+
+@cli.command(epilog=example('ken recall "why do the integration tests need postgres?" --explain'))
+@click.argument("prompt", nargs=-1)
+@click.option("--limit", type=click.IntRange(1, 50), help="Most items (config recall.limit).")
+@click.option("--min-score", type=click.FloatRange(0, 10), help="Lowest normalized relevance.")
+@click.option("--min-shared", type=click.IntRange(0, 20), help="Content words to share.")
+@click.option("--max-tokens", type=click.IntRange(10, 100_000), help="Token cap.")
+@click.option("--explain", is_flag=True, help="Show every candidate's score parts.")
+@click.option("--queries", type=click.File("r", encoding="utf-8"),
+              help="Answer one query per line as JSON lines.")
+@click.option("--scope", "-s", multiple=True, help="Recall from these scopes instead of here.")
+@json_option
+@pass_state
+def recall(state: State, prompt: tuple[str, ...], limit: int | None, min_score: float | None,
+           min_shared: int | None, max_tokens: int | None, explain: bool,
+           queries: object, scope: tuple[str, ...], as_json: bool) -> None:
+    """Show the memories that fit a prompt here, as an agent would get them."""
+    settings = RecallSettings.from_config(
+        state.config, limit=limit, min_score=min_score, min_shared=min_shared,
+        max_tokens=max_tokens,
+    )
+    here = state.where()
+    if scope:
+        from dataclasses import replace
+
+        from kenning.items import parse_scope
+
+        here = replace(here, scopes=tuple(parse_scope(s) for s in scope), repo=None)
+    if queries is not None:
+        for line in queries:  # type: ignore[attr-defined]
+            text = line.rstrip("\n")
+            if not text.strip():
+                continue
+            result = deliver.recall_for(state.store, state.config, here, text,
+                                        settings=settings, record=False)
+            click.echo(json.dumps({"query": text, **result.to_dict()}, ensure_ascii=False))
+        return
+    text = " ".join(prompt)
+    if not text.strip():
+        if sys.stdin.isatty():
+            raise click.UsageError("give a PROMPT, or --queries FILE")
+        text = sys.stdin.read()
+    result = deliver.recall_for(state.store, state.config, here, text, settings=settings,
+                                record=False)
+    if as_json:
+        data = result.to_dict()
+        if explain:
+            data["candidates"] = [c.to_dict() for c in result.candidates]
+        emit_json(data)
+        return
+    if explain:
+        say(f"query words: {', '.join(result.query_terms) or '(none)'}")
+        table(
+            ["id", "kept", "shared", "norm", "weight", "decay", "score", "title / why"],
+            [
+                [c.item.id[-6:].lower(), "yes" if c.kept else "no", str(len(c.shared)),
+                 f"{c.normalized:.2f}", f"{c.weight:.2f}", f"{c.decay:.2f}", f"{c.score:.2f}",
+                 c.item.title[:50] + ("" if c.kept else f"  ({c.reason})")]
+                for c in result.candidates
+            ],
+        )
+        return
+    if result.text:
+        click.echo(result.text)
+    else:
+        say("nothing here fits that prompt")
+
+
+@cli.command("sessions", epilog=example("ken sessions --all --json"))
+@click.option("--all", "show_all", is_flag=True, help="Every repo, not just this one.")
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 10_000))
+@json_option
+@pass_state
+def sessions_cmd(state: State, show_all: bool, limit: int, as_json: bool) -> None:
+    """List agent sessions, newest first (this repo's, unless --all)."""
+    here = state.where()
+    if not show_all and not here.repo:
+        raise InvalidInput("this folder is not in a git repo: use --all")
+    found = state.store.list_sessions(repo=None if show_all else here.repo, limit=limit)
+    if as_json:
+        emit_json([s.to_dict() for s in found])
+        return
+    if not found:
+        say("no sessions yet: `ken integrate claude` (or codex, gemini) records them")
+        return
+    table(
+        ["id", "agent", "started", "ended", "prompts", "first prompt"],
+        [
+            [s.id[-6:].lower(), s.agent + (f" ({s.model})" if s.model else ""),
+             s.started_at[:16].replace("T", " "),
+             (s.ended_at or "open")[:16].replace("T", " "), str(s.prompt_count),
+             one_line(s.first_prompt or "")[:60]]
+            for s in found
+        ],
+    )
+
+
+@cli.command(epilog=example("ken told 4fz2ma"))
+@click.argument("session")
+@json_option
+@pass_state
+def told(state: State, session: str, as_json: bool) -> None:
+    """Show exactly what a session was told: each pack and recall, with item ids."""
+    found = sessions.resolve(state.store, session)
+    given = state.store.deliveries(found.id)
+    titles: dict[str, str] = {}
+    for entry in given:
+        for item_id in entry["item_ids"]:
+            if item_id not in titles:
+                try:
+                    titles[item_id] = state.store.get_item(item_id).title
+                except NotFound:
+                    titles[item_id] = "(forgotten)"
+    if as_json:
+        emit_json({
+            "session": found.to_dict(),
+            "deliveries": [
+                {**entry, "items": [{"id": i, "title": titles[i]} for i in entry["item_ids"]]}
+                for entry in given
+            ],
+        })
+        return
+    click.echo(f"session {found.id[-6:].lower()}: {found.agent}, started {found.started_at}")
+    if not given:
+        click.echo("(told nothing)")
+    for entry in given:
+        what = entry["what"] + (f' for "{one_line(entry["query"])[:60]}"' if entry["query"] else "")
+        click.echo(f"{entry['at']}  {what}")
+        for item_id in entry["item_ids"]:
+            click.echo(f"  {item_id[-6:].lower()}  {titles[item_id]}")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+             epilog=example("echo '{...}' | ken hook UserPromptSubmit --agent claude"))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook(args: tuple[str, ...]) -> None:
+    """Run an agent hook: JSON on stdin, context on stdout (installed by `ken integrate`).
+
+    Never fails: problems go to the log (`ken doctor` shows them).
+    """
+    from kenning.hooks.run import main
+
+    raise SystemExit(main(list(args)))
+
+
+
+@cli.command(epilog=example("ken integrate claude"))
+@click.argument("agent", type=click.Choice(["claude", "codex", "gemini"]))
+@click.option("--remove", is_flag=True, help="Take out exactly what kenning added.")
+@click.option("--trust", is_flag=True, help="Codex: trust the hooks written (else use /hooks).")
+@json_option
+def integrate(agent: str, remove: bool, trust: bool, as_json: bool) -> None:
+    """Install kenning's hooks into an agent's settings (idempotent, with a backup)."""
+    from kenning import integrate as integrate_mod
+
+    change = integrate_mod.remove(agent) if remove else integrate_mod.install(agent, trust=trust)
+    if as_json:
+        emit_json(change.to_dict())
+        return
+    verb = {"installed": "installed hooks in", "unchanged": "hooks already in",
+            "removed": "removed kenning's hooks from", "absent": "no kenning hooks in"}
+    say(f"{agent}: {verb[change.action]} {change.path}")
+    if change.backup:
+        say(f"  backup: {change.backup}")
+    for event, command in change.commands.items():
+        say(f"  {event}: {command}")
+    for note in change.notes:
+        say(f"  note: {note}")
+
+
+@cli.command(epilog=example("ken doctor --json"))
+@json_option
+def doctor(as_json: bool) -> None:
+    """Check what is installed for each agent, the store's health and recent hook errors."""
+    from kenning.doctor import diagnose
+
+    report = diagnose()
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        for agent, checks in report.agents.items():
+            click.echo(f"{agent}:")
+            for c in checks:
+                click.echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
+                if c.fix:
+                    click.echo(f"      fix: {c.fix}")
+        click.echo("store:")
+        for c in report.store:
+            click.echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
+            if c.fix:
+                click.echo(f"      fix: {c.fix}")
+        click.echo("recent hook log:" + ("" if report.log else " (empty)"))
+        for line in report.log:
+            click.echo(f"  {line}")
+    if not report.ok:
+        raise SystemExit(1)
