@@ -15,6 +15,10 @@ def main(argv: list[str] | None = None) -> None:
         from kenning.hooks.run import main as hook_main
 
         raise SystemExit(hook_main(args[1:]))
+    if args[:1] == ["mcp"] and not set(args[1:]) & {"-h", "--help"}:
+        from kenning.mcp_server import main as mcp_main
+
+        raise SystemExit(mcp_main())
     from kenning.cli import cli
 
     cli.main(args=args, prog_name="ken")

@@ -128,6 +128,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["KINDS", "Redaction", "mostly_secret", "redact"]
@@ -170,12 +171,15 @@ _FI = re.ASCII | re.IGNORECASE
 
 # --- token formats -------------------------------------------------------------------
 
+# BEGIN line, a body of base64 and "Proc-Type: 4,ENCRYPTED"-style headers (with literal
+# \n when JSON-escaped), and the END line when it is there.
 _PEM = re.compile(
     r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:[\s\S]{0,16384}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-    r"|[A-Za-z0-9+/=\s:,\\-]*+)",
+    r"(?P<body>(?:[A-Za-z0-9+/=\s:,.\\]|-(?!----))*+)"
+    r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?",
     _F,
 )
+_PEM_MIN_BODY = 32  # base64 characters; less is code that mentions the header line
 
 # (kind, pattern, predicate-free); the whole match is the secret.
 _TOKEN_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -224,8 +228,8 @@ _ASSIGN = re.compile(
     (?P<sep>:(?![:=])|=(?![=>~]))                # not ::, :=, ==, =>, =~
     (?P<sp>[ \t]*+)
     (?:
-        "(?P<dq>[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+)"
-      | '(?P<sq>[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+)'
+        [bru]{0,2}"(?P<dq>[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+)"   # b"...", r'...', f"..."
+      | [bru]{0,2}'(?P<sq>[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+)'
       | (?P<bare>[^\s"'`,;)\]}]++)
     )
     """,
@@ -238,20 +242,20 @@ _SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey")
 # secret itself: TOKEN_LIMIT, password_min_length, token_uri, SECRET_NAME, ...
 _META_WORDS = _wordset(
     """
-    budget cache class cmd command cost count counts counter dir encoding endpoint env
-    error errors estimate expiration expires expiry field fields file files format
-    header helper hint idx index kind label len length lifetime limit limits loc
-    location manager map max message min model msg name names offset param path paths
-    pattern placeholder policy position prefix price prompt provider range rate ref regex
-    required rules schema size source store strength suffix timeout ttl type types uri
-    url usage validator var
+    budget cache class cmd command config cost count counts counter dir encoding
+    endpoint env error errors estimate expiration expires expiry field fields file files
+    format header helper hint idx index kind label len length lifetime limit limits loc
+    location manager map max message min model msg name names offset options opts param
+    path paths pattern placeholder policy position prefix price prompt provider range
+    rate ref regex required rules schema settings size source store strength suffix
+    timeout ttl type types uri url usage validator var
     """
 )
 _PLACEHOLDER_WORDS = _wordset(
     """
     changeme replaceme placeholder redacted none null nil undefined true false todo tbd
     fixme dummy example secret secrets password passwd pass token tokens apikey key
-    required optional str string bytes int bool any number unknown object
+    required optional str string bytes int bool any number unknown object bearer basic
     """
 )
 _PLACEHOLDER = re.compile(
@@ -259,7 +263,7 @@ _PLACEHOLDER = re.compile(
     \$[{(]                         # ${VAR}, $(cmd)
     | \$[A-Za-z_][A-Za-z0-9_]*\Z   # $VAR
     | %[A-Za-z_][A-Za-z0-9_]*%\Z   # %VAR%
-    | \{\{                         # {{ template }}
+    | \{                           # {{ template }}, {}, {0}, f"{password!r}"
     | <[^<>]*>\Z                   # <your-token>
     | [xX*.\u2022_-]+\Z            # xxxx, ****, ----
     | (?:your|my|insert|put|enter|replace|add)[-_]
@@ -267,17 +271,22 @@ _PLACEHOLDER = re.compile(
     | .*(?:\.\.\.|\u2026)          # truncated: ghp_...
     | .*\[redacted:                # already redacted
     | %[-\#0-9.]*[sdrfxiu]\Z       # printf-style %s, %r
-    | \{[A-Za-z0-9_.]*\}\Z         # format-style {}, {0}, {token}
+    | \#[0-9a-f]{3,8}\Z            # a colour
     | [A-Za-z][A-Za-z0-9+.-]*://   # a URL (credentials in it have their own rule)
     | (?:/|~/|\./|\.\./)           # a path
     """,
     re.IGNORECASE | re.VERBOSE,
 )
-_DOTTED = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++", _F)
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++[!?]?", _F)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+", _F)
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++", _F)
+_TYPE_NAME = re.compile(r"[A-Z][a-z]++(?:[A-Z][a-z]++)*+", _F)
+_SMALL_NUMBER = re.compile(r"[-+]?[0-9]{1,4}(?:\.[0-9]+)?", _F)
 _ALNUM = re.compile(r"[A-Za-z0-9]", _F)
+_NEXT_PARAM = re.compile(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
 _COLON_END = re.compile(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
 _SPACES = frozenset(" \t")
+_QUOTES = frozenset("\"'`")
 
 # --- high entropy ----------------------------------------------------------------------
 
@@ -345,7 +354,8 @@ def _spans(text: str) -> list[_Span]:
     add = found.append
     if "PRIVATE KEY" in text:
         for m in _PEM.finditer(text):
-            add((m.start(), m.end(), "private_key"))
+            if len(_ALNUM.findall(m.group("body"))) >= _PEM_MIN_BODY:
+                add((m.start(), m.end(), "private_key"))
     for kind, pattern in _TOKEN_RULES:
         for m in pattern.finditer(text):
             add((m.start(), m.end(), kind))
@@ -368,10 +378,7 @@ def _spans(text: str) -> list[_Span]:
             if _placeholder(value) or (pattern is _BEARER and not _DIGIT.search(value)):
                 continue
             add((m.start(1), m.end(1), "secret_assignment"))
-    for m in _ASSIGN.finditer(text):
-        span = _assignment(text, m)
-        if span is not None:
-            add(span)
+    _assignments(text, add)
 
     merged = _merge(found)
     # Phase 2: high-entropy runs in the gaps between the structured spans.
@@ -411,14 +418,35 @@ def _mixed_case(token: str) -> bool:
 # --- assignments -------------------------------------------------------------------------
 
 
-def _assignment(text: str, m: re.Match[str]) -> _Span | None:
-    """The value span of a ``NAME=value`` match, or None when it should stay."""
-    name_end = m.start("nq")
+def _assignments(text: str, add: Callable[[_Span], None]) -> None:
+    pos = 0
+    while (m := _ASSIGN.search(text, pos)) is not None:
+        span, pos = _assignment(text, m)
+        if span is not None:
+            add(span)
+
+
+def _assignment(text: str, m: re.Match[str]) -> tuple[_Span | None, int]:
+    """The value span of a ``NAME=value`` match (or None when it should stay), and where
+    to look for the next one: after a redacted value, or inside a value that stays."""
+    bare = m.group("bare")
+    group = "bare" if bare is not None else "dq" if m.group("dq") is not None else "sq"
+    value = m.group(group)
+    start, end = m.span(group)
+    if bare is not None and (cut := _NEXT_PARAM.search(value)):
+        value = value[: cut.start()]  # a=b&c=d: the value ends at the next parameter
+        end = start + len(value)
+    span = _assignment_span(text, m, value, start, end)
+    return span, (end if span is not None or bare is not None else start)
+
+
+def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: int) -> _Span | None:
     head = m.start()
     limit = max(0, head - 64)
     while head > limit and text[head - 1] in _NAME_CHARS:
         head -= 1
-    name = text[head:name_end].lstrip(".-")
+    # token.info is an attribute of a token object; settings.SECRET_KEY is a secret.
+    name = text[head : m.start("nq")].lstrip(".-").rpartition(".")[2]
     words = [w.lower() for w in _WORDS.findall(name)]
     if not _secret_name(words):
         return None
@@ -427,28 +455,22 @@ def _assignment(text: str, m: re.Match[str]) -> _Span | None:
     if quote and before != quote:
         return None
     quoted_name = bool(quote)
-    sep = m.group("sep")
-
-    bare = m.group("bare")
-    if bare is None:
-        group = "dq" if m.group("dq") is not None else "sq"
-        value = m.group(group)
-        start, end = m.span(group)
-        if not _ALNUM.search(value) or any(c.isspace() for c in value) or _placeholder(value):
-            return None
+    colon = m.group("sep") == ":" and not quoted_name  # YAML, headers, prose
+    if colon and not m.group("sp"):
+        return None  # passwd:shell, password:%s
+    if _skip_value(value):
+        return None
+    bare = m.group("bare") is not None
+    if not bare:
+        if any(c.isspace() for c in value):
+            return None  # a message, not a secret
+        after = end + 1  # past the closing quote
     else:
-        value = bare
-        start, end = m.span("bare")
-        if before and before in "?&" and "&" in value:  # a URL query: the value ends at the next &
-            value = value[: value.index("&")]
-            end = start + len(value)
-        if not _ALNUM.search(value) or _placeholder(value) or _code(value):
+        if _code(value):
             return None
-        if value.isdigit() and len(value) <= 4:
-            return None  # flags and counts: ERRORTOKEN = 60, "HAVE_PASSWD": 1
         if quoted_name and _IDENT.fullmatch(value) and not _DIGIT.search(value):
             return None  # {"token": tok} in code
-        if sep == "=":
+        if m.group("sep") == "=":
             spaced = bool(m.group("sp")) or text[m.start("sep") - 1] in _SPACES
             if spaced and (
                 (_IDENT.fullmatch(value) and not _DIGIT.search(value))
@@ -457,17 +479,14 @@ def _assignment(text: str, m: re.Match[str]) -> _Span | None:
                 return None  # code: password = pw, TOKEN = Ignore + PlainToken
             if _IDENT.fullmatch(value) and _kwarg(text, head, end):
                 return None  # login(password=pw)
-    if sep == ":" and not quoted_name:
-        # YAML, headers: the value must end the line (or the item), else it is prose.
-        if bare is None:
-            closes = False
-            after = end + 1  # past the closing quote
-        else:
-            closes = text[end : end + 1] in ('"', "'", "`")
-            after = end
-        if not closes and not _COLON_END.match(text, after):
-            return None
-
+        elif colon and _TYPE_NAME.fullmatch(value):
+            return None  # an annotation: secret: SecretStr
+        after = end
+    # After a colon the value must end the line (or the item, or a quoted header), else
+    # it is prose: "Token: see the docs".
+    closed = bare and text[end : end + 1] in _QUOTES
+    if colon and not closed and not _COLON_END.match(text, after):
+        return None
     kind = "secret_assignment"
     if (
         "secret" in words
@@ -499,15 +518,26 @@ def _placeholder(value: str) -> bool:
     return value.lower().replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
 
 
-def _code(value: str) -> bool:
-    """An unquoted value that is an expression rather than data."""
-    if "(" in value or "[" in value:
-        return True  # get_token(), os.environ[
-    if _DOTTED.fullmatch(value) and not _DIGIT.search(value):
-        return True  # self.token, process.env.API_KEY
-    if _IDENT.fullmatch(value):
-        return _secret_name([w.lower() for w in _WORDS.findall(value)])  # token=access_token
+def _skip_value(value: str) -> bool:
+    """Values that are not secrets whatever they are assigned to."""
+    if not _ALNUM.search(value) or _placeholder(value):
+        return True
+    if _IDENT.fullmatch(value) and not _DIGIT.search(value):
+        # another secret's name: token=access_token, CHALLENGE_PASSWORD: "challengePassword"
+        flat = value.lower().replace("_", "")
+        return any(word in flat for word in _SECRET_WORDS)
     return False
+
+
+def _code(value: str) -> bool:
+    """An unquoted value that is an expression, constant or number rather than data."""
+    return (
+        "(" in value  # get_token()
+        or "[" in value  # os.environ[
+        or bool(_DOTTED.fullmatch(value) and not _DIGIT.search(value))  # self.token
+        or bool(_CONSTANT.fullmatch(value))  # FG_DEFAULT
+        or bool(_SMALL_NUMBER.fullmatch(value))  # ERRORTOKEN = 60, token = -1
+    )
 
 
 def _kwarg(text: str, head: int, end: int) -> bool:

@@ -231,3 +231,11 @@ def doctor(as_json: bool) -> None:
             click.echo(f"  {line}")
     if not report.ok:
         raise SystemExit(1)
+
+
+@cli.command(epilog=example("claude mcp add --scope user ken -- ken mcp"))
+def mcp() -> None:
+    """Serve memory to agents over MCP (stdio). Agents start this themselves."""
+    from kenning.mcp_server import main
+
+    raise SystemExit(main())

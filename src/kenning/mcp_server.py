@@ -1,0 +1,286 @@
+"""`ken mcp`: the stdio MCP server through which agents search and write memory.
+
+Tools: memory_context, memory_search, memory_get, memory_propose, memory_update,
+memory_handoff, session_history, record_reflection. There is no delete tool. The
+write policy lives in `kenning.proposals`; this module only maps tools onto the
+library and library errors onto tool errors, which the SDK returns to the model as
+error results while the server keeps serving.
+
+The server learns which agent and session it serves once, at start, from its process
+tree (see `kenning.identity`); every write records agent, model, session and via=mcp.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Annotated, Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from kenning import deliver, items, proposals
+from kenning import where as where_mod
+from kenning.config import Config
+from kenning.errors import KenningError
+from kenning.identity import Identity, identify
+from kenning.store import SQLiteStore, open_store
+
+INSTRUCTIONS = (
+    "kenning is the memory the person's coding agents share. Search it before you ask "
+    "the person something they may have told an agent already. Save only what the repo "
+    "cannot tell: a correction, refusal, preference or decision, in the person's words, "
+    "with the evidence that prompted it. Saves to repo, workspace or global scope wait "
+    "for the person's approval."
+)
+
+
+class Memory:
+    """The server's state: one store connection (serialized) and who we serve."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._store: SQLiteStore | None = None
+        self._identity: Identity | None = None
+        self.config = Config()
+
+    @property
+    def store(self) -> SQLiteStore:
+        if self._store is None:
+            self._store = open_store()
+        return self._store
+
+    @property
+    def identity(self) -> Identity:
+        if self._identity is None:
+            self._identity = identify(self.store)
+        return self._identity
+
+    def where(self) -> where_mod.Where:
+        ident = self.identity
+        session = ident.session
+        return where_mod.detect(
+            ident.cwd,
+            agent=ident.agent,
+            session=(f"{session.agent}:{session.agent_session_id}"
+                     if session and session.agent_session_id else None),
+        )
+
+    def context(self, model: str | None) -> proposals.AgentContext:
+        ident = self.identity
+        session = ident.session
+        return proposals.AgentContext(
+            agent=ident.agent or "agent",
+            where=self.where(),
+            model=model or (session.model if session else None),
+            session_id=session.id if session else None,
+            agent_session_id=session.agent_session_id if session else None,
+        )
+
+    def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            try:
+                return fn(*args, **kwargs)
+            except KenningError as exc:
+                raise ToolError(str(exc)) from None
+
+
+def _item_brief(item: items.Item) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "short_id": item.id[-6:].lower(),
+        "title": item.title,
+        "body": item.body,
+        "kind": item.kind.value,
+        "scope": str(item.scope),
+        "status": item.status.value,
+        "revision": item.revision,
+    }
+
+
+def build_server(memory: Memory | None = None) -> MCPServer:
+    mem = memory or Memory()
+    server = MCPServer("ken", instructions=INSTRUCTIONS)
+
+    @server.tool()
+    def memory_context(
+        budget: Annotated[int, Field(ge=50, le=20000, description="Token budget")] = 1500,
+    ) -> dict[str, Any]:
+        """The context pack for where you run: pinned memories, preferences and
+        corrections, decisions and facts, tasks, handoffs and recent sessions."""
+
+        def work() -> dict[str, Any]:
+            ident = mem.identity
+            pack = deliver.pack_for(mem.store, mem.config, mem.where(), session=ident.session,
+                                    budget=budget)
+            return {"text": pack.text, "items": [_item_brief(i) for i in pack.items],
+                    "omitted": pack.omitted}
+
+        result: dict[str, Any] = mem.run(work)
+        return result
+
+    @server.tool()
+    def memory_search(
+        query: Annotated[str, Field(min_length=1, max_length=2000,
+                                    description="Words to search for")],
+        scopes: Annotated[list[str] | None, Field(
+            description="Only these scopes (e.g. repo:github.com/org/app); default: here")
+        ] = None,
+        kinds: Annotated[list[str] | None, Field(description="Only these kinds")] = None,
+        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+    ) -> dict[str, Any]:
+        """Full-text search over active memories, best first. Every word must match;
+        words match their stems; the last word matches as a prefix."""
+
+        def work() -> dict[str, Any]:
+            chosen = scopes or [str(s) for s in mem.where().scopes]
+            found = items.search(
+                mem.store, query,
+                scopes=[str(items.parse_scope(s)) for s in chosen],
+                kinds=[k.value for k in map(items.parse_kind, kinds or []) if k],
+                limit=limit,
+            )
+            return {"results": [{**_item_brief(f.item), "score": round(f.score, 3)}
+                                for f in found]}
+
+        result: dict[str, Any] = mem.run(work)
+        return result
+
+    @server.tool()
+    def memory_get(
+        id: Annotated[str, Field(min_length=1, max_length=40,
+                                 description="Item id, or 4+ characters of its start or end")],
+    ) -> dict[str, Any]:
+        """One memory in full, with provenance, its current revision and every version."""
+
+        def work() -> dict[str, Any]:
+            item = items.get(mem.store, id)
+            data = item.to_dict()
+            data["history"] = [r.to_dict() for r in mem.store.revisions(item.id)]
+            return data
+
+        result: dict[str, Any] = mem.run(work)
+        return result
+
+    @server.tool()
+    def memory_propose(
+        text: Annotated[str, Field(min_length=1, description="Title on the first line, "
+                                   "then the body; 4 KB at most")],
+        kind: Annotated[str, Field(description="fact, decision, preference, correction, "
+                                   "task, handoff, summary, lesson or note")] = "note",
+        scope: Annotated[str | None, Field(
+            description="Default: your workstream (active). repo:/workspace:/global "
+            "are saved as proposed for the person to approve")] = None,
+        tags: list[str] | None = None,
+        links: Annotated[list[str] | None, Field(
+            description="file:PATH, url:URL, item:ID or commit:SHA")] = None,
+        evidence: Annotated[str, Field(
+            description="The excerpt that prompted it (required for shared scopes)")] = "",
+        model: Annotated[str | None, Field(description="Your model name")] = None,
+    ) -> dict[str, Any]:
+        """Save a memory. Only what the repo cannot tell: a correction, refusal,
+        preference or decision, in the person's words, with the evidence."""
+
+        def work() -> dict[str, Any]:
+            item = proposals.propose(
+                mem.store, mem.context(model), text, kind=kind, scope=scope,
+                tags=tags or [], links=links or [], evidence=evidence,
+            )
+            note = ("saved" if item.status.value == "active"
+                    else "proposed: a person will review it before other sessions see it")
+            return {**_item_brief(item), "note": note}
+
+        result: dict[str, Any] = mem.run(work)
+        return result
+
+    @server.tool()
+    def memory_update(
+        id: Annotated[str, Field(min_length=1, max_length=40)],
+        text: Annotated[str, Field(min_length=1, description="The new text")],
+        expected_revision: Annotated[str, Field(
+            min_length=1, description="The revision you read (memory_get)")],
+        evidence: str = "",
+        model: str | None = None,
+    ) -> dict[str, Any]:
+        """Replace your own working note (session, workstream or project scope); for a
+        shared memory this files a proposed replacement linked to the original."""
+
+        def work() -> dict[str, Any]:
+            item, in_place = proposals.update(
+                mem.store, mem.context(model), id, text,
+                expected_revision=expected_revision, evidence=evidence,
+            )
+            return {**_item_brief(item),
+                    "note": "updated" if in_place else "proposed as a replacement"}
+
+        result: dict[str, Any] = mem.run(work)
+        return result
+
+    @server.tool()
+    def memory_handoff(
+        done: Annotated[str, Field(min_length=1, description="What was done")],
+        state: Annotated[str, Field(min_length=1, description="Where things stand")],
+        next: Annotated[str, Field(min_length=1, description="What comes next")],
+        open_questions: str = "",
+        model: str | None = None,
+    ) -> dict[str, Any]:
+        """Leave a handoff for the next agent in this line of work (workstream or project)."""
+
+        def work() -> dict[str, Any]:
+            item = proposals.handoff(mem.store, mem.context(model), done=done, state=state,
+                                     next_steps=next, questions=open_questions)
+            return _item_brief(item)
+
+        result: dict[str, Any] = mem.run(work)
+        return result
+
+    @server.tool()
+    def session_history(
+        where: Annotated[str, Field(pattern="^(repo|project|workstream)$")] = "repo",
+        limit: Annotated[int, Field(ge=1, le=50)] = 5,
+    ) -> dict[str, Any]:
+        """Recent agent sessions in this repo, project or workstream, newest first."""
+
+        def work() -> dict[str, Any]:
+            here = mem.where()
+            value = {"repo": here.repo, "project": here.project,
+                     "workstream": here.workstream}[where]
+            if not value:
+                raise ToolError(f"there is no {where} here")
+            found = mem.store.list_sessions(**{where: value, "limit": limit})
+            return {"sessions": [s.to_dict() for s in found]}
+
+        result: dict[str, Any] = mem.run(work)
+        return result
+
+    @server.tool()
+    def record_reflection(
+        lessons: Annotated[list[dict[str, str]], Field(
+            min_length=1, max_length=3,
+            description='Up to three {"lesson": ..., "evidence": ...}: something the '
+            "person taught, and the prompt or event that taught it (quote a correction)")],
+        model: str | None = None,
+    ) -> dict[str, Any]:
+        """Record up to three lessons from this run as proposals for the person."""
+
+        def work() -> dict[str, Any]:
+            pairs = []
+            for entry in lessons:
+                if not isinstance(entry, dict) or not entry.get("lesson"):
+                    raise ToolError('each lesson is {"lesson": "...", "evidence": "..."}')
+                pairs.append((str(entry["lesson"]), str(entry.get("evidence", ""))))
+            saved = proposals.reflect(mem.store, mem.context(model), pairs)
+            return {"saved": [_item_brief(i) for i in saved]}
+
+        result: dict[str, Any] = mem.run(work)
+        return result
+
+    return server
+
+
+def main() -> int:
+    build_server().run()
+    return 0
+
+
+__all__ = ["Memory", "build_server", "main"]

@@ -1,0 +1,194 @@
+"""What agents may write, and how (the write policy of DESIGN principle 2).
+
+- An agent's own working scopes (session, workstream, project) take its writes as
+  active memories.
+- Shared scopes (repo, workspace, global) take them as *proposed*, told to no other
+  session until a person approves, and need evidence: the excerpt that prompted it.
+- An update to the agent's own working note names the revision it expects; an
+  update to anything else files a proposed replacement linked to the original.
+- Agents never delete, approve or reject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kenning import items
+from kenning.errors import InvalidInput
+from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Status
+from kenning.where import Where
+
+OWN_SCOPES = frozenset({ScopeType.SESSION, ScopeType.WORKSTREAM, ScopeType.PROJECT})
+MAX_LESSONS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class AgentContext:
+    """Who is writing and from where."""
+
+    agent: str
+    where: Where
+    model: str | None = None
+    session_id: str | None = None  # kenning's session id
+    agent_session_id: str | None = None
+
+    def provenance(self, how: str = "mcp") -> Provenance:
+        w = self.where
+        return Provenance(
+            who=self.agent,
+            how=how,
+            model=self.model,
+            session=self.session_id,
+            cwd=w.cwd,
+            repo=w.repo,
+            workspace=w.workspace,
+            workstream=w.workstream,
+            project=w.project,
+            commit=w.git.head if w.git else None,
+        )
+
+    def own_scope(self) -> Scope:
+        """The working scope an agent's notes default to."""
+        if self.where.workstream:
+            return Scope(ScopeType.WORKSTREAM, self.where.workstream)
+        if self.where.project:
+            return Scope(ScopeType.PROJECT, self.where.project)
+        if self.agent_session_id:
+            return Scope(ScopeType.SESSION, f"{self.agent}:{self.agent_session_id}")
+        raise InvalidInput(
+            "there is no workstream here (not a git branch) and no session: pass a scope"
+        )
+
+
+def _status(scope: Scope) -> Status:
+    return Status.ACTIVE if scope.type in OWN_SCOPES else Status.PROPOSED
+
+
+def propose(
+    store: items.Store,
+    ctx: AgentContext,
+    text: str,
+    *,
+    kind: str | None = None,
+    scope: str | None = None,
+    tags: Sequence[str] = (),
+    links: Sequence[str] = (),
+    evidence: str = "",
+) -> Item:
+    """Save an agent's memory: active in its own scopes, proposed in shared ones."""
+    target = items.parse_scope(scope) if scope else ctx.own_scope()
+    if target.type is ScopeType.AGENT and target.value != ctx.agent:
+        raise InvalidInput(f"{ctx.agent} may write to agent:{ctx.agent}, not {target}")
+    if target.type not in OWN_SCOPES and not evidence.strip():
+        raise InvalidInput(
+            f"saving to {target} needs evidence: quote what the person said or what "
+            "happened that prompted this memory"
+        )
+    return items.add(
+        store,
+        text,
+        scope=target,
+        kind=items.parse_kind(kind),
+        tags=tags,
+        links=links,
+        status=_status(target),
+        evidence=evidence,
+        provenance=ctx.provenance(),
+    )
+
+
+def update(
+    store: items.Store,
+    ctx: AgentContext,
+    ref: str,
+    text: str,
+    *,
+    expected_revision: str,
+    evidence: str = "",
+) -> tuple[Item, bool]:
+    """Replace the agent's own working note, or propose a replacement for anything else.
+
+    Returns (item, replaced_in_place).
+    """
+    if not expected_revision:
+        raise InvalidInput("name the revision you expect (from memory_get)")
+    current = items.get(store, ref)
+    if current.revision != expected_revision:
+        from kenning.errors import RevisionConflict
+
+        raise RevisionConflict(current.id, expected_revision, current.revision)
+    if current.scope.type in OWN_SCOPES and current.status is Status.ACTIVE:
+        updated = items.change(
+            store, current.id, text=text, expected_revision=expected_revision,
+            provenance=ctx.provenance(), evidence=evidence or None,
+        )
+        return updated, True
+    if not evidence.strip():
+        raise InvalidInput(
+            f"{current.scope} is shared: a replacement needs evidence of why it is better"
+        )
+    replacement = items.add(
+        store,
+        text,
+        scope=current.scope,
+        kind=current.kind,
+        tags=current.tags,
+        links=[*(str(x) for x in current.links), f"item:{current.id}"],
+        status=Status.PROPOSED,
+        evidence=evidence,
+        provenance=ctx.provenance(),
+    )
+    return replacement, False
+
+
+def handoff(
+    store: items.Store,
+    ctx: AgentContext,
+    *,
+    done: str,
+    state: str,
+    next_steps: str,
+    questions: str = "",
+) -> Item:
+    """A handoff (done / state / next / open questions) in the workstream or project."""
+    if ctx.where.workstream:
+        scope = Scope(ScopeType.WORKSTREAM, ctx.where.workstream)
+    elif ctx.where.project:
+        scope = Scope(ScopeType.PROJECT, ctx.where.project)
+    else:
+        scope = ctx.own_scope()
+    first = " ".join(done.split())[:90] or "work in progress"
+    body = f"## Done\n{done.strip()}\n\n## State\n{state.strip()}\n\n## Next\n{next_steps.strip()}"
+    if questions.strip():
+        body += f"\n\n## Open questions\n{questions.strip()}"
+    title = f"Handoff from {ctx.agent}: {first}"
+    return items.add(
+        store, f"{title}\n{body}", scope=scope, kind=Kind.HANDOFF,
+        status=Status.ACTIVE, provenance=ctx.provenance(),
+    )
+
+
+def reflect(
+    store: items.Store,
+    ctx: AgentContext,
+    lessons: Sequence[tuple[str, str]],
+) -> list[Item]:
+    """Up to three lessons (text, the prompt or event that taught it), saved as proposed."""
+    if not lessons:
+        raise InvalidInput("give at least one lesson")
+    if len(lessons) > MAX_LESSONS:
+        raise InvalidInput(f"at most {MAX_LESSONS} lessons per run: keep the ones the person taught")
+    scope = (Scope(ScopeType.REPO, ctx.where.repo) if ctx.where.repo
+             else Scope(ScopeType.GLOBAL))
+    saved = []
+    for text, quote in lessons:
+        if not quote.strip():
+            raise InvalidInput(
+                "each lesson needs the evidence that taught it: quote the person's prompt"
+            )
+        saved.append(items.add(
+            store, text, scope=scope, kind=Kind.LESSON, status=Status.PROPOSED,
+            evidence=quote, provenance=ctx.provenance(),
+        ))
+    return saved
