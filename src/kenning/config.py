@@ -103,9 +103,7 @@ def parse_value(setting: Setting, raw: str) -> Any:
         if setting.type is list:
             return [part.strip() for part in text.split(",") if part.strip()]
     except ValueError:
-        raise InvalidInput(
-            f"{setting.key} takes a {setting.type.__name__}, not '{raw}'"
-        ) from None
+        raise InvalidInput(f"{setting.key} takes a {setting.type.__name__}, not '{raw}'") from None
     return text
 
 

@@ -29,9 +29,7 @@ def blocked_repos(config: Config, where: Where) -> set[str]:
 def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
     if not config.get("memory.enabled"):
         return False
-    if agent and agent not in config.get("memory.deliver_to"):
-        return False
-    return True
+    return not (agent and agent not in config.get("memory.deliver_to"))
 
 
 def may_capture(config: Config, where: Where) -> bool:

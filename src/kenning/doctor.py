@@ -52,23 +52,47 @@ def _agent_checks(agent: str) -> list[Check]:
     wanted = integrate.HOOK_EVENTS[agent]
     checks: list[Check] = []
     if not commands:
-        checks.append(Check(f"{agent} hooks", True, f"not installed in {path}",
-                            f"to give {agent} memory: ken integrate {agent}"))
+        checks.append(
+            Check(
+                f"{agent} hooks",
+                True,
+                f"not installed in {path}",
+                f"to give {agent} memory: ken integrate {agent}",
+            )
+        )
         return checks
     missing = [e for e in wanted if e not in commands]
-    checks.append(Check(
-        f"{agent} hooks", not missing,
-        f"{len(commands)} of {len(wanted)} events in {path}"
-        + (f"; missing {', '.join(missing)}" if missing else ""),
-        f"ken integrate {agent}" if missing else "",
-    ))
+    checks.append(
+        Check(
+            f"{agent} hooks",
+            not missing,
+            f"{len(commands)} of {len(wanted)} events in {path}"
+            + (f"; missing {', '.join(missing)}" if missing else ""),
+            f"ken integrate {agent}" if missing else "",
+        )
+    )
+    server = integrate.installed_mcp(agent)
+    checks.append(
+        Check(
+            f"{agent} mcp",
+            True,
+            f"server registered: {server.get('command')} {' '.join(server.get('args', []))}"
+            if server
+            else "MCP server not registered",
+            "" if server else f"to let {agent} search and save memory: ken integrate {agent} --mcp",
+        )
+    )
     for event, command in sorted(commands.items()):
         binary = shlex.split(command)[0]
         runnable = os.path.isfile(binary) and os.access(binary, os.X_OK)
-        checks.append(Check(
-            f"{agent} {event}", runnable, f"runs: {command}",
-            "" if runnable else f"{binary} is gone: run `ken integrate {agent}` again",
-        ))
+        checks.append(
+            Check(
+                f"{agent} {event}",
+                runnable,
+                f"runs: {command}",
+                "" if runnable else f"{binary} is gone: run `ken integrate {agent}` again",
+            )
+        )
     return checks
 
 
@@ -87,15 +111,33 @@ def _store_checks() -> list[Check]:
         counts = store.counts()
     finally:
         store.close()
-    checks.append(Check("store", result == "ok", f"{path}: integrity {result}, "
-                        f"{sum(counts.values())} items ({counts.get('proposed', 0)} proposed)",
-                        "" if result == "ok" else "restore a backup"))
+    checks.append(
+        Check(
+            "store",
+            result == "ok",
+            f"{path}: integrity {result}, "
+            f"{sum(counts.values())} items ({counts.get('proposed', 0)} proposed)",
+            "" if result == "ok" else "restore a backup",
+        )
+    )
     mode = stat.S_IMODE(path.stat().st_mode)
-    checks.append(Check("store file mode", mode & 0o077 == 0, f"{mode:04o}",
-                        f"chmod 600 {path}" if mode & 0o077 else ""))
+    checks.append(
+        Check(
+            "store file mode",
+            mode & 0o077 == 0,
+            f"{mode:04o}",
+            f"chmod 600 {path}" if mode & 0o077 else "",
+        )
+    )
     folder_mode = stat.S_IMODE(path.parent.stat().st_mode)
-    checks.append(Check("store folder mode", folder_mode & 0o077 == 0, f"{folder_mode:04o}",
-                        f"chmod 700 {path.parent}" if folder_mode & 0o077 else ""))
+    checks.append(
+        Check(
+            "store folder mode",
+            folder_mode & 0o077 == 0,
+            f"{folder_mode:04o}",
+            f"chmod 700 {path.parent}" if folder_mode & 0o077 else "",
+        )
+    )
     return checks
 
 

@@ -35,8 +35,7 @@ HOOK_EVENTS = {
     "codex": ("SessionStart", "UserPromptSubmit", "SessionEnd"),
     "gemini": ("SessionStart", "BeforeAgent", "SessionEnd"),
 }
-TIMEOUT_SECONDS = {"SessionStart": 15, "UserPromptSubmit": 10, "BeforeAgent": 10,
-                   "SessionEnd": 3}
+TIMEOUT_SECONDS = {"SessionStart": 15, "UserPromptSubmit": 10, "BeforeAgent": 10, "SessionEnd": 3}
 OURS = re.compile(r"(^|[/\s'\"])ken(\.exe)?['\"]?\s+hook\s")
 
 
@@ -164,9 +163,14 @@ def _handler(agent: str, event: str, ken: str) -> dict[str, Any]:
     return handler
 
 
+def _copy(data: dict[str, Any]) -> dict[str, Any]:
+    copied: dict[str, Any] = _copy(data)
+    return copied
+
+
 def desired(agent: str, data: dict[str, Any], ken: str) -> dict[str, Any]:
     """`data` with kenning's hooks for `agent` in place (a new dict)."""
-    result = json.loads(json.dumps(data))
+    result = _copy(data)
     hooks = result.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InvalidInput("the settings' 'hooks' is not an object; fix it by hand first")
@@ -185,8 +189,13 @@ def install(agent: str, *, trust: bool = False, ken: str | None = None) -> Chang
     data = read_json(path)
     new = desired(agent, data, ken)
     backup = write_file(path, json.dumps(new, indent=2) + "\n")
-    change = Change(agent, path, "installed" if backup or data != new else "unchanged",
-                    {e: hook_command(agent, e, ken) for e in HOOK_EVENTS[agent]}, backup)
+    change = Change(
+        agent,
+        path,
+        "installed" if backup or data != new else "unchanged",
+        {e: hook_command(agent, e, ken) for e in HOOK_EVENTS[agent]},
+        backup,
+    )
     if agent == "codex":
         if trust:
             write_codex_trust(data, new, path)
@@ -204,7 +213,7 @@ def remove(agent: str) -> Change:
     data = read_json(path)
     if not data:
         return Change(agent, path, "absent")
-    new = json.loads(json.dumps(data))
+    new = _copy(data)
     hooks = new.get("hooks")
     if isinstance(hooks, dict):
         _strip_ours(hooks)
@@ -248,12 +257,14 @@ def trust_hash(event: str, group: dict[str, Any]) -> str:
     handler = group["hooks"][0]
     body: dict[str, Any] = {
         "event_name": snake(event),
-        "hooks": [{
-            "type": "command",
-            "command": handler["command"],
-            "timeout": handler.get("timeout", 600),
-            "async": bool(handler.get("async", False)),
-        }],
+        "hooks": [
+            {
+                "type": "command",
+                "command": handler["command"],
+                "timeout": handler.get("timeout", 600),
+                "async": bool(handler.get("async", False)),
+            }
+        ],
     }
     if group.get("matcher") is not None:
         body["matcher"] = group["matcher"]
@@ -279,8 +290,9 @@ def _load_toml(path: Path) -> Any:
     import tomlkit
 
     try:
-        return tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else \
-            tomlkit.document()
+        return (
+            tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+        )
     except Exception as exc:  # noqa: BLE001 - tomlkit raises several kinds
         raise InvalidInput(f"{path} is not valid TOML ({exc}); fix it by hand first") from None
 
@@ -327,3 +339,206 @@ def remove_codex_trust(old: dict[str, Any], hooks_path: Path) -> None:
     if not doc["hooks"]:
         del doc["hooks"]
     write_file(config_path, tomlkit.dumps(doc))
+
+
+# --- MCP server registration -----------------------------------------------------------
+
+MCP_NAME = "ken"
+# Tools that run without asking: reading, and writes the policy already keeps safe.
+CLAUDE_ALLOWED = tuple(
+    f"mcp__{MCP_NAME}__{tool}"
+    for tool in (
+        "memory_context",
+        "memory_search",
+        "memory_get",
+        "memory_propose",
+        "memory_update",
+        "memory_handoff",
+        "session_history",
+        "record_reflection",
+    )
+)
+PASS_ENV = ("KEN_DB", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+
+
+def mcp_env() -> dict[str, str]:
+    """The variables the server needs to find the same store and config as this `ken`.
+
+    Codex passes a server only HOME, LANG, PATH and TMPDIR, so they are written out.
+    """
+    return {k: os.environ[k] for k in PASS_ENV if os.environ.get(k)}
+
+
+def claude_json_path() -> Path:
+    return home() / ".claude.json"
+
+
+def mcp_entry(agent: str, ken: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"command": ken, "args": ["mcp"]}
+    env = mcp_env()
+    if env:
+        entry["env"] = env
+    if agent == "claude":
+        entry = {"type": "stdio", **entry}
+    if agent == "gemini":
+        entry["trust"] = True
+    return entry
+
+
+def _claude_allow(settings: dict[str, Any], add: bool) -> dict[str, Any]:
+    result = _copy(settings)
+    perms = result.setdefault("permissions", {})
+    allow = [a for a in perms.get("allow", []) if a not in CLAUDE_ALLOWED]
+    if add:
+        allow += list(CLAUDE_ALLOWED)
+    if allow:
+        perms["allow"] = allow
+    else:
+        perms.pop("allow", None)
+    if not perms:
+        del result["permissions"]
+    return result
+
+
+def _claude_cli_add(ken: str) -> bool:
+    """Register through `claude mcp add --scope user` when the claude CLI is here."""
+    import subprocess
+
+    claude = shutil.which("claude")
+    if not claude:
+        return False
+    command = [claude, "mcp", "add", MCP_NAME, "--scope", "user"]
+    for key, value in mcp_env().items():
+        command += ["--env", f"{key}={value}"]
+    command += ["--", ken, "mcp"]
+    try:
+        subprocess.run(
+            [claude, "mcp", "remove", MCP_NAME, "--scope", "user"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        done = subprocess.run(command, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def install_mcp(agent: str, ken: str | None = None) -> Change:
+    ken = ken or ken_command()
+    if agent == "claude":
+        path = claude_json_path()
+        data = read_json(path)
+        new = _copy(data)
+        new.setdefault("mcpServers", {})[MCP_NAME] = mcp_entry(agent, ken)
+        backup = None
+        if (
+            not _claude_cli_add(ken)
+            or read_json(path).get("mcpServers", {}).get(MCP_NAME) != new["mcpServers"][MCP_NAME]
+        ):
+            backup = write_file(path, json.dumps(new, indent=2) + "\n")
+        settings = settings_path("claude")
+        write_file(settings, json.dumps(_claude_allow(read_json(settings), True), indent=2) + "\n")
+        return Change(
+            agent,
+            path,
+            "installed" if new != data else "unchanged",
+            {"mcp": f"{ken} mcp"},
+            backup,
+            [f"allowed kenning's MCP tools to run without asking in {settings}"],
+        )
+    if agent == "gemini":
+        path = settings_path("gemini")
+        data = read_json(path)
+        new = _copy(data)
+        new.setdefault("mcpServers", {})[MCP_NAME] = mcp_entry(agent, ken)
+        backup = write_file(path, json.dumps(new, indent=2) + "\n")
+        return Change(
+            agent,
+            path,
+            "installed" if new != data else "unchanged",
+            {"mcp": f"{ken} mcp"},
+            backup,
+            ["set trust = true so Gemini offers the tools and runs them without asking"],
+        )
+    import tomlkit
+
+    path = codex_home() / "config.toml"
+    doc = _load_toml(path)
+    servers = doc.setdefault("mcp_servers", tomlkit.table(is_super_table=True))
+    table = tomlkit.table()
+    table["command"] = ken
+    table["args"] = ["mcp"]
+    env = mcp_env()
+    if env:
+        table["env"] = env
+    table["startup_timeout_sec"] = 20
+    table["required"] = True
+    table["default_tools_approval_mode"] = "approve"
+    servers[MCP_NAME] = table
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    backup = write_file(path, tomlkit.dumps(doc))
+    return Change(
+        agent,
+        path,
+        "installed" if tomlkit.dumps(doc) != before else "unchanged",
+        {"mcp": f"{ken} mcp"},
+        backup,
+        [
+            "required = true (else Codex may not wait for the server) and "
+            'default_tools_approval_mode = "approve" (else calls are refused '
+            'under approval_policy = "never")'
+        ],
+    )
+
+
+def remove_mcp(agent: str) -> Change:
+    if agent in ("claude", "gemini"):
+        path = claude_json_path() if agent == "claude" else settings_path("gemini")
+        data = read_json(path)
+        servers = data.get("mcpServers")
+        if agent == "claude":
+            settings = settings_path("claude")
+            old = read_json(settings)
+            if old:
+                new_settings = _claude_allow(old, False)
+                if new_settings != old:
+                    write_file(settings, json.dumps(new_settings, indent=2) + "\n")
+        if not isinstance(servers, dict) or MCP_NAME not in servers:
+            return Change(agent, path, "absent")
+        del servers[MCP_NAME]
+        if not servers:
+            del data["mcpServers"]
+        backup = write_file(path, json.dumps(data, indent=2) + "\n")
+        return Change(agent, path, "removed", backup=backup)
+    path = codex_home() / "config.toml"
+    if not path.exists():
+        return Change(agent, path, "absent")
+    doc = _load_toml(path)
+    servers = doc.get("mcp_servers")
+    if servers is None or MCP_NAME not in servers:
+        return Change(agent, path, "absent")
+    del servers[MCP_NAME]
+    if not servers:
+        del doc["mcp_servers"]
+    import tomlkit
+
+    backup = write_file(path, tomlkit.dumps(doc))
+    return Change(agent, path, "removed", backup=backup)
+
+
+def installed_mcp(agent: str) -> dict[str, Any] | None:
+    """kenning's MCP server entry in an agent's config, if any."""
+    try:
+        if agent == "codex":
+            path = codex_home() / "config.toml"
+            if not path.exists():
+                return None
+            entry = _load_toml(path).get("mcp_servers", {}).get(MCP_NAME)
+            return dict(entry) if entry is not None else None
+        path = claude_json_path() if agent == "claude" else settings_path("gemini")
+        servers = read_json(path).get("mcpServers")
+        found = servers.get(MCP_NAME) if isinstance(servers, dict) else None
+        return found if isinstance(found, dict) else None
+    except InvalidInput:
+        return None

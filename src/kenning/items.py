@@ -48,7 +48,9 @@ def parse_kind(text: str | None) -> Kind | None:
     try:
         return Kind(text.strip().lower())
     except ValueError:
-        raise InvalidInput(f"unknown kind '{text}': use {', '.join(k.value for k in Kind)}") from None
+        raise InvalidInput(
+            f"unknown kind '{text}': use {', '.join(k.value for k in Kind)}"
+        ) from None
 
 
 def parse_scope(text: str) -> Scope:
@@ -103,9 +105,9 @@ def split_text(text: str) -> tuple[str, str]:
     return title, body
 
 
-def _redact_text(title: str, body: str, evidence: str, tags: tuple[str, ...]) -> tuple[
-    str, str, str, tuple[str, ...]
-]:
+def _redact_text(
+    title: str, body: str, evidence: str, tags: tuple[str, ...]
+) -> tuple[str, str, str, tuple[str, ...]]:
     whole = f"{title}\n{body}".strip()
     if mostly_secret(whole):
         raise InvalidInput(
@@ -276,8 +278,9 @@ def change(
         provenance=provenance or item.provenance,
         revision=ids.new_ulid(),
     )
-    if updated == replace(item, updated_at=now, revision=updated.revision,
-                          expires_at=updated.expires_at):
+    if updated == replace(
+        item, updated_at=now, revision=updated.revision, expires_at=updated.expires_at
+    ):
         return item  # nothing changed: no new version
     return store.replace_item(
         updated, what, expected_revision=expected_revision, new_version=not in_place
@@ -300,9 +303,7 @@ _TARGET = {
 }
 
 
-def set_status(
-    store: Store, ref: str, action: str, *, reason: str | None = None
-) -> Item:
+def set_status(store: Store, ref: str, action: str, *, reason: str | None = None) -> Item:
     """approve, reject, archive, dismiss (with a reason) or restore one item."""
     item = get(store, ref)
     if item.status not in _ALLOWED_FROM[action]:

@@ -68,7 +68,9 @@ def lint(store: Store, *, unused_days: int = 90, scopes: tuple[str, ...] = ()) -
             other = seen[key]
             findings.append(
                 Finding(
-                    "duplicate", item.id, item.title,
+                    "duplicate",
+                    item.id,
+                    item.title,
                     f"same text as {other.id[-6:].lower()} in {item.scope}",
                 )
             )

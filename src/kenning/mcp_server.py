@@ -24,6 +24,7 @@ from kenning import where as where_mod
 from kenning.config import Config
 from kenning.errors import KenningError
 from kenning.identity import Identity, identify
+from kenning.model import Item
 from kenning.store import SQLiteStore, open_store
 
 INSTRUCTIONS = (
@@ -62,8 +63,11 @@ class Memory:
         return where_mod.detect(
             ident.cwd,
             agent=ident.agent,
-            session=(f"{session.agent}:{session.agent_session_id}"
-                     if session and session.agent_session_id else None),
+            session=(
+                f"{session.agent}:{session.agent_session_id}"
+                if session and session.agent_session_id
+                else None
+            ),
         )
 
     def context(self, model: str | None) -> proposals.AgentContext:
@@ -85,7 +89,7 @@ class Memory:
                 raise ToolError(str(exc)) from None
 
 
-def _item_brief(item: items.Item) -> dict[str, Any]:
+def _item_brief(item: Item) -> dict[str, Any]:
     return {
         "id": item.id,
         "short_id": item.id[-6:].lower(),
@@ -111,20 +115,26 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             ident = mem.identity
-            pack = deliver.pack_for(mem.store, mem.config, mem.where(), session=ident.session,
-                                    budget=budget)
-            return {"text": pack.text, "items": [_item_brief(i) for i in pack.items],
-                    "omitted": pack.omitted}
+            pack = deliver.pack_for(
+                mem.store, mem.config, mem.where(), session=ident.session, budget=budget
+            )
+            return {
+                "text": pack.text,
+                "items": [_item_brief(i) for i in pack.items],
+                "omitted": pack.omitted,
+            }
 
         result: dict[str, Any] = mem.run(work)
         return result
 
     @server.tool()
     def memory_search(
-        query: Annotated[str, Field(min_length=1, max_length=2000,
-                                    description="Words to search for")],
-        scopes: Annotated[list[str] | None, Field(
-            description="Only these scopes (e.g. repo:github.com/org/app); default: here")
+        query: Annotated[
+            str, Field(min_length=1, max_length=2000, description="Words to search for")
+        ],
+        scopes: Annotated[
+            list[str] | None,
+            Field(description="Only these scopes (e.g. repo:github.com/org/app); default: here"),
         ] = None,
         kinds: Annotated[list[str] | None, Field(description="Only these kinds")] = None,
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
@@ -135,21 +145,27 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         def work() -> dict[str, Any]:
             chosen = scopes or [str(s) for s in mem.where().scopes]
             found = items.search(
-                mem.store, query,
+                mem.store,
+                query,
                 scopes=[str(items.parse_scope(s)) for s in chosen],
                 kinds=[k.value for k in map(items.parse_kind, kinds or []) if k],
                 limit=limit,
             )
-            return {"results": [{**_item_brief(f.item), "score": round(f.score, 3)}
-                                for f in found]}
+            return {"results": [{**_item_brief(f.item), "score": round(f.score, 3)} for f in found]}
 
         result: dict[str, Any] = mem.run(work)
         return result
 
     @server.tool()
     def memory_get(
-        id: Annotated[str, Field(min_length=1, max_length=40,
-                                 description="Item id, or 4+ characters of its start or end")],
+        id: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=40,
+                description="Item id, or 4+ characters of its start or end",
+            ),
+        ],
     ) -> dict[str, Any]:
         """One memory in full, with provenance, its current revision and every version."""
 
@@ -164,18 +180,31 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
     @server.tool()
     def memory_propose(
-        text: Annotated[str, Field(min_length=1, description="Title on the first line, "
-                                   "then the body; 4 KB at most")],
-        kind: Annotated[str, Field(description="fact, decision, preference, correction, "
-                                   "task, handoff, summary, lesson or note")] = "note",
-        scope: Annotated[str | None, Field(
-            description="Default: your workstream (active). repo:/workspace:/global "
-            "are saved as proposed for the person to approve")] = None,
+        text: Annotated[
+            str,
+            Field(min_length=1, description="Title on the first line, then the body; 4 KB at most"),
+        ],
+        kind: Annotated[
+            str,
+            Field(
+                description="fact, decision, preference, correction, "
+                "task, handoff, summary, lesson or note"
+            ),
+        ] = "note",
+        scope: Annotated[
+            str | None,
+            Field(
+                description="Default: your workstream (active). repo:/workspace:/global "
+                "are saved as proposed for the person to approve"
+            ),
+        ] = None,
         tags: list[str] | None = None,
-        links: Annotated[list[str] | None, Field(
-            description="file:PATH, url:URL, item:ID or commit:SHA")] = None,
-        evidence: Annotated[str, Field(
-            description="The excerpt that prompted it (required for shared scopes)")] = "",
+        links: Annotated[
+            list[str] | None, Field(description="file:PATH, url:URL, item:ID or commit:SHA")
+        ] = None,
+        evidence: Annotated[
+            str, Field(description="The excerpt that prompted it (required for shared scopes)")
+        ] = "",
         model: Annotated[str | None, Field(description="Your model name")] = None,
     ) -> dict[str, Any]:
         """Save a memory. Only what the repo cannot tell: a correction, refusal,
@@ -183,11 +212,20 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             item = proposals.propose(
-                mem.store, mem.context(model), text, kind=kind, scope=scope,
-                tags=tags or [], links=links or [], evidence=evidence,
+                mem.store,
+                mem.context(model),
+                text,
+                kind=kind,
+                scope=scope,
+                tags=tags or [],
+                links=links or [],
+                evidence=evidence,
             )
-            note = ("saved" if item.status.value == "active"
-                    else "proposed: a person will review it before other sessions see it")
+            note = (
+                "saved"
+                if item.status.value == "active"
+                else "proposed: a person will review it before other sessions see it"
+            )
             return {**_item_brief(item), "note": note}
 
         result: dict[str, Any] = mem.run(work)
@@ -197,8 +235,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
     def memory_update(
         id: Annotated[str, Field(min_length=1, max_length=40)],
         text: Annotated[str, Field(min_length=1, description="The new text")],
-        expected_revision: Annotated[str, Field(
-            min_length=1, description="The revision you read (memory_get)")],
+        expected_revision: Annotated[
+            str, Field(min_length=1, description="The revision you read (memory_get)")
+        ],
         evidence: str = "",
         model: str | None = None,
     ) -> dict[str, Any]:
@@ -207,11 +246,17 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             item, in_place = proposals.update(
-                mem.store, mem.context(model), id, text,
-                expected_revision=expected_revision, evidence=evidence,
+                mem.store,
+                mem.context(model),
+                id,
+                text,
+                expected_revision=expected_revision,
+                evidence=evidence,
             )
-            return {**_item_brief(item),
-                    "note": "updated" if in_place else "proposed as a replacement"}
+            return {
+                **_item_brief(item),
+                "note": "updated" if in_place else "proposed as a replacement",
+            }
 
         result: dict[str, Any] = mem.run(work)
         return result
@@ -227,8 +272,14 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         """Leave a handoff for the next agent in this line of work (workstream or project)."""
 
         def work() -> dict[str, Any]:
-            item = proposals.handoff(mem.store, mem.context(model), done=done, state=state,
-                                     next_steps=next, questions=open_questions)
+            item = proposals.handoff(
+                mem.store,
+                mem.context(model),
+                done=done,
+                state=state,
+                next_steps=next,
+                questions=open_questions,
+            )
             return _item_brief(item)
 
         result: dict[str, Any] = mem.run(work)
@@ -243,8 +294,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             here = mem.where()
-            value = {"repo": here.repo, "project": here.project,
-                     "workstream": here.workstream}[where]
+            value = {"repo": here.repo, "project": here.project, "workstream": here.workstream}[
+                where
+            ]
             if not value:
                 raise ToolError(f"there is no {where} here")
             found = mem.store.list_sessions(**{where: value, "limit": limit})
@@ -255,10 +307,15 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
     @server.tool()
     def record_reflection(
-        lessons: Annotated[list[dict[str, str]], Field(
-            min_length=1, max_length=3,
-            description='Up to three {"lesson": ..., "evidence": ...}: something the '
-            "person taught, and the prompt or event that taught it (quote a correction)")],
+        lessons: Annotated[
+            list[dict[str, str]],
+            Field(
+                min_length=1,
+                max_length=3,
+                description='Up to three {"lesson": ..., "evidence": ...}: something the '
+                "person taught, and the prompt or event that taught it (quote a correction)",
+            ),
+        ],
         model: str | None = None,
     ) -> dict[str, Any]:
         """Record up to three lessons from this run as proposals for the person."""

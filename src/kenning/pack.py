@@ -132,7 +132,8 @@ def build_pack(
     sessions: list[Session] = []
     if repo:
         sessions = [
-            s for s in store.list_sessions(repo=repo, limit=MAX_SESSIONS + 1)
+            s
+            for s in store.list_sessions(repo=repo, limit=MAX_SESSIONS + 1)
             if s.id != exclude_session and (s.first_prompt or s.commits)
         ][:MAX_SESSIONS]
 
@@ -173,8 +174,15 @@ def build_pack(
     if not given and not shown_sessions:
         parts.append("(No memories here yet.)")
     text = "\n\n".join(parts)
-    return Pack(text, tuple(given), tuple(shown_sessions), omitted, estimate_tokens(text),
-                tuple(scopes), lines)
+    return Pack(
+        text,
+        tuple(given),
+        tuple(shown_sessions),
+        omitted,
+        estimate_tokens(text),
+        tuple(scopes),
+        lines,
+    )
 
 
 def toml_string(text: str) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from kenning import items
 from kenning.errors import InvalidInput
 from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Status
+from kenning.store import Store
 from kenning.where import Where
 
 OWN_SCOPES = frozenset({ScopeType.SESSION, ScopeType.WORKSTREAM, ScopeType.PROJECT})
@@ -66,7 +67,7 @@ def _status(scope: Scope) -> Status:
 
 
 def propose(
-    store: items.Store,
+    store: Store,
     ctx: AgentContext,
     text: str,
     *,
@@ -99,7 +100,7 @@ def propose(
 
 
 def update(
-    store: items.Store,
+    store: Store,
     ctx: AgentContext,
     ref: str,
     text: str,
@@ -120,8 +121,12 @@ def update(
         raise RevisionConflict(current.id, expected_revision, current.revision)
     if current.scope.type in OWN_SCOPES and current.status is Status.ACTIVE:
         updated = items.change(
-            store, current.id, text=text, expected_revision=expected_revision,
-            provenance=ctx.provenance(), evidence=evidence or None,
+            store,
+            current.id,
+            text=text,
+            expected_revision=expected_revision,
+            provenance=ctx.provenance(),
+            evidence=evidence or None,
         )
         return updated, True
     if not evidence.strip():
@@ -143,7 +148,7 @@ def update(
 
 
 def handoff(
-    store: items.Store,
+    store: Store,
     ctx: AgentContext,
     *,
     done: str,
@@ -164,13 +169,17 @@ def handoff(
         body += f"\n\n## Open questions\n{questions.strip()}"
     title = f"Handoff from {ctx.agent}: {first}"
     return items.add(
-        store, f"{title}\n{body}", scope=scope, kind=Kind.HANDOFF,
-        status=Status.ACTIVE, provenance=ctx.provenance(),
+        store,
+        f"{title}\n{body}",
+        scope=scope,
+        kind=Kind.HANDOFF,
+        status=Status.ACTIVE,
+        provenance=ctx.provenance(),
     )
 
 
 def reflect(
-    store: items.Store,
+    store: Store,
     ctx: AgentContext,
     lessons: Sequence[tuple[str, str]],
 ) -> list[Item]:
@@ -178,17 +187,25 @@ def reflect(
     if not lessons:
         raise InvalidInput("give at least one lesson")
     if len(lessons) > MAX_LESSONS:
-        raise InvalidInput(f"at most {MAX_LESSONS} lessons per run: keep the ones the person taught")
-    scope = (Scope(ScopeType.REPO, ctx.where.repo) if ctx.where.repo
-             else Scope(ScopeType.GLOBAL))
+        raise InvalidInput(
+            f"at most {MAX_LESSONS} lessons per run: keep the ones the person taught"
+        )
+    scope = Scope(ScopeType.REPO, ctx.where.repo) if ctx.where.repo else Scope(ScopeType.GLOBAL)
     saved = []
     for text, quote in lessons:
         if not quote.strip():
             raise InvalidInput(
                 "each lesson needs the evidence that taught it: quote the person's prompt"
             )
-        saved.append(items.add(
-            store, text, scope=scope, kind=Kind.LESSON, status=Status.PROPOSED,
-            evidence=quote, provenance=ctx.provenance(),
-        ))
+        saved.append(
+            items.add(
+                store,
+                text,
+                scope=scope,
+                kind=Kind.LESSON,
+                status=Status.PROPOSED,
+                evidence=quote,
+                provenance=ctx.provenance(),
+            )
+        )
     return saved

@@ -283,6 +283,7 @@ _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++", _F)
 _TYPE_NAME = re.compile(r"[A-Z][a-z]++(?:[A-Z][a-z]++)*+", _F)
 _SMALL_NUMBER = re.compile(r"[-+]?[0-9]{1,4}(?:\.[0-9]+)?", _F)
 _ALNUM = re.compile(r"[A-Za-z0-9]", _F)
+_REGEX_SYNTAX = re.compile(r"\(\?|\\[wdsbWDSB]|\[\^|\][+*?]", _F)
 _NEXT_PARAM = re.compile(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
 _COLON_END = re.compile(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
 _SPACES = frozenset(" \t")
@@ -462,8 +463,8 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
         return None
     bare = m.group("bare") is not None
     if not bare:
-        if any(c.isspace() for c in value):
-            return None  # a message, not a secret
+        if any(c.isspace() for c in value) or _REGEX_SYNTAX.search(value):
+            return None  # a message or a pattern, not a secret
         after = end + 1  # past the closing quote
     else:
         if _code(value):

@@ -95,8 +95,14 @@ def _git(cwd: str, *args: str) -> str | None:
     return result.stdout.strip() if result.returncode == 0 else None
 
 
-def close_stale(store: SQLiteStore, agent: str, cwd: str, keep: str | None,
-                idle_hours: float, source: str = "startup") -> list[str]:
+def close_stale(
+    store: SQLiteStore,
+    agent: str,
+    cwd: str,
+    keep: str | None,
+    idle_hours: float,
+    source: str = "startup",
+) -> list[str]:
     """Close sessions replaced by `/clear` here, whose agent exited, or idle too long."""
     closed = []
     cutoff = (datetime.now(UTC) - timedelta(hours=idle_hours)).strftime("%Y-%m-%dT%H:%M:%S")
@@ -173,10 +179,14 @@ def finish(store: SQLiteStore, session: Session, reason: str | None = None) -> S
         stat = _git(session.cwd, "diff", "HEAD", "--shortstat")
         if stat is not None:
             diff = stat or None
-    ended = replace(session, ended_at=now_iso(), end_reason=reason, commits=commits,
-                    diff_stat=diff)
-    store.update_session(session.id, ended_at=ended.ended_at, end_reason=reason,
-                         commits=list(commits), diff_stat=diff)
+    ended = replace(session, ended_at=now_iso(), end_reason=reason, commits=commits, diff_stat=diff)
+    store.update_session(
+        session.id,
+        ended_at=ended.ended_at,
+        end_reason=reason,
+        commits=list(commits),
+        diff_stat=diff,
+    )
     return ended
 
 

@@ -32,11 +32,11 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict) and block.get("type") in ("text", "input_text"):
-                parts.append(str(block.get("text", "")))
-        return "\n".join(parts)
+        return "\n".join(
+            str(block.get("text", ""))
+            for block in content
+            if isinstance(block, dict) and block.get("type") in ("text", "input_text")
+        )
     return ""
 
 

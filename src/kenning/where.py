@@ -58,9 +58,7 @@ class Where:
             "workspace": self.workspace,
             "agent": self.agent,
             "session": self.session,
-            "scopes": [
-                {"scope": str(s), "why": self.reasons.get(str(s), "")} for s in self.scopes
-            ],
+            "scopes": [{"scope": str(s), "why": self.reasons.get(str(s), "")} for s in self.scopes],
         }
 
 
@@ -210,8 +208,9 @@ def detect(
     if agent:
         add(Scope(ScopeType.AGENT, agent), f"running inside {agent}")
     add(Scope(ScopeType.GLOBAL), "everywhere")
-    return Where(here, git, repo, workstream, project, workspace, agent, session,
-                 tuple(scopes), reasons)
+    return Where(
+        here, git, repo, workstream, project, workspace, agent, session, tuple(scopes), reasons
+    )
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -15,13 +15,26 @@ from kenning.pack import one_line, toml_string
 from kenning.recall import RecallSettings
 
 
-@cli.command(epilog=example("codex -c developer_instructions=\"$(ken pack --for codex --toml)\""))
-@click.option("--for", "target", type=click.Choice(["claude", "codex", "gemini", "markdown"]),
-              default="markdown", show_default=True, help="The agent the pack is for.")
-@click.option("--toml", "as_toml", is_flag=True,
-              help="Print a TOML string (for codex -c developer_instructions=...).")
-@click.option("--budget", type=click.IntRange(50, 100_000),
-              help="Token budget (default: config memory.budget).")
+@cli.command(epilog=example('codex -c developer_instructions="$(ken pack --for codex --toml)"'))
+@click.option(
+    "--for",
+    "target",
+    type=click.Choice(["claude", "codex", "gemini", "markdown"]),
+    default="markdown",
+    show_default=True,
+    help="The agent the pack is for.",
+)
+@click.option(
+    "--toml",
+    "as_toml",
+    is_flag=True,
+    help="Print a TOML string (for codex -c developer_instructions=...).",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(50, 100_000),
+    help="Token budget (default: config memory.budget).",
+)
 @json_option
 @pass_state
 def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: bool) -> None:
@@ -43,17 +56,32 @@ def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: 
 @click.option("--min-shared", type=click.IntRange(0, 20), help="Content words to share.")
 @click.option("--max-tokens", type=click.IntRange(10, 100_000), help="Token cap.")
 @click.option("--explain", is_flag=True, help="Show every candidate's score parts.")
-@click.option("--queries", type=click.File("r", encoding="utf-8"),
-              help="Answer one query per line as JSON lines.")
+@click.option(
+    "--queries",
+    type=click.File("r", encoding="utf-8"),
+    help="Answer one query per line as JSON lines.",
+)
 @click.option("--scope", "-s", multiple=True, help="Recall from these scopes instead of here.")
 @json_option
 @pass_state
-def recall(state: State, prompt: tuple[str, ...], limit: int | None, min_score: float | None,
-           min_shared: int | None, max_tokens: int | None, explain: bool,
-           queries: object, scope: tuple[str, ...], as_json: bool) -> None:
+def recall(
+    state: State,
+    prompt: tuple[str, ...],
+    limit: int | None,
+    min_score: float | None,
+    min_shared: int | None,
+    max_tokens: int | None,
+    explain: bool,
+    queries: object,
+    scope: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Show the memories that fit a prompt here, as an agent would get them."""
     settings = RecallSettings.from_config(
-        state.config, limit=limit, min_score=min_score, min_shared=min_shared,
+        state.config,
+        limit=limit,
+        min_score=min_score,
+        min_shared=min_shared,
         max_tokens=max_tokens,
     )
     here = state.where()
@@ -68,8 +96,9 @@ def recall(state: State, prompt: tuple[str, ...], limit: int | None, min_score: 
             text = line.rstrip("\n")
             if not text.strip():
                 continue
-            result = deliver.recall_for(state.store, state.config, here, text,
-                                        settings=settings, record=False)
+            result = deliver.recall_for(
+                state.store, state.config, here, text, settings=settings, record=False
+            )
             click.echo(json.dumps({"query": text, **result.to_dict()}, ensure_ascii=False))
         return
     text = " ".join(prompt)
@@ -77,8 +106,9 @@ def recall(state: State, prompt: tuple[str, ...], limit: int | None, min_score: 
         if sys.stdin.isatty():
             raise click.UsageError("give a PROMPT, or --queries FILE")
         text = sys.stdin.read()
-    result = deliver.recall_for(state.store, state.config, here, text, settings=settings,
-                                record=False)
+    result = deliver.recall_for(
+        state.store, state.config, here, text, settings=settings, record=False
+    )
     if as_json:
         data = result.to_dict()
         if explain:
@@ -90,9 +120,16 @@ def recall(state: State, prompt: tuple[str, ...], limit: int | None, min_score: 
         table(
             ["id", "kept", "shared", "norm", "weight", "decay", "score", "title / why"],
             [
-                [c.item.id[-6:].lower(), "yes" if c.kept else "no", str(len(c.shared)),
-                 f"{c.normalized:.2f}", f"{c.weight:.2f}", f"{c.decay:.2f}", f"{c.score:.2f}",
-                 c.item.title[:50] + ("" if c.kept else f"  ({c.reason})")]
+                [
+                    c.item.id[-6:].lower(),
+                    "yes" if c.kept else "no",
+                    str(len(c.shared)),
+                    f"{c.normalized:.2f}",
+                    f"{c.weight:.2f}",
+                    f"{c.decay:.2f}",
+                    f"{c.score:.2f}",
+                    c.item.title[:50] + ("" if c.kept else f"  ({c.reason})"),
+                ]
                 for c in result.candidates
             ],
         )
@@ -123,10 +160,14 @@ def sessions_cmd(state: State, show_all: bool, limit: int, as_json: bool) -> Non
     table(
         ["id", "agent", "started", "ended", "prompts", "first prompt"],
         [
-            [s.id[-6:].lower(), s.agent + (f" ({s.model})" if s.model else ""),
-             s.started_at[:16].replace("T", " "),
-             (s.ended_at or "open")[:16].replace("T", " "), str(s.prompt_count),
-             one_line(s.first_prompt or "")[:60]]
+            [
+                s.id[-6:].lower(),
+                s.agent + (f" ({s.model})" if s.model else ""),
+                s.started_at[:16].replace("T", " "),
+                (s.ended_at or "open")[:16].replace("T", " "),
+                str(s.prompt_count),
+                one_line(s.first_prompt or "")[:60],
+            ]
             for s in found
         ],
     )
@@ -149,13 +190,15 @@ def told(state: State, session: str, as_json: bool) -> None:
                 except NotFound:
                     titles[item_id] = "(forgotten)"
     if as_json:
-        emit_json({
-            "session": found.to_dict(),
-            "deliveries": [
-                {**entry, "items": [{"id": i, "title": titles[i]} for i in entry["item_ids"]]}
-                for entry in given
-            ],
-        })
+        emit_json(
+            {
+                "session": found.to_dict(),
+                "deliveries": [
+                    {**entry, "items": [{"id": i, "title": titles[i]} for i in entry["item_ids"]]}
+                    for entry in given
+                ],
+            }
+        )
         return
     click.echo(f"session {found.id[-6:].lower()}: {found.agent}, started {found.started_at}")
     if not given:
@@ -167,8 +210,10 @@ def told(state: State, session: str, as_json: bool) -> None:
             click.echo(f"  {item_id[-6:].lower()}  {titles[item_id]}")
 
 
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-             epilog=example("echo '{...}' | ken hook UserPromptSubmit --agent claude"))
+@cli.command(
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    epilog=example("echo '{...}' | ken hook UserPromptSubmit --agent claude"),
+)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hook(args: tuple[str, ...]) -> None:
     """Run an agent hook: JSON on stdin, context on stdout (installed by `ken integrate`).
@@ -180,29 +225,42 @@ def hook(args: tuple[str, ...]) -> None:
     raise SystemExit(main(list(args)))
 
 
-
 @cli.command(epilog=example("ken integrate claude"))
 @click.argument("agent", type=click.Choice(["claude", "codex", "gemini"]))
 @click.option("--remove", is_flag=True, help="Take out exactly what kenning added.")
 @click.option("--trust", is_flag=True, help="Codex: trust the hooks written (else use /hooks).")
+@click.option("--mcp", "with_mcp", is_flag=True, help="Also register the `ken mcp` server.")
 @json_option
-def integrate(agent: str, remove: bool, trust: bool, as_json: bool) -> None:
-    """Install kenning's hooks into an agent's settings (idempotent, with a backup)."""
+def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool, as_json: bool) -> None:
+    """Install kenning's hooks (and with --mcp its MCP server) into an agent's settings.
+
+    Idempotent, keeps everything else in those files, and backs a file up before it
+    changes it. --remove takes out exactly what kenning added.
+    """
     from kenning import integrate as integrate_mod
 
-    change = integrate_mod.remove(agent) if remove else integrate_mod.install(agent, trust=trust)
+    changes = [integrate_mod.remove(agent) if remove else integrate_mod.install(agent, trust=trust)]
+    if with_mcp:
+        changes.append(
+            integrate_mod.remove_mcp(agent) if remove else integrate_mod.install_mcp(agent)
+        )
     if as_json:
-        emit_json(change.to_dict())
+        emit_json([c.to_dict() for c in changes])
         return
-    verb = {"installed": "installed hooks in", "unchanged": "hooks already in",
-            "removed": "removed kenning's hooks from", "absent": "no kenning hooks in"}
-    say(f"{agent}: {verb[change.action]} {change.path}")
-    if change.backup:
-        say(f"  backup: {change.backup}")
-    for event, command in change.commands.items():
-        say(f"  {event}: {command}")
-    for note in change.notes:
-        say(f"  note: {note}")
+    verb = {
+        "installed": "installed in",
+        "unchanged": "already in",
+        "removed": "removed from",
+        "absent": "nothing of kenning's in",
+    }
+    for change, what in zip(changes, ["hooks", "MCP server"], strict=False):
+        say(f"{agent}: {what} {verb[change.action]} {change.path}")
+        if change.backup:
+            say(f"  backup: {change.backup}")
+        for event, command in change.commands.items():
+            say(f"  {event}: {command}")
+        for note in change.notes:
+            say(f"  note: {note}")
 
 
 @cli.command(epilog=example("ken doctor --json"))

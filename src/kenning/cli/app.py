@@ -14,13 +14,14 @@ from typing import Any, TypeVar
 
 import click
 
-from kenning import agentenv, config, items, lint as lint_mod, transfer
+from kenning import agentenv, config, items, transfer
+from kenning import lint as lint_mod
 from kenning import where as where_mod
-from kenning.errors import KenningError
-from kenning.model import Provenance
-from kenning.store import ItemQuery, SQLiteStore, open_store
 from kenning.cli import output
 from kenning.cli.output import emit_json, say
+from kenning.errors import KenningError
+from kenning.model import Item, Provenance
+from kenning.store import ItemQuery, SQLiteStore, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -146,21 +147,40 @@ def scope_filter(state: State, scope: Sequence[str], here: bool) -> list[str]:
 
 @cli.command(epilog=example('ken add "Deploys go through make release" --kind decision'))
 @click.argument("text", nargs=-1)
-@click.option("--kind", "-k", help="fact, decision, preference, correction, task, handoff, "
-              "summary, lesson or note (default).")
+@click.option(
+    "--kind",
+    "-k",
+    help="fact, decision, preference, correction, task, handoff, "
+    "summary, lesson or note (default).",
+)
 @click.option("--scope", "-s", help="Where it applies (default: this repo, else global).")
 @click.option("--tag", "-t", "tags", multiple=True, help="A tag (repeat or comma-separate).")
-@click.option("--link", "-l", "links", multiple=True, help="file:PATH, url:URL, item:ID, commit:SHA.")
+@click.option(
+    "--link", "-l", "links", multiple=True, help="file:PATH, url:URL, item:ID, commit:SHA."
+)
 @click.option("--pin", is_flag=True, help="Always put it in context packs.")
 @click.option("--propose", is_flag=True, help="Store it as proposed, waiting for approval.")
 @click.option("--evidence", "-e", help="What prompted it: the excerpt, in the person's words.")
-@click.option("--template", type=click.Choice(["postmortem", "decision", "note"]),
-              help="Lay the text out as a postmortem, a decision or a compact note.")
+@click.option(
+    "--template",
+    type=click.Choice(["postmortem", "decision", "note"]),
+    help="Lay the text out as a postmortem, a decision or a compact note.",
+)
 @json_option
 @pass_state
-def add(state: State, text: tuple[str, ...], kind: str | None, scope: str | None,
-        tags: tuple[str, ...], links: tuple[str, ...], pin: bool, propose: bool,
-        evidence: str | None, template: str | None, as_json: bool) -> None:
+def add(
+    state: State,
+    text: tuple[str, ...],
+    kind: str | None,
+    scope: str | None,
+    tags: tuple[str, ...],
+    links: tuple[str, ...],
+    pin: bool,
+    propose: bool,
+    evidence: str | None,
+    template: str | None,
+    as_json: bool,
+) -> None:
     """Add a memory. The first line is its title, the rest its body.
 
     With no TEXT, reads the memory from stdin.
@@ -191,7 +211,9 @@ def add(state: State, text: tuple[str, ...], kind: str | None, scope: str | None
         emit_json(item.to_dict())
         return
     click.echo(item.id[-6:].lower())
-    note = " (proposed: a person approves it with `ken approve`)" if status.value == "proposed" else ""
+    note = (
+        " (proposed: a person approves it with `ken approve`)" if status.value == "proposed" else ""
+    )
     say(f"added {item.kind.value} {item.id[-6:].lower()} to {item.scope}{note}")
 
 
@@ -203,16 +225,26 @@ def add(state: State, text: tuple[str, ...], kind: str | None, scope: str | None
 @click.option("--scope", "-s", multiple=True, help="Only these scopes (repeatable).")
 @click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
 @click.option("--kind", "-k", multiple=True, help="Only these kinds.")
-@click.option("--status", multiple=True, default=["active"], show_default=True,
-              help="Only these statuses.")
+@click.option(
+    "--status", multiple=True, default=["active"], show_default=True, help="Only these statuses."
+)
 @click.option("--tag", "-t", multiple=True, help="Only items with this tag.")
 @click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
 @json_option
 @pass_state
-def search(state: State, query: tuple[str, ...], scope: tuple[str, ...], here: bool,
-           kind: tuple[str, ...], status: tuple[str, ...], tag: tuple[str, ...],
-           show_all: bool, limit: int, as_json: bool) -> None:
+def search(
+    state: State,
+    query: tuple[str, ...],
+    scope: tuple[str, ...],
+    here: bool,
+    kind: tuple[str, ...],
+    status: tuple[str, ...],
+    tag: tuple[str, ...],
+    show_all: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
     """Search memories by their words, best first.
 
     Every word must match; words match their stems; the last word matches as a
@@ -247,9 +279,17 @@ def search(state: State, query: tuple[str, ...], scope: tuple[str, ...], here: b
 @click.option("--limit", "-n", type=click.IntRange(1), help="At most this many.")
 @json_option
 @pass_state
-def list_cmd(state: State, scope: tuple[str, ...], here: bool, kind: tuple[str, ...],
-             status: tuple[str, ...], tag: tuple[str, ...], show_all: bool,
-             limit: int | None, as_json: bool) -> None:
+def list_cmd(
+    state: State,
+    scope: tuple[str, ...],
+    here: bool,
+    kind: tuple[str, ...],
+    status: tuple[str, ...],
+    tag: tuple[str, ...],
+    show_all: bool,
+    limit: int | None,
+    as_json: bool,
+) -> None:
     """List memories, newest first, pinned on top."""
     statuses: Sequence[str] = [items.parse_status(s).value for s in status] or ["active"]
     found = items.list_items(
@@ -289,7 +329,7 @@ def show(state: State, ref: str, as_json: bool) -> None:
 HEADER_END = "---"
 
 
-def _editor_text(item: items.Item) -> str:
+def _editor_text(item: Item) -> str:
     return (
         f"kind: {item.kind.value}\n"
         f"scope: {item.scope}\n"
@@ -345,8 +385,9 @@ def edit(state: State, ref: str, in_place: bool) -> None:
     """
     item = items.get(state.store, ref)
     if item.source:
-        raise KenningError(f"item {item.id[-6:].lower()} is kept in sync from {item.source}: "
-                           "edit that file")
+        raise KenningError(
+            f"item {item.id[-6:].lower()} is kept in sync from {item.source}: edit that file"
+        )
     before = _editor_text(item)
     after = run_editor(state, before)
     if after == before:
@@ -384,10 +425,21 @@ def edit(state: State, ref: str, in_place: bool) -> None:
 @click.option("--expect", help="Fail unless the item is at this revision.")
 @json_option
 @pass_state
-def update(state: State, ref: str, text: str | None, kind: str | None, scope: str | None,
-           add_tag: tuple[str, ...], remove_tag: tuple[str, ...], add_link: tuple[str, ...],
-           remove_link: tuple[str, ...], evidence: str | None, in_place: bool,
-           expect: str | None, as_json: bool) -> None:
+def update(
+    state: State,
+    ref: str,
+    text: str | None,
+    kind: str | None,
+    scope: str | None,
+    add_tag: tuple[str, ...],
+    remove_tag: tuple[str, ...],
+    add_link: tuple[str, ...],
+    remove_link: tuple[str, ...],
+    evidence: str | None,
+    in_place: bool,
+    expect: str | None,
+    as_json: bool,
+) -> None:
     """Change a memory through flags (edit, for scripts). Each change is a new version."""
     updated = items.change(
         state.store,
@@ -433,8 +485,9 @@ _status_command("restore", "restored", "Restore archived, rejected or dismissed 
 
 @cli.command(epilog=example("ken dismiss 3kq9zd --reason one_off"))
 @click.argument("refs", nargs=-1, required=True)
-@click.option("--reason", required=True,
-              type=click.Choice(["covered", "wrong", "one_off", "other"]))
+@click.option(
+    "--reason", required=True, type=click.Choice(["covered", "wrong", "one_off", "other"])
+)
 @json_option
 @pass_state
 def dismiss(state: State, refs: tuple[str, ...], reason: str, as_json: bool) -> None:
@@ -449,9 +502,12 @@ def dismiss(state: State, refs: tuple[str, ...], reason: str, as_json: bool) -> 
 
 
 def _pin_command(name: str, value: bool) -> None:
-    @cli.command(name, help=f"{'Pin' if value else 'Unpin'} memories "
-                 f"({'always' if value else 'no longer always'} in context packs).",
-                 epilog=example(f"ken {name} 3kq9zd"))
+    @cli.command(
+        name,
+        help=f"{'Pin' if value else 'Unpin'} memories "
+        f"({'always' if value else 'no longer always'} in context packs).",
+        epilog=example(f"ken {name} 3kq9zd"),
+    )
     @click.argument("refs", nargs=-1, required=True)
     @pass_state
     def command(state: State, refs: tuple[str, ...]) -> None:
@@ -471,8 +527,14 @@ _pin_command("unpin", False)
 @click.option("--session", help="Forget memories written in this session.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask first.")
 @pass_state
-def forget(state: State, refs: tuple[str, ...], scope: str | None, since: str | None,
-           session: str | None, yes: bool) -> None:
+def forget(
+    state: State,
+    refs: tuple[str, ...],
+    scope: str | None,
+    since: str | None,
+    session: str | None,
+    yes: bool,
+) -> None:
     """Delete memories for good, with every version: the only command that deletes.
 
     Afterwards their text is gone from the database file, its WAL and the search index.
@@ -501,13 +563,19 @@ def forget(state: State, refs: tuple[str, ...], scope: str | None, since: str | 
 
 @cli.command("export", epilog=example("ken export > memories.jsonl"))
 @click.option("--scope", "-s", multiple=True, help="Only these scopes.")
-@click.option("--output", "-o", "target", type=click.Path(dir_okay=False),
-              help="Write to this file instead of stdout.")
+@click.option(
+    "--output",
+    "-o",
+    "target",
+    type=click.Path(dir_okay=False),
+    help="Write to this file instead of stdout.",
+)
 @pass_state
 def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None:
     """Export every memory, any status, as JSON lines with provenance and history."""
-    query = ItemQuery(scopes=tuple(scope_filter(state, scope, False)), statuses=(),
-                      include_expired=True)
+    query = ItemQuery(
+        scopes=tuple(scope_filter(state, scope, False)), statuses=(), include_expired=True
+    )
     lines = transfer.export_lines(state.store, query)
     if target:
         tmp = Path(f"{target}.tmp")
@@ -538,13 +606,19 @@ def import_cmd(state: State, file: Any) -> None:
         say(f"imported {done}/{total}")
 
     added, skipped = transfer.import_items(state.store, checked, progress=progress)
-    say(f"added {added} proposed memories, skipped {skipped} already here"
-        + ("; review them with `ken list --status proposed`" if added else ""))
+    say(
+        f"added {added} proposed memories, skipped {skipped} already here"
+        + ("; review them with `ken list --status proposed`" if added else "")
+    )
 
 
 @cli.command("lint", epilog=example("ken lint --days 60"))
-@click.option("--days", default=None, type=click.IntRange(1),
-              help="Report items unused this many days (default 90, config lint.unused_days).")
+@click.option(
+    "--days",
+    default=None,
+    type=click.IntRange(1),
+    help="Report items unused this many days (default 90, config lint.unused_days).",
+)
 @click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
 @json_option
 @pass_state
@@ -561,8 +635,10 @@ def lint_cmd(state: State, days: int | None, here: bool, as_json: bool) -> None:
     if not findings:
         say("nothing to report")
         return
-    output.table(["id", "rule", "title", "detail"],
-                 [[f.item_id[-6:].lower(), f.rule, f.title[:50], f.detail] for f in findings])
+    output.table(
+        ["id", "rule", "title", "detail"],
+        [[f.item_id[-6:].lower(), f.rule, f.title[:50], f.detail] for f in findings],
+    )
 
 
 # --- where and settings --------------------------------------------------------------
@@ -618,8 +694,10 @@ def config_list(state: State, as_json: bool) -> None:
     if as_json:
         emit_json(rows)
         return
-    output.table(["key", "value", "source", "help"],
-                 [[r["key"], _fmt(r["value"]), str(r["source"]), str(r["help"])] for r in rows])
+    output.table(
+        ["key", "value", "source", "help"],
+        [[r["key"], _fmt(r["value"]), str(r["source"]), str(r["help"])] for r in rows],
+    )
 
 
 def _fmt(value: Any) -> str:
@@ -662,4 +740,3 @@ def demo(keep: bool) -> None:
     from kenning.cli.demo import run_demo
 
     run_demo(keep=keep)
-

@@ -62,9 +62,17 @@ def run_demo(keep: bool = False) -> None:
     folder = tempfile.mkdtemp(prefix="ken-demo-")
     db = os.path.join(folder, "memory.db")
     try:
-        with _env(KEN_DB=db, KEN_AGENT=None, CLAUDECODE=None, CODEX_THREAD_ID=None,
-                  CODEX_SANDBOX=None, CODEX_CI=None, GEMINI_CLI=None,
-                  CLAUDE_CODE_ENTRYPOINT=None, CODEX_SANDBOX_NETWORK_DISABLED=None):
+        with _env(
+            KEN_DB=db,
+            KEN_AGENT=None,
+            CLAUDECODE=None,
+            CODEX_THREAD_ID=None,
+            CODEX_SANDBOX=None,
+            CODEX_CI=None,
+            GEMINI_CLI=None,
+            CLAUDE_CODE_ENTRYPOINT=None,
+            CODEX_SANDBOX_NETWORK_DISABLED=None,
+        ):
             _tour(db)
     finally:
         if keep:
@@ -82,33 +90,82 @@ def _tour(db: str) -> None:
     click.echo(f"This tour uses a throwaway store: {db}")
 
     _say("1. A person teaches the agents things they cannot learn from the code.")
-    _ken("add", "Use pnpm, never npm: the lockfile is pnpm-lock.yaml",
-         "--kind", "preference", "--scope", "global", "--tag", "js")
-    _ken("add", "--kind", "correction", "--scope", REPO,
-         "--evidence", "user: no, don't mock the database in these tests",
-         stdin="Integration tests hit a real Postgres, never mocks\n"
-         "Mocked tests passed while the production migration failed.\n")
-    _ken("add", "--template", "decision", "--scope", REPO, "--tag", "payments",
-         stdin="Payments go through the outbox table\n"
-         "Context: webhooks to the payment provider were lost when the app crashed.\n"
-         "Decision: write each payment event to the outbox in the same transaction.\n"
-         "Consequences: a worker must drain the outbox; events can arrive twice.\n")
-    _ken("add", "Release branch freezes on Thursdays at noon UTC", "--kind", "fact",
-         "--scope", REPO, "--pin")
-    _ken("add", "Migrate order exports to the new CSV format (half done)",
-         "--kind", "task", "--scope", "workstream:github.com/acme/shop#csv-export")
+    _ken(
+        "add",
+        "Use pnpm, never npm: the lockfile is pnpm-lock.yaml",
+        "--kind",
+        "preference",
+        "--scope",
+        "global",
+        "--tag",
+        "js",
+    )
+    _ken(
+        "add",
+        "--kind",
+        "correction",
+        "--scope",
+        REPO,
+        "--evidence",
+        "user: no, don't mock the database in these tests",
+        stdin="Integration tests hit a real Postgres, never mocks\n"
+        "Mocked tests passed while the production migration failed.\n",
+    )
+    _ken(
+        "add",
+        "--template",
+        "decision",
+        "--scope",
+        REPO,
+        "--tag",
+        "payments",
+        stdin="Payments go through the outbox table\n"
+        "Context: webhooks to the payment provider were lost when the app crashed.\n"
+        "Decision: write each payment event to the outbox in the same transaction.\n"
+        "Consequences: a worker must drain the outbox; events can arrive twice.\n",
+    )
+    _ken(
+        "add",
+        "Release branch freezes on Thursdays at noon UTC",
+        "--kind",
+        "fact",
+        "--scope",
+        REPO,
+        "--pin",
+    )
+    _ken(
+        "add",
+        "Migrate order exports to the new CSV format (half done)",
+        "--kind",
+        "task",
+        "--scope",
+        "workstream:github.com/acme/shop#csv-export",
+    )
 
     _say("2. Secrets never reach the store: they are redacted first.")
-    secret = _ken("add", "--scope", REPO, stdin="Staging deploys read the CI token\n"
-                  "export DEPLOY_TOKEN=ghp_4fT9xQ2mLk8Vb7Nc3Rd6Ws1Yz5Ja0Pe2Hu9K\n")
+    secret = _ken(
+        "add",
+        "--scope",
+        REPO,
+        stdin="Staging deploys read the CI token\n"
+        "export DEPLOY_TOKEN=ghp_4fT9xQ2mLk8Vb7Nc3Rd6Ws1Yz5Ja0Pe2Hu9K\n",
+    )
     _ken("show", _first_id(secret))
 
     _say("3. An agent proposes a memory for the whole repo; it waits for a person.")
-    proposed = _first_id(_ken(
-        "add", "Run `make db-reset` before the integration tests",
-        "--kind", "fact", "--scope", REPO,
-        "--evidence", "tests failed with 'relation orders does not exist' until db-reset",
-        agent="claude"))
+    proposed = _first_id(
+        _ken(
+            "add",
+            "Run `make db-reset` before the integration tests",
+            "--kind",
+            "fact",
+            "--scope",
+            REPO,
+            "--evidence",
+            "tests failed with 'relation orders does not exist' until db-reset",
+            agent="claude",
+        )
+    )
     _ken("list", "--status", "proposed")
 
     _say("4. Agents are told only active memories. A person approves the proposal.")
@@ -119,8 +176,12 @@ def _tour(db: str) -> None:
     _ken("search", "payment", "outbox")
 
     _say("6. Edits make versions; nothing is lost.")
-    _ken("update", proposed, "--text",
-         "Run `make db-reset` before integration tests (it also seeds fixtures)")
+    _ken(
+        "update",
+        proposed,
+        "--text",
+        "Run `make db-reset` before integration tests (it also seeds fixtures)",
+    )
     _ken("show", proposed)
 
     _say("7. Everything, newest first, pinned on top:")

@@ -72,7 +72,10 @@ def show_item(item: Item, history: Sequence[Revision]) -> None:
         ("id", f"{item.id[-6:].lower()} ({item.id})"),
         ("kind", item.kind.value),
         ("scope", str(item.scope)),
-        ("status", item.status.value + (f" ({item.dismiss_reason})" if item.dismiss_reason else "")),
+        (
+            "status",
+            item.status.value + (f" ({item.dismiss_reason})" if item.dismiss_reason else ""),
+        ),
         ("pinned", "yes" if item.pinned else "no"),
         ("tags", ", ".join(item.tags) or "-"),
         ("links", ", ".join(str(x) for x in item.links) or "-"),
@@ -80,7 +83,10 @@ def show_item(item: Item, history: Sequence[Revision]) -> None:
         ("updated", item.updated_at),
         ("reviewed", item.reviewed_at or "-"),
         ("expires", item.expires_at or "-"),
-        ("uses", f"{item.use_count}" + (f", last {item.last_used_at}" if item.last_used_at else "")),
+        (
+            "uses",
+            f"{item.use_count}" + (f", last {item.last_used_at}" if item.last_used_at else ""),
+        ),
         ("source", item.source or "-"),
     ]
     prov = item.provenance.to_dict()
@@ -92,7 +98,5 @@ def show_item(item: Item, history: Sequence[Revision]) -> None:
     lines += ["", f"versions ({len(history)}):"]
     for rev in reversed(history):
         mark = "  <- current" if rev.id == item.revision else ""
-        lines.append(
-            f"  {rev.created_at}  {rev.change:<8} {rev.status:<9} {rev.title[:60]}{mark}"
-        )
+        lines.append(f"  {rev.created_at}  {rev.change:<8} {rev.status:<9} {rev.title[:60]}{mark}")
     click.echo("\n".join(lines))

@@ -21,8 +21,17 @@ from kenning.hooks.event import BadPayload, Event, HookEvent, event_from_name, t
 
 AGENTS = ("claude", "codex", "gemini")
 MAX_OUTPUT_CHARS = 9000
-GEMINI_EVENTS = {"beforeagent", "afteragent", "precompress", "beforemodel", "aftermodel",
-                 "beforetoolselection", "beforetool", "aftertool", "notification"}
+GEMINI_EVENTS = {
+    "beforeagent",
+    "afteragent",
+    "precompress",
+    "beforemodel",
+    "aftermodel",
+    "beforetoolselection",
+    "beforetool",
+    "aftertool",
+    "notification",
+}
 _HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.DOTALL)
 
 

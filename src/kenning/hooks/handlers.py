@@ -31,8 +31,13 @@ def locate(event: HookEvent, config: Config) -> where_mod.Where:
     )
 
 
-def _session(store: SQLiteStore, event: HookEvent, config: Config,
-             where: where_mod.Where, source: str = "startup") -> Session | None:
+def _session(
+    store: SQLiteStore,
+    event: HookEvent,
+    config: Config,
+    where: where_mod.Where,
+    source: str = "startup",
+) -> Session | None:
     if not deliver.may_capture(config, where):
         return None
     if event.session_id:

@@ -144,7 +144,7 @@ def m0001_create_items(conn: sqlite3.Connection) -> None:
             query TEXT
         );
         CREATE INDEX deliveries_session ON deliveries(session_id, at);
-        """
+        """,
     )
 
 

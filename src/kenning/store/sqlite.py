@@ -155,7 +155,9 @@ class SQLiteStore:
             os.close(fd)
         try:
             self.conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                self.path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
                 check_same_thread=False,
             )
         except sqlite3.Error as exc:
@@ -234,8 +236,9 @@ class SQLiteStore:
         if not item.revision:
             raise StoreError("an item needs a revision id before it is stored")
         placeholders = ", ".join("?" * 21)
-        conn.execute(f"INSERT INTO items ({ITEM_COLUMNS}) VALUES ({placeholders})",
-                     _item_values(item))
+        conn.execute(
+            f"INSERT INTO items ({ITEM_COLUMNS}) VALUES ({placeholders})", _item_values(item)
+        )
         self._write_revision(conn, item, change)
         return item
 
@@ -320,9 +323,7 @@ class SQLiteStore:
     ) -> Item:
         """Write `item` over the stored one; a new version unless `new_version` is False."""
         with self._write() as conn:
-            row = conn.execute(
-                "SELECT revision FROM items WHERE id = ?", (item.id,)
-            ).fetchone()
+            row = conn.execute("SELECT revision FROM items WHERE id = ?", (item.id,)).fetchone()
             if row is None:
                 raise NotFound(f"no item {item.id[-6:].lower()}")
             current = row["revision"]
@@ -330,9 +331,7 @@ class SQLiteStore:
                 raise RevisionConflict(item.id, expected_revision, current)
             if not new_version:
                 item = _with_revision(item, current)
-            assignments = ", ".join(
-                f"{name.strip()} = ?" for name in ITEM_COLUMNS.split(",")[1:]
-            )
+            assignments = ", ".join(f"{name.strip()} = ?" for name in ITEM_COLUMNS.split(",")[1:])
             conn.execute(
                 f"UPDATE items SET {assignments} WHERE id = ?",
                 (*_item_values(item)[1:], item.id),
@@ -398,9 +397,7 @@ class SQLiteStore:
         return [(_row_to_item(r), -float(r["rank"])) for r in rows]
 
     def revisions(self, item_id: str) -> list[Revision]:
-        rows = self._read(
-            "SELECT * FROM revisions WHERE item_id = ? ORDER BY id", (item_id,)
-        )
+        rows = self._read("SELECT * FROM revisions WHERE item_id = ? ORDER BY id", (item_id,))
         return [
             Revision(
                 id=r["id"],
@@ -436,9 +433,7 @@ class SQLiteStore:
                 marks = ", ".join("?" * len(chunk))
                 conn.execute(f"DELETE FROM uses WHERE item_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM revisions WHERE item_id IN ({marks})", chunk)
-                deleted += conn.execute(
-                    f"DELETE FROM items WHERE id IN ({marks})", chunk
-                ).rowcount
+                deleted += conn.execute(f"DELETE FROM items WHERE id IN ({marks})", chunk).rowcount
             conn.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
         self.checkpoint()
         return deleted
@@ -476,8 +471,7 @@ class SQLiteStore:
                 )
                 if not seen:
                     conn.execute(
-                        "UPDATE items SET use_count = use_count + 1, last_used_at = ? "
-                        "WHERE id = ?",
+                        "UPDATE items SET use_count = use_count + 1, last_used_at = ? WHERE id = ?",
                         (at, item_id),
                     )
                     raised += 1
@@ -513,9 +507,7 @@ class SQLiteStore:
         conn = self._tokenizer()
         conn.execute("BEGIN")
         try:
-            conn.executemany(
-                "INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(texts, 1))
-            )
+            conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(texts, 1)))
             out: list[list[str]] = [[] for _ in texts]
             for term, doc in conn.execute("SELECT term, doc FROM tv ORDER BY doc, offset"):
                 out[doc - 1].append(term)
@@ -559,8 +551,17 @@ class SQLiteStore:
     def update_session(self, session_id: str, **fields: Any) -> None:
         """Set some of a session's columns (commits as a list)."""
         allowed = {
-            "model", "transcript_path", "ended_at", "first_prompt", "last_prompt",
-            "prompt_count", "commits", "diff_stat", "pid", "end_reason", "last_seen_at",
+            "model",
+            "transcript_path",
+            "ended_at",
+            "first_prompt",
+            "last_prompt",
+            "prompt_count",
+            "commits",
+            "diff_stat",
+            "pid",
+            "end_reason",
+            "last_seen_at",
             "start_commit",
         }
         unknown = set(fields) - allowed
@@ -624,13 +625,16 @@ class SQLiteStore:
 
     def deliveries(self, session_id: str) -> list[dict[str, Any]]:
         rows = self._read(
-            "SELECT at, what, item_ids, query FROM deliveries WHERE session_id = ? "
-            "ORDER BY at, id",
+            "SELECT at, what, item_ids, query FROM deliveries WHERE session_id = ? ORDER BY at, id",
             (session_id,),
         )
         return [
-            {"at": r["at"], "what": r["what"], "item_ids": json.loads(r["item_ids"]),
-             "query": r["query"]}
+            {
+                "at": r["at"],
+                "what": r["what"],
+                "item_ids": json.loads(r["item_ids"]),
+                "query": r["query"],
+            }
             for r in rows
         ]
 
@@ -650,8 +654,15 @@ class SQLiteStore:
 
     def list_sessions(self, **filters: Any) -> list[Session]:
         clauses, params = [], []
-        for name in ("repo", "agent", "agent_session_id", "cwd", "workstream", "project",
-                     "continued_from"):
+        for name in (
+            "repo",
+            "agent",
+            "agent_session_id",
+            "cwd",
+            "workstream",
+            "project",
+            "continued_from",
+        ):
             if filters.get(name) is not None:
                 clauses.append(f"{name} = ?")
                 params.append(filters[name])
@@ -660,8 +671,7 @@ class SQLiteStore:
         where = " AND ".join(clauses) or "1"
         limit = int(filters.get("limit") or 50)
         rows = self._read(
-            f"SELECT * FROM sessions WHERE {where} ORDER BY started_at DESC, id DESC "
-            f"LIMIT {limit}",
+            f"SELECT * FROM sessions WHERE {where} ORDER BY started_at DESC, id DESC LIMIT {limit}",
             params,
         )
         return [_row_to_session(r) for r in rows]
