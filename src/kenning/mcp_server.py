@@ -104,7 +104,7 @@ def _item_brief(item: Item) -> dict[str, Any]:
 
 def build_server(memory: Memory | None = None) -> MCPServer:
     mem = memory or Memory()
-    server = MCPServer("ken", instructions=INSTRUCTIONS)
+    server = MCPServer("ken", instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool()
     def memory_context(
