@@ -164,7 +164,8 @@ def _handler(agent: str, event: str, ken: str) -> dict[str, Any]:
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:
-    copied: dict[str, Any] = _copy(data)
+    """A deep copy of parsed JSON (plain dicts, lists and scalars)."""
+    copied: dict[str, Any] = json.loads(json.dumps(data))
     return copied
 
 

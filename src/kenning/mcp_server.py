@@ -24,6 +24,7 @@ from kenning import where as where_mod
 from kenning.config import Config
 from kenning.errors import KenningError
 from kenning.identity import Identity, identify
+from kenning.locate import here
 from kenning.model import Item
 from kenning.store import SQLiteStore, open_store
 
@@ -60,7 +61,9 @@ class Memory:
     def where(self) -> where_mod.Where:
         ident = self.identity
         session = ident.session
-        return where_mod.detect(
+        return here(
+            self.store,
+            self.config,
             ident.cwd,
             agent=ident.agent,
             session=(

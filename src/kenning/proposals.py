@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kenning import items
+from kenning import items, projects
 from kenning.errors import InvalidInput
 from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Status
 from kenning.store import Store
@@ -156,17 +156,39 @@ def handoff(
     next_steps: str,
     questions: str = "",
 ) -> Item:
-    """A handoff (done / state / next / open questions) in the workstream or project."""
+    """A handoff (done / state / next / open questions) in the workstream or project.
+
+    Inside a registered project the handoff is appended to its log.md (the file is the
+    truth) and indexed from there.
+    """
+    first = " ".join(done.split())[:90] or "work in progress"
+    body = f"## Done\n{done.strip()}\n\n## State\n{state.strip()}\n\n## Next\n{next_steps.strip()}"
+    if questions.strip():
+        body += f"\n\n## Open questions\n{questions.strip()}"
+    slug = ctx.where.project
+    if slug and any(p["slug"] == slug for p in store.projects()):
+        heading = projects.log_heading(ctx.agent, first)
+        # `##` would start a new log entry, so the parts are bold labels there.
+        log_body = "\n\n".join(
+            f"**{label}:** {text.strip()}"
+            for label, text in (
+                ("Done", done),
+                ("State", state),
+                ("Next", next_steps),
+                ("Open questions", questions),
+            )
+            if text.strip()
+        )
+        projects.append_log(store, slug, heading, log_body)
+        found = projects.find_synced(store, slug, "log.md", projects.entry_key(heading))
+        if found is not None:
+            return found
     if ctx.where.workstream:
         scope = Scope(ScopeType.WORKSTREAM, ctx.where.workstream)
     elif ctx.where.project:
         scope = Scope(ScopeType.PROJECT, ctx.where.project)
     else:
         scope = ctx.own_scope()
-    first = " ".join(done.split())[:90] or "work in progress"
-    body = f"## Done\n{done.strip()}\n\n## State\n{state.strip()}\n\n## Next\n{next_steps.strip()}"
-    if questions.strip():
-        body += f"\n\n## Open questions\n{questions.strip()}"
     title = f"Handoff from {ctx.agent}: {first}"
     return items.add(
         store,

@@ -127,8 +127,9 @@ from __future__ import annotations
 
 import math
 import re
+import string
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 __all__ = ["KINDS", "Redaction", "mostly_secret", "redact"]
@@ -181,41 +182,56 @@ _PEM = re.compile(
 )
 _PEM_MIN_BODY = 32  # base64 characters; less is code that mentions the header line
 
-# (kind, pattern, predicate-free); the whole match is the secret.
+# Each pattern starts with a literal so that the regex engine can skip ahead to it
+# quickly; the "not preceded by a token character" check is a lookbehind placed after the
+# literal for the same reason.  The whole match is the secret.
 _TOKEN_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("github_token", re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,255}+", _F)),
-    ("github_token", re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{60,255}+", _F)),
-    ("anthropic_key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}+", _F)),
+    (
+        "github_token",
+        re.compile(r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36,255}+", _F),
+    ),
+    (
+        "github_token",
+        re.compile(r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{60,255}+", _F),
+    ),
+    ("anthropic_key", re.compile(r"sk-ant-(?<![A-Za-z0-9_-]sk-ant-)[A-Za-z0-9_-]{20,}+", _F)),
     (
         "aws_access_key_id",
-        re.compile(r"(?<![A-Za-z0-9])A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])", _F),
+        re.compile(r"A(?:KIA|SIA|BIA|CCA)(?<![A-Za-z0-9]A[A-Z]{3})[A-Z0-9]{16}(?![A-Za-z0-9])", _F),
     ),
-    ("slack_token", re.compile(r"(?<![A-Za-z0-9])xox[abeoprs]-[A-Za-z0-9-]{10,}+", _F)),
-    ("slack_token", re.compile(r"(?<![A-Za-z0-9])xapp-[0-9]-[A-Za-z0-9-]{10,}+", _F)),
+    (
+        "slack_token",
+        re.compile(r"xox[abeoprs]-(?<![A-Za-z0-9]xox[abeoprs]-)[A-Za-z0-9-]{10,}+", _F),
+    ),
+    ("slack_token", re.compile(r"xapp-(?<![A-Za-z0-9]xapp-)[0-9]-[A-Za-z0-9-]{10,}+", _F)),
     (
         "jwt",
         re.compile(
-            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+", _F
+            r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+",
+            _F,
         ),
     ),
 )
-_OPENAI = re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-)[A-Za-z0-9_-]{20,}+", _F)
+_OPENAI = re.compile(r"sk-(?<![A-Za-z0-9_-]sk-)(?!ant-)[A-Za-z0-9_-]{20,}+", _F)
 _DIGIT = re.compile(r"[0-9]")
 _SLACK_HOOK = re.compile(
-    r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]{8,}+)", _FI
+    r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]{8,}+)", _F
 )
 _AWS_SECRET_NEAR = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _F)
 _AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}", _F)
 
-_URL_CREDS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s/?#@:]{0,256}:([^\s/?#@]{1,256})@", _F)
+_URL_CREDS = re.compile(r"://[^\s/?#@:]{0,256}:([^\s/?#@]{1,256})@", _F)
 # ${PASS}, $PASS, <password>, ****, xxx, [redacted:...]; literal words are redacted.
 _URL_PLACEHOLDER = re.compile(r"\$|<[^<>]*>\Z|[*xX]+\Z|\[redacted:", _F)
 _AUTH_HEADER = re.compile(
-    r"\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|basic|token)[ \t]+"
+    r"uthorization(?<=[Aa]uthorization)(?<![A-Za-z0-9_][Aa]uthorization)"
+    r"[\"']?[ \t]*[:=][ \t]*[\"']?(?:[Bb]earer|[Bb]asic|[Tt]oken)[ \t]+"
     r"([A-Za-z0-9._~+/=-]{8,}+)",
-    _FI,
+    _F,
 )
-_BEARER = re.compile(r"(?<![A-Za-z0-9])[Bb]earer[ \t]+([A-Za-z0-9._~+/=-]{16,}+)", _F)
+_BEARER = re.compile(
+    r"earer(?<=[Bb]earer)(?<![A-Za-z0-9][Bb]earer)[ \t]+([A-Za-z0-9._~+/=-]{16,}+)", _F
+)
 
 # --- NAME=value assignments ------------------------------------------------------------
 
@@ -235,6 +251,8 @@ _ASSIGN = re.compile(
     """,
     _FI | re.VERBOSE,
 )
+_KEYWORDS = tuple(re.compile(word) for word in ("secret", "token", "passw", "api"))
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
 _SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey")
@@ -291,7 +309,13 @@ _QUOTES = frozenset("\"'`")
 
 # --- high entropy ----------------------------------------------------------------------
 
-_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{32,}+={0,2}(?![A-Za-z0-9+/_-])", _F)
+# No lookbehind: a search can only first succeed at the start of a run, and a leading
+# lookbehind would disable the engine's fast scan for the first character.
+_RUN = re.compile(r"[A-Za-z0-9+/_-]{32,}+={0,2}(?![A-Za-z0-9+/_-])", _F)
+_MIN_RUN = 32
+_RUN_NEEDLE = b"a" * _MIN_RUN
+_RUN_CHARS = string.ascii_letters + string.digits + "+/_-"
+_RUN_BYTES = bytes(ord("a") if chr(b) in _RUN_CHARS else ord(" ") for b in range(256))
 _PURE_PART = re.compile(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
 _PART_SEP = re.compile(r"[-_/+]", _F)
 _SRI = re.compile(r"sha(?:256|384|512)-", _F)
@@ -308,7 +332,6 @@ _COMMON_PAIRS = _wordset(
     ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv
     """
 )
-_MIN_RUN = 32
 _MIN_ENTROPY = 3.8
 _MAX_WORDINESS = 0.4
 _SAMPLE = 512  # long runs (base64 blobs) are judged on their first _SAMPLE characters
@@ -420,8 +443,19 @@ def _mixed_case(token: str) -> bool:
 
 
 def _assignments(text: str, add: Callable[[_Span], None]) -> None:
+    # Searching for four literals in lower-cased text is ~20x faster than one
+    # case-insensitive alternation; lower() keeps offsets unless a character expands.
+    low = text.lower()
+    if len(low) != len(text):
+        low = text.translate(_ASCII_LOWER)
+    hits = sorted(m.start() for kw in _KEYWORDS for m in kw.finditer(low))
     pos = 0
-    while (m := _ASSIGN.search(text, pos)) is not None:
+    for hit in hits:
+        if hit < pos:
+            continue
+        m = _ASSIGN.match(text, hit)
+        if m is None:
+            continue
         span, pos = _assignment(text, m)
         if span is not None:
             add(span)
@@ -555,8 +589,22 @@ def _kwarg(text: str, head: int, end: int) -> bool:
 # --- high entropy ----------------------------------------------------------------------
 
 
+def _runs(gap: str) -> Iterator[re.Match[str]]:
+    """The runs of 32+ token characters in ``gap``, like ``_RUN.finditer(gap)`` but ~8x
+    faster: one byte per character (non-ASCII becomes "?"), token bytes mapped to "a",
+    and a plain substring search for 32 of them."""
+    mapped = gap.encode("ascii", "replace").translate(_RUN_BYTES)
+    pos = mapped.find(_RUN_NEEDLE)
+    while pos >= 0:
+        m = _RUN.match(gap, pos)
+        if m is None:  # cannot happen: 32 token characters start here
+            break
+        yield m
+        pos = mapped.find(_RUN_NEEDLE, m.end())
+
+
 def _entropy_spans(gap: str, offset: int, out: list[_Span]) -> None:
-    for m in _RUN.finditer(gap):
+    for m in _runs(gap):
         run = m.group()
         if "/" in run and _path_like(run):
             pos = m.start()

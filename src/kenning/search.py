@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import re
 
-_HAS_TOKEN = re.compile(r"[^\W_]")
+# A chunk is worth searching when it has a letter or digit, or any character beyond ASCII:
+# SQLite's tokenizer follows Unicode 6.1 and counts private-use, combining and
+# since-assigned characters (newer emoji, scripts) as word characters where Python may
+# not. A chunk FTS5 finds no word in is harmless: it matches nothing alone and is ignored
+# next to others. Only chunks of ASCII punctuation are dropped.
+_HAS_TOKEN = re.compile(r"[^\W_]|[^\x00-\x7f]")
 
 
 def fts_query(text: str) -> str | None:
     """The MATCH expression for `text`, or None when it holds no searchable word."""
-    chunks = [c for c in text.split() if _HAS_TOKEN.search(c)]
+    # FTS5 reads the expression only up to a NUL, which would cut a phrase open.
+    chunks = [c for c in text.replace("\x00", " ").split() if _HAS_TOKEN.search(c)]
     if not chunks:
         return None
     phrases = ['"' + chunk.replace('"', '""') + '"' for chunk in chunks]

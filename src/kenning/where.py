@@ -154,11 +154,13 @@ def detect(
     session: str | None = None,
     workspaces: Mapping[str, object] | None = None,
     projects: Mapping[str, str] | None = None,
+    project_repos: Mapping[str, str] | None = None,
 ) -> Where:
     """The scopes that apply in `cwd`, most specific first, each with why.
 
     `workspaces` maps a workspace name to a folder or list of folders (config
-    `[workspaces]`); `projects` maps a project slug to its folder.
+    `[workspaces]`); `projects` maps a project slug to its folder, `project_repos` to the
+    repo it was added from (a project applies anywhere in that repo).
     """
     env = os.environ if env is None else env
     here = str(Path(cwd or os.getcwd()).resolve())
@@ -190,6 +192,12 @@ def detect(
                 project = slug
                 add(Scope(ScopeType.PROJECT, slug), f"inside the project folder {folder}")
                 break
+        else:
+            for slug, origin in sorted((project_repos or {}).items()):
+                if repo and origin == repo:
+                    project = slug
+                    add(Scope(ScopeType.PROJECT, slug), f"in {repo}, which it was added from")
+                    break
     workspace = None
     if env.get("KEN_WORKSPACE"):
         workspace = env["KEN_WORKSPACE"]

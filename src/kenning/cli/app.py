@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from kenning import agentenv, config, items, transfer
+from kenning import agentenv, config, items, locate, transfer
 from kenning import lint as lint_mod
 from kenning import where as where_mod
 from kenning.cli import output
@@ -63,11 +63,8 @@ class State:
         return self._store
 
     def where(self) -> where_mod.Where:
-        file = self.config.file
-        return where_mod.detect(
-            agent=agentenv.detect_agent(),
-            workspaces=file.get("workspaces") if isinstance(file.get("workspaces"), dict) else None,
-        )
+        store = self.store if config.db_path().exists() else None
+        return locate.here(store, self.config, agent=agentenv.detect_agent())
 
     def close(self) -> None:
         if self._store is not None:

@@ -47,11 +47,12 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
 
 
 def item_row(item: Item, score: float | None = None) -> list[str]:
-    marks = ("*" if item.pinned else "") + ("?" if item.status.value == "proposed" else "")
+    marks = ("* " if item.pinned else "") + ("? " if item.status.value == "proposed" else "")
+    state = "" if item.status.value in ("active", "proposed") else f" [{item.status.value}]"
     row = [item.id[-6:].lower(), item.kind.value, str(item.scope)]
     if score is not None:
         row.append(f"{score:.2f}")
-    row.append(f"{marks} {item.title}".strip() if marks else item.title)
+    row.append(f"{marks}{item.title}{state}")
     return row
 
 

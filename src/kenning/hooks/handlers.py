@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 
-from kenning import deliver, sessions, transcripts
+from kenning import deliver, projects, sessions, transcripts
 from kenning import where as where_mod
 from kenning.config import Config
 from kenning.hooks.event import Event, HookEvent
+from kenning.locate import here
 from kenning.model import Session
 from kenning.store import SQLiteStore
 
@@ -20,14 +21,13 @@ class Skip(Exception):
     """Nothing to do for this event; the reason goes to the log."""
 
 
-def locate(event: HookEvent, config: Config) -> where_mod.Where:
-    file = config.file
-    workspaces = file.get("workspaces")
-    return where_mod.detect(
+def locate(store: SQLiteStore, event: HookEvent, config: Config) -> where_mod.Where:
+    return here(
+        store,
+        config,
         event.cwd,
         agent=event.agent,
         session=f"{event.agent}:{event.session_id}" if event.session_id else None,
-        workspaces=workspaces if isinstance(workspaces, dict) else None,
     )
 
 
@@ -58,11 +58,13 @@ def _session(
 
 
 def session_start(store: SQLiteStore, event: HookEvent, config: Config) -> str:
-    where = locate(event, config)
+    where = locate(store, event, config)
     source = (event.source or "startup").lower()
     session = _session(store, event, config, where, source)
     if source not in PACK_SOURCES or not deliver.may_deliver(config, event.agent, where):
         return ""
+    if where.project:
+        projects.sync(store, where.project)
     return deliver.pack_for(store, config, where, session=session).text
 
 
@@ -70,7 +72,7 @@ def prompt(store: SQLiteStore, event: HookEvent, config: Config) -> str:
     text = event.prompt or ""
     if len(text.encode("utf-8", "replace")) > MAX_PROMPT_BYTES:
         raise Skip(f"prompt of {len(text):,} characters is over the recall limit; no recall")
-    where = locate(event, config)
+    where = locate(store, event, config)
     session = _session(store, event, config, where)
     if session is not None and text.strip():
         store.note_prompt(session.id, sessions.clip_prompt(text))

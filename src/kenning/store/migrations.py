@@ -148,7 +148,34 @@ def m0001_create_items(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m0001_create_items,)
+def m0002_projects_and_summaries(conn: sqlite3.Connection) -> None:
+    _run_script(
+        conn,
+        """
+        CREATE TABLE projects (
+            slug TEXT PRIMARY KEY,
+            dir TEXT NOT NULL,
+            repo TEXT,
+            added_at TEXT NOT NULL
+        );
+        CREATE TABLE project_files (
+            slug TEXT NOT NULL REFERENCES projects(slug) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            synced_at TEXT NOT NULL,
+            PRIMARY KEY (slug, name)
+        );
+        ALTER TABLE sessions ADD COLUMN summary_parts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sessions ADD COLUMN summarized_turns INTEGER NOT NULL DEFAULT 0;
+        """,
+    )
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    m0001_create_items,
+    m0002_projects_and_summaries,
+)
 KNOWN = {m.__name__ for m in MIGRATIONS}
 
 

@@ -487,6 +487,57 @@ class SQLiteStore:
         rows = self._read("SELECT status, count(*) AS n FROM items GROUP BY status")
         return {r["status"]: r["n"] for r in rows}
 
+    # --- projects ----------------------------------------------------------------
+
+    def add_project(self, slug: str, folder: str, repo: str | None) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO projects (slug, dir, repo, added_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(slug) DO UPDATE SET dir = excluded.dir, repo = excluded.repo",
+                (slug, folder, repo, now_iso()),
+            )
+
+    def remove_project(self, slug: str) -> bool:
+        with self._write() as conn:
+            return conn.execute("DELETE FROM projects WHERE slug = ?", (slug,)).rowcount > 0
+
+    def projects(self) -> list[dict[str, Any]]:
+        rows = self._read("SELECT slug, dir, repo, added_at FROM projects ORDER BY slug")
+        return [dict(r) for r in rows]
+
+    def file_stamp(self, slug: str, name: str) -> tuple[int, int] | None:
+        rows = self._read(
+            "SELECT size, mtime_ns FROM project_files WHERE slug = ? AND name = ?", (slug, name)
+        )
+        return (rows[0]["size"], rows[0]["mtime_ns"]) if rows else None
+
+    def set_file_stamp(self, slug: str, name: str, stamp: tuple[int, int] | None) -> None:
+        with self._write() as conn:
+            if stamp is None:
+                conn.execute("DELETE FROM project_files WHERE slug = ? AND name = ?", (slug, name))
+            else:
+                conn.execute(
+                    "INSERT INTO project_files (slug, name, size, mtime_ns, synced_at) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(slug, name) DO UPDATE SET "
+                    "size = excluded.size, mtime_ns = excluded.mtime_ns, "
+                    "synced_at = excluded.synced_at",
+                    (slug, name, stamp[0], stamp[1], now_iso()),
+                )
+
+    def summary_progress(self, session_id: str) -> tuple[int, int]:
+        """(parts written, conversation turns already summarized) for a session."""
+        rows = self._read(
+            "SELECT summary_parts, summarized_turns FROM sessions WHERE id = ?", (session_id,)
+        )
+        return (rows[0][0], rows[0][1]) if rows else (0, 0)
+
+    def set_summary_progress(self, session_id: str, parts: int, turns: int) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE sessions SET summary_parts = ?, summarized_turns = ? WHERE id = ?",
+                (parts, turns, session_id),
+            )
+
     # --- words -------------------------------------------------------------------
 
     def _tokenizer(self) -> sqlite3.Connection:

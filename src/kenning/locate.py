@@ -1,0 +1,33 @@
+"""Where am I, with everything the store and config know: registered projects and
+configured workspaces on top of what `where.detect` reads from git and the env."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from kenning import where as where_mod
+from kenning.config import Config
+from kenning.store import SQLiteStore
+
+
+def here(
+    store: SQLiteStore | None,
+    config: Config,
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    agent: str | None = None,
+    session: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> where_mod.Where:
+    workspaces = config.file.get("workspaces")
+    projects = store.projects() if store is not None else []
+    return where_mod.detect(
+        cwd,
+        env,
+        agent=agent,
+        session=session,
+        workspaces=workspaces if isinstance(workspaces, dict) else None,
+        projects={str(p["slug"]): str(p["dir"]) for p in projects},
+        project_repos={str(p["slug"]): str(p["repo"]) for p in projects if p["repo"]},
+    )

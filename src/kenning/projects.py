@@ -1,0 +1,241 @@
+"""Projects: a folder whose notes are indexed one way into `project:<slug>`.
+
+In a project folder, `decisions.md` holds a decision per `##` section (titled by its
+heading), `plan.md` a task per `- [ ]` item, and `log.md` a handoff per `##` entry
+(entries inside HTML comments are skipped, as are comments anywhere). The file is the
+truth: an edited section updates its item in place (no new version), a removed one
+archives it, a ticked task is archived, a section over 4 KB is cut with a pointer to
+the file. Files are read only when their size or mtime changed, so the hooks can sync
+before every pack and no daemon is needed. Tasks from `plan.md` do not expire: the
+plan says whether they are current.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from kenning import ids, items
+from kenning.errors import InvalidInput, NotFound
+from kenning.model import MAX_ITEM_BYTES, Item, Kind, Provenance, Scope, ScopeType, Status
+from kenning.redact import redact
+from kenning.store import ItemQuery, Store, now_iso
+
+FILES = ("decisions.md", "plan.md", "log.md")
+SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_TASK = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s+(.+?)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    key: str
+    title: str
+    body: str
+    kind: Kind
+    status: Status
+
+
+@dataclass
+class SyncReport:
+    slug: str
+    read: list[str]
+    added: int = 0
+    updated: int = 0
+    archived: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "project": self.slug,
+            "read": self.read,
+            "added": self.added,
+            "updated": self.updated,
+            "archived": self.archived,
+        }
+
+
+def entry_key(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80] or "untitled"
+
+
+def _sections(text: str) -> list[tuple[str, str]]:
+    """`## ` sections as (heading, body); text before the first heading is ignored."""
+    found: list[tuple[str, list[str]]] = []
+    for line in _COMMENT.sub("", text).splitlines():
+        if line.startswith("## "):
+            found.append((line[3:].strip(), []))
+        elif found:
+            found[-1][1].append(line)
+    return [(h, "\n".join(b).strip()) for h, b in found if h]
+
+
+def _unique(entries: list[Entry]) -> list[Entry]:
+    seen: dict[str, int] = {}
+    out = []
+    for entry in entries:
+        n = seen.get(entry.key, 0) + 1
+        seen[entry.key] = n
+        out.append(entry if n == 1 else replace(entry, key=f"{entry.key}-{n}"))
+    return out
+
+
+def parse(name: str, text: str) -> list[Entry]:
+    """The entries a project file holds."""
+    if name == "plan.md":
+        entries = []
+        for line in _COMMENT.sub("", text).splitlines():
+            match = _TASK.match(line)
+            if match:
+                done = match.group(1) != " "
+                title = match.group(2)
+                entries.append(
+                    Entry(
+                        entry_key(title),
+                        title,
+                        "",
+                        Kind.TASK,
+                        Status.ARCHIVED if done else Status.ACTIVE,
+                    )
+                )
+        return _unique(entries)
+    kind = Kind.DECISION if name == "decisions.md" else Kind.HANDOFF
+    return _unique([Entry(entry_key(h), h, b, kind, Status.ACTIVE) for h, b in _sections(text)])
+
+
+def _fit(title: str, body: str, path: Path) -> str:
+    """Cut a body so that title and body stay under 4 KB, pointing to the file."""
+    marker = f"\n\n… (cut; the rest is in {path})"
+    room = MAX_ITEM_BYTES - len(title.encode()) - 1
+    if len(body.encode()) <= room:
+        return body
+    keep = body.encode()[: max(0, room - len(marker.encode()))].decode("utf-8", "ignore")
+    return keep.rstrip() + marker
+
+
+def _source(slug: str, name: str, key: str = "") -> str:
+    return f"project:{slug}:{name}#{key}"
+
+
+def get_project(store: Store, slug: str) -> dict[str, object]:
+    for project in store.projects():
+        if project["slug"] == slug:
+            return project
+    raise NotFound(f"no project '{slug}'; `ken project list` shows them")
+
+
+def add_project(store: Store, slug: str, folder: str, repo: str | None) -> SyncReport:
+    if not SLUG.match(slug):
+        raise InvalidInput(
+            f"bad project name '{slug}': use lower-case letters, digits, '.', '_' and '-'"
+        )
+    path = Path(folder).expanduser().resolve()
+    if not path.is_dir():
+        raise InvalidInput(f"{folder} is not a folder")
+    store.add_project(slug, str(path), repo)
+    return sync(store, slug)
+
+
+def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncReport) -> None:
+    path = folder / name
+    try:
+        info = path.stat()
+        stamp: tuple[int, int] | None = (info.st_size, info.st_mtime_ns)
+    except FileNotFoundError:
+        stamp = None
+    if stamp == store.file_stamp(slug, name):
+        return
+    report.read.append(name)
+    entries: list[Entry] = []
+    if stamp is not None:
+        try:
+            entries = parse(name, path.read_text(encoding="utf-8", errors="replace"))
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    existing = {
+        (item.source or "").split("#", 1)[1]: item
+        for item in store.list_items(
+            ItemQuery(statuses=(), include_expired=True, source_prefix=_source(slug, name))
+        )
+    }
+    scope = Scope(ScopeType.PROJECT, slug)
+    for entry in entries:
+        body = _fit(entry.title, redact(entry.body).text, path)
+        current = existing.pop(entry.key, None)
+        if current is None:
+            item = items.new_item(
+                f"{entry.title}\n{body}",
+                scope=scope,
+                kind=entry.kind,
+                status=entry.status,
+                provenance=Provenance(who="ken", how="sync", project=slug, cwd=str(folder)),
+                source=_source(slug, name, entry.key),
+            )
+            store.insert_item(replace(item, expires_at=None), change="sync")
+            report.added += 1
+            continue
+        title = redact(entry.title).text
+        if (current.title, current.body, current.status) == (title, body, entry.status):
+            continue
+        store.replace_item(
+            replace(
+                current,
+                title=title,
+                body=body,
+                status=entry.status,
+                updated_at=now_iso(),
+                expires_at=None,
+            ),
+            "sync",
+            new_version=False,
+        )
+        report.updated += 1
+    for item in existing.values():
+        if item.status is not Status.ARCHIVED:
+            store.replace_item(
+                replace(item, status=Status.ARCHIVED, updated_at=now_iso()),
+                "sync",
+                new_version=False,
+            )
+            report.archived += 1
+    store.set_file_stamp(slug, name, stamp)
+
+
+def sync(store: Store, slug: str) -> SyncReport:
+    """Index a project's files that changed since the last sync."""
+    project = get_project(store, slug)
+    folder = Path(str(project["dir"]))
+    report = SyncReport(slug, [])
+    for name in FILES:
+        _sync_file(store, slug, folder, name, report)
+    return report
+
+
+def sync_all(store: Store) -> list[SyncReport]:
+    return [sync(store, str(p["slug"])) for p in store.projects()]
+
+
+def append_log(store: Store, slug: str, heading: str, body: str) -> Path:
+    """Add an entry to a project's log.md (the file stays the truth), then sync it."""
+    project = get_project(store, slug)
+    path = Path(str(project["dir"])) / "log.md"
+    existing = path.read_text(encoding="utf-8") if path.exists() else "# Log\n"
+    entry = f"\n## {heading}\n\n{redact(body.strip()).text}\n"
+    tmp = path.with_name(f".log.md.{os.getpid()}.{ids.new_ulid()[-6:]}")
+    tmp.write_text(existing.rstrip("\n") + "\n" + entry, encoding="utf-8")
+    os.replace(tmp, path)
+    sync(store, slug)
+    return path
+
+
+def log_heading(agent: str, title: str) -> str:
+    return f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} {agent}: {title}"
+
+
+def find_synced(store: Store, slug: str, name: str, key: str) -> Item | None:
+    found = store.list_items(
+        ItemQuery(statuses=(), include_expired=True, source_prefix=_source(slug, name, key))
+    )
+    return next((i for i in found if i.source == _source(slug, name, key)), None)
