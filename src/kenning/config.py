@@ -44,6 +44,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("lint.unused_days", int, 90, "Days without use after which lint reports an item."),
     Setting("tasks.ttl_days", int, 14, "Days after its last update that a task expires."),
     Setting("hooks.idle_close_hours", float, 12.0, "Close a session idle this long."),
+    Setting("memory.summarize.enabled", bool, False, "Summarize finished sessions (opt-in)."),
+    Setting(
+        "memory.summarize.command",
+        str,
+        "",
+        "Command that reads a prompt on stdin and prints JSON (e.g. `claude -p`).",
+    ),
+    Setting("memory.summarize.repos", list, [], "Only summarize sessions in these repos."),
+    Setting("memory.summarize.max_input_tokens", int, 6000, "Most transcript sent, from the end."),
+    Setting("memory.summarize.timeout_secs", int, 120, "Give up on the command after this."),
     Setting("editor", str, "", "Editor for `ken edit` (else $VISUAL, else $EDITOR).", "KEN_EDITOR"),
     Setting("workspace", str, "", "Workspace name for every folder.", "KEN_WORKSPACE"),
 )

@@ -31,11 +31,17 @@ from kenning.errors import InvalidInput
 
 AGENTS = ("claude", "codex", "gemini")
 HOOK_EVENTS = {
-    "claude": ("SessionStart", "UserPromptSubmit", "SessionEnd"),
-    "codex": ("SessionStart", "UserPromptSubmit", "SessionEnd"),
+    "claude": ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"),
+    "codex": ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"),
     "gemini": ("SessionStart", "BeforeAgent", "SessionEnd"),
 }
-TIMEOUT_SECONDS = {"SessionStart": 15, "UserPromptSubmit": 10, "BeforeAgent": 10, "SessionEnd": 3}
+TIMEOUT_SECONDS = {
+    "SessionStart": 15,
+    "UserPromptSubmit": 10,
+    "BeforeAgent": 10,
+    "PreCompact": 10,
+    "SessionEnd": 3,
+}
 OURS = re.compile(r"(^|[/\s'\"])ken(\.exe)?['\"]?\s+hook\s")
 
 

@@ -42,7 +42,8 @@ def lint(store: Store, *, unused_days: int = 90, scopes: tuple[str, ...] = ()) -
     cutoff = (datetime.now(UTC) - timedelta(days=unused_days)).strftime("%Y-%m-%dT%H:%M:%S")
     findings: list[Finding] = []
     seen: dict[str, Item] = {}
-    for item in items:
+    # Oldest first, so a duplicate is reported on the later copy and names the original.
+    for item in sorted(items, key=lambda i: (i.created_at, i.id)):
         for link in item.links:
             if link.type != "file":
                 continue

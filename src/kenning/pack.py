@@ -87,6 +87,13 @@ class Pack:
         }
 
 
+def omitted_line(count: int) -> str:
+    return (
+        f"({count} more memor{'ies' if count != 1 else 'y'} here did not fit; "
+        "`ken search WORDS` or memory_search finds them.)"
+    )
+
+
 def _scope_rank(scope: Scope, order: Sequence[str]) -> int:
     text = str(scope)
     if text in order:
@@ -137,40 +144,47 @@ def build_pack(
             if s.id != exclude_session and (s.first_prompt or s.commits)
         ][:MAX_SESSIONS]
 
-    used = estimate_tokens(INTRO)
-    given: list[Item] = []
-    shown_sessions: list[Session] = []
-    lines: dict[str, list[str]] = {}
-    omitted = overflow
-    for key, _title in SECTIONS:
-        entries: list[tuple[Item | Session, str]]
-        if key == "sessions":
-            entries = [(s, render_session(s)) for s in sessions]
-        else:
-            entries = [
-                (i, render_item(i, kind_label=key in ("pinned", "knowledge")))
-                for i in by_section[key]
-            ]
-        for obj, line in entries:
-            cost = estimate_tokens(line) + (6 if key not in lines else 0)
-            if used + cost > budget:
-                omitted += 1 if isinstance(obj, Item) else 0
-                continue
-            used += cost
-            lines.setdefault(key, []).append(line)
-            if isinstance(obj, Item):
-                given.append(obj)
+    def fill(limit: int) -> tuple[dict[str, list[str]], list[Item], list[Session], int]:
+        used = estimate_tokens(INTRO)
+        given: list[Item] = []
+        shown: list[Session] = []
+        lines: dict[str, list[str]] = {}
+        omitted = overflow
+        for key, title in SECTIONS:
+            entries: list[tuple[Item | Session, str]]
+            if key == "sessions":
+                entries = [(s, render_session(s)) for s in sessions]
             else:
-                shown_sessions.append(obj)
+                entries = [
+                    (i, render_item(i, kind_label=key in ("pinned", "knowledge")))
+                    for i in by_section[key]
+                ]
+            for obj, line in entries:
+                cost = estimate_tokens(line)
+                if key not in lines:
+                    cost += estimate_tokens(f"## {title}")
+                if used + cost > limit:
+                    omitted += 1 if isinstance(obj, Item) else 0
+                    continue
+                used += cost
+                lines.setdefault(key, []).append(line)
+                if isinstance(obj, Item):
+                    given.append(obj)
+                else:
+                    shown.append(obj)
+        return lines, given, shown, omitted
+
+    lines, given, shown_sessions, omitted = fill(budget)
+    if omitted:
+        # Make room for the line that counts what did not fit.
+        reserve = estimate_tokens(omitted_line(max(len(found), 2)))
+        lines, given, shown_sessions, omitted = fill(budget - reserve)
     parts = [INTRO]
     for key, title in SECTIONS:
         if lines.get(key):
             parts.append(f"## {title}\n" + "\n".join(lines[key]))
     if omitted:
-        parts.append(
-            f"({omitted} more memor{'ies' if omitted != 1 else 'y'} here did not fit; "
-            "`ken search WORDS` or memory_search finds them.)"
-        )
+        parts.append(omitted_line(omitted))
     if not given and not shown_sessions:
         parts.append("(No memories here yet.)")
     text = "\n\n".join(parts)

@@ -133,6 +133,7 @@ def start(
     source: str = "startup",
     pid: int | None = None,
     idle_hours: float = 12.0,
+    continued_from: str | None = None,
 ) -> Session:
     """Open (or, on resume, reopen) the session for this agent run."""
     existing = store.find_session(agent, agent_session_id) if agent_session_id else None
@@ -160,6 +161,7 @@ def start(
             started_at=now_iso(),
             start_commit=where.git.head if where.git else None,
             pid=pid,
+            continued_from=continued_from,
         )
     scopes = [str(s) for s in where.scopes]
     store.upsert_session(session, scopes)

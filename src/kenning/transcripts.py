@@ -1,4 +1,5 @@
-"""Reading agents' transcripts: the person's recent turns, for recall's query.
+"""Reading agents' transcripts: the person's recent turns (for recall's query) and the
+whole conversation (for summaries).
 
 Only the tail of the file is read (transcripts grow to megabytes), and only what the
 person typed: tool results, hook context, slash commands and injected instructions
@@ -9,8 +10,12 @@ defensively and anything unexpected is ignored.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from kenning.redact import redact
 
 TAIL_BYTES = 256 * 1024
 
@@ -49,23 +54,100 @@ def user_turns(agent: str, path: str | None, limit: int = 3) -> list[str]:
     """The person's last `limit` prompts in a Claude Code or Codex transcript."""
     if not path or not Path(path).is_file():
         return []
-    turns: list[str] = []
-    for line in _tail_lines(path):
-        try:
-            record = json.loads(line)
-        except ValueError:
+    reader = READERS.get(agent)
+    if reader is None:
+        return []
+    turns = reader(_tail_lines(path))
+    return [t.text for t in turns if t.role == "user"][-limit:]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    role: str  # user or assistant
+    text: str
+    at: str | None = None
+
+
+def _claude_turns(lines: list[str]) -> list[Turn]:
+    turns: list[Turn] = []
+    last_id: str | None = None
+    for line in lines:
+        record = _json(line)
+        if record is None or record.get("isSidechain") or record.get("isMeta"):
             continue
-        if not isinstance(record, dict):
+        if record.get("isCompactSummary"):
             continue
-        text = ""
-        if agent == "claude" and record.get("type") == "user" and not record.get("isMeta"):
-            message = record.get("message")
-            if isinstance(message, dict) and message.get("role") == "user":
-                text = _text_of(message.get("content"))
-        elif agent == "codex" and record.get("type") == "response_item":
-            payload = record.get("payload")
-            if isinstance(payload, dict) and payload.get("role") == "user":
-                text = _text_of(payload.get("content"))
-        if text and _is_person(text):
-            turns.append(text)
-    return turns[-limit:]
+        kind = record.get("type")
+        message = record.get("message")
+        if kind not in ("user", "assistant") or not isinstance(message, dict):
+            continue
+        text = _text_of(message.get("content")).strip()
+        if not text or (kind == "user" and not _is_person(text)):
+            continue
+        at = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+        message_id = message.get("id") if kind == "assistant" else None
+        if message_id and message_id == last_id and turns and turns[-1].role == "assistant":
+            # One API message is split over several lines, one block each.
+            turns[-1] = Turn("assistant", f"{turns[-1].text}\n{text}", turns[-1].at)
+        else:
+            turns.append(Turn(kind, text, at))
+        last_id = message_id
+    return turns
+
+
+def _codex_turns(lines: list[str]) -> list[Turn]:
+    turns: list[Turn] = []
+    for line in lines:
+        record = _json(line)
+        if record is None or record.get("type") != "response_item":
+            continue
+        payload = record.get("payload")
+        if not isinstance(payload, dict) or payload.get("type") != "message":
+            continue
+        role = payload.get("role")
+        if role not in ("user", "assistant"):
+            continue
+        content = payload.get("content")
+        parts = [
+            str(b.get("text", ""))
+            for b in (content if isinstance(content, list) else [])
+            if isinstance(b, dict) and b.get("type") in ("input_text", "output_text")
+        ]
+        text = "\n".join(parts).strip()
+        if not text or (role == "user" and not _is_person(text)):
+            continue
+        at = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+        turns.append(Turn(str(role), text, at))
+    return turns
+
+
+def _json(line: str) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def conversation(agent: str, path: str | None) -> list[Turn]:
+    """The conversation in a transcript: what the person and the agent wrote, redacted.
+
+    Tool calls, tool output, thinking, hook context and injected instructions are left
+    out. Claude Code and Codex transcripts are read; other agents give nothing.
+    """
+    if not path or not Path(path).is_file():
+        return []
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    reader = READERS.get(agent)
+    if reader is None:
+        return []
+    return [Turn(t.role, redact(t.text).text, t.at) for t in reader(lines)]
+
+
+READERS: dict[str, Callable[[list[str]], list[Turn]]] = {
+    "claude": _claude_turns,
+    "codex": _codex_turns,
+}

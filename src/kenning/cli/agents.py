@@ -297,3 +297,117 @@ def mcp() -> None:
     from kenning.mcp_server import main
 
     raise SystemExit(main())
+
+
+@cli.command("handoff", epilog=example("ken handoff --to codex --prompt 'finish the CSV export'"))
+@click.option("--to", "to", required=True, help="The agent to continue in (claude, codex, ...).")
+@click.option("--model", help="The model to start it with.")
+@click.option("--prompt", help="What to ask first (default: check the state and carry on).")
+@click.option("--fresh", is_flag=True, help="Start a new session even if it could resume.")
+@click.option("--print", "show", is_flag=True, help="Print the command and pack; run nothing.")
+@json_option
+@pass_state
+def handoff_cmd(
+    state: State,
+    to: str,
+    model: str | None,
+    prompt: str | None,
+    fresh: bool,
+    show: bool,
+    as_json: bool,
+) -> None:
+    """Continue the latest agent session here in another agent.
+
+    Starts AGENT with a "Continuing from" pack (the previous agent's prompts, commits,
+    uncommitted change, handoff and transcript). Going back to an agent already used in
+    this line of work resumes its own session with a "Since your last turn" update.
+    """
+    import os
+
+    from kenning import handoff
+
+    launch = handoff.plan(
+        state.store,
+        state.config,
+        state.where(),
+        to.lower(),
+        model=model,
+        prompt=prompt,
+        fresh=fresh,
+    )
+    if as_json:
+        emit_json(launch.to_dict())
+        return
+    if show:
+        import shlex
+
+        click.echo(f"$ {shlex.join(launch.argv)}\n")
+        click.echo(launch.pack)
+        return
+    say(
+        f"{'resuming' if launch.mode == 'resume' else 'starting'} {to} "
+        f"(continuing {launch.continues.agent} session {launch.continues.id[-6:].lower()})"
+    )
+    state.close()
+    env = {**os.environ, **launch.env}
+    try:
+        os.execvpe(launch.argv[0], launch.argv, env)
+    except OSError as exc:
+        raise InvalidInput(
+            f"cannot start {launch.argv[0]}: {exc.strerror}; set [agents.{to}] command in "
+            "config.toml"
+        ) from None
+
+
+@cli.command("summarize", epilog=example("ken summarize 4fz2ma"))
+@click.argument("session", required=False)
+@click.option("--part", is_flag=True, hidden=True, help="A part before a compaction.")
+@click.option("--from-hook", is_flag=True, hidden=True, help="Run by a hook: log, don't fail.")
+@json_option
+@pass_state
+def summarize_cmd(
+    state: State, session: str | None, part: bool, from_hook: bool, as_json: bool
+) -> None:
+    """Summarize a session now (the latest here by default) with memory.summarize.command.
+
+    Stores the summary and proposed items, and says how much transcript it sent.
+    """
+    from kenning import sessions as sessions_mod
+    from kenning import summarize
+    from kenning.hooks.run import log
+
+    target = None
+    try:
+        if session:
+            target = sessions_mod.resolve(state.store, session)
+        else:
+            here = state.where()
+            found = state.store.list_sessions(repo=here.repo, limit=1) if here.repo else []
+            if not found:
+                raise InvalidInput("no session here to summarize; name one (ken sessions)")
+            target = found[0]
+        result = summarize.summarize(
+            state.store, state.config, target, final=not part, force=not from_hook
+        )
+    except Exception as exc:  # noqa: BLE001 - from a hook, like a hook: log and stay quiet
+        if not from_hook:
+            raise
+        log(target.agent if target else "", "summarize", f"{type(exc).__name__}: {exc}")
+        return
+    if result is None:
+        say("nothing new to summarize" if not from_hook else "")
+        return
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    say(
+        f"sent {result.turns_sent} turns ({result.chars_sent:,} characters, about "
+        f"{result.tokens_sent:,} tokens) of session {target.id[-6:].lower()}"
+    )
+    if result.summary:
+        say(
+            f"stored {result.summary.kind.value} {result.summary.id[-6:].lower()} in "
+            f"{result.summary.scope} ({result.summary.status.value}): {result.summary.title}"
+        )
+    for item in result.items:
+        say(f"proposed {item.kind.value} {item.id[-6:].lower()} in {item.scope}: {item.title}")

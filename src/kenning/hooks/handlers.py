@@ -4,8 +4,10 @@ error into a log line and silence."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
-from kenning import deliver, projects, sessions, transcripts
+from kenning import deliver, handoff, projects, sessions, summarize, transcripts
 from kenning import where as where_mod
 from kenning.config import Config
 from kenning.hooks.event import Event, HookEvent
@@ -54,6 +56,7 @@ def _session(
         source=source,
         pid=sessions.agent_pid(event.agent),
         idle_hours=config.get("hooks.idle_close_hours"),
+        continued_from=os.environ.get("KEN_CONTINUES") or None,
     )
 
 
@@ -90,13 +93,41 @@ def session_end(store: SQLiteStore, event: HookEvent, config: Config) -> str:
     session = store.find_session(event.agent, event.session_id)
     if session is None:
         raise Skip(f"no open session {event.session_id} for {event.agent}")
-    sessions.finish(store, session, event.reason or "end")
+    ended = sessions.finish(store, session, event.reason or "end")
+    handoff.session_handoff(store, ended)
+    if summarize.enabled_for(config, ended):
+        _summarize_later(ended, final=True)
     return ""
+
+
+def pre_compact(store: SQLiteStore, event: HookEvent, config: Config) -> str:
+    if event.agent == "gemini":
+        return ""  # Gemini's PreCompress fires before every model call, not at compaction
+    session = store.find_session(event.agent, event.session_id) if event.session_id else None
+    if session is not None and summarize.enabled_for(config, session):
+        _summarize_later(session, final=False)
+    return ""
+
+
+def _summarize_later(session: Session, *, final: bool) -> None:
+    """Summarize in a detached process: agents give these hooks a few seconds at most."""
+    command = [sys.executable, "-m", "kenning.entry", "summarize", session.id, "--from-hook"]
+    if not final:
+        command.append("--part")
+    subprocess.Popen(  # noqa: S603 - our own command
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=session.cwd if session.cwd and os.path.isdir(session.cwd) else None,
+    )
 
 
 HANDLERS = {
     Event.SESSION_START: session_start,
     Event.PROMPT: prompt,
+    Event.PRE_COMPACT: pre_compact,
     Event.SESSION_END: session_end,
 }
 

@@ -1,0 +1,306 @@
+"""Handoffs: leaving work for the next agent, and continuing it in another one.
+
+At SessionEnd, a session that did something (a prompt or a commit) leaves a handoff
+item in its workstream (or project): agent, model, session, first and last prompt,
+commits, and the change left uncommitted.
+
+`ken handoff --to AGENT` continues the latest session here in another agent. It builds
+a pack headed "Continuing from" (the previous agent's prompts, commits, the uncommitted
+change, its handoff and its transcript) and starts the agent with it, the agent's own
+way. Going back to an agent already used in this line of work resumes that agent's own
+session when its transcript still exists, with a "Since your last turn" update instead:
+each agent that worked since, the commits since and what memory gained since.
+
+How each agent is started is configurable under `[agents.NAME]` in config.toml:
+`command`, `context` (system, developer or message), `model_flag` and `resume`
+(arguments with `{id}`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kenning import items
+from kenning.config import Config
+from kenning.errors import InvalidInput
+from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Session, Status
+from kenning.pack import one_line, toml_string
+from kenning.store import ItemQuery, SQLiteStore
+from kenning.where import Where
+
+DEFAULT_AGENTS: dict[str, dict[str, Any]] = {
+    "claude": {
+        "command": "claude",
+        "context": "system",
+        "model_flag": "--model",
+        "resume": ["--resume", "{id}"],
+    },
+    "codex": {
+        "command": "codex",
+        "context": "developer",
+        "model_flag": "-m",
+        "resume": ["resume", "{id}"],
+    },
+    "gemini": {
+        "command": "gemini",
+        "context": "message",
+        "model_flag": "-m",
+        "prompt_flag": "-i",
+        "resume": [],
+    },
+}
+CONTEXT_MODES = ("system", "developer", "message")
+DEFAULT_PROMPT = (
+    "You are continuing work another agent started here; the context above says where "
+    "it stands. First check the current state (git status, recent commits, the handoff), "
+    "then carry on."
+)
+RESUME_PROMPT = (
+    "Others worked here since your last turn; the update above says what changed. Check "
+    "the current state, then carry on."
+)
+
+
+def git_text(cwd: str | None, *args: str) -> str:
+    if not cwd or not os.path.isdir(cwd):
+        return ""
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def commit_lines(cwd: str | None, shas: tuple[str, ...] | list[str]) -> list[str]:
+    lines = []
+    for sha in shas:
+        subject = git_text(cwd, "log", "-1", "--format=%h %s", sha)
+        lines.append(subject or sha[:10])
+    return lines
+
+
+def handoff_scope(session: Session) -> Scope | None:
+    if session.workstream:
+        return Scope(ScopeType.WORKSTREAM, session.workstream)
+    if session.project:
+        return Scope(ScopeType.PROJECT, session.project)
+    return None
+
+
+def session_handoff(store: SQLiteStore, session: Session) -> Item | None:
+    """The handoff a finished session leaves, when it did something."""
+    if not (session.prompt_count or session.first_prompt or session.commits):
+        return None
+    scope = handoff_scope(session)
+    if scope is None:
+        return None
+    when = (session.started_at or "")[:16].replace("T", " ")
+    first = one_line(session.first_prompt or "")
+    title = f"{session.agent} session {when}: {first[:80] or 'no prompt'}"
+    lines = [
+        f"Agent: {session.agent}" + (f" ({session.model})" if session.model else ""),
+        f"Session: {session.agent_session_id or session.id}",
+    ]
+    if session.first_prompt:
+        lines.append(f"First prompt: {first}")
+    if session.last_prompt and session.last_prompt != session.first_prompt:
+        lines.append(f"Last prompt: {one_line(session.last_prompt)}")
+    if session.commits:
+        lines.append("Commits: " + "; ".join(commit_lines(session.cwd, session.commits)))
+    if session.diff_stat:
+        lines.append(f"Uncommitted: {session.diff_stat}")
+    if session.transcript_path:
+        lines.append(f"Transcript: {session.transcript_path}")
+    text = title + "\n" + "\n".join(lines)
+    return items.add(
+        store,
+        text,
+        scope=scope,
+        kind=Kind.HANDOFF,
+        status=Status.ACTIVE,
+        provenance=Provenance(
+            who=session.agent,
+            how="hook",
+            model=session.model,
+            session=session.id,
+            cwd=session.cwd,
+            repo=session.repo,
+            workstream=session.workstream,
+            project=session.project,
+        ),
+    )
+
+
+# --- continuing in another agent -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    agent: str
+    mode: str  # fresh or resume
+    argv: list[str]
+    pack: str
+    env: dict[str, str]
+    cwd: str
+    continues: Session
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "mode": self.mode,
+            "argv": self.argv,
+            "command": shlex.join(self.argv),
+            "pack": self.pack,
+            "cwd": self.cwd,
+            "continues": self.continues.id,
+        }
+
+
+def agent_settings(config: Config, agent: str) -> dict[str, Any]:
+    table = config.file.get("agents", {})
+    user = table.get(agent, {}) if isinstance(table, dict) else {}
+    merged = {
+        **DEFAULT_AGENTS.get(
+            agent, {"command": agent, "context": "message", "model_flag": "--model", "resume": []}
+        ),
+        **(user if isinstance(user, dict) else {}),
+    }
+    if merged.get("context") not in CONTEXT_MODES:
+        raise InvalidInput(f"[agents.{agent}] context must be one of {', '.join(CONTEXT_MODES)}")
+    return merged
+
+
+def _line_sessions(store: SQLiteStore, where: Where) -> list[Session]:
+    if where.workstream:
+        found = store.list_sessions(workstream=where.workstream, limit=200)
+        if found:
+            return found
+    if where.repo:
+        return store.list_sessions(repo=where.repo, limit=200)
+    return store.list_sessions(cwd=where.cwd, limit=200)
+
+
+def _handoff_of(store: SQLiteStore, session: Session) -> Item | None:
+    scope = handoff_scope(session)
+    if scope is None:
+        return None
+    found = store.list_items(ItemQuery(scopes=(str(scope),), kinds=("handoff",), limit=50))
+    mine = [i for i in found if i.provenance.session == session.id]
+    return mine[0] if mine else None
+
+
+def _session_block(store: SQLiteStore, session: Session, heading: str) -> list[str]:
+    who = session.agent + (f" ({session.model})" if session.model else "")
+    lines = [f"## {heading}: {who}, {session.started_at[:16].replace('T', ' ')} UTC"]
+    if session.first_prompt:
+        lines.append(f"- First prompt: {one_line(session.first_prompt)}")
+    if session.last_prompt and session.last_prompt != session.first_prompt:
+        lines.append(f"- Last prompt: {one_line(session.last_prompt)}")
+    if session.commits:
+        lines.append("- Commits: " + "; ".join(commit_lines(session.cwd, session.commits)))
+    handoff = _handoff_of(store, session)
+    if handoff is not None:
+        lines.append(f"- Handoff: {handoff.title} [m:{handoff.id[-6:].lower()}]")
+        lines += [f"  {line}" for line in handoff.body.splitlines() if line.strip()]
+    if session.transcript_path:
+        lines.append(f"- Transcript: {session.transcript_path}")
+    return lines
+
+
+def continuing_pack(store: SQLiteStore, latest: Session, cwd: str) -> str:
+    lines = ["# Continuing from another agent", ""]
+    lines += _session_block(store, latest, "Previous session")
+    uncommitted = git_text(cwd, "diff", "HEAD", "--shortstat")
+    status = git_text(cwd, "status", "--short")
+    lines.append("")
+    lines.append(f"## Uncommitted change\n{uncommitted or 'none'}")
+    if status:
+        lines.append("```\n" + "\n".join(status.splitlines()[:30]) + "\n```")
+    return "\n".join(lines)
+
+
+def since_pack(
+    store: SQLiteStore, resumed: Session, later: list[Session], cwd: str, scopes: list[str]
+) -> str:
+    since = resumed.ended_at or resumed.started_at
+    lines = ["# Since your last turn", ""]
+    for session in sorted(later, key=lambda s: s.started_at):
+        lines += _session_block(store, session, "Then")
+        lines.append("")
+    base = resumed.commits[-1] if resumed.commits else resumed.start_commit
+    if base:
+        log = git_text(cwd, "log", "--format=%h %s", f"{base}..HEAD")
+        lines.append("## Commits since\n" + (log or "none"))
+    added = [
+        i
+        for i in store.list_items(
+            ItemQuery(scopes=tuple(scopes), statuses=("active", "proposed"), limit=200)
+        )
+        if i.created_at > since and i.kind is not Kind.HANDOFF
+    ]
+    lines.append("")
+    lines.append("## Added to memory since")
+    lines += [f"- ({i.kind.value}) {i.title} [m:{i.id[-6:].lower()}]" for i in added[:20]]
+    if not added:
+        lines.append("nothing")
+    uncommitted = git_text(cwd, "diff", "HEAD", "--shortstat")
+    lines.append(f"\n## Uncommitted change\n{uncommitted or 'none'}")
+    return "\n".join(lines)
+
+
+def plan(
+    store: SQLiteStore,
+    config: Config,
+    where: Where,
+    to: str,
+    *,
+    model: str | None = None,
+    prompt: str | None = None,
+    fresh: bool = False,
+) -> Launch:
+    """How to continue the latest session here in agent `to`."""
+    line = [s for s in _line_sessions(store, where) if s.first_prompt or s.commits]
+    if not line:
+        raise InvalidInput("no earlier agent session here to continue; run an agent first")
+    latest = line[0]
+    settings = agent_settings(config, to)
+    argv = shlex.split(str(settings["command"]))
+    if model:
+        argv += [str(settings["model_flag"]), model]
+    mine = [s for s in line if s.agent == to and s.agent_session_id]
+    resumable = (
+        not fresh
+        and mine
+        and settings.get("resume")
+        and mine[0].transcript_path
+        and Path(mine[0].transcript_path).exists()
+        and mine[0].id != latest.id
+    )
+    if resumable:
+        resumed = mine[0]
+        later = [s for s in line if s.started_at > resumed.started_at]
+        pack = since_pack(store, resumed, later, where.cwd, [str(s) for s in where.scopes])
+        argv += [a.replace("{id}", str(resumed.agent_session_id)) for a in settings["resume"]]
+        first = prompt or RESUME_PROMPT
+        mode = "resume"
+    else:
+        pack = continuing_pack(store, latest, where.cwd)
+        first = prompt or DEFAULT_PROMPT
+        mode = "fresh"
+    context = settings["context"]
+    if context == "system":
+        argv += ["--append-system-prompt", pack, first]
+    elif context == "developer":
+        argv += ["-c", f"developer_instructions={toml_string(pack)}", first]
+    else:
+        flag = settings.get("prompt_flag")
+        argv += ([str(flag)] if flag else []) + [f"{pack}\n\n{first}"]
+    env = {"KEN_CONTINUES": latest.id}
+    return Launch(to, mode, argv, pack, env, where.cwd, latest)

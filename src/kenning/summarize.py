@@ -1,0 +1,238 @@
+"""Session summaries (opt-in): a command the user chooses turns a session's
+conversation into a summary and up to five proposed memories.
+
+`[memory.summarize]` in config.toml: `enabled`, `command` (e.g. `claude -p` or
+`ollama run llama3`), `repos` (empty: every repo), `max_input_tokens`, `timeout_secs`.
+
+Each run sends only the part of the conversation not summarized before (a PreCompact
+hook summarizes the part before a compaction as "part N"; SessionEnd the rest), cut
+from the front to the token limit so the latest turns are kept. The command gets a
+prompt on stdin and answers JSON on stdout. The summary is stored in the session's
+workstream or project (else proposed for the repo); the items are proposed in the repo.
+A command that fails, hangs or prints garbage changes nothing. Runs for one session
+are serialized by a lock file, so nothing is summarized twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import re
+import shlex
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning import items
+from kenning.config import Config, state_dir
+from kenning.errors import InvalidInput, KenningError
+from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Session, Status
+from kenning.pack import one_line
+from kenning.store import SQLiteStore
+from kenning.tokens import estimate_tokens
+from kenning.transcripts import Turn, conversation
+
+MAX_ITEMS = 5
+PROMPT = """You are summarizing part of a coding session between a person and a coding agent.
+Answer with JSON only, no prose around it, in this shape:
+{"summary": "what was done, decided and left open, in a few sentences",
+ "items": [{"text": "a memory: title line, then detail",
+            "kind": "correction|preference|decision|fact|lesson",
+            "evidence": "the person's words that taught it"}]}
+Give at most 5 items, only things the repository itself cannot tell a future agent:
+corrections, refusals, preferences and decisions the person stated. Give none if there
+are none.
+
+The conversation (oldest first):
+"""
+
+
+class SummarizeError(KenningError):
+    """The summarizer command failed, hung or answered something unusable."""
+
+
+@dataclass
+class SummaryResult:
+    session_id: str
+    part: int
+    turns_sent: int
+    chars_sent: int
+    tokens_sent: int
+    summary: Item | None = None
+    items: list[Item] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session": self.session_id,
+            "part": self.part,
+            "turns_sent": self.turns_sent,
+            "chars_sent": self.chars_sent,
+            "tokens_sent": self.tokens_sent,
+            "summary": self.summary.to_dict() if self.summary else None,
+            "items": [i.to_dict() for i in self.items],
+        }
+
+
+def enabled_for(config: Config, session: Session) -> bool:
+    if not config.get("memory.summarize.enabled") or not config.get("memory.summarize.command"):
+        return False
+    repos = config.get("memory.summarize.repos")
+    return not repos or (session.repo in repos)
+
+
+def render_turns(turns: list[Turn], max_tokens: int) -> tuple[str, int]:
+    """The conversation as text, dropping the oldest turns to fit; (text, turns kept)."""
+    blocks = [f"{t.role.upper()}: {t.text}" for t in turns]
+    kept: list[str] = []
+    used = 0
+    for block in reversed(blocks):
+        cost = estimate_tokens(block) + 2
+        if used + cost > max_tokens:
+            if not kept:  # one huge turn: keep its end
+                room = max(0, max_tokens * 3)
+                kept.append("… " + block[-room:])
+            break
+        kept.append(block)
+        used += cost
+    return "\n\n".join(reversed(kept)), len(kept)
+
+
+def _parse_answer(text: str) -> dict[str, Any]:
+    stripped = text.strip()
+    fenced = re.search(r"```(?:json)?\s*(\{.*\})\s*```", stripped, re.DOTALL)
+    if fenced:
+        stripped = fenced.group(1)
+    elif not stripped.startswith("{"):
+        start, end = stripped.find("{"), stripped.rfind("}")
+        stripped = stripped[start : end + 1] if 0 <= start < end else stripped
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        raise SummarizeError(f"the summarizer did not print JSON: {one_line(text)[:120]}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("summary"), str):
+        raise SummarizeError('the summarizer\'s JSON has no "summary" text')
+    found = data.get("items", [])
+    if not isinstance(found, list):
+        raise SummarizeError('the summarizer\'s "items" is not a list')
+    return data
+
+
+def run_command(command: str, prompt: str, timeout: float) -> str:
+    try:
+        done = subprocess.run(
+            shlex.split(command),
+            input=prompt,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise SummarizeError(f"the summarizer took over {timeout:g} s and was stopped") from None
+    except OSError as exc:
+        raise SummarizeError(f"cannot run the summarizer '{command}': {exc.strerror}") from None
+    if done.returncode != 0:
+        raise SummarizeError(
+            f"the summarizer exited with {done.returncode}: {one_line(done.stderr)[:200]}"
+        )
+    return done.stdout
+
+
+@contextmanager
+def _session_lock(session_id: str) -> Iterator[None]:
+    folder = state_dir()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with open(folder / f"summarize-{session_id}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _summary_scope(session: Session) -> tuple[Scope, Status]:
+    if session.workstream:
+        return Scope(ScopeType.WORKSTREAM, session.workstream), Status.ACTIVE
+    if session.project:
+        return Scope(ScopeType.PROJECT, session.project), Status.ACTIVE
+    if session.repo:
+        return Scope(ScopeType.REPO, session.repo), Status.PROPOSED
+    return Scope(ScopeType.GLOBAL), Status.PROPOSED
+
+
+def summarize(
+    store: SQLiteStore,
+    config: Config,
+    session: Session,
+    *,
+    final: bool = True,
+    force: bool = False,
+) -> SummaryResult | None:
+    """Summarize the part of `session` not summarized yet; None when there is none."""
+    if not force and not enabled_for(config, session):
+        return None
+    command = str(config.get("memory.summarize.command"))
+    if not command:
+        raise InvalidInput("set memory.summarize.command first (e.g. `claude -p`)")
+    with _session_lock(session.id):
+        parts, done = store.summary_progress(session.id)
+        turns = conversation(session.agent, session.transcript_path)
+        new = turns[done:]
+        if not new:
+            return None
+        text, kept = render_turns(new, int(config.get("memory.summarize.max_input_tokens")))
+        prompt = PROMPT + text
+        answer = _parse_answer(
+            run_command(command, prompt, float(config.get("memory.summarize.timeout_secs")))
+        )
+        part = parts + 1
+        result = SummaryResult(session.id, part, kept, len(text), estimate_tokens(text))
+        first = one_line(session.first_prompt or "")[:70]
+        label = "Session summary" if final and parts == 0 else f"Session summary, part {part}"
+        scope, status = _summary_scope(session)
+        provenance = Provenance(
+            who=session.agent,
+            how="summarizer",
+            model=session.model,
+            session=session.id,
+            cwd=session.cwd,
+            repo=session.repo,
+            workstream=session.workstream,
+            project=session.project,
+        )
+        summary_text = answer["summary"].strip() or "(empty summary)"
+        result.summary = items.add(
+            store,
+            f"{label}: {first or session.agent}\n{summary_text}",
+            scope=scope,
+            kind=Kind.SUMMARY,
+            status=status,
+            provenance=provenance,
+        )
+        target = Scope(ScopeType.REPO, session.repo) if session.repo else Scope(ScopeType.GLOBAL)
+        for entry in answer.get("items", [])[:MAX_ITEMS]:
+            if not isinstance(entry, dict) or not str(entry.get("text", "")).strip():
+                continue
+            kind = str(entry.get("kind") or "note").lower()
+            try:
+                parsed = items.parse_kind(kind)
+            except InvalidInput:
+                parsed = Kind.NOTE
+            try:
+                result.items.append(
+                    items.add(
+                        store,
+                        str(entry["text"]),
+                        scope=target,
+                        kind=parsed,
+                        status=Status.PROPOSED,
+                        evidence=str(entry.get("evidence") or ""),
+                        provenance=provenance,
+                    )
+                )
+            except InvalidInput:
+                continue  # one bad item (too long, a secret) does not sink the rest
+        store.set_summary_progress(session.id, part, done + len(new))
+        return result
