@@ -36,7 +36,7 @@ from kenning.pack import render_item
 from kenning.store import ItemQuery, SQLiteStore
 from kenning.tokens import estimate_tokens
 
-RELEVANCE_FLOOR = 0.2
+RELEVANCE_FLOOR = 0.3
 MAX_QUERY_WORDS = 12
 CANDIDATES = 40
 MAX_PROMPT_CHARS = 8000
