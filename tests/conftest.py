@@ -1,0 +1,94 @@
+"""Shared fixtures. Every test runs with HOME, XDG_* and KEN_DB in its own temp folder,
+and with no agent markers in the environment, so no test touches the user's files and
+`ken` behaves as it does in a person's shell unless a test says otherwise."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from kenning.agentenv import AGENT_MARKERS
+
+AGENT_VARS = [var for _, names in AGENT_MARKERS for var in names] + ["KEN_AGENT"]
+KEN_VARS = ["KEN_WORKSPACE", "KEN_WORKSTREAM", "KEN_PROJECT", "KEN_EDITOR", "KEN_ENABLED",
+            "VISUAL", "EDITOR"]
+KEN_BIN = Path(sys.executable).with_name("ken")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for var, sub in (
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_STATE_HOME", ".local/state"),
+        ("XDG_CACHE_HOME", ".cache"),
+    ):
+        monkeypatch.setenv(var, str(home / sub))
+    monkeypatch.setenv("KEN_DB", str(tmp_path / "memory.db"))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    for var in AGENT_VARS + KEN_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+    yield home
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "memory.db"
+
+
+def ken(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None) -> Result:
+    """Run `ken` in-process through click's runner."""
+    from kenning.cli import cli
+
+    runner = CliRunner()
+    return runner.invoke(cli, list(args), input=input, env=env, catch_exceptions=False)
+
+
+def ken_proc(
+    *args: str,
+    input: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+    cwd: str | Path | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed `ken` in a subprocess, with this test's environment."""
+    full_env = {**os.environ, **(env or {})}
+    data = input.decode("utf-8", "surrogateescape") if isinstance(input, bytes) else input
+    return subprocess.run(
+        [str(KEN_BIN), *args],
+        input=data,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=timeout,
+        start_new_session=True,  # no controlling terminal, as under an agent
+    )
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    """A git repo with an origin and one commit."""
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    run = lambda *a: subprocess.run(  # noqa: E731
+        ["git", *a], cwd=repo, check=True, capture_output=True, text=True
+    )
+    run("init", "-q", "-b", "main")
+    run("config", "user.email", "dev@example.com")
+    run("config", "user.name", "Dev")
+    run("remote", "add", "origin", "git@github.com:Acme/Shop.git")
+    (repo / "README.md").write_text("shop\n")
+    run("add", "README.md")
+    run("commit", "-qm", "first")
+    return repo
