@@ -8,7 +8,6 @@ caller passes > environment variable > `config.toml` > default.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -130,6 +129,10 @@ def _check_type(setting: Setting, value: Any) -> Any:
 def read_file(path: Path | None = None) -> dict[str, Any]:
     """The parsed config.toml, or {} when there is none."""
     path = path or config_path()
+    if not path.exists():
+        return {}
+    import tomllib  # only when there is a file: hooks run on every prompt
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
@@ -137,6 +140,8 @@ def read_file(path: Path | None = None) -> dict[str, Any]:
         return {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path} is not valid TOML ({exc}); fix or remove it") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}; fix or remove it") from None
 
 
 def _dig(data: dict[str, Any], key: str) -> Any:
@@ -238,9 +243,14 @@ def set_value(key: str, raw: str, path: Path | None = None) -> Any:
     *parents, leaf = key.split(".")
     for part in parents:
         node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise InvalidInput(f"'{part}' in {path} is not a table; fix or remove it")
     node[leaf] = value
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(dump_toml(data), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp.write_text(dump_toml(data), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
     return value

@@ -14,7 +14,6 @@ closed at the next start, since some agents (older Codex) send no SessionEnd.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -86,6 +85,8 @@ def _alive(pid: int | None) -> bool:
 
 
 def _git(cwd: str, *args: str) -> str | None:
+    import subprocess  # only at session start and end, not on every prompt
+
     try:
         result = subprocess.run(
             ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, check=False

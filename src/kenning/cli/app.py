@@ -577,11 +577,15 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
     if target:
         tmp = Path(f"{target}.tmp")
         count = 0
-        with tmp.open("w", encoding="utf-8") as fh:
-            for line in lines:
-                fh.write(line + "\n")
-                count += 1
-        tmp.replace(target)
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                for line in lines:
+                    fh.write(line + "\n")
+                    count += 1
+            tmp.replace(target)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise KenningError(f"cannot write {target}: {exc.strerror or exc}") from None
         say(f"exported {count} memories to {target}")
     else:
         for line in lines:

@@ -4,10 +4,8 @@ error into a log line and silence."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
-from kenning import deliver, handoff, projects, sessions, summarize, transcripts
+from kenning import deliver, sessions, transcripts
 from kenning import where as where_mod
 from kenning.config import Config
 from kenning.hooks.event import Event, HookEvent
@@ -67,6 +65,8 @@ def session_start(store: SQLiteStore, event: HookEvent, config: Config) -> str:
     if source not in PACK_SOURCES or not deliver.may_deliver(config, event.agent, where):
         return ""
     if where.project:
+        from kenning import projects
+
         projects.sync(store, where.project)
     return deliver.pack_for(store, config, where, session=session).text
 
@@ -93,6 +93,8 @@ def session_end(store: SQLiteStore, event: HookEvent, config: Config) -> str:
     session = store.find_session(event.agent, event.session_id)
     if session is None:
         raise Skip(f"no open session {event.session_id} for {event.agent}")
+    from kenning import handoff, summarize
+
     ended = sessions.finish(store, session, event.reason or "end")
     handoff.session_handoff(store, ended)
     if summarize.enabled_for(config, ended):
@@ -103,6 +105,8 @@ def session_end(store: SQLiteStore, event: HookEvent, config: Config) -> str:
 def pre_compact(store: SQLiteStore, event: HookEvent, config: Config) -> str:
     if event.agent == "gemini":
         return ""  # Gemini's PreCompress fires before every model call, not at compaction
+    from kenning import summarize
+
     session = store.find_session(event.agent, event.session_id) if event.session_id else None
     if session is not None and summarize.enabled_for(config, session):
         _summarize_later(session, final=False)
@@ -111,6 +115,9 @@ def pre_compact(store: SQLiteStore, event: HookEvent, config: Config) -> str:
 
 def _summarize_later(session: Session, *, final: bool) -> None:
     """Summarize in a detached process: agents give these hooks a few seconds at most."""
+    import subprocess
+    import sys
+
     command = [sys.executable, "-m", "kenning.entry", "summarize", session.id, "--from-hook"]
     if not final:
         command.append("--part")

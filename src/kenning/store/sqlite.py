@@ -149,10 +149,16 @@ class SQLiteStore:
         if not target.exists():
             if not create:
                 raise StoreError(f"no store at {self.path}; `ken add` creates one")
-            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            # Create the file 0600 before SQLite opens it; its -wal and -shm copy the mode.
-            fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
-            os.close(fd)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                # Create the file 0600 before SQLite opens it; its -wal and -shm copy the mode.
+                fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
+                os.close(fd)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot create the store {self.path}: {exc.strerror or exc}; "
+                    "point KEN_DB at a file in a folder you can write"
+                ) from None
         try:
             self.conn = sqlite3.connect(
                 self.path,
