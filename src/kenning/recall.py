@@ -5,9 +5,10 @@ How an item is judged (every number is a setting, see `ken config list`):
 1. Words. The prompt and each item are cut into words and stemmed by the search
    index's own tokenizer (porter), so both sides stem alike; stop words and
    conversational filler are dropped. What is left are *content words*.
-2. Candidates. The prompt's rarest content words (at most 12) are ORed into one
-   full-text query over the active items of the scopes that apply; the best 40 by
-   bm25 are judged, minus anything this session was already told.
+2. Candidates. The prompt's rarest content words (at most 12, leaving out words found
+   in more than 1 item in 20 when rarer ones exist) are ORed into one full-text query
+   over the active items of the scopes that apply; the best 40 by bm25 are judged,
+   minus anything this session was already told.
 3. Gates. An item must share at least `recall.min_shared` (2) content words with the
    prompt, and reach a normalized relevance of `recall.min_score` (0.5). Relevance is
    the idf-weighted cosine between the prompt's and the item's content words; it is
@@ -454,7 +455,11 @@ def recall(
     present = [s for s in prompt_words if freqs.get(s, 0) > 0]
     if not present:
         return Recall(tuple(prompt_words), (), "", 0)
-    query_stems = sorted(present, key=idf, reverse=True)[:MAX_QUERY_WORDS]
+    # Rare words find the candidates; a word in most items would make the index rank
+    # half the store. Common words still count when candidates are scored.
+    common = max(50, total // 20)
+    rare = [s for s in present if freqs[s] <= common] or present
+    query_stems = sorted(rare, key=idf, reverse=True)[:MAX_QUERY_WORDS]
     match = " OR ".join('"' + prompt_words[s].replace('"', '""') + '"' for s in query_stems)
     hits = store.search(
         match, ItemQuery(scopes=tuple(scopes), statuses=("active",), limit=CANDIDATES)

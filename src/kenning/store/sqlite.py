@@ -59,7 +59,10 @@ def _friendly(exc: sqlite3.Error, path: str) -> StoreError:
     if "locked" in text or "busy" in text:
         return StoreError(f"the store {path} stayed locked by another process; try again")
     if "unable to open" in text:
-        return StoreError(f"cannot open the store {path}; check that its folder exists")
+        return StoreError(
+            f"cannot open the store {path}; check that it is a file you can read and write "
+            "(with its -wal and -shm files) in a folder that exists"
+        )
     return StoreError(f"store error in {path}: {text}")
 
 
@@ -580,10 +583,16 @@ class SQLiteStore:
                 "USING fts5vocab(main, items_fts, row)"
             )
             self._vocab_ready = True
-        freqs: dict[str, int] = {}
-        for term in set(terms):
-            row = self._read("SELECT doc FROM temp.items_vocab WHERE term = ?", (term,))
-            freqs[term] = int(row[0][0]) if row else 0
+        unique = sorted(set(terms))
+        freqs = dict.fromkeys(unique, 0)
+        for start in range(0, len(unique), 400):
+            chunk = unique[start : start + 400]
+            rows = self._read(
+                "SELECT term, doc FROM temp.items_vocab "
+                f"WHERE term IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            freqs.update({r[0]: int(r[1]) for r in rows})
         total = int(self._read("SELECT max(rowid) FROM items")[0][0] or 0)
         return total, freqs
 
