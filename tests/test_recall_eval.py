@@ -1,7 +1,7 @@
 """Recall quality on the evaluation set in tests/fixtures/recall (248 items across six
 repos and other scopes, 143 prompts, each listing the items that should come back and
 the plausible ones that must not). The floors sit a little under the measured figures,
-so a change that makes recall worse fails here; docs/recall.md records each move."""
+so a change that makes recall worse fails here; docs/explanation/recall.md records each move."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-def confirm_on_tty(question: str) -> bool:
+def confirm_on_tty(question: str, action: str = "this") -> bool:
     """Ask on the controlling terminal; False when the answer is not yes.
 
     Raises NeedsPerson when there is no terminal to ask on.
@@ -48,7 +48,8 @@ def confirm_on_tty(question: str) -> bool:
         tty = open("/dev/tty", "r+", encoding="utf-8")  # noqa: SIM115
     except OSError:
         raise NeedsPerson(
-            f"{question.rstrip('?')} needs a person: run this yourself in a terminal"
+            f"{action} needs a person at a terminal, and there is none here (agents "
+            "propose, people decide): run the command yourself; nothing changed"
         ) from None
     with tty:
         tty.write(f"{question} [y/N] ")
@@ -62,5 +63,5 @@ def require_person(action: str, env: Mapping[str, str] | None = None) -> None:
     agent = detect_agent(env)
     if agent is None:
         return
-    if not confirm_on_tty(f"{agent} wants to {action}. Allow?"):
+    if not confirm_on_tty(f"{agent} wants to {action}. Allow it?", action):
         raise NeedsPerson(f"{action} was not confirmed by a person; nothing changed")

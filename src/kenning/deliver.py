@@ -15,6 +15,7 @@ from kenning.config import Config
 from kenning.model import Session
 from kenning.pack import Pack, build_pack, deliverable_scopes
 from kenning.recall import Recall, RecallSettings, recall
+from kenning.sessions import clip_prompt
 from kenning.store import SQLiteStore
 from kenning.where import Where
 
@@ -45,7 +46,12 @@ def pack_for(
     budget: int | None = None,
     record: bool = True,
 ) -> Pack:
-    """The context pack here; when given to a session, its items' uses are counted."""
+    """The context pack here (after syncing this project's files); when given to a
+    session, its items' uses are counted."""
+    if where.project and any(p["slug"] == where.project for p in store.projects()):
+        from kenning import projects
+
+        projects.sync(store, where.project)
     blocked = blocked_repos(config, where)
     scopes = deliverable_scopes(where.scopes, blocked)
     pack = build_pack(
@@ -86,6 +92,7 @@ def recall_for(
     )
     if record and session is not None and result.kept:
         ids = [c.item.id for c in result.kept]
-        store.record_delivery(session.id, "recall", ids, query=prompt[:500])
+        # The prompt as sessions keep it: redacted, then clipped to 500 characters.
+        store.record_delivery(session.id, "recall", ids, query=clip_prompt(prompt))
         store.record_uses(ids, session.id, "recall")
     return result

@@ -75,7 +75,7 @@ def git_text(cwd: str | None, *args: str) -> str:
         )
     except (OSError, subprocess.SubprocessError):
         return ""
-    return done.stdout.strip() if done.returncode == 0 else ""
+    return done.stdout.rstrip() if done.returncode == 0 else ""
 
 
 def commit_lines(cwd: str | None, shas: tuple[str, ...] | list[str]) -> list[str]:
@@ -208,7 +208,11 @@ def _session_block(store: SQLiteStore, session: Session, heading: str) -> list[s
     handoff = _handoff_of(store, session)
     if handoff is not None:
         lines.append(f"- Handoff: {handoff.title} [m:{handoff.id[-6:].lower()}]")
-        lines += [f"  {line}" for line in handoff.body.splitlines() if line.strip()]
+        lines += [
+            f"  {line}"
+            for line in handoff.body.splitlines()
+            if line.strip() and not line.startswith("Transcript:")
+        ]
     if session.transcript_path:
         lines.append(f"- Transcript: {session.transcript_path}")
     return lines

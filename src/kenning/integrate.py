@@ -131,7 +131,12 @@ def write_file(path: Path, text: str) -> Path | None:
         old = path.read_bytes()
         if old == text.encode("utf-8"):
             return None
-        backup = path.with_name(f"{path.name}.ken-backup-{time.strftime('%Y%m%d-%H%M%S')}")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        backup = path.with_name(f"{path.name}.ken-backup-{stamp}")
+        number = 1
+        while backup.exists():  # two changes in one second keep both backups
+            backup = path.with_name(f"{path.name}.ken-backup-{stamp}-{number}")
+            number += 1
         backup.write_bytes(old)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".ken-tmp")
@@ -175,15 +180,48 @@ def _copy(data: dict[str, Any]) -> dict[str, Any]:
     return copied
 
 
+def _replace_ours(groups: list[Any], handler: dict[str, Any]) -> bool:
+    """Put `handler` where the first of kenning's handlers in `groups` stands, and drop
+    any others; False when there was none. Staying in place keeps every other handler
+    at its position, which Codex's trust entries are keyed by."""
+    placed = False
+    emptied = []
+    for group in groups:
+        if not (isinstance(group, dict) and isinstance(group.get("hooks"), list)):
+            continue
+        kept = []
+        for old in group["hooks"]:
+            if not is_ours(old):
+                kept.append(old)
+            elif not placed:
+                kept.append(handler)
+                placed = True
+        if group["hooks"] and not kept:
+            emptied.append(group)
+        group["hooks"] = kept
+    groups[:] = [g for g in groups if not any(g is e for e in emptied)]
+    return placed
+
+
 def desired(agent: str, data: dict[str, Any], ken: str) -> dict[str, Any]:
     """`data` with kenning's hooks for `agent` in place (a new dict)."""
     result = _copy(data)
     hooks = result.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InvalidInput("the settings' 'hooks' is not an object; fix it by hand first")
-    _strip_ours(hooks)
+    stale = {e: g for e, g in hooks.items() if e not in HOOK_EVENTS[agent]}
+    _strip_ours(stale)  # kenning's handlers on events it no longer uses
+    for event in [e for e in hooks if e not in HOOK_EVENTS[agent]]:
+        if event in stale:
+            hooks[event] = stale[event]
+        else:
+            del hooks[event]
     for event in HOOK_EVENTS[agent]:
-        group: dict[str, Any] = {"hooks": [_handler(agent, event, ken)]}
+        handler = _handler(agent, event, ken)
+        groups = hooks.get(event)
+        if isinstance(groups, list) and _replace_ours(groups, handler):
+            continue
+        group: dict[str, Any] = {"hooks": [handler]}
         if agent == "gemini":
             group = {"matcher": "*", **group}
         hooks.setdefault(event, []).append(group)

@@ -144,11 +144,23 @@ def default_scope(repo: str | None) -> Scope:
     return Scope(ScopeType.REPO, repo) if repo else Scope(ScopeType.GLOBAL)
 
 
-def status_for_new(scope: Scope, agent: str | None, propose: bool) -> Status:
-    """Agents write their own working scopes freely; shared scopes wait for a person."""
-    if propose or (agent and scope.shared):
+OWN_SCOPES = frozenset({ScopeType.SESSION, ScopeType.WORKSTREAM, ScopeType.PROJECT})
+
+
+def status_for_new(scope: Scope, agent: str | None, propose: bool = False) -> Status:
+    """Agents write their own working scopes (session, workstream, project) freely;
+    anything else they write waits as a proposal for a person."""
+    if propose or (agent and scope.type not in OWN_SCOPES):
         return Status.PROPOSED
     return Status.ACTIVE
+
+
+def needs_person(item: Item, agent: str | None, new_scope: Scope | None = None) -> bool:
+    """Whether an agent changing this item (or moving it to `new_scope`) needs a person."""
+    if agent is None:
+        return False
+    scopes = [item.scope] + ([new_scope] if new_scope else [])
+    return any(s.type not in OWN_SCOPES for s in scopes) or item.status is not Status.ACTIVE
 
 
 def new_item(
@@ -303,15 +315,47 @@ _TARGET = {
 }
 
 
-def set_status(store: Store, ref: str, action: str, *, reason: str | None = None) -> Item:
-    """approve, reject, archive, dismiss (with a reason) or restore one item."""
-    item = get(store, ref)
+REPLACES = "replace"  # the change that files a proposed replacement of another item
+
+
+def _supersede_replaced(store: Store, item: Item) -> None:
+    """Approving a proposed replacement supersedes the items it replaces."""
+    history = store.revisions(item.id)
+    if not history or history[0].change != REPLACES:
+        return
+    for link in item.links:
+        if link.type != "item":
+            continue
+        try:
+            old = store.get_item(link.target)
+        except NotFound:
+            continue
+        if old.status is Status.ACTIVE:
+            store.replace_item(
+                replace(
+                    old,
+                    status=Status.SUPERSEDED,
+                    updated_at=now_iso(),
+                    links=(*old.links, Link("item", item.id)),
+                    revision=ids.new_ulid(),
+                ),
+                "supersede",
+            )
+
+
+def check_status_change(item: Item, action: str) -> None:
     if item.status not in _ALLOWED_FROM[action]:
         allowed = " or ".join(s.value for s in _ALLOWED_FROM[action])
         raise InvalidInput(
             f"cannot {action} item {item.id[-6:].lower()}: it is {item.status.value}, "
             f"and only {allowed} items can be"
         )
+
+
+def set_status(store: Store, ref: str, action: str, *, reason: str | None = None) -> Item:
+    """approve, reject, archive, dismiss (with a reason) or restore one item."""
+    item = get(store, ref)
+    check_status_change(item, action)
     dismiss_reason = None
     if action == "dismiss":
         try:
@@ -330,7 +374,10 @@ def set_status(store: Store, ref: str, action: str, *, reason: str | None = None
         expires_at=task_expiry(item.kind, now) if action == "restore" else item.expires_at,
         revision=ids.new_ulid(),
     )
-    return store.replace_item(updated, action)
+    stored = store.replace_item(updated, action)
+    if action == "approve":
+        _supersede_replaced(store, stored)
+    return stored
 
 
 def set_pinned(store: Store, ref: str, pinned: bool) -> Item:
@@ -415,6 +462,7 @@ def select_for_forget(
     return store.list_items(query)
 
 
-def forget(store: Store, items: Sequence[Item]) -> int:
-    """Delete items and every version of them; their text is gone from disk afterwards."""
-    return store.delete_items([item.id for item in items])
+def forget(store: Store, items: Sequence[Item], session_id: str | None = None) -> int:
+    """Delete items and every version of them (and a session's own record, prompts and
+    deliveries, when named); their text is gone from disk afterwards."""
+    return store.delete_items([item.id for item in items], session_id=session_id)

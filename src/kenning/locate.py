@@ -22,6 +22,9 @@ def here(
 ) -> where_mod.Where:
     workspaces = config.file.get("workspaces")
     projects = store.projects() if store is not None else []
+    env = dict(os.environ if env is None else env)
+    if config.get("workspace") and not env.get("KEN_WORKSPACE"):
+        env["KEN_WORKSPACE"] = config.get("workspace")  # the setting, from config.toml
     return where_mod.detect(
         cwd,
         env,

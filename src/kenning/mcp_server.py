@@ -6,12 +6,15 @@ write policy lives in `kenning.proposals`; this module only maps tools onto the
 library and library errors onto tool errors, which the SDK returns to the model as
 error results while the server keeps serving.
 
-The server learns which agent and session it serves once, at start, from its process
-tree (see `kenning.identity`); every write records agent, model, session and via=mcp.
+The server reads its process tree once and, at every call, finds the open session whose
+agent process is one of its ancestors (see `kenning.identity`): a `/clear` or a resume
+opens a new session under the same server. Every write records agent, model, session
+and how=mcp.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Annotated, Any
 
@@ -26,6 +29,8 @@ from kenning.errors import KenningError
 from kenning.identity import Identity, identify
 from kenning.locate import here
 from kenning.model import Item
+from kenning.pack import deliverable_scopes
+from kenning.sessions import process_chain
 from kenning.store import SQLiteStore, open_store
 
 INSTRUCTIONS = (
@@ -44,6 +49,7 @@ class Memory:
         self.lock = threading.Lock()
         self._store: SQLiteStore | None = None
         self._identity: Identity | None = None
+        self._chain: list[tuple[int, str]] | None = None
         self.config = Config()
 
     @property
@@ -54,8 +60,11 @@ class Memory:
 
     @property
     def identity(self) -> Identity:
+        """Who we serve, looked up once per call (`run` forgets it)."""
         if self._identity is None:
-            self._identity = identify(self.store)
+            if self._chain is None:
+                self._chain = process_chain(os.getpid())
+            self._identity = identify(self.store, self._chain)
         return self._identity
 
     def where(self) -> where_mod.Where:
@@ -86,6 +95,7 @@ class Memory:
 
     def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with self.lock:
+            self._identity = None  # the agent's session may have changed since the last call
             try:
                 return fn(*args, **kwargs)
             except KenningError as exc:
@@ -118,6 +128,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             ident = mem.identity
+            if not deliver.may_deliver(mem.config, ident.agent, mem.where()):
+                return {"text": "Memory delivery is turned off here.", "items": [], "omitted": 0}
             pack = deliver.pack_for(
                 mem.store, mem.config, mem.where(), session=ident.session, budget=budget
             )
@@ -146,11 +158,22 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         words match their stems; the last word matches as a prefix."""
 
         def work() -> dict[str, Any]:
-            chosen = scopes or [str(s) for s in mem.where().scopes]
+            here = mem.where()
+            if not deliver.may_deliver(mem.config, mem.identity.agent, here):
+                raise ToolError(
+                    "memory delivery is turned off here (memory.enabled or "
+                    "memory.deliver_to); nothing to search"
+                )
+            blocked = deliver.blocked_repos(mem.config, here)
+            chosen = deliverable_scopes(
+                [items.parse_scope(s) for s in scopes] if scopes else here.scopes, blocked
+            )
+            if not chosen:
+                return {"results": []}  # every scope asked for is private here
             found = items.search(
                 mem.store,
                 query,
-                scopes=[str(items.parse_scope(s)) for s in chosen],
+                scopes=chosen,
                 kinds=[k.value for k in map(items.parse_kind, kinds or []) if k],
                 limit=limit,
             )

@@ -31,6 +31,7 @@ MAX_TASKS = 5
 MAX_HANDOFFS = 3
 MAX_SESSIONS = 3
 READ_LIMIT = 400
+SESSION_READ_LIMIT = 50
 SECTIONS = (
     ("pinned", "Pinned"),
     ("rules", "Preferences and corrections"),
@@ -138,9 +139,10 @@ def build_pack(
     by_section["handoffs"] = by_section["handoffs"][:MAX_HANDOFFS]
     sessions: list[Session] = []
     if repo:
+        # Read past the sessions that did nothing (and this one) to find the last three.
         sessions = [
             s
-            for s in store.list_sessions(repo=repo, limit=MAX_SESSIONS + 1)
+            for s in store.list_sessions(repo=repo, limit=SESSION_READ_LIMIT)
             if s.id != exclude_session and (s.first_prompt or s.commits)
         ][:MAX_SESSIONS]
 
@@ -200,8 +202,11 @@ def build_pack(
 
 
 def toml_string(text: str) -> str:
-    """`text` as a TOML basic string, for `codex -c developer_instructions=…`."""
-    return json.dumps(text, ensure_ascii=False)
+    """`text` as a TOML basic string, for `codex -c developer_instructions=…`.
+
+    A JSON string is one, except that TOML also wants DEL (U+007F) escaped.
+    """
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def deliverable_scopes(scopes: Sequence[Scope], blocked_repos: set[str]) -> list[str]:

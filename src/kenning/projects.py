@@ -179,6 +179,10 @@ def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncRep
         title = redact(entry.title).text
         if (current.title, current.body, current.status) == (title, body, entry.status):
             continue
+        if entry.status is Status.ARCHIVED and current.status is not Status.ARCHIVED:
+            report.archived += 1
+        else:
+            report.updated += 1
         store.replace_item(
             replace(
                 current,
@@ -191,7 +195,6 @@ def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncRep
             "sync",
             new_version=False,
         )
-        report.updated += 1
     for item in existing.values():
         if item.status is not Status.ARCHIVED:
             store.replace_item(

@@ -1,7 +1,8 @@
 """What agents may write, and how (the write policy of DESIGN principle 2).
 
-- An agent's own working scopes (session, workstream, project) take its writes as
-  active memories.
+- An agent's own working scopes (its session, and the workstream and project it works
+  in) take its writes as active memories. Another branch's workstream, another
+  project or another session is not its own: writes there are treated as shared.
 - Shared scopes (repo, workspace, global) take them as *proposed*, told to no other
   session until a person approves, and need evidence: the excerpt that prompted it.
 - An update to the agent's own working note names the revision it expects; an
@@ -20,7 +21,7 @@ from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Status
 from kenning.store import Store
 from kenning.where import Where
 
-OWN_SCOPES = frozenset({ScopeType.SESSION, ScopeType.WORKSTREAM, ScopeType.PROJECT})
+OWN_SCOPES = items.OWN_SCOPES
 MAX_LESSONS = 3
 
 
@@ -49,6 +50,10 @@ class AgentContext:
             commit=w.git.head if w.git else None,
         )
 
+    def owns(self, scope: Scope) -> bool:
+        """Whether `scope` is one of this agent's own working scopes where it runs."""
+        return scope.type in OWN_SCOPES and scope in self.where.scopes
+
     def own_scope(self) -> Scope:
         """The working scope an agent's notes default to."""
         if self.where.workstream:
@@ -60,10 +65,6 @@ class AgentContext:
         raise InvalidInput(
             "there is no workstream here (not a git branch) and no session: pass a scope"
         )
-
-
-def _status(scope: Scope) -> Status:
-    return Status.ACTIVE if scope.type in OWN_SCOPES else Status.PROPOSED
 
 
 def propose(
@@ -81,7 +82,8 @@ def propose(
     target = items.parse_scope(scope) if scope else ctx.own_scope()
     if target.type is ScopeType.AGENT and target.value != ctx.agent:
         raise InvalidInput(f"{ctx.agent} may write to agent:{ctx.agent}, not {target}")
-    if target.type not in OWN_SCOPES and not evidence.strip():
+    own = ctx.owns(target)
+    if not own and not evidence.strip():
         raise InvalidInput(
             f"saving to {target} needs evidence: quote what the person said or what "
             "happened that prompted this memory"
@@ -93,7 +95,7 @@ def propose(
         kind=items.parse_kind(kind),
         tags=tags,
         links=links,
-        status=_status(target),
+        status=Status.ACTIVE if own else Status.PROPOSED,
         evidence=evidence,
         provenance=ctx.provenance(),
     )
@@ -119,7 +121,7 @@ def update(
         from kenning.errors import RevisionConflict
 
         raise RevisionConflict(current.id, expected_revision, current.revision)
-    if current.scope.type in OWN_SCOPES and current.status is Status.ACTIVE:
+    if ctx.owns(current.scope) and current.status is Status.ACTIVE:
         updated = items.change(
             store,
             current.id,
@@ -133,8 +135,7 @@ def update(
         raise InvalidInput(
             f"{current.scope} is shared: a replacement needs evidence of why it is better"
         )
-    replacement = items.add(
-        store,
+    replacement = items.new_item(
         text,
         scope=current.scope,
         kind=current.kind,
@@ -144,7 +145,7 @@ def update(
         evidence=evidence,
         provenance=ctx.provenance(),
     )
-    return replacement, False
+    return store.insert_item(replacement, change=items.REPLACES), False
 
 
 def handoff(
@@ -213,21 +214,21 @@ def reflect(
             f"at most {MAX_LESSONS} lessons per run: keep the ones the person taught"
         )
     scope = Scope(ScopeType.REPO, ctx.where.repo) if ctx.where.repo else Scope(ScopeType.GLOBAL)
-    saved = []
-    for text, quote in lessons:
-        if not quote.strip():
-            raise InvalidInput(
-                "each lesson needs the evidence that taught it: quote the person's prompt"
-            )
-        saved.append(
-            items.add(
-                store,
-                text,
-                scope=scope,
-                kind=Kind.LESSON,
-                status=Status.PROPOSED,
-                evidence=quote,
-                provenance=ctx.provenance(),
-            )
+    if any(not quote.strip() for _, quote in lessons):
+        raise InvalidInput(
+            "each lesson needs the evidence that taught it: quote the person's prompt; "
+            "nothing was saved"
         )
-    return saved
+    # Build (check and redact) every lesson before storing any, so none half-saves.
+    built = [
+        items.new_item(
+            text,
+            scope=scope,
+            kind=Kind.LESSON,
+            status=Status.PROPOSED,
+            evidence=quote,
+            provenance=ctx.provenance(),
+        )
+        for text, quote in lessons
+    ]
+    return [store.insert_item(item) for item in built]

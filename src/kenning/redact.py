@@ -8,11 +8,18 @@ when an item is basically nothing but a secret and should be refused outright.
 Design
 ======
 
-The module sits on the prompt hook's hot path, so it uses the standard library only, does
-nothing at import time except compile a handful of regular expressions, and is linear in
-the size of its input: every pattern is anchored on a literal prefix or a run boundary and
-uses possessive quantifiers, so no pattern can backtrack quadratically.  A 1 MB prompt
-takes a few tens of milliseconds.
+The module sits on the prompt hook's hot path, so it uses the standard library only,
+does nothing at import time beyond compiling some regular expressions and building two
+small tables, and is linear in the size of its input.  Python's regex engine is only
+fast when a pattern starts with a literal (it then skips ahead with a substring search),
+so every token rule starts with its prefix (``ghp_``, ``sk-ant-``, ``AKIA``, ``eyJ``,
+``://``...) and checks what comes before it afterwards; the NAME=value rule searches
+for four literal keywords in an ASCII-lower-cased byte copy of the text and only then
+runs its full pattern; and long runs for the entropy rule are found with a byte
+translation plus a substring search.  Quantifiers are possessive or bounded, so nothing
+backtracks quadratically.  A 1 MB prompt of code, prose and logs takes 15-35 ms on a
+2-core CI box; adversarial megabytes (``token=`` a hundred thousand times) stay around
+a second.
 
 Redaction works in two phases over the *original* text:
 
@@ -21,49 +28,56 @@ Redaction works in two phases over the *original* text:
 
    ``private_key``
        A whole PEM block, ``-----BEGIN … PRIVATE KEY-----`` through the matching ``END``
-       line (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP, plain PKCS#8).  JSON-escaped blocks
-       (``\\n`` inside a string) are covered too.  A block whose ``END`` line is missing
-       (a truncated paste) is redacted up to the end of its base64 body.
+       line (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP, plain PKCS#8), including
+       ``Proc-Type``/``DEK-Info`` headers and JSON-escaped ``\\n`` line breaks.  A block
+       whose ``END`` line is missing (a truncated paste) is redacted to the end of its
+       base64 body.  A body of fewer than 32 base64 characters is code that mentions
+       the header line, not a key.
    ``github_token``
        ``ghp_ gho_ ghu_ ghs_ ghr_`` + 36 or more base62 characters, and fine-grained
-       ``github_pat_`` tokens (60 or more characters after the prefix).
+       ``github_pat_`` tokens (60 or more characters after the prefix, leniently).
    ``anthropic_key``
        ``sk-ant-`` + 20 or more key characters (real keys such as ``sk-ant-api03-…`` and
-       ``sk-ant-admin01-…`` are ~100).  Checked before the OpenAI rule, which explicitly
-       refuses ``sk-ant-``, so Anthropic keys are never reported as OpenAI keys.
+       ``sk-ant-admin01-…`` are ~100).  The OpenAI rule refuses ``sk-ant-``, so an
+       Anthropic key is never reported as an OpenAI key.
    ``openai_key``
-       ``sk-`` (optionally ``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``) + 20 or more
-       characters of ``[A-Za-z0-9_-]`` that include a digit (which keeps kebab-case words
-       such as ``sk-learn-…`` out).
+       ``sk-`` (``sk-proj-``, ``sk-svcacct-``, ...) + 20 or more characters of
+       ``[A-Za-z0-9_-]`` including a digit (which keeps words like ``sk-learn-…`` out).
    ``aws_access_key_id``
        ``AKIA``/``ASIA``/``ABIA``/``ACCA`` + exactly 16 uppercase letters or digits.
    ``aws_secret_key``
-       A 40-character ``[A-Za-z0-9/+]`` value assigned to a name that says "secret" plus
-       "aws" or "access" (``aws_secret_access_key``, ``"SecretAccessKey": …``), or a bare
-       40-character mixed-case token within 120 characters of an access key id (the
-       ``id,secret`` pairs of credential CSVs and ``aws configure`` transcripts).
+       A 40-character ``[A-Za-z0-9/+]`` value assigned to a name that says "secret" and
+       "aws" or "access" (``aws_secret_access_key``, ``"SecretAccessKey": …``), or a
+       standalone mixed-case 40-character token within 120 characters of an access key
+       id (credential CSVs, ``aws configure`` transcripts).
    ``slack_token``
        ``xoxb- xoxp- xoxa- xoxr- xoxs- xoxo- xoxe-`` tokens, ``xapp-`` app tokens, and the
        path of ``hooks.slack.com/services|workflows|triggers/…`` webhook URLs.
    ``jwt``
-       Three base64url segments whose header starts with ``eyJ`` (the base64 of ``{"``).
+       Three base64url segments whose header starts with ``eyJ`` (base64 of ``{"``); the
+       signature may be empty.
    ``secret_assignment``
        * ``NAME=value``, ``NAME: value``, ``export NAME=value``, ``"NAME": "value"``,
-         ``--name=value``, ``?name=value`` (quotes optional) where NAME has a word that is
-         or ends with SECRET, TOKEN, PASSWORD, PASSWD or APIKEY / API_KEY, case-insensitive
-         (``DB_PASSWORD``, ``githubToken``, ``x-api-key``, ``PGPASSWORD``, ``csrftoken``).
-         The name and the separator stay, only the value goes:
-         ``DB_PASSWORD=[redacted:secret_assignment]``.
-       * the password of ``scheme://user:password@host`` URLs;
+         ``--name=value``, ``?name=value&...`` (quotes optional) where NAME has a word
+         that is or ends with SECRET, TOKEN, PASSWORD, PASSWD or APIKEY / API_KEY,
+         case-insensitively (``DB_PASSWORD``, ``githubToken``, ``x-api-key``,
+         ``PGPASSWORD``, ``csrftoken``, ``settings.SECRET_KEY``).  The name and the
+         separator stay, the value goes: ``DB_PASSWORD=[redacted:secret_assignment]``.
+       * the password of ``scheme://user:password@host`` URLs (up to the last ``@``);
        * the credential of ``Authorization: Bearer|Basic|Token …`` headers, and of a bare
-         ``Bearer <token>`` when the token is 16+ characters and contains a digit.
+         ``Bearer <token>`` when the token has 16+ characters including a digit.
    ``high_entropy`` (phase 2)
-       Runs of 32 or more characters of ``[A-Za-z0-9+/_-]`` (plus ``=`` padding) found
-       in the text *between* the phase-1 spans, when they look random: see below.
+       Runs of 32 or more characters of ``[A-Za-z0-9+/_-]`` (plus ``=`` padding) in the
+       text *between* the phase-1 spans, when they look random: see below.
+
+   A token rule does not fire inside a longer word (``task-…`` is not ``sk-…``), unless
+   the character before it belongs to another secret: a key glued to the dashes of a
+   PEM ``END`` line is still a key.
 
 2. Overlapping spans are merged, and a merged span takes the most specific kind among
    its parts (``OPENAI_API_KEY=sk-proj-…`` reports ``openai_key``, not
-   ``secret_assignment``); spans that merely touch stay separate.
+   ``secret_assignment``; the order is :data:`KINDS`); spans that merely touch stay
+   separate.  ``secret_chars`` counts the characters of the input inside the spans.
 
 What is deliberately left alone
 ===============================
@@ -71,60 +85,69 @@ What is deliberately left alone
 *Assignments* are where false positives would hurt most, because prompts are full of code:
 
 * Names whose secret word is only part of a longer word (``max_tokens``, ``tokenizer``,
-  ``secretary``, ``passwordless``) or is followed by a metadata word (``token_count``,
-  ``TOKEN_LIMIT``, ``password_min_length``, ``token_uri``, ``secret_name``,
-  ``PASSWORD_FILE``) are not secret names.
-* Empty values, values already containing ``[redacted:``, and placeholders stay:
-  ``$VAR``, ``${VAR}``, ``$(cmd)``, ``%VAR%``, ``{{ var }}``, ``<your-token>``, ``xxx``,
-  ``****``, anything containing ``...`` or ``…``, ``your_…``/``…_here`` values, and
+  ``secretary``, ``passwordless``), or is followed by a metadata word (``token_count``,
+  ``TOKEN_LIMIT``, ``password_min_length``, ``token_uri``, ``secretName``,
+  ``PASSWORD_FILE``), or is an object whose attribute is assigned (``token.info``), do
+  not name secrets.
+* Empty values, values containing ``[redacted:``, and placeholders stay: ``$VAR``,
+  ``${VAR}``, ``$(cmd)``, ``%VAR%``, ``{{ var }}``, ``{}``, ``%s``, ``<your-token>``,
+  ``xxx``, ``****``, anything containing ``...`` or ``…``, ``your_…``/``…_here``, and
   the words ``changeme``, ``placeholder``, ``redacted``, ``none``, ``null``, ``true``,
-  ``false``, ``todo``, ``dummy``, ``example``, ``secret``, ``password``, ``token``…
-* Code stays: type annotations (``password: str``, ``token: Optional[str]``), calls
-  and subscripts (``token = get_token()``, ``os.environ["API_KEY"]``), attribute paths
-  (``self.token``, ``process.env.API_KEY``), identifiers that are themselves secret-ish
-  names (``token=access_token``), keyword arguments passing a variable
-  (``login(password=pw)``), and spaced assignments of a plain lower-case identifier
-  (``password = pw``; an ini file's ``password = hunter2`` still goes, because of the
-  digit), and quoted values containing whitespace (messages, not secrets).
-* In ``NAME: value`` form with an unquoted name the value must end the line (or be
-  followed by ``,`` ``;`` ``)`` ``]`` ``}`` a quote or a comment), so prose such as
-  ``Token: see the docs`` survives while YAML and HTTP headers are caught.
-* URL and path values (``TOKEN_ENDPOINT=https://…``, ``SECRET=/run/secrets/db``) stay.
+  ``false``, ``todo``, ``dummy``, ``example``, ``secret``, ``password``, ``token``, ``str``…
+  URL and path values (``SECRET=/run/secrets/db``) and colours stay too.
+* Code stays: annotations (``password: str``, ``token: Optional[str]``,
+  ``secret: SecretStr``), calls and subscripts (``token = get_token()``,
+  ``os.environ["API_KEY"]``), attribute paths (``self.token``, ``process.env.API_KEY``),
+  identifiers that are themselves secret names (``token=access_token``), constants
+  (``FG_DEFAULT``) and small numbers (``ERRORTOKEN = 60``), keyword arguments passing a
+  variable (``login(password=pw)``), spaced assignments of a digit-free identifier or of
+  an expression (``password = pw``, ``TOKEN = Ignore + Plain``; an ini file's
+  ``password = hunter2`` still goes, thanks to the digit), and quoted values containing
+  whitespace or regex syntax (messages and patterns, not secrets).
+* After a colon with an unquoted name the separator needs a space (``passwd:shell`` is
+  a format), and a bare value must end the line or be followed by ``,`` ``;`` ``)``
+  ``]`` ``}``, a quote or a comment: prose such as ``Token: see the docs`` survives
+  while YAML lines and HTTP headers are caught.
 
-*High entropy* is the backstop for unknown token formats and is tuned to let look-alikes
-through.  A run is reported only if all of these hold:
+*High entropy* is the backstop for unknown token formats, tuned to let look-alikes
+through.  A run (or, for a path, a ``/`` segment) is reported only if all of these hold:
 
 * it is at least 32 characters long, not counting ``=`` padding;
-* it is not hex: runs whose ``-``/``_``/``/``/``+``-separated parts are each pure hex,
-  pure letters or pure digits are hashes, UUIDs or identifiers (git SHAs, sha256
-  digests, ``0x…`` constants, ``NODE_FUSE_<hex>``); ``sha256-``/``sha384-``/``sha512-``
-  subresource-integrity digests are hashes too;
+* it is not a hash or an identifier: runs whose ``-``/``_``/``/``/``+``-separated parts
+  are each pure hex, pure letters or pure digits stay (git SHAs, sha256 digests, UUIDs,
+  ``0x…`` constants, ``NODE_FUSE_<hex>``), and so do ``sha256-``/``sha384-``/``sha512-``
+  subresource-integrity digests;
+* it has no ``_``/``-`` separator every 10 characters (snake/kebab words such as
+  ``sodium_crypto_aead_aes256gcm_encrypt``);
 * it mixes at least two of upper case, lower case and digits;
-* it is not identifier-like: ``_``/``-`` separators at least every 10 characters mean
-  snake/kebab words (``sodium_crypto_aead_aes256gcm_decrypt``);
-* it is not an alphabet listing (``ABC…XYZ012…``);
+* it is not an alphabet listing (``ABCDEFGH…``, ``01234567…``);
 * its Shannon entropy is at least 3.8 bits per character;
-* it does not read as words: at most 40% of its letter pairs may be among the 100 most
-  common English letter pairs.  Identifiers score 50–80%, random base62 about 15%.
+* it does not read as words: at most 40% of its letter pairs are among the 100 most
+  common English letter pairs (identifiers score 50-80%, random base62 about 15%).
 
-Runs containing ``/`` that have a lower-case word as a segment are paths or URLs: their
-segments are judged one by one instead, so ``/home/user/src/…`` survives but a random
-segment of 32+ characters in a URL path does not.  With these thresholds, random base62
-or base64 tokens of 32 characters are caught about 99% of the time, and none of ~39,000
-distinct 32+ character runs taken from a Python installation's file paths, sources and
-docs are flagged except base64 data and random test strings.  ULIDs (26 chars), short
-SHAs and UUIDs are below the length floor or hex.  Base64 of ordinary words *is* flagged:
-it is indistinguishable from a key without decoding it, and redacting it costs little.
+A run with ``/`` and a lower-case word as one of its segments is a path or URL and is
+judged segment by segment, so ``/home/user/src/…`` survives and a random 32+ character
+segment of a URL path does not.  Runs over 512 characters are judged on their first 512.
+ULIDs (26 characters) and short SHAs are under the length floor.  Measured: random
+base62/base64 tokens are caught 99% of the time at 32-40 characters and 99.9% at 64;
+of the 38,769 distinct 32+ character runs in a Python installation's paths, sources and
+docs, 23 are flagged, and they are base64 data, random test strings, Google Docs ids
+and a few texinfo anchors.  Base64 of ordinary words *is* flagged: it cannot be told
+from a key without decoding, and redacting it costs little.
 
-The output is a fixed point: ``redact(redact(x).text).text == redact(x).text``.  Markers
-are built from characters that no rule can start or extend a match on, phase 2 looks at
-the gaps between phase-1 spans exactly as a second pass sees the gaps between markers,
-and every "leave it" decision for an assignment value is stable when part of that value
-is replaced by a marker.
+Idempotence
+===========
+
+``redact(redact(x).text).text == redact(x).text``.  No rule can match inside a marker
+(they hold no prefix, no ``=``/``: `` after a keyword, no 32-character run), values and
+passwords containing ``[redacted:`` are left alone, phase 2 cuts runs at phase-1 spans
+exactly where a second pass finds markers, and a token after a redacted neighbour is
+accepted in the first pass just as it is after a ``]`` in the second.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import operator
@@ -179,42 +202,35 @@ _FI = re.ASCII | re.IGNORECASE
 _PEM = re.compile(
     r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
     r"(?P<body>(?:[A-Za-z0-9+/=\s:,.\\]|-(?!----))*+)"
-    r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?",
+    r"(?P<end>-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?",
     _F,
 )
 _PEM_MIN_BODY = 32  # base64 characters; less is code that mentions the header line
 
 # Each pattern starts with a literal so that the regex engine can skip ahead to it
-# quickly; the "not preceded by a token character" check is a lookbehind placed after the
-# literal for the same reason.  The whole match is the secret.
-_TOKEN_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "github_token",
-        re.compile(r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36,255}+", _F),
-    ),
-    (
-        "github_token",
-        re.compile(r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{60,255}+", _F),
-    ),
-    ("anthropic_key", re.compile(r"sk-ant-(?<![A-Za-z0-9_-]sk-ant-)[A-Za-z0-9_-]{20,}+", _F)),
+# quickly.  The whole match is the secret, unless the character before it is one of the
+# rule's "word" characters (the token is part of a longer word: "task-..." is not "sk-"),
+# and that character is not itself part of another secret (a key glued to a PEM block's
+# closing dashes still counts).
+_WORD = string.ascii_letters + string.digits
+_TOKEN_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("github_token", re.compile(r"gh[pousr]_[A-Za-z0-9]{36,255}+", _F), _WORD + "_"),
+    ("github_token", re.compile(r"github_pat_[A-Za-z0-9_]{60,255}+", _F), _WORD + "_"),
+    ("anthropic_key", re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}+", _F), _WORD + "_-"),
+    ("openai_key", re.compile(r"sk-(?!ant-)[A-Za-z0-9_-]{20,}+", _F), _WORD + "_-"),
     (
         "aws_access_key_id",
-        re.compile(r"A(?:KIA|SIA|BIA|CCA)(?<![A-Za-z0-9]A[A-Z]{3})[A-Z0-9]{16}(?![A-Za-z0-9])", _F),
+        re.compile(r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])", _F),
+        _WORD,
     ),
-    (
-        "slack_token",
-        re.compile(r"xox[abeoprs]-(?<![A-Za-z0-9]xox[abeoprs]-)[A-Za-z0-9-]{10,}+", _F),
-    ),
-    ("slack_token", re.compile(r"xapp-(?<![A-Za-z0-9]xapp-)[0-9]-[A-Za-z0-9-]{10,}+", _F)),
+    ("slack_token", re.compile(r"xox[abeoprs]-[A-Za-z0-9-]{10,}+", _F), _WORD),
+    ("slack_token", re.compile(r"xapp-[0-9]-[A-Za-z0-9-]{10,}+", _F), _WORD),
     (
         "jwt",
-        re.compile(
-            r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+",
-            _F,
-        ),
+        re.compile(r"eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+", _F),
+        _WORD + "_-",
     ),
 )
-_OPENAI = re.compile(r"sk-(?<![A-Za-z0-9_-]sk-)(?!ant-)[A-Za-z0-9_-]{20,}+", _F)
 _DIGIT = re.compile(r"[0-9]")
 _SLACK_HOOK = re.compile(
     r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]{8,}+)", _F
@@ -222,9 +238,10 @@ _SLACK_HOOK = re.compile(
 _AWS_SECRET_NEAR = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _F)
 _AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}", _F)
 
-_URL_CREDS = re.compile(r"://[^\s/?#@:]{0,256}:([^\s/?#@]{1,256})@", _F)
+# The password runs to the last @ of the authority: "p@ss" is often left unencoded.
+_URL_CREDS = re.compile(r"://[^\s/?#@:\[\]]{0,256}:([^\s/?#]{1,256})@", _F)
 # ${PASS}, $PASS, <password>, ****, xxx, [redacted:...]; literal words are redacted.
-_URL_PLACEHOLDER = re.compile(r"\$|<[^<>]*>\Z|[*xX]+\Z|\[redacted:", _F)
+_URL_PLACEHOLDER = re.compile(r"\$|<[^<>]*>\Z|[*xX]+\Z|.*\[redacted:", _F)
 _AUTH_HEADER = re.compile(
     r"uthorization(?<=[Aa]uthorization)(?<![A-Za-z0-9_][Aa]uthorization)"
     r"[\"']?[ \t]*[:=][ \t]*[\"']?(?:[Bb]earer|[Bb]asic|[Tt]oken)[ \t]+"
@@ -246,8 +263,8 @@ _ASSIGN = re.compile(
     (?P<sep>:(?![:=])|=(?![=>~]))                # not ::, :=, ==, =>, =~
     (?P<sp>[ \t]*+)
     (?:
-        [bru]{0,2}"(?P<dq>[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+)"   # b"...", r'...', f"..."
-      | [bru]{0,2}'(?P<sq>[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+)'
+        [bfru]{0,2}"(?P<dq>[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+)"   # b"...", r'...', f"..."
+      | [bfru]{0,2}'(?P<sq>[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+)'
       | (?P<bare>[^\s"'`,;)\]}]++)
     )
     """,
@@ -297,6 +314,7 @@ _PLACEHOLDER = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++[!?]?", _F)
+_CALL = re.compile(r"[A-Za-z_$][A-Za-z_$.]*+[(\[]", _F)  # no digits: A000000( is data
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+", _F)
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++", _F)
 _TYPE_NAME = re.compile(r"[A-Z][a-z]++(?:[A-Z][a-z]++)*+", _F)
@@ -310,8 +328,7 @@ _QUOTES = frozenset("\"'`")
 
 # --- high entropy ----------------------------------------------------------------------
 
-# No lookbehind: a search can only first succeed at the start of a run, and a leading
-# lookbehind would disable the engine's fast scan for the first character.
+# A run of token characters; _runs finds where they start, _RUN.match takes them.
 _RUN = re.compile(r"[A-Za-z0-9+/_-]{32,}+={0,2}(?![A-Za-z0-9+/_-])", _F)
 _MIN_RUN = 32
 _RUN_NEEDLE = b"a" * _MIN_RUN
@@ -388,20 +405,18 @@ def _spans(text: str) -> list[_Span]:
         for m in _PEM.finditer(text):
             body = m.start("body")
             if len(_ALNUM.findall(text, body, min(m.end("body"), body + 256))) >= _PEM_MIN_BODY:
-                add((m.start(), m.end(), "private_key"))
-    for kind, pattern in _TOKEN_RULES:
+                # A truncated block (no END line) ends with its last base64 character.
+                end = m.end() if m.group("end") else body + len(m.group("body").rstrip())
+                add((m.start(), end, "private_key"))
+    glued: list[_Span] = []  # tokens right after a word character; see _TOKEN_RULES
+    for kind, pattern, word in _TOKEN_RULES:
         for m in pattern.finditer(text):
-            add((m.start(), m.end(), kind))
-    for m in _OPENAI.finditer(text):
-        if _DIGIT.search(m.group()):
-            add((m.start(), m.end(), "openai_key"))
+            if kind == "openai_key" and not _DIGIT.search(m.group()):
+                continue  # sk-learn-style words
+            start = m.start()
+            (glued if start and text[start - 1] in word else found).append((start, m.end(), kind))
     for m in _SLACK_HOOK.finditer(text):
         add((m.start(1), m.end(1), "slack_token"))
-    windows = _merge([(max(0, s - 120), e + 120, k) for s, e, k in found if k[0] == "a"])
-    for start, end, _ in windows:  # around each aws_access_key_id
-        for m in _AWS_SECRET_NEAR.finditer(text, start, end):
-            if _mixed_case(m.group()):
-                add((m.start(), m.end(), "aws_secret_key"))
     for m in _URL_CREDS.finditer(text):
         if not _URL_PLACEHOLDER.match(m.group(1)):
             add((m.start(1), m.end(1), "secret_assignment"))
@@ -414,6 +429,23 @@ def _spans(text: str) -> list[_Span]:
     _assignments(text, raw, add)
 
     merged = _merge(found)
+    while glued:  # accept glued tokens whose neighbour turned out to be a secret
+        starts = [span[0] for span in merged]
+        accepted = [span for span in glued if _covered(merged, starts, span[0] - 1)]
+        if not accepted:
+            break
+        glued = [span for span in glued if span not in accepted]
+        merged = _merge(merged + accepted)
+    ids = [span for span in merged if span[2] == "aws_access_key_id"]
+    if ids:
+        windows = _merge([(max(0, s - 120), e + 120, k) for s, e, k in ids])
+        near = [  # the secret access key next to an access key id
+            (m.start(), m.end(), "aws_secret_key")
+            for start, end, _ in windows
+            for m in _AWS_SECRET_NEAR.finditer(text, start, end)
+            if _mixed_case(m.group())
+        ]
+        merged = _merge(merged + near)
     # Phase 2: high-entropy runs in the gaps between the structured spans.
     entropy: list[_Span] = []
     pos = 0
@@ -424,6 +456,11 @@ def _spans(text: str) -> list[_Span]:
     if entropy:
         merged = sorted(merged + entropy)
     return merged
+
+
+def _covered(spans: list[_Span], starts: list[int], pos: int) -> bool:
+    i = bisect.bisect_right(starts, pos) - 1
+    return i >= 0 and spans[i][1] > pos
 
 
 def _merge(spans: list[_Span]) -> list[_Span]:
@@ -504,7 +541,6 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     if not bare:
         if any(c.isspace() for c in value) or _REGEX_SYNTAX.search(value):
             return None  # a message or a pattern, not a secret
-        after = end + 1  # past the closing quote
     else:
         if _code(value):
             return None
@@ -521,11 +557,9 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
                 return None  # login(password=pw)
         elif colon and _TYPE_NAME.fullmatch(value):
             return None  # an annotation: secret: SecretStr
-        after = end
-    # After a colon the value must end the line (or the item, or a quoted header), else
-    # it is prose: "Token: see the docs".
-    closed = bare and text[end : end + 1] in _QUOTES
-    if colon and not closed and not _COLON_END.match(text, after):
+    # After a colon a bare value must end the line (or the item, or a quoted header),
+    # else it is prose: "Token: see the docs".
+    if colon and bare and text[end : end + 1] not in _QUOTES and not _COLON_END.match(text, end):
         return None
     if name_kind == "aws_secret_key" and _AWS_SECRET_VALUE.fullmatch(value):
         return (start, end, "aws_secret_key")
@@ -579,8 +613,7 @@ def _skip_value(value: str) -> bool:
 def _code(value: str) -> bool:
     """An unquoted value that is an expression, constant or number rather than data."""
     return (
-        "(" in value  # get_token()
-        or "[" in value  # os.environ[
+        bool(_CALL.match(value))  # get_token(), os.environ[
         or bool(_DOTTED.fullmatch(value) and not _DIGIT.search(value))  # self.token
         or bool(_CONSTANT.fullmatch(value))  # FG_DEFAULT
         or bool(_SMALL_NUMBER.fullmatch(value))  # ERRORTOKEN = 60, token = -1

@@ -220,9 +220,9 @@ def hook(args: tuple[str, ...]) -> None:
 
     Never fails: problems go to the log (`ken doctor` shows them).
     """
-    from kenning.hooks.run import main
-
-    raise SystemExit(main(list(args)))
+    # `ken hook ...` is dispatched in kenning.entry before click is imported; this
+    # command exists for `ken --help` and `ken hook --help`.
+    raise click.UsageError("ken hook reads an agent's JSON on stdin; agents run it")
 
 
 @cli.command(epilog=example("ken integrate claude"))
@@ -248,13 +248,13 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool, as_json: bo
         emit_json([c.to_dict() for c in changes])
         return
     verb = {
-        "installed": "installed in",
-        "unchanged": "already in",
-        "removed": "removed from",
-        "absent": "nothing of kenning's in",
+        "installed": "{what} installed in {path}",
+        "unchanged": "{what} already in {path}",
+        "removed": "{what} removed from {path}",
+        "absent": "no kenning {what} in {path}: nothing to remove",
     }
     for change, what in zip(changes, ["hooks", "MCP server"], strict=False):
-        say(f"{agent}: {what} {verb[change.action]} {change.path}")
+        say(f"{agent}: " + verb[change.action].format(what=what, path=change.path))
         if change.backup:
             say(f"  backup: {change.backup}")
         for event, command in change.commands.items():
@@ -294,9 +294,9 @@ def doctor(as_json: bool) -> None:
 @cli.command(epilog=example("claude mcp add --scope user ken -- ken mcp"))
 def mcp() -> None:
     """Serve memory to agents over MCP (stdio). Agents start this themselves."""
-    from kenning.mcp_server import main
-
-    raise SystemExit(main())
+    # `ken mcp` is dispatched in kenning.entry before click is imported (the server
+    # should answer quickly); this command exists for `ken --help` and `ken mcp --help`.
+    raise click.UsageError("run the server as `ken mcp`, with no other options")
 
 
 @cli.command("handoff", epilog=example("ken handoff --to codex --prompt 'finish the CSV export'"))
@@ -374,7 +374,7 @@ def summarize_cmd(
     """
     from kenning import sessions as sessions_mod
     from kenning import summarize
-    from kenning.hooks.run import log
+    from kenning.hooklog import log
 
     target = None
     try:

@@ -19,8 +19,8 @@ from kenning import lint as lint_mod
 from kenning import where as where_mod
 from kenning.cli import output
 from kenning.cli.output import emit_json, say
-from kenning.errors import KenningError
-from kenning.model import Item, Provenance
+from kenning.errors import KenningError, NotFound
+from kenning.model import Item, Provenance, Scope
 from kenning.store import ItemQuery, SQLiteStore, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -120,6 +120,12 @@ def provenance_here(state: State, how: str = "cli") -> Provenance:
         commit=here.git.head if here.git else None,
         host=os.uname().nodename,
     )
+
+
+def guard_change(item: Item, action: str, new_scope: Scope | None = None) -> None:
+    """From an agent's shell, changing anything but its own working note needs a person."""
+    if items.needs_person(item, agentenv.detect_agent(), new_scope):
+        agentenv.require_person(f"{action} memory {item.id[-6:].lower()} ({item.scope})")
 
 
 def read_stdin_text() -> str:
@@ -391,6 +397,8 @@ def edit(state: State, ref: str, in_place: bool) -> None:
         say("nothing changed")
         return
     fields, body = _parse_editor_text(after)
+    new_scope = items.parse_scope(fields["scope"]) if fields.get("scope") else None
+    guard_change(item, "edit", new_scope)
     tags = [t for t in fields.get("tags", "").split(",") if t.strip()]
     links = [x.strip() for x in fields.get("links", "").split(",") if x.strip()]
     updated = items.change(
@@ -398,7 +406,7 @@ def edit(state: State, ref: str, in_place: bool) -> None:
         item.id,
         text=body,
         kind=items.parse_kind(fields.get("kind")) if fields.get("kind") else None,
-        scope=items.parse_scope(fields["scope"]) if fields.get("scope") else None,
+        scope=new_scope,
         add_tags=tags,
         remove_tags=[t for t in item.tags if t not in items.clean_tags(tags)],
         add_links=links,
@@ -438,12 +446,15 @@ def update(
     as_json: bool,
 ) -> None:
     """Change a memory through flags (edit, for scripts). Each change is a new version."""
+    item = items.get(state.store, ref)
+    new_scope = items.parse_scope(scope) if scope else None
+    guard_change(item, "update", new_scope)
     updated = items.change(
         state.store,
-        ref,
+        item.id,
         text=text,
         kind=items.parse_kind(kind),
-        scope=items.parse_scope(scope) if scope else None,
+        scope=new_scope,
         add_tags=add_tag,
         remove_tags=remove_tag,
         add_links=add_link,
@@ -458,15 +469,24 @@ def update(
         say(f"updated {updated.id[-6:].lower()} (revision {updated.revision})")
 
 
+def _all_or_nothing(state: State, refs: Sequence[str], action: str) -> list[Item]:
+    """Resolve every id and check every change before making any."""
+    chosen = [items.get(state.store, ref) for ref in refs]
+    for item in chosen:
+        items.check_status_change(item, action)
+    return chosen
+
+
 def _status_command(action: str, past: str, doc: str, person: bool) -> None:
     @cli.command(action, help=doc, epilog=example(f"ken {action} 3kq9zd"))
     @click.argument("refs", nargs=-1, required=True)
     @json_option
     @pass_state
     def command(state: State, refs: tuple[str, ...], as_json: bool) -> None:
+        chosen = _all_or_nothing(state, refs, action)
         if person:
             agentenv.require_person(f"{action} {' '.join(refs)}")
-        done = [items.set_status(state.store, ref, action) for ref in refs]
+        done = [items.set_status(state.store, item.id, action) for item in chosen]
         if as_json:
             emit_json([i.to_dict() for i in done])
             return
@@ -489,8 +509,9 @@ _status_command("restore", "restored", "Restore archived, rejected or dismissed 
 @pass_state
 def dismiss(state: State, refs: tuple[str, ...], reason: str, as_json: bool) -> None:
     """Dismiss memories with a reason (kept, never told; `restore` undoes it)."""
+    chosen = _all_or_nothing(state, refs, "dismiss")
     agentenv.require_person(f"dismiss {' '.join(refs)}")
-    done = [items.set_status(state.store, ref, "dismiss", reason=reason) for ref in refs]
+    done = [items.set_status(state.store, i.id, "dismiss", reason=reason) for i in chosen]
     if as_json:
         emit_json([i.to_dict() for i in done])
         return
@@ -508,8 +529,11 @@ def _pin_command(name: str, value: bool) -> None:
     @click.argument("refs", nargs=-1, required=True)
     @pass_state
     def command(state: State, refs: tuple[str, ...]) -> None:
-        for ref in refs:
-            item = items.set_pinned(state.store, ref, value)
+        chosen = [items.get(state.store, ref) for ref in refs]
+        for item in chosen:
+            guard_change(item, name)
+        for item in chosen:
+            items.set_pinned(state.store, item.id, value)
             say(f"{name}ned {item.id[-6:].lower()}: {item.title}")
 
 
@@ -535,24 +559,36 @@ def forget(
     """Delete memories for good, with every version: the only command that deletes.
 
     Afterwards their text is gone from the database file, its WAL and the search index.
+    With --session, the session's own record (its prompts, what it was told) goes too.
     """
+    from kenning import sessions
+
+    session_id = None
+    if session:
+        try:
+            session_id = sessions.resolve(state.store, session).id
+        except NotFound:
+            session_id = None  # no record, but memories may still name it
     chosen = items.select_for_forget(
-        state.store, refs=refs, scope=scope, since=since, session=session
+        state.store, refs=refs, scope=scope, since=since, session=session_id or session
     )
-    if not chosen:
+    if not chosen and not session_id:
         say("nothing matches; nothing forgotten")
         return
-    agentenv.require_person(f"forget {len(chosen)} memories")
+    agentenv.require_person(
+        f"forget {len(chosen)} memories" + (" and a session's prompts" if session_id else "")
+    )
     if not yes:
         for item in chosen[:10]:
             say(f"  {item.id[-6:].lower()}  {item.title}")
         if len(chosen) > 10:
             say(f"  ... and {len(chosen) - 10} more")
-        if not click.confirm(f"Forget {len(chosen)} memories for good?", err=True):
+        what = f"{len(chosen)} memories" + (" and the session's record" if session_id else "")
+        if not click.confirm(f"Forget {what} for good?", err=True):
             say("nothing forgotten")
             raise SystemExit(1)
-    count = items.forget(state.store, chosen)
-    say(f"forgot {count} memories")
+    count = items.forget(state.store, chosen, session_id=session_id)
+    say(f"forgot {count} memories" + (" and the session's record" if session_id else ""))
 
 
 # --- moving data ---------------------------------------------------------------------

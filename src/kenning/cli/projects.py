@@ -7,6 +7,7 @@ import click
 from kenning import projects
 from kenning.cli.app import KenGroup, State, cli, example, json_option, pass_state
 from kenning.cli.output import emit_json, say, table
+from kenning.errors import NotFound
 
 
 @cli.group("project", cls=KenGroup, epilog=example("ken project add shop ~/notes/shop"))
@@ -75,5 +76,5 @@ def project_sync(state: State, slug: str | None, as_json: bool) -> None:
 def project_remove(state: State, slug: str) -> None:
     """Stop indexing a project (its memories stay; `ken forget --scope` removes them)."""
     if not state.store.remove_project(slug):
-        raise click.ClickException(f"no project '{slug}'")
+        raise NotFound(f"no project '{slug}'; `ken project list` shows them")
     say(f"removed project {slug}; its memories stay in project:{slug}")

@@ -64,10 +64,6 @@ def session_start(store: SQLiteStore, event: HookEvent, config: Config) -> str:
     session = _session(store, event, config, where, source)
     if source not in PACK_SOURCES or not deliver.may_deliver(config, event.agent, where):
         return ""
-    if where.project:
-        from kenning import projects
-
-        projects.sync(store, where.project)
     return deliver.pack_for(store, config, where, session=session).text
 
 

@@ -9,32 +9,13 @@ need are imported: no click, rich, pydantic or mcp.
 from __future__ import annotations
 
 import json
-import os
 import sys
-import time
 import traceback
 
 from kenning import config as config_mod
+from kenning.hooklog import log
 
 MAX_STDIN_BYTES = 8 * 1024 * 1024
-MAX_LOG_BYTES = 1024 * 1024
-
-
-def log(agent: str, event: str, message: str) -> None:
-    """Append one line to the hook log; never raises."""
-    try:
-        path = config_mod.log_path()
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
-            data = path.read_bytes()[-MAX_LOG_BYTES // 2 :]
-            path.write_bytes(data[data.find(b"\n") + 1 :])
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-        line = " ".join(message.split())[:2000]
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as fh:
-            fh.write(f"{stamp} {agent or '-'} {event or '-'} {line}\n")
-    except Exception:  # noqa: BLE001 - the log is best effort
-        pass
 
 
 def _args(argv: list[str]) -> tuple[str | None, str | None, bool]:

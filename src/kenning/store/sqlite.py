@@ -35,6 +35,12 @@ from kenning.store import migrations
 from kenning.store.base import ItemQuery
 
 BUSY_TIMEOUT_MS = 30_000
+MMAP_BYTES = 256 * 1024 * 1024  # read pages straight from the OS cache, no copy per read
+# Ranking reads every match's positions, so a word held by 20,000 items costs 20,000
+# bm25 rows. A search whose matches (after its filters) exceed this window ranks only
+# the newest window of them: still best first, and fast at any store size. A query
+# that broad never needed its oldest matches.
+SEARCH_WINDOW = 2_000
 ITEM_COLUMNS = (
     "id, kind, scope, status, pinned, title, body, tags, links, evidence, provenance, "
     "session_id, created_at, updated_at, reviewed_at, expires_at, use_count, last_used_at, "
@@ -117,6 +123,33 @@ def _item_values(item: Item) -> tuple[Any, ...]:
     )
 
 
+_INSERT_REVISION = (
+    "INSERT INTO revisions (id, item_id, created_at, kind, scope, status, pinned, "
+    "title, body, tags, links, evidence, provenance, change) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _revision_values(item: Item, change: str, values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A version's row, reusing the JSON `_item_values` made for tags, links, provenance."""
+    return (
+        item.revision,
+        item.id,
+        item.updated_at,
+        item.kind.value,
+        str(item.scope),
+        item.status.value,
+        int(item.pinned),
+        item.title,
+        item.body,
+        values[7],  # tags
+        values[8],  # links
+        item.evidence,
+        values[10],  # provenance
+        change,
+    )
+
+
 def _row_to_session(row: sqlite3.Row) -> Session:
     return Session(
         id=row["id"],
@@ -188,6 +221,7 @@ class SQLiteStore:
         c.execute("PRAGMA foreign_keys = ON")
         c.execute("PRAGMA secure_delete = ON")
         c.execute("PRAGMA synchronous = NORMAL")
+        c.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         mode = c.execute("PRAGMA journal_mode").fetchone()[0]
         if mode != "wal":
             self._retry(lambda: c.execute("PRAGMA journal_mode = WAL").fetchone())
@@ -242,38 +276,25 @@ class SQLiteStore:
     # --- items -------------------------------------------------------------------
 
     def _insert(self, conn: sqlite3.Connection, item: Item, change: str) -> Item:
-        if not item.revision:
-            raise StoreError("an item needs a revision id before it is stored")
-        placeholders = ", ".join("?" * 21)
-        conn.execute(
-            f"INSERT INTO items ({ITEM_COLUMNS}) VALUES ({placeholders})", _item_values(item)
-        )
-        self._write_revision(conn, item, change)
+        self._insert_all(conn, [item], change)
         return item
 
     @staticmethod
-    def _write_revision(conn: sqlite3.Connection, item: Item, change: str) -> None:
-        conn.execute(
-            "INSERT INTO revisions (id, item_id, created_at, kind, scope, status, pinned, "
-            "title, body, tags, links, evidence, provenance, change) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                item.revision,
-                item.id,
-                item.updated_at,
-                item.kind.value,
-                str(item.scope),
-                item.status.value,
-                int(item.pinned),
-                item.title,
-                item.body,
-                json.dumps(list(item.tags)),
-                json.dumps([str(link) for link in item.links]),
-                item.evidence,
-                json.dumps(item.provenance.to_dict(), sort_keys=True),
-                change,
-            ),
+    def _insert_all(conn: sqlite3.Connection, items: Sequence[Item], change: str) -> None:
+        """Insert items and their first versions, two statements for the lot."""
+        if any(not item.revision for item in items):
+            raise StoreError("an item needs a revision id before it is stored")
+        values = [_item_values(item) for item in items]
+        placeholders = ", ".join("?" * 21)
+        conn.executemany(f"INSERT INTO items ({ITEM_COLUMNS}) VALUES ({placeholders})", values)
+        conn.executemany(
+            _INSERT_REVISION,
+            [_revision_values(item, change, v) for item, v in zip(items, values, strict=True)],
         )
+
+    @staticmethod
+    def _write_revision(conn: sqlite3.Connection, item: Item, change: str) -> None:
+        conn.execute(_INSERT_REVISION, _revision_values(item, change, _item_values(item)))
 
     def insert_item(self, item: Item, change: str = "add") -> Item:
         with self._write() as conn:
@@ -292,13 +313,22 @@ class SQLiteStore:
         def flush() -> None:
             nonlocal added, skipped
             with self._write() as conn:
+                marks = ", ".join("?" * len(pending))
+                present = {
+                    row[0]
+                    for row in conn.execute(
+                        f"SELECT id FROM items WHERE id IN ({marks})", [i.id for i in pending]
+                    )
+                }
+                fresh: list[Item] = []
                 for item in pending:
-                    exists = conn.execute("SELECT 1 FROM items WHERE id = ?", (item.id,))
-                    if exists.fetchone():
+                    if item.id in present:
                         skipped += 1
                     else:
-                        self._insert(conn, item, change)
-                        added += 1
+                        present.add(item.id)  # a second copy in the same batch is skipped
+                        fresh.append(item)
+                self._insert_all(conn, fresh, change)
+                added += len(fresh)
             pending.clear()
 
         for item in items:
@@ -392,17 +422,35 @@ class SQLiteStore:
         return [_row_to_item(r) for r in self._read(sql, params)]
 
     def search(self, match: str, query: ItemQuery) -> list[tuple[Item, float]]:
-        """Full-text search, best first; the score is bm25 negated (higher is better)."""
+        """Full-text search, best first; the score is bm25 negated (higher is better).
+
+        Ranks at most the newest SEARCH_WINDOW matches that pass the filters.
+        """
         where, params = self._where(query)
+        joined = "FROM items_fts JOIN items ON items.rowid = items_fts.rowid"
+        floor = 0
+        # Counting matches in the index alone is cheap; only when there are more than
+        # the window, find where the newest window of filtered matches begins.
+        if self._read(
+            "SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
+            "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (match, SEARCH_WINDOW - 1),
+        ):
+            edge = self._read(
+                f"SELECT items_fts.rowid {joined} WHERE items_fts MATCH ? AND {where} "
+                "ORDER BY items_fts.rowid DESC LIMIT 1 OFFSET ?",
+                [match, *params, SEARCH_WINDOW - 1],
+            )
+            floor = int(edge[0][0]) if edge else 0
         cols = ", ".join(f"items.{c.strip()}" for c in ITEM_COLUMNS.split(","))
         sql = (
-            f"SELECT {cols}, bm25(items_fts, 8.0, 1.0, 4.0) AS rank FROM items_fts "
-            f"JOIN items ON items.rowid = items_fts.rowid "
-            f"WHERE items_fts MATCH ? AND {where} ORDER BY rank"
+            f"SELECT {cols}, bm25(items_fts, 8.0, 1.0, 4.0) AS rank {joined} "
+            f"WHERE items_fts MATCH ? AND items_fts.rowid >= ? AND {where} "
+            "ORDER BY rank, items_fts.rowid DESC"
         )
         if query.limit:
             sql += f" LIMIT {int(query.limit)}"
-        rows = self._read(sql, [match, *params])
+        rows = self._read(sql, [match, floor, *params])
         return [(_row_to_item(r), -float(r["rank"])) for r in rows]
 
     def revisions(self, item_id: str) -> list[Revision]:
@@ -426,17 +474,21 @@ class SQLiteStore:
             for r in rows
         ]
 
-    def delete_items(self, item_ids: Sequence[str]) -> int:
+    def delete_items(self, item_ids: Sequence[str], session_id: str | None = None) -> int:
         """Delete items with every version and use, and leave none of their text on disk.
 
         secure_delete zeroes the freed pages; merging the FTS index drops the old
         segments that still held the words; a truncating checkpoint empties the WAL,
         which may hold older copies of the pages.
         """
-        if not item_ids:
+        if not item_ids and not session_id:
             return 0
         with self._write() as conn:
             deleted = 0
+            if session_id:
+                conn.execute("DELETE FROM uses WHERE session_id = ?", (session_id,))
+                conn.execute("DELETE FROM deliveries WHERE session_id = ?", (session_id,))
+                conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
             for start in range(0, len(item_ids), 500):
                 chunk = list(item_ids[start : start + 500])
                 marks = ", ".join("?" * len(chunk))

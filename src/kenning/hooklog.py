@@ -1,0 +1,31 @@
+"""The hook log: one line per problem a hook (or a background job a hook started) hit.
+
+Hooks must never print errors into an agent, so they write here instead:
+`$XDG_STATE_HOME/kenning/log`, kept under 1 MB. `ken doctor` shows the last lines.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from kenning import config as config_mod
+
+MAX_LOG_BYTES = 1024 * 1024
+
+
+def log(agent: str, event: str, message: str) -> None:
+    """Append one line to the hook log; never raises."""
+    try:
+        path = config_mod.log_path()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+            data = path.read_bytes()[-MAX_LOG_BYTES // 2 :]
+            path.write_bytes(data[data.find(b"\n") + 1 :])
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        line = " ".join(message.split())[:2000]
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write(f"{stamp} {agent or '-'} {event or '-'} {line}\n")
+    except Exception:  # noqa: BLE001 - the log is best effort
+        pass
