@@ -16,8 +16,15 @@ from click.testing import CliRunner, Result
 from kenning.agentenv import AGENT_MARKERS
 
 AGENT_VARS = [var for _, names in AGENT_MARKERS for var in names] + ["KEN_AGENT"]
-KEN_VARS = ["KEN_WORKSPACE", "KEN_WORKSTREAM", "KEN_PROJECT", "KEN_EDITOR", "KEN_ENABLED",
-            "VISUAL", "EDITOR"]
+KEN_VARS = [
+    "KEN_WORKSPACE",
+    "KEN_WORKSTREAM",
+    "KEN_PROJECT",
+    "KEN_EDITOR",
+    "KEN_ENABLED",
+    "VISUAL",
+    "EDITOR",
+]
 KEN_BIN = Path(sys.executable).with_name("ken")
 
 
@@ -68,7 +75,8 @@ def ken_proc(
         [str(KEN_BIN), *args],
         input=data,
         capture_output=True,
-        text=True,
+        encoding="utf-8",
+        errors="surrogateescape",  # bytes input that is not UTF-8 reaches ken as it was
         env=full_env,
         cwd=cwd,
         timeout=timeout,

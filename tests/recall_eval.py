@@ -61,17 +61,16 @@ def load(store: SQLiteStore, now: datetime) -> dict[str, str]:
             kind=items.parse_kind(row["kind"]),
             tags=row.get("tags", []),
         )
-        stamp = (now - timedelta(days=row.get("age_days", 0))).strftime(
-            "%Y-%m-%dT%H:%M:%S.000Z"
-        )
+        stamp = (now - timedelta(days=row.get("age_days", 0))).strftime("%Y-%m-%dT%H:%M:%S.000Z")
         item = replace(item, created_at=stamp, updated_at=stamp, expires_at=None)
         store.insert_item(item)
         keys[row["key"]] = item.id
     return keys
 
 
-def evaluate(store: SQLiteStore, keys: dict[str, str], settings: RecallSettings,
-             now: datetime) -> Figures:
+def evaluate(
+    store: SQLiteStore, keys: dict[str, str], settings: RecallSettings, now: datetime
+) -> Figures:
     by_id = {v: k for k, v in keys.items()}
     fig = Figures(0, 0, 0, 0, 0, 0, 0, [], [])
     for line in (HERE / "prompts.jsonl").read_text().splitlines():

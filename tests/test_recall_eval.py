@@ -8,10 +8,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from recall_eval import evaluate, load
-
 from kenning.recall import RecallSettings
 from kenning.store import open_store
+from recall_eval import evaluate, load
 
 RECALL_FLOOR = 0.92  # measured 0.938 (121/129)
 PRECISION_FLOOR = 0.94  # measured 0.960 (7 forbidden of 175 returned)

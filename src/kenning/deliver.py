@@ -44,6 +44,7 @@ def pack_for(
     *,
     session: Session | None = None,
     budget: int | None = None,
+    max_chars: int | None = None,
     record: bool = True,
 ) -> Pack:
     """The context pack here (after syncing this project's files); when given to a
@@ -60,6 +61,7 @@ def pack_for(
         budget=budget or config.get("memory.budget"),
         repo=None if where.repo in blocked else where.repo,
         exclude_session=session.id if session else None,
+        max_chars=max_chars,
     )
     if record and session is not None:
         ids = [item.id for item in pack.items]

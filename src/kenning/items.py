@@ -147,20 +147,38 @@ def default_scope(repo: str | None) -> Scope:
 OWN_SCOPES = frozenset({ScopeType.SESSION, ScopeType.WORKSTREAM, ScopeType.PROJECT})
 
 
-def status_for_new(scope: Scope, agent: str | None, propose: bool = False) -> Status:
-    """Agents write their own working scopes (session, workstream, project) freely;
-    anything else they write waits as a proposal for a person."""
-    if propose or (agent and scope.type not in OWN_SCOPES):
+def is_own(scope: Scope, here: Sequence[Scope] | None = None) -> bool:
+    """Whether an agent working where `here` applies owns `scope`: its session, and the
+    workstream and project it works in (any session, workstream or project when `here`
+    is not known). `ken` run in an agent's shell does not know its session, so there
+    a session scope is not the agent's own: only the MCP server, which knows, writes
+    session notes directly."""
+    if here is None:
+        return scope.type in OWN_SCOPES
+    return scope.type in OWN_SCOPES and scope in here
+
+
+def status_for_new(
+    scope: Scope, agent: str | None, propose: bool = False, here: Sequence[Scope] | None = None
+) -> Status:
+    """Agents write their own working scopes freely; anything else they write waits as a
+    proposal for a person. People's writes are active unless they ask to propose."""
+    if propose or (agent and not is_own(scope, here)):
         return Status.PROPOSED
     return Status.ACTIVE
 
 
-def needs_person(item: Item, agent: str | None, new_scope: Scope | None = None) -> bool:
+def needs_person(
+    item: Item,
+    agent: str | None,
+    new_scope: Scope | None = None,
+    here: Sequence[Scope] | None = None,
+) -> bool:
     """Whether an agent changing this item (or moving it to `new_scope`) needs a person."""
     if agent is None:
         return False
     scopes = [item.scope] + ([new_scope] if new_scope else [])
-    return any(s.type not in OWN_SCOPES for s in scopes) or item.status is not Status.ACTIVE
+    return not all(is_own(s, here) for s in scopes) or item.status is not Status.ACTIVE
 
 
 def new_item(
@@ -191,6 +209,7 @@ def new_item(
     kind = kind or Kind.NOTE
     clean = clean_tags(tags)
     title, body, evidence, clean = _redact_text(title, body, evidence, clean)
+    links = [redact(link).text for link in links]
     check_size(title, body, evidence)
     now = now_iso()
     return Item(
@@ -268,7 +287,7 @@ def change(
     drop = set(clean_tags(remove_tags))
     tags = [t for t in tags if t not in drop]
     links = list(item.links)
-    links += [link for link in parse_links(add_links) if link not in links]
+    links += [link for link in parse_links(redact(x).text for x in add_links) if link not in links]
     gone = set(parse_links(remove_links))
     links = [link for link in links if link not in gone]
     new_evidence = item.evidence if evidence is None else evidence

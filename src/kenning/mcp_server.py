@@ -15,6 +15,7 @@ and how=mcp.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from typing import Annotated, Any
 
@@ -362,6 +363,10 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
 
 def main() -> int:
+    # On SIGINT the event loop would be cancelled and then wait forever for the thread
+    # blocked reading stdin, so the server never exits (clients such as Claude Code send
+    # SIGINT first). Leave at once instead: SQLite's journal makes that safe.
+    signal.signal(signal.SIGINT, lambda *_: os._exit(0))
     build_server().run()
     return 0
 

@@ -12,11 +12,12 @@ fit is counted in a last line that points to `ken search`. Each item ends in
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning.model import SCOPE_ORDER, Item, Kind, Scope, ScopeType, Session
+from kenning.model import Item, Scope, ScopeType, Session
 from kenning.store import ItemQuery, SQLiteStore
 from kenning.tokens import estimate_tokens
 
@@ -30,7 +31,7 @@ INTRO = (
 MAX_TASKS = 5
 MAX_HANDOFFS = 3
 MAX_SESSIONS = 3
-READ_LIMIT = 400
+READ_PER_SECTION = 40
 SESSION_READ_LIMIT = 50
 SECTIONS = (
     ("pinned", "Pinned"),
@@ -95,23 +96,42 @@ def omitted_line(count: int) -> str:
     )
 
 
-def _scope_rank(scope: Scope, order: Sequence[str]) -> int:
-    text = str(scope)
-    if text in order:
-        return order.index(text)
-    return len(order) + SCOPE_ORDER.index(scope.type)
+SECTION_KINDS: dict[str, tuple[tuple[str, ...], bool | None, int]] = {
+    # section: (kinds, pinned, most items read)
+    "pinned": ((), True, READ_PER_SECTION),
+    "rules": (("preference", "correction"), False, READ_PER_SECTION),
+    "knowledge": (("decision", "fact", "note", "lesson", "summary"), False, READ_PER_SECTION),
+    "tasks": (("task",), False, MAX_TASKS),
+    "handoffs": (("handoff",), False, MAX_HANDOFFS),
+}
 
 
-def _section_of(item: Item) -> str:
-    if item.pinned:
-        return "pinned"
-    if item.kind in (Kind.PREFERENCE, Kind.CORRECTION):
-        return "rules"
-    if item.kind is Kind.TASK:
-        return "tasks"
-    if item.kind is Kind.HANDOFF:
-        return "handoffs"
-    return "knowledge"
+def gather(
+    store: SQLiteStore, scopes: Sequence[str], exclude: set[str] | frozenset[str]
+) -> dict[str, list[Item]]:
+    """Each section's candidates: scope by scope, most specific first, newest first.
+
+    Only as many as a pack could hold are read, so a pack costs the same with a
+    hundred items or a hundred thousand.
+    """
+    out: dict[str, list[Item]] = {key: [] for key, _ in SECTIONS}
+    for key, (kinds, pinned, most) in SECTION_KINDS.items():
+        for scope in scopes:
+            room = most - len(out[key])
+            if room <= 0:
+                break
+            found = store.list_items(
+                ItemQuery(
+                    scopes=(scope,),
+                    kinds=kinds,
+                    statuses=("active",),
+                    pinned=pinned,
+                    limit=room + len(exclude),
+                    recent_first=True,
+                )
+            )
+            out[key] += [i for i in found if i.id not in exclude][:room]
+    return out
 
 
 def build_pack(
@@ -122,21 +142,14 @@ def build_pack(
     repo: str | None = None,
     exclude_session: str | None = None,
     exclude_items: set[str] | frozenset[str] = frozenset(),
+    max_chars: int | None = None,
 ) -> Pack:
-    """The pack for `scopes` (most specific first) within `budget` tokens."""
-    found = store.list_items(
-        ItemQuery(scopes=tuple(scopes), statuses=("active",), limit=READ_LIMIT)
-    )
-    found = [i for i in found if i.id not in exclude_items]
-    order = list(scopes)
-    found.sort(key=lambda i: (_scope_rank(i.scope, order), not i.pinned))
-    by_section: dict[str, list[Item]] = {key: [] for key, _ in SECTIONS}
-    for item in found:  # already newest first within a scope
-        by_section[_section_of(item)].append(item)
-    overflow = max(0, len(by_section["tasks"]) - MAX_TASKS)
-    overflow += max(0, len(by_section["handoffs"]) - MAX_HANDOFFS)
-    by_section["tasks"] = by_section["tasks"][:MAX_TASKS]
-    by_section["handoffs"] = by_section["handoffs"][:MAX_HANDOFFS]
+    """The pack for `scopes` (most specific first) within `budget` tokens (and, when
+    given, `max_chars` characters: what a hook's output may hold)."""
+    by_section = gather(store, scopes, exclude_items)
+    total = store.count_items(ItemQuery(scopes=tuple(scopes), statuses=("active",)))
+    gathered = sum(len(found) for found in by_section.values())
+    overflow = max(0, total - len(exclude_items) - gathered)
     sessions: list[Session] = []
     if repo:
         # Read past the sessions that did nothing (and this one) to find the last three.
@@ -146,8 +159,11 @@ def build_pack(
             if s.id != exclude_session and (s.first_prompt or s.commits)
         ][:MAX_SESSIONS]
 
-    def fill(limit: int) -> tuple[dict[str, list[str]], list[Item], list[Session], int]:
+    def fill(
+        limit: int, char_limit: float
+    ) -> tuple[dict[str, list[str]], list[Item], list[Session], int]:
         used = estimate_tokens(INTRO)
+        chars = len(INTRO)
         given: list[Item] = []
         shown: list[Session] = []
         lines: dict[str, list[str]] = {}
@@ -163,12 +179,15 @@ def build_pack(
                 ]
             for obj, line in entries:
                 cost = estimate_tokens(line)
+                length = len(line) + 1
                 if key not in lines:
                     cost += estimate_tokens(f"## {title}")
-                if used + cost > limit:
+                    length += len(f"## {title}") + 2
+                if used + cost > limit or chars + length > char_limit:
                     omitted += 1 if isinstance(obj, Item) else 0
                     continue
                 used += cost
+                chars += length
                 lines.setdefault(key, []).append(line)
                 if isinstance(obj, Item):
                     given.append(obj)
@@ -176,20 +195,31 @@ def build_pack(
                     shown.append(obj)
         return lines, given, shown, omitted
 
-    lines, given, shown_sessions, omitted = fill(budget)
-    if omitted:
-        # Make room for the line that counts what did not fit.
-        reserve = estimate_tokens(omitted_line(max(len(found), 2)))
-        lines, given, shown_sessions, omitted = fill(budget - reserve)
-    parts = [INTRO]
-    for key, title in SECTIONS:
-        if lines.get(key):
-            parts.append(f"## {title}\n" + "\n".join(lines[key]))
-    if omitted:
-        parts.append(omitted_line(omitted))
-    if not given and not shown_sessions:
-        parts.append("(No memories here yet.)")
-    text = "\n\n".join(parts)
+    def compose(lines: dict[str, list[str]], shown: int, omitted: int) -> str:
+        parts = [INTRO]
+        for key, title in SECTIONS:
+            if lines.get(key):
+                parts.append(f"## {title}\n" + "\n".join(lines[key]))
+        if omitted:
+            parts.append(omitted_line(omitted))
+        if not shown:
+            parts.append("(No memories here yet.)")
+        return "\n\n".join(parts)
+
+    # Lines are costed one by one; the estimate of the whole text (with the line that
+    # counts what did not fit) decides. Over the budget, fill again with less room.
+    char_cap = max_chars if max_chars is not None else math.inf
+    token_limit, char_limit = budget, char_cap
+    while True:
+        lines, given, shown_sessions, omitted = fill(token_limit, char_limit)
+        shown = len(given) + len(shown_sessions)
+        text = compose(lines, shown, omitted)
+        over_tokens = estimate_tokens(text) - budget
+        over_chars = len(text) - char_cap
+        if (over_tokens <= 0 and over_chars <= 0) or not shown:
+            break
+        token_limit -= max(over_tokens, 0)
+        char_limit -= max(over_chars, 0)
     return Pack(
         text,
         tuple(given),

@@ -52,7 +52,7 @@ class AgentContext:
 
     def owns(self, scope: Scope) -> bool:
         """Whether `scope` is one of this agent's own working scopes where it runs."""
-        return scope.type in OWN_SCOPES and scope in self.where.scopes
+        return items.is_own(scope, self.where.scopes)
 
     def own_scope(self) -> Scope:
         """The working scope an agent's notes default to."""

@@ -7,7 +7,7 @@ How an item is judged (every number is a setting, see `ken config list`):
    conversational filler are dropped. What is left are *content words*.
 2. Candidates. The prompt's rarest content words (at most 12, leaving out words found
    in more than 1 item in 20 when rarer ones exist) are ORed into one full-text query
-   over the active items of the scopes that apply; the best 40 by bm25 are judged,
+   over the active items of the scopes that apply; the best 20 by bm25 are judged,
    minus anything this session was already told.
 3. Gates. An item must share at least `recall.min_shared` (2) content words with the
    prompt, and reach a normalized relevance of `recall.min_score` (0.5). Relevance is
@@ -39,7 +39,7 @@ from kenning.tokens import estimate_tokens
 
 RELEVANCE_FLOOR = 0.3
 MAX_QUERY_WORDS = 12
-CANDIDATES = 40
+CANDIDATES = 20
 MAX_PROMPT_CHARS = 8000
 CONTEXT_WEIGHT = 0.5
 
@@ -507,7 +507,7 @@ def recall(
         )
     candidates.sort(key=lambda c: (c.kept, c.score), reverse=True)
     kept: list[Candidate] = []
-    lines: list[str] = []
+    text = HEADER
     used = estimate_tokens(HEADER)
     final: list[Candidate] = []
     for cand in candidates:
@@ -517,17 +517,18 @@ def recall(
         if len(kept) >= settings.limit:
             final.append(_drop(cand, f"over the limit of {settings.limit} items"))
             continue
-        line = render_item(cand.item, max_chars=settings.max_item_chars)
-        cost = estimate_tokens(line)
-        if used + cost > settings.max_tokens:
+        # The estimate of the text with this line, not a sum of lines: it is not additive.
+        longer = text + "\n" + render_item(cand.item, max_chars=settings.max_item_chars)
+        cost = estimate_tokens(longer)
+        if cost > settings.max_tokens:
             final.append(_drop(cand, f"over the {settings.max_tokens}-token budget"))
             continue
-        used += cost
+        text, used = longer, cost
         kept.append(cand)
-        lines.append(line)
         final.append(cand)
-    text = HEADER + "\n" + "\n".join(lines) if lines else ""
-    return Recall(tuple(query_stems), tuple(final), text, used if lines else 0, tuple(kept))
+    if not kept:
+        text, used = "", 0
+    return Recall(tuple(query_stems), tuple(final), text, used, tuple(kept))
 
 
 HEADER = "Memories from kenning that may fit this prompt (ken show ID for more):"

@@ -311,7 +311,7 @@ _PLACEHOLDER = re.compile(
     | [A-Za-z][A-Za-z0-9+.-]*://   # a URL (credentials in it have their own rule)
     | (?:/|~/|\./|\.\./)           # a path
     """,
-    re.IGNORECASE | re.VERBOSE,
+    _FI | re.VERBOSE,
 )
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++[!?]?", _F)
 _CALL = re.compile(r"[A-Za-z_$][A-Za-z_$.]*+[(\[]", _F)  # no digits: A000000( is data
@@ -328,12 +328,16 @@ _QUOTES = frozenset("\"'`")
 
 # --- high entropy ----------------------------------------------------------------------
 
-# A run of token characters; _runs finds where they start, _RUN.match takes them.
-_RUN = re.compile(r"[A-Za-z0-9+/_-]{32,}+={0,2}(?![A-Za-z0-9+/_-])", _F)
+# Runs of token characters, [A-Za-z0-9+/_-]{32,} plus "=" padding, are found on bytes.
 _MIN_RUN = 32
 _RUN_NEEDLE = b"a" * _MIN_RUN
 _RUN_CHARS = string.ascii_letters + string.digits + "+/_-"
 _RUN_BYTES = bytes(ord("a") if chr(b) in _RUN_CHARS else ord(" ") for b in range(256))
+_NON_HEX_BYTES = bytes(
+    ord("n") if chr(b) in _RUN_CHARS and chr(b) not in string.hexdigits + "-" else ord(" ")
+    for b in range(256)
+)
+_HEX_RUN = re.compile(r"(?:0x)?[0-9a-fA-F]++(?:[-_/+][0-9a-fA-F]++)*+", _F)
 _PURE_PART = re.compile(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
 _PART_SEP = re.compile(r"[-_/+]", _F)
 _SRI = re.compile(r"sha(?:256|384|512)-", _F)
@@ -448,10 +452,12 @@ def _spans(text: str) -> list[_Span]:
         merged = _merge(merged + near)
     # Phase 2: high-entropy runs in the gaps between the structured spans.
     entropy: list[_Span] = []
+    mapped = raw.translate(_RUN_BYTES)
+    non_hex = raw.translate(_NON_HEX_BYTES)
     pos = 0
     for start, end, _ in [*merged, (len(text), len(text), "")]:
         if start - pos >= _MIN_RUN:
-            _entropy_spans(text[pos:start], raw[pos:start], pos, entropy)
+            _entropy_spans(text, raw, mapped, non_hex, pos, start, entropy)
         pos = end
     if entropy:
         merged = sorted(merged + entropy)
@@ -507,7 +513,8 @@ def _assignments(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
 
 def _assignment(text: str, m: re.Match[str]) -> tuple[_Span | None, int]:
     """The value span of a ``NAME=value`` match (or None when it should stay), and where
-    to look for the next one: after a redacted value, or inside a value that stays."""
+    to look for the next one: after a redacted value, or inside a value that stays
+    (``tokenhttps://…?x=1&api_key=…`` holds an assignment of its own)."""
     bare = m.group("bare")
     group = "bare" if bare is not None else "dq" if m.group("dq") is not None else "sq"
     value = m.group(group)
@@ -516,7 +523,7 @@ def _assignment(text: str, m: re.Match[str]) -> tuple[_Span | None, int]:
         value = value[: cut.start()]  # a=b&c=d: the value ends at the next parameter
         end = start + len(value)
     span = _assignment_span(text, m, value, start, end)
-    return span, (end if span is not None or bare is not None else start)
+    return span, (end if span is not None else start)
 
 
 def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: int) -> _Span | None:
@@ -634,33 +641,45 @@ def _kwarg(text: str, head: int, end: int) -> bool:
 # --- high entropy ----------------------------------------------------------------------
 
 
-def _runs(gap: str, raw: bytes) -> Iterator[re.Match[str]]:
-    """The runs of 32+ token characters in ``gap``, like ``_RUN.finditer(gap)`` but many
-    times faster: ``raw`` is ``gap`` at one byte per character, token bytes are mapped
-    to "a", and a plain substring search finds 32 of them in a row."""
-    mapped = raw.translate(_RUN_BYTES)
-    pos = mapped.find(_RUN_NEEDLE)
-    while pos >= 0:
-        m = _RUN.match(gap, pos)
-        if m is None:  # cannot happen: 32 token characters start here
-            break
-        yield m
-        pos = mapped.find(_RUN_NEEDLE, m.end())
+def _runs(raw: bytes, mapped: bytes, non_hex: bytes, lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    """Where the runs of 32+ token characters are in ``raw[lo:hi]`` (``raw`` has one byte
+    per character of the text), with up to two "=" of padding, leaving out runs of
+    nothing but hex digits and "-" (hashes, UUIDs), which are never secrets.  The
+    scanning is done by bytes methods: ``mapped`` has "a" for every token byte, so a
+    run starts where a substring search finds 32 of them; ``non_hex`` has "n" for every
+    token byte that is not a hex digit or "-"."""
+    start = mapped.find(_RUN_NEEDLE, lo, hi)
+    while start >= 0:
+        end = mapped.find(b" ", start, hi)
+        if end < 0:
+            end = hi
+        if non_hex.find(b"n", start, end) >= 0:
+            stop = end  # "=" padding, as long as no token character follows it
+            while stop < hi and stop - end < 2 and raw[stop] == 61:  # "="
+                stop += 1
+            while stop > end and stop < hi and mapped[stop] == 97:  # "a"
+                stop -= 1
+            yield start, stop
+        start = mapped.find(_RUN_NEEDLE, end, hi)
 
 
-def _entropy_spans(gap: str, raw: bytes, offset: int, out: list[_Span]) -> None:
-    for m in _runs(gap, raw):
-        run = m.group()
+def _entropy_spans(
+    text: str, raw: bytes, mapped: bytes, non_hex: bytes, lo: int, hi: int, out: list[_Span]
+) -> None:
+    """Add the random-looking runs of ``text[lo:hi]`` to ``out``."""
+    for start, stop in _runs(raw, mapped, non_hex, lo, hi):
+        run = text[start:stop]
         if "/" in run and _path_like(run):
-            pos = m.start()
+            pos = start
             for segment in run.split("/"):
                 if len(segment) >= _MIN_RUN and _random(segment):
-                    out.append((offset + pos, offset + pos + len(segment), "high_entropy"))
+                    out.append((pos, pos + len(segment), "high_entropy"))
                 pos += len(segment) + 1
         elif _random(run):
-            out.append((offset + m.start(), offset + m.end(), "high_entropy"))
+            out.append((start, stop, "high_entropy"))
 
 
+@functools.lru_cache(maxsize=1024)
 def _path_like(run: str) -> bool:
     """A run with a lower-case word as one of its ``/`` segments is a path or URL.
     Runs longer than any sensible path are base64 blobs, whatever their segments."""
@@ -674,14 +693,15 @@ def _path_like(run: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)  # logs repeat their paths and ids
 def _random(run: str) -> bool:
     """Does a run of token characters look like a random secret?"""
     core = run.rstrip("=")[:_SAMPLE]
     n = len(core)
-    if n < _MIN_RUN or _SRI.match(core):
-        return False
+    if n < _MIN_RUN or _HEX_RUN.fullmatch(core) or _SRI.match(core):
+        return False  # hex hashes and UUIDs (the common case, checked first)
     if all(_PURE_PART.fullmatch(part) for part in _PART_SEP.split(core)):
-        return False  # hex hashes, UUIDs, WORDS_AND_123
+        return False  # WORDS_AND_123, NODE_FUSE_<hex>
     if (core.count("_") + core.count("-")) * 10 >= n:
         return False  # snake_case or kebab-case words
     if (_UPPER.search(core) is None) + (_LOWER.search(core) is None) + (

@@ -103,14 +103,20 @@ def close_stale(
     keep: str | None,
     idle_hours: float,
     source: str = "startup",
+    pid: int | None = None,
 ) -> list[str]:
-    """Close sessions replaced by `/clear` here, whose agent exited, or idle too long."""
+    """Close sessions replaced by `/clear` here, whose agent exited, or idle too long.
+
+    `/clear` replaces the session of the same agent process (`pid`), when both are
+    known: another window of that agent in the same folder keeps its session.
+    """
     closed = []
     cutoff = (datetime.now(UTC) - timedelta(hours=idle_hours)).strftime("%Y-%m-%dT%H:%M:%S")
     for session, last_seen in store.open_sessions():
         if session.id == keep:
             continue
-        if source == "clear" and session.agent == agent and session.cwd == cwd:
+        same_process = not (pid and session.pid) or session.pid == pid
+        if source == "clear" and session.agent == agent and session.cwd == cwd and same_process:
             reason = "replaced"
         elif session.pid and not _alive(session.pid):
             reason = "agent exited"
@@ -166,7 +172,7 @@ def start(
         )
     scopes = [str(s) for s in where.scopes]
     store.upsert_session(session, scopes)
-    close_stale(store, agent, where.cwd, session.id, idle_hours, source)
+    close_stale(store, agent, where.cwd, session.id, idle_hours, source, pid)
     return session
 
 

@@ -9,6 +9,7 @@ The whole file is checked before anything is written: one bad line imports nothi
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -18,6 +19,8 @@ from kenning.errors import InvalidInput
 from kenning.items import new_item, parse_kind, parse_scope
 from kenning.model import Item, Provenance, Status
 from kenning.store import ItemQuery, Store
+
+TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 
 
 def export_lines(store: Store, query: ItemQuery | None = None) -> Iterator[str]:
@@ -49,6 +52,11 @@ def _item_from(data: Any, number: int) -> Item:
         raise InvalidInput(f"{where}: 'tags' must be a list of text")
     if not (isinstance(links, list) and all(isinstance(x, str) for x in links)):
         raise InvalidInput(f"{where}: 'links' must be a list of text")
+    created_at = data.get("created_at")
+    if created_at not in (None, "") and not (
+        isinstance(created_at, str) and TIME.match(created_at)
+    ):
+        raise InvalidInput(f"{where}: 'created_at' must be a UTC time as `ken export` writes it")
     evidence = data.get("evidence", "") or ""
     prov = data.get("provenance", {})
     if not isinstance(evidence, str) or not isinstance(prov, dict):
@@ -65,7 +73,7 @@ def _item_from(data: Any, number: int) -> Item:
             evidence=evidence,
             provenance=replace(Provenance.from_dict(prov), how="import"),
             item_id=ids.normalize_ref(item_id) if item_id else None,
-            created_at=str(data["created_at"]) if data.get("created_at") else None,
+            created_at=created_at or None,
         )
     except InvalidInput as exc:
         raise InvalidInput(f"{where}: {exc}") from None

@@ -122,9 +122,9 @@ def provenance_here(state: State, how: str = "cli") -> Provenance:
     )
 
 
-def guard_change(item: Item, action: str, new_scope: Scope | None = None) -> None:
+def guard_change(state: State, item: Item, action: str, new_scope: Scope | None = None) -> None:
     """From an agent's shell, changing anything but its own working note needs a person."""
-    if items.needs_person(item, agentenv.detect_agent(), new_scope):
+    if items.needs_person(item, agentenv.detect_agent(), new_scope, state.where().scopes):
         agentenv.require_person(f"{action} memory {item.id[-6:].lower()} ({item.scope})")
 
 
@@ -195,7 +195,7 @@ def add(
         body = read_stdin_text()
     here = state.where()
     target = items.parse_scope(scope) if scope else items.default_scope(here.repo)
-    status = items.status_for_new(target, here.agent, propose)
+    status = items.status_for_new(target, here.agent, propose, here.scopes)
     item = items.add(
         state.store,
         body,
@@ -398,7 +398,7 @@ def edit(state: State, ref: str, in_place: bool) -> None:
         return
     fields, body = _parse_editor_text(after)
     new_scope = items.parse_scope(fields["scope"]) if fields.get("scope") else None
-    guard_change(item, "edit", new_scope)
+    guard_change(state, item, "edit", new_scope)
     tags = [t for t in fields.get("tags", "").split(",") if t.strip()]
     links = [x.strip() for x in fields.get("links", "").split(",") if x.strip()]
     updated = items.change(
@@ -448,7 +448,7 @@ def update(
     """Change a memory through flags (edit, for scripts). Each change is a new version."""
     item = items.get(state.store, ref)
     new_scope = items.parse_scope(scope) if scope else None
-    guard_change(item, "update", new_scope)
+    guard_change(state, item, "update", new_scope)
     updated = items.change(
         state.store,
         item.id,
@@ -531,7 +531,7 @@ def _pin_command(name: str, value: bool) -> None:
     def command(state: State, refs: tuple[str, ...]) -> None:
         chosen = [items.get(state.store, ref) for ref in refs]
         for item in chosen:
-            guard_change(item, name)
+            guard_change(state, item, name)
         for item in chosen:
             items.set_pinned(state.store, item.id, value)
             say(f"{name}ned {item.id[-6:].lower()}: {item.title}")

@@ -8,6 +8,7 @@ import os
 from kenning import deliver, sessions, transcripts
 from kenning import where as where_mod
 from kenning.config import Config
+from kenning.hooks.adapters import MAX_OUTPUT_CHARS
 from kenning.hooks.event import Event, HookEvent
 from kenning.locate import here
 from kenning.model import Session
@@ -64,7 +65,9 @@ def session_start(store: SQLiteStore, event: HookEvent, config: Config) -> str:
     session = _session(store, event, config, where, source)
     if source not in PACK_SOURCES or not deliver.may_deliver(config, event.agent, where):
         return ""
-    return deliver.pack_for(store, config, where, session=session).text
+    # Within what the hook may print, so the session is told exactly what is recorded.
+    pack = deliver.pack_for(store, config, where, session=session, max_chars=MAX_OUTPUT_CHARS)
+    return pack.text
 
 
 def prompt(store: SQLiteStore, event: HookEvent, config: Config) -> str:

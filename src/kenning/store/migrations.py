@@ -172,9 +172,15 @@ def m0002_projects_and_summaries(conn: sqlite3.Connection) -> None:
     )
 
 
+def m0003_index_recent_by_scope(conn: sqlite3.Connection) -> None:
+    # Packs read each scope's newest active items; this index serves them in order.
+    conn.execute("CREATE INDEX items_scope_recent ON items(scope, status, updated_at)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
+    m0003_index_recent_by_scope,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

@@ -406,6 +406,9 @@ class SQLiteStore:
         if query.session_id:
             clauses.append("items.session_id = ?")
             params.append(query.session_id)
+        if query.pinned is not None:
+            clauses.append("items.pinned = ?")
+            params.append(int(query.pinned))
         if query.source_prefix:
             clauses.append("items.source >= ? AND items.source < ?")
             params.extend([query.source_prefix, query.source_prefix + "\x7f"])
@@ -413,10 +416,8 @@ class SQLiteStore:
 
     def list_items(self, query: ItemQuery) -> list[Item]:
         where, params = self._where(query)
-        sql = (
-            f"SELECT {ITEM_COLUMNS} FROM items WHERE {where} "
-            "ORDER BY pinned DESC, updated_at DESC, id DESC"
-        )
+        order = "updated_at DESC" if query.recent_first else "pinned DESC, updated_at DESC, id DESC"
+        sql = f"SELECT {ITEM_COLUMNS} FROM items WHERE {where} ORDER BY {order}"
         if query.limit:
             sql += f" LIMIT {int(query.limit)}"
         return [_row_to_item(r) for r in self._read(sql, params)]
@@ -538,8 +539,11 @@ class SQLiteStore:
                     raised += 1
         return raised
 
-    def count_items(self) -> int:
-        return int(self._read("SELECT count(*) FROM items")[0][0])
+    def count_items(self, query: ItemQuery | None = None) -> int:
+        if query is None:
+            return int(self._read("SELECT count(*) FROM items")[0][0])
+        where, params = self._where(query)
+        return int(self._read(f"SELECT count(*) FROM items WHERE {where}", params)[0][0])
 
     def integrity_check(self) -> str:
         return str(self._read("PRAGMA integrity_check")[0][0])

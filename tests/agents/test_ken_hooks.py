@@ -1,0 +1,168 @@
+"""kenning's hooks in the real Claude Code, Codex and Gemini CLIs, end to end.
+
+Each test installs the hooks exactly as a person would (`ken integrate AGENT`, run with the
+sandbox's environment), fills the sandbox's store with `ken add`, runs one prompt offline
+against a stub model server, and then checks what reached the model and what kenning
+recorded: the pack in the first request, the relevant correction as recall, nothing of an
+unrelated repo anywhere, the session, and what `ken told` says the session was told.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kenning.recall import HEADER as RECALL_HEADER
+
+from . import harness
+from .harness import Sandbox
+from .stubs import RecordedRequest, StubServer, Text
+
+KEN = Path(sys.executable).with_name("ken")
+PROMPT = "Why are the payments webhook tests flaky?"
+FINAL = "Quarantined, as asked."
+PACK_START = "This is kenning"
+PINNED = "Deploys of this sandbox go through make ship"
+RULE_TITLE = "Never retry the flaky payments webhook tests"
+RULE = RULE_TITLE + "\nThe payments webhook tests are flaky; quarantine them and file an issue."
+UNRELATED = "Giraffes prefer acacia leaves at dusk"
+UNRELATED_SCOPE = "repo:github.com/acme/zoo"
+STUBS = {"claude": "anthropic_stub", "codex": "openai_stub", "gemini": "gemini_stub"}
+RUN = {"claude": harness.run_claude, "codex": harness.run_codex, "gemini": harness.run_gemini}
+
+
+def ken(box: Sandbox, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """The venv's `ken`, in the sandbox repo, with exactly the sandbox's environment."""
+    done = subprocess.run(
+        [str(KEN), *args],
+        cwd=box.repo,
+        env=box.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    if check:
+        assert done.returncode == 0, f"ken {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def ken_json(box: Sandbox, *args: str, check: bool = True) -> Any:
+    return json.loads(ken(box, *args, "--json", check=check).stdout)
+
+
+def strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+def request_text(request: RecordedRequest) -> str:
+    """One request's body: raw, and every string in it decoded (nested JSON included)."""
+    return "\n".join([request.raw, *strings(request.body)])
+
+
+def budget_for_only(box: Sandbox, item_id: str) -> int:
+    """A pack budget with room for the intro and this item only: the middle of the range
+    of such budgets, so that no rounding decides."""
+    from kenning.pack import build_pack
+    from kenning.store import open_store
+    from kenning.where import detect
+
+    scopes = [str(s) for s in detect(box.repo, env={}).scopes]
+    with open_store(box.db) as store:
+
+        def shown(budget: int) -> list[str]:
+            return [i.id for i in build_pack(store, scopes, budget=budget).items]
+
+        def first(count: int) -> int:  # the smallest budget showing `count` items
+            low, high = 50, 5000
+            while low < high:
+                mid = (low + high) // 2
+                low, high = (low, mid) if len(shown(mid)) >= count else (mid + 1, high)
+            return low
+
+        one, two = first(1), first(2)
+        assert shown(one) == [item_id] and two - one > 2
+    return (one + two - 1) // 2
+
+
+def hook_log(box: Sandbox) -> list[str]:
+    path = Path(box.env["XDG_STATE_HOME"]) / "kenning" / "log"
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+@pytest.mark.agents
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_hooks_from_ken_integrate_reach_the_model(
+    agent: str, request: pytest.FixtureRequest
+) -> None:
+    stub: StubServer = request.getfixturevalue(STUBS[agent])
+    box: Sandbox = request.getfixturevalue(f"{agent}_box")
+
+    # What a person runs: integrate (Codex also needs the hooks trusted), then memories.
+    [change] = ken_json(box, "integrate", agent, *(["--trust"] if agent == "codex" else []))
+    assert change["action"] == "installed"
+    pinned = ken_json(box, "add", PINNED, "--pin")
+    rule = ken_json(box, "add", RULE, "--kind", "correction")
+    unrelated = ken_json(box, "add", UNRELATED, "--scope", UNRELATED_SCOPE)
+    assert rule["scope"] == pinned["scope"]  # both in the sandbox repo's scope
+    # Room in the pack for the pinned fact but not the correction: it can only come as recall.
+    ken(box, "config", "set", "memory.budget", str(budget_for_only(box, pinned["id"])))
+    pack = ken_json(box, "pack")
+    assert [i["id"] for i in pack["items"]] == [pinned["id"]], "the budget must cut the rule"
+    recalled = ken_json(box, "recall", PROMPT)
+    assert [i["id"] for i in recalled["items"]] == [rule["id"]]
+
+    stub.queue(Text(FINAL))
+    done = RUN[agent](box, PROMPT, timeout=120)
+
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert FINAL in done.stdout
+    requests = stub.model_requests()
+    assert requests, "the agent never called the model"
+    first = request_text(requests[0])
+    assert PACK_START in first
+    assert f"- (note) {PINNED} [m:{pinned['short_id']}]" in first
+    assert f"{RECALL_HEADER}\n- (correction) {RULE_TITLE}: " in first
+    assert f"[m:{rule['short_id']}]" in first
+    everything = stub.all_request_text()
+    assert UNRELATED not in everything
+    assert unrelated["short_id"] not in everything
+
+    [session] = ken_json(box, "sessions", "--all")
+    assert session["agent"] == agent
+    assert session["agent_session_id"]
+    assert session["transcript_path"]
+    assert Path(session["transcript_path"]).is_relative_to(box.home)
+    assert session["first_prompt"] == PROMPT
+    assert session["ended_at"], "SessionEnd did not close the session"
+    assert Path(session["cwd"]).resolve() == box.repo.resolve()
+
+    told = ken_json(box, "told", session["id"])
+    assert told["session"]["id"] == session["id"]
+    given = [(d["what"], d["item_ids"], d["query"]) for d in told["deliveries"]]
+    assert given == [("pack", [pinned["id"]], None), ("recall", [rule["id"]], PROMPT)]
+    titles = {i["id"]: i["title"] for d in told["deliveries"] for i in d["items"]}
+    assert titles == {pinned["id"]: PINNED, rule["id"]: RULE_TITLE}
+
+    report = ken_json(box, "doctor", check=False)
+    checks = {c["name"]: c for c in report["agents"][agent]}
+    assert checks[f"{agent} hooks"]["ok"], checks
+    assert checks[f"{agent} hooks"]["detail"].startswith(f"{len(change['commands'])} of ")
+    for event in change["commands"]:
+        assert checks[f"{agent} {event}"]["ok"], checks[f"{agent} {event}"]
+    assert report["recent_errors"] == []
+    assert hook_log(box) == []

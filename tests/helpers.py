@@ -1,0 +1,103 @@
+"""Small helpers shared by the store and CLI tests (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from kenning.config import db_path
+
+PYTHON = sys.executable
+
+
+@contextmanager
+def opened(path: str | os.PathLike[str] | None = None) -> Iterator[Any]:
+    """The store at `path` (else KEN_DB), closed afterwards."""
+    from kenning.store import open_store
+
+    store = open_store(path)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def add(text: str, store: Any = None, **options: Any) -> Any:
+    """Add an item through the library (global scope unless told otherwise)."""
+    from kenning import items
+
+    options.setdefault("scope", items.parse_scope("global"))
+    if isinstance(options["scope"], str):
+        options["scope"] = items.parse_scope(options["scope"])
+    if isinstance(options.get("kind"), str):
+        options["kind"] = items.parse_kind(options["kind"])
+    if store is not None:
+        return items.add(store, text, **options)
+    with opened() as own:
+        return items.add(own, text, **options)
+
+
+def snapshot(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """Every item with its history, as `ken export` writes them, read without ken's CLI.
+
+    Read with plain sqlite3 and `query_only`, so that taking the snapshot never changes
+    (or migrates) the store it looks at. Not `mode=ro`: a read-only connection to a WAL
+    store leaves its -wal and -shm files behind, owned by whoever took the snapshot.
+    """
+    import sqlite3
+
+    target = Path(path or db_path())
+    assert target.exists(), target
+    conn = sqlite3.connect(target)
+    try:
+        conn.execute("PRAGMA query_only = 1")
+        rows = conn.execute("SELECT * FROM items ORDER BY id").fetchall()
+        names = [d[0] for d in conn.execute("SELECT * FROM items LIMIT 0").description]
+        revs = conn.execute("SELECT * FROM revisions ORDER BY item_id, id").fetchall()
+        rev_names = [d[0] for d in conn.execute("SELECT * FROM revisions LIMIT 0").description]
+    finally:
+        conn.close()
+    history: dict[str, list[dict[str, Any]]] = {}
+    for rev in revs:
+        data = dict(zip(rev_names, rev, strict=True))
+        history.setdefault(data["item_id"], []).append(data)
+    out = []
+    for row in rows:
+        data = dict(zip(names, row, strict=True))
+        data["history"] = history.get(data["id"], [])
+        out.append(data)
+    return out
+
+
+def export_json(lines: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in lines.splitlines() if line.strip()]
+
+
+def run_python(
+    code: str, *, env: dict[str, str] | None = None, timeout: float = 120, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    """Run a Python snippet with this venv's interpreter and this test's environment."""
+    return subprocess.run(
+        [PYTHON, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+        check=False,
+        **kwargs,
+    )
+
+
+def one_line_error(stderr: str) -> str:
+    """The single line a failing `ken` prints; fails loudly on tracebacks or chatter."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert "Traceback" not in stderr, stderr
+    assert len(lines) == 1, f"expected one line on stderr, got:\n{stderr}"
+    assert lines[0].startswith("ken: "), lines[0]
+    return lines[0]

@@ -1,0 +1,290 @@
+"""The arrows between kenning's layers, checked by reading the source with `ast`.
+
+Layers: values (model, errors, config, ids) <- domain (items, search, transfer, ...)
+<- faces (cli/, hooks/, mcp_server.py, tui/). Only `store/` talks SQL. `entry.py` is
+the one place that dispatches to a face.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import kenning
+
+SRC = Path(kenning.__file__).parent
+FACES = ("cli", "hooks", "mcp_server", "tui")
+UI_LIBS = ("click", "rich", "mcp", "textual")
+VALUES = ("model", "errors", "config", "ids")
+HEAVY = ("click", "rich", "pydantic", "mcp", "textual")
+SQL = re.compile(
+    r"\b(SELECT\s.*\bFROM\b|SELECT\s+\w+\s*\(|INSERT\s+(OR\s+\w+\s+)?INTO\b|UPDATE\s+\w+\s+SET\b"
+    r"|DELETE\s+FROM\b|CREATE\s+(TABLE|INDEX|VIRTUAL\s+TABLE|TRIGGER)\b|DROP\s+TABLE\b"
+    r"|PRAGMA\s+\w+|BEGIN\s+IMMEDIATE\b)",
+    re.DOTALL,
+)
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # kenning.items, kenning.cli.app, ...
+    path: Path
+    tree: ast.Module
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(self.name.split(".")[1:])  # without "kenning"
+
+    @property
+    def face(self) -> str | None:
+        return self.parts[0] if self.parts and self.parts[0] in FACES else None
+
+
+def load(path: Path, name: str) -> Module:
+    return Module(name, path, ast.parse(path.read_text(encoding="utf-8"), str(path)))
+
+
+@functools.cache
+def modules() -> tuple[Module, ...]:
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found.append(load(path, ".".join(parts)))
+    return tuple(found)
+
+
+def imports(module: Module) -> set[str]:
+    """Every module name imported anywhere in the file (lazy imports too), resolved."""
+    names: set[str] = set()
+    package = module.name if module.path.name == "__init__.py" else module.name.rpartition(".")[0]
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                prefix = ".".join(base)
+                target = f"{prefix}.{node.module}" if node.module else prefix
+            else:
+                target = node.module or ""
+            names.add(target)
+            # `from kenning import items` imports kenning.items.
+            names.update(f"{target}.{alias.name}" for alias in node.names)
+    return names
+
+
+def top(name: str) -> str:
+    return name.split(".")[0]
+
+
+def kenning_part(name: str) -> tuple[str, ...]:
+    return tuple(name.split(".")[1:]) if name.startswith("kenning.") else ()
+
+
+def docstring_nodes(tree: ast.Module) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                ids.add(id(body[0].value))
+    return ids
+
+
+def sql_strings(module: Module) -> list[str]:
+    skip = docstring_nodes(module.tree)
+    return [
+        f"{module.path.name}:{node.lineno}: {node.value[:60]!r}"
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in skip
+        and SQL.search(node.value)
+    ]
+
+
+# --- the rules, as functions of one module ------------------------------------------
+
+
+def sql_outside_store(module: Module) -> list[str]:
+    if module.parts[:1] == ("store",):
+        return []
+    wrong = [f"imports {n}" for n in imports(module) if top(n) == "sqlite3"]
+    return wrong + sql_strings(module)
+
+
+def domain_imports_a_face(module: Module) -> list[str]:
+    if module.face or module.parts in (("entry",), ()):
+        return []
+    return [
+        f"imports {name}"
+        for name in imports(module)
+        if top(name) in UI_LIBS or kenning_part(name)[:1] in tuple((f,) for f in FACES)
+    ]
+
+
+def face_imports_another_face(module: Module) -> list[str]:
+    if not module.face:
+        return []
+    wrong = []
+    for name in imports(module):
+        other = kenning_part(name)[:1]
+        if other and other[0] in FACES and other[0] != module.face:
+            wrong.append(f"imports {name}")
+    return wrong
+
+
+def values_import_more_than_values(module: Module) -> list[str]:
+    if module.parts not in tuple((v,) for v in VALUES):
+        return []
+    wrong = []
+    for name in imports(module):
+        part = kenning_part(name)
+        if part and part[0] not in VALUES:
+            wrong.append(f"imports {name}")
+    return wrong
+
+
+RULES = (
+    sql_outside_store,
+    domain_imports_a_face,
+    face_imports_another_face,
+    values_import_more_than_values,
+)
+
+
+def broken(rule) -> list[str]:  # type: ignore[no-untyped-def]
+    return [f"{m.name}: {why}" for m in modules() for why in rule(m)]
+
+
+# --- the tests ------------------------------------------------------------------------
+
+
+def test_the_source_tree_is_found_and_parsed():
+    names = {m.name for m in modules()}
+    assert {"kenning.items", "kenning.store.sqlite", "kenning.cli.app", "kenning.model"} <= names
+
+
+def test_only_the_store_package_imports_sqlite3_or_holds_sql():
+    assert broken(sql_outside_store) == []
+
+
+def test_domain_modules_import_no_face_and_no_ui_library():
+    assert broken(domain_imports_a_face) == []
+
+
+def test_faces_do_not_import_each_other_and_only_entry_dispatches():
+    assert broken(face_imports_another_face) == []
+
+
+def test_model_errors_and_config_import_only_values():
+    assert broken(values_import_more_than_values) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "rule"),
+    [
+        ("kenning.items", "import sqlite3\n", sql_outside_store),
+        ("kenning.lint", "def f(c):\n    c.execute('SELECT id FROM items')\n", sql_outside_store),
+        ("kenning.lint", "Q = f'DELETE FROM items WHERE {x}'\n", sql_outside_store),
+        ("kenning.items", "from kenning.cli import output\n", domain_imports_a_face),
+        ("kenning.search", "def f():\n    import click\n", domain_imports_a_face),
+        ("kenning.store.sqlite", "from rich.table import Table\n", domain_imports_a_face),
+        ("kenning.cli.app", "from kenning.hooks import run\n", face_imports_another_face),
+        ("kenning.hooks.run", "from kenning import cli\n", face_imports_another_face),
+        ("kenning.hooks.run", "from ..mcp_server import serve\n", face_imports_another_face),
+        ("kenning.model", "from kenning.store import open_store\n", values_import_more_than_values),
+        ("kenning.config", "from kenning import items\n", values_import_more_than_values),
+    ],
+)
+def test_each_rule_catches_a_wrong_arrow(tmp_path, name, source, rule):
+    path = tmp_path / (name.rpartition(".")[2] + ".py")
+    path.write_text(source)
+    assert rule(load(path, name)), f"{rule.__name__} missed {source!r} in {name}"
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "rule"),
+    [
+        ("kenning.store.sqlite", "import sqlite3\nQ = 'SELECT id FROM items'\n", sql_outside_store),
+        ("kenning.items", '"""Docs may say SELECT x FROM y."""\n', sql_outside_store),
+        ("kenning.items", "MSG = 'select the items you want'\n", sql_outside_store),
+        ("kenning.cli.app", "import click\nfrom kenning import items\n", domain_imports_a_face),
+        ("kenning.entry", "from kenning.hooks.run import main\n", face_imports_another_face),
+        ("kenning.entry", "from kenning.cli import cli\n", domain_imports_a_face),
+        (
+            "kenning.config",
+            "from kenning.errors import InvalidInput\n",
+            values_import_more_than_values,
+        ),
+    ],
+)
+def test_the_rules_allow_the_right_arrows(tmp_path, name, source, rule):
+    path = tmp_path / (name.rpartition(".")[2] + ".py")
+    path.write_text(source)
+    assert rule(load(path, name)) == []
+
+
+def _imported_modules(statement: str) -> set[str]:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", statement],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 0, f"{statement} failed:\n{result.stderr[-2000:]}"
+    names = set()
+    for line in result.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert names, result.stderr
+    return names
+
+
+def _exists(module: str) -> bool:
+    rel = Path(*module.split(".")[1:])
+    return (SRC / rel).with_suffix(".py").is_file() or (SRC / rel / "__init__.py").is_file()
+
+
+# What `ken hook` and the library load; the lead's new modules join once they exist.
+HOOK_PATH = [
+    m
+    for m in (
+        "kenning.items",
+        "kenning.store",
+        "kenning.transfer",
+        "kenning.lint",
+        "kenning.where",
+        "kenning.entry",
+        "kenning.hooks.run",
+        "kenning.pack",
+        "kenning.recall",
+        "kenning.sessions",
+    )
+    if _exists(m)
+]
+
+
+@pytest.mark.parametrize("module", HOOK_PATH)
+def test_the_hook_path_imports_no_ui_or_heavy_library(module):
+    loaded = _imported_modules(f"import {module}")
+    assert module in loaded
+    heavy = sorted(n for n in loaded if top(n) in HEAVY)
+    assert heavy == [], f"import {module} pulls in {heavy}"
+
+
+def test_the_importtime_check_would_see_a_heavy_import():
+    loaded = _imported_modules("import kenning.cli")
+    assert "click" in loaded

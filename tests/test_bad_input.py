@@ -1,0 +1,361 @@
+"""Bad input of every kind gets one clear line on stderr, a non-zero exit, and loses nothing.
+
+Each case runs against a store holding a few items, and compares the store before and
+after (every item and every version, read without ken).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import KEN_BIN, ken, ken_proc
+from helpers import add, one_line_error, opened, snapshot
+from kenning import items
+from kenning.model import Scope, ScopeType, Status
+
+
+@pytest.fixture
+def seeded(db_path):
+    """A store with a few items; yields its snapshot."""
+    add("Use pnpm, not npm", kind="preference", tags=["js"])
+    add("Deploys go through make release", kind="decision", scope="project:shop")
+    add("An agent's idea", status=Status.PROPOSED)
+    return snapshot(db_path)
+
+
+def check_refused(result, expected: str) -> str:
+    """One `ken: ...` line holding `expected`, exit 1 (or 2 for usage), no traceback."""
+    if isinstance(result, subprocess.CompletedProcess):
+        code, stderr = result.returncode, result.stderr
+    else:
+        code, stderr = result.exit_code, result.stderr
+    assert code == 1, f"exit {code}: {stderr}"
+    line = one_line_error(stderr)
+    assert expected in line, line
+    return line
+
+
+# --- through the in-process runner: the message and nothing changed -----------------------
+
+TOO_LONG = "A long memory\n" + "lorem ipsum dolor " * 300
+CASES = [
+    # (args, stdin, expected text in the one line)
+    (
+        ("add", TOO_LONG),
+        None,
+        "over the 4 KB limit: keep the point short and link the details (--link file:PATH",
+    ),
+    (("add",), TOO_LONG, "--link file:PATH"),
+    (("add", "x", "--evidence", "e" * 9000), None, "over the 8 KB limit"),
+    (("add", ""), None, "the memory is empty"),
+    (("add", "   \n  "), None, "the memory is empty"),
+    (("add",), b"caf\xe9 latte\xff\n", "stdin is not UTF-8 text; nothing was stored"),
+    (("add", "x", "--kind", "opinion"), None, "unknown kind 'opinion': use fact, decision"),
+    (("add", "x", "--scope", "planet:mars"), None, "bad scope 'planet:mars': use global or"),
+    (("add", "x", "--scope", "repo:"), None, "is empty or has spaces"),
+    (("add", "x", "--scope", "repo"), None, "bad scope 'repo'"),
+    (("add", "x", "--scope", "global:x"), None, "bad scope 'global:x'"),
+    (("add", "x", "--tag", "two words"), None, "bad tag 'two words'"),
+    (("add", "x", "--link", "ftp:thing"), None, "bad link 'ftp:thing'"),
+    (("add", "AKIAIOSFODNN7EXAMPLE"), None, "kenning does not store secrets"),
+    (("list", "--kind", "opinion"), None, "unknown kind"),
+    (("list", "--status", "deleted"), None, "unknown status 'deleted'"),
+    (("list", "--scope", "nowhere"), None, "bad scope 'nowhere'"),
+    (("search", "x", "--scope", "a b"), None, "bad scope"),
+    (("show", "zzzzzz"), None, "no item matches 'zzzzzz'; `ken list --all` shows every item"),
+    (("show", "abc"), None, "'abc' is not an item id: give 4 to 26 of its characters"),
+    (("show", "not-an-id!"), None, "is not an item id"),
+    (("approve", "zzzzzz"), None, "no item matches"),
+    (("update", "zzzzzz", "--text", "x"), None, "no item matches"),
+    (("forget", "zzzzzz", "--yes"), None, "no item matches"),
+    (("forget", "--yes"), None, "say what to forget"),
+    (("forget", "--since", "2024/01/01", "--yes"), None, "--since takes a date as YYYY-MM-DD"),
+    (("forget", "--scope", "nowhere", "--yes"), None, "bad scope 'nowhere'"),
+    (("config", "get", "no.such"), None, "unknown setting 'no.such'"),
+    (("config", "set", "recall.limit", "lots"), None, "recall.limit takes a int, not 'lots'"),
+    (("config", "set", "memory.enabled", "maybe"), None, "memory.enabled takes a bool"),
+    (("import",), "not json\n", "line 1: not JSON"),
+    (("import",), '["a list"]\n', "line 1: expected a JSON object"),
+    (("import",), '{"title": 3}\n', "line 1: missing a text 'title'"),
+    (
+        ("import",),
+        '{"title": "ok"}\n{"title": "x", "id": "01ARZ3NDEK"}\n',
+        "line 2: 'id' is not a kenning id",
+    ),
+    (("import",), '{"title": "x", "id": "01ARZ3NDEKTSV4RRFFQ69G5FA!"}\n', "'id' is not"),
+    (("import",), b'{"title": "fine"}\n{"title": "caf\xe9"}\n', "line 2: not UTF-8 text"),
+    (("import",), '{"title": "x", "body": ["a"]}\n', "line 1: 'body' must be text"),
+    (("import",), '{"title": "x", "links": [1]}\n', "line 1: 'links' must be a list of text"),
+    (
+        ("import",),
+        '{"title": "x", "created_at": "yesterday"}\n',
+        "line 1: 'created_at' must be a UTC time",
+    ),
+    (("import",), '{"title": "x", "created_at": 1700000000}\n', "'created_at' must be"),
+    (("import",), json.dumps({"title": "x", "body": "y" * 5000}) + "\n", "line 1: the memory"),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "expected"),
+    CASES,
+    ids=[f"{' '.join(c[0])[:30]}|{str(c[1])[:15]}" for c in CASES],
+)
+def test_bad_input_gets_one_clear_line_and_changes_nothing(seeded, args, stdin, expected):
+    result = ken(*args, input=stdin)
+    check_refused(result, expected)
+    assert snapshot() == seeded
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("frobnicate",),
+        ("add", "x", "--bogus"),
+        ("show",),
+        ("list", "--limit", "0"),
+        ("search", "x", "--limit", "many"),
+        ("dismiss", "abcd", "--reason", "meh"),
+        ("add", "x", "--template", "haiku"),
+        ("import", "/nonexistent/file.jsonl"),
+        ("lint", "--days", "-1"),
+    ],
+)
+def test_usage_errors_exit_2_with_click_usage_and_change_nothing(seeded, args):
+    result = ken(*args)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "Error:" in result.stderr
+    assert snapshot() == seeded
+
+
+def _run_all(commands):
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return list(pool.map(lambda c: ken_proc(*c[0], input=c[1]), commands))
+
+
+def test_the_installed_command_refuses_bad_input_in_one_line_too(seeded):
+    picked = [CASES[0], CASES[5], CASES[6], CASES[7], CASES[18], CASES[30], CASES[35]]
+    results = _run_all([(args, stdin) for args, stdin, _ in picked])
+    for (_, _, expected), result in zip(picked, results, strict=True):
+        check_refused(result, expected)
+    assert snapshot() == seeded
+
+
+# --- ids ---------------------------------------------------------------------------------
+
+
+def test_an_ambiguous_id_lists_the_candidates_and_changes_nothing(db_path):
+    with opened() as store:
+        for suffix in ("AV", "AW", "AX"):
+            store.insert_item(
+                items.new_item(
+                    f"Twin {suffix}",
+                    scope=Scope(ScopeType.GLOBAL),
+                    item_id=f"01ARZ3NDEKTSV4RRFFQ69G5F{suffix}",
+                )
+            )
+    before = snapshot()
+    for command in (("show", "01arz3nd"), ("archive", "01ARZ3ND"), ("forget", "01arz", "-y")):
+        line = check_refused(ken(*command), "matches 3 items")
+        for suffix in ("AV", "AW", "AX"):
+            assert f"g5f{suffix.lower()} (01ARZ3NDEKTSV4RRFFQ69G5F{suffix})" in line
+        assert line.endswith("give more characters")
+    proc = ken_proc("show", "01arz3nd")
+    check_refused(proc, "matches 3 items")
+    assert snapshot() == before
+    assert ken("show", "01arz3ndektsv4rrffq69g5fav").exit_code == 0
+    assert ken("show", "g5fav").exit_code == 0
+
+
+# --- the store file itself -----------------------------------------------------------------
+
+
+def test_a_corrupt_store_file_is_refused_and_left_as_it_was(db_path):
+    db_path.write_bytes(os.urandom(64 * 1024))
+    before = db_path.read_bytes()
+    for command in (("list",), ("add", "x"), ("search", "x")):
+        check_refused(ken(*command), "is damaged or not a kenning database")
+    check_refused(ken_proc("add", "x"), "is damaged or not a kenning database")
+    assert db_path.read_bytes() == before
+
+
+def test_a_store_with_a_damaged_page_is_refused_and_left_as_it_was(db_path):
+    with opened() as store:
+        for n in range(300):
+            add(f"Filler item {n} " + "padding " * 20, store)
+    data = bytearray(db_path.read_bytes())
+    page = 4096
+    data[page * 3 : page * 3 + 200] = os.urandom(200)
+    db_path.write_bytes(bytes(data))
+    result = ken_proc("search", "filler", "--limit", "1000")
+    if result.returncode == 0:
+        pytest.skip("this damage hit no page the search reads")
+    check_refused(result, "damaged")
+    assert db_path.read_bytes() == bytes(data)
+
+
+def test_a_store_from_a_newer_kenning_is_refused_and_left_as_it_was(seeded, db_path):
+    conn = sqlite3.connect(db_path)
+    try:
+        conn.execute("INSERT INTO _migrations(name, applied_at) VALUES ('m9999_future', 'x')")
+        conn.commit()
+    finally:
+        conn.close()
+    before = snapshot()
+    for command in (("list",), ("add", "x"), ("show", "abcd")):
+        check_refused(ken(*command), "written by a newer kenning (it has migration m9999_future)")
+    check_refused(ken_proc("add", "x"), "upgrade kenning to open it")
+    assert snapshot() == before
+
+
+def test_a_store_path_that_is_a_folder_or_under_a_file_is_refused(tmp_path, monkeypatch):
+    folder = tmp_path / "store-is-a-folder"
+    folder.mkdir()
+    monkeypatch.setenv("KEN_DB", str(folder))
+    check_refused(ken("add", "x"), "cannot open the store")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    monkeypatch.setenv("KEN_DB", str(blocker / "memory.db"))
+    check_refused(ken("add", "x"), "cannot create the store")
+    check_refused(ken_proc("list"), "cannot create the store")
+    assert blocker.read_text() == "x"
+
+
+def test_a_broken_config_file_gets_one_line(isolated_home):
+    cfg = isolated_home / ".config/kenning/config.toml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text("recall = [\n")
+    check_refused(ken("config", "get", "recall.limit"), "is not valid TOML")
+    check_refused(ken("add", "x"), "is not valid TOML")
+    cfg.write_text('[recall]\nlimit = "five"\n')
+    check_refused(ken("config", "get", "recall.limit"), "recall.limit in")
+    cfg.write_text("recall = 5\n")
+    check_refused(ken("config", "set", "recall.limit", "3"), "'recall' in")
+    assert cfg.read_text() == "recall = 5\n"
+    cfg.unlink()
+    cfg.mkdir()
+    check_refused(ken("config", "get", "recall.limit"), "cannot read")
+    check_refused(ken_proc("config", "set", "recall.limit", "3"), "cannot read")
+
+
+def test_export_to_a_folder_that_does_not_exist_gets_one_line(seeded, tmp_path):
+    check_refused(ken("export", "-o", str(tmp_path / "no" / "such" / "out.jsonl")), "cannot write")
+    assert snapshot() == seeded
+
+
+def test_killing_nothing_and_an_empty_file_as_the_store_is_a_new_store(db_path):
+    db_path.write_bytes(b"")
+    result = ken("add", "First into an empty file")
+    assert result.exit_code == 0
+    with opened() as store:
+        assert store.count_items() == 1
+
+
+# --- a read-only store ------------------------------------------------------------------------
+
+NOBODY = 65534
+
+
+def _unprivileged_prefix() -> list[str] | None:
+    """How to run a command without root's power over file modes; None when we cannot."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    try:
+        probe = subprocess.run(
+            [*prefix, sys.executable, "-c", "import kenning.cli"],
+            capture_output=True,
+            timeout=60,
+            cwd="/",
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return prefix if probe.returncode == 0 else None
+
+
+AS_USER = _unprivileged_prefix()
+
+
+@pytest.mark.skipif(AS_USER is None, reason="root, and no way to run ken as another user")
+@pytest.mark.parametrize("folder_writable", [False, True], ids=["ro-folder", "rw-folder"])
+def test_a_read_only_store_is_refused_in_one_line_and_left_as_it_was(folder_writable):
+    """chmod 0444 on the file (and 0555 on its folder, or not).
+
+    Root ignores file modes, so as root the command runs as the unprivileged user
+    `nobody` (uid 65534, through `setpriv`) against a store in its own world-readable
+    temp folder; as any other user it runs as that user. Reading may work or be refused;
+    writing must be refused with one line, and the file must not change.
+    """
+    base = Path(tempfile.mkdtemp(prefix="ken-ro-"))
+    try:
+        base.chmod(0o755)
+        home = base / "home"
+        home.mkdir()
+        store_dir = base / "store"
+        store_dir.mkdir()
+        target = store_dir / "memory.db"
+        env = {
+            **os.environ,
+            "HOME": str(home),
+            "KEN_DB": str(target),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local"),
+            "XDG_STATE_HOME": str(home / ".state"),
+        }
+        with opened(target) as store:
+            items.add(store, "Already here", scope=Scope(ScopeType.GLOBAL))
+        before = snapshot(target)
+        raw = target.read_bytes()
+        target.chmod(0o444)
+        if os.geteuid() == 0:
+            os.chown(home, NOBODY, NOBODY)
+            if folder_writable:
+                os.chown(store_dir, NOBODY, NOBODY)
+        store_dir.chmod(0o755 if folder_writable else 0o555)
+
+        def run(*args):
+            return subprocess.run(
+                [*AS_USER, str(KEN_BIN), *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=60,
+                cwd=str(base),
+                start_new_session=True,
+                check=False,
+            )
+
+        added = run("add", "Must not land")
+        check_refused(added, "read-only")
+        listed = run("list", "--json")
+        if listed.returncode == 0:
+            assert [i["title"] for i in json.loads(listed.stdout)] == ["Already here"]
+        else:
+            check_refused(listed, "read-only")
+        for leftover in ("-wal", "-shm"):
+            side = Path(f"{target}{leftover}")
+            if side.exists():
+                side.chmod(0o644)  # for the root-side snapshot below
+        store_dir.chmod(0o755)
+        assert target.read_bytes() == raw
+        assert snapshot(target) == before
+    finally:
+        for path in (base, *base.rglob("*")):
+            if path.is_dir():
+                path.chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)

@@ -1,0 +1,830 @@
+"""The `ken` command, driven in-process through click's runner (`ken`) and as the installed
+command in a subprocess with no controlling terminal (`ken_proc`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import click
+import pytest
+
+from conftest import ken, ken_proc
+from helpers import add, one_line_error, opened, snapshot
+from kenning import items
+from kenning.errors import NotFound
+from kenning.model import Status
+
+ITEM_KEYS = {
+    "id",
+    "short_id",
+    "title",
+    "body",
+    "kind",
+    "scope",
+    "status",
+    "pinned",
+    "tags",
+    "links",
+    "evidence",
+    "provenance",
+    "created_at",
+    "updated_at",
+    "reviewed_at",
+    "expires_at",
+    "use_count",
+    "last_used_at",
+    "revision",
+    "dismiss_reason",
+    "source",
+}
+REVISION_KEYS = {
+    "id",
+    "item_id",
+    "created_at",
+    "title",
+    "body",
+    "kind",
+    "scope",
+    "status",
+    "tags",
+    "links",
+    "evidence",
+    "provenance",
+    "change",
+}
+
+
+def added_id(result) -> str:
+    """The short id `ken add` prints on stdout."""
+    out = result.stdout if hasattr(result, "stdout") else result.output
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and len(lines[0]) == 6, out
+    return lines[0]
+
+
+def ok(*args: str, **kwargs):
+    result = ken(*args, **kwargs)
+    assert result.exit_code == 0, f"ken {' '.join(args)} -> {result.exit_code}\n{result.output}"
+    return result
+
+
+def as_json(*args: str, **kwargs):
+    return json.loads(ok(*args, "--json", **kwargs).stdout)
+
+
+# --- add ----------------------------------------------------------------------------------
+
+
+def test_add_prints_the_short_id_on_stdout_and_a_message_on_stderr():
+    result = ok("add", "Use pnpm, not npm\nIn every package of this repo.")
+    short = added_id(result)
+    assert f"added note {short} to global" in result.stderr
+    item = as_json("show", short)
+    assert item["title"] == "Use pnpm, not npm"
+    assert item["body"] == "In every package of this repo."
+    assert item["provenance"]["who"] == "user" and item["provenance"]["how"] == "cli"
+
+
+def test_add_joins_its_words_into_one_title():
+    short = added_id(ok("add", "deploys", "use", "make", "release"))
+    assert as_json("show", short)["title"] == "deploys use make release"
+
+
+def test_the_installed_ken_adds_and_finds_in_a_subprocess():
+    result = ken_proc(
+        "add", "Staging runs on fly.io\nregion ams", "--kind", "fact", "--tag", "infra"
+    )
+    assert result.returncode == 0, result.stderr
+    short = added_id(result)
+    found = ken_proc("search", "staging", "--json")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)
+    assert [h["short_id"] for h in hits] == [short]
+    assert hits[0]["kind"] == "fact" and hits[0]["tags"] == ["infra"]
+
+
+def test_add_reads_the_memory_from_stdin():
+    short = added_id(ok("add", "--kind", "lesson", input="Retry flaky e2e once\n\nnever twice\n"))
+    item = as_json("show", short)
+    assert (item["title"], item["body"], item["kind"]) == (
+        "Retry flaky e2e once",
+        "never twice",
+        "lesson",
+    )
+    proc = ken_proc("add", input="From a pipe\nbody line")
+    assert proc.returncode == 0, proc.stderr
+    assert as_json("show", added_id(proc))["body"] == "body line"
+
+
+def test_add_takes_kind_scope_tags_links_pin_and_evidence():
+    item = as_json(
+        "add",
+        "Billing uses Decimal",
+        "--kind",
+        "decision",
+        "--scope",
+        "project:billing",
+        "--tag",
+        "money",
+        "-t",
+        "python,Types",
+        "--link",
+        "file:src/billing.py",
+        "--link",
+        "https://docs.python.org/3/library/decimal.html",
+        "--pin",
+        "--evidence",
+        "floats lost cents in March",
+    )
+    assert item["kind"] == "decision"
+    assert item["scope"] == "project:billing"
+    assert item["tags"] == ["money", "python", "types"]
+    assert item["links"] == [
+        "file:src/billing.py",
+        "https://docs.python.org/3/library/decimal.html",
+    ]
+    assert item["pinned"] is True
+    assert item["evidence"] == "floats lost cents in March"
+    assert item["status"] == "active"
+
+
+def test_add_propose_stores_a_proposal_and_says_so():
+    result = ok("add", "Maybe use uv", "--propose")
+    assert "proposed" in result.stderr and "ken approve" in result.stderr
+    assert as_json("show", added_id(result))["status"] == "proposed"
+    assert as_json("list") == []
+
+
+def test_add_lays_out_templates_given_or_detected():
+    pm = as_json("add", "Checkout 500s\ncart overflowed\nFix: Decimal", "--template", "postmortem")
+    assert pm["body"].startswith("## Symptom\ncart overflowed")
+    assert "## Fix\nDecimal" in pm["body"]
+    detected = as_json("add", input="Pick Postgres\nContext: many writers\nDecision: pg 16\n")
+    assert detected["kind"] == "decision"
+    assert "## Consequences" in detected["body"]
+    assert ken("add", "x", "--template", "haiku").exit_code == 2
+
+
+def test_add_in_a_repo_defaults_to_the_repo_scope_with_provenance(git_repo, monkeypatch):
+    monkeypatch.chdir(git_repo)
+    item = as_json("add", "Tests need docker")
+    assert item["scope"] == "repo:github.com/acme/shop"
+    prov = item["provenance"]
+    assert prov["repo"] == "github.com/acme/shop"
+    assert prov["workstream"] == "github.com/acme/shop#main"
+    assert prov["cwd"] == str(git_repo.resolve())
+    assert len(prov["commit"]) == 40
+
+
+# --- search -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def corpus():
+    made = {
+        "migrate": add("We migrate the schema with alembic", kind="fact", tags=["db"]),
+        "deploy": add(
+            "Deploys go through make release\nrun migrations first",
+            kind="decision",
+            scope="project:shop",
+        ),
+        "proposed": add("Maybe migrate to sqlalchemy 2", status=Status.PROPOSED),
+        "punct": add('Config lives in foo-bar.toml "x" AND( things *', kind="note"),
+        "cache": add("Redis caches sessions for 15 minutes", kind="fact"),
+    }
+    return {k: v.id[-6:].lower() for k, v in made.items()}
+
+
+def search_ids(*args: str) -> list[str]:
+    return [h["short_id"] for h in as_json("search", *args)]
+
+
+def test_search_matches_word_stems(corpus):
+    assert set(search_ids("migrations")) == {corpus["migrate"], corpus["deploy"]}
+    assert search_ids("caching") == [corpus["cache"]]
+
+
+def test_search_treats_the_last_word_as_a_prefix(corpus):
+    assert search_ids("redis cach") == [corpus["cache"]]
+    assert search_ids("alem") == [corpus["migrate"]]
+    assert search_ids("alembic sche") == [corpus["migrate"]]
+    assert search_ids("alem schema") == []  # only the last word is a prefix
+
+
+def test_search_needs_every_word_to_match(corpus):
+    assert search_ids("migrate alembic") == [corpus["migrate"]]
+    assert search_ids("migrate redis") == []
+
+
+def test_punctuation_and_query_syntax_in_a_search_are_plain_text(corpus):
+    queries = [
+        'foo-bar "x',
+        "AND(",
+        "foo-bar",
+        '"x"',
+        "things *",
+        "NEAR(config",
+        "config:",
+        "-config",
+        "config OR redis",
+        "^config",
+        "a AND b NOT c",
+        "{config}",
+        "x+y",
+    ]
+    for query in queries:
+        # `--` so that a query starting with "-" is not read as an option.
+        result = ken("search", "--", query)
+        assert result.exit_code == 0, f"{query!r}: {result.output}"
+        assert "Traceback" not in result.output
+    assert search_ids('foo-bar "x') == [corpus["punct"]]
+    assert search_ids("AND(") == [corpus["punct"]]
+    assert search_ids("config OR redis") == []
+    proc = ken_proc("search", 'foo-bar "x AND( *')
+    assert proc.returncode == 0, proc.stderr
+    assert corpus["punct"] in proc.stdout
+
+
+def test_a_search_of_only_punctuation_says_it_has_no_words(corpus):
+    # Ambiguous in the brief: `*` alone holds no word to look for. It is never an FTS
+    # syntax error; it is the one-line "no words" message (exit 1).
+    for query in ("*", '"', "* -", "()"):
+        result = ken("search", query)
+        assert result.exit_code == 1
+        assert result.stderr.strip() == (
+            "ken: the search has no words in it: give at least one word"
+        )
+
+
+def test_search_filters_by_scope_kind_status_and_tag(corpus):
+    assert search_ids("migrate", "--kind", "fact") == [corpus["migrate"]]
+    assert search_ids("migrate", "--scope", "project:shop") == [corpus["deploy"]]
+    assert search_ids("migrate", "--status", "proposed") == [corpus["proposed"]]
+    assert set(search_ids("migrate", "--all")) == {
+        corpus["migrate"],
+        corpus["deploy"],
+        corpus["proposed"],
+    }
+    assert search_ids("migrate", "--tag", "db") == [corpus["migrate"]]
+    assert ken("search", "x", "--kind", "opinion").exit_code == 1
+    assert ken("search", "x", "--scope", "nowhere").exit_code == 1
+
+
+def test_search_limit_and_best_first():
+    for n in range(5):
+        add(f"Filler {n} mentions kafka once", kind="note")
+    best = add("Kafka kafka kafka\nkafka topics and kafka consumers", kind="fact")
+    hits = as_json("search", "kafka", "--limit", "3")
+    assert len(hits) == 3
+    assert hits[0]["short_id"] == best.id[-6:].lower()
+    scores = [h["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert ken("search", "kafka", "--limit", "0").exit_code == 2
+
+
+def test_search_prints_a_table_or_says_nothing_matches(corpus):
+    result = ok("search", "redis")
+    assert corpus["cache"] in result.stdout
+    assert result.stdout.splitlines()[0].split() == ["id", "kind", "scope", "score", "title"]
+    none = ok("search", "zebra")
+    assert none.stdout == ""
+    assert "no memories match" in none.stderr
+
+
+# --- list and show --------------------------------------------------------------------------
+
+
+def test_list_is_newest_first_with_pinned_on_top_and_active_only():
+    first = add("First").id[-6:].lower()
+    second = add("Second").id[-6:].lower()
+    third = add("Third").id[-6:].lower()
+    add("Proposal", status=Status.PROPOSED)
+    ok("pin", first)
+    assert [i["short_id"] for i in as_json("list")] == [first, third, second]
+    text = ok("list").stdout.splitlines()
+    assert text[0].split() == ["id", "kind", "scope", "title"]
+    assert text[1].split()[0] == first and "* First" in text[1]
+
+
+def test_list_status_and_all_show_other_statuses_and_expired_tasks():
+    from dataclasses import replace
+
+    from kenning.model import Kind, Scope, ScopeType
+
+    with opened() as store:
+        expired = store.insert_item(
+            replace(
+                items.new_item("Old task", scope=Scope(ScopeType.GLOBAL), kind=Kind.TASK),
+                expires_at="2001-01-01T00:00:00.000Z",
+            )
+        )
+    proposal = add("Proposal", status=Status.PROPOSED)
+    archived = add("Archived", status=Status.ARCHIVED)
+    active = add("Active")
+    ids = lambda data: {i["id"] for i in data}  # noqa: E731
+    assert ids(as_json("list")) == {active.id}
+    assert ids(as_json("list", "--status", "proposed")) == {proposal.id}
+    assert ids(as_json("list", "--status", "proposed", "--status", "archived")) == {
+        proposal.id,
+        archived.id,
+    }
+    assert ids(as_json("list", "--all")) == {expired.id, proposal.id, archived.id, active.id}
+    assert ken("list", "--status", "gone").exit_code == 1
+
+
+def test_list_filters_by_kind_scope_tag_and_limit():
+    add("A fact", kind="fact", tags=["x"])
+    add("A task", kind="task", scope="project:p")
+    add("A note")
+    assert [i["title"] for i in as_json("list", "--kind", "fact")] == ["A fact"]
+    assert [i["title"] for i in as_json("list", "--scope", "project:p")] == ["A task"]
+    assert [i["title"] for i in as_json("list", "--tag", "x")] == ["A fact"]
+    assert len(as_json("list", "-n", "2")) == 2
+
+
+def test_list_on_an_empty_store_says_how_to_add():
+    result = ok("list")
+    assert result.stdout == "" and "ken add" in result.stderr
+
+
+def test_show_gives_provenance_tags_links_uses_expiry_and_versions():
+    item = add(
+        "Finish the invoice export\nbefore the audit",
+        kind="task",
+        tags=["billing"],
+        links=["file:docs/invoices.md"],
+        evidence="the lead asked for it",
+    )
+    with opened() as store:
+        store.record_uses([item.id], "s1", "pack")
+        items.change(store, item.id, text="Finish the invoice export\nbefore the Q3 audit")
+    out = ok("show", item.id[-6:]).stdout
+    assert out.startswith("# Finish the invoice export\n\nbefore the Q3 audit")
+    for expected in (
+        "kind      task",
+        "billing",
+        "file:docs/invoices.md",
+        "uses      1, last",
+        "expires   20",
+        "by        ",
+        "who=user",
+        "evidence:",
+        "the lead asked for it",
+        "versions (2):",
+        "<- current",
+    ):
+        assert expected in out, expected
+    data = as_json("show", item.id[-6:])
+    assert set(data) == ITEM_KEYS | {"history"}
+    assert [set(r) for r in data["history"]] == [REVISION_KEYS, REVISION_KEYS]
+    assert [r["change"] for r in data["history"]] == ["add", "edit"]
+    assert data["use_count"] == 1 and data["expires_at"]
+
+
+# --- edit and update -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def editor(tmp_path, monkeypatch):
+    """KEN_EDITOR set to a small python script; returns a function setting what it does."""
+    script = tmp_path / "editor.py"
+
+    def use(code: str) -> None:
+        script.write_text(
+            "import pathlib, sys\n"
+            "path = pathlib.Path(sys.argv[1])\n"
+            "text = path.read_text()\n" + code + "\n"
+        )
+        monkeypatch.setenv("KEN_EDITOR", f"{sys.executable} {script}")
+
+    return use
+
+
+def test_edit_saves_what_the_editor_wrote_as_a_new_version(editor):
+    item = add("Use pnpm 8\nfor every package", tags=["js"])
+    editor(
+        "text = text.replace('pnpm 8', 'pnpm 9').replace('kind: note', 'kind: preference')\n"
+        "text = text.replace('tags: js', 'tags: js, node')\n"
+        "path.write_text(text)"
+    )
+    result = ok("edit", item.id[-6:])
+    assert "as a new version" in result.stderr
+    data = as_json("show", item.id[-6:])
+    assert data["title"] == "Use pnpm 9"
+    assert data["body"] == "for every package"
+    assert data["kind"] == "preference"
+    assert data["tags"] == ["js", "node"]
+    assert len(data["history"]) == 2
+
+
+def test_edit_in_place_keeps_the_version_count(editor):
+    item = add("Teh typo")
+    editor("path.write_text(text.replace('Teh', 'The'))")
+    ok("edit", item.id[-6:], "--in-place")
+    data = as_json("show", item.id[-6:])
+    assert data["title"] == "The typo"
+    assert len(data["history"]) == 1
+    assert data["history"][0]["title"] == "The typo"
+
+
+def test_edit_that_changes_nothing_or_fails_changes_nothing(editor):
+    item = add("Leave me")
+    editor("pass")
+    assert "nothing changed" in ok("edit", item.id[-6:]).stderr
+    editor("sys.exit(3)")
+    result = ken("edit", item.id[-6:])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "ken: the editor exited with 3; nothing changed"
+    editor("path.write_text('no header here')")
+    assert ken("edit", item.id[-6:]).exit_code == 1
+    editor("path.write_text(text.replace('kind: note', 'kind: opinion'))")
+    assert ken("edit", item.id[-6:]).exit_code == 1
+    assert len(as_json("show", item.id[-6:])["history"]) == 1
+
+
+def test_edit_with_a_missing_editor_says_so(monkeypatch):
+    item = add("Edit me")
+    monkeypatch.setenv("KEN_EDITOR", "/nonexistent/editor")
+    result = ken("edit", item.id[-6:])
+    assert result.exit_code == 1
+    assert "cannot run the editor" in result.stderr
+
+
+def test_update_changes_fields_and_makes_versions():
+    item = add("Use pnpm 8", tags=["js"], links=["file:package.json"])
+    short = item.id[-6:]
+    data = as_json(
+        "update",
+        short,
+        "--text",
+        "Use pnpm 9\nsince March",
+        "--kind",
+        "preference",
+        "--add-tag",
+        "node",
+        "--remove-tag",
+        "js",
+        "--add-link",
+        "url:https://pnpm.io",
+        "--remove-link",
+        "file:package.json",
+        "--evidence",
+        "said in standup",
+    )
+    assert (data["title"], data["body"], data["kind"]) == (
+        "Use pnpm 9",
+        "since March",
+        "preference",
+    )
+    assert data["tags"] == ["node"]
+    assert data["links"] == ["https://pnpm.io"]
+    assert data["evidence"] == "said in standup"
+    ok("update", short, "--scope", "project:web", "--in-place")
+    shown = as_json("show", short)
+    assert shown["scope"] == "project:web"
+    assert len(shown["history"]) == 2
+    stale = ken("update", short, "--text", "Use pnpm 10", "--expect", item.revision)
+    assert stale.exit_code == 1
+    assert "read it again" in stale.stderr
+
+
+# --- statuses, pins, forget --------------------------------------------------------------------
+
+
+def test_approve_reject_archive_dismiss_restore_move_items_between_statuses():
+    a = add("Proposal A", status=Status.PROPOSED).id[-6:]
+    b = add("Proposal B", status=Status.PROPOSED).id[-6:]
+    assert "approved" in ok("approve", a).stderr
+    assert as_json("show", a)["status"] == "active"
+    done = as_json("reject", b)
+    assert [d["status"] for d in done] == ["rejected"]
+    ok("archive", a)
+    assert as_json("show", a)["status"] == "archived"
+    ok("restore", a, b)
+    assert {as_json("show", r)["status"] for r in (a, b)} == {"active"}
+    ok("dismiss", a, "--reason", "one_off")
+    data = as_json("show", a)
+    assert (data["status"], data["dismiss_reason"]) == ("dismissed", "one_off")
+    assert "(one_off)" in ok("show", a).stdout
+    assert ken("dismiss", a, "--reason", "meh").exit_code == 2
+    assert ken("dismiss", a).exit_code == 2
+    wrong = ken("approve", a)
+    assert wrong.exit_code == 1 and "only proposed items" in wrong.stderr
+
+
+def test_pin_and_unpin():
+    item = add("Pin me").id[-6:]
+    assert "pinned" in ok("pin", item).stderr
+    assert as_json("show", item)["pinned"] is True
+    ok("unpin", item)
+    assert as_json("show", item)["pinned"] is False
+
+
+def test_forget_asks_first_and_no_keeps_everything():
+    item = add("Keep me unless asked")
+    result = ken("forget", item.id[-6:], input="n\n")
+    assert result.exit_code == 1
+    assert "Forget 1 memories for good?" in result.stderr
+    assert "nothing forgotten" in result.stderr
+    assert as_json("show", item.id[-6:])["title"] == "Keep me unless asked"
+    yes = ken("forget", item.id[-6:], input="y\n")
+    assert yes.exit_code == 0 and "forgot 1 memories" in yes.stderr
+    assert ken("show", item.id[-6:]).exit_code == 1
+
+
+def test_forget_with_yes_skips_the_question_and_works_by_scope_since_and_session():
+    from kenning.model import Provenance
+
+    add("Scoped one", scope="project:gone")
+    add("Scoped two", scope="project:gone")
+    add("Session one", provenance=Provenance(session="sess-9"))
+    add("Ancient", created_at="2001-01-01T00:00:00.000Z")
+    add("Survivor", created_at="2001-01-02T00:00:00.000Z")
+    add("Recent")
+    result = ken("forget", "--scope", "project:gone", "--yes")
+    assert result.exit_code == 0 and "forgot 2 memories" in result.stderr
+    assert "?" not in result.stderr
+    assert "forgot 1" in ok("forget", "--session", "sess-9", "-y").stderr
+    assert "forgot 1" in ok("forget", "--since", "2020-01-01", "-y").stderr
+    assert "nothing matches" in ok("forget", "--scope", "project:none", "-y").stderr
+    ok("forget", "--since", "2001-01-02", "--scope", "global", "-y")
+    assert [i["title"] for i in as_json("list", "--all")] == ["Ancient"]
+    assert ken("forget").exit_code == 1
+    assert ken("forget", "--since", "last week", "-y").exit_code == 1
+
+
+def test_forget_in_a_subprocess_without_a_terminal_needs_yes():
+    item = add("Subprocess forget").id[-6:]
+    asked = ken_proc("forget", item)
+    assert asked.returncode != 0
+    assert ken_proc("show", item).returncode == 0
+    done = ken_proc("forget", item, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert ken_proc("show", item).returncode == 1
+
+
+# --- people decide: inside an agent's shell ------------------------------------------------
+
+
+def ken_procs(commands, env):
+    """Run several `ken` subprocesses at once (they are independent); results in order."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return list(pool.map(lambda args: ken_proc(*args, env=env), commands))
+
+
+def deciding_commands(proposal: str, active: str, archived: str) -> list[tuple[str, ...]]:
+    return [
+        ("approve", proposal),
+        ("reject", proposal),
+        ("forget", active, "--yes"),
+        ("forget", "--scope", "global", "--yes"),
+        ("restore", archived),
+        ("dismiss", active, "--reason", "wrong"),
+        ("archive", active),
+        ("config", "set", "recall.limit", "1"),
+    ]
+
+
+# Every deciding command under one agent; two of them under each of the others (the
+# markers differ, the gate is the same code).
+@pytest.mark.parametrize(
+    ("agent_env", "which"),
+    [
+        ({"CLAUDECODE": "1"}, slice(None)),
+        ({"CLAUDE_CODE_ENTRYPOINT": "cli"}, slice(0, 1)),
+        ({"CODEX_THREAD_ID": "x"}, slice(2, 4)),
+        ({"CODEX_SANDBOX": "seatbelt"}, slice(7, 8)),
+        ({"GEMINI_CLI": "1"}, slice(4, 6)),
+        ({"KEN_AGENT": "aider"}, slice(6, 8)),
+    ],
+    ids=["claude", "claude-entrypoint", "codex", "codex-sandbox", "gemini", "ken-agent"],
+)
+def test_inside_an_agent_without_a_terminal_deciding_commands_fail_and_change_nothing(
+    agent_env, which, tmp_path
+):
+    proposal = add("An agent's proposal", status=Status.PROPOSED).id[-6:]
+    active = add("Active memory").id[-6:]
+    archived = add("Archived memory", status=Status.ARCHIVED).id[-6:]
+    before = snapshot()
+    config_before = sorted(p.name for p in tmp_path.rglob("config.toml"))
+    attempts = deciding_commands(proposal, active, archived)[which]
+    for args, result in zip(attempts, ken_procs(attempts, agent_env), strict=True):
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.returncode == 1, (args, result.stderr)
+        assert len(lines) == 1 and lines[0].startswith("ken: "), (args, result.stderr)
+        assert "needs a person" in lines[0] and "Traceback" not in result.stderr
+    assert snapshot() == before
+    assert sorted(p.name for p in tmp_path.rglob("config.toml")) == config_before
+
+
+def test_inside_an_agent_shared_scopes_are_proposed_and_working_scopes_active(git_repo):
+    env = {"CLAUDECODE": "1", "KEN_WORKSPACE": "acme", "KEN_PROJECT": "billing"}
+    cases = {
+        "global": "proposed",
+        "repo:github.com/acme/shop": "proposed",
+        "workspace:acme": "proposed",
+        "session:abc123": "proposed",  # the shell does not know its session
+        "workstream:github.com/acme/shop#main": "active",
+        "project:billing": "active",
+    }
+    commands = [("add", f"Note for {scope}", "--scope", scope, "--json") for scope in cases]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda a: ken_proc(*a, env=env, cwd=git_repo), commands))
+    for (scope, status), result in zip(cases.items(), results, strict=True):
+        assert result.returncode == 0, result.stderr
+        data = json.loads(result.stdout)
+        assert data["status"] == status, scope
+        assert data["provenance"]["who"] == "claude"
+    default = ken_proc("add", "No scope given", env=env, cwd=git_repo)
+    assert "to repo:github.com/acme/shop (proposed: a person approves it" in default.stderr
+    assert as_json("show", added_id(default))["status"] == "proposed"
+
+
+def test_inside_an_agent_reading_works_and_changing_shared_memory_needs_a_person():
+    item = add("Readable by agents").id[-6:]
+    own = add("Agent working note", scope="workstream:ws1").id[-6:]
+    before = snapshot()
+    show, search, listed, config, pin, update, edit_own = ken_procs(
+        [
+            ("show", item),
+            ("search", "readable"),
+            ("list",),
+            ("config", "get", "recall.limit"),
+            ("pin", item),
+            ("update", item, "--text", "Rewritten by an agent"),
+            ("update", own, "--add-tag", "wip"),
+        ],
+        {"CODEX_THREAD_ID": "t1", "KEN_WORKSTREAM": "ws1"},
+    )
+    assert show.returncode == search.returncode == listed.returncode == 0
+    assert item.lower() in search.stdout and item.lower() in listed.stdout
+    assert config.stdout.strip() == "5"
+    for refused in (pin, update):
+        assert refused.returncode == 1
+        assert "needs a person" in one_line_error(refused.stderr)
+    assert edit_own.returncode == 0, edit_own.stderr
+    after = {i["id"]: i for i in snapshot()}
+    assert [i for i in before if i["id"].endswith(item)] == [
+        i for i in after.values() if i["id"].endswith(item)
+    ]
+    assert json.loads(after[next(k for k in after if k.endswith(own))]["tags"]) == ["wip"]
+
+
+def test_a_person_in_their_own_shell_is_not_asked():
+    item = add("Proposal", status=Status.PROPOSED).id[-6:]
+    result = ken_proc("approve", item)
+    assert result.returncode == 0, result.stderr
+    assert as_json("show", item)["status"] == "active"
+
+
+# --- config and path ---------------------------------------------------------------------------
+
+
+def test_config_set_get_and_list(isolated_home):
+    assert ok("config", "get", "recall.limit").stdout.strip() == "5"
+    assert "recall.limit = 3" in ok("config", "set", "recall.limit", "3").stderr
+    assert ok("config", "get", "recall.limit").stdout.strip() == "3"
+    assert as_json("config", "get", "recall.limit") == {
+        "key": "recall.limit",
+        "value": 3,
+        "source": "file",
+    }
+    ok("config", "set", "memory.deliver_to", "claude, codex")
+    assert as_json("config", "get", "memory.deliver_to")["value"] == ["claude", "codex"]
+    ok("config", "set", "memory.enabled", "off")
+    assert ok("config", "get", "memory.enabled").stdout.strip() == "false"
+    text = (isolated_home / ".config/kenning/config.toml").read_text()
+    assert "[recall]\nlimit = 3" in text
+    rows = as_json("config", "list")
+    assert {r["key"] for r in rows} >= {"recall.limit", "memory.budget", "editor"}
+    assert all(set(r) == {"key", "value", "default", "source", "env", "help"} for r in rows)
+    assert next(r for r in rows if r["key"] == "recall.limit")["source"] == "file"
+    listed = ok("config", "list").stdout
+    assert "recall.limit" in listed and "Token budget" in listed
+
+
+def test_config_env_overrides_the_file_and_bad_values_are_refused(monkeypatch):
+    ok("config", "set", "workspace", "acme")
+    monkeypatch.setenv("KEN_WORKSPACE", "other")
+    assert as_json("config", "get", "workspace") == {
+        "key": "workspace",
+        "value": "other",
+        "source": "env KEN_WORKSPACE",
+    }
+    bad = ken("config", "set", "recall.limit", "many")
+    assert bad.exit_code == 1 and bad.stderr.strip() == "ken: recall.limit takes a int, not 'many'"
+    unknown = ken("config", "get", "no.such")
+    assert unknown.exit_code == 1 and "unknown setting 'no.such'" in unknown.stderr
+    assert ken("config", "set", "no.such", "1").exit_code == 1
+
+
+def test_path_prints_the_store_file(db_path):
+    assert ok("path").stdout.strip() == str(db_path)
+    data = as_json("path")
+    assert data["path"] == str(db_path)
+    assert data["config"].endswith("kenning/config.toml")
+    assert not db_path.exists()
+
+
+# --- json, exit codes, debug, help ---------------------------------------------------------
+
+
+def test_json_output_of_reading_commands_has_stable_shapes(git_repo, monkeypatch):
+    monkeypatch.chdir(git_repo)
+    item = add("Shape check", kind="task", links=["file:missing.txt"])
+    short = item.id[-6:]
+    assert set(as_json("add", "Another")) == ITEM_KEYS
+    assert all(set(i) == ITEM_KEYS for i in as_json("list"))
+    assert all(set(i) == ITEM_KEYS | {"score"} for i in as_json("search", "shape"))
+    assert set(as_json("show", short)) == ITEM_KEYS | {"history"}
+    findings = as_json("lint")
+    assert findings and all(
+        set(f) == {"rule", "id", "short_id", "title", "detail"} for f in findings
+    )
+    where = as_json("where")
+    assert set(where) == {
+        "cwd",
+        "repo",
+        "repo_root",
+        "branch",
+        "workstream",
+        "project",
+        "workspace",
+        "agent",
+        "session",
+        "scopes",
+    }
+    assert all(set(s) == {"scope", "why"} for s in where["scopes"])
+    assert set(as_json("path")) == {"path", "config"}
+    assert all(set(i) == ITEM_KEYS for i in as_json("archive", short))
+
+
+def test_user_errors_exit_1_and_usage_errors_exit_2():
+    item = add("Exists").id[-6:]
+    assert ken("show", "zzzzzz").exit_code == 1
+    assert ken("add", "x", "--kind", "opinion").exit_code == 1
+    assert ken("add", "x", "--scope", "planet:mars").exit_code == 1
+    assert ken("frobnicate").exit_code == 2
+    assert ken("add", "x", "--bogus").exit_code == 2
+    assert ken("show").exit_code == 2
+    assert ken("list", "--limit", "0").exit_code == 2
+    assert ken("show", item, "extra").exit_code == 2
+    proc_user = ken_proc("show", "zzzzzz")
+    proc_usage = ken_proc("show", item, "--nope")
+    assert (proc_user.returncode, proc_usage.returncode) == (1, 2)
+    assert proc_user.stderr == "ken: no item matches 'zzzzzz'; `ken list --all` shows every item\n"
+    assert "No such option '--nope'" in proc_usage.stderr
+
+
+def test_debug_shows_a_traceback_instead_of_one_line():
+    plain = ken_proc("show", "zzzzzz")
+    assert "Traceback" not in plain.stderr
+    debug = ken_proc("--debug", "show", "zzzzzz")
+    assert debug.returncode == 1
+    assert "Traceback (most recent call last)" in debug.stderr
+    assert "kenning.errors.NotFound" in debug.stderr
+    with pytest.raises(NotFound):
+        ken("--debug", "show", "zzzzzz")
+
+
+def _commands(group: click.Group, path: tuple[str, ...] = ()):
+    for name, command in sorted(group.commands.items()):
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*path, name))
+
+
+def _all_command_paths() -> list[tuple[str, ...]]:
+    from kenning.cli import cli
+
+    return [p for p, _ in _commands(cli)]
+
+
+@pytest.mark.parametrize("path", _all_command_paths(), ids=" ".join)
+def test_the_help_of_every_command_ends_with_an_example(path):
+    result = ok(*path, "--help")
+    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    assert lines[-2].strip() == "Example:", result.stdout
+    assert "ken " in lines[-1] and lines[-1].startswith("  "), lines[-1]
+
+
+def test_the_top_level_help_shows_an_example_and_every_command():
+    text = ok("--help").stdout
+    assert "Example:\n    ken add" in text
+    for name in ("add", "search", "list", "show", "edit", "forget", "import", "export", "where"):
+        assert f"  {name} " in text
+
+
+def test_version_prints_the_version():
+    assert "ken, version" in ok("--version").stdout
+
+
+def test_the_installed_command_and_the_runner_agree(tmp_path):
+    add("Agreement check", tags=["t"])
+    proc = ken_proc("list", "--json")
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout) == as_json("list")
+    assert Path(ken_proc("path").stdout.strip()) == Path(ok("path").stdout.strip())

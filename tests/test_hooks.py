@@ -1,0 +1,1001 @@
+"""`ken hook EVENT --agent NAME`, fed the real payloads the agent CLIs sent.
+
+The payloads in `tests/fixtures/hooks/<agent>/<Event>.json` were recorded from Claude Code,
+Codex and Gemini CLI; their placeholder folder is swapped for a real git repo here. Each
+event runs in-process (`kenning.hooks.run.main` with stdin swapped) and, where the process
+boundary matters, through the installed `ken` binary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import KEN_BIN, ken
+from helpers import add, opened, run_python
+from kenning import hooklog
+from kenning.hooks import run as hook_run
+from kenning.hooks.adapters import MAX_OUTPUT_CHARS, detect_agent
+from kenning.model import Session
+from kenning.pack import build_pack
+from kenning.recall import HEADER as RECALL_HEADER
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+PLACEHOLDER = "/tmp/SANDBOX"
+REPO = "github.com/acme/shop"
+AGENTS = ("claude", "codex", "gemini")
+# Every recorded event, in the order the CLIs fire them in one turn.
+ORDER = {
+    "claude": ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"],
+    "codex": ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"],
+    "gemini": [
+        "SessionStart",
+        "BeforeAgent",
+        "PreCompress",
+        "BeforeModel",
+        "BeforeToolSelection",
+        "AfterModel",
+        "AfterAgent",
+        "SessionEnd",
+    ],
+}
+PROMPT_EVENT = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
+RECORDED_PROMPT = "Say hello to the kenning harness."
+ALL_EVENTS = [(agent, event) for agent in AGENTS for event in ORDER[agent]]
+PACK_START = "This is kenning"
+
+
+def test_every_fixture_is_covered() -> None:
+    on_disk = sorted((p.parent.name, p.stem) for p in FIXTURES.glob("*/*.json"))
+    assert on_disk == sorted(ALL_EVENTS)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _swap(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {k: _swap(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_swap(v, old, new) for v in value]
+    return value
+
+
+def payload(agent: str, event: str, repo: Path, **changes: Any) -> dict[str, Any]:
+    """The recorded payload with its sandbox folder moved to `repo`'s parent."""
+    data = json.loads((FIXTURES / agent / f"{event}.json").read_text(encoding="utf-8"))
+    data = _swap(data, f"{PLACEHOLDER}/project", str(repo))
+    data = _swap(data, PLACEHOLDER, str(repo.parent / "sandbox"))
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    return data
+
+
+def encode(data: Any) -> bytes:
+    return data if isinstance(data, bytes) else json.dumps(data).encode("utf-8")
+
+
+def call_inproc(event: str, agent: str, data: Any) -> tuple[int, str]:
+    """`ken hook EVENT --agent AGENT` in this process: (exit code, stdout)."""
+    out = io.StringIO()
+    stdin = io.TextIOWrapper(io.BytesIO(encode(data)), encoding="utf-8")
+    saved = sys.stdin
+    sys.stdin = stdin
+    try:
+        with contextlib.redirect_stdout(out):
+            code = hook_run.main([event, "--agent", agent])
+    finally:
+        sys.stdin = saved
+    return code, out.getvalue()
+
+
+def call_proc(event: str, agent: str, data: Any) -> tuple[int, str]:
+    """The same through the installed `ken` binary, with no terminal."""
+    done = subprocess.run(
+        [str(KEN_BIN), "hook", event, "--agent", agent],
+        input=encode(data),
+        capture_output=True,
+        env=dict(os.environ),
+        timeout=60,
+        check=False,
+        start_new_session=True,
+    )
+    assert b"Traceback" not in done.stderr, done.stderr.decode("utf-8", "replace")
+    return done.returncode, done.stdout.decode("utf-8")
+
+
+Hook = Callable[[str, str, Any], tuple[int, str]]
+
+
+@pytest.fixture(params=["inproc", "proc"])
+def hook(request: pytest.FixtureRequest) -> Hook:
+    return call_inproc if request.param == "inproc" else call_proc
+
+
+def log_file() -> Path:
+    return Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "log"
+
+
+def log_lines() -> list[str]:
+    path = log_file()
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def all_sessions() -> list[Session]:
+    with opened() as store:
+        return store.list_sessions(limit=1000)
+
+
+def one_session() -> Session:
+    found = all_sessions()
+    assert len(found) == 1, found
+    return found[0]
+
+
+def deliveries(session_id: str) -> list[dict[str, Any]]:
+    with opened() as store:
+        return store.deliveries(session_id)
+
+
+def use_count(item_id: str) -> int:
+    with opened() as store:
+        return store.get_item(item_id).use_count
+
+
+def context_of(out: str, event: str) -> str:
+    """The additionalContext of a JSON hook answer (checking its shape)."""
+    data = json.loads(out)
+    assert set(data) == {"hookSpecificOutput"}, data
+    assert data["hookSpecificOutput"]["hookEventName"] == event
+    text = data["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(text, str) and text
+    return str(text)
+
+
+def pack_of(agent: str, out: str) -> str:
+    """The pack a SessionStart printed: plain text for Claude and Codex, JSON for Gemini."""
+    if agent == "gemini":
+        return context_of(out, "SessionStart")
+    assert not out.lstrip().startswith("{"), out[:200]
+    return out
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git repo (origin github.com/acme/shop) and an empty store, made once per module;
+    each test works on its own copies."""
+    from kenning.store import open_store
+
+    root = tmp_path_factory.mktemp("hooks-template")
+    repo = root / "shop"
+    repo.mkdir()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(root),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    for args in (
+        ["init", "-q", "-b", "main", "--template="],
+        ["remote", "add", "origin", "git@github.com:Acme/Shop.git"],
+        ["add", "README.md"],
+        ["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "commit", "-qm", "first"],
+    ):
+        if args[0] == "add":
+            (repo / "README.md").write_text("shop\n")
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+    open_store(root / "empty.db").close()
+    # For the bad-input tests: two items, and an open session for each recorded one.
+    from kenning import items
+
+    with open_store(root / "seeded.db") as store:
+        items.add(
+            store,
+            "Deploys go through make ship",
+            pinned=True,
+            scope=items.parse_scope(f"repo:{REPO}"),
+        )
+        items.add(
+            store,
+            "The payments webhook deploy needs a feature flag",
+            kind=items.parse_kind("correction"),
+            scope=items.parse_scope(f"repo:{REPO}"),
+        )
+        for agent in AGENTS:
+            recorded = json.loads((FIXTURES / agent / "SessionStart.json").read_text())
+            store.upsert_session(
+                Session(
+                    id=f"01SEEDEDSESSION{agent.upper():0<11}"[:26],
+                    agent=agent,
+                    agent_session_id=recorded["session_id"],
+                    repo=REPO,
+                    started_at="2026-01-01T00:00:00.000Z",
+                )
+            )
+    return root
+
+
+@pytest.fixture
+def shop(template: Path, tmp_path: Path) -> Path:
+    repo = tmp_path / "shop"
+    shutil.copytree(template / "shop", repo, symlinks=True)
+    return repo
+
+
+@pytest.fixture(autouse=True)
+def empty_store(template: Path, db_path: Path) -> None:
+    shutil.copy2(template / "empty.db", db_path)
+
+
+def write_config(text: str) -> None:
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def store_bytes(db: Path) -> bytes:
+    """Everything SQLite wrote for the store: the file and its WAL."""
+    return b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
+
+
+@pytest.fixture
+def memories(shop: Path) -> dict[str, str]:
+    """A pinned repo fact that fits the pack, and a correction that only recall finds.
+
+    The budget leaves room for the pinned line only, so the correction can reach the
+    agent only as recall.
+    """
+    pinned = add("Deploys go through make ship", scope=f"repo:{REPO}", pinned=True)
+    rule = add(
+        "The kenning harness greets in French\nSay bonjour when the harness starts a session.",
+        scope=f"repo:{REPO}",
+        kind="correction",
+    )
+    budget = budget_for_only(pinned.id)
+    write_config(f"[memory]\nbudget = {budget}\n")
+    return {"pinned": pinned.id, "rule": rule.id, "budget": str(budget)}
+
+
+def budget_for_only(item_id: str) -> int:
+    """A pack budget with room for the intro and this item only: the middle of the range
+    of such budgets, so that no rounding decides."""
+    scopes = [f"workstream:{REPO}#main", f"repo:{REPO}", "global"]
+    with opened() as store:
+        return middle_budget(store, scopes, item_id)
+
+
+def middle_budget(store: Any, scopes: list[str], item_id: str) -> int:
+    def shown(budget: int) -> list[str]:
+        return [i.id for i in build_pack(store, scopes, budget=budget).items]
+
+    def first(count: int) -> int:  # the smallest budget showing `count` items
+        low, high = 50, 5000
+        while low < high:
+            mid = (low + high) // 2
+            low, high = (low, mid) if len(shown(mid)) >= count else (mid + 1, high)
+        return low
+
+    one, two = first(1), first(2)
+    assert shown(one) == [item_id] and two - one > 2
+    return (one + two - 1) // 2
+
+
+# ----------------------------------------------------------------------------- the recorded turn
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_recorded_turn_end_to_end(
+    agent: str, hook: Hook, shop: Path, memories: dict[str, str]
+) -> None:
+    prompt_event = PROMPT_EVENT[agent]
+    for event in ORDER[agent]:
+        code, out = hook(event, agent, payload(agent, event, shop))
+        assert code == 0, event
+        if event == "SessionStart":
+            pack = pack_of(agent, out)
+            assert pack.startswith(PACK_START)
+            assert "Deploys go through make ship" in pack
+            assert "greets in French" not in pack
+            session = one_session()
+            assert session.ended_at is None
+            assert session.agent == agent
+            assert session.repo == REPO
+            assert session.cwd == str(shop.resolve())
+            assert session.transcript_path and session.transcript_path.endswith(".jsonl")
+            assert session.start_commit
+            if agent == "codex":
+                assert session.model == "gpt-5.1-codex"
+        elif event == prompt_event:
+            recall = context_of(out, prompt_event)
+            assert recall.startswith(RECALL_HEADER)
+            assert "The kenning harness greets in French" in recall
+            assert f"[m:{memories['rule'][-6:].lower()}]" in recall
+            session = one_session()
+            # Gemini's copy of the SessionStart context is not part of what was asked.
+            assert session.first_prompt == RECORDED_PROMPT
+            assert session.last_prompt == RECORDED_PROMPT
+            assert session.prompt_count == 1
+        elif event == "SessionEnd":
+            assert out == ""
+        else:
+            assert out == "", f"{event} printed {out!r}"
+    session = one_session()
+    recorded = payload(agent, "SessionEnd", shop)
+    assert session.agent_session_id == recorded["session_id"]
+    assert session.ended_at is not None
+    assert session.end_reason == recorded["reason"]
+    given = deliveries(session.id)
+    assert [(d["what"], d["item_ids"]) for d in given] == [
+        ("pack", [memories["pinned"]]),
+        ("recall", [memories["rule"]]),
+    ]
+    assert given[1]["query"] == RECORDED_PROMPT
+    assert log_lines() == []
+
+
+@pytest.mark.parametrize(("agent", "event"), ALL_EVENTS)
+def test_agent_is_detected_from_the_payload(agent: str, event: str, shop: Path) -> None:
+    assert detect_agent(payload(agent, event, shop)) == agent
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_without_agent_flag_the_payload_tells(
+    agent: str, shop: Path, memories: dict[str, str]
+) -> None:
+    data = encode(payload(agent, "SessionStart", shop))
+    done = subprocess.run(
+        [str(KEN_BIN), "hook", "SessionStart"],
+        input=data,
+        capture_output=True,
+        check=False,
+        timeout=60,
+        start_new_session=True,
+    )
+    assert done.returncode == 0
+    assert PACK_START in done.stdout.decode()
+    assert one_session().agent == agent
+
+
+# ----------------------------------------------------------------------------- sessions
+
+
+def test_prompts_are_recorded_first_and_last_clipped_and_redacted(
+    shop: Path, db_path: Path
+) -> None:
+    token = "ghp_" + "Q7wX2mK9pL4vR8tY" * 3  # the shape of a GitHub token, not a real one
+    add(
+        "Webhook retries are disabled in the payments service",
+        scope=f"repo:{REPO}",
+        kind="decision",
+    )
+    first = f"Why are payments webhook retries disabled in the payments service? {token}"
+    code, out = call_inproc(
+        "UserPromptSubmit", "claude", payload("claude", "UserPromptSubmit", shop, prompt=first)
+    )
+    assert code == 0
+    assert "Webhook retries are disabled" in context_of(out, "UserPromptSubmit")
+    long_prompt = "Please refactor the checkout flow " + "and keep going " * 300
+    call_inproc(
+        "UserPromptSubmit",
+        "claude",
+        payload("claude", "UserPromptSubmit", shop, prompt=long_prompt),
+    )
+    session = one_session()
+    assert session.prompt_count == 2
+    assert session.first_prompt is not None and session.last_prompt is not None
+    assert token not in session.first_prompt
+    assert "[redacted:" in session.first_prompt
+    assert session.first_prompt.startswith("Why are payments webhook retries disabled")
+    assert len(session.last_prompt) <= 500
+    assert session.last_prompt.startswith("Please refactor the checkout flow")
+    told = json.loads(ken("told", session.id, "--json").output)
+    assert token not in json.dumps(told)
+    # The handoff the session leaves at its end quotes the prompt too.
+    call_inproc("SessionEnd", "claude", payload("claude", "SessionEnd", shop))
+    assert one_session().ended_at is not None
+    # Not anywhere in the store: not in the session, what it was told, or its handoff.
+    assert token.encode() not in store_bytes(db_path)
+    exported = [json.loads(line) for line in ken("export").output.splitlines()]
+    [handoff] = [i for i in exported if i["kind"] == "handoff"]
+    assert "[redacted:" in handoff["body"]
+    assert token not in json.dumps(exported)
+
+
+def test_resume_prints_no_pack_and_reopens_the_session(shop: Path) -> None:
+    add("Deploys go through make ship", scope=f"repo:{REPO}", pinned=True)
+    start = payload("claude", "SessionStart", shop)
+    assert call_inproc("SessionStart", "claude", start)[1].startswith(PACK_START)
+    call_inproc("SessionEnd", "claude", payload("claude", "SessionEnd", shop))
+    assert one_session().ended_at is not None
+
+    code, out = call_inproc("SessionStart", "claude", {**start, "source": "resume"})
+
+    assert (code, out) == (0, "")
+    session = one_session()
+    assert session.ended_at is None
+    assert [d["what"] for d in deliveries(session.id)] == ["pack"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_clear_closes_the_session_it_replaces(agent: str, shop: Path) -> None:
+    add("Deploys go through make ship", scope=f"repo:{REPO}", pinned=True)
+    start = payload(agent, "SessionStart", shop)
+    call_inproc("SessionStart", agent, start)
+    [old] = all_sessions()
+
+    code, out = call_inproc(
+        "SessionStart", agent, {**start, "session_id": "after-clear-1", "source": "clear"}
+    )
+
+    assert code == 0
+    assert PACK_START in pack_of(agent, out)
+    by_id = {s.agent_session_id: s for s in all_sessions()}
+    assert set(by_id) == {start["session_id"], "after-clear-1"}
+    assert by_id[start["session_id"]].ended_at is not None
+    assert by_id[start["session_id"]].end_reason == "replaced"
+    assert by_id["after-clear-1"].ended_at is None
+    assert old.id == by_id[start["session_id"]].id
+
+
+def test_clear_in_one_window_leaves_another_window_open(shop: Path) -> None:
+    """Two windows of one agent in one folder: `/clear` replaces only its own session."""
+    start = payload("claude", "SessionStart", shop)
+    call_inproc("SessionStart", "claude", start)
+    call_inproc("SessionStart", "claude", {**start, "session_id": "other-window"})
+    by_id = {s.agent_session_id: s for s in all_sessions()}
+    with opened() as store:  # the other window is another (live) claude process
+        store.update_session(by_id["other-window"].id, pid=os.getpid())
+
+    call_inproc("SessionStart", "claude", {**start, "session_id": "cleared", "source": "clear"})
+
+    by_id = {s.agent_session_id: s for s in all_sessions()}
+    assert by_id[start["session_id"]].end_reason == "replaced"
+    assert by_id["other-window"].ended_at is None
+    assert by_id["cleared"].ended_at is None
+
+
+def test_a_new_start_elsewhere_does_not_close_a_live_session(shop: Path, tmp_path: Path) -> None:
+    call_inproc("SessionStart", "claude", payload("claude", "SessionStart", shop))
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    call_inproc(
+        "SessionStart",
+        "claude",
+        {**payload("claude", "SessionStart", other), "session_id": "second", "source": "clear"},
+    )
+    assert all(s.ended_at is None for s in all_sessions())
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_session_whose_agent_died_is_closed_at_the_next_start(shop: Path) -> None:
+    call_inproc("SessionStart", "codex", payload("codex", "SessionStart", shop))
+    [gone] = all_sessions()
+    with opened() as store:
+        store.update_session(gone.id, pid=dead_pid())
+    call_inproc("SessionStart", "claude", payload("claude", "SessionStart", shop))
+    [alive] = [s for s in all_sessions() if s.agent == "claude"]
+    with opened() as store:
+        store.update_session(alive.id, pid=os.getpid())
+
+    call_inproc("SessionStart", "gemini", payload("gemini", "SessionStart", shop))
+
+    by_agent = {s.agent: s for s in all_sessions()}
+    assert by_agent["codex"].ended_at is not None
+    assert by_agent["codex"].end_reason == "agent exited"
+    assert by_agent["claude"].ended_at is None
+    assert by_agent["gemini"].ended_at is None
+
+
+def test_session_end_for_an_unknown_session_is_logged_not_shown(shop: Path) -> None:
+    code, out = call_inproc("SessionEnd", "claude", payload("claude", "SessionEnd", shop))
+    assert (code, out) == (0, "")
+    [line] = log_lines()
+    assert "claude SessionEnd" in line
+    assert all_sessions() == []
+
+
+# ----------------------------------------------------------------------------- recall
+
+
+def test_gemini_hook_context_is_stripped_before_recall(shop: Path) -> None:
+    census = add("Giraffe census spreadsheet is updated quarterly", scope=f"repo:{REPO}")
+    data = payload("gemini", "BeforeAgent", shop)
+    context = "<hook_context>giraffe census spreadsheet quarterly</hook_context>"
+    data["prompt"] = data["prompt"].replace("KEN-PROBE-SessionStart-TOKEN", context[14:-15])
+    assert data["prompt"].startswith(context)
+
+    code, out = call_inproc("BeforeAgent", "gemini", data)
+
+    assert (code, out) == (0, "")
+    assert one_session().first_prompt == RECORDED_PROMPT
+    # The same words typed by the person do come back: the block was what was dropped.
+    code, out = call_inproc(
+        "UserPromptSubmit",
+        "claude",
+        payload("claude", "UserPromptSubmit", shop, prompt=data["prompt"]),
+    )
+    assert f"[m:{census.id[-6:].lower()}]" in context_of(out, "UserPromptSubmit")
+
+
+def write_claude_transcript(path: Path, turns: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for number, text in enumerate(turns):
+        lines.append(
+            {"type": "user", "uuid": f"u{number}", "message": {"role": "user", "content": text}}
+        )
+        lines.append(
+            {
+                "type": "assistant",
+                "uuid": f"a{number}",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "On it."}]},
+            }
+        )
+    lines.append(
+        {
+            "type": "user",
+            "isMeta": True,
+            "message": {"role": "user", "content": "giraffe census note"},
+        }
+    )
+    lines.append(
+        {
+            "type": "user",
+            "message": {"role": "user", "content": [{"type": "tool_result", "content": "giraffe"}]},
+        }
+    )
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\nnot json\n")
+
+
+def test_transcript_user_turns_join_the_query(shop: Path, tmp_path: Path) -> None:
+    decision = add(
+        "Webhook retries are disabled in the payments service",
+        scope=f"repo:{REPO}",
+        kind="decision",
+    )
+    prompt = "why are the retries so slow?"
+    transcript = tmp_path / "transcript.jsonl"
+    data = payload(
+        "claude", "UserPromptSubmit", shop, prompt=prompt, transcript_path=str(transcript)
+    )
+
+    # Alone, the prompt shares one word with the decision: not enough.
+    write_claude_transcript(transcript, [prompt])
+    assert call_inproc("UserPromptSubmit", "claude", data) == (0, "")
+
+    # After the person talked about the payments webhook, it is.
+    write_claude_transcript(transcript, ["look at the payments webhook handler", prompt])
+    code, out = call_inproc("UserPromptSubmit", "claude", {**data, "session_id": "later"})
+    assert code == 0
+    assert f"[m:{decision.id[-6:].lower()}]" in context_of(out, "UserPromptSubmit")
+
+
+def test_nothing_told_in_the_session_comes_back_in_recall(
+    shop: Path, memories: dict[str, str]
+) -> None:
+    start = payload("claude", "SessionStart", shop)
+    call_inproc("SessionStart", "claude", start)
+    ask = payload("claude", "UserPromptSubmit", shop)
+
+    # The pinned fact was in the pack: asking about it recalls nothing.
+    about_pinned = {**ask, "prompt": "how do deploys ship with make?"}
+    assert call_inproc("UserPromptSubmit", "claude", about_pinned) == (0, "")
+    # The correction was not: it comes once, then never again in this session.
+    code, out = call_inproc("UserPromptSubmit", "claude", ask)
+    assert "The kenning harness greets in French" in context_of(out, "UserPromptSubmit")
+    assert call_inproc("UserPromptSubmit", "claude", ask) == (0, "")
+    # A new session is told again.
+    again = {**ask, "session_id": "another"}
+    assert "greets in French" in call_inproc("UserPromptSubmit", "claude", again)[1]
+
+
+def test_use_counts_rise_once_per_session(shop: Path, memories: dict[str, str]) -> None:
+    start = payload("claude", "SessionStart", shop)
+    ask = payload("claude", "UserPromptSubmit", shop)
+    call_inproc("SessionStart", "claude", start)
+    call_inproc("SessionStart", "claude", {**start, "source": "compact"})
+    call_inproc("UserPromptSubmit", "claude", ask)
+    call_inproc("UserPromptSubmit", "claude", ask)
+    assert use_count(memories["pinned"]) == 1
+    assert use_count(memories["rule"]) == 1
+
+    call_inproc("SessionStart", "claude", {**start, "session_id": "second"})
+    call_inproc("UserPromptSubmit", "claude", {**ask, "session_id": "second"})
+    assert use_count(memories["pinned"]) == 2
+    assert use_count(memories["rule"]) == 2
+
+
+def test_a_big_pack_is_cut_to_what_a_hook_may_print_and_told_as_cut(shop: Path) -> None:
+    write_config("[memory]\nbudget = 50000\n")
+    with opened() as store:
+        for n in range(120):
+            add(
+                f"Decision {n}: the frobnicator widget layout keeps its consequences in check",
+                store,
+                scope=f"repo:{REPO}",
+                kind="decision",
+            )
+    code, out = call_inproc("SessionStart", "claude", payload("claude", "SessionStart", shop))
+    assert code == 0
+    assert len(out) <= MAX_OUTPUT_CHARS + 1
+    assert "(cut to fit" not in out
+    assert "more memories here did not fit" in out
+    shown = re.findall(r"\[m:([0-9a-z]{6})\]", out)
+    [told] = deliveries(one_session().id)
+    assert [i[-6:].lower() for i in told["item_ids"]] == shown
+    assert 0 < len(shown) < 120
+
+
+# ----------------------------------------------------------------------------- privacy
+
+
+@pytest.mark.parametrize("how", ["config", "env"])
+def test_memory_disabled_means_no_output_and_no_session(
+    how: str, shop: Path, memories: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if how == "config":
+        write_config("[memory]\nenabled = false\n")
+    else:
+        monkeypatch.setenv("KEN_ENABLED", "0")
+    for agent in AGENTS:
+        for event in ORDER[agent]:
+            assert call_inproc(event, agent, payload(agent, event, shop)) == (0, "")
+    assert all_sessions() == []
+    assert use_count(memories["pinned"]) == 0
+
+
+def test_an_agent_left_out_of_deliver_to_gets_nothing_but_is_recorded(
+    shop: Path, memories: dict[str, str]
+) -> None:
+    write_config('[memory]\ndeliver_to = ["codex"]\n')
+    for event in ORDER["claude"]:
+        assert call_inproc(event, "claude", payload("claude", event, shop)) == (0, "")
+    session = one_session()
+    assert session.agent == "claude"
+    assert session.first_prompt == RECORDED_PROMPT
+    assert session.ended_at is not None
+    assert deliveries(session.id) == []
+    # Codex, which is listed, is told.
+    code, out = call_inproc("SessionStart", "codex", payload("codex", "SessionStart", shop))
+    assert out.startswith(PACK_START)
+
+
+def test_a_repo_with_capture_off_records_no_session(shop: Path, memories: dict[str, str]) -> None:
+    write_config(f'[repos."{REPO}"]\ncapture = false\n')
+    for agent in AGENTS:
+        for event in ORDER[agent]:
+            code, _ = call_inproc(event, agent, payload(agent, event, shop))
+            assert code == 0
+    assert all_sessions() == []
+    assert use_count(memories["pinned"]) == 0
+
+
+def test_a_repo_with_deliver_off_is_never_told(shop: Path) -> None:
+    write_config(f'[repos."{REPO}"]\ndeliver = false\n')
+    secret_ws = add(
+        "Shop branch main freezes checkout changes on Fridays",
+        scope=f"workstream:{REPO}#main",
+        pinned=True,
+    )
+    secret_repo = add(
+        "Shop checkout totals are rounded with bankers rounding",
+        scope=f"repo:{REPO}",
+        kind="correction",
+    )
+    shared = add("Checkout totals always print two decimals", scope="global", kind="preference")
+    # A past session in the repo, with a prompt, that a pack would list.
+    start = payload("claude", "SessionStart", shop)
+    call_inproc("SessionStart", "claude", {**start, "session_id": "earlier"})
+    call_inproc(
+        "UserPromptSubmit",
+        "claude",
+        {
+            **payload("claude", "UserPromptSubmit", shop),
+            "session_id": "earlier",
+            "prompt": "tidy the shop checkout module",
+        },
+    )
+
+    code, out = call_inproc("SessionStart", "claude", start)
+    assert code == 0
+    assert "Checkout totals always print two decimals" in out
+    assert "freezes checkout" not in out and "bankers" not in out
+    assert "tidy the shop checkout module" not in out
+    assert "Recent sessions here" not in out
+
+    ask = {
+        **payload("claude", "UserPromptSubmit", shop),
+        "prompt": "how are checkout totals rounded on fridays? bankers rounding decimals",
+    }
+    code, out = call_inproc("UserPromptSubmit", "claude", ask)
+    assert code == 0
+    assert secret_ws.title not in out and secret_repo.title not in out
+    # The global preference was in the pack already; nothing of the repo came instead.
+    told = {i for s in all_sessions() for d in deliveries(s.id) for i in d["item_ids"]}
+    assert told == {shared.id}
+    # Sessions are still recorded there (capture is on).
+    assert len(all_sessions()) == 2
+
+
+def test_deliver_off_still_recalls_other_scopes(shop: Path) -> None:
+    write_config(f'[repos."{REPO}"]\ndeliver = false\n')
+    blocked = add(
+        "Shop checkout totals are rounded with bankers rounding",
+        scope=f"repo:{REPO}",
+        kind="correction",
+    )
+    shared = add(
+        "Checkout totals are rounded half up everywhere else", scope="global", kind="correction"
+    )
+    ask = {
+        **payload("claude", "UserPromptSubmit", shop),
+        "prompt": "how are checkout totals rounded?",
+    }
+    code, out = call_inproc("UserPromptSubmit", "claude", ask)
+    text = context_of(out, "UserPromptSubmit")
+    assert shared.title in text
+    assert blocked.title not in text
+
+
+# ----------------------------------------------------------------------------- bad input
+
+PROMPT_EVENTS = {"UserPromptSubmit", "BeforeAgent"}
+BAD_KINDS = [
+    "empty",
+    "blank",
+    "not-json",
+    "list",
+    "string",
+    "no-cwd",
+    "cwd-number",
+    "huge-payload",
+    "huge-prompt",
+    "bad-utf8",
+    "store-is-a-folder",
+    "store-corrupt",
+    "config-corrupt",
+]
+BAD_CASES = [
+    pytest.param(agent, event, kind, id=f"{agent}-{event}-{kind}")
+    for agent, event in ALL_EVENTS
+    for kind in BAD_KINDS
+    if kind != "huge-prompt" or event in PROMPT_EVENTS
+]
+
+
+def bad_input(
+    kind: str, agent: str, event: str, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> bytes:
+    """The stdin for one kind of bad input (and, for the store kinds, a broken store)."""
+    good = payload(agent, event, repo)
+    if kind == "empty":
+        return b""
+    if kind == "blank":
+        return b"  \n\t\n"
+    if kind == "not-json":
+        return json.dumps(good).encode()[:-7]
+    if kind == "list":
+        return encode([good])
+    if kind == "string":
+        return encode(json.dumps(good))
+    if kind == "no-cwd":
+        return encode({k: v for k, v in good.items() if k != "cwd"})
+    if kind == "cwd-number":
+        return encode({**good, "cwd": 42})
+    if kind == "huge-payload":
+        return encode(good)[:-1] + b', "padding": "' + b"x" * hook_run.MAX_STDIN_BYTES + b'"}'
+
+    if kind == "huge-prompt":
+        return encode({**good, "prompt": "deploy the payments webhook " * 40_000})
+    if kind == "bad-utf8":
+        return encode({**good, "session_id": "SESSION"}).replace(b"SESSION", b"s\xff\xfe\x80")
+    if kind == "store-is-a-folder":
+        folder = tmp_path / "store-folder"
+        folder.mkdir()
+        monkeypatch.setenv("KEN_DB", str(folder))
+        return encode(good)
+    if kind == "store-corrupt":
+        corrupt = tmp_path / "corrupt.db"
+        corrupt.write_bytes(b"this is not a database\n" * 400)
+        monkeypatch.setenv("KEN_DB", str(corrupt))
+        return encode(good)
+    if kind == "config-corrupt":
+        write_config("[memory\nbudget = = 3\n")
+        return encode(good)
+    raise AssertionError(kind)
+
+
+def store_state() -> tuple[object, ...]:
+    """What a hook could change: the items (as `ken export` has them), sessions, deliveries
+    and uses, or the raw files a broken-store case points at."""
+    import sqlite3
+
+    db = Path(os.environ["KEN_DB"])
+    if db.is_dir():
+        return ("folder", sorted(p.name for p in db.iterdir()))
+    if db.name == "corrupt.db":
+        return ("file", db.read_bytes())
+    exported = ken("export").output
+    assert exported.count("\n") == 2
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = tuple(
+            conn.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
+            for table in ("sessions", "deliveries", "uses")
+        )
+    finally:
+        conn.close()
+    assert len(rows[0]) == len(AGENTS)
+    return ("store", exported, rows)
+
+
+@pytest.mark.parametrize(("agent", "event", "kind"), BAD_CASES)
+def test_bad_input_is_silent_logged_once_and_changes_nothing(
+    agent: str,
+    event: str,
+    kind: str,
+    tmp_path: Path,
+    template: Path,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shutil.copy2(template / "seeded.db", db_path)
+    folder = tmp_path / "work"  # the payload's cwd: a folder (no need for git here)
+    folder.mkdir()
+    data = bad_input(kind, agent, event, folder, tmp_path, monkeypatch)
+    before_state = store_state()
+    before_log = log_lines()
+
+    code, out = call_inproc(event, agent, data)
+
+    assert code == 0
+    assert out == ""
+    new = log_lines()[len(before_log) :]
+    assert len(new) == 1, new
+    assert f" {agent} {event} " in new[0]
+    assert store_state() == before_state
+
+
+BINARY_CASES = [
+    *(
+        ("claude", kind)
+        for kind in (
+            "empty",
+            "not-json",
+            "list",
+            "cwd-number",
+            "huge-prompt",
+            "bad-utf8",
+            "store-is-a-folder",
+            "store-corrupt",
+        )
+    ),
+    *((agent, kind) for agent in ("codex", "gemini") for kind in ("bad-utf8", "store-corrupt")),
+]
+
+
+@pytest.mark.parametrize(("agent", "kind"), BINARY_CASES)
+def test_bad_input_through_the_binary(
+    agent: str, kind: str, shop: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    event = PROMPT_EVENT[agent]
+    data = bad_input(kind, agent, event, shop, tmp_path, monkeypatch)
+    done = subprocess.run(
+        [str(KEN_BIN), "hook", event, "--agent", agent],
+        input=data,
+        capture_output=True,
+        env=dict(os.environ),
+        timeout=60,
+        check=False,
+        start_new_session=True,
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert b"Traceback" not in done.stderr
+    assert len(log_lines()) == 1
+
+
+def test_debug_flag_shows_the_traceback_on_stderr(shop: Path) -> None:
+    done = subprocess.run(
+        [str(KEN_BIN), "hook", "UserPromptSubmit", "--agent", "claude", "--debug"],
+        input=b"{not json",
+        capture_output=True,
+        timeout=60,
+        check=False,
+        start_new_session=True,
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert b"BadPayload" in done.stderr
+    assert len(log_lines()) == 1
+
+
+def test_the_log_is_kept_small(shop: Path) -> None:
+    path = log_file()
+    path.parent.mkdir(parents=True)
+    path.write_text("old line\n" * 200_000)
+    call_inproc("UserPromptSubmit", "claude", b"")
+    size = path.stat().st_size
+    assert size <= hooklog.MAX_LOG_BYTES
+    assert log_lines()[-1].endswith("BadPayload: empty stdin")
+
+
+# ----------------------------------------------------------------------------- import weight
+
+HEAVY = ("click", "rich", "pydantic", "mcp", "textual")
+IMPORT_PROBE = """
+import io, json, sys
+sys.argv = ["ken", "hook", {event!r}, "--agent", {agent!r}]
+from kenning.entry import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in {heavy})
+sys.stderr.write("\\nMODULES " + json.dumps({{"code": code, "heavy": heavy}}) + "\\n")
+"""
+
+
+@pytest.fixture
+def stdin_file(tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], Any]]:
+    handles: list[Any] = []
+
+    def make(data: dict[str, Any]) -> Any:
+        path = tmp_path / f"stdin-{len(handles)}.json"
+        path.write_text(json.dumps(data))
+        handle = path.open("rb")
+        handles.append(handle)
+        return handle
+
+    yield make
+    for handle in handles:
+        handle.close()
+
+
+@pytest.mark.parametrize(
+    ("agent", "event"),
+    [
+        ("claude", "SessionStart"),
+        ("claude", "UserPromptSubmit"),
+        ("claude", "SessionEnd"),
+        ("codex", "UserPromptSubmit"),
+        ("gemini", "BeforeAgent"),
+    ],
+)
+def test_the_hook_path_loads_no_ui_library(
+    agent: str,
+    event: str,
+    shop: Path,
+    memories: dict[str, str],
+    stdin_file: Callable[[dict[str, Any]], Any],
+) -> None:
+    if event == "SessionEnd":  # a session to close
+        call_inproc("SessionStart", agent, payload(agent, "SessionStart", shop))
+    code = IMPORT_PROBE.format(event=event, agent=agent, heavy=set(HEAVY))
+    done = run_python(code, stdin=stdin_file(payload(agent, event, shop)))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stderr.rsplit("MODULES ", 1)[1])
+    assert report == {"code": 0, "heavy": []}
+    if event == "SessionStart":
+        assert PACK_START in done.stdout
+    elif event in PROMPT_EVENTS:
+        assert "greets in French" in done.stdout
+    assert log_lines() == []

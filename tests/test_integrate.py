@@ -1,0 +1,449 @@
+"""`ken integrate` and `ken doctor`, on the agents' settings files (no agent CLI runs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents import harness  # its own Codex trust hash, to check ours against
+from conftest import ken, ken_proc
+from kenning import integrate
+
+AGENTS = ("claude", "codex", "gemini")
+KEN = str(Path(sys.executable).with_name("ken"))
+
+
+def settings(agent: str) -> Path:
+    return integrate.settings_path(agent)
+
+
+def read(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def write(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=4) + "\n", encoding="utf-8")
+
+
+def run(*args: str) -> Any:
+    result = ken("integrate", *args, "--json")
+    assert result.exit_code == 0, result.output
+    [change] = json.loads(result.output)
+    return change
+
+
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(f"{path.name}.ken-backup-*"))
+
+
+def user_settings(agent: str) -> dict[str, Any]:
+    """Settings a person already has: other keys, and hooks of their own."""
+    mine = {"type": "command", "command": "/usr/local/bin/notify-me", "timeout": 5}
+    if agent == "gemini":
+        mine = {"name": "notify", **mine, "timeout": 5000}
+        return {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "hooks": {
+                "SessionStart": [{"matcher": "*", "hooks": [mine]}],
+                "AfterAgent": [{"matcher": "*", "hooks": [mine]}],
+            },
+        }
+    data: dict[str, Any] = {
+        "hooks": {
+            "SessionStart": [{"hooks": [mine]}],
+            "Stop": [{"hooks": [mine]}],
+            "PreToolUse": [{"matcher": "Bash", "hooks": [mine]}],
+        }
+    }
+    if agent == "claude":
+        data = {
+            "model": "opus",
+            "permissions": {"allow": ["Bash(ls:*)"]},
+            **data,
+            "statusLine": {"type": "command", "command": "echo hi"},
+        }
+    return data
+
+
+def ours(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """kenning's handlers in a settings dict, by event."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for event, groups in data.get("hooks", {}).items():
+        for group in groups:
+            for handler in group["hooks"]:
+                if integrate.is_ours(handler):
+                    found.setdefault(event, []).append(handler)
+    return found
+
+
+# ----------------------------------------------------------------------------- install
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_install_writes_one_handler_per_event(agent: str) -> None:
+    change = run(agent)
+    assert change["action"] == "installed"
+    assert change["path"] == str(settings(agent))
+    data = read(settings(agent))
+    found = ours(data)
+    assert sorted(found) == sorted(integrate.HOOK_EVENTS[agent])
+    for event, [handler] in found.items():
+        assert handler["type"] == "command"
+        assert handler["command"] == f"{integrate.ken_command()} hook {event} --agent {agent}"
+        assert Path(handler["command"].split()[0]).is_absolute()
+    assert change["commands"] == {e: h[0]["command"] for e, h in found.items()}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_install_twice_gives_the_same_file(agent: str) -> None:
+    write(settings(agent), user_settings(agent))
+    run(agent)
+    first = settings(agent).read_bytes()
+    made = backups(settings(agent))
+    change = run(agent)
+    assert change["action"] == "unchanged"
+    assert change["backup"] is None
+    assert settings(agent).read_bytes() == first
+    assert backups(settings(agent)) == made
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_install_keeps_the_persons_settings_and_hooks(agent: str) -> None:
+    original = user_settings(agent)
+    write(settings(agent), original)
+    run(agent)
+    data = read(settings(agent))
+    for key, value in original.items():
+        if key != "hooks":
+            assert data[key] == value
+    for event, groups in original["hooks"].items():
+        assert data["hooks"][event][: len(groups)] == groups, event
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_install_backs_up_the_file_it_changes(agent: str) -> None:
+    write(settings(agent), user_settings(agent))
+    before = settings(agent).read_bytes()
+    change = run(agent)
+    [backup] = backups(settings(agent))
+    assert change["backup"] == str(backup)
+    assert backup.read_bytes() == before
+
+
+def test_a_fresh_file_needs_no_backup() -> None:
+    change = run("claude")
+    assert change["backup"] is None
+    assert backups(settings("claude")) == []
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_remove_takes_out_exactly_what_install_added(agent: str) -> None:
+    original = user_settings(agent)
+    write(settings(agent), original)
+    run(agent)
+    change = run(agent, "--remove")
+    assert change["action"] == "removed"
+    assert read(settings(agent)) == original
+    assert run(agent, "--remove")["action"] == "absent"
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_backups_are_never_overwritten(agent: str) -> None:
+    """Install and remove in the same second leave two backups, the first the original."""
+    write(settings(agent), user_settings(agent))
+    original = settings(agent).read_bytes()
+    run(agent)
+    installed = settings(agent).read_bytes()
+    run(agent, "--remove")
+    found = backups(settings(agent))
+    assert len(found) == 2
+    assert sorted(p.read_bytes() for p in found) == sorted([original, installed])
+
+
+def test_remove_with_nothing_installed() -> None:
+    assert run("claude", "--remove")["action"] == "absent"
+    write(settings("claude"), {"model": "opus"})
+    assert run("claude", "--remove")["action"] == "absent"
+    assert read(settings("claude")) == {"model": "opus"}
+
+
+def test_reinstall_replaces_an_old_path_in_place() -> None:
+    """After the venv moves, installing again swaps the command where it stood."""
+    path = settings("claude")
+    integrate.install("claude", ken="/old/venv/bin/ken")
+    data = read(path)
+    mine = {"type": "command", "command": "/usr/local/bin/after-ours"}
+    data["hooks"]["SessionStart"].append({"hooks": [mine]})
+    write(path, data)
+    run("claude")
+    groups = read(path)["hooks"]["SessionStart"]
+    assert [g["hooks"][0]["command"] for g in groups] == [
+        f"{integrate.ken_command()} hook SessionStart --agent claude",
+        "/usr/local/bin/after-ours",
+    ]
+    assert "/old/venv" not in path.read_text()
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"hooks": []}'])
+def test_a_settings_file_it_cannot_read_is_left_alone(text: str) -> None:
+    path = settings("claude")
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    result = ken("integrate", "claude")
+    assert result.exit_code != 0
+    assert "fix it by hand" in result.output
+    assert path.read_text() == text
+    assert backups(path) == []
+
+
+def test_gemini_timeouts_are_milliseconds_and_others_seconds() -> None:
+    for agent in AGENTS:
+        run(agent)
+    gemini = ours(read(settings("gemini")))
+    assert {e: h[0]["timeout"] for e, h in gemini.items()} == {
+        "SessionStart": 15_000,
+        "BeforeAgent": 10_000,
+        "SessionEnd": 3_000,
+    }
+    assert all(h[0]["name"] == "kenning" for h in gemini.values())
+    groups = read(settings("gemini"))["hooks"]["BeforeAgent"]
+    assert groups[-1]["matcher"] == "*"
+    for agent in ("claude", "codex"):
+        timeouts = {e: h[0]["timeout"] for e, h in ours(read(settings(agent))).items()}
+        assert timeouts["SessionStart"] == 15
+        assert timeouts["UserPromptSubmit"] == 10
+        assert timeouts["SessionEnd"] == 3
+
+
+def test_the_human_output_names_the_file_and_commands() -> None:
+    result = ken("integrate", "codex")
+    assert result.exit_code == 0
+    assert f"codex: hooks installed in {settings('codex')}" in result.output
+    assert "SessionStart: " in result.output
+    assert "ken integrate codex --trust" in result.output  # how to trust them
+
+
+# ----------------------------------------------------------------------------- codex trust
+
+CODEX_CONFIG = """\
+# my codex settings
+model = "gpt-5.1-codex"  # the one I like
+approval_policy = "never"
+
+[hooks.state."/elsewhere/hooks.json:stop:0:0"]
+trusted_hash = "sha256:mine"  # someone else's hook
+
+[tui]
+# keep the theme
+theme = "dark"
+"""
+
+
+CODEX_EVENT_NAMES = {
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "user_prompt_submit",
+    "PreCompact": "pre_compact",
+    "SessionEnd": "session_end",
+}
+
+
+def trust_table() -> dict[str, Any]:
+    config = tomllib.loads((integrate.codex_home() / "config.toml").read_text())
+    return dict(config.get("hooks", {}).get("state", {}))
+
+
+def test_codex_trust_covers_exactly_kennings_handlers() -> None:
+    config = integrate.codex_home() / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(CODEX_CONFIG)
+    write(settings("codex"), user_settings("codex"))
+
+    run("codex", "--trust")
+
+    hooks_file = settings("codex").resolve()
+    data = read(settings("codex"))
+    expected = {"/elsewhere/hooks.json:stop:0:0": {"trusted_hash": "sha256:mine"}}
+    for event, groups in data["hooks"].items():
+        for g, group in enumerate(groups):
+            for h, handler in enumerate(group["hooks"]):
+                if integrate.is_ours(handler):
+                    key = f"{hooks_file}:{CODEX_EVENT_NAMES[event]}:{g}:{h}"
+                    # The harness computes Codex's hash on its own; the two must agree.
+                    expected[key] = {"trusted_hash": harness.codex_hook_hash(event, handler)}
+    assert trust_table() == expected
+    assert len(expected) == 1 + len(integrate.HOOK_EVENTS["codex"])
+    text = config.read_text()
+    for comment in (
+        "# my codex settings",
+        "# the one I like",
+        "# someone else's hook",
+        "# keep the theme",
+    ):
+        assert comment in text
+    assert tomllib.loads(text)["tui"] == {"theme": "dark"}
+    # Idempotent, trust included.
+    run("codex", "--trust")
+    assert config.read_text() == text
+
+
+def test_codex_remove_drops_its_trust_and_keeps_the_rest() -> None:
+    config = integrate.codex_home() / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(CODEX_CONFIG)
+    original = user_settings("codex")
+    write(settings("codex"), original)
+    run("codex", "--trust")
+
+    run("codex", "--remove")
+
+    assert read(settings("codex")) == original
+    assert tomllib.loads(config.read_text()) == tomllib.loads(CODEX_CONFIG)
+    assert "# keep the theme" in config.read_text()
+
+
+def test_codex_reinstall_elsewhere_moves_the_trust() -> None:
+    integrate.install("codex", trust=True, ken="/old/venv/bin/ken")
+    old = trust_table()
+    run("codex", "--trust")
+    new = trust_table()
+    assert set(old) == set(new)  # same positions...
+    old_hashes = {v["trusted_hash"] for v in old.values()}
+    assert not old_hashes & {v["trusted_hash"] for v in new.values()}  # ...new hashes
+    assert "/old/venv" not in settings("codex").read_text()
+
+
+def test_codex_reinstall_keeps_the_trust_of_a_hook_after_ours() -> None:
+    """Codex keys trust by position: re-installing must not move the person's hooks."""
+    integrate.install("codex", trust=True, ken="/old/venv/bin/ken")
+    data = read(settings("codex"))
+    mine = {"type": "command", "command": "/usr/local/bin/after-ours", "timeout": 5}
+    data["hooks"]["SessionStart"].append({"hooks": [mine]})
+    write(settings("codex"), data)
+    key = f"{settings('codex').resolve()}:session_start:1:0"
+    config = integrate.codex_home() / "config.toml"
+    config.write_text(
+        config.read_text() + f'\n[hooks.state."{key}"]\n'
+        f'trusted_hash = "{harness.codex_hook_hash("SessionStart", mine)}"\n'
+    )
+
+    run("codex", "--trust")
+
+    groups = read(settings("codex"))["hooks"]["SessionStart"]
+    assert groups[1] == {"hooks": [mine]}
+    assert trust_table()[key] == {"trusted_hash": harness.codex_hook_hash("SessionStart", mine)}
+    assert len(trust_table()) == len(integrate.HOOK_EVENTS["codex"]) + 1
+
+
+def test_codex_without_trust_writes_no_config() -> None:
+    run("codex")
+    assert not (integrate.codex_home() / "config.toml").exists()
+
+
+# ----------------------------------------------------------------------------- doctor
+
+
+def doctor() -> tuple[int, dict[str, Any]]:
+    result = ken("doctor", "--json")
+    return result.exit_code, json.loads(result.output)
+
+
+def checks(report: dict[str, Any], agent: str) -> dict[str, dict[str, Any]]:
+    return {c["name"]: c for c in report["agents"][agent]}
+
+
+def test_doctor_with_nothing_installed() -> None:
+    code, report = doctor()
+    assert code == 0 and report["ok"] is True
+    for agent in AGENTS:
+        [check] = report["agents"][agent]
+        assert check["ok"] is True
+        assert check["detail"] == f"not installed in {settings(agent)}"
+        assert check["fix"] == f"to give {agent} memory: ken integrate {agent}"
+    assert "does not exist yet" in report["store"][0]["detail"]
+    assert report["recent_errors"] == []
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_doctor_with_hooks_installed(agent: str) -> None:
+    run(agent)
+    ken("add", "Deploys go through make ship")
+    code, report = doctor()
+    assert code == 0, report
+    found = checks(report, agent)
+    wanted = integrate.HOOK_EVENTS[agent]
+    assert found[f"{agent} hooks"]["ok"] is True
+    assert found[f"{agent} hooks"]["detail"].startswith(f"{len(wanted)} of {len(wanted)} events")
+    for event in wanted:
+        assert found[f"{agent} {event}"]["ok"] is True
+        assert found[f"{agent} {event}"]["detail"].startswith("runs: ")
+    assert report["store"][0]["ok"] is True
+    assert "1 items" in report["store"][0]["detail"]
+
+
+def test_doctor_finds_a_hook_whose_binary_is_gone(tmp_path: Path) -> None:
+    gone = tmp_path / "old-venv" / "bin" / "ken"
+    integrate.install("claude", ken=str(gone))
+    code, report = doctor()
+    assert code == 1 and report["ok"] is False
+    found = checks(report, "claude")
+    for event in integrate.HOOK_EVENTS["claude"]:
+        assert found[f"claude {event}"]["ok"] is False
+        assert found[f"claude {event}"]["fix"] == (
+            f"{gone} is gone: run `ken integrate claude` again"
+        )
+    text = ken("doctor").output
+    assert f"BAD claude SessionStart: runs: {gone} hook SessionStart" in text
+    # Integrating again points the hooks at this ken.
+    run("claude")
+    assert doctor()[0] == 0
+
+
+def test_doctor_finds_a_missing_event() -> None:
+    run("claude")
+    data = read(settings("claude"))
+    del data["hooks"]["UserPromptSubmit"]
+    write(settings("claude"), data)
+    code, report = doctor()
+    assert code == 1
+    check = checks(report, "claude")["claude hooks"]
+    assert check["ok"] is False
+    assert check["detail"].endswith("; missing UserPromptSubmit")
+    assert check["fix"] == "ken integrate claude"
+
+
+def test_doctor_finds_a_corrupt_store(db_path: Path) -> None:
+    db_path.write_bytes(b"not a database at all\n" * 300)
+    code, report = doctor()
+    assert code == 1
+    [check] = report["store"]
+    assert check["ok"] is False
+    assert "damaged" in check["detail"] or "not a" in check["detail"]
+    assert check["fix"]
+    assert "BAD store" in ken("doctor").output
+    assert db_path.read_bytes() == b"not a database at all\n" * 300
+
+
+def test_doctor_finds_a_store_others_can_read(db_path: Path) -> None:
+    ken("add", "Deploys go through make ship")
+    os.chmod(db_path, 0o644)
+    code, report = doctor()
+    assert code == 1
+    store = {c["name"]: c for c in report["store"]}
+    assert store["store file mode"]["ok"] is False
+    assert store["store file mode"]["fix"] == f"chmod 600 {db_path}"
+
+
+def test_doctor_shows_recent_hook_errors() -> None:
+    done = ken_proc("hook", "UserPromptSubmit", "--agent", "claude", input="{oops")
+    assert (done.returncode, done.stdout) == (0, "")
+    code, report = doctor()
+    [line] = report["recent_errors"]
+    assert "claude UserPromptSubmit BadPayload" in line
+    assert "recent hook log:" in ken("doctor").output

@@ -1,0 +1,864 @@
+"""`ken mcp` over stdio, driven by the MCP SDK's own client against the installed `ken`.
+
+Every test spawns the real server (`ken mcp`) in a git repo with the test's isolated
+HOME, XDG folders and KEN_DB passed explicitly, then checks the store afterwards with the
+library. The write policy under test: an agent's own scopes (its session, and the
+workstream and project it works in) take its writes as active; shared scopes (repo,
+workspace, global, and other places' working scopes) take them as proposed and need
+evidence; an update names the revision it expects; an update to a shared memory files a
+linked replacement and leaves the original alone; nothing deletes.
+
+Each `ken mcp` start costs 1-3 s (importing the MCP SDK), so a test drives one server
+through many calls rather than starting one per case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from helpers import add, opened
+from kenning import sessions
+from kenning import where as where_mod
+from kenning.model import Item
+from kenning.store import open_store
+
+KEN = Path(sys.executable).with_name("ken")
+PASSED_ENV = (
+    "HOME",
+    "PATH",
+    "KEN_DB",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+)
+REPO = "github.com/acme/shop"
+WORKSTREAM = f"{REPO}#main"
+TOOLS = {
+    # name: the fields its input schema must require
+    "memory_context": set(),
+    "memory_search": {"query"},
+    "memory_get": {"id"},
+    "memory_propose": {"text"},
+    "memory_update": {"id", "text", "expected_revision"},
+    "memory_handoff": {"done", "state", "next"},
+    "session_history": set(),
+    "record_reflection": {"lessons"},
+}
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # fake: the shape of a GitHub token
+SCENARIO_TIMEOUT = 120
+
+pytestmark = pytest.mark.skipif(not KEN.exists(), reason="ken is not installed in this venv")
+
+
+# ----------------------------------------------------------------------------- plumbing
+
+
+class Result:
+    """One tool call's answer: its error flag, text and structured content."""
+
+    def __init__(self, raw: Any) -> None:
+        self.is_error: bool = bool(raw.is_error)
+        self.text = "\n".join(getattr(c, "text", "") for c in raw.content)
+        self.data: dict[str, Any] = raw.structured_content or {}
+
+    def __repr__(self) -> str:
+        return f"Result(is_error={self.is_error}, text={self.text[:300]!r})"
+
+
+class Server:
+    """A connected client with a small call helper."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def call(self, name: str, args: dict[str, Any] | None = None) -> Result:
+        return Result(await self.client.call_tool(name, args or {}))
+
+    async def ok(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = await self.call(name, args)
+        assert not result.is_error, result
+        return result.data
+
+    async def error(self, name: str, args: dict[str, Any] | None = None) -> str:
+        result = await self.call(name, args)
+        assert result.is_error, result
+        assert "Traceback" not in result.text, result.text
+        return result.text
+
+
+def server_params(cwd: Path, extra_env: dict[str, str] | None = None) -> StdioServerParameters:
+    env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
+    env.update(extra_env or {})
+    return StdioServerParameters(command=str(KEN), args=["mcp"], env=env, cwd=str(cwd))
+
+
+@asynccontextmanager
+async def connect(
+    cwd: Path, errlog: Any, mode: str = "auto", extra_env: dict[str, str] | None = None
+) -> AsyncIterator[Server]:
+    transport = stdio_client(server_params(cwd, extra_env), errlog=errlog)
+    async with Client(transport, mode=mode, read_timeout_seconds=30) as client:
+        yield Server(client)
+
+
+def drive(
+    cwd: Path,
+    scenario: Callable[[Server], Awaitable[None]],
+    mode: str = "auto",
+    extra_env: dict[str, str] | None = None,
+) -> str:
+    """Run `scenario` against one `ken mcp` process; returns what the server wrote to stderr."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+
+        async def main() -> None:
+            with anyio.fail_after(SCENARIO_TIMEOUT):
+                async with connect(cwd, errlog, mode, extra_env) as server:
+                    await scenario(server)
+
+        try:
+            anyio.run(main)
+        except BaseExceptionGroup as group:  # show the failure itself, not the task groups
+            raise _first_leaf(group) from None
+        errlog.seek(0)
+        stderr = errlog.read()
+    assert "Traceback" not in stderr, stderr
+    return stderr
+
+
+def _first_leaf(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
+
+
+def stored(ref: str) -> Item:
+    with opened() as store:
+        return store.get_item(ref)
+
+
+def all_items() -> dict[str, Item]:
+    from kenning.store import ItemQuery
+
+    with opened() as store:
+        return {i.id: i for i in store.list_items(ItemQuery(statuses=(), include_expired=True))}
+
+
+def history(item_id: str) -> list[str]:
+    with opened() as store:
+        return [r.change for r in store.revisions(item_id)]
+
+
+@pytest.fixture
+def seeded(git_repo: Path) -> dict[str, Item]:
+    """Memories a person saved in this repo before the agent started."""
+    with opened() as store:
+        return {
+            "deploy": add(
+                "Deploys go through the zebrafish pipeline\nNever by hand.",
+                store,
+                scope=f"repo:{REPO}",
+                kind="decision",
+            ),
+            "style": add(
+                "Prefer small pull requests\nOne change each.",
+                store,
+                scope="global",
+                kind="preference",
+            ),
+            "note": add(
+                "Branch note about the checkout flow", store, scope=f"workstream:{WORKSTREAM}"
+            ),
+        }
+
+
+# ----------------------------------------------------------------------------- listing
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_tools_are_listed_with_their_schemas(git_repo: Path, mode: str) -> None:
+    # "legacy" is the initialize handshake that the agent CLIs use today.
+    listed: dict[str, Any] = {}
+    instructions: list[str | None] = []
+
+    async def scenario(server: Server) -> None:
+        tools = await server.client.list_tools()
+        listed.update({tool.name: tool for tool in tools.tools})
+        instructions.append(server.client.instructions)
+
+    drive(git_repo, scenario, mode)
+
+    assert set(listed) == set(TOOLS)
+    for name, tool in listed.items():
+        schema = tool.input_schema
+        assert schema["type"] == "object", name
+        assert set(schema.get("required", [])) == TOOLS[name], name
+        assert tool.description and len(tool.description) > 20, name
+    # Nothing that deletes, approves or rejects is offered to agents.
+    assert not any(
+        word in name
+        for name in listed
+        for word in ("delete", "forget", "remove", "approve", "reject")
+    )
+    props = {name: tool.input_schema["properties"] for name, tool in listed.items()}
+    assert props["memory_search"]["query"]["type"] == "string"
+    assert props["memory_search"]["limit"]["maximum"] == 50
+    assert props["memory_get"]["id"]["maxLength"] == 40
+    assert props["record_reflection"]["lessons"]["maxItems"] == 3
+    assert props["session_history"]["where"]["pattern"] == "^(repo|project|workstream)$"
+    assert "approval" in (instructions[0] or "")
+
+
+# ----------------------------------------------------------------------------- the tour
+
+
+def test_every_tool_and_the_write_policy(git_repo: Path, seeded: dict[str, Item]) -> None:
+    deploy, style, note = seeded["deploy"], seeded["style"], seeded["note"]
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        context = await server.ok("memory_context", {"budget": 2000})
+        assert deploy.title in context["text"]
+        assert {i["id"] for i in context["items"]} >= {deploy.id, note.id}
+
+        found = await server.ok("memory_search", {"query": "zebrafish"})
+        assert [r["id"] for r in found["results"]] == [deploy.id]
+        assert found["results"][0]["title"] == deploy.title
+        found = await server.ok(
+            "memory_search",
+            {"query": "pull requests", "scopes": ["global"], "kinds": ["preference"]},
+        )
+        assert [r["id"] for r in found["results"]] == [style.id]
+
+        full = await server.ok("memory_get", {"id": deploy.id[-6:].lower()})
+        assert (full["id"], full["revision"]) == (deploy.id, deploy.revision)
+        assert [h["change"] for h in full["history"]] == ["add"]
+        assert full["provenance"]["how"] == "cli"
+
+        # Own scope (the workstream by default): active at once.
+        got["own"] = await server.ok(
+            "memory_propose", {"text": "Checkout uses the v2 cart API\nv1 is gone.", "kind": "fact"}
+        )
+        # Shared scopes: proposed, and only with evidence.
+        got["repo"] = await server.ok(
+            "memory_propose",
+            {
+                "text": "Use pnpm, not npm",
+                "kind": "correction",
+                "scope": f"repo:{REPO}",
+                "evidence": "person: no, use pnpm here",
+                "tags": ["tooling"],
+                "links": ["file:package.json"],
+            },
+        )
+        got["global"] = await server.ok(
+            "memory_propose",
+            {
+                "text": "Answer in British English",
+                "kind": "preference",
+                "scope": "global",
+                "evidence": "person: colour, not color",
+            },
+        )
+        got["workspace"] = await server.ok(
+            "memory_propose",
+            {
+                "text": "The shop team reviews on Tuesdays",
+                "scope": "workspace:shop-team",
+                "evidence": "person: we review on Tuesdays",
+            },
+        )
+        got["project"] = await server.ok(
+            "memory_propose",
+            {"text": "Project note: migrate the cart", "scope": "project:cart-migration"},
+        )
+        for scope in (f"repo:{REPO}", "global", "workspace:shop-team"):
+            text = await server.error("memory_propose", {"text": "Unbacked claim", "scope": scope})
+            assert "evidence" in text
+
+        # Updating one's own note needs the revision one read.
+        own = got["own"]
+        text = await server.error(
+            "memory_update",
+            {
+                "id": own["id"],
+                "text": "Checkout uses the v3 cart API",
+                "expected_revision": deploy.revision,
+            },
+        )
+        assert own["revision"] in text
+        got["updated"] = await server.ok(
+            "memory_update",
+            {
+                "id": own["id"],
+                "text": "Checkout uses the v3 cart API\nv2 is going too.",
+                "expected_revision": own["revision"],
+            },
+        )
+        text = await server.error(
+            "memory_update",
+            {"id": own["id"], "text": "Stale write", "expected_revision": own["revision"]},
+        )
+        assert got["updated"]["revision"] in text
+
+        # A shared memory: a proposed replacement, linked; never an in-place change.
+        text = await server.error(
+            "memory_update",
+            {
+                "id": deploy.id,
+                "text": "Deploys may be manual",
+                "expected_revision": deploy.revision,
+            },
+        )
+        assert "evidence" in text
+        got["replacement"] = await server.ok(
+            "memory_update",
+            {
+                "id": deploy.id,
+                "text": "Deploys go through the heron pipeline",
+                "expected_revision": deploy.revision,
+                "evidence": "person: we moved to heron",
+            },
+        )
+        text = await server.error(
+            "memory_update",
+            {
+                "id": deploy.id,
+                "text": "x",
+                "expected_revision": "01ABCDEFGHJKMNPQRSTVWXYZ00",
+                "evidence": "e",
+            },
+        )
+        assert deploy.revision in text
+
+        got["handoff"] = await server.ok(
+            "memory_handoff",
+            {
+                "done": "Moved checkout to the v3 cart API",
+                "state": "Tests pass locally",
+                "next": "Remove the v2 client",
+                "open_questions": "Keep the feature flag?",
+            },
+        )
+        got["history"] = await server.ok("session_history", {"where": "workstream"})
+        got["reflection"] = await server.ok(
+            "record_reflection",
+            {
+                "lessons": [
+                    {
+                        "lesson": "Run the linters before committing",
+                        "evidence": "person: you forgot ruff again",
+                    }
+                ]
+            },
+        )
+        text = await server.error("record_reflection", {"lessons": [{"lesson": "Unbacked"}]})
+        assert "evidence" in text
+
+        # The replacement is searchable only once a person approves it.
+        found = await server.ok("memory_search", {"query": "heron"})
+        assert found["results"] == []
+
+    # KEN_PROJECT names the project the agent works in: one of its own scopes.
+    drive(git_repo, scenario, extra_env={"KEN_PROJECT": "cart-migration"})
+
+    items = all_items()
+    # Nothing was deleted, and nobody but the own-note update changed an existing item.
+    for before in seeded.values():
+        assert items[before.id] == before
+    assert len(items) == len(seeded) + 8
+
+    own = items[got["own"]["id"]]
+    assert (own.status.value, str(own.scope)) == ("active", f"workstream:{WORKSTREAM}")
+    assert own.title == "Checkout uses the v3 cart API"
+    assert own.revision == got["updated"]["revision"] != got["own"]["revision"]
+    assert history(own.id) == ["add", "edit"]
+    assert got["updated"]["note"] == "updated"
+
+    for key, scope in (
+        ("repo", f"repo:{REPO}"),
+        ("global", "global"),
+        ("workspace", "workspace:shop-team"),
+    ):
+        item = items[got[key]["id"]]
+        assert (item.status.value, str(item.scope)) == ("proposed", scope), key
+        assert item.evidence
+    assert items[got["repo"]["id"]].kind.value == "correction"
+    assert items[got["repo"]["id"]].tags == ("tooling",)
+    assert [str(x) for x in items[got["repo"]["id"]].links] == ["file:package.json"]
+    project = items[got["project"]["id"]]
+    assert (project.status.value, str(project.scope)) == ("active", "project:cart-migration")
+
+    replacement = items[got["replacement"]["id"]]
+    assert replacement.id != deploy.id
+    assert (replacement.status.value, str(replacement.scope)) == ("proposed", f"repo:{REPO}")
+    assert f"item:{deploy.id}" in [str(x) for x in replacement.links]
+    assert got["replacement"]["note"] == "proposed as a replacement"
+    assert history(deploy.id) == ["add"]
+
+    handoff = items[got["handoff"]["id"]]
+    assert (handoff.kind.value, handoff.status.value) == ("handoff", "active")
+    assert str(handoff.scope) == f"workstream:{WORKSTREAM}"
+    assert "Remove the v2 client" in handoff.body and "feature flag" in handoff.body
+    assert got["history"] == {"sessions": []}
+    [lesson] = got["reflection"]["saved"]
+    lesson_item = items[lesson["id"]]
+    assert (lesson_item.kind.value, lesson_item.status.value) == ("lesson", "proposed")
+    assert str(lesson_item.scope) == f"repo:{REPO}"
+
+    written = [i for i in items.values() if i.id not in {s.id for s in seeded.values()}]
+    for item in written:
+        prov = item.provenance
+        assert prov.how == "mcp", item
+        assert prov.who  # the agent the server found, or "agent"
+        assert prov.session is None  # no session row has this server's ancestors
+        assert prov.repo == REPO and prov.workstream == WORKSTREAM
+        assert Path(prov.cwd or "").resolve() == git_repo.resolve()
+
+
+# ----------------------------------------------------------------------------- identity
+
+
+def test_writes_name_the_session_whose_agent_started_the_server(git_repo: Path) -> None:
+    here = where_mod.detect(git_repo)
+    # A session of an agent that is alive but not this server's ancestor, started later:
+    # being newer must not make it win.
+    with subprocess.Popen(["sleep", "120"]) as stranger:
+        try:
+            with opened() as store:
+                ours = sessions.start(
+                    store,
+                    agent="claude",
+                    agent_session_id="sess-ours",
+                    where=here,
+                    model="claude-stub-1",
+                    pid=os.getpid(),
+                )
+                other = sessions.start(
+                    store,
+                    agent="codex",
+                    agent_session_id="sess-other",
+                    where=here,
+                    model="gpt-stub",
+                    pid=stranger.pid,
+                )
+            got: dict[str, Any] = {}
+
+            async def scenario(server: Server) -> None:
+                got["default"] = await server.ok("memory_propose", {"text": "Own note"})
+                got["named"] = await server.ok(
+                    "memory_propose",
+                    {
+                        "text": "Shared rule",
+                        "scope": f"repo:{REPO}",
+                        "evidence": "person: do",
+                        "model": "claude-opus-x",
+                    },
+                )
+                got["handoff"] = await server.ok(
+                    "memory_handoff", {"done": "a", "state": "b", "next": "c"}
+                )
+                got["history"] = await server.ok("session_history", {"where": "repo"})
+
+            drive(git_repo, scenario)
+        finally:
+            stranger.kill()
+
+    for key in ("default", "named", "handoff"):
+        prov = stored(got[key]["id"]).provenance
+        assert (prov.who, prov.how, prov.session) == ("claude", "mcp", ours.id), key
+    assert stored(got["default"]["id"]).provenance.model == "claude-stub-1"
+    assert stored(got["named"]["id"]).provenance.model == "claude-opus-x"
+    assert stored(got["handoff"]["id"]).title.startswith("Handoff from claude:")
+    listed = [s["id"] for s in got["history"]["sessions"]]
+    assert set(listed) == {ours.id, other.id}
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def _long(n: int) -> str:
+    return "Long memory\n" + "word " * (n // 5)
+
+
+def test_bad_input_gives_clear_errors_and_the_server_keeps_serving(
+    git_repo: Path, seeded: dict[str, Item]
+) -> None:
+    deploy, note = seeded["deploy"], seeded["note"]
+    prefix = os.path.commonprefix([i.id for i in seeded.values()])[:8]
+    assert len(prefix) == 8  # made in one burst: the same millisecond
+    # (tool, arguments, words the error must contain)
+    bad: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
+        # wrong types
+        ("memory_search", {"query": 5}, ("query",)),
+        ("memory_search", {"query": "x", "limit": "ten"}, ("limit",)),
+        ("memory_search", {"query": "x", "scopes": "global"}, ("scopes",)),
+        ("memory_search", {"query": "x", "limit": 500}, ("limit",)),
+        ("memory_get", {"id": 123}, ("id",)),
+        ("memory_get", {"id": ["a", "b"]}, ("id",)),
+        ("memory_propose", {"text": ["a"]}, ("text",)),
+        ("memory_propose", {"text": "ok", "tags": "a,b"}, ("tags",)),
+        ("memory_propose", {"text": "ok", "scope": 7}, ("scope",)),
+        (
+            "memory_update",
+            {"id": note.id, "text": "t", "expected_revision": None},
+            ("expected_revision",),
+        ),
+        ("memory_context", {"budget": "lots"}, ("budget",)),
+        ("memory_context", {"budget": 10}, ("budget",)),
+        ("memory_handoff", {"done": 1, "state": "s", "next": "n"}, ("done",)),
+        ("memory_handoff", {"done": "d", "state": "s", "next": ["n"]}, ("next",)),
+        ("memory_update", {"id": 5, "text": "t", "expected_revision": "r"}, ("id",)),
+        ("memory_get", {"id": None}, ("id",)),
+        (
+            "record_reflection",
+            {"lessons": [{"lesson": "l", "evidence": "e"}], "model": 5},
+            ("model",),
+        ),
+        ("session_history", {"limit": "all"}, ("limit",)),
+        ("session_history", {"limit": -1}, ("limit",)),
+        ("session_history", {"where": "galaxy"}, ("where",)),
+        ("record_reflection", {"lessons": "learn things"}, ("lessons",)),
+        ("record_reflection", {"lessons": [{"lesson": 1, "evidence": "e"}]}, ("lessons",)),
+        ("record_reflection", {"lessons": [{"lesson": "l", "evidence": "e"}] * 4}, ("lessons",)),
+        ("record_reflection", {"lessons": []}, ("lessons",)),
+        # missing fields
+        ("memory_get", {}, ("id",)),
+        ("memory_search", {}, ("query",)),
+        ("memory_propose", {}, ("text",)),
+        ("memory_update", {"id": note.id}, ("text", "expected_revision")),
+        ("memory_update", {}, ("id", "text", "expected_revision")),
+        ("memory_handoff", {"done": "x"}, ("state", "next")),
+        ("record_reflection", {}, ("lessons",)),
+        ("record_reflection", {"lessons": [{"evidence": "e"}]}, ("lesson",)),
+        # empty strings
+        ("memory_propose", {"text": ""}, ("text",)),
+        ("memory_propose", {"text": "   \n  "}, ("empty",)),
+        ("memory_search", {"query": "  ?!  "}, ("no words",)),
+        # too long
+        ("memory_propose", {"text": _long(5000)}, ("4 KB",)),
+        ("memory_propose", {"text": "Short", "scope": "global", "evidence": "e" * 9000}, ("8 KB",)),
+        (
+            "memory_update",
+            {"id": note.id, "text": _long(5000), "expected_revision": note.revision},
+            ("4 KB",),
+        ),
+        ("memory_handoff", {"done": "d", "state": "s" * 5000, "next": "n"}, ("4 KB",)),
+        ("record_reflection", {"lessons": [{"lesson": _long(5000), "evidence": "e"}]}, ("4 KB",)),
+        ("memory_search", {"query": "word " * 500}, ("query",)),
+        ("memory_get", {"id": "0" * 41}, ("id",)),
+        # unknown and ambiguous ids
+        ("memory_get", {"id": "ZZZZZZ"}, ("no item", "ZZZZZZ")),
+        ("memory_get", {"id": "not-an-id!"}, ("not an item id",)),
+        ("memory_get", {"id": "ab"}, ("not an item id",)),
+        ("memory_update", {"id": "ZZZZZZ", "text": "t", "expected_revision": "r"}, ("no item",)),
+        ("memory_get", {"id": prefix}, ("matches 3 items", "more characters")),
+        (
+            "memory_update",
+            {"id": prefix, "text": "t", "expected_revision": "r"},
+            ("matches 3 items",),
+        ),
+        # bad scopes and kinds
+        ("memory_propose", {"text": "t", "scope": "repo:"}, ("bad scope",)),
+        ("memory_propose", {"text": "t", "scope": "nowhere:x"}, ("bad scope",)),
+        ("memory_propose", {"text": "t", "scope": "repo:has space"}, ("bad scope",)),
+        (
+            "memory_propose",
+            {"text": "t", "scope": "agent:codex", "evidence": "e"},
+            ("agent:codex",),
+        ),
+        ("memory_propose", {"text": "t", "kind": "opinion"}, ("unknown kind", "opinion")),
+        ("memory_propose", {"text": "t", "tags": ["bad tag!"]}, ("bad tag",)),
+        ("memory_propose", {"text": "t", "links": ["ftp:x y"]}, ("bad link",)),
+        ("memory_search", {"query": "x", "scopes": ["bogus"]}, ("bad scope",)),
+        ("memory_search", {"query": "x", "kinds": ["opinion"]}, ("unknown kind",)),
+        # a memory that is nothing but a secret
+        ("memory_propose", {"text": TOKEN}, ("secret",)),
+        # no such tool
+        ("memory_delete", {"id": deploy.id}, ("memory_delete",)),
+        ("memory_forget", {}, ("memory_forget",)),
+    ]
+    checked: list[str] = []
+
+    async def next_call_works(server: Server) -> None:
+        found = await server.ok("memory_search", {"query": "zebrafish"})
+        assert [r["id"] for r in found["results"]] == [deploy.id]
+
+    async def scenario(server: Server) -> None:
+        for tool, args, words in bad:
+            result = await server.call(tool, args)
+            assert result.is_error, (tool, args, result)
+            assert "Traceback" not in result.text
+            for word in words:
+                assert word.lower() in result.text.lower(), (tool, args, result.text)
+            await next_call_works(server)
+            checked.append(tool)
+        # Strange but harmless input is answered, not crashed on.
+        for query in ('"unbalanced AND (', "NEAR(a b)", "col:umn * ^x", "zebra*", "日本語"):
+            result = await server.call("memory_search", {"query": query})
+            assert not result.is_error or "no words" in result.text, (query, result)
+            await next_call_works(server)
+        extra = await server.ok("memory_search", {"query": "zebrafish", "drop": "table"})
+        assert [r["id"] for r in extra["results"]] == [deploy.id]
+
+    drive(git_repo, scenario)
+
+    assert len(checked) == len(bad)
+    assert set(all_items()) == {i.id for i in seeded.values()}  # nothing was written
+
+
+def test_secrets_are_redacted_in_every_write(git_repo: Path, seeded: dict[str, Item]) -> None:
+    note = seeded["note"]
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["propose"] = await server.ok(
+            "memory_propose",
+            {
+                "text": f"CI token lives in the vault\nWas {TOKEN} before rotation.",
+                "scope": "global",
+                "evidence": f"person pasted {TOKEN}",
+            },
+        )
+        got["update"] = await server.ok(
+            "memory_update",
+            {
+                "id": note.id,
+                "text": f"Branch note about the mirror\nThe mirror job reads {TOKEN} from its env.",
+                "expected_revision": note.revision,
+            },
+        )
+        got["handoff"] = await server.ok(
+            "memory_handoff",
+            {"done": "rotated the token", "state": f"old one was {TOKEN}", "next": "check CI"},
+        )
+        got["reflection"] = await server.ok(
+            "record_reflection",
+            {"lessons": [{"lesson": "Never paste tokens", "evidence": f"person: oops {TOKEN}"}]},
+        )
+        # ...and the answers themselves carry no secret either.
+        for data in got.values():
+            assert TOKEN not in str(data)
+        found = await server.ok("memory_get", {"id": got["propose"]["id"]})
+        assert TOKEN not in str(found) and "[redacted:github_token]" in found["body"]
+        # The server still answers after all that.
+        await server.ok("memory_search", {"query": "zebrafish"})
+
+    drive(git_repo, scenario)
+
+    ids = [got["propose"]["id"], note.id, got["handoff"]["id"], got["reflection"]["saved"][0]["id"]]
+    for item_id in ids:
+        item = stored(item_id)
+        whole = f"{item.title}\n{item.body}\n{item.evidence}"
+        assert TOKEN not in whole
+        assert "[redacted:github_token]" in whole, item_id
+    assert "[redacted:github_token]" in stored(ids[0]).evidence
+    # Not in any version, nor anywhere in the database files.
+    with opened() as store:
+        for item_id in ids:
+            for rev in store.revisions(item_id):
+                assert TOKEN not in f"{rev.title}{rev.body}{rev.evidence}"
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db = Path(os.environ["KEN_DB"])
+    for path in (db, db.with_name(db.name + "-wal")):
+        if path.exists():
+            assert TOKEN.encode() not in path.read_bytes(), path
+
+
+def test_the_server_finds_no_workstream_outside_a_repo(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+
+    async def scenario(server: Server) -> None:
+        text = await server.error("memory_propose", {"text": "Where does this go?"})
+        assert "no workstream" in text and "scope" in text
+        text = await server.error("session_history", {"where": "repo"})
+        assert "no repo here" in text
+        text = await server.error("memory_propose", {"text": "Note", "scope": "project:side"})
+        assert "evidence" in text  # not a project it works in
+        assert (await server.ok("memory_context"))["text"]
+
+    async def in_project(server: Server) -> None:
+        saved = await server.ok("memory_propose", {"text": "Project note"})
+        assert (saved["status"], saved["scope"]) == ("active", "project:side")
+        text = await server.error("session_history", {"where": "workstream"})
+        assert "no workstream here" in text
+
+    drive(folder, scenario)
+    drive(folder, in_project, extra_env={"KEN_PROJECT": "side"})
+    with opened() as store:
+        assert store.count_items() == 1
+
+
+def test_store_opened_by_the_test_matches_what_the_server_wrote(git_repo: Path) -> None:
+    # The server honours KEN_DB from the env it is given, not a default under HOME.
+    async def scenario(server: Server) -> None:
+        await server.ok("memory_propose", {"text": "Store location check"})
+
+    drive(git_repo, scenario)
+    with open_store(os.environ["KEN_DB"]) as store:
+        assert store.count_items() == 1
+    assert not (Path(os.environ["XDG_DATA_HOME"]) / "kenning" / "memory.db").exists()
+
+
+def test_writes_follow_the_agent_into_its_next_session(git_repo: Path) -> None:
+    # `/clear` (or a resume) opens a new session for the same agent process while the
+    # server keeps running; writes after it belong to the new session. And a server that
+    # was asked before the hooks recorded any session finds it once they have.
+    here = where_mod.detect(git_repo)
+    got: dict[str, Any] = {}
+    opened_sessions: list[str] = []
+
+    def start(agent_session_id: str, source: str) -> None:
+        with opened() as store:
+            session = sessions.start(
+                store,
+                agent="claude",
+                agent_session_id=agent_session_id,
+                where=here,
+                source=source,
+                pid=os.getpid(),
+            )
+        opened_sessions.append(session.id)
+
+    async def scenario(server: Server) -> None:
+        got["before"] = await server.ok("memory_propose", {"text": "Before any session"})
+        start("first", "startup")
+        got["first"] = await server.ok("memory_propose", {"text": "In the first session"})
+        start("second", "clear")
+        got["second"] = await server.ok("memory_propose", {"text": "After /clear"})
+
+    drive(git_repo, scenario)
+
+    first, second = opened_sessions
+    assert stored(got["before"]["id"]).provenance.session is None
+    assert stored(got["first"]["id"]).provenance.session == first
+    assert stored(got["second"]["id"]).provenance.session == second
+    with opened() as store:
+        assert store.get_session(first).end_reason == "replaced"
+
+
+def test_other_places_working_scopes_are_not_the_agents_own(git_repo: Path) -> None:
+    # Own scopes are the session, workstream and project the agent works in, not every
+    # scope of those types: another repo's branch is shared with whoever works there.
+    elsewhere = "workstream:github.com/acme/billing#main"
+    with opened() as store:
+        theirs = add("Billing branch: freeze merges until Friday", store, scope=elsewhere)
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        for scope in (elsewhere, "project:not-this-one", "session:codex:someone-else"):
+            text = await server.error("memory_propose", {"text": "Sneaky note", "scope": scope})
+            assert "evidence" in text, scope
+        got["proposed"] = await server.ok(
+            "memory_propose", {"text": "Unfreeze", "scope": elsewhere, "evidence": "person: ok"}
+        )
+        got["replacement"] = await server.ok(
+            "memory_update",
+            {
+                "id": theirs.id,
+                "text": "Billing branch: merges are open",
+                "expected_revision": theirs.revision,
+                "evidence": "person: the freeze is over",
+            },
+        )
+
+    drive(git_repo, scenario)
+
+    assert stored(theirs.id) == theirs
+    assert got["replacement"]["note"] == "proposed as a replacement"
+    for key in ("proposed", "replacement"):
+        item = stored(got[key]["id"])
+        assert (item.status.value, str(item.scope)) == ("proposed", elsewhere), key
+
+
+def _rpc(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> dict[str, Any] | None:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(message).encode() + b"\n")
+    proc.stdin.flush()
+    if "id" not in message:
+        return None
+    while True:
+        line = proc.stdout.readline()
+        assert line, "ken mcp closed its output"
+        answer = json.loads(line)
+        if answer.get("id") == message["id"]:
+            return dict(answer)
+
+
+@pytest.mark.parametrize("stop", ["sigint", "end of input"])
+def test_the_server_stops_when_the_client_stops_it(git_repo: Path, stop: str) -> None:
+    # Claude Code stops its servers with SIGINT (then SIGTERM 100 ms later); others close
+    # stdin. Either way the server must go, not linger.
+    env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
+    with subprocess.Popen(
+        [str(KEN), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=git_repo,
+    ) as proc:
+        try:
+            hello = {"name": "test", "version": "1"}
+            init = _rpc(
+                proc,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": hello,
+                    },
+                },
+            )
+            assert init and "result" in init, init
+            _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            call = {"name": "memory_propose", "arguments": {"text": "Written before the stop"}}
+            done = _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+            assert done and not done["result"].get("isError"), done
+            if stop == "sigint":
+                proc.send_signal(signal.SIGINT)
+            else:
+                assert proc.stdin is not None
+                proc.stdin.close()
+            assert proc.wait(timeout=10) == 0
+            assert proc.stderr is not None
+            assert "Traceback" not in proc.stderr.read().decode()
+        finally:
+            proc.kill()
+    with opened() as store:
+        assert store.count_items() == 1
+
+
+def test_secrets_in_links_are_redacted(git_repo: Path) -> None:
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["saved"] = await server.ok(
+            "memory_propose",
+            {
+                "text": "The mirror pulls from the private fork",
+                "links": [f"url:https://git.example/fork?token={TOKEN}"],
+            },
+        )
+
+    drive(git_repo, scenario)
+    links = [str(link) for link in stored(got["saved"]["id"]).links]
+    assert TOKEN not in str(links), links

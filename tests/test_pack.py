@@ -1,0 +1,351 @@
+"""Context packs: sections, order, limits, budget, markers and formats."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conftest import ken
+from helpers import opened
+from kenning import ids, items
+from kenning.config import Config
+from kenning.deliver import pack_for
+from kenning.model import Item, Session
+from kenning.pack import INTRO, MAX_HANDOFFS, MAX_SESSIONS, MAX_TASKS, build_pack
+from kenning.tokens import estimate_tokens
+from kenning.where import detect
+
+REPO = "github.com/acme/shop"
+WORKSTREAM = f"{REPO}#main"
+SCOPES = [f"workstream:{WORKSTREAM}", f"repo:{REPO}", "global"]
+HEADINGS = [
+    "## Pinned",
+    "## Preferences and corrections",
+    "## Decisions, facts and notes",
+    "## Current tasks",
+    "## Latest handoffs",
+    "## Recent sessions here",
+]
+MARKER = re.compile(r" \[m:([0-9a-z]{6})\]$")
+
+
+def stamp(minute: int) -> str:
+    return f"2026-03-01T10:{minute:02d}:00.000Z"
+
+
+def put(
+    store,
+    text: str,
+    *,
+    minute: int,
+    scope: str = f"repo:{REPO}",
+    kind: str = "note",
+    pinned: bool = False,
+    **fields,
+) -> Item:
+    """Store an item changed at a known time (so 'newest first' is not left to chance)."""
+    item = items.new_item(
+        text, scope=items.parse_scope(scope), kind=items.parse_kind(kind), pinned=pinned
+    )
+    item = replace(item, created_at=stamp(minute), updated_at=stamp(minute), **fields)
+    return store.insert_item(item)
+
+
+def session(store, minute: int, prompt: str | None, **fields) -> Session:
+    found = Session(
+        id=ids.new_ulid(),
+        agent="claude",
+        repo=REPO,
+        cwd="/src/shop",
+        started_at=stamp(minute),
+        first_prompt=prompt,
+        **fields,
+    )
+    store.upsert_session(found)
+    return found
+
+
+def lines_of(text: str, heading: str) -> list[str]:
+    block = text.split(heading + "\n", 1)[1].split("\n\n", 1)[0]
+    return block.splitlines()
+
+
+def test_sections_come_in_a_fixed_order() -> None:
+    with opened() as store:
+        # Added in the reverse of the order they are shown in.
+        session(store, 1, "tidy the checkout module")
+        put(store, "Hand over the refund work", kind="handoff", minute=2)
+        put(store, "Finish the refund endpoint", kind="task", minute=3)
+        put(store, "Orders are stored in UTC", kind="fact", minute=4)
+        put(store, "We chose Postgres over MySQL", kind="decision", minute=5)
+        put(store, "Do not mock the database in tests", kind="correction", minute=6)
+        put(store, "Prefer small commits", kind="preference", minute=7)
+        put(store, "Deploys go through make ship", kind="fact", minute=8, pinned=True)
+        pack = build_pack(store, SCOPES, repo=REPO)
+    text = pack.text
+    assert text.startswith(INTRO + "\n\n")
+    positions = [text.index(h + "\n") for h in HEADINGS]
+    assert positions == sorted(positions)
+    assert lines_of(text, "## Pinned")[0].startswith("- (fact) Deploys go through make ship")
+    rules = lines_of(text, "## Preferences and corrections")
+    assert [line.split(" [m:")[0] for line in rules] == [
+        "- Prefer small commits",
+        "- Do not mock the database in tests",
+    ]
+    knowledge = lines_of(text, "## Decisions, facts and notes")
+    assert knowledge[0].startswith("- (decision) We chose Postgres")
+    assert knowledge[1].startswith("- (fact) Orders are stored in UTC")
+    assert lines_of(text, "## Recent sessions here") == [
+        '- 2026-03-01 10:01 UTC, claude: "tidy the checkout module"'
+    ]
+    assert pack.omitted == 0
+    assert "did not fit" not in text
+
+
+def test_an_empty_pack_says_so() -> None:
+    with opened() as store:
+        pack = build_pack(store, SCOPES, repo=REPO)
+    assert pack.text == INTRO + "\n\n(No memories here yet.)"
+    assert pack.items == () and pack.omitted == 0
+
+
+def test_most_specific_scope_first_then_newest() -> None:
+    with opened() as store:
+        ws = put(
+            store,
+            "Branch main freezes on Fridays",
+            scope=f"workstream:{WORKSTREAM}",
+            kind="decision",
+            minute=1,
+        )
+        old_repo = put(store, "Money is stored in cents", kind="decision", minute=2)
+        new_repo = put(store, "Refunds go through the ledger", kind="decision", minute=3)
+        glob = put(store, "Write ISO dates", scope="global", kind="decision", minute=9)
+        other = put(store, "Not here", scope="repo:github.com/acme/zoo", kind="decision", minute=10)
+        pinned_global = put(store, "Pinned everywhere", scope="global", pinned=True, minute=11)
+        pinned_ws = put(
+            store, "Pinned on main", scope=f"workstream:{WORKSTREAM}", pinned=True, minute=0
+        )
+        pack = build_pack(store, SCOPES, repo=REPO)
+    assert [i.id for i in pack.items] == [
+        pinned_ws.id,
+        pinned_global.id,
+        ws.id,
+        new_repo.id,
+        old_repo.id,
+        glob.id,
+    ]
+    assert other.id not in pack.text
+    assert "Not here" not in pack.text
+
+
+def test_tasks_handoffs_and_sessions_are_capped() -> None:
+    with opened() as store:
+        tasks = [
+            put(store, f"Task number {n}", kind="task", minute=n) for n in range(MAX_TASKS + 2)
+        ]
+        handoffs = [
+            put(store, f"Handoff number {n}", kind="handoff", minute=20 + n)
+            for n in range(MAX_HANDOFFS + 2)
+        ]
+        runs = [session(store, 30 + n, f"prompt number {n}") for n in range(MAX_SESSIONS + 2)]
+        # Newer sessions that did nothing are not "recent sessions here".
+        session(store, 50, None)
+        session(store, 51, None)
+        current = session(store, 52, "the session being told")
+        pack = build_pack(store, SCOPES, repo=REPO, exclude_session=current.id)
+    shown_tasks = lines_of(pack.text, "## Current tasks")
+    assert [line.split(" [m:")[0] for line in shown_tasks] == [
+        f"- Task number {n}" for n in reversed(range(2, MAX_TASKS + 2))
+    ]
+    assert len(lines_of(pack.text, "## Latest handoffs")) == MAX_HANDOFFS
+    assert [h.id for h in handoffs[-MAX_HANDOFFS:]] == [
+        i.id for i in pack.items if i.kind.value == "handoff"
+    ][::-1]
+    assert [s.id for s in pack.sessions] == [s.id for s in reversed(runs[-MAX_SESSIONS:])]
+    assert "the session being told" not in pack.text
+    assert pack.omitted == 4  # two tasks and two handoffs; sessions are not memories
+    assert "(4 more memories here did not fit; `ken search WORDS`" in pack.text
+    assert len(tasks) == MAX_TASKS + 2
+
+
+def test_expired_tasks_are_left_out() -> None:
+    with opened() as store:
+        stale = put(
+            store,
+            "Migrate the old cron jobs",
+            kind="task",
+            minute=1,
+            expires_at="2026-01-01T00:00:00.000Z",
+        )
+        live = put(
+            store,
+            "Ship the refund endpoint",
+            kind="task",
+            minute=2,
+            expires_at="2999-01-01T00:00:00.000Z",
+        )
+        pack = build_pack(store, SCOPES, repo=REPO)
+    assert [i.id for i in pack.items] == [live.id]
+    assert stale.title not in pack.text
+
+
+@pytest.fixture
+def crowded() -> None:
+    """More memory than any small budget holds: every section has entries."""
+    with opened() as store:
+        for n in range(6):
+            put(store, f"Pinned fact {n} about the build cache", pinned=True, minute=n)
+            put(store, f"Prefer the {n}th style of error handling", kind="preference", minute=n)
+            put(
+                store,
+                f"Decision {n}: keep the queue consumer idempotent",
+                kind="decision",
+                minute=n,
+            )
+            put(store, f"Task {n}: port the importer", kind="task", minute=n)
+            put(store, f"Handoff {n}: importer half done", kind="handoff", minute=n)
+            session(store, n, f"work on the importer, step {n}")
+
+
+@pytest.mark.parametrize("budget", [150, 180, 240, 333, 500, 777, 1000])
+def test_the_budget_holds_and_the_rest_is_counted(crowded: None, budget: int) -> None:
+    with opened() as store:
+        pack = build_pack(store, SCOPES, repo=REPO, budget=budget)
+        total = len(store.list_items(items.ItemQuery(scopes=tuple(SCOPES))))
+    assert pack.tokens == estimate_tokens(pack.text)
+    assert pack.tokens <= budget
+    assert pack.omitted == total - len(pack.items) > 0
+    noun = "memories" if pack.omitted != 1 else "memory"
+    assert pack.text.endswith(
+        f"({pack.omitted} more {noun} here did not fit; "
+        "`ken search WORDS` or memory_search finds them.)"
+    )
+
+
+@pytest.mark.parametrize("max_chars", [600, 1000, 2500])
+def test_a_character_cap_holds_too(crowded: None, max_chars: int) -> None:
+    with opened() as store:
+        pack = build_pack(store, SCOPES, repo=REPO, budget=100_000, max_chars=max_chars)
+        total = len(store.list_items(items.ItemQuery(scopes=tuple(SCOPES))))
+    assert len(pack.text) <= max_chars
+    assert pack.omitted == total - len(pack.items) > 0
+    assert pack.text.endswith("memory_search finds them.)")
+    assert [
+        MARKER.search(line).group(1) for line in pack.text.splitlines() if MARKER.search(line)
+    ] == [i.id[-6:].lower() for i in pack.items]
+
+
+def test_a_bigger_budget_never_shows_less(crowded: None) -> None:
+    with opened() as store:
+        shown = [
+            len(build_pack(store, SCOPES, repo=REPO, budget=budget).items)
+            for budget in range(150, 1600, 50)
+        ]
+    assert shown == sorted(shown)
+    assert shown[-1] > shown[0]
+
+
+def test_every_item_ends_in_its_marker(crowded: None) -> None:
+    with opened() as store:
+        pack = build_pack(store, SCOPES, repo=REPO, budget=100_000)
+    bullets = [line for line in pack.text.splitlines() if line.startswith("- ")]
+    markers = [MARKER.search(line) for line in bullets]
+    found = [m.group(1) for m in markers if m]
+    assert found == [i.id[-6:].lower() for i in pack.items]
+    # Session lines are the only bullets without one.
+    assert len(bullets) - len(found) == len(pack.sessions) == MAX_SESSIONS
+    for short in found[:3]:
+        assert ken("show", short).exit_code == 0
+
+
+def test_a_long_item_is_cut_with_a_pointer() -> None:
+    with opened() as store:
+        long = put(store, "Release checklist\n" + "step " * 200, kind="fact", minute=1)
+        pack = build_pack(store, SCOPES, repo=REPO)
+    short = long.id[-6:].lower()
+    [line] = lines_of(pack.text, "## Decisions, facts and notes")
+    assert line.endswith(f"… [cut: ken show {short}] [m:{short}]")
+    assert len(line) < 460
+
+
+# ----------------------------------------------------------------------------- ken pack
+
+
+@pytest.fixture
+def in_repo(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(git_repo)
+    with opened() as store:
+        put(store, "Deploys go through make ship", kind="fact", pinned=True, minute=1)
+        put(
+            store,
+            'Quote "paths" with C:\\dirs and tabs\tlike this; naïve café ✓',
+            kind="fact",
+            minute=2,
+        )
+        put(store, "Odd control\x7fcharacter kept", kind="note", minute=3)
+        put(store, "Prefer ruff over flake8", kind="preference", scope="global", minute=4)
+    return git_repo
+
+
+def test_ken_pack_prints_markdown(in_repo: Path) -> None:
+    result = ken("pack")
+    assert result.exit_code == 0
+    assert result.output.startswith(INTRO)
+    assert "## Pinned\n- (fact) Deploys go through make ship [m:" in result.output
+
+
+@pytest.mark.parametrize("target", ["codex", "claude", "gemini", "markdown"])
+def test_toml_output_is_one_toml_string_holding_the_markdown(in_repo: Path, target: str) -> None:
+    markdown = ken("pack").output
+    out = ken("pack", "--for", target, "--toml").output
+    assert out.count("\n") == 1  # one line, for `codex -c developer_instructions=...`
+    assert tomllib.loads("x = " + out)["x"] == markdown.removesuffix("\n")
+
+
+def test_json_output(in_repo: Path) -> None:
+    data = json.loads(ken("pack", "--json").output)
+    assert set(data) == {"scopes", "items", "sessions", "omitted", "tokens", "text"}
+    assert data["scopes"] == SCOPES
+    assert data["text"] == ken("pack").output.removesuffix("\n")
+    assert data["tokens"] == estimate_tokens(data["text"])
+    assert [i["title"] for i in data["items"]][0] == "Deploys go through make ship"
+    assert all(i["short_id"] == i["id"][-6:].lower() for i in data["items"])
+
+
+def test_budget_flag(in_repo: Path) -> None:
+    small = json.loads(ken("pack", "--budget", "150", "--json").output)
+    assert small["tokens"] <= 150
+    assert small["omitted"] > 0
+    assert ken("pack", "--budget", "10").exit_code == 2
+
+
+def test_ken_pack_counts_no_use(in_repo: Path) -> None:
+    ken("pack")
+    ken("pack", "--json")
+    with opened() as store:
+        assert all(i.use_count == 0 for i in store.list_items(items.ItemQuery()))
+
+
+def test_delivering_to_a_session_counts_one_use_per_session(in_repo: Path) -> None:
+    where = detect(in_repo)
+    config = Config()
+    with opened() as store:
+        first = session(store, 1, "one")
+        second = session(store, 2, "two")
+        given = pack_for(store, config, where, session=first)
+        pack_for(store, config, where, session=first)
+        ids_given = [i.id for i in given.items]
+        assert ids_given
+        counts = {i.id: i.use_count for i in store.list_items(items.ItemQuery())}
+        assert all(counts[i] == 1 for i in ids_given)
+        pack_for(store, config, where, session=second)
+        counts = {i.id: i.use_count for i in store.list_items(items.ItemQuery())}
+        assert all(counts[i] == 2 for i in ids_given)
+        assert [d["what"] for d in store.deliveries(first.id)] == ["pack", "pack"]
+        assert store.deliveries(first.id)[0]["item_ids"] == ids_given

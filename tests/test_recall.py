@@ -1,0 +1,401 @@
+"""Per-prompt recall: the rules in recall.py's docstring, one by one, and `ken recall`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from conftest import ken
+from helpers import opened
+from kenning import items
+from kenning.model import Item, Status
+from kenning.pack import render_item
+from kenning.recall import HEADER, RELEVANCE_FLOOR, Recall, RecallSettings, recall
+from kenning.tokens import estimate_tokens
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+SCOPES = ["global"]
+
+
+def iso(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+@pytest.fixture
+def store() -> Iterator[object]:
+    with opened() as opened_store:
+        yield opened_store
+
+
+def put(
+    store,
+    text: str,
+    *,
+    kind: str = "note",
+    days_old: float = 0.0,
+    reviewed_days_old: float | None = None,
+    scope: str = "global",
+    status: Status = Status.ACTIVE,
+) -> Item:
+    """An item last changed `days_old` days before NOW (and reviewed, if given)."""
+    item = items.new_item(
+        text, scope=items.parse_scope(scope), kind=items.parse_kind(kind), status=status
+    )
+    changed = iso(NOW - timedelta(days=days_old))
+    reviewed = (
+        iso(NOW - timedelta(days=reviewed_days_old)) if reviewed_days_old is not None else None
+    )
+    return store.insert_item(
+        replace(item, created_at=changed, updated_at=changed, reviewed_at=reviewed)
+    )
+
+
+def ask(store, prompt: str, **options) -> Recall:
+    settings = options.pop("settings", None) or RecallSettings()
+    return recall(
+        store, prompt, options.pop("scopes", SCOPES), settings=settings, now=NOW, **options
+    )
+
+
+def kept_ids(result: Recall) -> list[str]:
+    return [c.item.id for c in result.kept]
+
+
+def by_id(result: Recall) -> dict[str, object]:
+    return {c.item.id: c for c in result.candidates}
+
+
+# ----------------------------------------------------------------------------- words
+
+
+def test_filler_and_stop_words_are_not_content(store) -> None:
+    put(store, "Help with this thing\nPlease look at the stuff you want to know")
+    result = ask(store, "hey, can you please help me with this thing? thanks!")
+    assert result.query_terms == ()
+    assert result.candidates == () and result.text == ""
+
+
+def test_both_sides_are_stemmed_alike(store) -> None:
+    rotate = put(store, "Rotate staging credentials monthly")
+    result = ask(store, "when are we rotating the staging credential?")
+    assert kept_ids(result) == [rotate.id]
+    assert set(by_id(result)[rotate.id].shared) >= {"rotat", "stage", "credenti"}
+
+
+def test_words_in_no_item_do_not_find_anything(store) -> None:
+    put(store, "Rotate staging credentials monthly")
+    result = ask(store, "xylophone quokka")
+    assert result.candidates == ()
+    assert result.text == ""
+
+
+# ----------------------------------------------------------------------------- gates
+
+
+def test_an_item_must_share_enough_content_words(store) -> None:
+    strong = put(store, "Rotate staging credentials monthly")
+    weak = put(store, "The vault keeps every credential")
+    result = ask(store, "how do we rotate the staging credentials")
+    assert kept_ids(result) == [strong.id]
+    dropped = by_id(result)[weak.id]
+    assert not dropped.kept
+    assert dropped.shared == ("credenti",)
+    assert dropped.reason == "shares 1 content word(s), needs 2"
+
+    looser = ask(
+        store,
+        "how do we rotate the staging credentials",
+        settings=RecallSettings(min_shared=1, min_score=0.0),
+    )
+    assert set(kept_ids(looser)) == {strong.id, weak.id}
+
+
+def test_relevance_is_normalized_by_the_best_but_never_by_less_than_the_floor(store) -> None:
+    close = put(store, "Payments webhook retries are disabled")
+    diluted = put(
+        store,
+        "Quarterly planning notes\nThe payments team met about hiring, budgets, offsites, "
+        "laptops, desks, parking, lunches, badges, roadmaps, interviews and the webhook "
+        "dashboard colours.",
+    )
+    result = ask(store, "why are payments webhook retries disabled?")
+    found = by_id(result)
+    best = max(c.relevance for c in result.candidates)
+    for cand in result.candidates:
+        assert cand.normalized == pytest.approx(cand.relevance / max(best, RELEVANCE_FLOOR))
+    assert found[close.id].kept
+    assert found[close.id].normalized == pytest.approx(1.0)
+    assert not found[diluted.id].kept
+    assert len(found[diluted.id].shared) >= 2
+    assert found[diluted.id].reason.startswith("relevance 0.")
+    assert found[diluted.id].reason.endswith(" below 0.5")
+
+
+def test_a_prompt_with_only_a_poor_match_gets_nothing(store) -> None:
+    # Two shared words among 120 others: the best candidate, but a poor one.
+    agenda = " ".join(f"topic{n:03d}" for n in range(120))
+    poor = put(store, f"Quarterly planning notes\nPayments and webhook items: {agenda}")
+    result = ask(store, "the payments webhook")
+    [cand] = result.candidates
+    assert cand.item.id == poor.id
+    assert cand.relevance < RELEVANCE_FLOOR * 0.5
+    assert not cand.kept
+    assert result.text == ""
+
+
+def test_excluded_other_scopes_and_inactive_items_are_never_candidates(store) -> None:
+    told = put(store, "Rotate staging credentials monthly")
+    elsewhere = put(store, "Rotate staging credentials weekly", scope="repo:github.com/a/b")
+    proposed = put(store, "Rotate staging credentials daily", status=Status.PROPOSED)
+    fresh = put(store, "Rotate staging credentials yearly")
+    result = ask(store, "rotate the staging credentials", exclude={told.id})
+    ids = set(by_id(result))
+    assert ids == {fresh.id}
+    assert not ids & {told.id, elsewhere.id, proposed.id}
+
+
+# ----------------------------------------------------------------------------- rank
+
+
+def test_preferences_and_corrections_weigh_a_quarter_more(store) -> None:
+    note = put(store, "Vendor the protobuf schemas", kind="note")
+    correction = put(store, "Vendor the protobuf schemas", kind="correction")
+    preference = put(store, "Vendor the protobuf schemas", kind="preference")
+    result = ask(store, "should we vendor protobuf schemas?")
+    found = by_id(result)
+    assert found[note.id].weight == 1.0
+    assert found[correction.id].weight == found[preference.id].weight == 1.25
+    assert found[correction.id].score == pytest.approx(found[note.id].score * 1.25)
+    assert kept_ids(result)[-1] == note.id
+    assert set(kept_ids(result)[:2]) == {correction.id, preference.id}
+
+
+def test_scores_halve_every_thirty_days_since_the_last_review_or_change(store) -> None:
+    new = put(store, "Pin the terraform provider versions")
+    month = put(store, "Pin the terraform provider versions", days_old=30)
+    two_months = put(store, "Pin the terraform provider versions", days_old=60)
+    reviewed = put(store, "Pin the terraform provider versions", days_old=300, reviewed_days_old=30)
+    result = ask(store, "which terraform provider versions do we pin?")
+    found = by_id(result)
+    assert found[new.id].decay == pytest.approx(1.0)
+    assert found[month.id].decay == pytest.approx(0.5)
+    assert found[two_months.id].decay == pytest.approx(0.25)
+    assert found[reviewed.id].decay == pytest.approx(0.5)  # reviewed, not changed, counts
+    assert kept_ids(result)[0] == new.id
+    assert kept_ids(result)[-1] == two_months.id
+    for cand in result.candidates:
+        assert cand.score == pytest.approx(cand.normalized * cand.weight * cand.decay)
+
+    slower = ask(
+        store,
+        "which terraform provider versions do we pin?",
+        settings=RecallSettings(half_life_days=60),
+    )
+    assert by_id(slower)[two_months.id].decay == pytest.approx(0.5)
+
+
+# ----------------------------------------------------------------------------- budget
+
+
+def test_at_most_five_items(store) -> None:
+    made = [
+        put(
+            store,
+            f"Flaky checkout test number {n}\nQuarantine the flaky checkout test.",
+            days_old=n,
+        )
+        for n in range(7)
+    ]
+    result = ask(store, "the flaky checkout test again")
+    assert kept_ids(result) == [m.id for m in made[:5]]
+    dropped = [c for c in result.candidates if not c.kept]
+    assert {c.item.id for c in dropped} == {made[5].id, made[6].id}
+    assert {c.reason for c in dropped} == {"over the limit of 5 items"}
+    assert kept_ids(
+        ask(store, "the flaky checkout test again", settings=RecallSettings(limit=2))
+    ) == [m.id for m in made[:2]]
+
+
+def recall_text(*found: Item) -> str:
+    return "\n".join([HEADER, *(render_item(i, max_chars=2000) for i in found)])
+
+
+def test_at_most_800_tokens(store) -> None:
+    # Items sized so that two fit in 800 tokens and three do not, whatever the estimator.
+    def runbook(n: int, steps: int) -> Item:
+        body = "Check the standby, then the primary. " * steps
+        return items.new_item(
+            f"Payments failover drill runbook {n}\n{body}", scope=items.parse_scope("global")
+        )
+
+    steps = next(
+        k
+        for k in range(1, 60)
+        if estimate_tokens(recall_text(runbook(0, k), runbook(1, k), runbook(2, k))) > 800
+    )
+    made = [put(store, runbook(n, steps).text, days_old=n) for n in range(3)]
+    assert estimate_tokens(recall_text(made[0], made[1])) <= 800
+    result = ask(store, "the payments failover drill runbook")
+    assert kept_ids(result) == [made[0].id, made[1].id]
+    assert by_id(result)[made[2].id].reason == "over the 800-token budget"
+    assert result.text == recall_text(made[0], made[1])
+    assert result.tokens == estimate_tokens(result.text) <= 800
+    smaller = ask(
+        store,
+        "the payments failover drill runbook",
+        settings=RecallSettings(max_tokens=estimate_tokens(recall_text(made[0]))),
+    )
+    assert kept_ids(smaller) == [made[0].id]
+
+
+def test_a_long_item_is_cut_at_2000_characters_with_a_marker(store) -> None:
+    long = put(store, "Payments failover drill runbook\n" + "Call the on-call lead. " * 150)
+    assert len(long.title) + len(long.body) > 2000
+    result = ask(store, "the payments failover drill runbook")
+    short = long.id[-6:].lower()
+    line = result.text.splitlines()[1]
+    assert line.endswith(f"… [cut: ken show {short}] [m:{short}]")
+    assert len(line.split("… [cut:")[0]) == len("- (note) ") + 1999
+
+    shorter = ask(
+        store, "the payments failover drill runbook", settings=RecallSettings(max_item_chars=300)
+    )
+    assert len(shorter.text.splitlines()[1].split("… [cut:")[0]) == len("- (note) ") + 299
+
+
+def test_the_text_is_the_header_and_one_line_per_item(store) -> None:
+    one = put(store, "Rotate staging credentials monthly", kind="correction")
+    result = ask(store, "rotate the staging credentials")
+    assert result.text == f"{HEADER}\n{render_item(one)}"
+    assert result.text.endswith(f"[m:{one.id[-6:].lower()}]")
+
+
+def test_conversation_words_help_at_half_weight(store) -> None:
+    decision = put(store, "Webhook retries are disabled in the payments service", kind="decision")
+    alone = ask(store, "why are the retries so slow?")
+    assert kept_ids(alone) == []
+    helped = ask(
+        store, "why are the retries so slow?", context=["look at the payments webhook handler"]
+    )
+    assert kept_ids(helped) == [decision.id]
+    assert set(by_id(helped)[decision.id].shared) == {"payment", "retri", "webhook"}
+    # The conversation's words alone, without the prompt's, find nothing.
+    assert ask(store, "thanks", context=["payments webhook retries"]).candidates == ()
+
+
+# ----------------------------------------------------------------------------- ken recall
+
+
+@pytest.fixture
+def stocked() -> dict[str, Item]:
+    with opened() as store:
+        return {
+            "rotate": put(
+                store, "Rotate staging credentials monthly", kind="correction", days_old=-1
+            ),
+            "vault": put(store, "The vault keeps every credential", days_old=-1),
+            "flaky": put(store, "Quarantine the flaky checkout test", days_old=-1),
+        }
+
+
+def test_ken_recall_prints_what_an_agent_gets(stocked: dict[str, Item]) -> None:
+    result = ken("recall", "how", "do", "we", "rotate", "staging", "credentials")
+    assert result.exit_code == 0
+    assert result.output.startswith(HEADER)
+    assert "Rotate staging credentials monthly" in result.output
+    assert "flaky" not in result.output
+
+
+def test_ken_recall_reads_the_prompt_from_stdin(stocked: dict[str, Item]) -> None:
+    result = ken("recall", input="rotate staging credentials\n")
+    assert "Rotate staging credentials monthly" in result.output
+
+
+def test_ken_recall_says_when_nothing_fits(stocked: dict[str, Item]) -> None:
+    result = ken("recall", "xylophone", "quokka")
+    assert result.exit_code == 0
+    assert HEADER not in result.output
+    assert "nothing here fits" in result.output
+
+
+def test_ken_recall_json(stocked: dict[str, Item]) -> None:
+    data = json.loads(ken("recall", "rotate the staging credentials", "--json").output)
+    assert set(data) == {"terms", "items", "tokens", "text"}
+    [item] = data["items"]
+    assert item["id"] == stocked["rotate"].id
+    assert item["kept"] is True and item["reason"] == ""
+    assert item["body"] == ""
+    assert data["tokens"] == estimate_tokens(data["text"])
+
+
+def test_ken_recall_flags_change_the_rules(stocked: dict[str, Item]) -> None:
+    prompt = "rotate the staging credentials in the vault"
+
+    def kept(*flags: str) -> set[str]:
+        out = ken("recall", prompt, "--json", *flags).output
+        return {i["id"] for i in json.loads(out)["items"]}
+
+    # rotate shares three words and is a correction; vault shares two, and is less close.
+    both = {stocked["rotate"].id, stocked["vault"].id}
+    assert kept() == both
+    assert kept("--limit", "1") == {stocked["rotate"].id}
+    assert kept("--min-shared", "3") == {stocked["rotate"].id}
+    assert kept("--min-shared", "4") == set()
+    assert kept("--min-score", "0.9") == {stocked["rotate"].id}
+    assert kept("--min-score", "9") == set()
+    just_rotate = estimate_tokens(f"{HEADER}\n{render_item(stocked['rotate'])}")
+    assert kept("--max-tokens", str(just_rotate)) == {stocked["rotate"].id}
+    assert stocked["rotate"].id not in kept("--max-tokens", str(just_rotate - 1))
+    assert kept("--max-tokens", "10") == set()  # not even the header fits
+    assert ken("recall", prompt, "--limit", "0").exit_code == 2
+
+
+def test_ken_recall_explain_shows_kept_and_dropped_with_reasons(stocked: dict[str, Item]) -> None:
+    prompt = "rotate the staging credentials in the vault"
+    data = json.loads(ken("recall", prompt, "--explain", "--min-shared", "3", "--json").output)
+    reasons = {c["id"]: (c["kept"], c["reason"]) for c in data["candidates"]}
+    assert reasons[stocked["rotate"].id] == (True, "")
+    assert reasons[stocked["vault"].id] == (False, "shares 2 content word(s), needs 3")
+    for cand in data["candidates"]:
+        assert {"shared", "relevance", "normalized", "weight", "decay", "score"} <= set(cand)
+
+    text = ken("recall", prompt, "--explain", "--min-shared", "3").output
+    assert text.splitlines()[0].startswith("query words: ")
+    rows = {line.split()[0]: line for line in text.splitlines() if line[:6].isalnum()}
+    assert " yes " in rows[stocked["rotate"].id[-6:].lower()]
+    assert " no " in rows[stocked["vault"].id[-6:].lower()]
+    assert "needs 3" in text
+
+
+def test_ken_recall_answers_a_file_of_queries_as_json_lines(
+    stocked: dict[str, Item], tmp_path: Path
+) -> None:
+    queries = tmp_path / "queries.txt"
+    queries.write_text(
+        "rotate the staging credentials\n\nis the checkout test still flaky?\nxylophone quokka\n",
+        encoding="utf-8",
+    )
+    out = ken("recall", "--queries", str(queries)).output
+    answers = [json.loads(line) for line in out.splitlines()]
+    assert [a["query"] for a in answers] == [
+        "rotate the staging credentials",
+        "is the checkout test still flaky?",
+        "xylophone quokka",
+    ]
+    assert [[i["id"] for i in a["items"]] for a in answers] == [
+        [stocked["rotate"].id],
+        [stocked["flaky"].id],
+        [],
+    ]
+    assert answers[2]["text"] == ""
+
+
+def test_ken_recall_counts_no_use_and_tells_no_session(stocked: dict[str, Item]) -> None:
+    ken("recall", "rotate the staging credentials")
+    with opened() as store:
+        assert store.get_item(stocked["rotate"].id).use_count == 0

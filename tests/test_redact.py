@@ -1,0 +1,745 @@
+"""Tests for kenning.redact: the corpus, the rules one by one, properties, and speed.
+
+The corpus in tests/fixtures/secrets/ holds realistic but FAKE secrets (right prefixes,
+lengths and alphabets, random bodies).  So that the repository itself does not trip
+secret scanners, one character of each well-known prefix is written as a JSON escape
+(``gh\\u0070_`` for ``ghp_``); ``json.loads`` restores the real format.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import json
+import random
+import string
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import strategies as st
+
+from kenning.redact import KINDS, Redaction, mostly_secret, redact
+
+FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
+
+
+def _load(name: str) -> list[dict[str, str]]:
+    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+SECRETS = _load("secrets.jsonl")
+LOOKALIKES = [row["text"] for row in _load("lookalikes.jsonl")]
+
+B62 = string.ascii_letters + string.digits
+B64URL = B62 + "-_"
+
+
+def marker(kind: str) -> str:
+    return f"[redacted:{kind}]"
+
+
+# --- the corpus ------------------------------------------------------------------------
+
+
+def test_corpus_covers_every_kind() -> None:
+    counts = Counter(row["kind"] for row in SECRETS)
+    assert set(counts) == set(KINDS)
+    assert min(counts.values()) >= 3, counts
+    assert len(LOOKALIKES) >= 25
+
+
+@pytest.mark.parametrize(
+    "row", SECRETS, ids=[f"{row['kind']}-{i}" for i, row in enumerate(SECRETS)]
+)
+def test_secret_example_is_redacted(row: dict[str, str]) -> None:
+    text, secret, kind = row["text"], row["secret"], row["kind"]
+    result = redact(text)
+    assert secret not in result.text
+    assert result.kinds == (kind,)
+    # Everything around the secret survives, byte for byte.
+    assert result.text == text.replace(secret, marker(kind))
+    assert result.secret_chars == len(secret)
+    assert redact(result.text) == Redaction(result.text, (), 0)
+
+
+@pytest.mark.parametrize("text", LOOKALIKES, ids=[f"lookalike-{i}" for i in range(len(LOOKALIKES))])
+def test_lookalike_survives(text: str) -> None:
+    assert redact(text) == Redaction(text, (), 0)
+    assert not mostly_secret(text)
+
+
+def test_whole_corpus_at_once() -> None:
+    text = "\n\n".join([*LOOKALIKES, *(row["text"] for row in SECRETS)])
+    result = redact(text)
+    for row in SECRETS:
+        assert row["secret"] not in result.text
+    for line in LOOKALIKES:
+        assert line in result.text
+    assert set(result.kinds) == set(KINDS)
+    assert result.secret_chars == sum(len(row["secret"]) for row in SECRETS)
+
+
+# --- the API ---------------------------------------------------------------------------
+
+
+def test_redaction_is_a_frozen_slotted_dataclass() -> None:
+    result = redact("nothing to see")
+    assert result == Redaction("nothing to see", (), 0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.text = "x"  # type: ignore[misc]
+    assert not hasattr(result, "__dict__")
+
+
+def test_empty_text() -> None:
+    assert redact("") == Redaction("", (), 0)
+    assert not mostly_secret("")
+    assert not mostly_secret(" \n\t ")
+
+
+def test_kinds_in_order_of_first_appearance_without_duplicates() -> None:
+    gh1 = "ghp_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
+    gh2 = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8N"
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0." + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P"
+    text = f"first {gh1}, then DB_PASSWORD=hunter2 and {jwt}, then {gh2} again"
+    result = redact(text)
+    assert result.kinds == ("github_token", "secret_assignment", "jwt")
+    assert result.text == (
+        f"first {marker('github_token')}, then DB_PASSWORD={marker('secret_assignment')} "
+        f"and {marker('jwt')}, then {marker('github_token')} again"
+    )
+    assert result.secret_chars == len(gh1) + len("hunter2") + len(jwt) + len(gh2)
+
+
+# --- rule by rule ----------------------------------------------------------------------
+
+ANTHROPIC = (
+    "sk-ant-api03-"
+    + "Xy7_Kq2-Lm9Np4Rs6Tu8Vw0Ab1Cd3Ef5Gh7Ij9Kl2Mn4Op6Qr8St0Uv2Wx4Yz6Ab8Cd0Ef2Gh4Ij6K"
+    + "AA"
+)
+OPENAI = "sk-proj-" + "Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5Nm7Qw9Er1Ty3Ui5Op7As9Df1Gh3Jk5L"
+
+
+def test_anthropic_keys_are_not_openai_keys() -> None:
+    assert redact(f"key {ANTHROPIC} end").kinds == ("anthropic_key",)
+    admin = ANTHROPIC.replace("api03", "admin01")
+    assert redact(admin).text == marker("anthropic_key")
+    assert redact(f"key {OPENAI} end").kinds == ("openai_key",)
+    legacy = "sk-" + "Ab12Cd34Ef56Gh78Ij90" + "T3BlbkFJ" + "Kl12Mn34Op56Qr78St90"
+    assert redact(legacy).text == marker("openai_key")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (f"OPENAI_API_KEY={OPENAI}", "openai_key"),
+        (f"export ANTHROPIC_API_KEY={ANTHROPIC}", "anthropic_key"),
+        ("GITHUB_TOKEN=ghp_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5", "github_token"),
+        (
+            "SLACK_TOKEN=xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+            "slack_token",
+        ),
+    ],
+)
+def test_specific_kind_wins_over_assignment(text: str, kind: str) -> None:
+    name, _, _ = text.partition("=")
+    assert redact(text) == Redaction(f"{name}={marker(kind)}", (kind,), len(text) - len(name) - 1)
+
+
+@pytest.mark.parametrize(
+    "prefix", ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], ids=lambda p: p.rstrip("_")
+)
+def test_github_token_prefixes(prefix: str) -> None:
+    token = prefix + "R4nd0mB4se62" * 3
+    assert redact(f"using {token}.").text == f"using {marker('github_token')}."
+
+
+def test_github_fine_grained_token() -> None:
+    token = "github_pat_" + "11ABCDEFG0123456789abc" + "_" + "x" * 10 + "Y7" * 24 + "z"
+    assert redact(f"token={token}").kinds == ("github_token",)
+
+
+def test_too_short_prefixed_strings_stay() -> None:
+    for text in ["ghp_short", "sk-learn", "sk-ant-", "xoxb-1", "AKIA1234", "eyJhbGciOi"]:
+        assert redact(text).text == text
+
+
+@pytest.mark.parametrize("prefix", ["AKIA", "ASIA", "ABIA", "ACCA"])
+def test_aws_access_key_ids(prefix: str) -> None:
+    key = prefix + "Z7Q2M4N6P8R2T4V6"
+    assert redact(f"id: {key}").text == f"id: {marker('aws_access_key_id')}"
+    assert redact(f"x{key}").text == f"x{key}"  # inside a longer word: not a key id
+
+
+def test_aws_secret_key_next_to_its_key_id() -> None:
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY8EXAMPLEKE"
+    line = f"deploy-bot,AKIAZ7Q2M4N6P8R2T4V6,{secret},us-east-1"
+    assert redact(line).text == (
+        f"deploy-bot,{marker('aws_access_key_id')},{marker('aws_secret_key')},us-east-1"
+    )
+    # A 40-character hex string next to it is a hash, not a secret key.
+    sha = "3f786850e387550fdab836ed7e6dc881de23001b"
+    assert sha in redact(f"AKIAZ7Q2M4N6P8R2T4V6 {sha}").text
+
+
+def test_slack_webhook_url() -> None:
+    url = "https://hooks.slack.com/services/T0ABCDEF1/B0ABCDEF2/" + "aBcDeFgHiJkLmNoPqRsTuVwX"
+    result = redact(f"curl -d @msg.json {url}")
+    assert (
+        result.text == f"curl -d @msg.json https://hooks.slack.com/services/{marker('slack_token')}"
+    )
+
+
+def test_jwt_without_signature_and_with_one() -> None:
+    head = base64.urlsafe_b64encode(b'{"alg":"none","typ":"JWT"}').decode().rstrip("=")
+    body = base64.urlsafe_b64encode(b'{"sub":"42","admin":true}').decode().rstrip("=")
+    assert redact(f"t={head}.{body}.").kinds[-1] == "jwt"
+    assert redact(f"cookie {head}.{body}.c2lnbmF0dXJl rest").text == f"cookie {marker('jwt')} rest"
+
+
+PEM_BODY = "\n".join(
+    base64.b64encode(hashlib.sha384(bytes([i])).digest()).decode() for i in range(6)
+)
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "RSA PRIVATE KEY",
+        "EC PRIVATE KEY",
+        "DSA PRIVATE KEY",
+        "OPENSSH PRIVATE KEY",
+        "ENCRYPTED PRIVATE KEY",
+        "PRIVATE KEY",
+        "PGP PRIVATE KEY BLOCK",
+    ],
+)
+def test_pem_private_key_blocks(label: str) -> None:
+    block = f"-----BEGIN {label}-----\n{PEM_BODY}\n-----END {label}-----"
+    text = f"the key:\n{block}\nplease keep it safe"
+    assert redact(text).text == f"the key:\n{marker('private_key')}\nplease keep it safe"
+    assert mostly_secret(block)
+
+
+def test_pem_with_encryption_headers_and_truncated_pem() -> None:
+    block = (
+        "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"
+        f"DEK-Info: AES-128-CBC,3F2A9C1B7D6E5F40A1B2C3D4E5F60718\n\n{PEM_BODY}\n"
+        "-----END RSA PRIVATE KEY-----"
+    )
+    assert redact(block).text == marker("private_key")
+    truncated = f"-----BEGIN PRIVATE KEY-----\n{PEM_BODY}"
+    assert redact(f"{truncated}\n\n(the rest got cut off)").text == (
+        f"{marker('private_key')}\n\n(the rest got cut off)"
+    )
+
+
+def test_json_escaped_pem() -> None:
+    block = f"-----BEGIN PRIVATE KEY-----\\n{PEM_BODY}\\n-----END PRIVATE KEY-----\\n"
+    text = f'{{"type": "service_account", "private_key": "{block}", "client_id": "1"}}'
+    result = redact(text)
+    assert result.kinds == ("private_key",)
+    assert '"client_id": "1"' in result.text
+
+
+def test_code_that_only_mentions_the_pem_header_stays() -> None:
+    code = (
+        '_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n'
+        '_END = b"-----END OPENSSH PRIVATE KEY-----"\n'
+    )
+    assert redact(code).text == code
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DB_PASSWORD=hunter2", "DB_PASSWORD={}"),
+        ("export API_KEY=abc123def", "export API_KEY={}"),
+        ("github_token: abc", "github_token: {}"),
+        ('"password": "s3cr3t!"', '"password": "{}"'),
+        ("{'client_secret': 'q8Xz1'}", "{{'client_secret': '{}'}}"),
+        ("password: 'hunter2'", "password: '{}'"),
+        ("PGPASSWORD=pa55 psql -h db", "PGPASSWORD={} psql -h db"),
+        ('SECRET_KEY = "django-insecure-7k2"', 'SECRET_KEY = "{}"'),
+        ("settings.SECRET_KEY = 'x9y8z7'", "settings.SECRET_KEY = '{}'"),
+        ("mysql --password=r00tpw -u root", "mysql --password={} -u root"),
+        ("GET /cb?access_token=abc123&page=2", "GET /cb?access_token={}&page=2"),
+        ("X-Api-Key: 9f8e7d6c5b4a", "X-Api-Key: {}"),
+        ('curl -H "X-Api-Key: 9f8e7d6c5b4a" https://x.io', 'curl -H "X-Api-Key: {}" https://x.io'),
+        ("$env:GITHUB_TOKEN = 'abc123'", "$env:GITHUB_TOKEN = '{}'"),
+        ("login(user='bob', password='pw12')", "login(user='bob', password='{}')"),
+        ("password = hunter2", "password = {}"),
+        ("redis_password: cGFzc3dvcmQ=", "redis_password: {}"),
+        ("https://user:pass@host.example.com/x", "https://user:{}@host.example.com/x"),
+        ("redis://:s3cret@cache:6379/0", "redis://:{}@cache:6379/0"),
+        ("Authorization: Basic ZGVwbG95Omh1bnRlcjI=", "Authorization: Basic {}"),
+        ("Authorization: Bearer abc.def-ghi", "Authorization: Bearer {}"),
+        ("proxy says Bearer 4f3c2b1a0d9e8f7a6b5c", "proxy says Bearer {}"),
+    ],
+)
+def test_secret_assignments(text: str, expected: str) -> None:
+    result = redact(text)
+    assert result.text == expected.format(marker("secret_assignment"))
+    assert result.kinds == ("secret_assignment",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # placeholders, references, already redacted
+        "API_KEY=",
+        'PASSWORD=""',
+        "OPENAI_API_KEY=<your-api-key>",
+        "GITHUB_TOKEN=${GITHUB_TOKEN}",
+        "DB_PASSWORD=$DB_PASSWORD",
+        "TOKEN=$(gh auth token)",
+        "token: ${{ secrets.GITHUB_TOKEN }}",
+        'password: "{{ vault_db_password }}"',
+        "SECRET=%APP_SECRET%",
+        "API_KEY=changeme",
+        "API_KEY=xxxxxxxx",
+        "PASSWORD=********",
+        "GITHUB_TOKEN=ghp_...",
+        "API_KEY=your_api_key_here",
+        "DB_PASSWORD=[redacted:secret_assignment]",
+        "https://user:${PASSWORD}@host/",
+        "Authorization: Bearer $TOKEN",
+        # names that are about secrets, not secrets
+        "max_tokens=1024",
+        "TOKEN_LIMIT=4000",
+        "password_min_length: 12",
+        "TOKEN_URL=https://oauth2.googleapis.com/token",
+        "SECRET_FILE=/run/secrets/db",
+        "tokenizer=bert-base-uncased",
+        "secretary: Jane",
+        "token.info = 'fence'",
+        # code
+        "token = get_token()",
+        'api_key = os.environ["OPENAI_API_KEY"]',
+        "const apiKey = process.env.API_KEY!;",
+        "self.token = token",
+        "token=access_token",
+        "login(username=user, password=pw)",
+        "password = pw",
+        "TOKEN = Ignore + PlainToken",
+        "def login(user: str, password: str) -> bool:",
+        "    password: str",
+        "    token: Optional[str] = None",
+        "    secret: SecretStr",
+        "  api_key: string;",
+        "ERRORTOKEN = 60",
+        "if token == expected_token:",
+        "token := next(tokens)",
+        "token => token.trim()",
+        'print(f"password={password!r}")',
+        "log.debug('token=%s', token)",
+        "_token_end = r'(?=\\s|#|[)\\]]|$)'",
+        'error = "Invalid token: please sign in again"',
+        # prose
+        "Token: see the docs for how to create one.",
+        "Password: must be at least 12 characters long",
+        "The secret: nobody reads the manual.",
+    ],
+)
+def test_not_secret_assignments(text: str) -> None:
+    assert redact(text) == Redaction(text, (), 0)
+
+
+def test_high_entropy_catches_bare_random_tokens() -> None:
+    rng = random.Random(1234)
+    tokens = ["".join(rng.choice(B62) for _ in range(40)) for _ in range(500)]
+    caught = sum(redact(f"key {t} here").kinds == ("high_entropy",) for t in tokens)
+    assert caught >= 490  # ~99%: the look-alike guards cost a little recall
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "3f786850e387550fdab836ed7e6dc881de23001b",
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "0xA9FB57DBA1EEA9BC3E660A909D838D718C397AA3B561A6F7901E0E82974856A7",
+        "550e8400-e29b-41d4-a716-446655440000",
+        "01JD3Q8ZK2M4N6P8R0T2V4X6Y8",
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        "sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC",
+        "sodium_crypto_aead_aes256gcm_encrypt",
+        "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2",
+        "com/nodejs/node/commit/e1f39468fa580c1e4cb15fac621f87944ee625dc",
+        "getUserById2FactorAuthenticationCodeV2Handler",
+        "K8sClusterAutoscalerV1Beta1ConfigMapReconciler",
+    ],
+)
+def test_high_entropy_leaves_look_alikes(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_long_base64_blob_is_one_span() -> None:
+    blob = base64.b64encode(random.Random(7).randbytes(3000)).decode()
+    result = redact(f"data:image/png;base64,{blob} done")
+    assert result.text == f"data:image/png;base64,{marker('high_entropy')} done"
+
+
+def test_random_segment_of_a_url_path_is_caught() -> None:
+    token = "Zq8Xw2Lp9Rt4Yu6Io1Pa3Sd5Fg7Hj0Kk"
+    url = f"https://api.example.com/v1/hooks/{token}/trigger"
+    assert redact(url).text == url.replace(token, marker("high_entropy"))
+
+
+# --- mostly_secret ---------------------------------------------------------------------
+
+
+def test_mostly_secret() -> None:
+    token = "ghp_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
+    assert mostly_secret(token)
+    assert mostly_secret(f"  {token}\n")
+    assert mostly_secret(f"GITHUB_TOKEN={token}")
+    assert mostly_secret(ANTHROPIC)
+    paragraph = (
+        f"I rotated the deploy token ({token}) this morning because it showed up in the CI "
+        "logs of the main repository; the new one lives in the vault, and the workflow "
+        "reads it from there, so nobody needs to paste it into chat again."
+    )
+    assert not mostly_secret(paragraph)
+    assert not mostly_secret("DB_PASSWORD=hunter2 is what the old docs said, long ago")
+    assert not mostly_secret("plain words only")
+
+
+# --- properties ------------------------------------------------------------------------
+
+_NAMES = ["DB_PASSWORD", "api_key", "GITHUB_TOKEN", "client_secret", "x-api-key", "passwd"]
+_SEPARATORS = ["=", ": ", " = "]
+
+
+def _text(alphabet: str, size: int, max_size: int | None = None) -> st.SearchStrategy[str]:
+    return st.text(
+        alphabet=alphabet, min_size=size, max_size=size if max_size is None else max_size
+    )
+
+
+def _with_digit(body: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.tuples(body, st.sampled_from(string.digits), st.integers(0, 200)).map(
+        lambda t: t[0][: t[2]] + t[1] + t[0][t[2] :]
+    )
+
+
+def _plain_value(value: str) -> bool:
+    low = value.lower()
+    return not any(word in low for word in ("secret", "token", "passw", "apikey"))
+
+
+_VALUES = _with_digit(_text(B62 + "!@%^*+", 6, 30)).filter(_plain_value)
+
+
+@st.composite
+def secrets(draw: st.DrawFn) -> tuple[str, str]:
+    """(kind, secret) with a real-format fake secret of any kind."""
+    kind = draw(st.sampled_from(KINDS))
+    if kind == "github_token":
+        if draw(st.booleans()):
+            return kind, draw(st.sampled_from(["ghp_", "gho_", "ghu_", "ghs_", "ghr_"])) + draw(
+                _text(B62, 36, 40)
+            )
+        return kind, "github_pat_" + draw(_text(B62, 22)) + "_" + draw(_text(B62, 59))
+    if kind == "openai_key":
+        prefix = draw(st.sampled_from(["sk-", "sk-proj-", "sk-svcacct-"]))
+        return kind, prefix + draw(_with_digit(_text(B64URL, 20, 160)))
+    if kind == "anthropic_key":
+        prefix = draw(st.sampled_from(["sk-ant-api03-", "sk-ant-admin01-"]))
+        return kind, prefix + draw(_text(B64URL, 93)) + "AA"
+    if kind == "aws_access_key_id":
+        prefix = draw(st.sampled_from(["AKIA", "ASIA", "ABIA", "ACCA"]))
+        return kind, prefix + draw(_text(string.ascii_uppercase + string.digits, 16))
+    if kind == "aws_secret_key":
+        return kind, draw(_text(B62 + "+/", 40))  # checked as an assignment below
+    if kind == "slack_token":
+        prefix = draw(st.sampled_from(["xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-"]))
+        parts = [draw(_text(string.digits, 10, 13)) for _ in range(2)]
+        return kind, prefix + "-".join(parts) + "-" + draw(_text(B62, 24, 32))
+    if kind == "jwt":
+        segments = [draw(_text(B64URL, 10, 60)) for _ in range(3)]
+        return kind, "eyJ" + ".".join(segments)
+    if kind == "private_key":
+        label = draw(st.sampled_from(["RSA ", "EC ", "OPENSSH ", "ENCRYPTED ", ""]))
+        lines = draw(st.lists(_text(B62 + "+/", 64), min_size=1, max_size=5))
+        tail = draw(_text(B62, 32, 64)) + "=="
+        body = "\n".join([*lines, tail])
+        return kind, f"-----BEGIN {label}PRIVATE KEY-----\n{body}\n-----END {label}PRIVATE KEY-----"
+    if kind == "secret_assignment":
+        return kind, draw(_VALUES)
+    seed = draw(st.binary(min_size=1, max_size=16))
+    token = base64.urlsafe_b64encode(hashlib.sha512(seed).digest()).decode().rstrip("=")
+    assume(redact(token).kinds == ("high_entropy",))  # ~99.9% of hash outputs
+    return kind, token
+
+
+@st.composite
+def secret_lines(draw: st.DrawFn) -> tuple[str, str]:
+    """(secret, a line that contains it in its natural context)."""
+    kind, secret = draw(secrets())
+    if kind == "secret_assignment":
+        name = draw(st.sampled_from(_NAMES))
+        if draw(st.booleans()):
+            return secret, f"https://deploy:{secret}@db.example.com:5432/app"
+        if draw(st.booleans()):
+            return secret, f"{name}={secret}"
+        quote = draw(st.sampled_from(['"', "'"]))
+        return secret, f"{name}{draw(st.sampled_from(_SEPARATORS))}{quote}{secret}{quote}"
+    if kind == "aws_secret_key":
+        name = draw(st.sampled_from(["aws_secret_access_key", "AWS_SECRET_ACCESS_KEY"]))
+        return secret, f"{name}={secret}"
+    return secret, secret
+
+
+@given(
+    st.text(max_size=200),
+    secret_lines(),
+    st.text(max_size=200),
+    st.sampled_from([" ", "\n", "\t", " (", "\n> "]),
+)
+@settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+def test_secrets_never_survive_in_random_text(
+    before: str, secret_line: tuple[str, str], after: str, gap: str
+) -> None:
+    secret, line = secret_line
+    text = f"{before}{gap}{line}{gap[::-1]}{after}"
+    out = redact(text).text
+    assert out.count(secret) <= (before + after).count(secret)
+
+
+# Pieces that rules start, end or turn on, to be glued together without separators.
+_FRAGMENTS = st.one_of(
+    st.sampled_from(
+        [
+            "token",
+            "PASSWORD",
+            "api_key",
+            "Secret",
+            "=",
+            ": ",
+            " = ",
+            '"',
+            "'",
+            "(",
+            ")",
+            ",",
+            "&",
+            "?",
+            "$",
+            "<",
+            ">",
+            "[redacted:",
+            "]",
+            "[redacted:jwt]",
+            "://",
+            "@",
+            "-----BEGIN PRIVATE KEY-----",
+            "-----END PRIVATE KEY-----",
+            "eyJ",
+            ".",
+            "AKIA",
+            "sk-",
+            "sk-ant-",
+            "ghp_",
+            "xoxb-",
+            "Bearer ",
+            "Authorization: ",
+            "/",
+            "_",
+            "-",
+            "\n",
+            " ",
+            "\n\n",
+            "0123456789",
+            "abcdefghijklmnop",
+            "ABCDEFGHIJKLMNOP",
+        ]
+    ),
+    _text(B62 + "+/=", 1, 50),
+    secret_lines().map(lambda t: t[1]),
+)
+
+
+@given(st.lists(st.one_of(st.text(max_size=80), secret_lines().map(lambda t: t[1])), max_size=8))
+@settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@example(["DB_PASSWORD=hunter2", "[redacted:jwt]"])
+def test_redact_is_idempotent(parts: list[str]) -> None:
+    once = redact(" ".join(parts))
+    twice = redact(once.text)
+    assert twice.text == once.text
+    assert twice.kinds == ()
+
+
+@given(st.lists(_FRAGMENTS, max_size=30))
+@settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+def test_redact_is_idempotent_on_glued_fragments(parts: list[str]) -> None:
+    once = redact("".join(parts))
+    assert redact(once.text).text == once.text
+
+
+@given(st.text())
+@example("")
+@example("[redacted:high_entropy]")
+@example("token: [redacted:")
+@example("İ" * 40 + "token=ab\u212a1")
+def test_never_raises_and_is_consistent(text: str) -> None:
+    result = redact(text)
+    assert isinstance(result.text, str)
+    assert set(result.kinds) <= set(KINDS)
+    assert len(set(result.kinds)) == len(result.kinds)
+    assert 0 <= result.secret_chars <= len(text)
+    assert (result.secret_chars == 0) == (result.kinds == ()) == (result.text == text)
+    assert isinstance(mostly_secret(text), bool)
+    assert redact(result.text).text == result.text
+
+
+_WORDS = str.split(
+    "memory store agent prompt session project module function class method value "
+    "index query search result error warning config build test release deploy server "
+    "client request response handler manager factory provider service context window "
+    "cursor database table column record migration schema version branch commit merge "
+    "review change update delete insert select render layout button dialog editor "
+    "terminal shell command output input stream buffer parser lexer compiler runtime "
+    "thread process worker queue event listener callback promise future channel socket "
+    "network proxy router cache storage bucket object document folder package library "
+    "plugin extension feature option setting default custom local remote global"
+)
+
+
+@st.composite
+def ordinary_piece(draw: st.DrawFn) -> str:
+    words = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=8)
+    shape = draw(st.integers(0, 10))
+    if shape == 0:
+        return "_".join(draw(words))
+    if shape == 1:
+        return "".join(w.capitalize() for w in draw(words))
+    if shape == 2:
+        return (
+            draw(st.sampled_from(["/home/user/", "./", "src/", "C:\\Users\\dev\\"]))
+            + "/".join(draw(words))
+            + draw(st.sampled_from([".py", ".ts", ".md", "/", ""]))
+        )
+    if shape == 3:
+        return draw(st.binary(min_size=20, max_size=20)).hex()
+    if shape == 4:
+        return draw(st.binary(min_size=32, max_size=32)).hex()
+    if shape == 5:
+        return str(draw(st.uuids()))
+    if shape == 6:
+        return draw(_text("0123456789ABCDEFGHJKMNPQRSTVWXYZ", 26))  # a ULID
+    if shape == 7:
+        path = "/".join(draw(words))
+        query = "&".join(f"{w}={v}" for w, v in zip(draw(words), draw(words), strict=False))
+        return f"https://{draw(st.sampled_from(_WORDS))}.example.com/{path}?{query}"
+    if shape == 8:
+        nums = draw(st.lists(st.integers(0, 99), min_size=2, max_size=4))
+        return "v" + ".".join(map(str, nums))
+    if shape == 9:
+        return f"{draw(st.sampled_from(_WORDS))}.{draw(st.sampled_from(_WORDS))}@example.org"
+    return " ".join(draw(words))
+
+
+@given(st.lists(ordinary_piece(), max_size=12), st.sampled_from([" ", "\n", ", ", "\t"]))
+def test_ordinary_text_is_unchanged(pieces: list[str], sep: str) -> None:
+    text = sep.join(pieces)
+    assert redact(text) == Redaction(text, (), 0)
+
+
+# --- speed -----------------------------------------------------------------------------
+
+
+def _megabyte_prompt() -> str:
+    """~1 MB of what prompts contain: prose, code, logs, stack traces, git output, URLs,
+    with fresh ids and hashes on every line, and now and then a secret or a look-alike."""
+    rng = random.Random(42)
+
+    def w() -> str:
+        return rng.choice(_WORDS)
+
+    def uuid() -> str:
+        h = rng.randbytes(16).hex()
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    templates = [
+        lambda: " ".join(w() for _ in range(rng.randint(8, 30))).capitalize() + ".",
+        lambda: f"def {w()}_{w()}(self, {w()}: str, limit: int = {rng.randint(1, 99)}) -> None:",
+        lambda: f"    {w()} = self.{w()}.{w()}({w()}, key={w()}_{w()})",
+        lambda: f"from {w()}.{w()} import {w().capitalize()}{w().capitalize()}",
+        lambda: (
+            f"{rng.randint(1, 28):02}T10:{rng.randint(0, 59):02}Z INFO request_id={uuid()} "
+            f"GET /api/v1/{w()}/{rng.randint(1, 99999)}?page={rng.randint(1, 9)} 200"
+        ),
+        lambda: f"commit {rng.randbytes(20).hex()}\nAuthor: {w()} <{w()}@example.com>",
+        lambda: f"{rng.randbytes(4).hex()[:7]} {w()}: {w()} the {w()} {w()}",
+        lambda: (
+            f'  File "/home/user/src/{w()}/{w()}/{w()}_{w()}.py", line {rng.randint(1, 999)},'
+            f" in {w()}_{w()}"
+        ),
+        lambda: f"https://{w()}.example.com/{w()}/{w()}?{w()}={w()}&{w()}={rng.randint(1, 999)}",
+        lambda: f"sha256:{rng.randbytes(32).hex()}  {w()}-{rng.randint(0, 9)}.{rng.randint(0, 99)}",
+    ]
+    extras = [*LOOKALIKES, *(row["text"] for row in SECRETS)]
+    out: list[str] = []
+    size = 0
+    while size < 1_000_000:
+        line = rng.choice(extras) if rng.random() < 0.02 else rng.choice(templates)()
+        out.append(line)
+        size += len(line) + 1
+    return "\n".join(out)[:1_000_000]
+
+
+def _dense_megabyte() -> str:
+    """1 MB of nothing but the corpus: secrets and look-alikes on every line."""
+    lines = [*LOOKALIKES, *(row["text"] for row in SECRETS)]
+    rng = random.Random(7)
+    text = "\n".join(rng.choice(lines) for _ in range(12_000))
+    return (text * 2)[:1_000_000]
+
+
+def _best_time(text: str, runs: int = 3) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        redact(text)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_one_megabyte_prompt_is_fast() -> None:
+    text = _megabyte_prompt()
+    assert len(text) == 1_000_000
+    result = redact(text)
+    assert result.kinds  # the sprinkled secrets were found
+    assert _best_time(text) < 0.5
+
+
+def test_one_megabyte_of_secrets_and_look_alikes_is_not_slow() -> None:
+    text = _dense_megabyte()
+    assert len(text) == 1_000_000
+    assert _best_time(text, runs=1) < 2.0
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "a",
+        "token=",
+        "token: ",
+        "DB_PASSWORD=x1\n",
+        "-----BEGIN PRIVATE KEY-----\n",
+        "://a:b@",
+        "eyJhbGciOi.",
+        "AKIAZ7Q2M4N6P8R2T4V6 ",
+        "abcdefghijklmnopqrstuvwxyzabcdefgh ",
+        "Zq8Xw2Lp9Rt4Yu6Io1Pa3Sd5Fg7Hj0Kk\n",
+        "é",
+    ],
+)
+def test_adversarial_input_stays_linear(shape: str) -> None:
+    text = shape * (500_000 // len(shape))
+    assert _best_time(text, runs=1) < 3.0
