@@ -147,7 +147,6 @@ accepted in the first pass just as it is after a ``]`` in the second.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import math
 import operator
@@ -207,28 +206,33 @@ _PEM = re.compile(
 )
 _PEM_MIN_BODY = 32  # base64 characters; less is code that mentions the header line
 
-# Each pattern starts with a literal so that the regex engine can skip ahead to it
-# quickly.  The whole match is the secret, unless the character before it is one of the
-# rule's "word" characters (the token is part of a longer word: "task-..." is not "sk-"),
-# and that character is not itself part of another secret (a key glued to a PEM block's
-# closing dashes still counts).
-_WORD = string.ascii_letters + string.digits
-_TOKEN_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("github_token", re.compile(r"gh[pousr]_[A-Za-z0-9]{36,255}+", _F), _WORD + "_"),
-    ("github_token", re.compile(r"github_pat_[A-Za-z0-9_]{60,255}+", _F), _WORD + "_"),
-    ("anthropic_key", re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}+", _F), _WORD + "_-"),
-    ("openai_key", re.compile(r"sk-(?!ant-)[A-Za-z0-9_-]{20,}+", _F), _WORD + "_-"),
-    (
-        "aws_access_key_id",
-        re.compile(r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9])", _F),
-        _WORD,
+_Rx = re.Pattern[str]
+
+
+def _token_rule(kind: str, prefix: str, body: str, word: str) -> tuple[str, _Rx, _Rx]:
+    """A token format: ``prefix`` (fixed width) then ``body``.  The scanning pattern
+    starts with the prefix, so that the regex engine can skip ahead to it with a
+    substring search, and then refuses a prefix preceded by a ``word`` character (the
+    token is part of a longer word: "task-..." is not "sk-..."; this also keeps a failed
+    match from being retried at every position of a long run).  The second pattern has
+    no such check; it is tried where another secret ends, because a token glued to a
+    secret (a key right after the dashes of a PEM END line) is a token all the same."""
+    scan = re.compile(f"{prefix}(?<![{word}]{prefix}){body}", _F)
+    return kind, scan, re.compile(prefix + body, _F)
+
+
+_TOKEN_RULES = (
+    _token_rule("github_token", "gh[pousr]_", "[A-Za-z0-9]{36,255}+", "A-Za-z0-9_"),
+    _token_rule("github_token", "github_pat_", "[A-Za-z0-9_]{60,255}+", "A-Za-z0-9_"),
+    _token_rule("anthropic_key", "sk-ant-", "[A-Za-z0-9_-]{20,}+", "A-Za-z0-9_-"),
+    _token_rule("openai_key", "sk-", "(?!ant-)[A-Za-z0-9_-]{20,}+", "A-Za-z0-9_-"),
+    _token_rule(
+        "aws_access_key_id", "A(?:KIA|SIA|BIA|CCA)", "[A-Z0-9]{16}(?![A-Za-z0-9])", "A-Za-z0-9"
     ),
-    ("slack_token", re.compile(r"xox[abeoprs]-[A-Za-z0-9-]{10,}+", _F), _WORD),
-    ("slack_token", re.compile(r"xapp-[0-9]-[A-Za-z0-9-]{10,}+", _F), _WORD),
-    (
-        "jwt",
-        re.compile(r"eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+", _F),
-        _WORD + "_-",
+    _token_rule("slack_token", "xox[abeoprs]-", "[A-Za-z0-9-]{10,}+", "A-Za-z0-9"),
+    _token_rule("slack_token", "xapp-", "[0-9]-[A-Za-z0-9-]{10,}+", "A-Za-z0-9"),
+    _token_rule(
+        "jwt", "eyJ", r"[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+", "A-Za-z0-9_-"
     ),
 )
 _DIGIT = re.compile(r"[0-9]")
@@ -412,13 +416,10 @@ def _spans(text: str) -> list[_Span]:
                 # A truncated block (no END line) ends with its last base64 character.
                 end = m.end() if m.group("end") else body + len(m.group("body").rstrip())
                 add((m.start(), end, "private_key"))
-    glued: list[_Span] = []  # tokens right after a word character; see _TOKEN_RULES
-    for kind, pattern, word in _TOKEN_RULES:
-        for m in pattern.finditer(text):
-            if kind == "openai_key" and not _DIGIT.search(m.group()):
-                continue  # sk-learn-style words
-            start = m.start()
-            (glued if start and text[start - 1] in word else found).append((start, m.end(), kind))
+    for kind, scan, _ in _TOKEN_RULES:
+        for m in scan.finditer(text):
+            if _token_ok(kind, m):
+                add((m.start(), m.end(), kind))
     for m in _SLACK_HOOK.finditer(text):
         add((m.start(1), m.end(1), "slack_token"))
     for m in _URL_CREDS.finditer(text):
@@ -433,13 +434,16 @@ def _spans(text: str) -> list[_Span]:
     _assignments(text, raw, add)
 
     merged = _merge(found)
-    while glued:  # accept glued tokens whose neighbour turned out to be a secret
-        starts = [span[0] for span in merged]
-        accepted = [span for span in glued if _covered(merged, starts, span[0] - 1)]
-        if not accepted:
-            break
-        glued = [span for span in glued if span not in accepted]
-        merged = _merge(merged + accepted)
+    ends = [end for _, end, _ in merged]
+    while ends:  # tokens glued to the end of another secret; see _token_rule
+        glued = [
+            (g.start(), g.end(), kind)
+            for end in ends
+            for kind, _, pattern in _TOKEN_RULES
+            if (g := pattern.match(text, end)) is not None and _token_ok(kind, g)
+        ]
+        ends = [end for _, end, _ in glued]
+        merged = _merge(merged + glued)
     ids = [span for span in merged if span[2] == "aws_access_key_id"]
     if ids:
         windows = _merge([(max(0, s - 120), e + 120, k) for s, e, k in ids])
@@ -464,9 +468,8 @@ def _spans(text: str) -> list[_Span]:
     return merged
 
 
-def _covered(spans: list[_Span], starts: list[int], pos: int) -> bool:
-    i = bisect.bisect_right(starts, pos) - 1
-    return i >= 0 and spans[i][1] > pos
+def _token_ok(kind: str, m: re.Match[str]) -> bool:
+    return kind != "openai_key" or _DIGIT.search(m.group()) is not None  # not sk-learn-…
 
 
 def _merge(spans: list[_Span]) -> list[_Span]:

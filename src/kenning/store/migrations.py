@@ -177,10 +177,21 @@ def m0003_index_recent_by_scope(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX items_scope_recent ON items(scope, status, updated_at)")
 
 
+def m0004_term_counts(conn: sqlite3.Connection) -> None:
+    # How many items hold each stemmed word, kept by the store as items change. The
+    # FTS5 vocabulary can say the same, but only by walking each word's whole posting
+    # list; recall asks on every prompt.
+    conn.execute("CREATE TABLE terms (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID")
+    conn.execute("CREATE VIRTUAL TABLE temp.m0004_vocab USING fts5vocab(main, items_fts, row)")
+    conn.execute("INSERT INTO terms (term, docs) SELECT term, doc FROM temp.m0004_vocab")
+    conn.execute("DROP TABLE temp.m0004_vocab")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
     m0003_index_recent_by_scope,
+    m0004_term_counts,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

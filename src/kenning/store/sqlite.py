@@ -279,14 +279,39 @@ class SQLiteStore:
         self._insert_all(conn, [item], change)
         return item
 
-    @staticmethod
-    def _insert_all(conn: sqlite3.Connection, items: Sequence[Item], change: str) -> None:
+    def _index_text(self, item: Item) -> str:
+        """The text the FTS index holds for an item (title, body, tags as stored)."""
+        return f"{item.title}\n{item.body}\n{json.dumps(list(item.tags))}"
+
+    def _count_terms(
+        self, conn: sqlite3.Connection, added: Sequence[Item], removed: Sequence[Item] = ()
+    ) -> None:
+        """Keep `terms` (items per stemmed word) in step with what the index holds."""
+        delta: dict[str, int] = {}
+        texts = [self._index_text(i) for i in added] + [self._index_text(i) for i in removed]
+        for n, stems in enumerate(self.stems(texts) if texts else []):
+            step = 1 if n < len(added) else -1
+            for term in set(stems):
+                delta[term] = delta.get(term, 0) + step
+        changes = [(term, d) for term, d in delta.items() if d]
+        if not changes:
+            return
+        conn.executemany(
+            "INSERT INTO terms (term, docs) VALUES (?, ?) "
+            "ON CONFLICT(term) DO UPDATE SET docs = docs + excluded.docs",
+            changes,
+        )
+        if any(d < 0 for _, d in changes):
+            conn.execute("DELETE FROM terms WHERE docs <= 0")
+
+    def _insert_all(self, conn: sqlite3.Connection, items: Sequence[Item], change: str) -> None:
         """Insert items and their first versions, two statements for the lot."""
         if any(not item.revision for item in items):
             raise StoreError("an item needs a revision id before it is stored")
         values = [_item_values(item) for item in items]
         placeholders = ", ".join("?" * 21)
         conn.executemany(f"INSERT INTO items ({ITEM_COLUMNS}) VALUES ({placeholders})", values)
+        self._count_terms(conn, items)
         conn.executemany(
             _INSERT_REVISION,
             [_revision_values(item, change, v) for item, v in zip(items, values, strict=True)],
@@ -362,10 +387,13 @@ class SQLiteStore:
     ) -> Item:
         """Write `item` over the stored one; a new version unless `new_version` is False."""
         with self._write() as conn:
-            row = conn.execute("SELECT revision FROM items WHERE id = ?", (item.id,)).fetchone()
+            row = conn.execute(
+                f"SELECT {ITEM_COLUMNS} FROM items WHERE id = ?", (item.id,)
+            ).fetchone()
             if row is None:
                 raise NotFound(f"no item {item.id[-6:].lower()}")
-            current = row["revision"]
+            old = _row_to_item(row)
+            current = old.revision
             if expected_revision is not None and expected_revision != current:
                 raise RevisionConflict(item.id, expected_revision, current)
             if not new_version:
@@ -375,6 +403,8 @@ class SQLiteStore:
                 f"UPDATE items SET {assignments} WHERE id = ?",
                 (*_item_values(item)[1:], item.id),
             )
+            if self._index_text(old) != self._index_text(item):
+                self._count_terms(conn, [item], [old])
             if new_version:
                 self._write_revision(conn, item, change)
             else:
@@ -493,6 +523,10 @@ class SQLiteStore:
             for start in range(0, len(item_ids), 500):
                 chunk = list(item_ids[start : start + 500])
                 marks = ", ".join("?" * len(chunk))
+                doomed = conn.execute(
+                    f"SELECT {ITEM_COLUMNS} FROM items WHERE id IN ({marks})", chunk
+                ).fetchall()
+                self._count_terms(conn, [], [_row_to_item(r) for r in doomed])
                 conn.execute(f"DELETE FROM uses WHERE item_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM revisions WHERE item_id IN ({marks})", chunk)
                 deleted += conn.execute(f"DELETE FROM items WHERE id IN ({marks})", chunk).rowcount
@@ -633,19 +667,12 @@ class SQLiteStore:
 
     def doc_freqs(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """How many items hold each stemmed term, and how many items there are."""
-        if not hasattr(self, "_vocab_ready"):
-            self.conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.items_vocab "
-                "USING fts5vocab(main, items_fts, row)"
-            )
-            self._vocab_ready = True
         unique = sorted(set(terms))
         freqs = dict.fromkeys(unique, 0)
         for start in range(0, len(unique), 400):
             chunk = unique[start : start + 400]
             rows = self._read(
-                "SELECT term, doc FROM temp.items_vocab "
-                f"WHERE term IN ({', '.join('?' * len(chunk))})",
+                f"SELECT term, docs FROM terms WHERE term IN ({', '.join('?' * len(chunk))})",
                 chunk,
             )
             freqs.update({r[0]: int(r[1]) for r in rows})
