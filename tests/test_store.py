@@ -272,7 +272,7 @@ def test_the_store_never_grows_a_rollback_journal_or_temp_files(db_path):
 # --- search ranks a window of the newest matches ------------------------------------------
 
 
-def test_search_ranks_only_the_newest_window_of_matches_best_first(db_path, monkeypatch):
+def test_search_ranks_the_newest_window_of_matches_and_widens_it_when_short(db_path, monkeypatch):
     from kenning.store import sqlite as sqlite_store
 
     monkeypatch.setattr(sqlite_store, "SEARCH_WINDOW", 5)
@@ -282,13 +282,14 @@ def test_search_ranks_only_the_newest_window_of_matches_best_first(db_path, monk
             add(f"Note {n} mentions kafka once among many other words", store) for n in range(8)
         ]
         newest_best = add("Kafka kafka topics", store)
-        found = items.search(store, "kafka", limit=50)
+        found = items.search(store, "kafka", limit=3)
         ids = [f.item.id for f in found]
-        assert len(ids) == 5
-        assert ids[0] == newest_best.id
+        assert len(ids) == 3 and ids[0] == newest_best.id
         assert old_best.id not in ids  # outside the window of the 5 newest matches
-        assert set(ids[1:]) == {i.id for i in made[-4:]}
-        scores = [f.score for f in found]
+        assert set(ids[1:]) <= {i.id for i in made[-4:]}
+        everything = items.search(store, "kafka", limit=50)  # more than the window holds
+        assert len(everything) == 10 and everything[0].item.id == old_best.id
+        scores = [f.score for f in everything]
         assert scores == sorted(scores, reverse=True)
 
 

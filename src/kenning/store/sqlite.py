@@ -455,34 +455,33 @@ class SQLiteStore:
     def search(self, match: str, query: ItemQuery) -> list[tuple[Item, float]]:
         """Full-text search, best first; the score is bm25 negated (higher is better).
 
-        Ranks at most the newest SEARCH_WINDOW matches that pass the filters.
+        bm25 costs the same for every match, and a common word matches a large share of
+        a big store, so ranking looks at the newest SEARCH_WINDOW matches (found in the
+        index alone, in rowid order). When the filters leave fewer hits than asked for
+        there, the window grows until they do or it spans every match.
         """
         where, params = self._where(query)
-        joined = "FROM items_fts JOIN items ON items.rowid = items_fts.rowid"
-        floor = 0
-        # Counting matches in the index alone is cheap; only when there are more than
-        # the window, find where the newest window of filtered matches begins.
-        if self._read(
-            "SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
-            "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (match, SEARCH_WINDOW - 1),
-        ):
-            edge = self._read(
-                f"SELECT items_fts.rowid {joined} WHERE items_fts MATCH ? AND {where} "
-                "ORDER BY items_fts.rowid DESC LIMIT 1 OFFSET ?",
-                [match, *params, SEARCH_WINDOW - 1],
-            )
-            floor = int(edge[0][0]) if edge else 0
         cols = ", ".join(f"items.{c.strip()}" for c in ITEM_COLUMNS.split(","))
         sql = (
-            f"SELECT {cols}, bm25(items_fts, 8.0, 1.0, 4.0) AS rank {joined} "
+            f"SELECT {cols}, bm25(items_fts, 8.0, 1.0, 4.0) AS rank FROM items_fts "
+            "JOIN items ON items.rowid = items_fts.rowid "
             f"WHERE items_fts MATCH ? AND items_fts.rowid >= ? AND {where} "
             "ORDER BY rank, items_fts.rowid DESC"
         )
         if query.limit:
             sql += f" LIMIT {int(query.limit)}"
-        rows = self._read(sql, [match, floor, *params])
-        return [(_row_to_item(r), -float(r["rank"])) for r in rows]
+        window = SEARCH_WINDOW
+        while True:
+            edge = self._read(
+                "SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
+                "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (match, window - 1),
+            )
+            floor = int(edge[0][0]) if edge else 0
+            rows = self._read(sql, [match, floor, *params])
+            if floor == 0 or (query.limit and len(rows) >= query.limit):
+                return [(_row_to_item(r), -float(r["rank"])) for r in rows]
+            window *= 4
 
     def revisions(self, item_id: str) -> list[Revision]:
         rows = self._read("SELECT * FROM revisions WHERE item_id = ? ORDER BY id", (item_id,))
