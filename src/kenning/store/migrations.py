@@ -173,8 +173,11 @@ def m0002_projects_and_summaries(conn: sqlite3.Connection) -> None:
 
 
 def m0003_index_recent_by_scope(conn: sqlite3.Connection) -> None:
-    # Packs read each scope's newest active items; this index serves them in order.
-    conn.execute("CREATE INDEX items_scope_recent ON items(scope, status, updated_at)")
+    # Packs read each scope's newest active items, and count the rest: this index
+    # serves the first in order and the second without reading the table.
+    conn.execute(
+        "CREATE INDEX items_scope_recent ON items(scope, status, updated_at, expires_at)"
+    )
 
 
 def m0004_term_counts(conn: sqlite3.Connection) -> None:
