@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from kenning import ids, templates
 from kenning.errors import AmbiguousId, InvalidInput, NotFound
@@ -135,7 +135,7 @@ def check_size(title: str, body: str, evidence: str = "") -> None:
 def task_expiry(kind: Kind, updated_at: str, ttl_days: int = 14) -> str | None:
     if kind is not Kind.TASK:
         return None
-    when = datetime.strptime(updated_at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    when = datetime.fromisoformat(updated_at)  # 3.11 reads the trailing Z as UTC
     return (when + timedelta(days=ttl_days)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 

@@ -421,7 +421,7 @@ def _item_terms(store: SQLiteStore, items: Sequence[Item]) -> list[set[str]]:
 def _age_days(item: Item, now: datetime) -> float:
     stamp = item.reviewed_at or item.updated_at or item.created_at
     try:
-        when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        when = datetime.fromisoformat(stamp)  # 3.11 reads the trailing Z as UTC
     except ValueError:
         return 0.0
     return max(0.0, (now - when).total_seconds() / 86400)

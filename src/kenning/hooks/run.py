@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-import traceback
 
 from kenning import config as config_mod
 from kenning.hooklog import log
@@ -83,6 +82,8 @@ def main(argv: list[str]) -> int:
         kind = type(exc).__name__
         log(agent or "", event_name or "", f"{kind}: {exc}")
         if debug:
+            import traceback
+
             traceback.print_exc()
         return 0
     if out:

@@ -175,9 +175,7 @@ def m0002_projects_and_summaries(conn: sqlite3.Connection) -> None:
 def m0003_index_recent_by_scope(conn: sqlite3.Connection) -> None:
     # Packs read each scope's newest active items, and count the rest: this index
     # serves the first in order and the second without reading the table.
-    conn.execute(
-        "CREATE INDEX items_scope_recent ON items(scope, status, updated_at, expires_at)"
-    )
+    conn.execute("CREATE INDEX items_scope_recent ON items(scope, status, updated_at, expires_at)")
 
 
 def m0004_term_counts(conn: sqlite3.Connection) -> None:
