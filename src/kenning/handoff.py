@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kenning import items
+from kenning import items, sessions
 from kenning.config import Config
 from kenning.errors import InvalidInput
-from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Session, Status
+from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import one_line, toml_string
 from kenning.store import ItemQuery, SQLiteStore
 from kenning.where import Where
@@ -125,16 +125,7 @@ def session_handoff(store: SQLiteStore, session: Session) -> Item | None:
         scope=scope,
         kind=Kind.HANDOFF,
         status=Status.ACTIVE,
-        provenance=Provenance(
-            who=session.agent,
-            how="hook",
-            model=session.model,
-            session=session.id,
-            cwd=session.cwd,
-            repo=session.repo,
-            workstream=session.workstream,
-            project=session.project,
-        ),
+        provenance=sessions.provenance(session, "hook"),
     )
 
 

@@ -36,19 +36,7 @@ class AgentContext:
     agent_session_id: str | None = None
 
     def provenance(self, how: str = "mcp") -> Provenance:
-        w = self.where
-        return Provenance(
-            who=self.agent,
-            how=how,
-            model=self.model,
-            session=self.session_id,
-            cwd=w.cwd,
-            repo=w.repo,
-            workspace=w.workspace,
-            workstream=w.workstream,
-            project=w.project,
-            commit=w.git.head if w.git else None,
-        )
+        return self.where.provenance(self.agent, how, model=self.model, session=self.session_id)
 
     def owns(self, scope: Scope) -> bool:
         """Whether `scope` is one of this agent's own working scopes where it runs."""

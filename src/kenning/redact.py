@@ -269,7 +269,7 @@ _ASSIGN = re.compile(
     (?:
         [bfru]{0,2}"(?P<dq>[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+)"   # b"...", r'...', f"..."
       | [bfru]{0,2}'(?P<sq>[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+)'
-      | (?P<bare>[^\s"'`,;)\]}]++)
+      | (?P<bare>[^\s"'`,;)\]}])                  # its first character; see _assignments
     )
     """,
     _FI | re.VERBOSE,
@@ -318,13 +318,17 @@ _PLACEHOLDER = re.compile(
     _FI | re.VERBOSE,
 )
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++[!?]?", _F)
-_CALL = re.compile(r"[A-Za-z_$][A-Za-z_$.]*+[(\[]", _F)  # no digits: A000000( is data
+# A bracket first, or a call or subscript of a word-like name: (0, x), get_token(),
+# b64encode(, os.environ[, len(x); but not A000000( or aB3(dE5, which are data.
+_CALL = re.compile(r"[(\[]|.*?[a-z]{2}[\w$]*+[(\[]", _F)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+", _F)
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++", _F)
 _TYPE_NAME = re.compile(r"[A-Z][a-z]++(?:[A-Z][a-z]++)*+", _F)
 _SMALL_NUMBER = re.compile(r"[-+]?[0-9]{1,4}(?:\.[0-9]+)?", _F)
 _ALNUM = re.compile(r"[A-Za-z0-9]", _F)
 _REGEX_SYNTAX = re.compile(r"\(\?|\\[wdsbWDSB]|\[\^|\][+*?]", _F)
+_BARE_STOP = re.compile(r"[\s\"'`,;)\]}]", _F)
+_VALUE_SAMPLE = 512  # longer bare values are judged on their first 512 characters
 _NEXT_PARAM = re.compile(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
 _COLON_END = re.compile(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
 _SPACES = frozenset(" \t")
@@ -503,30 +507,35 @@ def _assignments(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
     low = raw.lower()
     hits = sorted(m.start() for kw in _KEYWORDS for m in kw.finditer(low))
     pos = 0
+    bare_run = (0, 0)  # the last bare value's extent: values inside it end where it ends
     for hit in hits:
         if hit < pos:
             continue
         m = _ASSIGN.match(text, hit)
         if m is None:
             continue
-        span, pos = _assignment(text, m)
+        if m.group("bare") is None:
+            group = "dq" if m.group("dq") is not None else "sq"
+            start, end = m.span(group)
+            value = m.group(group)
+        else:
+            # The regex takes one character of a bare value; its end is found here, once
+            # per run, so that a long run holding many keywords is not rescanned for each.
+            start = m.start("bare")
+            if not bare_run[0] <= start < bare_run[1]:
+                stop = _BARE_STOP.search(text, start)
+                bare_run = (start, stop.start() if stop else len(text))
+            end = bare_run[1]
+            value = text[start : min(end, start + _VALUE_SAMPLE)]
+            if cut := _NEXT_PARAM.search(value):
+                value = value[: cut.start()]  # a=b&c=d: the value ends at the next one
+                end = start + len(value)
+        span = _assignment_span(text, m, value, start, end)
         if span is not None:
             add(span)
-
-
-def _assignment(text: str, m: re.Match[str]) -> tuple[_Span | None, int]:
-    """The value span of a ``NAME=value`` match (or None when it should stay), and where
-    to look for the next one: after a redacted value, or inside a value that stays
-    (``tokenhttps://…?x=1&api_key=…`` holds an assignment of its own)."""
-    bare = m.group("bare")
-    group = "bare" if bare is not None else "dq" if m.group("dq") is not None else "sq"
-    value = m.group(group)
-    start, end = m.span(group)
-    if bare is not None and (cut := _NEXT_PARAM.search(value)):
-        value = value[: cut.start()]  # a=b&c=d: the value ends at the next parameter
-        end = start + len(value)
-    span = _assignment_span(text, m, value, start, end)
-    return span, (end if span is not None else start)
+        # Go on after a redacted value, or inside a value that stays: a URL held in
+        # ``tokenhttps://…?x=1&api_key=…`` has an assignment of its own.
+        pos = end if span is not None else start
 
 
 def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: int) -> _Span | None:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from kenning import ids
-from kenning.model import Session
+from kenning.model import Provenance, Session
 from kenning.redact import redact
 from kenning.store import SQLiteStore, now_iso
 from kenning.where import Where
@@ -31,6 +31,21 @@ AGENT_PROCESS_NAMES = {
     "codex": ("codex",),
     "gemini": ("gemini", "node"),
 }
+
+
+def provenance(session: Session, how: str) -> Provenance:
+    """Provenance for something a session's hooks write on its behalf."""
+    return Provenance(
+        who=session.agent,
+        how=how,
+        model=session.model,
+        session=session.id,
+        cwd=session.cwd,
+        repo=session.repo,
+        workspace=session.workspace,
+        workstream=session.workstream,
+        project=session.project,
+    )
 
 
 def clip_prompt(prompt: str) -> str:

@@ -25,10 +25,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning import items
+from kenning import items, sessions
 from kenning.config import Config, state_dir
 from kenning.errors import InvalidInput, KenningError
-from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Session, Status
+from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import one_line
 from kenning.store import SQLiteStore
 from kenning.tokens import estimate_tokens
@@ -192,16 +192,7 @@ def summarize(
         first = one_line(session.first_prompt or "")[:70]
         label = "Session summary" if final and parts == 0 else f"Session summary, part {part}"
         scope, status = _summary_scope(session)
-        provenance = Provenance(
-            who=session.agent,
-            how="summarizer",
-            model=session.model,
-            session=session.id,
-            cwd=session.cwd,
-            repo=session.repo,
-            workstream=session.workstream,
-            project=session.project,
-        )
+        provenance = sessions.provenance(session, "summarizer")
         summary_text = answer["summary"].strip() or "(empty summary)"
         result.summary = items.add(
             store,

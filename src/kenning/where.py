@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kenning.model import Scope, ScopeType
+from kenning.model import Provenance, Scope, ScopeType
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,23 @@ class Where:
     session: str | None
     scopes: tuple[Scope, ...]
     reasons: dict[str, str] = field(default_factory=dict)
+
+    def provenance(
+        self, who: str, how: str, *, model: str | None = None, session: str | None = None
+    ) -> Provenance:
+        """Provenance for something written from here."""
+        return Provenance(
+            who=who,
+            how=how,
+            model=model,
+            session=session,
+            cwd=self.cwd,
+            repo=self.repo,
+            workspace=self.workspace,
+            workstream=self.workstream,
+            project=self.project,
+            commit=self.git.head if self.git else None,
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -108,18 +109,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def provenance_here(state: State, how: str = "cli") -> Provenance:
     here = state.where()
-    agent = here.agent
-    return Provenance(
-        who=agent or "user",
-        how=how,
-        cwd=here.cwd,
-        repo=here.repo,
-        workspace=here.workspace,
-        workstream=here.workstream,
-        project=here.project,
-        commit=here.git.head if here.git else None,
-        host=os.uname().nodename,
-    )
+    return replace(here.provenance(here.agent or "user", how), host=os.uname().nodename)
 
 
 def guard_change(state: State, item: Item, action: str, new_scope: Scope | None = None) -> None:
