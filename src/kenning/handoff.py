@@ -250,6 +250,10 @@ def since_pack(
     return "\n".join(lines)
 
 
+def _last_active(session: Session) -> str:
+    return max(session.started_at, session.ended_at or "")
+
+
 def plan(
     store: SQLiteStore,
     config: Config,
@@ -261,7 +265,12 @@ def plan(
     fresh: bool = False,
 ) -> Launch:
     """How to continue the latest session here in agent `to`."""
-    line = [s for s in _line_sessions(store, where) if s.first_prompt or s.commits]
+    # Latest by last activity: a resumed session keeps its start but ends anew.
+    line = sorted(
+        (s for s in _line_sessions(store, where) if s.first_prompt or s.commits),
+        key=_last_active,
+        reverse=True,
+    )
     if not line:
         raise InvalidInput("no earlier agent session here to continue; run an agent first")
     latest = line[0]
@@ -280,7 +289,8 @@ def plan(
     )
     if resumable:
         resumed = mine[0]
-        later = [s for s in line if s.started_at > resumed.started_at]
+        since = _last_active(resumed)
+        later = [s for s in line if s.id != resumed.id and _last_active(s) > since]
         pack = since_pack(store, resumed, later, where.cwd, [str(s) for s in where.scopes])
         argv += [a.replace("{id}", str(resumed.agent_session_id)) for a in settings["resume"]]
         first = prompt or RESUME_PROMPT

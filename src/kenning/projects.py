@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kenning import ids, items
+from kenning import ids
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Provenance, Scope, ScopeType, Status
 from kenning.redact import redact
@@ -162,21 +162,30 @@ def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncRep
     }
     scope = Scope(ScopeType.PROJECT, slug)
     for entry in entries:
-        body = _fit(entry.title, redact(entry.body).text, path)
+        title = redact(entry.title).text
+        body = _fit(title, redact(entry.body).text, path)
         current = existing.pop(entry.key, None)
         if current is None:
-            item = items.new_item(
-                f"{entry.title}\n{body}",
-                scope=scope,
+            # Stored as the file has it: no template reshapes the body and no '#' is taken
+            # off the title, so the next read compares like with like (and the body, cut
+            # to fit, cannot outgrow 4 KB).
+            now = now_iso()
+            item = Item(
+                id=ids.new_ulid(),
+                title=title,
+                body=body,
                 kind=entry.kind,
+                scope=scope,
                 status=entry.status,
                 provenance=Provenance(who="ken", how="sync", project=slug, cwd=str(folder)),
+                created_at=now,
+                updated_at=now,
+                revision=ids.new_ulid(),
                 source=_source(slug, name, entry.key),
             )
-            store.insert_item(replace(item, expires_at=None), change="sync")
+            store.insert_item(item, change="sync")
             report.added += 1
             continue
-        title = redact(entry.title).text
         if (current.title, current.body, current.status) == (title, body, entry.status):
             continue
         if entry.status is Status.ARCHIVED and current.status is not Status.ARCHIVED:

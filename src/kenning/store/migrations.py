@@ -188,11 +188,17 @@ def m0004_term_counts(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE temp.m0004_vocab")
 
 
+def m0005_index_short_ids(conn: sqlite3.Connection) -> None:
+    # People (and agents) name items by the last six characters of their ids.
+    conn.execute("CREATE INDEX items_short_id ON items(substr(id, 21))")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
     m0003_index_recent_by_scope,
     m0004_term_counts,
+    m0005_index_short_ids,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

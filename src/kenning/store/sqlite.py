@@ -371,12 +371,21 @@ class SQLiteStore:
         return _row_to_item(rows[0])
 
     def find_ids(self, ref: str) -> list[str]:
-        """Ids that start or end with `ref` (already normalized to upper case)."""
-        rows = self._read(
-            "SELECT id FROM items WHERE (id >= ? AND id < ?) OR id LIKE ? ORDER BY id",
-            (ref, ref + "\x7f", "%" + ref),
-        )
-        return [row["id"] for row in rows]
+        """Ids that start or end with `ref` (already normalized to upper case).
+
+        A start is a range on the primary index; an end of six or more characters goes
+        through the index on each id's last six (the short id people see). Shorter ends
+        are rare and scan.
+        """
+        starts = self._read("SELECT id FROM items WHERE id >= ? AND id < ?", (ref, ref + "\x7f"))
+        if len(ref) >= 6:
+            ends = self._read(
+                "SELECT id FROM items WHERE substr(id, 21) = ? AND id LIKE ?",
+                (ref[-6:], "%" + ref),
+            )
+        else:
+            ends = self._read("SELECT id FROM items WHERE id LIKE ?", ("%" + ref,))
+        return sorted({row["id"] for row in [*starts, *ends]})
 
     def replace_item(
         self,
