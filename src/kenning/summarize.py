@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import re
 import shlex
+import signal
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,24 +122,40 @@ def _parse_answer(text: str) -> dict[str, Any]:
 
 
 def run_command(command: str, prompt: str, timeout: float) -> str:
+    """Run the summarizer with `prompt` on stdin; its stdout.
+
+    It runs in its own process group, so that a timeout stops whatever it started too,
+    and with KEN_ENABLED=0, so that an agent CLI used as the summarizer (`claude -p`)
+    records no session of its own, whose end would be summarized in turn.
+    """
     try:
-        done = subprocess.run(
+        proc = subprocess.Popen(
             shlex.split(command),
-            input=prompt,
-            capture_output=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout,
-            check=False,
+            encoding="utf-8",
+            errors="replace",
+            env={**os.environ, "KEN_ENABLED": "0"},
+            start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
-        raise SummarizeError(f"the summarizer took over {timeout:g} s and was stopped") from None
     except OSError as exc:
         raise SummarizeError(f"cannot run the summarizer '{command}': {exc.strerror}") from None
-    if done.returncode != 0:
+    with proc:
+        try:
+            stdout, stderr = proc.communicate(prompt, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            raise SummarizeError(
+                f"the summarizer took over {timeout:g} s and was stopped"
+            ) from None
+    if proc.returncode != 0:
         raise SummarizeError(
-            f"the summarizer exited with {done.returncode}: {one_line(done.stderr)[:200]}"
+            f"the summarizer exited with {proc.returncode}: {one_line(stderr)[:200]}"
         )
-    return done.stdout
+    return stdout
 
 
 @contextmanager

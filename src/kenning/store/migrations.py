@@ -173,9 +173,14 @@ def m0002_projects_and_summaries(conn: sqlite3.Connection) -> None:
 
 
 def m0003_index_recent_by_scope(conn: sqlite3.Connection) -> None:
-    # Packs read each scope's newest active items, and count the rest: this index
-    # serves the first in order and the second without reading the table.
+    # Packs read each scope's newest active items section by section, and count the
+    # rest. The first index serves the common sections in order and the count without
+    # reading the table; the second the rare kinds (tasks, handoffs); the third pins.
     conn.execute("CREATE INDEX items_scope_recent ON items(scope, status, updated_at, expires_at)")
+    conn.execute("CREATE INDEX items_scope_kind ON items(scope, status, kind, updated_at)")
+    conn.execute(
+        "CREATE INDEX items_scope_pinned ON items(scope, status, updated_at) WHERE pinned = 1"
+    )
 
 
 def m0004_term_counts(conn: sqlite3.Connection) -> None:

@@ -446,8 +446,8 @@ class SQLiteStore:
             clauses.append("items.session_id = ?")
             params.append(query.session_id)
         if query.pinned is not None:
-            clauses.append("items.pinned = ?")
-            params.append(int(query.pinned))
+            # A literal, not a parameter, so the partial index on pins applies.
+            clauses.append("items.pinned = 1" if query.pinned else "items.pinned = 0")
         if query.source_prefix:
             clauses.append("items.source >= ? AND items.source < ?")
             params.extend([query.source_prefix, query.source_prefix + "\x7f"])
