@@ -41,6 +41,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     ):
         monkeypatch.setenv(var, str(home / sub))
     monkeypatch.setenv("KEN_DB", str(tmp_path / "memory.db"))
+    # Hooks run in their own process unless a test starts a hook server on purpose.
+    monkeypatch.setenv("KEN_HOOK_SERVER", "0")
     monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
     for var in AGENT_VARS + KEN_VARS:
         monkeypatch.delenv(var, raising=False)

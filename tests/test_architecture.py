@@ -1,6 +1,6 @@
 """The arrows between kenning's layers, checked by reading the source with `ast`.
 
-Layers: values (model, errors, config, ids) <- domain (items, search, transfer, ...)
+Layers: values (model, errors, config, ids, paths) <- domain (items, search, transfer, ...)
 <- faces (cli/, hooks/, mcp_server.py, tui/). Only `store/` talks SQL. `entry.py` is
 the one place that dispatches to a face.
 """
@@ -22,7 +22,7 @@ import kenning
 SRC = Path(kenning.__file__).parent
 FACES = ("cli", "hooks", "mcp_server", "tui")
 UI_LIBS = ("click", "rich", "mcp", "textual")
-VALUES = ("model", "errors", "config", "ids")
+VALUES = ("model", "errors", "config", "ids", "paths")
 HEAVY = ("click", "rich", "pydantic", "mcp", "textual")
 SQL = re.compile(
     r"\b(SELECT\s.*\bFROM\b|SELECT\s+\w+\s*\(|INSERT\s+(OR\s+\w+\s+)?INTO\b|UPDATE\s+\w+\s+SET\b"

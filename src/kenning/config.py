@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kenning import paths
 from kenning.errors import InvalidInput
 
 
@@ -59,31 +60,21 @@ SETTINGS: tuple[Setting, ...] = (
 BY_KEY = {s.key: s for s in SETTINGS}
 
 
-def _home() -> Path:
-    return Path(os.environ.get("HOME") or Path.home())
-
-
-def _xdg(var: str, fallback: str) -> Path:
-    value = os.environ.get(var)
-    return Path(value) if value and os.path.isabs(value) else _home() / fallback
-
-
 def data_dir() -> Path:
-    return _xdg("XDG_DATA_HOME", ".local/share") / "kenning"
+    return Path(paths.data_dir())
 
 
 def config_dir() -> Path:
-    return _xdg("XDG_CONFIG_HOME", ".config") / "kenning"
+    return Path(paths.config_dir())
 
 
 def state_dir() -> Path:
-    return _xdg("XDG_STATE_HOME", ".local/state") / "kenning"
+    return Path(paths.state_dir())
 
 
 def db_path() -> Path:
     """The store file: $KEN_DB, else $XDG_DATA_HOME/kenning/memory.db."""
-    override = os.environ.get("KEN_DB")
-    return Path(override).expanduser() if override else data_dir() / "memory.db"
+    return Path(paths.db_path())
 
 
 def config_path() -> Path:

@@ -92,9 +92,16 @@ def recall_for(
         context=context,
         exclude=exclude,
     )
-    if record and session is not None and result.kept:
-        ids = [c.item.id for c in result.kept]
-        # The prompt as sessions keep it: redacted, then clipped to 500 characters.
-        store.record_delivery(session.id, "recall", ids, query=clip_prompt(prompt))
-        store.record_uses(ids, session.id, "recall")
+    if record and session is not None:
+        record_recall(store, session, prompt, result)
     return result
+
+
+def record_recall(store: SQLiteStore, session: Session, prompt: str, result: Recall) -> None:
+    """Record what a recall told a session (its items' uses count once per session)."""
+    if not result.kept:
+        return
+    ids = [c.item.id for c in result.kept]
+    # The prompt as sessions keep it: redacted, then clipped to 500 characters.
+    store.record_delivery(session.id, "recall", ids, query=clip_prompt(prompt))
+    store.record_uses(ids, session.id, "recall")

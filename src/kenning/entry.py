@@ -12,7 +12,7 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"] and not set(args[1:]) & {"-h", "--help"}:
-        from kenning.hooks.run import main as hook_main
+        from kenning.hooks.client import main as hook_main
 
         raise SystemExit(hook_main(args[1:]))
     if args[:1] == ["mcp"] and not set(args[1:]) & {"-h", "--help"}:

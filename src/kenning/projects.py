@@ -12,13 +12,17 @@ plan says whether they are current.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kenning import ids
+from kenning.config import state_dir
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Provenance, Scope, ScopeType, Status
 from kenning.redact import redact
@@ -215,14 +219,32 @@ def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncRep
     store.set_file_stamp(slug, name, stamp)
 
 
-def sync(store: Store, slug: str) -> SyncReport:
-    """Index a project's files that changed since the last sync."""
+@contextmanager
+def _project_lock(slug: str) -> Iterator[None]:
+    """One sync (or log append) of a project at a time: hooks of agents starting
+    together would otherwise each add the same new sections, and two handoffs written
+    at once would each rewrite log.md without the other's entry."""
+    folder = state_dir()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with open(folder / f"project-{slug}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def _sync(store: Store, slug: str) -> SyncReport:
     project = get_project(store, slug)
     folder = Path(str(project["dir"]))
     report = SyncReport(slug, [])
     for name in FILES:
         _sync_file(store, slug, folder, name, report)
     return report
+
+
+def sync(store: Store, slug: str) -> SyncReport:
+    """Index a project's files that changed since the last sync."""
+    get_project(store, slug)
+    with _project_lock(slug):
+        return _sync(store, slug)
 
 
 def sync_all(store: Store) -> list[SyncReport]:
@@ -233,12 +255,13 @@ def append_log(store: Store, slug: str, heading: str, body: str) -> Path:
     """Add an entry to a project's log.md (the file stays the truth), then sync it."""
     project = get_project(store, slug)
     path = Path(str(project["dir"])) / "log.md"
-    existing = path.read_text(encoding="utf-8") if path.exists() else "# Log\n"
-    entry = f"\n## {heading}\n\n{redact(body.strip()).text}\n"
-    tmp = path.with_name(f".log.md.{os.getpid()}.{ids.new_ulid()[-6:]}")
-    tmp.write_text(existing.rstrip("\n") + "\n" + entry, encoding="utf-8")
-    os.replace(tmp, path)
-    sync(store, slug)
+    with _project_lock(slug):
+        existing = path.read_text(encoding="utf-8") if path.exists() else "# Log\n"
+        entry = f"\n## {heading}\n\n{redact(body.strip()).text}\n"
+        tmp = path.with_name(f".log.md.{os.getpid()}.{ids.new_ulid()[-6:]}")
+        tmp.write_text(existing.rstrip("\n") + "\n" + entry, encoding="utf-8")
+        os.replace(tmp, path)
+        _sync(store, slug)
     return path
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from kenning import items, sessions
 from kenning.config import Config, state_dir
 from kenning.errors import InvalidInput, KenningError
-from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
+from kenning.model import MAX_ITEM_BYTES, Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import one_line
 from kenning.store import SQLiteStore
 from kenning.tokens import estimate_tokens
@@ -119,6 +119,14 @@ def _parse_answer(text: str) -> dict[str, Any]:
     if not isinstance(found, list):
         raise SummarizeError('the summarizer\'s "items" is not a list')
     return data
+
+
+def _fit(title: str, text: str) -> str:
+    """`text` cut so that title and text stay within an item's 4 KB."""
+    room = MAX_ITEM_BYTES - len(title.encode()) - 1
+    if len(text.encode()) <= room:
+        return text
+    return text.encode()[: max(0, room - 4)].decode("utf-8", "ignore").rstrip() + " …"
 
 
 def run_command(command: str, prompt: str, timeout: float) -> str:
@@ -211,10 +219,11 @@ def summarize(
         label = "Session summary" if final and parts == 0 else f"Session summary, part {part}"
         scope, status = _summary_scope(session)
         provenance = sessions.provenance(session, "summarizer")
-        summary_text = answer["summary"].strip() or "(empty summary)"
+        title = f"{label}: {first or session.agent}"
+        summary_text = _fit(title, answer["summary"].strip() or "(empty summary)")
         result.summary = items.add(
             store,
-            f"{label}: {first or session.agent}\n{summary_text}",
+            f"{title}\n{summary_text}",
             scope=scope,
             kind=Kind.SUMMARY,
             status=status,

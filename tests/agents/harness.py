@@ -256,6 +256,8 @@ def base_env(root: Path) -> dict[str, str]:
         "XDG_CACHE_HOME": str(home / ".cache"),
         "CODEX_HOME": str(home / ".codex"),
         "KEN_DB": str(root / "memory.db"),
+        # Each hook runs in its own process: a warm hook server would outlive the test.
+        "KEN_HOOK_SERVER": "0",
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_TERMINAL_PROMPT": "0",
     }

@@ -4,6 +4,7 @@ error into a log line and silence."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from kenning import deliver, sessions, transcripts
 from kenning import where as where_mod
@@ -70,19 +71,28 @@ def session_start(store: SQLiteStore, event: HookEvent, config: Config) -> str:
     return pack.text
 
 
-def prompt(store: SQLiteStore, event: HookEvent, config: Config) -> str:
+def prompt(
+    store: SQLiteStore, event: HookEvent, config: Config, later: list[Callable[[], None]]
+) -> str:
+    """Recall for the prompt. Recording the prompt and what was told is put in `later`,
+    which the hook server runs after it has answered (a hook process, at once)."""
     text = event.prompt or ""
     if len(text.encode("utf-8", "replace")) > MAX_PROMPT_BYTES:
         raise Skip(f"prompt of {len(text):,} characters is over the recall limit; no recall")
     where = locate(store, event, config)
     session = _session(store, event, config, where)
     if session is not None and text.strip():
-        store.note_prompt(session.id, sessions.clip_prompt(text))
+        clipped = sessions.clip_prompt(text)
+        later.append(lambda: store.note_prompt(session.id, clipped))
     if not text.strip() or not deliver.may_deliver(config, event.agent, where):
         return ""
     context = transcripts.user_turns(event.agent, event.transcript_path)
     context = [turn for turn in context if turn.strip() != text.strip()]
-    result = deliver.recall_for(store, config, where, text, session=session, context=context)
+    result = deliver.recall_for(
+        store, config, where, text, session=session, context=context, record=False
+    )
+    if session is not None:
+        later.append(lambda: deliver.record_recall(store, session, text, result))
     return result.text
 
 
@@ -130,7 +140,7 @@ def _summarize_later(session: Session, *, final: bool) -> None:
     )
 
 
-HANDLERS = {
+HANDLERS: dict[Event, Callable[..., str]] = {
     Event.SESSION_START: session_start,
     Event.PROMPT: prompt,
     Event.PRE_COMPACT: pre_compact,
@@ -138,10 +148,26 @@ HANDLERS = {
 }
 
 
-def handle(store: SQLiteStore, event: HookEvent, config: Config) -> str:
+def handle(
+    store: SQLiteStore,
+    event: HookEvent,
+    config: Config,
+    later: list[Callable[[], None]] | None = None,
+) -> str:
+    """Handle one event. Writes that can wait go to `later` when given (the caller runs
+    them after answering); without it they run before this returns."""
     handler = HANDLERS.get(event.event)
     if handler is None:
         return ""
     if not os.path.isdir(event.cwd):
         raise Skip(f"cwd {event.cwd} is not a folder")
-    return handler(store, event, config)
+    pending: list[Callable[[], None]] = [] if later is None else later
+    out = (
+        prompt(store, event, config, pending)
+        if handler is prompt
+        else handler(store, event, config)
+    )
+    if later is None:
+        for action in pending:
+            action()
+    return out

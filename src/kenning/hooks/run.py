@@ -9,7 +9,10 @@ need are imported: no click, rich, pydantic or mcp.
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from kenning import config as config_mod
 from kenning.hooklog import log
@@ -34,7 +37,44 @@ def _args(argv: list[str]) -> tuple[str | None, str | None, bool]:
     return event, agent, debug
 
 
-def run(argv: list[str], stdin: bytes) -> str:
+class OpenStores:
+    """Stores kept open between hook calls (by the hook server), one per file.
+
+    A store is reopened when its file was replaced or removed since it was opened.
+    """
+
+    def __init__(self) -> None:
+        self.open: dict[str, tuple[int, Any]] = {}
+
+    def get(self) -> Any:
+        from kenning.store import open_store
+
+        path = str(config_mod.db_path())
+        try:
+            inode = os.stat(path).st_ino
+        except OSError:
+            inode = -1
+        cached = self.open.get(path)
+        if cached and cached[0] == inode and inode != -1:
+            return cached[1]
+        if cached:
+            cached[1].close()
+        store = open_store(path)
+        self.open[path] = (os.stat(path).st_ino, store)
+        return store
+
+    def close(self) -> None:
+        for _, store in self.open.values():
+            store.close()
+        self.open.clear()
+
+
+def run(
+    argv: list[str],
+    stdin: bytes,
+    stores: OpenStores | None = None,
+    later: list[Callable[[], None]] | None = None,
+) -> str:
     """Handle one hook call; returns what to print. Raises on any problem."""
     from kenning.hooks import adapters, handlers
     from kenning.hooks.event import BadPayload
@@ -61,6 +101,8 @@ def run(argv: list[str], stdin: bytes) -> str:
     config = config_mod.Config()
     if not config.get("memory.enabled"):
         return ""
+    if stores is not None:
+        return adapters.render(event, handlers.handle(stores.get(), event, config, later))
     store = open_store()
     try:
         text = handlers.handle(store, event, config)
@@ -69,23 +111,35 @@ def run(argv: list[str], stdin: bytes) -> str:
     return adapters.render(event, text)
 
 
-def main(argv: list[str]) -> int:
-    event_name, agent, debug = _args(argv)
+def handle_bytes(
+    argv: list[str],
+    stdin: bytes,
+    debug: bool = False,
+    stores: OpenStores | None = None,
+    later: list[Callable[[], None]] | None = None,
+) -> str:
+    """Handle one hook call; what to print ("" on any problem, which is logged)."""
+    event_name, agent, _ = _args(argv)
     try:
-        stdin = sys.stdin.buffer.read()
-    except Exception as exc:  # noqa: BLE001
-        log(agent or "", event_name or "", f"cannot read stdin: {exc}")
-        return 0
-    try:
-        out = run(argv, stdin)
+        return run(argv, stdin, stores, later)
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
-        kind = type(exc).__name__
-        log(agent or "", event_name or "", f"{kind}: {exc}")
+        log(agent or "", event_name or "", f"{type(exc).__name__}: {exc}")
         if debug:
             import traceback
 
             traceback.print_exc()
-        return 0
+        return ""
+
+
+def main(argv: list[str], stdin: bytes | None = None) -> int:
+    event_name, agent, debug = _args(argv)
+    if stdin is None:
+        try:
+            stdin = sys.stdin.buffer.read()
+        except Exception as exc:  # noqa: BLE001
+            log(agent or "", event_name or "", f"cannot read stdin: {exc}")
+            return 0
+    out = handle_bytes(argv, stdin, debug)
     if out:
         sys.stdout.write(out)
         if not out.endswith("\n"):

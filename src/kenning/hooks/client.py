@@ -1,0 +1,142 @@
+"""The hook client: what `ken hook EVENT` runs on every prompt of every agent.
+
+Starting Python and importing kenning costs several times what answering a hook
+does, so a warm hook server (`server.py`) answers instead when one is running: this
+client imports only os, sys, json and _socket, hands the server its argv, environment
+and stdin over a Unix socket, and prints the answer. When no server answers, it
+handles the hook itself (`run.py`) and starts a server for the next prompt. A server
+whose code is older than the installed kenning is replaced the same way.
+
+`KEN_HOOK_SERVER=0` turns the server off (every hook runs in its own process).
+"""
+
+from __future__ import annotations
+
+import _socket  # the C module: `socket` costs more to import than this whole client
+import json
+import os
+import sys
+
+TIMEOUT_SECONDS = 8.0
+MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to about 108 bytes
+
+
+def socket_path() -> str:
+    """The server's socket: in kenning's state folder, or /tmp when that path is long."""
+    from kenning import paths
+
+    path = os.path.join(paths.state_dir(), "hooks.sock")
+    if len(path.encode()) <= MAX_SOCKET_PATH:
+        return path
+    import hashlib
+
+    digest = hashlib.sha1(path.encode()).hexdigest()[:16]
+    return os.path.join("/tmp", f"kenning-{os.getuid()}-{digest}.sock")
+
+
+def code_stamp() -> str:
+    """Changes whenever any kenning module changes: a server with another stamp is stale."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    newest = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.endswith(".py"):
+                newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
+    return f"{root}:{newest}"
+
+
+def ask_server(path: str, request: dict[str, object]) -> str | None:
+    """The server's answer, or None when no (current) server answered."""
+    try:
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    except OSError:
+        return None
+    try:
+        conn.settimeout(TIMEOUT_SECONDS)
+        conn.connect(path)
+        conn.sendall(json.dumps(request).encode())
+        conn.shutdown(_socket.SHUT_WR)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        conn.close()
+    try:
+        answer = json.loads(b"".join(chunks))
+    except ValueError:
+        return None
+    if not isinstance(answer, dict) or answer.get("stale"):
+        return None
+    out = answer.get("stdout")
+    return out if isinstance(out, str) else None
+
+
+def start_server(path: str, stamp: str) -> None:
+    import contextlib
+    import subprocess
+
+    with contextlib.suppress(OSError):
+        subprocess.Popen(  # noqa: S603 - our own module, with our own interpreter
+            [sys.executable, "-m", "kenning.hooks.server", path, stamp],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+
+
+def stop_server() -> bool:
+    """Ask a running server to exit; True when one answered."""
+    answer_path = socket_path()
+    try:
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        conn.settimeout(TIMEOUT_SECONDS)
+        conn.connect(answer_path)
+    except OSError:
+        return False
+    try:
+        conn.sendall(json.dumps({"stop": True}).encode())
+        conn.shutdown(_socket.SHUT_WR)
+        conn.recv(1024)
+    except OSError:
+        return False
+    finally:
+        conn.close()
+    return True
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--stop-server"]:
+        return 0 if stop_server() else 1
+    try:
+        stdin = sys.stdin.buffer.read()
+    except OSError:
+        stdin = b""
+    use_server = os.environ.get("KEN_HOOK_SERVER", "1") not in ("0", "false", "no", "off")
+    if use_server and "--debug" not in argv:
+        path = socket_path()
+        stamp = code_stamp()
+        request = {
+            "stamp": stamp,
+            "argv": argv,
+            "env": dict(os.environ),
+            "stdin": stdin.decode("latin-1"),  # every byte, as is
+        }
+        out = ask_server(path, request)
+        if out is not None:
+            _write(out)
+            return 0
+        start_server(path, stamp)
+    from kenning.hooks.run import main as run_main
+
+    return run_main(argv, stdin)
+
+
+def _write(out: str) -> None:
+    if out:
+        sys.stdout.write(out if out.endswith("\n") else out + "\n")
+        sys.stdout.flush()

@@ -1,0 +1,149 @@
+"""The warm hook server: answers `ken hook` for the client in `client.py`.
+
+It is started by the first hook that finds none, lives in its own session with no
+terminal, and exits after `KEN_HOOK_SERVER_IDLE` seconds (default 600) without a
+request, at once when a client shows it newer code, or when asked to stop
+(`ken hook --stop-server`). Each request carries the
+hook's argv, environment and stdin; requests are handled one at a time with the
+process environment set to the request's, so a server serves every store and
+config exactly as a hook process would. Whatever goes wrong becomes a line in the
+hook log and an empty answer: the client, like any hook, never breaks an agent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable
+
+from kenning.hooklog import log
+from kenning.hooks.run import OpenStores, handle_bytes
+
+
+def _answer(conn: socket.socket, data: dict[str, object]) -> None:
+    with contextlib.suppress(OSError):
+        conn.sendall(json.dumps(data).encode())
+
+
+def _request(conn: socket.socket) -> dict[str, object] | None:
+    chunks = []
+    while chunk := conn.recv(65536):
+        chunks.append(chunk)
+    try:
+        data = json.loads(b"".join(chunks))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+STORES = OpenStores()
+
+
+def serve_one(conn: socket.socket, stamp: str) -> bool:
+    """Answer one request; False when the client runs newer code (time to go)."""
+    conn.settimeout(10)
+    request = _request(conn)
+    if request is None:
+        _answer(conn, {"stdout": ""})
+        return True
+    if request.get("stamp") != stamp or request.get("stop"):
+        _answer(conn, {"stale": True})
+        return False
+    env = request.get("env")
+    argv = request.get("argv")
+    stdin = request.get("stdin")
+    if not (isinstance(env, dict) and isinstance(argv, list) and isinstance(stdin, str)):
+        _answer(conn, {"stdout": ""})
+        return True
+    saved = dict(os.environ)
+    later: list[Callable[[], None]] = []
+    try:
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in env.items()})
+        args = [str(a) for a in argv]
+        out = handle_bytes(args, stdin.encode("latin-1"), stores=STORES, later=later)
+        _answer(conn, {"stdout": out})
+        conn.close()  # the agent goes on; the bookkeeping follows
+        for action in later:
+            try:
+                action()
+            except Exception as exc:  # noqa: BLE001 - logged like any hook error
+                log("", "hook-server", f"{type(exc).__name__}: {exc}")
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return True
+
+
+def bind(path: str) -> socket.socket | None:
+    """Listen on `path`; None when another server already does."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    if os.path.exists(path):
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(path)
+        except OSError:
+            os.unlink(path)  # left behind by a server that died
+        else:
+            probe.close()
+            return None
+        finally:
+            probe.close()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        server.bind(path)
+    except OSError:
+        server.close()
+        return None
+    finally:
+        os.umask(old)
+    server.listen(16)
+    return server
+
+
+def serve(path: str, stamp: str, idle: float) -> None:
+    server = bind(path)
+    if server is None:
+        return
+    server.settimeout(1.0)
+    last = time.monotonic()
+    try:
+        while time.monotonic() - last < idle:
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                keep = serve_one(conn, stamp)
+            last = time.monotonic()
+            if not keep:
+                break
+    finally:
+        server.close()
+        STORES.close()
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        return 2
+    try:
+        idle = float(os.environ.get("KEN_HOOK_SERVER_IDLE", "600"))
+    except ValueError:
+        idle = 600.0
+    try:
+        serve(argv[0], argv[1], idle)
+    except Exception as exc:  # noqa: BLE001 - a server's top handler
+        log("", "hook-server", f"{type(exc).__name__}: {exc}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,526 @@
+"""Projects: decisions.md, plan.md and log.md in a folder, indexed one way into
+`project:SLUG` (kenning.projects, `ken project`, and where projects apply).
+
+Every test works on real files in its own temp folder and syncs the real store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import ken
+from helpers import opened
+from kenning import projects, proposals
+from kenning.config import Config
+from kenning.hooks import run as hook_run
+from kenning.locate import here
+from kenning.model import MAX_ITEM_BYTES, Item, Status
+from kenning.store import ItemQuery, SQLiteStore
+
+REPO = "github.com/acme/shop"
+
+DECISIONS = """\
+# Decisions
+
+Text before the first heading is not a decision.
+
+## Use Postgres for orders
+We need transactions across orders and payments.
+
+## Keep the CLI small
+Fewer commands, each with examples.
+"""
+
+PLAN = """\
+# Plan
+
+- [ ] Write the CSV export
+- [ ] Add a refund button
+- [x] Set up CI
+"""
+
+LOG = """\
+# Log
+
+## 2026-11-02 claude: started the export
+Wrote the first half.
+
+<!--
+## 2026-11-01 template: how an entry looks
+Done / State / Next.
+-->
+
+## 2026-11-03 codex: finished the export
+All columns are in.
+"""
+
+
+def write(path: Path, text: str) -> None:
+    """Write `path` so that its size or mtime surely changes (coarse clocks included)."""
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(text, encoding="utf-8")
+    after = path.stat().st_mtime_ns
+    if after <= before:
+        os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
+
+
+@pytest.fixture
+def store() -> Iterator[SQLiteStore]:
+    with opened() as s:
+        yield s
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder / "decisions.md", DECISIONS)
+    write(folder / "plan.md", PLAN)
+    write(folder / "log.md", LOG)
+    return folder
+
+
+def synced(store: SQLiteStore, slug: str = "shop") -> dict[str, Item]:
+    """Every item synced from the project's files, by source (`project:SLUG:FILE#key`)."""
+    found = store.list_items(
+        ItemQuery(statuses=(), include_expired=True, source_prefix=f"project:{slug}:")
+    )
+    return {str(i.source): i for i in found}
+
+
+def test_adding_a_project_indexes_decisions_tasks_and_log_entries(
+    store: SQLiteStore, notes: Path
+) -> None:
+    report = projects.add_project(store, "shop", str(notes), None)
+
+    assert report.read == ["decisions.md", "plan.md", "log.md"]
+    assert (report.added, report.updated, report.archived) == (7, 0, 0)
+    items = synced(store)
+    assert sorted(items) == [
+        "project:shop:decisions.md#keep-the-cli-small",
+        "project:shop:decisions.md#use-postgres-for-orders",
+        "project:shop:log.md#2026-11-02-claude-started-the-export",
+        "project:shop:log.md#2026-11-03-codex-finished-the-export",
+        "project:shop:plan.md#add-a-refund-button",
+        "project:shop:plan.md#set-up-ci",
+        "project:shop:plan.md#write-the-csv-export",
+    ]
+    postgres = items["project:shop:decisions.md#use-postgres-for-orders"]
+    assert (postgres.kind.value, postgres.status, str(postgres.scope)) == (
+        "decision",
+        Status.ACTIVE,
+        "project:shop",
+    )
+    assert postgres.title == "Use Postgres for orders"
+    assert postgres.body == "We need transactions across orders and payments."
+    assert postgres.provenance.how == "sync" and postgres.provenance.project == "shop"
+    export = items["project:shop:plan.md#write-the-csv-export"]
+    assert export.kind.value == "task" and export.expires_at is None  # the plan decides
+    assert items["project:shop:plan.md#set-up-ci"].status is Status.ARCHIVED  # ticked
+    assert {i.kind.value for k, i in items.items() if "log.md" in k} == {"handoff"}
+
+
+def test_html_commented_log_entries_are_skipped(store: SQLiteStore, notes: Path) -> None:
+    projects.add_project(store, "shop", str(notes), None)
+    titles = [i.title for k, i in synced(store).items() if ":log.md#" in k]
+    assert sorted(titles) == [
+        "2026-11-02 claude: started the export",
+        "2026-11-03 codex: finished the export",
+    ]
+    assert not any(
+        "template" in i.title or "Done / State" in i.body for i in synced(store).values()
+    )
+
+
+def test_an_edited_section_updates_its_item_in_place(store: SQLiteStore, notes: Path) -> None:
+    projects.add_project(store, "shop", str(notes), None)
+    before = synced(store)["project:shop:decisions.md#use-postgres-for-orders"]
+    versions = len(store.revisions(before.id))
+
+    write(
+        notes / "decisions.md",
+        DECISIONS.replace("across orders and payments.", "across orders, payments and refunds."),
+    )
+    report = projects.sync(store, "shop")
+
+    assert report.read == ["decisions.md"]
+    assert (report.added, report.updated, report.archived) == (0, 1, 0)
+    after = store.get_item(before.id)
+    assert after.body == "We need transactions across orders, payments and refunds."
+    assert after.revision == before.revision
+    assert len(store.revisions(before.id)) == versions
+    assert len(synced(store)) == 7  # no new item
+
+
+def test_a_removed_section_is_archived(store: SQLiteStore, notes: Path) -> None:
+    projects.add_project(store, "shop", str(notes), None)
+    write(notes / "decisions.md", DECISIONS.split("## Keep the CLI small")[0])
+
+    report = projects.sync(store, "shop")
+
+    assert (report.added, report.updated, report.archived) == (0, 0, 1)
+    items = synced(store)
+    assert items["project:shop:decisions.md#keep-the-cli-small"].status is Status.ARCHIVED
+    assert items["project:shop:decisions.md#use-postgres-for-orders"].status is Status.ACTIVE
+
+
+def test_a_ticked_task_is_archived_and_unticking_brings_it_back(
+    store: SQLiteStore, notes: Path
+) -> None:
+    projects.add_project(store, "shop", str(notes), None)
+    task = synced(store)["project:shop:plan.md#write-the-csv-export"]
+
+    write(
+        notes / "plan.md", PLAN.replace("- [ ] Write the CSV export", "- [x] Write the CSV export")
+    )
+    report = projects.sync(store, "shop")
+    assert (report.read, report.archived, report.updated) == (["plan.md"], 1, 0)
+    assert store.get_item(task.id).status is Status.ARCHIVED
+
+    write(notes / "plan.md", PLAN)
+    report = projects.sync(store, "shop")
+    assert (report.archived, report.updated) == (0, 1)
+    assert store.get_item(task.id).status is Status.ACTIVE
+
+
+def test_a_section_over_4_kb_is_cut_with_a_pointer_to_the_file(
+    store: SQLiteStore, notes: Path
+) -> None:
+    long_body = "\n".join(
+        f"Line {n}: why the ledger is append-only, in detail." for n in range(200)
+    )
+    assert len(long_body.encode()) > 10_000
+    write(notes / "decisions.md", f"## The ledger is append-only\n{long_body}\n")
+
+    projects.add_project(store, "shop", str(notes), None)
+
+    item = synced(store)["project:shop:decisions.md#the-ledger-is-append-only"]
+    size = len(f"{item.title}\n{item.body}".encode())
+    assert MAX_ITEM_BYTES - 200 < size <= MAX_ITEM_BYTES
+    assert item.body.startswith("Line 0: why the ledger")
+    assert item.body.endswith(f"(cut; the rest is in {notes / 'decisions.md'})")
+    assert "Line 299" not in item.body
+
+
+def test_a_deleted_file_archives_its_items(store: SQLiteStore, notes: Path) -> None:
+    projects.add_project(store, "shop", str(notes), None)
+    (notes / "plan.md").unlink()
+
+    report = projects.sync(store, "shop")
+
+    assert report.read == ["plan.md"]
+    assert report.archived == 2  # the third task was archived already (ticked)
+    tasks = [i for k, i in synced(store).items() if ":plan.md#" in k]
+    assert len(tasks) == 3 and all(t.status is Status.ARCHIVED for t in tasks)
+    assert projects.sync(store, "shop").read == []  # gone is a state like any other
+
+
+def test_a_second_sync_reads_nothing(store: SQLiteStore, notes: Path) -> None:
+    projects.add_project(store, "shop", str(notes), None)
+    first = {k: (i.revision, i.updated_at) for k, i in synced(store).items()}
+
+    report = projects.sync(store, "shop")
+    again = projects.sync(store, "shop")
+
+    assert report.read == [] and again.read == []
+    assert (report.added, report.updated, report.archived) == (0, 0, 0)
+    assert {k: (i.revision, i.updated_at) for k, i in synced(store).items()} == first
+
+
+def test_touching_a_file_without_changing_it_updates_nothing(
+    store: SQLiteStore, notes: Path
+) -> None:
+    """Headings starting with '#' and sections laid out like a template (Context: /
+    Decision:) are stored as written, so a re-read finds them unchanged."""
+    text = (
+        "## #42 Orders are never deleted\nThey are voided.\n\n"
+        "## Queue jobs in Redis\nContext: jobs pile up at night.\nDecision: a Redis queue.\n"
+    )
+    write(notes / "decisions.md", text)
+    projects.add_project(store, "shop", str(notes), None)
+    items = synced(store)
+    assert items["project:shop:decisions.md#42-orders-are-never-deleted"].title == (
+        "#42 Orders are never deleted"
+    )
+    redis = items["project:shop:decisions.md#queue-jobs-in-redis"]
+    assert redis.body == "Context: jobs pile up at night.\nDecision: a Redis queue."
+
+    write(notes / "decisions.md", text)  # same text, new mtime
+    report = projects.sync(store, "shop")
+
+    assert report.read == ["decisions.md"]
+    assert (report.added, report.updated, report.archived) == (0, 0, 0)
+
+
+def test_a_section_just_under_4_kb_laid_out_like_a_template_still_syncs(
+    store: SQLiteStore, notes: Path
+) -> None:
+    title = "Payments go through one gateway"
+    filler = ("one contract, one fee table. " * 200)[: MAX_ITEM_BYTES - len(title) - 70]
+    body = f"Context: {filler}\nDecision: one gateway.\nConsequences: one contract."
+    assert len(f"{title}\n{body}".encode()) <= MAX_ITEM_BYTES
+    write(notes / "decisions.md", f"## {title}\n{body}\n")
+
+    report = projects.add_project(store, "shop", str(notes), None)
+
+    assert report.added == 6
+    item = synced(store)["project:shop:decisions.md#payments-go-through-one-gateway"]
+    assert item.body == body
+
+
+def test_ken_project_add_list_sync_and_remove(notes: Path) -> None:
+    added = ken("project", "add", "shop", str(notes), "--json")
+    assert added.exit_code == 0, added.output
+    assert json.loads(added.stdout) == {
+        "project": "shop",
+        "read": ["decisions.md", "plan.md", "log.md"],
+        "added": 7,
+        "updated": 0,
+        "archived": 0,
+    }
+    listed = json.loads(ken("project", "list", "--json").stdout)
+    assert [(p["slug"], p["dir"], p["repo"]) for p in listed] == [
+        ("shop", str(notes.resolve()), None)
+    ]
+    quiet = ken("project", "sync")
+    assert "shop: read nothing changed; 0 added, 0 updated, 0 archived" in quiet.stderr
+    write(notes / "plan.md", PLAN + "- [ ] Ship it\n")
+    assert "shop: read plan.md; 1 added, 0 updated, 0 archived" in ken("project", "sync").stderr
+
+    removed = ken("project", "remove", "shop")
+    assert removed.exit_code == 0 and "its memories stay in project:shop" in removed.stderr
+    assert json.loads(ken("project", "list", "--json").stdout) == []
+    with opened() as store:
+        assert len(synced(store)) == 8
+    again = ken("project", "remove", "shop")
+    assert again.exit_code == 1 and "no project 'shop'" in again.stderr
+
+
+def test_ken_project_add_refuses_bad_names_and_missing_folders(tmp_path: Path) -> None:
+    bad = ken("project", "add", "Shop Notes", str(tmp_path))
+    assert bad.exit_code == 1 and "bad project name 'Shop Notes'" in bad.stderr
+    missing = ken("project", "add", "shop", str(tmp_path / "nowhere"))
+    assert missing.exit_code == 1 and "is not a folder" in missing.stderr
+
+
+def test_ken_edit_on_a_synced_item_points_to_the_file(notes: Path) -> None:
+    ken("project", "add", "shop", str(notes))
+    with opened() as store:
+        item = synced(store)["project:shop:decisions.md#keep-the-cli-small"]
+
+    result = ken("edit", item.id[-6:], env={"KEN_EDITOR": "false"})
+
+    assert result.exit_code == 1
+    assert "kept in sync from project:shop:decisions.md#keep-the-cli-small" in result.stderr
+    assert "edit that file" in result.stderr
+    with opened() as store:
+        assert store.get_item(item.id).revision == item.revision
+
+
+# ----------------------------------------------------------------------- where it applies
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+
+
+def where_json(**env: str) -> dict[str, object]:
+    result = ken("where", "--json", env=env or None)
+    assert result.exit_code == 0, result.output
+    data: dict[str, object] = json.loads(result.stdout)
+    return data
+
+
+def scopes_of(data: dict[str, object]) -> dict[str, str]:
+    return {s["scope"]: s["why"] for s in data["scopes"]}  # type: ignore[attr-defined]
+
+
+def test_ken_where_shows_the_project_inside_its_folder(
+    notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ken("project", "add", "shop", str(notes))
+    sub = notes / "drafts"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+
+    data = where_json()
+
+    assert data["project"] == "shop"
+    assert scopes_of(data)["project:shop"] == f"inside the project folder {notes.resolve()}"
+
+
+def test_ken_where_shows_the_project_in_the_repo_it_was_added_from(
+    git_repo: Path, notes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(git_repo)
+    ken("project", "add", "shop", str(notes))
+    sub = git_repo / "src" / "orders"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+
+    data = where_json()
+
+    assert data["project"] == "shop" and data["repo"] == REPO
+    assert scopes_of(data)["project:shop"] == f"in {REPO}, which it was added from"
+    assert list(scopes_of(data)) == [
+        f"workstream:{REPO}#main",
+        "project:shop",
+        f"repo:{REPO}",
+        "global",
+    ]
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert where_json()["project"] is None
+
+
+def test_ken_where_takes_the_project_from_ken_project(
+    notes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ken("project", "add", "shop", str(notes))
+    monkeypatch.chdir(tmp_path)
+
+    data = where_json(KEN_PROJECT="billing")
+
+    assert data["project"] == "billing"
+    assert scopes_of(data)["project:billing"] == "KEN_PROJECT is set"
+
+
+# ------------------------------------------------------------------ hooks and handoffs
+
+
+def test_session_start_syncs_the_project_before_the_pack(notes: Path) -> None:
+    ken("project", "add", "shop", str(notes))
+    write(
+        notes / "decisions.md",
+        DECISIONS + "\n## Refunds settle within five days\nThe bank's batch runs weekly.\n",
+    )
+    payload = {
+        "session_id": "5f3c1e2a-0000-4000-8000-000000000001",
+        "transcript_path": str(notes / "no-transcript.jsonl"),
+        "cwd": str(notes),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+
+    pack = hook_run.run(["SessionStart", "--agent", "claude"], json.dumps(payload).encode())
+
+    assert "Refunds settle within five days" in pack
+    assert "Use Postgres for orders" in pack
+    with opened() as store:
+        new = synced(store)["project:shop:decisions.md#refunds-settle-within-five-days"]
+        assert new.status is Status.ACTIVE
+        assert projects.sync(store, "shop").read == []  # the hook recorded the stamp
+
+
+def test_a_handoff_inside_a_project_is_appended_to_log_md_and_indexed_from_it(
+    store: SQLiteStore, notes: Path
+) -> None:
+    projects.add_project(store, "shop", str(notes), None)
+    ctx = proposals.AgentContext(
+        agent="claude", where=here(store, Config(), notes, agent="claude"), model="opus"
+    )
+    assert ctx.where.project == "shop"
+
+    item = proposals.handoff(
+        store,
+        ctx,
+        done="Wrote the refund endpoint",
+        state="Tests pass locally",
+        next_steps="Wire the button",
+        questions="Partial refunds?",
+    )
+
+    text = (notes / "log.md").read_text(encoding="utf-8")
+    assert text.startswith(LOG.rstrip("\n"))  # the old entries stay as they were
+    entry = text[len(LOG.rstrip("\n")) :]
+    assert "claude: Wrote the refund endpoint\n" in entry
+    assert "**Done:** Wrote the refund endpoint" in entry
+    assert "**State:** Tests pass locally" in entry
+    assert "**Next:** Wire the button" in entry
+    assert "**Open questions:** Partial refunds?" in entry
+    assert item.source is not None and item.source.startswith("project:shop:log.md#")
+    assert item.source.endswith("-claude-wrote-the-refund-endpoint")
+    assert item.kind.value == "handoff" and str(item.scope) == "project:shop"
+    assert item.provenance.how == "sync"  # it came from the file
+    assert "**Next:** Wire the button" in item.body
+    assert projects.sync(store, "shop").read == []  # already indexed
+
+
+# ------------------------------------------------------------------------ at the same time
+
+SYNC_AT = """
+import sys, time
+from kenning.store import open_store
+from kenning import projects
+start = float(sys.argv[1])
+while time.time() < start:
+    pass
+with open_store() as store:
+    print(projects.sync(store, "shop").added)
+"""
+
+APPEND_AT = """
+import sys, time
+from kenning.store import open_store
+from kenning import projects
+start, who = float(sys.argv[1]), sys.argv[2]
+while time.time() < start:
+    pass
+with open_store() as store:
+    for n in range(15):
+        projects.append_log(store, "shop", f"{who} entry {n}", f"Work {n} by {who}.")
+"""
+
+
+def at_once(code: str, *args: list[str]) -> list[str]:
+    """Run `code` in one process per argument list, all starting at the same moment."""
+    start = str(time.time() + 1.0)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, start, *a], stdout=subprocess.PIPE, text=True)
+        for a in args
+    ]
+    outs = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0
+        outs.append(out.strip())
+    return outs
+
+
+def test_syncs_at_the_same_time_add_each_section_once(store: SQLiteStore, notes: Path) -> None:
+    projects.add_project(store, "shop", str(notes), None)
+    sections = "".join(f"## Decision {n}\nBecause of reason {n}.\n\n" for n in range(200))
+    write(notes / "decisions.md", sections)
+
+    added = at_once(SYNC_AT, [], [], [])
+
+    assert sorted(added) == ["0", "0", "200"]
+    found = store.list_items(
+        ItemQuery(statuses=(), source_prefix="project:shop:decisions.md#", limit=1000)
+    )
+    assert len(found) == len({i.source for i in found}) == 202  # with the 2 archived
+    assert len([i for i in found if i.status is Status.ACTIVE]) == 200
+
+
+def test_handoffs_written_at_the_same_time_all_stay_in_log_md(
+    store: SQLiteStore, notes: Path
+) -> None:
+    projects.add_project(store, "shop", str(notes), None)
+
+    at_once(APPEND_AT, ["claude"], ["codex"])
+
+    text = (notes / "log.md").read_text(encoding="utf-8")
+    for who in ("claude", "codex"):
+        for n in range(15):
+            assert f"## {who} entry {n}\n" in text
+    assert len([k for k in synced(store) if ":log.md#" in k]) == 2 + 30
