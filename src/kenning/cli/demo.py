@@ -61,7 +61,9 @@ def _ken(*args: str, stdin: str | None = None, agent: str | None = None) -> str:
 def run_demo(keep: bool = False) -> None:
     folder = tempfile.mkdtemp(prefix="ken-demo-")
     db = os.path.join(folder, "memory.db")
+    here = os.getcwd()
     try:
+        os.chdir(folder)  # provenance names the demo folder, not wherever it was run
         with _env(
             KEN_DB=db,
             KEN_AGENT=None,
@@ -75,6 +77,7 @@ def run_demo(keep: bool = False) -> None:
         ):
             _tour(db)
     finally:
+        os.chdir(here)
         if keep:
             click.echo(f"\nThe demo store is kept at {db} (KEN_DB={db} ken list).")
         else:
