@@ -22,6 +22,8 @@ KEN_VARS = [
     "KEN_PROJECT",
     "KEN_EDITOR",
     "KEN_ENABLED",
+    "KEN_CONTINUES",
+    "KEN_HOOK_SERVER_IDLE",
     "VISUAL",
     "EDITOR",
 ]

@@ -147,19 +147,25 @@ def test_one_server_serves_each_hook_with_that_hook_s_own_store(tmp_path: Path, 
     assert [s["agent_session_id"] for s in other] == ["elsewhere"]
 
 
-def test_a_server_running_older_code_steps_aside(tmp_path: Path, served: Path):
+def test_a_server_whose_code_changed_steps_aside(
+    tmp_path: Path, served: Path, monkeypatch: pytest.MonkeyPatch
+):
     seed()
     cwd = repo(tmp_path)
     hook(cwd, "warm-up")
     assert wait_for(served.exists)
-    stale = client.ask_server(
-        str(served), {"stamp": "older code", "argv": [], "env": {}, "stdin": ""}
-    )
-    assert stale is None
-    assert wait_for(lambda: not served.exists()), "the stale server kept running"
-    again = hook(cwd, "after")  # answered in its own process, and a new server starts
-    assert "real Postgres database" in again.stdout
-    assert wait_for(served.exists)
+    module = Path(client.__file__).with_name("__init__.py")
+    before = module.stat()
+    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns + 5_000_000_000))
+    try:
+        time.sleep(1.1)  # the server looks at the code at most once a second
+        again = hook(cwd, "after")  # the server steps aside; this hook answers itself
+        assert "real Postgres database" in again.stdout
+        assert wait_for(served.exists)  # and a new server, on the new code, starts
+        later = hook(cwd, "later")
+        assert "real Postgres database" in later.stdout
+    finally:
+        os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
 def test_an_idle_server_exits(tmp_path: Path, served: Path, monkeypatch: pytest.MonkeyPatch):

@@ -5,7 +5,7 @@ does, so a warm hook server (`server.py`) answers instead when one is running: t
 client imports only os, sys, json and _socket, hands the server its argv, environment
 and stdin over a Unix socket, and prints the answer. When no server answers, it
 handles the hook itself (`run.py`) and starts a server for the next prompt. A server
-whose code is older than the installed kenning is replaced the same way.
+that finds kenning's code changed under it steps aside, and is replaced the same way.
 
 `KEN_HOOK_SERVER=0` turns the server off (every hook runs in its own process).
 """
@@ -32,18 +32,6 @@ def socket_path() -> str:
 
     digest = hashlib.sha1(path.encode()).hexdigest()[:16]
     return os.path.join("/tmp", f"kenning-{os.getuid()}-{digest}.sock")
-
-
-def code_stamp() -> str:
-    """Changes whenever any kenning module changes: a server with another stamp is stale."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    newest = 0
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in files:
-            if name.endswith(".py"):
-                newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
-    return f"{root}:{newest}"
 
 
 def ask_server(path: str, request: dict[str, object]) -> str | None:
@@ -74,13 +62,13 @@ def ask_server(path: str, request: dict[str, object]) -> str | None:
     return out if isinstance(out, str) else None
 
 
-def start_server(path: str, stamp: str) -> None:
+def start_server(path: str) -> None:
     import contextlib
     import subprocess
 
     with contextlib.suppress(OSError):
         subprocess.Popen(  # noqa: S603 - our own module, with our own interpreter
-            [sys.executable, "-m", "kenning.hooks.server", path, stamp],
+            [sys.executable, "-m", "kenning.hooks.server", path],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -119,9 +107,7 @@ def main(argv: list[str]) -> int:
     use_server = os.environ.get("KEN_HOOK_SERVER", "1") not in ("0", "false", "no", "off")
     if use_server and "--debug" not in argv:
         path = socket_path()
-        stamp = code_stamp()
         request = {
-            "stamp": stamp,
             "argv": argv,
             "env": dict(os.environ),
             "stdin": stdin.decode("latin-1"),  # every byte, as is
@@ -130,7 +116,7 @@ def main(argv: list[str]) -> int:
         if out is not None:
             _write(out)
             return 0
-        start_server(path, stamp)
+        start_server(path)
     from kenning.hooks.run import main as run_main
 
     return run_main(argv, stdin)

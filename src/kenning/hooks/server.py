@@ -2,9 +2,9 @@
 
 It is started by the first hook that finds none, lives in its own session with no
 terminal, and exits after `KEN_HOOK_SERVER_IDLE` seconds (default 600) without a
-request, at once when a client shows it newer code, or when asked to stop
-(`ken hook --stop-server`). Each request carries the
-hook's argv, environment and stdin; requests are handled one at a time with the
+request, when it finds kenning's code changed on disk (it looks at most once a
+second, before a request), or when asked to stop (`ken hook --stop-server`). Each
+request carries the hook's argv, environment and stdin; requests are handled one at a time with the
 process environment set to the request's, so a server serves every store and
 config exactly as a hook process would. Whatever goes wrong becomes a line in the
 hook log and an empty answer: the client, like any hook, never breaks an agent.
@@ -41,16 +41,44 @@ def _request(conn: socket.socket) -> dict[str, object] | None:
 
 
 STORES = OpenStores()
+STAMP_EVERY = 1.0  # seconds between looks at the code's modification times
 
 
-def serve_one(conn: socket.socket, stamp: str) -> bool:
-    """Answer one request; False when the client runs newer code (time to go)."""
+def code_stamp() -> int:
+    """The newest modification time of kenning's modules: it moves when code changes."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    newest = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.endswith(".py"):
+                newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
+    return newest
+
+
+class Code:
+    """Whether the code this server runs is still the code on disk."""
+
+    def __init__(self) -> None:
+        self.stamp = code_stamp()
+        self.checked = time.monotonic()
+
+    def current(self) -> bool:
+        now = time.monotonic()
+        if now - self.checked >= STAMP_EVERY:
+            self.checked = now
+            return code_stamp() == self.stamp
+        return True
+
+
+def serve_one(conn: socket.socket, code: Code) -> bool:
+    """Answer one request; False when it is time to go (changed code, or asked to)."""
     conn.settimeout(10)
     request = _request(conn)
     if request is None:
         _answer(conn, {"stdout": ""})
         return True
-    if request.get("stamp") != stamp or request.get("stop"):
+    if request.get("stop") or not code.current():
         _answer(conn, {"stale": True})
         return False
     env = request.get("env")
@@ -107,7 +135,8 @@ def bind(path: str) -> socket.socket | None:
     return server
 
 
-def serve(path: str, stamp: str, idle: float) -> None:
+def serve(path: str, idle: float) -> None:
+    code = Code()
     server = bind(path)
     if server is None:
         return
@@ -120,7 +149,7 @@ def serve(path: str, stamp: str, idle: float) -> None:
             except TimeoutError:
                 continue
             with conn:
-                keep = serve_one(conn, stamp)
+                keep = serve_one(conn, code)
             last = time.monotonic()
             if not keep:
                 break
@@ -132,14 +161,14 @@ def serve(path: str, stamp: str, idle: float) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
+    if len(argv) != 1:
         return 2
     try:
         idle = float(os.environ.get("KEN_HOOK_SERVER_IDLE", "600"))
     except ValueError:
         idle = 600.0
     try:
-        serve(argv[0], argv[1], idle)
+        serve(argv[0], idle)
     except Exception as exc:  # noqa: BLE001 - a server's top handler
         log("", "hook-server", f"{type(exc).__name__}: {exc}")
     return 0
