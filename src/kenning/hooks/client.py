@@ -2,7 +2,7 @@
 
 Starting Python and importing kenning costs several times what answering a hook
 does, so a warm hook server (`server.py`) answers instead when one is running: this
-client imports only os, sys, json and _socket, hands the server its argv, environment
+client imports only os, sys and _socket (not even json), hands the server its argv, environment
 and stdin over a Unix socket, and prints the answer. When no server answers, it
 handles the hook itself (`run.py`) and starts a server for the next prompt. A server
 that finds kenning's code changed under it steps aside, and is replaced the same way.
@@ -13,9 +13,10 @@ that finds kenning's code changed under it steps aside, and is replaced the same
 from __future__ import annotations
 
 import _socket  # the C module: `socket` costs more to import than this whole client
-import json
 import os
 import sys
+
+from kenning.hooks import wire
 
 TIMEOUT_SECONDS = 8.0
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to about 108 bytes
@@ -34,7 +35,7 @@ def socket_path() -> str:
     return os.path.join("/tmp", f"kenning-{os.getuid()}-{digest}.sock")
 
 
-def ask_server(path: str, request: dict[str, object]) -> str | None:
+def ask_server(path: str, request: bytes) -> str | None:
     """The server's answer, or None when no (current) server answered."""
     try:
         conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -43,7 +44,7 @@ def ask_server(path: str, request: dict[str, object]) -> str | None:
     try:
         conn.settimeout(TIMEOUT_SECONDS)
         conn.connect(path)
-        conn.sendall(json.dumps(request).encode())
+        conn.sendall(request)
         conn.shutdown(_socket.SHUT_WR)
         chunks = []
         while chunk := conn.recv(65536):
@@ -52,14 +53,10 @@ def ask_server(path: str, request: dict[str, object]) -> str | None:
         return None
     finally:
         conn.close()
-    try:
-        answer = json.loads(b"".join(chunks))
-    except ValueError:
+    answer = b"".join(chunks)
+    if not answer.startswith(wire.OK):
         return None
-    if not isinstance(answer, dict) or answer.get("stale"):
-        return None
-    out = answer.get("stdout")
-    return out if isinstance(out, str) else None
+    return answer[1:].decode("utf-8", "replace")
 
 
 def start_server(path: str) -> None:
@@ -79,17 +76,17 @@ def start_server(path: str) -> None:
 
 def stop_server() -> bool:
     """Ask a running server to exit; True when one answered."""
-    answer_path = socket_path()
+    request = wire.pack_request([wire.STOP], {}, b"")
     try:
         conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        conn.settimeout(TIMEOUT_SECONDS)
-        conn.connect(answer_path)
     except OSError:
         return False
     try:
-        conn.sendall(json.dumps({"stop": True}).encode())
+        conn.settimeout(TIMEOUT_SECONDS)
+        conn.connect(socket_path())
+        conn.sendall(request)
         conn.shutdown(_socket.SHUT_WR)
-        conn.recv(1024)
+        conn.recv(16)
     except OSError:
         return False
     finally:
@@ -98,7 +95,7 @@ def stop_server() -> bool:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--stop-server"]:
+    if argv[:1] == [wire.STOP]:
         return 0 if stop_server() else 1
     try:
         stdin = sys.stdin.buffer.read()
@@ -107,12 +104,7 @@ def main(argv: list[str]) -> int:
     use_server = os.environ.get("KEN_HOOK_SERVER", "1") not in ("0", "false", "no", "off")
     if use_server and "--debug" not in argv:
         path = socket_path()
-        request = {
-            "argv": argv,
-            "env": dict(os.environ),
-            "stdin": stdin.decode("latin-1"),  # every byte, as is
-        }
-        out = ask_server(path, request)
+        out = ask_server(path, wire.pack_request(argv, dict(os.environ), stdin))
         if out is not None:
             _write(out)
             return 0

@@ -13,7 +13,6 @@ hook log and an empty answer: the client, like any hook, never breaks an agent.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import sys
@@ -21,23 +20,20 @@ import time
 from collections.abc import Callable
 
 from kenning.hooklog import log
+from kenning.hooks import wire
 from kenning.hooks.run import OpenStores, handle_bytes
 
 
-def _answer(conn: socket.socket, data: dict[str, object]) -> None:
+def _answer(conn: socket.socket, data: bytes) -> None:
     with contextlib.suppress(OSError):
-        conn.sendall(json.dumps(data).encode())
+        conn.sendall(data)
 
 
-def _request(conn: socket.socket) -> dict[str, object] | None:
+def _request(conn: socket.socket) -> bytes:
     chunks = []
     while chunk := conn.recv(65536):
         chunks.append(chunk)
-    try:
-        data = json.loads(b"".join(chunks))
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+    return b"".join(chunks)
 
 
 STORES = OpenStores()
@@ -74,27 +70,21 @@ class Code:
 def serve_one(conn: socket.socket, code: Code) -> bool:
     """Answer one request; False when it is time to go (changed code, or asked to)."""
     conn.settimeout(10)
-    request = _request(conn)
-    if request is None:
-        _answer(conn, {"stdout": ""})
+    try:
+        argv, env, stdin = wire.unpack_request(_request(conn))
+    except ValueError:
+        _answer(conn, wire.OK)
         return True
-    if request.get("stop") or not code.current():
-        _answer(conn, {"stale": True})
+    if argv[:1] == [wire.STOP] or not code.current():
+        _answer(conn, wire.STEP_ASIDE)
         return False
-    env = request.get("env")
-    argv = request.get("argv")
-    stdin = request.get("stdin")
-    if not (isinstance(env, dict) and isinstance(argv, list) and isinstance(stdin, str)):
-        _answer(conn, {"stdout": ""})
-        return True
     saved = dict(os.environ)
     later: list[Callable[[], None]] = []
     try:
         os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in env.items()})
-        args = [str(a) for a in argv]
-        out = handle_bytes(args, stdin.encode("latin-1"), stores=STORES, later=later)
-        _answer(conn, {"stdout": out})
+        os.environ.update(env)
+        out = handle_bytes(argv, stdin, stores=STORES, later=later)
+        _answer(conn, wire.OK + out.encode("utf-8"))
         conn.close()  # the agent goes on; the bookkeeping follows
         for action in later:
             try:
