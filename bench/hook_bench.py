@@ -93,7 +93,7 @@ def hook_pairs(db: Path, repo: Path, pairs: int, server: bool) -> dict[str, Any]
     def payload(n: int) -> bytes:
         return json.dumps(
             {
-                "session_id": f"bench-{server}-{n % 3}",
+                "session_id": f"bench-{server}-{n}",  # a new session: nothing told yet
                 "cwd": str(repo),
                 "hook_event_name": "UserPromptSubmit",
                 "prompt": PROMPTS[n % len(PROMPTS)],
