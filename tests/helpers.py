@@ -101,3 +101,23 @@ def one_line_error(stderr: str) -> str:
     assert len(lines) == 1, f"expected one line on stderr, got:\n{stderr}"
     assert lines[0].startswith("ken: "), lines[0]
     return lines[0]
+
+
+def middle_budget(store: Any, scopes: list[str], item_id: str) -> int:
+    """A pack budget with room for the intro and this item only: the middle of the range
+    of such budgets, so that no rounding decides."""
+    from kenning.pack import build_pack
+
+    def shown(budget: int) -> list[str]:
+        return [i.id for i in build_pack(store, scopes, budget=budget).items]
+
+    def first(count: int) -> int:  # the smallest budget showing `count` items
+        low, high = 50, 5000
+        while low < high:
+            mid = (low + high) // 2
+            low, high = (low, mid) if len(shown(mid)) >= count else (mid + 1, high)
+        return low
+
+    one, two = first(1), first(2)
+    assert shown(one) == [item_id] and two - one > 2
+    return (one + two - 1) // 2

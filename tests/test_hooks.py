@@ -23,12 +23,11 @@ from typing import Any
 import pytest
 
 from conftest import KEN_BIN, ken
-from helpers import add, opened, run_python
+from helpers import add, middle_budget, opened, run_python
 from kenning import hooklog
 from kenning.hooks import run as hook_run
 from kenning.hooks.adapters import MAX_OUTPUT_CHARS, detect_agent
 from kenning.model import Session
-from kenning.pack import build_pack
 from kenning.recall import HEADER as RECALL_HEADER
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
@@ -277,22 +276,6 @@ def budget_for_only(item_id: str) -> int:
     scopes = [f"workstream:{REPO}#main", f"repo:{REPO}", "global"]
     with opened() as store:
         return middle_budget(store, scopes, item_id)
-
-
-def middle_budget(store: Any, scopes: list[str], item_id: str) -> int:
-    def shown(budget: int) -> list[str]:
-        return [i.id for i in build_pack(store, scopes, budget=budget).items]
-
-    def first(count: int) -> int:  # the smallest budget showing `count` items
-        low, high = 50, 5000
-        while low < high:
-            mid = (low + high) // 2
-            low, high = (low, mid) if len(shown(mid)) >= count else (mid + 1, high)
-        return low
-
-    one, two = first(1), first(2)
-    assert shown(one) == [item_id] and two - one > 2
-    return (one + two - 1) // 2
 
 
 # ----------------------------------------------------------------------------- the recorded turn

@@ -736,3 +736,20 @@ def _read_back(handle: IO[bytes]) -> str:
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def run_ken(box: Sandbox, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """The venv's `ken`, in the sandbox repo, with exactly the sandbox's environment."""
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("ken")), *args],
+        cwd=box.repo,
+        env=box.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    if check:
+        assert done.returncode == 0, f"ken {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done

@@ -30,18 +30,7 @@ CLAUDE_ANSWER = "Finished: refunds are in the export too."
 
 
 def ken(box: Sandbox, *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [str(KEN), *args],
-        cwd=box.repo,
-        env=box.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, f"ken {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-    return done
+    return harness.run_ken(box, *args)
 
 
 def sessions(box: Sandbox) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from helpers import middle_budget
 from kenning.recall import HEADER as RECALL_HEADER
 
 from . import harness
@@ -38,20 +39,7 @@ RUN = {"claude": harness.run_claude, "codex": harness.run_codex, "gemini": harne
 
 
 def ken(box: Sandbox, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """The venv's `ken`, in the sandbox repo, with exactly the sandbox's environment."""
-    done = subprocess.run(
-        [str(KEN), *args],
-        cwd=box.repo,
-        env=box.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-    if check:
-        assert done.returncode == 0, f"ken {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-    return done
+    return harness.run_ken(box, *args, check=check)
 
 
 def ken_json(box: Sandbox, *args: str, check: bool = True) -> Any:
@@ -77,26 +65,12 @@ def request_text(request: RecordedRequest) -> str:
 def budget_for_only(box: Sandbox, item_id: str) -> int:
     """A pack budget with room for the intro and this item only: the middle of the range
     of such budgets, so that no rounding decides."""
-    from kenning.pack import build_pack
     from kenning.store import open_store
     from kenning.where import detect
 
     scopes = [str(s) for s in detect(box.repo, env={}).scopes]
     with open_store(box.db) as store:
-
-        def shown(budget: int) -> list[str]:
-            return [i.id for i in build_pack(store, scopes, budget=budget).items]
-
-        def first(count: int) -> int:  # the smallest budget showing `count` items
-            low, high = 50, 5000
-            while low < high:
-                mid = (low + high) // 2
-                low, high = (low, mid) if len(shown(mid)) >= count else (mid + 1, high)
-            return low
-
-        one, two = first(1), first(2)
-        assert shown(one) == [item_id] and two - one > 2
-    return (one + two - 1) // 2
+        return middle_budget(store, scopes, item_id)
 
 
 def hook_log(box: Sandbox) -> list[str]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -126,18 +125,7 @@ def blocks_stub() -> Iterator[BlocksStub]:
 
 
 def ken(box: Sandbox, *args: str) -> str:
-    done = subprocess.run(
-        [str(KEN), *args],
-        cwd=box.repo,
-        env=box.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, f"ken {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
+    return harness.run_ken(box, *args).stdout
 
 
 def run(box: Sandbox, command: list[str]) -> None:
