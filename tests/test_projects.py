@@ -524,3 +524,15 @@ def test_handoffs_written_at_the_same_time_all_stay_in_log_md(
         for n in range(15):
             assert f"## {who} entry {n}\n" in text
     assert len([k for k in synced(store) if ":log.md#" in k]) == 2 + 30
+
+
+def test_a_heading_inside_a_code_fence_does_not_start_a_section(tmp_path: Path) -> None:
+    from kenning.projects import parse
+
+    text = (
+        "## Use make for releases\nRun it like this:\n```sh\n## not a heading\nmake release\n```\n"
+        "~~~\n## nor this\n~~~\n## Second decision\nBody\n"
+    )
+    entries = parse("decisions.md", text)
+    assert [e.title for e in entries] == ["Use make for releases", "Second decision"]
+    assert "## not a heading" in entries[0].body and "## nor this" in entries[0].body

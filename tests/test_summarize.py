@@ -285,6 +285,16 @@ def test_an_answer_in_a_code_fence_with_prose_around_it_is_read(
     assert result.summary.body == "Export added." and result.items == []
 
 
+def test_an_answer_with_null_items_still_stores_its_summary(
+    store: SQLiteStore, session: Session, fake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_SUMMARY_ANSWER", '{"summary": "Export added.", "items": null}')
+
+    result = summarize.summarize(store, Config(), session)
+
+    assert result is not None and result.summary is not None and result.items == []
+
+
 def test_a_summarizer_past_its_timeout_is_stopped_with_what_it_started(
     store: SQLiteStore,
     session: Session,

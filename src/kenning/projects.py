@@ -66,10 +66,15 @@ def entry_key(text: str) -> str:
 
 
 def _sections(text: str) -> list[tuple[str, str]]:
-    """`## ` sections as (heading, body); text before the first heading is ignored."""
+    """`## ` sections as (heading, body); text before the first heading is ignored, and
+    so is a `## ` line inside a fenced code block."""
     found: list[tuple[str, list[str]]] = []
+    fence: str | None = None
     for line in _COMMENT.sub("", text).splitlines():
-        if line.startswith("## "):
+        marker = line.lstrip()[:3]
+        if marker in ("```", "~~~"):
+            fence = None if fence == marker else (fence or marker)
+        if line.startswith("## ") and fence is None:
             found.append((line[3:].strip(), []))
         elif found:
             found[-1][1].append(line)

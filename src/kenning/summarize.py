@@ -115,7 +115,8 @@ def _parse_answer(text: str) -> dict[str, Any]:
         raise SummarizeError(f"the summarizer did not print JSON: {one_line(text)[:120]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("summary"), str):
         raise SummarizeError('the summarizer\'s JSON has no "summary" text')
-    found = data.get("items", [])
+    found = data.get("items") or []  # null and a missing list both mean no items
+    data["items"] = found
     if not isinstance(found, list):
         raise SummarizeError('the summarizer\'s "items" is not a list')
     return data
