@@ -25,6 +25,7 @@ from conftest import ken, ken_proc
 from helpers import one_line_error, opened
 from kenning import handoff, items
 from kenning.hooks import run as hook_run
+from kenning.hooks.handlers import Skip
 from kenning.model import Item, Session
 from kenning.store import ItemQuery
 
@@ -248,6 +249,16 @@ def test_session_end_leaves_a_handoff_with_prompts_commits_and_the_diff(scene: S
     assert item.provenance.model == CLAUDE_MODEL
     assert scene.claude.commits == tuple(scene.claude_commits)
     assert scene.claude.prompt_count == 2
+
+
+def test_a_second_session_end_leaves_no_second_handoff(git_repo: Path, tmp_path: Path) -> None:
+    run = Run("codex", git_repo, CODEX_SID, tmp_path / "rollout.jsonl", CODEX_MODEL).start()
+    run.prompt("Add the refunds export")
+    session = run.end()
+    with pytest.raises(Skip, match="ended already"):  # logged, like any skipped hook
+        run.end()  # an agent that sends SessionEnd twice
+
+    assert [i.id for i in handoffs()] == [handoff_of(session).id]
 
 
 def test_a_session_with_only_a_commit_leaves_a_handoff(git_repo: Path, tmp_path: Path) -> None:

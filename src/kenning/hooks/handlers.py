@@ -102,6 +102,8 @@ def session_end(store: SQLiteStore, event: HookEvent, config: Config) -> str:
     session = store.find_session(event.agent, event.session_id)
     if session is None:
         raise Skip(f"no open session {event.session_id} for {event.agent}")
+    if session.ended_at is not None:
+        raise Skip(f"session {event.session_id} of {event.agent} has ended already")
     from kenning import handoff, summarize
 
     ended = sessions.finish(store, session, event.reason or "end")
