@@ -23,6 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import corpus  # noqa: E402
+from common import percentile, progress  # noqa: E402
 from kenning import transfer  # noqa: E402
 from kenning.config import Config  # noqa: E402
 from kenning.deliver import pack_for, recall_for  # noqa: E402
@@ -39,15 +40,6 @@ PROMPTS = [
     "make the flaky playwright login test stable, it fails on the token refresh",
     "refactor the search index loader so it stops reading the whole fixture file",
 ]
-
-
-def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def build(folder: Path, size: int) -> Path:
@@ -144,10 +136,10 @@ def in_process(db: Path, repo: Path, rounds: int) -> dict[str, Any]:
     finally:
         store.close()
     return {
-        "recall_p50_ms": round(pct(recall_ms, 50), 2),
-        "recall_p95_ms": round(pct(recall_ms, 95), 2),
-        "pack_p50_ms": round(pct(pack_ms, 50), 2),
-        "pack_p95_ms": round(pct(pack_ms, 95), 2),
+        "recall_p50_ms": round(percentile(recall_ms, 50), 2),
+        "recall_p95_ms": round(percentile(recall_ms, 95), 2),
+        "pack_p50_ms": round(percentile(pack_ms, 50), 2),
+        "pack_p95_ms": round(percentile(pack_ms, 95), 2),
     }
 
 

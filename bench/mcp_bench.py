@@ -41,7 +41,9 @@ from typing import IO, Any
 import anyio
 from mcp import Client, StdioServerParameters
 
+import common
 import corpus
+from common import percentile
 from kenning import ids, items, transfer
 from kenning import where as where_mod
 from kenning.store import open_store
@@ -54,13 +56,7 @@ REPO, BRANCH = "acme/shop", "main"  # a repo and branch the corpus fills
 
 
 def progress(message: str) -> None:
-    print(f"[mcp-bench] {message}", file=sys.stderr, flush=True)
-
-
-def percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered) + 0.5) - 1))
-    return ordered[index]
+    common.progress(message, "mcp-bench")
 
 
 def summary(values: list[float]) -> dict[str, float]:

@@ -19,7 +19,6 @@ import os
 import platform
 import sqlite3
 import statistics
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import corpus
+from common import percentile, progress
 from kenning import items, transfer
 from kenning.model import Scope, ScopeType
 from kenning.store import open_store
@@ -35,16 +35,6 @@ HERE = Path(__file__).resolve().parent
 INGEST_TARGET = 2_000  # items/s
 P95_TARGET_MS = 15.0  # at 100,000 items
 SINGLE_ADDS = 300
-
-
-def progress(message: str) -> None:
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
-
-
-def percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered) + 0.5) - 1))
-    return ordered[index]
 
 
 def disk_bytes(db: Path) -> int:

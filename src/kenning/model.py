@@ -55,7 +55,6 @@ class ScopeType(StrEnum):
 
 # Most specific first: the order packs and `ken where` use.
 SCOPE_ORDER = tuple(ScopeType)
-SHARED_SCOPES = frozenset({ScopeType.REPO, ScopeType.WORKSPACE, ScopeType.GLOBAL})
 LINK_TYPES = ("file", "url", "item", "commit")
 
 _SCOPE_VALUE = re.compile(r"^[^\s]{1,300}$")
@@ -87,10 +86,6 @@ class Scope:
 
     def __str__(self) -> str:
         return "global" if self.type is ScopeType.GLOBAL else f"{self.type.value}:{self.value}"
-
-    @property
-    def shared(self) -> bool:
-        return self.type in SHARED_SCOPES
 
 
 @dataclass(frozen=True, slots=True)

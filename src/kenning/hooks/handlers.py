@@ -15,6 +15,7 @@ from kenning.locate import here
 from kenning.model import Session
 from kenning.store import SQLiteStore
 
+Later = list[Callable[[], None]]  # writes that may wait until the agent has its answer
 MAX_PROMPT_BYTES = 64 * 1024
 PACK_SOURCES = {"startup", "clear", "compact", "fork"}
 
@@ -60,7 +61,7 @@ def _session(
     )
 
 
-def session_start(store: SQLiteStore, event: HookEvent, config: Config) -> str:
+def session_start(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
     where = locate(store, event, config)
     source = (event.source or "startup").lower()
     session = _session(store, event, config, where, source)
@@ -71,9 +72,7 @@ def session_start(store: SQLiteStore, event: HookEvent, config: Config) -> str:
     return pack.text
 
 
-def prompt(
-    store: SQLiteStore, event: HookEvent, config: Config, later: list[Callable[[], None]]
-) -> str:
+def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
     """Recall for the prompt. Recording the prompt and what was told is put in `later`,
     which the hook server runs after it has answered (a hook process, at once)."""
     text = event.prompt or ""
@@ -96,7 +95,7 @@ def prompt(
     return result.text
 
 
-def session_end(store: SQLiteStore, event: HookEvent, config: Config) -> str:
+def session_end(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
     if not event.session_id:
         raise Skip("SessionEnd without a session id")
     session = store.find_session(event.agent, event.session_id)
@@ -113,7 +112,7 @@ def session_end(store: SQLiteStore, event: HookEvent, config: Config) -> str:
     return ""
 
 
-def pre_compact(store: SQLiteStore, event: HookEvent, config: Config) -> str:
+def pre_compact(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
     if event.agent == "gemini":
         return ""  # Gemini's PreCompress fires before every model call, not at compaction
     from kenning import summarize
@@ -142,7 +141,7 @@ def _summarize_later(session: Session, *, final: bool) -> None:
     )
 
 
-HANDLERS: dict[Event, Callable[..., str]] = {
+HANDLERS: dict[Event, Callable[[SQLiteStore, HookEvent, Config, Later], str]] = {
     Event.SESSION_START: session_start,
     Event.PROMPT: prompt,
     Event.PRE_COMPACT: pre_compact,
@@ -154,7 +153,7 @@ def handle(
     store: SQLiteStore,
     event: HookEvent,
     config: Config,
-    later: list[Callable[[], None]] | None = None,
+    later: Later | None = None,
 ) -> str:
     """Handle one event. Writes that can wait go to `later` when given (the caller runs
     them after answering); without it they run before this returns."""
@@ -163,12 +162,8 @@ def handle(
         return ""
     if not os.path.isdir(event.cwd):
         raise Skip(f"cwd {event.cwd} is not a folder")
-    pending: list[Callable[[], None]] = [] if later is None else later
-    out = (
-        prompt(store, event, config, pending)
-        if handler is prompt
-        else handler(store, event, config)
-    )
+    pending: Later = [] if later is None else later
+    out = handler(store, event, config, pending)
     if later is None:
         for action in pending:
             action()
