@@ -100,7 +100,7 @@ def config_block() -> str:
     for s in SETTINGS:
         env = f"`{s.env}`" if s.env else "-"
         default = f"`{cell(toml_value(s.default))}`"
-        lines.append(f"| `{s.key}` | {s.type.__name__} | {default} | {env} | {cell(s.help)} |")
+        lines.append(f"| `{s.key}` | {s.type_name} | {default} | {env} | {cell(s.help)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -403,6 +403,20 @@ def test_disabled_or_a_repo_not_listed_summarizes_nothing(
     assert summarize.summarize(store, Config(), session) is not None
 
 
+def test_a_summarizer_given_as_an_array_runs_for_repos_that_match_a_glob(
+    store: SQLiteStore, session: Session, fake: Path
+) -> None:
+    command = [sys.executable, str(fake.parent / "fake-summarizer")]
+    write_config(enabled=True, command=command, repos=["github.com/other/*"])
+    assert summarize.summarize(store, Config(), session) is None
+    assert prompts_sent(fake) == []
+
+    write_config(enabled=True, command=command, repos=["github.com/other/*", "github.com/acme/*"])
+    result = summarize.summarize(store, Config(), session)
+    assert result is not None and result.summary is not None
+    assert len(prompts_sent(fake)) == 1
+
+
 def test_a_summarizer_that_is_an_agent_with_kenning_hooks_records_no_session(
     store: SQLiteStore,
     session: Session,

@@ -8,12 +8,18 @@ caller passes > environment variable > `config.toml` > default.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kenning import paths
 from kenning.errors import InvalidInput
+
+
+class Command(list[str]):
+    """A command line: a TOML array of words (`["claude", "-p"]`), or a string that is
+    split as a shell would split it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +29,10 @@ class Setting:
     default: Any
     help: str
     env: str | None = None
+
+    @property
+    def type_name(self) -> str:
+        return self.type.__name__.lower()
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -47,13 +57,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("memory.summarize.enabled", bool, False, "Summarize finished sessions (opt-in)."),
     Setting(
         "memory.summarize.command",
-        str,
-        "",
-        "Command that reads a prompt on stdin and prints JSON (e.g. `claude -p`).",
+        Command,
+        [],
+        'Command that reads a prompt on stdin and prints JSON (e.g. `["claude", "-p"]`).',
     ),
-    Setting("memory.summarize.repos", list, [], "Only summarize sessions in these repos."),
-    Setting("memory.summarize.max_input_tokens", int, 6000, "Most transcript sent, from the end."),
-    Setting("memory.summarize.timeout_secs", int, 120, "Give up on the command after this."),
+    Setting(
+        "memory.summarize.repos",
+        list,
+        [],
+        "Only summarize sessions in these repos; globs such as `github.com/acme/*`.",
+    ),
+    Setting(
+        "memory.summarize.max_input_tokens", int, 30_000, "Most transcript sent, from the end."
+    ),
+    Setting("memory.summarize.timeout_secs", int, 180, "Give up on the command after this."),
     Setting("editor", str, "", "Editor for `ken edit` (else $VISUAL, else $EDITOR).", "KEN_EDITOR"),
     Setting("workspace", str, "", "Workspace name for every folder.", "KEN_WORKSPACE"),
 )
@@ -100,21 +117,30 @@ def parse_value(setting: Setting, raw: str) -> Any:
             return int(text)
         if setting.type is float:
             return float(text)
+        if setting.type is Command:
+            return shlex.split(text)
         if setting.type is list:
             return [part.strip() for part in text.split(",") if part.strip()]
     except ValueError:
-        raise InvalidInput(f"{setting.key} takes a {setting.type.__name__}, not '{raw}'") from None
+        raise InvalidInput(f"{setting.key} takes a {setting.type_name}, not '{raw}'") from None
     return text
 
 
 def _check_type(setting: Setting, value: Any) -> Any:
     if setting.type is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if setting.type is list and isinstance(value, list):
+    if setting.type is Command and isinstance(value, str):
+        try:
+            return shlex.split(value)
+        except ValueError:
+            raise InvalidInput(
+                f"{setting.key} in {config_path()} is not a command line (unbalanced quotes)"
+            ) from None
+    if setting.type in (list, Command) and isinstance(value, list):
         return [str(v) for v in value]
     if isinstance(value, setting.type) and not (setting.type is int and isinstance(value, bool)):
         return value
-    raise InvalidInput(f"{setting.key} in {config_path()} must be a {setting.type.__name__}")
+    raise InvalidInput(f"{setting.key} in {config_path()} must be a {setting.type_name}")
 
 
 def read_file(path: Path | None = None) -> dict[str, Any]:
@@ -187,60 +213,39 @@ class Config:
         return bool(value)
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{text}"'
-
-
-def _toml_key(key: str) -> str:
-    bare = key.replace("_", "").replace("-", "").isalnum()
-    return key if bare else '"' + key.replace('"', '\\"') + '"'
-
-
-def dump_toml(data: dict[str, Any], prefix: str = "") -> str:
-    """Write nested tables of scalars and lists as TOML (enough for kenning's own file)."""
-    lines: list[str] = []
-    tables: list[tuple[str, dict[str, Any]]] = []
-    for key, value in data.items():
-        if isinstance(value, dict):
-            tables.append((key, value))
-        else:
-            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
-    out = "\n".join(lines)
-    for key, table in tables:
-        name = f"{prefix}.{_toml_key(key)}" if prefix else _toml_key(key)
-        has_scalars = any(not isinstance(v, dict) for v in table.values())
-        body = dump_toml(table, name)
-        section = f"[{name}]\n{body}" if has_scalars else body
-        out = f"{out}\n\n{section}" if out else section
-    return out.strip() + "\n" if out.strip() else ""
-
-
 def set_value(key: str, raw: str, path: Path | None = None) -> Any:
-    """Validate and write one setting to config.toml; returns the stored value."""
+    """Validate and write one setting to config.toml; returns the stored value.
+
+    The file is edited, not rewritten: the person's comments, order and layout stay as
+    they were (tomlkit). Only this command imports tomlkit; reading stays on tomllib.
+    """
     setting = BY_KEY.get(key)
     if setting is None:
         raise InvalidInput(f"unknown setting '{key}'; `ken config list` shows them all")
     value = parse_value(setting, raw)
     path = path or config_path()
-    data = read_file(path)
-    node = data
+    read_file(path)  # a file that does not parse is reported as every reader reports it
+    import tomlkit
+
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}; fix or remove it") from None
+    doc = tomlkit.parse(text)
+    node: Any = doc
     *parents, leaf = key.split(".")
-    for part in parents:
-        node = node.setdefault(part, {})
+    for depth, part in enumerate(parents, 1):
+        if part not in node:
+            # A table that only holds tables is written as `[a.b]`, not `[a]` then `[a.b]`.
+            node[part] = tomlkit.table(is_super_table=depth < len(parents))
+        node = node[part]
         if not isinstance(node, dict):
             raise InvalidInput(f"'{part}' in {path} is not a table; fix or remove it")
-    node[leaf] = value
+    node[leaf] = list(value) if isinstance(value, list) else value
     tmp = path.with_suffix(".toml.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp.write_text(dump_toml(data), encoding="utf-8")
+        tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
         raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,8 +1,10 @@
 """Session summaries (opt-in): a command the user chooses turns a session's
 conversation into a summary and up to five proposed memories.
 
-`[memory.summarize]` in config.toml: `enabled`, `command` (e.g. `claude -p` or
-`ollama run llama3`), `repos` (empty: every repo), `max_input_tokens`, `timeout_secs`.
+`[memory.summarize]` in config.toml: `enabled`, `command` (an array such as
+`["claude", "-p"]` or `["ollama", "run", "llama3"]`; a string is split as a shell
+would), `repos` (repos or globs such as `github.com/acme/*`; empty: every repo),
+`max_input_tokens`, `timeout_secs`.
 
 Each run sends only the part of the conversation not summarized before (a PreCompact
 hook summarizes the part before a compaction as "part N"; SessionEnd the rest), cut
@@ -16,6 +18,7 @@ are serialized by a lock file, so nothing is summarized twice.
 from __future__ import annotations
 
 import fcntl
+import fnmatch
 import json
 import os
 import re
@@ -80,8 +83,23 @@ class SummaryResult:
 def enabled_for(config: Config, session: Session) -> bool:
     if not config.get("memory.summarize.enabled") or not config.get("memory.summarize.command"):
         return False
-    repos = config.get("memory.summarize.repos")
-    return not repos or (session.repo in repos)
+    patterns = config.get("memory.summarize.repos")
+    return not patterns or repo_matches(session.repo, patterns)
+
+
+def repo_matches(repo: str | None, patterns: list[str]) -> bool:
+    """Whether `repo` is one of `patterns`: repo keys or globs (`github.com/acme/*`).
+
+    An origin is kept lowercase, so a pattern for one matches whatever its case; a repo
+    keyed by its path keeps its case, and so does a pattern for it.
+    """
+    if not repo:
+        return False
+    for pattern in patterns:
+        candidates = {pattern} if pattern.startswith(("/", "~")) else {pattern, pattern.lower()}
+        if any(fnmatch.fnmatchcase(repo, p) for p in candidates):
+            return True
+    return False
 
 
 def render_turns(turns: list[Turn], max_tokens: int) -> tuple[str, int]:
@@ -130,7 +148,7 @@ def _fit(title: str, text: str) -> str:
     return text.encode()[: max(0, room - 4)].decode("utf-8", "ignore").rstrip() + " …"
 
 
-def run_command(command: str, prompt: str, timeout: float) -> str:
+def run_command(command: list[str], prompt: str, timeout: float) -> str:
     """Run the summarizer with `prompt` on stdin; its stdout.
 
     It runs in its own process group, so that a timeout stops whatever it started too,
@@ -139,7 +157,7 @@ def run_command(command: str, prompt: str, timeout: float) -> str:
     """
     try:
         proc = subprocess.Popen(
-            shlex.split(command),
+            command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -150,7 +168,9 @@ def run_command(command: str, prompt: str, timeout: float) -> str:
             start_new_session=True,
         )
     except OSError as exc:
-        raise SummarizeError(f"cannot run the summarizer '{command}': {exc.strerror}") from None
+        raise SummarizeError(
+            f"cannot run the summarizer '{shlex.join(command)}': {exc.strerror}"
+        ) from None
     with proc:
         try:
             stdout, stderr = proc.communicate(prompt, timeout=timeout)
@@ -200,9 +220,12 @@ def summarize(
     """Summarize the part of `session` not summarized yet; None when there is none."""
     if not force and not enabled_for(config, session):
         return None
-    command = str(config.get("memory.summarize.command"))
+    command = list(config.get("memory.summarize.command"))
     if not command:
-        raise InvalidInput("set memory.summarize.command first (e.g. `claude -p`)")
+        raise InvalidInput(
+            "set memory.summarize.command first (e.g. `ken config set memory.summarize.command "
+            "'claude -p'`)"
+        )
     with _session_lock(session.id):
         parts, done = store.summary_progress(session.id)
         turns = conversation(session.agent, session.transcript_path)

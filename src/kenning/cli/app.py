@@ -723,11 +723,14 @@ def config_list(state: State, as_json: bool) -> None:
         return
     output.table(
         ["key", "value", "source", "help"],
-        [[r["key"], _fmt(r["value"]), str(r["source"]), str(r["help"])] for r in rows],
+        [[r["key"], _fmt(r["value"], r["key"]), str(r["source"]), str(r["help"])] for r in rows],
     )
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, key: str = "") -> str:
+    setting = config.BY_KEY.get(key)
+    if isinstance(value, list) and setting and setting.type is config.Command:
+        return shlex.join(value)
     if isinstance(value, list):
         return ",".join(map(str, value))
     if isinstance(value, bool):
@@ -745,7 +748,7 @@ def config_get(state: State, key: str, as_json: bool) -> None:
     if as_json:
         emit_json({"key": key, "value": value, "source": state.config.source(key)})
     else:
-        click.echo(_fmt(value))
+        click.echo(_fmt(value, key))
 
 
 @config_group.command("set", epilog=example("ken config set recall.limit 3"))
@@ -757,7 +760,7 @@ def config_set(key: str, value: str) -> None:
         raise KenningError(f"unknown setting '{key}'; `ken config list` shows them all")
     agentenv.require_person(f"set {key} to {value}")
     stored = config.set_value(key, value)
-    say(f"{key} = {_fmt(stored)} in {config.config_path()}")
+    say(f"{key} = {_fmt(stored, key)} in {config.config_path()}")
 
 
 @cli.command(epilog=example("ken demo"))

@@ -1,0 +1,140 @@
+"""Settings: `ken config set` edits config.toml without losing what a person wrote there,
+commands are arrays, and the summarizer's settings read as DESIGN shows them."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import ken
+from helpers import one_line_error
+from kenning import config
+from kenning.config import Config
+
+HAND_WRITTEN = """\
+# kenning settings, kept by hand
+workspace = "acme"  # the team's workspace
+
+[recall]   # per-prompt recall
+limit = 3  # three is plenty
+min_score = 0.6
+
+# Summaries: off until the model is set up.
+[memory.summarize]
+enabled = false
+"""
+
+
+def config_file() -> Path:
+    return config.config_path()
+
+
+def write(text: str) -> Path:
+    path = config_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_config_set_keeps_comments_order_and_layout() -> None:
+    path = write(HAND_WRITTEN)
+    assert ken("config", "set", "recall.limit", "4").exit_code == 0
+    assert ken("config", "set", "memory.summarize.enabled", "on").exit_code == 0
+    assert path.read_text(encoding="utf-8") == HAND_WRITTEN.replace(
+        "limit = 3  # three", "limit = 4  # three"
+    ).replace("enabled = false", "enabled = true")
+
+
+def test_config_set_adds_a_new_key_to_its_table_and_keeps_the_rest() -> None:
+    path = write(HAND_WRITTEN)
+    assert ken("config", "set", "memory.summarize.timeout_secs", "60").exit_code == 0
+    assert ken("config", "set", "editor", "nano").exit_code == 0
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# kenning settings, kept by hand\n")
+    assert "limit = 3  # three is plenty" in text
+    assert "# Summaries: off until the model is set up." in text
+    data = tomllib.loads(text)
+    assert data["memory"]["summarize"] == {"enabled": False, "timeout_secs": 60}
+    assert data["editor"] == "nano" and data["workspace"] == "acme"
+
+
+def test_config_set_in_a_new_file_writes_a_nested_table_header_once() -> None:
+    assert ken("config", "set", "memory.summarize.command", "claude -p").exit_code == 0
+    assert config_file().read_text(encoding="utf-8") == (
+        '[memory.summarize]\ncommand = ["claude", "-p"]\n'
+    )
+
+
+def test_config_set_refuses_a_file_that_does_not_parse_and_leaves_it_alone() -> None:
+    path = write("[recall\nlimit = 3\n")
+    result = ken("config", "set", "recall.limit", "4")
+    assert result.exit_code == 1
+    assert "is not valid TOML" in one_line_error(result.stderr)
+    assert path.read_text(encoding="utf-8") == "[recall\nlimit = 3\n"
+
+
+def test_config_set_refuses_to_write_under_a_value_that_is_not_a_table() -> None:
+    path = write('memory = "everything"\n')
+    result = ken("config", "set", "memory.budget", "900")
+    assert result.exit_code == 1
+    assert "'memory' in" in one_line_error(result.stderr)
+    assert path.read_text(encoding="utf-8") == 'memory = "everything"\n'
+
+
+def test_the_summarizer_command_is_an_array_and_a_string_is_still_accepted() -> None:
+    write('[memory.summarize]\ncommand = ["ollama", "run", "llama3:8b"]\n')
+    assert Config().get("memory.summarize.command") == ["ollama", "run", "llama3:8b"]
+    write("[memory.summarize]\ncommand = \"claude -p --model 'claude haiku'\"\n")
+    assert Config().get("memory.summarize.command") == ["claude", "-p", "--model", "claude haiku"]
+    shown = ken("config", "get", "memory.summarize.command")
+    assert shown.stdout.strip() == "claude -p --model 'claude haiku'"
+
+
+def test_config_set_writes_the_summarizer_command_as_an_array() -> None:
+    result = ken("config", "set", "memory.summarize.command", "claude -p --model 'claude haiku'")
+    assert result.exit_code == 0, result.output
+    data = tomllib.loads(config_file().read_text(encoding="utf-8"))
+    assert data["memory"]["summarize"]["command"] == ["claude", "-p", "--model", "claude haiku"]
+    bad = ken("config", "set", "memory.summarize.command", "claude 'unclosed")
+    assert bad.exit_code == 1 and "memory.summarize.command takes a command" in bad.stderr
+
+
+def test_a_summarizer_command_that_is_not_text_or_an_array_is_one_clear_error() -> None:
+    write("[memory.summarize]\ncommand = 3\n")
+    result = ken("config", "get", "memory.summarize.command")
+    assert result.exit_code == 1
+    assert "memory.summarize.command in" in one_line_error(result.stderr)
+
+
+def test_summarizer_defaults_send_30000_tokens_and_wait_180_seconds() -> None:
+    assert Config().get("memory.summarize.max_input_tokens") == 30_000
+    assert Config().get("memory.summarize.timeout_secs") == 180
+
+
+@pytest.mark.parametrize(
+    ("repo", "patterns", "expected"),
+    [
+        ("github.com/acme/shop", ["github.com/acme/*"], True),
+        ("github.com/acme/shop", ["github.com/Acme/*"], True),
+        ("github.com/acme/shop", ["github.com/other/*"], False),
+        ("github.com/acme/shop", ["github.com/acme/shop"], True),
+        ("github.com/acme/shop", ["github.com/acme/sho"], False),
+        ("gitlab.com/acme/shop", ["*/acme/shop", "x"], True),
+        ("/home/dev/My Repo", ["/home/dev/My *"], True),
+        ("/home/dev/My Repo", ["/home/dev/my *"], False),
+        (None, ["*"], False),
+    ],
+)
+def test_summarize_repos_take_globs(repo: str | None, patterns: list[str], expected: bool) -> None:
+    from kenning.summarize import repo_matches
+
+    assert repo_matches(repo, patterns) is expected
+
+
+def test_the_workspace_setting_puts_every_folder_in_that_workspace(tmp_path: Path) -> None:
+    write(f'workspace = "acme"\n[workspaces]\nother = ["{tmp_path}"]\n')
+    scopes = [s["scope"] for s in json.loads(ken("where", "--json").stdout)["scopes"]]
+    assert "workspace:acme" in scopes and "workspace:other" not in scopes
