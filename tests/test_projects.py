@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ken
+from conftest import ken, ken_proc
 from helpers import opened
 from kenning import projects, proposals
 from kenning.config import Config
@@ -285,6 +285,7 @@ def test_ken_project_add_list_sync_and_remove(notes: Path) -> None:
         "added": 7,
         "updated": 0,
         "archived": 0,
+        "skipped": [],
     }
     listed = json.loads(ken("project", "list", "--json").stdout)
     assert [(p["slug"], p["dir"], p["repo"]) for p in listed] == [
@@ -323,6 +324,80 @@ def test_ken_edit_on_a_synced_item_points_to_the_file(notes: Path) -> None:
     assert "edit that file" in result.stderr
     with opened() as store:
         assert store.get_item(item.id).revision == item.revision
+
+
+# ------------------------------------------------------------------------ hostile files
+
+
+def test_ken_project_add_refuses_a_fifo_decisions_md_instead_of_hanging(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    os.mkfifo(folder / "decisions.md")  # no writer: reading it would block for ever
+
+    added = ken_proc("project", "add", "shop", str(folder), timeout=30)
+
+    assert added.returncode == 1
+    assert added.stderr.strip().splitlines() == [
+        f"ken: {folder.resolve() / 'decisions.md'} is a FIFO; "
+        "kenning reads only a regular file there"
+    ]
+    assert json.loads(ken("project", "list", "--json").stdout) == []
+
+
+def test_session_start_skips_a_fifo_decisions_md_and_still_gives_the_pack(notes: Path) -> None:
+    ken("project", "add", "shop", str(notes))
+    (notes / "decisions.md").unlink()
+    os.mkfifo(notes / "decisions.md")
+    payload = {
+        "session_id": "5f3c1e2a-0000-4000-8000-000000000002",
+        "cwd": str(notes),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+
+    done = ken_proc(
+        "hook", "SessionStart", "--agent", "claude", input=json.dumps(payload), timeout=30
+    )
+
+    assert done.returncode == 0 and done.stderr == ""
+    assert "Write the CSV export" in done.stdout
+    assert "Use Postgres for orders" in done.stdout  # the decisions stay as they were
+    log = (Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "log").read_text()
+    assert "decisions.md is a FIFO" in log
+
+
+def test_a_plan_md_linked_to_dev_zero_is_skipped_and_its_tasks_stay(
+    store: SQLiteStore, notes: Path
+) -> None:
+    projects.add_project(store, "shop", str(notes), None)
+    (notes / "plan.md").unlink()
+    (notes / "plan.md").symlink_to("/dev/zero")
+
+    report = projects.sync(store, "shop")
+
+    assert report.read == []
+    assert report.skipped == [
+        f"{notes / 'plan.md'} is a character device; kenning reads only a regular file there"
+    ]
+    task = synced(store)["project:shop:plan.md#write-the-csv-export"]
+    assert task.status is Status.ACTIVE
+
+
+def test_a_project_file_over_the_size_cap_is_skipped_with_one_line(notes: Path) -> None:
+    ken("project", "add", "shop", str(notes))
+    section = "## Another decision {n}\n" + "Why: " + "words " * 200 + "\n\n"
+    text = DECISIONS + "".join(section.format(n=n) for n in range(1000))
+    assert len(text.encode()) > projects.MAX_FILE_BYTES
+    write(notes / "decisions.md", text)
+
+    synced_now = ken_proc("project", "sync")
+
+    assert synced_now.returncode == 1
+    assert f"ken: skipped {notes / 'decisions.md'} is over 1 MB" in synced_now.stderr
+    with opened() as store:
+        items = synced(store)
+    assert not any("another-decision" in key for key in items)
+    assert items["project:shop:decisions.md#use-postgres-for-orders"].status is Status.ACTIVE
 
 
 # ----------------------------------------------------------------------- where it applies

@@ -51,8 +51,10 @@ def pack_for(
     session, its items' uses are counted."""
     if where.project and any(p["slug"] == where.project for p in store.projects()):
         from kenning import projects
+        from kenning.hooklog import log
 
-        projects.sync(store, where.project)
+        for reason in projects.sync(store, where.project).skipped:
+            log("", "project-sync", f"skipped {reason}")  # the pack goes on without it
     blocked = blocked_repos(config, where)
     scopes = deliverable_scopes(where.scopes, blocked)
     pack = build_pack(

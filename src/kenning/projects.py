@@ -8,6 +8,10 @@ archives it, a ticked task is archived, a section over 4 KB is cut with a pointe
 the file. Files are read only when their size or mtime changed, so the hooks can sync
 before every pack and no daemon is needed. Tasks from `plan.md` do not expire: the
 plan says whether they are current.
+
+A project file is read only when it is a regular file of at most 1 MB: a FIFO would
+block every SessionStart in the folder, and a link to `/dev/zero` would read until
+memory runs out. A file refused is skipped (its items stay as they were) and said so.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kenning import ids
@@ -29,6 +34,7 @@ from kenning.redact import redact
 from kenning.store import ItemQuery, Store, now_iso
 
 FILES = ("decisions.md", "plan.md", "log.md")
+MAX_FILE_BYTES = 1024 * 1024
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TASK = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s+(.+?)\s*$")
@@ -50,6 +56,7 @@ class SyncReport:
     added: int = 0
     updated: int = 0
     archived: int = 0
+    skipped: list[str] = field(default_factory=list)  # why a file was not read
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -58,6 +65,7 @@ class SyncReport:
             "added": self.added,
             "updated": self.updated,
             "archived": self.archived,
+            "skipped": self.skipped,
         }
 
 
@@ -124,6 +132,62 @@ def _fit(title: str, body: str, path: Path) -> str:
     return keep.rstrip() + marker
 
 
+def _file_kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_file(path: Path) -> str | None:
+    """A project file's text; None when there is none. Raises InvalidInput for anything
+    but a regular file of at most MAX_FILE_BYTES.
+
+    The type is checked before opening (opening some devices does something), and again
+    on the open descriptor, which O_NONBLOCK keeps a FIFO from blocking on.
+    """
+    try:
+        before = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    refuse = f"{path} is {{}}; kenning reads only a regular file there"
+    if not stat.S_ISREG(before.st_mode):
+        raise InvalidInput(refuse.format(_file_kind(before.st_mode)))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidInput(refuse.format(_file_kind(info.st_mode)))
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_FILE_BYTES and (chunk := os.read(fd, MAX_FILE_BYTES + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if size > MAX_FILE_BYTES or info.st_size > MAX_FILE_BYTES:
+        raise InvalidInput(
+            f"{path} is over {MAX_FILE_BYTES // (1024 * 1024)} MB, more than kenning reads; "
+            "move old entries to another file"
+        )
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
 def _source(slug: str, name: str, key: str = "") -> str:
     return f"project:{slug}:{name}#{key}"
 
@@ -143,6 +207,8 @@ def add_project(store: Store, slug: str, folder: str, repo: str | None) -> SyncR
     path = Path(folder).expanduser().resolve()
     if not path.is_dir():
         raise InvalidInput(f"{folder} is not a folder")
+    for name in FILES:
+        read_file(path / name)  # a file kenning cannot read refuses the project
     store.add_project(slug, str(path), repo)
     return sync(store, slug)
 
@@ -156,13 +222,13 @@ def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncRep
         stamp = None
     if stamp == store.file_stamp(slug, name):
         return
+    try:
+        text = read_file(path)
+    except InvalidInput as exc:
+        report.skipped.append(str(exc))  # its items stay as they are until it is readable
+        return
     report.read.append(name)
-    entries: list[Entry] = []
-    if stamp is not None:
-        try:
-            entries = parse(name, path.read_text(encoding="utf-8", errors="replace"))
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    entries = parse(name, text) if text is not None else []
     existing = {
         (item.source or "").split("#", 1)[1]: item
         for item in store.list_items(
@@ -261,7 +327,7 @@ def append_log(store: Store, slug: str, heading: str, body: str) -> Path:
     project = get_project(store, slug)
     path = Path(str(project["dir"])) / "log.md"
     with _project_lock(slug):
-        existing = path.read_text(encoding="utf-8") if path.exists() else "# Log\n"
+        existing = read_file(path) or "# Log\n"
         entry = f"\n## {heading}\n\n{redact(body.strip()).text}\n"
         tmp = path.with_name(f".log.md.{os.getpid()}.{ids.new_ulid()[-6:]}")
         tmp.write_text(existing.rstrip("\n") + "\n" + entry, encoding="utf-8")

@@ -21,6 +21,8 @@ def _report(report: projects.SyncReport) -> None:
         f"{report.slug}: read {read}; {report.added} added, {report.updated} updated, "
         f"{report.archived} archived"
     )
+    for reason in report.skipped:
+        say(f"ken: skipped {reason}")
 
 
 @project_group.command("add", epilog=example("ken project add shop ."))
@@ -65,9 +67,11 @@ def project_sync(state: State, slug: str | None, as_json: bool) -> None:
     reports = [projects.sync(state.store, slug)] if slug else projects.sync_all(state.store)
     if as_json:
         emit_json([r.to_dict() for r in reports])
-        return
-    for report in reports:
-        _report(report)
+    else:
+        for report in reports:
+            _report(report)
+    if any(r.skipped for r in reports):
+        raise SystemExit(1)  # each file skipped was said above
 
 
 @project_group.command("remove", epilog=example("ken project remove shop"))
