@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kenning.transcripts import TAIL_BYTES, Turn, conversation, user_turns
+from kenning.transcripts import MAX_LINE_CHARS, TAIL_BYTES, Turn, conversation, user_turns
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CLAUDE_FIXTURE = FIXTURES / "claude" / "tool-call-and-compact.jsonl"
@@ -157,6 +157,26 @@ def test_claude_lines_of_subagents_meta_and_odd_shapes_are_skipped(tmp_path: Pat
         ("user", "In a list"),
         ("assistant", "A"),
         ("assistant", "B\nC"),
+    ]
+
+
+def test_a_deeply_nested_or_huge_line_is_skipped_and_the_prompts_around_it_stay(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "claude.jsonl"
+    prompt = {"type": "user", "message": {"role": "user", "content": "Fix the totals"}}
+    later = {"type": "user", "message": {"role": "user", "content": "Now the refunds"}}
+    nested = '{"type": "user", "message": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    path.write_text(f"{json.dumps(prompt)}\n{nested}\n{json.dumps(later)}\n", encoding="utf-8")
+
+    assert user_turns("claude", str(path)) == ["Fix the totals", "Now the refunds"]
+
+    huge = json.dumps({"type": "user", "message": {"content": "x" * (MAX_LINE_CHARS + 1)}})
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(f"{huge}\n")
+    assert turns_of(conversation("claude", str(path))) == [
+        ("user", "Fix the totals"),
+        ("user", "Now the refunds"),
     ]
 
 

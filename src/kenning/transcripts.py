@@ -18,6 +18,7 @@ from typing import Any
 from kenning.redact import redact
 
 TAIL_BYTES = 256 * 1024
+MAX_LINE_CHARS = 4 * 1024 * 1024  # a longer line is skipped, not parsed
 
 
 def _tail_lines(path: str, limit: int = TAIL_BYTES) -> list[str]:
@@ -122,9 +123,11 @@ def _codex_turns(lines: list[str]) -> list[Turn]:
 
 
 def _json(line: str) -> dict[str, Any] | None:
+    if len(line) > MAX_LINE_CHARS:
+        return None
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # a line nested thousands deep ends the parser
         return None
     return record if isinstance(record, dict) else None
 
