@@ -90,17 +90,22 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def number(value: float | None) -> str:
+    return f"{int(value):,}" if value is not None and float(value).is_integer() else f"{value}"
+
+
 def config_block() -> str:
     from kenning.config import SETTINGS
 
     lines = [
-        "| key | type | default | env var | what it does |",
-        "| --- | --- | --- | --- | --- |",
+        "| key | type | default | range | env var | what it does |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for s in SETTINGS:
         env = f"`{s.env}`" if s.env else "-"
         default = f"`{cell(toml_value(s.default))}`"
-        lines.append(f"| `{s.key}` | {s.type_name} | {default} | {env} | {cell(s.help)} |")
+        span = f"{number(s.low)} to {number(s.high)}" if s.low is not None else "-"
+        lines.append(f"| `{s.key}` | {s.type_name} | {default} | {span} | {env} | {cell(s.help)} |")
     return "\n".join(lines) + "\n"
 
 

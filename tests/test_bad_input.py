@@ -249,6 +249,35 @@ def test_a_broken_config_file_gets_one_line(isolated_home):
     check_refused(ken_proc("config", "set", "recall.limit", "3"), "cannot read")
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("recall.half_life_days", "0", "recall.half_life_days must be from 0.1 to 36,500, not 0.0"),
+        ("tasks.ttl_days", "1000000000", "tasks.ttl_days must be from 1 to 36,500, not 1000000000"),
+        ("hooks.idle_close_hours", "-1", "hooks.idle_close_hours must be from 0.1 to 87,600"),
+        ("recall.min_score", "nan", "recall.min_score must be from 0 to 1, not nan"),
+        ("recall.limit", "-3", "recall.limit must be from 0 to 50, not -3"),
+    ],
+)
+def test_config_set_refuses_a_number_out_of_range_and_writes_nothing(
+    isolated_home, key, value, expected
+):
+    line = check_refused(ken("config", "set", key, "--", value), expected)
+    assert line.startswith(f"ken: {expected}")
+    assert not (isolated_home / ".config/kenning/config.toml").exists()
+
+
+def test_a_number_out_of_range_in_the_config_file_gets_one_line_not_a_crash(seeded, isolated_home):
+    cfg = isolated_home / ".config/kenning/config.toml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text("[tasks]\nttl_days = 1000000000\n")
+    check_refused(ken("add", "Finish the export", "--kind", "task"), "tasks.ttl_days must be")
+    cfg.write_text("[recall]\nhalf_life_days = 0\n")
+    line = check_refused(ken("recall", "use pnpm not npm for js"), "half_life_days must be")
+    assert line.endswith(f"not 0.0 (in {cfg})")
+    assert snapshot() == seeded
+
+
 def test_export_to_a_folder_that_does_not_exist_gets_one_line(seeded, tmp_path):
     check_refused(ken("export", "-o", str(tmp_path / "no" / "such" / "out.jsonl")), "cannot write")
     assert snapshot() == seeded

@@ -464,6 +464,20 @@ def test_a_new_start_elsewhere_does_not_close_a_live_session(shop: Path, tmp_pat
     assert all(s.ended_at is None for s in all_sessions())
 
 
+def test_a_negative_idle_close_hours_is_logged_and_closes_no_session(
+    shop: Path, tmp_path: Path
+) -> None:
+    start = payload("claude", "SessionStart", shop)
+    call_inproc("SessionStart", "claude", start)
+    write_config("[hooks]\nidle_close_hours = -1\n")
+
+    code, out = call_inproc("SessionStart", "claude", {**start, "session_id": "second"})
+
+    assert (code, out) == (0, "")
+    assert [s.ended_at for s in all_sessions()] == [None]
+    assert "hooks.idle_close_hours must be from 0.1 to 87,600, not -1.0" in log_lines()[-1]
+
+
 def dead_pid() -> int:
     proc = subprocess.Popen(["true"])
     proc.wait()

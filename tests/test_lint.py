@@ -72,7 +72,7 @@ def test_an_item_unused_for_the_given_days_is_reported():
 
 def test_days_comes_from_config_when_not_given():
     add("Created a while ago", created_at="2020-06-01T00:00:00.000Z")
-    assert ken("config", "set", "lint.unused_days", "100000").exit_code == 0
+    assert ken("config", "set", "lint.unused_days", "36500").exit_code == 0
     assert json.loads(ken("lint", "--json").stdout) == []
     assert ken("lint", "--days", "0").exit_code == 2
 

@@ -2,11 +2,15 @@
 
 Every setting is declared once in SETTINGS with its type, default and help; `ken config
 list` and the docs' settings table are made from that table. Precedence: a flag the
-caller passes > environment variable > `config.toml` > default.
+caller passes > environment variable > `config.toml` > default. A number has a range
+(`low`..`high`, both included), checked wherever a value comes from: a zero half-life
+would divide by zero, a ttl of a billion days overflow the calendar, a negative idle
+time close every live session.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 from dataclasses import dataclass
@@ -29,6 +33,8 @@ class Setting:
     default: Any
     help: str
     env: str | None = None
+    low: float | None = None  # the range of a number, both ends included
+    high: float | None = None
 
     @property
     def type_name(self) -> str:
@@ -37,23 +43,66 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("memory.enabled", bool, True, "Deliver and capture memory at all.", "KEN_ENABLED"),
-    Setting("memory.budget", int, 1500, "Token budget of a context pack."),
+    Setting("memory.budget", int, 1500, "Token budget of a context pack.", low=100, high=100_000),
     Setting(
         "memory.deliver_to",
         list,
         ["claude", "codex", "gemini"],
         "Agent kinds that get context packs and recall.",
     ),
-    Setting("recall.limit", int, 5, "Most items one prompt's recall gives."),
-    Setting("recall.max_tokens", int, 800, "Token cap of one prompt's recall."),
-    Setting("recall.min_score", float, 0.5, "Lowest normalized relevance recall keeps."),
-    Setting("recall.min_shared", int, 2, "Content words an item must share with the prompt."),
-    Setting("recall.half_life_days", float, 30.0, "Days after which an item's score halves."),
-    Setting("recall.rule_weight", float, 1.25, "Weight of preferences and corrections."),
-    Setting("recall.max_item_chars", int, 2000, "Longer items are cut in recall."),
-    Setting("lint.unused_days", int, 90, "Days without use after which lint reports an item."),
-    Setting("tasks.ttl_days", int, 14, "Days after its last update that a task expires."),
-    Setting("hooks.idle_close_hours", float, 12.0, "Close a session idle this long."),
+    Setting("recall.limit", int, 5, "Most items one prompt's recall gives.", low=0, high=50),
+    Setting(
+        "recall.max_tokens", int, 800, "Token cap of one prompt's recall.", low=0, high=100_000
+    ),
+    Setting(
+        "recall.min_score", float, 0.5, "Lowest normalized relevance recall keeps.", low=0, high=1
+    ),
+    Setting(
+        "recall.min_shared",
+        int,
+        2,
+        "Content words an item must share with the prompt.",
+        low=0,
+        high=20,
+    ),
+    Setting(
+        "recall.half_life_days",
+        float,
+        30.0,
+        "Days after which an item's score halves.",
+        low=0.1,
+        high=36_500,
+    ),
+    Setting(
+        "recall.rule_weight", float, 1.25, "Weight of preferences and corrections.", low=0, high=10
+    ),
+    Setting(
+        "recall.max_item_chars", int, 2000, "Longer items are cut in recall.", low=100, high=100_000
+    ),
+    Setting(
+        "lint.unused_days",
+        int,
+        90,
+        "Days without use after which lint reports an item.",
+        low=1,
+        high=36_500,
+    ),
+    Setting(
+        "tasks.ttl_days",
+        int,
+        14,
+        "Days after its last update that a task expires.",
+        low=1,
+        high=36_500,
+    ),
+    Setting(
+        "hooks.idle_close_hours",
+        float,
+        12.0,
+        "Close a session idle this long.",
+        low=0.1,
+        high=87_600,
+    ),
     Setting("memory.summarize.enabled", bool, False, "Summarize finished sessions (opt-in)."),
     Setting(
         "memory.summarize.command",
@@ -68,9 +117,21 @@ SETTINGS: tuple[Setting, ...] = (
         "Only summarize sessions in these repos; globs such as `github.com/acme/*`.",
     ),
     Setting(
-        "memory.summarize.max_input_tokens", int, 30_000, "Most transcript sent, from the end."
+        "memory.summarize.max_input_tokens",
+        int,
+        30_000,
+        "Most transcript sent, from the end.",
+        low=100,
+        high=2_000_000,
     ),
-    Setting("memory.summarize.timeout_secs", int, 180, "Give up on the command after this."),
+    Setting(
+        "memory.summarize.timeout_secs",
+        int,
+        180,
+        "Give up on the command after this.",
+        low=1,
+        high=86_400,
+    ),
     Setting("editor", str, "", "Editor for `ken edit` (else $VISUAL, else $EDITOR).", "KEN_EDITOR"),
     Setting("workspace", str, "", "Workspace name for every folder.", "KEN_WORKSPACE"),
 )
@@ -102,8 +163,24 @@ def log_path() -> Path:
     return state_dir() / "log"
 
 
-def parse_value(setting: Setting, raw: str) -> Any:
-    """Turn the text a person typed (or an env var) into the setting's type."""
+def _number(value: float) -> str:
+    return f"{int(value):,}" if math.isfinite(value) and float(value).is_integer() else f"{value:g}"
+
+
+def check_range(setting: Setting, value: Any, origin: str = "") -> Any:
+    """`value` when it lies in the setting's range; else one line saying the range."""
+    low = -math.inf if setting.low is None else setting.low
+    high = math.inf if setting.high is None else setting.high
+    if not low <= value <= high:  # NaN fails too
+        where = f" ({origin})" if origin else ""
+        raise InvalidInput(
+            f"{setting.key} must be from {_number(low)} to {_number(high)}, not {value!r}{where}"
+        )
+    return value
+
+
+def parse_value(setting: Setting, raw: str, origin: str = "") -> Any:
+    """Turn the text a person typed (or an env var) into the setting's type, in range."""
     text = raw.strip()
     try:
         if setting.type is bool:
@@ -114,9 +191,9 @@ def parse_value(setting: Setting, raw: str) -> Any:
                 return False
             raise ValueError
         if setting.type is int:
-            return int(text)
+            return check_range(setting, int(text), origin)
         if setting.type is float:
-            return float(text)
+            return check_range(setting, float(text), origin)
         if setting.type is Command:
             return shlex.split(text)
         if setting.type is list:
@@ -127,20 +204,21 @@ def parse_value(setting: Setting, raw: str) -> Any:
 
 
 def _check_type(setting: Setting, value: Any) -> Any:
+    origin = f"in {config_path()}"
     if setting.type is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        return check_range(setting, float(value), origin)
     if setting.type is Command and isinstance(value, str):
         try:
             return shlex.split(value)
         except ValueError:
             raise InvalidInput(
-                f"{setting.key} in {config_path()} is not a command line (unbalanced quotes)"
+                f"{setting.key} {origin} is not a command line (unbalanced quotes)"
             ) from None
     if setting.type in (list, Command) and isinstance(value, list):
         return [str(v) for v in value]
     if isinstance(value, setting.type) and not (setting.type is int and isinstance(value, bool)):
-        return value
-    raise InvalidInput(f"{setting.key} in {config_path()} must be a {setting.type_name}")
+        return check_range(setting, value, origin) if setting.type in (int, float) else value
+    raise InvalidInput(f"{setting.key} {origin} must be a {setting.type_name}")
 
 
 def read_file(path: Path | None = None) -> dict[str, Any]:
@@ -187,7 +265,7 @@ class Config:
         if key in self.flags:
             return self.flags[key]
         if setting.env and os.environ.get(setting.env) not in (None, ""):
-            return parse_value(setting, os.environ[setting.env])
+            return parse_value(setting, os.environ[setting.env], f"from ${setting.env}")
         value = _dig(self.file, key)
         if value is not _MISSING:
             return _check_type(setting, value)
