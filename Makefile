@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/hook_bench.py
 	$(BIN)/python bench/mcp_bench.py
+	$(BIN)/python bench/recall_bench.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
