@@ -159,6 +159,19 @@ def test_excluded_other_scopes_and_inactive_items_are_never_candidates(store) ->
     assert not ids & {told.id, elsewhere.id, proposed.id}
 
 
+def test_told_memories_never_hide_untold_ones_among_the_candidates(store) -> None:
+    # 30 told memories match better than the untold one; all of them would fill the
+    # candidates if the told ones were left out only after choosing.
+    for n in range(60):
+        put(store, f"Lunch order {n}\nSoup on Mondays, noodles otherwise")
+    told = [put(store, f"Rotate staging credentials {n}") for n in range(30)]
+    untold = put(store, "Rotate the vendor's staging credentials before the audit")
+    prompt = "rotate the staging credentials"
+    assert untold.id not in {c.item.id for c in ask(store, prompt).candidates}
+    result = ask(store, prompt, exclude={item.id for item in told})
+    assert kept_ids(result) == [untold.id]
+
+
 # ----------------------------------------------------------------------------- rank
 
 

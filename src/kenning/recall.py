@@ -461,10 +461,15 @@ def recall(
     rare = [s for s in present if freqs[s] <= common] or present
     query_stems = sorted(rare, key=idf, reverse=True)[:MAX_QUERY_WORDS]
     match = " OR ".join('"' + prompt_words[s].replace('"', '""') + '"' for s in query_stems)
-    hits = store.search(
-        match, ItemQuery(scopes=tuple(scopes), statuses=("active",), limit=CANDIDATES)
+    # Leave out what the session was told in the query itself, so told memories never
+    # take the places of untold ones among the candidates.
+    query = ItemQuery(
+        scopes=tuple(scopes),
+        statuses=("active",),
+        exclude_ids=tuple(sorted(exclude)),
+        limit=CANDIDATES,
     )
-    items = [item for item, _ in hits if item.id not in exclude]
+    items = [item for item, _ in store.search(match, query)]
     if not items:
         return Recall(tuple(query_stems), (), "", 0)
     weights = dict.fromkeys(prompt_words, 1.0) | dict.fromkeys(context_words, CONTEXT_WEIGHT)

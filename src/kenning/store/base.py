@@ -29,6 +29,7 @@ class ItemQuery:
     now: str | None = None  # for expiry; the store's clock when None
     pinned: bool | None = None  # only pinned (True) or only unpinned (False) items
     recent_first: bool = False  # newest first, ignoring pins (uses the scope index)
+    exclude_ids: tuple[str, ...] = ()  # leave these items out (e.g. already told)
 
 
 class Store(Protocol):

@@ -451,6 +451,10 @@ class SQLiteStore:
         if query.source_prefix:
             clauses.append("items.source >= ? AND items.source < ?")
             params.extend([query.source_prefix, query.source_prefix + "\x7f"])
+        if query.exclude_ids:
+            marks = ", ".join("?" * len(query.exclude_ids))
+            clauses.append(f"items.id NOT IN ({marks})")
+            params.extend(query.exclude_ids)
         return (" AND ".join(clauses) or "1"), params
 
     def list_items(self, query: ItemQuery) -> list[Item]:
