@@ -62,7 +62,7 @@ CASES = [
     (("add",), b"caf\xe9 latte\xff\n", "stdin is not UTF-8 text; nothing was stored"),
     (("add", "x", "--kind", "opinion"), None, "unknown kind 'opinion': use fact, decision"),
     (("add", "x", "--scope", "planet:mars"), None, "bad scope 'planet:mars': use global or"),
-    (("add", "x", "--scope", "repo:"), None, "is empty or has spaces"),
+    (("add", "x", "--scope", "repo:"), None, "the name after 'repo:' is empty"),
     (("add", "x", "--scope", "repo"), None, "bad scope 'repo'"),
     (("add", "x", "--scope", "global:x"), None, "bad scope 'global:x'"),
     (("add", "x", "--tag", "two words"), None, "bad tag 'two words'"),

@@ -86,7 +86,7 @@ def test_bad_tags_kinds_scopes_and_links_are_refused_with_the_choices():
         items.parse_kind("opinion")
     with pytest.raises(InvalidInput, match="bad scope 'planet:earth'"):
         items.parse_scope("planet:earth")
-    with pytest.raises(InvalidInput, match="empty or has spaces"):
+    with pytest.raises(InvalidInput, match="is empty"):
         items.parse_scope("repo:")
     with pytest.raises(InvalidInput, match="bad link"):
         items.parse_links(["ftp:nowhere"])

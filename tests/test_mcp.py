@@ -862,3 +862,40 @@ def test_secrets_in_links_are_redacted(git_repo: Path) -> None:
     drive(git_repo, scenario)
     links = [str(link) for link in stored(got["saved"]["id"]).links]
     assert TOKEN not in str(links), links
+
+
+def test_bare_scope_names_mean_the_one_here_in_every_tool_that_takes_a_scope(
+    git_repo: Path, seeded: dict[str, Item]
+) -> None:
+    outside = git_repo.parent / "plain"
+    outside.mkdir()
+    got: dict[str, Any] = {}
+
+    async def in_repo(server: Server) -> None:
+        got["repo"] = await server.ok(
+            "memory_propose",
+            {"text": "Run make check before pushing", "scope": "repo", "evidence": "he said so"},
+        )
+        got["branch"] = await server.ok(
+            "memory_propose", {"text": "Cart refactor halfway", "scope": "workstream"}
+        )
+        found = await server.ok("memory_search", {"query": "zebrafish", "scopes": ["repo"]})
+        assert [r["id"] for r in found["results"]] == [seeded["deploy"].id]
+        none = await server.ok("memory_search", {"query": "zebrafish", "scopes": ["workstream"]})
+        assert none["results"] == []
+        text = await server.error("memory_propose", {"text": "x", "scope": "workspace"})
+        assert "no workspace here" in text
+
+    async def not_in_repo(server: Server) -> None:
+        text = await server.error("memory_propose", {"text": "x", "scope": "repo", "evidence": "e"})
+        assert "no repo here: this folder is not in a git repository" in text
+        text = await server.error("memory_search", {"query": "x", "scopes": ["repo"]})
+        assert "no repo here" in text
+
+    drive(git_repo, in_repo)
+    drive(outside, not_in_repo)
+    assert (got["repo"]["scope"], got["repo"]["status"]) == (f"repo:{REPO}", "proposed")
+    assert (got["branch"]["scope"], got["branch"]["status"]) == (
+        f"workstream:{WORKSTREAM}",
+        "active",
+    )

@@ -30,7 +30,7 @@ def git(cwd, *args: str) -> str:
         ("ssh://git@github.com/acme/shop", REPO),
         ("git://github.com/acme/shop.git", REPO),
         ("github.com:acme/shop.git", REPO),
-        ("file:///srv/git/Shop.git", "/srv/git/shop"),
+        ("file:///srv/git/Shop.git", "/srv/git/Shop"),  # a path keeps its case
         ("/srv/git/shop.git", "/srv/git/shop"),
         ("https://gitlab.example.com/group/sub/proj.git", "gitlab.example.com/group/sub/proj"),
     ],

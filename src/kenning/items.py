@@ -460,7 +460,7 @@ def select_for_forget(
     store: Store,
     *,
     refs: Sequence[str] = (),
-    scope: str | None = None,
+    scope: Scope | str | None = None,
     since: str | None = None,
     session: str | None = None,
 ) -> list[Item]:
@@ -472,7 +472,7 @@ def select_for_forget(
     if since and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
         raise InvalidInput(f"--since takes a date as YYYY-MM-DD, not '{since}'")
     query = ItemQuery(
-        scopes=(str(parse_scope(scope)),) if scope else (),
+        scopes=(str(parse_scope(scope) if isinstance(scope, str) else scope),) if scope else (),
         statuses=(),
         include_expired=True,
         since=since,

@@ -150,7 +150,11 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         ],
         scopes: Annotated[
             list[str] | None,
-            Field(description="Only these scopes (e.g. repo:github.com/org/app); default: here"),
+            Field(
+                description="Only these scopes: repo, workspace, workstream, project, session "
+                "or agent for the one here, global, or type:name (repo:github.com/org/app); "
+                "default: every scope here"
+            ),
         ] = None,
         kinds: Annotated[list[str] | None, Field(description="Only these kinds")] = None,
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
@@ -167,7 +171,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 )
             blocked = deliver.blocked_repos(mem.config, here)
             chosen = deliverable_scopes(
-                [items.parse_scope(s) for s in scopes] if scopes else here.scopes, blocked
+                [here.scope(s) for s in scopes] if scopes else here.scopes, blocked
             )
             if not chosen:
                 return {"results": []}  # every scope asked for is private here
@@ -221,8 +225,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         scope: Annotated[
             str | None,
             Field(
-                description="Default: your workstream (active). repo:/workspace:/global "
-                "are saved as proposed for the person to approve"
+                description="workstream, project, session, repo, workspace or agent (the one "
+                "here), global, or type:name. Default: your workstream (saved at once); "
+                "repo, workspace, agent and global are saved as proposed for the person"
             ),
         ] = None,
         tags: list[str] | None = None,

@@ -57,18 +57,122 @@ class ScopeType(StrEnum):
 SCOPE_ORDER = tuple(ScopeType)
 LINK_TYPES = ("file", "url", "item", "commit")
 
-_SCOPE_VALUE = re.compile(r"^[^\s]{1,300}$")
+MAX_SCOPE_VALUE = 4096  # a repo without an origin is keyed by its path, which may be long
+MAX_NAME = 200  # workspace and project names
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
+
+
+def normalize_origin(url: str) -> str:
+    """A git origin as a repo key: `git@github.com:Org/App.git` and
+    `https://u@github.com/org/app` give `github.com/org/app` (lowercase, no scheme, user,
+    port or `.git`). An origin that is a local path (`/srv/git/App.git`, `file://…`)
+    keeps its case: paths are case-sensitive."""
+    text = url.strip()
+    if text.startswith("file://"):
+        return _path_key(text.removeprefix("file://"), strip_git=True)
+    if "://" in text:
+        rest = text.split("://", 1)[1]
+        host, _, path = rest.partition("/")
+        host = host.rsplit("@", 1)[-1].split(":", 1)[0]
+    elif text.startswith(("/", ".", "~")):
+        return _path_key(text, strip_git=True)
+    elif match := _SCP.match(text):
+        host, path = match.group(1), match.group(2)
+    else:  # already `host/path`
+        return text.strip("/").removesuffix(".git").rstrip("/").lower()
+    path = path.strip("/").removesuffix(".git").rstrip("/")
+    return f"{host}/{path}".lower()
+
+
+def _path_key(path: str, strip_git: bool = False) -> str:
+    key = path.rstrip("/") or "/"
+    return (key.removesuffix(".git") or key) if strip_git else key
+
+
+def repo_key(text: str) -> str:
+    """The repo key for what a person typed after `repo:`: a path (starting with `/` or
+    `~`) is kept as it is, since a repo without an origin is keyed by its main
+    checkout's path; anything else is read as an origin and normalized."""
+    value = text.strip()
+    if value.startswith("~"):
+        import os.path
+
+        value = os.path.expanduser(value)
+    if value.startswith("/"):
+        return _path_key(value)
+    key = normalize_origin(value)
+    if any(c.isspace() for c in key):
+        raise ValueError(
+            f"bad scope 'repo:{text}': a repo is its origin (github.com/org/name) "
+            "or, without one, its checkout's full path"
+        )
+    return key
+
+
+def normalize_name(text: str) -> str:
+    """A workspace or project name: trimmed, runs of whitespace as one space, lowercase.
+
+    One rule for config, environment variables and `--scope`, so `Acme  Platform` and
+    `acme platform` name the same workspace."""
+    return " ".join(text.split()).lower()
+
+
+def _normalize_value(scope_type: ScopeType, value: str) -> str:
+    match scope_type:
+        case ScopeType.REPO:
+            return repo_key(value)
+        case ScopeType.WORKSPACE | ScopeType.PROJECT:
+            return normalize_name(value)
+        case ScopeType.AGENT:
+            return value.strip().lower()
+        case ScopeType.WORKSTREAM:
+            # `<repo>#<branch>`: the repo part is a repo key; the branch keeps its case.
+            repo, sep, branch = value.strip().partition("#")
+            return f"{repo_key(repo)}#{branch}" if sep and repo.strip() else value.strip()
+        case _:
+            return value.strip()
 
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """A place memory belongs to, written `type:value` (or just `global`)."""
+    """A place memory belongs to, written `type:value` (or just `global`).
+
+    The value is everything after the first colon: it may hold spaces and colons (a
+    path, `claude:<session id>`), so every scope written reads back as itself.
+    """
 
     type: ScopeType
     value: str = ""
 
+    def __post_init__(self) -> None:
+        if (self.type is ScopeType.GLOBAL) == bool(self.value):
+            raise ValueError(
+                "global takes no name" if self.value else f"a {self.type.value} scope needs a name"
+            )
+
+    @classmethod
+    def of(cls, scope_type: ScopeType, value: str) -> Scope:
+        """The scope for a value as given by a person, an env var or config: normalized
+        (repo origins as keys, names trimmed and lowercased) and checked."""
+        if scope_type is ScopeType.GLOBAL:
+            return cls(ScopeType.GLOBAL)
+        name = scope_type.value
+        if _CONTROL.search(value):
+            raise ValueError(f"bad {name} name {value!r}: it holds a control character")
+        clean = _normalize_value(scope_type, value)
+        if not clean or clean == "#":
+            raise ValueError(f"bad scope '{name}:{value}': the name after '{name}:' is empty")
+        limit = MAX_NAME if scope_type in (ScopeType.WORKSPACE, ScopeType.PROJECT) else None
+        if len(clean) > (limit or MAX_SCOPE_VALUE):
+            raise ValueError(
+                f"bad scope '{name}:…': the name is over {limit or MAX_SCOPE_VALUE} characters"
+            )
+        return cls(scope_type, clean)
+
     @classmethod
     def parse(cls, text: str) -> Scope:
+        """A scope a person typed (`repo:github.com/org/app`, `workspace:acme`, `global`)."""
         raw = text.strip()
         if raw == "global":
             return cls(ScopeType.GLOBAL)
@@ -79,10 +183,19 @@ class Scope:
             scope_type = None
         if not sep or scope_type is None or scope_type is ScopeType.GLOBAL:
             names = ", ".join(f"{t.value}:<name>" for t in SCOPE_ORDER[:-1])
-            raise ValueError(f"bad scope '{text}': use global or one of {names}")
-        if not _SCOPE_VALUE.match(value):
-            raise ValueError(f"bad scope '{text}': the name after '{kind}:' is empty or has spaces")
-        return cls(scope_type, value)
+            raise ValueError(
+                f"bad scope '{text}': use global or one of {names} "
+                "(a bare type, such as repo, means the one that applies here)"
+            )
+        return cls.of(scope_type, value)
+
+    @classmethod
+    def from_stored(cls, text: str) -> Scope:
+        """A scope as the store holds it: exactly `str(scope)`, read back without change."""
+        if text == "global":
+            return cls(ScopeType.GLOBAL)
+        kind, _, value = text.partition(":")
+        return cls(ScopeType(kind), value)
 
     def __str__(self) -> str:
         return "global" if self.type is ScopeType.GLOBAL else f"{self.type.value}:{self.value}"

@@ -67,7 +67,7 @@ def propose(
     evidence: str = "",
 ) -> Item:
     """Save an agent's memory: active in its own scopes, proposed in shared ones."""
-    target = items.parse_scope(scope) if scope else ctx.own_scope()
+    target = ctx.where.scope(scope) if scope else ctx.own_scope()
     if target.type is ScopeType.AGENT and target.value != ctx.agent:
         raise InvalidInput(f"{ctx.agent} may write to agent:{ctx.agent}, not {target}")
     own = ctx.owns(target)

@@ -10,12 +10,29 @@ its normalized origin, or the main checkout's path when there is no origin.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kenning.model import Provenance, Scope, ScopeType
+from kenning.errors import InvalidInput
+from kenning.model import Provenance, Scope, ScopeType, normalize_origin
+
+__all__ = ["GitInfo", "Where", "detect", "find_git", "normalize_origin"]
+
+# What a bare scope name says when none of that type applies here.
+NONE_HERE = {
+    ScopeType.SESSION: "no session here: only an agent's hooks and MCP server know their "
+    "session; name one as session:<agent>:<id>",
+    ScopeType.WORKSTREAM: "no workstream here: this folder is not on a git branch and "
+    "KEN_WORKSTREAM is not set",
+    ScopeType.PROJECT: "no project here: register this folder with `ken project add` or set "
+    "KEN_PROJECT",
+    ScopeType.WORKSPACE: "no workspace here: map this folder under [workspaces] in config.toml "
+    "or set KEN_WORKSPACE",
+    ScopeType.REPO: "no repo here: this folder is not in a git repository",
+    ScopeType.AGENT: "no agent here: ken is not running inside an agent's shell (KEN_AGENT "
+    "names one)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +81,20 @@ class Where:
             commit=self.git.head if self.git else None,
         )
 
+    def scope(self, text: str) -> Scope:
+        """A scope as typed: a bare `repo`, `workspace`, `workstream`, `project`, `session`
+        or `agent` is the one that applies here; anything else is parsed as written."""
+        name = text.strip().lower()
+        if name in NONE_HERE:
+            found = next((s for s in self.scopes if s.type.value == name), None)
+            if found is None:
+                raise InvalidInput(NONE_HERE[ScopeType(name)])
+            return found
+        try:
+            return Scope.parse(text)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+
     def to_dict(self) -> dict[str, object]:
         return {
             "cwd": self.cwd,
@@ -77,28 +108,6 @@ class Where:
             "session": self.session,
             "scopes": [{"scope": str(s), "why": self.reasons.get(str(s), "")} for s in self.scopes],
         }
-
-
-_SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
-
-
-def normalize_origin(url: str) -> str:
-    """`git@github.com:Org/App.git` and `https://u@github.com/org/app` → `github.com/org/app`."""
-    text = url.strip()
-    if "://" in text:
-        rest = text.split("://", 1)[1]
-        host, _, path = rest.partition("/")
-        host = host.rsplit("@", 1)[-1]
-        host = host.split(":", 1)[0] if not text.startswith("file://") else host
-        if text.startswith("file://"):
-            return ("/" + path).rstrip("/").removesuffix(".git").lower()
-    else:
-        match = _SCP.match(text)
-        if not match:
-            return text.rstrip("/").removesuffix(".git").lower()
-        host, path = match.group(1), match.group(2)
-    path = path.strip("/").removesuffix(".git").rstrip("/")
-    return f"{host}/{path}".lower()
 
 
 def _read(path: Path) -> str | None:
@@ -193,16 +202,18 @@ def detect(
         add(Scope(ScopeType.SESSION, session), "this agent session")
     repo = git.key if git else None
     workstream = None
-    if env.get("KEN_WORKSTREAM"):
-        workstream = env["KEN_WORKSTREAM"]
-        add(Scope(ScopeType.WORKSTREAM, workstream), "KEN_WORKSTREAM is set")
+    if env.get("KEN_WORKSTREAM", "").strip():
+        scope = _from_setting(ScopeType.WORKSTREAM, env["KEN_WORKSTREAM"], "KEN_WORKSTREAM")
+        workstream = scope.value
+        add(scope, "KEN_WORKSTREAM is set")
     elif git and git.branch:
         workstream = f"{repo}#{git.branch}"
         add(Scope(ScopeType.WORKSTREAM, workstream), f"branch {git.branch} of this repo")
     project = None
-    if env.get("KEN_PROJECT"):
-        project = env["KEN_PROJECT"]
-        add(Scope(ScopeType.PROJECT, project), "KEN_PROJECT is set")
+    if env.get("KEN_PROJECT", "").strip():
+        scope = _from_setting(ScopeType.PROJECT, env["KEN_PROJECT"], "KEN_PROJECT")
+        project = scope.value
+        add(scope, "KEN_PROJECT is set")
     else:
         for slug, folder in sorted((projects or {}).items()):
             if _inside(here, folder):
@@ -216,16 +227,18 @@ def detect(
                     add(Scope(ScopeType.PROJECT, slug), f"in {repo}, which it was added from")
                     break
     workspace = None
-    if env.get("KEN_WORKSPACE"):
-        workspace = env["KEN_WORKSPACE"]
-        add(Scope(ScopeType.WORKSPACE, workspace), "KEN_WORKSPACE is set")
+    if env.get("KEN_WORKSPACE", "").strip():
+        scope = _from_setting(ScopeType.WORKSPACE, env["KEN_WORKSPACE"], "KEN_WORKSPACE")
+        workspace = scope.value
+        add(scope, "KEN_WORKSPACE is set")
     else:
         for name, folders in sorted((workspaces or {}).items()):
             paths = [folders] if isinstance(folders, str) else list(folders or [])  # type: ignore[call-overload]
             hit = next((f for f in paths if _inside(here, str(f))), None)
             if hit:
-                workspace = name
-                add(Scope(ScopeType.WORKSPACE, name), f"inside {hit} (config workspaces)")
+                scope = _from_setting(ScopeType.WORKSPACE, name, f"[workspaces] {name!r}")
+                workspace = scope.value
+                add(scope, f"inside {hit} (config workspaces)")
                 break
     if git and repo:
         why = "git origin of this repo" if git.origin else "this repo has no origin: its path"
@@ -236,6 +249,14 @@ def detect(
     return Where(
         here, git, repo, workstream, project, workspace, agent, session, tuple(scopes), reasons
     )
+
+
+def _from_setting(scope_type: ScopeType, value: str, source: str) -> Scope:
+    """A scope named by an env var or config, by the same rule as `--scope`."""
+    try:
+        return Scope.of(scope_type, value)
+    except ValueError as exc:
+        raise InvalidInput(f"{source}: {exc}") from None
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -88,9 +88,7 @@ def recall(
     if scope:
         from dataclasses import replace
 
-        from kenning.items import parse_scope
-
-        here = replace(here, scopes=tuple(parse_scope(s) for s in scope), repo=None)
+        here = replace(here, scopes=tuple(here.scope(s) for s in scope), repo=None)
     if queries is not None:
         for line in queries:  # type: ignore[attr-defined]
             text = line.rstrip("\n")

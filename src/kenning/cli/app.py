@@ -47,6 +47,7 @@ class State:
         self.debug = debug
         self._store: SQLiteStore | None = None
         self._config: config.Config | None = None
+        self._where: where_mod.Where | None = None
 
     def get(self, key: str) -> Any:
         return self.debug if key == "debug" else None
@@ -64,8 +65,16 @@ class State:
         return self._store
 
     def where(self) -> where_mod.Where:
-        store = self.store if config.db_path().exists() else None
-        return locate.here(store, self.config, agent=agentenv.detect_agent())
+        if self._where is None:
+            store = self.store if config.db_path().exists() else None
+            self._where = locate.here(store, self.config, agent=agentenv.detect_agent())
+        return self._where
+
+    def scope(self, text: str) -> Scope:
+        """A scope as typed on the command line; a bare `repo` etc. is the one here."""
+        if ":" in text or text.strip() == "global":
+            return items.parse_scope(text)
+        return self.where().scope(text)
 
     def close(self) -> None:
         if self._store is not None:
@@ -129,7 +138,8 @@ def read_stdin_text() -> str:
 
 
 def scope_filter(state: State, scope: Sequence[str], here: bool) -> list[str]:
-    scopes = [str(items.parse_scope(s)) for s in scope]
+    """The scopes a command's --scope (a bare `repo` means this repo) and --here name."""
+    scopes = [str(state.scope(s)) for s in scope]
     if here:
         scopes += [str(s) for s in state.where().scopes]
     return scopes
@@ -146,7 +156,12 @@ def scope_filter(state: State, scope: Sequence[str], here: bool) -> list[str]:
     help="fact, decision, preference, correction, task, handoff, "
     "summary, lesson or note (default).",
 )
-@click.option("--scope", "-s", help="Where it applies (default: this repo, else global).")
+@click.option(
+    "--scope",
+    "-s",
+    help="Where it applies: repo, workspace, ... (the one here), repo:NAME, global "
+    "(default: this repo, else global).",
+)
 @click.option("--tag", "-t", "tags", multiple=True, help="A tag (repeat or comma-separate).")
 @click.option(
     "--link", "-l", "links", multiple=True, help="file:PATH, url:URL, item:ID, commit:SHA."
@@ -184,7 +199,7 @@ def add(
             raise click.UsageError("give the memory as TEXT or on stdin")
         body = read_stdin_text()
     here = state.where()
-    target = items.parse_scope(scope) if scope else items.default_scope(here.repo)
+    target = state.scope(scope) if scope else items.default_scope(here.repo)
     status = items.status_for_new(target, here.agent, propose, here.scopes)
     item = items.add(
         state.store,
@@ -387,7 +402,7 @@ def edit(state: State, ref: str, in_place: bool) -> None:
         say("nothing changed")
         return
     fields, body = _parse_editor_text(after)
-    new_scope = items.parse_scope(fields["scope"]) if fields.get("scope") else None
+    new_scope = state.scope(fields["scope"]) if fields.get("scope") else None
     guard_change(state, item, "edit", new_scope)
     tags = [t for t in fields.get("tags", "").split(",") if t.strip()]
     links = [x.strip() for x in fields.get("links", "").split(",") if x.strip()]
@@ -437,7 +452,7 @@ def update(
 ) -> None:
     """Change a memory through flags (edit, for scripts). Each change is a new version."""
     item = items.get(state.store, ref)
-    new_scope = items.parse_scope(scope) if scope else None
+    new_scope = state.scope(scope) if scope else None
     guard_change(state, item, "update", new_scope)
     updated = items.change(
         state.store,
@@ -560,7 +575,11 @@ def forget(
         except NotFound:
             session_id = None  # no record, but memories may still name it
     chosen = items.select_for_forget(
-        state.store, refs=refs, scope=scope, since=since, session=session_id or session
+        state.store,
+        refs=refs,
+        scope=state.scope(scope) if scope else None,
+        since=since,
+        session=session_id or session,
     )
     if not chosen and not session_id:
         say("nothing matches; nothing forgotten")

@@ -198,12 +198,30 @@ def m0005_index_short_ids(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX items_short_id ON items(substr(id, 21))")
 
 
+def m0006_normalize_scopes(conn: sqlite3.Connection) -> None:
+    # Scopes typed before one rule normalized them (`repo:GitHub.com/Acme/Shop`,
+    # `repo:git@github.com:acme/shop.git`, `workspace:Acme`) are moved to the key that
+    # rule gives, so they apply again where they were meant to. Values it cannot read
+    # are left as they are.
+    from kenning.model import Scope
+
+    for (text,) in conn.execute("SELECT DISTINCT scope FROM items").fetchall():
+        try:
+            stored = Scope.from_stored(text)
+            clean = str(Scope.of(stored.type, stored.value))
+        except ValueError:
+            continue
+        if clean != text:
+            conn.execute("UPDATE items SET scope = ? WHERE scope = ?", (clean, text))
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
     m0003_index_recent_by_scope,
     m0004_term_counts,
     m0005_index_short_ids,
+    m0006_normalize_scopes,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

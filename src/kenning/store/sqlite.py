@@ -76,7 +76,7 @@ def _row_to_item(row: sqlite3.Row) -> Item:
     return Item(
         id=row["id"],
         kind=Kind(row["kind"]),
-        scope=Scope.parse(row["scope"]),
+        scope=Scope.from_stored(row["scope"]),
         status=Status(row["status"]),
         pinned=bool(row["pinned"]),
         title=row["title"],
