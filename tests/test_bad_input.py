@@ -63,7 +63,7 @@ CASES = [
     (("add", "x", "--kind", "opinion"), None, "unknown kind 'opinion': use fact, decision"),
     (("add", "x", "--scope", "planet:mars"), None, "bad scope 'planet:mars': use global or"),
     (("add", "x", "--scope", "repo:"), None, "the name after 'repo:' is empty"),
-    (("add", "x", "--scope", "repo"), None, "bad scope 'repo'"),
+    (("add", "x", "--scope", "repo"), None, "no repo here: this folder is not in a git repository"),
     (("add", "x", "--scope", "global:x"), None, "bad scope 'global:x'"),
     (("add", "x", "--tag", "two words"), None, "bad tag 'two words'"),
     (("add", "x", "--link", "ftp:thing"), None, "bad link 'ftp:thing'"),
