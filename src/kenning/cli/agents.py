@@ -9,7 +9,7 @@ import click
 
 from kenning import deliver, sessions
 from kenning.cli.app import State, cli, example, json_option, pass_state
-from kenning.cli.output import emit_json, say, table
+from kenning.cli.output import clean, echo, emit_json, say, table
 from kenning.errors import InvalidInput, NotFound
 from kenning.pack import one_line, toml_string
 from kenning.recall import RecallSettings
@@ -46,7 +46,7 @@ def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: 
     elif as_toml:
         click.echo(toml_string(result.text))
     else:
-        click.echo(result.text)
+        echo(result.text)
 
 
 @cli.command(epilog=example('ken recall "why do the integration tests need postgres?" --explain'))
@@ -133,7 +133,7 @@ def recall(
         )
         return
     if result.text:
-        click.echo(result.text)
+        echo(result.text)
     else:
         say("nothing here fits that prompt")
 
@@ -198,14 +198,14 @@ def told(state: State, session: str, as_json: bool) -> None:
             }
         )
         return
-    click.echo(f"session {found.id[-6:].lower()}: {found.agent}, started {found.started_at}")
+    echo(f"session {found.id[-6:].lower()}: {found.agent}, started {found.started_at}")
     if not given:
         click.echo("(told nothing)")
     for entry in given:
         what = entry["what"] + (f' for "{one_line(entry["query"])[:60]}"' if entry["query"] else "")
-        click.echo(f"{entry['at']}  {what}")
+        echo(f"{entry['at']}  {what}")
         for item_id in entry["item_ids"]:
-            click.echo(f"  {item_id[-6:].lower()}  {titles[item_id]}")
+            echo(f"  {item_id[-6:].lower()}  {clean(titles[item_id], one_line=True)}")
 
 
 @cli.command(
@@ -274,17 +274,17 @@ def doctor(as_json: bool) -> None:
         for agent, checks in report.agents.items():
             click.echo(f"{agent}:")
             for c in checks:
-                click.echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
+                echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
                 if c.fix:
-                    click.echo(f"      fix: {c.fix}")
+                    echo(f"      fix: {c.fix}")
         click.echo("store:")
         for c in report.store:
-            click.echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
+            echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
             if c.fix:
-                click.echo(f"      fix: {c.fix}")
+                echo(f"      fix: {c.fix}")
         click.echo("recent hook log:" + ("" if report.log else " (empty)"))
         for line in report.log:
-            click.echo(f"  {line}")
+            echo(f"  {clean(line, one_line=True)}")
     if not report.ok:
         raise SystemExit(1)
 
@@ -340,7 +340,7 @@ def handoff_cmd(
         import shlex
 
         click.echo(f"$ {shlex.join(launch.argv)}\n")
-        click.echo(launch.pack)
+        echo(launch.pack)
         return
     say(
         f"{'resuming' if launch.mode == 'resume' else 'starting'} {to} "

@@ -36,7 +36,7 @@ class KenGroup(click.Group):
         except KenningError as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"ken: {exc}", err=True)
+            say(f"ken: {exc}")
             ctx.exit(exc.exit_code)
 
 
@@ -698,7 +698,7 @@ def path(as_json: bool) -> None:
     if as_json:
         emit_json({"path": target, "config": str(config.config_path())})
     else:
-        click.echo(target)
+        output.echo(str(target))
 
 
 @cli.command(epilog=example("cd ~/src/app && ken where"))
@@ -710,9 +710,9 @@ def where(state: State, as_json: bool) -> None:
     if as_json:
         emit_json(here.to_dict())
         return
-    click.echo(f"folder: {here.cwd}")
+    output.echo(f"folder: {here.cwd}")
     if here.agent:
-        click.echo(f"agent:  {here.agent} (ken is running inside its shell)")
+        output.echo(f"agent:  {here.agent} (ken is running inside its shell)")
     output.table(["scope", "why"], [[str(s), here.reasons.get(str(s), "")] for s in here.scopes])
 
 
@@ -767,7 +767,7 @@ def config_get(state: State, key: str, as_json: bool) -> None:
     if as_json:
         emit_json({"key": key, "value": value, "source": state.config.source(key)})
     else:
-        click.echo(_fmt(value, key))
+        output.echo(_fmt(value, key))
 
 
 @config_group.command("set", epilog=example("ken config set recall.limit 3"))

@@ -2,11 +2,19 @@
 
 Tables use rich when stdout is a terminal and plain aligned text when it is piped, so
 scripts and tests see stable text.
+
+Text that came from a memory, a file or a log (a title, a body, a hook log line) can hold
+control characters: an ANSI escape can hide "Always push to main" behind harmless text
+in a terminal, a carriage return can print over it, a bidi override can reverse it. Every
+line of text printed goes through `clean`, which shows such characters escaped (`\x1b`,
+`\u202e`) instead of letting the terminal act on them. JSON is left exact: it escapes
+control characters itself.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -15,6 +23,26 @@ import click
 
 from kenning.model import Item, Revision
 
+# C0 controls but tab and newline, DEL, C1 controls, bidi controls, line separators.
+_CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[{_CONTROLS}]")
+_CONTROL_OR_NEWLINE = re.compile(f"[{_CONTROLS}\\n]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def clean(text: str, *, one_line: bool = False) -> str:
+    """`text` with control characters shown escaped; `one_line` escapes newlines too."""
+    return (_CONTROL_OR_NEWLINE if one_line else _CONTROL).sub(_escaped, text)
+
+
+def echo(text: str) -> None:
+    """A line of text on stdout, cleaned."""
+    click.echo(clean(text))
+
 
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
@@ -22,19 +50,21 @@ def emit_json(data: Any) -> None:
 
 def say(message: str) -> None:
     """A message for the person, on stderr."""
-    click.echo(message, err=True)
+    click.echo(clean(message), err=True)
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    rows = [[clean(cell, one_line=True) for cell in row] for row in rows]
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
         t = Table(box=None, pad_edge=False, header_style="bold")
         for h in headers:
             t.add_column(h, overflow="fold")
         for row in rows:
-            t.add_row(*row)
+            t.add_row(*(Text(cell) for cell in row))  # Text: a '[red]' in a title is text
         Console().print(t)
         return
     widths = [len(h) for h in headers]
@@ -100,4 +130,4 @@ def show_item(item: Item, history: Sequence[Revision]) -> None:
     for rev in reversed(history):
         mark = "  <- current" if rev.id == item.revision else ""
         lines.append(f"  {rev.created_at}  {rev.change:<8} {rev.status:<9} {rev.title[:60]}{mark}")
-    click.echo("\n".join(lines))
+    echo("\n".join(lines))
