@@ -203,6 +203,56 @@ def test_a_settings_file_it_cannot_read_is_left_alone(text: str) -> None:
     assert backups(path) == []
 
 
+@pytest.mark.parametrize(
+    ("hooks", "problem"),
+    [
+        ([], "'hooks' is a list, not an object"),
+        ({"SessionStart": "ken hook SessionStart"}, "'hooks.SessionStart' is a string, not a list"),
+        ({"Stop": [["notify"]]}, "'hooks.Stop[0]' is a list, not an object"),
+        ({"Stop": [{"hooks": "notify"}]}, "'hooks.Stop[0].hooks' is a string, not a list"),
+        ({"Stop": [{"hooks": ["notify"]}]}, "'hooks.Stop[0].hooks' holds a handler that is not"),
+    ],
+)
+@pytest.mark.parametrize("remove", [False, True])
+def test_a_malformed_hooks_entry_gets_one_clear_line_and_changes_nothing(
+    hooks: Any, problem: str, remove: bool
+) -> None:
+    path = settings("claude")
+    write(path, {"theme": "dark", "hooks": hooks})
+    before = path.read_bytes()
+
+    result = ken("integrate", "claude", *(["--remove"] if remove else []))
+
+    assert result.exit_code == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"ken: {path}: {problem}")
+    assert line.endswith("; fix it by hand first (nothing changed)")
+    assert path.read_bytes() == before
+    assert backups(path) == []
+
+
+def test_a_symlinked_settings_file_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude-settings.json"
+    write(real, {"theme": "dark"})
+    real.chmod(0o600)
+    path = settings("claude")
+    path.parent.mkdir(parents=True)
+    path.symlink_to(real)
+
+    run("claude")
+
+    assert path.is_symlink() and path.resolve() == real
+    assert read(real)["theme"] == "dark" and "SessionStart" in read(real)["hooks"]
+    assert real.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in dotfiles.iterdir()] == ["claude-settings.json"]
+
+    run("claude", "--remove")
+
+    assert path.is_symlink() and read(real) == {"theme": "dark"}
+
+
 def test_gemini_timeouts_are_milliseconds_and_others_seconds() -> None:
     for agent in AGENTS:
         run(agent)

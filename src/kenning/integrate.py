@@ -15,12 +15,14 @@ everything else in that TOML file are kept).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shlex
 import shutil
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -125,7 +127,11 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 def write_file(path: Path, text: str) -> Path | None:
-    """Write atomically, backing up an existing file that differs; returns the backup."""
+    """Write atomically, backing up an existing file that differs; returns the backup.
+
+    A symlinked file (dotfiles kept in a repo) is written through: its target gets the
+    new text, with its mode kept, and the link stays a link.
+    """
     backup = None
     if path.exists():
         old = path.read_bytes()
@@ -138,10 +144,13 @@ def write_file(path: Path, text: str) -> Path | None:
             backup = path.with_name(f"{path.name}.ken-backup-{stamp}-{number}")
             number += 1
         backup.write_bytes(old)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".ken-tmp")
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".ken-tmp")
     tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    with contextlib.suppress(FileNotFoundError):  # keep the mode the person gave it
+        os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+    os.replace(tmp, target)
     return backup
 
 
@@ -203,12 +212,44 @@ def _replace_ours(groups: list[Any], handler: dict[str, Any]) -> bool:
     return placed
 
 
+def check_hooks(data: dict[str, Any], path: Path) -> None:
+    """Refuse settings whose `hooks` is not shaped as the agents read it: changing a file
+    kenning cannot read right could lose the person's own hooks."""
+    problem = _hooks_problem(data.get("hooks", {}))
+    if problem:
+        raise InvalidInput(f"{path}: {problem}; fix it by hand first (nothing changed)")
+
+
+def _hooks_problem(hooks: Any) -> str | None:
+    """What is wrong with `hooks`: an object of events, each a list of groups, each group
+    an object whose `hooks` is a list of handler objects."""
+    if not isinstance(hooks, dict):
+        return f"'hooks' is a {_json_type(hooks)}, not an object"
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            return f"'hooks.{event}' is a {_json_type(groups)}, not a list"
+        for g, group in enumerate(groups):
+            where = f"hooks.{event}[{g}]"
+            if not isinstance(group, dict):
+                return f"'{where}' is a {_json_type(group)}, not an object"
+            handlers = group.get("hooks", [])
+            if not isinstance(handlers, list):
+                return f"'{where}.hooks' is a {_json_type(handlers)}, not a list"
+            if not all(isinstance(h, dict) for h in handlers):
+                return f"'{where}.hooks' holds a handler that is not an object"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")
+
+
 def desired(agent: str, data: dict[str, Any], ken: str) -> dict[str, Any]:
     """`data` with kenning's hooks for `agent` in place (a new dict)."""
+    check_hooks(data, settings_path(agent))
     result = _copy(data)
     hooks = result.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise InvalidInput("the settings' 'hooks' is not an object; fix it by hand first")
     stale = {e: g for e, g in hooks.items() if e not in HOOK_EVENTS[agent]}
     _strip_ours(stale)  # kenning's handlers on events it no longer uses
     for event in [e for e in hooks if e not in HOOK_EVENTS[agent]]:
@@ -258,6 +299,7 @@ def remove(agent: str) -> Change:
     data = read_json(path)
     if not data:
         return Change(agent, path, "absent")
+    check_hooks(data, path)
     new = _copy(data)
     hooks = new.get("hooks")
     if isinstance(hooks, dict):
