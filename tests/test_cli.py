@@ -893,3 +893,24 @@ def test_a_table_on_a_terminal_prints_markup_and_escapes_as_text(monkeypatch):
     header, row = screen.getvalue().splitlines()
     assert row.startswith("[bold]not bold[/] ")
     assert shown_escaped(row)
+
+
+def test_a_pack_is_exact_when_piped_and_escaped_on_a_terminal(monkeypatch):
+    import io
+
+    from kenning.cli import output
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    piped, screen = io.StringIO(), Terminal()
+    monkeypatch.setattr(sys, "stdout", piped)
+    output.echo_told(HIDDEN)
+    monkeypatch.setattr(sys, "stdout", screen)
+    output.echo_told(HIDDEN)
+
+    # Piped, the text is what the hooks tell the agent (click drops ANSI colour codes).
+    assert "\r" in piped.getvalue() and "\u202e" in piped.getvalue()
+    assert "\\x" not in piped.getvalue() and "\\u" not in piped.getvalue()
+    assert shown_escaped(screen.getvalue())

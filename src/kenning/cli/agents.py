@@ -9,7 +9,7 @@ import click
 
 from kenning import deliver, sessions
 from kenning.cli.app import State, cli, example, json_option, pass_state
-from kenning.cli.output import clean, echo, emit_json, say, table
+from kenning.cli.output import clean, echo, echo_told, emit_json, say, table
 from kenning.errors import InvalidInput, NotFound
 from kenning.pack import one_line, toml_string
 from kenning.recall import RecallSettings
@@ -46,7 +46,7 @@ def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: 
     elif as_toml:
         click.echo(toml_string(result.text))
     else:
-        echo(result.text)
+        echo_told(result.text)
 
 
 @cli.command(epilog=example('ken recall "why do the integration tests need postgres?" --explain'))
@@ -133,7 +133,7 @@ def recall(
         )
         return
     if result.text:
-        echo(result.text)
+        echo_told(result.text)
     else:
         say("nothing here fits that prompt")
 
@@ -340,7 +340,7 @@ def handoff_cmd(
         import shlex
 
         click.echo(f"$ {shlex.join(launch.argv)}\n")
-        echo(launch.pack)
+        echo_told(launch.pack)
         return
     say(
         f"{'resuming' if launch.mode == 'resume' else 'starting'} {to} "

@@ -44,6 +44,12 @@ def echo(text: str) -> None:
     click.echo(clean(text))
 
 
+def echo_told(text: str) -> None:
+    """What an agent is told (a pack, a recall): exact when piped, where it is the agent's
+    input, and cleaned on a terminal, where a person reads it."""
+    click.echo(clean(text) if sys.stdout.isatty() else text)
+
+
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
 
