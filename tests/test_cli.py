@@ -503,8 +503,10 @@ def test_approve_reject_archive_dismiss_restore_move_items_between_statuses():
     assert [d["status"] for d in done] == ["rejected"]
     ok("archive", a)
     assert as_json("show", a)["status"] == "archived"
-    ok("restore", a, b)
-    assert {as_json("show", r)["status"] for r in (a, b)} == {"active"}
+    restored = ok("restore", a, b).stderr
+    assert as_json("show", a)["status"] == "active"  # it was active when archived
+    assert as_json("show", b)["status"] == "proposed"  # a rejected proposal waits again
+    assert f"restored {b.lower()} as proposed" in restored
     ok("dismiss", a, "--reason", "one_off")
     data = as_json("show", a)
     assert (data["status"], data["dismiss_reason"]) == ("dismissed", "one_off")
@@ -630,7 +632,10 @@ def test_inside_an_agent_shared_scopes_are_proposed_and_working_scopes_active(gi
         "workstream:github.com/acme/shop#main": "active",
         "project:billing": "active",
     }
-    commands = [("add", f"Note for {scope}", "--scope", scope, "--json") for scope in cases]
+    commands = [
+        ("add", f"Note for {scope}", "--scope", scope, "--evidence", "asked for", "--json")
+        for scope in cases
+    ]
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda a: ken_proc(*a, env=env, cwd=git_repo), commands))
     for (scope, status), result in zip(cases.items(), results, strict=True):
@@ -638,7 +643,7 @@ def test_inside_an_agent_shared_scopes_are_proposed_and_working_scopes_active(gi
         data = json.loads(result.stdout)
         assert data["status"] == status, scope
         assert data["provenance"]["who"] == "claude"
-    default = ken_proc("add", "No scope given", env=env, cwd=git_repo)
+    default = ken_proc("add", "No scope given", "-e", "the person said so", env=env, cwd=git_repo)
     assert "to repo:github.com/acme/shop (proposed: a person approves it" in default.stderr
     assert as_json("show", added_id(default))["status"] == "proposed"
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from helpers import add, opened
-from kenning import ids, items, templates
+from kenning import ids, items, policy, templates
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, RevisionConflict
 from kenning.items import parse_scope
 from kenning.model import Kind, Provenance, Scope, ScopeType, Status
@@ -118,23 +118,27 @@ def test_a_memory_that_is_only_a_secret_is_refused_and_a_secret_inside_one_is_re
 
 def test_agents_write_shared_scopes_as_proposals_and_their_own_scopes_directly():
     parse = items.parse_scope
+    claude, codex = policy.Actor("claude"), policy.Actor("codex")
     for shared in ("global", "repo:github.com/a/b", "workspace:acme", "agent:claude"):
-        assert items.status_for_new(parse(shared), "claude", False) is Status.PROPOSED
-        assert items.status_for_new(parse(shared), None, False) is Status.ACTIVE
+        assert policy.status_for_new(claude, parse(shared)) is Status.PROPOSED
+        assert policy.status_for_new(policy.PERSON, parse(shared)) is Status.ACTIVE
     for own in ("session:abc", "workstream:github.com/a/b#main", "project:billing"):
-        assert items.status_for_new(parse(own), "codex", False) is Status.ACTIVE
-    assert items.status_for_new(parse("session:abc"), None, True) is Status.PROPOSED
+        assert policy.status_for_new(codex, parse(own)) is Status.ACTIVE
+    assert policy.status_for_new(policy.PERSON, parse("session:abc"), propose=True) is (
+        Status.PROPOSED
+    )
 
 
 def test_an_agent_changing_anything_but_its_own_active_working_note_needs_a_person(store):
     own = add("Working note", store, scope="session:s1")
     shared = add("Shared memory", store)
     proposed = add("Proposal", store, scope="project:p", status=Status.PROPOSED)
-    assert not items.needs_person(own, "claude")
-    assert items.needs_person(own, "claude", parse_scope("global"))
-    assert items.needs_person(shared, "claude")
-    assert items.needs_person(proposed, "codex")
-    assert not items.needs_person(shared, None)
+    claude, codex = policy.Actor("claude"), policy.Actor("codex")
+    assert policy.is_free_for(claude, own)
+    assert not policy.is_free_for(claude, own, parse_scope("global"))
+    assert not policy.is_free_for(claude, shared)
+    assert not policy.is_free_for(codex, proposed)
+    assert policy.is_free_for(policy.PERSON, shared)
 
 
 def test_a_person_adds_to_this_repo_by_default_and_to_global_outside_one():

@@ -251,7 +251,7 @@ def test_every_tool_and_the_write_policy(git_repo: Path, seeded: dict[str, Item]
 
         # Own scope (the workstream by default): active at once.
         got["own"] = await server.ok(
-            "memory_propose", {"text": "Checkout uses the v2 cart API\nv1 is gone.", "kind": "fact"}
+            "memory_propose", {"text": "Checkout uses the v2 cart API\nv1 is gone.", "kind": "note"}
         )
         # Shared scopes: proposed, and only with evidence.
         got["repo"] = await server.ok(
@@ -899,3 +899,24 @@ def test_bare_scope_names_mean_the_one_here_in_every_tool_that_takes_a_scope(
         f"workstream:{WORKSTREAM}",
         "active",
     )
+
+
+def test_an_agents_rules_wait_for_a_person_even_in_its_own_workstream(git_repo: Path) -> None:
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        for kind in ("preference", "correction", "decision", "fact", "lesson", "note", "task"):
+            got[kind] = await server.ok(
+                "memory_propose", {"text": f"A {kind} about the checkout", "kind": kind}
+            )
+        context = await server.ok("memory_context")
+        got["context"] = context["text"]
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "codex"})
+    for kind in ("preference", "correction", "decision", "fact", "lesson"):
+        assert (got[kind]["scope"], got[kind]["status"]) == (f"workstream:{WORKSTREAM}", "proposed")
+        assert got[kind]["note"].startswith("proposed")
+    for kind in ("note", "task"):
+        assert got[kind]["status"] == "active", kind
+        assert f"A {kind} about the checkout (from codex, unreviewed)" in got["context"]
+    assert "A preference about" not in got["context"]

@@ -9,9 +9,10 @@ Agents propose; people decide. Each agent CLI marks the shells it runs commands 
 | gemini | `GEMINI_CLI`                                                          |
 | any    | `KEN_AGENT=<name>` (set it in a wrapper for another agent)            |
 
-Inside such a shell, actions that would let an agent's words become what agents are
-told (approve, restore, forget, ...) ask on the controlling terminal, which the agent
-cannot type into, and fail closed when there is none.
+Inside such a shell the actor is that agent (`kenning.policy`): actions that would let
+an agent's words become what agents are told (approve, restore, forget, ...) ask on the
+controlling terminal, which the agent cannot type into, and fail closed when there is
+none.
 """
 
 from __future__ import annotations
@@ -59,9 +60,8 @@ def confirm_on_tty(question: str, action: str = "this") -> bool:
 
 
 def require_person(action: str, env: Mapping[str, str] | None = None) -> None:
-    """Inside an agent's shell, a person must confirm `action` on the terminal."""
-    agent = detect_agent(env)
-    if agent is None:
-        return
-    if not confirm_on_tty(f"{agent} wants to {action}. Allow it?", action):
-        raise NeedsPerson(f"{action} was not confirmed by a person; nothing changed")
+    """Inside an agent's shell, a person must confirm `action` on the terminal (the rule
+    itself is `kenning.policy.require_person`)."""
+    from kenning import policy
+
+    policy.require_person(policy.Actor.from_env(env, confirm=confirm_on_tty), action)

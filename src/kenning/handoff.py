@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kenning import items, sessions
+from kenning import items, policy, sessions
 from kenning.config import Config
 from kenning.errors import InvalidInput
 from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
@@ -126,6 +126,7 @@ def session_handoff(store: SQLiteStore, session: Session) -> Item | None:
         kind=Kind.HANDOFF,
         status=Status.ACTIVE,
         provenance=sessions.provenance(session, "hook"),
+        actor=policy.KENNING,
     )
 
 

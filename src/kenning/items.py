@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from kenning import ids, templates
+from kenning import ids, policy, templates
 from kenning.errors import AmbiguousId, InvalidInput, NotFound
 from kenning.model import (
     MAX_EVIDENCE_BYTES,
@@ -144,43 +144,6 @@ def default_scope(repo: str | None) -> Scope:
     return Scope(ScopeType.REPO, repo) if repo else Scope(ScopeType.GLOBAL)
 
 
-OWN_SCOPES = frozenset({ScopeType.SESSION, ScopeType.WORKSTREAM, ScopeType.PROJECT})
-
-
-def is_own(scope: Scope, here: Sequence[Scope] | None = None) -> bool:
-    """Whether an agent working where `here` applies owns `scope`: its session, and the
-    workstream and project it works in (any session, workstream or project when `here`
-    is not known). `ken` run in an agent's shell does not know its session, so there
-    a session scope is not the agent's own: only the MCP server, which knows, writes
-    session notes directly."""
-    if here is None:
-        return scope.type in OWN_SCOPES
-    return scope.type in OWN_SCOPES and scope in here
-
-
-def status_for_new(
-    scope: Scope, agent: str | None, propose: bool = False, here: Sequence[Scope] | None = None
-) -> Status:
-    """Agents write their own working scopes freely; anything else they write waits as a
-    proposal for a person. People's writes are active unless they ask to propose."""
-    if propose or (agent and not is_own(scope, here)):
-        return Status.PROPOSED
-    return Status.ACTIVE
-
-
-def needs_person(
-    item: Item,
-    agent: str | None,
-    new_scope: Scope | None = None,
-    here: Sequence[Scope] | None = None,
-) -> bool:
-    """Whether an agent changing this item (or moving it to `new_scope`) needs a person."""
-    if agent is None:
-        return False
-    scopes = [item.scope] + ([new_scope] if new_scope else [])
-    return not all(is_own(s, here) for s in scopes) or item.status is not Status.ACTIVE
-
-
 def new_item(
     text: str,
     *,
@@ -232,10 +195,93 @@ def new_item(
     )
 
 
-def add(store: Store, text: str, **options: object) -> Item:
-    """Check, redact and store a new memory. Options as for `new_item`."""
-    item = new_item(text, **options)  # type: ignore[arg-type]
+def add(
+    store: Store,
+    text: str,
+    *,
+    scope: Scope,
+    kind: Kind | None = None,
+    status: Status | None = None,
+    propose: bool = False,
+    evidence: str = "",
+    actor: policy.Actor | None = None,
+    **options: object,
+) -> Item:
+    """Check, redact and store a new memory. Options as for `new_item`.
+
+    Without `status`, the policy chooses it for `actor` (from the environment when not
+    given): active for a person, proposed for an agent's rules and shared memories. A
+    statement a person dismissed, proposed again, is set aside (see `file_proposal`).
+    """
+    who = policy.resolve(actor)
+    item = new_item(text, scope=scope, kind=kind, evidence=evidence, **options)  # type: ignore[arg-type]
+    chosen = status or policy.status_for_new(who, scope, item.kind, propose)
+    policy.check_new(who, scope, item.kind, chosen, evidence)
+    item = replace(item, status=chosen)
+    if chosen is Status.PROPOSED and item.provenance.who not in policy.PEOPLE:
+        return file_proposal(store, item)
     return store.insert_item(item)
+
+
+# --- statements a person dismissed, proposed again ------------------------------------
+
+REPEAT = "repeat"  # the change that sets aside a dismissed statement proposed again
+SESSIONS_TO_PROPOSE_AGAIN = 3  # the first repeat, then two more sessions
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def statement_key(text: str) -> str:
+    """The same statement, as this test sees it: the text lowercased, punctuation and
+    runs of whitespace read as one space."""
+    return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
+
+
+def _dismissed_twins(store: Store, item: Item) -> list[Item]:
+    match = fts_query(item.title)
+    if match is None:
+        return []
+    query = ItemQuery(statuses=(Status.DISMISSED.value,), include_expired=True, limit=500)
+    key = statement_key(item.text)
+    return [found for found, _ in store.search(match, query) if statement_key(found.text) == key]
+
+
+def file_proposal(store: Store, item: Item) -> Item:
+    """Store an agent's proposal, unless a person dismissed the same statement before.
+
+    Then it is set aside (stored dismissed, with the same reason, linked to the one the
+    person dismissed) until three sessions other than the first one's have proposed it
+    since that dismissal: the third is proposed again, its evidence saying how many
+    sessions asked. Nothing is lost, and a person is not asked the same thing twice
+    because an agent keeps repeating it.
+    """
+    twins = _dismissed_twins(store, item)
+    repeats = [t for t in twins if store.revisions(t.id)[0].change == REPEAT]
+    decided = [t for t in twins if t not in repeats]
+    if not decided:
+        return store.insert_item(item)
+    last = max(decided, key=lambda t: t.updated_at)
+    since = [t for t in repeats if t.created_at > last.updated_at]
+
+    def session_of(one: Item) -> str:
+        return one.provenance.session or f"item:{one.id}"
+
+    asked = {session_of(t) for t in since} | {session_of(item)}
+    asked.discard(session_of(last))
+    reason = last.dismiss_reason or "other"
+    if len(asked) >= SESSIONS_TO_PROPOSE_AGAIN:
+        note = (
+            f"Proposed again by {len(asked)} sessions after a person dismissed it "
+            f"({reason}, item {last.id[-6:].lower()})."
+        )
+        evidence = f"{note}\n{item.evidence}".strip().encode()[:MAX_EVIDENCE_BYTES]
+        return store.insert_item(replace(item, evidence=evidence.decode(errors="ignore")))
+    aside = replace(
+        item,
+        status=Status.DISMISSED,
+        dismiss_reason=reason,
+        links=(*item.links, Link("item", last.id)),
+    )
+    return store.insert_item(aside, change=REPEAT)
 
 
 def resolve(store: Store, ref: str) -> str:
@@ -274,9 +320,12 @@ def change(
     provenance: Provenance | None = None,
     what: str = "edit",
     ttl_days: int = 14,
+    actor: policy.Actor | None = None,
 ) -> Item:
-    """Change an item's text or fields; a new version unless `in_place`."""
+    """Change an item's text or fields; a new version unless `in_place`. An agent changes
+    only its own active working notes without a person (see `policy.check_change`)."""
     item = get(store, ref)
+    policy.check_change(policy.resolve(actor), item, what, scope, kind)
     if item.source and text is not None:
         raise InvalidInput(
             f"item {item.id[-6:].lower()} is kept in sync from {item.source}: edit that file"
@@ -330,7 +379,6 @@ _TARGET = {
     "reject": Status.REJECTED,
     "archive": Status.ARCHIVED,
     "dismiss": Status.DISMISSED,
-    "restore": Status.ACTIVE,
 }
 
 
@@ -371,10 +419,32 @@ def check_status_change(item: Item, action: str) -> None:
         )
 
 
-def set_status(store: Store, ref: str, action: str, *, reason: str | None = None) -> Item:
-    """approve, reject, archive, dismiss (with a reason) or restore one item."""
+def restored_status(store: Store, item: Item) -> Status:
+    """Where `restore` sends an item: back to the status it left, so a proposal a person
+    rejected or dismissed waits for review again and never becomes active on its own."""
+    history = store.revisions(item.id)
+    for before, after in reversed(list(zip(history, history[1:], strict=False))):
+        if after.status == item.status.value and before.status != item.status.value:
+            return Status.PROPOSED if before.status == Status.PROPOSED.value else Status.ACTIVE
+    # No record of where it came from: what was rejected or dismissed was not approved.
+    if item.status in (Status.REJECTED, Status.DISMISSED):
+        return Status.PROPOSED
+    return Status.ACTIVE
+
+
+def set_status(
+    store: Store,
+    ref: str,
+    action: str,
+    *,
+    reason: str | None = None,
+    actor: policy.Actor | None = None,
+) -> Item:
+    """approve, reject, archive, dismiss (with a reason) or restore one item: a person's
+    decision (see `policy.require_person`)."""
     item = get(store, ref)
     check_status_change(item, action)
+    policy.require_person(policy.resolve(actor), f"{action} {item.id[-6:].lower()}")
     dismiss_reason = None
     if action == "dismiss":
         try:
@@ -384,12 +454,13 @@ def set_status(store: Store, ref: str, action: str, *, reason: str | None = None
                 f"dismiss needs --reason {'|'.join(r.value for r in DismissReason)}"
             ) from None
     now = now_iso()
+    target = restored_status(store, item) if action == "restore" else _TARGET[action]
     updated = replace(
         item,
-        status=_TARGET[action],
+        status=target,
         dismiss_reason=dismiss_reason,
         updated_at=now,
-        reviewed_at=now if action in ("approve", "restore") else item.reviewed_at,
+        reviewed_at=now if target is Status.ACTIVE else item.reviewed_at,
         expires_at=task_expiry(item.kind, now) if action == "restore" else item.expires_at,
         revision=ids.new_ulid(),
     )
@@ -399,8 +470,10 @@ def set_status(store: Store, ref: str, action: str, *, reason: str | None = None
     return stored
 
 
-def set_pinned(store: Store, ref: str, pinned: bool) -> Item:
+def set_pinned(store: Store, ref: str, pinned: bool, *, actor: policy.Actor | None = None) -> Item:
+    """Pin (always in packs) or unpin; an agent only its own working notes."""
     item = get(store, ref)
+    policy.check_change(policy.resolve(actor), item, "pin" if pinned else "unpin")
     if item.pinned == pinned:
         return item
     updated = replace(item, pinned=pinned, updated_at=now_iso(), revision=ids.new_ulid())
@@ -481,7 +554,15 @@ def select_for_forget(
     return store.list_items(query)
 
 
-def forget(store: Store, items: Sequence[Item], session_id: str | None = None) -> int:
+def forget(
+    store: Store,
+    items: Sequence[Item],
+    session_id: str | None = None,
+    *,
+    actor: policy.Actor | None = None,
+) -> int:
     """Delete items and every version of them (and a session's own record, prompts and
-    deliveries, when named); their text is gone from disk afterwards."""
+    deliveries, when named); their text is gone from disk afterwards. Only a person
+    forgets."""
+    policy.require_person(policy.resolve(actor), f"forget {len(items)} memories")
     return store.delete_items([item.id for item in items], session_id=session_id)

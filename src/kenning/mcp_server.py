@@ -116,6 +116,20 @@ def _item_brief(item: Item) -> dict[str, Any]:
     }
 
 
+def _saved_note(item: Item) -> str:
+    match item.status.value:
+        case "active":
+            return "saved: other agents see it as yours, unreviewed"
+        case "dismissed":
+            return (
+                f"set aside: a person dismissed the same statement before "
+                f"({item.dismiss_reason}); it is proposed again once "
+                f"{items.SESSIONS_TO_PROPOSE_AGAIN} sessions have repeated it"
+            )
+        case _:
+            return "proposed: a person will review it before other sessions see it"
+
+
 def build_server(memory: Memory | None = None) -> MCPServer:
     mem = memory or Memory()
     server = MCPServer("ken", instructions=INSTRUCTIONS, log_level="WARNING")
@@ -253,12 +267,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 links=links or [],
                 evidence=evidence,
             )
-            note = (
-                "saved"
-                if item.status.value == "active"
-                else "proposed: a person will review it before other sessions see it"
-            )
-            return {**_item_brief(item), "note": note}
+            return {**_item_brief(item), "note": _saved_note(item)}
 
         result: dict[str, Any] = mem.run(work)
         return result

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.model import Item, Scope, ScopeType, Session
+from kenning.policy import unreviewed_from
 from kenning.store import ItemQuery, SQLiteStore
 from kenning.tokens import estimate_tokens
 
@@ -55,7 +56,9 @@ def render_item(item: Item, max_chars: int = 400, kind_label: bool = True) -> st
     text = f"{item.title}: {body}" if body else item.title
     if len(text) > max_chars:
         text = text[: max(0, max_chars - 1)].rstrip() + f"… [cut: ken show {short}]"
-    return f"- {label}{text} [m:{short}]"
+    agent = unreviewed_from(item)
+    origin = f" (from {agent}, unreviewed)" if agent else ""
+    return f"- {label}{text}{origin} [m:{short}]"
 
 
 def render_session(session: Session) -> str:

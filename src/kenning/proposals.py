@@ -1,10 +1,11 @@
-"""What agents may write, and how (the write policy of DESIGN principle 2).
+"""What agents may write, and how: the agent side of the write policy in `kenning.policy`.
 
-- An agent's own working scopes (its session, and the workstream and project it works
-  in) take its writes as active memories. Another branch's workstream, another
-  project or another session is not its own: writes there are treated as shared.
-- Shared scopes (repo, workspace, global) take them as *proposed*, told to no other
-  session until a person approves, and need evidence: the excerpt that prompted it.
+- An agent's working notes (note, task, handoff, summary) in its own working scopes
+  (its session, and the workstream and project it works in) are active memories.
+  Another branch's workstream, another project or another session is not its own.
+- Its rules (preference, correction, decision, fact, lesson) wait as *proposed*
+  wherever they go, and so does anything in a shared scope (repo, workspace, agent,
+  global), which also needs evidence: the excerpt that prompted it.
 - An update to the agent's own working note names the revision it expects; an
   update to anything else files a proposed replacement linked to the original.
 - Agents never delete, approve or reject.
@@ -15,13 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kenning import items, projects
+from kenning import items, policy, projects
 from kenning.errors import InvalidInput
 from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Status
 from kenning.store import Store
 from kenning.where import Where
 
-OWN_SCOPES = items.OWN_SCOPES
 MAX_LESSONS = 3
 
 
@@ -38,9 +38,14 @@ class AgentContext:
     def provenance(self, how: str = "mcp") -> Provenance:
         return self.where.provenance(self.agent, how, model=self.model, session=self.session_id)
 
+    @property
+    def actor(self) -> policy.Actor:
+        """The agent, working where it runs (no person can be asked from here)."""
+        return policy.Actor(self.agent, self.where.scopes)
+
     def owns(self, scope: Scope) -> bool:
         """Whether `scope` is one of this agent's own working scopes where it runs."""
-        return items.is_own(scope, self.where.scopes)
+        return self.actor.owns(scope)
 
     def own_scope(self) -> Scope:
         """The working scope an agent's notes default to."""
@@ -66,16 +71,9 @@ def propose(
     links: Sequence[str] = (),
     evidence: str = "",
 ) -> Item:
-    """Save an agent's memory: active in its own scopes, proposed in shared ones."""
+    """Save an agent's memory: a working note in its own scopes is active; its rules, and
+    anything in a shared scope (which needs evidence), are proposed."""
     target = ctx.where.scope(scope) if scope else ctx.own_scope()
-    if target.type is ScopeType.AGENT and target.value != ctx.agent:
-        raise InvalidInput(f"{ctx.agent} may write to agent:{ctx.agent}, not {target}")
-    own = ctx.owns(target)
-    if not own and not evidence.strip():
-        raise InvalidInput(
-            f"saving to {target} needs evidence: quote what the person said or what "
-            "happened that prompted this memory"
-        )
     return items.add(
         store,
         text,
@@ -83,9 +81,9 @@ def propose(
         kind=items.parse_kind(kind),
         tags=tags,
         links=links,
-        status=Status.ACTIVE if own else Status.PROPOSED,
         evidence=evidence,
         provenance=ctx.provenance(),
+        actor=ctx.actor,
     )
 
 
@@ -109,7 +107,7 @@ def update(
         from kenning.errors import RevisionConflict
 
         raise RevisionConflict(current.id, expected_revision, current.revision)
-    if ctx.owns(current.scope) and current.status is Status.ACTIVE:
+    if policy.is_free_for(ctx.actor, current):
         updated = items.change(
             store,
             current.id,
@@ -117,6 +115,7 @@ def update(
             expected_revision=expected_revision,
             provenance=ctx.provenance(),
             evidence=evidence or None,
+            actor=ctx.actor,
         )
         return updated, True
     if not evidence.strip():
@@ -184,8 +183,8 @@ def handoff(
         f"{title}\n{body}",
         scope=scope,
         kind=Kind.HANDOFF,
-        status=Status.ACTIVE,
         provenance=ctx.provenance(),
+        actor=ctx.actor,
     )
 
 
@@ -219,4 +218,4 @@ def reflect(
         )
         for text, quote in lessons
     ]
-    return [store.insert_item(item) for item in built]
+    return [items.file_proposal(store, item) for item in built]

@@ -30,7 +30,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning import items, sessions
+from kenning import items, policy, sessions
 from kenning.config import Config, state_dir
 from kenning.errors import InvalidInput, KenningError
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Scope, ScopeType, Session, Status
@@ -252,6 +252,7 @@ def summarize(
             kind=Kind.SUMMARY,
             status=status,
             provenance=provenance,
+            actor=policy.KENNING,
         )
         target = Scope(ScopeType.REPO, session.repo) if session.repo else Scope(ScopeType.GLOBAL)
         for entry in answer.get("items", [])[:MAX_ITEMS]:
@@ -272,6 +273,7 @@ def summarize(
                         status=Status.PROPOSED,
                         evidence=str(entry.get("evidence") or ""),
                         provenance=provenance,
+                        actor=policy.KENNING,
                     )
                 )
             except InvalidInput:

@@ -15,13 +15,13 @@ from typing import Any, TypeVar
 
 import click
 
-from kenning import agentenv, config, items, locate, transfer
+from kenning import agentenv, config, items, locate, policy, transfer
 from kenning import lint as lint_mod
 from kenning import where as where_mod
 from kenning.cli import output
 from kenning.cli.output import emit_json, say
 from kenning.errors import KenningError, NotFound
-from kenning.model import Item, Provenance, Scope
+from kenning.model import Item, Kind, Provenance, Scope, Status
 from kenning.store import ItemQuery, SQLiteStore, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -69,6 +69,11 @@ class State:
             store = self.store if config.db_path().exists() else None
             self._where = locate.here(store, self.config, agent=agentenv.detect_agent())
         return self._where
+
+    def actor(self) -> policy.Actor:
+        """Who runs this command: a person, or the agent whose shell this is (who may
+        ask a person on the terminal)."""
+        return policy.Actor.from_env(here=self.where().scopes, confirm=agentenv.confirm_on_tty)
 
     def scope(self, text: str) -> Scope:
         """A scope as typed on the command line; a bare `repo` etc. is the one here."""
@@ -121,10 +126,17 @@ def provenance_here(state: State, how: str = "cli") -> Provenance:
     return replace(here.provenance(here.agent or "user", how), host=os.uname().nodename)
 
 
-def guard_change(state: State, item: Item, action: str, new_scope: Scope | None = None) -> None:
-    """From an agent's shell, changing anything but its own working note needs a person."""
-    if items.needs_person(item, agentenv.detect_agent(), new_scope, state.where().scopes):
-        agentenv.require_person(f"{action} memory {item.id[-6:].lower()} ({item.scope})")
+def guard_change(
+    state: State,
+    item: Item,
+    action: str,
+    new_scope: Scope | None = None,
+    new_kind: Kind | None = None,
+    actor: policy.Actor | None = None,
+) -> policy.Actor:
+    """Ask before the change when the policy wants a person (from an agent's shell, for
+    anything but its own working note); the actor to change it as."""
+    return policy.check_change(actor or state.actor(), item, action, new_scope, new_kind)
 
 
 def read_stdin_text() -> str:
@@ -200,7 +212,6 @@ def add(
         body = read_stdin_text()
     here = state.where()
     target = state.scope(scope) if scope else items.default_scope(here.repo)
-    status = items.status_for_new(target, here.agent, propose, here.scopes)
     item = items.add(
         state.store,
         body,
@@ -209,20 +220,31 @@ def add(
         tags=tags,
         links=links,
         pinned=pin,
-        status=status,
+        propose=propose,
         evidence=evidence or "",
         template=template,
         provenance=provenance_here(state),
         ttl_days=state.config.get("tasks.ttl_days"),
+        actor=state.actor(),
     )
     if as_json:
         emit_json(item.to_dict())
         return
     click.echo(item.id[-6:].lower())
+    short = item.id[-6:].lower()
+    if item.status is Status.DISMISSED:
+        say(
+            f"set aside {item.kind.value} {short} in {item.scope}: a person dismissed the same "
+            f"statement before ({item.dismiss_reason}); it is proposed again when "
+            f"{items.SESSIONS_TO_PROPOSE_AGAIN} sessions have repeated it"
+        )
+        return
     note = (
-        " (proposed: a person approves it with `ken approve`)" if status.value == "proposed" else ""
+        " (proposed: a person approves it with `ken approve`)"
+        if item.status.value == "proposed"
+        else ""
     )
-    say(f"added {item.kind.value} {item.id[-6:].lower()} to {item.scope}{note}")
+    say(f"added {item.kind.value} {short} to {item.scope}{note}")
 
 
 # --- reading -------------------------------------------------------------------------
@@ -403,14 +425,16 @@ def edit(state: State, ref: str, in_place: bool) -> None:
         return
     fields, body = _parse_editor_text(after)
     new_scope = state.scope(fields["scope"]) if fields.get("scope") else None
-    guard_change(state, item, "edit", new_scope)
+    new_kind = items.parse_kind(fields.get("kind")) if fields.get("kind") else None
+    actor = guard_change(state, item, "edit", new_scope, new_kind)
     tags = [t for t in fields.get("tags", "").split(",") if t.strip()]
     links = [x.strip() for x in fields.get("links", "").split(",") if x.strip()]
     updated = items.change(
         state.store,
         item.id,
+        actor=actor,
         text=body,
-        kind=items.parse_kind(fields.get("kind")) if fields.get("kind") else None,
+        kind=new_kind,
         scope=new_scope,
         add_tags=tags,
         remove_tags=[t for t in item.tags if t not in items.clean_tags(tags)],
@@ -453,12 +477,14 @@ def update(
     """Change a memory through flags (edit, for scripts). Each change is a new version."""
     item = items.get(state.store, ref)
     new_scope = state.scope(scope) if scope else None
-    guard_change(state, item, "update", new_scope)
+    new_kind = items.parse_kind(kind)
+    actor = guard_change(state, item, "update", new_scope, new_kind)
     updated = items.change(
         state.store,
         item.id,
+        actor=actor,
         text=text,
-        kind=items.parse_kind(kind),
+        kind=new_kind,
         scope=new_scope,
         add_tags=add_tag,
         remove_tags=remove_tag,
@@ -482,27 +508,31 @@ def _all_or_nothing(state: State, refs: Sequence[str], action: str) -> list[Item
     return chosen
 
 
-def _status_command(action: str, past: str, doc: str, person: bool) -> None:
+def _status_command(action: str, past: str, doc: str) -> None:
     @cli.command(action, help=doc, epilog=example(f"ken {action} 3kq9zd"))
     @click.argument("refs", nargs=-1, required=True)
     @json_option
     @pass_state
     def command(state: State, refs: tuple[str, ...], as_json: bool) -> None:
         chosen = _all_or_nothing(state, refs, action)
-        if person:
-            agentenv.require_person(f"{action} {' '.join(refs)}")
-        done = [items.set_status(state.store, item.id, action) for item in chosen]
+        actor = policy.require_person(state.actor(), f"{action} {' '.join(refs)}")
+        done = [items.set_status(state.store, i.id, action, actor=actor) for i in chosen]
         if as_json:
             emit_json([i.to_dict() for i in done])
             return
         for item in done:
-            say(f"{past} {item.id[-6:].lower()}: {item.title}")
+            status = f" as {item.status.value}" if action == "restore" else ""
+            say(f"{past} {item.id[-6:].lower()}{status}: {item.title}")
 
 
-_status_command("approve", "approved", "Approve proposed memories: agents are told them.", True)
-_status_command("reject", "rejected", "Reject proposed memories (kept, never told).", True)
-_status_command("archive", "archived", "Archive memories: kept, no longer told.", True)
-_status_command("restore", "restored", "Restore archived, rejected or dismissed memories.", True)
+_status_command("approve", "approved", "Approve proposed memories: agents are told them.")
+_status_command("reject", "rejected", "Reject proposed memories (kept, never told).")
+_status_command("archive", "archived", "Archive memories: kept, no longer told.")
+_status_command(
+    "restore",
+    "restored",
+    "Restore archived, rejected or dismissed memories (a proposal is proposed again).",
+)
 
 
 @cli.command(epilog=example("ken dismiss 3kq9zd --reason one_off"))
@@ -515,8 +545,10 @@ _status_command("restore", "restored", "Restore archived, rejected or dismissed 
 def dismiss(state: State, refs: tuple[str, ...], reason: str, as_json: bool) -> None:
     """Dismiss memories with a reason (kept, never told; `restore` undoes it)."""
     chosen = _all_or_nothing(state, refs, "dismiss")
-    agentenv.require_person(f"dismiss {' '.join(refs)}")
-    done = [items.set_status(state.store, i.id, "dismiss", reason=reason) for i in chosen]
+    actor = policy.require_person(state.actor(), f"dismiss {' '.join(refs)}")
+    done = [
+        items.set_status(state.store, i.id, "dismiss", reason=reason, actor=actor) for i in chosen
+    ]
     if as_json:
         emit_json([i.to_dict() for i in done])
         return
@@ -535,10 +567,11 @@ def _pin_command(name: str, value: bool) -> None:
     @pass_state
     def command(state: State, refs: tuple[str, ...]) -> None:
         chosen = [items.get(state.store, ref) for ref in refs]
+        actor = state.actor()
         for item in chosen:
-            guard_change(state, item, name)
+            actor = guard_change(state, item, name, actor=actor)
         for item in chosen:
-            items.set_pinned(state.store, item.id, value)
+            items.set_pinned(state.store, item.id, value, actor=actor)
             say(f"{name}ned {item.id[-6:].lower()}: {item.title}")
 
 
@@ -584,8 +617,9 @@ def forget(
     if not chosen and not session_id:
         say("nothing matches; nothing forgotten")
         return
-    agentenv.require_person(
-        f"forget {len(chosen)} memories" + (" and a session's prompts" if session_id else "")
+    actor = policy.require_person(
+        state.actor(),
+        f"forget {len(chosen)} memories" + (" and a session's prompts" if session_id else ""),
     )
     if not yes:
         for item in chosen[:10]:
@@ -596,7 +630,7 @@ def forget(
         if not click.confirm(f"Forget {what} for good?", err=True):
             say("nothing forgotten")
             raise SystemExit(1)
-    count = items.forget(state.store, chosen, session_id=session_id)
+    count = items.forget(state.store, chosen, session_id=session_id, actor=actor)
     say(f"forgot {count} memories" + (" and the session's record" if session_id else ""))
 
 

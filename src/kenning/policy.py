@@ -1,0 +1,170 @@
+"""Who may change what: agents propose, people decide (DESIGN principle 2).
+
+The rule lives here, once, and the library asks it where state changes: `items.add`
+(what status a new memory gets, and whether it may be written at all),
+`items.change`, `items.set_pinned`, `items.set_status` and `items.forget`. The CLI,
+the MCP server, the hooks and any later face call those, so each gets the same answer
+without repeating the rule.
+
+- **Who acts** is an `Actor`: a person (or kenning itself, recording on a person's
+  behalf), or an agent, with the scopes where it works when they are known. When a
+  caller does not say, the environment decides: inside an agent's shell (see
+  `kenning.agentenv`) the actor is that agent.
+- **An agent's working notes** (note, task, handoff, summary) in its own scopes (the
+  session, workstream and project it works in) are active at once. **Its rules**
+  (preference, correction, decision, fact, lesson: anything that steers other agents)
+  and whatever it writes to a shared scope (repo, workspace, agent, global, another
+  place's working scope) wait as proposals. A write to a shared scope needs evidence.
+- **Changing** an item is free for an agent only on its own active working note;
+  anything else needs a person. **Deciding** (approve, reject, archive, dismiss,
+  restore, forget) always needs a person.
+- **A person** is there when the actor is one, or when the face could ask one and they
+  said yes (`Actor.confirm`, the CLI's terminal question); otherwise `NeedsPerson`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from kenning.agentenv import detect_agent
+from kenning.errors import InvalidInput, NeedsPerson
+from kenning.model import Item, Kind, Scope, ScopeType, Status
+
+# Kinds an agent writes as its own working state, told at once in its own scopes.
+WORKING_KINDS = frozenset({Kind.NOTE, Kind.TASK, Kind.HANDOFF, Kind.SUMMARY})
+# Kinds that steer other agents: an agent's always wait for a person.
+RULE_KINDS = frozenset(Kind) - WORKING_KINDS
+OWN_SCOPES = frozenset({ScopeType.SESSION, ScopeType.WORKSTREAM, ScopeType.PROJECT})
+# Writers whose memories are a person's own (or kenning's record of a person's files).
+PEOPLE = frozenset({"user", "ken"})
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who is changing memory: a person (agent None) or an agent."""
+
+    agent: str | None = None
+    # The scopes where the agent works; None when not known (then any session,
+    # workstream or project counts as its own).
+    here: tuple[Scope, ...] | None = None
+    # Asks a person to allow an action (True: allowed); None when no one can be asked.
+    confirm: Callable[[str, str], bool] | None = None
+    confirmed: bool = False  # a person already allowed this command's action
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Mapping[str, str] | None = None,
+        here: Sequence[Scope] | None = None,
+        confirm: Callable[[str, str], bool] | None = None,
+    ) -> Actor:
+        """The agent whose shell this is, else a person."""
+        return cls(detect_agent(env), None if here is None else tuple(here), confirm)
+
+    @property
+    def is_person(self) -> bool:
+        return self.agent is None or self.confirmed
+
+    def owns(self, scope: Scope) -> bool:
+        """Whether `scope` is one of this agent's own working scopes."""
+        if scope.type not in OWN_SCOPES:
+            return False
+        return self.here is None or scope in self.here
+
+
+PERSON = Actor()
+# kenning recording on a person's behalf: project files, automatic handoffs, summaries the
+# person turned on. Its writes choose their own status; it decides nothing.
+KENNING = PERSON
+
+
+def resolve(actor: Actor | None) -> Actor:
+    """The actor a library call acts as: the one given, else from the environment."""
+    return actor if actor is not None else Actor.from_env()
+
+
+def status_for_new(
+    actor: Actor, scope: Scope, kind: Kind = Kind.NOTE, propose: bool = False
+) -> Status:
+    """Active for a person, and for an agent's working note in its own scope; proposed
+    otherwise, or when the writer asks to propose."""
+    if propose:
+        return Status.PROPOSED
+    if actor.agent is None:
+        return Status.ACTIVE
+    if kind in RULE_KINDS or not actor.owns(scope):
+        return Status.PROPOSED
+    return Status.ACTIVE
+
+
+def check_new(actor: Actor, scope: Scope, kind: Kind, status: Status, evidence: str) -> None:
+    """Refuse what an agent may not write as asked (nothing is stored then)."""
+    if actor.agent is None:
+        return
+    if scope.type is ScopeType.AGENT and scope.value != actor.agent:
+        raise InvalidInput(f"{actor.agent} may write to agent:{actor.agent}, not {scope}")
+    allowed = status_for_new(actor, scope, kind)
+    if status is Status.ACTIVE and allowed is not Status.ACTIVE:
+        raise NeedsPerson(
+            f"{actor.agent} cannot make a {kind.value} in {scope} active: an agent's rules "
+            "and shared memories wait for a person (store it as proposed)"
+        )
+    if not actor.owns(scope) and not evidence.strip():
+        raise InvalidInput(
+            f"saving to {scope} needs evidence: quote what the person said or what "
+            "happened that prompted this memory"
+        )
+
+
+def is_free_for(
+    actor: Actor, item: Item, new_scope: Scope | None = None, new_kind: Kind | None = None
+) -> bool:
+    """Whether `actor` may change `item` without a person: always for a person; for an
+    agent only its own active working note, kept a working note in its own scopes."""
+    if actor.is_person:
+        return True
+    scopes = [item.scope] + ([new_scope] if new_scope else [])
+    kinds = [item.kind] + ([new_kind] if new_kind else [])
+    return (
+        item.status is Status.ACTIVE
+        and all(actor.owns(s) for s in scopes)
+        and all(k in WORKING_KINDS for k in kinds)
+    )
+
+
+def require_person(actor: Actor, action: str) -> Actor:
+    """Go on only with a person: returns the actor, confirmed, or raises NeedsPerson."""
+    if actor.is_person:
+        return actor
+    if actor.confirm is None:
+        raise NeedsPerson(
+            f"{action} needs a person (agents propose, people decide): ask the person to run "
+            "it in their own terminal; nothing changed"
+        )
+    if not actor.confirm(f"{actor.agent} wants to {action}. Allow it?", action):
+        raise NeedsPerson(f"{action} was not confirmed by a person; nothing changed")
+    return replace(actor, confirmed=True)
+
+
+def check_change(
+    actor: Actor,
+    item: Item,
+    action: str,
+    new_scope: Scope | None = None,
+    new_kind: Kind | None = None,
+) -> Actor:
+    """Changing `item` (edit, update, pin): free on an agent's own working note, else
+    a person must allow it. Returns the actor, confirmed when a person was asked."""
+    if is_free_for(actor, item, new_scope, new_kind):
+        return actor
+    return require_person(actor, f"{action} memory {item.id[-6:].lower()} ({item.scope})")
+
+
+def unreviewed_from(item: Item) -> str | None:
+    """The agent whose working note this is, when no person has reviewed it: packs and
+    recall label it so an agent reading it knows it is another agent's word."""
+    who = item.provenance.who
+    if item.status is Status.ACTIVE and item.reviewed_at is None and who not in PEOPLE:
+        return who
+    return None

@@ -1,0 +1,249 @@
+"""Who may change what (kenning.policy), enforced by the library where state changes.
+
+Agents' rules wait for a person while their working notes do not; deciding needs a
+person whatever face asks; a restored proposal waits again; a dismissed statement
+proposed again is set aside until more sessions repeat it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import ken, ken_proc
+from helpers import add, one_line_error, opened, snapshot
+from kenning import items, policy, proposals
+from kenning import where as where_mod
+from kenning.errors import InvalidInput, NeedsPerson
+from kenning.model import Kind, Provenance, Scope, Status
+from kenning.pack import build_pack, render_item
+from kenning.store import ItemQuery
+
+REPO = "github.com/acme/shop"
+WORKSTREAM = f"workstream:{REPO}#main"
+
+
+@pytest.fixture
+def store(db_path):
+    with opened(db_path) as s:
+        yield s
+
+
+# --- 4: agents' rules wait for a person, working notes do not ------------------------------
+
+
+@pytest.mark.parametrize("kind", list(Kind))
+def test_an_agents_rules_are_proposed_in_any_scope_and_its_working_notes_active_in_its_own(kind):
+    agent = policy.Actor("claude", (Scope.parse(WORKSTREAM), Scope.parse("project:cart")))
+    steers = kind in (Kind.PREFERENCE, Kind.CORRECTION, Kind.DECISION, Kind.FACT, Kind.LESSON)
+    for own in (WORKSTREAM, "project:cart"):
+        got = policy.status_for_new(agent, Scope.parse(own), kind)
+        assert got is (Status.PROPOSED if steers else Status.ACTIVE), (kind, own)
+    for shared in (f"repo:{REPO}", "global", "workspace:acme", "workstream:x#other"):
+        assert policy.status_for_new(agent, Scope.parse(shared), kind) is Status.PROPOSED
+    assert policy.status_for_new(policy.PERSON, Scope.parse("global"), kind) is Status.ACTIVE
+
+
+def test_an_agent_cannot_store_a_rule_as_active_through_the_library(store):
+    agent = policy.Actor("codex", (Scope.parse(WORKSTREAM),))
+    with pytest.raises(NeedsPerson, match="wait for a person"):
+        items.add(
+            store,
+            "Prefer tabs",
+            scope=Scope.parse(WORKSTREAM),
+            kind=Kind.PREFERENCE,
+            status=Status.ACTIVE,
+            actor=agent,
+        )
+    note = items.add(store, "Halfway through", scope=Scope.parse(WORKSTREAM), actor=agent)
+    assert note.status is Status.ACTIVE
+    assert store.count_items() == 1
+
+
+def test_ken_add_from_an_agents_shell_proposes_rules_and_asks_evidence_for_shared_scopes(git_repo):
+    env = {"CODEX_THREAD_ID": "t1"}
+    rule = ken_proc(
+        "add",
+        "Prefer tabs",
+        "-k",
+        "preference",
+        "-s",
+        "workstream",
+        "--json",
+        env=env,
+        cwd=git_repo,
+    )
+    note = ken_proc(
+        "add", "Cart refactor halfway", "-s", "workstream", "--json", env=env, cwd=git_repo
+    )
+    bare = ken_proc("add", "Deploys need a ticket", "-s", "repo", env=env, cwd=git_repo)
+    backed = ken_proc(
+        "add",
+        "Deploys need a ticket",
+        "-s",
+        "repo",
+        "--json",
+        "-e",
+        "person: every deploy needs a ticket",
+        env=env,
+        cwd=git_repo,
+    )
+    assert json.loads(rule.stdout)["status"] == "proposed"
+    assert json.loads(note.stdout)["status"] == "active"
+    assert bare.returncode == 1
+    assert "needs evidence" in one_line_error(bare.stderr)
+    assert json.loads(backed.stdout)["status"] == "proposed"
+    assert len(snapshot()) == 3
+
+
+def test_packs_and_recall_label_an_agents_unreviewed_working_notes(git_repo, monkeypatch):
+    monkeypatch.chdir(git_repo)
+    env = {"CODEX_THREAD_ID": "t1"}
+    note = ken_proc(
+        "add",
+        "Checkout flow half migrated to the cart service",
+        "-s",
+        "workstream",
+        env=env,
+        cwd=git_repo,
+    )
+    assert note.returncode == 0, note.stderr
+    mine = ken("add", "Checkout flow tests live in tests/cart").stdout.strip()
+    pack = ken("pack").stdout
+    line = next(x for x in pack.splitlines() if "half migrated" in x)
+    assert line.endswith(f"(from codex, unreviewed) [m:{note.stdout.strip()}]")
+    assert "unreviewed" not in next(x for x in pack.splitlines() if mine in x)
+    recalled = ken("recall", "where is the checkout flow migration to the cart service").stdout
+    assert "(from codex, unreviewed)" in recalled
+
+
+def test_an_approved_or_persons_memory_carries_no_label(store):
+    agent_note = add("Agent note", store, provenance=Provenance(who="claude", how="mcp"))
+    assert "(from claude, unreviewed)" in render_item(agent_note)
+    approved = add("Agent rule", store, status=Status.PROPOSED, provenance=Provenance(who="claude"))
+    approved = items.set_status(store, approved.id, "approve")
+    assert "unreviewed" not in render_item(approved)
+    assert "unreviewed" not in render_item(add("Mine", store))
+    pack = build_pack(store, ["global"])
+    assert "Agent note (from claude, unreviewed)" in pack.text
+
+
+# --- 13: the rule is the library's, so every face gets it ----------------------------------
+
+
+def test_deciding_and_changing_shared_memory_through_the_library_needs_a_person(store, monkeypatch):
+    shared = add("Deploys go through make release", store, scope=f"repo:{REPO}")
+    proposal = add("A proposal", store, status=Status.PROPOSED)
+    own = add("Agent's working note", store, scope=WORKSTREAM)
+    before = snapshot()
+    monkeypatch.setenv("CLAUDECODE", "1")  # an agent's shell: the library acts as claude
+    attempts = [
+        lambda: items.set_status(store, proposal.id, "approve"),
+        lambda: items.set_status(store, proposal.id, "reject"),
+        lambda: items.set_status(store, shared.id, "archive"),
+        lambda: items.set_status(store, shared.id, "dismiss", reason="wrong"),
+        lambda: items.forget(store, [shared]),
+        lambda: items.set_pinned(store, shared.id, True),
+        lambda: items.change(store, shared.id, text="Deploys may be manual"),
+        lambda: items.change(store, own.id, kind=Kind.PREFERENCE),
+        lambda: items.change(store, own.id, scope=Scope.parse("global")),
+    ]
+    for attempt in attempts:
+        with pytest.raises(NeedsPerson, match="needs a person"):
+            attempt()
+    assert snapshot() == before
+    changed = items.change(store, own.id, text="Agent's working note, updated")
+    assert changed.title == "Agent's working note, updated"
+    asked: list[str] = []
+    yes = policy.Actor("claude", confirm=lambda question, action: asked.append(question) or True)
+    assert items.set_status(store, proposal.id, "approve", actor=yes).status is Status.ACTIVE
+    assert asked == [f"claude wants to approve {proposal.id[-6:].lower()}. Allow it?"]
+
+
+def test_the_mcp_write_path_cannot_decide_even_with_a_persons_environment(store, git_repo):
+    proposal = add("A proposal", store, status=Status.PROPOSED)
+    agent = proposals.AgentContext("codex", where_mod.detect(git_repo, env={})).actor
+    with pytest.raises(NeedsPerson, match="ask the person"):
+        items.set_status(store, proposal.id, "approve", actor=agent)
+    assert store.get_item(proposal.id).status is Status.PROPOSED
+
+
+# --- 12: restore and dismissed statements ----------------------------------------------------
+
+
+def test_restore_sends_a_rejected_or_dismissed_proposal_back_to_proposed(store):
+    rejected = add("Rejected idea", store, status=Status.PROPOSED)
+    items.set_status(store, rejected.id, "reject")
+    dismissed = add("Dismissed idea", store, status=Status.PROPOSED)
+    items.set_status(store, dismissed.id, "dismiss", reason="one_off")
+    archived = add("Archived proposal", store, status=Status.PROPOSED)
+    items.set_status(store, archived.id, "archive")
+    active = add("Active, then dismissed", store)
+    items.set_status(store, active.id, "dismiss", reason="covered")
+    got = {
+        i.title: items.set_status(store, i.id, "restore").status
+        for i in (rejected, dismissed, archived, active)
+    }
+    assert got == {
+        "Rejected idea": Status.PROPOSED,
+        "Dismissed idea": Status.PROPOSED,
+        "Archived proposal": Status.PROPOSED,
+        "Active, then dismissed": Status.ACTIVE,
+    }
+    assert store.get_item(rejected.id).reviewed_at is None
+
+
+def test_ken_restore_of_a_rejected_proposal_leaves_it_proposed():
+    item = add("An agent's proposal", status=Status.PROPOSED).id[-6:].lower()
+    assert ken("reject", item).exit_code == 0
+    assert "as proposed" in ken("restore", item).stderr
+    assert json.loads(ken("show", item, "--json").stdout)["status"] == "proposed"
+
+
+def _agent_in(git_repo: Path, session: str) -> proposals.AgentContext:
+    return proposals.AgentContext("claude", where_mod.detect(git_repo, env={}), session_id=session)
+
+
+def test_a_dismissed_statement_proposed_again_waits_for_two_more_sessions(store, git_repo):
+    first = proposals.propose(
+        store, _agent_in(git_repo, "S0"), "Always run the full test suite", kind="preference"
+    )
+    items.set_status(store, first.id, "dismiss", reason="one_off")
+    again = [
+        proposals.propose(store, _agent_in(git_repo, session), text, kind="preference")
+        for session, text in (
+            ("S1", "always run the full test-suite!"),
+            ("S1", "Always  run the full test suite."),  # the same session again
+            ("S0", "ALWAYS run the full test suite"),  # the session that first said it
+            ("S2", "Always run the full test suite"),
+        )
+    ]
+    assert [i.status for i in again] == [Status.DISMISSED] * 4
+    assert all(f"item:{first.id}" in [str(x) for x in i.links] for i in again)
+    assert {i.dismiss_reason for i in again} == {"one_off"}
+    third = proposals.propose(
+        store, _agent_in(git_repo, "S3"), "Always run the full test suite", kind="preference"
+    )
+    assert third.status is Status.PROPOSED
+    assert "Proposed again by 3 sessions after a person dismissed it (one_off" in third.evidence
+    other = proposals.propose(
+        store, _agent_in(git_repo, "S4"), "Always run the quick tests", kind="preference"
+    )
+    assert other.status is Status.PROPOSED
+    proposed = store.list_items(ItemQuery(statuses=("proposed",)))
+    assert {i.id for i in proposed} == {third.id, other.id}
+
+
+def test_a_person_adding_a_dismissed_statement_is_not_set_aside(store):
+    first = add("Use tabs", store, status=Status.PROPOSED, provenance=Provenance(who="codex"))
+    items.set_status(store, first.id, "dismiss", reason="wrong")
+    assert items.add(store, "Use tabs", scope=Scope.parse("global")).status is Status.ACTIVE
+
+
+def test_an_agents_shared_write_without_evidence_stores_nothing(store, git_repo):
+    ctx = _agent_in(git_repo, "S1")
+    with pytest.raises(InvalidInput, match="needs evidence"):
+        proposals.propose(store, ctx, "Use pnpm", scope="repo")
+    assert store.count_items() == 0
