@@ -920,3 +920,101 @@ def test_an_agents_rules_wait_for_a_person_even_in_its_own_workstream(git_repo: 
         assert got[kind]["status"] == "active", kind
         assert f"A {kind} about the checkout (from codex, unreviewed)" in got["context"]
     assert "A preference about" not in got["context"]
+
+
+def _write_config(text: str) -> None:
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+WRITES: list[tuple[str, dict[str, Any]]] = [
+    ("memory_propose", {"text": "A note"}),
+    ("memory_propose", {"text": "A rule", "scope": "repo", "evidence": "he said"}),
+    ("memory_handoff", {"done": "d", "state": "s", "next": "n"}),
+    ("record_reflection", {"lessons": [{"lesson": "Run ruff", "evidence": "you forgot"}]}),
+]
+
+
+def test_with_memory_off_every_mcp_write_is_refused_and_says_why(
+    git_repo: Path, seeded: dict[str, Item]
+) -> None:
+    _write_config("[memory]\nenabled = false\n")
+    note = seeded["note"]
+
+    async def scenario(server: Server) -> None:
+        update = {"id": note.id, "text": "t", "expected_revision": note.revision}
+        for tool, args in [*WRITES, ("memory_update", update)]:
+            text = await server.error(tool, args)
+            assert "memory is turned off (memory.enabled = false" in text, tool
+        for tool, args in (
+            ("memory_search", {"query": "zebrafish"}),
+            ("memory_get", {"id": note.id}),
+        ):
+            assert "turned off" in await server.error(tool, args)
+
+    drive(git_repo, scenario)
+    assert set(all_items()) == {i.id for i in seeded.values()}
+
+
+def test_with_capture_off_for_the_repo_mcp_writes_there_are_refused(
+    git_repo: Path, seeded: dict[str, Item], tmp_path: Path
+) -> None:
+    _write_config(f'[memory.repos."{REPO}"]\ncapture = false\n')
+    elsewhere = tmp_path / "plain"
+    elsewhere.mkdir()
+
+    async def in_repo(server: Server) -> None:
+        for tool, args in WRITES:
+            text = await server.error(tool, args)
+            assert f"memory capture is off for {REPO}" in text, tool
+        note = seeded["note"]
+        update = {"id": note.id, "text": "t", "expected_revision": note.revision}
+        assert "capture is off" in await server.error("memory_update", update)
+        found = await server.ok("memory_search", {"query": "zebrafish"})
+        assert [r["id"] for r in found["results"]] == [seeded["deploy"].id]  # reading is fine
+
+    async def from_elsewhere(server: Server) -> None:
+        args = {"text": "About the shop", "scope": f"repo:{REPO}", "evidence": "e"}
+        assert "capture is off" in await server.error("memory_propose", args)
+        saved = await server.ok(
+            "memory_propose", {"text": "Fine here", "scope": "global", "evidence": "e"}
+        )
+        assert saved["status"] == "proposed"
+
+    drive(git_repo, in_repo)
+    drive(elsewhere, from_elsewhere)
+    assert len(all_items()) == len(seeded) + 1
+
+
+def test_with_deliver_off_no_mcp_read_returns_the_repos_memory_from_anywhere(
+    git_repo: Path, seeded: dict[str, Item], tmp_path: Path
+) -> None:
+    _write_config(f'[memory.repos."{REPO}"]\ndeliver = false\n')
+    deploy, note, style = seeded["deploy"], seeded["note"], seeded["style"]
+    with opened() as store:
+        session_note = add(
+            "Session note about the zebrafish",
+            store,
+            scope="session:claude:s9",
+            provenance=where_mod.detect(git_repo).provenance("claude", "mcp"),
+        )
+    elsewhere = tmp_path / "plain"
+    elsewhere.mkdir()
+
+    async def anywhere(server: Server) -> None:
+        for scopes in (None, [f"repo:{REPO}"], [f"workstream:{WORKSTREAM}"], ["session:claude:s9"]):
+            args: dict[str, Any] = {"query": "zebrafish"}
+            if scopes:
+                args["scopes"] = scopes
+            found = await server.ok("memory_search", args)
+            assert found["results"] == [], scopes
+        for hidden in (deploy, note, session_note):
+            text = await server.error("memory_get", {"id": hidden.id})
+            assert "deliver = false" in text
+        assert (await server.ok("memory_get", {"id": style.id}))["id"] == style.id
+        context = await server.ok("memory_context")
+        assert deploy.title not in context["text"] and note.title not in context["text"]
+
+    drive(git_repo, anywhere)
+    drive(elsewhere, anywhere)

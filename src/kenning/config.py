@@ -19,6 +19,7 @@ from typing import Any
 
 from kenning import paths
 from kenning.errors import InvalidInput
+from kenning.model import repo_key
 
 
 class Command(list[str]):
@@ -281,14 +282,173 @@ class Config:
             return "file"
         return "default"
 
+    def repo_switches(self) -> dict[str, dict[str, bool]]:
+        """Each repo's switches (`capture`, `deliver`), keyed as scopes key repos.
+
+        Read from `[memory.repos."<repo>"]`, the form in the docs, and from the older
+        `[repos."<repo>"]` where the new table does not say (`ken doctor` asks to move
+        it). Repo names are normalized as `--scope repo:` is, so
+        `"GitHub.com/Acme/Shop"` and `"git@github.com:acme/shop.git"` both name
+        `github.com/acme/shop`; values that are not true or false are ignored here and
+        reported by `ken doctor`.
+        """
+        found: dict[str, dict[str, bool]] = {}
+        memory = self.file.get("memory")
+        tables = [self.file.get("repos"), memory.get("repos") if isinstance(memory, dict) else None]
+        for table in tables:  # the old form first, so the new one wins
+            if not isinstance(table, dict):
+                continue
+            for name, entry in table.items():
+                if not isinstance(entry, dict):
+                    continue
+                try:
+                    key = repo_key(str(name))
+                except ValueError:
+                    continue
+                switches = found.setdefault(key, {})
+                switches.update(
+                    {k: v for k, v in entry.items() if k in SWITCHES and isinstance(v, bool)}
+                )
+        return found
+
     def repo_setting(self, repo: str | None, name: str, default: bool = True) -> bool:
-        """A per-repo switch such as `[repos."github.com/org/app"] capture = false`."""
+        """A per-repo switch such as `[memory.repos."github.com/org/app"] capture = false`."""
         if not repo:
             return default
-        repos = self.file.get("repos", {})
-        entry = repos.get(repo, {}) if isinstance(repos, dict) else {}
-        value = entry.get(name, default) if isinstance(entry, dict) else default
-        return bool(value)
+        return self.repo_switches().get(repo, {}).get(name, default)
+
+    def repos_with(self, name: str, value: bool) -> set[str]:
+        """The repos whose switch `name` is set to `value` (e.g. deliver = false)."""
+        return {repo for repo, sw in self.repo_switches().items() if sw.get(name) is value}
+
+
+# --- what config.toml holds that kenning does not read ------------------------------
+
+SWITCHES = ("capture", "deliver")
+# `[agents.NAME]`: how `ken handoff` starts an agent.
+AGENT_KEYS = frozenset({"command", "context", "model_flag", "resume", "prompt_flag"})
+_TABLES = {key.rpartition(".")[0] for key in BY_KEY} - {""}
+_TABLES |= {t.rpartition(".")[0] for t in _TABLES} - {""}
+
+
+@dataclass(frozen=True, slots=True)
+class FileProblem:
+    """Something in config.toml that kenning does not read as written."""
+
+    key: str  # where: `memory.budgett`, `[repos."github.com/a/b"]`
+    detail: str
+    fix: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"key": self.key, "detail": self.detail, "fix": self.fix}
+
+
+def _quoted(name: str) -> str:
+    return name if name.replace("_", "").replace("-", "").isalnum() else f'"{name}"'
+
+
+def _switch_problems(table: dict[str, Any], prefix: str) -> list[FileProblem]:
+    out = []
+    for repo, entry in table.items():
+        where = f'{prefix}."{repo}"'
+        if not isinstance(entry, dict):
+            out.append(
+                FileProblem(where, "is not a table", f"write [{where}] with capture/deliver")
+            )
+            continue
+        for key, value in entry.items():
+            if key not in SWITCHES:
+                out.append(
+                    FileProblem(f"{where}.{key}", "is not a switch", "use capture or deliver")
+                )
+            elif not isinstance(value, bool):
+                out.append(
+                    FileProblem(f"{where}.{key}", f"is {value!r}", "set it to true or false")
+                )
+    return out
+
+
+def _workspace_problems(table: dict[str, Any]) -> list[FileProblem]:
+    def folders(value: Any) -> bool:
+        return isinstance(value, str) or (
+            isinstance(value, list) and all(isinstance(f, str) for f in value)
+        )
+
+    return [
+        FileProblem(
+            f"workspaces.{_quoted(name)}",
+            "is not a folder or a list of folders",
+            'write NAME = ["~/src/a", "~/src/b"]',
+        )
+        for name, value in table.items()
+        if not folders(value)
+    ]
+
+
+def _agent_problems(table: dict[str, Any]) -> list[FileProblem]:
+    out = []
+    for agent, entry in table.items():
+        where = f"agents.{_quoted(agent)}"
+        if not isinstance(entry, dict):
+            out.append(FileProblem(where, "is not a table", f"write [{where}]"))
+            continue
+        out.extend(
+            FileProblem(
+                f"{where}.{key}",
+                "is not an agent setting",
+                f"use {', '.join(sorted(AGENT_KEYS))}",
+            )
+            for key in entry
+            if key not in AGENT_KEYS
+        )
+    return out
+
+
+def _legacy_repo_problems(table: dict[str, Any]) -> list[FileProblem]:
+    moved = [
+        FileProblem(
+            f'[repos."{repo}"]',
+            "is the old place for a repo's switches (still read)",
+            f'rename the table to [memory.repos."{repo}"]',
+        )
+        for repo in table
+    ]
+    return moved + _switch_problems(table, "repos")
+
+
+def file_problems(data: dict[str, Any]) -> list[FileProblem]:
+    """Every table and key in a parsed config.toml that kenning would not read as
+    written: unknown names, the old `[repos."<repo>"]` form, switches that are not true
+    or false. `ken doctor` and `ken config list` report them."""
+    special = {
+        "memory.repos": lambda t: _switch_problems(t, "memory.repos"),
+        "repos": _legacy_repo_problems,
+        "workspaces": _workspace_problems,
+        "agents": _agent_problems,
+    }
+    out: list[FileProblem] = []
+
+    def walk(node: dict[str, Any], prefix: str) -> None:
+        for name, value in node.items():
+            key = f"{prefix}{_quoted(name)}"
+            if key in BY_KEY:
+                continue
+            if key in special and isinstance(value, dict):
+                out.extend(special[key](value))
+            elif key in _TABLES and isinstance(value, dict):
+                walk(value, f"{key}.")
+            else:
+                out.append(
+                    FileProblem(
+                        key,
+                        f"is not a kenning {'table' if isinstance(value, dict) else 'setting'}; "
+                        "it is ignored",
+                        "remove it or fix its name (`ken config list` shows every setting)",
+                    )
+                )
+
+    walk(data, "")
+    return out
 
 
 def set_value(key: str, raw: str, path: Path | None = None) -> Any:

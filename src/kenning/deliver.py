@@ -1,30 +1,75 @@
 """Giving memory to agents: packs and recall, with the privacy switches applied, and a
 record of exactly what each session was told.
 
-`memory.enabled = false` turns everything off; `memory.deliver_to` names the agent
-kinds that get packs and recall; a repo with `deliver = false` in `[repos."<repo>"]`
-never has its items or sessions put in a pack or a recall; a repo with
-`capture = false` is not recorded at all (not even a session row).
+The switches bind every face that gives memory to agents or takes it from them (hooks,
+the MCP server, `ken pack` and `ken recall`):
+
+- `memory.enabled = false` turns everything off: nothing is delivered, and every
+  write an agent asks for is refused with why.
+- `memory.deliver_to` names the agent kinds that get packs and recall.
+- A repo with `deliver = false` in `[memory.repos."<repo>"]` never has its items or
+  sessions given to an agent, wherever the agent runs: not in a pack, a recall, a
+  search, a get by id or a session history. Its items are those in its repo scope, in
+  its workstreams (`<repo>#<branch>`), and session notes written in it.
+- A repo with `capture = false` is not recorded at all (not even a session row), and
+  an agent's write there, or to that repo's scopes from elsewhere, is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from kenning.config import Config
-from kenning.model import Session
-from kenning.pack import Pack, build_pack, deliverable_scopes
+from kenning.errors import InvalidInput
+from kenning.model import Item, Scope, ScopeType, Session
+from kenning.pack import Pack, build_pack
 from kenning.recall import Recall, RecallSettings, recall
 from kenning.sessions import clip_prompt
 from kenning.store import SQLiteStore
 from kenning.where import Where
 
 
-def blocked_repos(config: Config, where: Where) -> set[str]:
-    """Repos here whose memory must not be delivered."""
-    if where.repo and not config.repo_setting(where.repo, "deliver"):
-        return {where.repo}
-    return set()
+def blocked_repos(config: Config) -> set[str]:
+    """Every repo whose memory must not be delivered (`deliver = false`), wherever the
+    agent runs."""
+    return config.repos_with("deliver", False)
+
+
+def scope_repo(scope: Scope) -> str | None:
+    """The repo a scope belongs to: its own (repo:) or its branch's (workstream:)."""
+    if scope.type is ScopeType.REPO:
+        return scope.value
+    if scope.type is ScopeType.WORKSTREAM and "#" in scope.value:
+        return scope.value.rpartition("#")[0]
+    return None
+
+
+def _in_blocked(scope: Scope, blocked: set[str]) -> bool:
+    if scope.type is ScopeType.WORKSTREAM:  # a branch name may hold '#': match prefixes
+        return any(scope.value.startswith(f"{repo}#") for repo in blocked)
+    return scope.type is ScopeType.REPO and scope.value in blocked
+
+
+def deliverable_scopes(
+    scopes: Sequence[Scope], blocked: set[str], here_repo: str | None = None
+) -> list[str]:
+    """The scopes whose memory may be delivered: without the repo and workstreams of
+    repos with `deliver = false`, and without the session when it runs in one."""
+    out = []
+    for scope in scopes:
+        if _in_blocked(scope, blocked):
+            continue
+        if scope.type is ScopeType.SESSION and here_repo in blocked:
+            continue
+        out.append(str(scope))
+    return out
+
+
+def withheld(item: Item, blocked: set[str]) -> bool:
+    """Whether `item` belongs to a repo whose memory is not delivered."""
+    if _in_blocked(item.scope, blocked):
+        return True
+    return item.scope.type is ScopeType.SESSION and item.provenance.repo in blocked
 
 
 def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
@@ -35,6 +80,23 @@ def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
 
 def may_capture(config: Config, where: Where) -> bool:
     return bool(config.get("memory.enabled")) and config.repo_setting(where.repo, "capture")
+
+
+def check_write(config: Config, where: Where, scopes: Iterable[Scope] = ()) -> None:
+    """Refuse an agent's write when the switches say memory is not taken here: memory
+    is off, or capture is off for the repo it runs in or writes to."""
+    if not config.get("memory.enabled"):
+        raise InvalidInput(
+            "memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0): "
+            "nothing was saved"
+        )
+    repos = [where.repo, *(scope_repo(s) for s in scopes)]
+    for repo in dict.fromkeys(r for r in repos if r):
+        if not config.repo_setting(repo, "capture"):
+            raise InvalidInput(
+                f'memory capture is off for {repo} ([memory.repos."{repo}"] capture = false '
+                "in config.toml): nothing was saved"
+            )
 
 
 def pack_for(
@@ -55,8 +117,8 @@ def pack_for(
 
         for reason in projects.sync(store, where.project).skipped:
             log("", "project-sync", f"skipped {reason}")  # the pack goes on without it
-    blocked = blocked_repos(config, where)
-    scopes = deliverable_scopes(where.scopes, blocked)
+    blocked = blocked_repos(config)
+    scopes = deliverable_scopes(where.scopes, blocked, where.repo)
     pack = build_pack(
         store,
         scopes,
@@ -84,7 +146,7 @@ def recall_for(
     record: bool = True,
 ) -> Recall:
     """Recall for a prompt here, skipping what this session was already told."""
-    scopes = deliverable_scopes(where.scopes, blocked_repos(config, where))
+    scopes = deliverable_scopes(where.scopes, blocked_repos(config), where.repo)
     exclude = store.delivered_ids(session.id) if session is not None else set()
     result = recall(
         store,

@@ -31,10 +31,11 @@ class Report:
     agents: dict[str, list[Check]] = field(default_factory=dict)
     store: list[Check] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
+    config: list[Check] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        checks = [c for group in self.agents.values() for c in group] + self.store
+        checks = [c for group in self.agents.values() for c in group] + self.store + self.config
         return all(c.ok for c in checks)
 
     def to_dict(self) -> dict[str, Any]:
@@ -42,6 +43,7 @@ class Report:
             "ok": self.ok,
             "agents": {a: [c.to_dict() for c in cs] for a, cs in self.agents.items()},
             "store": [c.to_dict() for c in self.store],
+            "config": [c.to_dict() for c in self.config],
             "recent_errors": self.log,
         }
 
@@ -141,6 +143,23 @@ def _store_checks() -> list[Check]:
     return checks
 
 
+def _config_checks() -> list[Check]:
+    """What config.toml holds that kenning does not read as written."""
+    path = config_mod.config_path()
+    try:
+        data = config_mod.read_file(path)
+    except KenningError as exc:
+        return [Check("config", False, str(exc), f"fix or remove {path}")]
+    problems = config_mod.file_problems(data)
+    if not problems:
+        return [Check("config", True, f"{path}: every table and key is read")]
+    # The old switch table still works: a nudge, not a failure.
+    return [
+        Check(f"config {p.key}", p.detail.startswith("is the old place"), p.detail, p.fix)
+        for p in problems
+    ]
+
+
 def recent_errors(limit: int = 10) -> list[str]:
     path = config_mod.log_path()
     try:
@@ -155,5 +174,6 @@ def diagnose(agents: tuple[str, ...] = integrate.AGENTS) -> Report:
     for agent in agents:
         report.agents[agent] = _agent_checks(agent)
     report.store = _store_checks()
+    report.config = _config_checks()
     report.log = recent_errors()
     return report

@@ -30,7 +30,6 @@ from kenning.errors import KenningError
 from kenning.identity import Identity, identify
 from kenning.locate import here
 from kenning.model import Item
-from kenning.pack import deliverable_scopes
 from kenning.sessions import process_chain
 from kenning.store import SQLiteStore, open_store
 
@@ -98,6 +97,7 @@ class Memory:
         with self.lock:
             self._identity = None  # the agent's session may have changed since the last call
             try:
+                self.config = Config()  # the person may have flipped a switch meanwhile
                 return fn(*args, **kwargs)
             except KenningError as exc:
                 raise ToolError(str(exc)) from None
@@ -183,12 +183,12 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                     "memory delivery is turned off here (memory.enabled or "
                     "memory.deliver_to); nothing to search"
                 )
-            blocked = deliver.blocked_repos(mem.config, here)
-            chosen = deliverable_scopes(
-                [here.scope(s) for s in scopes] if scopes else here.scopes, blocked
+            blocked = deliver.blocked_repos(mem.config)
+            chosen = deliver.deliverable_scopes(
+                [here.scope(s) for s in scopes] if scopes else here.scopes, blocked, here.repo
             )
             if not chosen:
-                return {"results": []}  # every scope asked for is private here
+                return {"results": []}  # every scope asked for is private
             found = items.search(
                 mem.store,
                 query,
@@ -196,7 +196,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 kinds=[k.value for k in map(items.parse_kind, kinds or []) if k],
                 limit=limit,
             )
-            return {"results": [{**_item_brief(f.item), "score": round(f.score, 3)} for f in found]}
+            kept = [f for f in found if not deliver.withheld(f.item, blocked)]
+            return {"results": [{**_item_brief(f.item), "score": round(f.score, 3)} for f in kept]}
 
         result: dict[str, Any] = mem.run(work)
         return result
@@ -215,7 +216,16 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         """One memory in full, with provenance, its current revision and every version."""
 
         def work() -> dict[str, Any]:
+            if not deliver.may_deliver(mem.config, mem.identity.agent, mem.where()):
+                raise ToolError(
+                    "memory delivery is turned off here (memory.enabled or memory.deliver_to)"
+                )
             item = items.get(mem.store, id)
+            if deliver.withheld(item, deliver.blocked_repos(mem.config)):
+                raise ToolError(
+                    f"memory {item.id[-6:].lower()} belongs to a repo whose memory is not "
+                    "delivered to agents (deliver = false in config.toml)"
+                )
             data = item.to_dict()
             data["history"] = [r.to_dict() for r in mem.store.revisions(item.id)]
             return data
@@ -240,8 +250,10 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             str | None,
             Field(
                 description="workstream, project, session, repo, workspace or agent (the one "
-                "here), global, or type:name. Default: your workstream (saved at once); "
-                "repo, workspace, agent and global are saved as proposed for the person"
+                "here), global, or type:name. Default: your workstream. Notes, tasks, "
+                "handoffs and summaries there are saved at once; rules (preference, "
+                "correction, decision, fact, lesson), and anything in repo, workspace, "
+                "agent or global, wait for the person"
             ),
         ] = None,
         tags: list[str] | None = None,
@@ -257,9 +269,12 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         preference or decision, in the person's words, with the evidence."""
 
         def work() -> dict[str, Any]:
+            ctx = mem.context(model)
+            target = ctx.where.scope(scope) if scope else None
+            deliver.check_write(mem.config, ctx.where, [target] if target else [])
             item = proposals.propose(
                 mem.store,
-                mem.context(model),
+                ctx,
                 text,
                 kind=kind,
                 scope=scope,
@@ -286,9 +301,11 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         shared memory this files a proposed replacement linked to the original."""
 
         def work() -> dict[str, Any]:
+            ctx = mem.context(model)
+            deliver.check_write(mem.config, ctx.where, [items.get(mem.store, id).scope])
             item, in_place = proposals.update(
                 mem.store,
-                mem.context(model),
+                ctx,
                 id,
                 text,
                 expected_revision=expected_revision,
@@ -313,9 +330,11 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         """Leave a handoff for the next agent in this line of work (workstream or project)."""
 
         def work() -> dict[str, Any]:
+            ctx = mem.context(model)
+            deliver.check_write(mem.config, ctx.where)
             item = proposals.handoff(
                 mem.store,
-                mem.context(model),
+                ctx,
                 done=done,
                 state=state,
                 next_steps=next,
@@ -340,8 +359,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             ]
             if not value:
                 raise ToolError(f"there is no {where} here")
+            blocked = deliver.blocked_repos(mem.config)
             found = mem.store.list_sessions(**{where: value, "limit": limit})
-            return {"sessions": [s.to_dict() for s in found]}
+            return {"sessions": [s.to_dict() for s in found if s.repo not in blocked]}
 
         result: dict[str, Any] = mem.run(work)
         return result
@@ -367,7 +387,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 if not isinstance(entry, dict) or not entry.get("lesson"):
                     raise ToolError('each lesson is {"lesson": "...", "evidence": "..."}')
                 pairs.append((str(entry["lesson"]), str(entry.get("evidence", ""))))
-            saved = proposals.reflect(mem.store, mem.context(model), pairs)
+            ctx = mem.context(model)
+            deliver.check_write(mem.config, ctx.where)
+            saved = proposals.reflect(mem.store, ctx, pairs)
             return {"saved": [_item_brief(i) for i in saved]}
 
         result: dict[str, Any] = mem.run(work)

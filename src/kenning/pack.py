@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning.model import Item, Scope, ScopeType, Session
+from kenning.model import Item, Session
 from kenning.policy import unreviewed_from
 from kenning.store import ItemQuery, SQLiteStore
 from kenning.tokens import estimate_tokens
@@ -240,15 +240,3 @@ def toml_string(text: str) -> str:
     A JSON string is one, except that TOML also wants DEL (U+007F) escaped.
     """
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def deliverable_scopes(scopes: Sequence[Scope], blocked_repos: set[str]) -> list[str]:
-    """Drop the scopes of repos whose memory must not be delivered (`deliver = false`)."""
-    out = []
-    for scope in scopes:
-        if scope.type is ScopeType.REPO and scope.value in blocked_repos:
-            continue
-        if scope.type is ScopeType.WORKSTREAM and scope.value.split("#", 1)[0] in blocked_repos:
-            continue
-        out.append(str(scope))
-    return out

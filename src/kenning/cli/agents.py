@@ -277,11 +277,12 @@ def doctor(as_json: bool) -> None:
                 echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
                 if c.fix:
                     echo(f"      fix: {c.fix}")
-        click.echo("store:")
-        for c in report.store:
-            echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
-            if c.fix:
-                echo(f"      fix: {c.fix}")
+        for title, group in (("store", report.store), ("config", report.config)):
+            click.echo(f"{title}:")
+            for c in group:
+                echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
+                if c.fix:
+                    echo(f"      fix: {c.fix}")
         click.echo("recent hook log:" + ("" if report.log else " (empty)"))
         for line in report.log:
             echo(f"  {clean(line, one_line=True)}")

@@ -771,6 +771,8 @@ def config_list(state: State, as_json: bool) -> None:
         }
         for s in config.SETTINGS
     ]
+    for problem in config.file_problems(state.config.file):
+        say(f"note: {problem.key} in {config.config_path()} {problem.detail}; {problem.fix}")
     if as_json:
         emit_json(rows)
         return

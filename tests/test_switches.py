@@ -1,0 +1,93 @@
+"""The per-repo switches as config.toml writes them, and what config.toml holds that
+kenning would not read (reported, never silently ignored)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from conftest import ken
+from helpers import add
+from kenning import config, deliver
+from kenning.where import detect
+
+REPO = "github.com/acme/shop"
+
+
+def write_config(text: str) -> Path:
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_repo_switches_are_read_from_memory_repos_and_the_old_table_still_works():
+    both = config.Config(
+        {
+            "memory": {"repos": {"GitHub.com/Acme/Shop": {"capture": False}}},
+            "repos": {
+                "git@github.com:acme/shop.git": {"capture": True, "deliver": False},
+                "/home/Me/Local Repo": {"deliver": False},
+            },
+        }
+    )
+    assert both.repo_setting(REPO, "capture") is False  # the new table wins
+    assert both.repo_setting(REPO, "deliver") is False  # the old one fills in
+    assert both.repo_setting("/home/Me/Local Repo", "deliver") is False
+    assert both.repo_setting("github.com/acme/other", "deliver") is True
+    assert deliver.blocked_repos(both) == {REPO, "/home/Me/Local Repo"}
+
+
+def test_ken_pack_honours_deliver_false_in_the_memory_repos_table(git_repo, monkeypatch):
+    write_config(f'[memory.repos."{REPO}"]\ndeliver = false\n')
+    add("Shop deploys freeze on Fridays", scope=f"repo:{REPO}")
+    add("Answer in British English", scope="global")
+    monkeypatch.chdir(git_repo)
+    pack = ken("pack").stdout
+    assert "British English" in pack and "Fridays" not in pack
+
+
+def test_capture_false_in_the_memory_repos_table_stops_capture(git_repo):
+    write_config(f'[memory.repos."{REPO}"]\ncapture = false\n')
+    assert not deliver.may_capture(config.Config(), detect(git_repo, env={}))
+
+
+def test_doctor_and_config_list_report_unknown_keys_and_the_old_switch_table():
+    path = write_config(
+        "[memory]\nbudgett = 900\n\n"
+        '[memory.repos."github.com/acme/shop"]\ncapture = "no"\ndelivr = false\n\n'
+        '[repos."github.com/acme/old"]\ndeliver = false\n\n'
+        "[recal]\nlimit = 3\n"
+    )
+    listed = ken("config", "list")
+    assert listed.exit_code == 0
+    for expected in (
+        f"memory.budgett in {path} is not a kenning setting",
+        'memory.repos."github.com/acme/shop".capture',
+        'memory.repos."github.com/acme/shop".delivr in',
+        "recal in",
+        'rename the table to [memory.repos."github.com/acme/old"]',
+    ):
+        assert expected in listed.stderr, expected
+    doctor = ken("doctor", "--json")
+    assert doctor.exit_code == 1
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["config"]}
+    assert not checks["config memory.budgett"]["ok"]
+    assert not checks["config recal"]["ok"]
+    moved = checks['config [repos."github.com/acme/old"]']
+    assert moved["ok"] and "memory.repos" in moved["fix"]
+    text = ken("doctor").stdout
+    assert "config:" in text and 'rename the table to [memory.repos."github.com/acme/old"]' in text
+
+
+def test_a_config_kenning_reads_whole_has_nothing_to_report(git_repo):
+    write_config(
+        "[memory]\nbudget = 900\n\n"
+        f'[memory.repos."{REPO}"]\ncapture = true\ndeliver = false\n\n'
+        '[workspaces]\nacme = ["~/src/acme"]\n\n'
+        '[agents.codex]\ncommand = "codex"\n\n'
+        "[recall]\nlimit = 3\n"
+    )
+    assert config.file_problems(config.read_file()) == []
+    assert ken("config", "list").stderr == ""
