@@ -1018,3 +1018,17 @@ def test_with_deliver_off_no_mcp_read_returns_the_repos_memory_from_anywhere(
 
     drive(git_repo, anywhere)
     drive(elsewhere, anywhere)
+
+
+def test_memory_search_matches_the_last_word_as_typed_before_stemming(git_repo: Path) -> None:
+    with opened() as store:
+        tagged = add("Tagged releases ship on Mondays", store, scope=f"repo:{REPO}")
+        deploy = add("Deployment notes live in the wiki", store, scope=f"repo:{REPO}")
+        billing = add("Billing runs nightly", store, scope=f"repo:{REPO}", tags=["payments"])
+
+    async def scenario(server: Server) -> None:
+        for query, item in (("tagg", tagged), ("deploy", deploy), ("pay", billing)):
+            found = await server.ok("memory_search", {"query": query})
+            assert [r["id"] for r in found["results"]] == [item.id], query
+
+    drive(git_repo, scenario)

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from helpers import opened
+from conftest import ken
+from helpers import add, opened
 from kenning import items
 from kenning.errors import InvalidInput
 from kenning.model import Scope, ScopeType
@@ -231,3 +232,71 @@ def test_search_examples(tmp_path, query, found):
         )
         hits = [f.item.id for f in items.search(store, query)]
         assert (hits == [item.id]) is found, hits
+
+
+# --- the prefix as typed, before the stemmer shortens it -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "title"),
+    [
+        ("deploy", "Deployment notes"),
+        ("pay", "Billing runs nightly"),  # tagged payments
+        ("tagg", "Tagged releases go out on Mondays"),
+        ("release tagg", "Tagged releases go out on Mondays"),
+        ("Deploym", "Deployment notes"),
+        ("nightly bill", "Billing runs nightly"),
+    ],
+)
+def test_the_last_word_matches_as_a_prefix_of_the_words_as_typed(tmp_path, query, title):
+    with opened(tmp_path / "s.db") as store:
+        for text, tags in (
+            ("Deployment notes", ()),
+            ("Billing runs nightly", ("payments",)),
+            ("Tagged releases go out on Mondays", ()),
+            ("Unrelated memory about lunch", ()),
+        ):
+            items.add(store, text, scope=Scope(ScopeType.GLOBAL), tags=tags)
+        assert [f.item.title for f in items.search(store, query)] == [title]
+
+
+def test_ken_search_and_memory_search_share_the_prefix_rule(tmp_path):
+
+    add("Deployment notes", tags=["payments"])
+    assert "Deployment notes" in ken("search", "deploy").stdout
+    assert "Deployment notes" in ken("search", "pay").stdout
+
+
+WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=14)
+
+
+def test_any_start_of_a_word_finds_the_item_that_holds_it(tmp_path):
+    with opened(tmp_path / "s.db") as store:
+
+        @FAST
+        @given(WORD, st.data())
+        def check(word, data):
+            cut = data.draw(st.integers(min_value=1, max_value=len(word)))
+            item = items.add(store, f"Memory about {word}ing", scope=Scope(ScopeType.GLOBAL))
+            found = {f.item.id for f in items.search(store, word[:cut], limit=1000)}
+            assert item.id in found
+
+        check()
+
+
+def test_the_word_counts_follow_adds_edits_and_forgets_and_an_old_store_gets_them(tmp_path):
+    path = tmp_path / "s.db"
+    with opened(path) as store:
+        item = items.add(store, "Tagged releases", scope=Scope(ScopeType.GLOBAL))
+        assert store.prefix_words("tagg") == ["tagged"]
+        items.change(store, item.id, text="Labelled releases")
+        assert store.prefix_words("tagg") == []
+        assert store.prefix_words("label") == ["labelled"]
+        items.forget(store, [store.get_item(item.id)])
+        assert store.prefix_words("label") == []
+        items.add(store, "Tagged releases", scope=Scope(ScopeType.GLOBAL))
+        store.conn.execute("DROP TABLE words")
+        store.conn.execute("DELETE FROM _migrations WHERE name = 'm0007_word_counts'")
+    with opened(path) as store:  # the migration counts what the store already holds
+        assert store.prefix_words("tagg") == ["tagged"]
+        assert [f.item.title for f in items.search(store, "tagg")] == ["Tagged releases"]

@@ -491,8 +491,9 @@ def search(
     include_expired: bool = False,
     limit: int = 20,
 ) -> list[Found]:
-    """Full-text search, best first. Words match their stems; the last word is a prefix."""
-    match = fts_query(text)
+    """Full-text search, best first. Words match their stems; the last word is a prefix
+    of the words as typed (`deploy` finds "Deployment") as well as of their stems."""
+    match = fts_query(text, store)
     if match is None:
         raise InvalidInput("the search has no words in it: give at least one word")
     query = ItemQuery(

@@ -174,7 +174,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
     ) -> dict[str, Any]:
         """Full-text search over active memories, best first. Every word must match;
-        words match their stems; the last word matches as a prefix."""
+        words match their stems; the last word matches as a prefix of the words as
+        written and of their stems (deploy finds "Deployment")."""
 
         def work() -> dict[str, Any]:
             here = mem.where()

@@ -278,7 +278,8 @@ def search(
     """Search memories by their words, best first.
 
     Every word must match; words match their stems; the last word matches as a
-    prefix. Punctuation is just text.
+    prefix of the words as written and of their stems (deploy finds "Deployment").
+    Punctuation is just text.
     """
     found = items.search(
         state.store,

@@ -215,6 +215,22 @@ def m0006_normalize_scopes(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE items SET scope = ? WHERE scope = ?", (clean, text))
 
 
+def m0007_word_counts(conn: sqlite3.Connection) -> None:
+    # How many items hold each word as typed (case and accents folded, not stemmed), so a
+    # search can widen the prefix a person typed to the whole words that start with it
+    # before the stemmer shortens them (`tagg` finds "Tagged", `pay` finds "payments").
+    conn.execute("CREATE TABLE words (word TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID")
+    conn.execute(
+        "CREATE VIRTUAL TABLE m0007_raw USING fts5(title, body, tags, content='items', "
+        "content_rowid='rowid', tokenize='unicode61 remove_diacritics 2', detail=none)"
+    )
+    conn.execute("INSERT INTO m0007_raw(m0007_raw) VALUES ('rebuild')")
+    conn.execute("CREATE VIRTUAL TABLE temp.m0007_vocab USING fts5vocab(main, m0007_raw, row)")
+    conn.execute("INSERT INTO words (word, docs) SELECT term, doc FROM temp.m0007_vocab")
+    conn.execute("DROP TABLE temp.m0007_vocab")
+    conn.execute("DROP TABLE m0007_raw")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
@@ -222,6 +238,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0004_term_counts,
     m0005_index_short_ids,
     m0006_normalize_scopes,
+    m0007_word_counts,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

@@ -286,23 +286,28 @@ class SQLiteStore:
     def _count_terms(
         self, conn: sqlite3.Connection, added: Sequence[Item], removed: Sequence[Item] = ()
     ) -> None:
-        """Keep `terms` (items per stemmed word) in step with what the index holds."""
-        delta: dict[str, int] = {}
+        """Keep `terms` (items per stemmed word) and `words` (items per word as typed) in
+        step with what the index holds."""
         texts = [self._index_text(i) for i in added] + [self._index_text(i) for i in removed]
-        for n, stems in enumerate(self.stems(texts) if texts else []):
-            step = 1 if n < len(added) else -1
-            for term in set(stems):
-                delta[term] = delta.get(term, 0) + step
-        changes = [(term, d) for term, d in delta.items() if d]
-        if not changes:
+        if not texts:
             return
-        conn.executemany(
-            "INSERT INTO terms (term, docs) VALUES (?, ?) "
-            "ON CONFLICT(term) DO UPDATE SET docs = docs + excluded.docs",
-            changes,
-        )
-        if any(d < 0 for _, d in changes):
-            conn.execute("DELETE FROM terms WHERE docs <= 0")
+        stems, words = self._tokenize(texts)
+        for table, column, tokens in (("terms", "term", stems), ("words", "word", words)):
+            delta: dict[str, int] = {}
+            for n, found in enumerate(tokens):
+                step = 1 if n < len(added) else -1
+                for token in set(found):
+                    delta[token] = delta.get(token, 0) + step
+            changes = [(token, d) for token, d in delta.items() if d]
+            if not changes:
+                continue
+            conn.executemany(
+                f"INSERT INTO {table} ({column}, docs) VALUES (?, ?) "
+                f"ON CONFLICT({column}) DO UPDATE SET docs = docs + excluded.docs",
+                changes,
+            )
+            if any(d < 0 for _, d in changes):
+                conn.execute(f"DELETE FROM {table} WHERE docs <= 0")
 
     def _insert_all(self, conn: sqlite3.Connection, items: Sequence[Item], change: str) -> None:
         """Insert items and their first versions, two statements for the lot."""
@@ -652,7 +657,8 @@ class SQLiteStore:
     # --- words -------------------------------------------------------------------
 
     def _tokenizer(self) -> sqlite3.Connection:
-        """An in-memory FTS5 table with the index's own tokenizer, to stem any text."""
+        """In-memory FTS5 tables with the index's own tokenizer (t), and the same without
+        stemming (w), to split any text as the index does."""
         conn = getattr(self, "_stem_conn", None)
         if conn is None:
             conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
@@ -661,21 +667,46 @@ class SQLiteStore:
                 "tokenize='porter unicode61 remove_diacritics 2')"
             )
             conn.execute("CREATE VIRTUAL TABLE tv USING fts5vocab(t, 'instance')")
+            conn.execute(
+                "CREATE VIRTUAL TABLE w USING fts5(x, tokenize='unicode61 remove_diacritics 2')"
+            )
+            conn.execute("CREATE VIRTUAL TABLE wv USING fts5vocab(w, 'instance')")
             self._stem_conn = conn
         return conn
 
-    def stems(self, texts: Sequence[str]) -> list[list[str]]:
-        """Each text's words as the search index stems them, in order."""
+    def _split(self, table: str, texts: Sequence[str]) -> list[list[str]]:
         conn = self._tokenizer()
         conn.execute("BEGIN")
         try:
-            conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(texts, 1)))
+            conn.executemany(
+                f"INSERT INTO {table}(rowid, x) VALUES (?, ?)", list(enumerate(texts, 1))
+            )
             out: list[list[str]] = [[] for _ in texts]
-            for term, doc in conn.execute("SELECT term, doc FROM tv ORDER BY doc, offset"):
+            for term, doc in conn.execute(f"SELECT term, doc FROM {table}v ORDER BY doc, offset"):
                 out[doc - 1].append(term)
         finally:
             conn.execute("ROLLBACK")
         return out
+
+    def stems(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text's words as the search index stems them, in order."""
+        return self._split("t", texts)
+
+    def _tokenize(self, texts: Sequence[str]) -> tuple[list[list[str]], list[list[str]]]:
+        """Each text's words stemmed, and as typed (case and accents folded)."""
+        return self._split("t", texts), self._split("w", texts)
+
+    def words_in(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text's words as typed, case and accents folded as the index folds them."""
+        return self._split("w", texts)
+
+    def prefix_words(self, word: str, limit: int = 16) -> list[str]:
+        """The words items hold that start with `word` (folded), the commonest first."""
+        rows = self._read(
+            "SELECT word FROM words WHERE word >= ? AND word < ? ORDER BY docs DESC LIMIT ?",
+            (word, word + "\U0010ffff", limit),
+        )
+        return [r[0] for r in rows]
 
     def doc_freqs(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """How many items hold each stemmed term, and how many items there are."""
