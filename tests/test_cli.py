@@ -919,3 +919,32 @@ def test_a_pack_is_exact_when_piped_and_escaped_on_a_terminal(monkeypatch):
     assert "\r" in piped.getvalue() and "\u202e" in piped.getvalue()
     assert "\\x" not in piped.getvalue() and "\\u" not in piped.getvalue()
     assert shown_escaped(screen.getvalue())
+
+
+def test_show_resolves_the_start_of_the_six_characters_people_see():
+    item = add("Findable by its short id's start")
+    short = item.id[-6:].lower()
+    assert as_json("show", short[:4])["id"] == item.id
+
+
+def test_forget_since_a_month_that_does_not_exist_is_a_date_error():
+    add("Kept")
+    result = ken_proc("forget", "--since", "2026-13-01", "--yes")
+    assert result.returncode == 1
+    assert one_line_error(result.stderr) == (
+        "ken: --since takes a date as YYYY-MM-DD, not '2026-13-01'"
+    )
+    assert len(snapshot()) == 1
+
+
+def test_an_empty_list_under_a_filter_says_nothing_matches():
+    assert "no memories here yet" in ok("list").stderr
+    add("A fact", kind="fact")
+    for args in (
+        ("--kind", "decision"),
+        ("--scope", "repo:github.com/a/b"),
+        ("--tag", "x"),
+        ("--status", "proposed"),
+    ):
+        result = ok("list", *args)
+        assert result.stdout == "" and result.stderr.strip() == "no memories match", args

@@ -368,3 +368,27 @@ def test_add_then_get_gives_back_the_same_title_body_and_tags(store, title_words
     assert back.body == want_body
     assert back.tags == items.clean_tags(tags)
     assert set(back.tags) == {t.lower() for t in tags}
+
+
+def test_the_start_of_the_six_characters_people_see_resolves_an_id(store):
+    a = _insert_with_id(store, "01ARZ3NDEKTSV4RRFFQ6" + "4MAPH7", "first")
+    b = _insert_with_id(store, "01ARZ3NDEKTSV4RRFFQ7" + "XYZQ7K", "second")
+    assert items.resolve(store, "4map") == a.id
+    assert items.resolve(store, "4maph") == a.id
+    assert items.resolve(store, "xyzq") == b.id
+
+
+def test_a_ref_matching_one_short_ids_start_and_anothers_end_is_ambiguous(store):
+    a = _insert_with_id(store, "01ARZ3NDEKTSV4RRFFQ6" + "G1ABCD", "ends in abcd")
+    b = _insert_with_id(store, "01ARZ3NDEKTSV4RRFFQ7" + "ABCDX9", "its six start with abcd")
+    with pytest.raises(AmbiguousId) as found:
+        items.resolve(store, "abcd")
+    assert found.value.candidates == [f"g1abcd ({a.id})", f"abcdx9 ({b.id})"]
+
+
+@pytest.mark.parametrize("since", ["2026-13-01", "2026-02-30", "2026-00-10", "2026-1-01"])
+def test_forget_since_refuses_a_date_that_does_not_exist(store, since):
+    add("Kept", store)
+    with pytest.raises(InvalidInput, match="YYYY-MM-DD"):
+        items.select_for_forget(store, since=since)
+    assert len(items.select_for_forget(store, since="2000-02-29")) == 1

@@ -3,7 +3,8 @@
 A ULID is 48 bits of milliseconds and 80 random bits, written as 26 Crockford base32
 characters, so ids sort by creation time. Ids made in the same millisecond by one
 process increase by one in their random part, keeping that order strict. People see
-the last six characters; any unique start or end of four or more resolves an id.
+the last six characters; any unique start or end of four or more resolves an id, and so
+does the start of those six (`4map` for `…4maph7`).
 """
 
 from __future__ import annotations

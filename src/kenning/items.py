@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from kenning import ids, policy, templates
 from kenning.errors import AmbiguousId, InvalidInput, NotFound
@@ -285,7 +285,8 @@ def file_proposal(store: Store, item: Item) -> Item:
 
 
 def resolve(store: Store, ref: str) -> str:
-    """The full id for a short id: any unique start or end of 4+ characters."""
+    """The full id for a short id: any unique start or end of 4+ characters, or the
+    start of the six characters people see."""
     if not ids.is_valid_ref(ref):
         raise InvalidInput(
             f"'{ref}' is not an item id: give 4 to 26 of its characters (the last 6 are shown)"
@@ -543,7 +544,7 @@ def select_for_forget(
         return [get(store, ref) for ref in refs]
     if not (scope or since or session):
         raise InvalidInput("say what to forget: item ids, or --scope, --since or --session")
-    if since and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
+    if since and not _is_date(since):
         raise InvalidInput(f"--since takes a date as YYYY-MM-DD, not '{since}'")
     query = ItemQuery(
         scopes=(str(parse_scope(scope) if isinstance(scope, str) else scope),) if scope else (),
@@ -553,6 +554,16 @@ def select_for_forget(
         session_id=session,
     )
     return store.list_items(query)
+
+
+def _is_date(text: str) -> bool:
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return False
+    try:
+        date.fromisoformat(text)
+    except ValueError:  # 2026-13-01, 2026-02-30
+        return False
+    return True
 
 
 def forget(

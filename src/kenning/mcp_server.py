@@ -210,7 +210,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             Field(
                 min_length=1,
                 max_length=40,
-                description="Item id, or 4+ characters of its start or end",
+                description="Item id, 4+ characters of its start or end, or the start of "
+                "its 6-character short id",
             ),
         ],
     ) -> dict[str, Any]:

@@ -336,7 +336,8 @@ def list_cmd(
         emit_json([i.to_dict() for i in found])
         return
     if not found:
-        say("no memories here yet: `ken add TEXT` adds one")
+        filtered = scope or here or kind or status or tag or show_all
+        say("no memories match" if filtered else "no memories here yet: `ken add TEXT` adds one")
         return
     output.items_table(found)
 

@@ -376,11 +376,12 @@ class SQLiteStore:
         return _row_to_item(rows[0])
 
     def find_ids(self, ref: str) -> list[str]:
-        """Ids that start or end with `ref` (already normalized to upper case).
+        """Ids that start or end with `ref` (already normalized to upper case), or, for a
+        ref shorter than six, whose last six (the short id people see) start with it.
 
-        A start is a range on the primary index; an end of six or more characters goes
-        through the index on each id's last six (the short id people see). Shorter ends
-        are rare and scan.
+        A start is a range on the primary index; an end of six or more characters, and
+        the start of a short id, go through the index on each id's last six. Shorter
+        ends are rare and scan.
         """
         starts = self._read("SELECT id FROM items WHERE id >= ? AND id < ?", (ref, ref + "\x7f"))
         if len(ref) >= 6:
@@ -389,7 +390,11 @@ class SQLiteStore:
                 (ref[-6:], "%" + ref),
             )
         else:
-            ends = self._read("SELECT id FROM items WHERE id LIKE ?", ("%" + ref,))
+            ends = self._read(
+                "SELECT id FROM items WHERE id LIKE ? "
+                "UNION SELECT id FROM items WHERE substr(id, 21) >= ? AND substr(id, 21) < ?",
+                ("%" + ref, ref, ref + "\x7f"),
+            )
         return sorted({row["id"] for row in [*starts, *ends]})
 
     def replace_item(
