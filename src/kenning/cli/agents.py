@@ -409,4 +409,6 @@ def summarize_cmd(
             f"{result.summary.scope} ({result.summary.status.value}): {result.summary.title}"
         )
     for item in result.items:
-        say(f"proposed {item.kind.value} {item.id[-6:].lower()} in {item.scope}: {item.title}")
+        # A statement a person dismissed before is set aside, not proposed (kenning.items).
+        verb = "set aside" if item.status.value == "dismissed" else "proposed"
+        say(f"{verb} {item.kind.value} {item.id[-6:].lower()} in {item.scope}: {item.title}")
