@@ -104,15 +104,16 @@ def one_line_error(stderr: str) -> str:
 
 
 def middle_budget(store: Any, scopes: list[str], item_id: str) -> int:
-    """A pack budget with room for the intro and this item only: the middle of the range
-    of such budgets, so that no rounding decides."""
-    from kenning.pack import build_pack
+    """A pack budget with room for this item only: the middle of the range of such
+    budgets, so that no rounding decides. (The first item is always given, so the next
+    one must be too long for the smallest budget.)"""
+    from kenning.pack import MIN_BUDGET, build_pack
 
     def shown(budget: int) -> list[str]:
         return [i.id for i in build_pack(store, scopes, budget=budget).items]
 
     def first(count: int) -> int:  # the smallest budget showing `count` items
-        low, high = 50, 5000
+        low, high = MIN_BUDGET, 5000
         while low < high:
             mid = (low + high) // 2
             low, high = (low, mid) if len(shown(mid)) >= count else (mid + 1, high)

@@ -28,6 +28,7 @@ from kenning import hooklog
 from kenning.hooks import run as hook_run
 from kenning.hooks.adapters import MAX_OUTPUT_CHARS, detect_agent
 from kenning.model import Session
+from kenning.pack import SHORT_INTRO
 from kenning.recall import HEADER as RECALL_HEADER
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
@@ -53,6 +54,8 @@ PROMPT_EVENT = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemi
 RECORDED_PROMPT = "Say hello to the kenning harness."
 ALL_EVENTS = [(agent, event) for agent in AGENTS for event in ORDER[agent]]
 PACK_START = "This is kenning"
+# The pack under the `memories` budget: too small for the opening lines (none below 150).
+SMALL_PACK_START = "## Pinned\n- (note) Deploys go through make ship [m:"
 
 
 def test_every_fixture_is_covered() -> None:
@@ -261,7 +264,8 @@ def memories(shop: Path) -> dict[str, str]:
     """
     pinned = add("Deploys go through make ship", scope=f"repo:{REPO}", pinned=True)
     rule = add(
-        "The kenning harness greets in French\nSay bonjour when the harness starts a session.",
+        "The kenning harness greets in French\nSay bonjour when the harness starts a session. "
+        + LONG_REASON,
         scope=f"repo:{REPO}",
         kind="correction",
     )
@@ -270,9 +274,18 @@ def memories(shop: Path) -> dict[str, str]:
     return {"pinned": pinned.id, "rule": rule.id, "budget": str(budget)}
 
 
+# Makes the correction too long for the smallest pack (which always holds the pinned fact).
+LONG_REASON = (
+    "The person asked for it on the first day: one word of French at the start, then the "
+    "answer in English as usual, without translating anything else. It holds for every "
+    "agent working in this harness, whatever the task, and was repeated twice since. A "
+    "longer greeting, or one in another language, was turned down in review as noise."
+)
+
+
 def budget_for_only(item_id: str) -> int:
-    """A pack budget with room for the intro and this item only: the middle of the range
-    of such budgets, so that no rounding decides."""
+    """A pack budget with room for this item only: the middle of the range of such
+    budgets, so that no rounding decides."""
     scopes = [f"workstream:{REPO}#main", f"repo:{REPO}", "global"]
     with opened() as store:
         return middle_budget(store, scopes, item_id)
@@ -291,8 +304,7 @@ def test_a_recorded_turn_end_to_end(
         assert code == 0, event
         if event == "SessionStart":
             pack = pack_of(agent, out)
-            assert pack.startswith(PACK_START)
-            assert "Deploys go through make ship" in pack
+            assert pack.startswith(SMALL_PACK_START)
             assert "greets in French" not in pack
             session = one_session()
             assert session.ended_at is None
@@ -350,7 +362,7 @@ def test_without_agent_flag_the_payload_tells(
         start_new_session=True,
     )
     assert done.returncode == 0
-    assert PACK_START in done.stdout.decode()
+    assert pack_of(agent, done.stdout.decode()).startswith(SMALL_PACK_START)
     assert one_session().agent == agent
 
 
@@ -397,6 +409,16 @@ def test_prompts_are_recorded_first_and_last_clipped_and_redacted(
     [handoff] = [i for i in exported if i["kind"] == "handoff"]
     assert "[redacted:" in handoff["body"]
     assert token not in json.dumps(exported)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_with_nothing_to_tell_session_start_gives_only_the_one_line_rule(
+    agent: str, shop: Path
+) -> None:
+    code, out = call_inproc("SessionStart", agent, payload(agent, "SessionStart", shop))
+    assert code == 0
+    assert pack_of(agent, out).rstrip("\n") == SHORT_INTRO
+    assert "No memories" not in out
 
 
 def test_resume_prints_no_pack_and_reopens_the_session(shop: Path) -> None:
@@ -674,7 +696,7 @@ def test_an_agent_left_out_of_deliver_to_gets_nothing_but_is_recorded(
     assert deliveries(session.id) == []
     # Codex, which is listed, is told.
     code, out = call_inproc("SessionStart", "codex", payload("codex", "SessionStart", shop))
-    assert out.startswith(PACK_START)
+    assert out.startswith(PACK_START)  # the config above has no small budget
 
 
 def test_a_repo_with_capture_off_records_no_session(shop: Path, memories: dict[str, str]) -> None:
@@ -992,7 +1014,7 @@ def test_the_hook_path_loads_no_ui_library(
     report = json.loads(done.stderr.rsplit("MODULES ", 1)[1])
     assert report == {"code": 0, "heavy": []}
     if event == "SessionStart":
-        assert PACK_START in done.stdout
+        assert SMALL_PACK_START in done.stdout
     elif event in PROMPT_EVENTS:
         assert "greets in French" in done.stdout
     assert log_lines() == []

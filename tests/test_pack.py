@@ -16,7 +16,15 @@ from kenning import ids, items
 from kenning.config import Config
 from kenning.deliver import pack_for
 from kenning.model import Item, Session
-from kenning.pack import INTRO, MAX_HANDOFFS, MAX_SESSIONS, MAX_TASKS, build_pack
+from kenning.pack import (
+    INTRO,
+    MAX_HANDOFFS,
+    MAX_SESSIONS,
+    MAX_TASKS,
+    MIN_BUDGET,
+    SHORT_INTRO,
+    build_pack,
+)
 from kenning.tokens import estimate_tokens
 from kenning.where import detect
 
@@ -107,11 +115,14 @@ def test_sections_come_in_a_fixed_order() -> None:
     assert "did not fit" not in text
 
 
-def test_an_empty_pack_says_so() -> None:
+@pytest.mark.parametrize("budget", [100, 150, 1500, 20_000])
+def test_with_nothing_to_tell_a_pack_is_the_one_line_rule_and_tools(budget: int) -> None:
     with opened() as store:
-        pack = build_pack(store, SCOPES, repo=REPO)
-    assert pack.text == INTRO + "\n\n(No memories here yet.)"
-    assert pack.items == () and pack.omitted == 0
+        pack = build_pack(store, SCOPES, repo=REPO, budget=budget)
+    assert pack.text == SHORT_INTRO
+    assert "\n" not in pack.text and "memory_propose" in pack.text
+    assert "No memories" not in pack.text
+    assert pack.items == () and pack.omitted == 0 and pack.tokens <= budget
 
 
 def test_most_specific_scope_first_then_newest() -> None:
@@ -213,7 +224,7 @@ def crowded() -> None:
             session(store, n, f"work on the importer, step {n}")
 
 
-@pytest.mark.parametrize("budget", [150, 180, 240, 333, 500, 777, 1000])
+@pytest.mark.parametrize("budget", [100, 120, 149, 150, 180, 240, 333, 500, 599, 600, 777, 1000])
 def test_the_budget_holds_and_the_rest_is_counted(crowded: None, budget: int) -> None:
     with opened() as store:
         pack = build_pack(store, SCOPES, repo=REPO, budget=budget)
@@ -245,7 +256,7 @@ def test_a_bigger_budget_never_shows_less(crowded: None) -> None:
     with opened() as store:
         shown = [
             len(build_pack(store, SCOPES, repo=REPO, budget=budget).items)
-            for budget in range(150, 1600, 50)
+            for budget in range(MIN_BUDGET, 1600, 10)
         ]
     assert shown == sorted(shown)
     assert shown[-1] > shown[0]
@@ -272,6 +283,81 @@ def test_a_long_item_is_cut_with_a_pointer() -> None:
     [line] = lines_of(pack.text, "## Decisions, facts and notes")
     assert line.endswith(f"… [cut: ken show {short}] [m:{short}]")
     assert len(line) < 460
+
+
+@pytest.mark.parametrize(
+    ("budget", "opening"),
+    [
+        (100, ""),
+        (149, ""),
+        (150, SHORT_INTRO),
+        (599, SHORT_INTRO),
+        (600, INTRO),
+        (1500, INTRO),
+    ],
+)
+def test_the_opening_lines_shrink_with_the_budget(crowded: None, budget: int, opening: str) -> None:
+    with opened() as store:
+        pack = build_pack(store, SCOPES, repo=REPO, budget=budget)
+    first_memory = pack.text.index("## Pinned\n")
+    assert pack.text[:first_memory] == (opening + "\n\n" if opening else "")
+    assert pack.tokens <= budget
+    assert pack.items
+
+
+def test_the_opening_never_crowds_out_memories() -> None:
+    """The issue's case: 43 notes and a budget of 120 gave the two opening lines,
+    "(43 more ... did not fit)" and "(No memories here yet.)"."""
+    with opened() as store:
+        for n in range(43):
+            put(store, f"Note number {n} about the checkout flow and refunds", minute=n)
+        pack = build_pack(store, SCOPES, repo=REPO, budget=120)
+    assert len(pack.items) >= 3
+    assert pack.text.startswith("## Decisions, facts and notes\n- (note) Note number 42")
+    assert "No memories" not in pack.text
+    assert pack.omitted == 43 - len(pack.items)
+    assert pack.tokens <= 120
+
+
+@pytest.mark.parametrize("kind", ["pinned", "correction"])
+@pytest.mark.parametrize("budget", [MIN_BUDGET, 130, 160, 600, 700])
+def test_the_top_pinned_item_or_rule_is_given_at_any_budget_cut_to_fit(
+    kind: str, budget: int
+) -> None:
+    text = "Release checklist for the payments service\n" + " ".join(
+        f"step {n}: check the ledger totals and the refund queue." for n in range(60)
+    )
+    with opened() as store:
+        top = put(
+            store,
+            text,
+            kind="fact" if kind == "pinned" else kind,
+            pinned=kind == "pinned",
+            minute=1,
+        )
+        for n in range(10):
+            put(
+                store,
+                f"Decision {n}: keep the queue consumer idempotent",
+                kind="decision",
+                minute=n,
+            )
+        pack = build_pack(store, SCOPES, repo=REPO, budget=budget)
+    short = top.id[-6:].lower()
+    assert pack.items[0].id == top.id
+    [line] = [line for line in pack.text.splitlines() if line.endswith(f"[m:{short}]")]
+    assert "Release checklist" in line
+    assert line.endswith(f"… [cut: ken show {short}] [m:{short}]")
+    assert pack.tokens == estimate_tokens(pack.text) <= budget
+    assert pack.omitted == 11 - len(pack.items)
+
+
+def test_a_budget_below_the_minimum_is_raised_to_it(crowded: None) -> None:
+    with opened() as store:
+        low = build_pack(store, SCOPES, repo=REPO, budget=20)
+        least = build_pack(store, SCOPES, repo=REPO, budget=MIN_BUDGET)
+    assert low.text == least.text
+    assert low.items and low.tokens <= MIN_BUDGET
 
 
 # ----------------------------------------------------------------------------- ken pack
@@ -319,10 +405,31 @@ def test_json_output(in_repo: Path) -> None:
 
 
 def test_budget_flag(in_repo: Path) -> None:
+    big = json.loads(ken("pack", "--json").output)
     small = json.loads(ken("pack", "--budget", "150", "--json").output)
-    assert small["tokens"] <= 150
-    assert small["omitted"] > 0
-    assert ken("pack", "--budget", "10").exit_code == 2
+    assert small["tokens"] <= 150 < big["tokens"]
+    least = json.loads(ken("pack", "--budget", "100", "--json").output)
+    assert least["tokens"] <= 100
+    assert least["items"][0]["title"] == "Deploys go through make ship"
+    for under in ("10", "50", "99"):
+        refused = ken("pack", "--budget", under)
+        assert refused.exit_code == 2
+        assert "100<=x" in refused.output
+
+
+def test_memory_context_refuses_a_budget_under_the_minimum(in_repo: Path) -> None:
+    import anyio
+    from mcp import Client
+
+    from kenning.mcp_server import build_server
+
+    async def scenario() -> tuple[bool, bool]:
+        async with Client(build_server()) as client:
+            low = await client.call_tool("memory_context", {"budget": MIN_BUDGET - 1})
+            least = await client.call_tool("memory_context", {"budget": MIN_BUDGET})
+            return bool(low.is_error), bool(least.is_error)
+
+    assert anyio.run(scenario) == (True, False)
 
 
 def test_ken_pack_counts_no_use(in_repo: Path) -> None:

@@ -30,6 +30,7 @@ from kenning.errors import KenningError
 from kenning.identity import Identity, identify
 from kenning.locate import here
 from kenning.model import Item
+from kenning.pack import MIN_BUDGET
 from kenning.sessions import process_chain
 from kenning.store import SQLiteStore, open_store
 
@@ -136,7 +137,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
     @server.tool()
     def memory_context(
-        budget: Annotated[int, Field(ge=50, le=20000, description="Token budget")] = 1500,
+        budget: Annotated[int, Field(ge=MIN_BUDGET, le=20000, description="Token budget")] = 1500,
     ) -> dict[str, Any]:
         """The context pack for where you run: pinned memories, preferences and
         corrections, decisions and facts, tasks, handoffs and recent sessions."""

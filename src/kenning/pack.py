@@ -1,12 +1,18 @@
 """Context packs: what an agent is told about where it is when it starts.
 
-A pack opens with two short lines (what this memory is and the rule for writing to it)
-and a line naming the MCP tools, then sections in a fixed order: pinned; preferences
-and corrections; decisions, facts and notes; current tasks (5 at most); latest
-handoffs (3); recent sessions here (3). Within a section the most specific scope comes
-first, then the newest. Items are added until the token budget is spent; what does not
-fit is counted in a last line that points to `ken search`. Each item ends in
-`[m:<short id>]` so an agent (or a person) can ask for it by id.
+A pack opens with two short lines (what this memory is, the rule for writing to it and
+the MCP tools), then sections in a fixed order: pinned; preferences and corrections;
+decisions, facts and notes; current tasks (5 at most); latest handoffs (3); recent
+sessions here (3). Within a section the most specific scope comes first, then the
+newest. Items are added until the token budget is spent; what does not fit is counted
+in a last line that points to `ken search`. Each item ends in `[m:<short id>]` so an
+agent (or a person) can ask for it by id.
+
+The opening never crowds out memories: both lines from 600 tokens, one short line from
+150, none below that; a bigger budget never leaves memories less room. At any budget
+(100 at least) the first memory, the top pinned item or rule, is given, cut with a
+visible marker when it is longer than the room left. With nothing to tell, a pack is
+the one short line.
 """
 
 from __future__ import annotations
@@ -29,6 +35,14 @@ INTRO = (
     "in the person's words, with what prompted it; where work stands belongs in the issue. "
     "Tools: memory_search, memory_get, memory_propose, memory_handoff (MCP server `ken`)."
 )
+SHORT_INTRO = (
+    "kenning is the memory the person's coding agents share: save only what the repo "
+    "cannot tell (a correction, refusal, preference or decision, in the person's words) "
+    "with memory_propose; memory_search finds the rest."
+)
+MIN_BUDGET = 100
+SHORT_INTRO_FROM = 150
+INTRO_FROM = 600
 MAX_TASKS = 5
 MAX_HANDOFFS = 3
 MAX_SESSIONS = 3
@@ -137,6 +151,39 @@ def gather(
     return out
 
 
+def opening(budget: int) -> str:
+    """The lines a pack of `budget` tokens opens with."""
+    if budget >= INTRO_FROM:
+        return INTRO
+    if budget >= SHORT_INTRO_FROM:
+        return SHORT_INTRO
+    return ""
+
+
+def memory_room(budget: int) -> int:
+    """Tokens left for memories after the opening. Where a bigger budget would open with
+    more, the room below it is capped, so that a bigger budget never leaves less."""
+    room = budget - estimate_tokens(opening(budget))
+    for start in (SHORT_INTRO_FROM, INTRO_FROM):
+        if budget < start:
+            room = min(room, start - estimate_tokens(opening(start)))
+    return room
+
+
+def cut_to_fit(item: Item, kind_label: bool, tokens: float, chars: float) -> str:
+    """The item's line cut (with its marker) to at most `tokens` and `chars`; the
+    shortest cut when even that does not fit."""
+    low, high = 1, 400
+    while low < high:
+        mid = (low + high + 1) // 2
+        line = render_item(item, max_chars=mid, kind_label=kind_label)
+        if estimate_tokens(line) <= tokens and len(line) <= chars:
+            low = mid
+        else:
+            high = mid - 1
+    return render_item(item, max_chars=low, kind_label=kind_label)
+
+
 def build_pack(
     store: SQLiteStore,
     scopes: Sequence[str],
@@ -147,8 +194,9 @@ def build_pack(
     exclude_items: set[str] | frozenset[str] = frozenset(),
     max_chars: int | None = None,
 ) -> Pack:
-    """The pack for `scopes` (most specific first) within `budget` tokens (and, when
-    given, `max_chars` characters: what a hook's output may hold)."""
+    """The pack for `scopes` (most specific first) within `budget` tokens (raised to
+    MIN_BUDGET) and, when given, `max_chars` characters: what a hook's output may hold."""
+    budget = max(budget, MIN_BUDGET)
     by_section = gather(store, scopes, exclude_items)
     total = store.count_items(ItemQuery(scopes=tuple(scopes), statuses=("active",)))
     gathered = sum(len(found) for found in by_section.values())
@@ -161,12 +209,16 @@ def build_pack(
             for s in store.list_sessions(repo=repo, limit=SESSION_READ_LIMIT)
             if s.id != exclude_session and (s.first_prompt or s.commits)
         ][:MAX_SESSIONS]
+    if not gathered and not sessions and not overflow:
+        # Nothing to tell: the rule and the tools, in one line.
+        return Pack(SHORT_INTRO, (), (), 0, estimate_tokens(SHORT_INTRO), tuple(scopes), {})
+    intro = opening(budget)
 
     def fill(
-        limit: int, char_limit: float
+        limit: float, char_limit: float
     ) -> tuple[dict[str, list[str]], list[Item], list[Session], int]:
-        used = estimate_tokens(INTRO)
-        chars = len(INTRO)
+        used = 0
+        chars = len(intro) + 2 if intro else 0
         given: list[Item] = []
         shown: list[Session] = []
         lines: dict[str, list[str]] = {}
@@ -180,15 +232,29 @@ def build_pack(
                     (i, render_item(i, kind_label=key in ("pinned", "knowledge")))
                     for i in by_section[key]
                 ]
+            heading = f"## {title}"
             for obj, line in entries:
                 cost = estimate_tokens(line)
                 length = len(line) + 1
                 if key not in lines:
-                    cost += estimate_tokens(f"## {title}")
-                    length += len(f"## {title}") + 2
+                    cost += estimate_tokens(heading)
+                    length += len(heading) + 2
                 if used + cost > limit or chars + length > char_limit:
-                    omitted += 1 if isinstance(obj, Item) else 0
-                    continue
+                    if isinstance(obj, Item) and not given:
+                        # The first memory is always given: cut to the room left.
+                        extra_tokens = cost - estimate_tokens(line)
+                        extra_chars = length - len(line)
+                        line = cut_to_fit(
+                            obj,
+                            key in ("pinned", "knowledge"),
+                            limit - used - extra_tokens,
+                            char_limit - chars - extra_chars,
+                        )
+                        cost = extra_tokens + estimate_tokens(line)
+                        length = extra_chars + len(line)
+                    else:
+                        omitted += 1 if isinstance(obj, Item) else 0
+                        continue
                 used += cost
                 chars += length
                 lines.setdefault(key, []).append(line)
@@ -198,28 +264,29 @@ def build_pack(
                     shown.append(obj)
         return lines, given, shown, omitted
 
-    def compose(lines: dict[str, list[str]], shown: int, omitted: int) -> str:
-        parts = [INTRO]
+    def compose(lines: dict[str, list[str]], omitted: int) -> str:
+        parts = []
         for key, title in SECTIONS:
             if lines.get(key):
                 parts.append(f"## {title}\n" + "\n".join(lines[key]))
         if omitted:
             parts.append(omitted_line(omitted))
-        if not shown:
-            parts.append("(No memories here yet.)")
         return "\n\n".join(parts)
 
     # Lines are costed one by one; the estimate of the whole text (with the line that
-    # counts what did not fit) decides. Over the budget, fill again with less room.
+    # counts what did not fit) decides: all of it within the budget, and what follows
+    # the opening within the room for memories. Over, fill again with less room.
     char_cap = max_chars if max_chars is not None else math.inf
-    token_limit, char_limit = budget, char_cap
+    room = memory_room(budget)
+    token_limit: float = room
+    char_limit = char_cap
     while True:
         lines, given, shown_sessions, omitted = fill(token_limit, char_limit)
-        shown = len(given) + len(shown_sessions)
-        text = compose(lines, shown, omitted)
-        over_tokens = estimate_tokens(text) - budget
+        body = compose(lines, omitted)
+        text = f"{intro}\n\n{body}" if intro and body else intro or body
+        over_tokens = max(estimate_tokens(text) - budget, estimate_tokens(body) - room)
         over_chars = len(text) - char_cap
-        if (over_tokens <= 0 and over_chars <= 0) or not shown:
+        if (over_tokens <= 0 and over_chars <= 0) or token_limit <= 0 or char_limit <= 0:
             break
         token_limit -= max(over_tokens, 0)
         char_limit -= max(over_chars, 0)

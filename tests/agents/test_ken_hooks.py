@@ -28,10 +28,15 @@ from .stubs import RecordedRequest, StubServer, Text
 KEN = Path(sys.executable).with_name("ken")
 PROMPT = "Why are the payments webhook tests flaky?"
 FINAL = "Quarantined, as asked."
-PACK_START = "This is kenning"
 PINNED = "Deploys of this sandbox go through make ship"
 RULE_TITLE = "Never retry the flaky payments webhook tests"
-RULE = RULE_TITLE + "\nThe payments webhook tests are flaky; quarantine them and file an issue."
+# Long enough that the smallest pack (which always holds the pinned fact) has no room for it.
+RULE = RULE_TITLE + (
+    "\nThe payments webhook tests are flaky; quarantine them and file an issue. The person "
+    "said so after a retry loop hid a real regression for a week: a retry makes a red build "
+    "green without anyone reading why. Quarantine means the test moves to the quarantine "
+    "list with a link to its issue, and the issue names who looks at it next."
+)
 UNRELATED = "Giraffes prefer acacia leaves at dusk"
 UNRELATED_SCOPE = "repo:github.com/acme/zoo"
 STUBS = {"claude": "anthropic_stub", "codex": "openai_stub", "gemini": "gemini_stub"}
@@ -63,8 +68,8 @@ def request_text(request: RecordedRequest) -> str:
 
 
 def budget_for_only(box: Sandbox, item_id: str) -> int:
-    """A pack budget with room for the intro and this item only: the middle of the range
-    of such budgets, so that no rounding decides."""
+    """A pack budget with room for this item only: the middle of the range of such
+    budgets, so that no rounding decides."""
     from kenning.store import open_store
     from kenning.where import detect
 
@@ -108,7 +113,8 @@ def test_hooks_from_ken_integrate_reach_the_model(
     requests = stub.model_requests()
     assert requests, "the agent never called the model"
     first = request_text(requests[0])
-    assert PACK_START in first
+    # A budget this small has no room for the opening lines: the pack starts with the pin.
+    assert f"## Pinned\n- (note) {PINNED} [m:{pinned['short_id']}]" in first
     assert f"- (note) {PINNED} [m:{pinned['short_id']}]" in first
     assert f"{RECALL_HEADER}\n- (correction) {RULE_TITLE}: " in first
     assert f"[m:{rule['short_id']}]" in first

@@ -11,7 +11,7 @@ from kenning import deliver, sessions
 from kenning.cli.app import State, cli, example, json_option, pass_state
 from kenning.cli.output import clean, echo, echo_told, emit_json, say, table
 from kenning.errors import InvalidInput, NotFound
-from kenning.pack import one_line, toml_string
+from kenning.pack import MIN_BUDGET, one_line, toml_string
 from kenning.recall import RecallSettings
 
 
@@ -32,7 +32,7 @@ from kenning.recall import RecallSettings
 )
 @click.option(
     "--budget",
-    type=click.IntRange(50, 100_000),
+    type=click.IntRange(MIN_BUDGET, 100_000),
     help="Token budget (default: config memory.budget).",
 )
 @json_option
@@ -47,6 +47,8 @@ def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: 
         click.echo(toml_string(result.text))
     else:
         echo_told(result.text)
+    if not result.items and not result.sessions and not as_json:
+        say("(nothing stored here yet: an agent starting here is told only that line)")
 
 
 @cli.command(epilog=example('ken recall "why do the integration tests need postgres?" --explain'))
