@@ -88,6 +88,20 @@ def test_add_prints_the_short_id_on_stdout_and_a_message_on_stderr():
     assert item["provenance"]["who"] == "user" and item["provenance"]["how"] == "cli"
 
 
+def test_add_says_when_a_memory_with_the_same_text_is_already_there():
+    first = added_id(ok("add", "Use pnpm, not npm.\nIn every package."))
+    other = added_id(ok("add", "Use npm, not pnpm\nIn every package.", "--scope", "project:x"))
+    again = ok("add", "use PNPM -- not  npm\n\nin every package!", "--scope", "project:x")
+    notes = [line for line in again.stderr.splitlines() if line.startswith("note:")]
+    assert notes == [
+        f"note: {first} (active, global) already says the same; "
+        f"`ken forget {added_id(again)}` drops this copy"
+    ]
+    assert other not in again.stderr
+    quiet = ok("add", "Use pnpm, not npm\nIn every package, and in CI.")
+    assert "note:" not in quiet.stderr
+
+
 def test_add_joins_its_words_into_one_title():
     short = added_id(ok("add", "deploys", "use", "make", "release"))
     assert as_json("show", short)["title"] == "deploys use make release"
@@ -343,6 +357,94 @@ def test_list_filters_by_kind_scope_tag_and_limit():
     assert [i["title"] for i in as_json("list", "--scope", "project:p")] == ["A task"]
     assert [i["title"] for i in as_json("list", "--tag", "x")] == ["A fact"]
     assert len(as_json("list", "-n", "2")) == 2
+
+
+def test_list_shows_50_unless_told_and_says_how_many_it_left_out():
+    with opened() as store:
+        for n in range(60):
+            add(f"Memory number {n}", store=store)
+        add("Archived one", store=store, status=Status.ARCHIVED)
+    shown = ok("list")
+    assert len(shown.stdout.splitlines()) == 1 + 50
+    assert "(showing 50 of 60; `--limit 0` shows them all)" in shown.stderr
+    assert len(as_json("list")) == 50
+    assert len(as_json("list", "--limit", "0")) == 60
+    assert len(as_json("list", "--limit", "7")) == 7
+    assert len(as_json("list", "--all", "--limit", "0")) == 61
+    assert "showing" not in ok("list", "--limit", "60").stderr
+
+
+def test_list_says_when_memories_wait_for_review():
+    add("Active one")
+    assert "review" not in ok("list").stderr
+    add("Proposal one", status=Status.PROPOSED)
+    add("Proposal two", status=Status.PROPOSED)
+    shown = ok("list")
+    assert shown.stderr.splitlines()[0] == (
+        "2 memories wait for review: `ken list --status proposed`, then `ken approve` or "
+        "`ken reject`"
+    )
+    assert "Active one" in shown.stdout and "Proposal" not in shown.stdout
+    assert "wait for review" not in ok("list", "--status", "proposed").stderr
+
+
+def on_a_terminal(args: list[str], env: dict[str, str]) -> str:
+    """Run the installed `ken` with a pseudo-terminal as stdin, stdout and stderr; what it
+    wrote there."""
+    import os
+    import pty
+    import subprocess
+    import time
+
+    from conftest import KEN_BIN
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [str(KEN_BIN), *args],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**os.environ, **env},
+        start_new_session=True,
+    )
+    os.close(follower)
+    chunks = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: ken exited
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert proc.wait(timeout=60) == 0
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_a_long_list_on_a_terminal_goes_through_the_pager(tmp_path: Path):
+    pager = tmp_path / "pager"
+    paged = tmp_path / "paged.txt"
+    pager.write_text(f"#!/bin/sh\ncat > {paged}\n")
+    pager.chmod(0o755)
+    env = {"PAGER": str(pager), "LINES": "20", "COLUMNS": "200", "TERM": "xterm"}
+    with opened() as store:
+        for n in range(30):
+            add(f"Memory number {n}", store=store)
+        add("Waiting proposal", store=store, status=Status.PROPOSED)
+
+    on_a_terminal(["list"], env)
+    text = paged.read_text()
+    assert "1 memory waits for review" in text
+    assert all(f"Memory number {n}" in text for n in range(30))
+
+    paged.unlink()
+    short = on_a_terminal(["list", "--limit", "5"], env)
+    assert not paged.exists()  # it fits on the screen: printed, not paged
+    assert "Memory number 29" in short
+    piped = ok("list", env={"PAGER": str(pager)})
+    assert not paged.exists() and "Memory number 0" in piped.stdout
 
 
 def test_list_on_an_empty_store_says_how_to_add():
@@ -775,7 +877,7 @@ def test_user_errors_exit_1_and_usage_errors_exit_2():
     assert ken("frobnicate").exit_code == 2
     assert ken("add", "x", "--bogus").exit_code == 2
     assert ken("show").exit_code == 2
-    assert ken("list", "--limit", "0").exit_code == 2
+    assert ken("list", "--limit", "-1").exit_code == 2
     assert ken("show", item, "extra").exit_code == 2
     proc_user = ken_proc("show", "zzzzzz")
     proc_usage = ken_proc("show", item, "--nope")

@@ -40,7 +40,7 @@ def run(*args: str) -> Any:
 
 
 def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(f"{path.name}.ken-backup-*"))
+    return sorted(path.parent.glob(f"{path.name}.ken-backup*"))
 
 
 def user_settings(agent: str) -> dict[str, Any]:
@@ -155,16 +155,34 @@ def test_remove_takes_out_exactly_what_install_added(agent: str) -> None:
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_backups_are_never_overwritten(agent: str) -> None:
-    """Install and remove in the same second leave two backups, the first the original."""
-    write(settings(agent), user_settings(agent))
-    original = settings(agent).read_bytes()
+def test_each_settings_file_keeps_one_backup_the_file_before_the_last_change(agent: str) -> None:
+    path = settings(agent)
+    write(path, user_settings(agent))
+    original = path.read_bytes()
     run(agent)
-    installed = settings(agent).read_bytes()
-    run(agent, "--remove")
-    found = backups(settings(agent))
-    assert len(found) == 2
-    assert sorted(p.read_bytes() for p in found) == sorted([original, installed])
+    assert [p.read_bytes() for p in backups(path)] == [original]
+    installed = path.read_bytes()
+    for _ in range(3):
+        run(agent, "--remove")
+        run(agent)
+    assert run(agent, "--remove")["backup"] == str(path.with_name(f"{path.name}.ken-backup"))
+    assert [p.read_bytes() for p in backups(path)] == [installed]
+    assert read(path) == user_settings(agent)
+
+
+def test_a_private_settings_file_stays_private_and_so_does_its_backup() -> None:
+    path = integrate.claude_json_path()
+    write(path, {"oauthAccount": {"token": "secret-ish"}})
+    path.chmod(0o600)
+    old = os.umask(0o022)  # what most shells have: new files readable by all
+    try:
+        result = ken("integrate", "claude", "--mcp")
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    [backup] = backups(path)
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600)
+    assert oct(backup.stat().st_mode & 0o777) == oct(0o600)
 
 
 def test_remove_with_nothing_installed() -> None:

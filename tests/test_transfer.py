@@ -170,3 +170,75 @@ def test_an_export_imports_into_an_identical_export_apart_from_status_and_histor
         ):
             assert second[key][field] == line[field], field
         assert second[key]["status"] == "proposed"
+
+
+def test_import_keep_status_brings_your_own_export_back_as_it_was(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    a, b = seed()
+    with opened() as store:
+        items.set_pinned(store, a.id, True)
+        dismissed = add("Dismissed idea", store=store, status=Status.PROPOSED)
+        items.set_status(store, dismissed.id, "dismiss", reason="wrong")
+        task = add("Finish the export", store=store, kind="task")
+        used = store.insert_item(
+            replace(items.new_item("Used a lot", scope=items.parse_scope("global")), use_count=4)
+        )
+        store.record_uses([used.id], None, "pack")
+    first = {line["id"]: line for line in export_json(ken("export").stdout)}
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("\n".join(json.dumps(v) for v in first.values()) + "\n")
+
+    monkeypatch.setenv("KEN_DB", str(tmp_path / "restored.db"))
+    result = ken("import", "--keep-status", str(dump))
+    assert result.exit_code == 0, result.output
+    assert "added 5 memories as they were, skipped 0 already here" in result.stderr
+    second = {line["id"]: line for line in export_json(ken("export").stdout)}
+    assert set(second) == set(first) == {a.id, b.id, dismissed.id, task.id, used.id}
+    for key, line in first.items():
+        for field, value in line.items():
+            if field not in ("history", "revision"):
+                assert second[key][field] == value, (key, field)
+    assert second[a.id]["status"] == "active" and second[a.id]["pinned"] is True
+    assert (second[dismissed.id]["status"], second[dismissed.id]["dismiss_reason"]) == (
+        "dismissed",
+        "wrong",
+    )
+    assert second[b.id]["status"] == "archived"
+
+
+def test_import_keep_status_needs_a_person_and_checks_what_it_keeps(tmp_path):
+    line = {"id": "01KB2Z5QG1V3Y4W5X6Z7A8B9CD", "title": "Rule", "status": "active"}
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(json.dumps(line) + "\n")
+    agent = ken_proc("import", "--keep-status", str(dump), env={"KEN_AGENT": "claude"})
+    assert agent.returncode == 1 and "needs a person" in agent.stderr
+    with opened() as store:
+        assert items.list_items(store, statuses=()) == []
+
+    for bad, message in (
+        ({"status": "happy"}, "line 1: unknown status 'happy'"),
+        ({"status": "dismissed"}, "line 1: a dismissed item needs a 'dismiss_reason'"),
+        ({"reviewed_at": "yesterday"}, "line 1: 'reviewed_at' must be a UTC time"),
+        ({"use_count": -1}, "line 1: 'use_count' must be a whole number"),
+    ):
+        dump.write_text(json.dumps({**line, **bad}) + "\n")
+        result = ken("import", "--keep-status", str(dump))
+        assert result.exit_code == 1 and message in result.stderr, result.stderr
+    proposed = ken("import", str(dump))  # without the flag, the same line is a proposal
+    assert proposed.exit_code == 0
+    assert [i["status"] for i in json.loads(ken("list", "--all", "--json").stdout)] == ["proposed"]
+
+
+def test_the_library_refuses_an_agent_an_import_that_keeps_status():
+    from kenning import policy
+    from kenning.errors import NeedsPerson
+
+    line = json.dumps({"title": "Rule", "status": "active"})
+    kept = transfer.read_items([line], keep_status=True)
+    with opened() as store:
+        with pytest.raises(NeedsPerson):
+            transfer.import_items(store, kept, actor=policy.Actor(agent="codex"))
+        assert store.count_items(None) == 0
+        proposals = transfer.read_items([line])
+        assert transfer.import_items(store, proposals, actor=policy.Actor(agent="codex")) == (1, 0)

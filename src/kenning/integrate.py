@@ -4,7 +4,8 @@ Each agent keeps hooks in a file of its own: Claude Code in `~/.claude/settings.
 Codex in `$CODEX_HOME/hooks.json` (default `~/.codex`), Gemini CLI in
 `~/.gemini/settings.json` (timeouts there are milliseconds). Installing is idempotent:
 kenning's handlers are recognised by their command (`<path>/ken hook …`), replaced in
-place, and everything else in the file is kept. A file is backed up before it changes.
+place, and everything else in the file is kept. Before a file changes, it is copied to
+its one backup, `<name>.ken-backup`, which each change replaces.
 `remove` takes out exactly kenning's handlers, and the groups and events they leave
 empty.
 
@@ -15,7 +16,6 @@ everything else in that TOML file are kept).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -24,7 +24,6 @@ import shlex
 import shutil
 import stat
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,31 +126,40 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 def write_file(path: Path, text: str) -> Path | None:
-    """Write atomically, backing up an existing file that differs; returns the backup.
+    """Write atomically; an existing file that differs is first copied to its one backup,
+    `<name>.ken-backup` (the file as it was before kenning last changed it), which is
+    returned. The new file and the backup keep the old file's mode: an agent's settings
+    may hold tokens.
 
     A symlinked file (dotfiles kept in a repo) is written through: its target gets the
-    new text, with its mode kept, and the link stays a link.
+    new text, and the link stays a link.
     """
     backup = None
+    mode = 0o600
     if path.exists():
         old = path.read_bytes()
         if old == text.encode("utf-8"):
             return None
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        backup = path.with_name(f"{path.name}.ken-backup-{stamp}")
-        number = 1
-        while backup.exists():  # two changes in one second keep both backups
-            backup = path.with_name(f"{path.name}.ken-backup-{stamp}-{number}")
-            number += 1
-        backup.write_bytes(old)
+        mode = stat.S_IMODE(path.stat().st_mode)  # the target's, for a link
+        backup = path.with_name(f"{path.name}.ken-backup")
+        _write_atomically(backup, old, mode)
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".ken-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    with contextlib.suppress(FileNotFoundError):  # keep the mode the person gave it
-        os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
-    os.replace(tmp, target)
+    _write_atomically(target, text.encode("utf-8"), mode)
     return backup
+
+
+def _write_atomically(path: Path, data: bytes, mode: int) -> None:
+    tmp = path.with_name(path.name + ".ken-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)  # whatever the umask took away
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _strip_ours(hooks: dict[str, Any]) -> None:

@@ -284,6 +284,21 @@ def file_proposal(store: Store, item: Item) -> Item:
     return store.insert_item(aside, change=REPEAT)
 
 
+def same_text(store: Store, item: Item, limit: int = 200) -> list[Item]:
+    """Other memories, in any scope and status, that are the same statement as `item`."""
+    match = fts_query(item.title)
+    if match is None:
+        return []
+    # Every title word must match: the index finds the few candidates, the key decides.
+    query = ItemQuery(statuses=(), include_expired=True, limit=limit)
+    key = statement_key(item.text)
+    return [
+        found
+        for found, _ in store.search(match, query)
+        if found.id != item.id and statement_key(found.text) == key
+    ]
+
+
 def resolve(store: Store, ref: str) -> str:
     """The full id for a short id: any unique start or end of 4+ characters, or the
     start of the six characters people see."""
@@ -409,6 +424,11 @@ def _supersede_replaced(store: Store, item: Item) -> None:
                 ),
                 "supersede",
             )
+
+
+def allowed_from(action: str) -> tuple[Status, ...]:
+    """The statuses an item must be in for `action` (approve, reject, ...)."""
+    return _ALLOWED_FROM[action]
 
 
 def check_status_change(item: Item, action: str) -> None:

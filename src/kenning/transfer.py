@@ -3,7 +3,9 @@
 An export line is an item with its provenance and version history. An import brings
 items back as *proposed*, so it never changes what agents are told until a person
 approves them, and it keeps their ids, so importing the same file twice adds nothing.
-The whole file is checked before anything is written: one bad line imports nothing.
+With `keep_status`, a person brings their own export back as it was: statuses, pins,
+dismiss reasons, review and expiry times, use counts and provenance. The whole file is
+checked before anything is written: one bad line imports nothing.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from kenning import ids
+from kenning import ids, policy
 from kenning.errors import InvalidInput
-from kenning.items import new_item, parse_kind, parse_scope
-from kenning.model import Item, Provenance, Status
+from kenning.items import new_item, parse_kind, parse_scope, parse_status
+from kenning.model import DismissReason, Item, Provenance, Status
 from kenning.store import ItemQuery, Store
 
 TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
@@ -31,7 +33,44 @@ def export_lines(store: Store, query: ItemQuery | None = None) -> Iterator[str]:
         yield json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
-def _item_from(data: Any, number: int) -> Item:
+def _time(data: dict[str, Any], key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value in (None, ""):
+        return None
+    if not (isinstance(value, str) and TIME.match(value)):
+        raise InvalidInput(f"{where}: '{key}' must be a UTC time as `ken export` writes it")
+    return value
+
+
+def _as_it_was(item: Item, data: dict[str, Any], where: str) -> Item:
+    """`item` with the status, review, expiry and use of the exported line."""
+    try:
+        status = parse_status(str(data.get("status", "active")))
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc}") from None
+    reason = data.get("dismiss_reason")
+    if status is Status.DISMISSED:
+        if reason not in {r.value for r in DismissReason}:
+            raise InvalidInput(f"{where}: a dismissed item needs a 'dismiss_reason'")
+    else:
+        reason = None
+    uses = data.get("use_count", 0) or 0
+    if not isinstance(uses, int) or isinstance(uses, bool) or uses < 0:
+        raise InvalidInput(f"{where}: 'use_count' must be a whole number")
+    expires = _time(data, "expires_at", where) if "expires_at" in data else item.expires_at
+    return replace(
+        item,
+        status=status,
+        dismiss_reason=reason,
+        updated_at=_time(data, "updated_at", where) or item.updated_at,
+        reviewed_at=_time(data, "reviewed_at", where),
+        expires_at=expires,
+        use_count=uses,
+        last_used_at=_time(data, "last_used_at", where),
+    )
+
+
+def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
     where = f"line {number}"
     if not isinstance(data, dict):
         raise InvalidInput(f"{where}: expected a JSON object, as `ken export` writes")
@@ -71,17 +110,24 @@ def _item_from(data: Any, number: int) -> Item:
             pinned=bool(data.get("pinned", False)),
             status=Status.PROPOSED,
             evidence=evidence,
-            provenance=replace(Provenance.from_dict(prov), how="import"),
+            provenance=(
+                Provenance.from_dict(prov)
+                if keep_status
+                else replace(Provenance.from_dict(prov), how="import")
+            ),
             item_id=ids.normalize_ref(item_id) if item_id else None,
             created_at=created_at or None,
         )
     except InvalidInput as exc:
         raise InvalidInput(f"{where}: {exc}") from None
-    return item
+    return _as_it_was(item, data, where) if keep_status else item
 
 
-def read_items(lines: Iterable[str | bytes]) -> list[Item]:
-    """Parse and check every line; raises InvalidInput naming the first bad line."""
+def read_items(lines: Iterable[str | bytes], keep_status: bool = False) -> list[Item]:
+    """Parse and check every line; raises InvalidInput naming the first bad line.
+
+    Items come back proposed, unless `keep_status` (a person's own export, as it was).
+    """
     items: list[Item] = []
     for number, raw in enumerate(lines, 1):
         if isinstance(raw, bytes):
@@ -95,7 +141,7 @@ def read_items(lines: Iterable[str | bytes]) -> list[Item]:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"line {number}: not JSON ({exc.msg})") from None
-        items.append(_item_from(data, number))
+        items.append(_item_from(data, number, keep_status))
     return items
 
 
@@ -104,8 +150,12 @@ def import_items(
     items: list[Item],
     progress: Callable[[int, int], None] | None = None,
     batch: int = 500,
+    actor: policy.Actor | None = None,
 ) -> tuple[int, int]:
-    """Store checked items as proposals in batches; returns (added, skipped)."""
+    """Store checked items in batches; returns (added, skipped). Items that are not
+    proposals (an export brought back as it was) need a person."""
+    if any(item.status is not Status.PROPOSED for item in items):
+        policy.require_person(policy.resolve(actor), "import an export with its statuses")
     added = skipped = 0
     for start in range(0, len(items), batch):
         a, s = store.insert_many(items[start : start + batch], change="import", batch=batch)

@@ -234,8 +234,9 @@ def hook(args: tuple[str, ...]) -> None:
 def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool, as_json: bool) -> None:
     """Install kenning's hooks (and with --mcp its MCP server) into an agent's settings.
 
-    Idempotent, keeps everything else in those files, and backs a file up before it
-    changes it. --remove takes out exactly what kenning added.
+    Idempotent, keeps everything else in those files, and copies a file to its one
+    backup, FILE.ken-backup, before it changes it. --remove takes out exactly what
+    kenning added.
     """
     from kenning import integrate as integrate_mod
 

@@ -18,7 +18,7 @@ import click
 from kenning import agentenv, config, items, locate, policy, transfer
 from kenning import lint as lint_mod
 from kenning import where as where_mod
-from kenning.cli import output
+from kenning.cli import complete, output
 from kenning.cli.output import emit_json, say
 from kenning.errors import KenningError, NotFound
 from kenning.model import Item, Kind, Provenance, Scope, Status
@@ -165,12 +165,14 @@ def scope_filter(state: State, scope: Sequence[str], here: bool) -> list[str]:
 @click.option(
     "--kind",
     "-k",
+    shell_complete=complete.kinds,
     help="fact, decision, preference, correction, task, handoff, "
     "summary, lesson or note (default).",
 )
 @click.option(
     "--scope",
     "-s",
+    shell_complete=complete.scopes,
     help="Where it applies: repo, workspace, ... (the one here), repo:NAME, global "
     "(default: this repo, else global).",
 )
@@ -227,24 +229,29 @@ def add(
         ttl_days=state.config.get("tasks.ttl_days"),
         actor=state.actor(),
     )
+    short = item.id[-6:].lower()
     if as_json:
         emit_json(item.to_dict())
-        return
-    click.echo(item.id[-6:].lower())
-    short = item.id[-6:].lower()
-    if item.status is Status.DISMISSED:
+    elif item.status is Status.DISMISSED:
         say(
             f"set aside {item.kind.value} {short} in {item.scope}: a person dismissed the same "
             f"statement before ({item.dismiss_reason}); it is proposed again when "
             f"{items.SESSIONS_TO_PROPOSE_AGAIN} sessions have repeated it"
         )
         return
-    note = (
-        " (proposed: a person approves it with `ken approve`)"
-        if item.status.value == "proposed"
-        else ""
-    )
-    say(f"added {item.kind.value} {short} to {item.scope}{note}")
+    else:
+        click.echo(short)
+        note = (
+            " (proposed: a person approves it with `ken approve`)"
+            if item.status.value == "proposed"
+            else ""
+        )
+        say(f"added {item.kind.value} {short} to {item.scope}{note}")
+    for other in items.same_text(state.store, item)[:3]:
+        say(
+            f"note: {other.id[-6:].lower()} ({other.status.value}, {other.scope}) already says "
+            f"the same; `ken forget {short}` drops this copy"
+        )
 
 
 # --- reading -------------------------------------------------------------------------
@@ -252,9 +259,17 @@ def add(
 
 @cli.command(epilog=example("ken search migrate staging --kind decision"))
 @click.argument("query", nargs=-1, required=True)
-@click.option("--scope", "-s", multiple=True, help="Only these scopes (repeatable).")
+@click.option(
+    "--scope",
+    "-s",
+    multiple=True,
+    shell_complete=complete.scopes,
+    help="Only these scopes (repeatable).",
+)
 @click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
-@click.option("--kind", "-k", multiple=True, help="Only these kinds.")
+@click.option(
+    "--kind", "-k", multiple=True, shell_complete=complete.kinds, help="Only these kinds."
+)
 @click.option(
     "--status", multiple=True, default=["active"], show_default=True, help="Only these statuses."
 )
@@ -301,13 +316,28 @@ def search(
 
 
 @cli.command("list", epilog=example("ken list --here --kind preference"))
-@click.option("--scope", "-s", multiple=True, help="Only these scopes (repeatable).")
+@click.option(
+    "--scope",
+    "-s",
+    multiple=True,
+    shell_complete=complete.scopes,
+    help="Only these scopes (repeatable).",
+)
 @click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
-@click.option("--kind", "-k", multiple=True, help="Only these kinds.")
+@click.option(
+    "--kind", "-k", multiple=True, shell_complete=complete.kinds, help="Only these kinds."
+)
 @click.option("--status", multiple=True, help="Only these statuses (default: active).")
 @click.option("--tag", "-t", multiple=True, help="Only items with this tag.")
 @click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")
-@click.option("--limit", "-n", type=click.IntRange(1), help="At most this many.")
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(0),
+    default=50,
+    show_default=True,
+    help="At most this many (0: no limit).",
+)
 @json_option
 @pass_state
 def list_cmd(
@@ -318,32 +348,49 @@ def list_cmd(
     status: tuple[str, ...],
     tag: tuple[str, ...],
     show_all: bool,
-    limit: int | None,
+    limit: int,
     as_json: bool,
 ) -> None:
-    """List memories, newest first, pinned on top."""
+    """List memories, newest first, pinned on top: 50 unless --limit says otherwise.
+
+    On a terminal, a list taller than the screen goes through your pager ($PAGER).
+    """
     statuses: Sequence[str] = [items.parse_status(s).value for s in status] or ["active"]
-    found = items.list_items(
-        state.store,
-        scopes=scope_filter(state, scope, here),
-        kinds=[k.value for k in map(items.parse_kind, kind) if k],
-        statuses=() if show_all and not status else statuses,
+    query = ItemQuery(
+        scopes=tuple(scope_filter(state, scope, here)),
+        kinds=tuple(k.value for k in map(items.parse_kind, kind) if k),
+        statuses=() if show_all and not status else tuple(statuses),
         tags=items.clean_tags(tag),
         include_expired=show_all,
-        limit=limit,
+        limit=limit or None,
     )
+    found = state.store.list_items(query)
+    after = []
+    if limit and len(found) == limit:
+        total = state.store.count_items(replace(query, limit=None))
+        if total > limit:
+            after.append(f"(showing {limit} of {total}; `--limit 0` shows them all)")
     if as_json:
         emit_json([i.to_dict() for i in found])
+        for note in after:
+            say(note)
         return
     if not found:
         filtered = scope or here or kind or status or tag or show_all
         say("no memories match" if filtered else "no memories here yet: `ken add TEXT` adds one")
         return
-    output.items_table(found)
+    before = []
+    waiting = state.store.count_items(ItemQuery(statuses=("proposed",), include_expired=True))
+    if waiting and query.statuses != ("proposed",):
+        before.append(
+            f"{waiting} {'memory waits' if waiting == 1 else 'memories wait'} for review: "
+            "`ken list --status proposed`, then `ken approve` or `ken reject`"
+        )
+    output.page(output.render_items(found), before, after)
 
 
 @cli.command(epilog=example("ken show 3kq9zd"))
-@click.argument("ref")
+@click.argument("ref", shell_complete=complete.item_ids())
 @json_option
 @pass_state
 def show(state: State, ref: str, as_json: bool) -> None:
@@ -406,7 +453,7 @@ def run_editor(state: State, text: str) -> str:
 
 
 @cli.command(epilog=example("KEN_EDITOR=nano ken edit 3kq9zd"))
-@click.argument("ref")
+@click.argument("ref", shell_complete=complete.item_ids())
 @click.option("--in-place", is_flag=True, help="Fix the text without making a new version.")
 @pass_state
 def edit(state: State, ref: str, in_place: bool) -> None:
@@ -448,10 +495,10 @@ def edit(state: State, ref: str, in_place: bool) -> None:
 
 
 @cli.command(epilog=example('ken update 3kq9zd --text "Use pnpm 9" --add-tag js'))
-@click.argument("ref")
+@click.argument("ref", shell_complete=complete.item_ids())
 @click.option("--text", help="New text: title on the first line, then the body.")
-@click.option("--kind", "-k", help="New kind.")
-@click.option("--scope", "-s", help="New scope.")
+@click.option("--kind", "-k", shell_complete=complete.kinds, help="New kind.")
+@click.option("--scope", "-s", shell_complete=complete.scopes, help="New scope.")
 @click.option("--add-tag", multiple=True, help="Add a tag.")
 @click.option("--remove-tag", multiple=True, help="Remove a tag.")
 @click.option("--add-link", multiple=True, help="Add a link.")
@@ -512,7 +559,7 @@ def _all_or_nothing(state: State, refs: Sequence[str], action: str) -> list[Item
 
 def _status_command(action: str, past: str, doc: str) -> None:
     @cli.command(action, help=doc, epilog=example(f"ken {action} 3kq9zd"))
-    @click.argument("refs", nargs=-1, required=True)
+    @click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids(action))
     @json_option
     @pass_state
     def command(state: State, refs: tuple[str, ...], as_json: bool) -> None:
@@ -538,7 +585,7 @@ _status_command(
 
 
 @cli.command(epilog=example("ken dismiss 3kq9zd --reason one_off"))
-@click.argument("refs", nargs=-1, required=True)
+@click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids("dismiss"))
 @click.option(
     "--reason", required=True, type=click.Choice(["covered", "wrong", "one_off", "other"])
 )
@@ -565,7 +612,7 @@ def _pin_command(name: str, value: bool) -> None:
         f"({'always' if value else 'no longer always'} in context packs).",
         epilog=example(f"ken {name} 3kq9zd"),
     )
-    @click.argument("refs", nargs=-1, required=True)
+    @click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids())
     @pass_state
     def command(state: State, refs: tuple[str, ...]) -> None:
         chosen = [items.get(state.store, ref) for ref in refs]
@@ -582,8 +629,10 @@ _pin_command("unpin", False)
 
 
 @cli.command(epilog=example("ken forget --scope repo:github.com/acme/app --since 2026-01-01"))
-@click.argument("refs", nargs=-1)
-@click.option("--scope", "-s", help="Forget every memory in this scope.")
+@click.argument("refs", nargs=-1, shell_complete=complete.item_ids())
+@click.option(
+    "--scope", "-s", shell_complete=complete.scopes, help="Forget every memory in this scope."
+)
 @click.option("--since", help="Forget memories created on or after YYYY-MM-DD.")
 @click.option("--session", help="Forget memories written in this session.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask first.")
@@ -640,7 +689,9 @@ def forget(
 
 
 @cli.command("export", epilog=example("ken export > memories.jsonl"))
-@click.option("--scope", "-s", multiple=True, help="Only these scopes.")
+@click.option(
+    "--scope", "-s", multiple=True, shell_complete=complete.scopes, help="Only these scopes."
+)
 @click.option(
     "--output",
     "-o",
@@ -675,19 +726,31 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
 
 @cli.command("import", epilog=example("ken import memories.jsonl"))
 @click.argument("file", type=click.File("rb"), default="-")
+@click.option(
+    "--keep-status",
+    is_flag=True,
+    help="Your own export: keep each memory's status, pin and history fields as they were.",
+)
 @pass_state
-def import_cmd(state: State, file: Any) -> None:
+def import_cmd(state: State, file: Any, keep_status: bool) -> None:
     """Import JSON lines (as `ken export` writes) as proposed memories.
 
     Nothing an import brings is told to agents until a person approves it; importing
-    the same file twice adds nothing. One bad line imports nothing.
+    the same file twice adds nothing. One bad line imports nothing. --keep-status
+    brings your own export back as it was (active memories are told at once), so a
+    person must run it.
     """
-    checked = transfer.read_items(file)
+    checked = transfer.read_items(file, keep_status=keep_status)
 
     def progress(done: int, total: int) -> None:
         say(f"imported {done}/{total}")
 
-    added, skipped = transfer.import_items(state.store, checked, progress=progress)
+    added, skipped = transfer.import_items(
+        state.store, checked, progress=progress, actor=state.actor()
+    )
+    if keep_status:
+        say(f"added {added} memories as they were, skipped {skipped} already here")
+        return
     say(
         f"added {added} proposed memories, skipped {skipped} already here"
         + ("; review them with `ken list --status proposed`" if added else "")

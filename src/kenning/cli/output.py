@@ -60,6 +60,11 @@ def say(message: str) -> None:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    click.echo(render_table(headers, rows))
+
+
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """The table as text: rich's layout on a terminal, plain aligned columns when piped."""
     rows = [[clean(cell, one_line=True) for cell in row] for row in rows]
     if sys.stdout.isatty():
         from rich.console import Console
@@ -71,15 +76,38 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
             t.add_column(h, overflow="fold")
         for row in rows:
             t.add_row(*(Text(cell) for cell in row))  # Text: a '[red]' in a title is text
-        Console().print(t)
-        return
+        console = Console()
+        with console.capture() as captured:
+            console.print(t)
+        return captured.get().rstrip("\n")
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row[:-1]):
             widths[i] = max(widths[i], len(cell))
+    lines = []
     for row in [list(headers), *rows]:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-        click.echo("  ".join([*cells, row[-1]]).rstrip())
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return "\n".join(lines)
+
+
+def page(text: str, before: Sequence[str] = (), after: Sequence[str] = ()) -> None:
+    """Print `text` with notes for the person before and after it, on stderr. On a
+    terminal, what is taller than the screen goes through the pager ($PAGER, else less),
+    notes included."""
+    if sys.stdout.isatty():
+        import shutil
+
+        lines = len(before) + text.count("\n") + 1 + len(after)
+        if lines >= shutil.get_terminal_size().lines:
+            notes_before, notes_after = [clean(n) for n in before], [clean(n) for n in after]
+            click.echo_via_pager("\n".join([*notes_before, text, *notes_after]) + "\n")
+            return
+    for note in before:
+        say(note)
+    click.echo(text)
+    for note in after:
+        say(note)
 
 
 def item_row(item: Item, score: float | None = None) -> list[str]:
@@ -93,11 +121,15 @@ def item_row(item: Item, score: float | None = None) -> list[str]:
 
 
 def items_table(items: Sequence[Item], scores: Sequence[float] | None = None) -> None:
+    click.echo(render_items(items, scores))
+
+
+def render_items(items: Sequence[Item], scores: Sequence[float] | None = None) -> str:
     headers = ["id", "kind", "scope", *(["score"] if scores is not None else []), "title"]
     rows = [
         item_row(item, scores[i] if scores is not None else None) for i, item in enumerate(items)
     ]
-    table(headers, rows)
+    return render_table(headers, rows)
 
 
 def show_item(item: Item, history: Sequence[Revision]) -> None:

@@ -397,6 +397,32 @@ class SQLiteStore:
             )
         return sorted({row["id"] for row in [*starts, *ends]})
 
+    def short_ids(
+        self, start: str, statuses: Sequence[str] = (), limit: int = 50
+    ) -> list[tuple[str, str, str]]:
+        """(id, title, status) of the newest items whose short id (the last six characters,
+        upper case here) starts with `start`: what shell completion offers."""
+        clauses, params = [], []
+        if start:
+            clauses.append("substr(id, 21) >= ? AND substr(id, 21) < ?")
+            params += [start, start + "\x7f"]
+        if statuses:
+            clauses.append(f"status IN ({', '.join('?' * len(statuses))})")
+            params += list(statuses)
+        where = " AND ".join(clauses) or "1"
+        rows = self._read(
+            f"SELECT id, title, status FROM items WHERE {where} ORDER BY id DESC LIMIT ?",
+            [*params, int(limit)],
+        )
+        return [(r["id"], r["title"], r["status"]) for r in rows]
+
+    def scopes_in_use(self, limit: int = 200) -> list[str]:
+        """The scopes that hold items, fewest characters first."""
+        rows = self._read(
+            "SELECT DISTINCT scope FROM items ORDER BY length(scope), scope LIMIT ?", (limit,)
+        )
+        return [r["scope"] for r in rows]
+
     def replace_item(
         self,
         item: Item,

@@ -1,0 +1,93 @@
+"""Shell completion, through click's protocol as bash, zsh and fish drive it: the installed
+`ken` runs with `_KEN_COMPLETE=<shell>_complete` and the words typed so far."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import KEN_BIN, ken_proc
+from helpers import add
+from kenning.model import Status
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def complete(shell: str, words: str, cwd: Path | None = None) -> list[str]:
+    """What `ken` offers for the last of `words` (empty after a trailing space)."""
+    parts = words.split(" ")
+    env = {
+        **os.environ,
+        "_KEN_COMPLETE": f"{shell}_complete",
+        "COMP_WORDS": words,
+        "COMP_CWORD": parts[-1] if shell == "fish" else str(len(parts) - 1),
+    }
+    done = subprocess.run(
+        [str(KEN_BIN)], env=env, capture_output=True, text=True, cwd=cwd, timeout=60
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return done.stdout.splitlines()
+
+
+def bash_values(words: str, cwd: Path | None = None) -> list[str]:
+    return [line.split(",", 1)[1] for line in complete("bash", words, cwd) if line]
+
+
+def test_ids_complete_from_their_short_start_with_titles_for_zsh_and_fish() -> None:
+    first = add("Use pnpm, never npm")
+    add("Release on Thursdays")
+    short = first.id[-6:].lower()
+    offered = bash_values(f"ken show {short[:2]}")
+    assert short in offered
+    assert all(v.startswith(short[:2]) for v in offered)
+    assert len(bash_values("ken show ")) == 2
+
+    zsh = complete("zsh", f"ken show {short[:3]}")
+    assert zsh[zsh.index(short) + 1] == "Use pnpm, never npm"
+    fish = complete("fish", f"ken pin {short[:3]}")
+    assert f"plain,{short}\tUse pnpm, never npm" in fish
+
+
+def test_ids_offered_fit_the_command() -> None:
+    proposal = add("A proposal", status=Status.PROPOSED).id[-6:].lower()
+    active = add("An active one").id[-6:].lower()
+    archived = add("An archived one", status=Status.ARCHIVED).id[-6:].lower()
+    assert bash_values("ken approve ") == [proposal]
+    assert bash_values("ken approve x ") == [proposal]  # every ref, not only the first
+    assert bash_values("ken restore ") == [archived]
+    assert set(bash_values("ken forget ")) == {proposal, active, archived}
+
+
+def test_kinds_complete() -> None:
+    assert bash_values("ken add --kind pr") == ["preference"]
+    assert bash_values("ken list -k c") == ["correction"]
+    assert len(bash_values("ken search --kind ")) == 9
+
+
+def test_scopes_complete_from_where_you_are_and_from_the_store(git_repo: Path) -> None:
+    add("Note for a project", scope="project:billing")
+    offered = bash_values("ken add --scope ", cwd=git_repo)
+    assert offered[:2] == ["workstream:github.com/acme/shop#main", "repo:github.com/acme/shop"]
+    assert {"global", "project:billing", "repo", "workstream"} <= set(offered)
+    assert "project" not in offered  # no project applies here
+    assert bash_values("ken add --scope re", cwd=git_repo) == ["repo:github.com/acme/shop", "repo"]
+    assert bash_values("ken list --scope proj", cwd=git_repo) == ["project:billing"]
+    zsh = complete("zsh", "ken search --scope proj", cwd=git_repo)
+    assert zsh == ["plain", "project\\:billing", "holds memories"]  # zsh's colons escaped
+
+
+def test_completion_without_a_store_offers_no_ids_and_makes_no_store(tmp_path: Path) -> None:
+    assert bash_values("ken show ") == []
+    assert bash_values("ken add --scope g") == ["global"]
+    assert not Path(os.environ["KEN_DB"]).exists()
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_each_shell_s_completion_script_is_documented_and_made(shell: str) -> None:
+    text = (DOCS / "howto" / "shell-completion.md").read_text(encoding="utf-8")
+    assert f"_KEN_COMPLETE={shell}_source ken" in text
+    script = ken_proc(env={"_KEN_COMPLETE": f"{shell}_source"})
+    assert script.returncode == 0 and "_KEN_COMPLETE" in script.stdout
