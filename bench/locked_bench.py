@@ -91,8 +91,13 @@ def hook(event: str, payload: dict[str, Any], env: dict[str, str], cwd: Path) ->
     except subprocess.TimeoutExpired:
         killed, code, out = True, None, ""
     took = time.monotonic() - started
-    return {"seconds": round(took, 2), "timeout": limit, "killed": killed, "exit": code,
-            "printed": bool(out.strip())}
+    return {
+        "seconds": round(took, 2),
+        "timeout": limit,
+        "killed": killed,
+        "exit": code,
+        "printed": bool(out.strip()),
+    }
 
 
 def ken(env: dict[str, str], cwd: Path, *args: str, timeout: float = 200) -> tuple[float, str]:
@@ -118,13 +123,26 @@ def main() -> None:
             ["remote", "add", "origin", "git@github.com:acme/shop.git"],
         ):
             subprocess.run(["git", *args], cwd=repo, check=True, env=env)
-        ken(env, repo, "add", "Checkout totals are rounded with bankers rounding", "--scope",
-            "repo")
+        ken(
+            env, repo, "add", "Checkout totals are rounded with bankers rounding", "--scope", "repo"
+        )
         base = {"session_id": "bench-1", "cwd": str(repo), "transcript_path": ""}
-        hook("SessionStart", {**base, "hook_event_name": "SessionStart", "source": "startup"},
-             env, repo)
-        hook("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
-             "prompt": "why are checkout totals rounded like that"}, env, repo)
+        hook(
+            "SessionStart",
+            {**base, "hook_event_name": "SessionStart", "source": "startup"},
+            env,
+            repo,
+        )
+        hook(
+            "UserPromptSubmit",
+            {
+                **base,
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "why are checkout totals rounded like that",
+            },
+            env,
+            repo,
+        )
         db = folder / "memory.db"
 
         progress("hooks while another process holds the write lock")
@@ -132,19 +150,30 @@ def main() -> None:
             results["locked"] = {
                 "SessionStart": hook(
                     "SessionStart",
-                    {**base, "session_id": "bench-2", "hook_event_name": "SessionStart",
-                     "source": "startup"},
-                    env, repo,
+                    {
+                        **base,
+                        "session_id": "bench-2",
+                        "hook_event_name": "SessionStart",
+                        "source": "startup",
+                    },
+                    env,
+                    repo,
                 ),
                 "UserPromptSubmit": hook(
                     "UserPromptSubmit",
-                    {**base, "hook_event_name": "UserPromptSubmit",
-                     "prompt": "how are checkout totals rounded"},
-                    env, repo,
+                    {
+                        **base,
+                        "hook_event_name": "UserPromptSubmit",
+                        "prompt": "how are checkout totals rounded",
+                    },
+                    env,
+                    repo,
                 ),
                 "SessionEnd": hook(
-                    "SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "exit"},
-                    env, repo,
+                    "SessionEnd",
+                    {**base, "hook_event_name": "SessionEnd", "reason": "exit"},
+                    env,
+                    repo,
                 ),
             }
         _, listed = ken(env, repo, "list", "--all", "--kind", "handoff", "--json")
@@ -156,6 +185,8 @@ def main() -> None:
         with held(db, "BEGIN", env):
             seconds, said = ken(env, repo, "forget", short, "--yes", timeout=FORGET_LIMIT)
         results["forget_with_a_reader"] = {"seconds": round(seconds, 2), "said": said.strip()}
+        log = folder / "state" / "kenning" / "log"
+        results["hook_log"] = log.read_text().splitlines() if log.exists() else []
     print(json.dumps(results, indent=2))
 
 

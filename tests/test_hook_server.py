@@ -174,3 +174,30 @@ def test_an_idle_server_exits(tmp_path: Path, served: Path, monkeypatch: pytest.
     hook(repo(tmp_path), "s1")
     assert wait_for(served.exists)
     assert wait_for(lambda: not served.exists(), seconds=20), "the idle server did not exit"
+
+
+def test_through_the_server_a_locked_store_is_answered_in_time_and_recorded_after(
+    tmp_path: Path, served: Path, db_path: Path
+):
+    import sqlite3
+
+    from kenning.integrate import TIMEOUT_SECONDS
+
+    seed()
+    cwd = repo(tmp_path)
+    hook(cwd, "warm-up")
+    assert wait_for(served.exists)
+    lock = sqlite3.connect(db_path, isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        told = hook(cwd, "s7")
+        took = time.monotonic() - started
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+
+    assert told.returncode == 0 and "real Postgres database" in told.stdout
+    assert took < TIMEOUT_SECONDS["UserPromptSubmit"]  # the agent's limit for this hook
+    sessions = json.loads(ken("sessions", "--all", "--json").output)
+    assert sorted(s["agent_session_id"] for s in sessions) == ["s7", "warm-up"]

@@ -246,6 +246,34 @@ def test_forget_leaves_no_trace_while_another_connection_is_open(db_path):
     assert _leaks(db_path) == []
 
 
+def test_forget_with_a_reader_mid_transaction_finishes_in_seconds_and_says_what_it_waits_for(
+    db_path,
+):
+    with opened(db_path) as store:
+        for n in range(10):
+            add(f"{KEEP} {n}", store)
+        doomed = _add_doomed(store)
+        store.checkpoint()
+    reader = sqlite3.connect(db_path, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM items").fetchone()  # holds its snapshot
+    try:
+        result = ken_proc("forget", doomed[-6:], "--yes", timeout=30)
+
+        assert result.returncode == 0, result.stderr
+        said = result.stderr.splitlines()
+        assert said[0] == "forgot 1 memories"
+        assert f"while {os.getpid()} (" in said[1] and "keeps reading the store" in said[1]
+        assert said[1].endswith("the first ken command after that process stops reading wipes them")
+        assert Path(f"{db_path}-wipe").exists()
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    assert ken_proc("list").returncode == 0  # the next command finishes the wipe
+    assert not Path(f"{db_path}-wipe").exists()
+    assert _leaks(db_path) == []
+
+
 def test_forget_by_scope_through_the_cli_removes_every_version_and_use(db_path):
     with opened(db_path) as store:
         doomed = _add_doomed(store)

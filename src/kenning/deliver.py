@@ -113,10 +113,15 @@ def pack_for(
     session, its items' uses are counted."""
     if where.project and any(p["slug"] == where.project for p in store.projects()):
         from kenning import projects
+        from kenning.errors import StoreBusy
         from kenning.hooklog import log
 
-        for reason in projects.sync(store, where.project).skipped:
-            log("", "project-sync", f"skipped {reason}")  # the pack goes on without it
+        try:
+            with store.unspooled():  # the file stays the truth: a later sync reads it again
+                for reason in projects.sync(store, where.project).skipped:
+                    log("", "project-sync", f"skipped {reason}")  # the pack goes without it
+        except StoreBusy as exc:
+            log("", "project-sync", f"not synced: {exc}")
     blocked = blocked_repos(config)
     scopes = deliverable_scopes(where.scopes, blocked, where.repo)
     pack = build_pack(

@@ -50,3 +50,7 @@ class InvalidInput(KenningError):
 
 class StoreError(KenningError):
     """The store cannot be opened, read or written."""
+
+
+class StoreBusy(StoreError):
+    """Another process held the store's write lock longer than this call could wait."""

@@ -56,7 +56,10 @@ class Memory:
     @property
     def store(self) -> SQLiteStore:
         if self._store is None:
+            from kenning import spool
+
             self._store = open_store()
+            spool.replay(self._store, wait=1.0)  # what hooks could not write, first
         return self._store
 
     @property

@@ -61,7 +61,10 @@ class State:
     @property
     def store(self) -> SQLiteStore:
         if self._store is None:
+            from kenning import spool
+
             self._store = open_store()
+            spool.replay(self._store, wait=1.0)  # what hooks could not write, first
         return self._store
 
     def where(self) -> where_mod.Where:
@@ -683,6 +686,13 @@ def forget(
             raise SystemExit(1)
     count = items.forget(state.store, chosen, session_id=session_id, actor=actor)
     say(f"forgot {count} memories" + (" and the session's record" if session_id else ""))
+    if state.store.wipe_pending():
+        readers = ", ".join(state.store.readers()) or "another process"
+        say(
+            f"ken: the forgotten text is out of the store, but older copies of its pages stay "
+            f"in {state.store.path} and its -wal file while {readers} keeps reading the store; "
+            "the first ken command after that process stops reading wipes them"
+        )
 
 
 # --- moving data ---------------------------------------------------------------------

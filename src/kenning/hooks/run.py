@@ -4,6 +4,12 @@ A memory tool never breaks an agent. Whatever goes wrong (bad JSON, a locked or
 missing store, a bug), this logs one line to `$XDG_STATE_HOME/kenning/log`, prints
 nothing and exits 0. Only the standard library and the kenning modules the handlers
 need are imported: no click, rich, pydantic or mcp.
+
+An agent kills a hook that outlives its timeout (`ken integrate` installs 3 to 15
+seconds), so a hook waits for a locked store only until its budget (BUSY_BUDGET, a
+fraction of that timeout) has passed since it started. What it could not write then
+goes to the spool (kenning.spool), which this and every later hook or `ken` command
+replays first.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +25,16 @@ from kenning import config as config_mod
 from kenning.hooklog import log
 
 MAX_STDIN_BYTES = 8 * 1024 * 1024
+# Seconds a hook may wait for the store's write lock, counted from its start: well under
+# the timeout `ken integrate` installs for the event (SessionEnd 3 s, prompts 10 s,
+# SessionStart 15 s), leaving room for Python, git and the answer.
+BUSY_BUDGET = {
+    "session_start": 3.0,
+    "prompt": 2.0,
+    "pre_compact": 2.0,
+    "session_end": 1.0,
+}
+REPLAY_WAIT = 0.25  # seconds the replay of earlier writes waits before they stay spooled
 
 
 def _args(argv: list[str]) -> tuple[str | None, str | None, bool]:
@@ -80,6 +97,7 @@ def run(
     from kenning.hooks.event import BadPayload
     from kenning.store import open_store
 
+    started = time.monotonic()
     event_name, agent, _ = _args(argv)
     if not stdin.strip():
         raise BadPayload("empty stdin")
@@ -101,14 +119,28 @@ def run(
     config = config_mod.Config()
     if not config.get("memory.enabled"):
         return ""
+    budget = BUSY_BUDGET.get(event.event.value, 2.0)
     if stores is not None:
-        return adapters.render(event, handlers.handle(stores.get(), event, config, later))
-    store = open_store()
+        store = stores.get()
+        _bound(store, started + budget)
+        return adapters.render(event, handlers.handle(store, event, config, later))
+    store = open_store(busy_seconds=budget)
     try:
+        _bound(store, started + budget)
         text = handlers.handle(store, event, config)
     finally:
         store.close()
     return adapters.render(event, text)
+
+
+def _bound(store: Any, deadline: float) -> None:
+    """Give the store this hook's deadline and a spool, after replaying what earlier
+    hooks left there (whatever is still left keeps this hook's writes behind it)."""
+    from kenning import spool
+
+    store.set_deadline(deadline)
+    left = spool.replay(store, wait=REPLAY_WAIT)
+    store.spool = spool.Spool(store.path, active=left > 0)
 
 
 def handle_bytes(

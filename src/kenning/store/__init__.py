@@ -11,6 +11,14 @@ from kenning.store.sqlite import SQLiteStore, now_iso
 __all__ = ["ItemQuery", "SQLiteStore", "Store", "now_iso", "open_store"]
 
 
-def open_store(path: str | os.PathLike[str] | None = None, *, create: bool = True) -> SQLiteStore:
-    """Open (and create or migrate) the store at `path`, else at `ken path`."""
-    return SQLiteStore(path or db_path(), create=create)
+def open_store(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    create: bool = True,
+    busy_seconds: float | None = None,
+) -> SQLiteStore:
+    """Open (and create or migrate) the store at `path`, else at `ken path`; a hook
+    gives `busy_seconds`, the most it may wait for another process's lock."""
+    if busy_seconds is None:
+        return SQLiteStore(path or db_path(), create=create)
+    return SQLiteStore(path or db_path(), create=create, busy_seconds=busy_seconds)

@@ -231,6 +231,12 @@ def m0007_word_counts(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE m0007_raw")
 
 
+def m0008_spool_replays(conn: sqlite3.Connection) -> None:
+    # The spooled writes replayed, by entry id: a replay and this row commit together,
+    # so a replay after a crash (entry file not yet removed) is skipped, not repeated.
+    conn.execute("CREATE TABLE replays (id TEXT PRIMARY KEY, at TEXT NOT NULL)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
@@ -239,6 +245,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0005_index_short_ids,
     m0006_normalize_scopes,
     m0007_word_counts,
+    m0008_spool_replays,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

@@ -5,22 +5,29 @@ transaction, so many agents' hooks can write at once: the busy timeout queues th
 instead of failing, and no write lock is held across anything slower than SQL. WAL lets
 readers go on while a writer works. `secure_delete` zeroes freed pages, which `forget`
 relies on to leave nothing of a forgotten text on disk.
+
+A hook cannot wait as long as a person can: its agent stops it after a few seconds. A
+store opened for a hook gets a `deadline` that bounds every wait for the write lock, and
+a `spool`: the writes marked `@_spoolable` (sessions, prompts, deliveries, uses, a new
+item) that find the store locked go there instead of failing, and are replayed later,
+each in one transaction with its row in `replays`, so a replay is never applied twice.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from kenning import ids
-from kenning.errors import NotFound, RevisionConflict, StoreError
+from kenning.errors import NotFound, RevisionConflict, StoreBusy, StoreError
 from kenning.model import (
     Item,
     Kind,
@@ -35,6 +42,7 @@ from kenning.store import migrations
 from kenning.store.base import ItemQuery
 
 BUSY_TIMEOUT_MS = 30_000
+WIPE_WAIT_SECONDS = 2.0  # how long forget waits for readers before leaving the wipe to later
 MMAP_BYTES = 256 * 1024 * 1024  # read pages straight from the OS cache, no copy per read
 # Ranking reads every match's positions, so a word held by 20,000 items costs 20,000
 # bm25 rows. A search whose matches (after its filters) exceed this window ranks only
@@ -63,13 +71,57 @@ def _friendly(exc: sqlite3.Error, path: str) -> StoreError:
             "restore a backup or point KEN_DB elsewhere"
         )
     if "locked" in text or "busy" in text:
-        return StoreError(f"the store {path} stayed locked by another process; try again")
+        return StoreBusy(f"the store {path} stayed locked by another process; try again")
     if "unable to open" in text:
         return StoreError(
             f"cannot open the store {path}; check that it is a file you can read and write "
             "(with its -wal and -shm files) in a folder that exists"
         )
     return StoreError(f"store error in {path}: {text}")
+
+
+class Spool(Protocol):
+    """Where a write that found the store locked goes (kenning.spool)."""
+
+    def write(
+        self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any], run: Callable[[], Any]
+    ) -> bool:
+        """Run the write, or keep it for later; True when it ran."""
+        ...
+
+    def session(self, agent: str, agent_session_id: str, found: Session | None) -> Session | None:
+        """`found` (as stored) with the writes still kept for it applied."""
+        ...
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _spoolable(
+    spooled: Callable[[tuple[Any, ...]], Any],
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Mark a write a hook may keep for later; `spooled` gives what it returns then."""
+
+    def wrap(method: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(method)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            store = args[0]
+            assert isinstance(store, SQLiteStore)
+            if store.spool is None or store._depth:
+                return method(*args, **kwargs)
+            done: list[R] = []
+            ran = store.spool.write(
+                method.__name__,
+                args[1:],
+                dict(kwargs),
+                lambda: done.append(method(*args, **kwargs)),
+            )
+            return done[0] if ran else spooled(args[1:])
+
+        return run
+
+    return wrap
 
 
 def _row_to_item(row: sqlite3.Row) -> Item:
@@ -179,8 +231,18 @@ def _row_to_session(row: sqlite3.Row) -> Session:
 class SQLiteStore:
     """kenning's store in one SQLite file."""
 
-    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        create: bool = True,
+        busy_seconds: float = BUSY_TIMEOUT_MS / 1000,
+    ) -> None:
         self.path = str(path)
+        self.busy_ms = int(busy_seconds * 1000)
+        self.deadline: float | None = None  # time.monotonic() after which no write waits
+        self.spool: Spool | None = None
+        self._depth = 0  # writes nest inside a replay's transaction
         target = Path(self.path)
         if not target.exists():
             if not create:
@@ -198,7 +260,7 @@ class SQLiteStore:
         try:
             self.conn = sqlite3.connect(
                 self.path,
-                timeout=BUSY_TIMEOUT_MS / 1000,
+                timeout=busy_seconds,
                 isolation_level=None,
                 check_same_thread=False,
             )
@@ -208,6 +270,8 @@ class SQLiteStore:
         try:
             self._configure()
             migrations.apply(self.conn)
+            if self.wipe_pending():  # a forget waited for a reader that has gone since?
+                self.checkpoint(0)
         except sqlite3.Error as exc:
             self.conn.close()
             raise _friendly(exc, self.path) from None
@@ -217,7 +281,7 @@ class SQLiteStore:
 
     def _configure(self) -> None:
         c = self.conn
-        c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        c.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
         c.execute("PRAGMA foreign_keys = ON")
         c.execute("PRAGMA secure_delete = ON")
         c.execute("PRAGMA synchronous = NORMAL")
@@ -251,12 +315,39 @@ class SQLiteStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def set_deadline(self, deadline: float | None) -> None:
+        """From now on, wait for a lock at most until `deadline` (time.monotonic());
+        None: the busy timeout the store was opened with."""
+        self.deadline = deadline
+        left = self.busy_ms if deadline is None else (deadline - time.monotonic()) * 1000
+        self.conn.execute(f"PRAGMA busy_timeout = {int(max(0, min(left, self.busy_ms)))}")
+
+    @contextmanager
+    def unspooled(self) -> Iterator[None]:
+        """Writes here are made now or fail: none is kept for later."""
+        saved, self.spool = self.spool, None
+        try:
+            yield
+        finally:
+            self.spool = saved
+
+    def _wait_at_most(self) -> None:
+        """Bound the wait for the write lock by the deadline, when there is one."""
+        if self.deadline is not None:
+            left = int(max(0.0, self.deadline - time.monotonic()) * 1000)
+            self.conn.execute(f"PRAGMA busy_timeout = {min(left, self.busy_ms)}")
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        if self._depth:  # inside a replay: its transaction holds this write too
+            yield self.conn
+            return
         try:
+            self._wait_at_most()
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise _friendly(exc, self.path) from None
+        self._depth += 1
         try:
             yield self.conn
             self.conn.execute("COMMIT")
@@ -266,6 +357,24 @@ class SQLiteStore:
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
+        finally:
+            self._depth -= 1
+
+    @contextmanager
+    def replaying(self, entry_id: str) -> Iterator[bool]:
+        """One transaction for a spooled write and its row in `replays`: yields False
+        when that entry was replayed already (and then nothing is written)."""
+        with self._write() as conn:
+            seen = conn.execute("SELECT 1 FROM replays WHERE id = ?", (entry_id,)).fetchone()
+            yield seen is None
+            if seen is None:
+                now = datetime.now(UTC)
+                conn.execute(
+                    "INSERT INTO replays (id, at) VALUES (?, ?)",
+                    (entry_id, now.strftime("%Y-%m-%dT%H:%M:%S")),
+                )
+                week_ago = (now - timedelta(days=7)).strftime("%Y-%m-%dT%H:%M:%S")
+                conn.execute("DELETE FROM replays WHERE at < ?", (week_ago,))
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         try:
@@ -326,6 +435,7 @@ class SQLiteStore:
     def _write_revision(conn: sqlite3.Connection, item: Item, change: str) -> None:
         conn.execute(_INSERT_REVISION, _revision_values(item, change, _item_values(item)))
 
+    @_spoolable(lambda args: args[0])
     def insert_item(self, item: Item, change: str = "add") -> Item:
         with self._write() as conn:
             return self._insert(conn, item, change)
@@ -558,7 +668,9 @@ class SQLiteStore:
 
         secure_delete zeroes the freed pages; merging the FTS index drops the old
         segments that still held the words; a truncating checkpoint empties the WAL,
-        which may hold older copies of the pages.
+        which may hold older copies of the pages. A reader in the middle of a transaction
+        keeps those copies alive: the wait for it is short, and when it is still reading
+        the store remembers the wipe (`wipe_pending`) and the next open finishes it.
         """
         if not item_ids and not session_id:
             return 0
@@ -579,23 +691,56 @@ class SQLiteStore:
                 conn.execute(f"DELETE FROM revisions WHERE item_id IN ({marks})", chunk)
                 deleted += conn.execute(f"DELETE FROM items WHERE id IN ({marks})", chunk).rowcount
             conn.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
-        self.checkpoint()
+        self.checkpoint(WIPE_WAIT_SECONDS, remember=True)
         return deleted
 
-    def checkpoint(self) -> None:
-        for _ in range(50):
-            try:
-                busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            except sqlite3.Error as exc:
-                raise _friendly(exc, self.path) from None
-            if not busy:
-                return
-            time.sleep(0.05)
-        raise StoreError(
-            f"other processes kept {self.path} busy; the forgotten text may remain in its "
-            "WAL until they finish: run `ken forget` again then"
-        )
+    @property
+    def _wipe_marker(self) -> Path:
+        return Path(f"{self.path}-wipe")
 
+    def wipe_pending(self) -> bool:
+        """Whether freed pages may still sit in the WAL (a reader kept them alive)."""
+        return self._wipe_marker.exists()
+
+    def checkpoint(self, wait: float = WIPE_WAIT_SECONDS, *, remember: bool = False) -> bool:
+        """Copy the WAL into the file and empty it, waiting at most `wait` seconds for
+        readers; True when done. With `remember`, a checkpoint that could not finish
+        leaves the `-wipe` marker, which the next open of the store acts on."""
+        try:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+            busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise _friendly(exc, self.path) from None
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
+        if not busy:
+            self._wipe_marker.unlink(missing_ok=True)
+            return True
+        if remember:
+            fd = os.open(self._wipe_marker, os.O_CREAT | os.O_WRONLY, 0o600)
+            os.close(fd)
+        return False
+
+    def readers(self) -> list[str]:
+        """The other processes of this user that have the store open, as `PID (name)`:
+        what a wipe waits for. Read from /proc (Linux); elsewhere none are named."""
+        if not os.path.isdir("/proc"):
+            return []
+        names = {os.path.realpath(f"{self.path}{end}") for end in ("", "-wal", "-shm")}
+        found = []
+        for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):
+            if pid == os.getpid():
+                continue
+            try:
+                fds = os.listdir(f"/proc/{pid}/fd")  # only this user's processes are readable
+                if names & {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds}:
+                    with open(f"/proc/{pid}/comm", encoding="utf-8") as fh:
+                        found.append(f"{pid} ({fh.read().strip()})")
+            except OSError:
+                continue
+        return found
+
+    @_spoolable(lambda args: 0)
     def record_uses(self, item_ids: Sequence[str], session_id: str | None, how: str) -> int:
         """Count a use of each item; once per session when a session is given."""
         at = now_iso()
@@ -755,6 +900,7 @@ class SQLiteStore:
 
     # --- sessions ----------------------------------------------------------------
 
+    @_spoolable(lambda args: args[0])
     def upsert_session(self, session: Session, scopes: Sequence[str] = ()) -> Session:
         data = session.to_dict()
         data["commits"] = json.dumps(data["commits"])
@@ -771,6 +917,7 @@ class SQLiteStore:
             )
         return session
 
+    @_spoolable(lambda args: None)
     def update_session(self, session_id: str, **fields: Any) -> None:
         """Set some of a session's columns (commits as a list)."""
         allowed = {
@@ -800,6 +947,7 @@ class SQLiteStore:
                 [*(fields[n] for n in names), session_id],
             )
 
+    @_spoolable(lambda args: None)
     def note_prompt(self, session_id: str, prompt: str) -> None:
         """Record a prompt: the first one stays, the last one and the count move on."""
         with self._write() as conn:
@@ -816,7 +964,10 @@ class SQLiteStore:
             "ORDER BY started_at DESC LIMIT 1",
             (agent, agent_session_id),
         )
-        return _row_to_session(rows[0]) if rows else None
+        found = _row_to_session(rows[0]) if rows else None
+        if self.spool is not None:  # a session whose start is still in the spool
+            found = self.spool.session(agent, agent_session_id, found)
+        return found
 
     def open_sessions(self, agent: str | None = None) -> list[tuple[Session, str]]:
         """Sessions not yet ended, with when each was last seen."""
@@ -832,6 +983,7 @@ class SQLiteStore:
         rows = self._read("SELECT scopes FROM sessions WHERE id = ?", (session_id,))
         return list(json.loads(rows[0][0])) if rows else []
 
+    @_spoolable(lambda args: None)
     def record_delivery(
         self, session_id: str, what: str, item_ids: Sequence[str], query: str | None = None
     ) -> None:

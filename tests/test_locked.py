@@ -1,0 +1,209 @@
+"""A locked store: hooks answer within the timeout their agent gives them, and what they
+could not write waits in the spool (kenning.spool) until a later hook or `ken` command
+writes it, once.
+
+The lock is real: a connection in this process holds `BEGIN IMMEDIATE` (or, for a store
+nobody can even read, an exclusive lock) while the installed `ken hook` runs in its own
+process, stopped at the timeout `ken integrate` installs for its event, as the agent
+would stop it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import KEN_BIN, ken
+from helpers import add, opened
+from kenning import spool
+from kenning.hooks import run as hook_run
+from kenning.hooks.event import event_from_name
+from kenning.integrate import TIMEOUT_SECONDS
+from kenning.model import Session
+
+
+@contextmanager
+def write_locked(db: Path, *, exclusive: bool = False) -> Iterator[None]:
+    """Another connection holding the store's write lock (or, `exclusive`, every lock)."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        if exclusive:
+            conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+            conn.execute("BEGIN EXCLUSIVE")
+            conn.execute("UPDATE items SET use_count = use_count")
+        else:
+            conn.execute("BEGIN IMMEDIATE")
+        yield
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+
+
+def hook(event: str, payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """The installed `ken hook`, killed (TimeoutExpired) past its installed timeout."""
+    return subprocess.run(
+        [str(KEN_BIN), "hook", event, "--agent", "claude"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=TIMEOUT_SECONDS[event],
+        start_new_session=True,
+        check=False,
+    )
+
+
+def in_process(event: str, payload: dict[str, Any]) -> str:
+    return hook_run.run([event, "--agent", "claude"], json.dumps(payload).encode())
+
+
+def payload(repo: Path, event: str, session: str = "s-1", **more: Any) -> dict[str, Any]:
+    return {"session_id": session, "cwd": str(repo), "hook_event_name": event, **more}
+
+
+def sessions() -> list[Session]:
+    with opened() as store:
+        return store.list_sessions(limit=100)
+
+
+def handoffs() -> list[dict[str, Any]]:
+    return [i for i in json.loads(ken("list", "--all", "--json").stdout) if i["kind"] == "handoff"]
+
+
+def log_text() -> str:
+    path = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "log"
+    return path.read_text() if path.exists() else ""
+
+
+@pytest.fixture
+def repo(git_repo: Path, db_path: Path) -> Path:
+    add("Checkout totals are rounded with bankers rounding", scope="repo:github.com/acme/shop")
+    return git_repo
+
+
+def test_each_hook_waits_for_the_lock_well_under_the_timeout_integrate_installs() -> None:
+    for name, timeout in TIMEOUT_SECONDS.items():
+        budget = hook_run.BUSY_BUDGET[event_from_name(name).value]
+        assert budget + hook_run.REPLAY_WAIT <= timeout / 2, name
+
+
+def test_a_session_end_under_a_held_lock_exits_in_time_and_its_handoff_arrives_later(
+    repo: Path, db_path: Path
+) -> None:
+    in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
+    in_process("UserPromptSubmit", payload(repo, "UserPromptSubmit", prompt="fix the totals"))
+
+    with write_locked(db_path):
+        ended = hook("SessionEnd", payload(repo, "SessionEnd", reason="exit"))
+
+        assert (ended.returncode, ended.stdout, ended.stderr) == (0, "", "")
+        kept = spool.pending(str(db_path))
+        assert [json.loads(p.read_text())["method"] for p in kept] == [
+            "update_session",
+            "insert_item",
+        ]
+        assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in kept)
+        assert stat.S_IMODE(spool.folder().stat().st_mode) == 0o700
+        assert sessions()[0].ended_at is None  # not written yet
+
+    [handoff] = handoffs()  # a ken command after the lock is gone writes what waited
+    assert "fix the totals" in handoff["body"]
+    assert sessions()[0].ended_at is not None
+    assert spool.pending(str(db_path)) == []
+
+
+def test_a_whole_session_under_a_held_lock_is_answered_in_time_and_recorded_once_after(
+    repo: Path, db_path: Path
+) -> None:
+    with write_locked(db_path):
+        started = hook("SessionStart", payload(repo, "SessionStart", source="startup"))
+        asked = hook("UserPromptSubmit", payload(repo, "UserPromptSubmit", prompt="refunds?"))
+        ended = hook("SessionEnd", payload(repo, "SessionEnd", reason="exit"))
+        assert sessions() == []
+
+    assert started.returncode == 0 and "bankers rounding" in started.stdout  # reading works
+    assert (asked.returncode, ended.returncode) == (0, 0)
+    ken("list")  # any ken command replays
+    [session] = sessions()
+    assert (session.agent_session_id, session.prompt_count) == ("s-1", 1)
+    assert session.first_prompt == "refunds?" and session.end_reason == "exit"
+    assert len(handoffs()) == 1
+    ken("list")
+    assert len(sessions()) == 1 and len(handoffs()) == 1 and spool.pending(str(db_path)) == []
+
+
+def test_a_later_hook_replays_the_spool_before_its_own_writes(repo: Path, db_path: Path) -> None:
+    in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
+    with write_locked(db_path):
+        hook("UserPromptSubmit", payload(repo, "UserPromptSubmit", prompt="first"))
+    in_process("UserPromptSubmit", payload(repo, "UserPromptSubmit", prompt="second"))
+
+    [session] = sessions()
+    assert (session.first_prompt, session.last_prompt, session.prompt_count) == (
+        "first",
+        "second",
+        2,
+    )
+    assert spool.pending(str(db_path)) == []
+
+
+def test_a_hook_that_cannot_even_read_stays_silent_and_exits_in_time(
+    repo: Path, db_path: Path
+) -> None:
+    with write_locked(db_path, exclusive=True):
+        started = hook("SessionStart", payload(repo, "SessionStart", source="startup"))
+
+    assert (started.returncode, started.stdout, started.stderr) == (0, "", "")
+    assert "locked by another process" in log_text()
+
+
+def test_a_replay_after_a_crash_writes_nothing_twice(repo: Path, db_path: Path) -> None:
+    in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
+    [session] = sessions()
+    assert spool.keep(str(db_path), "note_prompt", (session.id, "kept for later"), {})
+    [entry] = spool.pending(str(db_path))
+    copy = entry.read_bytes()
+
+    with opened() as store:
+        assert spool.replay(store) == 0
+    entry.write_bytes(copy)  # as if the process died after its commit, before the unlink
+    with opened() as store:
+        assert spool.replay(store) == 0
+
+    assert sessions()[0].prompt_count == 1
+    assert spool.pending(str(db_path)) == []
+
+
+def test_the_spool_is_bounded_in_count_and_size(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spool, "MAX_ENTRIES", 2)
+    assert spool.keep(str(db_path), "note_prompt", ("s", "one"), {})
+    assert spool.keep(str(db_path), "note_prompt", ("s", "two"), {})
+    assert not spool.keep(str(db_path), "note_prompt", ("s", "three"), {})
+    assert not spool.keep(str(db_path), "note_prompt", ("s", "x" * spool.MAX_ENTRY_BYTES), {})
+
+    assert len(spool.pending(str(db_path))) == 2
+    assert "holds 2 writes already; note_prompt dropped" in log_text()
+    assert "too big to keep; dropped" in log_text()
+
+
+def test_a_spooled_write_that_can_never_be_made_is_dropped_not_left_blocking(
+    repo: Path, db_path: Path
+) -> None:
+    add("A first memory")
+    assert spool.keep(str(db_path), "record_delivery", ("no-such-session", "pack", []), {})
+    in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
+
+    assert spool.pending(str(db_path)) == []
+    assert len(sessions()) == 1
+    assert "dropped record_delivery" in log_text()
