@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/hook_bench.py
 	$(BIN)/python bench/mcp_bench.py
 	$(BIN)/python bench/recall_bench.py
+	$(BIN)/python bench/locked_bench.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -7,7 +7,15 @@ agent runs it, against a fresh store in a temp folder. The lock is a real
 `BEGIN IMMEDIATE` held by a child process; the reader a real open read transaction.
 Each hook is stopped at the timeout `ken integrate` installs for it, as the agent would.
 
-Run: `python bench/locked_bench.py`. Prints one JSON object.
+Run: `python bench/locked_bench.py`. Prints one JSON object and writes it to
+`bench/locked_results.json`. No target is asserted: the contract is the agent's timeout,
+which the tests (tests/test_locked.py) check as behaviour.
+
+Before the spool (2026-12-01, reference machine): SessionEnd killed at its 3 s, its
+handoff never written; SessionStart and a prompt killed at 15 s and 10 s, the session
+never recorded; `ken forget` with a reader still running after 120 s (stopped). After:
+see locked_results.json (SessionEnd 1.35 s, SessionStart 3.4 s, prompt 0.55 s, forget
+2.4 s; every handoff written by the next `ken` command).
 """
 
 from __future__ import annotations
@@ -111,6 +119,15 @@ def ken(env: dict[str, str], cwd: Path, *args: str, timeout: float = 200) -> tup
     return time.monotonic() - started, done.stdout + done.stderr
 
 
+def payload(session: str, event: str, repo: Path, **more: Any) -> dict[str, Any]:
+    return {"session_id": session, "cwd": str(repo), "hook_event_name": event, **more}
+
+
+def handoffs(env: dict[str, str], repo: Path) -> str:
+    """`ken list` of the handoffs: a ken command, which writes what hooks left waiting."""
+    return ken(env, repo, "list", "--all", "--kind", "handoff", "--json")[1]
+
+
 def main() -> None:
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,58 +143,43 @@ def main() -> None:
         ken(
             env, repo, "add", "Checkout totals are rounded with bankers rounding", "--scope", "repo"
         )
-        base = {"session_id": "bench-1", "cwd": str(repo), "transcript_path": ""}
-        hook(
-            "SessionStart",
-            {**base, "hook_event_name": "SessionStart", "source": "startup"},
-            env,
-            repo,
-        )
-        hook(
-            "UserPromptSubmit",
-            {
-                **base,
-                "hook_event_name": "UserPromptSubmit",
-                "prompt": "why are checkout totals rounded like that",
-            },
-            env,
-            repo,
-        )
         db = folder / "memory.db"
 
-        progress("hooks while another process holds the write lock")
+        progress("a SessionEnd while another process holds the write lock")
+        hook("SessionStart", payload("one", "SessionStart", repo, source="startup"), env, repo)
+        prompt = "why are checkout totals rounded like that"
+        hook("UserPromptSubmit", payload("one", "UserPromptSubmit", repo, prompt=prompt), env, repo)
         with held(db, "BEGIN IMMEDIATE", env):
-            results["locked"] = {
+            ended = hook("SessionEnd", payload("one", "SessionEnd", repo, reason="exit"), env, repo)
+        results["session_end_alone"] = {
+            **ended,
+            "handoff_after_release_and_a_ken_call": prompt in handoffs(env, repo),
+        }
+
+        progress("a whole session while another process holds the write lock")
+        asked = "how are refunds rounded"
+        with held(db, "BEGIN IMMEDIATE", env):
+            whole = {
                 "SessionStart": hook(
                     "SessionStart",
-                    {
-                        **base,
-                        "session_id": "bench-2",
-                        "hook_event_name": "SessionStart",
-                        "source": "startup",
-                    },
+                    payload("two", "SessionStart", repo, source="startup"),
                     env,
                     repo,
                 ),
                 "UserPromptSubmit": hook(
                     "UserPromptSubmit",
-                    {
-                        **base,
-                        "hook_event_name": "UserPromptSubmit",
-                        "prompt": "how are checkout totals rounded",
-                    },
+                    payload("two", "UserPromptSubmit", repo, prompt=asked),
                     env,
                     repo,
                 ),
                 "SessionEnd": hook(
-                    "SessionEnd",
-                    {**base, "hook_event_name": "SessionEnd", "reason": "exit"},
-                    env,
-                    repo,
+                    "SessionEnd", payload("two", "SessionEnd", repo, reason="exit"), env, repo
                 ),
             }
-        _, listed = ken(env, repo, "list", "--all", "--kind", "handoff", "--json")
-        results["handoff_after_release_and_a_ken_call"] = "bench-1" in listed
+        results["whole_session"] = {
+            **whole,
+            "handoff_after_release_and_a_ken_call": asked in handoffs(env, repo),
+        }
 
         progress("ken forget while another process keeps a read transaction open")
         _, out = ken(env, repo, "add", "Forget me: the staging password hint")
@@ -187,7 +189,9 @@ def main() -> None:
         results["forget_with_a_reader"] = {"seconds": round(seconds, 2), "said": said.strip()}
         log = folder / "state" / "kenning" / "log"
         results["hook_log"] = log.read_text().splitlines() if log.exists() else []
-    print(json.dumps(results, indent=2))
+    text = json.dumps(results, indent=2)
+    (Path(__file__).parent / "locked_results.json").write_text(text + "\n")
+    print(text)
 
 
 if __name__ == "__main__":
