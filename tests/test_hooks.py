@@ -628,6 +628,152 @@ def test_nothing_told_in_the_session_comes_back_in_recall(
     assert "greets in French" in call_inproc("UserPromptSubmit", "claude", again)[1]
 
 
+@pytest.mark.parametrize(
+    ("agent", "compaction"),
+    [
+        ("claude", "PreCompact"),
+        ("claude", "SessionStart"),
+        ("codex", "PreCompact"),
+        ("codex", "SessionStart"),
+    ],
+)
+def test_after_a_compaction_what_was_recalled_may_be_recalled_again(
+    agent: str, compaction: str, shop: Path, memories: dict[str, str]
+) -> None:
+    start = payload(agent, "SessionStart", shop)
+    ask = payload(agent, "UserPromptSubmit", shop)
+    call_inproc("SessionStart", agent, start)
+    assert "greets in French" in context_of(
+        call_inproc("UserPromptSubmit", agent, ask)[1], "UserPromptSubmit"
+    )
+    assert call_inproc("UserPromptSubmit", agent, ask) == (0, "")
+
+    if compaction == "PreCompact":
+        event = {**start, "hook_event_name": "PreCompact", "trigger": "auto"}
+        event.pop("source", None)
+        assert call_inproc("PreCompact", agent, event) == (0, "")
+    else:
+        code, out = call_inproc("SessionStart", agent, {**start, "source": "compact"})
+        assert out.startswith(SMALL_PACK_START)  # the pack comes again after compaction
+
+    code, out = call_inproc("UserPromptSubmit", agent, ask)
+    assert "greets in French" in context_of(out, "UserPromptSubmit")
+    assert call_inproc("UserPromptSubmit", agent, ask) == (0, "")
+    session = one_session()
+    assert [d["what"] for d in deliveries(session.id)] == [
+        "pack",
+        "recall",
+        "compact",
+        *(["pack"] if compaction == "SessionStart" else []),
+        "recall",
+    ]
+    assert use_count(memories["rule"]) == 1  # still once per session
+    assert "compaction: what came before may be recalled again" in ken("told", session.id).output
+
+
+def test_gemini_precompress_is_no_compaction(shop: Path, memories: dict[str, str]) -> None:
+    call_inproc("SessionStart", "gemini", payload("gemini", "SessionStart", shop))
+    ask = payload("gemini", "BeforeAgent", shop)
+    assert "greets in French" in call_inproc("BeforeAgent", "gemini", ask)[1]
+    # Gemini fires PreCompress before every model call, compaction or not.
+    call_inproc("PreCompress", "gemini", payload("gemini", "PreCompress", shop))
+    assert call_inproc("BeforeAgent", "gemini", ask) == (0, "")
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_forked_session_gets_no_pack(agent: str, shop: Path, memories: dict[str, str]) -> None:
+    start = payload(agent, "SessionStart", shop)
+    code, out = call_inproc("SessionStart", agent, {**start, "source": "fork"})
+    assert (code, out) == (0, "")
+    session = one_session()
+    assert session.ended_at is None
+    assert deliveries(session.id) == []
+
+
+def test_a_claude_session_records_the_model_from_its_transcript(shop: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "claude" / "model.jsonl"
+    start = payload("claude", "SessionStart", shop, transcript_path=str(transcript), model=None)
+    ask = payload("claude", "UserPromptSubmit", shop, transcript_path=str(transcript))
+    write_claude_transcript(transcript, [])
+    call_inproc("SessionStart", "claude", start)
+    call_inproc("UserPromptSubmit", "claude", ask)
+    assert one_session().model is None  # no answer yet, so no model to read
+
+    def answer(model: str, message_id: str) -> str:
+        return json.dumps(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": message_id,
+                    "role": "assistant",
+                    "model": model,
+                    "content": [{"type": "text", "text": "Done."}],
+                },
+            }
+        )
+
+    lines = [answer("claude-sonnet-4-5-20250929", "msg_1"), answer("<synthetic>", "msg_2")]
+    with transcript.open("a", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    call_inproc("UserPromptSubmit", "claude", ask)
+    assert one_session().model == "claude-sonnet-4-5-20250929"
+    sessions_out = ken("sessions", "--all").output
+    assert "claude (claude-sonnet-4-5-20250929)" in sessions_out
+
+
+def test_a_claude_session_that_ends_records_the_model(shop: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "claude" / "end.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(
+        json.dumps(
+            {
+                "type": "assistant",
+                "message": {"role": "assistant", "model": "claude-opus-4-1", "content": []},
+            }
+        )
+        + "\n"
+    )
+    start = payload("claude", "SessionStart", shop, transcript_path=str(transcript), model=None)
+    call_inproc("SessionStart", "claude", start)
+    end = payload("claude", "SessionEnd", shop, transcript_path=str(transcript))
+    call_inproc("SessionEnd", "claude", end)
+    session = one_session()
+    assert session.ended_at is not None
+    assert session.model == "claude-opus-4-1"
+
+
+def test_ken_sessions_lists_a_projects_sessions(shop: Path, tmp_path: Path) -> None:
+    notes = tmp_path / "billing-notes"
+    notes.mkdir()
+    assert ken("project", "add", "billing", str(notes)).exit_code == 0
+    with opened() as store:
+        for n, (agent, project) in enumerate(
+            [("claude", "billing"), ("codex", None), ("gemini", "billing"), ("codex", "other")]
+        ):
+            store.upsert_session(
+                Session(
+                    id=f"01SESSIONSPROJECT{n:0>9}",
+                    agent=agent,
+                    agent_session_id=f"s{n}",
+                    repo=REPO if n < 2 else None,
+                    project=project,
+                    started_at=f"2026-01-0{n + 1}T00:00:00.000Z",
+                )
+            )
+    listed = json.loads(ken("sessions", "--project", "billing", "--json").stdout)
+    assert [(s["agent"], s["project"]) for s in listed] == [
+        ("gemini", "billing"),
+        ("claude", "billing"),
+    ]
+    # In the project's folder (no repo there), the project's sessions are "here".
+    os.chdir(notes)
+    assert json.loads(ken("sessions", "--json").stdout) == listed
+    unknown = ken("sessions", "--project", "nope")
+    assert unknown.exit_code == 1
+    assert "no project 'nope'" in unknown.stderr
+    assert ken("sessions", "--project", "billing", "--all").exit_code == 2
+
+
 def test_use_counts_rise_once_per_session(shop: Path, memories: dict[str, str]) -> None:
     start = payload("claude", "SessionStart", shop)
     ask = payload("claude", "UserPromptSubmit", shop)

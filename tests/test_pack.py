@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from dataclasses import replace
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ken
+from conftest import ken, ken_proc
 from helpers import opened
 from kenning import ids, items
 from kenning.config import Config
@@ -430,6 +431,58 @@ def test_memory_context_refuses_a_budget_under_the_minimum(in_repo: Path) -> Non
             return bool(low.is_error), bool(least.is_error)
 
     assert anyio.run(scenario) == (True, False)
+
+
+def session_start_output(agent: str, cwd: Path) -> str:
+    """What the installed `ken hook SessionStart` gives `agent` starting in `cwd`."""
+    data = {
+        "session_id": f"start-{agent}",
+        "transcript_path": None,
+        "cwd": str(cwd),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    done = ken_proc("hook", "SessionStart", "--agent", agent, input=json.dumps(data), cwd=cwd)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    if agent == "gemini":
+        return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
+    return done.stdout.rstrip("\n")
+
+
+def test_ken_pack_for_an_agent_is_exactly_what_its_session_start_gives(in_repo: Path) -> None:
+    with opened() as store:
+        put(store, "Answer in British English", kind="preference", scope="agent:claude", minute=5)
+        put(
+            store,
+            "Run the linter before you commit",
+            kind="preference",
+            scope="agent:codex",
+            minute=6,
+        )
+    plain = ken("pack").stdout
+    assert "British English" not in plain and "linter" not in plain
+    for agent in ("claude", "codex", "gemini"):
+        shown = ken("pack", "--for", agent).stdout.rstrip("\n")
+        assert shown == session_start_output(agent, in_repo)
+        assert ("British English" in shown) == (agent == "claude")
+        assert ("Run the linter" in shown) == (agent == "codex")
+        as_json = json.loads(ken("pack", "--for", agent, "--json").stdout)
+        assert as_json["text"] == shown
+        toml = ken("pack", "--for", agent, "--toml").stdout
+        assert tomllib.loads("x = " + toml)["x"] == shown
+
+
+def test_ken_pack_for_an_agent_left_out_of_deliver_to_shows_nothing(in_repo: Path) -> None:
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[memory]\ndeliver_to = ["codex"]\n', encoding="utf-8")
+    result = ken("pack", "--for", "claude")
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    assert "claude is told nothing here" in result.stderr
+    assert ken("pack", "--for", "claude", "--toml").stdout == '""\n'
+    assert session_start_output("claude", in_repo) == ""
+    assert "Deploys go through make ship" in ken("pack", "--for", "codex").stdout
 
 
 def test_ken_pack_counts_no_use(in_repo: Path) -> None:

@@ -13,7 +13,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kenning.transcripts import MAX_LINE_CHARS, TAIL_BYTES, Turn, conversation, user_turns
+from kenning.transcripts import (
+    MAX_LINE_CHARS,
+    TAIL_BYTES,
+    Turn,
+    conversation,
+    last_model,
+    user_turns,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CLAUDE_FIXTURE = FIXTURES / "claude" / "tool-call-and-compact.jsonl"
@@ -259,3 +266,27 @@ def test_missing_files_and_unknown_agents_give_nothing(tmp_path: Path) -> None:
     ):
         assert user_turns(agent, path) == []
         assert conversation(agent, path) == []
+
+
+def test_the_model_is_read_from_the_recorded_transcripts(tmp_path: Path) -> None:
+    assert last_model("claude", str(CLAUDE_FIXTURE)) == "claude-opus-5-5"
+    assert last_model("codex", str(CODEX_FIXTURE)) is None  # Codex's hooks send the model
+    assert last_model("gemini", str(CLAUDE_FIXTURE)) is None
+    assert last_model("claude", str(tmp_path / "missing.jsonl")) is None
+    assert last_model("claude", None) is None
+
+
+def test_the_model_is_the_latest_real_one(tmp_path: Path) -> None:
+    """A model switch mid-session gives the newer model; Claude Code's own made-up
+    messages ("<synthetic>") and malformed lines are passed over."""
+    path = tmp_path / "switch.jsonl"
+    lines = [
+        {"type": "assistant", "message": {"model": "claude-sonnet-4-5", "content": []}},
+        {"type": "assistant", "message": {"model": "claude-opus-4-1", "content": []}},
+        {"type": "user", "message": {"model": "not-a-reply", "content": "hi"}},
+        {"type": "assistant", "message": {"model": "<synthetic>", "content": []}},
+        {"type": "assistant", "message": {"model": 7}},
+        {"type": "assistant", "message": "text"},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n{not json\n")
+    assert last_model("claude", str(path)) == "claude-opus-4-1"

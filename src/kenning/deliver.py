@@ -139,6 +139,34 @@ def pack_for(
     return pack
 
 
+START_PACK_CHARS = 9000  # what a hook may print (hooks.adapters.MAX_OUTPUT_CHARS)
+
+
+def start_pack(
+    store: SQLiteStore,
+    config: Config,
+    where: Where,
+    agent: str | None,
+    *,
+    session: Session | None = None,
+    budget: int | None = None,
+    record: bool = True,
+) -> Pack | None:
+    """What an agent is told when it starts here (None: nothing, by the switches). The
+    SessionStart hooks give this, and `ken pack --for AGENT` shows it."""
+    if not may_deliver(config, agent, where):
+        return None
+    return pack_for(
+        store,
+        config,
+        where,
+        session=session,
+        budget=budget,
+        max_chars=START_PACK_CHARS,
+        record=record,
+    )
+
+
 def recall_for(
     store: SQLiteStore,
     config: Config,
@@ -150,9 +178,10 @@ def recall_for(
     settings: RecallSettings | None = None,
     record: bool = True,
 ) -> Recall:
-    """Recall for a prompt here, skipping what this session was already told."""
+    """Recall for a prompt here, skipping what this session was already told (since its
+    last compaction: what came before is no longer in its context)."""
     scopes = deliverable_scopes(where.scopes, blocked_repos(config), where.repo)
-    exclude = store.delivered_ids(session.id) if session is not None else set()
+    exclude = told_since_compaction(store, session.id) if session is not None else set()
     result = recall(
         store,
         prompt,
@@ -174,3 +203,24 @@ def record_recall(store: SQLiteStore, session: Session, prompt: str, result: Rec
     # The prompt as sessions keep it: redacted, then clipped to 500 characters.
     store.record_delivery(session.id, "recall", ids, query=clip_prompt(prompt))
     store.record_uses(ids, session.id, "recall")
+
+
+COMPACTION = "compact"  # a delivery row with no items: the session's context was compacted
+
+
+def note_compaction(store: SQLiteStore, session: Session) -> None:
+    """Record that a session's context was compacted: what it was told before may be
+    recalled again."""
+    store.record_delivery(session.id, COMPACTION, [])
+
+
+def told_since_compaction(store: SQLiteStore, session_id: str) -> set[str]:
+    """The items a session was told that are still in its context: those given since
+    its last compaction."""
+    told: set[str] = set()
+    for entry in store.deliveries(session_id):
+        if entry["what"] == COMPACTION:
+            told = set()
+        else:
+            told.update(entry["item_ids"])
+    return told

@@ -191,6 +191,19 @@ def start(
     return session
 
 
+def note_model(store: SQLiteStore, session: Session) -> Session:
+    """Fill in the model from the transcript when the agent's hooks did not say it."""
+    if session.model:
+        return session
+    from kenning import transcripts
+
+    model = transcripts.last_model(session.agent, session.transcript_path)
+    if model is None:
+        return session
+    store.update_session(session.id, model=model)
+    return replace(session, model=model)
+
+
 def finish(store: SQLiteStore, session: Session, reason: str | None = None) -> Session:
     """Close a session: its end, the commits made since it started, the diff left."""
     commits: tuple[str, ...] = session.commits

@@ -122,6 +122,23 @@ def _codex_turns(lines: list[str]) -> list[Turn]:
     return turns
 
 
+def last_model(agent: str, path: str | None) -> str | None:
+    """The model of the latest assistant message in a Claude Code transcript: Claude's
+    hooks do not send it. (Codex's hooks do, so its rollout is not read for it.)"""
+    if agent != "claude" or not path or not Path(path).is_file():
+        return None
+    for line in reversed(_tail_lines(path)):
+        record = _json(line)
+        message = record.get("message") if record is not None else None
+        if record is None or record.get("type") != "assistant" or not isinstance(message, dict):
+            continue
+        model = message.get("model")
+        # Claude Code marks messages it made up itself (an error, an interruption).
+        if isinstance(model, str) and model.strip() and not model.startswith("<"):
+            return model.strip()[:200]
+    return None
+
+
 def _json(line: str) -> dict[str, Any] | None:
     if len(line) > MAX_LINE_CHARS:
         return None

@@ -22,7 +22,7 @@ from kenning.recall import RecallSettings
     type=click.Choice(["claude", "codex", "gemini", "markdown"]),
     default="markdown",
     show_default=True,
-    help="The agent the pack is for.",
+    help="Show exactly what this agent is told when it starts here.",
 )
 @click.option(
     "--toml",
@@ -38,9 +38,32 @@ from kenning.recall import RecallSettings
 @json_option
 @pass_state
 def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: bool) -> None:
-    """Print the context pack for this folder: what an agent is told at start."""
-    here = state.where()
-    result = deliver.pack_for(state.store, state.config, here, budget=budget, record=False)
+    """Print the context pack for this folder: what an agent is told at start.
+
+    With --for AGENT, exactly what that agent's SessionStart hook gives here: its own
+    `agent:` memories included, nothing when memory.deliver_to leaves it out.
+    """
+    if target == "markdown":
+        here = state.where()
+        result = deliver.pack_for(state.store, state.config, here, budget=budget, record=False)
+    else:
+        from kenning import locate
+
+        here = locate.here(state.store, state.config, agent=target)
+        told = deliver.start_pack(
+            state.store, state.config, here, target, budget=budget, record=False
+        )
+        if told is None:
+            say(
+                f"{target} is told nothing here: memory is off (memory.enabled) or {target} "
+                "is not in memory.deliver_to"
+            )
+            if as_json:
+                emit_json(None)
+            elif as_toml:
+                click.echo(toml_string(""))
+            return
+        result = told
     if as_json:
         emit_json(result.to_dict())
     elif as_toml:
@@ -140,17 +163,35 @@ def recall(
         say("nothing here fits that prompt")
 
 
-@cli.command("sessions", epilog=example("ken sessions --all --json"))
+@cli.command("sessions", epilog=example("ken sessions --project billing --json"))
 @click.option("--all", "show_all", is_flag=True, help="Every repo, not just this one.")
+@click.option("--project", "-p", "project", help="The sessions of this project (its slug).")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 10_000))
 @json_option
 @pass_state
-def sessions_cmd(state: State, show_all: bool, limit: int, as_json: bool) -> None:
-    """List agent sessions, newest first (this repo's, unless --all)."""
-    here = state.where()
-    if not show_all and not here.repo:
-        raise InvalidInput("this folder is not in a git repo: use --all")
-    found = state.store.list_sessions(repo=None if show_all else here.repo, limit=limit)
+def sessions_cmd(
+    state: State, show_all: bool, project: str | None, limit: int, as_json: bool
+) -> None:
+    """List agent sessions, newest first: this repo's (or this project's, outside a
+    repo), a named project's with --project, every one with --all."""
+    filters: dict[str, str] = {}
+    if project is not None:
+        if show_all:
+            raise click.UsageError("--all and --project exclude each other")
+        from kenning import projects
+
+        filters["project"] = str(projects.get_project(state.store, project)["slug"])
+    elif not show_all:
+        here = state.where()
+        if here.repo:
+            filters["repo"] = here.repo
+        elif here.project:
+            filters["project"] = here.project
+        else:
+            raise InvalidInput(
+                "this folder is not in a git repo or a project: use --all or --project SLUG"
+            )
+    found = state.store.list_sessions(**filters, limit=limit)
     if as_json:
         emit_json([s.to_dict() for s in found])
         return
@@ -205,6 +246,8 @@ def told(state: State, session: str, as_json: bool) -> None:
         click.echo("(told nothing)")
     for entry in given:
         what = entry["what"] + (f' for "{one_line(entry["query"])[:60]}"' if entry["query"] else "")
+        if entry["what"] == deliver.COMPACTION:
+            what = "compaction: what came before may be recalled again"
         echo(f"{entry['at']}  {what}")
         for item_id in entry["item_ids"]:
             echo(f"  {item_id[-6:].lower()}  {clean(titles[item_id], one_line=True)}")

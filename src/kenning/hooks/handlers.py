@@ -9,7 +9,6 @@ from collections.abc import Callable
 from kenning import deliver, sessions, transcripts
 from kenning import where as where_mod
 from kenning.config import Config
-from kenning.hooks.adapters import MAX_OUTPUT_CHARS
 from kenning.hooks.event import Event, HookEvent
 from kenning.locate import here
 from kenning.model import Session
@@ -17,7 +16,8 @@ from kenning.store import SQLiteStore
 
 Later = list[Callable[[], None]]  # writes that may wait until the agent has its answer
 MAX_PROMPT_BYTES = 64 * 1024
-PACK_SOURCES = {"startup", "clear", "compact", "fork"}
+# A fork or a resume carries the conversation, and with it the pack it was given.
+PACK_SOURCES = {"startup", "clear", "compact"}
 
 
 class Skip(Exception):
@@ -65,11 +65,13 @@ def session_start(store: SQLiteStore, event: HookEvent, config: Config, later: L
     where = locate(store, event, config)
     source = (event.source or "startup").lower()
     session = _session(store, event, config, where, source)
-    if source not in PACK_SOURCES or not deliver.may_deliver(config, event.agent, where):
+    if source == "compact" and session is not None:
+        deliver.note_compaction(store, session)
+    if source not in PACK_SOURCES:
         return ""
     # Within what the hook may print, so the session is told exactly what is recorded.
-    pack = deliver.pack_for(store, config, where, session=session, max_chars=MAX_OUTPUT_CHARS)
-    return pack.text
+    pack = deliver.start_pack(store, config, where, event.agent, session=session)
+    return pack.text if pack is not None else ""
 
 
 def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
@@ -83,6 +85,9 @@ def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -
     if session is not None and text.strip():
         clipped = sessions.clip_prompt(text)
         later.append(lambda: store.note_prompt(session.id, clipped))
+    if session is not None and not session.model:
+        # Claude's hooks carry no model: its transcript has it once the agent answered.
+        later.append(lambda: _note_model(store, session))
     if not text.strip() or not deliver.may_deliver(config, event.agent, where):
         return ""
     context = transcripts.user_turns(event.agent, event.transcript_path)
@@ -95,6 +100,10 @@ def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -
     return result.text
 
 
+def _note_model(store: SQLiteStore, session: Session) -> None:
+    sessions.note_model(store, session)
+
+
 def session_end(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
     if not event.session_id:
         raise Skip("SessionEnd without a session id")
@@ -105,6 +114,7 @@ def session_end(store: SQLiteStore, event: HookEvent, config: Config, later: Lat
         raise Skip(f"session {event.session_id} of {event.agent} has ended already")
     from kenning import handoff, summarize
 
+    session = sessions.note_model(store, session)
     ended = sessions.finish(store, session, event.reason or "end")
     handoff.session_handoff(store, ended)
     if summarize.enabled_for(config, ended):
@@ -118,7 +128,10 @@ def pre_compact(store: SQLiteStore, event: HookEvent, config: Config, later: Lat
     from kenning import summarize
 
     session = store.find_session(event.agent, event.session_id) if event.session_id else None
-    if session is not None and summarize.enabled_for(config, session):
+    if session is None:
+        return ""
+    deliver.note_compaction(store, session)
+    if summarize.enabled_for(config, session):
         _summarize_later(session, final=False)
     return ""
 
