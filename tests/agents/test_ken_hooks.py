@@ -130,6 +130,8 @@ def test_hooks_from_ken_integrate_reach_the_model(
     assert session["first_prompt"] == PROMPT
     assert session["ended_at"], "SessionEnd did not close the session"
     assert Path(session["cwd"]).resolve() == box.repo.resolve()
+    if agent == "claude":  # from the transcript: Claude's hooks send no model
+        assert session["model"] == requests[0].body["model"]
 
     told = ken_json(box, "told", session["id"])
     assert told["session"]["id"] == session["id"]
