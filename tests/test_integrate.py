@@ -430,10 +430,11 @@ def test_doctor_with_nothing_installed() -> None:
     code, report = doctor()
     assert code == 0 and report["ok"] is True
     for agent in AGENTS:
-        [check] = report["agents"][agent]
+        check, mcp = report["agents"][agent]
         assert check["ok"] is True
         assert check["detail"] == f"not installed in {settings(agent)}"
         assert check["fix"] == f"to give {agent} memory: ken integrate {agent}"
+        assert (mcp["ok"], mcp["detail"]) == (True, "MCP server not registered")
     assert "does not exist yet" in report["store"][0]["detail"]
     assert report["recent_errors"] == []
 

@@ -1,16 +1,27 @@
-"""`ken doctor`: what is installed for each agent, the store's health, recent hook
-errors, and what to do about each problem."""
+"""`ken doctor`: what is installed for each agent, the store's health, the settings,
+the hook server, recent hook errors, and what to do about each problem.
+
+It tells the truth about what an agent will get: memory turned off, a config.toml
+that does not parse, an MCP server that cannot start (its command gone, or the MCP SDK
+missing from the Python it runs with) or that opens another store than this one (a
+KEN_DB or XDG_* written into its registration) each fail, with the line that fixes
+them. The hook server is read from the status file it keeps beside its socket.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import shlex
 import stat
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from kenning import config as config_mod
-from kenning import integrate
+from kenning import integrate, paths
 from kenning.errors import KenningError
 from kenning.store import open_store
 
@@ -32,11 +43,12 @@ class Report:
     store: list[Check] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     config: list[Check] = field(default_factory=list)
+    hook_server: list[Check] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        checks = [c for group in self.agents.values() for c in group] + self.store + self.config
-        return all(c.ok for c in checks)
+        checks = [c for group in self.agents.values() for c in group]
+        return all(c.ok for c in [*checks, *self.store, *self.config, *self.hook_server])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,6 +56,7 @@ class Report:
             "agents": {a: [c.to_dict() for c in cs] for a, cs in self.agents.items()},
             "store": [c.to_dict() for c in self.store],
             "config": [c.to_dict() for c in self.config],
+            "hook_server": [c.to_dict() for c in self.hook_server],
             "recent_errors": self.log,
         }
 
@@ -62,7 +75,7 @@ def _agent_checks(agent: str) -> list[Check]:
                 f"to give {agent} memory: ken integrate {agent}",
             )
         )
-        return checks
+        return checks + _mcp_checks(agent)
     missing = [e for e in wanted if e not in commands]
     checks.append(
         Check(
@@ -73,17 +86,7 @@ def _agent_checks(agent: str) -> list[Check]:
             f"ken integrate {agent}" if missing else "",
         )
     )
-    server = integrate.installed_mcp(agent)
-    checks.append(
-        Check(
-            f"{agent} mcp",
-            True,
-            f"server registered: {server.get('command')} {' '.join(server.get('args', []))}"
-            if server
-            else "MCP server not registered",
-            "" if server else f"to let {agent} search and save memory: ken integrate {agent} --mcp",
-        )
-    )
+    checks += _mcp_checks(agent)
     for event, command in sorted(commands.items()):
         binary = shlex.split(command)[0]
         runnable = os.path.isfile(binary) and os.access(binary, os.X_OK)
@@ -96,6 +99,88 @@ def _agent_checks(agent: str) -> list[Check]:
             )
         )
     return checks
+
+
+def _mcp_checks(agent: str) -> list[Check]:
+    """Whether the MCP server registered for `agent` can start, and on which store."""
+    server = integrate.installed_mcp(agent)
+    if not server:
+        return [
+            Check(
+                f"{agent} mcp",
+                True,
+                "MCP server not registered",
+                f"to let {agent} search and save memory: ken integrate {agent} --mcp",
+            )
+        ]
+    command = str(server.get("command", ""))
+    args = [str(a) for a in server.get("args", [])]
+    again = f"ken integrate {agent} --mcp"
+    if not (os.path.isfile(command) and os.access(command, os.X_OK)):
+        return [Check(f"{agent} mcp", False, f"{command} is gone", f"run `{again}` again")]
+    checks = [Check(f"{agent} mcp", True, f"server registered: {shlex.join([command, *args])}")]
+    python = _interpreter(command)
+    if python and not _has_mcp(python):
+        checks.append(
+            Check(
+                f"{agent} mcp sdk",
+                False,
+                f"the MCP SDK is not installed for {command}, so the server cannot start",
+                integrate.mcp_install_hint(python),
+            )
+        )
+    env = {str(k): str(v) for k, v in (server.get("env") or {}).items()}
+    theirs = os.path.realpath(paths.db_path({**_agent_env(agent), **env}))
+    ours = os.path.realpath(config_mod.db_path())
+    if theirs != ours:
+        how = ", ".join(f"{k}={v}" for k, v in env.items()) or "the agent's environment"
+        checks.append(
+            Check(
+                f"{agent} mcp store",
+                False,
+                f"the MCP server opens {theirs} ({how}), not this store, {ours}",
+                f"run `{again}` in the environment whose store {agent} should use "
+                "(it writes KEN_DB and XDG_* as they are set there)",
+            )
+        )
+    return checks
+
+
+def _agent_env(agent: str) -> dict[str, str]:
+    """The environment an agent gives its MCP server, before the entry's own `env`:
+    Codex passes only a few variables; the others pass their own (assumed to be this
+    shell's)."""
+    if agent == "codex":
+        return {k: v for k, v in os.environ.items() if k in ("HOME", "LANG", "PATH", "TMPDIR")}
+    return dict(os.environ)
+
+
+def _interpreter(command: str) -> str | None:
+    """The Python a console script runs with (its #! line), when it is one."""
+    try:
+        with open(command, "rb") as fh:
+            first = fh.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    parts = first[2:].decode(errors="replace").split()
+    return parts[0] if parts and os.path.isfile(parts[0]) else None
+
+
+def _has_mcp(python: str) -> bool:
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        return importlib.util.find_spec("mcp") is not None
+    try:
+        done = subprocess.run(
+            [python, "-c", "import importlib.util as u, sys; sys.exit(u.find_spec('mcp') is None)"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return True  # cannot tell: say nothing rather than something wrong
+    return done.returncode == 0
 
 
 def _store_checks() -> list[Check]:
@@ -144,20 +229,95 @@ def _store_checks() -> list[Check]:
 
 
 def _config_checks() -> list[Check]:
-    """What config.toml holds that kenning does not read as written."""
+    """Whether memory is on, and what config.toml holds that kenning does not read."""
     path = config_mod.config_path()
     try:
         data = config_mod.read_file(path)
     except KenningError as exc:
         return [Check("config", False, str(exc), f"fix or remove {path}")]
+    try:
+        config = config_mod.Config(data)
+        enabled = config.get("memory.enabled")
+        source = config.source("memory.enabled")
+    except KenningError as exc:
+        return [Check("config", False, str(exc), f"fix {path}")]
+    memory = Check("memory", True, "on: agents are told memories and sessions are recorded")
+    if not enabled:
+        memory = Check(
+            "memory",
+            False,
+            f"turned off ({source}): agents are told nothing and nothing is recorded",
+            "unset KEN_ENABLED"
+            if source.startswith("env")
+            else "ken config set memory.enabled true",
+        )
     problems = config_mod.file_problems(data)
     if not problems:
-        return [Check("config", True, f"{path}: every table and key is read")]
+        return [memory, Check("config", True, f"{path}: every table and key is read")]
     # The old switch table still works: a nudge, not a failure.
-    return [
+    return [memory] + [
         Check(f"config {p.key}", p.detail.startswith("is the old place"), p.detail, p.fix)
         for p in problems
     ]
+
+
+def hook_server() -> dict[str, Any] | None:
+    """The running hook server's status (pid, started_at, version, code_changed_at,
+    served, ...), or None when none runs."""
+    from kenning.hooks.client import socket_path, status_path
+
+    try:
+        with open(status_path(socket_path()), encoding="utf-8") as fh:
+            status = json.load(fh)
+        pid = int(status["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not _is_hook_server(pid):
+        return None  # a server that died without tidying up
+    status["current_code"] = status.get("code_stamp") == _code_stamp()
+    return dict(status)
+
+
+def _is_hook_server(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # another user's process: not our server
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"kenning.hooks.server" in fh.read()
+    except OSError:
+        return True  # no /proc: the live pid is taken at its word
+
+
+def _code_stamp() -> int:
+    from kenning.hooks.server import code_stamp
+
+    return code_stamp()
+
+
+def describe_hook_server(status: dict[str, Any]) -> str:
+    code = f"code {status.get('version', '?')} of {status.get('code_changed_at', '?')}"
+    stale = (
+        ""
+        if status.get("current_code")
+        else " (older than the code installed now: it steps aside at the next hook)"
+    )
+    return (
+        f"pid {status['pid']}, started {status.get('started_at', '?')}, {code}{stale}, "
+        f"{status.get('served', 0)} hooks answered"
+    )
+
+
+def _hook_server_checks() -> list[Check]:
+    if os.environ.get("KEN_HOOK_SERVER", "1") in ("0", "false", "no", "off"):
+        return [Check("hook server", True, "off (KEN_HOOK_SERVER=0): each hook runs alone")]
+    status = hook_server()
+    if status is None:
+        return [Check("hook server", True, "not running (the next hook starts it)")]
+    return [Check("hook server", True, describe_hook_server(status))]
 
 
 def recent_errors(limit: int = 10) -> list[str]:
@@ -175,5 +335,6 @@ def diagnose(agents: tuple[str, ...] = integrate.AGENTS) -> Report:
         report.agents[agent] = _agent_checks(agent)
     report.store = _store_checks()
     report.config = _config_checks()
+    report.hook_server = _hook_server_checks()
     report.log = recent_errors()
     return report

@@ -16,8 +16,18 @@ def main(argv: list[str] | None = None) -> None:
 
         raise SystemExit(hook_main(args[1:]))
     if args[:1] == ["mcp"] and not set(args[1:]) & {"-h", "--help"}:
-        from kenning.mcp_server import main as mcp_main
+        try:
+            from kenning.mcp_server import main as mcp_main
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] not in ("mcp", "pydantic"):
+                raise
+            from kenning.integrate import mcp_install_hint
 
+            sys.stderr.write(
+                f"ken: `ken mcp` needs the MCP SDK, which is not installed for this kenning: "
+                f"{mcp_install_hint()}\n"
+            )
+            raise SystemExit(1) from None
         raise SystemExit(mcp_main())
     from kenning.cli import cli
 

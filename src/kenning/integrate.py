@@ -24,10 +24,12 @@ import shlex
 import shutil
 import stat
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kenning import paths
 from kenning.errors import InvalidInput
 
 AGENTS = ("claude", "codex", "gemini")
@@ -456,6 +458,14 @@ CLAUDE_ALLOWED = tuple(
 PASS_ENV = ("KEN_DB", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
 
 
+MCP_REQUIREMENT = "mcp>=2.3,<3"  # as the `mcp` extra in pyproject.toml
+
+
+def mcp_install_hint(python: str | None = None) -> str:
+    """The command that installs the MCP SDK for the kenning that runs with `python`."""
+    return f"{shlex.quote(python or sys.executable)} -m pip install '{MCP_REQUIREMENT}'"
+
+
 def mcp_env() -> dict[str, str]:
     """The variables the server needs to find the same store and config as this `ken`.
 
@@ -520,6 +530,30 @@ def _claude_cli_add(ken: str) -> bool:
 
 
 def install_mcp(agent: str, ken: str | None = None) -> Change:
+    """Register `ken mcp` with `agent`. The KEN_DB and XDG_* set here are written into the
+    registration (Codex would not pass them on), and the change's notes say so."""
+    change = _install_mcp(agent, ken)
+    env = mcp_env()
+    if env:
+        fixed = ", ".join(f"{k}={v}" for k, v in env.items())
+        temporary = [
+            v for v in env.values() if _inside(v, tempfile.gettempdir()) or _inside(v, "/tmp")
+        ]
+        change.notes.append(
+            f"this registration bakes in {fixed}: {agent}'s MCP server always opens the store "
+            f"{paths.db_path()}, whatever the environment {agent} runs in"
+            + (", and that is a temporary folder" if temporary else "")
+            + f"; run `ken integrate {agent} --mcp` again without them to use the default store"
+        )
+    return change
+
+
+def _inside(path: str, folder: str) -> bool:
+    real, base = os.path.realpath(os.path.expanduser(path)), os.path.realpath(folder)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _install_mcp(agent: str, ken: str | None = None) -> Change:
     ken = ken or ken_command()
     if agent == "claude":
         path = claude_json_path()

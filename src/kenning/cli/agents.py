@@ -323,7 +323,11 @@ def doctor(as_json: bool) -> None:
                 echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
                 if c.fix:
                     echo(f"      fix: {c.fix}")
-        for title, group in (("store", report.store), ("config", report.config)):
+        for title, group in (
+            ("store", report.store),
+            ("config", report.config),
+            ("hook server", report.hook_server),
+        ):
             click.echo(f"{title}:")
             for c in group:
                 echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
@@ -334,6 +338,41 @@ def doctor(as_json: bool) -> None:
             echo(f"  {clean(line, one_line=True)}")
     if not report.ok:
         raise SystemExit(1)
+
+
+@cli.group("hook-server", epilog=example("ken hook-server status"))
+def hook_server_group() -> None:
+    """The warm hook server that answers `ken hook` (started by the first hook)."""
+
+
+@hook_server_group.command("status", epilog=example("ken hook-server status --json"))
+@json_option
+def hook_server_status(as_json: bool) -> None:
+    """Show whether the hook server runs: pid, when it started, its code, hooks answered."""
+    from kenning.doctor import describe_hook_server, hook_server
+    from kenning.hooks.client import socket_path
+
+    status = hook_server()
+    if as_json:
+        emit_json({"running": status is not None, "socket": socket_path(), **(status or {})})
+    elif status is None:
+        say("no hook server is running (the next hook starts one)")
+    else:
+        echo(f"running: {describe_hook_server(status)}")
+        echo(f"socket:  {status.get('socket', socket_path())}")
+
+
+@hook_server_group.command("stop", epilog=example("ken hook-server stop"))
+def hook_server_stop() -> None:
+    """Stop the hook server (the next hook starts a new one, on the code installed now)."""
+    from kenning.doctor import hook_server
+    from kenning.hooks.client import stop_server
+
+    status = hook_server()
+    if not stop_server():
+        say("no hook server is running")
+        return
+    say("stopped the hook server" + (f" (pid {status['pid']})" if status else ""))
 
 
 @cli.command(epilog=example("claude mcp add --scope user ken -- ken mcp"))

@@ -35,6 +35,13 @@ def socket_path() -> str:
     return os.path.join("/tmp", f"kenning-{os.getuid()}-{digest}.sock")
 
 
+def status_path(socket: str) -> str:
+    """The file where the server at `socket` says who it is: `hooks-server.json` beside
+    `hooks.sock` (written by the server, read by `ken doctor` and `ken hook-server`)."""
+    base = socket[: -len(".sock")] if socket.endswith(".sock") else socket
+    return base + "-server.json"
+
+
 def ask_server(path: str, request: bytes) -> str | None:
     """The server's answer, or None when no (current) server answered."""
     try:

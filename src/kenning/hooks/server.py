@@ -3,7 +3,10 @@
 It is started by the first hook that finds none, lives in its own session with no
 terminal, and exits after `KEN_HOOK_SERVER_IDLE` seconds (default 600) without a
 request, when it finds kenning's code changed on disk (it looks at most once a
-second, before a request), or when asked to stop (`ken hook --stop-server`). Each
+second, before a request), or when asked to stop (`ken hook-server stop`). Beside its
+socket it keeps a small status file (`hooks-server.json`, mode 0600): its pid, when it
+started, the code it runs and how many hooks it answered, for `ken doctor` and
+`ken hook-server status`, and for tests to see which process answered. Each
 request carries the hook's argv, environment and stdin; requests are handled one at a time with the
 process environment set to the request's, so a server serves every store and
 config exactly as a hook process would. Whatever goes wrong becomes a line in the
@@ -13,14 +16,17 @@ hook log and an empty answer: the client, like any hook, never breaks an agent.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from kenning.hooklog import log
 from kenning.hooks import wire
+from kenning.hooks.client import status_path
 from kenning.hooks.run import OpenStores, handle_bytes
 
 
@@ -67,7 +73,67 @@ class Code:
         return True
 
 
-def serve_one(conn: socket.socket, code: Code) -> bool:
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kenning")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class Status:
+    """The server's status file: who it is, the code it runs, what it has answered."""
+
+    def __init__(self, socket_path: str, code: Code, idle: float) -> None:
+        self.path = status_path(socket_path)
+        self.data: dict[str, Any] = {
+            "pid": os.getpid(),
+            "started_at": _utc(time.time()),
+            "socket": socket_path,
+            "python": sys.executable,
+            "version": _version(),
+            "code_stamp": code.stamp,
+            "code_changed_at": _utc(code.stamp / 1e9),
+            "idle_exit_secs": idle,
+            "served": 0,
+            "last_at": None,
+        }
+
+    def write(self) -> None:
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(self.data, fh)
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            log("", "hook-server", f"cannot write {self.path}: {exc}")
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    def answered(self) -> None:
+        self.data["served"] += 1
+        self.data["last_at"] = _utc(time.time())
+        self.write()
+
+    def remove(self) -> None:
+        """Take the file away, unless another server has written its own since."""
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                mine = json.load(fh).get("pid") == os.getpid()
+        except (OSError, ValueError):
+            return
+        if mine:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+
+
+def serve_one(conn: socket.socket, code: Code, status: Status | None = None) -> bool:
     """Answer one request; False when it is time to go (changed code, or asked to)."""
     conn.settimeout(10)
     try:
@@ -86,6 +152,8 @@ def serve_one(conn: socket.socket, code: Code) -> bool:
         out = handle_bytes(argv, stdin, stores=STORES, later=later)
         _answer(conn, wire.OK + out.encode("utf-8"))
         conn.close()  # the agent goes on; the bookkeeping follows
+        if status is not None:
+            status.answered()
         for action in later:
             try:
                 action()
@@ -130,6 +198,8 @@ def serve(path: str, idle: float) -> None:
     server = bind(path)
     if server is None:
         return
+    status = Status(path, code, idle)
+    status.write()
     server.settimeout(1.0)
     last = time.monotonic()
     try:
@@ -139,7 +209,7 @@ def serve(path: str, idle: float) -> None:
             except TimeoutError:
                 continue
             with conn:
-                keep = serve_one(conn, code)
+                keep = serve_one(conn, code, status)
             last = time.monotonic()
             if not keep:
                 break
@@ -148,6 +218,7 @@ def serve(path: str, idle: float) -> None:
         STORES.close()
         with contextlib.suppress(OSError):
             os.unlink(path)
+        status.remove()
 
 
 def main(argv: list[str]) -> int:

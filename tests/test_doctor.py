@@ -1,0 +1,153 @@
+"""`ken doctor` tells the truth: each way an agent would get no memory, or another
+store's, fails with the line that fixes it; `ken mcp` and `ken integrate --mcp` say what
+they depend on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+import venv
+from pathlib import Path
+from typing import Any
+
+from conftest import KEN_BIN, ken
+from helpers import one_line_error, run_python
+from kenning import config, integrate
+
+
+def doctor(env: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
+    result = ken("doctor", "--json", env=env)
+    text = ken("doctor", env=env).stdout
+    return result.exit_code, json.loads(result.stdout), text
+
+
+def named(checks: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(c for c in checks if c["name"] == name)
+
+
+def write_config(text: str) -> Path:
+    path = config.config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_config_that_does_not_parse_fails_with_a_fix_line() -> None:
+    path = write_config("[recall\nlimit = 3\n")
+    code, report, text = doctor()
+    assert code == 1 and report["ok"] is False
+    check = named(report["config"], "config")
+    assert check["ok"] is False and "is not valid TOML" in check["detail"]
+    assert check["fix"] == f"fix or remove {path}"
+    assert f"      fix: fix or remove {path}" in text
+
+
+def test_memory_turned_off_fails_with_how_to_turn_it_on() -> None:
+    code, report, _ = doctor()
+    assert code == 0 and named(report["config"], "memory")["ok"] is True
+
+    write_config("[memory]\nenabled = false\n")
+    code, report, text = doctor()
+    memory = named(report["config"], "memory")
+    assert code == 1 and memory["ok"] is False
+    assert memory["detail"].startswith("turned off (file)")
+    assert memory["fix"] == "ken config set memory.enabled true"
+    assert "BAD memory: turned off" in text
+
+    write_config("")
+    code, report, _ = doctor(env={"KEN_ENABLED": "0"})
+    memory = named(report["config"], "memory")
+    assert code == 1 and memory["fix"] == "unset KEN_ENABLED"
+
+
+def python_without_mcp(tmp_path: Path) -> str:
+    """A real Python environment in which `import mcp` fails (no site-packages of ours)."""
+    folder = tmp_path / "bare-venv"
+    venv.create(folder, with_pip=False)
+    python = str(folder / "bin" / "python")
+    probe = subprocess.run([python, "-c", "import mcp"], capture_output=True, timeout=60)
+    assert probe.returncode == 1 and b"No module named 'mcp'" in probe.stderr
+    return python
+
+
+def fake_ken(tmp_path: Path, python: str) -> str:
+    """A `ken` console script that runs with `python`."""
+    script = tmp_path / "bin" / "ken"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(f"#!{python}\nimport sys\nsys.exit(0)\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_an_mcp_server_whose_python_lacks_the_sdk_fails_with_the_install_command(
+    tmp_path: Path,
+) -> None:
+    python = python_without_mcp(tmp_path)
+    ken_script = fake_ken(tmp_path, python)
+    integrate.install_mcp("codex", ken=ken_script)
+    code, report, text = doctor()
+    sdk = named(report["agents"]["codex"], "codex mcp sdk")
+    assert code == 1 and sdk["ok"] is False
+    assert sdk["fix"] == f"{python} -m pip install 'mcp>=2.3,<3'"
+    assert f"fix: {python} -m pip install" in text
+
+    integrate.install_mcp("codex", ken=str(KEN_BIN))  # this kenning has the SDK
+    code, report, _ = doctor()
+    assert code == 0, report
+    assert "codex mcp sdk" not in {c["name"] for c in report["agents"]["codex"]}
+
+
+def test_an_mcp_server_whose_command_is_gone_fails(tmp_path: Path) -> None:
+    integrate.install_mcp("gemini", ken=str(tmp_path / "old-venv" / "bin" / "ken"))
+    code, report, _ = doctor()
+    check = named(report["agents"]["gemini"], "gemini mcp")
+    assert code == 1 and check["ok"] is False
+    assert check["fix"] == "run `ken integrate gemini --mcp` again"
+
+
+def test_an_mcp_server_on_another_store_fails_and_says_which(tmp_path: Path) -> None:
+    other = tmp_path / "scratch" / "memory.db"
+    result = ken("integrate", "codex", "--mcp", env={"KEN_DB": str(other)})
+    assert result.exit_code == 0, result.output
+    registered = tomllib.loads((integrate.codex_home() / "config.toml").read_text())
+    assert registered["mcp_servers"]["ken"]["env"]["KEN_DB"] == str(other)
+
+    code, report, _ = doctor()
+    check = named(report["agents"]["codex"], "codex mcp store")
+    assert code == 1 and check["ok"] is False
+    assert check["detail"] == (
+        f"the MCP server opens {other} (KEN_DB={other}, XDG_CONFIG_HOME="
+        f"{os.environ['XDG_CONFIG_HOME']}, XDG_DATA_HOME={os.environ['XDG_DATA_HOME']}, "
+        f"XDG_STATE_HOME={os.environ['XDG_STATE_HOME']}), not this store, "
+        f"{config.db_path()}"
+    )
+    assert check["fix"].startswith("run `ken integrate codex --mcp` in the environment")
+    assert doctor(env={"KEN_DB": str(other)})[0] == 0  # from that store's shell: all fine
+
+
+def test_integrate_mcp_says_it_bakes_the_store_in(tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch.db"
+    result = ken("integrate", "gemini", "--mcp", env={"KEN_DB": str(scratch)})
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.stderr.splitlines() if "bakes in" in line]
+    assert len(notes) == 1
+    assert f"KEN_DB={scratch}" in notes[0]
+    assert f"always opens the store {scratch}" in notes[0]
+    assert "that is a temporary folder" in notes[0]
+    assert "run `ken integrate gemini --mcp` again without them" in notes[0]
+
+
+def test_ken_mcp_without_the_sdk_prints_one_line_with_the_install_command() -> None:
+    done = run_python(
+        "import sys; sys.modules['mcp'] = None\nfrom kenning.entry import main\nmain(['mcp'])\n"
+    )
+    assert done.returncode == 1
+    line = one_line_error(done.stderr)
+    assert line == (
+        "ken: `ken mcp` needs the MCP SDK, which is not installed for this kenning: "
+        f"{sys.executable} -m pip install 'mcp>=2.3,<3'"
+    )
+    assert done.stdout == ""
