@@ -1,5 +1,9 @@
 """The warm hook server: `ken hook` answers through it when it runs, falls back to its
-own process when it does not (and starts one), and the answers are the same."""
+own process when it does not (and starts one), and the answers are the same.
+
+A hook answered by its own process looks the same from outside as one the server
+answered, so the tests read the server's status file (its pid and how many hooks it
+answered) to see which process did."""
 
 from __future__ import annotations
 
@@ -9,14 +13,39 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import KEN_BIN, ken
 from helpers import add
 from kenning.hooks import client
+from kenning.hooks.server import code_stamp
 
 PROMPT = "should the integration tests for billing mock postgres or use the real database?"
+
+
+def status(socket: Path) -> dict[str, Any]:
+    """The running server's status file."""
+    return dict(json.loads(Path(client.status_path(str(socket))).read_text()))
+
+
+def answered(socket: Path) -> int:
+    return int(status(socket)["served"])
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def started(socket: Path) -> dict[str, Any]:
+    """Wait for a server to start at `socket`: its status."""
+    assert wait_for(lambda: Path(client.status_path(str(socket))).exists()), "no server started"
+    return status(socket)
 
 
 def wait_for(check, seconds: float = 15.0) -> bool:  # type: ignore[no-untyped-def]
@@ -94,8 +123,10 @@ def test_a_hook_without_a_server_answers_itself_and_starts_one(tmp_path: Path, s
     cwd = repo(tmp_path)
     first = hook(cwd, "s1")
     assert first.returncode == 0 and "real Postgres database" in first.stdout
-    assert wait_for(served.exists), "no hook server was started"
+    server = started(served)
+    assert server["served"] == 0 and alive(server["pid"])
     second = hook(cwd, "s2")  # through the server now
+    assert answered(served) == 1, "the server did not answer"
     assert second.returncode == 0
     assert second.stdout == first.stdout
     assert "Kubernetes" not in second.stdout
@@ -108,11 +139,12 @@ def test_the_server_records_what_it_told_after_answering(tmp_path: Path, served:
     seed()
     cwd = repo(tmp_path)
     hook(cwd, "warm-up")
-    assert wait_for(served.exists)
+    started(served)
     told = hook(cwd, "s9")
     assert "real Postgres database" in told.stdout
     again = hook(cwd, "s9")  # the same session is not told the same memory twice
     assert again.returncode == 0 and again.stdout == ""
+    assert answered(served) == 2, "the server did not answer both"
     session = next(
         s
         for s in json.loads(ken("sessions", "--all", "--json").output)
@@ -126,10 +158,11 @@ def test_bad_input_through_the_server_is_silent_and_logged(tmp_path: Path, serve
     seed()
     cwd = repo(tmp_path)
     hook(cwd, "warm-up")
-    assert wait_for(served.exists)
+    started(served)
     log = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "log"
     before = log.read_text().count("\n") if log.exists() else 0
     bad = hook(cwd, "x", raw=b"\xff\xfe not json")
+    assert answered(served) == 1, "the server did not answer"
     assert bad.returncode == 0 and bad.stdout == "" and bad.stderr == ""
     assert log.read_text().count("\n") == before + 1
 
@@ -138,9 +171,10 @@ def test_one_server_serves_each_hook_with_that_hook_s_own_store(tmp_path: Path, 
     seed()
     cwd = repo(tmp_path)
     hook(cwd, "warm-up")
-    assert wait_for(served.exists)
+    started(served)
     other_db = tmp_path / "other.db"
     answer = hook(cwd, "elsewhere", env={"KEN_DB": str(other_db)})
+    assert answered(served) == 1, "the server did not answer"
     assert answer.returncode == 0 and answer.stdout == ""  # that store holds no memories
     assert other_db.exists()
     other = json.loads(ken("sessions", "--all", "--json", env={"KEN_DB": str(other_db)}).output)
@@ -153,17 +187,25 @@ def test_a_server_whose_code_changed_steps_aside(
     seed()
     cwd = repo(tmp_path)
     hook(cwd, "warm-up")
-    assert wait_for(served.exists)
+    old = started(served)
     module = Path(client.__file__).with_name("__init__.py")
     before = module.stat()
-    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns + 5_000_000_000))
+    changed = code_stamp() + 5_000_000_000  # newer than every module, not just this one
+    os.utime(module, ns=(before.st_atime_ns, changed))
     try:
-        time.sleep(1.1)  # the server looks at the code at most once a second
-        again = hook(cwd, "after")  # the server steps aside; this hook answers itself
-        assert "real Postgres database" in again.stdout
-        assert wait_for(served.exists)  # and a new server, on the new code, starts
+        # The server looks at the code at most once a second: hooks go on being answered,
+        # by the old server until it sees the change, then each in its own process.
+        deadline = time.monotonic() + 20
+        while alive(old["pid"]) and time.monotonic() < deadline:
+            again = hook(cwd, "after")
+            assert "real Postgres database" in again.stdout or again.stdout == ""
+        assert not alive(old["pid"]), "the server never noticed its code changed"
+        new = started(served)  # a new server, on the new code, starts
+        assert new["pid"] != old["pid"]
+        assert new["code_stamp"] == changed != old["code_stamp"]
         later = hook(cwd, "later")
         assert "real Postgres database" in later.stdout
+        assert answered(served) == 1, "the new server did not answer"
     finally:
         os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
 
@@ -186,18 +228,55 @@ def test_through_the_server_a_locked_store_is_answered_in_time_and_recorded_afte
     seed()
     cwd = repo(tmp_path)
     hook(cwd, "warm-up")
-    assert wait_for(served.exists)
+    started(served)
     lock = sqlite3.connect(db_path, isolation_level=None)
     lock.execute("BEGIN IMMEDIATE")
     try:
-        started = time.monotonic()
+        began = time.monotonic()
         told = hook(cwd, "s7")
-        took = time.monotonic() - started
+        took = time.monotonic() - began
     finally:
         lock.execute("ROLLBACK")
         lock.close()
 
     assert told.returncode == 0 and "real Postgres database" in told.stdout
+    assert answered(served) == 1, "the server did not answer"
     assert took < TIMEOUT_SECONDS["UserPromptSubmit"]  # the agent's limit for this hook
     sessions = json.loads(ken("sessions", "--all", "--json").output)
     assert sorted(s["agent_session_id"] for s in sessions) == ["s7", "warm-up"]
+
+
+def test_doctor_and_hook_server_status_show_the_running_server(tmp_path: Path, served: Path):
+    assert "no hook server is running" in ken("hook-server", "status").stderr
+    assert json.loads(ken("hook-server", "status", "--json").stdout)["running"] is False
+    cwd = repo(tmp_path)
+    hook(cwd, "s1")
+    server = started(served)
+    hook(cwd, "s2")
+    assert answered(served) == 1
+
+    shown = json.loads(ken("hook-server", "status", "--json").stdout)
+    assert shown["running"] is True and shown["pid"] == server["pid"]
+    assert shown["served"] == 1 and shown["current_code"] is True
+    text = ken("hook-server", "status").stdout
+    assert text.startswith(f"running: pid {server['pid']}, started {server['started_at']}, code ")
+    assert "1 hooks answered" in text
+    report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
+    [check] = report["hook_server"]
+    assert check["ok"] is True and check["detail"].startswith(f"pid {server['pid']}, started")
+
+    stopped = ken("hook-server", "stop")
+    assert stopped.exit_code == 0
+    assert f"stopped the hook server (pid {server['pid']})" in stopped.stderr
+    assert wait_for(lambda: not alive(server["pid"])), "the server did not stop"
+    assert wait_for(lambda: not Path(client.status_path(str(served))).exists())
+    assert "no hook server is running" in ken("hook-server", "stop").stderr
+    report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
+    assert report["hook_server"][0]["detail"] == "not running (the next hook starts it)"
+
+
+def test_a_status_file_left_by_a_dead_server_is_not_taken_for_a_running_one(served: Path):
+    path = Path(client.status_path(str(served)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"pid": os.getpid(), "served": 3}))  # alive, not a server
+    assert json.loads(ken("hook-server", "status", "--json").stdout)["running"] is False

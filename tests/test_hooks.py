@@ -25,6 +25,7 @@ import pytest
 from conftest import KEN_BIN, ken
 from helpers import add, middle_budget, opened, run_python
 from kenning import hooklog
+from kenning import sessions as sessions_mod
 from kenning.hooks import run as hook_run
 from kenning.hooks.adapters import MAX_OUTPUT_CHARS, detect_agent
 from kenning.model import Session
@@ -457,8 +458,25 @@ def test_clear_closes_the_session_it_replaces(agent: str, shop: Path) -> None:
     assert old.id == by_id[start["session_id"]].id
 
 
-def test_clear_in_one_window_leaves_another_window_open(shop: Path) -> None:
-    """Two windows of one agent in one folder: `/clear` replaces only its own session."""
+def test_clear_in_one_window_leaves_another_window_open(
+    shop: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two windows of one agent in one folder: `/clear` replaces only its own session.
+
+    The hooks here run in this process, so the window whose hooks they are is set, a live
+    process named claude, rather than read from whatever started the test runner (which
+    may be PID 1, leaving no agent process to tell the windows apart).
+    """
+    window = subprocess.Popen(["sleep", "120"])
+    monkeypatch.setattr(sessions_mod, "process_chain", lambda *a, **k: [(window.pid, "claude")])
+    try:
+        _clear_in_one_window(shop)
+    finally:
+        window.kill()
+        window.wait()
+
+
+def _clear_in_one_window(shop: Path) -> None:
     start = payload("claude", "SessionStart", shop)
     call_inproc("SessionStart", "claude", start)
     call_inproc("SessionStart", "claude", {**start, "session_id": "other-window"})

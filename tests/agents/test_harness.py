@@ -366,23 +366,21 @@ def test_install_reuses_a_finished_install(tmp_path: Path, monkeypatch: pytest.M
     assert harness.install("codex") == binary
 
 
+@pytest.mark.timeout(30)  # waiting for the child's `sleep 60` fails the test
 def test_run_bounded_kills_the_group_on_timeout(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     script = f"sleep 60 & echo $! > {pid_file}; echo started; wait"
-    started = time.monotonic()
     with pytest.raises(subprocess.TimeoutExpired) as caught:
         harness.run_bounded(["bash", "-c", script], tmp_path, {"PATH": "/usr/bin:/bin"}, 1.0)
-    assert time.monotonic() - started < 15
     assert "started" in str(caught.value.output)
     assert_gone(int(pid_file.read_text()))
 
 
+@pytest.mark.timeout(30)  # waiting for the leftover `sleep 60` fails the test
 def test_run_bounded_does_not_wait_for_leftovers(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     script = f"sleep 60 & echo $! > {pid_file}; echo done"
-    started = time.monotonic()
     done = harness.run_bounded(["bash", "-c", script], tmp_path, {"PATH": "/usr/bin:/bin"}, 30)
-    assert time.monotonic() - started < 15
     assert (done.returncode, done.stdout) == (0, "done\n")
     assert_gone(int(pid_file.read_text()))
 

@@ -30,9 +30,13 @@ from kenning.hooks.client import status_path
 from kenning.hooks.run import OpenStores, handle_bytes
 
 
-def _answer(conn: socket.socket, data: bytes) -> None:
-    with contextlib.suppress(OSError):
+def _answer(conn: socket.socket, data: bytes) -> bool:
+    """Send the answer; False when the client is gone."""
+    try:
         conn.sendall(data)
+    except OSError:
+        return False
+    return True
 
 
 def _request(conn: socket.socket) -> bytes:
@@ -150,9 +154,9 @@ def serve_one(conn: socket.socket, code: Code, status: Status | None = None) -> 
         os.environ.clear()
         os.environ.update(env)
         out = handle_bytes(argv, stdin, stores=STORES, later=later)
-        _answer(conn, wire.OK + out.encode("utf-8"))
+        sent = _answer(conn, wire.OK + out.encode("utf-8"))
         conn.close()  # the agent goes on; the bookkeeping follows
-        if status is not None:
+        if sent and status is not None:
             status.answered()
         for action in later:
             try:
