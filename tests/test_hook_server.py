@@ -20,14 +20,14 @@ import pytest
 from conftest import KEN_BIN, ken
 from helpers import add
 from kenning.hooks import client
-from kenning.hooks.server import code_stamp
+from kenning.hookstate import code_stamp, socket_path, status_path
 
 PROMPT = "should the integration tests for billing mock postgres or use the real database?"
 
 
 def status(socket: Path) -> dict[str, Any]:
     """The running server's status file."""
-    return dict(json.loads(Path(client.status_path(str(socket))).read_text()))
+    return dict(json.loads(Path(status_path(str(socket))).read_text()))
 
 
 def answered(socket: Path) -> int:
@@ -44,7 +44,7 @@ def alive(pid: int) -> bool:
 
 def started(socket: Path) -> dict[str, Any]:
     """Wait for a server to start at `socket`: its status."""
-    assert wait_for(lambda: Path(client.status_path(str(socket))).exists()), "no server started"
+    assert wait_for(lambda: Path(status_path(str(socket))).exists()), "no server started"
     return status(socket)
 
 
@@ -62,7 +62,7 @@ def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Hooks may start a server here; it is stopped (and gone) after the test."""
     monkeypatch.setenv("KEN_HOOK_SERVER", "1")
     monkeypatch.setenv("KEN_HOOK_SERVER_IDLE", "60")
-    path = Path(client.socket_path())
+    path = Path(socket_path())
     yield path
     subprocess.run([str(KEN_BIN), "hook", "--stop-server"], capture_output=True, timeout=20)
     assert wait_for(lambda: not path.exists()), "the hook server did not stop"
@@ -267,16 +267,16 @@ def test_doctor_and_hook_server_status_show_the_running_server(tmp_path: Path, s
 
     stopped = ken("hook-server", "stop")
     assert stopped.exit_code == 0
-    assert f"stopped the hook server (pid {server['pid']})" in stopped.stderr
+    assert f"stopping the hook server (pid {server['pid']})" in stopped.stderr
     assert wait_for(lambda: not alive(server["pid"])), "the server did not stop"
-    assert wait_for(lambda: not Path(client.status_path(str(served))).exists())
+    assert wait_for(lambda: not Path(status_path(str(served))).exists())
     assert "no hook server is running" in ken("hook-server", "stop").stderr
     report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
     assert report["hook_server"][0]["detail"] == "not running (the next hook starts it)"
 
 
 def test_a_status_file_left_by_a_dead_server_is_not_taken_for_a_running_one(served: Path):
-    path = Path(client.status_path(str(served)))
+    path = Path(status_path(str(served)))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"pid": os.getpid(), "served": 3}))  # alive, not a server
     assert json.loads(ken("hook-server", "status", "--json").stdout)["running"] is False

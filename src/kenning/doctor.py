@@ -11,7 +11,6 @@ them. The hook server is read from the status file it keeps beside its socket.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shlex
 import stat
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning import config as config_mod
-from kenning import integrate, paths
+from kenning import hookstate, integrate, paths
 from kenning.errors import KenningError
 from kenning.store import open_store
 
@@ -261,44 +260,8 @@ def _config_checks() -> list[Check]:
     ]
 
 
-def hook_server() -> dict[str, Any] | None:
-    """The running hook server's status (pid, started_at, version, code_changed_at,
-    served, ...), or None when none runs."""
-    from kenning.hooks.client import socket_path, status_path
-
-    try:
-        with open(status_path(socket_path()), encoding="utf-8") as fh:
-            status = json.load(fh)
-        pid = int(status["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not _is_hook_server(pid):
-        return None  # a server that died without tidying up
-    status["current_code"] = status.get("code_stamp") == _code_stamp()
-    return dict(status)
-
-
-def _is_hook_server(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return False  # another user's process: not our server
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return b"kenning.hooks.server" in fh.read()
-    except OSError:
-        return True  # no /proc: the live pid is taken at its word
-
-
-def _code_stamp() -> int:
-    from kenning.hooks.server import code_stamp
-
-    return code_stamp()
-
-
 def describe_hook_server(status: dict[str, Any]) -> str:
+    """One line about the running hook server, from its status."""
     code = f"code {status.get('version', '?')} of {status.get('code_changed_at', '?')}"
     stale = (
         ""
@@ -314,7 +277,7 @@ def describe_hook_server(status: dict[str, Any]) -> str:
 def _hook_server_checks() -> list[Check]:
     if os.environ.get("KEN_HOOK_SERVER", "1") in ("0", "false", "no", "off"):
         return [Check("hook server", True, "off (KEN_HOOK_SERVER=0): each hook runs alone")]
-    status = hook_server()
+    status = hookstate.running()
     if status is None:
         return [Check("hook server", True, "not running (the next hook starts it)")]
     return [Check("hook server", True, describe_hook_server(status))]

@@ -349,10 +349,10 @@ def hook_server_group() -> None:
 @json_option
 def hook_server_status(as_json: bool) -> None:
     """Show whether the hook server runs: pid, when it started, its code, hooks answered."""
-    from kenning.doctor import describe_hook_server, hook_server
-    from kenning.hooks.client import socket_path
+    from kenning.doctor import describe_hook_server
+    from kenning.hookstate import running, socket_path
 
-    status = hook_server()
+    status = running()
     if as_json:
         emit_json({"running": status is not None, "socket": socket_path(), **(status or {})})
     elif status is None:
@@ -365,14 +365,13 @@ def hook_server_status(as_json: bool) -> None:
 @hook_server_group.command("stop", epilog=example("ken hook-server stop"))
 def hook_server_stop() -> None:
     """Stop the hook server (the next hook starts a new one, on the code installed now)."""
-    from kenning.doctor import hook_server
-    from kenning.hooks.client import stop_server
+    from kenning.hookstate import stop
 
-    status = hook_server()
-    if not stop_server():
+    status = stop()
+    if status is None:
         say("no hook server is running")
         return
-    say("stopped the hook server" + (f" (pid {status['pid']})" if status else ""))
+    say(f"stopping the hook server (pid {status['pid']}): it exits after the hook in hand")
 
 
 @cli.command(epilog=example("claude mcp add --scope user ken -- ken mcp"))

@@ -17,29 +17,9 @@ import os
 import sys
 
 from kenning.hooks import wire
+from kenning.hookstate import socket_path
 
 TIMEOUT_SECONDS = 8.0
-MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to about 108 bytes
-
-
-def socket_path() -> str:
-    """The server's socket: in kenning's state folder, or /tmp when that path is long."""
-    from kenning import paths
-
-    path = os.path.join(paths.state_dir(), "hooks.sock")
-    if len(path.encode()) <= MAX_SOCKET_PATH:
-        return path
-    import hashlib
-
-    digest = hashlib.sha1(path.encode()).hexdigest()[:16]
-    return os.path.join("/tmp", f"kenning-{os.getuid()}-{digest}.sock")
-
-
-def status_path(socket: str) -> str:
-    """The file where the server at `socket` says who it is: `hooks-server.json` beside
-    `hooks.sock` (written by the server, read by `ken doctor` and `ken hook-server`)."""
-    base = socket[: -len(".sock")] if socket.endswith(".sock") else socket
-    return base + "-server.json"
 
 
 def ask_server(path: str, request: bytes) -> str | None:

@@ -1,9 +1,12 @@
 """The warm hook server: answers `ken hook` for the client in `client.py`.
 
+Where it lives (its socket, its status file) is in `kenning.hookstate`.
+
 It is started by the first hook that finds none, lives in its own session with no
 terminal, and exits after `KEN_HOOK_SERVER_IDLE` seconds (default 600) without a
 request, when it finds kenning's code changed on disk (it looks at most once a
-second, before a request), or when asked to stop (`ken hook-server stop`). Beside its
+second, before a request), or when asked to stop (`ken hook-server stop` sends it
+SIGTERM; `ken hook --stop-server` asks over the socket). Beside its
 socket it keeps a small status file (`hooks-server.json`, mode 0600): its pid, when it
 started, the code it runs and how many hooks it answered, for `ken doctor` and
 `ken hook-server status`, and for tests to see which process answered. Each
@@ -18,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -26,8 +30,8 @@ from typing import Any
 
 from kenning.hooklog import log
 from kenning.hooks import wire
-from kenning.hooks.client import status_path
 from kenning.hooks.run import OpenStores, handle_bytes
+from kenning.hookstate import code_stamp, status_path
 
 
 def _answer(conn: socket.socket, data: bytes) -> bool:
@@ -48,18 +52,6 @@ def _request(conn: socket.socket) -> bytes:
 
 STORES = OpenStores()
 STAMP_EVERY = 1.0  # seconds between looks at the code's modification times
-
-
-def code_stamp() -> int:
-    """The newest modification time of kenning's modules: it moves when code changes."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    newest = 0
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in files:
-            if name.endswith(".py"):
-                newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
-    return newest
 
 
 class Code:
@@ -204,10 +196,13 @@ def serve(path: str, idle: float) -> None:
         return
     status = Status(path, code, idle)
     status.write()
+    stopping: list[int] = []
+    # `ken hook-server stop` sends SIGTERM: finish the hook in hand, then go.
+    signal.signal(signal.SIGTERM, lambda number, frame: stopping.append(number))
     server.settimeout(1.0)
     last = time.monotonic()
     try:
-        while time.monotonic() - last < idle:
+        while time.monotonic() - last < idle and not stopping:
             try:
                 conn, _ = server.accept()
             except TimeoutError:
