@@ -23,9 +23,11 @@ import pytest
 
 from conftest import ken, ken_proc
 from helpers import one_line_error, opened
-from kenning import handoff, items
+from kenning import handoff, items, proposals
+from kenning.config import Config
 from kenning.hooks import run as hook_run
 from kenning.hooks.handlers import Skip
+from kenning.locate import here
 from kenning.model import Item, Session
 from kenning.store import ItemQuery
 
@@ -279,6 +281,154 @@ def test_an_empty_session_leaves_no_handoff(git_repo: Path, tmp_path: Path) -> N
     assert handoffs() == []
 
 
+def agent_handoff(repo: Path, agent: str, sid: str, done: str) -> Item:
+    """What the `memory_handoff` MCP tool does for the agent running session `sid`."""
+    with opened() as store:
+        session = store.find_session(agent, sid)
+        assert session is not None
+        ctx = proposals.AgentContext(
+            agent=agent,
+            where=here(store, Config(), repo, agent=agent),
+            model=session.model,
+            session_id=session.id,
+            agent_session_id=sid,
+        )
+        return proposals.handoff(
+            store,
+            ctx,
+            done=done,
+            state="The refunds export is half done",
+            next_steps="Finish the refunds export, then the PDF",
+            questions="Should refunds include fees?",
+        )
+
+
+def test_the_agents_own_handoff_comes_first_and_the_automatic_one_is_a_fallback(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(git_repo)
+    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
+    run.prompt(FIRST)
+    own = agent_handoff(git_repo, "claude", CLAUDE_SID, "The CSV export of orders works")
+    session = run.end()  # the automatic handoff comes after, and is newer
+    automatic = [i for i in handoffs() if i.provenance.how == "hook"]
+    assert [i.provenance.session for i in automatic] == [session.id]
+
+    lines = plan_json("--to", "codex")["pack"].splitlines()
+
+    first = lines.index(f"- Handoff: {own.title} [m:{own.id[-6:].lower()}]")
+    assert lines[first + 1 : first + 5] == [
+        "  Done:",
+        "  The CSV export of orders works",
+        "  State:",
+        "  The refunds export is half done",
+    ]
+    assert "  Should refunds include fees?" in lines
+    [auto] = automatic
+    assert f"- Automatic handoff: {auto.title} [m:{auto.id[-6:].lower()}]" in lines
+    assert lines.index(f"- Automatic handoff: {auto.title} [m:{auto.id[-6:].lower()}]") > first
+    assert f"  Session: {CLAUDE_SID}" not in lines  # its facts are the session's lines
+
+
+def test_since_your_last_turn_shows_the_agents_own_handoff_first(
+    scene: Scene, tmp_path: Path
+) -> None:
+    rollout = tmp_path / "home" / ".codex" / "sessions" / f"rollout-x-{CODEX_SID}.jsonl"
+    run = Run("codex", scene.repo, CODEX_SID, rollout, CODEX_MODEL).start()
+    run.prompt(CODEX_PROMPT)
+    own = agent_handoff(scene.repo, "codex", CODEX_SID, "Tests for the CSV export are written")
+    run.end()
+
+    data = plan_json("--to", "claude")
+
+    assert data["mode"] == "resume"
+    block = data["pack"].split("## Then: codex", 1)[1].split("\n## ", 1)[0].splitlines()
+    handoff_lines = [line for line in block if "andoff: " in line]
+    assert handoff_lines[0] == f"- Handoff: {own.title} [m:{own.id[-6:].lower()}]"
+    assert handoff_lines[1].startswith("- Automatic handoff: codex session ")
+
+
+def test_a_handoff_the_agent_left_in_the_projects_log_md_comes_first(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(git_repo)
+    assert ken("project", "add", "shop", str(git_repo)).exit_code == 0
+    run = Run("codex", git_repo, CODEX_SID, tmp_path / "rollout.jsonl", CODEX_MODEL).start()
+    run.prompt(CODEX_PROMPT)
+    own = agent_handoff(git_repo, "codex", CODEX_SID, "Export tests written")
+    assert own.source is not None and own.source.startswith("project:shop:log.md#")
+    with opened() as store:
+        started = store.find_session("codex", CODEX_SID)
+        assert started is not None
+        assert store.get_item(own.id).provenance.session == started.id  # knows its session
+
+    lines = plan_json("--to", "claude")["pack"].splitlines()
+    first = lines.index(f"- Handoff: {own.title} [m:{own.id[-6:].lower()}]")
+    assert lines[first + 1] == "  **Done:** Export tests written"
+
+    # An entry the agent wrote into log.md itself, headed the same way, counts too.
+    when = started.started_at[:16].replace("T", " ")
+    with (git_repo / "log.md").open("a", encoding="utf-8") as fh:
+        fh.write(f"\n## {when} codex: Wrote the log by hand\n\nThe totals row is next.\n")
+    assert ken("project", "sync", "shop").exit_code == 0
+    run.end()
+
+    lines = plan_json("--to", "claude")["pack"].splitlines()
+    handoff_lines = [line for line in lines if "andoff: " in line]
+    assert handoff_lines[0].startswith(f"- Handoff: {when} codex: Wrote the log by hand [m:")
+    assert lines[lines.index(handoff_lines[0]) + 1] == "  The totals row is next."
+    assert handoff_lines[1].startswith("- Automatic handoff: codex session ")
+    assert len(handoff_lines) == 2
+
+
+# ------------------------------------------------------- sessions that end without SessionEnd
+
+
+def old_session(repo: Path, tmp_path: Path, agent: str = "codex") -> Session:
+    run = Run(agent, repo, CODEX_SID, tmp_path / f"{agent}.jsonl", CODEX_MODEL).start()
+    run.prompt("Add the refunds export")
+    with opened() as store:
+        found = store.find_session(agent, CODEX_SID)
+    assert found is not None
+    return found
+
+
+@pytest.mark.parametrize("why", ["replaced", "agent exited", "idle"])
+def test_a_session_left_without_session_end_leaves_the_same_handoff(
+    git_repo: Path, tmp_path: Path, why: str
+) -> None:
+    old = old_session(git_repo, tmp_path)
+    with opened() as store:
+        if why == "agent exited":
+            gone = subprocess.Popen(["true"])
+            gone.wait()
+            store.update_session(old.id, pid=gone.pid)
+        if why == "idle":
+            store.update_session(old.id, last_seen_at="2026-01-01T00:00:00.000Z")
+
+    # The next start: after /clear in the same agent, or any agent's start.
+    hook(
+        "SessionStart",
+        "codex",
+        git_repo,
+        "after-" + why.replace(" ", "-"),
+        source="clear" if why == "replaced" else "startup",
+        transcript_path=str(tmp_path / "next.jsonl"),
+    )
+
+    with opened() as store:
+        closed = store.get_session(old.id)
+    assert closed.ended_at is not None and closed.end_reason == why
+    item = handoff_of(closed)
+    assert item.title.endswith(": Add the refunds export")
+    assert f"Agent: codex ({CODEX_MODEL})" in item.body.splitlines()
+    assert item.provenance.how == "hook"
+    # A SessionEnd arriving late leaves no second one.
+    with pytest.raises(Skip, match="ended already"):
+        hook("SessionEnd", "codex", git_repo, CODEX_SID, reason="exit")
+    assert len(handoffs()) == 1
+
+
 # ------------------------------------------------------------------ ken handoff: the plan
 
 
@@ -394,10 +544,91 @@ def test_model_adds_the_model_flag_and_prompt_replaces_the_first_prompt(
     assert handoff.DEFAULT_PROMPT not in " ".join(argv)
 
 
-def test_a_model_flag_can_be_configured(scene: Scene, tmp_path: Path) -> None:
-    fake_agents(tmp_path, "aider", extra='model_flag = "--llm"\n')
+@pytest.mark.parametrize(
+    ("model_flag", "args"),
+    [
+        ("--llm", ["--llm", "sonnet"]),  # the older form: the model follows the flag
+        ("--llm {model}", ["--llm", "sonnet"]),
+        ("--llm={model}", ["--llm=sonnet"]),
+        ("-c model={model} --fast", ["-c", "model=sonnet", "--fast"]),
+    ],
+)
+def test_a_model_flag_can_be_configured(
+    scene: Scene, tmp_path: Path, model_flag: str, args: list[str]
+) -> None:
+    fake_agents(tmp_path, "aider", extra=f"model_flag = {json.dumps(model_flag)}\n")
     data = plan_json("--to", "aider", "--model", "sonnet")
-    assert data["argv"][1:3] == ["--llm", "sonnet"]
+    assert data["argv"][1 : 1 + len(args)] == args
+    assert data["argv"][1 + len(args)].startswith("# Continuing from another agent")
+
+
+@pytest.mark.parametrize(
+    ("context", "form"),
+    [
+        ("append_system_prompt", "system"),
+        ("system", "system"),
+        ("developer_instructions", "developer"),
+        ("developer", "developer"),
+        ("first_message", "message"),
+        ("message", "message"),
+        ("flag:--system-prompt", "flag"),
+        ("none", "none"),
+    ],
+)
+def test_every_context_mode_and_its_older_name(
+    scene: Scene, tmp_path: Path, context: str, form: str
+) -> None:
+    fake_agents(tmp_path, "aider", extra=f'context = "{context}"\nprompt_flag = "-i"\n')
+    data = plan_json("--to", "aider")
+    argv, pack, first = data["argv"], data["pack"], handoff.DEFAULT_PROMPT
+    assert pack.startswith("# Continuing from another agent\n")
+    expected = {
+        "system": ["--append-system-prompt", pack, "-i", first],
+        "developer": ["-c", f"developer_instructions={handoff.toml_string(pack)}", "-i", first],
+        "message": ["-i", f"{pack}\n\n{first}"],
+        "flag": ["--system-prompt", pack, "-i", first],
+        "none": ["-i", first],  # the agent's own SessionStart hook gives the usual pack
+    }[form]
+    assert argv[1:] == expected
+
+
+def test_codex_keeps_the_persons_own_developer_instructions(
+    scene: Scene, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-c developer_instructions=...` would replace what the person set in Codex's
+    config.toml: the handoff keeps it and puts the pack after it."""
+    codex_home = tmp_path / "elsewhere" / "codex-home"
+    codex_home.mkdir(parents=True)
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    (codex_home / "config.toml").write_text(
+        'model = "gpt-5.1-codex"\n'
+        'developer_instructions = """\nAnswer in British English.\nNever push to main.\n"""\n',
+        encoding="utf-8",
+    )
+    # What ~/.codex holds does not count when CODEX_HOME points elsewhere.
+    home_codex = Path(os.environ["HOME"]) / ".codex"
+    home_codex.mkdir(parents=True, exist_ok=True)
+    (home_codex / "config.toml").write_text('developer_instructions = "Ignore me"\n')
+    logs = fake_agents(tmp_path, "codex")
+
+    got = start_agent(scene.repo, logs["codex"], "--to", "codex")
+
+    assert got["argv"][1] == "-c"
+    given = tomllib.loads(got["argv"][2].replace("developer_instructions=", "x = ", 1))["x"]
+    assert given.startswith(
+        "Answer in British English.\nNever push to main.\n\n# Continuing from another agent\n"
+    )
+    assert "Ignore me" not in given
+    assert f"- First prompt: {FIRST}" in given
+
+
+def test_codex_without_own_instructions_gets_the_pack_alone(scene: Scene, tmp_path: Path) -> None:
+    codex_home = Path(os.environ["CODEX_HOME"])
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text('model = "gpt-5.1-codex"\n[features]\nhooks = true\n')
+    data = plan_json("--to", "codex")
+    given = tomllib.loads(data["argv"][2].replace("developer_instructions=", "x = ", 1))["x"]
+    assert given == data["pack"]
 
 
 # ------------------------------------------------------------------------- going back
@@ -495,13 +726,15 @@ def test_a_missing_agent_command_says_what_to_set(scene: Scene) -> None:
     assert "[agents.codex] command" in line
 
 
-def test_a_bad_context_mode_is_refused(scene: Scene) -> None:
-    write_config('[agents.codex]\ncontext = "stdin"\n')
+@pytest.mark.parametrize("mode", ["stdin", "flag:", "flag:  ", 3])
+def test_a_bad_context_mode_is_refused(scene: Scene, mode: object) -> None:
+    write_config(f"[agents.codex]\ncontext = {json.dumps(mode)}\n")
     done = ken_proc("handoff", "--to", "codex", "--print", cwd=scene.repo, input="")
     assert done.returncode == 1
-    assert "[agents.codex] context must be one of system, developer, message" in (
-        one_line_error(done.stderr)
-    )
+    assert (
+        "[agents.codex] context must be one of append_system_prompt, developer_instructions, "
+        "first_message, none or flag:<flag>"
+    ) in one_line_error(done.stderr)
 
 
 def resume_claude(scene: Scene, prompt: str) -> tuple[Session, str]:

@@ -550,6 +550,38 @@ def test_pre_compact_and_session_end_summarize_in_a_detached_process(
         assert {str(i.scope) for i in proposed} == {f"repo:{REPO}"}
 
 
+def test_a_session_replaced_by_clear_is_summarized_like_a_clean_end(
+    git_repo: Path, transcript: Transcript, fake: Path
+) -> None:
+    """No SessionEnd came (the /clear replaced the session): the next start closes it,
+    and it gets the same summary and handoff as a clean end."""
+    old = "7d4e2f10-7777-4e4e-8f8f-000000000007"
+    base = {"cwd": str(git_repo), "transcript_path": str(transcript.path)}
+    hook_proc(
+        "SessionStart",
+        {**base, "session_id": old, "hook_event_name": "SessionStart", "source": "startup"},
+    )
+    hook_proc(
+        "UserPromptSubmit",
+        {**base, "session_id": old, "hook_event_name": "UserPromptSubmit", "prompt": FIRST},
+    )
+    transcript.exchange(FIRST, "Done: the button is next to Print.")
+
+    hook_proc(
+        "SessionStart",
+        {**base, "session_id": "after-clear", "hook_event_name": "SessionStart", "source": "clear"},
+    )
+
+    wait_for(lambda: summary_titles() == [f"Session summary: {FIRST}"])
+    with opened() as store:
+        replaced = store.find_session("claude", old)
+        assert replaced is not None and replaced.end_reason == "replaced"
+        handoffs = store.list_items(ItemQuery(kinds=("handoff",), session_id=replaced.id))
+    assert [h.provenance.how for h in handoffs] == ["hook"]
+    sent = [conversation_part(p) for p in prompts_sent(fake)]
+    assert sent == [f"USER: {FIRST}\n\nASSISTANT: Done: the button is next to Print."]
+
+
 def test_the_hooks_start_a_summarizer_only_when_summaries_are_on(
     git_repo: Path, transcript: Transcript, fake: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,13 +12,16 @@ session when its transcript still exists, with a "Since your last turn" update i
 each agent that worked since, the commits since and what memory gained since.
 
 How each agent is started is configurable under `[agents.NAME]` in config.toml:
-`command`, `context` (system, developer or message), `model_flag` and `resume`
-(arguments with `{id}`).
+`command`, `context` (append_system_prompt, developer_instructions, first_message,
+flag:<flag> or none; system, developer and message are older names), `model_flag`
+(`--model {model}`), `prompt_flag` and `resume` (arguments with `{id}`). Codex's own
+`developer_instructions` stay: the pack follows them.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 from dataclasses import dataclass
@@ -36,25 +39,30 @@ from kenning.where import Where
 DEFAULT_AGENTS: dict[str, dict[str, Any]] = {
     "claude": {
         "command": "claude",
-        "context": "system",
-        "model_flag": "--model",
+        "context": "append_system_prompt",
+        "model_flag": "--model {model}",
         "resume": ["--resume", "{id}"],
     },
     "codex": {
         "command": "codex",
-        "context": "developer",
-        "model_flag": "-m",
+        "context": "developer_instructions",
+        "model_flag": "-m {model}",
         "resume": ["resume", "{id}"],
     },
     "gemini": {
         "command": "gemini",
-        "context": "message",
-        "model_flag": "-m",
+        "context": "first_message",
+        "model_flag": "-m {model}",
         "prompt_flag": "-i",
         "resume": [],
     },
 }
-CONTEXT_MODES = ("system", "developer", "message")
+CONTEXT_MODES = ("append_system_prompt", "developer_instructions", "first_message", "none")
+CONTEXT_ALIASES = {
+    "system": "append_system_prompt",
+    "developer": "developer_instructions",
+    "message": "first_message",
+}
 DEFAULT_PROMPT = (
     "You are continuing work another agent started here; the context above says where "
     "it stands. First check the current state (git status, recent commits, the handoff), "
@@ -156,17 +164,57 @@ class Launch:
 
 
 def agent_settings(config: Config, agent: str) -> dict[str, Any]:
+    """How to start `agent`: its defaults, then `[agents.NAME]` from config.toml; the
+    context mode in its canonical name."""
     table = config.file.get("agents", {})
     user = table.get(agent, {}) if isinstance(table, dict) else {}
     merged = {
         **DEFAULT_AGENTS.get(
-            agent, {"command": agent, "context": "message", "model_flag": "--model", "resume": []}
+            agent,
+            {"command": agent, "context": "first_message", "model_flag": "--model", "resume": []},
         ),
         **(user if isinstance(user, dict) else {}),
     }
-    if merged.get("context") not in CONTEXT_MODES:
-        raise InvalidInput(f"[agents.{agent}] context must be one of {', '.join(CONTEXT_MODES)}")
+    context = merged.get("context")
+    context = CONTEXT_ALIASES.get(context, context) if isinstance(context, str) else context
+    if not (context in CONTEXT_MODES or _context_flag(context)):
+        raise InvalidInput(
+            f"[agents.{agent}] context must be one of {', '.join(CONTEXT_MODES)} or "
+            "flag:<flag> (e.g. flag:--system-prompt)"
+        )
+    merged["context"] = context
     return merged
+
+
+def _context_flag(context: Any) -> str | None:
+    """The flag of a `flag:<flag>` context mode."""
+    if isinstance(context, str) and context.startswith("flag:") and context[5:].strip():
+        return context[5:].strip()
+    return None
+
+
+def model_args(model_flag: str, model: str) -> list[str]:
+    """`--model {model}` with the model put in; the older form, a bare flag, takes the
+    model after it."""
+    if "{model}" in model_flag:
+        return [part.replace("{model}", model) for part in shlex.split(model_flag)]
+    return [*shlex.split(model_flag), model]
+
+
+def codex_instructions() -> str:
+    """The person's own `developer_instructions` in Codex's config.toml ($CODEX_HOME,
+    else ~/.codex): `-c developer_instructions=...` replaces them, so a handoff keeps
+    them and puts its pack after."""
+    import tomllib
+
+    from kenning.integrate import codex_home
+
+    try:
+        data = tomllib.loads((codex_home() / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ""  # none, or a file Codex itself will complain about
+    value = data.get("developer_instructions")
+    return value.strip() if isinstance(value, str) else ""
 
 
 def _line_sessions(store: SQLiteStore, where: Where) -> list[Session]:
@@ -179,13 +227,54 @@ def _line_sessions(store: SQLiteStore, where: Where) -> list[Session]:
     return store.list_sessions(cwd=where.cwd, limit=200)
 
 
-def _handoff_of(store: SQLiteStore, session: Session) -> Item | None:
-    scope = handoff_scope(session)
-    if scope is None:
-        return None
-    found = store.list_items(ItemQuery(scopes=(str(scope),), kinds=("handoff",), limit=50))
-    mine = [i for i in found if i.provenance.session == session.id]
-    return mine[0] if mine else None
+_LOG_HEADING = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}) (\S+): ")
+
+
+def _written_in(item: Item, session: Session) -> bool:
+    """Whether a project's log.md entry is this session's: headed (as memory_handoff
+    writes it) with the session's agent and a time within the session."""
+    match = _LOG_HEADING.match(item.title)
+    if not match or match.group(2) != session.agent:
+        return False
+    start = session.started_at[:16].replace("T", " ")
+    end = (session.ended_at or "9999")[:16].replace("T", " ")
+    return start <= match.group(1) <= end
+
+
+def handoffs_of(store: SQLiteStore, session: Session) -> list[Item]:
+    """The handoffs a session left: the agent's own (memory_handoff, in its workstream
+    or its project's log.md) first, newest first; then the automatic one of its end."""
+    scopes = [str(s) for s in (handoff_scope(session),) if s is not None]
+    if session.project and f"project:{session.project}" not in scopes:
+        scopes.append(f"project:{session.project}")
+    if not scopes:
+        return []
+    found = {
+        i.id: i
+        for i in store.list_items(
+            ItemQuery(scopes=tuple(scopes), kinds=("handoff",), session_id=session.id, limit=50)
+        )
+    }
+    if session.project:
+        log = f"project:{session.project}:log.md#"
+        entries = store.list_items(
+            ItemQuery(kinds=("handoff",), source_prefix=log, recent_first=True, limit=200)
+        )
+        found.update((i.id, i) for i in entries if _written_in(i, session))
+    newest = sorted(found.values(), key=lambda i: (i.created_at, i.id), reverse=True)
+    own = [i for i in newest if i.provenance.how != "hook"]
+    return own + [i for i in newest if i.provenance.how == "hook"]
+
+
+def _handoff_lines(item: Item, label: str, *, body: bool = True) -> list[str]:
+    lines = [f"- {label}: {item.title} [m:{item.id[-6:].lower()}]"]
+    if body:
+        for line in item.body.splitlines():
+            if not line.strip() or line.startswith("Transcript:"):
+                continue
+            # memory_handoff's parts are `## Done` etc.: headings inside a list item.
+            lines.append(f"  {line[3:].strip()}:" if line.startswith("## ") else f"  {line}")
+    return lines
 
 
 def _session_block(store: SQLiteStore, session: Session, heading: str) -> list[str]:
@@ -197,14 +286,13 @@ def _session_block(store: SQLiteStore, session: Session, heading: str) -> list[s
         lines.append(f"- Last prompt: {one_line(session.last_prompt)}")
     if session.commits:
         lines.append("- Commits: " + "; ".join(commit_lines(session.cwd, session.commits)))
-    handoff = _handoff_of(store, session)
-    if handoff is not None:
-        lines.append(f"- Handoff: {handoff.title} [m:{handoff.id[-6:].lower()}]")
-        lines += [
-            f"  {line}"
-            for line in handoff.body.splitlines()
-            if line.strip() and not line.startswith("Transcript:")
-        ]
+    left = handoffs_of(store, session)
+    if left:
+        # The agent's own handoff wins; the automatic one is a fallback.
+        lines += _handoff_lines(left[0], "Handoff")
+        automatic = [i for i in left[1:] if i.provenance.how == "hook"]
+        if automatic and left[0].provenance.how != "hook":
+            lines += _handoff_lines(automatic[0], "Automatic handoff", body=False)
     if session.transcript_path:
         lines.append(f"- Transcript: {session.transcript_path}")
     return lines
@@ -278,7 +366,7 @@ def plan(
     settings = agent_settings(config, to)
     argv = shlex.split(str(settings["command"]))
     if model:
-        argv += [str(settings["model_flag"]), model]
+        argv += model_args(str(settings["model_flag"]), model)
     mine = [s for s in line if s.agent == to and s.agent_session_id]
     resumable = (
         not fresh
@@ -301,12 +389,18 @@ def plan(
         first = prompt or DEFAULT_PROMPT
         mode = "fresh"
     context = settings["context"]
-    if context == "system":
-        argv += ["--append-system-prompt", pack, first]
-    elif context == "developer":
-        argv += ["-c", f"developer_instructions={toml_string(pack)}", first]
+    flag = settings.get("prompt_flag")
+    before_first = [str(flag)] if flag else []
+    if context == "append_system_prompt":
+        argv += ["--append-system-prompt", pack, *before_first, first]
+    elif context == "developer_instructions":
+        instructions = "\n\n".join(t for t in (codex_instructions(), pack) if t)
+        argv += ["-c", f"developer_instructions={toml_string(instructions)}", *before_first, first]
+    elif context == "first_message":
+        argv += [*before_first, f"{pack}\n\n{first}"]
+    elif context == "none":
+        argv += [*before_first, first]
     else:
-        flag = settings.get("prompt_flag")
-        argv += ([str(flag)] if flag else []) + [f"{pack}\n\n{first}"]
+        argv += [str(_context_flag(context)), pack, *before_first, first]
     env = {"KEN_CONTINUES": latest.id}
     return Launch(to, mode, argv, pack, env, where.cwd, latest)

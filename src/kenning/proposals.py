@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kenning import items, policy, projects
 from kenning.errors import InvalidInput
@@ -170,7 +170,9 @@ def handoff(
         projects.append_log(store, slug, heading, log_body)
         found = projects.find_synced(store, slug, "log.md", projects.entry_key(heading))
         if found is not None:
-            return found
+            # Indexed from the file (how: sync); whose session wrote it is known here.
+            mine = replace(found.provenance, who=ctx.agent, model=ctx.model, session=ctx.session_id)
+            return store.replace_item(replace(found, provenance=mine), "sync", new_version=False)
     if ctx.where.workstream:
         scope = Scope(ScopeType.WORKSTREAM, ctx.where.workstream)
     elif ctx.where.project:

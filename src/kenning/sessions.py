@@ -8,13 +8,14 @@ that agent (its MCP server) can find the session by walking up their process tre
 
 Sessions are closed by SessionEnd; a new start after `/clear` in the same folder closes
 the one it replaces; sessions whose agent process is gone, or idle past a limit, are
-closed at the next start, since some agents (older Codex) send no SessionEnd.
+closed at the next start, since some agents (older Codex) send no SessionEnd. Either
+way a closed session gets the same wrap-up (its handoff, and a summary when on).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -119,8 +120,10 @@ def close_stale(
     idle_hours: float,
     source: str = "startup",
     pid: int | None = None,
+    on_close: Callable[[Session], None] | None = None,
 ) -> list[str]:
-    """Close sessions replaced by `/clear` here, whose agent exited, or idle too long.
+    """Close sessions replaced by `/clear` here, whose agent exited, or idle too long;
+    `on_close` gets each one closed (to leave its handoff, as SessionEnd would).
 
     `/clear` replaces the session of the same agent process (`pid`), when both are
     known: another window of that agent in the same folder keeps its session.
@@ -139,7 +142,9 @@ def close_stale(
             reason = "idle"
         else:
             continue
-        finish(store, session, reason)
+        ended = finish(store, session, reason)
+        if on_close is not None:
+            on_close(ended)
         closed.append(session.id)
     return closed
 
@@ -156,8 +161,10 @@ def start(
     pid: int | None = None,
     idle_hours: float = 12.0,
     continued_from: str | None = None,
+    on_close: Callable[[Session], None] | None = None,
 ) -> Session:
-    """Open (or, on resume, reopen) the session for this agent run."""
+    """Open (or, on resume, reopen) the session for this agent run, closing the ones it
+    replaces or that were left open (see close_stale)."""
     existing = store.find_session(agent, agent_session_id) if agent_session_id else None
     if existing:
         session = replace(
@@ -187,7 +194,7 @@ def start(
         )
     scopes = [str(s) for s in where.scopes]
     store.upsert_session(session, scopes)
-    close_stale(store, agent, where.cwd, session.id, idle_hours, source, pid)
+    close_stale(store, agent, where.cwd, session.id, idle_hours, source, pid, on_close)
     return session
 
 

@@ -96,3 +96,53 @@ def test_ken_handoff_continues_a_codex_session_in_claude_code(
     assert claude["continued_from"] == codex["id"]
     assert claude["first_prompt"] == CLAUDE_PROMPT
     assert claude["ended_at"]
+
+
+OWN_INSTRUCTIONS = "Answer in British English. Never push to main."
+
+
+@pytest.mark.agents
+def test_ken_handoff_to_codex_keeps_the_persons_developer_instructions(
+    tmp_path: Path,
+    openai_stub: OpenAIResponsesStub,
+    anthropic_stub: AnthropicStub,
+    codex_bin: Path,
+    claude_bin: Path,
+) -> None:
+    """Claude Code, then `ken handoff --to codex`: Codex gets the person's own
+    developer_instructions from its config.toml and the pack after them."""
+    box = harness.prepare_codex(tmp_path / "sandbox", openai_stub.url, codex_bin)
+    claude_env = harness.prepare_claude(tmp_path / "claude-env", anthropic_stub.url).env
+    box.env.update({k: v for k, v in claude_env.items() if k not in box.env})
+    ken(box, "integrate", "claude")
+    ken(box, "integrate", "codex", "--trust")
+    # A top-level key: before the tables the sandbox's config already has.
+    config = box.codex_config.read_text(encoding="utf-8")
+    box.codex_config.write_text(
+        f"developer_instructions = {json.dumps(OWN_INSTRUCTIONS)}\n{config}", encoding="utf-8"
+    )
+
+    anthropic_stub.queue(Text(CLAUDE_ANSWER))
+    done = harness.run_process([str(claude_bin), "-p", CLAUDE_PROMPT], box, 120)
+    assert done.returncode == 0, done.stderr[-4000:]
+    [claude] = sessions(box)
+    assert claude["model"], "the model is read from Claude's transcript"
+
+    config_path = Path(box.env["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    config_path.parent.mkdir(parents=True, exist_ok=True)
+    command = f"{codex_bin} exec --skip-git-repo-check"
+    config_path.write_text(f"[agents.codex]\ncommand = {json.dumps(command)}\n")
+    openai_stub.queue(Text(CODEX_ANSWER))
+
+    done = harness.run_process(
+        [str(KEN), "handoff", "--to", "codex", "--prompt", CODEX_PROMPT], box, 120
+    )
+
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert CODEX_ANSWER in done.stdout
+    [first, *_] = openai_stub.model_requests()
+    own = first.raw.find(OWN_INSTRUCTIONS)
+    pack = first.raw.find("# Continuing from another agent")
+    assert 0 <= own < pack, "the person's instructions first, then the pack"
+    assert f"## Previous session: claude ({claude['model']})" in first.raw
+    assert CODEX_PROMPT in first.raw

@@ -39,6 +39,7 @@ def _session(
     event: HookEvent,
     config: Config,
     where: where_mod.Where,
+    later: Later,
     source: str = "startup",
 ) -> Session | None:
     if not deliver.may_capture(config, where):
@@ -58,13 +59,15 @@ def _session(
         pid=sessions.agent_pid(event.agent),
         idle_hours=config.get("hooks.idle_close_hours"),
         continued_from=os.environ.get("KEN_CONTINUES") or None,
+        # A session left without SessionEnd gets its wrap-up after this hook's answer.
+        on_close=lambda ended: later.append(lambda: wrap_up(store, config, ended)),
     )
 
 
 def session_start(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
     where = locate(store, event, config)
     source = (event.source or "startup").lower()
-    session = _session(store, event, config, where, source)
+    session = _session(store, event, config, where, later, source)
     if source == "compact" and session is not None:
         deliver.note_compaction(store, session)
     if source not in PACK_SOURCES:
@@ -81,7 +84,7 @@ def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -
     if len(text.encode("utf-8", "replace")) > MAX_PROMPT_BYTES:
         raise Skip(f"prompt of {len(text):,} characters is over the recall limit; no recall")
     where = locate(store, event, config)
-    session = _session(store, event, config, where)
+    session = _session(store, event, config, where, later)
     if session is not None and text.strip():
         clipped = sessions.clip_prompt(text)
         later.append(lambda: store.note_prompt(session.id, clipped))
@@ -112,14 +115,20 @@ def session_end(store: SQLiteStore, event: HookEvent, config: Config, later: Lat
         raise Skip(f"no open session {event.session_id} for {event.agent}")
     if session.ended_at is not None:
         raise Skip(f"session {event.session_id} of {event.agent} has ended already")
+    ended = sessions.finish(store, session, event.reason or "end")
+    wrap_up(store, config, ended)
+    return ""
+
+
+def wrap_up(store: SQLiteStore, config: Config, ended: Session) -> None:
+    """What a session leaves when it ends, with SessionEnd or without: the model (from
+    its transcript, when its hooks did not say), its handoff, and its summary when on."""
     from kenning import handoff, summarize
 
-    session = sessions.note_model(store, session)
-    ended = sessions.finish(store, session, event.reason or "end")
+    ended = sessions.note_model(store, ended)
     handoff.session_handoff(store, ended)
     if summarize.enabled_for(config, ended):
         _summarize_later(ended, final=True)
-    return ""
 
 
 def pre_compact(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
