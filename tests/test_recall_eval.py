@@ -26,13 +26,16 @@ from recall_eval import (
 )
 
 # Coding memories at default settings: what `ken recall` gives an agent.
-CODING_RECALL_FLOOR = 0.60  # measured 0.634 (200/316)
-CODING_PRECISION_FLOOR = 0.58  # measured 0.615 (200/325)
-CODING_QUIET_FLOOR = 0.74  # measured 0.771 (54/70)
-# The first set, at default settings (its precision counts only forbidden memories).
-FIRST_RECALL_FLOOR = 0.92  # measured 0.938 (121/129)
-FIRST_NOT_FORBIDDEN_FLOOR = 0.94  # measured 0.960 (7 forbidden of 175 returned)
-FIRST_QUIET_FLOOR = 0.90  # measured 0.941 (32/34)
+CODING_RECALL_FLOOR = 0.65  # measured 0.674 (213/316); 0.634 before the idf-mass gate
+CODING_PRECISION_FLOOR = 0.64  # measured 0.674 (213/316); 0.615 before
+CODING_QUIET_FLOOR = 0.82  # measured 0.857 (60/70); 0.771 before
+# The first set, at default settings (its precision counts only forbidden memories). Its
+# recall floor moved down from 0.92: it was written so that every expected memory shares
+# two stems with its prompt, which the old gate needed, and some of those are two common
+# words that the idf-mass gate now weighs as too little (measured 0.938 before).
+FIRST_RECALL_FLOOR = 0.84  # measured 0.860 (111/129)
+FIRST_NOT_FORBIDDEN_FLOOR = 0.94  # measured 0.959 (6 forbidden of 145 returned)
+FIRST_QUIET_FLOOR = 0.88  # measured 0.912 (31/34)
 
 
 class Stocked:
@@ -43,12 +46,6 @@ class Stocked:
 
     def defaults(self) -> Figures:
         return score(self.store, self.keys, self.set.prompts, kenning_ranker(DEFAULTS))
-
-    def open(self) -> Figures:
-        return score(self.store, self.keys, self.set.prompts, kenning_ranker(OPEN))
-
-    def bm25(self) -> Figures:
-        return score(self.store, self.keys, self.set.prompts, bm25_ranker())
 
 
 def stocked(name: str, factory: pytest.TempPathFactory) -> Iterator[Stocked]:
@@ -128,16 +125,26 @@ def test_coding_memories_at_default_settings(coding: Stocked) -> None:
     assert figures.quiet >= CODING_QUIET_FLOOR, detail(figures)
 
 
-@pytest.mark.xfail(strict=True, reason="recall ranks below plain bm25 (issue 8)")
-def test_coding_memories_with_thresholds_off_rank_above_bm25(coding: Stocked) -> None:
-    ours, baseline = coding.open(), coding.bm25()
-    assert ours.recall > baseline.recall, f"kenning {ours.line()}\nbm25 {baseline.line()}"
+@pytest.mark.parametrize("half", ["dev", "test"])
+def test_coding_memories_with_thresholds_off_rank_above_bm25(coding: Stocked, half: str) -> None:
+    prompts = coding.set.split(half)
+    ours = score(coding.store, coding.keys, prompts, kenning_ranker(OPEN))
+    baseline = score(coding.store, coding.keys, prompts, bm25_ranker())
+    # recall@5 measured: dev 0.929 against 0.864, test 0.883 against 0.821
+    assert ours.recall > baseline.recall + 0.03, f"kenning {ours.line()}\nbm25 {baseline.line()}"
 
 
-@pytest.mark.xfail(strict=True, reason="recall ranks below plain bm25 (issue 8)")
-def test_conversation_turns_with_thresholds_off_rank_above_bm25(dialogue: Stocked) -> None:
-    ours, baseline = dialogue.open(), dialogue.bm25()
-    assert ours.hit_rate > baseline.hit_rate, f"kenning {ours.line()}\nbm25 {baseline.line()}"
+@pytest.mark.parametrize("half", ["dev", "test"])
+def test_conversation_turns_with_thresholds_off_rank_above_bm25(
+    dialogue: Stocked, half: str
+) -> None:
+    prompts = dialogue.set.split(half)
+    ours = score(dialogue.store, dialogue.keys, prompts, kenning_ranker(OPEN))
+    baseline = score(dialogue.store, dialogue.keys, prompts, bm25_ranker())
+    # evidence in the top 5 measured: dev 0.627 against 0.542, test 0.605 against 0.526
+    assert ours.hit_rate > baseline.hit_rate + 0.03, (
+        f"kenning {ours.line()}\nbm25 {baseline.line()}"
+    )
 
 
 def test_the_first_set_at_default_settings(first: Stocked) -> None:

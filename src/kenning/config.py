@@ -56,13 +56,18 @@ SETTINGS: tuple[Setting, ...] = (
         "recall.max_tokens", int, 800, "Token cap of one prompt's recall.", low=0, high=100_000
     ),
     Setting(
-        "recall.min_score", float, 0.5, "Lowest normalized relevance recall keeps.", low=0, high=1
+        "recall.min_score",
+        float,
+        0.6,
+        "Lowest normalized score recall keeps (of the best, and of full relevance); 0: off.",
+        low=0,
+        high=1,
     ),
     Setting(
         "recall.min_shared",
         int,
-        2,
-        "Content words an item must share with the prompt.",
+        1,
+        "Prompt words (or their synonyms) an item must match; 0: off.",
         low=0,
         high=20,
     ),
@@ -70,12 +75,12 @@ SETTINGS: tuple[Setting, ...] = (
         "recall.half_life_days",
         float,
         30.0,
-        "Days after which an item's score halves.",
+        "Days after which an item's recency bonus halves.",
         low=0.1,
         high=36_500,
     ),
     Setting(
-        "recall.rule_weight", float, 1.25, "Weight of preferences and corrections.", low=0, high=10
+        "recall.rule_weight", float, 1.0, "Weight of preferences and corrections.", low=0, high=10
     ),
     Setting(
         "recall.max_item_chars", int, 2000, "Longer items are cut in recall.", low=100, high=100_000

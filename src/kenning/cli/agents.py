@@ -77,8 +77,8 @@ def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: 
 @cli.command(epilog=example('ken recall "why do the integration tests need postgres?" --explain'))
 @click.argument("prompt", nargs=-1)
 @click.option("--limit", type=click.IntRange(1, 50), help="Most items (config recall.limit).")
-@click.option("--min-score", type=click.FloatRange(0, 10), help="Lowest normalized relevance.")
-@click.option("--min-shared", type=click.IntRange(0, 20), help="Content words to share.")
+@click.option("--min-score", type=click.FloatRange(0, 10), help="Lowest normalized score; 0: off.")
+@click.option("--min-shared", type=click.IntRange(0, 20), help="Prompt words to match; 0: off.")
 @click.option("--max-tokens", type=click.IntRange(10, 100_000), help="Token cap.")
 @click.option("--explain", is_flag=True, help="Show every candidate's score parts.")
 @click.option(

@@ -898,6 +898,15 @@ class SQLiteStore:
         total = int(self._read("SELECT max(rowid) FROM items")[0][0] or 0)
         return total, freqs
 
+    def terms_with_prefix(self, prefix: str, limit: int = 50) -> list[tuple[str, int]]:
+        """Stemmed terms that start with `prefix` (not the prefix itself), with how many
+        items hold each: the first `limit` of them in alphabetical order."""
+        rows = self._read(
+            "SELECT term, docs FROM terms WHERE term > ? AND term < ? ORDER BY term LIMIT ?",
+            (prefix, prefix + "\U0010ffff", int(limit)),
+        )
+        return [(str(r[0]), int(r[1])) for r in rows]
+
     # --- sessions ----------------------------------------------------------------
 
     @_spoolable(lambda args: args[0])

@@ -1,0 +1,577 @@
+"""Per-prompt recall: the few active memories in scope that fit what was just asked, or
+nothing when none does.
+
+How a prompt is judged (docs/explanation/recall.md has the reasons and the figures):
+
+1. Words. The prompt is cut into words and stemmed by the search index's own tokenizer
+   (porter), so prompt and memories stem alike. Stop words go; words of a request
+   rather than its topic ("explain", "function", "add") count at GENERIC_WEIGHT. Each
+   word left is a *concept*, matched by its stem and by related stems: irregular forms
+   and synonyms from `words.py` ("db" for database, "bought" for buy), a stem one edit
+   away when the word is in no memory (a typo), a longer or shorter stem sharing its
+   first MIN_AFFIX+ letters ("integ", "config"), the parts of a camelCase word, and
+   two neighbouring words joined ("account id", accountId).
+2. Candidates. Every concept's forms are ORed into one full-text query over the active
+   memories of the scopes that apply, minus what this session was already told; the
+   best CANDIDATES by the index's bm25 are scored here.
+3. Score. A BM25F sum over concepts: each concept counts once, by its best-matching
+   form (a related form counts less), with the title worth TITLE_BOOST times the body
+   and tags TAG_BOOST. Then x a prior for the memory's scope (a workstream's memory a
+   little above the repo's, a global preference a little below) and its kind
+   (`recall.rule_weight`), x recency, which never takes off more than a fifth.
+4. Relevance. How much of the prompt the memory matched: the idf of its matched
+   concepts over the prompt's own idf, where the prompt's is counted as at least
+   PROMPT_MIN and at most PROMPT_MAX times the idf of a word no memory holds. So one
+   common word never fits, and a long pasted log needs no more than a few rare matches.
+5. Gates. normalized = min(score / best score, relevance / RELEVANCE_FULL); a memory is
+   kept when normalized >= `recall.min_score` and it matches at least
+   `recall.min_shared` concepts. Both 0: every candidate is ranked, none judged.
+6. Budget. At most `recall.limit` memories and `recall.max_tokens` tokens; a memory over
+   `recall.max_item_chars` characters is cut with a visible marker.
+
+Words of the person's last few prompts (when the hook knows them) join as concepts at
+CONTEXT_WEIGHT: they help rank and fit, but find no candidates on their own.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kenning.model import Item, Kind, ScopeType
+from kenning.pack import render_item
+from kenning.recall.words import FORMS, GENERIC_WORDS, STOP_WORDS, SYNONYMS
+from kenning.store import ItemQuery, SQLiteStore
+from kenning.tokens import estimate_tokens
+
+MAX_PROMPT_CHARS = 8000
+MAX_QUERY_WORDS = 16  # rarest concepts that join the candidate query
+COMMON = 20
+MIN_ITEMS = 100
+CANDIDATES = 40
+CONTEXT_WEIGHT = 0.5
+GENERIC_WEIGHT = 0.4
+SYNONYM_WEIGHT = 0.8
+TYPO_WEIGHT = 0.7
+AFFIX_WEIGHT = 0.6
+MIN_AFFIX = 4
+AFFIX_SHARE = 0.5
+MIN_TYPO = 5
+MAX_TYPOS = 2
+TITLE_BOOST = 2.0
+TAG_BOOST = 1.5
+K1 = 0.8
+B = 0.3
+PROMPT_MIN = 1.75
+PROMPT_MAX = 2.25
+RELEVANCE_FULL = 0.8
+RECENCY_FLOOR = 0.8
+SCOPE_PRIOR = {
+    ScopeType.SESSION: 1.1,
+    ScopeType.WORKSTREAM: 1.1,
+    ScopeType.PROJECT: 1.05,
+    ScopeType.WORKSPACE: 1.0,
+    ScopeType.REPO: 1.0,
+    ScopeType.AGENT: 1.0,
+    ScopeType.GLOBAL: 0.9,
+}
+RULE_KINDS = (Kind.PREFERENCE, Kind.CORRECTION)
+
+_WORD = re.compile(r"[^\W_]+")
+_HUMP = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    limit: int = 5
+    max_tokens: int = 800
+    min_score: float = 0.6
+    min_shared: int = 1
+    half_life_days: float = 30.0
+    rule_weight: float = 1.0
+    max_item_chars: int = 2000
+
+    @classmethod
+    def from_config(cls, config: Any, **overrides: Any) -> RecallSettings:
+        values = {
+            "limit": config.get("recall.limit"),
+            "max_tokens": config.get("recall.max_tokens"),
+            "min_score": config.get("recall.min_score"),
+            "min_shared": config.get("recall.min_shared"),
+            "half_life_days": config.get("recall.half_life_days"),
+            "rule_weight": config.get("recall.rule_weight"),
+            "max_item_chars": config.get("recall.max_item_chars"),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class Concept:
+    """One content word of the prompt, and the stems that count as a match for it."""
+
+    word: str
+    stem: str
+    weight: float  # 1, GENERIC_WEIGHT, or CONTEXT_WEIGHT for the conversation's words
+    forms: dict[str, float]  # stem -> how fully it matches (the word's own stem: 1)
+    affix: bool  # also matches a stem that starts with this one, or that it starts with
+    idf: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    item: Item
+    shared: tuple[str, ...]  # the prompt's words this memory matched
+    relevance: float
+    normalized: float
+    weight: float  # the scope and kind prior
+    decay: float  # recency, 1 down to RECENCY_FLOOR
+    score: float
+    kept: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.item.id,
+            "short_id": self.item.id[-6:].lower(),
+            "title": self.item.title,
+            "kind": self.item.kind.value,
+            "scope": str(self.item.scope),
+            "shared": list(self.shared),
+            "relevance": round(self.relevance, 4),
+            "normalized": round(self.normalized, 4),
+            "weight": round(self.weight, 4),
+            "decay": round(self.decay, 4),
+            "score": round(self.score, 4),
+            "kept": self.kept,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Recall:
+    query_terms: tuple[str, ...]
+    candidates: tuple[Candidate, ...]
+    text: str
+    tokens: int
+    kept: tuple[Candidate, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "terms": list(self.query_terms),
+            "items": [{**c.to_dict(), **{"body": c.item.body}} for c in self.kept],
+            "tokens": self.tokens,
+            "text": self.text,
+        }
+
+
+# ----------------------------------------------------------------------------- words
+
+
+@dataclass(frozen=True, slots=True)
+class _Lexicon:
+    stop: frozenset[str]
+    related: dict[str, dict[str, float]]  # stem -> stems used for it, with a weight
+    spelled: dict[str, str]  # stem -> a word of the lists that stems to it
+
+
+_lexicon: _Lexicon | None = None
+
+
+def _lexicon_of(store: SQLiteStore) -> _Lexicon:
+    """The word lists, stemmed the way the index stems (once per process)."""
+    global _lexicon
+    if _lexicon is None:
+        groups = [(g, 1.0) for g in FORMS] + [(g, SYNONYM_WEIGHT) for g in SYNONYMS]
+        words = sorted(STOP_WORDS | {w for g, _ in groups for w in g})
+        stem_of = {w: (s[0] if s else w) for w, s in zip(words, store.stems(words), strict=True)}
+        stop = frozenset(stem_of[w] for w in STOP_WORDS) | STOP_WORDS
+        related: dict[str, dict[str, float]] = {}
+        for group, weight in groups:
+            stems = {stem_of[w] for w in group}
+            for stem in stems:
+                mine = related.setdefault(stem, {})
+                for other in stems - {stem}:
+                    mine[other] = max(mine.get(other, 0.0), weight)
+        spelled = {stem: word for word, stem in stem_of.items()}
+        _lexicon = _Lexicon(stop, related, spelled)
+    return _lexicon
+
+
+def _words(text: str) -> list[str]:
+    return list(dict.fromkeys(m.group() for m in _WORD.finditer(text[:MAX_PROMPT_CHARS].lower())))
+
+
+def content_words(store: SQLiteStore, text: str) -> dict[str, str]:
+    """Content words of `text`: stem -> the first word that stemmed to it."""
+    words = _words(text)
+    if not words:
+        return {}
+    stop = _lexicon_of(store).stop
+    out: dict[str, str] = {}
+    for word, stems in zip(words, store.stems(words), strict=True):
+        for stem in stems:
+            if len(stem) > 1 and stem not in stop and word not in stop and not stem.isdigit():
+                out.setdefault(stem, word)
+    return out
+
+
+def _humps(text: str) -> dict[str, list[str]]:
+    """Words typed in camelCase or PascalCase, and the words they are made of."""
+    out: dict[str, list[str]] = {}
+    for match in _WORD.finditer(text[:MAX_PROMPT_CHARS]):
+        word = match.group()
+        if word.lower() != word and word.upper() != word:
+            parts = [p.lower() for p in _HUMP.findall(word)]
+            if len(parts) > 1:
+                out[word.lower()] = parts
+    return out
+
+
+def _edits(stem: str) -> set[str]:
+    """Every string one edit from `stem`: a letter dropped, swapped, changed or added."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    cuts = [(stem[:i], stem[i:]) for i in range(len(stem) + 1)]
+    out = {a + b[1:] for a, b in cuts if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
+    out |= {a + c + b[1:] for a, b in cuts if b for c in letters}
+    out |= {a + c + b for a, b in cuts for c in letters}
+    out.discard(stem)
+    return out
+
+
+def _weight(word: str) -> float:
+    return GENERIC_WEIGHT if word in GENERIC_WORDS else 1.0
+
+
+def _concepts(
+    store: SQLiteStore, prompt: str, context: Sequence[str]
+) -> tuple[list[Concept], int, dict[str, int]]:
+    """The prompt's concepts (then the conversation's), the item count, and how many
+    items hold each stem asked about."""
+    lexicon = _lexicon_of(store)
+    words = content_words(store, prompt)
+    if not words:
+        return [], 0, {}
+    weights = {s: _weight(w) for s, w in words.items()}
+    # One identifier typed may be words in a memory (toMatchSnapshot), two words typed
+    # apart may be one identifier there ("account id", accountId), and a word with "re"
+    # or "un" in front may be stored without it.
+    humps = _humps(prompt)
+    parts = sorted({p for ps in humps.values() for p in ps} - set(words.values()))
+    raw = _words(prompt)
+    joined = [a + b for a, b in zip(raw, raw[1:], strict=False) if len(a + b) > MIN_AFFIX + 1]
+    bare = {w: w[2:] for w in words.values() if w[:2] in ("re", "un") and len(w) >= 7}
+    extra = [*parts, *joined, *bare.values()]
+    stem_of = {w: (s[0] if s else "") for w, s in zip(extra, store.stems(extra), strict=True)}
+    for part in parts:
+        stem = stem_of[part]
+        if len(stem) > 2 and stem not in words and stem not in lexicon.stop:
+            words[stem] = part
+            weights[stem] = _weight(part)
+    related = {s: dict(lexicon.related.get(s, {})) for s in words}
+    for stem, word in words.items():
+        if stem_of.get(bare.get(word, ""), ""):
+            related[stem].setdefault(stem_of[bare[word]], SYNONYM_WEIGHT)
+    compounds = {stem_of[j]: j for j in joined if stem_of[j] and stem_of[j] not in words}
+    if context:
+        for stem, word in content_words(store, "\n".join(context)).items():
+            if stem not in words:
+                words[stem] = word
+                weights[stem] = CONTEXT_WEIGHT * _weight(word)
+                related[stem] = dict(lexicon.related.get(stem, {}))
+    asked = set(words) | set(compounds) | {r for rel in related.values() for r in rel}
+    total, freqs = store.doc_freqs(sorted(asked))
+    for stem, word in compounds.items():
+        if freqs.get(stem, 0) > 0:
+            words[stem], weights[stem], related[stem] = word, 1.0, {}
+    concepts: list[Concept] = []
+    # A word no memory holds may be a typo: look up what is one edit away, for the few
+    # longest such words (each costs a lookup of a few hundred strings).
+    unknown = [
+        s
+        for s, w in words.items()
+        if len(w) >= MIN_TYPO and w.isalpha() and weights[s] >= 1.0 and not freqs.get(s, 0)
+    ]
+    typos = set(sorted(unknown, key=lambda s: -len(words[s]))[:MAX_TYPOS])
+    for stem, word in words.items():
+        forms = {s: w for s, w in {stem: 1.0, **related[stem]}.items() if freqs.get(s, 0) > 0}
+        if not forms and stem in typos:
+            _, near = store.doc_freqs(sorted(_edits(stem)))
+            close = sorted((df, n) for n, df in near.items() if df and n not in words)
+            for _, term in close[-2:]:  # the two commonest
+                forms[term] = TYPO_WEIGHT
+                freqs[term] = near[term]
+        # A camelCase word's parts stand for it: it would match them again as affixes.
+        affix = len(stem) >= MIN_AFFIX and word not in humps
+        concepts.append(Concept(word, stem, weights[stem], forms, affix))
+    # A new store holds few memories, and every word in it looks common: count at least
+    # MIN_ITEMS, as if the rest held none of the prompt's words.
+    return concepts, max(total, MIN_ITEMS), freqs
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def _idf(total: int, docs: int) -> float:
+    return math.log(1 + (total - docs + 0.5) / (docs + 0.5))
+
+
+@dataclass(frozen=True, slots=True)
+class _Fields:
+    """A memory's stems by field: how often each occurs, and each field's length."""
+
+    title: dict[str, int]
+    body: dict[str, int]
+    tags: dict[str, int]
+    lengths: tuple[int, int, int]
+    terms: frozenset[str]
+
+
+def _fields(store: SQLiteStore, found: Sequence[Item]) -> list[_Fields]:
+    texts = [text for item in found for text in (item.title, item.body, " ".join(item.tags))]
+    stems = store.stems(texts)
+    out = []
+    for n in range(len(found)):
+        counts: list[dict[str, int]] = []
+        for field_stems in stems[3 * n : 3 * n + 3]:
+            count: dict[str, int] = {}
+            for stem in field_stems:
+                count[stem] = count.get(stem, 0) + 1
+            counts.append(count)
+        title, body, tags = counts
+        lengths = (len(stems[3 * n]), len(stems[3 * n + 1]), len(stems[3 * n + 2]))
+        out.append(_Fields(title, body, tags, lengths, frozenset(title) | set(body) | set(tags)))
+    return out
+
+
+def _affix(stem: str, term: str) -> bool:
+    """Whether one stem starts with the other, the shorter being most of the longer:
+    "integ" and integr, config and "configur", but not invoic and "invoiceseri"."""
+    short, long = sorted((stem, term), key=len)
+    return short != long and long.startswith(short) and len(short) >= AFFIX_SHARE * len(long)
+
+
+def _affixes(concepts: Sequence[Concept], terms: Iterable[str]) -> dict[str, list[str]]:
+    """For each concept that matches by affix, the memory stems it matches that way."""
+    by_start: dict[str, list[Concept]] = {}
+    for c in concepts:
+        if c.affix:
+            by_start.setdefault(c.stem[:MIN_AFFIX], []).append(c)
+    out: dict[str, list[str]] = {}
+    if not by_start:
+        return out
+    for term in terms:
+        for c in by_start.get(term[:MIN_AFFIX], ()):
+            if term not in c.forms and _affix(c.stem, term):
+                out.setdefault(c.stem, []).append(term)
+    return out
+
+
+class _Scorer:
+    """BM25F over the candidates, a concept counting once, by its best-matching form."""
+
+    def __init__(self, total: int, freqs: dict[str, int], fields: Sequence[_Fields]) -> None:
+        self.total = total
+        self.freqs = freqs
+        n = len(fields) or 1
+        self.average = [max(1.0, sum(f.lengths[i] for f in fields) / n) for i in range(3)]
+
+    def match(self, concept: Concept, f: _Fields, affixes: Sequence[str]) -> tuple[float, float]:
+        """The concept's best part of the score in this memory, and how fully it matched."""
+        best = fullness = 0.0
+        forms = [(s, w) for s, w in concept.forms.items() if s in f.terms]
+        for term, how in [*forms, *((t, AFFIX_WEIGHT) for t in affixes)]:
+            tf = 0.0
+            for boost, counts, length, average in (
+                (TITLE_BOOST, f.title, f.lengths[0], self.average[0]),
+                (1.0, f.body, f.lengths[1], self.average[1]),
+                (TAG_BOOST, f.tags, f.lengths[2], self.average[2]),
+            ):
+                if term in counts:
+                    tf += boost * counts[term] / (1 - B + B * length / average)
+            part = how * _idf(self.total, self.freqs.get(term, 0)) * tf * (K1 + 1) / (tf + K1)
+            if part > best:
+                best, fullness = part, how
+        return best, fullness
+
+
+# ----------------------------------------------------------------------------- recall
+
+
+def _age_days(item: Item, now: datetime) -> float:
+    stamp = item.reviewed_at or item.updated_at or item.created_at
+    try:
+        when = datetime.fromisoformat(stamp)  # 3.11 reads the trailing Z as UTC
+    except ValueError:
+        return 0.0
+    return max(0.0, (now - when).total_seconds() / 86400)
+
+
+def _prior(item: Item, settings: RecallSettings) -> float:
+    weight = SCOPE_PRIOR.get(item.scope.type, 1.0)
+    return weight * settings.rule_weight if item.kind in RULE_KINDS else weight
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _match_query(concepts: Sequence[Concept], spelled: dict[str, str]) -> str:
+    """One full-text query for the concepts: each word and its related words; a stem
+    no word spells (a typo's correction) as a prefix, since the index stems a query word
+    again and a stem is not always its own stem; and a word no memory holds as a prefix
+    too ("integ"), to find the longer words it may stand for."""
+    terms: list[str] = []
+    for c in concepts:
+        terms.append(_quote(c.word) + ("*" if c.affix and c.stem not in c.forms else ""))
+        terms += [
+            _quote(spelled[stem]) if stem in spelled else _quote(stem) + "*"
+            for stem in c.forms
+            if stem != c.stem
+        ]
+    return " OR ".join(dict.fromkeys(terms))
+
+
+def recall(
+    store: SQLiteStore,
+    prompt: str,
+    scopes: Iterable[str],
+    *,
+    settings: RecallSettings | None = None,
+    context: Sequence[str] = (),
+    exclude: set[str] | frozenset[str] = frozenset(),
+    now: datetime | None = None,
+) -> Recall:
+    """The memories that fit `prompt` among active items of `scopes`, best first."""
+    settings = settings or RecallSettings()
+    now = now or datetime.now(UTC)
+    concepts, total, freqs = _concepts(store, prompt, context)
+    if not concepts:
+        return Recall((), (), "", 0)
+    absent = _idf(total, 0)
+    concepts = [
+        Concept(
+            c.word,
+            c.stem,
+            c.weight,
+            c.forms,
+            c.affix,
+            _idf(total, max(freqs.get(s, 0) for s in c.forms)) if c.forms else absent,
+        )
+        for c in concepts
+    ]
+    # Only the prompt's own topic words look for candidates, those some memory holds
+    # first, rarest first; a word in
+    # more than one memory in COMMON makes the index rank a large share of the store,
+    # so it helps only when there is nothing rarer (it still counts in the scores).
+    topical = [c for c in concepts if c.weight > GENERIC_WEIGHT and (c.forms or c.affix)]
+    rare = [c for c in topical if c.idf >= _idf(total, total // COMMON)] or topical
+    seeking = sorted(rare, key=lambda c: (not c.forms, -c.idf))[:MAX_QUERY_WORDS]
+    query_terms = tuple(c.stem for c in seeking)
+    if not seeking:
+        return Recall(tuple(c.stem for c in concepts), (), "", 0)
+    query = ItemQuery(
+        scopes=tuple(scopes),
+        statuses=("active",),
+        exclude_ids=tuple(sorted(exclude)),  # left out before choosing, not after
+        limit=CANDIDATES,
+    )
+    match = _match_query(seeking, _lexicon_of(store).spelled)
+    found = [item for item, _ in store.search(match, query)]
+    if not found:
+        return Recall(query_terms, (), "", 0)
+    fields = _fields(store, found)
+    affixes = [_affixes(concepts, f.terms) for f in fields]
+    unknown = sorted({t for a in affixes for ts in a.values() for t in ts} - set(freqs))
+    if unknown:
+        freqs.update(store.doc_freqs(unknown)[1])
+    scorer = _Scorer(total, freqs, fields)
+    prompt_mass = sum(c.weight * c.idf for c in concepts)
+    prompt_mass = min(max(prompt_mass, PROMPT_MIN * absent), PROMPT_MAX * absent)
+
+    scored: list[tuple[Item, tuple[str, ...], float, float, float, float]] = []
+    for item, f, affix in zip(found, fields, affixes, strict=True):
+        bm25 = mass = 0.0
+        matched: list[str] = []
+        for c in concepts:
+            part, fullness = scorer.match(c, f, affix.get(c.stem, ()))
+            if part:
+                bm25 += c.weight * part
+                mass += c.weight * c.idf * fullness
+                matched.append(c.word)
+        prior = _prior(item, settings)
+        age = _age_days(item, now) / max(settings.half_life_days, 1e-9)
+        decay = RECENCY_FLOOR + (1 - RECENCY_FLOOR) * 0.5**age
+        scored.append(
+            (item, tuple(matched), mass / prompt_mass, prior, decay, bm25 * prior * decay)
+        )
+
+    best = max((s[-1] for s in scored), default=0.0)
+    judged: list[Candidate] = []
+    for item, shared, relevance, prior, decay, score in scored:
+        normalized = min(score / best if best else 0.0, relevance / RELEVANCE_FULL)
+        if len(shared) < settings.min_shared:
+            reason = f"shares {len(shared)} content word(s), needs {settings.min_shared}"
+        elif normalized < settings.min_score:
+            reason = (
+                f"relevance {relevance:.2f}, under {settings.min_score * RELEVANCE_FULL:.2f}"
+                if relevance / RELEVANCE_FULL < settings.min_score
+                else f"score {score / best:.2f} of the best, under {settings.min_score}"
+            )
+        else:
+            reason = ""
+        judged.append(
+            Candidate(item, shared, relevance, normalized, prior, decay, score, not reason, reason)
+        )
+    judged.sort(key=lambda c: (c.kept, c.score), reverse=True)
+    return _budget(judged, settings, query_terms)
+
+
+HEADER = "Memories from kenning that may fit this prompt (ken show ID for more):"
+
+
+def _budget(
+    candidates: list[Candidate], settings: RecallSettings, query_terms: tuple[str, ...]
+) -> Recall:
+    kept: list[Candidate] = []
+    text = HEADER
+    used = estimate_tokens(HEADER)
+    final: list[Candidate] = []
+    for cand in candidates:
+        if not cand.kept:
+            final.append(cand)
+            continue
+        if len(kept) >= settings.limit:
+            final.append(_drop(cand, f"over the limit of {settings.limit} items"))
+            continue
+        # The estimate of the text with this line, not a sum of lines: it is not additive.
+        longer = text + "\n" + render_item(cand.item, max_chars=settings.max_item_chars)
+        cost = estimate_tokens(longer)
+        if cost > settings.max_tokens:
+            final.append(_drop(cand, f"over the {settings.max_tokens}-token budget"))
+            continue
+        text, used = longer, cost
+        kept.append(cand)
+        final.append(cand)
+    if not kept:
+        text, used = "", 0
+    return Recall(query_terms, tuple(final), text, used, tuple(kept))
+
+
+def _drop(cand: Candidate, reason: str) -> Candidate:
+    return Candidate(
+        cand.item,
+        cand.shared,
+        cand.relevance,
+        cand.normalized,
+        cand.weight,
+        cand.decay,
+        cand.score,
+        False,
+        reason,
+    )
