@@ -202,6 +202,21 @@ def _lexicon_of(store: SQLiteStore) -> _Lexicon:
     return _lexicon
 
 
+_stems: dict[str, tuple[str, ...]] = {}
+MAX_CACHED_WORDS = 100_000
+
+
+def _stem_words(store: SQLiteStore, words: Sequence[str]) -> list[tuple[str, ...]]:
+    """Each word's stems as the index makes them. The stems of words seen before are
+    kept for the process: a warm hook server then stems only words it never met."""
+    new = [w for w in dict.fromkeys(words) if w not in _stems]
+    if new:
+        if len(_stems) + len(new) > MAX_CACHED_WORDS:
+            _stems.clear()
+        _stems.update(zip(new, (tuple(s) for s in store.stems(new)), strict=True))
+    return [_stems[w] for w in words]
+
+
 def _words(text: str) -> list[str]:
     return list(dict.fromkeys(m.group() for m in _WORD.finditer(text[:MAX_PROMPT_CHARS].lower())))
 
@@ -213,7 +228,7 @@ def content_words(store: SQLiteStore, text: str) -> dict[str, str]:
         return {}
     stop = _lexicon_of(store).stop
     out: dict[str, str] = {}
-    for word, stems in zip(words, store.stems(words), strict=True):
+    for word, stems in zip(words, _stem_words(store, words), strict=True):
         for stem in stems:
             if len(stem) > 1 and stem not in stop and word not in stop and not stem.isdigit():
                 out.setdefault(stem, word)
@@ -267,7 +282,9 @@ def _concepts(
     joined = [a + b for a, b in zip(raw, raw[1:], strict=False) if len(a + b) > MIN_AFFIX + 1]
     bare = {w: w[2:] for w in words.values() if w[:2] in ("re", "un") and len(w) >= 7}
     extra = [*parts, *joined, *bare.values()]
-    stem_of = {w: (s[0] if s else "") for w, s in zip(extra, store.stems(extra), strict=True)}
+    stem_of = {
+        w: (s[0] if s else "") for w, s in zip(extra, _stem_words(store, extra), strict=True)
+    }
     for part in parts:
         stem = stem_of[part]
         if len(stem) > 2 and stem not in words and stem not in lexicon.stop:
@@ -333,20 +350,32 @@ class _Fields:
 
 
 def _fields(store: SQLiteStore, found: Sequence[Item]) -> list[_Fields]:
-    texts = [text for item in found for text in (item.title, item.body, " ".join(item.tags))]
-    stems = store.stems(texts)
+    texts = [
+        [m.group() for m in _WORD.finditer(text.lower())]
+        for item in found
+        for text in (item.title, item.body, " ".join(item.tags))
+    ]
+    stem_of = dict(zip(*_unzip(store, texts), strict=True))
     out = []
     for n in range(len(found)):
         counts: list[dict[str, int]] = []
-        for field_stems in stems[3 * n : 3 * n + 3]:
+        lengths: list[int] = []
+        for words in texts[3 * n : 3 * n + 3]:
             count: dict[str, int] = {}
-            for stem in field_stems:
-                count[stem] = count.get(stem, 0) + 1
+            for word in words:
+                for stem in stem_of[word]:
+                    count[stem] = count.get(stem, 0) + 1
             counts.append(count)
+            lengths.append(sum(count.values()))
         title, body, tags = counts
-        lengths = (len(stems[3 * n]), len(stems[3 * n + 1]), len(stems[3 * n + 2]))
-        out.append(_Fields(title, body, tags, lengths, frozenset(title) | set(body) | set(tags)))
+        terms = frozenset(title) | set(body) | set(tags)
+        out.append(_Fields(title, body, tags, (lengths[0], lengths[1], lengths[2]), terms))
     return out
+
+
+def _unzip(store: SQLiteStore, texts: list[list[str]]) -> tuple[list[str], list[tuple[str, ...]]]:
+    words = list(dict.fromkeys(w for words in texts for w in words))
+    return words, _stem_words(store, words)
 
 
 def _affix(stem: str, term: str) -> bool:
