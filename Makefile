@@ -3,18 +3,27 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 
 .PHONY: demo test lint bench clean
 
+# The pip that comes with Python 3.11+ installs this project as it is: upgrading it
+# first would only make both commands wait longer.
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,mcp]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The demo needs only the package: no test tools, no MCP SDK (when `make test` has
+# installed everything already, there is nothing to add).
+$(DEMO_STAMP): $(BIN)/python pyproject.toml
+	if [ $(STAMP) -nt pyproject.toml ]; then :; else \
+		$(BIN)/python -m pip install --quiet -e .; fi
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/ken demo
 
 test: $(STAMP)

@@ -896,7 +896,12 @@ def config_set(key: str, value: str) -> None:
 @cli.command(epilog=example("ken demo"))
 @click.option("--keep", is_flag=True, help="Keep the demo store and print where it is.")
 def demo(keep: bool) -> None:
-    """Tour kenning in a throwaway store (never yours)."""
+    """Tour kenning in a throwaway store and repo (never yours).
+
+    A person adds memories and approves an agent's proposal; then what agents get: the
+    pack at start (`ken pack`), a recall explained, and a Claude Code session there
+    continued in Codex (`ken handoff --print`).
+    """
     from kenning.cli.demo import run_demo
 
     run_demo(keep=keep)

@@ -1,21 +1,51 @@
-"""`ken demo`: a one-minute tour in a throwaway store.
+"""`ken demo`: a one-minute tour in a throwaway store, ending in the payoff.
 
-It runs the real commands, in this process, against a store in a temp folder (never
-the user's), printing each command line before its output.
+It runs the real commands against a store, a config folder and a git repo in a temp
+folder (never the user's), printing each command line before its output: a person
+teaches the agents a few things, an agent proposes one, and then what it is all for:
+what an agent is told when it starts in the repo (`ken pack`), what it is given for one
+prompt and why (`ken recall --explain`), and, after a Claude Code session there (its
+real hooks, fed the payloads Claude Code sends), how Codex would continue it
+(`ken handoff --to codex --print`).
+
+`ken` commands run in this process through click; the hooks run as `ken hook` does, in
+a process of their own.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import click
 
 REPO = "repo:github.com/acme/shop"
+BRANCH = "csv-export"
+# Markers that make `ken` think it runs inside an agent's shell, and settings that
+# would carry the person's own workspace, project or switches into the tour.
+CLEARED = (
+    "KEN_AGENT",
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CODEX_THREAD_ID",
+    "CODEX_SANDBOX",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "CODEX_CI",
+    "GEMINI_CLI",
+    "KEN_WORKSPACE",
+    "KEN_WORKSTREAM",
+    "KEN_PROJECT",
+    "KEN_ENABLED",
+    "KEN_CONTINUES",
+)
 
 
 @contextmanager
@@ -41,7 +71,7 @@ def _say(text: str) -> None:
 
 
 def _ken(*args: str, stdin: str | None = None, agent: str | None = None) -> str:
-    """Run one `ken` command in-process, echoing it; returns what it printed."""
+    """Run one `ken` command in-process, echoing it; returns what it printed on stdout."""
     from click.testing import CliRunner
 
     from kenning.cli.app import cli
@@ -55,27 +85,69 @@ def _ken(*args: str, stdin: str | None = None, agent: str | None = None) -> str:
     text = result.output.rstrip()
     if text:
         click.echo(text)
+    if result.exit_code != 0:
+        raise click.ClickException(f"the demo's `ken {shown}` failed")
     return result.stdout
 
 
+def _hook(event: str, payload: dict[str, object]) -> str:
+    """Run `ken hook EVENT --agent claude` as Claude Code would: the payload on stdin,
+    in a process of its own (no hook server: the tour leaves nothing running)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kenning.entry", "hook", event, "--agent", "claude"],
+        input=json.dumps({**payload, "hook_event_name": event}),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KEN_HOOK_SERVER": "0"},
+        timeout=60,
+        check=False,
+    )
+    return done.stdout
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, timeout=60)
+
+
+def _make_repo(folder: Path) -> Path:
+    """A git repo whose origin is github.com/acme/shop, on a branch of work."""
+    repo = folder / "shop"
+    repo.mkdir()
+    try:
+        _git(repo, "init", "-q", "-b", BRANCH)
+        _git(repo, "remote", "add", "origin", "git@github.com:acme/shop.git")
+        (repo / "README.md").write_text("shop\n", encoding="utf-8")
+        _git(repo, "add", "README.md")
+        _git(
+            repo,
+            "-c",
+            "user.name=Demo",
+            "-c",
+            "user.email=demo@example.com",
+            "commit",
+            "-qm",
+            "first",
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise click.ClickException(f"the demo needs git: {exc}") from None
+    return repo
+
+
 def run_demo(keep: bool = False) -> None:
-    folder = tempfile.mkdtemp(prefix="ken-demo-")
-    db = os.path.join(folder, "memory.db")
+    folder = Path(tempfile.mkdtemp(prefix="ken-demo-"))
+    db = folder / "memory.db"
     here = os.getcwd()
     try:
-        os.chdir(folder)  # provenance names the demo folder, not wherever it was run
+        repo = _make_repo(folder)
+        os.chdir(repo)  # the tour happens in a repo, as an agent's session would
+        cleared: dict[str, str | None] = dict.fromkeys(CLEARED)
         with _env(
-            KEN_DB=db,
-            KEN_AGENT=None,
-            CLAUDECODE=None,
-            CODEX_THREAD_ID=None,
-            CODEX_SANDBOX=None,
-            CODEX_CI=None,
-            GEMINI_CLI=None,
-            CLAUDE_CODE_ENTRYPOINT=None,
-            CODEX_SANDBOX_NETWORK_DISABLED=None,
+            KEN_DB=str(db),
+            XDG_CONFIG_HOME=str(folder / "config"),
+            XDG_STATE_HOME=str(folder / "state"),
+            **cleared,
         ):
-            _tour(db)
+            _tour(db, repo)
     finally:
         os.chdir(here)
         if keep:
@@ -88,11 +160,12 @@ def _first_id(output: str) -> str:
     return output.strip().splitlines()[-1].strip()
 
 
-def _tour(db: str) -> None:
+def _tour(db: Path, repo: Path) -> None:
     click.secho("kenning: one memory that Claude Code, Codex and Gemini CLI share.", bold=True)
-    click.echo(f"This tour uses a throwaway store: {db}")
+    click.echo(f"This tour uses a throwaway store, {db},")
+    click.echo(f"and a repo whose origin is github.com/acme/shop: {repo}")
 
-    _say("1. A person teaches the agents things they cannot learn from the code.")
+    _say("1. A person teaches the agents what they cannot learn from the code.")
     _ken(
         "add",
         "Use pnpm, never npm: the lockfile is pnpm-lock.yaml",
@@ -100,26 +173,20 @@ def _tour(db: str) -> None:
         "preference",
         "--scope",
         "global",
-        "--tag",
-        "js",
     )
     _ken(
         "add",
         "--kind",
         "correction",
-        "--scope",
-        REPO,
         "--evidence",
         "user: no, don't mock the database in these tests",
-        stdin="Integration tests hit a real Postgres, never mocks\n"
+        stdin="Integration tests hit a real Postgres database, never mocks\n"
         "Mocked tests passed while the production migration failed.\n",
     )
     _ken(
         "add",
         "--template",
         "decision",
-        "--scope",
-        REPO,
         "--tag",
         "payments",
         stdin="Payments go through the outbox table\n"
@@ -127,35 +194,17 @@ def _tour(db: str) -> None:
         "Decision: write each payment event to the outbox in the same transaction.\n"
         "Consequences: a worker must drain the outbox; events can arrive twice.\n",
     )
+    _ken("add", "Release branch freezes on Thursdays at noon UTC", "--kind", "fact", "--pin")
     _ken(
         "add",
-        "Release branch freezes on Thursdays at noon UTC",
-        "--kind",
-        "fact",
         "--scope",
-        REPO,
-        "--pin",
-    )
-    _ken(
-        "add",
-        "Migrate order exports to the new CSV format (half done)",
-        "--kind",
-        "task",
-        "--scope",
-        "workstream:github.com/acme/shop#csv-export",
-    )
-
-    _say("2. Secrets never reach the store: they are redacted first.")
-    secret = _ken(
-        "add",
-        "--scope",
-        REPO,
+        "repo",
         stdin="Staging deploys read the CI token\n"
         "export DEPLOY_TOKEN=ghp_4fT9xQ2mLk8Vb7Nc3Rd6Ws1Yz5Ja0Pe2Hu9K\n",
     )
-    _ken("show", _first_id(secret))
+    click.echo("(that token was redacted before anything was stored: step 3 shows it)")
 
-    _say("3. An agent proposes a memory for the whole repo; it waits for a person.")
+    _say("2. An agent proposes a memory for the whole repo; a person approves it.")
     proposed = _first_id(
         _ken(
             "add",
@@ -163,34 +212,50 @@ def _tour(db: str) -> None:
             "--kind",
             "fact",
             "--scope",
-            REPO,
+            "repo",
             "--evidence",
             "tests failed with 'relation orders does not exist' until db-reset",
             agent="claude",
         )
     )
-    _ken("list", "--status", "proposed")
-
-    _say("4. Agents are told only active memories. A person approves the proposal.")
     _ken("approve", proposed)
 
-    _say("5. Search: every word must match, words match their stems, the last is a prefix.")
-    _ken("search", "mocking", "postgre")
-    _ken("search", "payment", "outbox")
+    _say("3. The payoff. What any agent is told when it starts in this repo:")
+    _ken("pack")
 
-    _say("6. Edits make versions; nothing is lost.")
-    _ken(
-        "update",
-        proposed,
-        "--text",
-        "Run `make db-reset` before integration tests (it also seeds fixtures)",
+    _say("4. What it is given for one prompt, and why (each candidate's score):")
+    _ken("recall", "can I mock the database in the integration tests?", "--explain")
+
+    _say("5. Claude Code works here; its hooks record the session. Then Codex picks it up.")
+    payload: dict[str, object] = {"session_id": "demo-claude-1", "cwd": str(repo)}
+    prompt = "add a CSV export of the orders page"
+    started = _hook("SessionStart", {**payload, "source": "startup"})
+    click.secho("[claude starts] its SessionStart hook", fg="green")
+    click.echo(f"  gives it the pack above ({len(started.splitlines())} lines)")
+    click.secho(f"[the person types] {prompt}", fg="green")
+    told = _hook("UserPromptSubmit", {**payload, "prompt": prompt})
+    click.echo(
+        "  recall adds " + ("what fits the prompt" if told else "nothing new for that prompt")
     )
-    _ken("show", proposed)
-
-    _say("7. Everything, newest first, pinned on top:")
-    _ken("list")
+    (repo / "orders_export.py").write_text("def export_orders(rows): ...\n", encoding="utf-8")
+    _git(repo, "add", "orders_export.py")
+    _git(
+        repo,
+        "-c",
+        "user.name=Demo",
+        "-c",
+        "user.email=demo@example.com",
+        "commit",
+        "-qm",
+        "Add a CSV export of the orders page",
+    )
+    (repo / "README.md").write_text("shop\n\nOrders can be exported as CSV.\n", encoding="utf-8")
+    click.secho("[claude commits the export, edits README.md, and exits]", fg="green")
+    _hook("SessionEnd", {**payload, "reason": "exit"})
+    click.echo("  its SessionEnd hook records the commit, the change left and a handoff")
+    _ken("handoff", "--to", "codex", "--print")
 
     click.echo(
-        "\nNext: `ken integrate claude` (or codex, gemini) gives your agents this memory;"
+        "\nNext: `ken integrate claude` (or codex, gemini) gives your own agents this memory;"
         "\n`ken --help` lists every command. Your own store: `ken path`."
     )
