@@ -45,10 +45,26 @@ def marker(kind: str) -> str:
 # --- the corpus ------------------------------------------------------------------------
 
 
-def test_corpus_covers_every_kind() -> None:
+# The kinds of the hand-written examples: the first rules kenning had.  The generated
+# corpus in test_redact_corpus.py covers the rest.
+FIRST_KINDS = (
+    "private_key",
+    "anthropic_key",
+    "openai_key",
+    "github_token",
+    "slack_token",
+    "aws_access_key_id",
+    "aws_secret_key",
+    "jwt",
+    "secret_assignment",
+    "high_entropy",
+)
+
+
+def test_corpus_covers_the_first_kinds() -> None:
     counts = Counter(row["kind"] for row in SECRETS)
-    assert set(counts) == set(KINDS)
-    assert min(counts.values()) >= 3, counts
+    assert set(FIRST_KINDS) <= set(counts) <= set(KINDS)
+    assert min(counts[kind] for kind in FIRST_KINDS) >= 3, counts
     assert len(LOOKALIKES) >= 25
 
 
@@ -79,7 +95,7 @@ def test_whole_corpus_at_once() -> None:
         assert row["secret"] not in result.text
     for line in LOOKALIKES:
         assert line in result.text
-    assert set(result.kinds) == set(KINDS)
+    assert set(result.kinds) == {row["kind"] for row in SECRETS}
     assert result.secret_chars == sum(len(row["secret"]) for row in SECRETS)
 
 
@@ -353,7 +369,7 @@ def test_not_secret_assignments(text: str) -> None:
 def test_high_entropy_catches_bare_random_tokens() -> None:
     rng = random.Random(1234)
     tokens = ["".join(rng.choice(B62) for _ in range(40)) for _ in range(500)]
-    caught = sum(redact(f"key {t} here").kinds == ("high_entropy",) for t in tokens)
+    caught = sum(redact(f"got {t} back").kinds == ("high_entropy",) for t in tokens)
     assert caught >= 490  # ~99%: the look-alike guards cost a little recall
 
 
@@ -438,7 +454,7 @@ _VALUES = _with_digit(_text(B62 + "!@%^*+", 6, 30)).filter(_plain_value)
 @st.composite
 def secrets(draw: st.DrawFn) -> tuple[str, str]:
     """(kind, secret) with a real-format fake secret of any kind."""
-    kind = draw(st.sampled_from(KINDS))
+    kind = draw(st.sampled_from(FIRST_KINDS))
     if kind == "github_token":
         if draw(st.booleans()):
             return kind, draw(st.sampled_from(["ghp_", "gho_", "ghu_", "ghs_", "ghr_"])) + draw(

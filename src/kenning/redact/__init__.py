@@ -1,0 +1,199 @@
+"""Secret redaction for everything kenning stores.
+
+Every piece of text that reaches the store (item titles, bodies, evidence, tags, links,
+provenance, the prompts that the agent hooks capture on every turn, project files,
+summaries) goes through :func:`redact` first.  Each secret is replaced by
+``[redacted:<kind>]``; :func:`mostly_secret` tells the caller when an item is basically
+nothing but a secret and should be refused outright.  :class:`Redaction` says what was
+found: the kinds, how many of each (``counts``) and how many characters; never the
+values.
+
+Design
+======
+
+The package sits on the prompt hook's hot path, so it uses the standard library only,
+does nothing at import time beyond compiling its patterns, and is linear in the size of
+its input.  Python's regex engine is only fast when a pattern starts with a literal (it
+then skips ahead with a substring search), so every rule starts from a literal or from
+a substring search on bytes, never from a character class tried at every position:
+
+* token formats (``formats``) run one trie-shaped pattern of all ~150 prefixes, and only
+  over the long runs of token characters, which a byte translation and a substring
+  search find;
+* named secrets (``named``) start from keywords found in an ASCII-lower-cased byte copy
+  of the text (``secret``, ``token``, ``pass``, ``pw``, ``api``, ``key``, ``auth``,
+  ``credential``), from ``://``, ``uthorization`` and command names;
+* the two rules that judge what is left (``vendors``, ``entropy``) find their candidates
+  by a byte translation plus a substring search, in the gaps between the other spans.
+
+Quantifiers are possessive or bounded, no pattern is retried along a long run (a
+prefix inside a token already found, or inside a body a format refused, is skipped),
+and a keyword's judgement depends on a bounded window around it, so it is remembered by
+that window: the adversary's megabyte, one shape repeated, is judged once per distinct
+window.  ``bench/redact_bench.py`` measures it (see the README's Performance section).
+
+Redaction works in two phases over the *original* text:
+
+1. **Structured rules** find spans that are secrets by their shape or by what names
+   them.  Each has a kind:
+
+   ``private_key``
+       A whole PEM block, ``-----BEGIN … PRIVATE KEY-----`` through the matching ``END``
+       line (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP, PKCS#8), with ``Proc-Type``/
+       ``DEK-Info`` headers and JSON-escaped ``\\n`` line breaks; a truncated block to
+       the end of its base64 body; the private lines of a PuTTY key file; a base64 DER
+       private key (``MII…`` with version 0).  A body of fewer than 32 base64
+       characters is code that mentions the header line, not a key.
+   one kind per format (``formats.FORMATS``)
+       ``github_token`` (``ghp_ gho_ ghu_ ghs_ ghr_ github_pat_``), ``gitlab_token``
+       (``glpat- gldt- glrt- glft- glsoat- glimt- glcbt- glffct- gloas- glptt- glagent-
+       glwt- GR1348941``, ``_gitlab_session=``), ``anthropic_key`` (``sk-ant-``; never
+       reported as OpenAI), ``openai_key`` (``sk-`` with a digit: not ``sk-learn-…``),
+       ``aws_access_key_id``, ``slack_token``, ``jwt``, ``google_api_key`` (``AIza``),
+       ``google_oauth_secret`` (``GOCSPX-``), ``google_oauth_token`` (``ya29.``,
+       ``1//``), ``stripe_key``, ``shopify_token``, ``databricks_token``,
+       ``airtable_token``, ``alibaba_key`` (``LTAI``), ``asana_token``,
+       ``braintree_token``, ``buildkite_token``, ``npm_token``, ``pypi_token``,
+       ``huggingface_token``, ``docker_token``, ``vault_token``, ``age_secret_key`` and
+       some hundred more, each from its vendor's published prefix, length and alphabet;
+       and those whose fixed part is in the middle: ``mailchimp_key``
+       (``<32 hex>-us6``), ``azure_ad_secret`` (``…8Q~…``), ``telegram_token``,
+       ``terraform_token`` (``.atlasv1.``), ``azure_devops_token``,
+       ``azure_registry_key``, ``discord_token``; and webhook URLs whose path is the
+       secret (Slack, Discord, Teams, Zapier).
+   ``aws_secret_key``
+       A 40-character ``[A-Za-z0-9/+]`` value assigned to a name that says "secret" and
+       "aws" or "access", or a mixed-case 40-character token within 120 characters of
+       an access key id (credential CSVs, ``aws configure`` transcripts).
+   ``azure_sas``
+       The signature of a signed URL: ``sig=`` (Azure shared access signatures),
+       ``X-Amz-Signature=``, ``X-Goog-Signature=``.
+   ``password``
+       Passwords in prose and commands: ``the password is X``, ``password for root on
+       db-1 was changed to 'X'``, ``pw is X``, ``password X!`` (a value that can only be
+       a password), ``mysql -pX``/``-p'X'``, ``curl -u user:X``, ``sshpass -p X``,
+       ``docker login -p X``, ``redis-cli -a X``, ``sqlcmd -P X``, ``zip -P X``,
+       ``ldapsearch -w X``, ``smbclient -U user%X``, ``xfreerdp /p:X``, ``--password X``,
+       ``-storepass X``, ``-passout pass:X``, ``.netrc``'s ``password X``, XML
+       ``<password>X</password>`` and ``<add key="Password" value="X"/>``.
+   ``secret_assignment``
+       * ``NAME=value``, ``NAME: value``, ``export NAME=value``, ``"NAME": "value"``,
+         ``--name=value``, ``?name=value&...`` (quotes optional) where NAME has a word
+         that is or ends with SECRET, TOKEN, PASSWORD, PASSWD, PWD, PASSPHRASE, PASSCODE
+         or APIKEY / API_KEY, or is CREDENTIALS, case-insensitively (``DB_PASSWORD``,
+         ``githubToken``, ``x-api-key``, ``PGPASSWORD``, ``settings.SECRET_KEY``).  The
+         name and the separator stay, the value goes.  Names ending in KEY
+         (``MAILGUN_KEY``, ``AccountKey``, ``SharedAccessKey``) and ``auth`` count only
+         when the value looks like a credential (12+ characters mixing letters and
+         digits), and not at all for ``primary_key``, ``cache_key``, ``sort_key``...;
+       * ODBC braced values (``Pwd={p;ss}``);
+       * the password of ``scheme://user:password@host`` URLs (up to the last ``@``);
+       * the credential of ``Authorization:`` headers (Bearer, Basic, Token, Digest,
+         SSWS, Splunk, GenieKey...), and of a bare ``Bearer <token>`` of 16+
+         characters with a digit;
+       * a secret named in prose: ``the API key is X``, ``token: X``.
+   A token rule does not fire inside a longer word (``task-…`` is not ``sk-…``), unless
+   the character before it belongs to another secret: a key glued to the dashes of a
+   PEM ``END`` line is still a key.
+
+2. **What is left** is judged in the gaps between those spans (and outside certificates
+   and public keys):
+
+   vendor-named values (``vendors``; ``datadog_key``, ``mailgun_key``, ... or
+   ``secret_assignment``)
+       A key-shaped value (32+ hex digits, a UUID, or a random-looking mix of 16+
+       letters and digits) whose line names it in the words just before it: a secret
+       word (``key``, ``token``, ``secret``, ``password``, ``auth``...) or a vendor
+       (``datadog``, ``mailgun``, ``braintree``, ``wallet``...), with no word between
+       that makes it an identifier (``id``, ``sha``, ``commit``, ``hash``,
+       ``fingerprint``, ``public``, ``trace``, ``address``...).  Hex and UUIDs need a
+       secret word (an Ethereum ``0x`` + 64 hex digits needs only a wallet).
+   ``high_entropy``
+       Runs of 32 or more characters of ``[A-Za-z0-9+/_-]`` (plus ``=`` padding) that
+       look random: see below.
+
+   Overlapping spans are merged, and a merged span takes the most specific kind among
+   its parts (the order of :data:`KINDS`); spans that merely touch stay separate.
+
+What is deliberately left alone
+===============================
+
+*Public things*: PEM certificates, public keys and CSRs; ``ssh-ed25519 AAAA…`` public
+keys; base64 DER certificates (``"x5c": ["MII…"]``); SSH fingerprints
+(``SHA256:…``); bech32 public keys (``age1…``); Google Docs, Sheets and Drive ids (44 or
+33 characters starting with ``1``, or after ``/d/`` in a Google URL); base64 that
+decodes to plain text (a test fixture: printable, with spaces or markup) and holds no
+secret of its own.
+
+*Assignments* are where false positives would hurt most, because prompts are full of code:
+
+* Names whose secret word is only part of a longer word (``max_tokens``, ``tokenizer``,
+  ``secretary``, ``passwordless``), or is followed by a metadata word (``token_count``,
+  ``TOKEN_LIMIT``, ``password_min_length``, ``token_uri``, ``secretName``,
+  ``PASSWORD_FILE``, ``key_id``), or is an object whose attribute is assigned
+  (``token.info``), do not name secrets.
+* Empty values, values containing ``[redacted:``, and placeholders stay: ``$VAR``,
+  ``${VAR}``, ``$(cmd)``, ``%VAR%``, ``{{ var }}``, ``{}``, ``%s``, ``<your-token>``,
+  ``xxx``, ``****``, anything containing ``...`` or ``…``, ``your_…``/``…_here``,
+  ``env:VAR`` and the words ``changeme``, ``placeholder``, ``redacted``, ``none``,
+  ``null``, ``true``, ``false``, ``yes``, ``no``, ``todo``, ``dummy``, ``example``,
+  ``secret``, ``password``, ``token``, ``str``, ``include``… URL and path values
+  (``SECRET=/run/secrets/db``) and colours stay too.
+* Code stays: annotations (``password: str``, ``token: Optional[str]``), calls and
+  subscripts (``token = get_token()``, ``os.environ["API_KEY"]``), attribute paths
+  (``self.token``), identifiers that are themselves secret names
+  (``token=access_token``), constants (``FG_DEFAULT``) and small numbers
+  (``ERRORTOKEN = 60``), keyword arguments passing a variable (``login(password=pw)``),
+  spaced assignments of a digit-free identifier or of an expression (``password = pw``;
+  an ini file's ``password = hunter2`` still goes, thanks to the digit), quoted values
+  containing whitespace or regex syntax, and format strings (``{password!r}``).
+* After a colon with an unquoted name the separator needs a space (``passwd:shell`` is
+  a format), and a bare value must end the line or be followed by ``,`` ``;`` ``)``
+  ``]`` ``}``, a quote or a comment: prose such as ``Token: see the docs`` survives.
+* In prose, a word after ``the password is`` that reads as grammar stays (``stored``,
+  ``required``, ``in``, ``rotated``...), and so do the flags' variables
+  (``-p "$PASS"``) and prompts (``mysql -p`` alone).
+
+*High entropy* is the backstop for unknown token formats, tuned to let look-alikes
+through.  A run (or, for a path, a ``/`` segment) is reported only if all of these hold:
+
+* it is at least 32 characters long, not counting ``=`` padding;
+* it is not a hash or an identifier: runs whose ``-``/``_``/``/``/``+``-separated parts
+  are each pure hex, pure letters or pure digits stay (git SHAs, sha256 digests, UUIDs,
+  ``0x…`` constants), and so do ``sha256-``/``sha384-``/``sha512-`` digests;
+* it has no ``_``/``-`` separator every 10 characters (snake/kebab words);
+* it mixes at least two of upper case, lower case and digits;
+* it is not an alphabet listing (``ABCDEFGH…``, ``01234567…``);
+* its Shannon entropy is at least 3.8 bits per character;
+* it does not read as words: at most 40% of its letter pairs are among the 100 most
+  common English letter pairs (identifiers score 50-80%, random base62 about 15%).
+
+A run with ``/`` and a lower-case word as one of its segments is a path or URL and is
+judged segment by segment.  Runs over 512 characters are judged on their first 512.
+ULIDs (26 characters) and short SHAs are under the length floor.
+
+The corpus
+==========
+
+``tests/test_redact_corpus.py`` builds (at test time, so that nothing in the repository
+looks like a secret to a scanner) 460 fake secrets of 85 kinds in sentences, commands
+and config snippets, and 263 look-alikes (git SHAs, UUIDs, ULIDs, Google Docs ids, SSH
+public keys, certificates, base64 fixtures, paths, versions, colours, code and prose
+about secrets): none leaks, none of the look-alikes changes.
+
+Idempotence
+===========
+
+``redact(redact(x).text).text == redact(x).text``.  No rule can match inside a marker
+(they hold no prefix, no ``=``/``: `` after a keyword, no 16-character run, and a
+marker's kind is never read as a naming word), values containing ``[redacted:`` are
+left alone, phase 2 cuts runs at phase-1 spans exactly where a second pass finds
+markers, and a token after a redacted neighbour is accepted in the first pass just as
+it is after a ``]`` in the second.
+"""
+
+from __future__ import annotations
+
+from kenning.redact.engine import KINDS, Redaction, mostly_secret, redact
+
+__all__ = ["KINDS", "Redaction", "mostly_secret", "redact"]

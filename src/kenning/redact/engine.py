@@ -1,0 +1,214 @@
+"""The redaction engine: runs every rule over the original text, merges their spans and
+writes the markers.  See the package docstring for the design."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kenning.redact import entropy, formats, named, vendors
+
+_F = re.ASCII
+_Span = tuple[int, int, str]
+
+#: Every kind :func:`redact` can report, most specific first.  When spans of different
+#: kinds overlap, the merged span takes the kind that comes first here.
+KINDS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            "private_key",
+            "anthropic_key",
+            "openai_key",
+            *(kind for kind, _, _ in formats.FORMATS),
+            *(kind for kind, _, _ in formats.OTHER),
+            *formats.WEBHOOK_KINDS,
+            "discord_token",
+            "aws_access_key_id",
+            "aws_secret_key",
+            "jwt",
+            "azure_sas",
+            *vendors.KINDS,
+            "password",
+            "secret_assignment",
+            "high_entropy",
+        )
+    )
+)
+_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """The result of :func:`redact`."""
+
+    text: str  # the text with each secret replaced by "[redacted:<kind>]"
+    kinds: tuple[str, ...]  # kinds found, in order of first appearance, no duplicates
+    secret_chars: int  # how many characters of the input were secret
+    # (kind, how many) in order of first appearance; not compared: it follows from the text
+    counts: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+
+
+# BEGIN line, a body of base64 and "Proc-Type: 4,ENCRYPTED"-style headers (with literal
+# \n when JSON-escaped), and the END line when it is there.
+_PEM = re.compile(
+    r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    r"(?P<body>(?:[A-Za-z0-9+/=\s:,.\\]|-(?!----))*+)"
+    r"(?P<end>-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?",
+    _F,
+)
+_PEM_MIN_BODY = 32  # base64 characters; less is code that mentions the header line
+# PuTTY key files: the private part follows "Private-Lines: N".
+_PUTTY = re.compile(
+    r"Private-Lines:[ \t]*[0-9]{1,3}[ \t]*\r?\n(?P<body>(?:[A-Za-z0-9+/=]{4,}\r?\n?)+)", _F
+)
+_ALNUM = re.compile(r"[A-Za-z0-9]", _F)
+_AWS_SECRET_NEAR = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _F)
+_PURE_PART = re.compile(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
+
+
+def redact(text: str) -> Redaction:
+    """Replace every secret in ``text`` by ``[redacted:<kind>]``."""
+    spans = _spans(text)
+    if not spans:
+        return Redaction(text, (), 0)
+    out: list[str] = []
+    counts: dict[str, int] = {}
+    pos = 0
+    secret = 0
+    for start, end, kind in spans:
+        out.append(text[pos:start])
+        out.append(f"[redacted:{kind}]")
+        counts[kind] = counts.get(kind, 0) + 1
+        secret += end - start
+        pos = end
+    out.append(text[pos:])
+    return Redaction("".join(out), tuple(counts), secret, tuple(counts.items()))
+
+
+def mostly_secret(text: str) -> bool:
+    """True when secrets make up most of the text's non-whitespace characters (> 50%)
+    after redaction, i.e. the item is basically a secret and should be refused."""
+    total = len("".join(text.split()))
+    if not total:
+        return False
+    secret = sum(len("".join(text[s:e].split())) for s, e, _ in _spans(text))
+    return secret * 2 > total
+
+
+def holds_secret(text: str) -> bool:
+    """Does ``text`` hold a secret that a structured rule finds?  (For base64 that
+    decodes to text: the entropy rule leaves it alone unless it does.)"""
+    return bool(_structured(text, text.encode("ascii", "replace")))
+
+
+# --------------------------------------------------------------------------------------
+
+
+def _structured(text: str, raw: bytes) -> list[_Span]:
+    """The spans of every rule but the two that judge what is left (named values and
+    entropy), merged."""
+    found: list[_Span] = []
+    add = found.append
+    if "PRIVATE KEY" in text:
+        for m in _PEM.finditer(text):
+            body = m.start("body")
+            if len(_ALNUM.findall(text, body, min(m.end("body"), body + 256))) >= _PEM_MIN_BODY:
+                # A truncated block (no END line) ends with its last base64 character.
+                end = m.end() if m.group("end") else body + len(m.group("body").rstrip())
+                add((m.start(), end, "private_key"))
+    if "Private-Lines:" in text:
+        for m in _PUTTY.finditer(text):
+            add((m.start("body"), m.start("body") + len(m.group("body").rstrip()), "private_key"))
+    formats.find_formats(text, raw, add)
+    named.urls_and_headers(text, add)
+    named.assignments(text, raw, add)
+    named.commands(text, add)
+    named.files(text, add)
+    public = entropy.public_spans(text)
+    if public:  # nothing inside a certificate or a public key is a secret
+        found = [s for s in found if s[2] == "private_key" or not _inside(s, public)]
+    merged = _merge(found)
+    starts = {start for start, _, _ in merged}
+    ends = [end for _, end, _ in merged]
+    while ends:  # tokens glued to the end of another secret: a key right after a PEM END
+        glued = [
+            g
+            for end in ends
+            if end not in starts and (g := formats.match_at(text, end)) is not None
+        ]
+        starts.update(start for start, _, _ in glued)
+        ends = [end for _, end, _ in glued]
+        if glued:
+            merged = _merge(merged + glued)
+    return merged
+
+
+def _spans(text: str) -> list[_Span]:
+    """All secret spans of ``text``, merged, sorted and non-overlapping."""
+    # One byte per character (non-ASCII becomes "?"), for fast case-folded and
+    # character-class searches that keep the offsets of ``text``.
+    raw = text.encode("ascii", "replace")
+    merged = _structured(text, raw)
+    ids = [span for span in merged if span[2] == "aws_access_key_id"]
+    if ids:
+        windows = _merge([(max(0, s - 120), e + 120, k) for s, e, k in ids])
+        near = [  # the secret access key next to an access key id
+            (m.start(), m.end(), "aws_secret_key")
+            for start, end, _ in windows
+            for m in _AWS_SECRET_NEAR.finditer(text, start, end)
+            if _mixed_case(m.group())
+        ]
+        merged = _merge(merged + near)
+    # Phase 2: named values, then high-entropy runs, in the gaps between the spans so
+    # far and outside certificates and public keys.
+    occupied = _merge(merged + [(s, e, "") for s, e in entropy.public_spans(text)])
+    extra: list[_Span] = []
+    finder = vendors.Finder(text, raw, entropy.looks_random)
+    for lo, hi in _gaps(occupied, len(text), vendors.MIN_VALUE):
+        finder.spans(lo, hi, extra)
+    if extra:
+        merged = _merge(merged + extra)
+        occupied = _merge(occupied + extra)
+    extra = []
+    scanner = entropy.Scanner(text, raw, holds_secret)
+    for lo, hi in _gaps(occupied, len(text), entropy.MIN_GAP):
+        scanner.spans(lo, hi, extra)
+    if extra:
+        merged = sorted(merged + extra)
+    return merged
+
+
+def _gaps(spans: list[_Span], size: int, least: int) -> list[tuple[int, int]]:
+    gaps = []
+    pos = 0
+    for start, end, _ in [*spans, (size, size, "")]:
+        if start - pos >= least:
+            gaps.append((pos, start))
+        pos = max(pos, end)
+    return gaps
+
+
+def _inside(span: _Span, blocks: list[tuple[int, int]]) -> bool:
+    return any(s <= span[0] and span[1] <= e for s, e in blocks)
+
+
+def _merge(spans: list[_Span]) -> list[_Span]:
+    if len(spans) < 2:
+        return spans
+    spans.sort()
+    merged: list[_Span] = []
+    cur_start, cur_end, cur_kind = spans[0]
+    for start, end, kind in spans[1:]:
+        if start < cur_end:  # overlap: one span, the most specific kind
+            cur_end = max(cur_end, end)
+            if _RANK.get(kind, len(_RANK)) < _RANK.get(cur_kind, len(_RANK)):
+                cur_kind = kind
+        else:
+            merged.append((cur_start, cur_end, cur_kind))
+            cur_start, cur_end, cur_kind = start, end, kind
+    merged.append((cur_start, cur_end, cur_kind))
+    return merged
+
+
+def _mixed_case(token: str) -> bool:
+    return not token.isupper() and not token.islower() and not _PURE_PART.fullmatch(token)

@@ -1,0 +1,299 @@
+"""The backstop: long random-looking runs, whatever their format.
+
+Runs of 32 or more characters of ``[A-Za-z0-9+/_-]`` (plus ``=`` padding) are
+reported when they look random; see ``kenning.redact`` for the tests a run must pass.
+What is public by nature is left alone before any run is judged: certificates and
+public keys (PEM blocks, ``ssh-ed25519 AAAA...`` lines, base64 DER certificates),
+base64 that decodes to plain text (test fixtures), and Google Docs and Drive ids.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import math
+import operator
+import re
+import string
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+_F = re.ASCII
+_Span = tuple[int, int, str]
+_DIGIT = re.compile(r"[0-9]", _F)
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# Runs of token characters, [A-Za-z0-9+/_-]{32,} plus "=" padding, are found on bytes.
+_MIN_RUN = 32
+_RUN_NEEDLE = b"a" * _MIN_RUN
+_RUN_CHARS = string.ascii_letters + string.digits + "+/_-"
+_RUN_BYTES = bytes(ord("a") if chr(b) in _RUN_CHARS else ord(" ") for b in range(256))
+_NON_HEX_BYTES = bytes(
+    ord("n") if chr(b) in _RUN_CHARS and chr(b) not in string.hexdigits + "-" else ord(" ")
+    for b in range(256)
+)
+_HEX_RUN = re.compile(r"(?:0x)?[0-9a-fA-F]++(?:[-_/+][0-9a-fA-F]++)*+", _F)
+_PURE_PART = re.compile(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
+_PART_SEP = re.compile(r"[-_/+]", _F)
+_SRI = re.compile(r"sha(?:256|384|512)-", _F)
+_PATH_SEGMENT = re.compile(r"[a-z0-9._-]*[a-z]{2}[a-z0-9._-]*", _F)
+_LETTER_RUNS = re.compile(r"[a-z]{2,}", _F)
+_VOWEL = re.compile(r"[aeiouy]", _F)
+_CONSONANTS4 = re.compile(r"[b-df-hj-np-tv-xz]{4}", _F)
+# The hundred most frequent letter pairs of English text.
+_COMMON_PAIRS = _wordset(
+    """
+    th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou
+    io le ve co me de hi ri ro ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di
+    fo ho pe ec pr no ct us ac ot il tr ly nc et ut ss so rs un lo wa ge ie wh ee wi em
+    ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv
+    """
+)
+_MIN_ENTROPY = 3.8
+_MAX_WORDINESS = 0.4
+_SAMPLE = 512  # long runs (base64 blobs) are judged on their first _SAMPLE characters
+_MAX_PATH = 1024
+_C_LOG_C = (0.0, *(c * math.log2(c) for c in range(1, _SAMPLE + 1)))
+_UPPER = re.compile(r"[A-Z]", _F)
+_LOWER = re.compile(r"[a-z]", _F)
+
+
+def _runs(raw: bytes, mapped: bytes, non_hex: bytes, lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    """Where the runs of 32+ token characters are in ``raw[lo:hi]`` (``raw`` has one byte
+    per character of the text), with up to two "=" of padding, leaving out runs of
+    nothing but hex digits and "-" (hashes, UUIDs), which are never secrets.  The
+    scanning is done by bytes methods: ``mapped`` has "a" for every token byte, so a
+    run starts where a substring search finds 32 of them; ``non_hex`` has "n" for every
+    token byte that is not a hex digit or "-"."""
+    start = mapped.find(_RUN_NEEDLE, lo, hi)
+    while start >= 0:
+        end = mapped.find(b" ", start, hi)
+        if end < 0:
+            end = hi
+        if non_hex.find(b"n", start, end) >= 0:
+            stop = end  # "=" padding, as long as no token character follows it
+            while stop < hi and stop - end < 2 and raw[stop] == 61:  # "="
+                stop += 1
+            while stop > end and stop < hi and mapped[stop] == 97:  # "a"
+                stop -= 1
+            yield start, stop
+        start = mapped.find(_RUN_NEEDLE, end, hi)
+
+
+MIN_GAP = _MIN_RUN
+
+
+class Scanner:
+    """The entropy rule over one text: the byte translations are made once, and each gap
+    between the structured spans is scanned with them."""
+
+    def __init__(self, text: str, raw: bytes, secret: Callable[[str], bool]) -> None:
+        self.text = text
+        self.raw = raw
+        self.mapped = raw.translate(_RUN_BYTES)
+        self.non_hex = raw.translate(_NON_HEX_BYTES)
+        self.secret = secret  # does a decoded text hold a secret?
+
+    def spans(self, lo: int, hi: int, out: list[_Span]) -> None:
+        """Add the random-looking runs of ``text[lo:hi]`` to ``out``."""
+        text = self.text
+        for start, stop in _runs(self.raw, self.mapped, self.non_hex, lo, hi):
+            run = text[start:stop]
+            if _public_id(text, start, run):
+                continue
+            if "/" in run and _path_like(run):
+                pos = start
+                for segment in run.split("/"):
+                    if (
+                        len(segment) >= _MIN_RUN
+                        and looks_random(segment)
+                        and not _drive_id(segment)
+                        and not self._plain(segment)
+                    ):
+                        out.append((pos, pos + len(segment), "high_entropy"))
+                    pos += len(segment) + 1
+            elif looks_random(run) and not self._plain(run):
+                out.append((start, stop, _der_kind(run)))
+
+    def _plain(self, run: str) -> bool:
+        """Base64 of plain text (a test fixture, a readable JSON document) that holds no
+        secret of its own."""
+        decoded = _decoded_text(run)
+        return decoded is not None and not self.secret(decoded)
+
+
+# --- what is public by nature ------------------------------------------------------------
+
+# PEM blocks of certificates and public keys: nothing in them is a secret.
+_PUBLIC_PEM = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*(?:CERTIFICATE|PUBLIC KEY|PUBLIC KEY BLOCK|X509 CRL|PKCS7|CMS"
+    r"|CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|PARAMETERS)-----"
+    r"(?:[A-Za-z0-9+/=\s:,.\\]|-(?!----))*+"
+    r"(?:-----END [A-Z0-9 ]{0,60}-----)?",
+    _F,
+)
+_SSH_PUBLIC = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp[0-9]{3}|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
+    r"@openssh\.com|ssh-(?:rsa|ed25519)-cert-v01@openssh\.com)[ \t]+AAAA[A-Za-z0-9+/]++={0,3}",
+    _F,
+)
+
+
+def public_spans(text: str) -> list[tuple[int, int]]:
+    """Where the text holds certificates and public keys."""
+    found: list[tuple[int, int]] = []
+    if "-----BEGIN" in text:
+        found += [m.span() for m in _PUBLIC_PEM.finditer(text)]
+    if "AAAA" in text:
+        found += [m.span() for m in _SSH_PUBLIC.finditer(text)]
+    return found
+
+
+# Google Docs, Sheets, Slides and Drive ids: 33 or 44 characters starting with 1, or
+# any run right after /d/, /folders/ or ?id= of a Google URL.
+_GOOGLE_ID_BEFORE = re.compile(
+    r"(?:google\.com/[A-Za-z0-9/._-]{0,60}?/(?:d|folders)/|[?&]id=)\Z", _F
+)
+
+
+def _drive_id(run: str) -> bool:
+    return len(run) in (33, 44) and run[0] == "1" and "+" not in run and "/" not in run
+
+
+# bech32 public keys and addresses (age1..., bc1...), SSH key fingerprints
+_BECH32 = re.compile(r"(?:age|bc|tb|ltc|npub)1[02-9ac-hj-np-z]{20,}", _F)
+_FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:")
+
+
+def _public_id(text: str, start: int, run: str) -> bool:
+    if _drive_id(run) or _BECH32.fullmatch(run):
+        return True
+    if text.endswith(_FINGERPRINT_BEFORE, max(0, start - 7), start) and len(run.rstrip("=")) in (
+        27,
+        43,
+    ):
+        return True
+    if "google.com/" in text[max(0, start - 100) : start] or text[
+        max(0, start - 4) : start
+    ].endswith("id="):
+        return _GOOGLE_ID_BEFORE.search(text, max(0, start - 100), start) is not None
+    return False
+
+
+def _b64_bytes(run: str, limit: int = 96) -> bytes | None:
+    core = run.rstrip("=")[:limit]
+    core = core[: len(core) - len(core) % 4]
+    if len(core) < 16:
+        return None
+    try:
+        if "-" in core or "_" in core:
+            return base64.urlsafe_b64decode(core)
+        return base64.b64decode(core, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _der_kind(run: str) -> str:
+    """A base64 DER private key (``MII...`` with version 0 first) is a private key."""
+    if run.startswith("MII"):
+        head = _b64_bytes(run, 24)
+        if head is not None and len(head) >= 7 and head[4:7] == b"\x02\x01\x00":
+            return "private_key"
+    return "high_entropy"
+
+
+def _der_certificate(run: str) -> bool:
+    """A base64 DER certificate: SEQUENCE { SEQUENCE { [0] { INTEGER 2 } ..."""
+    head = _b64_bytes(run, 24)
+    return (
+        head is not None
+        and len(head) >= 13
+        and head[0] == 0x30
+        and head[1] == 0x82
+        and head[4] == 0x30
+        and head[5] == 0x82
+        and head[8:13] == b"\xa0\x03\x02\x01\x02"
+    )
+
+
+_PRINTABLE = frozenset(range(32, 127)) | {9, 10, 13}
+
+
+def _decoded_text(run: str) -> str | None:
+    """The text a base64 run decodes to, when it is plainly text: printable, with spaces
+    or markup, and not a lone ``user:password`` pair."""
+    core = run.rstrip("=")[:_SAMPLE]
+    core = core[: len(core) - len(core) % 4]
+    try:
+        if "-" in core or "_" in core:
+            data = base64.urlsafe_b64decode(core)
+        else:
+            data = base64.b64decode(core, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if not data or any(b not in _PRINTABLE for b in data):
+        return None
+    decoded = data.decode("ascii")
+    if decoded.count(" ") < 2 and decoded[:1] not in "{[<":
+        return None  # one word or a user:password pair: not plainly text
+    return decoded
+
+
+@functools.lru_cache(maxsize=1024)
+def _path_like(run: str) -> bool:
+    """A run with a lower-case word as one of its ``/`` segments is a path or URL.
+    Runs longer than any sensible path are base64 blobs, whatever their segments."""
+    if len(run) > _MAX_PATH:
+        return False
+    for segment in run.split("/"):
+        if len(segment) >= 3 and _PATH_SEGMENT.fullmatch(segment):
+            for word in _LETTER_RUNS.findall(segment):
+                if len(word) >= 3 and _VOWEL.search(word) and not _CONSONANTS4.search(word):
+                    return True
+    return False
+
+
+@functools.lru_cache(maxsize=4096)  # logs repeat their paths and ids
+def looks_random(run: str) -> bool:
+    """Does a run of token characters look like a random secret?"""
+    core = run.rstrip("=")[:_SAMPLE]
+    n = len(core)
+    if n < _MIN_RUN or _HEX_RUN.fullmatch(core) or _SRI.match(core):
+        return False  # hex hashes and UUIDs (the common case, checked first)
+    if core.startswith("MII") and _der_certificate(core):
+        return False  # a certificate in base64 DER: public
+    if all(_PURE_PART.fullmatch(part) for part in _PART_SEP.split(core)):
+        return False  # WORDS_AND_123, NODE_FUSE_<hex>
+    if (core.count("_") + core.count("-")) * 10 >= n:
+        return False  # snake_case or kebab-case words
+    if (_UPPER.search(core) is None) + (_LOWER.search(core) is None) + (
+        _DIGIT.search(core) is None
+    ) > 1:
+        return False  # a single character class
+    low = core.lower()
+    if "abcdefgh" in low or "01234567" in low:
+        return False  # an alphabet listing: ABCDEFGH..., 0123456789...
+    if _entropy(core) < _MIN_ENTROPY:
+        return False
+    return _wordiness(low) <= _MAX_WORDINESS
+
+
+def _entropy(s: str) -> float:
+    """Shannon entropy in bits per character: log2(n) - sum(c * log2(c)) / n."""
+    n = len(s)
+    return math.log2(n) - sum(map(_C_LOG_C.__getitem__, Counter(s).values())) / n
+
+
+def _wordiness(low: str) -> float:
+    """The share of adjacent letter pairs (of lower-cased text) common in English."""
+    runs = _LETTER_RUNS.findall(low)
+    pairs = sum(map(len, runs)) - len(runs)
+    if not pairs:
+        return 0.0
+    common = sum(map(_COMMON_PAIRS.__contains__, map(operator.add, low, low[1:])))
+    return common / pairs

@@ -1,0 +1,412 @@
+"""Token formats: secrets recognised by their shape alone.
+
+Most formats start with a fixed prefix (``ghp_``, ``glpat-``, ``GOCSPX-``, ``dapi``...).
+Rather than one scan of the text per format, which costs a pass over the whole text
+for each of ~150 prefixes, every prefix goes into one trie-shaped regular expression,
+and that expression only runs over the *long runs* of token characters: a token is at
+least 16 characters of ``[A-Za-z0-9_.+/=$!%~:-]``, so a substring search on a byte
+translation of the text (as for the entropy rule) finds the few places where one can
+be.  A prefix is accepted only at the start of a word (``task-...`` is not ``sk-...``);
+the body after it is then matched by that format's own pattern, longest prefix first
+(``sk-ant-`` before ``sk-``).  A handful of formats have their fixed part in the middle
+(``<32 hex>-us6`` for Mailchimp, ``<4 chars>Q~`` for Azure AD secrets,
+``<digits>:AA`` for Telegram bots); their patterns start with that fixed part and look
+behind it.
+
+The formats are facts about public token formats (as published by the vendors and as
+the well-known secret scanners list them); the patterns are written for kenning and are
+deliberately a little lenient on lengths, since a near-miss of a real format is a
+secret all the same.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable, Iterator
+
+_F = re.ASCII
+_Span = tuple[int, int, str]
+
+# (kind, prefixes, body).  The body follows the prefix directly; bodies of exact length
+# end with a check that no further token character follows.
+_END = r"(?![A-Za-z0-9_-])"
+_HEX32 = r"[0-9a-fA-F]{32}" + _END
+_HEX40 = r"[0-9a-fA-F]{40}" + _END
+_HEX64 = r"[0-9a-fA-F]{64}" + _END
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}" + _END
+
+FORMATS: tuple[tuple[str, str, str], ...] = (
+    ("anthropic_key", "sk-ant-", r"[A-Za-z0-9_-]{20,4096}+"),
+    ("openai_key", "sk-", r"(?!ant-)[A-Za-z0-9_-]{20,4096}+"),
+    ("aws_access_key_id", "AKIA ASIA ABIA ACCA", r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    ("slack_token", "xoxa- xoxb- xoxe- xoxo- xoxp- xoxr- xoxs-", r"[A-Za-z0-9-]{10,4096}+"),
+    ("slack_token", "xapp-", r"[0-9]-[A-Za-z0-9-]{10,4096}+"),
+    ("jwt", "eyJ", r"[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+"),
+    # source hosting and CI
+    ("github_token", "ghp_ gho_ ghu_ ghs_ ghr_", r"[A-Za-z0-9]{30,255}+"),
+    ("github_token", "github_pat_", r"[A-Za-z0-9_]{50,255}+"),
+    (
+        "gitlab_token",
+        "glpat- gldt- glrt- glft- glsoat- glimt- glcbt- glffct- gloas- glptt- glagent- glwt- "
+        "gltst-",
+        r"[A-Za-z0-9_.-]{18,300}+",
+    ),
+    ("gitlab_token", "GR1348941", r"[A-Za-z0-9_-]{18,64}+"),
+    ("gitlab_token", "_gitlab_session=", r"[0-9a-f]{32}" + _END),
+    ("bitbucket_token", "ATBB", r"[A-Za-z0-9_=.-]{28,4096}+"),
+    ("atlassian_token", "ATATT", r"[A-Za-z0-9_=-]{100,4096}+"),
+    ("buildkite_token", "bkua_ bkagent_", r"[A-Za-z0-9]{36,64}+"),
+    ("circleci_token", "CCIPAT_ CCIPRJ_", r"[A-Za-z0-9_]{40,4096}+"),
+    ("sonarqube_token", "squ_ sqp_ sqa_", _HEX40),
+    ("jfrog_token", "AKCp", r"[A-Za-z0-9]{60,80}+"),
+    ("jfrog_token", "cmVmdGtu", r"[A-Za-z0-9]{50,70}+"),
+    ("sourcegraph_token", "sgp_", r"(?:[0-9a-f]{16}_|local_)?[0-9a-f]{40}" + _END),
+    ("octopus_key", "API-", r"[A-Z0-9]{25,32}" + _END),
+    ("harness_token", "pat. sat.", r"[A-Za-z0-9_-]{20,24}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
+    # AI providers
+    ("huggingface_token", "hf_ api_org_", r"[A-Za-z0-9]{30,40}" + _END),
+    ("groq_key", "gsk_", r"[A-Za-z0-9]{48,56}" + _END),
+    ("xai_key", "xai-", r"[A-Za-z0-9]{60,90}" + _END),
+    ("perplexity_key", "pplx-", r"[A-Za-z0-9]{40,56}" + _END),
+    ("replicate_token", "r8_", r"[A-Za-z0-9]{36,40}" + _END),
+    ("langsmith_key", "lsv2_pt_ lsv2_sk_", r"[0-9a-f]{32}_[0-9a-f]{10}" + _END),
+    ("pinecone_key", "pcsk_", r"[A-Za-z0-9_]{40,4096}+"),
+    ("elevenlabs_key", "sk_", r"[0-9a-f]{48}" + _END),
+    # cloud
+    ("google_api_key", "AIza", r"[A-Za-z0-9_-]{35}" + _END),
+    ("google_oauth_secret", "GOCSPX-", r"[A-Za-z0-9_-]{24,40}+"),
+    ("google_oauth_token", "ya29.", r"[A-Za-z0-9_-]{30,4096}+"),
+    ("google_oauth_token", "1//", r"[A-Za-z0-9_-]{40,4096}+"),
+    ("firebase_key", "AAAA", r"[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,4096}+"),
+    ("aws_bedrock_key", "ABSK", r"[A-Za-z0-9+/]{100,300}+={0,2}"),
+    ("alibaba_key", "LTAI", r"[A-Za-z0-9]{12,24}" + _END),
+    ("yandex_key", "AQVN", r"[A-Za-z0-9_-]{35,38}" + _END),
+    ("digitalocean_token", "dop_v1_ doo_v1_ dor_v1_", _HEX64),
+    ("heroku_key", "HRKU-", r"[A-Za-z0-9_-]{50,70}+"),
+    ("flyio_token", "fo1_", r"[A-Za-z0-9_-]{40,48}+"),
+    ("flyio_token", "fm1r_ fm1a_ fm2_", r"[A-Za-z0-9+/=_-]{60,4096}+"),
+    ("vault_token", "hvs. hvb. hvr.", r"[A-Za-z0-9_-]{24,4096}+"),
+    ("pulumi_token", "pul-", _HEX40),
+    ("doppler_token", "dp.pt. dp.st. dp.ct. dp.sa. dp.scim. dp.audit.", r"[A-Za-z0-9]{40,48}+"),
+    ("supabase_key", "sbp_", r"[0-9a-f]{40}" + _END),
+    ("supabase_key", "sb_secret_", r"[A-Za-z0-9_-]{20,4096}+"),
+    ("netlify_token", "nfp_", r"[A-Za-z0-9]{36,40}" + _END),
+    ("render_key", "rnd_", r"[A-Za-z0-9]{28,40}" + _END),
+    ("deno_token", "ddp_ ddw_", r"[A-Za-z0-9]{36}" + _END),
+    ("planetscale_token", "pscale_tkn_ pscale_oauth_ pscale_pw_", r"[A-Za-z0-9_.=-]{32,64}+"),
+    ("cloudflare_key", "v1.0-", r"[0-9a-f]{24}-[0-9a-f]{140,160}+"),
+    ("tailscale_key", "tskey-", r"[a-z]{3,8}-[A-Za-z0-9]{6,64}-[A-Za-z0-9]{16,4096}+"),
+    ("dynatrace_token", "dt0c01. dt0s01. dt0s16.", r"[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}" + _END),
+    ("newrelic_key", "NRAK- NRII- NRJS- NRRA- NRAA- NRIQ-", r"[A-Za-z0-9]{19,40}" + _END),
+    ("grafana_token", "glc_", r"[A-Za-z0-9+/]{32,400}+={0,2}"),
+    ("grafana_token", "glsa_", r"[A-Za-z0-9]{32}_[0-9a-fA-F]{8}" + _END),
+    ("grafana_token", "eyJrIjoi", r"[A-Za-z0-9]{50,400}+={0,2}"),
+    ("sentry_token", "sntrys_", r"[A-Za-z0-9+/=_]{60,4096}+"),
+    ("sentry_token", "sntryu_ sntrya_", _HEX64),
+    ("openshift_token", "sha256~", r"[A-Za-z0-9_-]{43}" + _END),
+    ("onepassword_token", "ops_eyJ", r"[A-Za-z0-9+/=_-]{100,4096}+"),
+    ("onepassword_key", "A3-", r"[A-Z0-9]{6}(?:-[A-Z0-9]{5,6}){4,5}" + _END),
+    ("age_secret_key", "AGE-SECRET-KEY-1", r"[0-9A-Z]{58}" + _END),
+    # payments and commerce
+    (
+        "stripe_key",
+        "sk_live_ sk_test_ sk_prod_ rk_live_ rk_test_ rk_prod_",
+        r"[A-Za-z0-9]{16,255}+",
+    ),
+    ("stripe_key", "whsec_", r"[A-Za-z0-9+/=]{24,4096}+"),
+    ("square_token", "sq0atp- sq0csp-", r"[A-Za-z0-9_-]{22,4096}+"),
+    ("square_token", "EAAA", r"[A-Za-z0-9_-]{56,64}" + _END),
+    (
+        "braintree_token",
+        "access_token$production$ access_token$sandbox$",
+        r"[0-9a-z]{16}\$[0-9a-f]{32}",
+    ),
+    ("shopify_token", "shpat_ shpca_ shppa_ shpss_ shpua_ shprt_", _HEX32),
+    ("woocommerce_key", "ck_ cs_", _HEX40),
+    ("flutterwave_key", "FLWSECK_TEST- FLWSECK-", r"[0-9a-fA-F]{32}-X"),
+    ("duffel_token", "duffel_test_ duffel_live_", r"[A-Za-z0-9_=-]{40,48}+"),
+    ("easypost_key", "EZAK EZTK", r"[A-Za-z0-9]{54}" + _END),
+    ("salesforce_token", "00D", r"[A-Za-z0-9]{12,15}![A-Za-z0-9._]{60,4096}+"),
+    ("hubspot_token", "pat-na1- pat-eu1- pat-na2- pat-ap1-", _UUID),
+    ("clickup_token", "pk_", r"[0-9]{5,12}_[A-Z0-9]{32}" + _END),
+    # messaging and mail
+    ("sendgrid_key", "SG.", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}+"),
+    ("mailgun_key", "key-", _HEX32),
+    ("brevo_key", "xkeysib- xsmtpsib-", r"[0-9a-f]{64}-[A-Za-z0-9]{16}" + _END),
+    ("twilio_key", "SK", _HEX32),
+    ("resend_key", "re_", r"[A-Za-z0-9]{6,12}_[A-Za-z0-9]{16,40}" + _END),
+    ("slack_token", "xoxe.xox", r"[bp]-[0-9]-[A-Za-z0-9]{100,4096}+"),
+    ("intercom_token", "dG9rO", r"[A-Za-z0-9+/=_-]{40,4096}+"),
+    ("twitter_token", "AAAAAAAAAAAAAAAAAAAAA", r"[A-Za-z0-9%]{50,4096}+"),
+    ("facebook_token", "EAAB EAAC EAAG EAAI EAAJ EAAU", r"[A-Za-z0-9]{80,4096}+"),
+    # everything else
+    ("databricks_token", "dapi dose", r"[0-9a-f]{32}(?:-[0-9])?" + _END),
+    ("airtable_token", "pat", r"[A-Za-z0-9]{14}\.[0-9a-f]{64}" + _END),
+    ("asana_token", "1/ 2/", r"[0-9]{10,20}(?:/[0-9]{10,20})?:[0-9A-Za-z]{32}" + _END),
+    ("npm_token", "npm_", r"[A-Za-z0-9]{36}" + _END),
+    ("pypi_token", "pypi-AgE", r"[A-Za-z0-9_-]{50,4096}+"),
+    ("rubygems_key", "rubygems_", r"[0-9a-f]{48}" + _END),
+    ("nuget_key", "oy2", r"[a-z0-9]{43}" + _END),
+    ("docker_token", "dckr_pat_ dckr_oat_", r"[A-Za-z0-9_-]{24,4096}+"),
+    ("postman_key", "PMAK-", r"[0-9a-f]{24}-[0-9a-f]{34}" + _END),
+    ("linear_key", "lin_api_", r"[A-Za-z0-9]{40}" + _END),
+    ("linear_key", "lin_oauth_", _HEX64),
+    ("notion_token", "ntn_", r"[A-Za-z0-9]{40,50}" + _END),
+    ("notion_token", "secret_", r"[A-Za-z0-9]{43}" + _END),
+    ("figma_token", "figd_", r"[A-Za-z0-9_-]{36,4096}+"),
+    ("trello_token", "ATTA", r"[A-Za-z0-9]{60,4096}+"),
+    ("contentful_token", "CFPAT-", r"[A-Za-z0-9_-]{43}" + _END),
+    ("typeform_token", "tfp_", r"[A-Za-z0-9_=.-]{40,70}+"),
+    ("mapbox_token", "sk.eyJ", r"[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{16,4096}+"),
+    ("dropbox_token", "sl.", r"[A-Za-z0-9_.-]{120,4096}+"),
+    ("frameio_token", "fio-u-", r"[A-Za-z0-9_=-]{64}" + _END),
+    ("readme_key", "rdme_", r"[a-z0-9]{70}" + _END),
+    ("scalingo_token", "tk-us-", r"[A-Za-z0-9_-]{48}" + _END),
+    ("prefect_key", "pnu_ pnb_", r"[A-Za-z0-9]{36}" + _END),
+    ("infracost_key", "ico-", r"[A-Za-z0-9]{32}" + _END),
+    ("clickhouse_key", "4b1d", r"[A-Za-z0-9]{38}" + _END),
+)
+
+# Formats with no fixed prefix, or with their fixed part in the middle.  Those with a
+# fixed part start at it (so that the engine skips ahead to it) and look behind it;
+# ``back`` says how far before the match the secret starts.
+OTHER: tuple[tuple[str, int, re.Pattern[str]], ...] = (
+    # <32 hex>-us<N>
+    (
+        "mailchimp_key",
+        32,
+        re.compile(r"-us(?<=(?<![A-Za-z0-9])[0-9a-f]{32}-us)[0-9]{1,2}(?![A-Za-z0-9])", _F),
+    ),
+    # three characters and a digit, Q~, then 31-34 more
+    (
+        "azure_ad_secret",
+        4,
+        re.compile(
+            r"Q~(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{30,36}+", _F
+        ),
+    ),
+    # 14 characters, .atlasv1., then 60-70 more
+    (
+        "terraform_token",
+        14,
+        re.compile(r"\.atlasv1\.(?<=[A-Za-z0-9]{14}\.atlasv1\.)[A-Za-z0-9_=-]{50,80}+", _F),
+    ),
+    # Azure DevOps personal access tokens of the 84-character kind: AZDO at 76
+    (
+        "azure_devops_token",
+        76,
+        re.compile(
+            r"AZDO(?<=(?<![A-Za-z0-9])[A-Za-z0-9]{76}AZDO)[A-Za-z0-9]{4}(?![A-Za-z0-9])", _F
+        ),
+    ),
+    # Azure container registry passwords: +ACR at 42
+    (
+        "azure_registry_key",
+        42,
+        re.compile(
+            r"\+ACR(?<=(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{42}\+ACR)[A-Za-z0-9]{6}(?![A-Za-z0-9])",
+            _F,
+        ),
+    ),
+    # Telegram bots: <bot id>:AA<33 characters>; the id's first digits are found by
+    # looking back (see find_formats)
+    (
+        "telegram_token",
+        8,
+        re.compile(r":AA(?<=[0-9]{8}:AA)[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])", _F),
+    ),
+)
+# Discord bots: a base64 user id, a time stamp and an HMAC (no fixed part: tried only
+# in runs that hold a dot)
+_DISCORD = re.compile(
+    r"(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}+", _F
+)
+
+
+# Webhook URLs whose path is the secret.
+_WEBHOOKS = re.compile(
+    r"(?P<host>hooks\.slack\.com/(?:services|workflows|triggers)/"
+    r"|discord(?:app)?\.com/api/webhooks/[0-9]{5,25}/"
+    r"|\.webhook\.office\.com/webhookb2/"
+    r"|hooks\.zapier\.com/hooks/catch/[0-9]{3,12}/"
+    r"|outlook\.office(?:365)?\.com/webhook/)"
+    r"(?P<s>[A-Za-z0-9@/_-]{8,}+)",
+    _F,
+)
+_WEBHOOK_KIND = {
+    "hooks.slack.com": "slack_token",
+    "discord": "discord_webhook",
+    "hooks.zapier.com": "zapier_webhook",
+}
+WEBHOOK_KINDS = ("slack_token", "discord_webhook", "zapier_webhook", "teams_webhook")
+
+# --- the prefix trie ---------------------------------------------------------------------
+
+
+def _trie(words: list[str]) -> str:
+    """A regular expression matching any of ``words``, shaped as a trie so that the
+    engine tries a handful of branches at each position rather than all of them; the
+    longest word wins."""
+    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
+        branches = [re.escape(c) + emit(child) for c, child in sorted(node.items()) if c]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if "" in node:
+            return f"(?:{body})?"
+        return body
+
+    return emit(root)
+
+
+_Rule = tuple[str, re.Pattern[str]]
+_BY_PREFIX: dict[str, list[_Rule]] = {}
+for _kind, _prefixes, _body in FORMATS:
+    for _prefix in _prefixes.split():
+        _BY_PREFIX.setdefault(_prefix, []).append((_kind, re.compile(_body, _F)))
+_PREFIXES = sorted(_BY_PREFIX)
+_SCAN = re.compile(_trie(_PREFIXES), _F)
+# For each prefix, the rules of every prefix it starts with, longest first: when
+# "sk-ant-" is found but its body does not fit, "sk-" is tried.
+_CANDIDATES: dict[str, list[tuple[int, str, re.Pattern[str]]]] = {
+    found: [
+        (len(prefix), kind, body)
+        for prefix in sorted(_PREFIXES, key=len, reverse=True)
+        if found.startswith(prefix)
+        for kind, body in _BY_PREFIX[prefix]
+    ]
+    for found in _PREFIXES
+}
+_WORD = frozenset(string.ascii_letters + string.digits)
+# Bodies that may scan far (hundreds of characters or more).
+_LONG = frozenset(body for _, _, body in FORMATS if re.search(r"\{[0-9]+,\}|,[0-9]{3,}\}", body))
+_BULK = re.compile(r"[A-Za-z0-9_-]*+", _F)
+_SHORT_BODY = 100  # every body not in _LONG is decided within this many characters
+
+# Long runs of token characters, found on a byte translation of the text.
+MIN_TOKEN = 14  # the shortest format, xoxb- and ten characters, is 15
+_TOKEN_CHARS = string.ascii_letters + string.digits + "_.+/=$!%~:-"
+_TOKEN_BYTES = bytes(ord("a") if chr(b) in _TOKEN_CHARS else ord(" ") for b in range(256))
+_NEEDLE = b"a" * MIN_TOKEN
+
+
+def token_runs(raw: bytes) -> Iterator[tuple[int, int]]:
+    """Where the runs of 16+ token characters are in ``raw`` (one byte per character)."""
+    mapped = raw.translate(_TOKEN_BYTES)
+    start = mapped.find(_NEEDLE)
+    while start >= 0:
+        end = mapped.find(b" ", start)
+        if end < 0:
+            end = len(raw)
+        yield start, end
+        start = mapped.find(_NEEDLE, end)
+
+
+def find_formats(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
+    """Add the spans of every prefixed and middle-anchored token format."""
+    failed: set[tuple[str, str]] = set()
+    for lo, hi in token_runs(raw):
+        # A prefix inside a token already found adds nothing, and one inside a body that
+        # a format refused (no digit in "sk-sk-sk-...") would be refused again: skipping
+        # both keeps a run of repeated prefixes linear.
+        covered = lo
+        refused: dict[str, int] = {}
+        for m in _SCAN.finditer(text, lo, hi):
+            start = m.start()
+            if start < covered or (start and text[start - 1] in _WORD):
+                continue  # inside a longer word: "task-..." is not "sk-..."
+            prefix = m.group()
+            # A prefix whose short bodies all failed on the same following characters
+            # fails again ("1/1/1/..."): remembered by those characters.
+            key = (prefix, text[start + len(prefix) : start + len(prefix) + _SHORT_BODY])
+            if key in failed and len(key[1]) == _SHORT_BODY:
+                continue
+            found = False
+            for size, kind, body in _CANDIDATES[prefix]:
+                if start < refused.get(kind, -1):
+                    continue
+                b = body.match(text, start + size, hi)
+                if b is None:
+                    if body.pattern in _LONG:
+                        # a later start in the same run would scan as far and fail alike
+                        r = _BULK.match(text, start + size, hi)
+                        refused[kind] = r.end() if r else start + size
+                    continue
+                if _plausible(kind, text[start + size : b.end()]):
+                    add((start, b.end(), kind))
+                    covered = b.end()
+                    found = True
+                    break
+                refused[kind] = b.end()
+            if not found and all(body.pattern not in _LONG for _, _, body in _CANDIDATES[prefix]):
+                if len(failed) > 4096:
+                    failed.clear()
+                failed.add(key)
+        if raw.find(b".", lo, hi) >= 0:
+            for m in _DISCORD.finditer(text, lo, hi):
+                add((m.start(), m.end(), "discord_token"))
+    for kind, back, pattern in OTHER:
+        for m in pattern.finditer(text):
+            begin = m.start() - back
+            if kind == "telegram_token":  # 8 to 10 digits, standing alone
+                while begin > 0 and text[begin - 1].isdigit() and m.start() - begin < 10:
+                    begin -= 1
+                if begin > 0 and text[begin - 1] in _WORD and not text.endswith("bot", 0, begin):
+                    continue  # part of a longer word, but api.telegram.org/bot<token> is one
+            add((begin, m.end(), kind))
+    for m in _WEBHOOKS.finditer(text):
+        host = m.group("host")
+        kind = next((k for h, k in _WEBHOOK_KIND.items() if h in host), "teams_webhook")
+        add((m.start("s"), m.end("s"), kind))
+
+
+# Short or word-like prefixes whose bodies could be identifiers: the body must also have
+# a digit (d), both cases (c), or something that is not a hex digit (x).
+_CHECKS = {
+    "resend_key": "dc",
+    "notion_token": "d",
+    "octopus_key": "d",
+    "bitbucket_token": "d",
+    "dropbox_token": "d",
+    "huggingface_token": "c",
+    "render_key": "dc",
+    "infracost_key": "x",
+    "clickhouse_key": "x",
+    "figma_token": "d",
+    "pinecone_key": "d",
+    "circleci_token": "d",
+    "openai_key": "d",  # sk-learn-..., sk-my-own-words
+}
+_HEX = frozenset(string.hexdigits)
+
+
+def _plausible(kind: str, body: str) -> bool:
+    checks = _CHECKS.get(kind)
+    if checks is None:
+        return True
+    if "d" in checks and not any(c.isdigit() for c in body):
+        return False
+    if "c" in checks and (body.isupper() or body.islower() or not any(c.isalpha() for c in body)):
+        return False
+    return not ("x" in checks and all(c in _HEX for c in body))
+
+
+def match_at(text: str, pos: int) -> _Span | None:
+    """A token that starts exactly at ``pos``, whatever comes before it: for tokens glued
+    to the end of another secret (a key right after the dashes of a PEM END line)."""
+    m = _SCAN.match(text, pos)
+    if m is None:
+        return None
+    for size, kind, body in _CANDIDATES[m.group()]:
+        b = body.match(text, pos + size)
+        if b is not None and _plausible(kind, text[pos + size : b.end()]):
+            return (pos, b.end(), kind)
+    return None

@@ -1,0 +1,785 @@
+"""Secrets recognised by what names them: assignments, headers, URLs, prose, commands.
+
+A value is a secret here because of the words around it, not its shape:
+``DB_PASSWORD=hunter2``, ``https://user:pw@host``, ``Authorization: Bearer ...``,
+``the password is hunter2``, ``mysql -p'hunter2'``, ``<password>hunter2</password>``,
+``curl -u deploy:hunter2``, ``machine x login y password hunter2``.  Each rule starts
+from a literal (a keyword found in a lower-cased byte copy of the text, ``://``,
+``uthorization``, a command name) and looks a bounded distance around it, so the work
+stays linear; see ``kenning.redact`` for what is deliberately left alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import string
+from collections.abc import Callable
+
+_F = re.ASCII
+_FI = re.ASCII | re.IGNORECASE
+_Span = tuple[int, int, str]
+Add = Callable[[_Span], None]
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# --- URLs and headers ----------------------------------------------------------------
+
+# The password runs to the last @ of the authority: "p@ss" is often left unencoded.
+_URL_CREDS = re.compile(r"://[^\s/?#@:\[\]]{0,256}:([^\s/?]{1,256})@", _F)
+# ${PASS}, $PASS, <password>, ****, xxx, [redacted:...]; literal words are redacted.
+_URL_PLACEHOLDER = re.compile(r"\$|<[^<>]*>\Z|[*xX]+\Z|.*\[redacted:", _F)
+_AUTH_HEADER = re.compile(
+    r"uthorization(?<=[Aa]uthorization)(?<![A-Za-z0-9_][Aa]uthorization)"
+    r"[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"(?P<scheme>(?:bearer|basic|token|digest|ssws|splunk|geniekey|api-?key|key|oauth|jwt|mac)"
+    r"[ \t]+)?"
+    r"(?P<v>[A-Za-z0-9._~+/=-]{8,}+)",
+    _FI,
+)
+_BEARER = re.compile(
+    r"earer(?<=[Bb]earer)(?<![A-Za-z0-9][Bb]earer)[ \t]+(?P<v>[A-Za-z0-9._~+/=-]{16,}+)", _F
+)
+# Azure shared access signatures and other signed URLs: the signature is the secret.
+_SIGNATURE = re.compile(
+    r"[?&;](?:sig|signature|x-amz-signature|x-goog-signature)=([A-Za-z0-9%+/=_-]{16,}+)", _FI
+)
+# ODBC connection strings quote a value holding ; in braces: Pwd={p;ss}.  (Unbraced
+# pairs, Password=x; AccountKey=..., are assignments like any other.)
+_CONN_BRACED = re.compile(
+    r"(?<![A-Za-z0-9_])(?:password|pwd|accountkey|sharedaccesskey|accesskey|secret|clientsecret)"
+    r"[ \t]*=[ \t]*\{(?P<braced>[^{}\r\n]{1,256})\}(?=[ \t]*(?:;|$|[\"']))",
+    _FI | re.MULTILINE,
+)
+# {password}, {password!r}, {cfg.password:>10}: a template, not a value
+_TEMPLATE = re.compile(r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:![rsa])?(?::[^{}]*)?", _F)
+
+# --- NAME=value assignments ------------------------------------------------------------
+
+_ASSIGN = re.compile(
+    r"""
+    (?:secret|token|passw(?:or)?d|pass(?:phrase|code)|pwd|api[_-]?key|key|auth|credentials?)
+    [A-Za-z0-9_.-]{0,48}+                        # the rest of the name
+    (?P<nq>["']?)                                # closing quote of a quoted name
+    [ \t]*+
+    (?P<sep>:(?![:=])|=(?![=>~]))                # not ::, :=, ==, =>, =~
+    (?P<sp>[ \t]*+)
+    (?:
+        [bfru]{0,2}"(?P<dq>[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+)"   # b"...", r'...', f"..."
+      | [bfru]{0,2}'(?P<sq>[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+)'
+      | (?P<bare>[^\s"'`,;)\]}])                  # its first character; see assignments
+    )
+    """,
+    _FI | re.VERBOSE,
+)
+_KEYWORDS = re.compile(rb"secret|token|pass|pw|api|key|auth|credential")
+_NAME_CHARS = string.ascii_letters + string.digits + "_.-"
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.-]*+", _F)
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
+_SECRET_WORDS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "passcode",
+    "pwd",
+    "secret",
+    "token",
+    "apikey",
+)
+# Words that, after the secret word, make the name about the secret rather than the
+# secret itself: TOKEN_LIMIT, password_min_length, token_uri, SECRET_NAME, ...
+_META_WORDS = _wordset(
+    """
+    budget cache class cmd command config cost count counts counter dir encoding
+    endpoint env error errors estimate expiration expires expiry field fields file files
+    format header helper hint idx index kind label len length lifetime limit limits loc
+    location manager map max message min model msg name names offset options opts param
+    path paths pattern placeholder policy position prefix price prompt provider range
+    rate ref regex required rules schema settings size source store strength suffix
+    timeout ttl type types uri url usage validator var id ids stdin hash digest
+    fingerprint
+    """
+)
+# "<word> key" names that are not about credentials: primary key, cache_key, ...
+_NOT_CREDENTIAL_KEYS = _wordset(
+    """
+    primary foreign sort partition cache hash map row lookup index unique composite hot
+    short public pub publishable host idempotency dedup dedupe group shard routing object
+    file table column field json yaml registry translation i18n list dict react keyboard
+    private_key_id fingerprint gpg pgp ssh next prev previous last first cursor
+    page event message msg item node entry record lock redis s3 bucket storage_path kms
+    ordering order search tenant user customer account_id metric label tag env var
+    """
+)
+_PLACEHOLDER_WORDS = _wordset(
+    """
+    changeme replaceme placeholder redacted none null nil undefined true false todo tbd
+    fixme dummy example secret secrets password passwd pass token tokens apikey key
+    required optional str string bytes int bool any number unknown object bearer basic
+    include omit same-origin sameorigin hidden empty masked sensitive prompt stdin yes no
+    on off
+    """
+)
+_PLACEHOLDER = re.compile(
+    r"""
+    \$[{(]                         # ${VAR}, $(cmd)
+    | \$[A-Za-z_][A-Za-z0-9_]*\Z   # $VAR
+    | %[A-Za-z_][A-Za-z0-9_]*%\Z   # %VAR%
+    | \{                           # {{ template }}, {}, {0}, f"{password!r}"
+    | <                            # <your-token>, <your password here>
+    | [xX*.\u2022_-]+\Z            # xxxx, ****, ----
+    | (?:your|my|insert|put|enter|replace|add)[-_]
+    | .*[-_]here\Z
+    | .*(?:\.\.\.|\u2026)          # truncated: ghp_...
+    | .*\[redacted:                # already redacted
+    | %[-\#0-9.]*[sdrfxiu]\Z       # printf-style %s, %r
+    | \#[0-9a-f]{3,8}\Z            # a colour
+    | [A-Za-z][A-Za-z0-9+.-]*://   # a URL (credentials in it have their own rule)
+    | (?:/|~/|\./|\.\./)           # a path
+    | (?:env|file|fd|stdin):       # openssl -passin env:VAR, file:path
+    """,
+    _FI | re.VERBOSE,
+)
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++[!?]?", _F)
+# A bracket first, or a call or subscript of a word-like name: (0, x), get_token(),
+# b64encode(, os.environ[, len(x); but not A000000( or aB3(dE5, which are data.
+_CALL = re.compile(r"[(\[]|.*?[A-Za-z]{3}[\w$]*+[(\[]", _F)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+", _F)
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++", _F)
+_TYPE_NAME = re.compile(r"[A-Z][a-z]++(?:[A-Z][a-z]++)*+", _F)
+_SMALL_NUMBER = re.compile(r"[-+]?[0-9]{1,4}(?:\.[0-9]+)?", _F)
+_ALNUM = re.compile(r"[A-Za-z0-9]", _F)
+_DIGIT = re.compile(r"[0-9]", _F)
+_REGEX_SYNTAX = re.compile(r"\(\?|\\[wdsbWDSB]|\[\^|\][+*?]", _F)
+_BARE_STOP = re.compile(r"[\s\"'`,;)\]}]", _F)
+_VALUE_SAMPLE = 512  # longer bare values are judged on their first 512 characters
+_NEXT_PARAM = re.compile(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
+_COLON_END = re.compile(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
+_SPACES = frozenset(" \t")
+_QUOTES = frozenset("\"'`")
+_CREDENTIAL = re.compile(r"[A-Za-z0-9_.+/=~!@#$%^&*:-]{12,}", _F)
+
+
+def urls_and_headers(text: str, add: Add) -> None:
+    for m in _URL_CREDS.finditer(text):
+        if not _URL_PLACEHOLDER.match(m.group(1)):
+            add((m.start(1), m.end(1), "secret_assignment"))
+    for pattern in (_AUTH_HEADER, _BEARER):
+        for m in pattern.finditer(text):
+            value = m.group("v")
+            if _placeholder(value) or (pattern is _BEARER and not _DIGIT.search(value)):
+                continue
+            if pattern is _AUTH_HEADER and not m.group("scheme") and not _credential_like(value):
+                continue  # no scheme: only a value that looks like a credential
+            add((m.start("v"), m.end("v"), "secret_assignment"))
+    for m in _SIGNATURE.finditer(text):
+        if not _placeholder(m.group(1)):
+            add((m.start(1), m.end(1), "azure_sas"))
+    for m in _CONN_BRACED.finditer(text):
+        if not _TEMPLATE.fullmatch(m.group("braced")):
+            add((m.start("braced"), m.end("braced"), "secret_assignment"))
+
+
+# --- assignments -------------------------------------------------------------------------
+
+
+def assignments(text: str, raw: bytes, add: Add) -> None:
+    """``NAME=value`` and its kin, secrets in prose, and secret flags given with a space.
+
+    Each keyword hit is judged from the text around it only (66 characters before, 400
+    after), so the judgement of a hit is remembered by that window: text made of one
+    shape repeated (the adversary's megabyte) is judged once per distinct window."""
+    # Searching for literals in lower-cased bytes is ~20x faster than one
+    # case-insensitive alternation over the text.
+    low = raw.lower()
+    pos = 0
+    seen: dict[tuple[int, str], tuple[tuple[_Span, ...], int]] = {}
+    bare_run = [0, 0]  # the last long bare value's extent: values inside end where it ends
+    for hit_m in _KEYWORDS.finditer(low):
+        hit = hit_m.start()
+        if hit < pos:
+            continue
+        lo = max(0, hit - _BEFORE)
+        key = (hit - lo, text[lo : hit + _AFTER])
+        known = seen.get(key)
+        if known is None:
+            found: list[_Span] = []
+            rel = _hit(text, hit, found.append, bare_run) - hit
+            known = (tuple((s - hit, e - hit, k) for s, e, k in found), rel)
+            if all(e <= _AFTER - 60 for _, e, _ in known[0]) and rel <= _AFTER - 60:
+                if len(seen) > 4096:
+                    seen.clear()
+                seen[key] = known
+        for s, e, k in known[0]:
+            add((hit + s, hit + e, k))
+        pos = max(pos, hit + known[1])
+
+
+_BEFORE = 66
+_AFTER = 400
+
+
+def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
+    """Judge one keyword hit; returns where the next hit may start."""
+    # Hits further on in the same name (api_key_token) lead to the same separator and
+    # value, unless the name is too long for the pattern to reach it from here.
+    name_end = _NAME_RUN.match(text, hit, hit + _AFTER).end()  # type: ignore[union-attr]
+    pos = name_end - 48
+    m = _ASSIGN.match(text, hit)
+    if m is None:
+        if _prose(text, hit, add) or _flag(text, hit, add):
+            return max(pos, hit + 1)
+        return pos
+    if m.group("bare") is None:
+        group = "dq" if m.group("dq") is not None else "sq"
+        start, end = m.span(group)
+        value = m.group(group)
+    else:
+        start = m.start("bare")
+        stop = _BARE_STOP.search(text, start, start + _VALUE_SAMPLE)
+        end = stop.start() if stop else min(len(text), start + _VALUE_SAMPLE)
+        if stop is None and end < len(text):
+            # A bare value over 512 characters is judged on its first 512 and ends where it
+            # ends; its end is found once, not again for each keyword inside it.
+            if not bare_run[0] <= start < bare_run[1]:
+                far = _BARE_STOP.search(text, end)
+                bare_run[:] = [start, far.start() if far else len(text)]
+            end = bare_run[1]
+        value = text[start : min(end, start + _VALUE_SAMPLE)]
+        if cut := _NEXT_PARAM.search(value):
+            value = value[: cut.start()]  # a=b&c=d: the value ends at the next one
+            end = start + len(value)
+    span = _assignment_span(text, m, value, start, end)
+    if span is not None:
+        add(span)
+        return max(pos, end)
+    if _prose(text, hit, add):
+        return max(pos, hit + 1)
+    # Go on inside a value that stays: a URL held in ``tokenhttps://…?x=1&api_key=…``
+    # has an assignment of its own.
+    return max(pos, start)
+
+
+def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: int) -> _Span | None:
+    head = m.start()
+    before_keyword = text[max(0, head - 64) : head]
+    head -= len(before_keyword) - len(before_keyword.rstrip(_NAME_CHARS))
+    # token.info is an attribute of a token object; settings.SECRET_KEY is a secret.
+    name_kind = _name_kind(text[head : m.start("nq")].lstrip(".-").rpartition(".")[2])
+    if name_kind is None:
+        return None
+    before = text[head - 1] if head else ""
+    quote = m.group("nq")
+    if quote and before != quote:
+        return None
+    quoted_name = bool(quote)
+    colon = m.group("sep") == ":" and not quoted_name  # YAML, headers, prose
+    if colon and not m.group("sp"):
+        return None  # passwd:shell, password:%s
+    if _skip_value(value):
+        return None
+    if name_kind == "key" or name_kind == "auth":
+        # Names that are credentials only sometimes: the value must look like one.
+        if not (_credential_like(value) or (name_kind == "auth" and _basic_pair(value))):
+            return None
+        if colon and not _COLON_END.match(text, end) and text[end : end + 1] not in _QUOTES:
+            return None
+        return (start, end, "secret_assignment")
+    bare = m.group("bare") is not None
+    if not bare:
+        if any(c.isspace() for c in value) or _REGEX_SYNTAX.search(value):
+            return None  # a message or a pattern, not a secret
+    else:
+        if _code(value):
+            return None
+        if quoted_name and _IDENT.fullmatch(value) and not _DIGIT.search(value):
+            return None  # {"token": tok} in code
+        if m.group("sep") == "=":
+            spaced = bool(m.group("sp")) or text[m.start("sep") - 1] in _SPACES
+            if spaced and (
+                (_IDENT.fullmatch(value) and not _DIGIT.search(value))
+                or not _COLON_END.match(text, end)
+            ):
+                return None  # code: password = pw, TOKEN = Ignore + PlainToken
+            if _IDENT.fullmatch(value) and _kwarg(text, head, end):
+                return None  # login(password=pw)
+        elif colon and _TYPE_NAME.fullmatch(value):
+            return None  # an annotation: secret: SecretStr
+    # After a colon a bare value must end the line (or the item, or a quoted header),
+    # else it is prose: "Token: see the docs".
+    if colon and bare and text[end : end + 1] not in _QUOTES and not _COLON_END.match(text, end):
+        return None
+    if name_kind == "aws_secret_key" and _AWS_SECRET_VALUE.fullmatch(value):
+        return (start, end, "aws_secret_key")
+    return (start, end, "secret_assignment")
+
+
+_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}", _F)
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_kind(name: str) -> str | None:
+    """None unless ``name`` names a secret; "aws_secret_key" when it names an AWS secret
+    access key; "key" or "auth" when it names something that is a credential only when
+    its value looks like one (MAILGUN_KEY, accountKey, "auth")."""
+    words = [w.lower() for w in _WORDS.findall(name)]
+    if not words:
+        return None
+    if _secret_name(words):
+        if "secret" in words and ("aws" in words or "access" in words):
+            return "aws_secret_key"
+        return "secret_assignment"
+    last = words[-1]
+    if last in ("credential", "credentials", "creds"):
+        return "secret_assignment" if not any(w in _META_WORDS for w in words) else None
+    if last == "auth" and len(words) <= 2:
+        return "auth"
+    if last in ("key", "keys") or (last.endswith("key") and len(last) > 3):
+        qualifiers = words[:-1] if last in ("key", "keys") else [last[:-3]]
+        if not qualifiers or any(w in _NOT_CREDENTIAL_KEYS or w in _META_WORDS for w in words):
+            return None
+        return "key"
+    return None
+
+
+def _secret_name(words: list[str]) -> bool:
+    """Does a name (split into lower-case words) name a secret?"""
+    for i, word in enumerate(words):
+        hit = word == "api" and words[i + 1 : i + 2] in (["key"], ["keys"])
+        if not hit:
+            for secret in _SECRET_WORDS:
+                at = word.find(secret)
+                if at >= 0 and word[at + len(secret) :] in ("", "key", "keys"):
+                    hit = True
+                    break
+        if hit and not any(w in _META_WORDS for w in words[i + 1 :]):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _placeholder(value: str) -> bool:
+    if _PLACEHOLDER.match(value):
+        return True
+    return value.lower().replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
+
+
+@functools.lru_cache(maxsize=4096)
+def _skip_value(value: str) -> bool:
+    """Values that are not secrets whatever they are assigned to."""
+    if not _ALNUM.search(value) or _placeholder(value):
+        return True
+    if _IDENT.fullmatch(value) and not _DIGIT.search(value):
+        # another secret's name: token=access_token, CHALLENGE_PASSWORD: "challengePassword"
+        flat = value.lower().replace("_", "")
+        return any(word in flat for word in _SECRET_WORDS)
+    return False
+
+
+def _code(value: str) -> bool:
+    """An unquoted value that is an expression, constant or number rather than data."""
+    return (
+        bool(_CALL.match(value))  # get_token(), os.environ[
+        or bool(_DOTTED.fullmatch(value) and not _DIGIT.search(value))  # self.token
+        or bool(_CONSTANT.fullmatch(value))  # FG_DEFAULT
+        or bool(_SMALL_NUMBER.fullmatch(value))  # ERRORTOKEN = 60, token = -1
+    )
+
+
+def _kwarg(text: str, head: int, end: int) -> bool:
+    """Is ``name=value`` a keyword argument: after ( or , and before , or )?"""
+    i = head - 1
+    while i >= 0 and text[i] in _SPACES:
+        i -= 1
+    j = end
+    while j < len(text) and text[j] in _SPACES:
+        j += 1
+    return i >= 0 and text[i] in "(," and j < len(text) and text[j] in ",)"
+
+
+def _credential_like(value: str) -> bool:
+    """Does a value named by a weaker name (``*_KEY``, ``auth``) look like a credential:
+    12+ characters without spaces, mixing letters with digits, and not an identifier or
+    a dotted or hyphenated run of words?"""
+    if len(value) < 12 or not _CREDENTIAL.fullmatch(value) or _placeholder(value):
+        return False
+    letters = sum(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    if not letters or not digits:
+        return False
+    parts = [p for p in re.split(r"[-_.:/]", value) if p]
+    # snake_case_v2, user-service-01, 1.2.3-beta: words with a few numbers
+    return not (len(parts) > 1 and all(len(p) < 10 for p in parts))
+
+
+def _basic_pair(value: str) -> bool:
+    """A base64 ``user:password`` pair, as in docker's ``"auth": "..."``."""
+    import base64
+    import binascii
+
+    if len(value) < 8 or len(value) % 4 or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", value):
+        return False
+    try:
+        decoded = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded
+
+
+# --- prose, flags, commands, files ---------------------------------------------------
+
+# "the password for the staging db is hunter2", "API key: ...", "my token was ..."
+_PROSE = re.compile(
+    r"""
+    (?:passw(?:or)?d|pass(?:phrase|code)|pwd|pw|secret|token|api[ _-]?key|access[ _-]key)s?
+    (?![A-Za-z0-9_])
+    # up to five words in between (for root on db-1), never a connecting word
+    (?P<gap>(?:[ \t]++(?!(?:is|was|are|were|set|changed|reset|rotated|updated|reads|became
+        |has|got|been)(?![A-Za-z0-9_]))[A-Za-z0-9_@.'-]{1,24}+){0,5}+)
+    [ \t]*+
+    (?P<conn>
+        (?:(?:is|was|has[ \t]+been|got|been)[ \t]++)?+(?:set|changed|reset|rotated|updated)
+        [ \t]++to
+      | :|=|->|=>|\u2192
+      | (?:is|was|are|were)(?:[ \t]++(?:now|still|just|simply|currently|literally))?+
+        (?:[ \t]*+:)?+
+      | reads | became
+    )
+    [ \t]++
+    (?:
+        "(?P<dq>[^"\r\n]{1,100})"
+      | '(?P<sq>[^'\r\n]{1,100})'
+      | `(?P<bq>[^`\r\n]{1,100})`
+      | \u201c(?P<cq>[^\u201d\r\n]{1,100})\u201d
+      | (?P<bare>[^\s"'`]{1,200}+)
+    )
+    """,
+    _FI | re.VERBOSE,
+)
+_GAP_STOP = _wordset(
+    """
+    policy policies manager managers reset resets rule rules requirement requirements field
+    fields length hash hashes hashing prompt prompts file files expiry expiration change
+    changes strength complexity store stores vault vaults rotation history hint hints
+    form forms input inputs column columns auth authentication login logins flow flows
+    endpoint endpoints id ids name names type types count limit limits budget usage
+    """
+)
+# Words after "password is" that describe it rather than give it.
+_NOT_A_PASSWORD = _wordset(
+    """
+    a an the in on at of for to from with by as into onto via under over not no now still
+    just also already only stored saved kept set required needed missing wrong correct
+    incorrect invalid valid empty blank expired expiring rotated changed reset hashed
+    encrypted salted protected hidden masked secure insecure weak strong long short
+    too very too same different unique random generated managed handled shared known
+    unknown available unavailable there here that this it its them they which what when
+    where who how why ok okay fine good bad right true false null none nil undefined yes
+    please see check read use using ask asked sent given provided printed shown logged
+    mandatory optional case sensitive insensitive being been be is was are were will
+    would should could can may might must something anything nothing everything mine
+    yours his hers ours theirs your my our their changeme secret password token example
+    placeholder default defaults same literally simply plain plaintext cleartext
+    """
+)
+_PASSWORDISH_SUFFIXES = (
+    "ed",
+    "ing",
+    "ly",
+    "able",
+    "ible",
+    "tion",
+    "ment",
+    "ness",
+    "ous",
+    "ful",
+    "less",
+    "ive",
+)
+_TRAIL = ".,;:!?)]}>"
+
+
+# "password hunter2!", "the wifi password to Xy7#..." with no verb: only a value that
+# could be nothing but a password (letters mixed with digits or symbols)
+_PROSE_BARE = re.compile(
+    r"(?:passw(?:or)?d|passphrase|pwd|pw)(?![A-Za-z0-9_])[ \t]++(?:to[ \t]++)?"
+    r"(?:\"(?P<dq>[^\"\r\n]{4,100})\"|'(?P<sq>[^'\r\n]{4,100})'|(?P<bare>[^\s\"'`]{6,200}+))",
+    _FI,
+)
+
+
+def _prose(text: str, hit: int, add: Add) -> bool:
+    """A secret given in a sentence right after the word that names it."""
+    if _prose_verb(text, hit, add):
+        return True
+    m = _PROSE_BARE.match(text, hit)
+    if m is None or (hit and (text[hit - 1].isalnum() or text[hit - 1] == "_")):
+        return False
+    group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+    value, end = m.group(group), m.end(group)
+    if group == "bare":
+        while value and value[-1] in _TRAIL:
+            value, end = value[:-1], end - 1
+    letters = any(c.isalpha() for c in value)
+    others = any(not c.isalpha() for c in value)
+    if not (letters and others) or _skip_value(value) or _code(value) or value.startswith("-"):
+        return False
+    if not _passwordish(value) or "=" in value or "/" in value:
+        return False
+    add((m.start(group), end, "password"))
+    return True
+
+
+def _prose_verb(text: str, hit: int, add: Add) -> bool:
+    start = hit
+    # the keyword may start a few characters before the hit ("access key", "pwd")
+    m = _PROSE.match(text, start)
+    if m is None or (start and (text[start - 1].isalnum() or text[start - 1] == "_")):
+        if m is None:
+            return False
+        name_start = _word_start(text, start)
+        name = text[name_start : m.start("gap")]
+        if _name_kind(name) is None:
+            return False  # "max_tokens is 1024": not a secret's name
+    gap_words = [w.lower().strip(".'") for w in m.group("gap").split()]
+    if any(w in _GAP_STOP for w in gap_words):
+        return False
+    for group in ("dq", "sq", "bq", "cq"):
+        value = m.group(group)
+        if value is not None:
+            if _skip_value(value) or len(value.split()) > 6:
+                return False
+            add(
+                (
+                    m.start(group),
+                    m.end(group),
+                    "password" if _password_word(m) else "secret_assignment",
+                )
+            )
+            return True
+    value = m.group("bare")
+    end = m.end("bare")
+    while value and value[-1] in _TRAIL:
+        value, end = value[:-1], end - 1
+    conn = m.group("conn").strip().lower()
+    if not value or _skip_value(value) or not _passwordish(value, conn):
+        return False
+    if conn in (":", "=") and not gap_words:
+        return False  # NAME: value and NAME=value are assignments, judged as such
+    add((m.start("bare"), end, "password" if _password_word(m) else "secret_assignment"))
+    return True
+
+
+def _password_word(m: re.Match[str]) -> bool:
+    return m.group(0)[:2].lower() in ("pa", "pw")
+
+
+def _passwordish(value: str, conn: str = "") -> bool:
+    """Could an unquoted word of prose be a password (``hunter2``, ``Tr0ub4dor&3``,
+    ``swordfish``) rather than the sentence going on (``stored``, ``in``)?"""
+    low = value.lower()
+    if low in _NOT_A_PASSWORD or _code(value) or _DOTTED.fullmatch(value):
+        return False
+    if len(value) < 4:
+        return False
+    if value.isalpha():
+        if value.islower() or (value[0].isupper() and value[1:].islower()):
+            # a lone word: a password only if it does not read as grammar
+            return not low.endswith(_PASSWORDISH_SUFFIXES)
+        return True
+    return True
+
+
+# --password hunter2, --api-token abc, -storepass changeit123, -passin pass:x
+_FLAG = re.compile(
+    r"(?<![A-Za-z0-9_-])--?(?P<name>[A-Za-z][A-Za-z0-9_-]{1,40}+)[ \t]+"
+    r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})'|(?P<bare>[^\s\"'`|;&<>]{1,300}))",
+    _F,
+)
+_FLAG_NAMES = _wordset(
+    """
+    pass storepass keypass srcstorepass deststorepass srckeypass destkeypass passin
+    passout pw pwd password passwd passphrase
+    """
+)
+
+
+def _word_start(text: str, pos: int) -> int:
+    """Where the name holding ``pos`` starts (64 characters back at most)."""
+    head = text[max(0, pos - 64) : pos]
+    return pos - (len(head) - len(head.rstrip(_NAME_CHARS)))
+
+
+def _flag(text: str, hit: int, add: Add) -> bool:
+    start = _word_start(text, hit)
+    m = _FLAG.match(text, start)
+    if m is None:
+        return False
+    name = m.group("name")
+    if name.lower() not in _FLAG_NAMES and _name_kind(name) not in (
+        "secret_assignment",
+        "aws_secret_key",
+    ):
+        return False
+    group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+    value = m.group(group)
+    s = m.start(group)
+    if value.startswith("pass:"):
+        value, s = value[5:], s + 5
+    if value.startswith("-") or _skip_value(value) or _code(value):
+        return False
+    add(
+        (
+            s,
+            m.end(group),
+            "password" if "pass" in name.lower() or "pw" in name.lower() else "secret_assignment",
+        )
+    )
+    return True
+
+
+# Commands that take a password in a flag of their own.
+_COMMAND = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?P<cmd>mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump)?"
+    r"|sshpass|curl|docker|podman|nerdctl|helm|redis-cli|sqlcmd|bcp|zip|unzip|7za?|smbclient"
+    r"|ldap(?:search|add|modify|delete|whoami|passwd)|mongo(?:sh|dump|restore|import|export)?"
+    r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget)(?![A-Za-z0-9_-])",
+    _F,
+)
+_SEGMENT_END = re.compile(r"[\r\n|;&]|$", _F)
+_ARG = r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})'|(?P<bare>[^\s\"'`|;&<>]{1,200}))"
+_COMMAND_FLAGS = {
+    "mysql": re.compile(r"(?<=[ \t])-p" + _ARG, _F),
+    "sshpass": re.compile(r"(?<=[ \t])-p[ \t]*" + _ARG, _F),
+    "login": re.compile(r"(?<=[ \t])(?:-p|--password)[ \t=]+" + _ARG, _F),
+    "redis-cli": re.compile(r"(?<=[ \t])(?:-a|--pass)[ \t]+" + _ARG, _F),
+    "upper-p": re.compile(r"(?<=[ \t])-P[ \t]*" + _ARG, _F),
+    "zip": re.compile(r"(?<=[ \t])(?:-P[ \t]+|--password[ \t=]+)" + _ARG, _F),
+    "7z": re.compile(r"(?<=[ \t])-p" + _ARG, _F),
+    "ldap": re.compile(r"(?<=[ \t])-w[ \t]+" + _ARG, _F),
+    "mongo": re.compile(r"(?<=[ \t])(?:-p|--password)[ \t=]+" + _ARG, _F),
+    "xfreerdp": re.compile(r"(?<=[ \t])[/-]p:" + _ARG, _F),
+    "rdesktop": re.compile(r"(?<=[ \t])-p[ \t]+" + _ARG, _F),
+    "az": re.compile(r"(?<=[ \t])(?:-p|--password)[ \t]+" + _ARG, _F),
+    "htpasswd": re.compile(r"(?<=[ \t])-[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG, _F),
+}
+# user:password after -u/--user (curl, wget, http), user%password (smbclient),
+# user,password (lftp), user/password@ (sqlplus)
+_USER_PASS = {
+    "curl": re.compile(
+        r"(?<=[ \t])(?:-u|--user|--proxy-user|-U)[ \t=]*['\"]?[^\s:'\"]{1,64}"
+        r":(?P<bare>[^\s'\"]{1,200})",
+        _F,
+    ),
+    "http": re.compile(
+        r"(?<=[ \t])(?:-a|--auth)[ \t=]*['\"]?[^\s:'\"]{1,64}:(?P<bare>[^\s'\"]{1,200})", _F
+    ),
+    "smbclient": re.compile(
+        r"(?<=[ \t])(?:-U|--user)[ \t=]*['\"]?[^\s%'\"]{1,64}%(?P<bare>[^\s'\"]{1,200})", _F
+    ),
+    "lftp": re.compile(r"(?<=[ \t])-u[ \t]+['\"]?[^\s,'\"]{1,64},(?P<bare>[^\s'\"]{1,200})", _F),
+    "sqlplus": re.compile(r"(?<=[ \t])['\"]?[A-Za-z0-9_$#]{1,64}/(?P<bare>[^\s@/'\"]{1,128})@", _F),
+}
+_COMMAND_RULE = {
+    "mysql": "mysql",
+    "mariadb": "mysql",
+    "sshpass": "sshpass",
+    "docker": "login",
+    "podman": "login",
+    "nerdctl": "login",
+    "helm": "login",
+    "redis-cli": "redis-cli",
+    "sqlcmd": "upper-p",
+    "bcp": "upper-p",
+    "zip": "zip",
+    "unzip": "zip",
+    "7z": "7z",
+    "7za": "7z",
+    "ldap": "ldap",
+    "mongo": "mongo",
+    "xfreerdp": "xfreerdp",
+    "rdesktop": "rdesktop",
+    "az": "az",
+    "htpasswd": "htpasswd",
+    "curl": "curl",
+    "wget": "curl",
+    "http": "http",
+    "https": "http",
+    "smbclient": "smbclient",
+    "lftp": "lftp",
+    "sqlplus": "sqlplus",
+}
+
+
+def commands(text: str, add: Add) -> None:
+    """Passwords given to commands that take them in flags of their own; each command's
+    segment (up to a newline, pipe, ; or &) is read once."""
+    pos = 0
+    while (m := _COMMAND.search(text, pos)) is not None:
+        seg_end = _SEGMENT_END.search(text, m.end()).start()  # type: ignore[union-attr]
+        cmd = m.group("cmd").lower()
+        family = next((f for f in ("mysql", "mariadb", "ldap", "mongo") if cmd.startswith(f)), cmd)
+        rule = _COMMAND_RULE.get(family)
+        pattern = _COMMAND_FLAGS.get(rule or "") or _USER_PASS.get(rule or "")
+        if pattern is not None:
+            for f in pattern.finditer(text, m.end(), seg_end):
+                group = next(g for g in ("dq", "sq", "bare") if f.groupdict().get(g) is not None)
+                value = f.group(group)
+                if _skip_value(value) or value.startswith("-") or value.startswith("$"):
+                    continue
+                add((f.start(group), f.end(group), "password"))
+        pos = max(seg_end, m.end())
+
+
+# .netrc: machine host login user password secret
+_NETRC = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:machine|login|default)[ \t]+\S+"
+    r"(?:[ \t\r\n]+(?:login|account|port)[ \t]+\S+)*"
+    r"[ \t\r\n]+password[ \t]+(?P<v>\S{1,200})",
+    _F,
+)
+# XML: <password>x</password>, <add key="Password" value="x"/>, <entry key="pw">x</entry>
+_XML_ELEMENT = re.compile(
+    r"<(?P<tag>[A-Za-z_][A-Za-z0-9_.:-]{0,60})(?:[ \t][^<>]{0,200})?>"
+    r"(?P<v>[^<>\r\n]{1,256})</(?P=tag)>",
+    _F,
+)
+_XML_PAIR = re.compile(
+    r"(?:key|name)[ \t]*=[ \t]*\"(?P<n>[^\"]{1,80})\"[ \t\r\n]+"
+    r"value[ \t]*=[ \t]*\"(?P<v>[^\"\r\n]{1,256})\"",
+    _FI,
+)
+_XML_ENTRY = re.compile(
+    r"<[A-Za-z_][A-Za-z0-9_.:-]{0,40}[ \t]+(?:key|name)[ \t]*=[ \t]*\"(?P<n>[^\"]{1,80})\"[ \t]*>"
+    r"(?P<v>[^<>\r\n]{1,256})<",
+    _FI,
+)
+
+
+def files(text: str, add: Add) -> None:
+    """Passwords in .netrc files and secrets in XML elements and attributes."""
+    if "password" in text:
+        for m in _NETRC.finditer(text):
+            if not _skip_value(m.group("v")):
+                add((m.start("v"), m.end("v"), "password"))
+    if "<" in text:
+        for m in _XML_ELEMENT.finditer(text):
+            _xml_value(m, m.group("tag").rpartition(":")[2], add)
+        for pattern in (_XML_PAIR, _XML_ENTRY):
+            for m in pattern.finditer(text):
+                _xml_value(m, m.group("n"), add)
+
+
+def _xml_value(m: re.Match[str], name: str, add: Add) -> None:
+    kind = _name_kind(name.rpartition(".")[2])
+    value = m.group("v").strip()
+    if kind is None or not value or _skip_value(value):
+        return
+    if kind in ("key", "auth") and not _credential_like(value):
+        return
+    start = m.start("v") + (len(m.group("v")) - len(m.group("v").lstrip()))
+    word = "password" if "pass" in name.lower() or "pwd" in name.lower() else "secret_assignment"
+    add((start, start + len(value), word))

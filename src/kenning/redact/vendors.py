@@ -1,0 +1,272 @@
+"""Keys with no format of their own, recognised by what names them nearby.
+
+Many vendors' keys are plain hex or base62 of a fixed length (Datadog, Mailgun's older
+keys, Braintree, Algolia, Twilio auth tokens, Ethereum private keys...).  Such a value
+is a secret when the words just before it, on the same line, name it: a vendor
+(``datadog``), or a secret word (``key``, ``token``, ``secret``, ``password``...), with
+nothing between them that makes it an identifier instead (``id``, ``sha``, ``commit``,
+``fingerprint``, ``public``...).  ``the Datadog API key is 3f9c...`` and ``DD_APP_KEY:
+3f9c...`` are redacted; ``fixed in commit 3f9c...`` and ``the key id is 3f9c...`` are
+not.  Hex and UUID values need a secret word; a random-looking mix of letters and digits
+needs either.
+
+Candidates are the long runs of token characters left between the other rules' spans,
+found on a byte translation; only those that look like keys get their 80 characters
+of context read, so the cost stays linear.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import string
+from bisect import bisect_left
+from collections.abc import Callable
+
+_F = re.ASCII
+_Span = tuple[int, int, str]
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# vendor words -> kind
+VENDORS: dict[str, str] = {}
+for _kind, _words in (
+    ("mailgun_key", "mailgun"),
+    ("mailchimp_key", "mailchimp mandrill"),
+    ("datadog_key", "datadog dd"),
+    ("shopify_token", "shopify"),
+    ("databricks_token", "databricks"),
+    ("airtable_token", "airtable"),
+    ("alibaba_key", "alibaba aliyun"),
+    ("asana_token", "asana"),
+    ("braintree_token", "braintree"),
+    ("buildkite_token", "buildkite"),
+    ("ethereum_key", "ethereum eth wallet metamask web3 infura alchemy mnemonic"),
+    ("twilio_key", "twilio"),
+    ("sendgrid_key", "sendgrid"),
+    ("algolia_key", "algolia"),
+    ("heroku_key", "heroku"),
+    ("okta_token", "okta"),
+    ("auth0_secret", "auth0"),
+    ("cloudflare_key", "cloudflare"),
+    ("pagerduty_key", "pagerduty opsgenie"),
+    ("newrelic_key", "newrelic"),
+    ("sentry_token", "sentry rollbar bugsnag"),
+    ("observability_key", "honeycomb loggly splunk sumologic logdna mezmo papertrail lightstep"),
+    ("analytics_key", "mixpanel segment amplitude posthog heap"),
+    ("support_key", "intercom zendesk freshdesk hubspot helpscout"),
+    ("salesforce_token", "salesforce"),
+    ("social_key", "twitch spotify discord telegram twitter facebook instagram linkedin reddit"),
+    ("stripe_key", "stripe"),
+    ("payment_key", "paypal square plaid adyen razorpay paystack mollie klarna checkout"),
+    ("crypto_exchange_key", "coinbase binance kraken kucoin bittrex bitfinex gemini"),
+    ("confluent_key", "confluent"),
+    ("cms_key", "contentful sanity strapi storyblok prismic contentstack"),
+    ("ci_token", "codecov travis circleci jenkins drone gitea bitbucket"),
+    ("atlassian_token", "atlassian jira confluence trello"),
+    ("notion_token", "notion"),
+    ("linear_key", "linear"),
+    ("figma_token", "figma"),
+    ("dropbox_token", "dropbox"),
+    ("mapbox_token", "mapbox"),
+    ("messaging_key", "pusher ably vonage nexmo plivo messagebird sinch"),
+    ("mail_key", "postmark mailjet sparkpost mailersend brevo sendinblue mailerlite"),
+    ("ai_key", "cohere mistral together openrouter replicate huggingface groq deepseek"),
+    ("ai_key", "elevenlabs assemblyai deepgram fireworks anyscale voyage jina perplexity"),
+    ("vector_db_key", "pinecone weaviate qdrant"),
+    ("wandb_key", "wandb"),
+    ("azure_key", "azure"),
+    ("google_key", "gcp firebase"),
+    ("supabase_key", "supabase"),
+    ("hosting_token", "vercel netlify render railway linode vultr hetzner scaleway ngrok"),
+    ("database_key", "snowflake mongodb redis elastic elasticsearch typesense meilisearch"),
+    ("shipping_key", "shippo easypost lob"),
+    ("yandex_key", "yandex"),
+    ("ibm_key", "ibm softlayer cloudant"),
+    ("jfrog_token", "jfrog artifactory"),
+    ("sonarqube_token", "sonar sonarqube sonarcloud"),
+    ("snyk_token", "snyk"),
+    ("launchdarkly_key", "launchdarkly optimizely statsig"),
+    ("grafana_token", "grafana"),
+    ("dynatrace_token", "dynatrace"),
+    ("tailscale_key", "tailscale"),
+    ("cloudinary_key", "cloudinary"),
+    ("billing_key", "paddle chargebee recurly gumroad lemonsqueezy"),
+    ("accounting_key", "quickbooks xero freshbooks"),
+    ("clickup_token", "clickup monday"),
+    ("zoom_key", "zoom"),
+):
+    for _word in _words.split():
+        VENDORS[_word] = _kind
+KINDS = tuple(dict.fromkeys(VENDORS.values()))
+
+# Short vendor words must stand alone (DD_API_KEY, eth); longer ones may start a name
+# (datadogApiKey).
+_SHORT = {w for w in VENDORS if len(w) <= 4}
+_VENDOR_WORDS = "|".join(
+    sorted(
+        (re.escape(w) + ("(?![a-z])" if w in _SHORT else "") for w in VENDORS),
+        key=len,
+        reverse=True,
+    )
+)
+_NAMING = re.compile(
+    r"(?<![a-z0-9])(?:(?P<vendor>" + _VENDOR_WORDS + r")"
+    r"|(?P<secret>api[ _-]?key|key|keys|token|secret|passw(?:or)?d|passphrase|pwd|credentials?"
+    r"|auth|signature|sig|private))(?![a-z])"
+    r"|(?P<glued>key|token|secret)(?![a-z])",  # apiKey, accessToken, clientSecret
+    re.ASCII | re.IGNORECASE,
+)
+# Words that make the value an identifier, a hash or something public.
+_META = _wordset(
+    """
+    id ids sha sha1 sha256 sha512 md5 hash hashes digest commit commits checksum
+    fingerprint thumbprint uuid guid version trace request span order invoice address
+    public pub publishable gpg pgp ssh cert certificate salt nonce iv tx txn transaction
+    block build run job task issue ticket pr pull merge revision rev tag release image
+    container pod node cluster project org organization user username email name url uri
+    link path file dir bucket region zone endpoint host domain port index table row
+    record item doc document sheet spreadsheet folder drive page session client_id cache
+    primary foreign sort partition lookup idempotency etag integrity object map
+    correlation event message msg device serial sku product customer account_id app_id
+    tenant subscription_id key_id keyid kid cid pid receipt payment charge refund
+    transfer base workspace view
+    """
+)
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
+_MAX_GAP = 48  # characters between the naming word and the value
+_WINDOW = 120  # how far back, on the same line, a naming word is looked for
+
+_CANDIDATE_CHARS = string.ascii_letters + string.digits + "_+/=.~-"
+_CANDIDATE_BYTES = bytes(ord("a") if chr(b) in _CANDIDATE_CHARS else ord(" ") for b in range(256))
+MIN_VALUE = 16
+_NEEDLE = b"a" * MIN_VALUE
+_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{32,128}", _F)
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", _F)
+_MIXED = re.compile(r"[A-Za-z0-9_+/=.~-]{16,256}", _F)
+_TRIM = "._-~=/+"
+
+
+class Finder:
+    """The named-value rule over one text."""
+
+    def __init__(self, text: str, raw: bytes, random: Callable[[str], bool]) -> None:
+        self.text = text
+        self.mapped = raw.translate(_CANDIDATE_BYTES)
+        self.random = random  # the entropy rule's test, for 16+ character mixes
+        self._names: list[re.Match[str]] | None = None
+        self._starts: list[int] = []
+        self._seen: dict[tuple[str, str], str | None] = {}
+
+    def names(self, lo: int, hi: int) -> list[re.Match[str]]:
+        """The naming words that start in ``text[lo:hi]`` (all found once, when the first
+        key-shaped value asks)."""
+        if self._names is None:
+            self._names = [
+                m
+                for m in _NAMING.finditer(self.text)
+                if (m.start("glued") < 0 or _glued_name(self.text, m.start()))
+                and not _in_marker(self.text, m.start())
+            ]
+            self._starts = [m.start() for m in self._names]
+        return self._names[bisect_left(self._starts, lo) : bisect_left(self._starts, hi)]
+
+    def spans(self, lo: int, hi: int, out: list[_Span]) -> None:
+        text, mapped = self.text, self.mapped
+        start = mapped.find(_NEEDLE, lo, hi)
+        while start >= 0:
+            end = mapped.find(b" ", start, hi)
+            if end < 0:
+                end = hi
+            s, e = start, end
+            while s < e and text[s] in _TRIM:
+                s += 1
+            while e > s and text[e - 1] in _TRIM:
+                e -= 1
+            if e - s >= MIN_VALUE:
+                shape = _shape(text[s:e], self.random)
+                if shape is not None:
+                    kind = self.named(s, shape)
+                    if kind is not None:
+                        out.append((s, e, kind))
+            start = mapped.find(_NEEDLE, end, hi)
+
+    def named(self, start: int, shape: str) -> str | None:
+        """The kind of a key-shaped value at ``start`` when the words before it name it
+        (remembered by the words before it: a repeated line is judged once)."""
+        text = self.text
+        line_start = text.rfind("\n", max(0, start - _WINDOW), start) + 1
+        lo = max(line_start, start - _WINDOW)
+        key = (text[max(0, lo - 1) : start], shape)
+        if key not in self._seen:
+            if len(self._seen) > 4096:
+                self._seen.clear()
+            self._seen[key] = self._named(lo, start, shape)
+        return self._seen[key]
+
+    def _named(self, lo: int, start: int, shape: str) -> str | None:
+        text = self.text
+        found = [m for m in self.names(lo, start) if m.end() <= start]
+        if not found:
+            return None
+        last = found[-1]
+        between = text[last.end() : start]
+        if len(between) > _MAX_GAP:
+            return None
+        words = [w.lower() for w in _WORD.findall(between)]
+        before = [w.lower() for w in _WORD.findall(text[max(lo, last.start() - 24) : last.start()])]
+        if any(w in _META for w in words) or (before and before[-1] in _META):
+            return None
+        vendor = next(
+            (VENDORS[m.group("vendor").lower()] for m in found if m.group("vendor")), None
+        )
+        secret_word = any(not m.group("vendor") for m in found)
+        # an Ethereum private key is 0x and 64 hex digits: a wallet names it enough
+        wallet = vendor == "ethereum_key" and text.startswith("0x", start)
+        if shape in ("hex", "uuid") and not secret_word and not wallet:
+            return None
+        return vendor or "secret_assignment"
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape(value: str, random: Callable[[str], bool]) -> str | None:
+    if _HEX.fullmatch(value):
+        return "hex"
+    if _UUID.fullmatch(value):
+        return "uuid"
+    if not _MIXED.fullmatch(value):
+        return None
+    digits = sum(c.isdigit() for c in value)
+    letters = sum(c.isalpha() for c in value)
+    if digits < 2 or letters < 4:
+        return None
+    if "." in value and not any(c in value for c in "+/=_"):
+        return None  # 1.2.3-beta.4, example.com
+    parts = [p for p in re.split(r"[-_./+=~]", value) if p]
+    if len(parts) > 1 and all(len(p) <= 12 for p in parts):
+        return None  # user-service-v2, build_2024_11_29
+    return "mixed" if len(value) >= 32 and random(value) or _looks_random(value) else None
+
+
+def _looks_random(value: str) -> bool:
+    """16-31 characters: both cases or digits all through, not a word with a number."""
+    runs = re.findall(r"[A-Za-z]+", value)
+    if not runs or max(map(len, runs)) > 12:
+        return False
+    changes = sum(1 for a, b in zip(value, value[1:], strict=False) if a.isdigit() != b.isdigit())
+    return changes >= 4
+
+
+def _glued_name(text: str, at: int) -> bool:
+    """``key``/``token``/``secret`` glued to a word before it counts in camelCase
+    (apiKey, clientSecret) and snake_case, not inside a plain word (monkey)."""
+    return at > 0 and (text[at].isupper() or text[at - 1] in "_-")
+
+
+def _in_marker(text: str, at: int) -> bool:
+    """Is ``at`` inside a ``[redacted:kind]`` marker (whose kind may read as a name)?"""
+    lo = max(0, at - 40)
+    return text.rfind("[redacted:", lo, at) > text.rfind("]", lo, at)
