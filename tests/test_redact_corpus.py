@@ -15,7 +15,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenning.redact import KINDS, redact
+from kenning.redact import KINDS, mostly_secret, redact, redact_lines
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "secrets"))
 import corpus  # noqa: E402
@@ -87,3 +87,23 @@ def test_mixed_in_any_order_no_secret_survives_and_no_look_alike_changes(
         assert case.secret not in out
     for text in looks:
         assert text in out
+
+
+@given(st.sampled_from(CASES), st.sampled_from(LOOKALIKES), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_a_title_and_body_are_redacted_as_one_text(
+    case: corpus.Case, look: str, secret_first: bool
+) -> None:
+    first, rest = (case.text, look) if secret_first else (look, case.text)
+    title, body, mostly = redact_lines(first, rest)
+    assert f"{title}\n{body}" == redact(f"{first}\n{rest}").text
+    assert mostly == mostly_secret(f"{first}\n{rest}")
+    assert case.secret not in title + body
+
+
+def test_a_secret_across_the_title_and_body_is_redacted_whole() -> None:
+    pem = next(c for c in CASES if c.kind == "private_key" and c.text.startswith("-----"))
+    first, _, rest = pem.secret.partition("\n")
+    title, body, mostly = redact_lines(first, rest)
+    assert mostly
+    assert pem.secret.splitlines()[1] not in title + body

@@ -10,6 +10,7 @@ import os
 import time
 
 from kenning import config as config_mod
+from kenning.redact import redact
 
 MAX_LOG_BYTES = 1024 * 1024
 
@@ -23,7 +24,9 @@ def log(agent: str, event: str, message: str) -> None:
             data = path.read_bytes()[-MAX_LOG_BYTES // 2 :]
             path.write_bytes(data[data.find(b"\n") + 1 :])
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-        line = " ".join(message.split())[:2000]
+        # An error can quote what it choked on (a prompt, a summarizer's answer): it is
+        # redacted before it is written, and only then cut.
+        line = " ".join(redact(message[:65536]).text.split())[:2000]
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as fh:
             fh.write(f"{stamp} {agent or '-'} {event or '-'} {line}\n")

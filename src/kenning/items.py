@@ -27,7 +27,7 @@ from kenning.model import (
     ScopeType,
     Status,
 )
-from kenning.redact import mostly_secret, redact
+from kenning.redact import count_markers, redact, redact_lines
 from kenning.search import fts_query
 from kenning.store import ItemQuery, Store, now_iso
 
@@ -108,14 +108,45 @@ def split_text(text: str) -> tuple[str, str]:
 def _redact_text(
     title: str, body: str, evidence: str, tags: tuple[str, ...]
 ) -> tuple[str, str, str, tuple[str, ...]]:
-    whole = f"{title}\n{body}".strip()
-    if mostly_secret(whole):
+    # The size is checked first: redacting megabytes only to refuse them wastes seconds.
+    check_size(title, body, evidence)
+    title, body, mostly = redact_lines(title, body)
+    if mostly:
         raise InvalidInput(
             "this looks like a secret, and kenning does not store secrets: store where to "
             "find it instead (e.g. 'the staging DB password is in the team vault under db/')"
         )
     red_tags = tuple(redact(t).text for t in tags)
-    return redact(title).text, redact(body).text, redact(evidence).text, red_tags
+    return title, body, redact(evidence).text if evidence else evidence, red_tags
+
+
+def redact_provenance(provenance: Provenance) -> Provenance:
+    """Provenance with every field redacted: a model name, a folder or a host given by an
+    agent or an imported file is text that reaches the store like any other."""
+    fields = {
+        name: redact(value).text
+        for name in Provenance.__slots__
+        if isinstance(value := getattr(provenance, name), str)
+    }
+    return replace(provenance, **fields)
+
+
+def redactions(item: Item, given: Iterable[str]) -> dict[str, int]:
+    """What redaction took out of ``given`` (the text, evidence, tags and links a caller
+    passed) to make ``item``: each kind and how many, never a value."""
+    stored = [item.title, item.body, item.evidence, *item.tags, *(str(x) for x in item.links)]
+    found = count_markers("\n".join(stored)) - count_markers("\n".join(given))
+    return dict(found)
+
+
+def describe_redactions(counts: dict[str, int]) -> str:
+    """``redacted 1 secret: github_token``, ``redacted 3 secrets: jwt (2), password``;
+    empty when nothing was redacted."""
+    total = sum(counts.values())
+    if not total:
+        return ""
+    kinds = ", ".join(k if n == 1 else f"{k} ({n})" for k, n in counts.items())
+    return f"redacted {total} secret{'s' if total > 1 else ''}: {kinds}"
 
 
 def check_size(title: str, body: str, evidence: str = "") -> None:
@@ -173,7 +204,7 @@ def new_item(
     clean = clean_tags(tags)
     title, body, evidence, clean = _redact_text(title, body, evidence, clean)
     links = [redact(link).text for link in links]
-    check_size(title, body, evidence)
+    check_size(title, body, evidence)  # again: a marker can be longer than its secret
     now = now_iso()
     return Item(
         id=item_id or ids.new_ulid(),
@@ -186,7 +217,7 @@ def new_item(
         tags=clean,
         links=parse_links(links),
         evidence=evidence,
-        provenance=provenance or Provenance(),
+        provenance=redact_provenance(provenance or Provenance()),
         created_at=created_at or now,
         updated_at=now,
         expires_at=task_expiry(kind, now, ttl_days),
@@ -371,7 +402,7 @@ def change(
         evidence=new_evidence,
         updated_at=now,
         expires_at=task_expiry(new_kind, now, ttl_days),
-        provenance=provenance or item.provenance,
+        provenance=redact_provenance(provenance) if provenance else item.provenance,
         revision=ids.new_ulid(),
     )
     if updated == replace(

@@ -107,6 +107,15 @@ class Memory:
                 raise ToolError(str(exc)) from None
 
 
+def _redacted(answer: dict[str, Any], item: Item, given: list[str]) -> dict[str, Any]:
+    """Say in an answer what was redacted: kinds and counts, never the values."""
+    counts = items.redactions(item, given)
+    answer["redacted"] = counts
+    if counts:
+        answer["note"] = f"{answer['note']}; {items.describe_redactions(counts)}"
+    return answer
+
+
 def _item_brief(item: Item) -> dict[str, Any]:
     return {
         "id": item.id,
@@ -288,7 +297,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 links=links or [],
                 evidence=evidence,
             )
-            return {**_item_brief(item), "note": _saved_note(item)}
+            given = [text, evidence, *(tags or []), *(links or [])]
+            return _redacted({**_item_brief(item), "note": _saved_note(item)}, item, given)
 
         result: dict[str, Any] = mem.run(work)
         return result
@@ -317,10 +327,13 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 expected_revision=expected_revision,
                 evidence=evidence,
             )
-            return {
+            answer = {
                 **_item_brief(item),
                 "note": "updated" if in_place else "proposed as a replacement",
             }
+            # what it kept from before (evidence, tags, links) was redacted before
+            kept = [evidence or item.evidence, *item.tags, *(str(x) for x in item.links)]
+            return _redacted(answer, item, [text, *kept])
 
         result: dict[str, Any] = mem.run(work)
         return result

@@ -70,7 +70,8 @@ class SyncReport:
 
 
 def entry_key(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80] or "untitled"
+    # The key is stored (in the item's source): made from the heading as redacted.
+    return re.sub(r"[^a-z0-9]+", "-", redact(text).text.lower()).strip("-")[:80] or "untitled"
 
 
 def _sections(text: str) -> list[tuple[str, str]]:

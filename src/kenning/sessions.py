@@ -165,6 +165,7 @@ def start(
 ) -> Session:
     """Open (or, on resume, reopen) the session for this agent run, closing the ones it
     replaces or that were left open (see close_stale)."""
+    model = redact(model).text if model else model  # what the agent says it is, stored
     existing = store.find_session(agent, agent_session_id) if agent_session_id else None
     if existing:
         session = replace(

@@ -35,6 +35,7 @@ from kenning.config import Config, state_dir
 from kenning.errors import InvalidInput, KenningError
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import one_line
+from kenning.redact import redact
 from kenning.store import SQLiteStore
 from kenning.tokens import estimate_tokens
 from kenning.transcripts import Turn, conversation
@@ -130,7 +131,9 @@ def _parse_answer(text: str) -> dict[str, Any]:
     try:
         data = json.loads(stripped)
     except ValueError:
-        raise SummarizeError(f"the summarizer did not print JSON: {one_line(text)[:120]}") from None
+        # what the summarizer printed is redacted before it is cut, and before any log
+        shown = one_line(redact(text[:4096]).text)[:120]
+        raise SummarizeError(f"the summarizer did not print JSON: {shown}") from None
     if not isinstance(data, dict) or not isinstance(data.get("summary"), str):
         raise SummarizeError('the summarizer\'s JSON has no "summary" text')
     found = data.get("items") or []  # null and a missing list both mean no items
@@ -182,7 +185,8 @@ def run_command(command: list[str], prompt: str, timeout: float) -> str:
             ) from None
     if proc.returncode != 0:
         raise SummarizeError(
-            f"the summarizer exited with {proc.returncode}: {one_line(stderr)[:200]}"
+            f"the summarizer exited with {proc.returncode}: "
+            f"{one_line(redact(stderr[-8192:]).text)[:200]}"
         )
     return stdout
 
@@ -244,7 +248,9 @@ def summarize(
         scope, status = _summary_scope(session)
         provenance = sessions.provenance(session, "summarizer")
         title = f"{label}: {first or session.agent}"
-        summary_text = _fit(title, answer["summary"].strip() or "(empty summary)")
+        # redacted before it is cut to fit, so that no secret is cut in half and missed
+        summary = redact(answer["summary"].strip()).text
+        summary_text = _fit(title, summary or "(empty summary)")
         result.summary = items.add(
             store,
             f"{title}\n{summary_text}",

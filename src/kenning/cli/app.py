@@ -233,14 +233,17 @@ def add(
         actor=state.actor(),
     )
     short = item.id[-6:].lower()
+    redacted = items.redactions(item, [body, evidence or "", *tags, *links])
     if as_json:
-        emit_json(item.to_dict())
+        emit_json({**item.to_dict(), "redacted": redacted})
     elif item.status is Status.DISMISSED:
         say(
             f"set aside {item.kind.value} {short} in {item.scope}: a person dismissed the same "
             f"statement before ({item.dismiss_reason}); it is proposed again when "
             f"{items.SESSIONS_TO_PROPOSE_AGAIN} sessions have repeated it"
         )
+        if redacted:
+            say(items.describe_redactions(redacted))
         return
     else:
         click.echo(short)
@@ -250,6 +253,8 @@ def add(
             else ""
         )
         say(f"added {item.kind.value} {short} to {item.scope}{note}")
+    if redacted and not as_json:
+        say(items.describe_redactions(redacted))
     for other in items.same_text(state.store, item)[:3]:
         say(
             f"note: {other.id[-6:].lower()} ({other.status.value}, {other.scope}) already says "

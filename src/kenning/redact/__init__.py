@@ -194,6 +194,13 @@ it is after a ``]`` in the second.
 
 from __future__ import annotations
 
-from kenning.redact.engine import KINDS, Redaction, mostly_secret, redact
+from kenning.redact.engine import (
+    KINDS,
+    Redaction,
+    count_markers,
+    mostly_secret,
+    redact,
+    redact_lines,
+)
 
-__all__ = ["KINDS", "Redaction", "mostly_secret", "redact"]
+__all__ = ["KINDS", "Redaction", "count_markers", "mostly_secret", "redact", "redact_lines"]

@@ -4,6 +4,7 @@ writes the markers.  See the package docstring for the design."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from kenning.redact import entropy, formats, named, vendors
@@ -68,7 +69,10 @@ _PURE_PART = re.compile(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
 
 def redact(text: str) -> Redaction:
     """Replace every secret in ``text`` by ``[redacted:<kind>]``."""
-    spans = _spans(text)
+    return _apply(text, _spans(text))
+
+
+def _apply(text: str, spans: list[_Span]) -> Redaction:
     if not spans:
         return Redaction(text, (), 0)
     out: list[str] = []
@@ -85,6 +89,21 @@ def redact(text: str) -> Redaction:
     return Redaction("".join(out), tuple(counts), secret, tuple(counts.items()))
 
 
+def redact_lines(first: str, rest: str) -> tuple[str, str, bool]:
+    """Redact a title and a body as the one text they are (a secret can start in one and
+    end in the other), in one pass: (title, body, mostly_secret of the whole)."""
+    text = f"{first}\n{rest}"
+    spans = _spans(text)
+    total = len("".join(text.split()))
+    secret = sum(len("".join(text[s:e].split())) for s, e, _ in spans)
+    joint = len(first)
+    if any(s <= joint < e for s, e, _ in spans):  # a span across the line break
+        return redact(first).text, redact(rest).text, secret * 2 > total
+    head = [sp for sp in spans if sp[1] <= joint]
+    tail = [(s - joint - 1, e - joint - 1, k) for s, e, k in spans if s > joint]
+    return _apply(first, head).text, _apply(rest, tail).text, secret * 2 > total
+
+
 def mostly_secret(text: str) -> bool:
     """True when secrets make up most of the text's non-whitespace characters (> 50%)
     after redaction, i.e. the item is basically a secret and should be refused."""
@@ -93,6 +112,14 @@ def mostly_secret(text: str) -> bool:
         return False
     secret = sum(len("".join(text[s:e].split())) for s, e, _ in _spans(text))
     return secret * 2 > total
+
+
+_MARKER = re.compile(r"\[redacted:([a-z0-9_]+)\]", _F)
+
+
+def count_markers(text: str) -> Counter[str]:
+    """How many ``[redacted:kind]`` markers of each kind ``text`` holds."""
+    return Counter(_MARKER.findall(text))
 
 
 def holds_secret(text: str) -> bool:
@@ -145,6 +172,8 @@ def _structured(text: str, raw: bytes) -> list[_Span]:
 
 def _spans(text: str) -> list[_Span]:
     """All secret spans of ``text``, merged, sorted and non-overlapping."""
+    if len(text) < formats.MIN_TOKEN and text.isalnum():
+        return []  # no rule can find anything in a short word ("user", "cli", a tag)
     # One byte per character (non-ASCII becomes "?"), for fast case-folded and
     # character-class searches that keep the offsets of ``text``.
     raw = text.encode("ascii", "replace")

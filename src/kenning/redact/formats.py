@@ -21,6 +21,7 @@ secret all the same.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections.abc import Callable, Iterator
@@ -217,6 +218,7 @@ OTHER: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         re.compile(r":AA(?<=[0-9]{8}:AA)[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])", _F),
     ),
 )
+_OTHER_FIXED = ("-us", "Q~", ".atlasv1.", "AZDO", "+ACR", ":AA")
 # Discord bots: a base64 user id, a time stamp and an HMAC (no fixed part: tried only
 # in runs that hold a dot)
 _DISCORD = re.compile(
@@ -267,16 +269,16 @@ def _trie(words: list[str]) -> str:
     return emit(root)
 
 
-_Rule = tuple[str, re.Pattern[str]]
+_Rule = tuple[str, str]
 _BY_PREFIX: dict[str, list[_Rule]] = {}
 for _kind, _prefixes, _body in FORMATS:
     for _prefix in _prefixes.split():
-        _BY_PREFIX.setdefault(_prefix, []).append((_kind, re.compile(_body, _F)))
+        _BY_PREFIX.setdefault(_prefix, []).append((_kind, _body))
 _PREFIXES = sorted(_BY_PREFIX)
 _SCAN = re.compile(_trie(_PREFIXES), _F)
 # For each prefix, the rules of every prefix it starts with, longest first: when
 # "sk-ant-" is found but its body does not fit, "sk-" is tried.
-_CANDIDATES: dict[str, list[tuple[int, str, re.Pattern[str]]]] = {
+_CANDIDATES: dict[str, list[tuple[int, str, str]]] = {
     found: [
         (len(prefix), kind, body)
         for prefix in sorted(_PREFIXES, key=len, reverse=True)
@@ -286,6 +288,15 @@ _CANDIDATES: dict[str, list[tuple[int, str, re.Pattern[str]]]] = {
     for found in _PREFIXES
 }
 _WORD = frozenset(string.ascii_letters + string.digits)
+
+
+@functools.cache
+def _compiled(source: str) -> re.Pattern[str]:
+    """A format's body pattern, compiled when first needed: most texts hold no token, and
+    compiling all ~150 at import would slow every hook that starts cold."""
+    return re.compile(source, _F)
+
+
 # Bodies that may scan far (hundreds of characters or more).
 _LONG = frozenset(body for _, _, body in FORMATS if re.search(r"\{[0-9]+,\}|,[0-9]{3,}\}", body))
 _BULK = re.compile(r"[A-Za-z0-9_-]*+", _F)
@@ -330,12 +341,13 @@ def find_formats(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
             if key in failed and len(key[1]) == _SHORT_BODY:
                 continue
             found = False
-            for size, kind, body in _CANDIDATES[prefix]:
+            for size, kind, source in _CANDIDATES[prefix]:
+                body = _compiled(source)
                 if start < refused.get(kind, -1):
                     continue
                 b = body.match(text, start + size, hi)
                 if b is None:
-                    if body.pattern in _LONG:
+                    if source in _LONG:
                         # a later start in the same run would scan as far and fail alike
                         r = _BULK.match(text, start + size, hi)
                         refused[kind] = r.end() if r else start + size
@@ -346,14 +358,16 @@ def find_formats(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
                     found = True
                     break
                 refused[kind] = b.end()
-            if not found and all(body.pattern not in _LONG for _, _, body in _CANDIDATES[prefix]):
+            if not found and all(body not in _LONG for _, _, body in _CANDIDATES[prefix]):
                 if len(failed) > 4096:
                     failed.clear()
                 failed.add(key)
         if raw.find(b".", lo, hi) >= 0:
             for m in _DISCORD.finditer(text, lo, hi):
                 add((m.start(), m.end(), "discord_token"))
-    for kind, back, pattern in OTHER:
+    for (kind, back, pattern), fixed in zip(OTHER, _OTHER_FIXED, strict=True):
+        if fixed not in text:  # a substring test is much cheaper than a scan
+            continue
         for m in pattern.finditer(text):
             begin = m.start() - back
             if kind == "telegram_token":  # 8 to 10 digits, standing alone
@@ -362,6 +376,8 @@ def find_formats(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
                 if begin > 0 and text[begin - 1] in _WORD and not text.endswith("bot", 0, begin):
                     continue  # part of a longer word, but api.telegram.org/bot<token> is one
             add((begin, m.end(), kind))
+    if "hook" not in text:
+        return
     for m in _WEBHOOKS.finditer(text):
         host = m.group("host")
         kind = next((k for h, k in _WEBHOOK_KIND.items() if h in host), "teams_webhook")
@@ -405,7 +421,8 @@ def match_at(text: str, pos: int) -> _Span | None:
     m = _SCAN.match(text, pos)
     if m is None:
         return None
-    for size, kind, body in _CANDIDATES[m.group()]:
+    for size, kind, source in _CANDIDATES[m.group()]:
+        body = _compiled(source)
         b = body.match(text, pos + size)
         if b is not None and _plausible(kind, text[pos + size : b.end()]):
             return (pos, b.end(), kind)

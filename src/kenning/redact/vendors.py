@@ -108,18 +108,21 @@ KINDS = tuple(dict.fromkeys(VENDORS.values()))
 _SHORT = {w for w in VENDORS if len(w) <= 4}
 _VENDOR_WORDS = "|".join(
     sorted(
-        (re.escape(w) + ("(?![a-z])" if w in _SHORT else "") for w in VENDORS),
+        (re.escape(w) + ("(?![a-z0-9])" if w in _SHORT else "") for w in VENDORS),
         key=len,
         reverse=True,
     )
 )
+# A naming word stands alone (checked after the match, which is faster than a
+# look-behind before it), except key/token/secret glued to a word in camelCase or
+# snake_case (apiKey, clientSecret, DD_API_KEY).
 _NAMING = re.compile(
-    r"(?<![a-z0-9])(?:(?P<vendor>" + _VENDOR_WORDS + r")"
-    r"|(?P<secret>api[ _-]?key|key|keys|token|secret|passw(?:or)?d|passphrase|pwd|credentials?"
-    r"|auth|signature|sig|private))(?![a-z])"
-    r"|(?P<glued>key|token|secret)(?![a-z])",  # apiKey, accessToken, clientSecret
+    r"(?:(?P<vendor>" + _VENDOR_WORDS + r")"
+    r"|api[ _-]?key|key|keys|token|secret|passw(?:or)?d|passphrase|pwd|credentials?"
+    r"|auth|signature|sig|private)(?![a-z])",
     re.ASCII | re.IGNORECASE,
 )
+_GLUED = frozenset(("key", "token", "secret"))
 # Words that make the value an identifier, a hash or something public.
 _META = _wordset(
     """
@@ -148,6 +151,8 @@ _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{32,128}", _F)
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", _F)
 _MIXED = re.compile(r"[A-Za-z0-9_+/=.~-]{16,256}", _F)
 _TRIM = "._-~=/+"
+_DIGIT_RUNS = re.compile(r"(?<=[^0-9])[0-9]+(?=[^0-9])", _F)  # digits between others
+_ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}", _F)
 
 
 class Finder:
@@ -157,21 +162,25 @@ class Finder:
         self.text = text
         self.mapped = raw.translate(_CANDIDATE_BYTES)
         self.random = random  # the entropy rule's test, for 16+ character mixes
-        self._names: list[re.Match[str]] | None = None
+        self._names: list[re.Match[str]] = []
         self._starts: list[int] = []
+        self._scanned = 0
         self._seen: dict[tuple[str, str], str | None] = {}
 
     def names(self, lo: int, hi: int) -> list[re.Match[str]]:
-        """The naming words that start in ``text[lo:hi]`` (all found once, when the first
-        key-shaped value asks)."""
-        if self._names is None:
-            self._names = [
-                m
-                for m in _NAMING.finditer(self.text)
-                if (m.start("glued") < 0 or _glued_name(self.text, m.start()))
-                and not _in_marker(self.text, m.start())
-            ]
-            self._starts = [m.start() for m in self._names]
+        """The naming words in ``text[lo:hi]``.  Values are judged in order, so the text
+        is read for names once, only up to the last value and only near values."""
+        text = self.text
+        if hi > self._scanned:
+            for m in _NAMING.finditer(text, max(self._scanned, lo), hi):
+                at = m.start()
+                alone = at == 0 or not text[at - 1].isalnum()
+                if not alone and (m.group("vendor") or m.group().lower() not in _GLUED):
+                    continue
+                if (alone or _glued_name(text, at)) and not _in_marker(text, at):
+                    self._names.append(m)
+                    self._starts.append(at)
+            self._scanned = hi
         return self._names[bisect_left(self._starts, lo) : bisect_left(self._starts, hi)]
 
     def spans(self, lo: int, hi: int, out: list[_Span]) -> None:
@@ -189,17 +198,23 @@ class Finder:
             if e - s >= MIN_VALUE:
                 shape = _shape(text[s:e], self.random)
                 if shape is not None:
-                    kind = self.named(s, shape)
+                    kind = self.named(s, shape, lo)
                     if kind is not None:
                         out.append((s, e, kind))
             start = mapped.find(_NEEDLE, end, hi)
 
-    def named(self, start: int, shape: str) -> str | None:
+    def named(self, start: int, shape: str, gap: int = 0) -> str | None:
         """The kind of a key-shaped value at ``start`` when the words before it name it
         (remembered by the words before it: a repeated line is judged once)."""
         text = self.text
         line_start = text.rfind("\n", max(0, start - _WINDOW), start) + 1
-        lo = max(line_start, start - _WINDOW)
+        # Names are read within the gap the value is in: a word before another secret
+        # (or before a marker, when redacting again) names that one, not this.
+        lo = max(line_start, start - _WINDOW, gap)
+        marker = text.rfind("[redacted:", lo, start)
+        if marker >= 0:
+            close = text.find("]", marker, start)
+            lo = close + 1 if close >= 0 else start
         key = (text[max(0, lo - 1) : start], shape)
         if key not in self._seen:
             if len(self._seen) > 4096:
@@ -237,10 +252,10 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
         return "hex"
     if _UUID.fullmatch(value):
         return "uuid"
-    if not _MIXED.fullmatch(value):
+    if not _MIXED.fullmatch(value) or _ULID.fullmatch(value):
         return None
-    digits = sum(c.isdigit() for c in value)
-    letters = sum(c.isalpha() for c in value)
+    digits = sum(map(str.isdigit, value))
+    letters = sum(map(str.isalpha, value))
     if digits < 2 or letters < 4:
         return None
     if "." in value and not any(c in value for c in "+/=_"):
@@ -256,8 +271,7 @@ def _looks_random(value: str) -> bool:
     runs = re.findall(r"[A-Za-z]+", value)
     if not runs or max(map(len, runs)) > 12:
         return False
-    changes = sum(1 for a, b in zip(value, value[1:], strict=False) if a.isdigit() != b.isdigit())
-    return changes >= 4
+    return len(_DIGIT_RUNS.findall(value)) >= 2 and len(value) >= 16
 
 
 def _glued_name(text: str, at: int) -> bool:

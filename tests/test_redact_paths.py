@@ -1,0 +1,204 @@
+"""Secrets never reach the store, whichever way text comes in.
+
+The whole redaction corpus (tests/fixtures/secrets/corpus.py) goes through `ken add`
+(text and --evidence), MCP `memory_propose` (text, evidence and the model argument,
+through the SDK's own client), hook prompts (`ken hook UserPromptSubmit`) and
+`ken import` (text, evidence, tags, links and provenance); then the raw bytes of the
+database, its write-ahead log and the hook log are searched for every value.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import ken
+from helpers import opened
+from kenning import items
+from kenning.errors import InvalidInput
+from kenning.model import MAX_ITEM_BYTES, Scope, ScopeType
+from kenning.store import ItemQuery
+from test_hooks import call_inproc, call_proc, log_file, payload
+from test_mcp import Server, drive
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "secrets"))
+import corpus  # noqa: E402
+
+CASES = corpus.secrets()
+FILLER = (
+    "We went through the incident review and wrote down what each service uses, so "
+    "that the next rotation is quicker and nobody has to ask around for it again. "
+)
+
+
+def memories(cases: list[corpus.Case], room: int = MAX_ITEM_BYTES - 200) -> Iterator[str]:
+    """The cases as memories under 4 KB, each with enough plain words around its
+    secrets that it is stored with them redacted rather than refused as a secret."""
+    lines: list[str] = []
+    size = 0
+    for case in cases:
+        pad = FILLER * (1 + len(case.secret) // len(FILLER))
+        block = f"{pad}\n{case.text}\n"
+        if lines and size + len(block.encode()) > room:
+            yield "Secrets we rotated\n" + "".join(lines)
+            lines, size = [], 0
+        lines.append(block)
+        size += len(block.encode())
+    if lines:
+        yield "Secrets we rotated\n" + "".join(lines)
+
+
+def raw_files() -> dict[str, bytes]:
+    db = Path(os.environ["KEN_DB"])
+    found = {}
+    for path in (db, db.with_name(db.name + "-wal"), log_file()):
+        if path.exists():
+            found[path.name] = path.read_bytes()
+    return found
+
+
+def assert_no_value_on_disk(cases: list[corpus.Case]) -> None:
+    files = raw_files()
+    assert files, "nothing was written"
+    leaked = [
+        (name, case.kind, case.text[:60])
+        for name, data in files.items()
+        for case in cases
+        if case.secret.encode() in data
+    ]
+    assert leaked == []
+
+
+def stored_text() -> str:
+    with opened() as store:
+        found = store.list_items(ItemQuery(statuses=(), include_expired=True))
+        return "\n".join(f"{i.title}\n{i.body}\n{i.evidence}" for i in found)
+
+
+def test_the_corpus_goes_through_ken_add_and_no_value_reaches_the_disk() -> None:
+    texts = list(memories(CASES))
+    evidence = texts[1:] + texts[:1]
+    for text, quote in zip(texts, evidence, strict=True):
+        result = ken("add", "--evidence", quote[:8000], input=text)
+        assert result.exit_code == 0, result.output
+        assert "redacted " in result.output and " secret" in result.output
+    stored = stored_text()
+    assert stored.count("[redacted:") >= 2 * len(CASES)  # each secret, in text and evidence
+    assert "incident review" in stored
+    assert_no_value_on_disk(CASES)
+
+
+def test_ken_add_says_what_it_redacted_by_kind_and_count_never_the_value() -> None:
+    token = CASES[0].secret  # a GitHub token
+    result = ken("add", f"Deploy notes\nThe CI bot used {token} until Friday; {FILLER}")
+    assert result.exit_code == 0
+    assert "redacted 1 secret: github_token" in result.output
+    assert token not in result.output
+    text = f"Mirror notes\nIt read {token} and {token}. {FILLER}"
+    data = json.loads(ken("add", "--json", text).output)
+    assert data["redacted"] == {"github_token": 2}
+
+
+def test_the_corpus_goes_through_mcp_memory_propose_and_no_value_reaches_the_disk(
+    git_repo: Path,
+) -> None:
+    texts = list(memories(CASES))
+    model_secret = CASES[1].secret
+    answers: list[dict[str, Any]] = []
+
+    async def scenario(server: Server) -> None:
+        for number, text in enumerate(texts):
+            answers.append(
+                await server.ok(
+                    "memory_propose",
+                    {
+                        "text": text,
+                        "evidence": texts[(number + 1) % len(texts)][:8000],
+                        "model": f"gpt-test {model_secret}",
+                    },
+                )
+            )
+
+    drive(git_repo, scenario)
+    for answer in answers:
+        assert answer["redacted"] and "redacted " in answer["note"]
+        assert all(case.secret not in json.dumps(answer) for case in CASES)
+    assert stored_text().count("[redacted:") >= 2 * len(CASES)
+    assert_no_value_on_disk(CASES)
+
+
+@pytest.mark.parametrize("how", ["inproc", "proc"])
+def test_every_corpus_secret_sent_as_a_hook_prompt_leaves_no_value_on_disk(
+    git_repo: Path, how: str
+) -> None:
+    # Every case in its own prompt in this process; through the real binary, a few
+    # prompts that hold the whole corpus.
+    if how == "inproc":
+        prompts = [case.text for case in CASES]
+        call = call_inproc
+    else:
+        prompts = list(memories(CASES, room=60_000))
+        call = call_proc
+    for prompt in prompts:
+        code, _ = call(
+            "UserPromptSubmit",
+            "claude",
+            payload("claude", "UserPromptSubmit", git_repo, prompt=prompt),
+        )
+        assert code == 0
+    with opened() as store:
+        (session,) = store.list_sessions(limit=10)
+    assert session.prompt_count == len(prompts)
+    assert_no_value_on_disk(CASES)
+
+
+def test_the_corpus_goes_through_ken_import_and_no_value_reaches_the_disk(tmp_path: Path) -> None:
+    lines = []
+    texts = list(memories(CASES))
+    for number, text in enumerate(texts):
+        title, _, body = text.partition("\n")
+        case = CASES[number]
+        lines.append(
+            json.dumps(
+                {
+                    "title": title,
+                    "body": body,
+                    "evidence": texts[(number + 1) % len(texts)][:8000],
+                    "links": [f"url:https://deploy:{case.secret}@ci.example.com/job"],
+                    "provenance": {
+                        "who": "codex",
+                        "model": f"o4 {case.secret}",
+                        "host": f"build-{number}",
+                        "cwd": f"/srv/app?token={case.secret}",
+                    },
+                }
+            )
+        )
+    path = tmp_path / "memories.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = ken("import", str(path))
+    assert result.exit_code == 0, result.output
+    with opened() as store:
+        imported = store.list_items(ItemQuery(statuses=(), include_expired=True))
+    assert len(imported) == len(texts)
+    assert all(i.provenance.model and "[redacted:" in i.provenance.model for i in imported)
+    assert_no_value_on_disk(CASES)
+
+
+def test_a_memory_far_over_the_size_limit_is_refused_before_it_is_redacted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_redaction(text: str) -> Any:
+        raise AssertionError("redacted a text that is refused for its size anyway")
+
+    monkeypatch.setattr(items, "redact", no_redaction)
+    monkeypatch.setattr(items, "redact_lines", no_redaction)
+    huge = "Pasted logs\n" + "token: abc123 " * 400_000  # 5.6 MB
+    with opened() as store, pytest.raises(InvalidInput, match="over the 4 KB limit"):
+        items.add(store, huge, scope=Scope(ScopeType.GLOBAL))
