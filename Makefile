@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/recall_bench.py
 	$(BIN)/python bench/locked_bench.py
 	$(BIN)/python bench/text_bench.py
+	$(BIN)/python bench/redact_bench.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

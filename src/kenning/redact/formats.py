@@ -2,13 +2,16 @@
 
 Most formats start with a fixed prefix (``ghp_``, ``glpat-``, ``GOCSPX-``, ``dapi``...).
 Rather than one scan of the text per format, which costs a pass over the whole text
-for each of ~150 prefixes, every prefix goes into one trie-shaped regular expression,
-and that expression only runs over the *long runs* of token characters: a token is at
-least 16 characters of ``[A-Za-z0-9_.+/=$!%~:-]``, so a substring search on a byte
-translation of the text (as for the entropy rule) finds the few places where one can
-be.  A prefix is accepted only at the start of a word (``task-...`` is not ``sk-...``);
-the body after it is then matched by that format's own pattern, longest prefix first
-(``sk-ant-`` before ``sk-``).  A handful of formats have their fixed part in the middle
+for each of ~150 prefixes, the prefixes go into trie-shaped regular expressions, and
+those only run over the *long runs* of token characters: a token is at least 15
+characters of ``[A-Za-z0-9_.+/=$!%~:-]``, so a substring search on a byte translation of
+the text (as for the entropy rule) finds the few places where one can be.  A prefix is
+accepted only at the start of a word (``task-...`` is not ``sk-...``).  Formats whose
+bodies are short (up to 320 characters) are joined to their prefixes in one pattern,
+so the regex engine alone rejects what does not fit; the few whose bodies may run on
+(JWTs, ``sk-`` keys...) are matched from Python, longest prefix first (``sk-ant-``
+before ``sk-``), skipping prefixes inside a token already found or inside a body
+already refused, so that a run of repeated prefixes stays linear.  A handful of formats have their fixed part in the middle
 (``<32 hex>-us6`` for Mailchimp, ``<4 chars>Q~`` for Azure AD secrets,
 ``<digits>:AA`` for Telegram bots); their patterns start with that fixed part and look
 behind it.
@@ -288,6 +291,51 @@ _CANDIDATES: dict[str, list[tuple[int, str, str]]] = {
     for found in _PREFIXES
 }
 _WORD = frozenset(string.ascii_letters + string.digits)
+# Bodies that may scan far (over 320 characters) are tried from Python, with the skips
+# in _long_formats; the others are joined to their prefixes in one pattern.
+_LONG = frozenset(
+    body
+    for _, _, body in FORMATS
+    if re.search(r"\{[0-9]+,\}|,(?:3[2-9][0-9]|[4-9][0-9]{2}|[0-9]{4,})\}", body)
+)
+
+
+def _joined(rules: dict[str, list[tuple[str, str]]]) -> tuple[str, dict[str, tuple[str, int]]]:
+    """One trie-shaped pattern of prefixes, each followed by its bodies (longer prefixes
+    first, so that "sk-ant-" is tried before "sk-"), with a group per body."""
+    groups: dict[str, tuple[str, int]] = {}
+    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    for prefix in rules:
+        node = root
+        for char in prefix:
+            node = node.setdefault(char, {})
+        node[""] = {"prefix": prefix}
+
+    def emit(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
+        branches = [re.escape(c) + emit(child) for c, child in sorted(node.items()) if c]
+        if "" in node:
+            prefix = node[""]["prefix"]
+            for kind, body in rules[prefix]:
+                name = f"g{len(groups)}"
+                groups[name] = (kind, len(prefix))
+                branches.append(f"(?P<{name}>{body})")
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return "(?<![A-Za-z0-9])" + emit(root), groups
+
+
+_SHORT_RULES = {
+    prefix: short
+    for prefix, rules in _BY_PREFIX.items()
+    if (short := [(k, b) for k, b in rules if b not in _LONG])
+}
+_short_source, _SHORT_GROUPS = _joined(_SHORT_RULES)
+_SHORT_SCAN = re.compile(_short_source, _F)
+_LONG_RULES = {p: [r for r in rules if r[1] in _LONG] for p, rules in _BY_PREFIX.items()}
+_LONG_SCAN = re.compile(_trie(sorted(p for p, rules in _LONG_RULES.items() if rules)), _F)
+_LONG_CANDIDATES = {
+    found: [c for c in _CANDIDATES[found] if c[2] in _LONG] for found in _CANDIDATES
+}
 
 
 @functools.cache
@@ -297,10 +345,7 @@ def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source, _F)
 
 
-# Bodies that may scan far (hundreds of characters or more).
-_LONG = frozenset(body for _, _, body in FORMATS if re.search(r"\{[0-9]+,\}|,[0-9]{3,}\}", body))
 _BULK = re.compile(r"[A-Za-z0-9_-]*+", _F)
-_SHORT_BODY = 100  # every body not in _LONG is decided within this many characters
 
 # Long runs of token characters, found on a byte translation of the text.
 MIN_TOKEN = 14  # the shortest format, xoxb- and ten characters, is 15
@@ -323,45 +368,19 @@ def token_runs(raw: bytes) -> Iterator[tuple[int, int]]:
 
 def find_formats(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
     """Add the spans of every prefixed and middle-anchored token format."""
-    failed: set[tuple[str, str]] = set()
     for lo, hi in token_runs(raw):
-        # A prefix inside a token already found adds nothing, and one inside a body that
-        # a format refused (no digit in "sk-sk-sk-...") would be refused again: skipping
-        # both keeps a run of repeated prefixes linear.
-        covered = lo
-        refused: dict[str, int] = {}
-        for m in _SCAN.finditer(text, lo, hi):
-            start = m.start()
-            if start < covered or (start and text[start - 1] in _WORD):
-                continue  # inside a longer word: "task-..." is not "sk-..."
-            prefix = m.group()
-            # A prefix whose short bodies all failed on the same following characters
-            # fails again ("1/1/1/..."): remembered by those characters.
-            key = (prefix, text[start + len(prefix) : start + len(prefix) + _SHORT_BODY])
-            if key in failed and len(key[1]) == _SHORT_BODY:
-                continue
-            found = False
-            for size, kind, source in _CANDIDATES[prefix]:
-                body = _compiled(source)
-                if start < refused.get(kind, -1):
-                    continue
-                b = body.match(text, start + size, hi)
-                if b is None:
-                    if source in _LONG:
-                        # a later start in the same run would scan as far and fail alike
-                        r = _BULK.match(text, start + size, hi)
-                        refused[kind] = r.end() if r else start + size
-                    continue
-                if _plausible(kind, text[start + size : b.end()]):
-                    add((start, b.end(), kind))
-                    covered = b.end()
-                    found = True
-                    break
-                refused[kind] = b.end()
-            if not found and all(body not in _LONG for _, _, body in _CANDIDATES[prefix]):
-                if len(failed) > 4096:
-                    failed.clear()
-                failed.add(key)
+        # Formats with short bodies: prefix and body in one pattern, so that the regex
+        # engine alone rejects what does not fit ("1/1/1/..." costs no Python).
+        for m in _SHORT_SCAN.finditer(text, lo, hi):
+            group = m.lastgroup or ""
+            kind, size = _SHORT_GROUPS[group]
+            if _plausible(kind, m.group(group)):
+                add((m.start(), m.end(), kind))
+            else:  # another format with the same start may fit
+                found = _match_candidates(text, m.start(), m.group()[:size], hi, skip=kind)
+                if found is not None:
+                    add(found)
+        _long_formats(text, lo, hi, add)
         if raw.find(b".", lo, hi) >= 0:
             for m in _DISCORD.finditer(text, lo, hi):
                 add((m.start(), m.end(), "discord_token"))
@@ -415,15 +434,45 @@ def _plausible(kind: str, body: str) -> bool:
     return not ("x" in checks and all(c in _HEX for c in body))
 
 
+def _long_formats(text: str, lo: int, hi: int, add: Callable[[_Span], None]) -> None:
+    """Formats whose bodies may run for hundreds of characters.  A prefix inside a token
+    already found adds nothing, and one inside a body that a format refused ("sk-sk-..."
+    has no digit) would be refused again: skipping both keeps repeated prefixes linear."""
+    covered = lo
+    refused: dict[str, int] = {}
+    for m in _LONG_SCAN.finditer(text, lo, hi):
+        start = m.start()
+        if start < covered or (start and text[start - 1] in _WORD):
+            continue  # inside a longer word: "task-..." is not "sk-..."
+        for size, kind, source in _LONG_CANDIDATES[m.group()]:
+            if start < refused.get(kind, -1):
+                continue
+            b = _compiled(source).match(text, start + size, hi)
+            if b is None:
+                # a later start in the same run would scan as far and fail alike
+                r = _BULK.match(text, start + size, hi)
+                refused[kind] = r.end() if r else start + size
+                continue
+            if _plausible(kind, text[start + size : b.end()]):
+                add((start, b.end(), kind))
+                covered = b.end()
+                break
+            refused[kind] = b.end()
+
+
+def _match_candidates(text: str, pos: int, prefix: str, hi: int, skip: str = "") -> _Span | None:
+    """The first format of ``prefix`` (or a shorter prefix) whose body fits at ``pos``."""
+    for size, kind, source in _CANDIDATES.get(prefix, []):
+        if kind == skip:
+            continue
+        b = _compiled(source).match(text, pos + size, hi)
+        if b is not None and _plausible(kind, text[pos + size : b.end()]):
+            return (pos, b.end(), kind)
+    return None
+
+
 def match_at(text: str, pos: int) -> _Span | None:
     """A token that starts exactly at ``pos``, whatever comes before it: for tokens glued
     to the end of another secret (a key right after the dashes of a PEM END line)."""
     m = _SCAN.match(text, pos)
-    if m is None:
-        return None
-    for size, kind, source in _CANDIDATES[m.group()]:
-        body = _compiled(source)
-        b = body.match(text, pos + size)
-        if b is not None and _plausible(kind, text[pos + size : b.end()]):
-            return (pos, b.end(), kind)
-    return None
+    return None if m is None else _match_candidates(text, pos, m.group(), len(text))
