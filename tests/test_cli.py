@@ -843,7 +843,7 @@ def test_json_output_of_reading_commands_has_stable_shapes(git_repo, monkeypatch
     monkeypatch.chdir(git_repo)
     item = add("Shape check", kind="task", links=["file:missing.txt"])
     short = item.id[-6:]
-    assert set(as_json("add", "Another")) == ITEM_KEYS
+    assert set(as_json("add", "Another")) == ITEM_KEYS | {"redacted"}
     assert all(set(i) == ITEM_KEYS for i in as_json("list"))
     assert all(set(i) == ITEM_KEYS | {"score"} for i in as_json("search", "shape"))
     assert set(as_json("show", short)) == ITEM_KEYS | {"history"}

@@ -296,6 +296,9 @@ def test_code_that_only_mentions_the_pem_header_stays() -> None:
         ("Authorization: Basic ZGVwbG95Omh1bnRlcjI=", "Authorization: Basic {}"),
         ("Authorization: Bearer abc.def-ghi", "Authorization: Bearer {}"),
         ("proxy says Bearer 4f3c2b1a0d9e8f7a6b5c", "proxy says Bearer {}"),
+        ("DB_PASS=hunter2", "DB_PASS={}"),
+        ("SMTP_PW: Xy7kq2mz", "SMTP_PW: {}"),
+        ("AccountKey=q1w2E3r4T5y6U7i8O9p0==;", "AccountKey={};"),
     ],
 )
 def test_secret_assignments(text: str, expected: str) -> None:
@@ -349,6 +352,13 @@ def test_secret_assignments(text: str, expected: str) -> None:
         "    secret: SecretStr",
         "  api_key: string;",
         "ERRORTOKEN = 60",
+        "bypass=True",
+        "compass=N5",
+        "if x: pass",
+        "pw = getpass()",
+        "sorted(rows, key=lambda r: r[0])",
+        "primary_key=True",
+        'cache_key = f"user:{uid}"',
         "if token == expected_token:",
         "token := next(tokens)",
         "token => token.trim()",

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import ken
 from helpers import opened
-from kenning import items
+from kenning import items, projects
 from kenning.errors import InvalidInput
 from kenning.model import MAX_ITEM_BYTES, Scope, ScopeType
 from kenning.store import ItemQuery
@@ -202,3 +202,18 @@ def test_a_memory_far_over_the_size_limit_is_refused_before_it_is_redacted(
     huge = "Pasted logs\n" + "token: abc123 " * 400_000  # 5.6 MB
     with opened() as store, pytest.raises(InvalidInput, match="over the 4 KB limit"):
         items.add(store, huge, scope=Scope(ScopeType.GLOBAL))
+
+
+def test_project_files_leave_no_value_on_disk_not_even_in_a_heading(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    cases = [case for case in CASES if "\n" not in case.text][:60]
+    sections = "".join(f"## {case.text}\n\n{FILLER}\n\n" for case in cases)
+    (notes / "decisions.md").write_text("# Decisions\n\n" + sections, encoding="utf-8")
+    tasks = "".join(f"- [ ] rotate {case.text}\n" for case in cases)
+    (notes / "plan.md").write_text("# Plan\n\n" + tasks, encoding="utf-8")
+    with opened() as store:
+        projects.add_project(store, "shop", str(notes), None)
+        found = store.list_items(ItemQuery(statuses=(), include_expired=True))
+    assert len(found) == 2 * len(cases)
+    assert_no_value_on_disk(cases)

@@ -61,7 +61,7 @@ _TEMPLATE = re.compile(r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:![rsa])?(?::[^{}]*)?",
 
 _ASSIGN = re.compile(
     r"""
-    (?:secret|token|passw(?:or)?d|pass(?:phrase|code)|pwd|api[_-]?key|key|auth|credentials?)
+    (?:secret|token|passw(?:or)?d|pass(?:phrase|code)?|pwd|pw|api[_-]?key|key|auth|credentials?)
     [A-Za-z0-9_.-]{0,48}+                        # the rest of the name
     (?P<nq>["']?)                                # closing quote of a quoted name
     [ \t]*+
@@ -356,6 +356,7 @@ def _secret_name(words: list[str]) -> bool:
     """Does a name (split into lower-case words) name a secret?"""
     for i, word in enumerate(words):
         hit = word == "api" and words[i + 1 : i + 2] in (["key"], ["keys"])
+        hit = hit or word in ("pass", "pw")  # DB_PASS, SMTP_PW (but not bypass, compass)
         if not hit:
             for secret in _SECRET_WORDS:
                 at = word.find(secret)
