@@ -11,10 +11,10 @@ bodies are short (up to 320 characters) are joined to their prefixes in one patt
 so the regex engine alone rejects what does not fit; the few whose bodies may run on
 (JWTs, ``sk-`` keys...) are matched from Python, longest prefix first (``sk-ant-``
 before ``sk-``), skipping prefixes inside a token already found or inside a body
-already refused, so that a run of repeated prefixes stays linear.  A handful of formats have their fixed part in the middle
-(``<32 hex>-us6`` for Mailchimp, ``<4 chars>Q~`` for Azure AD secrets,
-``<digits>:AA`` for Telegram bots); their patterns start with that fixed part and look
-behind it.
+already refused, so that a run of repeated prefixes stays linear.  A handful of
+formats have their fixed part in the middle (``<32 hex>-us6`` for Mailchimp,
+``<4 chars>Q~`` for Azure AD secrets, ``<digits>:AA`` for Telegram bots); their
+patterns start with that fixed part and look behind it.
 
 The formats are facts about public token formats (as published by the vendors and as
 the well-known secret scanners list them); the patterns are written for kenning and are
