@@ -208,6 +208,7 @@ def note_model(store: SQLiteStore, session: Session) -> Session:
     model = transcripts.last_model(session.agent, session.transcript_path)
     if model is None:
         return session
+    model = redact(model).text  # text from a transcript, stored
     store.update_session(session.id, model=model)
     return replace(session, model=model)
 
