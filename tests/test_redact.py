@@ -201,6 +201,9 @@ def test_aws_secret_key_next_to_its_key_id() -> None:
     # A 40-character hex string next to it is a hash, not a secret key.
     sha = "3f786850e387550fdab836ed7e6dc881de23001b"
     assert sha in redact(f"{key_id} {sha}").text
+    # Nor is a URL's path that happens to run 40 characters between two dashes.
+    url = "https://docs.google.com/document/d/1Z5zKmzEhqgkjRrayIbPdBPPd-ZRwh1flQ_ZG7/edit"
+    assert url in redact(f"{key_id}\n{url}").text
 
 
 def test_slack_webhook_url() -> None:

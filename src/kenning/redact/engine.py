@@ -185,7 +185,7 @@ def _spans(text: str) -> list[_Span]:
             (m.start(), m.end(), "aws_secret_key")
             for start, end, _ in windows
             for m in _AWS_SECRET_NEAR.finditer(text, start, end)
-            if _mixed_case(m.group())
+            if _mixed_case(m.group()) and not entropy.path_like(m.group())
         ]
         merged = _merge(merged + near)
     # Phase 2: named values, then high-entropy runs, in the gaps between the spans so

@@ -106,7 +106,7 @@ class Scanner:
             run = text[start:stop]
             if _public_id(text, start, run):
                 continue
-            if "/" in run and _path_like(run):
+            if "/" in run and path_like(run):
                 pos = start
                 for segment in run.split("/"):
                     if (
@@ -245,7 +245,7 @@ def _decoded_text(run: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _path_like(run: str) -> bool:
+def path_like(run: str) -> bool:
     """A run with a lower-case word as one of its ``/`` segments is a path or URL.
     Runs longer than any sensible path are base64 blobs, whatever their segments."""
     if len(run) > _MAX_PATH:

@@ -103,6 +103,14 @@ for _kind, _words in (
         VENDORS[_word] = _kind
 KINDS = tuple(dict.fromkeys(VENDORS.values()))
 
+# Vendors whose names are also plain words: they name a value only with a secret word.
+_PLAIN_WORDS = _wordset(
+    """
+    render linear square segment heap checkout monday zoom drone elastic together voyage
+    lob paddle sanity notion gemini wallet mnemonic azure google firebase redis atlas
+    vault pusher ably box fly modal lambda slack discord telegram
+    """
+)
 # Short vendor words must stand alone (DD_API_KEY, eth); longer ones may start a name
 # (datadogApiKey).
 _SHORT = {w for w in VENDORS if len(w) <= 4}
@@ -152,7 +160,7 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", _F)
 _MIXED = re.compile(r"[A-Za-z0-9_+/=.~-]{16,256}", _F)
 _TRIM = "._-~=/+"
 _DIGIT_RUNS = re.compile(r"(?<=[^0-9])[0-9]+(?=[^0-9])", _F)  # digits between others
-_ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}", _F)
+_ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", _F)  # ULIDs and their look-alikes
 
 
 class Finder:
@@ -239,10 +247,17 @@ class Finder:
             (VENDORS[m.group("vendor").lower()] for m in found if m.group("vendor")), None
         )
         secret_word = any(not m.group("vendor") for m in found)
+
         # an Ethereum private key is 0x and 64 hex digits: a wallet names it enough
         wallet = vendor == "ethereum_key" and text.startswith("0x", start)
         if shape in ("hex", "uuid") and not secret_word and not wallet:
             return None
+        if (
+            not secret_word
+            and not wallet
+            and all(m.group("vendor").lower() in _PLAIN_WORDS for m in found if m.group("vendor"))
+        ):
+            return None  # "render", "linear", "square" alone are words, not vendors
         return vendor or "secret_assignment"
 
 
