@@ -108,15 +108,19 @@ class Scanner:
                 continue
             if "/" in run and path_like(run):
                 pos = start
+                google = "google.com/" in run
+                previous = ""
                 for segment in run.split("/"):
                     if (
                         len(segment) >= _MIN_RUN
                         and looks_random(segment)
                         and not _drive_id(segment)
+                        and not (google and previous in ("d", "folders"))  # a document id
                         and not self._plain(segment)
                     ):
                         out.append((pos, pos + len(segment), "high_entropy"))
                     pos += len(segment) + 1
+                    previous = segment
             elif looks_random(run) and not self._plain(run):
                 out.append((start, stop, _der_kind(run)))
 
