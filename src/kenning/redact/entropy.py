@@ -108,7 +108,7 @@ class Scanner:
                 continue
             if "/" in run and path_like(run):
                 pos = start
-                google = "google.com/" in run
+                google = "google.com/" in text[max(0, start - 80) : stop]
                 previous = ""
                 for segment in run.split("/"):
                     if (
