@@ -5,7 +5,8 @@
 
 docs/reference/cli.md gets every command's `--help`, found by walking the click group
 `kenning.cli.cli`; docs/reference/config.md gets the SETTINGS table from
-`kenning.config`. Only the text between the generated markers is replaced; what is
+`kenning.config`; docs/reference/schema.md gets the migrations, tables, columns and
+indexes of a fresh store, built by `open_store` in a temp folder. Only the text between the generated markers is replaced; what is
 written around the markers by hand stays as it is. A file without markers gets them
 appended at its end.
 """
@@ -109,11 +110,126 @@ def config_block() -> str:
     return "\n".join(lines) + "\n"
 
 
+# --- the store's schema ----------------------------------------------------------------
+
+FTS_SHADOW = ("_data", "_idx", "_docsize", "_config", "_content")
+
+
+def _objects(conn: Any) -> dict[tuple[str, str], str]:
+    """(type, name) -> table of every table, index and trigger, FTS5's own tables left
+    out (they belong to their virtual table)."""
+    rows = conn.execute(
+        "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    virtual = {
+        name
+        for kind, name, _ in rows
+        if kind == "table"
+        and "VIRTUAL TABLE"
+        in (
+            conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).fetchone()[0]
+            or ""
+        )
+    }
+    return {
+        (kind, name): table
+        for kind, name, table in rows
+        if not any(name == f"{v}{suffix}" for v in virtual for suffix in FTS_SHADOW)
+    }
+
+
+def _columns(conn: Any, table: str) -> list[str]:
+    return [row[1] for row in conn.execute(f"PRAGMA table_info('{table}')")]
+
+
+def _migration_rows() -> list[str]:
+    """What each migration adds, found by applying them one by one to an empty database."""
+    import sqlite3
+
+    from kenning.store.migrations import MIGRATIONS
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    rows = []
+    before = _objects(conn)
+    columns: dict[str, list[str]] = {}
+    for migration in MIGRATIONS:
+        migration(conn)
+        after = _objects(conn)
+        added = [key for key in after if key not in before]
+        parts = []
+        for kind in ("table", "index", "trigger"):
+            names = [f"`{name}`" for k, name in added if k == kind]
+            if names:
+                plural = "" if len(names) == 1 else ("es" if kind == "index" else "s")
+                parts.append(f"{kind}{plural} {', '.join(names)}")
+        new_columns = []
+        for kind, name in after:
+            if kind == "table" and (kind, name) in before:
+                old = columns.get(name, [])
+                new_columns += [f"`{name}.{c}`" for c in _columns(conn, name) if c not in old]
+        if new_columns:
+            parts.append(f"columns {', '.join(new_columns)}")
+        columns = {name: _columns(conn, name) for kind, name in after if kind == "table"}
+        what = "; ".join(parts) or "no new tables or columns: it rewrites what is stored"
+        rows.append(f"| `{migration.__name__}` | {what} |")
+        before = after
+    conn.close()
+    return rows
+
+
+def schema_block() -> str:
+    """The schema of a fresh store, as `open_store` builds it."""
+    import sqlite3
+    import tempfile
+
+    from kenning.store import open_store
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "memory.db"
+        open_store(path).close()
+        conn = sqlite3.connect(path)
+        try:
+            objects = _objects(conn)
+            tables = sorted(name for kind, name in objects if kind == "table")
+            lines = [
+                "### What each migration adds",
+                "",
+                "| migration | adds |",
+                "| --- | --- |",
+                *_migration_rows(),
+                "",
+                "### Tables, columns and indexes",
+                "",
+                "| table | columns | indexes |",
+                "| --- | --- | --- |",
+            ]
+            for table in tables:
+                info = conn.execute(f"PRAGMA table_info('{table}')").fetchall()
+                cols = ", ".join(
+                    f"`{name}` {kind or 'any'}".rstrip() + (" PK" if pk else "")
+                    for _, name, kind, _, _, pk in info
+                )
+                indexes = sorted(
+                    name
+                    for kind, name in objects
+                    if kind == "index" and objects[(kind, name)] == table
+                )
+                lines.append(
+                    f"| `{table}` | {cell(cols)} | {', '.join(f'`{i}`' for i in indexes) or '-'} |"
+                )
+            triggers = sorted(name for kind, name in objects if kind == "trigger")
+            lines += ["", f"Triggers: {', '.join(f'`{t}`' for t in triggers)}."]
+        finally:
+            conn.close()
+    return "\n".join(lines) + "\n"
+
+
 # --- files ---------------------------------------------------------------------------
 
 TARGETS = {
     "reference/cli.md": ("# Command reference\n", cli_block),
     "reference/config.md": ("# Settings reference\n", config_block),
+    "reference/schema.md": ("# The store\n", schema_block),
 }
 
 

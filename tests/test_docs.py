@@ -112,3 +112,28 @@ def test_relative_links_point_to_files_that_exist(path: Path) -> None:
 def test_the_link_checker_sees_links() -> None:
     sample = 'See [a](docs/x.md), [b](../y.md#part), ![c](img.png "t") and [d](#top).'
     assert LINK.findall(sample) == ["docs/x.md", "../y.md#part", "img.png", "#top"]
+
+
+def test_every_table_of_a_fresh_store_has_its_own_section_in_the_schema_reference(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    from kenning.store import open_store
+
+    open_store(tmp_path / "fresh.db").close()
+    conn = sqlite3.connect(tmp_path / "fresh.db")
+    try:
+        tables = [
+            name
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                " AND name NOT LIKE 'items_fts_%'"
+            )
+        ]
+    finally:
+        conn.close()
+    assert {"items", "sessions", "terms", "replays"} <= set(tables)
+    written = " ".join(headings(DOCS / "reference" / "schema.md"))
+    missing = [t for t in tables if f"`{t}`" not in written]
+    assert not missing, f"no heading names these tables in docs/reference/schema.md: {missing}"
