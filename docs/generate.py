@@ -6,9 +6,9 @@
 docs/reference/cli.md gets every command's `--help`, found by walking the click group
 `kenning.cli.cli`; docs/reference/config.md gets the SETTINGS table from
 `kenning.config`; docs/reference/schema.md gets the migrations, tables, columns and
-indexes of a fresh store, built by `open_store` in a temp folder. Only the text between the generated markers is replaced; what is
-written around the markers by hand stays as it is. A file without markers gets them
-appended at its end.
+indexes of a fresh store, built by `open_store` in a temp folder. Only the text between
+the generated markers is replaced; what is written around the markers by hand stays as
+it is. A file without markers gets them appended at its end.
 """
 
 from __future__ import annotations

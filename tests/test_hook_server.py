@@ -34,6 +34,14 @@ def answered(socket: Path) -> int:
     return int(status(socket)["served"])
 
 
+def answered_by_server(socket: Path, count: int) -> bool:
+    """Whether the server has answered exactly `count` hooks. It counts a hook once it
+    has sent the answer and recorded what it told, a moment after the client has the
+    answer: wait for it."""
+    wait_for(lambda: answered(socket) >= count, seconds=10)
+    return answered(socket) == count
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -126,7 +134,7 @@ def test_a_hook_without_a_server_answers_itself_and_starts_one(tmp_path: Path, s
     server = started(served)
     assert server["served"] == 0 and alive(server["pid"])
     second = hook(cwd, "s2")  # through the server now
-    assert answered(served) == 1, "the server did not answer"
+    assert answered_by_server(served, 1), "the server did not answer"
     assert second.returncode == 0
     assert second.stdout == first.stdout
     assert "Kubernetes" not in second.stdout
@@ -144,7 +152,7 @@ def test_the_server_records_what_it_told_after_answering(tmp_path: Path, served:
     assert "real Postgres database" in told.stdout
     again = hook(cwd, "s9")  # the same session is not told the same memory twice
     assert again.returncode == 0 and again.stdout == ""
-    assert answered(served) == 2, "the server did not answer both"
+    assert answered_by_server(served, 2), "the server did not answer both"
     session = next(
         s
         for s in json.loads(ken("sessions", "--all", "--json").output)
@@ -162,7 +170,7 @@ def test_bad_input_through_the_server_is_silent_and_logged(tmp_path: Path, serve
     log = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "log"
     before = log.read_text().count("\n") if log.exists() else 0
     bad = hook(cwd, "x", raw=b"\xff\xfe not json")
-    assert answered(served) == 1, "the server did not answer"
+    assert answered_by_server(served, 1), "the server did not answer"
     assert bad.returncode == 0 and bad.stdout == "" and bad.stderr == ""
     assert log.read_text().count("\n") == before + 1
 
@@ -174,7 +182,7 @@ def test_one_server_serves_each_hook_with_that_hook_s_own_store(tmp_path: Path, 
     started(served)
     other_db = tmp_path / "other.db"
     answer = hook(cwd, "elsewhere", env={"KEN_DB": str(other_db)})
-    assert answered(served) == 1, "the server did not answer"
+    assert answered_by_server(served, 1), "the server did not answer"
     assert answer.returncode == 0 and answer.stdout == ""  # that store holds no memories
     assert other_db.exists()
     other = json.loads(ken("sessions", "--all", "--json", env={"KEN_DB": str(other_db)}).output)
@@ -205,7 +213,7 @@ def test_a_server_whose_code_changed_steps_aside(
         assert new["code_stamp"] == changed != old["code_stamp"]
         later = hook(cwd, "later")
         assert "real Postgres database" in later.stdout
-        assert answered(served) == 1, "the new server did not answer"
+        assert answered_by_server(served, 1), "the new server did not answer"
     finally:
         os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
 
@@ -240,7 +248,7 @@ def test_through_the_server_a_locked_store_is_answered_in_time_and_recorded_afte
         lock.close()
 
     assert told.returncode == 0 and "real Postgres database" in told.stdout
-    assert answered(served) == 1, "the server did not answer"
+    assert answered_by_server(served, 1), "the server did not answer"
     assert took < TIMEOUT_SECONDS["UserPromptSubmit"]  # the agent's limit for this hook
     sessions = json.loads(ken("sessions", "--all", "--json").output)
     assert sorted(s["agent_session_id"] for s in sessions) == ["s7", "warm-up"]
@@ -253,7 +261,7 @@ def test_doctor_and_hook_server_status_show_the_running_server(tmp_path: Path, s
     hook(cwd, "s1")
     server = started(served)
     hook(cwd, "s2")
-    assert answered(served) == 1
+    assert answered_by_server(served, 1)
 
     shown = json.loads(ken("hook-server", "status", "--json").stdout)
     assert shown["running"] is True and shown["pid"] == server["pid"]

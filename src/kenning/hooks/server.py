@@ -148,13 +148,13 @@ def serve_one(conn: socket.socket, code: Code, status: Status | None = None) -> 
         out = handle_bytes(argv, stdin, stores=STORES, later=later)
         sent = _answer(conn, wire.OK + out.encode("utf-8"))
         conn.close()  # the agent goes on; the bookkeeping follows
-        if sent and status is not None:
-            status.answered()
         for action in later:
             try:
                 action()
             except Exception as exc:  # noqa: BLE001 - logged like any hook error
                 log("", "hook-server", f"{type(exc).__name__}: {exc}")
+        if sent and status is not None:
+            status.answered()  # counted once answered and recorded
     finally:
         os.environ.clear()
         os.environ.update(saved)
