@@ -42,7 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/mcp_bench.py
 	$(BIN)/python bench/recall_bench.py
 	$(BIN)/python bench/locked_bench.py
-	$(BIN)/python bench/text_bench.py
+	$(BIN)/python bench/tokens_bench.py
 	$(BIN)/python bench/redact_bench.py
 
 clean:

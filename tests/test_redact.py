@@ -733,7 +733,7 @@ def _dense_megabyte() -> str:
 
 
 def test_a_one_megabyte_prompt_is_redacted_whole() -> None:
-    """How long it takes is measured in bench/text_bench.py; here, that it works."""
+    """How long it takes is measured in bench/redact_bench.py; here, that it works."""
     text = _megabyte_prompt()
     assert len(text) == 1_000_000
     result = redact(text)
