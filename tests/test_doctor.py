@@ -151,3 +151,8 @@ def test_ken_mcp_without_the_sdk_prints_one_line_with_the_install_command() -> N
         f"{sys.executable} -m pip install 'mcp>=2.3,<3'"
     )
     assert done.stdout == ""
+
+
+def test_the_install_hint_asks_for_the_mcp_sdk_the_package_declares() -> None:
+    pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    assert pyproject["project"]["optional-dependencies"]["mcp"] == [integrate.MCP_REQUIREMENT]
