@@ -176,7 +176,7 @@ The corpus
 ==========
 
 ``tests/test_redact_corpus.py`` builds (at test time, so that nothing in the repository
-looks like a secret to a scanner) 462 fake secrets of 85 kinds in sentences, commands
+looks like a secret to a scanner) 463 fake secrets of 85 kinds in sentences, commands
 and config snippets, and 263 look-alikes (git SHAs, UUIDs, ULIDs, Google Docs ids, SSH
 public keys, certificates, base64 fixtures, paths, versions, colours, code and prose
 about secrets): none leaks, none of the look-alikes changes.

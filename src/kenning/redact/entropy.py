@@ -284,7 +284,7 @@ def looks_random(run: str) -> bool:
         return False  # an alphabet listing: ABCDEFGH..., 0123456789...
     if _entropy(core) < _MIN_ENTROPY:
         return False
-    return _wordiness(low) <= _MAX_WORDINESS
+    return wordiness(low) <= _MAX_WORDINESS
 
 
 def _entropy(s: str) -> float:
@@ -293,7 +293,7 @@ def _entropy(s: str) -> float:
     return math.log2(n) - sum(map(_C_LOG_C.__getitem__, Counter(s).values())) / n
 
 
-def _wordiness(low: str) -> float:
+def wordiness(low: str) -> float:
     """The share of adjacent letter pairs (of lower-cased text) common in English."""
     runs = _LETTER_RUNS.findall(low)
     pairs = sum(map(len, runs)) - len(runs)

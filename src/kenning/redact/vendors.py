@@ -23,6 +23,8 @@ import string
 from bisect import bisect_left
 from collections.abc import Callable
 
+from kenning.redact.entropy import wordiness
+
 _F = re.ASCII
 _Span = tuple[int, int, str]
 
@@ -284,9 +286,13 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
 def _looks_random(value: str) -> bool:
     """16-31 characters: both cases or digits all through, not a word with a number."""
     runs = re.findall(r"[A-Za-z]+", value)
-    if not runs or max(map(len, runs)) > 12:
+    if not runs or max(map(len, runs)) > 12 or len(value) < 16:
         return False
-    return len(_DIGIT_RUNS.findall(value)) >= 2 and len(value) >= 16
+    if len(_DIGIT_RUNS.findall(value)) >= 2:
+        return True
+    # one run of digits: random only if both cases mix without reading as words
+    # (keypQbHIAd86Nhviq, not getUser2ByIdFast)
+    return not value.isupper() and not value.islower() and wordiness(value.lower()) <= 0.3
 
 
 def _glued_name(text: str, at: int) -> bool:
