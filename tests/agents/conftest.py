@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from . import harness
-from .stubs import AnthropicStub, GeminiStub, OpenAIResponsesStub
+from .stubs import AnthropicStub, GeminiStub, OpenAIChatStub, OpenAIResponsesStub
 
 
 def _binary(agent: str) -> Path:
@@ -35,6 +35,16 @@ def gemini_bin() -> Path:
     return _binary("gemini")
 
 
+@pytest.fixture(scope="session")
+def opencode_bin() -> Path:
+    return _binary("opencode")
+
+
+@pytest.fixture(scope="session")
+def copilot_bin() -> Path:
+    return _binary("copilot")
+
+
 @pytest.fixture
 def anthropic_stub() -> Iterator[AnthropicStub]:
     with AnthropicStub() as stub:
@@ -54,6 +64,12 @@ def gemini_stub() -> Iterator[GeminiStub]:
 
 
 @pytest.fixture
+def chat_stub() -> Iterator[OpenAIChatStub]:
+    with OpenAIChatStub() as stub:
+        yield stub
+
+
+@pytest.fixture
 def claude_box(tmp_path: Path, anthropic_stub: AnthropicStub, claude_bin: Path) -> harness.Sandbox:
     return harness.prepare_claude(tmp_path / "sandbox", anthropic_stub.url, claude_bin)
 
@@ -66,6 +82,16 @@ def codex_box(tmp_path: Path, openai_stub: OpenAIResponsesStub, codex_bin: Path)
 @pytest.fixture
 def gemini_box(tmp_path: Path, gemini_stub: GeminiStub, gemini_bin: Path) -> harness.Sandbox:
     return harness.prepare_gemini(tmp_path / "sandbox", gemini_stub.url, gemini_bin)
+
+
+@pytest.fixture
+def opencode_box(tmp_path: Path, chat_stub: OpenAIChatStub, opencode_bin: Path) -> harness.Sandbox:
+    return harness.prepare_opencode(tmp_path / "sandbox", chat_stub.url, opencode_bin)
+
+
+@pytest.fixture
+def copilot_box(tmp_path: Path, chat_stub: OpenAIChatStub, copilot_bin: Path) -> harness.Sandbox:
+    return harness.prepare_copilot(tmp_path / "sandbox", chat_stub.url, copilot_bin)
 
 
 @pytest.fixture

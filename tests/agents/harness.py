@@ -1,4 +1,5 @@
-"""Drive the real Claude Code, Codex and Gemini CLIs offline, against stub model servers.
+"""Drive the real agent CLIs (Claude Code, Codex, Gemini CLI, OpenCode, GitHub Copilot CLI)
+offline, against stub model servers.
 
 Everything an agent CLI sees lives in a per-test sandbox: a temporary HOME, XDG folders,
 CODEX_HOME, a memory database path and a small git repository.  The CLIs are installed from
@@ -34,6 +35,7 @@ STUB_KEY = "stub-key-not-a-secret"
 CODEX_KEY_VAR = "KEN_STUB_OPENAI_KEY"
 CODEX_MODEL = "gpt-5.1-codex"
 GEMINI_MODEL = "gemini-2.5-flash"
+CHAT_MODEL = "stub-model"  # the model OpenCode and Copilot CLI are pointed at
 
 
 class AgentUnavailable(Exception):
@@ -51,6 +53,9 @@ class AgentSpec:
     version: str
     binary: str  # relative to the install folder
     runs_with_node: bool = False
+    # Run once after npm install, under the install lock, with the install folder's
+    # ``warm`` subfolder as HOME: for a CLI that unpacks itself on first start.
+    warm_up: tuple[str, ...] = ()
 
 
 AGENTS: dict[str, AgentSpec] = {
@@ -73,6 +78,21 @@ AGENTS: dict[str, AgentSpec] = {
         binary="node_modules/.bin/gemini",
         runs_with_node=True,
     ),
+    "opencode": AgentSpec(
+        name="opencode",
+        package="opencode-ai",
+        version="1.18.33",
+        binary="node_modules/opencode-linux-x64/bin/opencode",
+    ),
+    "copilot": AgentSpec(
+        name="copilot",
+        package="@github/copilot",
+        version="1.0.102",
+        binary="node_modules/@github/copilot-linux-x64/copilot",
+        # The first start unpacks ~235 MB into $COPILOT_CACHE_HOME (else ~/.cache/copilot);
+        # doing it once here lets every sandbox share that folder.
+        warm_up=("--version",),
+    ),
 }
 
 
@@ -88,6 +108,11 @@ def cache_root() -> Path:
 def install_dir(agent: str) -> Path:
     spec = AGENTS[agent]
     return cache_root() / f"{spec.name}-{spec.version}"
+
+
+def copilot_cache() -> Path:
+    """Where Copilot CLI's unpacked package lives, shared by every sandbox."""
+    return install_dir("copilot") / "copilot-cache"
 
 
 def _npm_env(root: Path) -> dict[str, str]:
@@ -180,8 +205,33 @@ def install(agent: str) -> Path:
             raise AgentInstallError(
                 f"npm installed {spec.package}@{spec.version} but {binary} is missing"
             )
+        if spec.warm_up:
+            _warm_up(spec, dest, binary)
         stamp.write_text(f"{spec.package}@{spec.version}\n")
     return binary
+
+
+def _warm_up(spec: AgentSpec, dest: Path, binary: Path) -> None:
+    home = dest / "warm"
+    home.mkdir(exist_ok=True)
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "COPILOT_CACHE_HOME": str(dest / "copilot-cache"),
+        "COPILOT_AUTO_UPDATE": "false",
+        "COPILOT_OFFLINE": "true",
+    }
+    try:
+        done = run_bounded([str(binary), *spec.warm_up], dest, env, INSTALL_TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        raise AgentInstallError(f"{binary} {' '.join(spec.warm_up)} timed out") from exc
+    if done.returncode != 0:
+        raise AgentInstallError(
+            f"{binary} {' '.join(spec.warm_up)} failed ({done.returncode}):\n"
+            f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+        )
 
 
 # ----------------------------------------------------------------------------- sandbox
@@ -222,6 +272,18 @@ class Sandbox:
     @property
     def gemini_settings(self) -> Path:
         return self.home / ".gemini" / "settings.json"
+
+    @property
+    def opencode_dir(self) -> Path:
+        return Path(self.env["XDG_CONFIG_HOME"]) / "opencode"
+
+    @property
+    def opencode_config(self) -> Path:
+        return self.opencode_dir / "opencode.json"
+
+    @property
+    def copilot_home(self) -> Path:
+        return self.home / ".copilot"
 
 
 def _search_path() -> str:
@@ -548,6 +610,166 @@ def run_gemini(
     return run_process(command, box, timeout)
 
 
+# ----------------------------------------------------------------------------- opencode
+
+OPENCODE_PLUGIN_PACKAGE = "@opencode-ai/plugin"
+
+
+def prepare_opencode(root: Path, base_url: str, binary: Path | None = None) -> Sandbox:
+    """Sandbox for OpenCode pointed at a Chat Completions stub at ``base_url``.
+
+    OpenCode npm-installs its plugin package into its config folder at start (and waits
+    for the registry) unless that folder has ``node_modules`` and a lockfile naming every
+    dependency of its ``package.json``: both are written here, so it starts offline.
+    """
+    box = make_sandbox(root, "opencode", base_url, binary)
+    box.env.update(
+        {
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            "OPENCODE_DISABLE_SHARE": "1",
+        }
+    )
+    _write_json(
+        box.opencode_config,
+        {
+            "$schema": "https://opencode.ai/config.json",
+            "model": f"stub/{CHAT_MODEL}",
+            "small_model": f"stub/{CHAT_MODEL}",
+            "autoupdate": False,
+            "share": "disabled",
+            "provider": {
+                "stub": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "kenning stub",
+                    "options": {"baseURL": base_url.rstrip("/") + "/v1", "apiKey": STUB_KEY},
+                    "models": {CHAT_MODEL: {"name": "Stub model", "tool_call": True}},
+                }
+            },
+        },
+    )
+    version = AGENTS["opencode"].version
+    dependencies = {OPENCODE_PLUGIN_PACKAGE: version}
+    (box.opencode_dir / "node_modules").mkdir(parents=True, exist_ok=True)
+    _write_json(box.opencode_dir / "package.json", {"dependencies": dependencies})
+    _write_json(
+        box.opencode_dir / "package-lock.json",
+        {"lockfileVersion": 3, "packages": {"": {"dependencies": dependencies}}},
+    )
+    return box
+
+
+def run_opencode(
+    box: Sandbox,
+    prompt: str,
+    extra_args: Sequence[str] = (),
+    timeout: float = DEFAULT_RUN_TIMEOUT,
+) -> subprocess.CompletedProcess[str]:
+    """``opencode run [extra_args] PROMPT`` in the sandbox repo.
+
+    The prompt goes as one argument; OpenCode passes an argument with spaces on to the
+    model in quotes, so tests compare prompts with the quotes stripped.
+    """
+    binary = box.binary or install("opencode")
+    return run_process([str(binary), "run", *extra_args, prompt], box, timeout)
+
+
+PROBE_PLUGIN = """\
+// kenning test probe: logs each plugin hook call and injects the probe's markers.
+import { appendFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+
+const [TOKEN, LOG] = %s
+const plain = (value) => {
+  try { return JSON.parse(JSON.stringify(value ?? null)) } catch { return String(value) }
+}
+const note = (hook, input, extra) => {
+  const stdin = JSON.stringify({ input: plain(input), ...extra })
+  appendFileSync(LOG, JSON.stringify({ event: hook, stdin }) + "\\n")
+}
+const SESSION_EVENTS = ["session.created", "session.idle", "session.compacted", "session.error"]
+const marker = (hook) => `KEN-PROBE-${hook}-${TOKEN}`
+
+export const KenningProbe = async () => ({
+  event: async ({ event }) => {
+    if (SESSION_EVENTS.includes(event.type)) note(event.type, event.properties, {})
+  },
+  "chat.message": async (input, output) => {
+    note("chat.message", input, { message: plain(output.message), parts: plain(output.parts) })
+    const last = output.parts[output.parts.length - 1]
+    output.parts.push({
+      id: last.id + "z", sessionID: output.message.sessionID, messageID: output.message.id,
+      type: "text", text: marker("chat.message"), synthetic: true,
+    })
+  },
+  "experimental.chat.system.transform": async (input, output) => {
+    note("system.transform", input, { system: output.system.length })
+    output.system.push(marker("system.transform"))
+  },
+  "tool.execute.after": async (input, output) => {
+    note("tool.execute.after", input, { output: plain(output) })
+  },
+})
+"""
+
+
+def opencode_probe_plugin(box: Sandbox, probe: HookProbe) -> Path:
+    """Install a plugin that logs OpenCode's plugin hooks into ``probe``'s log and adds
+    its markers: ``system.transform`` to the system prompt, ``chat.message`` to the
+    prompt."""
+    path = box.opencode_dir / "plugins" / "kenning-probe.js"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    settings = [probe.token, str(probe.log)]
+    path.write_text(PROBE_PLUGIN % json.dumps(settings))
+    return path
+
+
+# ----------------------------------------------------------------------------- copilot
+
+
+def prepare_copilot(root: Path, base_url: str, binary: Path | None = None) -> Sandbox:
+    """Sandbox for GitHub Copilot CLI pointed at a Chat Completions stub at ``base_url``:
+    offline mode with a bring-your-own-key provider, so no GitHub login."""
+    box = make_sandbox(root, "copilot", base_url, binary)
+    box.env.update(
+        {
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_AUTO_UPDATE": "false",
+            "COPILOT_PROVIDER_BASE_URL": base_url.rstrip("/") + "/v1",
+            "COPILOT_PROVIDER_API_KEY": STUB_KEY,
+            "COPILOT_MODEL": CHAT_MODEL,
+            "COPILOT_CACHE_HOME": str(copilot_cache()),
+        }
+    )
+    box.copilot_home.mkdir(parents=True, exist_ok=True)
+    return box
+
+
+def add_copilot_hook(box: Sandbox, event: str, command: str, timeout: int = 30) -> None:
+    """Add a command hook for ``event`` (camelCase) to ``~/.copilot/hooks/kenning-test.json``."""
+    path = box.copilot_home / "hooks" / "kenning-test.json"
+    data = _read_json(path) or {"version": 1, "hooks": {}}
+    handler = {"type": "command", "bash": command, "timeoutSec": timeout}
+    data["hooks"].setdefault(event, []).append(handler)
+    _write_json(path, data)
+
+
+def run_copilot(
+    box: Sandbox,
+    prompt: str,
+    extra_args: Sequence[str] = (),
+    timeout: float = DEFAULT_RUN_TIMEOUT,
+) -> subprocess.CompletedProcess[str]:
+    """``copilot -p PROMPT --no-auto-update [extra_args]`` in the sandbox repo.
+
+    In -p mode an MCP tool runs only with ``--allow-all-tools`` (or ``--allow-tool``).
+    """
+    binary = box.binary or install("copilot")
+    command = [str(binary), "-p", prompt, "--no-auto-update", *extra_args]
+    return run_process(command, box, timeout)
+
+
 # ----------------------------------------------------------------------------- probing
 
 PROBE_SCRIPT = """\
@@ -563,11 +785,13 @@ if mode == "text":
 elif mode == "context":
     out = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": marker}}
     print(json.dumps(out))
+elif mode == "additional":
+    print(json.dumps({"additionalContext": marker}))
 elif mode == "empty":
     print("{}")
 """
 
-PROBE_MODES = ("text", "context", "empty", "silent")
+PROBE_MODES = ("text", "context", "additional", "empty", "silent")
 
 
 class HookProbe:
@@ -575,7 +799,8 @@ class HookProbe:
 
     ``command(event, mode)`` gives the shell command to register for ``event``; ``mode`` is
     ``text`` (marker as plain stdout), ``context`` (marker as JSON
-    ``hookSpecificOutput.additionalContext``), ``empty`` (prints ``{}``) or ``silent``.
+    ``hookSpecificOutput.additionalContext``), ``additional`` (JSON with a top-level
+    ``additionalContext``, Copilot CLI's form), ``empty`` (prints ``{}``) or ``silent``.
     """
 
     def __init__(self, folder: Path, token: str) -> None:

@@ -45,7 +45,8 @@ class ToolCall:
     """An assistant tool call; the agent runs the tool and sends the result next request.
 
     ``name`` is the tool's name as the agent offers it to the model: ``mcp__NAME__TOOL`` for
-    Claude Code and Codex, ``mcp_NAME_TOOL`` for Gemini.  For Codex the stub sends that as
+    Claude Code and Codex, ``mcp_NAME_TOOL`` for Gemini, ``NAME_TOOL`` for OpenCode and
+    ``NAME-TOOL`` for Copilot CLI.  For Codex the stub sends that as
     namespace ``mcp__NAME`` plus name ``TOOL``, which is how Codex offers MCP tools.
     ``call_id`` defaults to a fresh id (Gemini gets none unless one is given).
     """
@@ -569,3 +570,79 @@ class GeminiStub(StubServer):
         if route.endswith(":streamGenerateContent"):
             return _sse_response([(None, payload)])
         return _json_response(payload)
+
+
+# ===================================================================== OpenAI Chat Completions
+
+
+class OpenAIChatStub(StubServer):
+    """OpenAI Chat Completions, streamed, as OpenCode and Copilot CLI speak it:
+    ``POST /v1/chat/completions``.
+
+    Only requests that offer tools take the next scripted reply: OpenCode sends a title
+    request (no ``tools``) before the first turn of a new session, and that one gets
+    :attr:`title` as its answer without using up the script.
+    """
+
+    name = "openai-chat"
+    title = "Stub session title"
+
+    def is_model_call(self, method: str, route: str, body: Any) -> bool:
+        return (
+            method == "POST"
+            and route.endswith("/chat/completions")
+            and isinstance(body, dict)
+            and bool(body.get("tools"))
+        )
+
+    def other(self, method: str, route: str, body: Any) -> Response:
+        if method == "POST" and route.endswith("/chat/completions"):
+            return self.render(Text(self.title), body, route)
+        if method == "GET" and route.endswith("/models"):
+            model = {"id": "stub-model", "object": "model", "created": 0, "owned_by": "stub"}
+            return _json_response({"object": "list", "data": [model]})
+        return super().other(method, route, body)
+
+    def message(self, reply: Reply) -> dict[str, Any]:
+        """The whole assistant message of a reply (what the stream adds up to)."""
+        if isinstance(reply, Text):
+            return {"role": "assistant", "content": reply.text}
+        call = {
+            "id": reply.call_id or self.new_id("call_stub"),
+            "type": "function",
+            "function": {"name": reply.name, "arguments": json.dumps(reply.args)},
+        }
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    def render(self, reply: Reply, body: Any, route: str) -> Response:
+        head = {
+            "id": self.new_id("chatcmpl-stub"),
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": (body or {}).get("model", "stub-model"),
+        }
+        message = self.message(reply)
+        finish = "tool_calls" if isinstance(reply, ToolCall) else "stop"
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        if not (body or {}).get("stream"):
+            choice = {"index": 0, "message": message, "finish_reason": finish}
+            return _json_response(
+                dict(head, object="chat.completion", choices=[choice], usage=usage)
+            )
+        if isinstance(reply, Text):
+            deltas = [{"role": "assistant", "content": ""}, {"content": reply.text}]
+        else:
+            [call] = message["tool_calls"]
+            opening = dict(call, index=0, function={"name": reply.name, "arguments": ""})
+            arguments = {"index": 0, "function": {"arguments": call["function"]["arguments"]}}
+            deltas = [
+                {"role": "assistant", "content": None, "tool_calls": [opening]},
+                {"tool_calls": [arguments]},
+            ]
+        chunks: list[tuple[str | None, Any]] = [
+            (None, dict(head, choices=[{"index": 0, "delta": d, "finish_reason": None}]))
+            for d in [*deltas, {}]
+        ]
+        chunks[-1][1]["choices"][0]["finish_reason"] = finish
+        chunks.append((None, dict(head, choices=[], usage=usage)))
+        return Response(200, "text/event-stream; charset=utf-8", sse(chunks) + b"data: [DONE]\n\n")

@@ -1,9 +1,9 @@
 """The harness end to end: real agent CLIs, offline, against the stub model servers.
 
-Each CLI gets a probe hook on every event of one turn.  The probe logs its stdin payload and
-prints a marker; the test checks that the markers reach the model request the stub recorded,
-that the events ran in the documented order and that the payloads carry the documented
-fields.  With ``KEN_RECORD_FIXTURES=1`` the payloads are written to ``tests/fixtures/hooks``;
+Each CLI gets a probe hook on every event of one turn (OpenCode, which has no command
+hooks, a probe plugin).  The probe logs its stdin payload and prints a marker; the test
+checks that the markers reach the model request the stub recorded, that the events ran in
+the documented order and that the payloads carry the documented fields.  With ``KEN_RECORD_FIXTURES=1`` the payloads are written to ``tests/fixtures/hooks``;
 otherwise their field names are compared with the recorded ones.
 """
 
@@ -22,7 +22,14 @@ import pytest
 
 from . import harness
 from .harness import HookProbe, Sandbox
-from .stubs import AnthropicStub, GeminiStub, OpenAIResponsesStub, Text, ToolCall
+from .stubs import (
+    AnthropicStub,
+    GeminiStub,
+    OpenAIChatStub,
+    OpenAIResponsesStub,
+    Text,
+    ToolCall,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 RECORD = os.environ.get("KEN_RECORD_FIXTURES") == "1"
@@ -263,6 +270,131 @@ def test_gemini_tool_call_round_trip(gemini_box: Sandbox, gemini_stub: GeminiStu
     assert [r["name"] for r in responses] == ["mcp_absent_probe"]
 
 
+# ----------------------------------------------------------------------------- opencode
+
+
+def chat_text(message: dict[str, Any]) -> str:
+    """A Chat Completions message's text, whether its content is a string or parts."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content)
+    return str(content or "")
+
+
+@agents
+def test_opencode_plugin_hooks_reach_the_model(
+    opencode_box: Sandbox, chat_stub: OpenAIChatStub, probe: HookProbe
+) -> None:
+    harness.opencode_probe_plugin(opencode_box, probe)
+    chat_stub.queue(Text(FINAL))
+
+    done = harness.run_opencode(opencode_box, PROMPT, timeout=120)
+
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert FINAL in done.stdout
+    # The title request (no tools) comes first and does not use up the script.
+    titles = [r for r in chat_stub.requests if r.reply is None]
+    assert len(titles) == 1 and not titles[0].body.get("tools")
+    [request] = chat_stub.model_requests()
+    assert request.body["stream"] is True
+    messages = request.body["messages"]
+    system = [chat_text(m) for m in messages if m["role"] == "system"]
+    # The system transform's text becomes a system message of its own.
+    assert probe.marker("system.transform") in system
+    [user] = [m for m in messages if m["role"] == "user"]
+    # The part pushed in chat.message follows the prompt in the same user message.
+    texts = [part["text"] for part in user["content"]]
+    assert texts == [f'"{PROMPT}"', probe.marker("chat.message")]
+    events = probe.events()
+    assert events.index("session.created") < events.index("chat.message")
+    assert events.index("chat.message") < events.index("system.transform")
+    assert events[-1] == "session.idle"
+    created = probe.payload("session.created")["input"]
+    session = created["info"]["id"]
+    assert session.startswith("ses_")
+    assert Path(created["info"]["directory"]).resolve() == opencode_box.repo.resolve()
+    chat = probe.payload("chat.message")
+    assert chat["input"]["sessionID"] == session
+    assert chat["message"]["sessionID"] == session
+    assert probe.payload("system.transform")["input"]["sessionID"] == session
+    assert probe.payload("session.idle")["input"]["sessionID"] == session
+    check_fixtures("opencode", probe, opencode_box)
+
+
+@agents
+def test_opencode_tool_call_round_trip(opencode_box: Sandbox, chat_stub: OpenAIChatStub) -> None:
+    chat_stub.queue(ToolCall("absent_probe", {"q": 1}, call_id="call_k1"), Text(FINAL))
+
+    done = harness.run_opencode(opencode_box, PROMPT, timeout=120)
+
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert FINAL in done.stdout
+    first, second = chat_stub.model_requests()
+    calls = [m for m in second.body["messages"] if m.get("tool_calls")]
+    assert [c["tool_calls"][0]["id"] for c in calls] == ["call_k1"]
+    results = [m for m in second.body["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in results] == ["call_k1"]
+
+
+# ----------------------------------------------------------------------------- copilot
+
+COPILOT_ORDER = ["sessionStart", "userPromptSubmitted", "agentStop", "sessionEnd"]
+
+
+@agents
+def test_copilot_hooks_reach_the_model(
+    copilot_box: Sandbox, chat_stub: OpenAIChatStub, probe: HookProbe
+) -> None:
+    for event in COPILOT_ORDER:
+        mode = "additional" if event in ("sessionStart", "userPromptSubmitted") else "silent"
+        harness.add_copilot_hook(copilot_box, event, probe.command(event, mode))
+    chat_stub.queue(Text(FINAL))
+
+    done = harness.run_copilot(copilot_box, PROMPT, timeout=120)
+
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert FINAL in done.stdout
+    [request] = chat_stub.model_requests()
+    messages = request.body["messages"]
+    assert messages[0]["role"] == "system"
+    # sessionStart's context is a user message of its own, before the prompt...
+    assert messages[1] == {"role": "user", "content": probe.marker("sessionStart")}
+    # ...and userPromptSubmitted's is a reminder appended to the prompt.
+    prompt = chat_text(messages[2])
+    assert PROMPT in prompt
+    reminder = f"<system_reminder>\n{probe.marker('userPromptSubmitted')}\n</system_reminder>"
+    assert prompt.endswith(reminder)
+    # sessionStart and userPromptSubmitted run at the same time: either may log first.
+    assert sorted(probe.events()[:2]) == sorted(COPILOT_ORDER[:2])
+    assert probe.events()[2:] == COPILOT_ORDER[2:]
+    sessions = {payload["sessionId"] for _, payload in probe.calls()}
+    assert len(sessions) == 1, sessions
+    for event in COPILOT_ORDER:
+        payload = probe.payload(event)
+        assert Path(payload["cwd"]).resolve() == copilot_box.repo.resolve()
+        assert isinstance(payload["timestamp"], int)
+    assert probe.payload("sessionStart")["source"] == "new"
+    assert probe.payload("sessionStart")["initialPrompt"] == PROMPT
+    assert probe.payload("userPromptSubmitted")["prompt"] == PROMPT
+    transcript = Path(probe.payload("agentStop")["transcriptPath"])
+    assert transcript.is_relative_to(copilot_box.home / ".copilot" / "session-state")
+    assert probe.payload("sessionEnd")["reason"] == "complete"
+    check_fixtures("copilot", probe, copilot_box)
+
+
+@agents
+def test_copilot_tool_call_round_trip(copilot_box: Sandbox, chat_stub: OpenAIChatStub) -> None:
+    chat_stub.queue(ToolCall("absent-probe", {"q": 1}, call_id="call_k1"), Text(FINAL))
+
+    done = harness.run_copilot(copilot_box, PROMPT, timeout=120)
+
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert FINAL in done.stdout
+    first, second = chat_stub.model_requests()
+    results = [m for m in second.body["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in results] == ["call_k1"]
+
+
 # ----------------------------------------------------------------------------- harness
 
 
@@ -276,6 +408,8 @@ def test_sandbox_env_is_minimal_and_explicit(
         harness.prepare_claude(tmp_path / "c", "http://127.0.0.1:1"),
         harness.prepare_codex(tmp_path / "x", "http://127.0.0.1:2"),
         harness.prepare_gemini(tmp_path / "g", "http://127.0.0.1:3"),
+        harness.prepare_opencode(tmp_path / "o", "http://127.0.0.1:4"),
+        harness.prepare_copilot(tmp_path / "p", "http://127.0.0.1:5"),
     ]
     for box in boxes:
         assert "real-key-must-not-leak" not in box.env.values()
@@ -294,7 +428,7 @@ def test_sandbox_env_is_minimal_and_explicit(
             check=True,
         )
         assert len(log.stdout.splitlines()) == 1
-    claude, codex, gemini = boxes
+    claude, codex, gemini, opencode, copilot = boxes
     assert json.loads(claude.claude_settings.read_text()) == {}
     assert claude.env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:1"
     assert 'base_url = "http://127.0.0.1:2/v1"' in codex.codex_config.read_text()
@@ -302,6 +436,15 @@ def test_sandbox_env_is_minimal_and_explicit(
     settings = json.loads(gemini.gemini_settings.read_text())
     assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
     assert gemini.env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:3"
+    config = json.loads(opencode.opencode_config.read_text())
+    assert config["provider"]["stub"]["options"]["baseURL"] == "http://127.0.0.1:4/v1"
+    # A lockfile naming the plugin package keeps OpenCode from running npm at start.
+    lock = json.loads((opencode.opencode_dir / "package-lock.json").read_text())
+    package = json.loads((opencode.opencode_dir / "package.json").read_text())
+    assert lock["packages"][""]["dependencies"] == package["dependencies"]
+    assert (opencode.opencode_dir / "node_modules").is_dir()
+    assert copilot.env["COPILOT_PROVIDER_BASE_URL"] == "http://127.0.0.1:5/v1"
+    assert copilot.env["COPILOT_OFFLINE"] == "true"
 
 
 def test_ken_resolves_from_the_sandbox_path(tmp_path: Path) -> None:

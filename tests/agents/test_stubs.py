@@ -15,6 +15,7 @@ from .stubs import (
     DEFAULT_REPLY,
     AnthropicStub,
     GeminiStub,
+    OpenAIChatStub,
     OpenAIResponsesStub,
     StubServer,
     Text,
@@ -136,6 +137,68 @@ def test_openai_tool_call_splits_mcp_namespace() -> None:
     assert "namespace" not in second
     assert json.loads(second["arguments"]) == {}
     assert second["call_id"] != first["call_id"]
+
+
+# ----------------------------------------------------------------------------- OpenAI chat
+
+
+def chat_chunks(raw: bytes) -> list[Any]:
+    """The JSON chunks of a Chat Completions stream; it must end with ``data: [DONE]``."""
+    lines = [line for line in raw.decode().split("\n\n") if line.strip()]
+    assert lines[-1] == "data: [DONE]"
+    return [json.loads(line.removeprefix("data: ")) for line in lines[:-1]]
+
+
+TOOLS = [{"type": "function", "function": {"name": "ken_memory_search", "parameters": {}}}]
+
+
+def test_chat_text_stream() -> None:
+    with OpenAIChatStub([Text("chat answer")]) as stub:
+        _, ctype, raw = post(
+            stub, "/v1/chat/completions", {"model": "stub-model", "stream": True, "tools": TOOLS}
+        )
+    assert ctype.startswith("text/event-stream")
+    chunks = chat_chunks(raw)
+    assert {c["object"] for c in chunks} == {"chat.completion.chunk"}
+    assert len({c["id"] for c in chunks}) == 1
+    deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
+    assert "".join(d.get("content") or "" for d in deltas) == "chat answer"
+    assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "stop"
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] == 2
+
+
+def test_chat_tool_call_stream_and_plain() -> None:
+    replies = [ToolCall("ken_memory_search", {"query": "x"}, call_id="call_1"), ToolCall("other")]
+    with OpenAIChatStub(replies) as stub:
+        streamed = chat_chunks(
+            post(stub, "/v1/chat/completions", {"stream": True, "tools": TOOLS})[2]
+        )
+        _, ctype, raw = post(stub, "/v1/chat/completions", {"tools": TOOLS})
+    opening, arguments = (c["choices"][0]["delta"] for c in streamed[:2])
+    [call] = opening["tool_calls"]
+    assert (call["id"], call["function"]["name"], call["index"]) == (
+        "call_1",
+        "ken_memory_search",
+        0,
+    )
+    assert json.loads(arguments["tool_calls"][0]["function"]["arguments"]) == {"query": "x"}
+    assert streamed[2]["choices"][0]["finish_reason"] == "tool_calls"
+    assert ctype == "application/json"
+    plain = json.loads(raw)
+    assert plain["choices"][0]["finish_reason"] == "tool_calls"
+    [call] = plain["choices"][0]["message"]["tool_calls"]
+    assert call["function"] == {"name": "other", "arguments": "{}"}
+
+
+def test_chat_requests_without_tools_do_not_use_the_script() -> None:
+    with OpenAIChatStub([Text("scripted")]) as stub:
+        title = chat_chunks(post(stub, "/v1/chat/completions", {"stream": True})[2])
+        main = chat_chunks(post(stub, "/v1/chat/completions", {"stream": True, "tools": TOOLS})[2])
+        assert stub.pending() == []
+        assert [r.reply for r in stub.requests] == [None, Text("scripted")]
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in title if c["choices"])
+    assert text == OpenAIChatStub.title
+    assert "scripted" in json.dumps(main)
 
 
 # ----------------------------------------------------------------------------- Gemini
