@@ -3,8 +3,9 @@
 Each CLI gets a probe hook on every event of one turn (OpenCode, which has no command
 hooks, a probe plugin).  The probe logs its stdin payload and prints a marker; the test
 checks that the markers reach the model request the stub recorded, that the events ran in
-the documented order and that the payloads carry the documented fields.  With ``KEN_RECORD_FIXTURES=1`` the payloads are written to ``tests/fixtures/hooks``;
-otherwise their field names are compared with the recorded ones.
+the documented order and that the payloads carry the documented fields.  With
+``KEN_RECORD_FIXTURES=1`` the payloads are written to ``tests/fixtures/hooks``; otherwise
+their field names are compared with the recorded ones.
 """
 
 from __future__ import annotations
