@@ -39,6 +39,7 @@ ITEM_KEYS = {
     "revision",
     "dismiss_reason",
     "source",
+    "archive_reason",
 }
 REVISION_KEYS = {
     "id",
@@ -614,9 +615,36 @@ def test_approve_reject_archive_dismiss_restore_move_items_between_statuses():
     assert (data["status"], data["dismiss_reason"]) == ("dismissed", "one_off")
     assert "(one_off)" in ok("show", a).stdout
     assert ken("dismiss", a, "--reason", "meh").exit_code == 2
-    assert ken("dismiss", a).exit_code == 2
     wrong = ken("approve", a)
     assert wrong.exit_code == 1 and "only proposed items" in wrong.stderr
+
+
+def test_dismiss_without_a_reason_records_other():
+    item = add("A one-off thing").id[-6:]
+    assert "dismissed" in ok("dismiss", item).stderr
+    data = as_json("show", item)
+    assert (data["status"], data["dismiss_reason"]) == ("dismissed", "other")
+
+
+def test_archive_keeps_the_reason_given_and_show_lists_it_until_restored():
+    item = add("The old staging cluster is at 10.0.0.5").id[-6:]
+    said = ok("archive", item, "--reason", "  the cluster   was retired ").stderr
+    assert f"archived {item.lower()} (the cluster was retired)" in said
+    data = as_json("show", item)
+    assert (data["status"], data["archive_reason"]) == ("archived", "the cluster was retired")
+    assert "archived (the cluster was retired)" in ok("show", item).stdout
+    ok("restore", item)
+    assert as_json("show", item)["archive_reason"] is None
+    plain = add("Archived with no reason").id[-6:]
+    ok("archive", plain)
+    assert as_json("show", plain)["archive_reason"] is None
+
+
+def test_an_archive_reason_over_a_line_is_refused_and_nothing_changes():
+    item = add("Keep me active").id[-6:]
+    result = ken("archive", item, "--reason", "x" * 201)
+    assert result.exit_code == 1 and "over 200" in result.stderr
+    assert as_json("show", item)["status"] == "active"
 
 
 def test_pin_and_unpin():

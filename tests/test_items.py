@@ -217,7 +217,7 @@ def test_status_moves_only_along_allowed_paths(store):
         items.set_status(store, proposed.id, "approve")
     archived = items.set_status(store, proposed.id, "archive")
     assert archived.status is Status.ARCHIVED
-    with pytest.raises(InvalidInput, match="--reason"):
+    with pytest.raises(InvalidInput, match="unknown dismiss reason .because."):
         items.set_status(store, proposed.id, "dismiss", reason="because")
     dismissed = items.set_status(store, proposed.id, "dismiss", reason="one_off")
     assert (dismissed.status, dismissed.dismiss_reason) == (Status.DISMISSED, "one_off")

@@ -51,6 +51,15 @@ SETTINGS: tuple[Setting, ...] = (
         ["claude", "codex", "gemini"],
         "Agent kinds that get context packs and recall.",
     ),
+    Setting(
+        "memory.max_active_per_scope",
+        int,
+        0,
+        "Most active memories a scope keeps: past it the lowest-ranked unpinned ones are "
+        "archived (reason `cap`), never deleted; 0: no cap.",
+        low=0,
+        high=1_000_000,
+    ),
     Setting("recall.limit", int, 5, "Most items one prompt's recall gives.", low=0, high=50),
     Setting(
         "recall.max_tokens", int, 800, "Token cap of one prompt's recall.", low=0, high=100_000

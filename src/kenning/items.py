@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
-from kenning import ids, policy, templates
+from kenning import config, ids, policy, rank, templates
 from kenning.errors import AmbiguousId, InvalidInput, NotFound
 from kenning.model import (
     MAX_EVIDENCE_BYTES,
@@ -251,7 +251,46 @@ def add(
     item = replace(item, status=chosen)
     if chosen is Status.PROPOSED and item.provenance.who not in policy.PEOPLE:
         return file_proposal(store, item)
-    return store.insert_item(item)
+    stored = store.insert_item(item)
+    if stored.status is Status.ACTIVE:
+        enforce_cap(store, stored.scope, keep=(stored.id,))
+    return stored
+
+
+# --- the cap of active memories per scope ---------------------------------------------
+
+CAP = "cap"  # the archive reason (and the change) when the cap sets an item aside
+MAX_ARCHIVE_REASON = 200
+
+
+def enforce_cap(
+    store: Store, scope: Scope, *, cap: int | None = None, keep: Sequence[str] = ()
+) -> list[Item]:
+    """Archive, with the reason `cap`, the lowest-ranked active memories of `scope` over
+    `cap` (`memory.max_active_per_scope` when not given; 0 is off). Pinned memories,
+    memories kept in sync from a file and `keep` (what was just written or approved:
+    a memory is never set aside the moment it is made) are never archived. Nothing is
+    deleted: `ken restore` brings one back. Returns what was archived."""
+    limit = config.Config().get("memory.max_active_per_scope") if cap is None else cap
+    if limit <= 0:
+        return []
+    active = store.list_items(ItemQuery(scopes=(str(scope),)))
+    over = len(active) - limit
+    if over <= 0:
+        return []
+    movable = [i for i in active if not i.pinned and not i.source and i.id not in keep]
+    archived = []
+    now = now_iso()
+    for item in rank.ranked(movable)[::-1][:over]:
+        aside = replace(
+            item,
+            status=Status.ARCHIVED,
+            archive_reason=CAP,
+            updated_at=now,
+            revision=ids.new_ulid(),
+        )
+        archived.append(store.replace_item(aside, CAP))
+    return archived
 
 
 # --- statements a person dismissed, proposed again ------------------------------------
@@ -492,25 +531,21 @@ def set_status(
     reason: str | None = None,
     actor: policy.Actor | None = None,
 ) -> Item:
-    """approve, reject, archive, dismiss (with a reason) or restore one item: a person's
-    decision (see `policy.require_person`)."""
+    """approve, reject, archive (with an optional reason in the person's words), dismiss
+    (with a reason: covered, wrong, one_off, or other when none is given) or restore one
+    item: a person's decision (see `policy.require_person`)."""
     item = get(store, ref)
     check_status_change(item, action)
     policy.require_person(policy.resolve(actor), f"{action} {item.id[-6:].lower()}")
-    dismiss_reason = None
-    if action == "dismiss":
-        try:
-            dismiss_reason = DismissReason((reason or "").strip().lower()).value
-        except ValueError:
-            raise InvalidInput(
-                f"dismiss needs --reason {'|'.join(r.value for r in DismissReason)}"
-            ) from None
+    dismiss_reason = dismiss_reason_of(reason) if action == "dismiss" else None
+    archive_reason = archive_reason_of(reason) if action == "archive" else None
     now = now_iso()
     target = restored_status(store, item) if action == "restore" else _TARGET[action]
     updated = replace(
         item,
         status=target,
         dismiss_reason=dismiss_reason,
+        archive_reason=archive_reason,
         updated_at=now,
         reviewed_at=now if target is Status.ACTIVE else item.reviewed_at,
         expires_at=task_expiry(item.kind, now) if action == "restore" else item.expires_at,
@@ -519,7 +554,35 @@ def set_status(
     stored = store.replace_item(updated, action)
     if action == "approve":
         _supersede_replaced(store, stored)
+    if stored.status is Status.ACTIVE:
+        enforce_cap(store, stored.scope, keep=(stored.id,))
     return stored
+
+
+def dismiss_reason_of(reason: str | None) -> str:
+    """A dismiss reason as typed: covered, wrong, one_off or other; other when none."""
+    text = (reason or "").strip().lower() or DismissReason.OTHER.value
+    try:
+        return DismissReason(text).value
+    except ValueError:
+        raise InvalidInput(
+            f"unknown dismiss reason '{reason}': use "
+            f"{', '.join(r.value for r in DismissReason)}"
+        ) from None
+
+
+def archive_reason_of(reason: str | None) -> str | None:
+    """An archive reason in the person's words: one line, redacted, 200 characters at
+    most; None when none is given."""
+    text = " ".join((reason or "").split())
+    if not text:
+        return None
+    if len(text) > MAX_ARCHIVE_REASON:
+        raise InvalidInput(
+            f"the archive reason is {len(text)} characters, over {MAX_ARCHIVE_REASON}: "
+            "say it in a line"
+        )
+    return redact(text).text
 
 
 def set_pinned(store: Store, ref: str, pinned: bool, *, actor: policy.Actor | None = None) -> Item:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,7 +15,7 @@ from kenning.store import ItemQuery, Store, now_iso
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    rule: str  # missing_file, expired_task, unused, duplicate
+    rule: str  # missing_file, expired_task, unused, duplicate, capped, over_cap
     item_id: str
     title: str
     detail: str
@@ -34,7 +35,10 @@ def _fingerprint(item: Item) -> str:
     return hashlib.sha1(" ".join(words).encode()).hexdigest()
 
 
-def lint(store: Store, *, unused_days: int = 90, scopes: tuple[str, ...] = ()) -> list[Finding]:
+def lint(
+    store: Store, *, unused_days: int = 90, scopes: tuple[str, ...] = (), cap: int = 0
+) -> list[Finding]:
+    """What may no longer be true or useful; `cap` is `memory.max_active_per_scope`."""
     now = now_iso()
     items = store.list_items(
         ItemQuery(scopes=scopes, statuses=("active", "proposed"), include_expired=True)
@@ -77,4 +81,43 @@ def lint(store: Store, *, unused_days: int = 90, scopes: tuple[str, ...] = ()) -
             )
         else:
             seen[key] = item
+    return findings + _cap_findings(store, items, scopes, cap)
+
+
+def _cap_findings(
+    store: Store, items: list[Item], scopes: tuple[str, ...], cap: int
+) -> list[Finding]:
+    """Memories the cap archived (until a person restores or dismisses them), and scopes
+    over the cap (after it was lowered: the next memory written there archives)."""
+    findings = [
+        Finding(
+            "capped",
+            item.id,
+            item.title,
+            f"archived by the cap of active memories in {item.scope} on "
+            f"{item.updated_at[:10]}: `ken restore` brings it back, `ken dismiss` "
+            "keeps it out of this report",
+        )
+        for item in store.list_items(
+            ItemQuery(scopes=scopes, statuses=("archived",), include_expired=True)
+        )
+        if item.archive_reason == "cap"
+    ]
+    if cap > 0:
+        told = Counter(
+            str(i.scope)
+            for i in items
+            if i.status is Status.ACTIVE and not (i.expires_at and i.expires_at <= now_iso())
+        )
+        for scope, count in sorted(told.items()):
+            if count > cap:
+                findings.append(
+                    Finding(
+                        "over_cap",
+                        "",
+                        scope,
+                        f"{count} active memories, over the cap of {cap}: the next one "
+                        "written or approved there archives the lowest-ranked",
+                    )
+                )
     return findings

@@ -270,6 +270,7 @@ class Item:
     revision: str = ""
     dismiss_reason: str | None = None
     source: str | None = None  # set when a file (a project's decisions.md) is the truth
+    archive_reason: str | None = None  # why it was archived: a person's words, or `cap`
 
     @property
     def text(self) -> str:
@@ -298,6 +299,7 @@ class Item:
             "revision": self.revision,
             "dismiss_reason": self.dismiss_reason,
             "source": self.source,
+            "archive_reason": self.archive_reason,
         }
 
 

@@ -4,8 +4,8 @@ An export line is an item with its provenance and version history. An import bri
 items back as *proposed*, so it never changes what agents are told until a person
 approves them, and it keeps their ids, so importing the same file twice adds nothing.
 With `keep_status`, a person brings their own export back as it was: statuses, pins,
-dismiss reasons, review and expiry times, use counts and provenance. The whole file is
-checked before anything is written: one bad line imports nothing.
+dismiss and archive reasons, review and expiry times, use counts and provenance. The whole
+file is checked before anything is written: one bad line imports nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from kenning import ids, policy
 from kenning.errors import InvalidInput
-from kenning.items import new_item, parse_kind, parse_scope, parse_status
+from kenning.items import archive_reason_of, new_item, parse_kind, parse_scope, parse_status
 from kenning.model import DismissReason, Item, Provenance, Status
 from kenning.store import ItemQuery, Store
 
@@ -54,6 +54,13 @@ def _as_it_was(item: Item, data: dict[str, Any], where: str) -> Item:
             raise InvalidInput(f"{where}: a dismissed item needs a 'dismiss_reason'")
     else:
         reason = None
+    archive_reason = data.get("archive_reason") if status is Status.ARCHIVED else None
+    if archive_reason is not None and not isinstance(archive_reason, str):
+        raise InvalidInput(f"{where}: 'archive_reason' must be text")
+    try:
+        archive_reason = archive_reason_of(archive_reason)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc}") from None
     uses = data.get("use_count", 0) or 0
     if not isinstance(uses, int) or isinstance(uses, bool) or uses < 0:
         raise InvalidInput(f"{where}: 'use_count' must be a whole number")
@@ -62,6 +69,7 @@ def _as_it_was(item: Item, data: dict[str, Any], where: str) -> Item:
         item,
         status=status,
         dismiss_reason=reason,
+        archive_reason=archive_reason,
         updated_at=_time(data, "updated_at", where) or item.updated_at,
         reviewed_at=_time(data, "reviewed_at", where),
         expires_at=expires,

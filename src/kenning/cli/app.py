@@ -584,7 +584,6 @@ def _status_command(action: str, past: str, doc: str) -> None:
 
 _status_command("approve", "approved", "Approve proposed memories: agents are told them.")
 _status_command("reject", "rejected", "Reject proposed memories (kept, never told).")
-_status_command("archive", "archived", "Archive memories: kept, no longer told.")
 _status_command(
     "restore",
     "restored",
@@ -592,15 +591,40 @@ _status_command(
 )
 
 
+@cli.command(epilog=example('ken archive 3kq9zd --reason "the service is gone"'))
+@click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids("archive"))
+@click.option("--reason", help="Why, in a line (shown by `ken show`).")
+@json_option
+@pass_state
+def archive(state: State, refs: tuple[str, ...], reason: str | None, as_json: bool) -> None:
+    """Archive memories: kept, no longer told; `restore` brings them back."""
+    items.archive_reason_of(reason)  # a bad reason is refused before anything changes
+    chosen = _all_or_nothing(state, refs, "archive")
+    actor = policy.require_person(state.actor(), f"archive {' '.join(refs)}")
+    done = [
+        items.set_status(state.store, i.id, "archive", reason=reason, actor=actor) for i in chosen
+    ]
+    if as_json:
+        emit_json([i.to_dict() for i in done])
+        return
+    for item in done:
+        why = f" ({item.archive_reason})" if item.archive_reason else ""
+        say(f"archived {item.id[-6:].lower()}{why}: {item.title}")
+
+
 @cli.command(epilog=example("ken dismiss 3kq9zd --reason one_off"))
 @click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids("dismiss"))
 @click.option(
-    "--reason", required=True, type=click.Choice(["covered", "wrong", "one_off", "other"])
+    "--reason",
+    default="other",
+    show_default=True,
+    type=click.Choice(["covered", "wrong", "one_off", "other"]),
+    help="covered (another memory says it), wrong, one_off (true once) or other.",
 )
 @json_option
 @pass_state
 def dismiss(state: State, refs: tuple[str, ...], reason: str, as_json: bool) -> None:
-    """Dismiss memories with a reason (kept, never told; `restore` undoes it)."""
+    """Dismiss memories, with a reason (kept, never told; `restore` undoes it)."""
     chosen = _all_or_nothing(state, refs, "dismiss")
     actor = policy.require_person(state.actor(), f"dismiss {' '.join(refs)}")
     done = [
@@ -783,11 +807,13 @@ def import_cmd(state: State, file: Any, keep_status: bool) -> None:
 @json_option
 @pass_state
 def lint_cmd(state: State, days: int | None, here: bool, as_json: bool) -> None:
-    """Report links to missing files, expired tasks, unused items and duplicates."""
+    """Report links to missing files, expired tasks, unused items, duplicates, and what the
+    cap of active memories per scope archived."""
     findings = lint_mod.lint(
         state.store,
         unused_days=days or state.config.get("lint.unused_days"),
         scopes=tuple(scope_filter(state, (), here)),
+        cap=state.config.get("memory.max_active_per_scope"),
     )
     if as_json:
         emit_json([f.to_dict() for f in findings])

@@ -143,7 +143,9 @@ def show_item(item: Item, history: Sequence[Revision]) -> None:
         ("scope", str(item.scope)),
         (
             "status",
-            item.status.value + (f" ({item.dismiss_reason})" if item.dismiss_reason else ""),
+            item.status.value
+            + (f" ({item.dismiss_reason})" if item.dismiss_reason else "")
+            + (f" ({item.archive_reason})" if item.archive_reason else ""),
         ),
         ("pinned", "yes" if item.pinned else "no"),
         ("tags", ", ".join(item.tags) or "-"),

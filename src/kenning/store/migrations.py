@@ -237,6 +237,12 @@ def m0008_spool_replays(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE replays (id TEXT PRIMARY KEY, at TEXT NOT NULL)")
 
 
+def m0009_archive_reasons(conn: sqlite3.Connection) -> None:
+    # Why an item was archived: a person's words (`ken archive --reason`), or `cap` when
+    # the cap of active items per scope set it aside.
+    conn.execute("ALTER TABLE items ADD COLUMN archive_reason TEXT")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
@@ -246,6 +252,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0006_normalize_scopes,
     m0007_word_counts,
     m0008_spool_replays,
+    m0009_archive_reasons,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

@@ -52,7 +52,7 @@ SEARCH_WINDOW = 2_000
 ITEM_COLUMNS = (
     "id, kind, scope, status, pinned, title, body, tags, links, evidence, provenance, "
     "session_id, created_at, updated_at, reviewed_at, expires_at, use_count, last_used_at, "
-    "revision, dismiss_reason, source"
+    "revision, dismiss_reason, source, archive_reason"
 )
 
 
@@ -146,6 +146,7 @@ def _row_to_item(row: sqlite3.Row) -> Item:
         revision=row["revision"],
         dismiss_reason=row["dismiss_reason"],
         source=row["source"],
+        archive_reason=row["archive_reason"],
     )
 
 
@@ -172,6 +173,7 @@ def _item_values(item: Item) -> tuple[Any, ...]:
         item.revision,
         item.dismiss_reason,
         item.source,
+        item.archive_reason,
     )
 
 
@@ -423,7 +425,7 @@ class SQLiteStore:
         if any(not item.revision for item in items):
             raise StoreError("an item needs a revision id before it is stored")
         values = [_item_values(item) for item in items]
-        placeholders = ", ".join("?" * 21)
+        placeholders = ", ".join("?" * len(ITEM_COLUMNS.split(",")))
         conn.executemany(f"INSERT INTO items ({ITEM_COLUMNS}) VALUES ({placeholders})", values)
         self._count_terms(conn, items)
         conn.executemany(

@@ -1,0 +1,92 @@
+"""The cap of active memories per scope archives the lowest-ranked ones, never deletes."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import ken
+from helpers import add, opened
+from kenning import items, lint
+from kenning.model import Kind, Status
+
+SCOPE = "repo:github.com/acme/shop"
+
+
+def set_cap(value: int) -> None:
+    assert ken("config", "set", "memory.max_active_per_scope", str(value)).exit_code == 0
+
+
+def statuses(*made) -> list[str]:  # type: ignore[no-untyped-def]
+    with opened() as store:
+        return [store.get_item(i.id).status.value for i in made]
+
+
+def test_without_a_cap_nothing_is_archived():
+    made = [add(f"Memory number {n} about the shop", scope=SCOPE) for n in range(6)]
+    assert statuses(*made) == ["active"] * 6
+
+
+def test_over_the_cap_the_lowest_ranked_unpinned_memories_are_archived_with_reason_cap():
+    set_cap(4)
+    with opened() as store:
+        rule = add("Use pnpm, never npm", store, scope=SCOPE, kind=Kind.PREFERENCE)
+        used = add("The shop deploys with make release", store, scope=SCOPE, kind=Kind.FACT)
+        store.record_uses([used.id], None, "test")
+        pinned = add("Run the smoke suite first", store, scope=SCOPE, kind=Kind.TASK, pinned=True)
+        stale = add("The fact nobody used", store, scope=SCOPE, kind=Kind.FACT)
+        other = add("A note in another scope", store, kind=Kind.NOTE)  # global
+        assert statuses(rule, used, pinned, stale, other) == ["active"] * 5
+        newest = add("A status note", store, scope=SCOPE, kind=Kind.NOTE)
+        # Five active in the scope, cap 4: one goes. Not the new note (a memory is never
+        # set aside the moment it is made), not the pinned task; of the rest, the unused
+        # fact ranks below the used fact and the preference.
+        assert statuses(rule, used, pinned, stale, newest) == [
+            "active",
+            "active",
+            "active",
+            "archived",
+            "active",
+        ]
+        gone = store.get_item(stale.id)
+        assert (gone.archive_reason, store.revisions(stale.id)[-1].change) == ("cap", "cap")
+        assert store.get_item(other.id).status is Status.ACTIVE
+        assert store.count_items() == 6  # nothing deleted
+        # Lowered to 3 (the pin counts): the next write archives down to it, lowest first
+        # (the note written before this one, then the used fact); the preference stays.
+        set_cap(3)
+        last = add("Another status note", store, scope=SCOPE, kind=Kind.NOTE)
+        assert statuses(rule, used, pinned, newest, last) == [
+            "active",
+            "archived",
+            "active",
+            "archived",
+            "active",
+        ]
+    shown = ken("show", stale.id[-6:]).stdout
+    assert "archived (cap)" in shown and "cap" in shown.split("versions")[1]
+    found = json.loads(ken("lint", "--json").stdout)
+    capped = {f["id"] for f in found if f["rule"] == "capped"}
+    assert capped == {used.id, stale.id, newest.id}
+
+
+def test_approving_a_proposal_past_the_cap_archives_the_lowest_ranked_other():
+    set_cap(1)
+    with opened() as store:
+        kept = add("The first fact", store, scope=SCOPE, kind=Kind.FACT)
+        proposal = add("Prefer small pull requests", store, scope=SCOPE, status=Status.PROPOSED)
+        items.set_status(store, proposal.id, "approve")
+        assert statuses(kept, proposal) == ["archived", "active"]
+
+
+def test_lint_reports_a_scope_over_a_lowered_cap_and_nothing_under_it():
+    made = [add(f"Shop memory {n}", scope=SCOPE) for n in range(4)]
+    with opened() as store:
+        assert [f for f in lint.lint(store, cap=4) if f.rule == "over_cap"] == []
+        over = [f for f in lint.lint(store, cap=2) if f.rule == "over_cap"]
+    assert [(f.title, f.detail.split(",")[0]) for f in over] == [(SCOPE, "4 active memories")]
+    assert statuses(*made) == ["active"] * 4  # lint reports; it archives nothing
+
+
+def test_a_cap_out_of_range_is_refused():
+    result = ken("config", "set", "memory.max_active_per_scope", "1000001")
+    assert result.exit_code == 1 and "from 0 to 1,000,000" in result.stderr
