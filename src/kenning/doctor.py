@@ -43,11 +43,15 @@ class Report:
     log: list[str] = field(default_factory=list)
     config: list[Check] = field(default_factory=list)
     hook_server: list[Check] = field(default_factory=list)
+    deep: list[Check] = field(default_factory=list)  # --deep: the store's self-check
+    repaired: list[str] = field(default_factory=list)  # --repair: what it did
 
     @property
     def ok(self) -> bool:
         checks = [c for group in self.agents.values() for c in group]
-        return all(c.ok for c in [*checks, *self.store, *self.config, *self.hook_server])
+        return all(
+            c.ok for c in [*checks, *self.store, *self.config, *self.hook_server, *self.deep]
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +61,8 @@ class Report:
             "config": [c.to_dict() for c in self.config],
             "hook_server": [c.to_dict() for c in self.hook_server],
             "recent_errors": self.log,
+            "deep": [c.to_dict() for c in self.deep],
+            "repaired": self.repaired,
         }
 
 
@@ -292,11 +298,59 @@ def recent_errors(limit: int = 10) -> list[str]:
     return lines[-limit:]
 
 
-def diagnose(agents: tuple[str, ...] = integrate.AGENTS) -> Report:
+DEEP_NAMES = {
+    "pages": "sqlite integrity",
+    "search_index": "search index",
+    "terms": "stemmed word counts",
+    "words": "word counts",
+    "orphans": "orphaned rows",
+    "scopes": "scopes",
+}
+
+
+def _deep_checks(repair: bool) -> tuple[list[Check], list[str]]:
+    """The store's self-check, after a repair when asked: one check per kind of problem
+    (see `kenning.store.health`), and what the repair did."""
+    path = config_mod.db_path()
+    if not path.exists():
+        return [Check("self-check", True, f"{path} does not exist yet: nothing to check")], []
+    try:
+        store = open_store(path, create=False)
+    except KenningError as exc:
+        return [Check("self-check", False, str(exc), "restore a backup")], []
+    try:
+        done = list(store.repair().done) if repair else []
+        health = store.deep_check()
+    finally:
+        store.close()
+    checks = []
+    for name in health.checks:
+        found = [p for p in health.problems if p.check == name]
+        if not found:
+            checks.append(Check(DEEP_NAMES[name], True, "ok"))
+        for problem in found:
+            fix = (
+                "ken doctor --repair"
+                if problem.repairable
+                else "restore a backup (or `sqlite3 FILE .recover`)"
+                if name == "pages"
+                else ""
+            )
+            checks.append(Check(DEEP_NAMES[name], False, problem.detail, fix))
+    return checks, done
+
+
+def diagnose(
+    agents: tuple[str, ...] = integrate.AGENTS, *, deep: bool = False, repair: bool = False
+) -> Report:
+    """What `ken doctor` says; `deep` adds the store's self-check, `repair` first
+    rebuilds what can be rebuilt."""
     report = Report()
     for agent in agents:
         report.agents[agent] = _agent_checks(agent)
     report.store = _store_checks()
+    if deep or repair:
+        report.deep, report.repaired = _deep_checks(repair)
     report.config = _config_checks()
     report.hook_server = _hook_server_checks()
     report.log = recent_errors()

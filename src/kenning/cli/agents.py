@@ -307,13 +307,25 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool, as_json: bo
             say(f"  note: {note}")
 
 
-@cli.command(epilog=example("ken doctor --json"))
+@cli.command(epilog=example("ken doctor --deep"))
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Also check the store through: SQLite's integrity, the search index, word "
+    "counts, orphaned rows, scopes that no longer parse.",
+)
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Rebuild the search index and word counts and drop orphaned rows (one "
+    "transaction), then check deeply.",
+)
 @json_option
-def doctor(as_json: bool) -> None:
+def doctor(deep: bool, repair: bool, as_json: bool) -> None:
     """Check what is installed for each agent, the store's health and recent hook errors."""
     from kenning.doctor import diagnose
 
-    report = diagnose()
+    report = diagnose(deep=deep, repair=repair)
     if as_json:
         emit_json(report.to_dict())
     else:
@@ -323,8 +335,11 @@ def doctor(as_json: bool) -> None:
                 echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
                 if c.fix:
                     echo(f"      fix: {c.fix}")
+        for line in report.repaired:
+            say(f"repair: {line}")
         for title, group in (
             ("store", report.store),
+            *((("self-check", report.deep),) if report.deep else ()),
             ("config", report.config),
             ("hook server", report.hook_server),
         ):

@@ -38,7 +38,7 @@ from kenning.model import (
     Session,
     Status,
 )
-from kenning.store import migrations
+from kenning.store import health, migrations
 from kenning.store.base import ItemQuery
 
 BUSY_TIMEOUT_MS = 30_000
@@ -776,6 +776,22 @@ class SQLiteStore:
 
     def integrity_check(self) -> str:
         return str(self._read("PRAGMA integrity_check")[0][0])
+
+    def deep_check(self) -> health.Health:
+        """Every self-check `ken doctor --deep` runs (see `kenning.store.health`)."""
+        try:
+            self._wait_at_most()
+            return health.deep_check(self.conn)
+        except sqlite3.Error as exc:
+            raise _friendly(exc, self.path) from None
+
+    def repair(self) -> health.Repair:
+        """Rebuild the search index and word counts, drop orphaned rows: one transaction."""
+        try:
+            self._wait_at_most()
+            return health.repair(self.conn)
+        except sqlite3.Error as exc:
+            raise _friendly(exc, self.path) from None
 
     def counts(self) -> dict[str, int]:
         rows = self._read("SELECT status, count(*) AS n FROM items GROUP BY status")

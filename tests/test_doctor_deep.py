@@ -1,0 +1,137 @@
+"""`ken doctor --deep` checks the store through; `--repair` rebuilds what can be rebuilt.
+
+Each damage is done to a copy of a real store with plain sqlite3, as a tool that writes
+the file without kenning would do it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from conftest import ken
+from helpers import add, opened
+
+
+def deep(*flags: str, db: Path | None = None) -> tuple[int, dict[str, Any]]:
+    env = {"KEN_DB": str(db)} if db else None
+    result = ken("doctor", "--json", *flags, env=env)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def failing(report: dict[str, Any]) -> dict[str, str]:
+    return {c["name"]: c["detail"] for c in report["deep"] if not c["ok"]}
+
+
+def stocked(tmp_path: Path) -> tuple[Path, list[Any]]:
+    """A store with a few memories, and a copy of it (WAL folded in) to damage."""
+    made = [
+        add("Deploys go through make release", kind="decision"),
+        add("Use pnpm, never npm, in the shop repo", kind="preference"),
+        add("The staging database is reset every Monday", kind="fact"),
+    ]
+    with opened() as store:
+        store.checkpoint(5)
+        original = Path(store.path)
+    copy = tmp_path / "copy.db"
+    shutil.copy(original, copy)
+    return copy, made
+
+
+def test_a_healthy_store_reports_nothing_in_the_deep_check(tmp_path):
+    stocked(tmp_path)
+    code, report = deep("--deep")
+    assert code == 0 and report["ok"] is True
+    assert failing(report) == {}
+    assert {c["name"] for c in report["deep"]} == {
+        "sqlite integrity",
+        "search index",
+        "stemmed word counts",
+        "word counts",
+        "orphaned rows",
+        "scopes",
+    }
+    assert report["repaired"] == []
+    text = ken("doctor", "--deep").stdout
+    assert "self-check:" in text and "ok  search index: ok" in text
+
+
+def test_a_copy_with_a_damaged_search_index_is_found_and_repaired(tmp_path):
+    copy, made = stocked(tmp_path)
+    target = made[0]
+    conn = sqlite3.connect(copy)
+    # Take the decision's words out of the index while its row stays: search no longer
+    # finds it. Miscount a word and leave an orphaned version behind.
+    rowid, title, body, tags = conn.execute(
+        "SELECT rowid, title, body, tags FROM items WHERE id = ?", (target.id,)
+    ).fetchone()
+    conn.execute(
+        "INSERT INTO items_fts(items_fts, rowid, title, body, tags) VALUES ('delete', ?, ?, ?, ?)",
+        (rowid, title, body, tags),
+    )
+    conn.execute("UPDATE terms SET docs = docs + 5 WHERE term = 'deploi'")
+    conn.execute(
+        "INSERT INTO revisions SELECT 'ORPHAN0000000000000000000', 'GONE00000000000000000000000', "
+        "created_at, kind, scope, status, pinned, title, body, tags, links, evidence, "
+        "provenance, change FROM revisions LIMIT 1"
+    )
+    conn.commit()
+    conn.close()
+    env = {"KEN_DB": str(copy)}
+    assert "no memories match" in ken("search", "release", env=env).stderr
+
+    code, report = deep("--deep", db=copy)
+    bad = failing(report)
+    assert code == 1 and report["ok"] is False
+    assert set(bad) == {"search index", "stemmed word counts", "orphaned rows"}
+    assert "does not match the items it was built from" in bad["search index"]
+    assert "'deploi' 6 not 1" in bad["stemmed word counts"]
+    assert bad["orphaned rows"] == "1 versions of deleted items (revisions)"
+    fixes = {c["name"]: c["fix"] for c in report["deep"] if not c["ok"]}
+    assert set(fixes.values()) == {"ken doctor --repair"}
+    # The original store is untouched and healthy.
+    assert failing(deep("--deep")[1]) == {}
+
+    result = ken("doctor", "--repair", env=env)
+    assert "repair: rebuilt the search index from 3 items" in result.stderr
+    assert "repair: recounted `terms`" in result.stderr and "1 corrected" in result.stderr
+    assert "repair: deleted 1 versions of deleted items" in result.stderr
+    code, report = deep("--deep", db=copy)
+    assert code == 0 and failing(report) == {}
+    found = json.loads(ken("search", "release", "--json", env=env).stdout)
+    assert [f["id"] for f in found] == [target.id]
+
+
+def test_a_copy_with_damaged_pages_fails_the_sqlite_check_and_repair_does_not_hide_it(tmp_path):
+    copy, _ = stocked(tmp_path)
+    conn = sqlite3.connect(copy)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    # The root page of an index on items: the table itself still reads, the index lies.
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'items_scope'").fetchone()
+    conn.close()
+    with copy.open("r+b") as fh:
+        fh.seek((root[0] - 1) * page_size + 8)
+        fh.write(b"\xff" * 64)
+    code, report = deep("--deep", db=copy)
+    bad = failing(report)
+    assert code == 1 and "sqlite integrity" in bad
+    assert [c["fix"] for c in report["deep"] if c["name"] == "sqlite integrity"] == [
+        "restore a backup (or `sqlite3 FILE .recover`)"
+    ]
+
+
+def test_an_item_whose_scope_no_longer_parses_is_reported_with_the_command_to_move_it(
+    tmp_path,
+):
+    copy, made = stocked(tmp_path)
+    conn = sqlite3.connect(copy)
+    conn.execute("UPDATE items SET scope = 'planet:mars' WHERE id = ?", (made[1].id,))
+    conn.commit()
+    conn.close()
+    code, report = deep("--deep", db=copy)
+    bad = failing(report)
+    assert code == 1 and set(bad) == {"scopes"}
+    assert "1 item in scope 'planet:mars'" in bad["scopes"]
+    assert "ken update ID --scope SCOPE" in bad["scopes"]
