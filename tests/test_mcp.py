@@ -58,6 +58,7 @@ TOOLS = {
     "memory_handoff": {"done", "state", "next"},
     "session_history": set(),
     "record_reflection": {"lessons"},
+    "memory_plan_draft": {"plan"},
 }
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # fake: the shape of a GitHub token
 SCENARIO_TIMEOUT = 120
@@ -1032,3 +1033,60 @@ def test_memory_search_matches_the_last_word_as_typed_before_stemming(git_repo: 
             assert [r["id"] for r in found["results"]] == [item.id], query
 
     drive(git_repo, scenario)
+
+
+def test_an_agent_drafts_a_plan_it_can_preview_but_never_apply(
+    git_repo: Path, seeded: dict[str, Item]
+) -> None:
+    deploy, style = seeded["deploy"], seeded["style"]
+    plan = {
+        "schema": 1,
+        "id": "agent-cleanup",
+        "owner": "claude",
+        "operations": [
+            {
+                "op": "revise",
+                "id": deploy.id[-6:],
+                "expected_revision": deploy.revision,
+                "text": "Deploys go through the zebrafish pipeline, never by hand",
+            },
+            {
+                "op": "retire",
+                "id": style.id,
+                "expected_revision": style.revision,
+                "reason": "covered by the team guide",
+            },
+        ],
+    }
+    before = all_items()
+    answers: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        answers["draft"] = await server.ok("memory_plan_draft", {"plan": plan})
+        stale = {
+            **plan,
+            "operations": [{**plan["operations"][0], "expected_revision": style.revision}],
+        }
+        answers["stale"] = await server.ok("memory_plan_draft", {"plan": stale})
+        answers["bad"] = await server.error(
+            "memory_plan_draft", {"plan": {**plan, "operations": []}}
+        )
+
+    drive(git_repo, scenario)
+    draft = answers["draft"]
+    assert draft["digest"].startswith("sha256:") and draft["conflicts"] == []
+    assert [op["op"] for op in draft["operations"]] == ["revise", "retire"]
+    assert draft["operations"][0]["after"][0]["text"].endswith("never by hand")
+    saved = Path(draft["saved_to"])
+    assert json.loads(saved.read_text()) == plan
+    assert oct(saved.stat().st_mode & 0o777) == "0o600"
+    assert f"ken plan apply {saved}" in draft["next"]
+    assert [c["code"] for c in answers["stale"]["conflicts"]] == ["revision_changed"]
+    assert "'operations' must be a list of 1 to 100 operations" in answers["bad"]
+    assert all_items() == before  # drafting wrote no memory
+    # The person previews and applies the draft from their terminal.
+    from conftest import ken_proc
+
+    applied = ken_proc("plan", "apply", str(saved), "--yes", "--digest", draft["digest"])
+    assert applied.returncode == 0, applied.stderr
+    assert stored(style.id).status.value == "archived"

@@ -54,3 +54,16 @@ class StoreError(KenningError):
 
 class StoreBusy(StoreError):
     """Another process held the store's write lock longer than this call could wait."""
+
+
+class PlanConflict(KenningError):
+    """A maintenance plan's targets changed since it was written: nothing was applied."""
+
+    def __init__(self, conflicts: list[object], first: str) -> None:
+        self.conflicts = conflicts
+        more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
+        super().__init__(
+            f"the plan conflicts with the store: {first}{more}; nothing was applied "
+            "(`ken plan preview` lists every conflict; write the plan again from what "
+            "is stored now)"
+        )

@@ -412,6 +412,42 @@ def change(
     only its own active working notes without a person (see `policy.check_change`)."""
     item = get(store, ref)
     policy.check_change(policy.resolve(actor), item, what, scope, kind)
+    updated = revised(
+        item,
+        text=text,
+        kind=kind,
+        scope=scope,
+        add_tags=add_tags,
+        remove_tags=remove_tags,
+        add_links=add_links,
+        remove_links=remove_links,
+        evidence=evidence,
+        provenance=provenance,
+        ttl_days=ttl_days,
+    )
+    if updated is item:
+        return item  # nothing changed: no new version
+    return store.replace_item(
+        updated, what, expected_revision=expected_revision, new_version=not in_place
+    )
+
+
+def revised(
+    item: Item,
+    *,
+    text: str | None = None,
+    kind: Kind | None = None,
+    scope: Scope | None = None,
+    add_tags: Iterable[str] = (),
+    remove_tags: Iterable[str] = (),
+    add_links: Iterable[str] = (),
+    remove_links: Iterable[str] = (),
+    evidence: str | None = None,
+    provenance: Provenance | None = None,
+    ttl_days: int = 14,
+) -> Item:
+    """`item` changed as asked, checked and redacted, with a new revision id (not yet
+    stored); `item` itself when nothing changes."""
     if item.source and text is not None:
         raise InvalidInput(
             f"item {item.id[-6:].lower()} is kept in sync from {item.source}: edit that file"
@@ -447,10 +483,8 @@ def change(
     if updated == replace(
         item, updated_at=now, revision=updated.revision, expires_at=updated.expires_at
     ):
-        return item  # nothing changed: no new version
-    return store.replace_item(
-        updated, what, expected_revision=expected_revision, new_version=not in_place
-    )
+        return item
+    return updated
 
 
 _ALLOWED_FROM: dict[str, tuple[Status, ...]] = {
@@ -566,8 +600,7 @@ def dismiss_reason_of(reason: str | None) -> str:
         return DismissReason(text).value
     except ValueError:
         raise InvalidInput(
-            f"unknown dismiss reason '{reason}': use "
-            f"{', '.join(r.value for r in DismissReason)}"
+            f"unknown dismiss reason '{reason}': use {', '.join(r.value for r in DismissReason)}"
         ) from None
 
 

@@ -1,7 +1,8 @@
 """`ken mcp`: the stdio MCP server through which agents search and write memory.
 
 Tools: memory_context, memory_search, memory_get, memory_propose, memory_update,
-memory_handoff, session_history, record_reflection. There is no delete tool. The
+memory_handoff, session_history, record_reflection, memory_plan_draft. There is no
+delete tool, and no tool applies a plan. The
 write policy lives in `kenning.proposals`; this module only maps tools onto the
 library and library errors onto tool errors, which the SDK returns to the model as
 error results while the server keeps serving.
@@ -23,7 +24,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from kenning import deliver, items, proposals
+from kenning import deliver, items, plans, proposals
 from kenning import where as where_mod
 from kenning.config import Config
 from kenning.errors import KenningError
@@ -410,6 +411,38 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             deliver.check_write(mem.config, ctx.where)
             saved = proposals.reflect(mem.store, ctx, pairs)
             return {"saved": [_item_brief(i) for i in saved]}
+
+        result: dict[str, Any] = mem.run(work)
+        return result
+
+    @server.tool()
+    def memory_plan_draft(
+        plan: Annotated[
+            dict[str, Any],
+            Field(
+                description='A maintenance plan: {"schema": 1, "id": "...", "owner": "...", '
+                '"operations": [...]}, 1 to 100 operations: revise (id, expected_revision, '
+                "text/kind/scope/tags/sources), create (text, kind, scope, evidence, tags, "
+                "sources), retire (id, expected_revision, reason), retire_into (ids, "
+                "expected_revisions, into: an id or a new record)"
+            ),
+        ],
+    ) -> dict[str, Any]:
+        """Draft a plan to change many memories at once: it is validated and previewed
+        (before and after per operation, its digest, the conflicts that would block it)
+        and saved for the person, who applies it with `ken plan apply`. Agents never
+        apply plans."""
+
+        def work() -> dict[str, Any]:
+            checked = plans.parse_plan(plan, "the plan")
+            seen = plans.preview(mem.store, checked)
+            path = plans.save_draft(checked)
+            return {
+                **seen.to_dict(),
+                "saved_to": str(path),
+                "next": f"ask the person to run: ken plan preview {path}, then "
+                f"ken plan apply {path}",
+            }
 
         result: dict[str, Any] = mem.run(work)
         return result

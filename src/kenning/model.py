@@ -55,7 +55,7 @@ class ScopeType(StrEnum):
 
 # Most specific first: the order packs and `ken where` use.
 SCOPE_ORDER = tuple(ScopeType)
-LINK_TYPES = ("file", "url", "item", "commit")
+LINK_TYPES = ("file", "url", "item", "commit", "session")
 
 MAX_SCOPE_VALUE = 4096  # a repo without an origin is keyed by its path, which may be long
 MAX_NAME = 200  # workspace and project names
@@ -203,7 +203,7 @@ class Scope:
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """A typed link: file:, url:, item: or commit:."""
+    """A typed link: file:, url:, item:, commit: or session: (a kenning session)."""
 
     type: str
     target: str
@@ -215,7 +215,9 @@ class Link:
             return cls(kind, target)
         if text.startswith(("http://", "https://")):
             return cls("url", text.strip())
-        raise ValueError(f"bad link '{text}': write file:PATH, url:URL, item:ID or commit:SHA")
+        raise ValueError(
+            f"bad link '{text}': write file:PATH, url:URL, item:ID, commit:SHA or session:ID"
+        )
 
     def __str__(self) -> str:
         if self.type == "url":

@@ -32,6 +32,37 @@ class ItemQuery:
     exclude_ids: tuple[str, ...] = ()  # leave these items out (e.g. already told)
 
 
+@dataclass(frozen=True, slots=True)
+class PlannedChange:
+    """One write of a maintenance plan, made inside the plan's one transaction.
+
+    With `new`, a new item is inserted. Otherwise the stored item `item_id` must still be
+    at `expected_revision` and in one of `statuses` (else the whole plan is refused), and
+    `fields` (Item field names: title, status, links, ...) are set on it as it stands
+    then, with `revision` a new version id."""
+
+    index: int  # the operation it belongs to
+    item_id: str
+    change: str  # the version's change: plan:create, plan:revise, plan:retire, ...
+    new: Item | None = None
+    expected_revision: str | None = None
+    statuses: tuple[str, ...] = ()
+    fields: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Why an operation cannot be applied as written."""
+
+    index: int
+    item_id: str  # the id as resolved, or as the plan wrote it when it resolves to none
+    code: str  # revision_changed, target_missing, already_retired
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "id": self.item_id, "code": self.code, "detail": self.detail}
+
+
 class Store(Protocol):
     path: str
 
@@ -59,6 +90,18 @@ class Store(Protocol):
     def delete_items(self, item_ids: Sequence[str], session_id: str | None = None) -> int: ...
     def record_uses(self, item_ids: Sequence[str], session_id: str | None, how: str) -> int: ...
     def count_items(self, query: ItemQuery | None = None) -> int: ...
+
+    # maintenance plans
+    def apply_plan(
+        self,
+        digest: str,
+        plan_id: str,
+        owner: str,
+        changes: Sequence[PlannedChange],
+        receipt: dict[str, Any],
+    ) -> tuple[dict[str, Any], bool]: ...
+    def plan_receipt(self, digest: str) -> dict[str, Any] | None: ...
+    def plan_receipts(self, plan_id: str) -> list[dict[str, Any]]: ...
     def integrity_check(self) -> str: ...
 
     # projects

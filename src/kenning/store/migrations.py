@@ -243,6 +243,17 @@ def m0009_archive_reasons(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE items ADD COLUMN archive_reason TEXT")
 
 
+def m0010_plan_receipts(conn: sqlite3.Connection) -> None:
+    # One row per applied maintenance plan, keyed by the plan's digest (its idempotency
+    # key) and written in the plan's own transaction: a receipt exists exactly when the
+    # plan's writes do.
+    conn.execute(
+        "CREATE TABLE plan_receipts (digest TEXT PRIMARY KEY, plan_id TEXT NOT NULL, "
+        "owner TEXT NOT NULL, applied_at TEXT NOT NULL, receipt TEXT NOT NULL)"
+    )
+    conn.execute("CREATE INDEX plan_receipts_plan ON plan_receipts(plan_id)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
@@ -253,6 +264,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0007_word_counts,
     m0008_spool_replays,
     m0009_archive_reasons,
+    m0010_plan_receipts,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

@@ -39,7 +39,7 @@ from kenning.model import (
     Status,
 )
 from kenning.store import health, migrations
-from kenning.store.base import ItemQuery
+from kenning.store.base import ItemQuery, PlannedChange
 
 BUSY_TIMEOUT_MS = 30_000
 WIPE_WAIT_SECONDS = 2.0  # how long forget waits for readers before leaving the wipe to later
@@ -782,6 +782,38 @@ class SQLiteStore:
         try:
             self._wait_at_most()
             return health.deep_check(self.conn)
+        except sqlite3.Error as exc:
+            raise _friendly(exc, self.path) from None
+
+    # --- maintenance plans (kenning.store.plans) -----------------------------------
+
+    def apply_plan(
+        self,
+        digest: str,
+        plan_id: str,
+        owner: str,
+        changes: Sequence[PlannedChange],
+        receipt: dict[str, Any],
+    ) -> tuple[dict[str, Any], bool]:
+        """A plan's writes and its receipt in one transaction (see store/plans.py):
+        (the receipt, whether it was there already and nothing was written)."""
+        from kenning.store import plans
+
+        return plans.apply(self, digest, plan_id, owner, changes, receipt)
+
+    def plan_receipt(self, digest: str) -> dict[str, Any] | None:
+        from kenning.store import plans
+
+        try:
+            return plans.receipt(self, digest)
+        except sqlite3.Error as exc:
+            raise _friendly(exc, self.path) from None
+
+    def plan_receipts(self, plan_id: str) -> list[dict[str, Any]]:
+        from kenning.store import plans
+
+        try:
+            return plans.receipts_for(self, plan_id)
         except sqlite3.Error as exc:
             raise _friendly(exc, self.path) from None
 

@@ -1,0 +1,127 @@
+"""A maintenance plan's writes, all or nothing, and its receipt.
+
+`apply` runs in one `BEGIN IMMEDIATE` transaction: it looks for a receipt under the
+plan's digest first (a replay returns it and writes nothing), refuses a plan id already
+applied with other contents, re-checks every expected revision and status against the
+rows as they are now (another process may have changed them since the preview), makes
+every write, and stores the receipt. Any conflict or error rolls the whole transaction
+back, so the receipt exists exactly when the writes do: after a crash, `receipt` tells
+which.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from kenning.errors import InvalidInput, PlanConflict
+from kenning.store.base import Conflict, PlannedChange
+from kenning.store.sqlite import ITEM_COLUMNS, SQLiteStore, _item_values, _row_to_item, now_iso
+
+
+def receipt(store: SQLiteStore, digest: str) -> dict[str, Any] | None:
+    rows = store.conn.execute(
+        "SELECT receipt FROM plan_receipts WHERE digest = ?", (digest,)
+    ).fetchall()
+    return dict(json.loads(rows[0][0])) if rows else None
+
+
+def receipts_for(store: SQLiteStore, plan_id: str) -> list[dict[str, Any]]:
+    rows = store.conn.execute(
+        "SELECT receipt FROM plan_receipts WHERE plan_id = ? ORDER BY applied_at", (plan_id,)
+    ).fetchall()
+    return [dict(json.loads(r[0])) for r in rows]
+
+
+def _conflicts(conn: sqlite3.Connection, changes: Sequence[PlannedChange]) -> list[Conflict]:
+    found = []
+    for change in changes:
+        if change.new is not None:
+            continue
+        row = conn.execute(
+            "SELECT revision, status FROM items WHERE id = ?", (change.item_id,)
+        ).fetchone()
+        short = change.item_id[-6:].lower()
+        if row is None:
+            found.append(
+                Conflict(change.index, change.item_id, "target_missing", f"item {short} is gone")
+            )
+        elif row[0] != change.expected_revision:
+            found.append(
+                Conflict(
+                    change.index,
+                    change.item_id,
+                    "revision_changed",
+                    f"item {short} is at revision {row[0]}, the plan expects "
+                    f"{change.expected_revision}",
+                )
+            )
+        elif change.statuses and row[1] not in change.statuses:
+            found.append(
+                Conflict(
+                    change.index,
+                    change.item_id,
+                    "already_retired",
+                    f"item {short} is {row[1]} already",
+                )
+            )
+    return found
+
+
+def apply(
+    store: SQLiteStore,
+    digest: str,
+    plan_id: str,
+    owner: str,
+    changes: Sequence[PlannedChange],
+    body: dict[str, Any],
+) -> tuple[dict[str, Any], bool]:
+    """Apply `changes` and store the receipt (`body` plus when): (receipt, False); or,
+    when this digest was applied before, (its receipt, True) with nothing written."""
+    with store._write() as conn:
+        done = conn.execute(
+            "SELECT receipt FROM plan_receipts WHERE digest = ?", (digest,)
+        ).fetchone()
+        if done is not None:
+            return dict(json.loads(done[0])), True
+        other = conn.execute(
+            "SELECT digest FROM plan_receipts WHERE plan_id = ?", (plan_id,)
+        ).fetchone()
+        if other is not None:
+            raise InvalidInput(
+                f"plan '{plan_id}' was applied already with other contents ({other[0][:19]}); "
+                "give a changed plan a new id"
+            )
+        conflicts = _conflicts(conn, changes)
+        if conflicts:
+            first = conflicts[0]
+            raise PlanConflict(
+                list(conflicts), f"operations[{first.index}] {first.code}: {first.detail}"
+            )
+        for change in changes:
+            if change.new is not None:
+                store._insert_all(conn, [change.new], change.change)
+                continue
+            row = conn.execute(
+                f"SELECT {ITEM_COLUMNS} FROM items WHERE id = ?", (change.item_id,)
+            ).fetchone()
+            old = _row_to_item(row)
+            item = replace(old, **dict(change.fields))
+            assignments = ", ".join(f"{name.strip()} = ?" for name in ITEM_COLUMNS.split(",")[1:])
+            conn.execute(
+                f"UPDATE items SET {assignments} WHERE id = ?",
+                (*_item_values(item)[1:], item.id),
+            )
+            if store._index_text(old) != store._index_text(item):
+                store._count_terms(conn, [item], [old])
+            store._write_revision(conn, item, change.change)
+        stored = {**body, "digest": digest, "applied_at": now_iso()}
+        conn.execute(
+            "INSERT INTO plan_receipts (digest, plan_id, owner, applied_at, receipt) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (digest, plan_id, owner, stored["applied_at"], json.dumps(stored, sort_keys=True)),
+        )
+        return stored, False

@@ -1,0 +1,586 @@
+"""Maintenance plans: every limit refused with the operation's index, previews with a
+digest and conflicts, and an apply that a person confirms and that writes everything or
+nothing, once.
+
+Concurrency and crashes are real: another `ken` process changes an item between the
+plan's check and its transaction, and a process is killed with SIGKILL inside it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import ken, ken_proc
+from helpers import add, one_line_error, opened, snapshot
+from kenning import items, plans
+from kenning.errors import InvalidInput, NeedsPerson, PlanConflict
+from kenning.model import Status
+from kenning.policy import PERSON, Actor
+
+REPO = "repo:github.com/acme/shop"
+
+
+def write(tmp_path: Path, plan: dict[str, Any], name: str = "plan.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(plan, indent=2))
+    return str(path)
+
+
+def plan_of(*operations: dict[str, Any], plan_id: str = "cleanup-1") -> dict[str, Any]:
+    return {"schema": 1, "id": plan_id, "owner": "dana", "operations": list(operations)}
+
+
+def stock() -> dict[str, Any]:
+    return {
+        "npm": add("Use npm for installs", scope=REPO, kind="preference"),
+        "task": add("Finish the checkout refactor", scope=REPO, kind="task"),
+        "copy1": add("Deploys go through make release", scope=REPO, kind="decision"),
+        "copy2": add("Deploy with make release, never by hand", scope=REPO, kind="decision"),
+    }
+
+
+def full_plan(m: dict[str, Any]) -> dict[str, Any]:
+    return plan_of(
+        {
+            "op": "revise",
+            "id": m["npm"].id[-6:],
+            "expected_revision": m["npm"].revision,
+            "text": "Use pnpm for installs, never npm",
+            "tags": ["js"],
+            "sources": ["src/package.json:3", "https://pnpm.io"],
+        },
+        {
+            "op": "retire",
+            "id": m["task"].id,
+            "expected_revision": m["task"].revision,
+            "reason": "done in March",
+        },
+        {
+            "op": "retire_into",
+            "ids": [m["copy1"].id, m["copy2"].id],
+            "expected_revisions": {
+                m["copy1"].id: m["copy1"].revision,
+                m["copy2"].id: m["copy2"].revision,
+            },
+            "into": {
+                "text": "Deploys go through make release, never by hand",
+                "kind": "decision",
+                "scope": REPO,
+            },
+        },
+        {
+            "op": "create",
+            "text": "The shop's CI runs on Buildkite",
+            "kind": "fact",
+            "scope": REPO,
+            "evidence": "the person said so",
+            "sources": ["item:" + m["npm"].id],
+        },
+    )
+
+
+def refused(tmp_path: Path, plan: Any, *, raw: bytes | None = None) -> str:
+    """The one line `ken plan validate` refuses `plan` with (nothing is written)."""
+    path = tmp_path / "bad.json"
+    path.write_bytes(raw if raw is not None else json.dumps(plan).encode())
+    result = ken("plan", "validate", str(path))
+    assert result.exit_code == 1, result.stdout
+    return one_line_error(result.stderr)
+
+
+# --- validation: one test per limit -------------------------------------------------------
+
+
+def test_a_well_formed_plan_validates_without_a_store(tmp_path):
+    m = stock()
+    path = write(tmp_path, full_plan(m))
+    os.environ["KEN_DB"] = str(tmp_path / "nowhere" / "absent.db")  # no store is read
+    result = ken("plan", "validate", path)
+    assert result.exit_code == 0
+    assert "valid: plan cleanup-1 by dana, 4 operations" in result.stdout
+    assert "1 revise, 1 retire, 1 retire_into, 1 create" in result.stdout
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_plan_over_one_mib_is_refused(tmp_path):
+    big = json.dumps(plan_of({"op": "create", "text": "x", "kind": "note", "scope": "global"}))
+    line = refused(tmp_path, None, raw=big.encode() + b" " * (1024 * 1024))
+    assert "over the 1 MiB limit" in line
+
+
+def test_text_that_is_not_json_is_refused_with_where(tmp_path):
+    line = refused(tmp_path, None, raw=b'{"schema": 1,\n "id": }')
+    assert "is not JSON: Expecting value at line 2, column 8" in line
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"schema": 2}, "'schema' must be 1, not 2"),
+        ({"id": ""}, "'id' must be a non-empty string"),
+        ({"owner": None}, "'owner' must be a non-empty string"),
+        ({"owner": "a\nb"}, "'owner' must be one line"),
+        ({"extra": 1}, "unknown field 'extra'"),
+        ({"operations": []}, "'operations' must be a list of 1 to 100 operations, not 0"),
+    ],
+)
+def test_the_plan_itself_is_checked(tmp_path, change, said):
+    plan = {**plan_of({"op": "create", "text": "x", "kind": "note", "scope": "global"}), **change}
+    assert said in refused(tmp_path, plan)
+
+
+def test_more_than_a_hundred_operations_are_refused(tmp_path):
+    op = {"op": "create", "text": "x", "kind": "note", "scope": "global"}
+    line = refused(tmp_path, plan_of(*[op] * 101))
+    assert "not 101" in line
+
+
+REV = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+ID = "01ARZ3NDEKTSV4RRFFQ69G5FAW"
+
+
+@pytest.mark.parametrize(
+    ("op", "said"),
+    [
+        ({"op": "delete", "id": ID}, "operations[1]: 'op' must be one of revise, create"),
+        (
+            {"op": "retire", "id": ID, "expected_revision": REV, "reason": "x", "why": 1},
+            "operations[1] (retire): unknown field 'why'",
+        ),
+        (
+            {"op": "revise", "id": ID, "text": "x"},
+            "operations[1] (revise): 'expected_revision' must be the 26-character revision",
+        ),
+        (
+            {"op": "revise", "id": ID, "expected_revision": "abc", "text": "x"},
+            "'expected_revision' must be the 26-character revision",
+        ),
+        (
+            {"op": "revise", "id": "zz", "expected_revision": REV, "text": "x"},
+            "operations[1] (revise): 'id' must be an item id",
+        ),
+        (
+            {"op": "revise", "id": ID, "expected_revision": REV},
+            "a revise changes at least one of text, kind, scope, tags, sources",
+        ),
+        (
+            {"op": "create", "text": "x" * 4097, "kind": "note", "scope": "global"},
+            "operations[1] (create): the memory is 4,098 bytes, over the 4 KB limit",
+        ),
+        (
+            {
+                "op": "create",
+                "text": "x",
+                "kind": "note",
+                "scope": "global",
+                "evidence": "e" * 8193,
+            },
+            "operations[1] (create): the evidence is 8,193 bytes, over the 8 KB limit",
+        ),
+        (
+            {"op": "create", "text": "x", "kind": "rumour", "scope": "global"},
+            "operations[1] (create): unknown kind 'rumour'",
+        ),
+        (
+            {"op": "create", "text": "x", "kind": "note", "scope": "repo"},
+            "'scope' must be written out",
+        ),
+        ({"op": "create", "text": "x", "kind": "note"}, "a create needs scope"),
+        (
+            {
+                "op": "create",
+                "text": "x",
+                "kind": "note",
+                "scope": "global",
+                "sources": ["a.py:1"] * 65,
+            },
+            "'sources' holds 65 locators, over 64",
+        ),
+        (
+            {
+                "op": "create",
+                "text": "x",
+                "kind": "note",
+                "scope": "global",
+                "sources": ["https://x.io/" + "a" * 4090],
+            },
+            "sources[0] is 4,103 characters, over 4,096",
+        ),
+        (
+            {
+                "op": "create",
+                "text": "x",
+                "kind": "note",
+                "scope": "global",
+                "sources": ["somewhere"],
+            },
+            "sources[0] 'somewhere' is no locator",
+        ),
+        (
+            {
+                "op": "create",
+                "text": "x",
+                "kind": "note",
+                "scope": "global",
+                "sources": ["item:nope!"],
+            },
+            "sources[0]: item:nope! does not name a kenning id",
+        ),
+        (
+            {"op": "retire", "id": ID, "expected_revision": REV},
+            "operations[1] (retire): a retire needs a 'reason'",
+        ),
+        (
+            {"op": "retire", "id": ID, "expected_revision": REV, "reason": "r" * 201},
+            "the archive reason is 201 characters, over 200",
+        ),
+        (
+            {
+                "op": "retire_into",
+                "ids": [ID],
+                "expected_revisions": {},
+                "into": {"text": "x", "kind": "note", "scope": "global"},
+            },
+            "'expected_revisions' has no revision for",
+        ),
+        (
+            {"op": "retire_into", "ids": [ID], "expected_revisions": {ID: REV}, "into": REV},
+            "'expected_revisions' needs the revision of 'into'",
+        ),
+        (
+            {"op": "retire_into", "ids": [ID], "expected_revisions": {ID: REV}, "into": ID},
+            "'into' is one of the ids it retires",
+        ),
+        (
+            {"op": "retire_into", "ids": [ID], "expected_revisions": {ID: REV}, "into": 7},
+            "'into' must be an existing item's id or a new record",
+        ),
+        (
+            {
+                "op": "retire_into",
+                "ids": [ID, ID.lower()],
+                "expected_revisions": {ID: REV},
+                "into": {"text": "x", "kind": "note", "scope": "global"},
+            },
+            "'ids' names an item twice",
+        ),
+    ],
+)
+def test_every_operation_limit_is_refused_with_the_operations_index(tmp_path, op, said):
+    first = {"op": "create", "text": "A fine memory", "kind": "note", "scope": "global"}
+    line = refused(tmp_path, plan_of(first, op))
+    assert said in line, line
+
+
+def test_an_id_in_two_operations_is_refused_as_written_and_as_resolved(tmp_path):
+    m = stock()
+    npm = m["npm"]
+    twice = plan_of(
+        {"op": "retire", "id": npm.id, "expected_revision": npm.revision, "reason": "x"},
+        {"op": "revise", "id": npm.id.lower(), "expected_revision": npm.revision, "text": "y"},
+    )
+    assert "operations[1] (revise) names item" in refused(tmp_path, twice)
+    assert "operations[0] names too: an id may be in one operation only" in refused(tmp_path, twice)
+    # The full id and the short one name the same item: found once the store resolves them.
+    short_and_full = plan_of(
+        {"op": "retire", "id": npm.id, "expected_revision": npm.revision, "reason": "x"},
+        {"op": "revise", "id": npm.id[-6:], "expected_revision": npm.revision, "text": "y"},
+    )
+    path = write(tmp_path, short_and_full)
+    assert ken("plan", "validate", path).exit_code == 0
+    result = ken_proc("plan", "preview", path)
+    assert result.returncode == 1
+    assert "operations[1] (revise) names item" in one_line_error(result.stderr)
+
+
+# --- preview: before and after, digest, conflicts -----------------------------------------
+
+
+def test_preview_shows_before_and_after_and_a_canonical_digest(tmp_path):
+    m = stock()
+    plan = full_plan(m)
+    path = write(tmp_path, plan)
+    before = snapshot()
+    result = ken("plan", "preview", path)
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    assert "[0] revise" in text and "before: " in text and "Use npm for installs" in text
+    assert "after:  " in text and "Use pnpm for installs, never npm" in text
+    assert "reason: done in March" in text
+    data = json.loads(ken("plan", "preview", path, "--json").stdout)
+    assert data["digest"].startswith("sha256:") and len(data["digest"]) == 71
+    assert data["conflicts"] == [] and data["applied"] is False
+    assert [op["op"] for op in data["operations"]] == ["revise", "retire", "retire_into", "create"]
+    assert data["operations"][2]["after"][0]["text"].startswith("Deploys go through make")
+    assert [v["status"] for v in data["operations"][2]["after"][1:]] == ["superseded"] * 2
+    # Same plan, other layout and key order: same digest. Another expected revision: not.
+    shuffled = json.loads(json.dumps(plan), object_pairs_hook=lambda kv: dict(reversed(kv)))
+    (tmp_path / "same.json").write_text(json.dumps(shuffled, separators=(",", ":")))
+    again = json.loads(ken("plan", "preview", str(tmp_path / "same.json"), "--json").stdout)
+    assert again["digest"] == data["digest"]
+    plan["operations"][0]["expected_revision"] = m["task"].revision
+    other = plans.parse_plan(plan)
+    assert other.digest != data["digest"]
+    assert snapshot() == before  # a preview writes nothing
+
+
+def test_each_conflict_blocks_apply_and_nothing_is_written(tmp_path):
+    m = stock()
+    path = write(tmp_path, full_plan(m))
+    digest = plans.read_plan(Path(path).read_bytes()).digest
+    assert ken("update", m["npm"].id[-6:], "--text", "Use yarn for installs").exit_code == 0
+    assert ken("archive", m["task"].id[-6:]).exit_code == 0
+    with opened() as store:
+        items.forget(store, [store.get_item(m["copy1"].id)])
+    before = snapshot()
+
+    result = ken_proc("plan", "preview", path)
+    assert result.returncode == 1
+    assert "3 conflicts block applying this plan" in result.stderr
+    data = json.loads(ken_proc("plan", "preview", path, "--json").stdout)
+    assert [(c["index"], c["code"]) for c in data["conflicts"]] == [
+        (0, "revision_changed"),
+        (1, "revision_changed"),  # archiving made a version too
+        (2, "target_missing"),
+    ]
+    result = ken_proc("plan", "apply", path, "--yes", "--digest", digest[7:19])
+    line = one_line_error(result.stderr)
+    assert result.returncode == 1 and "the plan conflicts with the store" in line
+    assert "CONFLICT target_missing" in result.stdout  # what blocks it, per operation
+    assert "nothing was applied" in line
+    assert snapshot() == before
+
+
+def test_retiring_what_is_retired_already_is_a_conflict(tmp_path):
+    old = add("An archived memory", status=Status.ARCHIVED)
+    path = write(
+        tmp_path,
+        plan_of({"op": "retire", "id": old.id, "expected_revision": old.revision, "reason": "x"}),
+    )
+    data = json.loads(ken_proc("plan", "preview", path, "--json").stdout)
+    assert [c["code"] for c in data["conflicts"]] == ["already_retired"]
+
+
+# --- apply ----------------------------------------------------------------------------------
+
+
+def applied(path: str, digest: str) -> subprocess.CompletedProcess[str]:
+    return ken_proc("plan", "apply", path, "--yes", "--digest", digest.removeprefix("sha256:")[:12])
+
+
+def test_apply_writes_every_operation_and_a_receipt_and_a_replay_writes_nothing(tmp_path):
+    m = stock()
+    path = write(tmp_path, full_plan(m))
+    digest = plans.read_plan(Path(path).read_bytes()).digest
+    assert ken_proc("plan", "receipt", path).returncode == 1  # not applied yet
+
+    result = applied(path, digest)
+    assert result.returncode == 0, result.stderr
+    assert "applied plan cleanup-1: 4 operations, 6 items written" in result.stderr
+    with opened() as store:
+        npm = store.get_item(m["npm"].id)
+        assert npm.title == "Use pnpm for installs, never npm" and npm.tags == ("js",)
+        assert {str(x) for x in npm.links} == {"file:src/package.json:3", "https://pnpm.io"}
+        task = store.get_item(m["task"].id)
+        assert (task.status, task.archive_reason) == (Status.ARCHIVED, "done in March")
+        folded = [store.get_item(m[k].id) for k in ("copy1", "copy2")]
+        assert {i.status for i in folded} == {Status.SUPERSEDED}
+        into = {x.target for i in folded for x in i.links if x.type == "item"}
+        assert len(into) == 1
+        record = store.get_item(into.pop())
+        assert record.status is Status.ACTIVE and record.provenance.how == "plan"
+        assert {x.target for x in record.links} == {m["copy1"].id, m["copy2"].id}
+        assert store.revisions(m["npm"].id)[-1].change == "plan:revise"
+    receipt = ken_proc("plan", "receipt", path)
+    assert receipt.returncode == 0 and receipt.stdout.startswith("applied: plan cleanup-1")
+    after = snapshot()
+
+    again = applied(path, digest)
+    assert again.returncode == 0 and "nothing written now" in again.stderr
+    assert snapshot() == after
+    first = json.loads(ken_proc("plan", "receipt", path, "--json").stdout)["receipt"]
+    replay = json.loads(
+        ken_proc("plan", "apply", path, "--yes", "--digest", digest, "--json").stdout
+    )
+    assert replay["replayed"] is True and replay["applied_at"] == first["applied_at"]
+
+
+def test_apply_needs_a_person_and_the_digest_they_saw(tmp_path):
+    m = stock()
+    path = write(tmp_path, full_plan(m))
+    digest = plans.read_plan(Path(path).read_bytes()).digest
+    before = snapshot()
+    # Piped, with no --yes: no person to ask.
+    line = one_line_error(ken_proc("plan", "apply", path).stderr)
+    assert "applying a plan needs a person" in line
+    assert ken_proc("plan", "apply", path, "--yes").returncode == 2  # --yes needs --digest
+    wrong = ken_proc("plan", "apply", path, "--yes", "--digest", "0" * 12)
+    assert "does not match" in one_line_error(wrong.stderr)
+    short = ken_proc("plan", "apply", path, "--yes", "--digest", digest[7:15])
+    assert "at least 12 characters" in one_line_error(short.stderr)
+    # An agent's shell: refused even with --yes and the right digest (no terminal to ask).
+    agent = ken_proc("plan", "apply", path, "--yes", "--digest", digest, env={"KEN_AGENT": "codex"})
+    assert agent.returncode == 1 and "needs a person" in agent.stderr
+    with opened() as store, pytest.raises(NeedsPerson):
+        plans.apply(
+            store,
+            plans.read_plan(Path(path).read_bytes()),
+            digest=digest,
+            actor=Actor(agent="claude"),
+        )
+    assert snapshot() == before
+    # A person at a terminal confirms the owner, the count and the digest's start.
+    seen: list[str] = []
+    with opened() as store:
+        done = plans.apply(
+            store,
+            plans.read_plan(Path(path).read_bytes()),
+            digest=digest,
+            actor=Actor(agent="claude", confirm=lambda q, a: seen.append(q) or True),
+        )
+    assert not done.replayed and "apply plan 'cleanup-1' (4 operations)" in seen[0]
+
+
+def test_a_plan_id_applied_with_other_contents_is_refused(tmp_path):
+    m = stock()
+    plan = plan_of({"op": "create", "text": "First", "kind": "note", "scope": "global"})
+    path = write(tmp_path, plan)
+    assert applied(path, plans.parse_plan(plan).digest).returncode == 0
+    plan["operations"][0]["text"] = "Second"
+    path = write(tmp_path, plan)
+    result = applied(path, plans.parse_plan(plan).digest)
+    assert "was applied already with other contents" in one_line_error(result.stderr)
+    receipt = ken_proc("plan", "receipt", path)
+    assert receipt.returncode == 1 and "other contents under the id cleanup-1" in receipt.stderr
+    assert m  # the store still holds the stock
+
+
+def test_the_store_rechecks_revisions_inside_the_transaction(tmp_path):
+    """The library's own check passes; the item moves on before the transaction; the store
+    refuses the whole plan."""
+    m = stock()
+    plan = plans.parse_plan(full_plan(m))
+    with opened() as store:
+        seen = plans.preview(store, plan)
+        changes = [c for s in seen.steps for c in s.changes]
+        items.change(store, m["copy2"].id, text="Deploys use make release", actor=PERSON)
+        before = snapshot()
+        with pytest.raises(PlanConflict) as caught:
+            store.apply_plan(plan.digest, plan.id, plan.owner, changes, {"operations": []})
+        assert [(c.index, c.code) for c in caught.value.conflicts] == [(2, "revision_changed")]
+        assert store.plan_receipt(plan.digest) is None
+    assert snapshot() == before
+
+
+# --- processes racing and dying -------------------------------------------------------------
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from kenning import plans
+    from kenning.errors import PlanConflict
+    from kenning.policy import PERSON
+    from kenning.store import open_store
+
+    path, pause_on = sys.argv[1], sys.argv[2]
+    store = open_store()
+    plan = plans.read_plan(Path(path).read_bytes())
+
+    def trace(statement):
+        # Stop once at the first statement that starts with `pause_on`, say so, and wait
+        # for the parent (which may change the store, or kill this process).
+        if pause_on != "after" and statement.lstrip().startswith(pause_on) and trace.armed:
+            trace.armed = False
+            print("paused", flush=True)
+            sys.stdin.readline()
+
+    trace.armed = True
+    store.conn.set_trace_callback(trace)
+    try:
+        done = plans.apply(store, plan, digest=plan.digest, actor=PERSON)
+    except PlanConflict as exc:
+        print("conflict", [c.code for c in exc.conflicts], flush=True)
+        sys.exit(3)
+    print("applied", flush=True)
+    if pause_on == "after":
+        sys.stdin.readline()
+    """
+)
+
+
+def child(path: str, pause_on: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, path, pause_on],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
+
+
+def wait_for(proc: subprocess.Popen[str], word: str) -> None:
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # bounded: the child either prints or exits
+    assert line.strip() == word, (line, proc.stderr.read() if proc.stderr else "")
+
+
+def test_an_apply_racing_a_concurrent_update_rolls_back_whole(tmp_path):
+    m = stock()
+    path = write(tmp_path, full_plan(m))
+    with child(path, "BEGIN IMMEDIATE") as proc:
+        wait_for(proc, "paused")  # checked, and about to take the write lock
+        update = ken_proc("update", m["copy1"].id[-6:], "--text", "Deploys use the release job")
+        assert update.returncode == 0, update.stderr
+        before = snapshot()
+        out, err = proc.communicate("\n", timeout=60)
+    assert proc.returncode == 3, err
+    assert "conflict ['revision_changed']" in out
+    assert snapshot() == before
+    assert ken_proc("plan", "receipt", path).returncode == 1
+
+
+@pytest.mark.parametrize("where", ["UPDATE items", "INSERT INTO plan_receipts", "after"])
+def test_a_plan_killed_mid_apply_leaves_all_or_nothing_and_receipt_says_which(tmp_path, where):
+    m = stock()
+    path = write(tmp_path, full_plan(m))
+    before = snapshot()
+    with child(path, where) as proc:
+        wait_for(proc, "applied" if where == "after" else "paused")
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    receipt = ken_proc("plan", "receipt", path, "--json")
+    after = snapshot()
+    if where == "after":
+        assert receipt.returncode == 0 and json.loads(receipt.stdout)["applied"] is True
+        with opened() as store:
+            assert store.get_item(m["npm"].id).title == "Use pnpm for installs, never npm"
+            assert store.get_item(m["task"].id).status is Status.ARCHIVED
+        assert len(after) == len(before) + 2  # the folded record and the created fact
+    else:
+        assert receipt.returncode == 1 and json.loads(receipt.stdout)["applied"] is False
+        assert after == before
+        # Nothing of it stuck: applying it now works, whole.
+        assert applied(path, plans.read_plan(Path(path).read_bytes()).digest).returncode == 0
+        assert ken_proc("plan", "receipt", path).returncode == 0
+
+
+def test_the_library_refuses_a_plan_with_a_conflict_before_the_store_is_asked(tmp_path):
+    m = stock()
+    plan = plans.parse_plan(full_plan(m))
+    with opened() as store:
+        items.set_status(store, m["task"].id, "archive", actor=PERSON)
+        with pytest.raises(PlanConflict, match="operations\\[1\\] revision_changed"):
+            plans.apply(store, plan, digest=plan.digest, actor=PERSON)
+        with pytest.raises(InvalidInput, match="does not match"):
+            plans.apply(store, plan, digest="sha256:" + "f" * 12, actor=PERSON)
