@@ -1,0 +1,122 @@
+"""`ken curate`: what waits for review, and what to fold, supersede or retire."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from kenning import curate, plans
+from kenning.cli import complete
+from kenning.cli.app import State, cli, example, json_option, pass_state, scope_filter
+from kenning.cli.output import echo, emit_json, say, table
+from kenning.errors import InvalidInput
+
+
+@cli.command("curate", epilog=example("ken curate --plan cleanup.json"))
+@click.option(
+    "--scope",
+    "-s",
+    multiple=True,
+    shell_complete=complete.scopes,
+    help="Only these scopes (repeatable).",
+)
+@click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
+@click.option(
+    "--days",
+    type=click.IntRange(1),
+    help="Retire what was unused this many days (default: config lint.unused_days).",
+)
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.Path(dir_okay=False),
+    help="Write the proposals as a maintenance plan to this file (`ken plan apply` it).",
+)
+@json_option
+@pass_state
+def curate_cmd(
+    state: State,
+    scope: tuple[str, ...],
+    here: bool,
+    days: int | None,
+    plan_file: str | None,
+    as_json: bool,
+) -> None:
+    """Rank what waits for review and propose what to fold, supersede and retire.
+
+    Nothing changes: copies (the same statement in other words, in any scope) are
+    proposed to fold into one record that cites them all; an older rule that a newer
+    one reverses, to be superseded by it; expired tasks and memories unused for
+    lint.unused_days with no pin, to be retired. --plan writes it all as a plan to
+    preview and apply.
+    """
+    found = curate.curate(
+        state.store,
+        scopes=scope_filter(state, scope, here),
+        unused_days=days or state.config.get("lint.unused_days"),
+    )
+    plan = curate.plan_for(found) if plan_file else None
+    digest = ""
+    if plan is not None and plan_file and plan["operations"]:
+        digest = plans.parse_plan(plan, plan_file).digest  # what it writes is a valid plan
+        _write(Path(plan_file), plan)
+    if as_json:
+        emit_json({**found.to_dict(), "plan": plan})
+    else:
+        _render(found)
+    if plan is None:
+        return
+    if not plan["operations"]:
+        say("nothing to change: no plan written")
+        return
+    say(
+        f"wrote plan {plan['id']} ({len(plan['operations'])} operations) to {plan_file}: "
+        f"`ken plan preview {plan_file}`, then `ken plan apply {plan_file}`; "
+        f"digest {digest[:19]}"
+    )
+
+
+def _write(path: Path, plan: dict[str, object]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _render(found: curate.Curation) -> None:
+    if found.waiting:
+        echo(f"waiting for review ({len(found.waiting)}), best first:")
+        table(
+            ["id", "kind", "scope", "uses", "title"],
+            [
+                [i.id[-6:].lower(), i.kind.value, str(i.scope), str(i.use_count), i.title[:60]]
+                for i in found.waiting
+            ],
+        )
+    else:
+        echo("nothing waits for review")
+    if not found.proposals:
+        echo("nothing to fold, supersede or retire")
+    else:
+        echo(f"proposals ({len(found.proposals)}):")
+        for p in found.proposals:
+            gone = ", ".join(i.id[-6:].lower() for i in p.items)
+            match p.action:
+                case "fold":
+                    into = p.keep.id[-6:].lower() if p.keep else f"a new record in {p.into_scope}"
+                    echo(f"  fold {gone} into {into}: {p.why}")
+                    echo(f'       "{(p.keep or p.items[0]).title[:70]}"')
+                case "supersede":
+                    assert p.keep is not None
+                    echo(f"  supersede {gone} by {p.keep.id[-6:].lower()}: {p.why}")
+                    echo(f'       "{p.items[0].title[:70]}" -> "{p.keep.title[:70]}"')
+                case _:
+                    echo(f'  retire {gone}: {p.why}: "{p.items[0].title[:60]}"')
+    for note in found.notes:
+        say(f"note: {note}")

@@ -1,0 +1,322 @@
+"""Curation: what to review first, and what to fold, supersede or retire.
+
+`curate` applies nothing. It returns
+
+- **waiting**: the proposals a person has not decided, best first (`kenning.rank`:
+  rules a person gave first, status notes last, then uses, newest use, newest capture);
+- **proposals**, each with the reason it was made:
+  - *fold*: memories that say the same thing (`kenning.statements`: the same statement
+    in other words, in any scope) become one record that cites them all. The record is
+    the best-ranked copy when its scope covers the others' (the same scope, `global`,
+    or a repo over its own workstreams); otherwise a new record in `global`, since a
+    statement repeated in unrelated places holds everywhere. The others are marked
+    superseded by it;
+  - *supersede*: a newer active rule that reverses or replaces an older one on the same
+    topic, in a scope that covers the older's: the older is superseded by it. A
+    proposal that reverses an active rule is left to review (approving it does that);
+  - *retire*: expired tasks, and active memories unused for `lint.unused_days` with no
+    pin (archived, with the reason).
+
+`plan_for` writes the proposals as a maintenance plan (`kenning.plans`), each memory in
+one operation at most, so a person previews it and applies it whole.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from kenning import plans, policy, rank, statements
+from kenning.model import Item, Kind, Scope, ScopeType, Status
+from kenning.store import ItemQuery, SQLiteStore, now_iso
+
+Action = Literal["fold", "supersede", "retire"]
+FOLDABLE = frozenset(Kind) - {Kind.HANDOFF, Kind.SUMMARY}
+COMMON = 50  # a concept held by more memories than this finds no candidates alone
+PLAN_OWNER = "ken curate"
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """One change curation suggests. `items` are what it retires (fold: the copies that
+    go; supersede: the older rule; retire: the one item); `keep` is what stays (fold:
+    the record that cites them, None for a new one in `into_scope`; supersede: the newer
+    rule)."""
+
+    action: Action
+    items: tuple[Item, ...]
+    keep: Item | None
+    why: str
+    into_scope: Scope | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        def brief(item: Item) -> dict[str, Any]:
+            return {
+                "id": item.id,
+                "short_id": item.id[-6:].lower(),
+                "title": item.title,
+                "kind": item.kind.value,
+                "scope": str(item.scope),
+                "status": item.status.value,
+                "revision": item.revision,
+            }
+
+        return {
+            "action": self.action,
+            "items": [brief(i) for i in self.items],
+            "keep": brief(self.keep) if self.keep else None,
+            "into_scope": str(self.into_scope) if self.into_scope else None,
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Curation:
+    waiting: tuple[Item, ...]
+    proposals: tuple[Proposal, ...]
+    notes: tuple[str, ...] = ()  # what a person should know but no plan can do
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "waiting": [
+                {
+                    "id": i.id,
+                    "short_id": i.id[-6:].lower(),
+                    "title": i.title,
+                    "kind": i.kind.value,
+                    "scope": str(i.scope),
+                    "use_count": i.use_count,
+                    "created_at": i.created_at,
+                }
+                for i in self.waiting
+            ],
+            "proposals": [p.to_dict() for p in self.proposals],
+            "notes": list(self.notes),
+        }
+
+
+def covers(outer: Scope, inner: Scope) -> bool:
+    """Whether a memory in `outer` applies wherever one in `inner` does."""
+    if outer == inner or outer.type is ScopeType.GLOBAL:
+        return True
+    if outer.type is ScopeType.REPO and inner.type is ScopeType.WORKSTREAM:
+        return inner.value.partition("#")[0] == outer.value
+    return False
+
+
+def _pairs(read: Sequence[statements.Statement]) -> Iterable[tuple[int, int]]:
+    """Pairs of memories that share a concept not held by too many (the candidates)."""
+    holders: dict[str, list[int]] = defaultdict(list)
+    for n, statement in enumerate(read):
+        for concept in statement.content:
+            holders[concept].append(n)
+    seen: set[tuple[int, int]] = set()
+    for members in holders.values():
+        if len(members) > COMMON:
+            continue
+        for x, i in enumerate(members):
+            for j in members[x + 1 :]:
+                if (i, j) not in seen:
+                    seen.add((i, j))
+                    yield i, j
+
+
+def _older_first(a: Item, b: Item) -> tuple[Item, Item]:
+    return (a, b) if (a.created_at, a.id) <= (b.created_at, b.id) else (b, a)
+
+
+def curate(
+    store: SQLiteStore,
+    *,
+    scopes: Sequence[str] = (),
+    unused_days: int = 90,
+    now: str | None = None,
+) -> Curation:
+    """What waits, best first, and what to fold, supersede and retire."""
+    now = now or now_iso()
+    query = ItemQuery(scopes=tuple(scopes), statuses=("active", "proposed"), include_expired=True)
+    found = store.list_items(query)
+    waiting = tuple(rank.ranked(i for i in found if i.status is Status.PROPOSED))
+    live = [i for i in found if i.kind in FOLDABLE and not i.source]
+    read = statements.read(store, [i.text for i in live])
+    lex = statements.lexicon(store)
+    copies: list[tuple[Item, Item, str]] = []
+    reversals: list[tuple[Item, Item, str]] = []
+    for i, j in _pairs(read):
+        older, newer = _older_first(live[i], live[j])
+        a, b = (read[i], read[j]) if older is live[i] else (read[j], read[i])
+        verdict = statements.relate(lex, a, b)
+        if verdict.relation == "copy":
+            copies.append((older, newer, verdict.why))
+        elif verdict.relation == "reversal":
+            reversals.append((older, newer, verdict.why))
+    proposals: list[Proposal] = []
+    notes: list[str] = []
+    replaced: dict[str, list[tuple[Item, str]]] = defaultdict(list)
+    newest: dict[str, Item] = {}
+    for older, newer, why in reversals:
+        if older.kind not in policy.RULE_KINDS or newer.kind not in policy.RULE_KINDS:
+            continue
+        if not covers(newer.scope, older.scope) or older.status is not Status.ACTIVE:
+            continue
+        if newer.status is Status.PROPOSED:
+            notes.append(
+                f"proposal {newer.id[-6:].lower()} reverses active {older.id[-6:].lower()} "
+                f"({why}): approving it supersedes nothing by itself; review both"
+            )
+            continue
+        replaced[newer.id].append((older, why))
+        newest[newer.id] = newer
+    for newer_id, olders in replaced.items():
+        # An older rule reversed by several newer ones goes to the newest of them only.
+        mine = [
+            (o, why)
+            for o, why in olders
+            if max(
+                (n for n, os in replaced.items() if any(x.id == o.id for x, _ in os)),
+                key=lambda n: (newest[n].created_at, n),
+            )
+            == newer_id
+        ]
+        if mine:
+            proposals.append(
+                Proposal(
+                    "supersede",
+                    tuple(o for o, _ in mine),
+                    newest[newer_id],
+                    f"{newer_id[-6:].lower()} reverses "
+                    + "; ".join(f"{o.id[-6:].lower()} ({why})" for o, why in mine),
+                )
+            )
+    proposals += _folds(copies)
+    taken = {i.id for p in proposals for i in (*p.items, *([p.keep] if p.keep else []))}
+    proposals += _retirements([i for i in found if i.id not in taken], unused_days, now)
+    return Curation(waiting, tuple(proposals), tuple(notes))
+
+
+def _folds(copies: Sequence[tuple[Item, Item, str]]) -> list[Proposal]:
+    """Groups of copies (joined through any pair), each as one fold."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    by_id: dict[str, Item] = {}
+    for older, newer, _ in copies:
+        by_id[older.id], by_id[newer.id] = older, newer
+        parent[root(newer.id)] = root(older.id)
+    groups: dict[str, list[Item]] = defaultdict(list)
+    for item_id, item in by_id.items():
+        groups[root(item_id)].append(item)
+    out = []
+    for group in groups.values():
+        # The record that stays: an active one before a proposal, then the best ranked,
+        # then the broadest scope.
+        order = rank.ranked(group)
+        order.sort(key=lambda i: i.status is not Status.ACTIVE)
+        keep = order[0]
+        rest = tuple(i for i in order[1:])
+        scopes = sorted({str(i.scope) for i in group})
+        if all(covers(keep.scope, i.scope) for i in rest):
+            where = f"in {scopes[0]}" if len(scopes) == 1 else f"in {', '.join(scopes)}"
+            out.append(
+                Proposal(
+                    "fold",
+                    rest,
+                    keep,
+                    f"{len(group)} memories say the same {where}: {keep.id[-6:].lower()} "
+                    "stays and cites the others",
+                )
+            )
+        else:
+            out.append(
+                Proposal(
+                    "fold",
+                    tuple(order),
+                    None,
+                    f"{len(group)} memories say the same in {', '.join(scopes)}: one record "
+                    "in global, since it holds in unrelated places",
+                    Scope(ScopeType.GLOBAL),
+                )
+            )
+    return out
+
+
+def _retirements(found: Sequence[Item], unused_days: int, now: str) -> list[Proposal]:
+    cutoff = (datetime.fromisoformat(now) - timedelta(days=unused_days)).astimezone(UTC)
+    stamp = cutoff.strftime("%Y-%m-%dT%H:%M:%S")
+    out = []
+    for item in found:
+        if item.status is not Status.ACTIVE or item.pinned or item.source:
+            continue
+        if item.kind is Kind.TASK and item.expires_at and item.expires_at <= now:
+            out.append(
+                Proposal("retire", (item,), None, f"expired task (on {item.expires_at[:10]})")
+            )
+        elif (item.last_used_at or item.created_at) < stamp:
+            last = f"last used {item.last_used_at[:10]}" if item.last_used_at else "never used"
+            out.append(Proposal("retire", (item,), None, f"unused for {unused_days} days ({last})"))
+    return out
+
+
+def plan_for(
+    curation: Curation, *, plan_id: str | None = None, now: str | None = None
+) -> dict[str, Any]:
+    """The proposals as a maintenance plan (JSON, as `ken plan` reads it): superseding
+    first, then folds, then retirements; a memory already in an operation is left out of
+    later ones, and at most 100 operations are written."""
+    used: set[str] = set()
+    operations: list[dict[str, Any]] = []
+    for action in ("supersede", "fold", "retire"):
+        for proposal in curation.proposals:
+            if proposal.action != action or len(operations) >= plans.MAX_OPERATIONS:
+                continue
+            touched = {i.id for i in proposal.items} | (
+                {proposal.keep.id} if proposal.keep else set()
+            )
+            if touched & used:
+                continue
+            used |= touched
+            operations.append(_operation(proposal))
+    stamp = (now or now_iso())[:19].replace(":", "").replace("-", "")
+    return {
+        "schema": plans.SCHEMA,
+        "id": plan_id or f"curate-{stamp}",
+        "owner": PLAN_OWNER,
+        "operations": operations,
+    }
+
+
+def _operation(proposal: Proposal) -> dict[str, Any]:
+    if proposal.action == "retire":
+        [item] = proposal.items
+        return {
+            "op": "retire",
+            "id": item.id,
+            "expected_revision": item.revision,
+            "reason": proposal.why,
+        }
+    expected = {i.id: i.revision for i in proposal.items}
+    if proposal.keep is not None:
+        expected[proposal.keep.id] = proposal.keep.revision
+        into: Any = proposal.keep.id
+    else:
+        first = proposal.items[0]
+        assert proposal.into_scope is not None
+        into = {
+            "text": first.text,
+            "kind": first.kind.value,
+            "scope": str(proposal.into_scope),
+            "tags": list(dict.fromkeys(t for i in proposal.items for t in i.tags)),
+        }
+    return {
+        "op": "retire_into",
+        "ids": [i.id for i in proposal.items],
+        "expected_revisions": expected,
+        "into": into,
+    }
