@@ -1,33 +1,50 @@
-"""Lint: what in the store may no longer be true or useful. It reports; a person decides."""
+"""Lint: what in the store may no longer be true or useful. It reports; a person decides.
+
+`against` reads the instruction files agents load on their own (CLAUDE.md, AGENTS.md,
+GEMINI.md): a memory that repeats one of their lines is no memory (the agent reads it
+already), and one that contradicts a line tells the agent two things. Lines are compared
+as curation compares memories (`kenning.statements`).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+from kenning import statements
+from kenning.errors import InvalidInput
 from kenning.model import Item, Kind, Status
-from kenning.store import ItemQuery, Store, now_iso
+from kenning.store import ItemQuery, SQLiteStore, Store, now_iso
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    rule: str  # missing_file, expired_task, unused, duplicate, capped, over_cap
+    # missing_file, expired_task, unused, duplicate, capped, over_cap,
+    # in_instructions, contradicts_instructions
+    rule: str
     item_id: str
     title: str
     detail: str
+    file: str | None = None  # an instruction file, and the line in it
+    line: int | None = None
 
-    def to_dict(self) -> dict[str, str]:
-        return {
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
             "rule": self.rule,
             "id": self.item_id,
             "short_id": self.item_id[-6:].lower(),
             "title": self.title,
             "detail": self.detail,
         }
+        if self.file:
+            data |= {"file": self.file, "line": self.line}
+        return data
 
 
 def _fingerprint(item: Item) -> str:
@@ -121,3 +138,92 @@ def _cap_findings(
                     )
                 )
     return findings
+
+
+INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md")
+MAX_INSTRUCTION_BYTES = 1024 * 1024
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'])")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def instruction_lines(text: str) -> list[tuple[int, str]]:
+    """The statements of an instruction file, with their line numbers: list items and
+    sentences of prose; headings, code blocks, tables, HTML comments and blank lines
+    left out."""
+    out: list[tuple[int, str]] = []
+    fenced = commented = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if commented or line.startswith("<!--"):
+            commented = "-->" not in line
+            continue
+        if fenced or not line or line.startswith(("#", "|", ">")):
+            continue
+        line = _BULLET.sub("", line).strip()
+        out += [(number, part.strip()) for part in _SENTENCE.split(line) if part.strip()]
+    return out
+
+
+def against(
+    store: SQLiteStore, files: Sequence[Path], *, scopes: tuple[str, ...] = ()
+) -> list[Finding]:
+    """Memories (active or proposed, in `scopes`) that repeat or contradict a line of an
+    instruction file, each with the file and line."""
+    lines: list[tuple[str, int, str]] = []
+    for path in files:
+        lines += [(str(path), n, text) for n, text in instruction_lines(_read(path))]
+    memories = store.list_items(ItemQuery(scopes=scopes, statuses=("active", "proposed")))
+    if not lines or not memories:
+        return []
+    read = statements.read(store, [t for _, _, t in lines] + [m.text for m in memories])
+    lex = statements.lexicon(store)
+    said, kept = read[: len(lines)], read[len(lines) :]
+    findings: list[Finding] = []
+    for memory, mine in zip(memories, kept, strict=True):
+        for (name, number, text), theirs in zip(lines, said, strict=True):
+            if not mine.content & theirs.content:
+                continue
+            verdict = statements.relate(lex, theirs, mine)
+            if verdict.relation is None:
+                verdict = statements.relate(lex, mine, theirs)
+            where = f"{Path(name).name}:{number}"
+            if verdict.relation == "copy":
+                findings.append(
+                    Finding(
+                        "in_instructions",
+                        memory.id,
+                        memory.title,
+                        f"{where} says the same, and agents that load it read it already: "
+                        f'"{text[:80]}"',
+                        name,
+                        number,
+                    )
+                )
+                break
+            if verdict.relation == "reversal":
+                findings.append(
+                    Finding(
+                        "contradicts_instructions",
+                        memory.id,
+                        memory.title,
+                        f'it contradicts {where} ({verdict.why}): "{text[:80]}"',
+                        name,
+                        number,
+                    )
+                )
+                break
+    return findings
+
+
+def _read(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_INSTRUCTION_BYTES + 1)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_INSTRUCTION_BYTES:
+        raise InvalidInput(f"{path} is over 1 MiB: an instruction file that long is not read")
+    return data.decode("utf-8", errors="replace")

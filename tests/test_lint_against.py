@@ -1,0 +1,89 @@
+"""`ken lint --against`: memories that repeat or contradict a line of the instruction
+files agents load on their own, with the file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import ken
+from helpers import add, one_line_error
+from kenning import lint
+
+REPO = "repo:github.com/acme/shop"
+CLAUDE_MD = """\
+# Shop
+
+## Conventions
+
+- Use pnpm, not npm, for installs.
+- Deploys go through make release.
+
+```sh
+npm install   # a code block: not an instruction
+```
+
+<!-- Use yarn everywhere. (a comment: not read) -->
+Tests run with `make test`. Never push directly to main.
+"""
+
+
+@pytest.fixture
+def shop(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (git_repo / "CLAUDE.md").write_text(CLAUDE_MD)
+    (git_repo / "AGENTS.md").write_text("- Answer in British English.\n")
+    monkeypatch.chdir(git_repo)
+    return git_repo
+
+
+def test_instruction_lines_are_list_items_and_sentences_not_code_or_headings():
+    assert lint.instruction_lines(CLAUDE_MD) == [
+        (5, "Use pnpm, not npm, for installs."),
+        (6, "Deploys go through make release."),
+        (13, "Tests run with `make test`."),
+        (13, "Never push directly to main."),
+    ]
+
+
+def test_a_memory_repeating_or_contradicting_a_line_is_reported_with_file_and_line(shop):
+    copy = add("Install packages with pnpm rather than npm", scope=REPO, kind="preference")
+    wrong = add("Use npm for installs", scope=REPO, kind="preference")
+    also = add("Replies should be in British English", scope=REPO, kind="preference")
+    add("The API listens on port 8080", scope=REPO, kind="fact")
+    add("Use yarn everywhere", scope=REPO, kind="preference")  # only the comment says so
+    found = json.loads(ken("lint", "--against", "--json").stdout)
+    against = {f["id"]: f for f in found if f["rule"].endswith("instructions")}
+    assert set(against) == {copy.id, wrong.id, also.id}
+    assert against[copy.id]["rule"] == "in_instructions"
+    assert (against[copy.id]["file"], against[copy.id]["line"]) == (str(shop / "CLAUDE.md"), 5)
+    assert "CLAUDE.md:5 says the same" in against[copy.id]["detail"]
+    assert against[wrong.id]["rule"] == "contradicts_instructions"
+    assert "it contradicts CLAUDE.md:5 (npm is" in against[wrong.id]["detail"]
+    assert (against[also.id]["rule"], against[also.id]["line"]) == ("in_instructions", 1)
+    text = ken("lint", "--against").stdout
+    assert "in_instructions" in text and "contradicts_instructions" in text
+
+
+def test_files_named_are_read_instead_of_the_repos_own(shop, tmp_path):
+    gemini = tmp_path / "GEMINI.md"
+    gemini.write_text("- Never deploy on Fridays.\n")
+    friday = add("Deploying on Fridays is fine", scope=REPO, kind="preference")
+    add("Install packages with pnpm rather than npm", scope=REPO, kind="preference")
+    found = json.loads(ken("lint", "--json", str(gemini)).stdout)
+    assert [(f["id"], f["rule"], f["line"]) for f in found if "file" in f] == [
+        (friday.id, "contradicts_instructions", 1)
+    ]
+
+
+def test_without_instruction_files_to_read_lint_against_says_so(git_repo, monkeypatch, tmp_path):
+    monkeypatch.chdir(git_repo)
+    result = ken("lint", "--against")
+    assert result.exit_code == 1
+    assert "no CLAUDE.md, AGENTS.md, GEMINI.md at" in one_line_error(result.stderr)
+    monkeypatch.chdir(tmp_path)
+    result = ken("lint", "--against")
+    assert result.exit_code == 1 and "name them" in one_line_error(result.stderr)
+    result = ken("lint", str(tmp_path / "missing.md"))
+    assert result.exit_code == 1 and "cannot read" in one_line_error(result.stderr)
