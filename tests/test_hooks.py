@@ -31,6 +31,7 @@ from kenning.hooks.adapters import MAX_OUTPUT_CHARS, detect_agent
 from kenning.model import Session
 from kenning.pack import SHORT_INTRO
 from kenning.recall import HEADER as RECALL_HEADER
+from kenning.store import ItemQuery
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 PLACEHOLDER = "/tmp/SANDBOX"
@@ -647,6 +648,32 @@ def test_nothing_told_in_the_session_comes_back_in_recall(
     # A new session is told again.
     again = {**ask, "session_id": "another"}
     assert "greets in French" in call_inproc("UserPromptSubmit", "claude", again)[1]
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_resumed_session_is_not_recalled_its_own_handoff(agent: str, shop: Path) -> None:
+    start = payload(agent, "SessionStart", shop)
+    first = "Export the orders as CSV for the accounting team"
+    call_inproc("SessionStart", agent, start)
+    call_inproc("UserPromptSubmit", agent, payload(agent, "UserPromptSubmit", shop, prompt=first))
+    call_inproc("SessionEnd", agent, payload(agent, "SessionEnd", shop))
+    [handoff] = handoffs()
+    mark = f"[m:{handoff[-6:].lower()}]"
+
+    # `codex exec resume` / `claude --resume`: the conversation, handoff and all, is back.
+    assert call_inproc("SessionStart", agent, {**start, "source": "resume"}) == (0, "")
+    later = "Also export the orders of the accounting refunds as CSV"
+    ask = payload(agent, "UserPromptSubmit", shop, prompt=later)
+    code, out = call_inproc("UserPromptSubmit", agent, ask)
+    assert (code, mark in out) == (0, False)
+    # Another session, to which the handoff is news, is told it.
+    code, out = call_inproc("UserPromptSubmit", agent, {**ask, "session_id": "another"})
+    assert mark in context_of(out, "UserPromptSubmit")
+
+
+def handoffs() -> list[str]:
+    with opened() as store:
+        return [i.id for i in store.list_items(ItemQuery(kinds=("handoff",)))]
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from kenning.model import Item, Scope, ScopeType, Session
 from kenning.pack import Pack, build_pack
 from kenning.recall import Recall, RecallSettings, recall
 from kenning.sessions import clip_prompt
-from kenning.store import SQLiteStore
+from kenning.store import ItemQuery, SQLiteStore
 from kenning.where import Where
 
 
@@ -178,10 +178,11 @@ def recall_for(
     settings: RecallSettings | None = None,
     record: bool = True,
 ) -> Recall:
-    """Recall for a prompt here, skipping what this session was already told (since its
-    last compaction: what came before is no longer in its context)."""
+    """Recall for a prompt here, skipping what this session already holds: what it was
+    told and what it wrote (since its last compaction: what came before is no longer in
+    its context)."""
     scopes = deliverable_scopes(where.scopes, blocked_repos(config), where.repo)
-    exclude = told_since_compaction(store, session.id) if session is not None else set()
+    exclude = in_context(store, session.id) if session is not None else set()
     result = recall(
         store,
         prompt,
@@ -217,10 +218,25 @@ def note_compaction(store: SQLiteStore, session: Session) -> None:
 def told_since_compaction(store: SQLiteStore, session_id: str) -> set[str]:
     """The items a session was told that are still in its context: those given since
     its last compaction."""
+    return _since_compaction(store, session_id)[0]
+
+
+def in_context(store: SQLiteStore, session_id: str) -> set[str]:
+    """The items still in a session's context: those it was told and those it wrote
+    (the handoff its own SessionEnd left before a resume, what it proposed), since its
+    last compaction. A resumed conversation holds them already."""
+    told, since = _since_compaction(store, session_id)
+    written = store.list_items(ItemQuery(session_id=session_id, since=since))
+    return told | {item.id for item in written}
+
+
+def _since_compaction(store: SQLiteStore, session_id: str) -> tuple[set[str], str | None]:
+    """What a session was told since its last compaction, and when that was."""
     told: set[str] = set()
+    since: str | None = None
     for entry in store.deliveries(session_id):
         if entry["what"] == COMPACTION:
-            told = set()
+            told, since = set(), entry["at"]
         else:
             told.update(entry["item_ids"])
-    return told
+    return told, since
