@@ -273,6 +273,33 @@ def test_a_bad_answer_stores_nothing_and_keeps_the_progress(
     assert len(prompts_sent(fake)) == 1
 
 
+class Stopped(Exception):
+    """The summarizer's process ending between two of its writes."""
+
+
+def test_a_summarizer_stopped_while_storing_leaves_nothing_and_the_next_run_stores_once(
+    store: SQLiteStore, session: Session, fake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def stop(*args: Any) -> None:
+        raise Stopped
+
+    # Stopped after the summary and its items, before the progress that counts the turns.
+    with monkeypatch.context() as patch:
+        patch.setattr(store, "set_summary_progress", stop)
+        with pytest.raises(Stopped):
+            summarize.summarize(store, Config(), session)
+    assert everything(store) == []
+    assert store.summary_progress(session.id) == (0, 0)
+
+    result = summarize.summarize(store, Config(), session)
+
+    assert result is not None and [s.title for s in summaries(store)] == [
+        f"Session summary: {FIRST}"
+    ]
+    assert len(everything(store)) == 6  # the summary and five items, once
+    assert store.summary_progress(session.id) == (1, 4)
+
+
 def test_an_answer_in_a_code_fence_with_prose_around_it_is_read(
     store: SQLiteStore, session: Session, fake: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

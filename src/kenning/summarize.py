@@ -251,38 +251,44 @@ def summarize(
         # redacted before it is cut to fit, so that no secret is cut in half and missed
         summary = redact(answer["summary"].strip()).text
         summary_text = _fit(title, summary or "(empty summary)")
-        result.summary = items.add(
-            store,
-            f"{title}\n{summary_text}",
-            scope=scope,
-            kind=Kind.SUMMARY,
-            status=status,
-            provenance=provenance,
-            actor=policy.KENNING,
-        )
-        target = Scope(ScopeType.REPO, session.repo) if session.repo else Scope(ScopeType.GLOBAL)
-        for entry in answer.get("items", [])[:MAX_ITEMS]:
-            if not isinstance(entry, dict) or not str(entry.get("text", "")).strip():
-                continue
-            kind = str(entry.get("kind") or "note").lower()
-            try:
-                parsed = items.parse_kind(kind)
-            except InvalidInput:
-                parsed = Kind.NOTE
-            try:
-                result.items.append(
-                    items.add(
-                        store,
-                        str(entry["text"]),
-                        scope=target,
-                        kind=parsed,
-                        status=Status.PROPOSED,
-                        evidence=str(entry.get("evidence") or ""),
-                        provenance=provenance,
-                        actor=policy.KENNING,
+        # One transaction: a summarizer stopped half way leaves no summary whose turns
+        # are not counted as summarized (to be summarized again), and readers see the
+        # summary, its proposed items and the progress at once.
+        with store.together():
+            result.summary = items.add(
+                store,
+                f"{title}\n{summary_text}",
+                scope=scope,
+                kind=Kind.SUMMARY,
+                status=status,
+                provenance=provenance,
+                actor=policy.KENNING,
+            )
+            target = (
+                Scope(ScopeType.REPO, session.repo) if session.repo else Scope(ScopeType.GLOBAL)
+            )
+            for entry in answer.get("items", [])[:MAX_ITEMS]:
+                if not isinstance(entry, dict) or not str(entry.get("text", "")).strip():
+                    continue
+                kind = str(entry.get("kind") or "note").lower()
+                try:
+                    parsed = items.parse_kind(kind)
+                except InvalidInput:
+                    parsed = Kind.NOTE
+                try:
+                    result.items.append(
+                        items.add(
+                            store,
+                            str(entry["text"]),
+                            scope=target,
+                            kind=parsed,
+                            status=Status.PROPOSED,
+                            evidence=str(entry.get("evidence") or ""),
+                            provenance=provenance,
+                            actor=policy.KENNING,
+                        )
                     )
-                )
-            except InvalidInput:
-                continue  # one bad item (too long, a secret) does not sink the rest
-        store.set_summary_progress(session.id, part, done + len(new))
+                except InvalidInput:
+                    continue  # one bad item (too long, a secret) does not sink the rest
+            store.set_summary_progress(session.id, part, done + len(new))
         return result

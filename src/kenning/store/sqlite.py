@@ -363,6 +363,13 @@ class SQLiteStore:
             self._depth -= 1
 
     @contextmanager
+    def together(self) -> Iterator[None]:
+        """The writes made inside happen as one: all of them or, on an error, none (and
+        readers see none of them before all of them)."""
+        with self._write():
+            yield
+
+    @contextmanager
     def replaying(self, entry_id: str) -> Iterator[bool]:
         """One transaction for a spooled write and its row in `replays`: yields False
         when that entry was replayed already (and then nothing is written)."""
