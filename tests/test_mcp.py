@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -33,6 +34,7 @@ from mcp.client.stdio import stdio_client
 from helpers import add, opened
 from kenning import sessions
 from kenning import where as where_mod
+from kenning.ids import new_ulid
 from kenning.model import Item
 from kenning.store import open_store
 
@@ -166,7 +168,10 @@ def history(item_id: str) -> list[str]:
 
 @pytest.fixture
 def seeded(git_repo: Path) -> dict[str, Item]:
-    """Memories a person saved in this repo before the agent started."""
+    """Memories a person saved in this repo before the agent started, in one millisecond
+    (so their ids share the ten characters of their time, whatever the clock did)."""
+    ms = int(time.time() * 1000)
+    deploy, style, note = [new_ulid(ms) for _ in range(3)]  # before any other id
     with opened() as store:
         return {
             "deploy": add(
@@ -174,15 +179,20 @@ def seeded(git_repo: Path) -> dict[str, Item]:
                 store,
                 scope=f"repo:{REPO}",
                 kind="decision",
+                item_id=deploy,
             ),
             "style": add(
                 "Prefer small pull requests\nOne change each.",
                 store,
                 scope="global",
                 kind="preference",
+                item_id=style,
             ),
             "note": add(
-                "Branch note about the checkout flow", store, scope=f"workstream:{WORKSTREAM}"
+                "Branch note about the checkout flow",
+                store,
+                scope=f"workstream:{WORKSTREAM}",
+                item_id=note,
             ),
         }
 
@@ -501,7 +511,7 @@ def test_bad_input_gives_clear_errors_and_the_server_keeps_serving(
 ) -> None:
     deploy, note = seeded["deploy"], seeded["note"]
     prefix = os.path.commonprefix([i.id for i in seeded.values()])[:8]
-    assert len(prefix) == 8  # made in one burst: the same millisecond
+    assert len(prefix) == 8  # made in one millisecond
     # (tool, arguments, words the error must contain)
     bad: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
         # wrong types
