@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 
 from conftest import KEN_BIN, ken
 from helpers import add
-from kenning.hooks import client
+from kenning.hooks import client, wire
 from kenning.hookstate import code_stamp, socket_path, status_path
 
 PROMPT = "should the integration tests for billing mock postgres or use the real database?"
@@ -221,9 +222,32 @@ def test_a_server_whose_code_changed_steps_aside(
 def test_an_idle_server_exits(tmp_path: Path, served: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("KEN_HOOK_SERVER_IDLE", "1")
     seed()
-    hook(repo(tmp_path), "s1")
-    assert wait_for(served.exists)
-    assert wait_for(lambda: not served.exists(), seconds=20), "the idle server did not exit"
+    cwd = repo(tmp_path)
+    # Started here rather than by a hook, which goes on answering itself for as long as
+    # the server may idle: a server gone before the test looked was taken for none.
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kenning.hooks.server", str(served)],
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        payload = {"session_id": "s1", "cwd": str(cwd), "prompt": PROMPT}
+        request = wire.pack_request(
+            ["UserPromptSubmit", "--agent", "claude"],
+            dict(os.environ),
+            json.dumps(payload).encode(),
+        )
+        # An answer shows it was up; its idle time counts from this request.
+        answers: list[str | None] = []
+        assert wait_for(
+            lambda: answers.append(client.ask_server(str(served), request)) or answers[-1]
+        ), "the server never answered"
+        assert "real Postgres database" in str(answers[-1])
+        assert server.wait(timeout=30) == 0, "the idle server did not exit"
+    finally:
+        server.kill()
+        server.wait()
+    assert not served.exists() and not Path(status_path(str(served))).exists()
 
 
 def test_through_the_server_a_locked_store_is_answered_in_time_and_recorded_after(
