@@ -24,6 +24,7 @@ KEN_VARS = [
     "KEN_ENABLED",
     "KEN_CONTINUES",
     "KEN_HOOK_SERVER_IDLE",
+    "XDG_RUNTIME_DIR",
     "VISUAL",
     "EDITOR",
 ]

@@ -283,6 +283,18 @@ def describe_hook_server(status: dict[str, Any]) -> str:
 def _hook_server_checks() -> list[Check]:
     if os.environ.get("KEN_HOOK_SERVER", "1") in ("0", "false", "no", "off"):
         return [Check("hook server", True, "off (KEN_HOOK_SERVER=0): each hook runs alone")]
+    try:
+        hookstate.socket_path()
+    except hookstate.Refused as exc:
+        return [
+            Check(
+                "hook server",
+                False,
+                f"{exc}; each hook runs alone",
+                "remove that folder if it is not yours, or set XDG_RUNTIME_DIR to a folder "
+                "of your own (mode 0700)",
+            )
+        ]
     status = hookstate.running()
     if status is None:
         return [Check("hook server", True, "not running (the next hook starts it)")]

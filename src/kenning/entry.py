@@ -1,7 +1,10 @@
 """The `ken` console entry point.
 
 `ken hook …` runs on every prompt of every agent, so it is dispatched here before
-click or anything heavy is imported.
+click or anything heavy is imported. A hook never breaks an agent, not even when
+kenning itself is half installed (an upgrade in progress, a module missing or cut
+short): whatever the hook path fails with, down to importing it, becomes a line in the
+hook log and a silent exit 0.
 """
 
 from __future__ import annotations
@@ -12,9 +15,7 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"] and not set(args[1:]) & {"-h", "--help"}:
-        from kenning.hooks.client import main as hook_main
-
-        raise SystemExit(hook_main(args[1:]))
+        raise SystemExit(hook(args[1:]))
     if args[:1] == ["mcp"] and not set(args[1:]) & {"-h", "--help"}:
         try:
             from kenning.mcp_server import main as mcp_main
@@ -32,6 +33,47 @@ def main(argv: list[str] | None = None) -> None:
     from kenning.cli import cli
 
     cli.main(args=args, prog_name="ken")
+
+
+def hook(argv: list[str]) -> int:
+    """`ken hook …`: the hook client, whatever state kenning's files are in."""
+    try:
+        from kenning.hooks.client import main as hook_main
+
+        return hook_main(argv)
+    except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
+        _log_broken(argv, exc)
+        return 0
+
+
+def _log_broken(argv: list[str], exc: BaseException) -> None:
+    """Log a failure of the hook path itself, with the hook log's own writer when it can
+    still be imported, else with nothing but `os`."""
+    message = f"kenning is not whole here ({type(exc).__name__}: {exc}); reinstall it"
+    event = argv[0] if argv else "-"
+    try:
+        from kenning.hooklog import log
+
+        log("", event, message)
+        return
+    except Exception:  # noqa: BLE001, S110 - the log below needs nothing of kenning's
+        pass
+    import os
+    import time
+
+    try:
+        home = os.environ.get("HOME") or os.path.expanduser("~")
+        state = os.environ.get("XDG_STATE_HOME") or ""
+        folder = os.path.join(
+            state if os.path.isabs(state) else os.path.join(home, ".local/state"), "kenning"
+        )
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(os.path.join(folder, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write(f"{stamp} - {event} {' '.join(message.split())[:500]}\n")
+    except Exception:  # noqa: BLE001, S110 - the log is best effort
+        pass
 
 
 if __name__ == "__main__":

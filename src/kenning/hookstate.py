@@ -4,26 +4,92 @@ The hook client (on every prompt) finds the server's socket here, so this module
 imports nothing but `os` up front. The server (`kenning.hooks.server`) keeps a status
 file beside its socket: its pid, when it started, the code it runs, how many hooks it
 answered. `ken doctor` and `ken hook-server` read it, and stop the server through it.
+
+The socket is `hooks.sock` in kenning's state folder. A Unix socket's path holds about
+100 bytes, so when that path is longer the socket goes to a folder of this user's
+alone: `$XDG_RUNTIME_DIR/kenning/`, else `kenning-<uid>/` in `$TMPDIR` or `/tmp`. Such a
+folder has a name another local user can guess, and make first to catch every hook's
+prompt: it is used only when it is a real folder (no link) owned by this user with mode
+0700, and refused otherwise (`Refused`; hooks then run in their own process). The
+client also checks that whoever listens runs as this user before it sends anything.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to about 108 bytes
 
 
+class Refused(OSError):
+    """No place for the hook socket that only this user controls (the message says why)."""
+
+
+def _digest(text: str) -> str:
+    """A short name for `text` (FNV-1a): one per state folder, with no import."""
+    value = 0xCBF29CE484222325
+    for byte in text.encode("utf-8", "surrogateescape"):
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
+
+
+def _fits(path: str) -> bool:
+    return len(path.encode("utf-8", "surrogateescape")) <= MAX_SOCKET_PATH
+
+
 def socket_path() -> str:
-    """The server's socket: in kenning's state folder, or /tmp when that path is long."""
+    """The server's socket: in kenning's state folder, or, when that path is too long for
+    a socket, in this user's private runtime folder. Raises Refused when that folder is
+    not this user's alone."""
     from kenning import paths
 
-    path = os.path.join(paths.state_dir(), "hooks.sock")
-    if len(path.encode()) <= MAX_SOCKET_PATH:
+    state = paths.state_dir()
+    path = os.path.join(state, "hooks.sock")
+    if _fits(path):
+        check_folder(state, private=False)
         return path
-    import hashlib
+    name = f"hooks-{_digest(state)}.sock"
+    uid = os.getuid()
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    temp = os.environ.get("TMPDIR", "")
+    folders = [os.path.join(runtime, "kenning")] if os.path.isabs(runtime) else []
+    folders += [os.path.join(temp, f"kenning-{uid}")] if os.path.isabs(temp) else []
+    for folder in [*folders, f"/tmp/kenning-{uid}"]:
+        if _fits(os.path.join(folder, name)):
+            check_folder(folder)
+            return os.path.join(folder, name)
+    raise Refused("no folder with a path short enough for the hook socket")  # pragma: no cover
 
-    digest = hashlib.sha1(path.encode()).hexdigest()[:16]
-    return os.path.join("/tmp", f"kenning-{os.getuid()}-{digest}.sock")
+
+def check_folder(folder: str, private: bool = True, create: bool = False) -> None:
+    """Raise Refused unless `folder` is a folder (not a link) of this user's, and with
+    `private`, open to no one else (0700). A folder not made yet passes (the server
+    makes it, with `create`, and checks it again)."""
+    if create and not os.path.lexists(folder):
+        import contextlib
+
+        with contextlib.suppress(OSError):  # made by another server meanwhile: checked below
+            os.makedirs(folder, mode=0o700)
+    try:
+        found = os.lstat(folder)
+    except FileNotFoundError:
+        if create:
+            raise Refused(f"cannot make {folder} for the hook socket") from None
+        return
+    uid = os.getuid()
+    if not stat.S_ISDIR(found.st_mode):
+        raise Refused(f"{folder} is not a folder (a link or a file): no hook socket there")
+    if found.st_uid != uid:
+        raise Refused(
+            f"{folder} belongs to uid {found.st_uid}, not to you (uid {uid}): another user "
+            "may have made it to catch your hooks; no hook socket there"
+        )
+    if private and found.st_mode & 0o077:
+        raise Refused(
+            f"{folder} is open to other users (mode {stat.S_IMODE(found.st_mode):04o}, "
+            "not 0700): no hook socket there"
+        )
 
 
 def status_path(socket: str) -> str:

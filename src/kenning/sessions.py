@@ -78,14 +78,52 @@ def process_chain(start: int | None = None, depth: int = 12) -> list[tuple[int, 
     return chain
 
 
-def agent_pid(agent: str, chain: Sequence[tuple[int, str]] | None = None) -> int | None:
-    """The nearest ancestor that is the agent's own process, else the parent."""
-    chain = process_chain() if chain is None else chain
+def agent_process(agent: str, chain: Sequence[tuple[int, str]]) -> int | None:
+    """The nearest process in `chain` that is the agent's own (by its name), or None."""
     names = AGENT_PROCESS_NAMES.get(agent, (agent,))
     for pid, name in chain:
         if any(name.startswith(n) for n in names):
             return pid
+    return None
+
+
+def agent_pid(agent: str, chain: Sequence[tuple[int, str]] | None = None) -> int | None:
+    """The nearest ancestor that is the agent's own process, else the parent."""
+    chain = process_chain() if chain is None else chain
+    found = agent_process(agent, chain)
+    if found is not None:
+        return found
     return chain[0][0] if chain else None
+
+
+def foreign_payload(agent: str, cwd: str, chain: Sequence[tuple[int, str]]) -> str | None:
+    """Why a hook payload naming folder `cwd` is not the agent's own, or None when it is.
+
+    An agent's hooks report the folder it works in, which follows its `cd` but stays in
+    the repo its own process works in. A payload whose folder lies in another repo than
+    that (and not inside the agent's own folder) was written by hand, for instance by an
+    agent running `ken hook` from its shell to leave a handoff in another repo. When the
+    agent's process is not found (no /proc, another user's), nothing is said."""
+    pid = agent_process(agent, chain)
+    if pid is None:
+        return None
+    try:
+        home = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+    from kenning.where import find_git
+
+    here = Path(cwd).resolve()
+    own = Path(home)
+    theirs, ours = find_git(here), find_git(own)
+    if ours is not None and theirs is not None and theirs.key == ours.key:
+        return None
+    if here == own or own in here.parents:
+        return None
+    return (
+        f"the payload's folder {cwd} lies in another repo than {home}, where {agent} "
+        f"(pid {pid}) works: a hook run by hand? not recorded"
+    )
 
 
 def _alive(pid: int | None) -> bool:

@@ -365,16 +365,25 @@ def hook_server_group() -> None:
 def hook_server_status(as_json: bool) -> None:
     """Show whether the hook server runs: pid, when it started, its code, hooks answered."""
     from kenning.doctor import describe_hook_server
-    from kenning.hookstate import running, socket_path
+    from kenning.hookstate import Refused, running, socket_path
 
+    try:
+        where, problem = socket_path(), None
+    except Refused as exc:
+        where, problem = None, str(exc)
     status = running()
     if as_json:
-        emit_json({"running": status is not None, "socket": socket_path(), **(status or {})})
+        emit_json(
+            {"running": status is not None, "socket": where, **(status or {})}
+            | ({"problem": problem} if problem else {})
+        )
+    elif problem:
+        say(f"ken: no hook server: {problem}; each hook runs in its own process")
     elif status is None:
         say("no hook server is running (the next hook starts one)")
     else:
         echo(f"running: {describe_hook_server(status)}")
-        echo(f"socket:  {status.get('socket', socket_path())}")
+        echo(f"socket:  {status.get('socket', where)}")
 
 
 @hook_server_group.command("stop", epilog=example("ken hook-server stop"))

@@ -2,10 +2,12 @@
 
 Starting Python and importing kenning costs several times what answering a hook
 does, so a warm hook server (`server.py`) answers instead when one is running: this
-client imports only os, sys and _socket (not even json), hands the server its argv, environment
-and stdin over a Unix socket, and prints the answer. When no server answers, it
-handles the hook itself (`run.py`) and starts a server for the next prompt. A server
-that finds kenning's code changed under it steps aside, and is replaced the same way.
+client imports only os, sys and _socket (not even json), hands the server its argv, the
+environment a hook reads (`wire.HOOK_ENV`) and stdin over a Unix socket, and prints the
+answer. It sends nothing before the kernel has said that the server runs as this user.
+When no server answers in time, it handles the hook itself (`run.py`) and starts a
+server for the next prompt. A server that finds kenning's code changed under it steps
+aside, and is replaced the same way.
 
 `KEN_HOOK_SERVER=0` turns the server off (every hook runs in its own process).
 """
@@ -17,22 +19,48 @@ import os
 import sys
 
 from kenning.hooks import wire
-from kenning.hookstate import socket_path
+from kenning.hookstate import Refused, socket_path
 
-TIMEOUT_SECONDS = 8.0
+CONNECT_SECONDS = 1.0  # to connect and send: a live server takes each request at once
+ANSWER_SECONDS = 5.0  # for the answer: over the longest store wait a hook has (3 s)
 
 
-def ask_server(path: str, request: bytes) -> str | None:
-    """The server's answer, or None when no (current) server answered."""
+class NotYours(OSError):
+    """The socket's server runs as another user: nothing was sent to it."""
+
+
+def _connect(path: str) -> _socket.socket:
+    """A connection to the server at `path`, checked to run as this user."""
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        conn.settimeout(CONNECT_SECONDS)
+        conn.connect(path)
+        found = wire.peer(conn)
+        uid = found[1] if found is not None else os.stat(path).st_uid
+        if uid != os.getuid():
+            raise NotYours(f"the hook socket {path} is served by uid {uid}, not by you")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+Answer = tuple[str, list[tuple[list[str], str | None]]]  # what to print, what to start
+
+
+def ask_server(path: str, request: bytes) -> Answer | None:
+    """The server's answer, or None when no (current) server answered. Raises NotYours
+    when another user's process listens there."""
+    try:
+        conn = _connect(path)
+    except NotYours:
+        raise
     except OSError:
         return None
     try:
-        conn.settimeout(TIMEOUT_SECONDS)
-        conn.connect(path)
         conn.sendall(request)
         conn.shutdown(_socket.SHUT_WR)
+        conn.settimeout(ANSWER_SECONDS)
         chunks = []
         while chunk := conn.recv(65536):
             chunks.append(chunk)
@@ -40,10 +68,7 @@ def ask_server(path: str, request: bytes) -> str | None:
         return None
     finally:
         conn.close()
-    answer = b"".join(chunks)
-    if not answer.startswith(wire.OK):
-        return None
-    return answer[1:].decode("utf-8", "replace")
+    return wire.unpack_answer(b"".join(chunks))
 
 
 def start_server(path: str) -> None:
@@ -58,21 +83,38 @@ def start_server(path: str) -> None:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
             close_fds=True,
+            env=wire.child_env(os.environ),  # it lives on: no API keys kept in it
         )
+
+
+def start_ken(args: list[str], cwd: str | None) -> None:
+    """Start `ken ARGS` detached, with this hook's own environment (the server has only
+    part of it): a summary the server found due."""
+    import contextlib
+    import subprocess
+
+    if args[:1] and args[0] in wire.STARTABLE:
+        with contextlib.suppress(OSError):
+            subprocess.Popen(  # noqa: S603 - our own command, one the server may ask for
+                [sys.executable, "-m", "kenning.entry", *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                cwd=cwd if cwd and os.path.isdir(cwd) else None,
+            )
 
 
 def stop_server() -> bool:
     """Ask a running server to exit; True when one answered."""
-    request = wire.pack_request([wire.STOP], {}, b"")
     try:
-        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        conn = _connect(socket_path())
     except OSError:
         return False
     try:
-        conn.settimeout(TIMEOUT_SECONDS)
-        conn.connect(socket_path())
-        conn.sendall(request)
+        conn.sendall(wire.pack_request([wire.STOP], {}, b""))
         conn.shutdown(_socket.SHUT_WR)
+        conn.settimeout(ANSWER_SECONDS)
         conn.recv(16)
     except OSError:
         return False
@@ -85,20 +127,34 @@ def main(argv: list[str]) -> int:
     if argv[:1] == [wire.STOP]:
         return 0 if stop_server() else 1
     try:
-        stdin = sys.stdin.buffer.read()
+        stdin = sys.stdin.buffer.read(wire.MAX_STDIN_BYTES + 1)
     except OSError:
         stdin = b""
     use_server = os.environ.get("KEN_HOOK_SERVER", "1") not in ("0", "false", "no", "off")
-    if use_server and "--debug" not in argv:
-        path = socket_path()
-        out = ask_server(path, wire.pack_request(argv, dict(os.environ), stdin))
-        if out is not None:
-            _write(out)
-            return 0
-        start_server(path)
+    if use_server and "--debug" not in argv and len(stdin) <= wire.MAX_STDIN_BYTES:
+        try:
+            path = socket_path()
+            out = ask_server(path, wire.pack_request(argv, wire.hook_env(os.environ), stdin))
+        except Refused as exc:
+            _log(argv, f"{exc}; hooks run in their own process")
+        except NotYours as exc:
+            _log(argv, f"{exc}: refused, nothing sent; hooks run in their own process")
+        else:
+            if out is not None:
+                _write(out[0])
+                for args, cwd in out[1]:
+                    start_ken(args, cwd)
+                return 0
+            start_server(path)
     from kenning.hooks.run import main as run_main
 
     return run_main(argv, stdin)
+
+
+def _log(argv: list[str], message: str) -> None:
+    from kenning.hooklog import log
+
+    log("", argv[0] if argv else "", message)
 
 
 def _write(out: str) -> None:

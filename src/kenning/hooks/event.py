@@ -52,6 +52,8 @@ class HookEvent:
     model: str | None = None
     reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    # The processes above the hook, nearest first, as (pid, name): the agent is among them.
+    chain: tuple[tuple[int, str], ...] = ()
 
 
 def text_field(payload: dict[str, Any], key: str) -> str | None:

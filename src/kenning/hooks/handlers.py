@@ -15,6 +15,10 @@ from kenning.model import Session
 from kenning.store import SQLiteStore
 
 Later = list[Callable[[], None]]  # writes that may wait until the agent has its answer
+# Starts `ken ARGS` detached, in a folder (the summarizer). A hook process starts it
+# itself, with the agent's environment; the hook server sets this for each hook to hand
+# the command to the hook's client, which starts it so (kenning.hooks.run).
+Spawn = Callable[[list[str], str | None], None]
 MAX_PROMPT_BYTES = 64 * 1024
 # A fork or a resume carries the conversation, and with it the pack it was given.
 PACK_SOURCES = {"startup", "clear", "compact"}
@@ -56,12 +60,21 @@ def _session(
         model=event.model,
         transcript_path=event.transcript_path,
         source=source,
-        pid=sessions.agent_pid(event.agent),
+        pid=sessions.agent_pid(event.agent, event.chain),
         idle_hours=config.get("hooks.idle_close_hours"),
         continued_from=os.environ.get("KEN_CONTINUES") or None,
-        # A session left without SessionEnd gets its wrap-up after this hook's answer.
-        on_close=lambda ended: later.append(lambda: wrap_up(store, config, ended)),
+        # A session left without SessionEnd gets its wrap-up after this hook's answer;
+        # its summary is started with the answer.
+        on_close=lambda ended: _closed(store, config, ended, later),
     )
+
+
+def _closed(store: SQLiteStore, config: Config, ended: Session, later: Later) -> None:
+    from kenning import summarize
+
+    if summarize.enabled_for(config, ended):
+        _summarize_later(ended, final=True)
+    later.append(lambda: wrap_up(store, config, ended, summary=False))
 
 
 def session_start(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
@@ -120,14 +133,15 @@ def session_end(store: SQLiteStore, event: HookEvent, config: Config, later: Lat
     return ""
 
 
-def wrap_up(store: SQLiteStore, config: Config, ended: Session) -> None:
+def wrap_up(store: SQLiteStore, config: Config, ended: Session, summary: bool = True) -> None:
     """What a session leaves when it ends, with SessionEnd or without: the model (from
-    its transcript, when its hooks did not say), its handoff, and its summary when on."""
+    its transcript, when its hooks did not say), its handoff, and its summary when on
+    (unless `summary` is False: started already)."""
     from kenning import handoff, summarize
 
     ended = sessions.note_model(store, ended)
     handoff.session_handoff(store, ended)
-    if summarize.enabled_for(config, ended):
+    if summary and summarize.enabled_for(config, ended):
         _summarize_later(ended, final=True)
 
 
@@ -147,20 +161,26 @@ def pre_compact(store: SQLiteStore, event: HookEvent, config: Config, later: Lat
 
 def _summarize_later(session: Session, *, final: bool) -> None:
     """Summarize in a detached process: agents give these hooks a few seconds at most."""
+    args = ["summarize", session.id, "--from-hook"] + ([] if final else ["--part"])
+    spawn(args, session.cwd if session.cwd and os.path.isdir(session.cwd) else None)
+
+
+def start_detached(args: list[str], cwd: str | None) -> None:
+    """Start `ken ARGS` in its own session, with this process's environment."""
     import subprocess
     import sys
 
-    command = [sys.executable, "-m", "kenning.entry", "summarize", session.id, "--from-hook"]
-    if not final:
-        command.append("--part")
     subprocess.Popen(  # noqa: S603 - our own command
-        command,
+        [sys.executable, "-m", "kenning.entry", *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
-        cwd=session.cwd if session.cwd and os.path.isdir(session.cwd) else None,
+        cwd=cwd,
     )
+
+
+spawn: Spawn = start_detached
 
 
 HANDLERS: dict[Event, Callable[[SQLiteStore, HookEvent, Config, Later], str]] = {
@@ -184,6 +204,9 @@ def handle(
         return ""
     if not os.path.isdir(event.cwd):
         raise Skip(f"cwd {event.cwd} is not a folder")
+    foreign = sessions.foreign_payload(event.agent, event.cwd, event.chain)
+    if foreign is not None:
+        raise Skip(foreign)
     pending: Later = [] if later is None else later
     out = handler(store, event, config, pending)
     if later is None:

@@ -23,8 +23,8 @@ from typing import Any
 
 from kenning import config as config_mod
 from kenning.hooklog import log
+from kenning.hooks.wire import MAX_STDIN_BYTES
 
-MAX_STDIN_BYTES = 8 * 1024 * 1024
 # Seconds a hook may wait for the store's write lock, counted from its start: well under
 # the timeout `ken integrate` installs for the event (SessionEnd 3 s, prompts 10 s,
 # SessionStart 15 s), leaving room for Python, git and the answer.
@@ -91,8 +91,18 @@ def run(
     stdin: bytes,
     stores: OpenStores | None = None,
     later: list[Callable[[], None]] | None = None,
+    caller: int | None = None,
+    starts: list[tuple[list[str], str | None]] | None = None,
 ) -> str:
-    """Handle one hook call; returns what to print. Raises on any problem."""
+    """Handle one hook call; returns what to print. Raises on any problem.
+
+    `caller` is the hook's own process when another process (the hook server) handles
+    it: the agent process is looked for above it, and the `ken` commands the hook would
+    start (a summary) go to `starts`, for the hook's client to start. None: this process
+    is the hook's, and starts them itself."""
+    from dataclasses import replace
+
+    from kenning import sessions
     from kenning.hooks import adapters, handlers
     from kenning.hooks.event import BadPayload
     from kenning.store import open_store
@@ -116,6 +126,8 @@ def run(
     if agent not in adapters.AGENTS:
         raise BadPayload(f"unknown agent '{agent}'")
     event = adapters.parse(agent, payload, event_name)
+    chain = sessions.process_chain() if caller is None else sessions.process_chain(caller)[1:]
+    event = replace(event, chain=tuple(chain))
     config = config_mod.Config()
     if not config.get("memory.enabled"):
         return ""
@@ -123,7 +135,12 @@ def run(
     if stores is not None:
         store = stores.get()
         _bound(store, started + budget)
-        return adapters.render(event, handlers.handle(store, event, config, later))
+        if starts is not None:
+            handlers.spawn = lambda args, cwd: starts.append((args, cwd))
+        try:
+            return adapters.render(event, handlers.handle(store, event, config, later))
+        finally:
+            handlers.spawn = handlers.start_detached
     store = open_store(busy_seconds=budget)
     try:
         _bound(store, started + budget)
@@ -149,11 +166,13 @@ def handle_bytes(
     debug: bool = False,
     stores: OpenStores | None = None,
     later: list[Callable[[], None]] | None = None,
+    caller: int | None = None,
+    starts: list[tuple[list[str], str | None]] | None = None,
 ) -> str:
     """Handle one hook call; what to print ("" on any problem, which is logged)."""
     event_name, agent, _ = _args(argv)
     try:
-        return run(argv, stdin, stores, later)
+        return run(argv, stdin, stores, later, caller, starts)
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
         log(agent or "", event_name or "", f"{type(exc).__name__}: {exc}")
         if debug:

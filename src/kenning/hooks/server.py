@@ -9,11 +9,17 @@ second, before a request), or when asked to stop (`ken hook-server stop` sends i
 SIGTERM; `ken hook --stop-server` asks over the socket). Beside its
 socket it keeps a small status file (`hooks-server.json`, mode 0600): its pid, when it
 started, the code it runs and how many hooks it answered, for `ken doctor` and
-`ken hook-server status`, and for tests to see which process answered. Each
-request carries the hook's argv, environment and stdin; requests are handled one at a time with the
-process environment set to the request's, so a server serves every store and
-config exactly as a hook process would. Whatever goes wrong becomes a line in the
-hook log and an empty answer: the client, like any hook, never breaks an agent.
+`ken hook-server status`, and for tests to see which process answered.
+
+Each connection is read in a thread of its own, which first asks the kernel who is at
+the other end (a process of another user is turned away) and gives the client
+READ_SECONDS to send a request of at most `wire.MAX_REQUEST_BYTES`: a client that
+stalls or sends too much holds up no other hook. Whole requests are then handled one at
+a time, with the process environment set to the request's (the variables a hook reads),
+so a server serves every store and config exactly as a hook process would, and with the
+client's process as the hook's (for the agent process above it). Whatever goes wrong
+becomes a line in the hook log and an empty answer: the client, like any hook, never
+breaks an agent.
 """
 
 from __future__ import annotations
@@ -21,17 +27,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kenning.hooklog import log
 from kenning.hooks import wire
 from kenning.hooks.run import OpenStores, handle_bytes
-from kenning.hookstate import code_stamp, status_path
+from kenning.hookstate import Refused, check_folder, code_stamp, status_path
+from kenning.paths import state_dir
 
 
 def _answer(conn: socket.socket, data: bytes) -> bool:
@@ -43,15 +53,80 @@ def _answer(conn: socket.socket, data: bytes) -> bool:
     return True
 
 
-def _request(conn: socket.socket) -> bytes:
-    chunks = []
-    while chunk := conn.recv(65536):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 STORES = OpenStores()
 STAMP_EVERY = 1.0  # seconds between looks at the code's modification times
+READ_SECONDS = 2.0  # a client has this long to send its whole request
+MAX_READERS = 32  # connections read at once; past that a client handles its hook itself
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A request read whole (`conn` waits for the answer), or a problem to log."""
+
+    conn: socket.socket | None = None
+    request: bytes = b""
+    pid: int | None = None  # the client's process, when the kernel says
+    problem: str = ""
+
+
+def read_request(conn: socket.socket, seconds: float = READ_SECONDS) -> bytes:
+    """The whole request, read within `seconds`; raises ValueError when the client
+    stalls, goes away or sends more than a request may hold."""
+    deadline = time.monotonic() + seconds
+    data = bytearray()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ValueError(f"a client sent no whole request within {seconds:g} s")
+        conn.settimeout(left)
+        try:
+            chunk = conn.recv(65536)
+        except TimeoutError:
+            continue
+        except OSError as exc:
+            raise ValueError(f"a client went away mid-request: {exc}") from None
+        if not chunk:
+            return bytes(data)
+        data += chunk
+        if len(data) > wire.MAX_REQUEST_BYTES:
+            raise ValueError(
+                f"a request of over {wire.MAX_REQUEST_BYTES:,} bytes was refused unread"
+            )
+
+
+def reader(conn: socket.socket, jobs: queue.Queue[Job], slots: threading.Semaphore) -> None:
+    """Read one connection's request in this thread, and queue it for answering."""
+    try:
+        found = wire.peer(conn)
+        if found is not None and found[1] != os.getuid():
+            conn.close()
+            jobs.put(Job(problem=f"turned away a connection from uid {found[1]}"))
+            return
+        try:
+            request = read_request(conn)
+        except ValueError as exc:
+            conn.close()
+            jobs.put(Job(problem=str(exc)))
+            return
+        jobs.put(Job(conn, request, found[0] if found is not None else None))
+    finally:
+        slots.release()
+
+
+def accept(server: socket.socket, jobs: queue.Queue[Job], going: threading.Event) -> None:
+    """Take connections until the server goes, each read in its own thread."""
+    slots = threading.Semaphore(MAX_READERS)
+    while not going.is_set():
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            continue
+        except OSError:
+            return  # the listening socket was closed
+        if not slots.acquire(blocking=False):
+            conn.close()  # too many at once: those clients answer their hooks themselves
+            continue
+        threading.Thread(target=reader, args=(conn, jobs, slots), daemon=True).start()
 
 
 class Code:
@@ -129,12 +204,19 @@ class Status:
                 os.unlink(self.path)
 
 
-def serve_one(conn: socket.socket, code: Code, status: Status | None = None) -> bool:
+def serve_one(
+    conn: socket.socket,
+    request: bytes,
+    code: Code,
+    status: Status | None = None,
+    pid: int | None = None,
+) -> bool:
     """Answer one request; False when it is time to go (changed code, or asked to)."""
     conn.settimeout(10)
     try:
-        argv, env, stdin = wire.unpack_request(_request(conn))
-    except ValueError:
+        argv, env, stdin = wire.unpack_request(request)
+    except ValueError as exc:
+        log("", "hook-server", f"not a hook request ({exc})")
         _answer(conn, wire.OK)
         return True
     if argv[:1] == [wire.STOP] or not code.current():
@@ -142,11 +224,12 @@ def serve_one(conn: socket.socket, code: Code, status: Status | None = None) -> 
         return False
     saved = dict(os.environ)
     later: list[Callable[[], None]] = []
+    starts: list[tuple[list[str], str | None]] = []
     try:
         os.environ.clear()
-        os.environ.update(env)
-        out = handle_bytes(argv, stdin, stores=STORES, later=later)
-        sent = _answer(conn, wire.OK + out.encode("utf-8"))
+        os.environ.update(wire.hook_env(env))
+        out = handle_bytes(argv, stdin, stores=STORES, later=later, caller=pid, starts=starts)
+        sent = _answer(conn, wire.pack_answer(out, starts))
         conn.close()  # the agent goes on; the bookkeeping follows
         for action in later:
             try:
@@ -162,9 +245,14 @@ def serve_one(conn: socket.socket, code: Code, status: Status | None = None) -> 
 
 
 def bind(path: str) -> socket.socket | None:
-    """Listen on `path`; None when another server already does."""
+    """Listen on `path`; None when another server already does, or when its folder is
+    not this user's alone (logged)."""
     folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    try:
+        check_folder(folder, private=folder != state_dir(), create=True)
+    except Refused as exc:
+        log("", "hook-server", str(exc))
+        return None
     if os.path.exists(path):
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -200,24 +288,45 @@ def serve(path: str, idle: float) -> None:
     # `ken hook-server stop` sends SIGTERM: finish the hook in hand, then go.
     signal.signal(signal.SIGTERM, lambda number, frame: stopping.append(number))
     server.settimeout(1.0)
+    jobs: queue.Queue[Job] = queue.Queue()
+    going = threading.Event()
+    threading.Thread(target=accept, args=(server, jobs, going), daemon=True).start()
     last = time.monotonic()
     try:
         while time.monotonic() - last < idle and not stopping:
             try:
-                conn, _ = server.accept()
-            except TimeoutError:
+                job = jobs.get(timeout=1.0)
+            except queue.Empty:
                 continue
-            with conn:
-                keep = serve_one(conn, code, status)
+            if job.conn is None:
+                log("", "hook-server", job.problem)
+                continue
+            with job.conn:
+                keep = serve_one(job.conn, job.request, code, status, job.pid)
             last = time.monotonic()
             if not keep:
                 break
     finally:
+        going.set()
         server.close()
+        _step_aside(jobs)
         STORES.close()
         with contextlib.suppress(OSError):
             os.unlink(path)
         status.remove()
+
+
+def _step_aside(jobs: queue.Queue[Job]) -> None:
+    """Tell the clients still waiting that this server is going: they answer their own
+    hooks."""
+    while True:
+        try:
+            job = jobs.get_nowait()
+        except queue.Empty:
+            return
+        if job.conn is not None:
+            with job.conn:
+                _answer(job.conn, wire.STEP_ASIDE)
 
 
 def main(argv: list[str]) -> int:

@@ -3,14 +3,82 @@
 The client must start faster than `python -c "import sqlite3, json"`, so it imports
 nothing it can do without: a request is three netstrings (`<length>:<bytes>`): the
 arguments and the environment, each NUL-separated, then stdin as it came. The answer
-is one byte, `O` followed by what to print, or `S` when the server steps aside.
+is one byte, `O` followed by what to print, or `S` when the server steps aside, or `R`
+followed by netstrings: what to print, then for each `ken` command the client is to
+start detached (a summarizer), its folder and its NUL-separated arguments.
+
+Only the environment a hook's handling reads is sent (`HOOK_ENV`): an agent's shell
+holds API keys and tokens that are none of the server's business. Each side checks who
+is at the other end of the socket (`peer`) and talks only to its own user.
 """
 
 from __future__ import annotations
 
+import _socket  # the C module, as the client imports it: `socket` costs more
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 OK = b"O"
 STEP_ASIDE = b"S"
+AND_START = b"R"
+STARTABLE = frozenset({"summarize"})  # the `ken` commands a server may ask a client to start
 STOP = "--stop-server"
+MAX_STDIN_BYTES = 8 * 1024 * 1024  # a hook's payload; a longer one is refused, and logged
+MAX_REQUEST_BYTES = MAX_STDIN_BYTES + 1024 * 1024  # with its arguments and environment
+
+# Every environment variable a hook reads (a name, or a prefix ending in `*`): where the
+# store, config and state are (KEN_*, XDG_*, HOME), the agent markers (kenning.agentenv),
+# Codex's home, and what the programs a hook starts need to run (git, the summarizer):
+# PATH, locale, time zone, temp folder. Nothing else leaves the agent's shell; a test
+# checks that every variable kenning's code reads is here.
+HOOK_ENV = (
+    "KEN_*",
+    "XDG_*",
+    "HOME",
+    "CODEX_HOME",
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CODEX_THREAD_ID",
+    "CODEX_SANDBOX",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "CODEX_CI",
+    "GEMINI_CLI",
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+)
+_NAMES = frozenset(name for name in HOOK_ENV if not name.endswith("*"))
+_PREFIXES = tuple(name[:-1] for name in HOOK_ENV if name.endswith("*"))
+
+
+def hook_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The part of `env` a hook reads (HOOK_ENV)."""
+    return {k: v for k, v in env.items() if k in _NAMES or k.startswith(_PREFIXES)}
+
+
+def child_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a process a hook starts (the server, a summarizer): what a
+    hook reads, and Python's own variables, so that it runs the same kenning."""
+    found = hook_env(env)
+    found.update((k, v) for k, v in env.items() if k.startswith("PYTHON"))
+    return found
+
+
+def peer(conn: _socket.socket) -> tuple[int, int] | None:
+    """(pid, uid) of the process at the other end of a connected Unix socket, from the
+    kernel (SO_PEERCRED); None where the system does not tell (then the socket file's
+    owner, in a folder checked to be this user's, stands for it)."""
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    creds = conn.getsockopt(_socket.SOL_SOCKET, option, 12)  # struct ucred: pid, uid, gid
+    return int.from_bytes(creds[0:4], sys.byteorder), int.from_bytes(creds[4:8], sys.byteorder)
 
 
 def _text(value: str) -> bytes:
@@ -31,19 +99,56 @@ def _split(blob: bytes) -> list[str]:
     return [part.decode("utf-8", "surrogateescape") for part in blob.split(b"\0")] if blob else []
 
 
-def unpack_request(data: bytes) -> tuple[list[str], dict[str, str], bytes]:
-    """The request's parts; raises ValueError when it is not a whole request."""
+def _netstrings(data: bytes, count: int | None = None) -> list[bytes]:
+    """`count` netstrings (or as many as there are) that make up all of `data`; raises
+    ValueError when they do not."""
     fields: list[bytes] = []
     at = 0
-    for _ in range(3):
+    while at < len(data) and (count is None or len(fields) < count):
         colon = data.index(b":", at)
         size = int(data[at:colon])
         field = data[colon + 1 : colon + 1 + size]
         if len(field) != size:
-            raise ValueError("a cut-off hook request")
+            raise ValueError("a cut-off hook message")
         fields.append(field)
         at = colon + 1 + size
-    if at != len(data):
-        raise ValueError("not a hook request")
+    if at != len(data) or (count is not None and len(fields) != count):
+        raise ValueError("not a hook message")
+    return fields
+
+
+def unpack_request(data: bytes) -> tuple[list[str], dict[str, str], bytes]:
+    """The request's parts; raises ValueError when it is not a whole request."""
+    fields = _netstrings(data, 3)
     env = dict(pair.partition("=")[::2] for pair in _split(fields[1]) if "=" in pair)
     return _split(fields[0]), env, fields[2]
+
+
+def pack_answer(text: str, starts: list[tuple[list[str], str | None]]) -> bytes:
+    """The answer: what to print, and the `ken` commands to start (args, folder)."""
+    if not starts:
+        return OK + text.encode("utf-8")
+    parts = [_netstring(text.encode("utf-8"))]
+    for args, cwd in starts:
+        parts += [_netstring(_text(cwd or "")), _netstring(b"\0".join(_text(a) for a in args))]
+    return AND_START + b"".join(parts)
+
+
+def unpack_answer(data: bytes) -> tuple[str, list[tuple[list[str], str | None]]] | None:
+    """What to print and what to start, or None when the server did not answer (it
+    stepped aside, or said something else)."""
+    if data.startswith(OK):
+        return data[1:].decode("utf-8", "replace"), []
+    if not data.startswith(AND_START):
+        return None
+    try:
+        fields = _netstrings(data[1:])
+    except ValueError:
+        return None
+    if len(fields) % 2 != 1:
+        return None
+    starts = [
+        (_split(fields[n + 1]), fields[n].decode("utf-8", "surrogateescape") or None)
+        for n in range(1, len(fields), 2)
+    ]
+    return fields[0].decode("utf-8", "replace"), starts
