@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ken, ken_proc
+from conftest import KEN_BIN, ken, ken_proc
 from helpers import add, one_line_error, opened, snapshot
 from kenning import items, plans
 from kenning.errors import InvalidInput, NeedsPerson, PlanConflict
@@ -584,3 +584,33 @@ def test_the_library_refuses_a_plan_with_a_conflict_before_the_store_is_asked(tm
             plans.apply(store, plan, digest=plan.digest, actor=PERSON)
         with pytest.raises(InvalidInput, match="does not match"):
             plans.apply(store, plan, digest="sha256:" + "f" * 12, actor=PERSON)
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_at_a_terminal_apply_shows_owner_count_and_digest_and_asks(tmp_path, answer):
+    m = stock()
+    path = write(tmp_path, full_plan(m))
+    digest = plans.read_plan(Path(path).read_bytes()).digest
+    before = snapshot()
+    primary, secondary = os.openpty()
+    try:
+        os.write(primary, f"{answer}\n".encode())  # typed ahead: the terminal holds it
+        done = subprocess.run(
+            [str(KEN_BIN), "plan", "apply", path],
+            stdin=secondary,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(os.environ),
+        )
+    finally:
+        os.close(secondary)
+        os.close(primary)
+    question = f"Apply plan cleanup-1 by dana: 4 operations, digest {digest[7:19]}? [y/N]"
+    assert question in done.stderr
+    if answer == "y":
+        assert done.returncode == 0 and "applied plan cleanup-1" in done.stderr
+        assert ken_proc("plan", "receipt", path).returncode == 0
+    else:
+        assert done.returncode == 1 and "nothing applied" in done.stderr
+        assert snapshot() == before

@@ -2,7 +2,8 @@
 
 The rule lives here, once, and the library asks it where state changes: `items.add`
 (what status a new memory gets, and whether it may be written at all),
-`items.change`, `items.set_pinned`, `items.set_status` and `items.forget`. The CLI,
+`items.change`, `items.set_pinned`, `items.set_status`, `items.forget` and
+`plans.apply`. The CLI,
 the MCP server, the hooks and any later face call those, so each gets the same answer
 without repeating the rule.
 
@@ -17,7 +18,8 @@ without repeating the rule.
   place's working scope) wait as proposals. A write to a shared scope needs evidence.
 - **Changing** an item is free for an agent only on its own active working note;
   anything else needs a person. **Deciding** (approve, reject, archive, dismiss,
-  restore, forget) always needs a person.
+  restore, forget, applying a maintenance plan) always needs a person; an agent may
+  draft and preview a plan (`kenning.plans`), never apply it.
 - **A person** is there when the actor is one, or when the face could ask one and they
   said yes (`Actor.confirm`, the CLI's terminal question); otherwise `NeedsPerson`.
 """
