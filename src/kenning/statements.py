@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Literal, Protocol
 
@@ -157,29 +157,25 @@ Relation = Literal["copy", "reversal"]
 @dataclass(frozen=True, slots=True)
 class Statement:
     """A text read for comparison: per word, its concept ('' for none), whether the
-    text rejects it, and whether its clause is negated."""
+    text rejects it, and whether its clause is negated; and, worked out once, its
+    concepts, the ones it rejects and the ones it asserts (said plainly: not rejected,
+    in a clause with no negation)."""
 
     text: str
     words: tuple[str, ...]
     concepts: tuple[str, ...]
     rejected: tuple[bool, ...]
     negated: tuple[bool, ...]
+    content: frozenset[str] = field(init=False)
+    rejects: frozenset[str] = field(init=False)
+    asserts: frozenset[str] = field(init=False)
 
-    @property
-    def content(self) -> frozenset[str]:
-        return frozenset(c for c in self.concepts if c)
-
-    @property
-    def rejects(self) -> frozenset[str]:
-        return frozenset(c for c, r in zip(self.concepts, self.rejected, strict=True) if c and r)
-
-    @property
-    def asserts(self) -> frozenset[str]:
-        """Concepts said plainly: not rejected, in a clause with no negation."""
-        return frozenset(
-            c
-            for c, r, n in zip(self.concepts, self.rejected, self.negated, strict=True)
-            if c and not r and not n
+    def __post_init__(self) -> None:
+        rows = list(zip(self.concepts, self.rejected, self.negated, strict=True))
+        object.__setattr__(self, "content", frozenset(c for c, _, _ in rows if c))
+        object.__setattr__(self, "rejects", frozenset(c for c, r, _ in rows if c and r))
+        object.__setattr__(
+            self, "asserts", frozenset(c for c, r, n in rows if c and not r and not n)
         )
 
 
@@ -390,6 +386,8 @@ def relate(lex: Lexicon, a: Statement, b: Statement) -> Verdict:
 def _swaps(
     lex: Lexicon, a: Statement, b: Statement, only_a: frozenset[str], only_b: frozenset[str]
 ) -> list[tuple[str, set[str], set[str]]]:
+    if not (only_a and only_b):  # a swap needs a concept on each side that the other lacks
+        return []
     keys_a = [c or w for c, w in zip(a.concepts, a.words, strict=True)]
     keys_b = [c or w for c, w in zip(b.concepts, b.words, strict=True)]
     out = []
