@@ -33,7 +33,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from common import progress  # noqa: E402
-from kenning.integrate import TIMEOUT_SECONDS  # noqa: E402
+from kenning.agents import get as get_agent  # noqa: E402
+from kenning.agents.agent import HOOK_TIMEOUTS  # noqa: E402
 
 KEN = Path(sys.executable).with_name("ken")
 FORGET_LIMIT = 120.0  # seconds; a forget still running then is stopped and reported
@@ -83,7 +84,7 @@ def held(db: Path, statement: str, env: dict[str, str]) -> Any:
 
 def hook(event: str, payload: dict[str, Any], env: dict[str, str], cwd: Path) -> dict[str, Any]:
     """One hook, stopped at its installed timeout as the agent would stop it."""
-    limit = TIMEOUT_SECONDS[event]
+    limit = HOOK_TIMEOUTS[get_agent("claude").event(event)]
     started = time.monotonic()
     try:
         done = subprocess.run(

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from kenning.agentenv import AGENT_MARKERS
+from kenning.agents import AGENTS
 
-AGENT_VARS = [var for _, names in AGENT_MARKERS for var in names] + ["KEN_AGENT"]
+AGENT_VARS = [var for agent in AGENTS.values() for var in agent.env_markers] + ["KEN_AGENT"]
 KEN_VARS = [
     "KEN_WORKSPACE",
     "KEN_WORKSTREAM",

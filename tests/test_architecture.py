@@ -1,8 +1,11 @@
 """The arrows between kenning's layers, checked by reading the source with `ast`.
 
-Layers: values (model, errors, config, ids, paths) <- domain (items, search, transfer, ...)
-<- faces (cli/, hooks/, mcp_server.py, tui/). Only `store/` talks SQL. `entry.py` is
-the one place that dispatches to a face.
+Layers: values (model, errors, config, ids, paths, agents) <- domain (items, search,
+transfer, ...) <- faces (cli/, hooks/, mcp_server.py, tui/). Only `store/` talks SQL
+(an agent module may read its agent's own database: SELECT only). `entry.py` is the one
+place that dispatches to a face. An agent lives in `agents/<name>.py`, which imports only
+the standard library, `kenning.model`, `kenning.errors` and its own package; nothing
+outside `agents/` branches on an agent's name.
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ from pathlib import Path
 import pytest
 
 import kenning
+from kenning.agents import NAMES as AGENT_NAMES
 
 SRC = Path(kenning.__file__).parent
 FACES = ("cli", "hooks", "mcp_server", "tui")
 UI_LIBS = ("click", "rich", "mcp", "textual")
-VALUES = ("model", "errors", "config", "ids", "paths")
+VALUES = ("model", "errors", "config", "ids", "paths", "agents")
+AGENT_MAY_IMPORT = ("kenning.model", "kenning.errors", "kenning.agents")
+READ_ONLY_SQL = re.compile(r"^\s*(SELECT|PRAGMA\s+\w+\s*$)", re.IGNORECASE)
 HEAVY = ("click", "rich", "pydantic", "mcp", "textual")
 SQL = re.compile(
     r"\b(SELECT\s.*\bFROM\b|SELECT\s+\w+\s*\(|INSERT\s+(OR\s+\w+\s+)?INTO\b|UPDATE\s+\w+\s+SET\b"
@@ -102,10 +108,11 @@ def docstring_nodes(tree: ast.Module) -> set[int]:
     return ids
 
 
-def sql_strings(module: Module) -> list[str]:
+def sql_constants(module: Module) -> list[tuple[int, str]]:
+    """(line, text) of each string constant that holds SQL (docstrings aside)."""
     skip = docstring_nodes(module.tree)
     return [
-        f"{module.path.name}:{node.lineno}: {node.value[:60]!r}"
+        (node.lineno, node.value)
         for node in ast.walk(module.tree)
         if isinstance(node, ast.Constant)
         and isinstance(node.value, str)
@@ -114,12 +121,23 @@ def sql_strings(module: Module) -> list[str]:
     ]
 
 
+def sql_strings(module: Module) -> list[str]:
+    return [f"{module.path.name}:{line}: {text[:60]!r}" for line, text in sql_constants(module)]
+
+
 # --- the rules, as functions of one module ------------------------------------------
 
 
 def sql_outside_store(module: Module) -> list[str]:
     if module.parts[:1] == ("store",):
         return []
+    if module.parts[:1] == ("agents",):
+        # An agent's own database, read only.
+        return [
+            f"{module.path.name}:{line}: {text[:60]!r} (agents read, never write)"
+            for line, text in sql_constants(module)
+            if not READ_ONLY_SQL.match(text)
+        ]
     wrong = [f"imports {n}" for n in imports(module) if top(n) == "sqlite3"]
     return wrong + sql_strings(module)
 
@@ -156,11 +174,60 @@ def values_import_more_than_values(module: Module) -> list[str]:
     return wrong
 
 
+def agent_module_imports_more(module: Module) -> list[str]:
+    """An agent module runs on the hook path: the standard library, model, errors and
+    its own package only."""
+    if module.parts[:1] != ("agents",):
+        return []
+    return [
+        f"imports {name}"
+        for name in imports(module)
+        if top(name) not in sys.stdlib_module_names
+        and not any(name == ok or name.startswith(ok + ".") for ok in AGENT_MAY_IMPORT)
+        and name != "kenning"
+    ]
+
+
+def _agent_names(node: ast.AST | None) -> list[str]:
+    """The agent names a literal holds: a string, or the items of a tuple, list or set."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value] if node.value in AGENT_NAMES else []
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [n for item in node.elts for n in _agent_names(item)]
+    return []
+
+
+def branches_on_an_agent_name(module: Module) -> list[str]:
+    """Outside `agents/`, code that compares with an agent's name (`agent == "gemini"`,
+    `agent in ("claude", ...)`), matches on one, or lists or keys agents by hand: what
+    an agent is belongs in its module, read through the registry."""
+    if module.parts[:1] == ("agents",):
+        return []
+    wrong = []
+    for node in ast.walk(module.tree):
+        found: list[str] = []
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                found += _agent_names(side)
+        elif isinstance(node, ast.MatchValue):
+            found += _agent_names(node.value)
+        elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+            names = _agent_names(node)
+            found += names if len(names) > 1 else []
+        elif isinstance(node, ast.Dict):
+            found += [n for key in node.keys for n in _agent_names(key)]
+        if found:
+            wrong.append(f"line {node.lineno}: {', '.join(dict.fromkeys(found))}")
+    return wrong
+
+
 RULES = (
     sql_outside_store,
     domain_imports_a_face,
     face_imports_another_face,
     values_import_more_than_values,
+    agent_module_imports_more,
+    branches_on_an_agent_name,
 )
 
 
@@ -192,6 +259,15 @@ def test_model_errors_and_config_import_only_values():
     assert broken(values_import_more_than_values) == []
 
 
+def test_agent_modules_import_only_the_standard_library_model_and_errors():
+    assert {m.name for m in modules()} >= {f"kenning.agents.{name}" for name in AGENT_NAMES}
+    assert broken(agent_module_imports_more) == []
+
+
+def test_nothing_outside_agents_branches_on_an_agent_name():
+    assert broken(branches_on_an_agent_name) == []
+
+
 @pytest.mark.parametrize(
     ("name", "source", "rule"),
     [
@@ -206,6 +282,20 @@ def test_model_errors_and_config_import_only_values():
         ("kenning.hooks.run", "from ..mcp_server import serve\n", face_imports_another_face),
         ("kenning.model", "from kenning.store import open_store\n", values_import_more_than_values),
         ("kenning.config", "from kenning import items\n", values_import_more_than_values),
+        ("kenning.agents.claude", "import tomlkit\n", agent_module_imports_more),
+        ("kenning.agents.codex", "from kenning import where\n", agent_module_imports_more),
+        ("kenning.agents.gemini", "from kenning.config import Config\n", agent_module_imports_more),
+        ("kenning.agents.codex", "Q = 'DELETE FROM thread'\n", sql_outside_store),
+        ("kenning.handoff", "if agent == 'gemini':\n    pass\n", branches_on_an_agent_name),
+        ("kenning.identity", "ok = 'gemini' != name\n", branches_on_an_agent_name),
+        ("kenning.doctor", "if agent in ('claude', 'x'):\n    pass\n", branches_on_an_agent_name),
+        ("kenning.cli.agents", "C = ['claude', 'codex', 'gemini']\n", branches_on_an_agent_name),
+        ("kenning.sessions", "P = {'codex': ('codex',)}\n", branches_on_an_agent_name),
+        (
+            "kenning.hooks.run",
+            "match agent:\n    case 'codex':\n        pass\n",
+            branches_on_an_agent_name,
+        ),
     ],
 )
 def test_each_rule_catches_a_wrong_arrow(tmp_path, name, source, rule):
@@ -228,6 +318,20 @@ def test_each_rule_catches_a_wrong_arrow(tmp_path, name, source, rule):
             "from kenning.errors import InvalidInput\n",
             values_import_more_than_values,
         ),
+        ("kenning.config", "from kenning.agents import NAMES\n", values_import_more_than_values),
+        (
+            "kenning.agents.codex",
+            "import json, re\nfrom kenning.agents.agent import Agent\nfrom kenning import model\n",
+            agent_module_imports_more,
+        ),
+        (
+            "kenning.agents.opencode",
+            "import sqlite3\nQ = 'SELECT id FROM session'\n",
+            sql_outside_store,
+        ),
+        ("kenning.agents.codex", "if agent == 'codex':\n    pass\n", branches_on_an_agent_name),
+        ("kenning.cli.demo", "run(agent='claude', to='codex')\n", branches_on_an_agent_name),
+        ("kenning.handoff", "if agent == 'aider':\n    pass\n", branches_on_an_agent_name),
     ],
 )
 def test_the_rules_allow_the_right_arrows(tmp_path, name, source, rule):
@@ -272,6 +376,7 @@ HOOK_PATH = [
         "kenning.pack",
         "kenning.recall",
         "kenning.sessions",
+        "kenning.agents",
     )
     if _exists(m)
 ]

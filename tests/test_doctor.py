@@ -16,6 +16,7 @@ from typing import Any
 from conftest import KEN_BIN, ken
 from helpers import one_line_error, run_python
 from kenning import config, integrate
+from kenning.agents.codex import codex_home
 
 
 def doctor(env: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
@@ -112,7 +113,7 @@ def test_an_mcp_server_on_another_store_fails_and_says_which(tmp_path: Path) -> 
     other = tmp_path / "scratch" / "memory.db"
     result = ken("integrate", "codex", "--mcp", env={"KEN_DB": str(other)})
     assert result.exit_code == 0, result.output
-    registered = tomllib.loads((integrate.codex_home() / "config.toml").read_text())
+    registered = tomllib.loads((codex_home(os.environ) / "config.toml").read_text())
     assert registered["mcp_servers"]["ken"]["env"]["KEN_DB"] == str(other)
 
     code, report, _ = doctor()

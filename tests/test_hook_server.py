@@ -255,7 +255,7 @@ def test_through_the_server_a_locked_store_is_answered_in_time_and_recorded_afte
 ):
     import sqlite3
 
-    from kenning.integrate import TIMEOUT_SECONDS
+    from kenning.agents.agent import HOOK_TIMEOUTS, Event
 
     seed()
     cwd = repo(tmp_path)
@@ -273,7 +273,7 @@ def test_through_the_server_a_locked_store_is_answered_in_time_and_recorded_afte
 
     assert told.returncode == 0 and "real Postgres database" in told.stdout
     assert answered_by_server(served, 1), "the server did not answer"
-    assert took < TIMEOUT_SECONDS["UserPromptSubmit"]  # the agent's limit for this hook
+    assert took < HOOK_TIMEOUTS[Event.PROMPT]  # the agent's limit for this hook
     sessions = json.loads(ken("sessions", "--all", "--json").output)
     assert sorted(s["agent_session_id"] for s in sessions) == ["s7", "warm-up"]
 

@@ -24,10 +24,10 @@ import pytest
 
 from conftest import KEN_BIN, ken
 from helpers import add, middle_budget, opened, run_python
-from kenning import hooklog
+from kenning import agents, hooklog
 from kenning import sessions as sessions_mod
+from kenning.agents.agent import MAX_OUTPUT_CHARS
 from kenning.hooks import run as hook_run
-from kenning.hooks.adapters import MAX_OUTPUT_CHARS, detect_agent
 from kenning.model import Session
 from kenning.pack import SHORT_INTRO
 from kenning.recall import HEADER as RECALL_HEADER
@@ -350,7 +350,7 @@ def test_a_recorded_turn_end_to_end(
 
 @pytest.mark.parametrize(("agent", "event"), ALL_EVENTS)
 def test_agent_is_detected_from_the_payload(agent: str, event: str, shop: Path) -> None:
-    assert detect_agent(payload(agent, event, shop)) == agent
+    assert agents.from_payload(payload(agent, event, shop)).name == agent
 
 
 @pytest.mark.parametrize("agent", AGENTS)

@@ -13,9 +13,21 @@ import pytest
 
 from agents import harness  # its own Codex trust hash, to check ours against
 from conftest import ken, ken_proc
-from kenning import integrate
+from kenning import agents, integrate
+from kenning.agents.codex import codex_home
+from kenning.agents.hook_settings import is_ours
 
-AGENTS = ("claude", "codex", "gemini")
+AGENTS = ("claude", "codex", "gemini")  # the agents whose settings hold grouped hooks
+
+
+def installs(agent: str) -> tuple[str, ...]:
+    return agents.get(agent).installs
+
+
+def codex_config() -> Path:
+    return codex_home(os.environ) / "config.toml"
+
+
 KEN = str(Path(sys.executable).with_name("ken"))
 
 
@@ -78,7 +90,7 @@ def ours(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     for event, groups in data.get("hooks", {}).items():
         for group in groups:
             for handler in group["hooks"]:
-                if integrate.is_ours(handler):
+                if is_ours(handler):
                     found.setdefault(event, []).append(handler)
     return found
 
@@ -93,7 +105,7 @@ def test_install_writes_one_handler_per_event(agent: str) -> None:
     assert change["path"] == str(settings(agent))
     data = read(settings(agent))
     found = ours(data)
-    assert sorted(found) == sorted(integrate.HOOK_EVENTS[agent])
+    assert sorted(found) == sorted(installs(agent))
     for event, [handler] in found.items():
         assert handler["type"] == "command"
         assert handler["command"] == f"{integrate.ken_command()} hook {event} --agent {agent}"
@@ -171,7 +183,7 @@ def test_each_settings_file_keeps_one_backup_the_file_before_the_last_change(age
 
 
 def test_a_private_settings_file_stays_private_and_so_does_its_backup() -> None:
-    path = integrate.claude_json_path()
+    path = agents.get("claude").mcp.path(os.environ)
     write(path, {"oauthAccount": {"token": "secret-ish"}})
     path.chmod(0o600)
     old = os.umask(0o022)  # what most shells have: new files readable by all
@@ -323,12 +335,12 @@ CODEX_EVENT_NAMES = {
 
 
 def trust_table() -> dict[str, Any]:
-    config = tomllib.loads((integrate.codex_home() / "config.toml").read_text())
+    config = tomllib.loads(codex_config().read_text())
     return dict(config.get("hooks", {}).get("state", {}))
 
 
 def test_codex_trust_covers_exactly_kennings_handlers() -> None:
-    config = integrate.codex_home() / "config.toml"
+    config = codex_config()
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(CODEX_CONFIG)
     write(settings("codex"), user_settings("codex"))
@@ -341,12 +353,12 @@ def test_codex_trust_covers_exactly_kennings_handlers() -> None:
     for event, groups in data["hooks"].items():
         for g, group in enumerate(groups):
             for h, handler in enumerate(group["hooks"]):
-                if integrate.is_ours(handler):
+                if is_ours(handler):
                     key = f"{hooks_file}:{CODEX_EVENT_NAMES[event]}:{g}:{h}"
                     # The harness computes Codex's hash on its own; the two must agree.
                     expected[key] = {"trusted_hash": harness.codex_hook_hash(event, handler)}
     assert trust_table() == expected
-    assert len(expected) == 1 + len(integrate.HOOK_EVENTS["codex"])
+    assert len(expected) == 1 + len(installs("codex"))
     text = config.read_text()
     for comment in (
         "# my codex settings",
@@ -362,7 +374,7 @@ def test_codex_trust_covers_exactly_kennings_handlers() -> None:
 
 
 def test_codex_remove_drops_its_trust_and_keeps_the_rest() -> None:
-    config = integrate.codex_home() / "config.toml"
+    config = codex_config()
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(CODEX_CONFIG)
     original = user_settings("codex")
@@ -395,7 +407,7 @@ def test_codex_reinstall_keeps_the_trust_of_a_hook_after_ours() -> None:
     data["hooks"]["SessionStart"].append({"hooks": [mine]})
     write(settings("codex"), data)
     key = f"{settings('codex').resolve()}:session_start:1:0"
-    config = integrate.codex_home() / "config.toml"
+    config = codex_config()
     config.write_text(
         config.read_text() + f'\n[hooks.state."{key}"]\n'
         f'trusted_hash = "{harness.codex_hook_hash("SessionStart", mine)}"\n'
@@ -406,12 +418,12 @@ def test_codex_reinstall_keeps_the_trust_of_a_hook_after_ours() -> None:
     groups = read(settings("codex"))["hooks"]["SessionStart"]
     assert groups[1] == {"hooks": [mine]}
     assert trust_table()[key] == {"trusted_hash": harness.codex_hook_hash("SessionStart", mine)}
-    assert len(trust_table()) == len(integrate.HOOK_EVENTS["codex"]) + 1
+    assert len(trust_table()) == len(installs("codex")) + 1
 
 
 def test_codex_without_trust_writes_no_config() -> None:
     run("codex")
-    assert not (integrate.codex_home() / "config.toml").exists()
+    assert not codex_config().exists()
 
 
 # ----------------------------------------------------------------------------- doctor
@@ -446,7 +458,7 @@ def test_doctor_with_hooks_installed(agent: str) -> None:
     code, report = doctor()
     assert code == 0, report
     found = checks(report, agent)
-    wanted = integrate.HOOK_EVENTS[agent]
+    wanted = installs(agent)
     assert found[f"{agent} hooks"]["ok"] is True
     assert found[f"{agent} hooks"]["detail"].startswith(f"{len(wanted)} of {len(wanted)} events")
     for event in wanted:
@@ -462,7 +474,7 @@ def test_doctor_finds_a_hook_whose_binary_is_gone(tmp_path: Path) -> None:
     code, report = doctor()
     assert code == 1 and report["ok"] is False
     found = checks(report, "claude")
-    for event in integrate.HOOK_EVENTS["claude"]:
+    for event in installs("claude"):
         assert found[f"claude {event}"]["ok"] is False
         assert found[f"claude {event}"]["fix"] == (
             f"{gone} is gone: run `ken integrate claude` again"

@@ -25,9 +25,9 @@ import pytest
 from conftest import KEN_BIN, ken
 from helpers import add, opened
 from kenning import spool
+from kenning.agents import get as get_agent
+from kenning.agents.agent import HOOK_TIMEOUTS
 from kenning.hooks import run as hook_run
-from kenning.hooks.event import event_from_name
-from kenning.integrate import TIMEOUT_SECONDS
 from kenning.model import Session
 
 
@@ -56,7 +56,7 @@ def hook(event: str, payload: dict[str, Any]) -> subprocess.CompletedProcess[str
         capture_output=True,
         text=True,
         env=dict(os.environ),
-        timeout=TIMEOUT_SECONDS[event],
+        timeout=HOOK_TIMEOUTS[get_agent("claude").event(event)],
         start_new_session=True,
         check=False,
     )
@@ -91,9 +91,9 @@ def repo(git_repo: Path, db_path: Path) -> Path:
 
 
 def test_each_hook_waits_for_the_lock_well_under_the_timeout_integrate_installs() -> None:
-    for name, timeout in TIMEOUT_SECONDS.items():
-        budget = hook_run.BUSY_BUDGET[event_from_name(name).value]
-        assert budget + hook_run.REPLAY_WAIT <= timeout / 2, name
+    for event, timeout in HOOK_TIMEOUTS.items():
+        budget = hook_run.BUSY_BUDGET[event.value]
+        assert budget + hook_run.REPLAY_WAIT <= timeout / 2, event
 
 
 def test_a_session_end_under_a_held_lock_exits_in_time_and_its_handoff_arrives_later(

@@ -1,13 +1,9 @@
 """Is `ken` running inside a coding agent's shell, and is a person there to decide?
 
-Agents propose; people decide. Each agent CLI marks the shells it runs commands in:
-
-| agent  | variables checked                                                    |
-|--------|----------------------------------------------------------------------|
-| claude | `CLAUDECODE`, `CLAUDE_CODE_ENTRYPOINT`                                |
-| codex  | `CODEX_THREAD_ID`, `CODEX_SANDBOX`, `CODEX_SANDBOX_NETWORK_DISABLED`, `CODEX_CI` |
-| gemini | `GEMINI_CLI`                                                          |
-| any    | `KEN_AGENT=<name>` (set it in a wrapper for another agent)            |
+Agents propose; people decide. Each agent CLI marks the shells it runs commands in with
+variables of its own (each agent module's `env_markers`: `CLAUDECODE` for Claude Code,
+`CODEX_THREAD_ID` for Codex, ...); `KEN_AGENT=<name>` marks any other (set it in a
+wrapper).
 
 Inside such a shell the actor is that agent (`kenning.policy`): actions that would let
 an agent's words become what agents are told (approve, restore, forget, ...) ask on the
@@ -20,13 +16,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from kenning import agents
 from kenning.errors import NeedsPerson
-
-AGENT_MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("claude", ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")),
-    ("codex", ("CODEX_THREAD_ID", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_CI")),
-    ("gemini", ("GEMINI_CLI",)),
-)
 
 
 def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
@@ -34,10 +25,8 @@ def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
     env = os.environ if env is None else env
     if env.get("KEN_AGENT"):
         return env["KEN_AGENT"].strip().lower()
-    for name, variables in AGENT_MARKERS:
-        if any(env.get(var) for var in variables):
-            return name
-    return None
+    found = agents.from_env(env)
+    return found.name if found else None
 
 
 def confirm_on_tty(question: str, action: str = "this") -> bool:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kenning import paths
+from kenning import agents, paths
+from kenning.agents.agent import LAUNCH_KEYS
 from kenning.errors import InvalidInput
 from kenning.model import repo_key
 
@@ -48,7 +49,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "memory.deliver_to",
         list,
-        ["claude", "codex", "gemini"],
+        list(agents.NAMES),
         "Agent kinds that get context packs and recall.",
     ),
     Setting(
@@ -340,7 +341,7 @@ class Config:
 
 SWITCHES = ("capture", "deliver")
 # `[agents.NAME]`: how `ken handoff` starts an agent.
-AGENT_KEYS = frozenset({"command", "context", "model_flag", "resume", "prompt_flag"})
+AGENT_KEYS = LAUNCH_KEYS
 _TABLES = {key.rpartition(".")[0] for key in BY_KEY} - {""}
 _TABLES |= {t.rpartition(".")[0] for t in _TABLES} - {""}
 

@@ -139,7 +139,7 @@ def pack_for(
     return pack
 
 
-START_PACK_CHARS = 9000  # what a hook may print (hooks.adapters.MAX_OUTPUT_CHARS)
+START_PACK_CHARS = 9000  # what a hook may print (agents.agent.MAX_OUTPUT_CHARS)
 
 
 def start_pack(

@@ -19,8 +19,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning import agents, hookstate, integrate, paths
 from kenning import config as config_mod
-from kenning import hookstate, integrate, paths
 from kenning.errors import KenningError
 from kenning.store import open_store
 
@@ -69,7 +69,7 @@ class Report:
 def _agent_checks(agent: str) -> list[Check]:
     path = integrate.settings_path(agent)
     commands = integrate.installed_commands(agent)
-    wanted = integrate.HOOK_EVENTS[agent]
+    wanted = agents.get(agent).installs
     checks: list[Check] = []
     if not commands:
         checks.append(
@@ -118,8 +118,7 @@ def _mcp_checks(agent: str) -> list[Check]:
                 f"to let {agent} search and save memory: ken integrate {agent} --mcp",
             )
         ]
-    command = str(server.get("command", ""))
-    args = [str(a) for a in server.get("args", [])]
+    command, args, env = agents.get(agent).mcp.server(server)
     again = f"ken integrate {agent} --mcp"
     if not (os.path.isfile(command) and os.access(command, os.X_OK)):
         return [Check(f"{agent} mcp", False, f"{command} is gone", f"run `{again}` again")]
@@ -134,7 +133,6 @@ def _mcp_checks(agent: str) -> list[Check]:
                 integrate.mcp_install_hint(python),
             )
         )
-    env = {str(k): str(v) for k, v in (server.get("env") or {}).items()}
     theirs = os.path.realpath(paths.db_path({**_agent_env(agent), **env}))
     ours = os.path.realpath(config_mod.db_path())
     if theirs != ours:
@@ -152,12 +150,13 @@ def _mcp_checks(agent: str) -> list[Check]:
 
 
 def _agent_env(agent: str) -> dict[str, str]:
-    """The environment an agent gives its MCP server, before the entry's own `env`:
-    Codex passes only a few variables; the others pass their own (assumed to be this
+    """The environment an agent gives its MCP server, before the entry's own `env`: some
+    (Codex) pass only a few variables; the others pass their own (assumed to be this
     shell's)."""
-    if agent == "codex":
-        return {k: v for k, v in os.environ.items() if k in ("HOME", "LANG", "PATH", "TMPDIR")}
-    return dict(os.environ)
+    passes = agents.get(agent).mcp.passes_env
+    if passes is None:
+        return dict(os.environ)
+    return {k: v for k, v in os.environ.items() if k in passes}
 
 
 def _interpreter(command: str) -> str | None:
@@ -353,12 +352,12 @@ def _deep_checks(repair: bool) -> tuple[list[Check], list[str]]:
 
 
 def diagnose(
-    agents: tuple[str, ...] = integrate.AGENTS, *, deep: bool = False, repair: bool = False
+    names: tuple[str, ...] = agents.NAMES, *, deep: bool = False, repair: bool = False
 ) -> Report:
     """What `ken doctor` says; `deep` adds the store's self-check, `repair` first
     rebuilds what can be rebuilt."""
     report = Report()
-    for agent in agents:
+    for agent in names:
         report.agents[agent] = _agent_checks(agent)
     report.store = _store_checks()
     if deep or repair:

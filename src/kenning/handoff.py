@@ -15,7 +15,8 @@ How each agent is started is configurable under `[agents.NAME]` in config.toml:
 `command`, `context` (append_system_prompt, developer_instructions, first_message,
 flag:<flag> or none; system, developer and message are older names), `model_flag`
 (`--model {model}`), `prompt_flag` and `resume` (arguments with `{id}`). Codex's own
-`developer_instructions` stay: the pack follows them.
+`developer_instructions` stay: the pack follows them. Each agent's defaults are its
+module's `launch` (`kenning.agents`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kenning import items, policy, sessions
+from kenning import agents, items, policy, sessions
+from kenning.agents.agent import LaunchSettings
 from kenning.config import Config
 from kenning.errors import InvalidInput
 from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
@@ -36,27 +38,6 @@ from kenning.pack import one_line, toml_string
 from kenning.store import ItemQuery, SQLiteStore
 from kenning.where import Where
 
-DEFAULT_AGENTS: dict[str, dict[str, Any]] = {
-    "claude": {
-        "command": "claude",
-        "context": "append_system_prompt",
-        "model_flag": "--model {model}",
-        "resume": ["--resume", "{id}"],
-    },
-    "codex": {
-        "command": "codex",
-        "context": "developer_instructions",
-        "model_flag": "-m {model}",
-        "resume": ["resume", "{id}"],
-    },
-    "gemini": {
-        "command": "gemini",
-        "context": "first_message",
-        "model_flag": "-m {model}",
-        "prompt_flag": "-i",
-        "resume": [],
-    },
-}
 CONTEXT_MODES = ("append_system_prompt", "developer_instructions", "first_message", "none")
 CONTEXT_ALIASES = {
     "system": "append_system_prompt",
@@ -168,13 +149,10 @@ def agent_settings(config: Config, agent: str) -> dict[str, Any]:
     context mode in its canonical name."""
     table = config.file.get("agents", {})
     user = table.get(agent, {}) if isinstance(table, dict) else {}
-    merged = {
-        **DEFAULT_AGENTS.get(
-            agent,
-            {"command": agent, "context": "first_message", "model_flag": "--model", "resume": []},
-        ),
-        **(user if isinstance(user, dict) else {}),
-    }
+    known = agents.AGENTS.get(agent)
+    # An agent kenning does not know is started by its name, the pack as its first message.
+    launch = known.launch if known else LaunchSettings(agent, model_flag="--model")
+    merged = {**launch.settings(), **(user if isinstance(user, dict) else {})}
     context = merged.get("context")
     context = CONTEXT_ALIASES.get(context, context) if isinstance(context, str) else context
     if not (context in CONTEXT_MODES or _context_flag(context)):
@@ -201,20 +179,11 @@ def model_args(model_flag: str, model: str) -> list[str]:
     return [*shlex.split(model_flag), model]
 
 
-def codex_instructions() -> str:
-    """The person's own `developer_instructions` in Codex's config.toml ($CODEX_HOME,
-    else ~/.codex): `-c developer_instructions=...` replaces them, so a handoff keeps
-    them and puts its pack after."""
-    import tomllib
-
-    from kenning.integrate import codex_home
-
-    try:
-        data = tomllib.loads((codex_home() / "config.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return ""  # none, or a file Codex itself will complain about
-    value = data.get("developer_instructions")
-    return value.strip() if isinstance(value, str) else ""
+def own_instructions(agent: str) -> str:
+    """The agent's own instructions that a `developer_instructions` handoff replaces
+    (Codex's `developer_instructions` in its config.toml): kept, the pack after them."""
+    known = agents.AGENTS.get(agent)
+    return known.instructions(os.environ) if known and known.instructions else ""
 
 
 def _line_sessions(store: SQLiteStore, where: Where) -> list[Session]:
@@ -394,7 +363,7 @@ def plan(
     if context == "append_system_prompt":
         argv += ["--append-system-prompt", pack, *before_first, first]
     elif context == "developer_instructions":
-        instructions = "\n\n".join(t for t in (codex_instructions(), pack) if t)
+        instructions = "\n\n".join(t for t in (own_instructions(to), pack) if t)
         argv += ["-c", f"developer_instructions={toml_string(instructions)}", *before_first, first]
     elif context == "first_message":
         argv += [*before_first, f"{pack}\n\n{first}"]

@@ -3,7 +3,7 @@
 The hooks record each session's agent process id. A process the agent started (its
 MCP server) walks up its own process tree and takes the open session whose agent pid
 is an ancestor; failing that, it names the agent from the ancestors' process names
-or the environment markers, with no session.
+(never a host such as node) or the environment markers, with no session.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from kenning import agents
 from kenning.agentenv import detect_agent
 from kenning.model import Session
-from kenning.sessions import AGENT_PROCESS_NAMES, process_chain
+from kenning.sessions import process_chain
 from kenning.store import SQLiteStore
 
 
@@ -36,7 +37,7 @@ def identify(store: SQLiteStore, chain: list[tuple[int, str]] | None = None) -> 
         session = max(nearest, key=lambda s: s.started_at)
         return Identity(session.agent, session, session.cwd or os.getcwd())
     for _, name in chain:
-        for agent, names in AGENT_PROCESS_NAMES.items():
-            if agent != "gemini" and any(name.startswith(n) for n in names):
-                return Identity(agent, None, os.getcwd())
+        agent = agents.from_process(name)
+        if agent is not None:
+            return Identity(agent.name, None, os.getcwd())
     return Identity(detect_agent(), None, os.getcwd())

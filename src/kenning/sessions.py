@@ -20,18 +20,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from kenning import ids
+from kenning import agents, ids
 from kenning.model import Provenance, Session
 from kenning.redact import redact
 from kenning.store import SQLiteStore, now_iso
 from kenning.where import Where
 
 MAX_PROMPT_CHARS = 500
-AGENT_PROCESS_NAMES = {
-    "claude": ("claude",),
-    "codex": ("codex",),
-    "gemini": ("gemini", "node"),
-}
 
 
 def provenance(session: Session, how: str) -> Provenance:
@@ -80,7 +75,8 @@ def process_chain(start: int | None = None, depth: int = 12) -> list[tuple[int, 
 
 def agent_process(agent: str, chain: Sequence[tuple[int, str]]) -> int | None:
     """The nearest process in `chain` that is the agent's own (by its name), or None."""
-    names = AGENT_PROCESS_NAMES.get(agent, (agent,))
+    known = agents.AGENTS.get(agent)
+    names = (*known.process_names, *known.host_process_names) if known else (agent,)
     for pid, name in chain:
         if any(name.startswith(n) for n in names):
             return pid

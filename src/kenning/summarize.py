@@ -232,7 +232,7 @@ def summarize(
         )
     with _session_lock(session.id):
         parts, done = store.summary_progress(session.id)
-        turns = conversation(session.agent, session.transcript_path)
+        turns = conversation(session.agent, session.transcript_path, session.agent_session_id)
         new = turns[done:]
         if not new:
             return None

@@ -18,7 +18,7 @@ import pytest
 
 from kenning import items
 from kenning import where as where_mod
-from kenning.integrate import CLAUDE_ALLOWED
+from kenning.agents.claude import ALLOWED as CLAUDE_ALLOWED
 from kenning.store import ItemQuery, open_store
 
 from . import harness

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kenning import deliver, sessions
+from kenning import agents, deliver, sessions
 from kenning.cli.app import State, cli, example, json_option, pass_state
 from kenning.cli.output import clean, echo, echo_told, emit_json, say, table
 from kenning.errors import InvalidInput, NotFound
@@ -19,7 +19,7 @@ from kenning.recall import RecallSettings
 @click.option(
     "--for",
     "target",
-    type=click.Choice(["claude", "codex", "gemini", "markdown"]),
+    type=click.Choice([*agents.NAMES, "markdown"]),
     default="markdown",
     show_default=True,
     help="Show exactly what this agent is told when it starts here.",
@@ -196,7 +196,7 @@ def sessions_cmd(
         emit_json([s.to_dict() for s in found])
         return
     if not found:
-        say("no sessions yet: `ken integrate claude` (or codex, gemini) records them")
+        say(f"no sessions yet: `ken integrate AGENT` ({', '.join(agents.NAMES)}) records them")
         return
     table(
         ["id", "agent", "started", "ended", "prompts", "first prompt"],
@@ -269,7 +269,7 @@ def hook(args: tuple[str, ...]) -> None:
 
 
 @cli.command(epilog=example("ken integrate claude"))
-@click.argument("agent", type=click.Choice(["claude", "codex", "gemini"]))
+@click.argument("agent", type=click.Choice(agents.NAMES))
 @click.option("--remove", is_flag=True, help="Take out exactly what kenning added.")
 @click.option("--trust", is_flag=True, help="Codex: trust the hooks written (else use /hooks).")
 @click.option("--mcp", "with_mcp", is_flag=True, help="Also register the `ken mcp` server.")

@@ -27,19 +27,15 @@ from pathlib import Path
 
 import click
 
+from kenning import agents
+
 REPO = "repo:github.com/acme/shop"
 BRANCH = "csv-export"
 # Markers that make `ken` think it runs inside an agent's shell, and settings that
 # would carry the person's own workspace, project or switches into the tour.
 CLEARED = (
     "KEN_AGENT",
-    "CLAUDECODE",
-    "CLAUDE_CODE_ENTRYPOINT",
-    "CODEX_THREAD_ID",
-    "CODEX_SANDBOX",
-    "CODEX_SANDBOX_NETWORK_DISABLED",
-    "CODEX_CI",
-    "GEMINI_CLI",
+    *(var for agent in agents.AGENTS.values() for var in agent.env_markers),
     "KEN_WORKSPACE",
     "KEN_WORKSTREAM",
     "KEN_PROJECT",
@@ -256,6 +252,6 @@ def _tour(db: Path, repo: Path) -> None:
     _ken("handoff", "--to", "codex", "--print")
 
     click.echo(
-        "\nNext: `ken integrate claude` (or codex, gemini) gives your own agents this memory;"
-        "\n`ken --help` lists every command. Your own store: `ken path`."
+        f"\nNext: `ken integrate AGENT` ({', '.join(agents.NAMES)}) gives your own agents "
+        "this memory;\n`ken --help` lists every command. Your own store: `ken path`."
     )

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from kenning import deliver, sessions, transcripts
 from kenning import where as where_mod
+from kenning.agents.agent import Event, HookEvent
 from kenning.config import Config
-from kenning.hooks.event import Event, HookEvent
 from kenning.locate import here
 from kenning.model import Session
 from kenning.store import SQLiteStore
@@ -106,7 +106,9 @@ def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -
         later.append(lambda: _note_model(store, session))
     if not text.strip() or not deliver.may_deliver(config, event.agent, where):
         return ""
-    context = transcripts.user_turns(event.agent, event.transcript_path)
+    context = transcripts.user_turns(
+        event.agent, event.transcript_path, session_id=event.session_id
+    )
     context = [turn for turn in context if turn.strip() != text.strip()]
     result = deliver.recall_for(
         store, config, where, text, session=session, context=context, record=False
@@ -146,8 +148,6 @@ def wrap_up(store: SQLiteStore, config: Config, ended: Session, summary: bool = 
 
 
 def pre_compact(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
-    if event.agent == "gemini":
-        return ""  # Gemini's PreCompress fires before every model call, not at compaction
     from kenning import summarize
 
     session = store.find_session(event.agent, event.session_id) if event.session_id else None

@@ -102,13 +102,13 @@ def run(
     is the hook's, and starts them itself."""
     from dataclasses import replace
 
-    from kenning import sessions
-    from kenning.hooks import adapters, handlers
-    from kenning.hooks.event import BadPayload
+    from kenning import agents, sessions
+    from kenning.agents.agent import BadPayload
+    from kenning.hooks import handlers
     from kenning.store import open_store
 
     started = time.monotonic()
-    event_name, agent, _ = _args(argv)
+    event_name, name, _ = _args(argv)
     if not stdin.strip():
         raise BadPayload("empty stdin")
     if len(stdin) > MAX_STDIN_BYTES:
@@ -121,11 +121,10 @@ def run(
         raise BadPayload(f"stdin is not JSON ({exc})") from None
     if not isinstance(payload, dict):
         raise BadPayload(f"expected a JSON object, got {type(payload).__name__}")
+    agent = agents.from_payload(payload) if name is None else agents.AGENTS.get(name)
     if agent is None:
-        agent = adapters.detect_agent(payload)
-    if agent not in adapters.AGENTS:
-        raise BadPayload(f"unknown agent '{agent}'")
-    event = adapters.parse(agent, payload, event_name)
+        raise BadPayload(f"unknown agent '{name}'")
+    event = agent.parse(payload, event_name)
     chain = sessions.process_chain() if caller is None else sessions.process_chain(caller)[1:]
     event = replace(event, chain=tuple(chain))
     config = config_mod.Config()
@@ -138,7 +137,7 @@ def run(
         if starts is not None:
             handlers.spawn = lambda args, cwd: starts.append((args, cwd))
         try:
-            return adapters.render(event, handlers.handle(store, event, config, later))
+            return agent.render(event, handlers.handle(store, event, config, later))
         finally:
             handlers.spawn = handlers.start_detached
     store = open_store(busy_seconds=budget)
@@ -147,7 +146,7 @@ def run(
         text = handlers.handle(store, event, config)
     finally:
         store.close()
-    return adapters.render(event, text)
+    return agent.render(event, text)
 
 
 def _bound(store: Any, deadline: float) -> None:

@@ -1,0 +1,53 @@
+"""Every agent kenning works with, one module each, and the one registry all else reads.
+
+An agent (`agent.Agent`) is a frozen value: its name, the environment variables and
+process names that give it away, its hook events and what they are called, its hook file
+and handler form, how it reads context, how `ken mcp` is registered with it, how its
+payloads and transcripts read, and how `ken handoff` starts it. Adding an agent is one
+module here plus its line below; nothing outside this package names an agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kenning.agents import claude, codex, gemini
+from kenning.agents.agent import Agent
+from kenning.errors import InvalidInput
+
+AGENTS: dict[str, Agent] = {a.name: a for a in (claude.AGENT, codex.AGENT, gemini.AGENT)}
+NAMES: tuple[str, ...] = tuple(AGENTS)
+
+
+def get(name: str) -> Agent:
+    """The agent called `name`; InvalidInput naming the known ones otherwise."""
+    found = AGENTS.get(name.strip().lower())
+    if found is None:
+        raise InvalidInput(f"unknown agent '{name}': use {', '.join(NAMES)}")
+    return found
+
+
+def from_payload(payload: Mapping[str, Any]) -> Agent:
+    """Which agent sent a hook payload, for a hook installed without `--agent`: the
+    first that recognizes it, else the first agent listed."""
+    for agent in AGENTS.values():
+        if agent.recognizes is not None and agent.recognizes(payload):
+            return agent
+    return next(iter(AGENTS.values()))
+
+
+def from_env(env: Mapping[str, str]) -> Agent | None:
+    """The agent whose shell this environment is, by the variables it sets."""
+    for agent in AGENTS.values():
+        if any(env.get(var) for var in agent.env_markers):
+            return agent
+    return None
+
+
+def from_process(name: str) -> Agent | None:
+    """The agent a process is, by its name (never by a host such as node)."""
+    for agent in AGENTS.values():
+        if any(name.startswith(n) for n in agent.process_names):
+            return agent
+    return None

@@ -1,0 +1,328 @@
+"""What kenning knows about one agent CLI, as one frozen value.
+
+Each agent module (`claude.py`, `codex.py`, ...) builds one `Agent`; the registry in
+`kenning.agents` lists them, and everything else reads them there: the hooks (its event
+names, how its payload reads, how context goes back), `ken integrate` (its hook file, its
+MCP registration, trusting its hooks), detection (environment markers, process names),
+transcripts, and `ken handoff` (how to start it).
+
+An agent module imports only the standard library, `kenning.model`, `kenning.errors` and
+this package: it runs on the hook path. For the same reason the descriptions here are
+named tuples: immutable, and cheaper to define than frozen dataclasses, which every cold
+hook would pay for. Editing TOML (Codex) needs a library that keeps the person's
+comments, so an agent describes such a file (where, which table, what goes in it) and
+`kenning.integrate` does the editing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from kenning.agents.transcript import Turn
+from kenning.errors import InvalidInput
+
+
+class Event(StrEnum):
+    """What kenning does something on; each agent names these its own way."""
+
+    SESSION_START = "session_start"
+    PROMPT = "prompt"
+    STOP = "stop"
+    PRE_COMPACT = "pre_compact"
+    SESSION_END = "session_end"
+    OTHER = "other"
+
+
+def _key(name: str | None) -> str:
+    return (name or "").replace("_", "").replace("-", "").replace(".", "").lower()
+
+
+# kenning's own names work for every agent: `ken hook session-start --agent NAME`.
+GENERIC_NAMES = {_key(e.value): e for e in Event if e is not Event.OTHER}
+
+# Seconds `ken integrate` gives each hook (an agent kills a hook that outlives it).
+HOOK_TIMEOUTS: dict[Event, int] = {
+    Event.SESSION_START: 15,
+    Event.PROMPT: 10,
+    Event.PRE_COMPACT: 10,
+    Event.SESSION_END: 3,
+}
+# The MCP server's name in every agent's config, and its tools.
+MCP_NAME = "ken"
+MCP_TOOLS = (
+    "memory_context",
+    "memory_search",
+    "memory_get",
+    "memory_propose",
+    "memory_update",
+    "memory_handoff",
+    "session_history",
+    "record_reflection",
+)
+# Claude Code saves context over 10,000 characters to a file and shows a preview, so
+# what a hook prints is kept under this for every agent.
+MAX_OUTPUT_CHARS = 9000
+
+
+class BadPayload(ValueError):
+    """The hook's stdin is not a payload we can use."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookEvent:
+    """The one shape every agent's hook payload is turned into."""
+
+    agent: str
+    event: Event
+    name: str  # the agent's own event name
+    cwd: str
+    session_id: str | None = None
+    transcript_path: str | None = None
+    prompt: str | None = None
+    source: str | None = None  # startup, resume, clear or compact (kenning's words)
+    model: str | None = None
+    reason: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+    # The processes above the hook, nearest first, as (pid, name): the agent is among them.
+    chain: tuple[tuple[int, str], ...] = ()
+
+
+def text_field(payload: Mapping[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadPayload(f"'{key}' is {type(value).__name__}, not text")
+    return value
+
+
+# How an agent reads the context a hook prints: `plain` (the text itself),
+# `hook_specific` ({"hookSpecificOutput": {hookEventName, additionalContext}}) or
+# `additional` ({"additionalContext": text}).
+ContextForm = Literal["plain", "hook_specific", "additional"]
+
+
+def clip(text: str) -> str:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    return text[: MAX_OUTPUT_CHARS - 60].rstrip() + "\n(cut to fit; `ken pack` shows it all)"
+
+
+# --- files an agent reads ------------------------------------------------------------
+
+Env = Mapping[str, str]
+
+
+def home(env: Env) -> Path:
+    return Path(env.get("HOME") or Path.home())
+
+
+def load_object(text: str, path: Path) -> dict[str, Any]:
+    """A JSON file's text as an object ({} when empty); a clear error otherwise."""
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix it by hand first"
+        ) from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path} does not hold a JSON object; fix it by hand first")
+    return data
+
+
+def dump_object(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=2) + "\n"
+
+
+class HookFile(NamedTuple):
+    """Where an agent reads command hooks, and how kenning's go in and come out.
+
+    `install(text, path, commands)` gives the file's new text with kenning's hook for
+    each event (the agent's event name: the command to run) and everything else kept;
+    `remove(text, path)` the text without kenning's hooks; `commands(text, path)` the
+    kenning hook commands the text holds, by event. `owned` files are kenning's alone
+    (generated whole, deleted on removal, no backup).
+    """
+
+    path: Callable[[Env], Path]
+    install: Callable[[str, Path, Mapping[str, str]], str]
+    remove: Callable[[str, Path], str]
+    commands: Callable[[str, Path], dict[str, str]]
+    owned: bool = False
+
+
+class HookTrust(NamedTuple):
+    """An agent that skips hooks the person has not trusted (Codex) and where the trust
+    is kept: in `table` of the TOML file at `path`, one entry per kenning handler, as
+    `entries(hook file text, hook file path)` gives them."""
+
+    path: Callable[[Env], Path]
+    table: tuple[str, ...]
+    entries: Callable[[str, Path], dict[str, dict[str, Any]]]
+    untrusted_note: str
+
+
+class McpRegistration(NamedTuple):
+    """How `ken mcp` is registered with an agent.
+
+    `entry(command, args, env)` is the server's entry, put at `table` in the file at
+    `path` (JSON or TOML); `server(entry)` reads an entry back as (command, args, env).
+    `passes_env` lists the variables the agent gives its servers (None: all of its own).
+    `allow` names tools to let run without asking, written to `allow_path`'s
+    `permissions.allow`; `cli` gives the agent's own commands that register (and first
+    unregister) a server, used when that CLI is installed.
+    """
+
+    path: Callable[[Env], Path]
+    syntax: Literal["json", "toml"]
+    table: tuple[str, ...]
+    entry: Callable[[str, list[str], dict[str, str]], dict[str, Any]]
+    server: Callable[[Mapping[str, Any]], tuple[str, list[str], dict[str, str]]]
+    passes_env: tuple[str, ...] | None = None
+    allow: tuple[str, ...] = ()
+    allow_path: Callable[[Env], Path] | None = None
+    cli: Callable[[str, str, list[str], dict[str, str]], tuple[list[str], list[str]]] | None = None
+    notes: tuple[str, ...] = ()
+
+
+def standard_server(entry: Mapping[str, Any]) -> tuple[str, list[str], dict[str, str]]:
+    """(command, args, env) of an entry in the common `command`/`args`/`env` form."""
+    env = entry.get("env")
+    return (
+        str(entry.get("command", "")),
+        [str(a) for a in entry.get("args", []) or []],
+        {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {},
+    )
+
+
+ContextMode = Literal["append_system_prompt", "developer_instructions", "first_message", "none"]
+
+
+class LaunchSettings(NamedTuple):
+    """How `ken handoff` starts the agent (each overridable in `[agents.NAME]`).
+
+    `context`: how the pack goes in (`append_system_prompt`, `developer_instructions`,
+    `first_message`, `none`, or `flag:<flag>`); `model_flag`: `--model {model}`;
+    `prompt_flag`: the flag before the first prompt, if any; `resume`: the arguments
+    that resume a session, with `{id}`, or none when it cannot be resumed.
+    """
+
+    command: str
+    context: str = "first_message"
+    model_flag: str = "--model {model}"
+    prompt_flag: str | None = None
+    resume: tuple[str, ...] = ()
+
+    def settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "command": self.command,
+            "context": self.context,
+            "model_flag": self.model_flag,
+            "resume": list(self.resume),
+        }
+        if self.prompt_flag:
+            out["prompt_flag"] = self.prompt_flag
+        return out
+
+
+# The keys of `[agents.NAME]` in config.toml.
+LAUNCH_KEYS = frozenset(LaunchSettings._fields)
+
+
+def _same(payload: dict[str, Any]) -> dict[str, Any]:
+    return payload
+
+
+class Agent(NamedTuple):
+    """One agent CLI, as kenning knows it.
+
+    `events` maps the agent's own event names to kenning's; `installs` lists the ones
+    `ken integrate` hooks, in order. `adapt` turns the agent's payload into the common
+    spelling (snake_case keys, kenning's `source` words). `recognizes` says whether a
+    payload is this agent's, for a hook installed without `--agent`.
+    """
+
+    name: str
+    title: str  # as people write it: Claude Code, Gemini CLI
+    env_markers: tuple[str, ...]  # variables the agent sets in the shells it runs
+    process_names: tuple[str, ...]  # its own process, by name (a prefix)
+    events: Mapping[str, Event]
+    installs: tuple[str, ...]
+    hooks: HookFile
+    mcp: McpRegistration
+    launch: LaunchSettings
+    start_context: ContextForm = "plain"
+    prompt_context: ContextForm = "hook_specific"
+    # Processes that may host it without naming it (node): used for its pid, never to
+    # say which agent a process is.
+    host_process_names: tuple[str, ...] = ()
+    adapt: Callable[[dict[str, Any]], dict[str, Any]] = _same
+    recognizes: Callable[[Mapping[str, Any]], bool] | None = None
+    trust: HookTrust | None = None
+    # (path, the agent's session id, bytes from the end or None for all) -> turns
+    transcript: Callable[[str, str | None, int | None], list[Turn]] | None = None
+    last_model: Callable[[str], str | None] | None = None
+    # The agent's own instructions a `developer_instructions` handoff must keep.
+    instructions: Callable[[Env], str] | None = None
+
+    def event(self, name: str | None) -> Event:
+        """kenning's event for one of this agent's event names (or kenning's own)."""
+        key = _key(name)
+        for own, ours in self.events.items():
+            if _key(own) == key:
+                return ours
+        return GENERIC_NAMES.get(key, Event.OTHER)
+
+    def event_name(self, event: Event) -> str:
+        """The agent's name for one of kenning's events (the first it installs)."""
+        for name in (*self.installs, *self.events):
+            if self.events.get(name) is event:
+                return name
+        return event.value
+
+    def parse(self, payload: Any, event_name: str | None = None) -> HookEvent:
+        """The payload of one hook call as a HookEvent; BadPayload when it cannot be."""
+        if not isinstance(payload, dict):
+            raise BadPayload(f"expected a JSON object, got {type(payload).__name__}")
+        common = self.adapt(payload)
+        name = text_field(common, "hook_event_name") or event_name or ""
+        cwd = text_field(common, "cwd")
+        if not cwd:
+            raise BadPayload("no 'cwd' in the payload")
+        model = common.get("model")
+        return HookEvent(
+            agent=self.name,
+            event=self.event(event_name or name),
+            name=name,
+            cwd=cwd,
+            session_id=text_field(common, "session_id"),
+            transcript_path=text_field(common, "transcript_path"),
+            prompt=text_field(common, "prompt"),
+            source=text_field(common, "source"),
+            model=model if isinstance(model, str) else None,
+            reason=text_field(common, "reason"),
+            raw=payload,
+        )
+
+    def render(self, event: HookEvent, text: str) -> str:
+        """Our context in the form this agent reads for this event ('' for none)."""
+        if not text:
+            return ""
+        text = clip(text)
+        form = self.start_context if event.event is Event.SESSION_START else self.prompt_context
+        match form:
+            case "plain":
+                return text
+            case "additional":
+                return json.dumps({"additionalContext": text}, ensure_ascii=False)
+            case "hook_specific":
+                name = event.name or self.event_name(event.event)
+                out = {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}
+                return json.dumps(out, ensure_ascii=False)

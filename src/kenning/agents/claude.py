@@ -1,0 +1,144 @@
+"""Claude Code (`claude`, npm `@anthropic-ai/claude-code`).
+
+Hooks live in `~/.claude/settings.json` (events → groups → handlers, timeouts in
+seconds). SessionStart's plain stdout reaches the model; a prompt's context goes back as
+`hookSpecificOutput.additionalContext`. Its hooks send no model: the transcript
+(`~/.claude/projects/<folder>/<session>.jsonl`) has it once the agent answered. MCP
+servers are registered in `~/.claude.json` (top-level `mcpServers` is the user scope),
+through `claude mcp add --scope user` when that CLI is here; `-p` mode runs only the
+tools `permissions.allow` in settings.json names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kenning.agents.agent import (
+    HOOK_TIMEOUTS,
+    MCP_NAME,
+    MCP_TOOLS,
+    Agent,
+    Env,
+    Event,
+    LaunchSettings,
+    McpRegistration,
+    home,
+    standard_server,
+)
+from kenning.agents.hook_settings import GroupedHooks
+from kenning.agents.transcript import (
+    Turn,
+    is_person,
+    json_line,
+    jsonl_reader,
+    read_lines,
+    text_of,
+    timestamp,
+)
+
+EVENTS = {
+    "SessionStart": Event.SESSION_START,
+    "UserPromptSubmit": Event.PROMPT,
+    "Stop": Event.STOP,
+    "PreCompact": Event.PRE_COMPACT,
+    "SessionEnd": Event.SESSION_END,
+}
+INSTALLS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
+# Tools that run without asking: reading, and writes the policy already keeps safe.
+ALLOWED = tuple(f"mcp__{MCP_NAME}__{tool}" for tool in MCP_TOOLS)
+TAIL_BYTES = 256 * 1024
+
+
+def settings_path(env: Env) -> Path:
+    return home(env) / ".claude" / "settings.json"
+
+
+def _mcp_entry(command: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "stdio", "command": command, "args": args}
+    if env:
+        entry["env"] = env
+    return entry
+
+
+def _mcp_cli(
+    name: str, command: str, args: list[str], env: dict[str, str]
+) -> tuple[list[str], list[str]]:
+    add = ["claude", "mcp", "add", name, "--scope", "user"]
+    for key, value in env.items():
+        add += ["--env", f"{key}={value}"]
+    return ["claude", "mcp", "remove", name, "--scope", "user"], [*add, "--", command, *args]
+
+
+def turns(lines: list[str]) -> list[Turn]:
+    """The conversation: the person's prompts and the agent's text, in order."""
+    found: list[Turn] = []
+    last_id: str | None = None
+    for line in lines:
+        record = json_line(line)
+        if record is None or record.get("isSidechain") or record.get("isMeta"):
+            continue
+        if record.get("isCompactSummary"):
+            continue
+        kind = record.get("type")
+        message = record.get("message")
+        if kind not in ("user", "assistant") or not isinstance(message, dict):
+            continue
+        text = text_of(message.get("content")).strip()
+        if not text or (kind == "user" and not is_person(text)):
+            continue
+        message_id = message.get("id") if kind == "assistant" else None
+        if message_id and message_id == last_id and found and found[-1].role == "assistant":
+            # One API message is split over several lines, one block each.
+            found[-1] = Turn("assistant", f"{found[-1].text}\n{text}", found[-1].at)
+        else:
+            found.append(Turn(kind, text, timestamp(record)))
+        last_id = message_id
+    return found
+
+
+def last_model(path: str) -> str | None:
+    """The model of the latest assistant message: Claude's hooks do not send it."""
+    for line in reversed(read_lines(path, TAIL_BYTES)):
+        record = json_line(line)
+        message = record.get("message") if record is not None else None
+        if record is None or record.get("type") != "assistant" or not isinstance(message, dict):
+            continue
+        model = message.get("model")
+        # Claude Code marks messages it made up itself (an error, an interruption).
+        if isinstance(model, str) and model.strip() and not model.startswith("<"):
+            return model.strip()[:200]
+    return None
+
+
+AGENT = Agent(
+    name="claude",
+    title="Claude Code",
+    env_markers=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"),
+    process_names=("claude",),
+    events=EVENTS,
+    installs=INSTALLS,
+    hooks=GroupedHooks(
+        settings_path, {name: HOOK_TIMEOUTS[EVENTS[name]] for name in INSTALLS}
+    ).hook_file(),
+    mcp=McpRegistration(
+        path=lambda env: home(env) / ".claude.json",
+        syntax="json",
+        table=("mcpServers",),
+        entry=_mcp_entry,
+        server=standard_server,
+        allow=ALLOWED,
+        allow_path=settings_path,
+        cli=_mcp_cli,
+    ),
+    launch=LaunchSettings(
+        command="claude",
+        context="append_system_prompt",
+        model_flag="--model {model}",
+        resume=("--resume", "{id}"),
+    ),
+    start_context="plain",
+    prompt_context="hook_specific",
+    transcript=jsonl_reader(turns),
+    last_model=last_model,
+)
