@@ -239,7 +239,7 @@ def note_model(store: SQLiteStore, session: Session) -> Session:
         return session
     from kenning import transcripts
 
-    model = transcripts.last_model(session.agent, session.transcript_path)
+    model = transcripts.last_model(session.agent, session.transcript_path, session.agent_session_id)
     if model is None:
         return session
     model = redact(model).text  # text from a transcript, stored

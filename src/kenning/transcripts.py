@@ -35,12 +35,12 @@ def user_turns(
     return [t.text for t in turns if t.role == "user"][-limit:]
 
 
-def last_model(agent: str, path: str | None) -> str | None:
+def last_model(agent: str, path: str | None, session_id: str | None = None) -> str | None:
     """The model an agent's transcript names, for agents whose hooks do not send it."""
     known = agents.AGENTS.get(agent)
     if known is None or known.last_model is None or not path or not _exists(path):
         return None
-    return known.last_model(path)
+    return known.last_model(path, session_id)
 
 
 def conversation(agent: str, path: str | None, session_id: str | None = None) -> list[Turn]:

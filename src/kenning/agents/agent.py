@@ -266,9 +266,11 @@ class Agent(NamedTuple):
     adapt: Callable[[dict[str, Any]], dict[str, Any]] = _same
     recognizes: Callable[[Mapping[str, Any]], bool] | None = None
     trust: HookTrust | None = None
-    # (path, the agent's session id, bytes from the end or None for all) -> turns
+    # (path, the agent's session id, bytes from the end or None for all) -> turns; the
+    # session id matters to an agent that keeps every session in one database.
     transcript: Callable[[str, str | None, int | None], list[Turn]] | None = None
-    last_model: Callable[[str], str | None] | None = None
+    # (path, the agent's session id) -> the model, for agents whose hooks do not send it
+    last_model: Callable[[str, str | None], str | None] | None = None
     # The agent's own instructions a `developer_instructions` handoff must keep.
     instructions: Callable[[Env], str] | None = None
 

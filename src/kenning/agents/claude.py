@@ -97,7 +97,7 @@ def turns(lines: list[str]) -> list[Turn]:
     return found
 
 
-def last_model(path: str) -> str | None:
+def last_model(path: str, session_id: str | None = None) -> str | None:
     """The model of the latest assistant message: Claude's hooks do not send it."""
     for line in reversed(read_lines(path, TAIL_BYTES)):
         record = json_line(line)
