@@ -605,7 +605,7 @@ def test_every_environment_variable_kenning_reads_is_one_a_hook_sends():
     mapping, a setting's variable, an agent marker) is in it."""
     import ast
 
-    from kenning import agentenv, config
+    from kenning import agents, config
     from kenning.hooks import wire
 
     def sent(name: str) -> bool:
@@ -632,7 +632,8 @@ def test_every_environment_variable_kenning_reads_is_one_a_hook_sends():
             if from_env and isinstance(key.value, str) and key.value.isupper():
                 read.add(key.value)
     read |= {s.env for s in config.SETTINGS if s.env}
-    read |= {var for _, names in agentenv.AGENT_MARKERS for var in names} | {"KEN_AGENT"}
+    read |= {var for agent in agents.AGENTS.values() for var in agent.env_markers}
+    read |= {"KEN_AGENT"}
     assert {"HOME", "KEN_DB", "KEN_WORKSTREAM", "CODEX_HOME", "CLAUDECODE"} <= read
     # Read only by commands a person runs, never by a hook.
     by_people = {"VISUAL", "EDITOR"}

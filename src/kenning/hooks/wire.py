@@ -30,7 +30,8 @@ MAX_STDIN_BYTES = 8 * 1024 * 1024  # a hook's payload; a longer one is refused, 
 MAX_REQUEST_BYTES = MAX_STDIN_BYTES + 1024 * 1024  # with its arguments and environment
 
 # Every environment variable a hook reads (a name, or a prefix ending in `*`): where the
-# store, config and state are (KEN_*, XDG_*, HOME), the agent markers (kenning.agentenv),
+# store, config and state are (KEN_*, XDG_*, HOME), the agent markers (each agent
+# module's `env_markers`; the client cannot afford to import them),
 # Codex's home, and what the programs a hook starts need to run (git, the summarizer):
 # PATH, locale, time zone, temp folder. Nothing else leaves the agent's shell; a test
 # checks that every variable kenning's code reads is here.
