@@ -30,7 +30,12 @@ from kenning.recall import RecallSettings, recall
 from kenning.store import SQLiteStore
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SETS = {"coding": "recall_coding", "dialogue": "recall_dialogue", "first": "recall"}
+SETS = {
+    "coding": "recall_coding",
+    "dialogue": "recall_dialogue",
+    "first": "recall",
+    "check": "recall_check",
+}
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 TOP = 5
 
