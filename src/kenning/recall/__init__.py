@@ -44,7 +44,8 @@ from typing import Any
 
 from kenning.model import Item, Kind, ScopeType
 from kenning.pack import render_item
-from kenning.recall.words import FORMS, GENERIC_WORDS, STOP_WORDS, SYNONYMS
+from kenning.recall.thesaurus import KINDS, PHRASES, SYNONYMS
+from kenning.recall.words import FORMS, GENERIC_WORDS, STOP_WORDS
 from kenning.store import ItemQuery, SQLiteStore
 from kenning.tokens import estimate_tokens
 
@@ -56,6 +57,7 @@ CANDIDATES = 40
 CONTEXT_WEIGHT = 0.5
 GENERIC_WEIGHT = 0.4
 SYNONYM_WEIGHT = 0.8
+KIND_WEIGHT = 0.5
 TYPO_WEIGHT = 0.7
 AFFIX_WEIGHT = 0.6
 MIN_AFFIX = 4
@@ -69,6 +71,8 @@ B = 0.3
 PROMPT_MIN = 1.75
 PROMPT_MAX = 2.25
 RELEVANCE_FULL = 0.8
+RUNNER_UP = 1.0
+BODY_MASS = 1.0
 RECENCY_FLOOR = 0.8
 SCOPE_PRIOR = {
     ScopeType.SESSION: 1.1,
@@ -177,29 +181,86 @@ class _Lexicon:
     stop: frozenset[str]
     related: dict[str, dict[str, float]]  # stem -> stems used for it, with a weight
     spelled: dict[str, str]  # stem -> a word of the lists that stems to it
+    phrases: dict[tuple[str, ...], tuple[str, ...]]  # stems typed -> stems meant
 
 
 _lexicon: _Lexicon | None = None
+
+
+def _link(table: dict[str, dict[str, float]], a: str, b: str, weight: float) -> None:
+    if a != b:
+        mine = table.setdefault(a, {})
+        mine[b] = max(mine.get(b, 0.0), weight)
 
 
 def _lexicon_of(store: SQLiteStore) -> _Lexicon:
     """The word lists, stemmed the way the index stems (once per process)."""
     global _lexicon
     if _lexicon is None:
-        groups = [(g, 1.0) for g in FORMS] + [(g, SYNONYM_WEIGHT) for g in SYNONYMS]
-        words = sorted(STOP_WORDS | {w for g, _ in groups for w in g})
-        stem_of = {w: (s[0] if s else w) for w, s in zip(words, store.stems(words), strict=True)}
+        words = set(STOP_WORDS)
+        words.update(w for g in (*FORMS, *SYNONYMS) for w in g)
+        words.update(w for heads, kinds in KINDS for w in heads | kinds)
+        words.update(w for typed, meant in PHRASES for w in (*typed, *meant))
+        ordered = sorted(words)
+        stem_of = {w: (s[0] if s else w) for w, s in zip(ordered, store.stems(ordered), strict=True)}
         stop = frozenset(stem_of[w] for w in STOP_WORDS) | STOP_WORDS
+        same: dict[str, dict[str, float]] = {}  # forms and synonyms
+        for groups, weight in ((FORMS, 1.0), (SYNONYMS, SYNONYM_WEIGHT)):
+            for group in groups:
+                stems = {stem_of[w] for w in group}
+                for a in stems:
+                    for b in stems:
+                        _link(same, a, b, weight)
+        kinds: dict[str, dict[str, float]] = {}
+        for heads, members in KINDS:
+            top = {stem_of[w] for w in heads}
+            for a in top:
+                for b in top:
+                    _link(same, a, b, SYNONYM_WEIGHT)
+                for b in {stem_of[w] for w in members}:
+                    _link(kinds, a, b, KIND_WEIGHT)
+                    _link(kinds, b, a, KIND_WEIGHT)
+        # A word matches its synonyms, its broader or narrower words, and those of its
+        # synonyms ("db" is database, which postgres is a kind of); never two steps of
+        # kinds (postgres is not mysql).
         related: dict[str, dict[str, float]] = {}
-        for group, weight in groups:
-            stems = {stem_of[w] for w in group}
-            for stem in stems:
-                mine = related.setdefault(stem, {})
-                for other in stems - {stem}:
-                    mine[other] = max(mine.get(other, 0.0), weight)
+        for stem in set(same) | set(kinds):
+            for other, weight in same.get(stem, {}).items():
+                _link(related, stem, other, weight)
+                for far in kinds.get(other, {}):
+                    _link(related, stem, far, KIND_WEIGHT)
+            for other in kinds.get(stem, {}):
+                _link(related, stem, other, KIND_WEIGHT)
+                for far in same.get(other, {}):
+                    _link(related, stem, far, KIND_WEIGHT)
+        phrases = {
+            tuple(stem_of[w] for w in typed): tuple(stem_of[w] for w in sorted(meant))
+            for typed, meant in PHRASES
+        }
         spelled = {stem: word for word, stem in stem_of.items()}
-        _lexicon = _Lexicon(stop, related, spelled)
+        _lexicon = _Lexicon(stop, related, spelled, phrases)
     return _lexicon
+
+
+# British and American spellings: a word typed one way also matches the other.
+_SPELLINGS = (
+    (re.compile(r"(?<=[a-z]{3})is(e|es|ed|ing|er|ers|ation|ations)$"), r"iz\1"),
+    (re.compile(r"(?<=[a-z]{3})iz(e|es|ed|ing|er|ers|ation|ations)$"), r"is\1"),
+    (re.compile(r"(?<=[a-z]{2}[^aeiou])our(s|ed|ing|ite|ites|able)?$"), r"or\1"),
+    (re.compile(r"(?<=[a-z]{3})tre(s)?$"), r"ter\1"),
+    (re.compile(r"(?<=[a-z]{3})ter(s)?$"), r"tre\1"),
+    (re.compile(r"(?<=[a-z]{3})ence$"), "ense"),
+    (re.compile(r"(?<=[a-z]{3})ense$"), "ence"),
+    (re.compile(r"(?<=[a-z]{2})yse(s|d)?$"), r"yze\1"),
+    (re.compile(r"(?<=[a-z]{2})yze(s|d)?$"), r"yse\1"),
+    (re.compile(r"(?<=[a-z]{3})ogue(s)?$"), r"og\1"),
+    (re.compile(r"(?<=[a-z]{3}[aeiou])ll(ed|ing|er|ers)$"), r"l\1"),
+    (re.compile(r"(?<=[a-z]{3}[aeiou])l(ed|ing|er|ers)$"), r"ll\1"),
+)
+
+
+def _spellings(word: str) -> list[str]:
+    return [v for pattern, repl in _SPELLINGS if (v := pattern.sub(repl, word)) != word]
 
 
 _stems: dict[str, tuple[str, ...]] = {}
@@ -263,6 +324,37 @@ def _weight(word: str) -> float:
     return GENERIC_WEIGHT if word in GENERIC_WORDS else 1.0
 
 
+def _phrases(
+    store: SQLiteStore,
+    prompt: str,
+    lexicon: _Lexicon,
+    words: dict[str, str],
+    weights: dict[str, float],
+    related: dict[str, dict[str, float]],
+) -> None:
+    """Phrases of the thesaurus in the prompt ("kick off", "roll back"): the phrase's
+    first content word also matches what the phrase means; a phrase of stop words alone
+    ("back up") becomes a concept of its own."""
+    seq = [m.group() for m in _WORD.finditer(prompt[:MAX_PROMPT_CHARS].lower())]
+    stems = [s[0] if s else "" for s in _stem_words(store, seq)]
+    for n in (3, 2):
+        for i in range(len(stems) - n + 1):
+            meant = lexicon.phrases.get(tuple(stems[i : i + n]))
+            if not meant:
+                continue
+            own = [s for s in stems[i : i + n] if s in words]
+            if own:
+                mine = related.setdefault(own[0], {})
+            else:
+                phrase = " ".join(seq[i : i + n])
+                key = "_".join(stems[i : i + n])
+                words[key], weights[key] = phrase, 1.0
+                mine = related.setdefault(key, {})
+            for stem in meant:
+                if stem not in own:
+                    mine[stem] = max(mine.get(stem, 0.0), SYNONYM_WEIGHT)
+
+
 def _concepts(
     store: SQLiteStore, prompt: str, context: Sequence[str]
 ) -> tuple[list[Concept], int, dict[str, int]]:
@@ -281,7 +373,8 @@ def _concepts(
     raw = _words(prompt)
     joined = [a + b for a, b in zip(raw, raw[1:], strict=False) if len(a + b) > MIN_AFFIX + 1]
     bare = {w: w[2:] for w in words.values() if w[:2] in ("re", "un") and len(w) >= 7}
-    extra = [*parts, *joined, *bare.values()]
+    spellings = {w: _spellings(w) for w in words.values()}
+    extra = [*parts, *joined, *bare.values(), *(v for vs in spellings.values() for v in vs)]
     stem_of = {
         w: (s[0] if s else "") for w, s in zip(extra, _stem_words(store, extra), strict=True)
     }
@@ -294,6 +387,11 @@ def _concepts(
     for stem, word in words.items():
         if stem_of.get(bare.get(word, ""), ""):
             related[stem].setdefault(stem_of[bare[word]], SYNONYM_WEIGHT)
+        for variant in spellings.get(word, ()):
+            if stem_of[variant] and stem_of[variant] != stem:
+                related[stem][stem_of[variant]] = 1.0
+                related[stem].update(lexicon.related.get(stem_of[variant], {}))
+    _phrases(store, prompt, lexicon, words, weights, related)
     compounds = {stem_of[j]: j for j in joined if stem_of[j] and stem_of[j] not in words}
     if context:
         for stem, word in content_words(store, "\n".join(context)).items():
@@ -324,7 +422,7 @@ def _concepts(
                 forms[term] = TYPO_WEIGHT
                 freqs[term] = near[term]
         # A camelCase word's parts stand for it: it would match them again as affixes.
-        affix = len(stem) >= MIN_AFFIX and word not in humps
+        affix = len(stem) >= MIN_AFFIX and word not in humps and " " not in word
         concepts.append(Concept(word, stem, weights[stem], forms, affix))
     # A new store holds few memories, and every word in it looks common: count at least
     # MIN_ITEMS, as if the rest held none of the prompt's words.
@@ -425,7 +523,8 @@ class _Scorer:
                     tf += boost * counts[term] / (1 - B + B * length / average)
             part = how * _idf(self.total, self.freqs.get(term, 0)) * tf * (K1 + 1) / (tf + K1)
             if part > best:
-                best, fullness = part, how
+                best = part
+                fullness = how if term in f.title or term in f.tags else how * BODY_MASS
         return best, fullness
 
 
@@ -540,17 +639,20 @@ def recall(
             (item, tuple(matched), mass / prompt_mass, prior, decay, bm25 * prior * decay)
         )
 
-    best = max((s[-1] for s in scored), default=0.0)
+    scored.sort(key=lambda s: s[-1], reverse=True)
+    best = scored[0][-1] if scored else 0.0
     judged: list[Candidate] = []
-    for item, shared, relevance, prior, decay, score in scored:
+    for rank, (item, shared, relevance, prior, decay, score) in enumerate(scored):
         normalized = min(score / best if best else 0.0, relevance / RELEVANCE_FULL)
+        # The best candidate needs min_score; one after it must be nearly as good.
+        bar = settings.min_score if rank == 0 else min(1.0, settings.min_score * RUNNER_UP)
         if len(shared) < settings.min_shared:
             reason = f"shares {len(shared)} content word(s), needs {settings.min_shared}"
-        elif normalized < settings.min_score:
+        elif normalized < bar:
             reason = (
-                f"relevance {relevance:.2f}, under {settings.min_score * RELEVANCE_FULL:.2f}"
-                if relevance / RELEVANCE_FULL < settings.min_score
-                else f"score {score / best:.2f} of the best, under {settings.min_score}"
+                f"relevance {relevance:.2f}, under {bar * RELEVANCE_FULL:.2f}"
+                if relevance / RELEVANCE_FULL < bar
+                else f"score {score / best:.2f} of the best, under {bar:.2f}"
             )
         else:
             reason = ""
