@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -73,6 +73,8 @@ PROMPT_MAX = 2.25
 RELEVANCE_FULL = 0.8
 RUNNER_UP = 1.0
 BODY_MASS = 1.0
+ASSOC_WEIGHT = 0.0
+ASSOC_MIN = 0.5
 RECENCY_FLOOR = 0.8
 SCOPE_PRIOR = {
     ScopeType.SESSION: 1.1,
@@ -215,9 +217,7 @@ def _lexicon_of(store: SQLiteStore) -> _Lexicon:
         for heads, members in KINDS:
             top = {stem_of[w] for w in heads}
             for a in top:
-                for b in top:
-                    _link(same, a, b, SYNONYM_WEIGHT)
-                for b in {stem_of[w] for w in members}:
+                for b in top | {stem_of[w] for w in members}:
                     _link(kinds, a, b, KIND_WEIGHT)
                     _link(kinds, b, a, KIND_WEIGHT)
         # A word matches its synonyms, its broader or narrower words, and those of its
@@ -436,6 +436,14 @@ def _idf(total: int, docs: int) -> float:
     return math.log(1 + (total - docs + 0.5) / (docs + 0.5))
 
 
+def _concept_idf(c: Concept, total: int, freqs: dict[str, int]) -> float:
+    """How rare what the concept means is: the idf of its commonest form that stands for
+    it (its own stem, a synonym, a typo's correction), not of a broader or narrower word;
+    a word no memory holds gets the highest idf there is."""
+    same = [freqs.get(s, 0) for s, w in c.forms.items() if w >= TYPO_WEIGHT]
+    return _idf(total, max(same)) if same else _idf(total, 0)
+
+
 @dataclass(frozen=True, slots=True)
 class _Fields:
     """A memory's stems by field: how often each occurs, and each field's length."""
@@ -508,9 +516,13 @@ class _Scorer:
         n = len(fields) or 1
         self.average = [max(1.0, sum(f.lengths[i] for f in fields) / n) for i in range(3)]
 
-    def match(self, concept: Concept, f: _Fields, affixes: Sequence[str]) -> tuple[float, float]:
-        """The concept's best part of the score in this memory, and how fully it matched."""
-        best = fullness = 0.0
+    def matches(
+        self, concept: Concept, f: _Fields, affixes: Sequence[str]
+    ) -> list[tuple[float, float, str]]:
+        """Each way the concept matches in this memory, best first: its part of the
+        score, its part of the memory's mass (how fully it matched times the idf of what
+        matched, at most the concept's own), and the memory's stem it matched."""
+        out = []
         forms = [(s, w) for s, w in concept.forms.items() if s in f.terms]
         for term, how in [*forms, *((t, AFFIX_WEIGHT) for t in affixes)]:
             tf = 0.0
@@ -521,11 +533,33 @@ class _Scorer:
             ):
                 if term in counts:
                     tf += boost * counts[term] / (1 - B + B * length / average)
-            part = how * _idf(self.total, self.freqs.get(term, 0)) * tf * (K1 + 1) / (tf + K1)
-            if part > best:
-                best = part
-                fullness = how if term in f.title or term in f.tags else how * BODY_MASS
-        return best, fullness
+            idf = _idf(self.total, self.freqs.get(term, 0))
+            mass = how * min(idf, concept.idf)
+            if term not in f.title and term not in f.tags:
+                mass *= BODY_MASS
+            out.append((how * idf * tf * (K1 + 1) / (tf + K1), mass, term))
+        return sorted(out, reverse=True)
+
+
+def _assign(
+    concepts: Sequence[Concept], ways: Sequence[list[tuple[float, float, str]]]
+) -> list[tuple[float, float]]:
+    """Each concept's part of the score and of the mass, a memory's word counting for
+    one concept only: "checkout" in a memory is not both the prompt's checkout and its
+    payment. The concepts with the best matches choose first."""
+    order = sorted(
+        range(len(concepts)),
+        key=lambda i: -(concepts[i].weight * ways[i][0][0]) if ways[i] else 0.0,
+    )
+    used: set[str] = set()
+    out = [(0.0, 0.0)] * len(concepts)
+    for i in order:
+        for part, mass, term in ways[i]:
+            if term not in used:
+                used.add(term)
+                out[i] = (part, mass)
+                break
+    return out
 
 
 # ----------------------------------------------------------------------------- recall
@@ -543,6 +577,25 @@ def _age_days(item: Item, now: datetime) -> float:
 def _prior(item: Item, settings: RecallSettings) -> float:
     weight = SCOPE_PRIOR.get(item.scope.type, 1.0)
     return weight * settings.rule_weight if item.kind in RULE_KINDS else weight
+
+
+def _scope_names(store: SQLiteStore, scopes: Sequence[str]) -> dict[str, set[str]]:
+    """The words that name a repo or workspace of `scopes` ("relay" for
+    repo:github.com/acme/relay), stemmed: stem -> the scopes it names. A prompt that
+    names where it is typed says where, not what about."""
+    names: dict[str, set[str]] = {}
+    for scope in scopes:
+        kind, _, value = scope.partition(":")
+        if kind in (ScopeType.REPO, ScopeType.WORKSPACE) and value:
+            for word in _WORD.findall(value.rstrip("/").rsplit("/", 1)[-1].lower()):
+                if len(word) >= MIN_AFFIX and not word.isdigit():
+                    names.setdefault(word, set()).add(scope)
+    stems = _stem_words(store, list(names))
+    out: dict[str, set[str]] = {}
+    for (word, named), stem in zip(names.items(), stems, strict=True):
+        if stem:
+            out.setdefault(stem[0], set()).update(named)
+    return out
 
 
 def _quote(term: str) -> str:
@@ -589,8 +642,13 @@ def recall(
             c.weight,
             c.forms,
             c.affix,
-            _idf(total, max(freqs.get(s, 0) for s in c.forms)) if c.forms else absent,
+            _concept_idf(c, total, freqs),
         )
+        for c in concepts
+    ]
+    named = _scope_names(store, list(scopes))
+    concepts = [
+        replace(c, weight=min(c.weight, GENERIC_WEIGHT)) if c.stem in named else c
         for c in concepts
     ]
     # Only the prompt's own topic words look for candidates, those some memory holds
@@ -622,15 +680,39 @@ def recall(
     prompt_mass = sum(c.weight * c.idf for c in concepts)
     prompt_mass = min(max(prompt_mass, PROMPT_MIN * absent), PROMPT_MAX * absent)
 
+    own_tags = [frozenset(f.tags) for f in fields]
+    fields = [
+        replace(f, tags={**f.tags, **dict.fromkeys(here, 1)}, terms=f.terms | set(here))
+        if (here := [stem for stem, where in named.items() if str(item.scope) in where])
+        else f
+        for item, f in zip(found, fields, strict=True)
+    ]
+    parts = [
+        _assign(concepts, [scorer.matches(c, f, affix.get(c.stem, ())) for c in concepts])
+        for f, affix in zip(fields, affixes, strict=True)
+    ]
+    # A concept a memory does not hold still counts a little when the memories that do
+    # hold it share a tag with this one: "worker" for a memory tagged celery, when the
+    # memories that say worker are tagged celery too.
+    holders = [
+        [n for n in range(len(found)) if parts[n][i][0] and own_tags[n]]
+        for i in range(len(concepts))
+    ]
     scored: list[tuple[Item, tuple[str, ...], float, float, float, float]] = []
-    for item, f, affix in zip(found, fields, affixes, strict=True):
+    for n, item in enumerate(found):
         bm25 = mass = 0.0
         matched: list[str] = []
-        for c in concepts:
-            part, fullness = scorer.match(c, f, affix.get(c.stem, ()))
+        for i, c in enumerate(concepts):
+            part, share = parts[n][i]
+            if not part and ASSOC_WEIGHT and own_tags[n] and holders[i]:
+                near = sum(1 for h in holders[i] if own_tags[h] & own_tags[n])
+                if near >= ASSOC_MIN * len(holders[i]):
+                    how = ASSOC_WEIGHT * near / len(holders[i])
+                    part = how * c.idf * TAG_BOOST * (K1 + 1) / (TAG_BOOST + K1)
+                    share = how * c.idf
             if part:
                 bm25 += c.weight * part
-                mass += c.weight * c.idf * fullness
+                mass += c.weight * share
                 matched.append(c.word)
         prior = _prior(item, settings)
         age = _age_days(item, now) / max(settings.half_life_days, 1e-9)

@@ -67,7 +67,7 @@ SYNONYMS = _groups(
     |throttle throttling ratelimit ratelimiting|flaky flake flakes flakiness
     intermittent intermittently nondeterministic|spec specs test tests testing
     |log logs logging logger|mail email emails e-mail|upgrade upgrades bump bumps
-    |remove delete erase purge drop|wipe flush clear|crash crashes crashing crashed
+    |remove delete erase purge|wipe flush clear|crash crashes crashing crashed
     segfault|app apps application applications|endpoint endpoints route routes
     |job jobs task tasks|cache caches caching cached memoize memoise|lint linter
     linting lints|notif notifs notification notifications|sub subs subscription
@@ -117,8 +117,7 @@ SYNONYMS = _groups(
     |producer producers publisher publishers publish|event events
     |cron crontab schedule scheduled scheduler periodic|nightly overnight night
     evening midnight|daily everyday|hourly|weekly|monthly
-    |worker workers background|batch batches bulk batching|webhook webhooks callback
-    callbacks|api apis|rest restful|rpc grpc|graphql gql|http https
+    |worker workers background|batch batches bulk batching|webhook webhooks|api apis|rest restful|rpc grpc|graphql gql|http https
     |url urls link links uri|path paths|port ports|socket sockets|ws websocket websockets
     |cors preflight|cookie cookies|session sessions|jwt bearer
     |sso saml oidc openid|oauth oauth2|permission acl rbac role roles
@@ -178,7 +177,7 @@ SYNONYMS = _groups(
     |pin pinned pinning lockfile lockfiles|vendor vendored vendoring
     |build builds compile compiles compiled compiling compilation|binary binaries
     executable|artifact artifacts|bundle bundler bundling|minify minified
-    minification obfuscate obfuscation|sourcemap sourcemaps symbol symbols dsym
+    minification obfuscate obfuscation|sourcemap sourcemaps symbol symbols
     |ci pipeline pipelines workflow workflows|cd delivery
     |stage staging preprod uat|sandbox sandboxes|local locally localhost
     |remote remotely|regression regressions|coverage covered uncovered
@@ -297,9 +296,9 @@ KINDS = _stars(
     bottleneck benchmark profile optimize
     |permission access: iam rbac acl policy policies role roles
     |network: vpn tailscale wireguard proxy firewall dns tunnel
-    |certificate signing: provisioning keystore codesign notarize
+    |certificate signing: keystore codesign notarize
     |translation i18n: gettext xliff catalog locale locales
-    |delete remove: gone discard discarded deleted softdelete tombstone
+    |delete remove: gone deleted softdelete tombstone
     |stale old: outdated expired cached
     |expiry expire: ttl expiration expires expired lifetime
     |duplicate dupe: repeated repeat twice
@@ -317,19 +316,17 @@ PHRASES = _phrases(
     |spun up=start create|fire up=start|boot up=start|start up=start startup
     |shut down=stop shutdown|tear down=teardown destroy delete
     |stub out=mock|mock out=mock|fake out=mock|patch out=mock
-    |ship it=deploy release|roll out=deploy rollout release|go live=launch release
-    deploy|push out=deploy release|put out=release|cut a release=release
+    |ship it=deploy release|go live=launch release deploy|push out=deploy release
+    |cut a release=release
     |roll back=rollback revert|back out=revert rollback|undo it=revert
-    |clean up=cleanup remove tidy|get rid=remove delete|throw away=discard delete
+    |clean up=cleanup remove tidy|get rid=remove delete|throw away=delete
     |set up=setup configure install|hook up=connect integrate|wire up=connect
     |look up=lookup find|back up=backup|fall back=fallback|log in=login
     |logged in=login|sign in=login|signed in=login|log out=logout|sign out=logout
     |sign up=signup register|check in=commit|check out=checkout
     |hold up=block blocker|holding up=block blocker blocked|held up=block blocker
-    |in charge=owner owns|point of contact=owner|sign off=approve approval
-    |signs off=approve approval|signed off=approve approval|signing off=approve
-    approval|blow up=crash fail error|blew up=crash fail error|blows up=crash fail
-    error|fall over=crash fail|fell over=crash fail|falls over=crash fail
+    |in charge=owner owns|point of contact=owner
+    |fall over=crash fail|fell over=crash fail|falls over=crash fail
     |time out=timeout|timed out=timeout|times out=timeout|timing out=timeout
     |hang forever=timeout deadline hang|takes forever=slow timeout
     |too slow=slow performance|speed up=performance faster optimize
@@ -347,16 +344,13 @@ PHRASES = _phrases(
     |same thing twice=duplicate|sent twice=duplicate|ran twice=duplicate
     |run twice=duplicate|double charged=duplicate charge|charged twice=duplicate
     charge|back office=admin backoffice|admin panel=admin|control panel=admin
-    |api key=apikey secret token|access key=apikey secret|secret key=secret
-    |private key=secret key|signing key=keystore signing certificate
+    |signing key=keystore signing certificate
     |env var=environment variable config|env vars=environment variable config
     |environment variable=env config|command line=cli|build step=build
-    |build phase=build|release build=release|debug build=debug
     |clean install=install|fresh install=install|npm install=install dependency
     |pip install=install dependency|add a dependency=dependency
-    |no signal=offline network|no network=offline network|no internet=offline
-    network|lost connection=offline network|went down=outage down
-    |goes down=outage down|is down=outage down|down for=outage
+    |no network=offline network|no internet=offline network
+    |lost connection=offline network
     |page load=performance|cold start=startup performance
     |memory leak=leak memory|out of memory=oom memory|oom killed=oom memory
     |stack trace=stacktrace traceback

@@ -72,6 +72,9 @@ GENERIC_WORDS = _words(
     create created creating difference does explain fix fixed fixing function functions
     generic implement item items line lines list lists mean meaning means method methods
     name names part print problem question remove rename return show step string strings
-    thing update updated value values variable variables write writing
+    thing update updated value values variable variables write writes writing wrote
+    written
+    three four five six seven eight nine ten eleven twelve twenty thirty fifty
+    hundred thousand million second third half
     """
 )
