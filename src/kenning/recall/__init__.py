@@ -70,11 +70,8 @@ K1 = 0.8
 B = 0.3
 PROMPT_MIN = 1.75
 PROMPT_MAX = 2.25
-RELEVANCE_FULL = 0.8
-RUNNER_UP = 1.0
-BODY_MASS = 1.0
-ASSOC_WEIGHT = 0.0
-ASSOC_MIN = 0.5
+RELEVANCE_FULL = 0.76
+BODY_MASS = 0.8
 RECENCY_FLOOR = 0.8
 SCOPE_PRIOR = {
     ScopeType.SESSION: 1.1,
@@ -291,7 +288,10 @@ def content_words(store: SQLiteStore, text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for word, stems in zip(words, _stem_words(store, words), strict=True):
         for stem in stems:
-            if len(stem) > 1 and stem not in stop and word not in stop and not stem.isdigit():
+            # A stop word's stem drops the word, unless the stemmer cut much more than
+            # an ending ("evening" is not "even").
+            stopped = word in stop or (stem in stop and len(word) < len(stem) + 3)
+            if len(stem) > 1 and not stopped and not stem.isdigit():
                 out.setdefault(stem, word)
     return out
 
@@ -324,6 +324,9 @@ def _weight(word: str) -> float:
     return GENERIC_WEIGHT if word in GENERIC_WORDS else 1.0
 
 
+_OBJECTS = frozenset("it that this them these those him her me us one everything".split())
+
+
 def _phrases(
     store: SQLiteStore,
     prompt: str,
@@ -337,22 +340,26 @@ def _phrases(
     ("back up") becomes a concept of its own."""
     seq = [m.group() for m in _WORD.finditer(prompt[:MAX_PROMPT_CHARS].lower())]
     stems = [s[0] if s else "" for s in _stem_words(store, seq)]
+    found: list[tuple[int, ...]] = []
     for n in (3, 2):
-        for i in range(len(stems) - n + 1):
-            meant = lexicon.phrases.get(tuple(stems[i : i + n]))
-            if not meant:
-                continue
-            own = [s for s in stems[i : i + n] if s in words]
-            if own:
-                mine = related.setdefault(own[0], {})
-            else:
-                phrase = " ".join(seq[i : i + n])
-                key = "_".join(stems[i : i + n])
-                words[key], weights[key] = phrase, 1.0
-                mine = related.setdefault(key, {})
-            for stem in meant:
-                if stem not in own:
-                    mine[stem] = max(mine.get(stem, 0.0), SYNONYM_WEIGHT)
+        found += [tuple(range(i, i + n)) for i in range(len(stems) - n + 1)]
+    # A verb and its particle around a short word: "write that down", "roll it back".
+    found += [(i, i + 2) for i in range(len(stems) - 2) if seq[i + 1] in _OBJECTS]
+    for at in found:
+        meant = lexicon.phrases.get(tuple(stems[i] for i in at))
+        if not meant:
+            continue
+        own = [stems[i] for i in at if stems[i] in words]
+        if own:
+            mine = related.setdefault(own[0], {})
+        else:
+            phrase = " ".join(seq[i] for i in at)
+            key = "_".join(stems[i] for i in at)
+            words[key], weights[key] = phrase, 1.0
+            mine = related.setdefault(key, {})
+        for stem in meant:
+            if stem not in own:
+                mine[stem] = max(mine.get(stem, 0.0), SYNONYM_WEIGHT)
 
 
 def _concepts(
@@ -680,36 +687,18 @@ def recall(
     prompt_mass = sum(c.weight * c.idf for c in concepts)
     prompt_mass = min(max(prompt_mass, PROMPT_MIN * absent), PROMPT_MAX * absent)
 
-    own_tags = [frozenset(f.tags) for f in fields]
     fields = [
         replace(f, tags={**f.tags, **dict.fromkeys(here, 1)}, terms=f.terms | set(here))
         if (here := [stem for stem, where in named.items() if str(item.scope) in where])
         else f
         for item, f in zip(found, fields, strict=True)
     ]
-    parts = [
-        _assign(concepts, [scorer.matches(c, f, affix.get(c.stem, ())) for c in concepts])
-        for f, affix in zip(fields, affixes, strict=True)
-    ]
-    # A concept a memory does not hold still counts a little when the memories that do
-    # hold it share a tag with this one: "worker" for a memory tagged celery, when the
-    # memories that say worker are tagged celery too.
-    holders = [
-        [n for n in range(len(found)) if parts[n][i][0] and own_tags[n]]
-        for i in range(len(concepts))
-    ]
     scored: list[tuple[Item, tuple[str, ...], float, float, float, float]] = []
-    for n, item in enumerate(found):
+    for item, f, affix in zip(found, fields, affixes, strict=True):
+        ways = [scorer.matches(c, f, affix.get(c.stem, ())) for c in concepts]
         bm25 = mass = 0.0
         matched: list[str] = []
-        for i, c in enumerate(concepts):
-            part, share = parts[n][i]
-            if not part and ASSOC_WEIGHT and own_tags[n] and holders[i]:
-                near = sum(1 for h in holders[i] if own_tags[h] & own_tags[n])
-                if near >= ASSOC_MIN * len(holders[i]):
-                    how = ASSOC_WEIGHT * near / len(holders[i])
-                    part = how * c.idf * TAG_BOOST * (K1 + 1) / (TAG_BOOST + K1)
-                    share = how * c.idf
+        for c, (part, share) in zip(concepts, _assign(concepts, ways), strict=True):
             if part:
                 bm25 += c.weight * part
                 mass += c.weight * share
@@ -721,20 +710,17 @@ def recall(
             (item, tuple(matched), mass / prompt_mass, prior, decay, bm25 * prior * decay)
         )
 
-    scored.sort(key=lambda s: s[-1], reverse=True)
-    best = scored[0][-1] if scored else 0.0
+    best = max((s[-1] for s in scored), default=0.0)
     judged: list[Candidate] = []
-    for rank, (item, shared, relevance, prior, decay, score) in enumerate(scored):
+    for item, shared, relevance, prior, decay, score in scored:
         normalized = min(score / best if best else 0.0, relevance / RELEVANCE_FULL)
-        # The best candidate needs min_score; one after it must be nearly as good.
-        bar = settings.min_score if rank == 0 else min(1.0, settings.min_score * RUNNER_UP)
         if len(shared) < settings.min_shared:
             reason = f"shares {len(shared)} content word(s), needs {settings.min_shared}"
-        elif normalized < bar:
+        elif normalized < settings.min_score:
             reason = (
-                f"relevance {relevance:.2f}, under {bar * RELEVANCE_FULL:.2f}"
-                if relevance / RELEVANCE_FULL < bar
-                else f"score {score / best:.2f} of the best, under {bar:.2f}"
+                f"relevance {relevance:.2f}, under {settings.min_score * RELEVANCE_FULL:.2f}"
+                if relevance / RELEVANCE_FULL < settings.min_score
+                else f"score {score / best:.2f} of the best, under {settings.min_score}"
             )
         else:
             reason = ""
