@@ -131,6 +131,65 @@ def test_camel_case_words_and_words_typed_apart_match(store) -> None:
     ]
 
 
+def test_a_broad_word_and_the_kinds_of_it_match_each_other_but_two_kinds_do_not(store) -> None:
+    suite = put(store, "Integration tests run against a real Postgres, started by compose")
+    result = ask(store, "which database do the integration tests talk to?")
+    assert kept_ids(result) == [suite.id]
+    assert "database" in by_id(result)[suite.id].shared
+    other = ask(store, "which mysql do the integration tests talk to?")
+    assert "mysql" not in by_id(other)[suite.id].shared
+
+
+def test_a_phrase_matches_the_word_it_stands_for_even_around_a_short_word(store) -> None:
+    worker = put(store, "Start the billing worker with `just worker`\nIt needs Redis.")
+    for prompt in ("how do I kick off the billing worker", "kick it off, the billing worker"):
+        result = ask(store, prompt)
+        assert kept_ids(result) == [worker.id], prompt
+        assert "kick" in by_id(result)[worker.id].shared, prompt
+
+
+def test_british_and_american_spellings_match(store) -> None:
+    colors = put(store, "Brand colors live in tokens.css\nNever hard-code a hex value.")
+    put(store, "The office walls: colours are up for a vote")  # so "colours" is no typo
+    result = ask(store, "where are the brand colours defined")
+    assert "colours" in by_id(result)[colors.id].shared
+    assert kept_ids(result) == [colors.id]
+
+
+def test_a_word_of_the_memory_counts_for_one_prompt_word_only(store) -> None:
+    mocks = put(store, "Never mock the database in integration tests")
+    # "fake" and "stub" both stand for mock: the memory's one "mock" matches one of them.
+    shared = by_id(ask(store, "can I fake or stub the db in integration tests?"))[mocks.id].shared
+    assert len({"fake", "stub"} & set(shared)) == 1
+    assert {"db", "integration", "tests"} <= set(shared)
+
+
+def test_a_word_the_stemmer_cuts_to_a_stop_word_is_still_content(store) -> None:
+    from kenning.recall import content_words
+
+    words = content_words(store, "why is staging down every evening")
+    assert "evening" in words.values()
+    assert "every" not in words.values()
+
+
+def test_the_repo_a_prompt_names_says_where_not_what(store) -> None:
+    scopes = ["repo:github.com/acme/relay", "global"]
+    slog = put(store, "Log with slog and the JSON handler", scope=scopes[0])
+    elsewhere = put(store, "Log lines carry a request id", scope="repo:github.com/acme/shop")
+    result = ask(store, "how should logs in relay look", scopes=[*scopes, str(elsewhere.scope)])
+    found = by_id(result)
+    # The memory in relay counts "relay" as matched, though its text does not say it.
+    assert "relay" in found[slog.id].shared
+    assert kept_ids(result)[0] == slog.id
+
+
+def test_a_match_in_the_title_or_tags_counts_for_more_than_one_in_the_body(store) -> None:
+    title = put(store, "Snapshot tests use insta\nReview them with cargo insta review.")
+    body = put(store, "Rendering checks\nThe HTML output is compared with insta in CI.")
+    found = by_id(ask(store, "insta", settings=RecallSettings(min_score=0, min_shared=0)))
+    assert found[title.id].relevance > found[body.id].relevance
+
+
 def test_words_of_a_request_weigh_less_than_its_topic(store) -> None:
     helper = put(store, "Explain what the retry function in the webhook handler does")
     assert kept_ids(ask(store, "explain this function")) == []

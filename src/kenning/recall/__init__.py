@@ -653,9 +653,20 @@ def recall(
         )
         for c in concepts
     ]
+    # A repo's name typed in the prompt is matched by every memory of that repo, and
+    # weighs as little as a request word and as a word one memory in COMMON holds.
     named = _scope_names(store, list(scopes))
+    for stem in named:
+        freqs[stem] = max(freqs.get(stem, 0), total // COMMON)
     concepts = [
-        replace(c, weight=min(c.weight, GENERIC_WEIGHT)) if c.stem in named else c
+        replace(
+            c,
+            weight=min(c.weight, GENERIC_WEIGHT),
+            forms={**c.forms, c.stem: 1.0},
+            idf=_idf(total, freqs[c.stem]),
+        )
+        if c.stem in named
+        else c
         for c in concepts
     ]
     # Only the prompt's own topic words look for candidates, those some memory holds
