@@ -1,8 +1,8 @@
-"""Recall before and after: quality on the three evaluation sets and speed at 100,000
+"""Recall before and after: quality on the four evaluation sets and speed at 100,000
 memories, with a plain FTS5 bm25 query beside them, all in one run.
 
-"Before" is `src/kenning/recall.py` as it was at BEFORE (read from git); "after" is the
-code in this checkout. Quality figures (tests/recall_eval.py has the definitions):
+"Before" is the `src/kenning/recall/` package as it was at BEFORE (read from git);
+"after" is the code in this checkout. Quality figures (tests/recall_eval.py has the definitions):
 
 - at default settings: recall@5 (share of expected memories returned), precision
   (share of returned memories that were expected), quiet (share of prompts that should
@@ -20,7 +20,7 @@ bench/recall_results.json (not with --quick) and prints Markdown tables.
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import subprocess
 import sys
@@ -42,7 +42,7 @@ from kenning import transfer  # noqa: E402
 from kenning.model import Status  # noqa: E402
 from kenning.store import open_store  # noqa: E402
 
-BEFORE = "83f9a47"
+BEFORE = "f385ac5"
 SPEED_SCOPES = (
     "workstream:github.com/acme/shop#main",
     "project:checkout-v2",
@@ -64,26 +64,33 @@ SPEED_PROMPTS = [
 
 
 def load_before(root: Path) -> ModuleType | None:
-    """recall.py as it was at BEFORE, imported under another name; None without git."""
+    """The recall package as it was at BEFORE, imported as `recall_before`; None without
+    git."""
+    folder = Path(tempfile.mkdtemp(prefix="ken-recall-before-")) / "recall_before"
+    folder.mkdir()
     try:
-        source = subprocess.run(
-            ["git", "show", f"{BEFORE}:src/kenning/recall.py"],
+        names = subprocess.run(
+            ["git", "ls-tree", "--name-only", BEFORE, "src/kenning/recall/"],
             cwd=root,
             capture_output=True,
             text=True,
             check=True,
-        ).stdout
+        ).stdout.split()
+        for name in names:
+            source = subprocess.run(
+                ["git", "show", f"{BEFORE}:{name}"],
+                cwd=root,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            text = source.replace("kenning.recall.", "recall_before.")
+            (folder / Path(name).name).write_text(text, encoding="utf-8")
     except (OSError, subprocess.CalledProcessError):
         progress(f"git cannot show {BEFORE}: measuring the current code only")
         return None
-    path = Path(tempfile.mkdtemp(prefix="ken-recall-before-")) / "recall_before.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("recall_before", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    sys.path.insert(0, str(folder.parent))
+    return importlib.import_module("recall_before")
 
 
 def rankers(module: ModuleType) -> dict[str, recall_eval.Ranker]:
@@ -114,9 +121,9 @@ def figures(fig: recall_eval.Figures) -> dict[str, Any]:
 
 def quality(versions: dict[str, ModuleType]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in ("coding", "dialogue", "first"):
+    for name in ("coding", "dialogue", "first", "check"):
         evalset = recall_eval.read_set(name)
-        splits = ["dev", "test", None] if name != "first" else [None]
+        splits = ["dev", "test", None] if name in ("coding", "dialogue") else [None]
         with tempfile.TemporaryDirectory(prefix="ken-recall-eval-") as folder:
             store = open_store(Path(folder) / "eval.db")
             try:

@@ -72,6 +72,7 @@ PROMPT_MIN = 1.75
 PROMPT_MAX = 2.25
 RELEVANCE_FULL = 0.76
 BODY_MASS = 0.8
+QUERY_WEIGHT = TYPO_WEIGHT  # weaker forms (kinds) help score, not find
 RECENCY_FLOOR = 0.8
 SCOPE_PRIOR = {
     ScopeType.SESSION: 1.1,
@@ -201,7 +202,9 @@ def _lexicon_of(store: SQLiteStore) -> _Lexicon:
         words.update(w for heads, kinds in KINDS for w in heads | kinds)
         words.update(w for typed, meant in PHRASES for w in (*typed, *meant))
         ordered = sorted(words)
-        stem_of = {w: (s[0] if s else w) for w, s in zip(ordered, store.stems(ordered), strict=True)}
+        stem_of = {
+            w: (s[0] if s else w) for w, s in zip(ordered, store.stems(ordered), strict=True)
+        }
         stop = frozenset(stem_of[w] for w in STOP_WORDS) | STOP_WORDS
         same: dict[str, dict[str, float]] = {}  # forms and synonyms
         for groups, weight in ((FORMS, 1.0), (SYNONYMS, SYNONYM_WEIGHT)):
@@ -324,7 +327,7 @@ def _weight(word: str) -> float:
     return GENERIC_WEIGHT if word in GENERIC_WORDS else 1.0
 
 
-_OBJECTS = frozenset("it that this them these those him her me us one everything".split())
+_OBJECTS = frozenset({"it", "that", "this", "them", "these", "those", "him", "her", "me", "us"})
 
 
 def _phrases(
@@ -599,7 +602,7 @@ def _scope_names(store: SQLiteStore, scopes: Sequence[str]) -> dict[str, set[str
                     names.setdefault(word, set()).add(scope)
     stems = _stem_words(store, list(names))
     out: dict[str, set[str]] = {}
-    for (word, named), stem in zip(names.items(), stems, strict=True):
+    for named, stem in zip(names.values(), stems, strict=True):
         if stem:
             out.setdefault(stem[0], set()).update(named)
     return out
@@ -619,8 +622,8 @@ def _match_query(concepts: Sequence[Concept], spelled: dict[str, str]) -> str:
         terms.append(_quote(c.word) + ("*" if c.affix and c.stem not in c.forms else ""))
         terms += [
             _quote(spelled[stem]) if stem in spelled else _quote(stem) + "*"
-            for stem in c.forms
-            if stem != c.stem
+            for stem, how in c.forms.items()
+            if stem != c.stem and how >= QUERY_WEIGHT
         ]
     return " OR ".join(dict.fromkeys(terms))
 

@@ -117,7 +117,8 @@ SYNONYMS = _groups(
     |producer producers publisher publishers publish|event events
     |cron crontab schedule scheduled scheduler periodic|nightly overnight night
     evening midnight|daily everyday|hourly|weekly|monthly
-    |worker workers background|batch batches bulk batching|webhook webhooks|api apis|rest restful|rpc grpc|graphql gql|http https
+    |worker workers background|batch batches bulk batching|webhook webhooks|api apis
+    |rest restful|rpc grpc|graphql gql|http https
     |url urls link links uri|path paths|port ports|socket sockets|ws websocket websockets
     |cors preflight|cookie cookies|session sessions|jwt bearer
     |sso saml oidc openid|oauth oauth2|permission acl rbac role roles
@@ -188,7 +189,8 @@ SYNONYMS = _groups(
     |column field|backfill backfills
     backfilling|partition partitions partitioned sharding shard shards
     |aggregate aggregates aggregation rollup
-    |scared afraid frightened terrified|shop store|exam exams test|finish finished complete completed|explain explanation
+    |scared afraid frightened terrified|shop store|exam exams test
+    |finish finished complete completed|explain explanation
     |example examples sample samples|demo demos|prototype prototypes poc spike
     |estimate estimates estimation|deadline due|priority priorities urgent
     |weekend weekends|holiday holidays vacation pto leave|sick ill
