@@ -72,7 +72,6 @@ PROMPT_MIN = 1.75
 PROMPT_MAX = 2.25
 RELEVANCE_FULL = 0.76
 BODY_MASS = 0.8
-QUERY_WEIGHT = TYPO_WEIGHT  # weaker forms (kinds) help score, not find
 RECENCY_FLOOR = 0.8
 SCOPE_PRIOR = {
     ScopeType.SESSION: 1.1,
@@ -622,8 +621,8 @@ def _match_query(concepts: Sequence[Concept], spelled: dict[str, str]) -> str:
         terms.append(_quote(c.word) + ("*" if c.affix and c.stem not in c.forms else ""))
         terms += [
             _quote(spelled[stem]) if stem in spelled else _quote(stem) + "*"
-            for stem, how in c.forms.items()
-            if stem != c.stem and how >= QUERY_WEIGHT
+            for stem in c.forms
+            if stem != c.stem
         ]
     return " OR ".join(dict.fromkeys(terms))
 
