@@ -5,24 +5,28 @@ How a prompt is judged (docs/explanation/recall.md has the reasons and the figur
 
 1. Words. The prompt is cut into words and stemmed by the search index's own tokenizer
    (porter), so prompt and memories stem alike. Stop words go; words of a request
-   rather than its topic ("explain", "function", "add") count at GENERIC_WEIGHT. Each
-   word left is a *concept*, matched by its stem and by related stems: irregular forms
-   and synonyms from `words.py` ("db" for database, "bought" for buy), a stem one edit
-   away when the word is in no memory (a typo), a longer or shorter stem sharing its
-   first MIN_AFFIX+ letters ("integ", "config"), the parts of a camelCase word, and
-   two neighbouring words joined ("account id", accountId).
+   rather than its topic ("explain", "function", "add"), and the name of the repo the
+   prompt is typed in, count at GENERIC_WEIGHT. Each word left is a *concept*, matched
+   by its stem and by related stems: irregular forms (`words.py`), the other spelling
+   (colour, color), synonyms, broad words and kinds (database, Postgres) and what a
+   phrase stands for ("kick off": start) from `thesaurus.py`, a stem one edit away when
+   the word is in no memory (a typo), a longer or shorter stem sharing its first
+   MIN_AFFIX+ letters ("integ", "config"), the parts of a camelCase word, and two
+   neighbouring words joined ("account id", accountId).
 2. Candidates. Every concept's forms are ORed into one full-text query over the active
    memories of the scopes that apply, minus what this session was already told; the
    best CANDIDATES by the index's bm25 are scored here.
 3. Score. A BM25F sum over concepts: each concept counts once, by its best-matching
-   form (a related form counts less), with the title worth TITLE_BOOST times the body
-   and tags TAG_BOOST. Then x a prior for the memory's scope (a workstream's memory a
-   little above the repo's, a global preference a little below) and its kind
-   (`recall.rule_weight`), x recency, which never takes off more than a fifth.
-4. Relevance. How much of the prompt the memory matched: the idf of its matched
-   concepts over the prompt's own idf, where the prompt's is counted as at least
-   PROMPT_MIN and at most PROMPT_MAX times the idf of a word no memory holds. So one
-   common word never fits, and a long pasted log needs no more than a few rare matches.
+   form (a related form counts less), and a word of the memory counts for one concept
+   only, with the title worth TITLE_BOOST times the body and tags TAG_BOOST. Then x a
+   prior for the memory's scope (a workstream's memory a little above the repo's, a
+   global preference a little below) and its kind (`recall.rule_weight`), x recency,
+   which never takes off more than a fifth.
+4. Relevance. How much of the prompt the memory matched: the idf of what it matched
+   (body-only matches at BODY_MASS) over the prompt's own idf, where the prompt's is
+   counted as at least PROMPT_MIN and at most PROMPT_MAX times the idf of a word no
+   memory holds. So one common word never fits, and a long pasted log needs no more than
+   a few rare matches.
 5. Gates. normalized = min(score / best score, relevance / RELEVANCE_FULL); a memory is
    kept when normalized >= `recall.min_score` and it matches at least
    `recall.min_shared` concepts. Both 0: every candidate is ranked, none judged.
@@ -36,7 +40,6 @@ CONTEXT_WEIGHT: they help rank and fit, but find no candidates on their own.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -44,20 +47,28 @@ from typing import Any
 
 from kenning.model import Item, Kind, ScopeType
 from kenning.pack import render_item
-from kenning.recall.thesaurus import KINDS, PHRASES, SYNONYMS
-from kenning.recall.words import FORMS, GENERIC_WORDS, STOP_WORDS
+from kenning.recall.lexicon import (
+    SYNONYM_WEIGHT,
+    WORD,
+    add_phrases,
+    content_words,
+    edits,
+    humps,
+    lexicon_of,
+    spellings,
+    stem_words,
+    words_of,
+)
+from kenning.recall.words import GENERIC_WORDS
 from kenning.store import ItemQuery, SQLiteStore
 from kenning.tokens import estimate_tokens
 
-MAX_PROMPT_CHARS = 8000
 MAX_QUERY_WORDS = 16  # rarest concepts that join the candidate query
 COMMON = 20
 MIN_ITEMS = 100
 CANDIDATES = 40
 CONTEXT_WEIGHT = 0.5
 GENERIC_WEIGHT = 0.4
-SYNONYM_WEIGHT = 0.8
-KIND_WEIGHT = 0.5
 TYPO_WEIGHT = 0.7
 AFFIX_WEIGHT = 0.6
 MIN_AFFIX = 4
@@ -83,9 +94,6 @@ SCOPE_PRIOR = {
     ScopeType.GLOBAL: 0.9,
 }
 RULE_KINDS = (Kind.PREFERENCE, Kind.CORRECTION)
-
-_WORD = re.compile(r"[^\W_]+")
-_HUMP = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,193 +183,8 @@ class Recall:
 # ----------------------------------------------------------------------------- words
 
 
-@dataclass(frozen=True, slots=True)
-class _Lexicon:
-    stop: frozenset[str]
-    related: dict[str, dict[str, float]]  # stem -> stems used for it, with a weight
-    spelled: dict[str, str]  # stem -> a word of the lists that stems to it
-    phrases: dict[tuple[str, ...], tuple[str, ...]]  # stems typed -> stems meant
-
-
-_lexicon: _Lexicon | None = None
-
-
-def _link(table: dict[str, dict[str, float]], a: str, b: str, weight: float) -> None:
-    if a != b:
-        mine = table.setdefault(a, {})
-        mine[b] = max(mine.get(b, 0.0), weight)
-
-
-def _lexicon_of(store: SQLiteStore) -> _Lexicon:
-    """The word lists, stemmed the way the index stems (once per process)."""
-    global _lexicon
-    if _lexicon is None:
-        words = set(STOP_WORDS)
-        words.update(w for g in (*FORMS, *SYNONYMS) for w in g)
-        words.update(w for heads, kinds in KINDS for w in heads | kinds)
-        words.update(w for typed, meant in PHRASES for w in (*typed, *meant))
-        ordered = sorted(words)
-        stem_of = {
-            w: (s[0] if s else w) for w, s in zip(ordered, store.stems(ordered), strict=True)
-        }
-        stop = frozenset(stem_of[w] for w in STOP_WORDS) | STOP_WORDS
-        same: dict[str, dict[str, float]] = {}  # forms and synonyms
-        for groups, weight in ((FORMS, 1.0), (SYNONYMS, SYNONYM_WEIGHT)):
-            for group in groups:
-                stems = {stem_of[w] for w in group}
-                for a in stems:
-                    for b in stems:
-                        _link(same, a, b, weight)
-        kinds: dict[str, dict[str, float]] = {}
-        for heads, members in KINDS:
-            top = {stem_of[w] for w in heads}
-            for a in top:
-                for b in top | {stem_of[w] for w in members}:
-                    _link(kinds, a, b, KIND_WEIGHT)
-                    _link(kinds, b, a, KIND_WEIGHT)
-        # A word matches its synonyms, its broader or narrower words, and those of its
-        # synonyms ("db" is database, which postgres is a kind of); never two steps of
-        # kinds (postgres is not mysql).
-        related: dict[str, dict[str, float]] = {}
-        for stem in set(same) | set(kinds):
-            for other, weight in same.get(stem, {}).items():
-                _link(related, stem, other, weight)
-                for far in kinds.get(other, {}):
-                    _link(related, stem, far, KIND_WEIGHT)
-            for other in kinds.get(stem, {}):
-                _link(related, stem, other, KIND_WEIGHT)
-                for far in same.get(other, {}):
-                    _link(related, stem, far, KIND_WEIGHT)
-        phrases = {
-            tuple(stem_of[w] for w in typed): tuple(stem_of[w] for w in sorted(meant))
-            for typed, meant in PHRASES
-        }
-        spelled = {stem: word for word, stem in stem_of.items()}
-        _lexicon = _Lexicon(stop, related, spelled, phrases)
-    return _lexicon
-
-
-# British and American spellings: a word typed one way also matches the other.
-_SPELLINGS = (
-    (re.compile(r"(?<=[a-z]{3})is(e|es|ed|ing|er|ers|ation|ations)$"), r"iz\1"),
-    (re.compile(r"(?<=[a-z]{3})iz(e|es|ed|ing|er|ers|ation|ations)$"), r"is\1"),
-    (re.compile(r"(?<=[a-z]{2}[^aeiou])our(s|ed|ing|ite|ites|able)?$"), r"or\1"),
-    (re.compile(r"(?<=[a-z]{3})tre(s)?$"), r"ter\1"),
-    (re.compile(r"(?<=[a-z]{3})ter(s)?$"), r"tre\1"),
-    (re.compile(r"(?<=[a-z]{3})ence$"), "ense"),
-    (re.compile(r"(?<=[a-z]{3})ense$"), "ence"),
-    (re.compile(r"(?<=[a-z]{2})yse(s|d)?$"), r"yze\1"),
-    (re.compile(r"(?<=[a-z]{2})yze(s|d)?$"), r"yse\1"),
-    (re.compile(r"(?<=[a-z]{3})ogue(s)?$"), r"og\1"),
-    (re.compile(r"(?<=[a-z]{3}[aeiou])ll(ed|ing|er|ers)$"), r"l\1"),
-    (re.compile(r"(?<=[a-z]{3}[aeiou])l(ed|ing|er|ers)$"), r"ll\1"),
-)
-
-
-def _spellings(word: str) -> list[str]:
-    return [v for pattern, repl in _SPELLINGS if (v := pattern.sub(repl, word)) != word]
-
-
-_stems: dict[str, tuple[str, ...]] = {}
-MAX_CACHED_WORDS = 100_000
-
-
-def _stem_words(store: SQLiteStore, words: Sequence[str]) -> list[tuple[str, ...]]:
-    """Each word's stems as the index makes them. The stems of words seen before are
-    kept for the process: a warm hook server then stems only words it never met."""
-    new = [w for w in dict.fromkeys(words) if w not in _stems]
-    if new:
-        if len(_stems) + len(new) > MAX_CACHED_WORDS:
-            _stems.clear()
-        _stems.update(zip(new, (tuple(s) for s in store.stems(new)), strict=True))
-    return [_stems[w] for w in words]
-
-
-def _words(text: str) -> list[str]:
-    return list(dict.fromkeys(m.group() for m in _WORD.finditer(text[:MAX_PROMPT_CHARS].lower())))
-
-
-def content_words(store: SQLiteStore, text: str) -> dict[str, str]:
-    """Content words of `text`: stem -> the first word that stemmed to it."""
-    words = _words(text)
-    if not words:
-        return {}
-    stop = _lexicon_of(store).stop
-    out: dict[str, str] = {}
-    for word, stems in zip(words, _stem_words(store, words), strict=True):
-        for stem in stems:
-            # A stop word's stem drops the word, unless the stemmer cut much more than
-            # an ending ("evening" is not "even").
-            stopped = word in stop or (stem in stop and len(word) < len(stem) + 3)
-            if len(stem) > 1 and not stopped and not stem.isdigit():
-                out.setdefault(stem, word)
-    return out
-
-
-def _humps(text: str) -> dict[str, list[str]]:
-    """Words typed in camelCase or PascalCase, and the words they are made of."""
-    out: dict[str, list[str]] = {}
-    for match in _WORD.finditer(text[:MAX_PROMPT_CHARS]):
-        word = match.group()
-        if word.lower() != word and word.upper() != word:
-            parts = [p.lower() for p in _HUMP.findall(word)]
-            if len(parts) > 1:
-                out[word.lower()] = parts
-    return out
-
-
-def _edits(stem: str) -> set[str]:
-    """Every string one edit from `stem`: a letter dropped, swapped, changed or added."""
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    cuts = [(stem[:i], stem[i:]) for i in range(len(stem) + 1)]
-    out = {a + b[1:] for a, b in cuts if b}
-    out |= {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
-    out |= {a + c + b[1:] for a, b in cuts if b for c in letters}
-    out |= {a + c + b for a, b in cuts for c in letters}
-    out.discard(stem)
-    return out
-
-
 def _weight(word: str) -> float:
     return GENERIC_WEIGHT if word in GENERIC_WORDS else 1.0
-
-
-_OBJECTS = frozenset({"it", "that", "this", "them", "these", "those", "him", "her", "me", "us"})
-
-
-def _phrases(
-    store: SQLiteStore,
-    prompt: str,
-    lexicon: _Lexicon,
-    words: dict[str, str],
-    weights: dict[str, float],
-    related: dict[str, dict[str, float]],
-) -> None:
-    """Phrases of the thesaurus in the prompt ("kick off", "roll back"): the phrase's
-    first content word also matches what the phrase means; a phrase of stop words alone
-    ("back up") becomes a concept of its own."""
-    seq = [m.group() for m in _WORD.finditer(prompt[:MAX_PROMPT_CHARS].lower())]
-    stems = [s[0] if s else "" for s in _stem_words(store, seq)]
-    found: list[tuple[int, ...]] = []
-    for n in (3, 2):
-        found += [tuple(range(i, i + n)) for i in range(len(stems) - n + 1)]
-    # A verb and its particle around a short word: "write that down", "roll it back".
-    found += [(i, i + 2) for i in range(len(stems) - 2) if seq[i + 1] in _OBJECTS]
-    for at in found:
-        meant = lexicon.phrases.get(tuple(stems[i] for i in at))
-        if not meant:
-            continue
-        own = [stems[i] for i in at if stems[i] in words]
-        if own:
-            mine = related.setdefault(own[0], {})
-        else:
-            phrase = " ".join(seq[i] for i in at)
-            key = "_".join(stems[i] for i in at)
-            words[key], weights[key] = phrase, 1.0
-            mine = related.setdefault(key, {})
-        for stem in meant:
-            if stem not in own:
-                mine[stem] = max(mine.get(stem, 0.0), SYNONYM_WEIGHT)
 
 
 def _concepts(
@@ -369,7 +192,7 @@ def _concepts(
 ) -> tuple[list[Concept], int, dict[str, int]]:
     """The prompt's concepts (then the conversation's), the item count, and how many
     items hold each stem asked about."""
-    lexicon = _lexicon_of(store)
+    lexicon = lexicon_of(store)
     words = content_words(store, prompt)
     if not words:
         return [], 0, {}
@@ -377,16 +200,14 @@ def _concepts(
     # One identifier typed may be words in a memory (toMatchSnapshot), two words typed
     # apart may be one identifier there ("account id", accountId), and a word with "re"
     # or "un" in front may be stored without it.
-    humps = _humps(prompt)
-    parts = sorted({p for ps in humps.values() for p in ps} - set(words.values()))
-    raw = _words(prompt)
+    camel = humps(prompt)
+    parts = sorted({p for ps in camel.values() for p in ps} - set(words.values()))
+    raw = words_of(prompt)
     joined = [a + b for a, b in zip(raw, raw[1:], strict=False) if len(a + b) > MIN_AFFIX + 1]
     bare = {w: w[2:] for w in words.values() if w[:2] in ("re", "un") and len(w) >= 7}
-    spellings = {w: _spellings(w) for w in words.values()}
-    extra = [*parts, *joined, *bare.values(), *(v for vs in spellings.values() for v in vs)]
-    stem_of = {
-        w: (s[0] if s else "") for w, s in zip(extra, _stem_words(store, extra), strict=True)
-    }
+    variants = {w: spellings(w) for w in words.values()}
+    extra = [*parts, *joined, *bare.values(), *(v for vs in variants.values() for v in vs)]
+    stem_of = {w: (s[0] if s else "") for w, s in zip(extra, stem_words(store, extra), strict=True)}
     for part in parts:
         stem = stem_of[part]
         if len(stem) > 2 and stem not in words and stem not in lexicon.stop:
@@ -396,11 +217,11 @@ def _concepts(
     for stem, word in words.items():
         if stem_of.get(bare.get(word, ""), ""):
             related[stem].setdefault(stem_of[bare[word]], SYNONYM_WEIGHT)
-        for variant in spellings.get(word, ()):
+        for variant in variants.get(word, ()):
             if stem_of[variant] and stem_of[variant] != stem:
                 related[stem][stem_of[variant]] = 1.0
                 related[stem].update(lexicon.related.get(stem_of[variant], {}))
-    _phrases(store, prompt, lexicon, words, weights, related)
+    add_phrases(store, prompt, lexicon, words, weights, related)
     compounds = {stem_of[j]: j for j in joined if stem_of[j] and stem_of[j] not in words}
     if context:
         for stem, word in content_words(store, "\n".join(context)).items():
@@ -425,13 +246,13 @@ def _concepts(
     for stem, word in words.items():
         forms = {s: w for s, w in {stem: 1.0, **related[stem]}.items() if freqs.get(s, 0) > 0}
         if not forms and stem in typos:
-            _, near = store.doc_freqs(sorted(_edits(stem)))
+            _, near = store.doc_freqs(sorted(edits(stem)))
             close = sorted((df, n) for n, df in near.items() if df and n not in words)
             for _, term in close[-2:]:  # the two commonest
                 forms[term] = TYPO_WEIGHT
                 freqs[term] = near[term]
         # A camelCase word's parts stand for it: it would match them again as affixes.
-        affix = len(stem) >= MIN_AFFIX and word not in humps and " " not in word
+        affix = len(stem) >= MIN_AFFIX and word not in camel and " " not in word
         concepts.append(Concept(word, stem, weights[stem], forms, affix))
     # A new store holds few memories, and every word in it looks common: count at least
     # MIN_ITEMS, as if the rest held none of the prompt's words.
@@ -466,7 +287,7 @@ class _Fields:
 
 def _fields(store: SQLiteStore, found: Sequence[Item]) -> list[_Fields]:
     texts = [
-        [m.group() for m in _WORD.finditer(text.lower())]
+        [m.group() for m in WORD.finditer(text.lower())]
         for item in found
         for text in (item.title, item.body, " ".join(item.tags))
     ]
@@ -490,7 +311,7 @@ def _fields(store: SQLiteStore, found: Sequence[Item]) -> list[_Fields]:
 
 def _unzip(store: SQLiteStore, texts: list[list[str]]) -> tuple[list[str], list[tuple[str, ...]]]:
     words = list(dict.fromkeys(w for words in texts for w in words))
-    return words, _stem_words(store, words)
+    return words, stem_words(store, words)
 
 
 def _affix(stem: str, term: str) -> bool:
@@ -596,10 +417,10 @@ def _scope_names(store: SQLiteStore, scopes: Sequence[str]) -> dict[str, set[str
     for scope in scopes:
         kind, _, value = scope.partition(":")
         if kind in (ScopeType.REPO, ScopeType.WORKSPACE) and value:
-            for word in _WORD.findall(value.rstrip("/").rsplit("/", 1)[-1].lower()):
+            for word in WORD.findall(value.rstrip("/").rsplit("/", 1)[-1].lower()):
                 if len(word) >= MIN_AFFIX and not word.isdigit():
                     names.setdefault(word, set()).add(scope)
-    stems = _stem_words(store, list(names))
+    stems = stem_words(store, list(names))
     out: dict[str, set[str]] = {}
     for named, stem in zip(names.values(), stems, strict=True):
         if stem:
@@ -687,7 +508,7 @@ def recall(
         exclude_ids=tuple(sorted(exclude)),  # left out before choosing, not after
         limit=CANDIDATES,
     )
-    match = _match_query(seeking, _lexicon_of(store).spelled)
+    match = _match_query(seeking, lexicon_of(store).spelled)
     found = [item for item, _ in store.search(match, query)]
     if not found:
         return Recall(query_terms, (), "", 0)

@@ -1,0 +1,205 @@
+"""The words recall works with: the word lists stemmed the way the index stems, the
+stems of words met before, a prompt's content words, and the phrases, spellings,
+camelCase parts and one-edit neighbours that also count as a match for a word."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kenning.recall.thesaurus import KINDS, PHRASES, SYNONYMS
+from kenning.recall.words import FORMS, STOP_WORDS
+from kenning.store import SQLiteStore
+
+MAX_PROMPT_CHARS = 8000
+SYNONYM_WEIGHT = 0.8
+KIND_WEIGHT = 0.5
+
+WORD = re.compile(r"[^\W_]+")
+HUMP = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    stop: frozenset[str]
+    related: dict[str, dict[str, float]]  # stem -> stems used for it, with a weight
+    spelled: dict[str, str]  # stem -> a word of the lists that stems to it
+    phrases: dict[tuple[str, ...], tuple[str, ...]]  # stems typed -> stems meant
+
+
+_lexicon: Lexicon | None = None
+
+
+def _link(table: dict[str, dict[str, float]], a: str, b: str, weight: float) -> None:
+    if a != b:
+        mine = table.setdefault(a, {})
+        mine[b] = max(mine.get(b, 0.0), weight)
+
+
+def lexicon_of(store: SQLiteStore) -> Lexicon:
+    """The word lists, stemmed the way the index stems (once per process)."""
+    global _lexicon
+    if _lexicon is None:
+        words = set(STOP_WORDS)
+        words.update(w for g in (*FORMS, *SYNONYMS) for w in g)
+        words.update(w for heads, kinds in KINDS for w in heads | kinds)
+        words.update(w for typed, meant in PHRASES for w in (*typed, *meant))
+        ordered = sorted(words)
+        stem_of = {
+            w: (s[0] if s else w) for w, s in zip(ordered, store.stems(ordered), strict=True)
+        }
+        stop = frozenset(stem_of[w] for w in STOP_WORDS) | STOP_WORDS
+        same: dict[str, dict[str, float]] = {}  # forms and synonyms
+        for groups, weight in ((FORMS, 1.0), (SYNONYMS, SYNONYM_WEIGHT)):
+            for group in groups:
+                stems = {stem_of[w] for w in group}
+                for a in stems:
+                    for b in stems:
+                        _link(same, a, b, weight)
+        kinds: dict[str, dict[str, float]] = {}
+        for heads, members in KINDS:
+            top = {stem_of[w] for w in heads}
+            for a in top:
+                for b in top | {stem_of[w] for w in members}:
+                    _link(kinds, a, b, KIND_WEIGHT)
+                    _link(kinds, b, a, KIND_WEIGHT)
+        # A word matches its synonyms, its broader or narrower words, and those of its
+        # synonyms ("db" is database, which postgres is a kind of); never two steps of
+        # kinds (postgres is not mysql).
+        related: dict[str, dict[str, float]] = {}
+        for stem in set(same) | set(kinds):
+            for other, weight in same.get(stem, {}).items():
+                _link(related, stem, other, weight)
+                for far in kinds.get(other, {}):
+                    _link(related, stem, far, KIND_WEIGHT)
+            for other in kinds.get(stem, {}):
+                _link(related, stem, other, KIND_WEIGHT)
+                for far in same.get(other, {}):
+                    _link(related, stem, far, KIND_WEIGHT)
+        phrases = {
+            tuple(stem_of[w] for w in typed): tuple(stem_of[w] for w in sorted(meant))
+            for typed, meant in PHRASES
+        }
+        spelled = {stem: word for word, stem in stem_of.items()}
+        _lexicon = Lexicon(stop, related, spelled, phrases)
+    return _lexicon
+
+
+# British and American spellings: a word typed one way also matches the other.
+SPELLINGS = (
+    (re.compile(r"(?<=[a-z]{3})is(e|es|ed|ing|er|ers|ation|ations)$"), r"iz\1"),
+    (re.compile(r"(?<=[a-z]{3})iz(e|es|ed|ing|er|ers|ation|ations)$"), r"is\1"),
+    (re.compile(r"(?<=[a-z]{2}[^aeiou])our(s|ed|ing|ite|ites|able)?$"), r"or\1"),
+    (re.compile(r"(?<=[a-z]{3})tre(s)?$"), r"ter\1"),
+    (re.compile(r"(?<=[a-z]{3})ter(s)?$"), r"tre\1"),
+    (re.compile(r"(?<=[a-z]{3})ence$"), "ense"),
+    (re.compile(r"(?<=[a-z]{3})ense$"), "ence"),
+    (re.compile(r"(?<=[a-z]{2})yse(s|d)?$"), r"yze\1"),
+    (re.compile(r"(?<=[a-z]{2})yze(s|d)?$"), r"yse\1"),
+    (re.compile(r"(?<=[a-z]{3})ogue(s)?$"), r"og\1"),
+    (re.compile(r"(?<=[a-z]{3}[aeiou])ll(ed|ing|er|ers)$"), r"l\1"),
+    (re.compile(r"(?<=[a-z]{3}[aeiou])l(ed|ing|er|ers)$"), r"ll\1"),
+)
+
+
+def spellings(word: str) -> list[str]:
+    return [v for pattern, repl in SPELLINGS if (v := pattern.sub(repl, word)) != word]
+
+
+_stems: dict[str, tuple[str, ...]] = {}
+MAX_CACHED_WORDS = 100_000
+
+
+def stem_words(store: SQLiteStore, words: Sequence[str]) -> list[tuple[str, ...]]:
+    """Each word's stems as the index makes them. The stems of words seen before are
+    kept for the process: a warm hook server then stems only words it never met."""
+    new = [w for w in dict.fromkeys(words) if w not in _stems]
+    if new:
+        if len(_stems) + len(new) > MAX_CACHED_WORDS:
+            _stems.clear()
+        _stems.update(zip(new, (tuple(s) for s in store.stems(new)), strict=True))
+    return [_stems[w] for w in words]
+
+
+def words_of(text: str) -> list[str]:
+    return list(dict.fromkeys(m.group() for m in WORD.finditer(text[:MAX_PROMPT_CHARS].lower())))
+
+
+def content_words(store: SQLiteStore, text: str) -> dict[str, str]:
+    """Content words of `text`: stem -> the first word that stemmed to it."""
+    words = words_of(text)
+    if not words:
+        return {}
+    stop = lexicon_of(store).stop
+    out: dict[str, str] = {}
+    for word, stems in zip(words, stem_words(store, words), strict=True):
+        for stem in stems:
+            # A stop word's stem drops the word, unless the stemmer cut much more than
+            # an ending ("evening" is not "even").
+            stopped = word in stop or (stem in stop and len(word) < len(stem) + 3)
+            if len(stem) > 1 and not stopped and not stem.isdigit():
+                out.setdefault(stem, word)
+    return out
+
+
+def humps(text: str) -> dict[str, list[str]]:
+    """Words typed in camelCase or PascalCase, and the words they are made of."""
+    out: dict[str, list[str]] = {}
+    for match in WORD.finditer(text[:MAX_PROMPT_CHARS]):
+        word = match.group()
+        if word.lower() != word and word.upper() != word:
+            parts = [p.lower() for p in HUMP.findall(word)]
+            if len(parts) > 1:
+                out[word.lower()] = parts
+    return out
+
+
+def edits(stem: str) -> set[str]:
+    """Every string one edit from `stem`: a letter dropped, swapped, changed or added."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    cuts = [(stem[:i], stem[i:]) for i in range(len(stem) + 1)]
+    out = {a + b[1:] for a, b in cuts if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
+    out |= {a + c + b[1:] for a, b in cuts if b for c in letters}
+    out |= {a + c + b for a, b in cuts for c in letters}
+    out.discard(stem)
+    return out
+
+
+OBJECTS = frozenset({"it", "that", "this", "them", "these", "those", "him", "her", "me", "us"})
+
+
+def add_phrases(
+    store: SQLiteStore,
+    prompt: str,
+    lexicon: Lexicon,
+    words: dict[str, str],
+    weights: dict[str, float],
+    related: dict[str, dict[str, float]],
+) -> None:
+    """Phrases of the thesaurus in the prompt ("kick off", "roll back"): the phrase's
+    first content word also matches what the phrase means; a phrase of stop words alone
+    ("back up") becomes a concept of its own."""
+    seq = [m.group() for m in WORD.finditer(prompt[:MAX_PROMPT_CHARS].lower())]
+    stems = [s[0] if s else "" for s in stem_words(store, seq)]
+    found: list[tuple[int, ...]] = []
+    for n in (3, 2):
+        found += [tuple(range(i, i + n)) for i in range(len(stems) - n + 1)]
+    # A verb and its particle around a short word: "write that down", "roll it back".
+    found += [(i, i + 2) for i in range(len(stems) - 2) if seq[i + 1] in OBJECTS]
+    for at in found:
+        meant = lexicon.phrases.get(tuple(stems[i] for i in at))
+        if not meant:
+            continue
+        own = [stems[i] for i in at if stems[i] in words]
+        if own:
+            mine = related.setdefault(own[0], {})
+        else:
+            phrase = " ".join(seq[i] for i in at)
+            key = "_".join(stems[i] for i in at)
+            words[key], weights[key] = phrase, 1.0
+            mine = related.setdefault(key, {})
+        for stem in meant:
+            if stem not in own:
+                mine[stem] = max(mine.get(stem, 0.0), SYNONYM_WEIGHT)
