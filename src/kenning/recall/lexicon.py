@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kenning.recall.thesaurus import KINDS, PHRASES, SYNONYMS
-from kenning.recall.words import FORMS, STOP_WORDS
+from kenning.recall.words import EXACT, FORMS, STOP_WORDS
 from kenning.store import SQLiteStore
 
 MAX_PROMPT_CHARS = 8000
@@ -42,7 +42,7 @@ def lexicon_of(store: SQLiteStore) -> Lexicon:
     global _lexicon
     if _lexicon is None:
         words = set(STOP_WORDS)
-        words.update(w for g in (*FORMS, *SYNONYMS) for w in g)
+        words.update(w for g in (*FORMS, *EXACT, *SYNONYMS) for w in g)
         words.update(w for heads, kinds in KINDS for w in heads | kinds)
         words.update(w for typed, meant in PHRASES for w in (*typed, *meant))
         ordered = sorted(words)
@@ -51,7 +51,7 @@ def lexicon_of(store: SQLiteStore) -> Lexicon:
         }
         stop = frozenset(stem_of[w] for w in STOP_WORDS) | STOP_WORDS
         same: dict[str, dict[str, float]] = {}  # forms and synonyms
-        for groups, weight in ((FORMS, 1.0), (SYNONYMS, SYNONYM_WEIGHT)):
+        for groups, weight in ((FORMS, 1.0), (EXACT, SYNONYM_WEIGHT), (SYNONYMS, SYNONYM_WEIGHT)):
             for group in groups:
                 stems = {stem_of[w] for w in group}
                 for a in stems:

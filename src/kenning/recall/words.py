@@ -1,6 +1,6 @@
 """Word lists recall reads: words that carry no topic, irregular forms of a verb or noun
-that the stemmer does not join, and the words of a request rather than its topic.
-Words that stand for each other are in `thesaurus.py`.
+that the stemmer does not join, words used for each other exactly, and the words of a
+request rather than its topic. Broader groups, kinds and phrases are in `thesaurus.py`.
 
 Kept general on purpose: a word belongs here for how it is used in ordinary speech or in
 most codebases, never to fit one memory.
@@ -63,6 +63,56 @@ FORMS = tuple(
     |schema schemata|analysis analyses|basis bases
     """.replace("\n", " ").split("|")
 )
+
+# Words used for each other exactly: abbreviations, then coding words, then everyday
+# ones. Comparing two rules (statements.py) reads these; recall also reads the broader
+# groups of thesaurus.py.
+SYNONYMS = EXACT = tuple(
+    _words(group)
+    for group in """
+    db database databases|prod production|repo repos repository repositories
+    |auth authentication authenticate login logins signin|authz authorization
+    authorisation permission permissions|deps dependency dependencies|config configs
+    configuration configurations settings setting cfg conf|env envs environment
+    environments|k8s kubernetes kube|integ integration|msg msgs message messages
+    |pr prs|infra infrastructure|perf performance|doc docs documentation|btn button
+    buttons|img image images pic pics picture pictures photo photos|svc service services
+    |fn func function functions|var vars variable variables|arg args argument arguments
+    param params parameter parameters|err error errors|tz timezone timezones
+    |i18n translation translations localization localisation internationalization
+    |a11y accessibility|lib libs library libraries|pkg pkgs package packages
+    |dir dirs directory directories folder folders|tmp temp temporary|impl implementation
+    |req request requests|resp response responses|ts typescript|js javascript|py python
+    |golang go|bq bigquery|gh github|acct account accounts|num number|max maximum
+    |min minimum|util utils utility utilities helper helpers|cred creds credential
+    credentials secret secrets|pwd password passwords|toggle toggles flag flags
+    |throttle throttling ratelimit|flaky flake flakes intermittent intermittently
+    |spec specs test tests|log logs logging logger|mail email emails|upgrade upgrades
+    bump bumps|remove delete erase purge|wipe flush|crash crashes crashing|app apps
+    application applications|endpoint endpoints route routes|job jobs task tasks
+    |cache caches caching cached|lint linter linting|notif notifs notification
+    notifications|sub subs subscription subscriptions|mock mocks mocking mocked stub
+    stubs stubbing fake fakes faking|deploy deploys deployed deploying deployment
+    deployments release ship shipping rollout|dupe dupes duplicate duplicates dedupe
+    dedup|tbl table tables|col cols column columns|idx index indexes indices|migration
+    migrations migrate|dev development|mem memory|prev previous|sec security
+    |vuln vulnerability vulnerabilities|fe frontend
+    |be backend|ui interface|slow sluggish|broken breaks failing failure
+    |fast faster speed speedup quicker optimize optimise optimizing optimising
+    optimization|gen generate generated regen regenerate regenerated
+    |mom mum mother mommy mummy|dad father daddy|kid kids child|grandma grandmother gran
+    granny nan nana|grandpa grandfather grandad granddad|flat apartment|bike bicycle
+    |car vehicle|job career occupation profession|gift present presents gifts
+    |trip travel holiday holidays vacation journey|movie film|doctor physician gp
+    |sick ill|scared afraid frightened terrified|begin start|shop store|friend mate
+    buddy pal|wedding marriage married marry|baby babies infant newborn|dog puppy pup
+    |cat kitten|house home|exam test|salary pay wage wages|hurt injured injury
+    |book novel books novels|class course lesson lessons classes courses|big large huge
+    |small little tiny|finish finished complete completed|quit resign resigned
+    |move moved moving relocate relocated relocating|phone mobile
+    """.replace("\n", " ").split("|")
+)
+
 
 # Words of a request rather than its topic ("explain this function", "add a column"):
 # they count, at GENERIC_WEIGHT, so a memory that shares only them stays out.
