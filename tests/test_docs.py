@@ -81,6 +81,20 @@ def test_every_setting_is_in_the_config_reference() -> None:
     assert not missing, f"not in docs/reference/config.md: {missing}; run docs/generate.py"
 
 
+def test_every_agent_has_a_howto_that_the_readme_links() -> None:
+    from kenning import agents
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for agent in agents.AGENTS.values():
+        howtos = [
+            p
+            for p in (ROOT / "docs" / "howto").glob("*.md")
+            if p.read_text().startswith(f"# Use kenning with {agent.title}\n")
+        ]
+        assert len(howtos) == 1, f"no docs/howto page for {agent.title}"
+        assert f"(docs/howto/{howtos[0].name})" in readme, howtos[0].name
+
+
 def test_the_generated_docs_are_fresh(capsys: pytest.CaptureFixture[str]) -> None:
     code = generator().main(["--check"])
     assert code == 0, capsys.readouterr().err

@@ -666,13 +666,13 @@ def run_opencode(
     extra_args: Sequence[str] = (),
     timeout: float = DEFAULT_RUN_TIMEOUT,
 ) -> subprocess.CompletedProcess[str]:
-    """``opencode run [extra_args] PROMPT`` in the sandbox repo.
+    """``opencode run [extra_args] WORD...`` in the sandbox repo.
 
-    The prompt goes as one argument; OpenCode passes an argument with spaces on to the
-    model in quotes, so tests compare prompts with the quotes stripped.
+    The prompt goes as one argument per word: OpenCode joins them with spaces, while one
+    argument holding spaces would reach the model wrapped in quotes.
     """
     binary = box.binary or install("opencode")
-    return run_process([str(binary), "run", *extra_args, prompt], box, timeout)
+    return run_process([str(binary), "run", *extra_args, *prompt.split()], box, timeout)
 
 
 PROBE_PLUGIN = """\

@@ -305,7 +305,7 @@ def test_opencode_plugin_hooks_reach_the_model(
     [user] = [m for m in messages if m["role"] == "user"]
     # The part pushed in chat.message follows the prompt in the same user message.
     texts = [part["text"] for part in user["content"]]
-    assert texts == [f'"{PROMPT}"', probe.marker("chat.message")]
+    assert texts == [PROMPT, probe.marker("chat.message")]
     events = probe.events()
     assert events.index("session.created") < events.index("chat.message")
     assert events.index("chat.message") < events.index("system.transform")

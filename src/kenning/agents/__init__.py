@@ -12,11 +12,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kenning.agents import claude, codex, gemini
+from kenning.agents import claude, codex, gemini, opencode
 from kenning.agents.agent import Agent
 from kenning.errors import InvalidInput
 
-AGENTS: dict[str, Agent] = {a.name: a for a in (claude.AGENT, codex.AGENT, gemini.AGENT)}
+AGENTS: dict[str, Agent] = {
+    agent.name: agent
+    for agent in (
+        claude.AGENT,
+        codex.AGENT,
+        gemini.AGENT,
+        opencode.AGENT,
+    )
+}
 NAMES: tuple[str, ...] = tuple(AGENTS)
 
 

@@ -47,6 +47,8 @@ HOOK_ENV = (
     "CODEX_SANDBOX_NETWORK_DISABLED",
     "CODEX_CI",
     "GEMINI_CLI",
+    "OPENCODE",
+    "OPENCODE_PID",
     "PATH",
     "LANG",
     "LC_ALL",
