@@ -113,6 +113,13 @@ def test_a_typo_matches_the_stored_word_one_letter_away(store) -> None:
     assert "roatte" in by_id(result)[rotate.id].shared
 
 
+def test_a_typo_that_breaks_the_ending_the_stemmer_cuts_still_matches(store) -> None:
+    deploys = put(store, "Deploys to staging go through Kamal")
+    result = ask(store, "how do I deploy to stagng")
+    assert kept_ids(result) == [deploys.id]
+    assert "stagng" in by_id(result)[deploys.id].shared
+
+
 def test_a_word_matches_a_longer_or_shorter_word_it_starts(store) -> None:
     suite = put(store, "Integration tests need the Postgres container from docker compose")
     config = put(store, "Configuration lives in config/settings.toml, one file per environment")

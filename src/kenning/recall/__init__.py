@@ -246,7 +246,11 @@ def _concepts(
     for stem, word in words.items():
         forms = {s: w for s, w in {stem: 1.0, **related[stem]}.items() if freqs.get(s, 0) > 0}
         if not forms and stem in typos:
-            _, near = store.doc_freqs(sorted(edits(stem)))
+            # One edit from the stem ("roatte", rotat) or from the word as typed, when the
+            # typo breaks the ending the stemmer would cut ("stagng", staging).
+            typed = sorted(store.word_freqs(sorted(edits(word))))
+            stems = {s[0] for s in stem_words(store, typed) if s}
+            _, near = store.doc_freqs(sorted(edits(stem) | stems))
             close = sorted((df, n) for n, df in near.items() if df and n not in words)
             for _, term in close[-2:]:  # the two commonest
                 forms[term] = TYPO_WEIGHT

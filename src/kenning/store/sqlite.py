@@ -955,6 +955,19 @@ class SQLiteStore:
         total = int(self._read("SELECT max(rowid) FROM items")[0][0] or 0)
         return total, freqs
 
+    def word_freqs(self, words: Sequence[str]) -> dict[str, int]:
+        """How many items hold each word as typed (folded); words none holds are left out."""
+        unique = sorted(set(words))
+        freqs: dict[str, int] = {}
+        for start in range(0, len(unique), 400):
+            chunk = unique[start : start + 400]
+            rows = self._read(
+                f"SELECT word, docs FROM words WHERE word IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            freqs.update({r[0]: int(r[1]) for r in rows if int(r[1])})
+        return freqs
+
     def terms_with_prefix(self, prefix: str, limit: int = 50) -> list[tuple[str, int]]:
         """Stemmed terms that start with `prefix` (not the prefix itself), with how many
         items hold each: the first `limit` of them in alphabetical order."""
