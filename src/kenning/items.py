@@ -593,6 +593,37 @@ def set_status(
     return stored
 
 
+UNDO = "undo"  # the change that puts a status back as it was before a person's decision
+
+
+def undo_status(
+    store: Store,
+    before: Item,
+    *,
+    expected_revision: str,
+    actor: policy.Actor | None = None,
+) -> Item:
+    """Undo a status change (approve, reject, archive, dismiss, restore): the memory goes
+    back to the status, reasons and review time it had in `before`, as a new version.
+
+    Only while nothing else changed it: `expected_revision` is the revision the change
+    made, else RevisionConflict. What the change did to other memories (an approved
+    replacement superseding the one it replaces, the cap archiving) stays as it is."""
+    item = store.get_item(before.id)
+    policy.require_person(policy.resolve(actor), f"undo the change to {item.id[-6:].lower()}")
+    updated = replace(
+        item,
+        status=before.status,
+        dismiss_reason=before.dismiss_reason,
+        archive_reason=before.archive_reason,
+        reviewed_at=before.reviewed_at,
+        expires_at=before.expires_at,
+        updated_at=now_iso(),
+        revision=ids.new_ulid(),
+    )
+    return store.replace_item(updated, UNDO, expected_revision=expected_revision)
+
+
 def dismiss_reason_of(reason: str | None) -> str:
     """A dismiss reason as typed: covered, wrong, one_off or other; other when none."""
     text = (reason or "").strip().lower() or DismissReason.OTHER.value

@@ -62,3 +62,10 @@ def fts_query(text: str, vocabulary: Vocabulary | None = None) -> str | None:
 
 def _phrase(chunk: str) -> str:
     return '"' + chunk.replace('"', '""') + '"'
+
+
+def any_word(words: Sequence[str]) -> str | None:
+    """A MATCH expression for items that hold any of `words` (each a phrase, so typed
+    text is never FTS5 syntax); None when there are none."""
+    phrases = [_phrase(w) for w in dict.fromkeys(words) if _HAS_TOKEN.search(w)]
+    return " OR ".join(phrases) if phrases else None

@@ -7,10 +7,10 @@ import sys
 
 import click
 
-from kenning import agents, deliver, sessions
+from kenning import agents, browse, deliver, sessions
 from kenning.cli.app import State, cli, example, json_option, pass_state
 from kenning.cli.output import clean, echo, echo_told, emit_json, say, table
-from kenning.errors import InvalidInput, NotFound
+from kenning.errors import InvalidInput
 from kenning.pack import MIN_BUDGET, one_line, toml_string
 from kenning.recall import RecallSettings
 
@@ -221,35 +221,20 @@ def sessions_cmd(
 def told(state: State, session: str, as_json: bool) -> None:
     """Show exactly what a session was told: each pack and recall, with item ids."""
     found = sessions.resolve(state.store, session)
-    given = state.store.deliveries(found.id)
-    titles: dict[str, str] = {}
-    for entry in given:
-        for item_id in entry["item_ids"]:
-            if item_id not in titles:
-                try:
-                    titles[item_id] = state.store.get_item(item_id).title
-                except NotFound:
-                    titles[item_id] = "(forgotten)"
+    given = browse.told(state.store, found.id)
     if as_json:
-        emit_json(
-            {
-                "session": found.to_dict(),
-                "deliveries": [
-                    {**entry, "items": [{"id": i, "title": titles[i]} for i in entry["item_ids"]]}
-                    for entry in given
-                ],
-            }
-        )
+        emit_json({"session": found.to_dict(), "deliveries": [d.to_dict() for d in given]})
         return
     echo(f"session {found.id[-6:].lower()}: {found.agent}, started {found.started_at}")
     if not given:
         click.echo("(told nothing)")
+    titles = browse.titles(given)
     for entry in given:
-        what = entry["what"] + (f' for "{one_line(entry["query"])[:60]}"' if entry["query"] else "")
-        if entry["what"] == deliver.COMPACTION:
+        what = entry.what + (f' for "{one_line(entry.query)[:60]}"' if entry.query else "")
+        if entry.is_compaction:
             what = "compaction: what came before may be recalled again"
-        echo(f"{entry['at']}  {what}")
-        for item_id in entry["item_ids"]:
+        echo(f"{entry.at}  {what}")
+        for item_id, _ in entry.items:
             echo(f"  {item_id[-6:].lower()}  {clean(titles[item_id], one_line=True)}")
 
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import wraps
@@ -15,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from kenning import agentenv, config, items, locate, policy, transfer
+from kenning import agentenv, config, editing, items, locate, policy, review, transfer
 from kenning import lint as lint_mod
 from kenning import where as where_mod
 from kenning.cli import complete, output
@@ -413,52 +411,6 @@ def show(state: State, ref: str, as_json: bool) -> None:
 
 # --- changing ------------------------------------------------------------------------
 
-HEADER_END = "---"
-
-
-def _editor_text(item: Item) -> str:
-    return (
-        f"kind: {item.kind.value}\n"
-        f"scope: {item.scope}\n"
-        f"tags: {', '.join(item.tags)}\n"
-        f"links: {', '.join(str(x) for x in item.links)}\n"
-        f"{HEADER_END}\n"
-        f"{item.title}\n" + (f"\n{item.body}\n" if item.body else "")
-    )
-
-
-def _parse_editor_text(text: str) -> tuple[dict[str, str], str]:
-    head, sep, body = text.partition(f"\n{HEADER_END}\n")
-    if not sep:
-        raise KenningError(f"the header must end with a line '{HEADER_END}'; nothing changed")
-    fields: dict[str, str] = {}
-    for line in head.splitlines():
-        if line.strip():
-            key, colon, value = line.partition(":")
-            if not colon or key.strip() not in ("kind", "scope", "tags", "links"):
-                raise KenningError(f"unknown header line '{line}'; nothing changed")
-            fields[key.strip()] = value.strip()
-    return fields, body
-
-
-def run_editor(state: State, text: str) -> str:
-    command = (
-        state.config.get("editor") or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    )
-    with tempfile.TemporaryDirectory(prefix="ken-edit-") as folder:
-        path = Path(folder) / "memory.md"
-        path.write_text(text, encoding="utf-8")
-        try:
-            result = subprocess.run([*shlex.split(command), str(path)], check=False)
-        except OSError as exc:
-            raise KenningError(f"cannot run the editor '{command}': {exc.strerror}") from None
-        if result.returncode != 0:
-            raise KenningError(f"the editor exited with {result.returncode}; nothing changed")
-        try:
-            return path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise KenningError("the edited file is not UTF-8 text; nothing changed") from None
-
 
 @cli.command(epilog=example("KEN_EDITOR=nano ken edit 3kq9zd"))
 @click.argument("ref", shell_complete=complete.item_ids())
@@ -475,31 +427,40 @@ def edit(state: State, ref: str, in_place: bool) -> None:
         raise KenningError(
             f"item {item.id[-6:].lower()} is kept in sync from {item.source}: edit that file"
         )
-    before = _editor_text(item)
-    after = run_editor(state, before)
+    before = editing.editor_text(item)
+    after = editing.run_editor(before, editing.command(state.config))
     if after == before:
         say("nothing changed")
         return
-    fields, body = _parse_editor_text(after)
-    new_scope = state.scope(fields["scope"]) if fields.get("scope") else None
-    new_kind = items.parse_kind(fields.get("kind")) if fields.get("kind") else None
-    actor = guard_change(state, item, "edit", new_scope, new_kind)
-    tags = [t for t in fields.get("tags", "").split(",") if t.strip()]
-    links = [x.strip() for x in fields.get("links", "").split(",") if x.strip()]
-    updated = items.change(
+    updated = save_edit(state, item, editing.parse(after), in_place=in_place)
+    say(f"saved {updated.id[-6:].lower()}" + (" in place" if in_place else " as a new version"))
+
+
+def save_edit(
+    state: State,
+    item: Item,
+    edit: editing.Edit,
+    *,
+    in_place: bool = False,
+    actor: policy.Actor | None = None,
+) -> Item:
+    """Save what the person wrote in the editor over `item` (a new version)."""
+    new_scope = state.scope(edit.scope) if edit.scope else None
+    new_kind = items.parse_kind(edit.kind) if edit.kind else None
+    actor = guard_change(state, item, "edit", new_scope, new_kind, actor=actor)
+    return items.change(
         state.store,
         item.id,
         actor=actor,
-        text=body,
+        text=edit.text,
         kind=new_kind,
         scope=new_scope,
-        add_tags=tags,
-        remove_tags=[t for t in item.tags if t not in items.clean_tags(tags)],
-        add_links=links,
-        remove_links=[str(x) for x in item.links if str(x) not in links],
+        add_tags=edit.tags,
+        remove_tags=[t for t in item.tags if t not in items.clean_tags(edit.tags)],
+        add_links=edit.links,
+        remove_links=[str(x) for x in item.links if str(x) not in edit.links],
         in_place=in_place,
     )
-    say(f"saved {updated.id[-6:].lower()}" + (" in place" if in_place else " as a new version"))
 
 
 @cli.command(epilog=example('ken update 3kq9zd --text "Use pnpm 9" --add-tag js'))
@@ -565,14 +526,32 @@ def _all_or_nothing(state: State, refs: Sequence[str], action: str) -> list[Item
     return chosen
 
 
-def _status_command(action: str, past: str, doc: str) -> None:
-    @cli.command(action, help=doc, epilog=example(f"ken {action} 3kq9zd"))
-    @click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids(action))
-    @json_option
-    @pass_state
-    def command(state: State, refs: tuple[str, ...], as_json: bool) -> None:
-        chosen = _all_or_nothing(state, refs, action)
-        actor = policy.require_person(state.actor(), f"{action} {' '.join(refs)}")
+def _status_command(action: str, past: str, doc: str, *, batch: bool = False) -> None:
+    def command(
+        state: State,
+        refs: tuple[str, ...],
+        as_json: bool,
+        all_waiting: bool = False,
+        scope: tuple[str, ...] = (),
+        kind: tuple[str, ...] = (),
+        yes: bool = False,
+    ) -> None:
+        if all_waiting:
+            if refs:
+                raise click.UsageError("give ids or --all, not both")
+            chosen = _waiting_batch(state, action, scope, kind, yes)
+            if not chosen:
+                return
+            actor = policy.require_person(state.actor(), f"{action} {len(chosen)} memories")
+        else:
+            if not refs:
+                raise click.UsageError(
+                    "give the ids of the memories" + (" (or --all)" if batch else "")
+                )
+            if scope or kind:
+                raise click.UsageError("--scope and --kind choose what --all decides")
+            chosen = _all_or_nothing(state, refs, action)
+            actor = policy.require_person(state.actor(), f"{action} {' '.join(refs)}")
         done = [items.set_status(state.store, i.id, action, actor=actor) for i in chosen]
         if as_json:
             emit_json([i.to_dict() for i in done])
@@ -581,9 +560,76 @@ def _status_command(action: str, past: str, doc: str) -> None:
             status = f" as {item.status.value}" if action == "restore" else ""
             say(f"{past} {item.id[-6:].lower()}{status}: {item.title}")
 
+    if batch:
+        command = click.option("--yes", "-y", is_flag=True, help="Do not ask first.")(command)
+        command = click.option(
+            "--kind",
+            "-k",
+            multiple=True,
+            shell_complete=complete.kinds,
+            help="With --all: only these kinds.",
+        )(command)
+        command = click.option(
+            "--scope",
+            "-s",
+            multiple=True,
+            shell_complete=complete.scopes,
+            help="With --all: only these scopes (repeatable; a bare `repo` is this repo's).",
+        )(command)
+        command = click.option(
+            "--all",
+            "all_waiting",
+            is_flag=True,
+            help="Every waiting memory (that --scope and --kind name), after a count to confirm.",
+        )(command)
+    example_text = f"ken {action} --all --scope repo" if batch else f"ken {action} 3kq9zd"
+    cli.command(action, help=doc, epilog=example(example_text))(
+        click.argument(
+            "refs", nargs=-1, required=not batch, shell_complete=complete.item_ids(action)
+        )(json_option(pass_state(command)))
+    )
 
-_status_command("approve", "approved", "Approve proposed memories: agents are told them.")
-_status_command("reject", "rejected", "Reject proposed memories (kept, never told).")
+
+def _waiting_batch(
+    state: State, action: str, scope: Sequence[str], kind: Sequence[str], yes: bool
+) -> list[Item]:
+    """What `--all` decides: every waiting memory the filters name, counted and confirmed
+    first (an empty list when nothing waits or the person says no)."""
+    scopes = scope_filter(state, scope, False)
+    kinds = [k.value for k in map(items.parse_kind, kind) if k]
+    chosen = review.select(state.store, scopes, kinds)
+    filters = (f" in {', '.join(scopes)}" if scopes else "") + (
+        f" of kind {', '.join(kinds)}" if kinds else ""
+    )
+    if not chosen:
+        say(f"nothing waits for review{filters}")
+        return []
+    if not yes:
+        for item in chosen[:10]:
+            say(f"  {item.id[-6:].lower()}  {item.kind.value:<10}  {item.title}")
+        if len(chosen) > 10:
+            say(f"  ... and {len(chosen) - 10} more")
+        what = f"{len(chosen)} waiting {'memory' if len(chosen) == 1 else 'memories'}{filters}"
+        if not click.confirm(f"{action.capitalize()} {what}?", err=True):
+            say("nothing changed")
+            raise SystemExit(1)
+    return chosen
+
+
+_status_command(
+    "approve",
+    "approved",
+    "Approve proposed memories: agents are told them. --all approves every waiting memory "
+    "(that --scope and --kind name) after a count to confirm.",
+    batch=True,
+)
+_status_command(
+    "reject",
+    "rejected",
+    "Reject proposed memories (kept, never told). --all rejects every waiting memory "
+    "(that --scope and --kind name) after a count to confirm.",
+    batch=True,
+)
 _status_command(
     "restore",
     "restored",

@@ -30,6 +30,13 @@ class ItemQuery:
     pinned: bool | None = None  # only pinned (True) or only unpinned (False) items
     recent_first: bool = False  # newest first, ignoring pins (uses the scope index)
     exclude_ids: tuple[str, ...] = ()  # leave these items out (e.g. already told)
+    offset: int = 0  # skip this many first: a page further down a long list
+    # Newest captured first (ignoring pins): an order a change does not reshuffle, so a
+    # list paged through stays where it was; a scope's own index serves it.
+    captured_first: bool = False
+    # Best first as `kenning.rank` orders: each kind's group (lower first), then uses,
+    # last use, capture and id, newest first; `rank.query` fills it in.
+    kind_groups: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -254,6 +254,12 @@ def m0010_plan_receipts(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX plan_receipts_plan ON plan_receipts(plan_id)")
 
 
+def m0011_index_captured_by_scope(conn: sqlite3.Connection) -> None:
+    # A scope's memories newest captured first (an index on scope ends in the rowid), so
+    # `ken panel` pages through a scope of any size without sorting it.
+    conn.execute("CREATE INDEX items_scope_captured ON items(scope)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
@@ -265,6 +271,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0008_spool_replays,
     m0009_archive_reasons,
     m0010_plan_receipts,
+    m0011_index_captured_by_scope,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

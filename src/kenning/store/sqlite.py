@@ -614,10 +614,25 @@ class SQLiteStore:
 
     def list_items(self, query: ItemQuery) -> list[Item]:
         where, params = self._where(query)
-        order = "updated_at DESC" if query.recent_first else "pinned DESC, updated_at DESC, id DESC"
-        sql = f"SELECT {ITEM_COLUMNS} FROM items WHERE {where} ORDER BY {order}"
-        if query.limit:
-            sql += f" LIMIT {int(query.limit)}"
+        if query.kind_groups:
+            # kenning.rank's order, so a page of it never needs every row in Python.
+            cases = " ".join("WHEN ? THEN ?" for _ in query.kind_groups)
+            order = (
+                f"CASE kind {cases} ELSE {len(query.kind_groups)} END, use_count DESC, "
+                "COALESCE(last_used_at, '') DESC, created_at DESC, id DESC"
+            )
+            params = params + [value for pair in query.kind_groups for value in pair]
+            sql = f"SELECT {ITEM_COLUMNS} FROM items WHERE {where} ORDER BY {order}"
+        else:
+            if query.captured_first:
+                order = "rowid DESC"
+            elif query.recent_first:
+                order = "updated_at DESC"
+            else:
+                order = "pinned DESC, updated_at DESC, id DESC"
+            sql = f"SELECT {ITEM_COLUMNS} FROM items WHERE {where} ORDER BY {order}"
+        if query.limit or query.offset:
+            sql += f" LIMIT {int(query.limit or -1)} OFFSET {max(0, int(query.offset))}"
         return [_row_to_item(r) for r in self._read(sql, params)]
 
     def search(self, match: str, query: ItemQuery) -> list[tuple[Item, float]]:
@@ -780,6 +795,12 @@ class SQLiteStore:
             return int(self._read("SELECT count(*) FROM items")[0][0])
         where, params = self._where(query)
         return int(self._read(f"SELECT count(*) FROM items WHERE {where}", params)[0][0])
+
+    def data_version(self) -> int:
+        """A number that changes when another connection commits a change to the store
+        (this connection's own writes leave it): how a long-lived reader sees that it
+        should read again."""
+        return int(self._read("PRAGMA data_version")[0][0])
 
     def integrity_check(self) -> str:
         return str(self._read("PRAGMA integrity_check")[0][0])
@@ -1122,13 +1143,27 @@ class SQLiteStore:
                 params.append(filters[name])
         if filters.get("open"):
             clauses.append("ended_at IS NULL")
+        if filters.get("text"):
+            # Any session whose prompts, agent, model or repo hold the text (a person
+            # looking for one in `ken panel`).
+            clauses.append(
+                "(instr(lower(coalesce(first_prompt, '') || ' ' || coalesce(last_prompt, '') "
+                "|| ' ' || agent || ' ' || coalesce(model, '') || ' ' || coalesce(repo, '')), "
+                "?) > 0)"
+            )
+            params.append(str(filters["text"]).lower())
         where = " AND ".join(clauses) or "1"
         limit = int(filters.get("limit") or 50)
+        offset = max(0, int(filters.get("offset") or 0))
         rows = self._read(
-            f"SELECT * FROM sessions WHERE {where} ORDER BY started_at DESC, id DESC LIMIT {limit}",
+            f"SELECT * FROM sessions WHERE {where} ORDER BY started_at DESC, id DESC "
+            f"LIMIT {limit} OFFSET {offset}",
             params,
         )
         return [_row_to_session(r) for r in rows]
+
+    def count_sessions(self) -> int:
+        return int(self._read("SELECT count(*) FROM sessions")[0][0])
 
 
 def _with_revision(item: Item, revision: str) -> Item:

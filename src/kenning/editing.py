@@ -1,0 +1,101 @@
+"""Editing a memory in the person's own editor: the text they see, and what it means.
+
+The file opens with a small header (kind, scope, tags, links) above a line `---`, then
+the memory itself: its title on the first line, its body below. `ken edit`, `ken review`
+(edit, then approve) and `ken panel` all go through here, so a memory reads the same in
+every editor session, and an edit means the same wherever it was made.
+
+The editor is `editor` in config.toml (`KEN_EDITOR`), else `$VISUAL`, else `$EDITOR`,
+else `vi`. Nothing is saved here: `Edit.changes` gives what `items.change` takes.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from kenning.config import Config
+from kenning.errors import InvalidInput, KenningError
+from kenning.model import Item
+
+HEADER_END = "---"
+FIELDS = ("kind", "scope", "tags", "links")
+
+
+def editor_text(item: Item) -> str:
+    """What the editor opens for `item`."""
+    return (
+        f"kind: {item.kind.value}\n"
+        f"scope: {item.scope}\n"
+        f"tags: {', '.join(item.tags)}\n"
+        f"links: {', '.join(str(x) for x in item.links)}\n"
+        f"{HEADER_END}\n"
+        f"{item.title}\n" + (f"\n{item.body}\n" if item.body else "")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """What the person wrote: the header fields they kept (as typed) and the text."""
+
+    fields: dict[str, str]
+    text: str
+
+    @property
+    def kind(self) -> str | None:
+        return self.fields.get("kind") or None
+
+    @property
+    def scope(self) -> str | None:
+        return self.fields.get("scope") or None
+
+    @property
+    def tags(self) -> list[str]:
+        return [t for t in self.fields.get("tags", "").split(",") if t.strip()]
+
+    @property
+    def links(self) -> list[str]:
+        return [x.strip() for x in self.fields.get("links", "").split(",") if x.strip()]
+
+
+def parse(text: str) -> Edit:
+    """The edited file read back; a broken header changes nothing."""
+    head, sep, body = text.partition(f"\n{HEADER_END}\n")
+    if not sep:
+        raise InvalidInput(f"the header must end with a line '{HEADER_END}'; nothing changed")
+    fields: dict[str, str] = {}
+    for line in head.splitlines():
+        if line.strip():
+            key, colon, value = line.partition(":")
+            if not colon or key.strip() not in FIELDS:
+                raise InvalidInput(f"unknown header line '{line}'; nothing changed")
+            fields[key.strip()] = value.strip()
+    return Edit(fields, body)
+
+
+def command(config: Config | None = None) -> str:
+    """The editor to run, as a shell-style command line."""
+    chosen = (config or Config()).get("editor")
+    return chosen or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+
+
+def run_editor(text: str, editor: str | None = None) -> str:
+    """Open `text` in the editor (on this terminal) and return the file as saved."""
+    line = editor or command()
+    with tempfile.TemporaryDirectory(prefix="ken-edit-") as folder:
+        path = Path(folder) / "memory.md"
+        path.write_text(text, encoding="utf-8")
+        try:
+            result = subprocess.run([*shlex.split(line), str(path)], check=False)
+        except OSError as exc:
+            raise KenningError(f"cannot run the editor '{line}': {exc.strerror}") from None
+        if result.returncode != 0:
+            raise KenningError(f"the editor exited with {result.returncode}; nothing changed")
+        try:
+            return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise KenningError("the edited file is not UTF-8 text; nothing changed") from None

@@ -1,0 +1,338 @@
+"""`ken review`, `ken approve --all` / `ken reject --all`, and the library under them
+(kenning.review: the queue best first, each proposal's context)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ken, ken_proc
+from helpers import one_line_error, opened
+from kenning import items, policy, rank, review
+from kenning.errors import RevisionConflict
+from kenning.model import Kind, Provenance, Scope, Session, Status
+from kenning.store import ItemQuery
+
+CLAUDE = policy.Actor(agent="claude")
+
+
+def propose(store, text, kind="preference", scope="global", evidence="the person said so", **kw):
+    """An agent's proposal, as the MCP server files one."""
+    kw.setdefault("provenance", Provenance(who="claude", how="mcp", model="sonnet"))
+    item = items.add(
+        store,
+        text,
+        scope=items.parse_scope(scope),
+        kind=items.parse_kind(kind),
+        evidence=evidence,
+        actor=CLAUDE,
+        propose=True,
+        **kw,
+    )
+    assert item.status is Status.PROPOSED
+    return item
+
+
+def person(store, text, kind="preference", scope="global"):
+    return items.add(store, text, scope=items.parse_scope(scope), kind=items.parse_kind(kind))
+
+
+def statuses(store) -> dict[str, str]:
+    found = store.list_items(ItemQuery(statuses=(), include_expired=True))
+    return {i.title: i.status.value for i in found}
+
+
+def run_review(*args: str, keys: str):
+    result = ken("review", *args, input=keys)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+# --- the queue --------------------------------------------------------------------------
+
+
+def test_the_queue_is_best_first_in_the_one_ranked_order():
+    with opened() as store:
+        note = propose(store, "Staging resets nightly", kind="note", scope="repo:github.com/a/b")
+        decision = propose(store, "We deploy with make release", kind="decision")
+        pref = propose(store, "Use pnpm, never npm")
+        correction = propose(store, "Never mock the database in integration tests", "correction")
+        store.record_uses([decision.id], None, "pack")
+        found = review.waiting(store)
+        assert [i.id for i in found] == [i.id for i in rank.ranked(found)]
+        assert found[-1].id == note.id
+        assert {found[0].id, found[1].id} == {pref.id, correction.id}
+        # A page of the queue is that part of the whole, and the count is the whole.
+        assert [i.id for i in review.waiting(store, offset=1, limit=2)] == [
+            i.id for i in found[1:3]
+        ]
+        assert review.count_waiting(store) == 4
+        assert review.count_waiting(store, kinds=["note"]) == 1
+        assert review.next_waiting(store, skip=[found[0].id]).id == found[1].id
+
+
+KIND_VALUES = [k.value for k in Kind]
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(KIND_VALUES),
+            st.integers(0, 3),
+            st.sampled_from([None, "2026-01-01T00:00:00.000Z", "2026-02-01T00:00:00.000Z"]),
+            st.sampled_from(["2026-01-01T00:00:00.000Z", "2026-03-01T00:00:00.000Z"]),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_the_store_reads_the_ranked_order_exactly_as_rank_sorts_it(tmp_path_factory, rows):
+    """One order for review, promotion and the cap: the store's pages and `rank.ranked`
+    never disagree, ties included."""
+    from dataclasses import replace
+
+    from kenning.store import open_store
+
+    with open_store(tmp_path_factory.mktemp("rank") / "m.db") as store:
+        for n, (kind, uses, last, created) in enumerate(rows):
+            item = items.new_item(
+                f"Memory {n}", scope=Scope.parse("global"), kind=Kind(kind), created_at=created
+            )
+            store.insert_item(replace(item, use_count=uses, last_used_at=last))
+        stored = store.list_items(ItemQuery(statuses=(), include_expired=True))
+        in_sql = store.list_items(rank.query(ItemQuery(statuses=(), include_expired=True)))
+        assert [i.id for i in in_sql] == [i.id for i in rank.ranked(stored)]
+
+
+# --- context: who proposed it, why, and what memory already says --------------------------
+
+
+def test_context_names_the_session_its_first_prompt_and_the_evidence():
+    with opened() as store:
+        session = store.upsert_session(
+            Session(
+                id="01JSESSION0000000000000001",
+                agent="claude",
+                model="sonnet",
+                started_at="2026-12-01T10:00:00.000Z",
+                first_prompt="set up CI for the shop",
+            )
+        )
+        item = propose(
+            store,
+            "Use pnpm, never npm",
+            evidence="the person: we use pnpm here",
+            provenance=Provenance(who="claude", how="mcp", session=session.id),
+        )
+        ctx = review.context(store, item)
+        assert ctx.session is not None and ctx.session.first_prompt == "set up CI for the shop"
+    result = run_review(keys="q")
+    assert "proposed by claude via mcp" in result.output
+    assert "why: the person: we use pnpm here" in result.output
+    assert 'first prompt: "set up CI for the shop"' in result.output
+
+
+def test_neighbours_are_active_memories_it_repeats_or_reverses_in_any_scope():
+    with opened() as store:
+        same = person(store, "Use pnpm, not npm", scope="repo:github.com/acme/shop")
+        flipped = person(store, "Run the tests with jest")
+        person(store, "Deploys go through make release", kind="decision")
+        waiting_copy = propose(store, "Always use pnpm rather than npm", scope="global")
+        archived = person(store, "Prefer pnpm over npm")
+        items.set_status(store, archived.id, "archive")
+        item = propose(store, "Prefer pnpm over npm for every package")
+        reversal = propose(store, "Never run the tests with jest", kind="correction")
+        found = {n.item.id: n for n in review.neighbours(store, item)}
+        assert set(found) == {same.id}  # not itself, not a proposal, not archived
+        assert found[same.id].relation == "copy"
+        assert waiting_copy.id not in found
+        turned = review.neighbours(store, reversal)
+        assert [(n.item.id, n.relation) for n in turned] == [(flipped.id, "reversal")]
+        assert review.neighbours(store, propose(store, "Tabs are four spaces wide")) == []
+    result = run_review("--kind", "correction", keys="q")
+    assert "already in memory:" in result.output
+    assert f"{flipped.id[-6:].lower()} (global): Run the tests with jest" in result.output
+    assert "this reverses it" in result.output
+
+
+# --- ken review ----------------------------------------------------------------------------
+
+
+def test_review_approves_rejects_dismisses_skips_and_quits_with_one_key_each():
+    with opened() as store:
+        first = propose(store, "Use pnpm, never npm", kind="correction")
+        third = propose(store, "Staging resets nightly", kind="fact")
+        second = propose(store, "We deploy with make release", kind="decision")  # newer
+        fourth = propose(store, "Keep PR titles short", kind="note", scope="project:shop")
+        fifth = propose(store, "The flaky test is test_sync", kind="note", scope="project:shop")
+    # a: approve the best, r: reject the next, d + w: dismiss as wrong, n: skip, q: quit.
+    result = run_review(keys="a" + "r" + "dw" + "n" + "q")
+    with opened() as store:
+        now = statuses(store)
+        assert now[first.title] == "active"
+        assert now[second.title] == "rejected"
+        assert now[third.title] == "dismissed"
+        assert store.get_item(third.id).dismiss_reason == "wrong"
+        assert now[fourth.title] == now[fifth.title] == "proposed"
+    assert "1 of 5 waiting" in result.output
+    assert "approved 1, rejected 1, dismissed 1; 1 skipped" in result.stderr
+
+
+def test_review_ends_when_nothing_else_waits_and_says_so():
+    with opened() as store:
+        propose(store, "Use pnpm, never npm")
+    result = run_review(keys="a")
+    assert "nothing else waits for review" in result.output
+    assert ken("review").stderr.strip() == "nothing waits for review"
+
+
+def test_a_dismiss_can_be_taken_back_before_a_reason_and_unknown_keys_explain_themselves():
+    with opened() as store:
+        item = propose(store, "Use pnpm, never npm")
+    result = run_review(keys="dqxq")
+    assert "press one of the keys in brackets" in result.output
+    with opened() as store:
+        assert store.get_item(item.id).status is Status.PROPOSED
+
+
+def test_review_edits_in_the_editor_then_approves(tmp_path, monkeypatch):
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import pathlib, sys\npath = pathlib.Path(sys.argv[1])\n"
+        "path.write_text(path.read_text().replace('never npm', 'never npm or yarn'))\n"
+    )
+    monkeypatch.setenv("KEN_EDITOR", f"{sys.executable} {script}")
+    with opened() as store:
+        item = propose(store, "Use pnpm, never npm")
+    result = run_review(keys="e")
+    assert "saved" in result.stderr and "approved" in result.stderr
+    with opened() as store:
+        now = store.get_item(item.id)
+        assert (now.title, now.status) == ("Use pnpm, never npm or yarn", Status.ACTIVE)
+        assert [r.change for r in store.revisions(item.id)] == ["add", "edit", "approve"]
+
+
+def test_an_editor_that_fails_approves_nothing(monkeypatch):
+    monkeypatch.setenv("KEN_EDITOR", "false")
+    with opened() as store:
+        item = propose(store, "Use pnpm, never npm")
+    result = run_review(keys="eq")
+    assert "the editor exited with 1; nothing changed" in result.stderr
+    with opened() as store:
+        assert store.get_item(item.id).status is Status.PROPOSED
+
+
+def test_review_changes_the_scope_and_the_memory_still_waits():
+    with opened() as store:
+        item = propose(store, "Use pnpm, never npm", scope="global")
+    result = run_review(keys="s" + "repo:github.com/acme/shop\n" + "q")
+    assert "moved" in result.stderr and "it still waits" in result.stderr
+    with opened() as store:
+        now = store.get_item(item.id)
+        assert (str(now.scope), now.status) == ("repo:github.com/acme/shop", Status.PROPOSED)
+
+
+def test_review_filters_by_scope_and_kind():
+    with opened() as store:
+        propose(store, "Use pnpm, never npm", scope="global")
+        kept = propose(store, "Deploy on Fridays only", kind="decision", scope="project:shop")
+        propose(store, "Use yarn here", scope="project:shop")
+    result = run_review("--scope", "project:shop", "--kind", "decision", keys="a")
+    assert "1 of 1 waiting" in result.output
+    with opened() as store:
+        assert statuses(store) == {
+            "Use pnpm, never npm": "proposed",
+            kept.title: "active",
+            "Use yarn here": "proposed",
+        }
+
+
+def test_review_needs_a_person_and_a_terminal():
+    with opened() as store:
+        item = propose(store, "Use pnpm, never npm")
+    # Inside an agent's shell, with no terminal to ask a person on: refused, one line.
+    inside = ken_proc("review", input="a", env={"KEN_AGENT": "claude"})
+    assert inside.returncode == 1
+    assert "needs a person" in one_line_error(inside.stderr)
+    # A person's shell with no terminal (piped): it cannot read keys.
+    piped = ken_proc("review", input="a")
+    assert piped.returncode == 1
+    assert "needs a terminal" in piped.stderr
+    with opened() as store:
+        assert store.get_item(item.id).status is Status.PROPOSED
+
+
+# --- ken approve --all / ken reject --all ---------------------------------------------------
+
+
+def test_approve_all_counts_asks_and_approves_only_on_yes():
+    with opened() as store:
+        for n in range(3):
+            propose(store, f"Rule number {n} holds")
+    refused = ken("approve", "--all", input="n\n")
+    assert refused.exit_code == 1
+    assert "Approve 3 waiting memories?" in refused.stderr
+    with opened() as store:
+        assert set(statuses(store).values()) == {"proposed"}
+    done = ken("approve", "--all", input="y\n")
+    assert done.exit_code == 0, done.output
+    assert done.stderr.count("approved ") == 3
+    with opened() as store:
+        assert set(statuses(store).values()) == {"active"}
+
+
+def test_reject_all_takes_scope_and_kind_filters_and_yes():
+    with opened() as store:
+        propose(store, "Use pnpm, never npm", scope="global")
+        propose(store, "Deploy on Fridays only", kind="decision", scope="project:shop")
+        propose(store, "Use yarn here", scope="project:shop")
+    result = ken("reject", "--all", "--scope", "project:shop", "--kind", "preference", "--yes")
+    assert result.exit_code == 0
+    with opened() as store:
+        assert statuses(store) == {
+            "Use pnpm, never npm": "proposed",
+            "Deploy on Fridays only": "proposed",
+            "Use yarn here": "rejected",
+        }
+    nothing = ken("approve", "--all", "--kind", "lesson")
+    assert (nothing.exit_code, nothing.stderr.strip()) == (
+        0,
+        "nothing waits for review of kind lesson",
+    )
+
+
+def test_approve_all_is_refused_inside_an_agents_shell_and_mixes_no_ids():
+    with opened() as store:
+        item = propose(store, "Use pnpm, never npm")
+    inside = ken_proc("approve", "--all", "--yes", env={"KEN_AGENT": "claude"})
+    assert inside.returncode == 1 and "needs a person" in one_line_error(inside.stderr)
+    assert ken("approve", "--all", item.id[-6:]).exit_code == 2
+    assert ken("approve", "--scope", "global", item.id[-6:]).exit_code == 2
+    assert ken("approve").exit_code == 2
+    with opened() as store:
+        assert store.get_item(item.id).status is Status.PROPOSED
+
+
+# --- undo ----------------------------------------------------------------------------------
+
+
+def test_undo_puts_the_status_back_as_a_new_version_while_nothing_else_changed_it():
+    with opened() as store:
+        item = propose(store, "Use pnpm, never npm")
+        approved = items.set_status(store, item.id, "approve", actor=policy.PERSON)
+        assert approved.reviewed_at
+        back = items.undo_status(store, item, expected_revision=approved.revision)
+        assert (back.status, back.reviewed_at) == (Status.PROPOSED, None)
+        assert [r.change for r in store.revisions(item.id)][-1] == "undo"
+        dismissed = items.set_status(store, item.id, "dismiss", reason="covered")
+        items.change(store, item.id, text="Use pnpm, never npm!")
+        with pytest.raises(RevisionConflict):
+            items.undo_status(store, back, expected_revision=dismissed.revision)
+        with pytest.raises(Exception, match="needs a person"):
+            items.undo_status(store, back, expected_revision="x", actor=CLAUDE)
