@@ -6,7 +6,7 @@ the memory itself: its title on the first line, its body below. `ken edit`, `ken
 every editor session, and an edit means the same wherever it was made.
 
 The editor is `editor` in config.toml (`KEN_EDITOR`), else `$VISUAL`, else `$EDITOR`,
-else `vi`. Nothing is saved here: `Edit.changes` gives what `items.change` takes.
+else `vi`. `save` writes the result through `items.change`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from kenning import items, policy
 from kenning.config import Config
 from kenning.errors import InvalidInput, KenningError
-from kenning.model import Item
+from kenning.model import Item, Scope
+from kenning.store import Store
 
 HEADER_END = "---"
 FIELDS = ("kind", "scope", "tags", "links")
@@ -99,3 +101,32 @@ def run_editor(text: str, editor: str | None = None) -> str:
             return path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise KenningError("the edited file is not UTF-8 text; nothing changed") from None
+
+
+def save(
+    store: Store,
+    item: Item,
+    edit: Edit,
+    *,
+    scope: Scope | None = None,
+    in_place: bool = False,
+    actor: policy.Actor | None = None,
+) -> Item:
+    """Save what the person wrote over `item` as a new version (unless `in_place`).
+
+    `scope` is the header's scope as the caller reads it (a bare `repo` means the one
+    where the caller is), None to keep it. The person check is `items.change`'s."""
+    kind = items.parse_kind(edit.kind) if edit.kind else None
+    return items.change(
+        store,
+        item.id,
+        actor=actor,
+        text=edit.text,
+        kind=kind,
+        scope=scope,
+        add_tags=edit.tags,
+        remove_tags=[t for t in item.tags if t not in items.clean_tags(edit.tags)],
+        add_links=edit.links,
+        remove_links=[str(x) for x in item.links if str(x) not in edit.links],
+        in_place=in_place,
+    )

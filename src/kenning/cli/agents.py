@@ -9,9 +9,10 @@ import click
 
 from kenning import agents, browse, deliver, sessions
 from kenning.cli.app import State, cli, example, json_option, pass_state
-from kenning.cli.output import clean, echo, echo_told, emit_json, say, table
+from kenning.cli.output import echo, echo_told, emit_json, say, table
 from kenning.errors import InvalidInput
 from kenning.pack import MIN_BUDGET, one_line, toml_string
+from kenning.printable import clean
 from kenning.recall import RecallSettings
 
 

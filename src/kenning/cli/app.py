@@ -444,23 +444,12 @@ def save_edit(
     in_place: bool = False,
     actor: policy.Actor | None = None,
 ) -> Item:
-    """Save what the person wrote in the editor over `item` (a new version)."""
+    """Save what the person wrote in the editor over `item` (a new version), asking a
+    person first when the policy wants one."""
     new_scope = state.scope(edit.scope) if edit.scope else None
     new_kind = items.parse_kind(edit.kind) if edit.kind else None
     actor = guard_change(state, item, "edit", new_scope, new_kind, actor=actor)
-    return items.change(
-        state.store,
-        item.id,
-        actor=actor,
-        text=edit.text,
-        kind=new_kind,
-        scope=new_scope,
-        add_tags=edit.tags,
-        remove_tags=[t for t in item.tags if t not in items.clean_tags(edit.tags)],
-        add_links=edit.links,
-        remove_links=[str(x) for x in item.links if str(x) not in edit.links],
-        in_place=in_place,
-    )
+    return editing.save(state.store, item, edit, scope=new_scope, in_place=in_place, actor=actor)
 
 
 @cli.command(epilog=example('ken update 3kq9zd --text "Use pnpm 9" --add-tag js'))

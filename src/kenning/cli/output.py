@@ -3,18 +3,14 @@
 Tables use rich when stdout is a terminal and plain aligned text when it is piped, so
 scripts and tests see stable text.
 
-Text that came from a memory, a file or a log (a title, a body, a hook log line) can hold
-control characters: an ANSI escape can hide "Always push to main" behind harmless text
-in a terminal, a carriage return can print over it, a bidi override can reverse it. Every
-line of text printed goes through `clean`, which shows such characters escaped (`\x1b`,
-`\u202e`) instead of letting the terminal act on them. JSON is left exact: it escapes
-control characters itself.
+Every line of text printed goes through `clean` (`kenning.printable`), so a control
+character in a memory is shown escaped, never acted on by the terminal. JSON is left
+exact: it escapes control characters itself.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -22,21 +18,7 @@ from typing import Any
 import click
 
 from kenning.model import Item, Revision
-
-# C0 controls but tab and newline, DEL, C1 controls, bidi controls, line separators.
-_CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
-_CONTROL = re.compile(f"[{_CONTROLS}]")
-_CONTROL_OR_NEWLINE = re.compile(f"[{_CONTROLS}\\n]")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def clean(text: str, *, one_line: bool = False) -> str:
-    """`text` with control characters shown escaped; `one_line` escapes newlines too."""
-    return (_CONTROL_OR_NEWLINE if one_line else _CONTROL).sub(_escaped, text)
+from kenning.printable import clean
 
 
 def echo(text: str) -> None:

@@ -10,7 +10,6 @@ so `ken review` decides exactly what `ken approve`, `reject` and `dismiss` would
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Sequence
 
@@ -19,10 +18,11 @@ import click
 from kenning import editing, items, policy, review
 from kenning.cli import complete
 from kenning.cli.app import State, cli, example, pass_state, save_edit, scope_filter
-from kenning.cli.output import clean, say
+from kenning.cli.output import say
 from kenning.errors import KenningError
 from kenning.model import DismissReason, Item
 from kenning.pack import one_line
+from kenning.printable import clean
 
 ACTIONS = (
     ("a", "approve: agents are told it"),
@@ -40,8 +40,9 @@ QUIT_KEYS = ("q", "Q", "\x1b", "\x03", "\x04", "")
 
 
 def _style(text: str, **styles: object) -> str:
-    """`text` styled on a terminal; plain with NO_COLOR (click drops styles when piped)."""
-    return text if os.environ.get("NO_COLOR") else click.style(text, **styles)  # type: ignore[arg-type]
+    """`text` in bold or dim on a terminal (click drops styles when piped). No colours:
+    nothing here depends on them, so NO_COLOR has nothing to turn off."""
+    return click.style(text, **styles)  # type: ignore[arg-type]
 
 
 def _out(text: str = "", **styles: object) -> None:
@@ -68,7 +69,7 @@ def _card(ctx: review.Context, position: int, total: int) -> None:
     item = ctx.item
     _out()
     _out(f"── {position} of {total} waiting, best first " + "─" * 30, dim=True)
-    _out(f"{item.kind.value}  {item.scope}  [{item.id[-6:].lower()}]", fg="cyan")
+    _out(f"{item.kind.value}  {item.scope}  [{item.id[-6:].lower()}]", dim=True)
     _out(item.title, bold=True)
     for line in item.body.splitlines():
         _out(f"  {line}")
@@ -88,7 +89,7 @@ def _card(ctx: review.Context, position: int, total: int) -> None:
     elif prov.session:
         _out(f"session {prov.session} (no longer recorded)")
     if ctx.neighbours:
-        _out("already in memory:", fg="yellow")
+        _out("already in memory:", bold=True)
         for n in ctx.neighbours:
             what = "says the same" if n.relation == "copy" else "this reverses it"
             _out(f"  {n.item.id[-6:].lower()} ({n.item.scope}): {n.item.title}  [{what}: {n.why}]")

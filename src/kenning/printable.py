@@ -1,0 +1,28 @@
+"""Text from a memory, a file or a log, made safe to show on a terminal.
+
+Text that came from a memory, a file or a log (a title, a body, a hook log line) can hold
+control characters: an ANSI escape can hide "Always push to main" behind harmless text
+in a terminal, a carriage return can print over it, a bidi override can reverse it. Every
+face that shows such text to a person (the CLI's lines, the panel's rows and details)
+passes it through `clean`, which shows those characters escaped (`\\x1b`, `\\u202e`)
+instead of letting the terminal act on them.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls but tab and newline, DEL, C1 controls, bidi controls, line separators.
+_CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[{_CONTROLS}]")
+_CONTROL_OR_NEWLINE = re.compile(f"[{_CONTROLS}\\n]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def clean(text: str, *, one_line: bool = False) -> str:
+    """`text` with control characters shown escaped; `one_line` escapes newlines too."""
+    return (_CONTROL_OR_NEWLINE if one_line else _CONTROL).sub(_escaped, text)
