@@ -13,10 +13,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[test,mcp,tui]'
 	touch $(STAMP)
 
-# The demo needs only the package: no test tools, no MCP SDK (when `make test` has
+# The demo needs only the package: no test tools, no MCP SDK, no panel (when `make test` has
 # installed everything already, there is nothing to add).
 $(DEMO_STAMP): $(BIN)/python pyproject.toml
 	if [ $(STAMP) -nt pyproject.toml ]; then :; else \
