@@ -87,7 +87,7 @@ def recorded() -> dict[str, list[str]]:
 def _query(**options: Any) -> Any:
     from kenning.store import ItemQuery
 
-    return ItemQuery(statuses=(), **options)
+    return ItemQuery(**{"statuses": (), **options})
 
 
 def log_text() -> str:
@@ -126,3 +126,173 @@ def test_what_a_hook_writes_is_a_working_note_labelled_with_its_agent(tmp_path: 
         written = store.list_items(_query())
     assert written and all(i.kind is Kind.HANDOFF for i in written)
     assert all(i.status is Status.ACTIVE and unreviewed_from(i) == "claude" for i in written)
+
+
+# --- person-only commands: refused in an agent's shell, with no question --------------------
+
+REFUSAL = "needs a person: run it in your own terminal"
+
+
+def agent_env() -> dict[str, str]:
+    return {**os.environ, "CLAUDECODE": "1"}
+
+
+def in_agent_pty(args: list[str], answer: bytes = b"y\n") -> tuple[int, str]:
+    """Run `ken ARGS` on a terminal the agent made itself (pty.fork), typing `answer`
+    at once, as an agent would to get past a question: (exit code, what it printed)."""
+    import pty
+
+    env = agent_env()
+    pid, master = pty.fork()
+    if pid == 0:  # the child: its controlling terminal is the agent's pty
+        try:
+            os.execve(str(KEN_BIN), [str(KEN_BIN), *args], env)
+        finally:
+            os._exit(127)
+    os.write(master, answer)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the child is gone and the terminal closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace")
+
+
+def plain(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """`ken ARGS` from an agent's shell with no terminal (how agents usually run it)."""
+    return subprocess.run(
+        [str(KEN_BIN), *args],
+        env=agent_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def proposal() -> str:
+    from helpers import add
+    from kenning.model import Status
+
+    return str(add("Always push to main", status=Status.PROPOSED).id[-6:].lower())
+
+
+def test_an_agent_answering_yes_on_a_terminal_it_made_itself_cannot_approve():
+    ref = proposal()
+    code, shown = in_agent_pty(["approve", ref])
+    assert code == 1
+    assert f"ken: approve {ref} {REFUSAL}" in shown
+    assert "Allow" not in shown and "?" not in shown  # no question was asked
+    from kenning.model import Status
+
+    with opened() as store:
+        assert store.list_items(_query(statuses=("active",))) == []
+        assert [i.status for i in store.list_items(_query())] == [Status.PROPOSED]
+
+
+PERSON_ONLY = {
+    "approve": lambda tmp, ref: ["approve", ref],
+    "forget": lambda tmp, ref: ["forget", ref, "--yes"],
+    "config set": lambda tmp, ref: ["config", "set", "recall.limit", "9"],
+    "project add": lambda tmp, ref: ["project", "add", "notes", str(tmp)],
+    "project remove": lambda tmp, ref: ["project", "remove", "kept"],
+    "integrate --remove": lambda tmp, ref: ["integrate", "claude", "--remove"],
+    "integrate codex --trust": lambda tmp, ref: ["integrate", "codex", "--trust"],
+    "plan apply": lambda tmp, ref: ["plan", "apply", str(tmp.parent / "plan.json")],
+}
+
+
+@pytest.mark.parametrize("command", sorted(PERSON_ONLY))
+def test_a_person_only_command_in_an_agents_shell_is_refused_in_one_line(
+    tmp_path: Path, command: str
+):
+    from conftest import ken
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "decisions.md").write_text("# Decisions\n\n## Always push to main\nSo it goes.\n")
+    assert ken("project", "add", "kept", str(notes)).exit_code == 0
+    assert ken("integrate", "claude").exit_code == 0
+    ref = proposal()
+    retire = {"op": "retire", "id": ref, "expected_revision": revision(ref), "reason": "done"}
+    plan = {"schema": 1, "id": "p1", "owner": "claude", "operations": [retire]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    settings = Path(os.environ["HOME"]) / ".claude" / "settings.json"
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    before = (snapshot_all(), settings.read_bytes(), config.exists())
+    args = PERSON_ONLY[command](notes, ref)
+
+    done = plain(args)
+    code, shown = in_agent_pty(args)
+
+    assert done.returncode == 1 and done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith("ken: ") and line.endswith(f"{REFUSAL} (agents propose, people decide)")
+    assert code == 1 and REFUSAL in shown
+    assert (snapshot_all(), settings.read_bytes(), config.exists()) == before
+    assert not (Path(os.environ["CODEX_HOME"]) / "config.toml").exists()
+
+
+def revision(ref: str) -> str:
+    from kenning import items
+
+    with opened() as store:
+        return str(items.get(store, ref).revision)
+
+
+def snapshot_all() -> Any:
+    from helpers import snapshot
+
+    with opened() as store:
+        projects = store.projects()
+    return snapshot(), projects
+
+
+def test_the_library_refuses_an_agent_registering_or_removing_a_project(tmp_path: Path):
+    from kenning import projects
+    from kenning.errors import NeedsPerson
+    from kenning.policy import PERSON, Actor
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "decisions.md").write_text("# Decisions\n\n## Always push to main\nSo it goes.\n")
+    agent = Actor("codex")
+    with opened() as store:
+        with pytest.raises(NeedsPerson, match="register project notes needs a person"):
+            projects.add_project(store, "notes", str(notes), None, actor=agent)
+        assert store.projects() == [] and store.count_items() == 0
+        projects.add_project(store, "notes", str(notes), None, actor=PERSON)
+        with pytest.raises(NeedsPerson, match="remove project notes needs a person"):
+            projects.remove_project(store, "notes", actor=agent)
+        assert [p["slug"] for p in store.projects()] == ["notes"]
+
+
+# --- import: a pin only from a person's own export ---------------------------------------
+
+
+def test_a_plain_import_keeps_no_pin_and_keep_status_needs_a_person(tmp_path: Path):
+    from conftest import ken
+
+    line = {"title": "Always push to main", "kind": "decision", "scope": "global"}
+    exported = tmp_path / "in.jsonl"
+    exported.write_text(json.dumps({**line, "pinned": True, "status": "proposed"}) + "\n")
+    assert ken("import", str(exported)).exit_code == 0
+    with opened() as store:
+        [item] = store.list_items(_query())
+    assert (item.status.value, item.pinned) == ("proposed", False)
+
+    again = tmp_path / "again.jsonl"
+    again.write_text(json.dumps({**line, "title": "Pinned by me", "pinned": True}) + "\n")
+    refused = plain(["import", str(again), "--keep-status"])
+    assert refused.returncode == 1 and REFUSAL in refused.stderr
+    assert ken("import", str(again), "--keep-status").exit_code == 0
+    with opened() as store:
+        mine = [i for i in store.list_items(_query()) if i.title == "Pinned by me"]
+    assert [i.pinned for i in mine] == [True]

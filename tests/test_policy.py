@@ -156,16 +156,14 @@ def test_deciding_and_changing_shared_memory_through_the_library_needs_a_person(
     assert snapshot() == before
     changed = items.change(store, own.id, text="Agent's working note, updated")
     assert changed.title == "Agent's working note, updated"
-    asked: list[str] = []
-    yes = policy.Actor("claude", confirm=lambda question, action: asked.append(question) or True)
-    assert items.set_status(store, proposal.id, "approve", actor=yes).status is Status.ACTIVE
-    assert asked == [f"claude wants to approve {proposal.id[-6:].lower()}. Allow it?"]
+    person = policy.PERSON
+    assert items.set_status(store, proposal.id, "approve", actor=person).status is Status.ACTIVE
 
 
 def test_the_mcp_write_path_cannot_decide_even_with_a_persons_environment(store, git_repo):
     proposal = add("A proposal", store, status=Status.PROPOSED)
     agent = proposals.AgentContext("codex", where_mod.detect(git_repo, env={})).actor
-    with pytest.raises(NeedsPerson, match="ask the person"):
+    with pytest.raises(NeedsPerson, match="needs a person: run it in your own terminal"):
         items.set_status(store, proposal.id, "approve", actor=agent)
     assert store.get_item(proposal.id).status is Status.PROPOSED
 

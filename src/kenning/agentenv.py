@@ -5,10 +5,11 @@ variables of its own (each agent module's `env_markers`: `CLAUDECODE` for Claude
 `CODEX_THREAD_ID` for Codex, ...); `KEN_AGENT=<name>` marks any other (set it in a
 wrapper).
 
-Inside such a shell the actor is that agent (`kenning.policy`): actions that would let
-an agent's words become what agents are told (approve, restore, forget, ...) ask on the
-controlling terminal, which the agent cannot type into, and fail closed when there is
-none.
+Inside such a shell the actor is that agent (`kenning.policy`): actions that need a
+person (approve, forget, project add, ...) are refused there, with no question to
+answer, since an agent can type into any terminal it runs on, even one it made itself.
+The markers guard against an agent using `ken` as its CLI gave it; a program that
+clears them has the user's rights (docs/explanation/agent-detection.md).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import os
 from collections.abc import Mapping
 
 from kenning import agents
-from kenning.errors import NeedsPerson
 
 
 def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
@@ -27,30 +27,3 @@ def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
         return env["KEN_AGENT"].strip().lower()
     found = agents.from_env(env)
     return found.name if found else None
-
-
-def confirm_on_tty(question: str, action: str = "this") -> bool:
-    """Ask on the controlling terminal; False when the answer is not yes.
-
-    Raises NeedsPerson when there is no terminal to ask on.
-    """
-    try:
-        tty = open("/dev/tty", "r+", encoding="utf-8")  # noqa: SIM115
-    except OSError:
-        raise NeedsPerson(
-            f"{action} needs a person at a terminal, and there is none here (agents "
-            "propose, people decide): run the command yourself; nothing changed"
-        ) from None
-    with tty:
-        tty.write(f"{question} [y/N] ")
-        tty.flush()
-        answer = tty.readline().strip().lower()
-    return answer in ("y", "yes")
-
-
-def require_person(action: str, env: Mapping[str, str] | None = None) -> None:
-    """Inside an agent's shell, a person must confirm `action` on the terminal (the rule
-    itself is `kenning.policy.require_person`)."""
-    from kenning import policy
-
-    policy.require_person(policy.Actor.from_env(env, confirm=confirm_on_tty), action)

@@ -20,14 +20,19 @@ without repeating the rule.
   anything else needs a person. **Deciding** (approve, reject, archive, dismiss,
   restore, forget, applying a maintenance plan) always needs a person; an agent may
   draft and preview a plan (`kenning.plans`), never apply it.
-- **A person** is there when the actor is one, or when the face could ask one and they
-  said yes (`Actor.confirm`, the CLI's terminal question); otherwise `NeedsPerson`.
+- **A person** is there only when the actor is one. Inside an agent's shell there is
+  no question to answer: whatever a person would type (on a terminal, or the agent's
+  own pty made with `script` or `pty.fork`) the agent can type too. So a person-only
+  action there is refused (`NeedsPerson`, one line: run it in your own terminal), and
+  the person runs it themselves. Person-only: deciding (above), registering or
+  removing projects, removing kenning's integrations or trusting its hooks, changing
+  settings, importing with statuses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from kenning.agentenv import detect_agent
 from kenning.errors import InvalidInput, NeedsPerson
@@ -50,23 +55,17 @@ class Actor:
     # The scopes where the agent works; None when not known (then any session,
     # workstream or project counts as its own).
     here: tuple[Scope, ...] | None = None
-    # Asks a person to allow an action (True: allowed); None when no one can be asked.
-    confirm: Callable[[str, str], bool] | None = None
-    confirmed: bool = False  # a person already allowed this command's action
 
     @classmethod
     def from_env(
-        cls,
-        env: Mapping[str, str] | None = None,
-        here: Sequence[Scope] | None = None,
-        confirm: Callable[[str, str], bool] | None = None,
+        cls, env: Mapping[str, str] | None = None, here: Sequence[Scope] | None = None
     ) -> Actor:
         """The agent whose shell this is, else a person."""
-        return cls(detect_agent(env), None if here is None else tuple(here), confirm)
+        return cls(detect_agent(env), None if here is None else tuple(here))
 
     @property
     def is_person(self) -> bool:
-        return self.agent is None or self.confirmed
+        return self.agent is None
 
     def owns(self, scope: Scope) -> bool:
         """Whether `scope` is one of this agent's own working scopes."""
@@ -136,17 +135,13 @@ def is_free_for(
 
 
 def require_person(actor: Actor, action: str) -> Actor:
-    """Go on only with a person: returns the actor, confirmed, or raises NeedsPerson."""
+    """Go on only with a person: returns the actor, or raises NeedsPerson (nothing is
+    asked: an agent could answer)."""
     if actor.is_person:
         return actor
-    if actor.confirm is None:
-        raise NeedsPerson(
-            f"{action} needs a person (agents propose, people decide): ask the person to run "
-            "it in their own terminal; nothing changed"
-        )
-    if not actor.confirm(f"{actor.agent} wants to {action}. Allow it?", action):
-        raise NeedsPerson(f"{action} was not confirmed by a person; nothing changed")
-    return replace(actor, confirmed=True)
+    raise NeedsPerson(
+        f"{action} needs a person: run it in your own terminal (agents propose, people decide)"
+    )
 
 
 def check_change(
@@ -157,7 +152,7 @@ def check_change(
     new_kind: Kind | None = None,
 ) -> Actor:
     """Changing `item` (edit, update, pin): free on an agent's own working note, else
-    a person must allow it. Returns the actor, confirmed when a person was asked."""
+    it needs a person. Returns the actor."""
     if is_free_for(actor, item, new_scope, new_kind):
         return actor
     return require_person(actor, f"{action} memory {item.id[-6:].lower()} ({item.scope})")

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kenning import ids
+from kenning import ids, policy
 from kenning.config import state_dir
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Provenance, Scope, ScopeType, Status
@@ -200,7 +200,17 @@ def get_project(store: Store, slug: str) -> dict[str, object]:
     raise NotFound(f"no project '{slug}'; `ken project list` shows them")
 
 
-def add_project(store: Store, slug: str, folder: str, repo: str | None) -> SyncReport:
+def add_project(
+    store: Store,
+    slug: str,
+    folder: str,
+    repo: str | None,
+    *,
+    actor: policy.Actor | None = None,
+) -> SyncReport:
+    """Register `folder` as project `slug` and index it. Its decisions become active
+    memory told to every session there, so only a person registers a project."""
+    policy.require_person(policy.resolve(actor), f"register project {slug}")
     if not SLUG.match(slug):
         raise InvalidInput(
             f"bad project name '{slug}': use lower-case letters, digits, '.', '_' and '-'"
@@ -212,6 +222,13 @@ def add_project(store: Store, slug: str, folder: str, repo: str | None) -> SyncR
         read_file(path / name)  # a file kenning cannot read refuses the project
     store.add_project(slug, str(path), repo)
     return sync(store, slug)
+
+
+def remove_project(store: Store, slug: str, *, actor: policy.Actor | None = None) -> None:
+    """Stop indexing project `slug` (its memories stay). Only a person does."""
+    policy.require_person(policy.resolve(actor), f"remove project {slug}")
+    if not store.remove_project(slug):
+        raise NotFound(f"no project '{slug}'; `ken project list` shows them")
 
 
 def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncReport) -> None:

@@ -115,7 +115,8 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
             kind=parse_kind(str(data.get("kind", "note"))),
             tags=tags,
             links=links,
-            pinned=bool(data.get("pinned", False)),
+            # A pin makes an item told in every pack: only a person's own export keeps it.
+            pinned=keep_status and bool(data.get("pinned", False)),
             status=Status.PROPOSED,
             evidence=evidence,
             provenance=(
@@ -162,7 +163,7 @@ def import_items(
 ) -> tuple[int, int]:
     """Store checked items in batches; returns (added, skipped). Items that are not
     proposals (an export brought back as it was) need a person."""
-    if any(item.status is not Status.PROPOSED for item in items):
+    if any(item.status is not Status.PROPOSED or item.pinned for item in items):
         policy.require_person(policy.resolve(actor), "import an export with its statuses")
     added = skipped = 0
     for start in range(0, len(items), batch):

@@ -265,9 +265,17 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool, as_json: bo
 
     Idempotent, keeps everything else in those files, and copies a file to its one
     backup, FILE.ken-backup, before it changes it. --remove takes out exactly what
-    kenning added.
+    kenning added. --remove and --trust are refused inside an agent's shell: taking
+    kenning out, or trusting hooks, is a person's step.
     """
     from kenning import integrate as integrate_mod
+    from kenning import policy
+
+    actor = policy.Actor.from_env()
+    if remove:
+        policy.require_person(actor, f"remove kenning from {agent}")
+    if trust:
+        policy.require_person(actor, f"trust kenning's hooks in {agent}")
 
     changes = [integrate_mod.remove(agent) if remove else integrate_mod.install(agent, trust=trust)]
     if with_mcp:

@@ -72,9 +72,8 @@ class State:
         return self._where
 
     def actor(self) -> policy.Actor:
-        """Who runs this command: a person, or the agent whose shell this is (who may
-        ask a person on the terminal)."""
-        return policy.Actor.from_env(here=self.where().scopes, confirm=agentenv.confirm_on_tty)
+        """Who runs this command: a person, or the agent whose shell this is."""
+        return policy.Actor.from_env(here=self.where().scopes)
 
     def scope(self, text: str) -> Scope:
         """A scope as typed on the command line; a bare `repo` etc. is the one here."""
@@ -135,7 +134,7 @@ def guard_change(
     new_kind: Kind | None = None,
     actor: policy.Actor | None = None,
 ) -> policy.Actor:
-    """Ask before the change when the policy wants a person (from an agent's shell, for
+    """Refuse the change when the policy wants a person (from an agent's shell, for
     anything but its own working note); the actor to change it as."""
     return policy.check_change(actor or state.actor(), item, action, new_scope, new_kind)
 
@@ -807,7 +806,7 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
 )
 @pass_state
 def import_cmd(state: State, file: Any, keep_status: bool) -> None:
-    """Import JSON lines (as `ken export` writes) as proposed memories.
+    """Import JSON lines (as `ken export` writes) as proposed memories, unpinned.
 
     Nothing an import brings is told to agents until a person approves it; importing
     the same file twice adds nothing. One bad line imports nothing. --keep-status
@@ -989,10 +988,10 @@ def config_get(state: State, key: str, as_json: bool) -> None:
 @click.argument("key")
 @click.argument("value")
 def config_set(key: str, value: str) -> None:
-    """Change a setting in config.toml (a person must confirm inside an agent's shell)."""
+    """Change a setting in config.toml (refused inside an agent's shell)."""
     if key not in config.BY_KEY:
         raise KenningError(f"unknown setting '{key}'; `ken config list` shows them all")
-    agentenv.require_person(f"set {key} to {value}")
+    policy.require_person(policy.Actor.from_env(), f"set {key} to {value}")
     stored = config.set_value(key, value)
     say(f"{key} = {_fmt(stored, key)} in {config.config_path()}")
 

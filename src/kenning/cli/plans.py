@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from kenning import plans
+from kenning import plans, policy
 from kenning.cli.app import KenGroup, State, cli, example, json_option, pass_state
 from kenning.cli.output import echo, emit_json, say
 from kenning.errors import InvalidInput, PlanConflict
@@ -139,6 +139,9 @@ def apply_cmd(state: State, file: str, yes: bool, prefix: str | None, as_json: b
         raise click.UsageError("--yes needs --digest PREFIX: the digest `ken plan preview` shows")
     plan = read(file)
     digest = prefix
+    actor = policy.require_person(  # refused in an agent's shell before anything is asked
+        state.actor(), f"apply plan '{plan.id}' ({len(plan.operations)} operations)"
+    )
     if not yes:
         if not sys.stdin.isatty():
             raise InvalidInput(
@@ -155,7 +158,7 @@ def apply_cmd(state: State, file: str, yes: bool, prefix: str | None, as_json: b
         digest = digest or plan.digest
     assert digest is not None
     try:
-        done = plans.apply(state.store, plan, digest=digest, actor=state.actor(), name=file)
+        done = plans.apply(state.store, plan, digest=digest, actor=actor, name=file)
     except PlanConflict:
         if not as_json:
             echo(render(plans.preview(state.store, plan, file)))

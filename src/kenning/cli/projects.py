@@ -7,7 +7,6 @@ import click
 from kenning import projects
 from kenning.cli.app import KenGroup, State, cli, example, json_option, pass_state
 from kenning.cli.output import emit_json, say, table
-from kenning.errors import NotFound
 
 
 @cli.group("project", cls=KenGroup, epilog=example("ken project add shop ~/notes/shop"))
@@ -32,8 +31,11 @@ def _report(report: projects.SyncReport) -> None:
 @pass_state
 def project_add(state: State, slug: str, folder: str, as_json: bool) -> None:
     """Register FOLDER as project SLUG and index it. It applies inside FOLDER and inside
-    the repo you run this from."""
-    report = projects.add_project(state.store, slug, folder, state.where().repo)
+    the repo you run this from (refused inside an agent's shell: its decisions become
+    memory told to every session there)."""
+    report = projects.add_project(
+        state.store, slug, folder, state.where().repo, actor=state.actor()
+    )
     if as_json:
         emit_json(report.to_dict())
     else:
@@ -79,6 +81,5 @@ def project_sync(state: State, slug: str | None, as_json: bool) -> None:
 @pass_state
 def project_remove(state: State, slug: str) -> None:
     """Stop indexing a project (its memories stay; `ken forget --scope` removes them)."""
-    if not state.store.remove_project(slug):
-        raise NotFound(f"no project '{slug}'; `ken project list` shows them")
+    projects.remove_project(state.store, slug, actor=state.actor())
     say(f"removed project {slug}; its memories stay in project:{slug}")
