@@ -325,7 +325,7 @@ def test_select_for_forget_finds_by_scope_since_and_session_any_status(store):
     assert [i.id for i in items.select_for_forget(store, session="sess-1")] == [s.id]
     recent = {i.id for i in items.select_for_forget(store, scope="project:x", since="2020-01-01")}
     assert recent == {a.id}
-    assert items.forget(store, [a, s]) == 2
+    assert items.forget(store, [a, s]).memories == 2
     assert store.count_items() == 2
     with pytest.raises(NotFound):
         items.get(store, a.id)

@@ -216,7 +216,7 @@ def test_forget_leaves_no_trace_of_the_text_on_disk_once_the_store_is_closed(db_
             add(f"Later note {n}\nmore filler", store)
         store.checkpoint()
         assert _leaks(db_path), "the test must see the text before forgetting"
-        assert items.forget(store, [items.get(store, doomed)]) == 1
+        assert items.forget(store, [items.get(store, doomed)]).memories == 1
     assert _leaks(db_path) == []
     assert KEEP.encode() in b"".join(_files(db_path).values())
     with opened(db_path) as store:

@@ -32,3 +32,32 @@ def log(agent: str, event: str, message: str) -> None:
             fh.write(f"{stamp} {agent or '-'} {event or '-'} {line}\n")
     except Exception:  # noqa: BLE001 - the log is best effort
         pass
+
+
+def scrub(needles: list[str]) -> int:
+    """Rewrite the log without the lines that hold one of `needles` (compared without
+    case, whitespace collapsed as `log` writes it): a forgotten memory's text leaves the
+    log with it. Returns how many lines went."""
+    wanted = [" ".join(n.split()).lower() for n in needles if n.strip()]
+    path = config_mod.log_path()
+    if not wanted or not path.exists():
+        return 0
+    kept, dropped = [], 0
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if any(n in line.lower() for n in wanted):
+                dropped += 1
+            else:
+                kept.append(line)
+    if dropped:
+        # Overwritten in place, the freed tail zeroed before it is cut off, so the
+        # dropped lines' bytes do not linger in blocks the file no longer uses.
+        data = "".join(kept).encode("utf-8")
+        with path.open("r+b") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(0)
+            fh.write(data + bytes(max(0, size - len(data))))
+            fh.flush()
+            os.fsync(fh.fileno())
+            fh.truncate(len(data))
+    return dropped

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
-from kenning import config, ids, policy, rank, templates
+from kenning import config, hooklog, ids, policy, rank, templates
 from kenning.errors import AmbiguousId, InvalidInput, NotFound
 from kenning.model import (
     MAX_EVIDENCE_BYTES,
@@ -744,15 +744,78 @@ def _is_date(text: str) -> bool:
     return True
 
 
+QUOTE_MIN_CHARS = 12  # a shorter line of a memory is too common to look for elsewhere
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def quotable(items: Sequence[Item]) -> list[str]:
+    """What of `items` another place could quote: each title and body line, and each
+    sentence of a longer line, of at least QUOTE_MIN_CHARS characters, whitespace
+    collapsed."""
+    lines = [" ".join(x.split()) for i in items for x in (i.title, *i.body.splitlines())]
+    parts = [*lines, *(part for line in lines for part in _SENTENCE_END.split(line))]
+    return list(dict.fromkeys(part for part in parts if len(part) >= QUOTE_MIN_CHARS))
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetPlan:
+    """What a `forget` deletes: the memories asked for, the proposed copies that would
+    replace them, and, `everywhere`, every other memory that quotes them."""
+
+    chosen: tuple[Item, ...]
+    copies: tuple[Item, ...] = ()
+    quoting: tuple[Item, ...] = ()
+    everywhere: bool = False
+
+    @property
+    def items(self) -> tuple[Item, ...]:
+        return (*self.chosen, *self.copies, *self.quoting)
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    """What a `forget` did: memories deleted, session prompts and recall queries
+    blanked, hook log lines dropped."""
+
+    memories: int
+    quotes: int = 0
+    log_lines: int = 0
+
+
+def plan_forget(store: Store, chosen: Sequence[Item], *, everywhere: bool = False) -> ForgetPlan:
+    """The whole of what forgetting `chosen` deletes, to show a person before it does:
+    its proposed replacement copies always, and with `everywhere` the memories (a
+    summary, a handoff, any other) whose text quotes it, in any version."""
+    ids_ = [item.id for item in chosen]
+    copies = [
+        copy
+        for copy in store.replacement_copies(ids_)
+        if copy.id not in ids_ and (h := store.revisions(copy.id)) and h[0].change == REPLACES
+    ]
+    quoting: list[Item] = []
+    if everywhere:
+        taken = [*ids_, *(c.id for c in copies)]
+        quoting = store.items_quoting(quotable([*chosen, *copies]), exclude_ids=taken)
+    return ForgetPlan(tuple(chosen), tuple(copies), tuple(quoting), everywhere)
+
+
 def forget(
     store: Store,
-    items: Sequence[Item],
+    items: Sequence[Item] | ForgetPlan,
     session_id: str | None = None,
     *,
     actor: policy.Actor | None = None,
-) -> int:
+) -> Forgotten:
     """Delete items and every version of them (and a session's own record, prompts and
-    deliveries, when named); their text is gone from disk afterwards. Only a person
-    forgets."""
-    policy.require_person(policy.resolve(actor), f"forget {len(items)} memories")
-    return store.delete_items([item.id for item in items], session_id=session_id)
+    deliveries, when named); their text is gone from disk afterwards, and from the hook
+    log. A plain list of items is planned first (their replacement copies go too); a
+    plan made `everywhere` also blanks the session prompts and recall queries that
+    quote them. Only a person forgets."""
+    plan = items if isinstance(items, ForgetPlan) else plan_forget(store, items)
+    policy.require_person(policy.resolve(actor), f"forget {len(plan.items)} memories")
+    needles = quotable([*plan.chosen, *plan.copies])
+    deleted = store.delete_items([item.id for item in plan.items], session_id=session_id)
+    quotes = store.scrub_quotes(needles) if plan.everywhere else 0
+    return Forgotten(deleted, quotes, hooklog.scrub(needles))

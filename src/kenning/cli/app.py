@@ -701,6 +701,12 @@ _pin_command("unpin", False)
 )
 @click.option("--since", help="Forget memories created on or after YYYY-MM-DD.")
 @click.option("--session", help="Forget memories written in this session.")
+@click.option(
+    "--everywhere",
+    is_flag=True,
+    help="Also forget the memories (summaries, handoffs, any other) that quote them, and "
+    "blank the session prompts and recall queries that do.",
+)
 @click.option("--yes", "-y", is_flag=True, help="Do not ask first.")
 @pass_state
 def forget(
@@ -709,11 +715,15 @@ def forget(
     scope: str | None,
     since: str | None,
     session: str | None,
+    everywhere: bool,
     yes: bool,
 ) -> None:
     """Delete memories for good, with every version: the only command that deletes.
 
-    Afterwards their text is gone from the database file, its WAL and the search index.
+    Afterwards their text is gone from the database file, its WAL, the search index and
+    the hook log, and so are the proposed copies that would have replaced them. With
+    --everywhere, so is every other memory that quotes a line of theirs (12 characters
+    or more), and the session prompts and recall queries that quote one are blanked.
     With --session, the session's own record (its prompts, what it was told) goes too.
     """
     from kenning import sessions
@@ -734,21 +744,43 @@ def forget(
     if not chosen and not session_id:
         say("nothing matches; nothing forgotten")
         return
+    plan = items.plan_forget(state.store, chosen, everywhere=everywhere)
     actor = policy.require_person(
         state.actor(),
-        f"forget {len(chosen)} memories" + (" and a session's prompts" if session_id else ""),
+        f"forget {len(plan.items)} memories" + (" and a session's prompts" if session_id else ""),
     )
     if not yes:
-        for item in chosen[:10]:
-            say(f"  {item.id[-6:].lower()}  {item.title}")
-        if len(chosen) > 10:
-            say(f"  ... and {len(chosen) - 10} more")
-        what = f"{len(chosen)} memories" + (" and the session's record" if session_id else "")
+        for item in plan.items[:10]:
+            why = (
+                ""
+                if item in plan.chosen
+                else (
+                    "  (a copy waiting to replace it)" if item in plan.copies else "  (quotes it)"
+                )
+            )
+            say(f"  {item.id[-6:].lower()}  {item.title}{why}")
+        if len(plan.items) > 10:
+            say(f"  ... and {len(plan.items) - 10} more")
+        what = f"{len(plan.items)} memories" + (" and the session's record" if session_id else "")
         if not click.confirm(f"Forget {what} for good?", err=True):
             say("nothing forgotten")
             raise SystemExit(1)
-    count = items.forget(state.store, chosen, session_id=session_id, actor=actor)
-    say(f"forgot {count} memories" + (" and the session's record" if session_id else ""))
+    done = items.forget(state.store, plan, session_id=session_id, actor=actor)
+    extra = [
+        f"{n} {what}"
+        for n, what in (
+            (len(plan.copies), "copies waiting to replace them"),
+            (len(plan.quoting), "memories that quoted them"),
+            (done.quotes, "session prompts and recall queries blanked"),
+            (done.log_lines, "hook log lines dropped"),
+        )
+        if n
+    ]
+    say(
+        f"forgot {done.memories} memories"
+        + (" and the session's record" if session_id else "")
+        + (f" ({'; '.join(extra)})" if extra else "")
+    )
     if state.store.wipe_pending():
         readers = ", ".join(state.store.readers()) or "another process"
         say(

@@ -718,6 +718,59 @@ class SQLiteStore:
         self.checkpoint(WIPE_WAIT_SECONDS, remember=True)
         return deleted
 
+    def items_quoting(self, needles: Sequence[str], exclude_ids: Sequence[str] = ()) -> list[Item]:
+        """Items whose text (title, body, evidence), now or in any older version, holds
+        one of `needles` (compared without case): what `forget --everywhere` also
+        removes. A scan of every row: a person's rare command, never a hook's."""
+        if not needles:
+            return []
+        lowered = [n.lower() for n in needles]
+        hits = " OR ".join(
+            ["instr(lower(title || ' ' || body || ' ' || evidence), ?) > 0"] * len(lowered)
+        )
+        found = {
+            r[0]
+            for r in self._read(f"SELECT id FROM items WHERE {hits}", lowered)
+            + self._read(f"SELECT DISTINCT item_id FROM revisions WHERE {hits}", lowered)
+        }
+        found -= set(exclude_ids)
+        return [self.get_item(item_id) for item_id in sorted(found)]
+
+    def replacement_copies(self, item_ids: Sequence[str]) -> list[Item]:
+        """Proposed items that link to one of `item_ids` (`item:ID`): copies an agent
+        filed to replace it, with its text in them."""
+        out: dict[str, Item] = {}
+        for item_id in item_ids:
+            rows = self._read(
+                f"SELECT {ITEM_COLUMNS} FROM items WHERE status = 'proposed' "
+                "AND instr(links, ?) > 0 AND id != ?",
+                (json.dumps(f"item:{item_id}"), item_id),
+            )
+            out.update((r["id"], _row_to_item(r)) for r in rows)
+        return list(out.values())
+
+    def scrub_quotes(self, needles: Sequence[str]) -> int:
+        """Blank the session prompts and recall queries that hold one of `needles`
+        (compared without case); returns how many fields were blanked."""
+        if not needles:
+            return 0
+        blanked = 0
+        with self._write() as conn:
+            for table, column in (
+                ("sessions", "first_prompt"),
+                ("sessions", "last_prompt"),
+                ("deliveries", "query"),
+            ):
+                for needle in needles:
+                    blanked += conn.execute(
+                        f"UPDATE {table} SET {column} = NULL "
+                        f"WHERE {column} IS NOT NULL AND instr(lower({column}), ?) > 0",
+                        (needle.lower(),),
+                    ).rowcount
+        if blanked:
+            self.checkpoint(WIPE_WAIT_SECONDS, remember=True)
+        return blanked
+
     @property
     def _wipe_marker(self) -> Path:
         return Path(f"{self.path}-wipe")

@@ -1,0 +1,126 @@
+"""`ken forget` means forget: a marker string written into every place kenning keeps text
+(the memory and its versions, an agent's proposed replacement, a summary and a handoff
+quoting a line or sentence of it, a session's prompts, a recall's query, the hook log)
+is gone from the database file, its WAL and the log afterwards — the quotes only when
+asked with `--everywhere`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import ken
+from helpers import add, opened
+from kenning import hooklog, items, proposals
+from kenning import where as where_mod
+from kenning.config import log_path
+from kenning.model import Scope, ScopeType, Session
+
+GLOBAL = Scope(ScopeType.GLOBAL)
+
+MARKER = "Quokkaflint Vexbrandt"  # in no dictionary: any byte of it found is a leak
+TEXT = f"The {MARKER} rotation runs on Fridays\nAsk the {MARKER} desk before a deploy"
+
+
+def _raw(db: Path) -> bytes:
+    files = [Path(f"{db}{end}") for end in ("", "-wal")] + [log_path()]
+    return b"".join(p.read_bytes() for p in files if p.exists())
+
+
+def _everywhere(db: Path, git_repo: Path) -> dict[str, str]:
+    """The memory, and the marker in every other place text is kept; ids by role."""
+    with opened(db) as store:
+        memory = add(TEXT, store, scope="global", kind="fact")
+        items.change(store, memory.id, text=f"{TEXT}\nsince March")  # a second version
+        ctx = proposals.AgentContext("codex", where_mod.detect(git_repo, env={}))
+        copy, _ = proposals.update(
+            store,
+            ctx,
+            memory.id,
+            f"The {MARKER} rotation runs on Thursdays",
+            expected_revision=store.get_item(memory.id).revision,
+            evidence="the person moved it",
+        )
+        first, second = TEXT.splitlines()
+        summary = add(f"Session summary\nWe agreed: {first}.", store, kind="summary")
+        handoff = add(f"Handoff\nNext: {second.lower()}", store, kind="handoff")
+        kept = add("Deploys go through staging first", store, kind="decision")
+        session = store.upsert_session(Session(id="01KSESSIONFORGETTEST0000001", agent="claude"))
+        store.note_prompt(session.id, f"remember this: {second}!")
+        store.record_delivery(session.id, "recall", [memory.id], query=f"is it true that {first}?")
+        store.checkpoint()
+    hooklog.log(  # a summarizer's answer that did not parse, quoting the memory
+        "claude", "summarize", f'not JSON: {{"items": [{{"text": "{TEXT.splitlines()[0]}"'
+    )
+    hooklog.log("claude", "prompt", "an unrelated line stays")
+    return {
+        "memory": memory.id,
+        "copy": copy.id,
+        "summary": summary.id,
+        "handoff": handoff.id,
+        "kept": kept.id,
+        "session": session.id,
+    }
+
+
+def test_forget_drops_the_memory_its_waiting_copies_and_its_hook_log_lines(db_path, git_repo):
+    ids = _everywhere(db_path, git_repo)
+    assert MARKER.encode() in _raw(db_path)
+
+    result = ken("forget", ids["memory"][-6:], "--yes")
+
+    assert result.exit_code == 0, result.output
+    assert "forgot 2 memories (1 copies waiting to replace them; 1 hook log lines dropped)" in (
+        result.output
+    )
+    with opened(db_path) as store:
+        left = {i.id for i in store.list_items(items.ItemQuery(statuses=()))}
+        assert ids["memory"] not in left and ids["copy"] not in left
+        # Without --everywhere, what quotes it stays, and says so.
+        assert {ids["summary"], ids["handoff"], ids["kept"]} <= left
+        assert MARKER in (store.get_session(ids["session"]).first_prompt or "")
+    log = log_path().read_text()
+    assert MARKER not in log and "an unrelated line stays" in log
+
+
+def test_forget_everywhere_leaves_no_byte_of_the_text_in_the_store_its_wal_or_the_log(
+    db_path, git_repo
+):
+    ids = _everywhere(db_path, git_repo)
+
+    result = ken("forget", ids["memory"][-6:], "--everywhere", "--yes")
+
+    assert result.exit_code == 0, result.output
+    assert "forgot 4 memories" in result.output
+    assert "2 memories that quoted them" in result.output
+    assert "3 session prompts and recall queries blanked" in result.output  # first, last, query
+    assert MARKER.encode() not in _raw(db_path)
+    with opened(db_path) as store:
+        left = {i.id for i in store.list_items(items.ItemQuery(statuses=()))}
+        assert left == {ids["kept"]}
+        session = store.get_session(ids["session"])
+        assert session.first_prompt is None and session.prompt_count == 1
+        assert store.integrity_check() == "ok"
+    assert "an unrelated line stays" in log_path().read_text()
+
+
+def test_the_confirmation_names_every_memory_forget_everywhere_would_take(db_path, git_repo):
+    ids = _everywhere(db_path, git_repo)
+
+    result = ken("forget", ids["memory"][-6:], "--everywhere", input="n\n")
+
+    assert result.exit_code == 1
+    assert f"{ids['copy'][-6:].lower()}  The {MARKER} rotation runs on Thursdays  (a copy" in (
+        result.output
+    )
+    assert f"{ids['summary'][-6:].lower()}  Session summary  (quotes it)" in result.output
+    assert "Forget 4 memories for good?" in result.output
+    assert MARKER.encode() in _raw(db_path)  # nothing forgotten
+
+
+def test_short_lines_are_not_looked_for_elsewhere():
+    item = items.new_item("Use pnpm\nnever npm here, ever again", scope=GLOBAL)
+    assert items.quotable([item]) == ["never npm here, ever again"]
+    long = items.new_item(
+        "Deploys wait for CI. Then staging gets them first; prod after", scope=GLOBAL
+    )
+    assert items.quotable([long])[1:] == ["Deploys wait for CI.", "Then staging gets them first;"]
