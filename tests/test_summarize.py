@@ -577,11 +577,13 @@ def test_pre_compact_and_session_end_summarize_in_a_detached_process(
         assert {str(i.scope) for i in proposed} == {f"repo:{REPO}"}
 
 
-def test_a_session_replaced_by_clear_is_summarized_like_a_clean_end(
-    git_repo: Path, transcript: Transcript, fake: Path
+@pytest.mark.parametrize("why", ["replaced", "agent exited", "idle"])
+def test_a_session_left_without_session_end_is_summarized_like_a_clean_end(
+    git_repo: Path, transcript: Transcript, fake: Path, why: str
 ) -> None:
-    """No SessionEnd came (the /clear replaced the session): the next start closes it,
-    and it gets the same summary and handoff as a clean end."""
+    """No SessionEnd came (a /clear replaced the session, its agent process is gone, or
+    it sat idle past the limit): the next start closes it, and it gets the same summary
+    and handoff as a clean end."""
     old = "7d4e2f10-7777-4e4e-8f8f-000000000007"
     base = {"cwd": str(git_repo), "transcript_path": str(transcript.path)}
     hook_proc(
@@ -593,17 +595,31 @@ def test_a_session_replaced_by_clear_is_summarized_like_a_clean_end(
         {**base, "session_id": old, "hook_event_name": "UserPromptSubmit", "prompt": FIRST},
     )
     transcript.exchange(FIRST, "Done: the button is next to Print.")
+    with opened() as store:
+        started = store.find_session("claude", old)
+        assert started is not None
+        if why == "agent exited":
+            gone = subprocess.Popen(["true"])
+            gone.wait()
+            store.update_session(started.id, pid=gone.pid)
+        if why == "idle":
+            store.update_session(started.id, last_seen_at="2026-01-01T00:00:00.000Z")
 
     hook_proc(
         "SessionStart",
-        {**base, "session_id": "after-clear", "hook_event_name": "SessionStart", "source": "clear"},
+        {
+            **base,
+            "session_id": "after-" + why.replace(" ", "-"),
+            "hook_event_name": "SessionStart",
+            "source": "clear" if why == "replaced" else "startup",
+        },
     )
 
     wait_for(lambda: summary_titles() == [f"Session summary: {FIRST}"])
     with opened() as store:
-        replaced = store.find_session("claude", old)
-        assert replaced is not None and replaced.end_reason == "replaced"
-        handoffs = store.list_items(ItemQuery(kinds=("handoff",), session_id=replaced.id))
+        ended = store.find_session("claude", old)
+        assert ended is not None and ended.end_reason == why
+        handoffs = store.list_items(ItemQuery(kinds=("handoff",), session_id=ended.id))
     assert [h.provenance.how for h in handoffs] == ["hook"]
     sent = [conversation_part(p) for p in prompts_sent(fake)]
     assert sent == [f"USER: {FIRST}\n\nASSISTANT: Done: the button is next to Print."]
