@@ -11,14 +11,18 @@ the MCP server, `ken pack` and `ken recall`):
   sessions given to an agent, wherever the agent runs: not in a pack, a recall, a
   search, a get by id or a session history. Its items are those in its repo scope, in
   its workstreams (`<repo>#<branch>`), and session notes written in it.
+- A memory onboarded from an instruction file (`ken import --from CLAUDE.md`) is never
+  told to an agent that loads that file itself (`Agent.instruction_files`).
 - A repo with `capture = false` is not recorded at all (not even a session row), and
   an agent's write there, or to that repo's scopes from elsewhere, is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
+from kenning import agents
 from kenning.config import Config
 from kenning.errors import InvalidInput
 from kenning.model import Item, Scope, ScopeType, Session
@@ -70,6 +74,26 @@ def withheld(item: Item, blocked: set[str]) -> bool:
     if _in_blocked(item.scope, blocked):
         return True
     return item.scope.type is ScopeType.SESSION and item.provenance.repo in blocked
+
+
+ONBOARD = "onboard"  # provenance.how of a memory onboarded from an instruction file
+
+
+def onboarded_from(item: Item) -> str | None:
+    """The instruction file (its name) a memory was onboarded from, else None."""
+    if item.provenance.how != ONBOARD:
+        return None
+    return next((Path(x.target).name for x in item.links if x.type == "file"), None)
+
+
+def loaded_by_itself(agent: str | None) -> Callable[[Item], bool] | None:
+    """For an agent that loads instruction files itself: whether a memory came from one
+    of them (so it has it already). None for an agent that loads none."""
+    found = agents.AGENTS.get(agent or "")
+    files = found.instruction_files if found else ()
+    if not files:
+        return None
+    return lambda item: onboarded_from(item) in files
 
 
 def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
@@ -131,6 +155,7 @@ def pack_for(
         repo=None if where.repo in blocked else where.repo,
         exclude_session=session.id if session else None,
         max_chars=max_chars,
+        skip=loaded_by_itself(where.agent),
     )
     if record and session is not None:
         ids = [item.id for item in pack.items]
@@ -183,14 +208,15 @@ def recall_for(
     its context)."""
     scopes = deliverable_scopes(where.scopes, blocked_repos(config), where.repo)
     exclude = in_context(store, session.id) if session is not None else set()
-    result = recall(
-        store,
-        prompt,
-        scopes,
-        settings=settings or RecallSettings.from_config(config),
-        context=context,
-        exclude=exclude,
-    )
+    settings = settings or RecallSettings.from_config(config)
+    result = recall(store, prompt, scopes, settings=settings, context=context, exclude=exclude)
+    has = loaded_by_itself(where.agent)
+    for _ in range(3):  # rare: only when an onboarded memory fits, for its own agent
+        known = {c.item.id for c in result.kept if has and has(c.item)}
+        if not known:
+            break
+        exclude = exclude | known
+        result = recall(store, prompt, scopes, settings=settings, context=context, exclude=exclude)
     if record and session is not None:
         record_recall(store, session, prompt, result)
     return result

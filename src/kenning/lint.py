@@ -174,7 +174,7 @@ def against(
     instruction file, each with the file and line."""
     lines: list[tuple[str, int, str]] = []
     for path in files:
-        lines += [(str(path), n, text) for n, text in instruction_lines(_read(path))]
+        lines += [(str(path), n, text) for n, text in instruction_lines(read_instructions(path))]
     memories = store.list_items(ItemQuery(scopes=scopes, statuses=("active", "proposed")))
     if not lines or not memories:
         return []
@@ -218,7 +218,8 @@ def against(
     return findings
 
 
-def _read(path: Path) -> str:
+def read_instructions(path: Path) -> str:
+    """An instruction file's text; at most 1 MiB, else InvalidInput."""
     try:
         with path.open("rb") as fh:
             data = fh.read(MAX_INSTRUCTION_BYTES + 1)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,7 +124,10 @@ SECTION_KINDS: dict[str, tuple[tuple[str, ...], bool | None, int]] = {
 
 
 def gather(
-    store: SQLiteStore, scopes: Sequence[str], exclude: set[str] | frozenset[str]
+    store: SQLiteStore,
+    scopes: Sequence[str],
+    exclude: set[str] | frozenset[str],
+    skip: Callable[[Item], bool] | None = None,
 ) -> dict[str, list[Item]]:
     """Each section's candidates: scope by scope, most specific first, newest first.
 
@@ -147,7 +150,7 @@ def gather(
                     recent_first=True,
                 )
             )
-            out[key] += [i for i in found if i.id not in exclude][:room]
+            out[key] += [i for i in found if i.id not in exclude and not (skip and skip(i))][:room]
     return out
 
 
@@ -193,11 +196,13 @@ def build_pack(
     exclude_session: str | None = None,
     exclude_items: set[str] | frozenset[str] = frozenset(),
     max_chars: int | None = None,
+    skip: Callable[[Item], bool] | None = None,
 ) -> Pack:
     """The pack for `scopes` (most specific first) within `budget` tokens (raised to
-    MIN_BUDGET) and, when given, `max_chars` characters: what a hook's output may hold."""
+    MIN_BUDGET) and, when given, `max_chars` characters: what a hook's output may hold.
+    Items `skip` says the agent has already are left out."""
     budget = max(budget, MIN_BUDGET)
-    by_section = gather(store, scopes, exclude_items)
+    by_section = gather(store, scopes, exclude_items, skip)
     total = store.count_items(ItemQuery(scopes=tuple(scopes), statuses=("active",)))
     gathered = sum(len(found) for found in by_section.values())
     overflow = max(0, total - len(exclude_items) - gathered)

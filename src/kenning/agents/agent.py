@@ -273,6 +273,9 @@ class Agent(NamedTuple):
     last_model: Callable[[str, str | None], str | None] | None = None
     # The agent's own instructions a `developer_instructions` handoff must keep.
     instructions: Callable[[Env], str] | None = None
+    # The instruction files it loads by itself from a repo (CLAUDE.md): a memory
+    # onboarded from one of them is never told to it again.
+    instruction_files: tuple[str, ...] = ()
 
     def event(self, name: str | None) -> Event:
         """kenning's event for one of this agent's event names (or kenning's own)."""

@@ -150,6 +150,7 @@ def recognizes(payload: Mapping[str, Any]) -> bool:
 AGENT = Agent(
     name="codex",
     title="Codex",
+    instruction_files=("AGENTS.md",),
     env_markers=("CODEX_THREAD_ID", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_CI"),
     process_names=("codex",),
     events=EVENTS,

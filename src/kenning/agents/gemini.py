@@ -78,6 +78,7 @@ def _mcp_entry(command: str, args: list[str], env: dict[str, str]) -> dict[str, 
 AGENT = Agent(
     name="gemini",
     title="Gemini CLI",
+    instruction_files=("GEMINI.md",),
     env_markers=("GEMINI_CLI",),
     process_names=("gemini",),
     host_process_names=("node",),

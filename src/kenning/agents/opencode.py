@@ -306,6 +306,7 @@ def _mcp_server(entry: Mapping[str, Any]) -> tuple[str, list[str], dict[str, str
 AGENT = Agent(
     name="opencode",
     title="OpenCode",
+    instruction_files=("AGENTS.md",),
     env_markers=("OPENCODE", "OPENCODE_PID"),
     process_names=("opencode",),
     events=EVENTS,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -299,6 +300,15 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool, as_json: bo
             say(f"  {event}: {command}")
         for note in change.notes:
             say(f"  note: {note}")
+    if not remove:
+        from kenning import onboard
+        from kenning import where as where_mod
+
+        for path in onboard.files_here(where_mod.detect(os.getcwd())):
+            say(
+                f"found {path.name} here: `ken import --from {path}` proposes its rules as "
+                "memories, so agents that do not read that file get them too"
+            )
 
 
 @cli.command(epilog=example("ken doctor --deep"))

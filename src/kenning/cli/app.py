@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from kenning import agentenv, config, editing, items, locate, policy, review, transfer
+from kenning import agentenv, config, editing, items, locate, policy, printable, review, transfer
 from kenning import lint as lint_mod
 from kenning import where as where_mod
 from kenning.cli import complete, output
@@ -829,23 +829,59 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
             click.echo(line)
 
 
-@cli.command("import", epilog=example("ken import memories.jsonl"))
-@click.argument("file", type=click.File("rb"), default="-")
+@cli.command(
+    "import", epilog=example("ken import memories.jsonl\n    ken import --from CLAUDE.md --dry-run")
+)
+@click.argument("file", type=click.File("rb"), required=False)
 @click.option(
     "--keep-status",
     is_flag=True,
     help="Your own export: keep each memory's status, pin and history fields as they were.",
 )
+@click.option(
+    "--from",
+    "instructions",
+    type=click.Path(exists=True, dir_okay=False),
+    help="An instruction file (CLAUDE.md, AGENTS.md, GEMINI.md): each bullet or ## section "
+    "becomes a proposed memory for the repo.",
+)
+@click.option(
+    "--scope", "-s", shell_complete=complete.scopes, help="With --from: where (default: repo)."
+)
+@click.option("--dry-run", is_flag=True, help="With --from: say what would be proposed.")
+@json_option
 @pass_state
-def import_cmd(state: State, file: Any, keep_status: bool) -> None:
+def import_cmd(
+    state: State,
+    file: Any,
+    keep_status: bool,
+    instructions: str | None,
+    scope: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
     """Import JSON lines (as `ken export` writes) as proposed memories, unpinned.
 
     Nothing an import brings is told to agents until a person approves it; importing
     the same file twice adds nothing. One bad line imports nothing. --keep-status
     brings your own export back as it was (active memories are told at once), so a
     person must run it.
+
+    With --from FILE, the rules already written in an agent's instruction file become
+    proposals in the repo, each linked to the file and its line. Once approved they
+    reach every agent except the ones that load that file themselves (Claude Code reads
+    CLAUDE.md, Codex and OpenCode AGENTS.md, Gemini CLI GEMINI.md).
     """
-    checked = transfer.read_items(file, keep_status=keep_status)
+    if instructions:
+        if file is not None or keep_status:
+            raise click.UsageError(
+                "--from reads an instruction file: give no FILE or --keep-status"
+            )
+        _onboard(state, Path(instructions), scope, dry_run, as_json)
+        return
+    if dry_run or scope:
+        raise click.UsageError("--dry-run and --scope go with --from")
+    checked = transfer.read_items(file or sys.stdin.buffer, keep_status=keep_status)
 
     def progress(done: int, total: int) -> None:
         say(f"imported {done}/{total}")
@@ -853,12 +889,48 @@ def import_cmd(state: State, file: Any, keep_status: bool) -> None:
     added, skipped = transfer.import_items(
         state.store, checked, progress=progress, actor=state.actor()
     )
+    if as_json:
+        emit_json({"added": added, "skipped": skipped})
+        return
     if keep_status:
         say(f"added {added} memories as they were, skipped {skipped} already here")
         return
     say(
         f"added {added} proposed memories, skipped {skipped} already here"
         + ("; review them with `ken list --status proposed`" if added else "")
+    )
+
+
+def _onboard(state: State, path: Path, scope: str | None, dry_run: bool, as_json: bool) -> None:
+    from kenning import onboard
+
+    done = onboard.read_file(
+        state.store, path, state.scope(scope or "repo"), dry_run=dry_run, actor=state.actor()
+    )
+    if as_json:
+        emit_json(
+            {
+                "file": done.path,
+                "dry_run": dry_run,
+                "proposed": [i.to_dict() for i in done.proposed],
+                "already": [{"line": e.line, "text": e.text} for e in done.already],
+                "too_long": [{"line": e.line, "text": e.text} for e in done.too_long],
+            }
+        )
+        return
+    for item in done.proposed:
+        line = item.evidence.split(":", 2)[1]
+        short = "" if dry_run else f"{item.id[-6:].lower()}  "
+        click.echo(
+            f"{short}{item.kind.value:<10}  {path.name}:{line}  {printable.clean(item.title)}"
+        )
+    for entry in done.too_long:
+        say(f"{path.name}:{entry.line}: over 4 KB, not proposed: split that section")
+    verb = "would propose" if dry_run else "proposed"
+    say(
+        f"{verb} {len(done.proposed)} memories in {state.scope(scope or 'repo')}"
+        + (f", {len(done.already)} already in memory" if done.already else "")
+        + ("; review them with `ken review`" if done.proposed and not dry_run else "")
     )
 
 
