@@ -47,6 +47,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("memory.enabled", bool, True, "Deliver and capture memory at all.", "KEN_ENABLED"),
     Setting("memory.budget", int, 1500, "Token budget of a context pack.", low=100, high=100_000),
     Setting(
+        "memory.collect",
+        bool,
+        True,
+        "Each SessionStart brings in what changed in the agents' own memory (ken collect).",
+    ),
+    Setting(
         "memory.deliver_to",
         list,
         list(agents.NAMES),

@@ -12,7 +12,8 @@ the MCP server, `ken pack` and `ken recall`):
   search, a get by id or a session history. Its items are those in its repo scope, in
   its workstreams (`<repo>#<branch>`), and session notes written in it.
 - A memory onboarded from an instruction file (`ken import --from CLAUDE.md`) is never
-  told to an agent that loads that file itself (`Agent.instruction_files`).
+  told to an agent that loads that file itself (`Agent.instruction_files`), nor one
+  collected from an agent's own memory (`ken collect`) to that agent.
 - A repo with `capture = false` is not recorded at all (not even a session row), and
   an agent's write there, or to that repo's scopes from elsewhere, is refused.
 """
@@ -77,6 +78,7 @@ def withheld(item: Item, blocked: set[str]) -> bool:
 
 
 ONBOARD = "onboard"  # provenance.how of a memory onboarded from an instruction file
+COLLECT = "collect"  # provenance.how of a memory collected from an agent's own memory
 
 
 def onboarded_from(item: Item) -> str | None:
@@ -87,13 +89,21 @@ def onboarded_from(item: Item) -> str | None:
 
 
 def loaded_by_itself(agent: str | None) -> Callable[[Item], bool] | None:
-    """For an agent that loads instruction files itself: whether a memory came from one
-    of them (so it has it already). None for an agent that loads none."""
+    """Whether a memory is one the agent has already, without kenning: onboarded from
+    an instruction file it loads itself, or collected from its own memory. None for an
+    agent kenning does not know."""
     found = agents.AGENTS.get(agent or "")
-    files = found.instruction_files if found else ()
-    if not files:
+    if found is None:
         return None
-    return lambda item: onboarded_from(item) in files
+    files = found.instruction_files
+
+    def has(item: Item) -> bool:
+        made = item.provenance
+        if made.how == COLLECT:
+            return made.who == found.name
+        return bool(files) and onboarded_from(item) in files
+
+    return has
 
 
 def may_deliver(config: Config, agent: str | None, where: Where) -> bool:

@@ -240,6 +240,26 @@ def _same(payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
+class SavedMemory(NamedTuple):
+    """One memory an agent saved in its own memory place: a file, or one entry of one."""
+
+    path: str  # the file it is in
+    key: str  # which entry of that file ("" when the file is one memory)
+    text: str  # title line, then body
+    kind: str  # kenning's kind for it
+
+
+class MemoryPlace(NamedTuple):
+    """Where an agent keeps memories it saved itself: a folder or a file, whose files'
+    names, sizes and times tell whether anything changed, and how to read it."""
+
+    path: Path
+    # The agent's own name for the repo checkout the place belongs to (Claude's encoded
+    # project folder); None for the person's own memories, which belong everywhere.
+    checkout: str | None
+    read: Callable[[Path], list[SavedMemory]]
+
+
 class Agent(NamedTuple):
     """One agent CLI, as kenning knows it.
 
@@ -276,6 +296,10 @@ class Agent(NamedTuple):
     # The instruction files it loads by itself from a repo (CLAUDE.md): a memory
     # onboarded from one of them is never told to it again.
     instruction_files: tuple[str, ...] = ()
+    # Where it saves memories of its own (`ken collect` reads them), and how a checkout's
+    # folder is named there (Claude: every character but letters and digits as '-').
+    memory_places: Callable[[Env], list[MemoryPlace]] | None = None
+    checkout_name: Callable[[str], str] | None = None
 
     def event(self, name: str | None) -> Event:
         """kenning's event for one of this agent's event names (or kenning's own)."""

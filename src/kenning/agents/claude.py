@@ -11,6 +11,7 @@ tools `permissions.allow` in settings.json names.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,13 @@ from kenning.agents.agent import (
     Event,
     LaunchSettings,
     McpRegistration,
+    MemoryPlace,
+    SavedMemory,
     home,
     standard_server,
 )
 from kenning.agents.hook_settings import GroupedHooks
+from kenning.agents.saved import note_files
 from kenning.agents.transcript import (
     Turn,
     is_person,
@@ -52,6 +56,45 @@ TAIL_BYTES = 256 * 1024
 
 def settings_path(env: Env) -> Path:
     return home(env) / ".claude" / "settings.json"
+
+
+# ------------------------------------------------------------------------- auto memory
+# Claude Code saves what it learns in ~/.claude/projects/<checkout>/memory/, one Markdown
+# file per memory (frontmatter: name, description, and `type` or `metadata.type`),
+# with MEMORY.md as their index; <checkout> is the repo's top folder with every
+# character but letters and digits written as '-'.
+MEMORY_INDEX = "MEMORY.md"
+_MEMORY_KINDS = {"feedback": "correction", "user": "preference", "project": "fact"}
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+
+def checkout_name(path: str) -> str:
+    """The folder name Claude gives a checkout under ~/.claude/projects."""
+    return _NOT_ALNUM.sub("-", path)
+
+
+def config_home(env: Env) -> Path:
+    value = env.get("CLAUDE_CONFIG_DIR")
+    return Path(value) if value else home(env) / ".claude"
+
+
+def memory_places(env: Env) -> list[MemoryPlace]:
+    """Every project's auto-memory folder."""
+    projects = config_home(env) / "projects"
+    try:
+        folders = sorted(p for p in projects.iterdir() if (p / "memory").is_dir())
+    except OSError:
+        return []
+    return [MemoryPlace(p / "memory", p.name, read_memory_folder) for p in folders]
+
+
+def read_memory_folder(folder: Path) -> list[SavedMemory]:
+    """The memories of one auto-memory folder: each Markdown file but the index."""
+    return note_files(folder, _kind, skip=(MEMORY_INDEX,))
+
+
+def _kind(fields: dict[str, str]) -> str:
+    return _MEMORY_KINDS.get(fields.get("metadata.type") or fields.get("type") or "", "fact")
 
 
 def _mcp_entry(command: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -142,4 +185,6 @@ AGENT = Agent(
     prompt_context="hook_specific",
     transcript=jsonl_reader(turns),
     last_model=last_model,
+    memory_places=memory_places,
+    checkout_name=checkout_name,
 )

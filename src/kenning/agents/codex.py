@@ -24,11 +24,14 @@ from kenning.agents.agent import (
     HookTrust,
     LaunchSettings,
     McpRegistration,
+    MemoryPlace,
+    SavedMemory,
     home,
     load_object,
     standard_server,
 )
 from kenning.agents.hook_settings import GroupedHooks, is_ours
+from kenning.agents.saved import note_files
 from kenning.agents.transcript import Turn, is_person, json_line, jsonl_reader, timestamp
 
 EVENTS = {
@@ -44,6 +47,21 @@ INSTALLS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
 def codex_home(env: Env) -> Path:
     value = env.get("CODEX_HOME")
     return Path(value) if value else home(env) / ".codex"
+
+
+# Codex's memories (`[features] memories = true`) live in ~/.codex/memories/. Most of it
+# a model consolidates from past threads; the notes a person asked Codex to remember
+# are the append-only files of extensions/ad_hoc/notes/, one Markdown note each.
+AD_HOC_NOTES = ("memories", "extensions", "ad_hoc", "notes")
+
+
+def memory_places(env: Env) -> list[MemoryPlace]:
+    notes = codex_home(env).joinpath(*AD_HOC_NOTES)
+    return [MemoryPlace(notes, None, read_notes)] if notes.is_dir() else []
+
+
+def read_notes(folder: Path) -> list[SavedMemory]:
+    return note_files(folder, lambda _: "preference")
 
 
 def config_path(env: Env) -> Path:
@@ -192,4 +210,5 @@ AGENT = Agent(
     recognizes=recognizes,
     transcript=jsonl_reader(turns),
     instructions=instructions,
+    memory_places=memory_places,
 )

@@ -12,6 +12,8 @@ runs them without asking.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,10 +26,13 @@ from kenning.agents.agent import (
     Event,
     LaunchSettings,
     McpRegistration,
+    MemoryPlace,
+    SavedMemory,
     home,
     standard_server,
 )
 from kenning.agents.hook_settings import GroupedHooks
+from kenning.agents.saved import bullets, note_files, read_text
 
 EVENTS = {
     "SessionStart": Event.SESSION_START,
@@ -50,6 +55,60 @@ HOOK_CONTEXT = r"(?s)<hook_context>.*?</hook_context>\s*"  # compiled on first u
 
 def settings_path(env: Env) -> Path:
     return home(env) / ".gemini" / "settings.json"
+
+
+# --------------------------------------------------------------------------- memories
+# Gemini CLI keeps the person's own memories in ~/.gemini/GEMINI.md (loaded in every
+# session; older versions' save_memory tool wrote them as bullets under "## Gemini Added
+# Memories"), and private notes per project in ~/.gemini/tmp/<project>/memory/: a
+# MEMORY.md index and one Markdown file per longer note. ~/.gemini/projects.json names
+# each project's folder.
+GLOBAL_MEMORY = "GEMINI.md"
+MEMORY_INDEX = "MEMORY.md"
+
+
+def gemini_dir(env: Env) -> Path:
+    return home(env) / ".gemini"
+
+
+def memory_places(env: Env) -> list[MemoryPlace]:
+    """The person's global GEMINI.md and each project's private memory folder."""
+    root = gemini_dir(env)
+    places = []
+    if (root / GLOBAL_MEMORY).is_file():
+        places.append(MemoryPlace(root / GLOBAL_MEMORY, None, read_global))
+    try:
+        registry = json.loads(read_text(root / "projects.json") or "{}").get("projects", {})
+    except (ValueError, AttributeError):
+        registry = {}
+    if isinstance(registry, dict):
+        for folder, name in sorted(registry.items()):
+            memory = root / "tmp" / str(name) / "memory"
+            if isinstance(folder, str) and memory.is_dir():
+                places.append(MemoryPlace(memory, folder, read_project_folder))
+    return places
+
+
+def read_global(path: Path) -> list[SavedMemory]:
+    """One memory per bullet of the person's GEMINI.md."""
+    text = read_text(path) or ""
+    return [SavedMemory(str(path), _key(b), b, "preference") for b in bullets(text)]
+
+
+def read_project_folder(folder: Path) -> list[SavedMemory]:
+    """A project's private notes: each bullet of MEMORY.md that is not a pointer to a
+    note file, and each note file."""
+    index = str(folder / MEMORY_INDEX)
+    kept = [b for b in bullets(read_text(folder / MEMORY_INDEX) or "") if not _POINTER.search(b)]
+    listed = [SavedMemory(index, _key(b), b, "fact") for b in kept]
+    return listed + note_files(folder, lambda _: "fact", skip=(MEMORY_INDEX,))
+
+
+_POINTER = re.compile(r"\]\([^)]+\.md\)")  # - [Title](note.md): the index's pointer to a note
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(" ".join(text.lower().split()).encode()).hexdigest()[:16]
 
 
 def adapt(payload: dict[str, Any]) -> dict[str, Any]:
@@ -106,4 +165,6 @@ AGENT = Agent(
     prompt_context="hook_specific",
     adapt=adapt,
     recognizes=recognizes,
+    memory_places=memory_places,
+    checkout_name=str,
 )

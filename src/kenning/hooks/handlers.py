@@ -83,11 +83,20 @@ def session_start(store: SQLiteStore, event: HookEvent, config: Config, later: L
     session = _session(store, event, config, where, later, source)
     if source == "compact" and session is not None:
         deliver.note_compaction(store, session)
+    if session is not None and config.get("memory.collect"):
+        later.append(lambda: _collect(store, where.cwd))
     if source not in PACK_SOURCES:
         return ""
     # Within what the hook may print, so the session is told exactly what is recorded.
     pack = deliver.start_pack(store, config, where, event.agent, session=session)
     return pack.text if pack is not None else ""
+
+
+def _collect(store: SQLiteStore, cwd: str) -> None:
+    """What changed in the agents' own memory since the last look, as proposals."""
+    from kenning import collect
+
+    collect.collect(store, changed_only=True, cwd=cwd)
 
 
 def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:

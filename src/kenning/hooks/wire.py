@@ -40,6 +40,7 @@ HOOK_ENV = (
     "XDG_*",
     "HOME",
     "CODEX_HOME",
+    "CLAUDE_CONFIG_DIR",
     "CLAUDECODE",
     "CLAUDE_CODE_ENTRYPOINT",
     "CODEX_THREAD_ID",

@@ -260,6 +260,17 @@ def m0011_index_captured_by_scope(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX items_scope_captured ON items(scope)")
 
 
+def m0012_collected_places(conn: sqlite3.Connection) -> None:
+    # Where `ken collect` last looked in each agent's own memory: a place's stamp (how
+    # many files, and a digest of their names, sizes and times), so an unchanged place
+    # is not read again.
+    conn.execute(
+        "CREATE TABLE collected_places (agent TEXT NOT NULL, path TEXT NOT NULL, "
+        "files INTEGER NOT NULL, digest INTEGER NOT NULL, collected_at TEXT NOT NULL, "
+        "PRIMARY KEY (agent, path))"
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
@@ -272,6 +283,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0009_archive_reasons,
     m0010_plan_receipts,
     m0011_index_captured_by_scope,
+    m0012_collected_places,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

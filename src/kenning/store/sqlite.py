@@ -947,6 +947,24 @@ class SQLiteStore:
                     (slug, name, stamp[0], stamp[1], now_iso()),
                 )
 
+    def place_stamp(self, agent: str, path: str) -> tuple[int, int] | None:
+        """The stamp `ken collect` left for one of an agent's memory places."""
+        rows = self._read(
+            "SELECT files, digest FROM collected_places WHERE agent = ? AND path = ?",
+            (agent, path),
+        )
+        return (rows[0]["files"], rows[0]["digest"]) if rows else None
+
+    def set_place_stamp(self, agent: str, path: str, stamp: tuple[int, int]) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO collected_places (agent, path, files, digest, collected_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(agent, path) DO UPDATE SET "
+                "files = excluded.files, digest = excluded.digest, "
+                "collected_at = excluded.collected_at",
+                (agent, path, stamp[0], stamp[1], now_iso()),
+            )
+
     def summary_progress(self, session_id: str) -> tuple[int, int]:
         """(parts written, conversation turns already summarized) for a session."""
         rows = self._read(

@@ -1,0 +1,51 @@
+"""`ken collect`: the memories agents saved in their own places, as proposals."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from kenning import collect
+from kenning.cli.app import State, cli, example, json_option, pass_state
+from kenning.cli.output import emit_json, say
+from kenning.printable import clean
+
+
+@cli.command("collect", epilog=example("ken collect --dry-run"))
+@click.option("--dry-run", is_flag=True, help="Say what would change; store nothing.")
+@json_option
+@pass_state
+def collect_cmd(state: State, dry_run: bool, as_json: bool) -> None:
+    """Bring in what Claude Code, Gemini CLI and Codex saved in their own memory.
+
+    One file (or one entry of a file) is one memory, proposed for a person to approve,
+    in the repo its folder belongs to, in the agent's own scope when kenning does not
+    know that repo, or in global for the person's own memories. A changed file updates
+    its waiting proposal, or proposes a revision of the approved memory; a removed file
+    archives its memory. Running it again reads only what changed. Each SessionStart
+    does the same unless memory.collect is false.
+    """
+    done = collect.collect(state.store, dry_run=dry_run, cwd=os.getcwd())
+    if as_json:
+        emit_json({"dry_run": dry_run, **done.to_dict()})
+        return
+    for label, found in (
+        ("new", done.added),
+        ("changed", done.updated),
+        ("revision", done.revised),
+        ("archived", done.archived),
+    ):
+        for item in found:
+            short = "" if dry_run else f"{item.id[-6:].lower()}  "
+            who = item.provenance.who
+            click.echo(
+                f"{short}{label:<9} {who:<7} {item.scope}  {clean(item.title, one_line=True)}"
+            )
+    verb = "would bring" if dry_run else "brought"
+    news = len(done.added) + len(done.updated) + len(done.revised)
+    say(
+        f"{verb} in {news} memories to review and archived {len(done.archived)} "
+        f"({done.unchanged} unchanged; {done.places_read} places read)"
+        + ("; review them with `ken review`" if news and not dry_run else "")
+    )

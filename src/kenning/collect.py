@@ -1,0 +1,265 @@
+"""Collection: what the agents saved in their own memory places, brought into kenning.
+
+Claude Code, Gemini CLI and Codex each keep memories of their own (each agent module
+says where: `Agent.memory_places`), which no other agent ever sees. `collect` reads
+them, one file or one entry one memory, and files each as a **proposal** (what an agent
+wrote steers others only once a person approves it), with provenance `how=collect`,
+the agent as `who`, a `file:` link and the place as its `source`: the agent's file stays
+the truth, so `ken edit` points there.
+
+- Idempotent: a memory is known by its source (the file, and the entry's key within
+  it); the same text again changes nothing.
+- A changed source updates a waiting proposal in place, and files a proposed revision
+  of one already approved (a copy linked to it, which supersedes it when approved).
+- A removed source archives its memory (`archive_reason` "source removed").
+- Where it goes: a place that belongs to a checkout goes to that repo (Claude names the
+  checkout's folder its own way; the checkouts kenning has seen, from sessions and
+  projects, are tried); one of a checkout kenning does not know goes to the agent's own
+  scope (`agent:claude`); the person's own memories (Gemini's GEMINI.md, Codex's notes)
+  go to `global`. An agent is never told back what it collected from itself.
+
+A place's files' names, sizes and times make its stamp (table `collected_places`):
+SessionStart runs `collect(..., changed_only=True)`, which reads nothing where
+nothing changed, so collection needs no daemon.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from kenning import agents, ids
+from kenning.agents.agent import Agent, MemoryPlace, SavedMemory
+from kenning.deliver import COLLECT  # the hooks have it loaded already
+from kenning.model import MAX_ITEM_BYTES, Item, Provenance, Scope, ScopeType, Status
+from kenning.store import ItemQuery, Store, now_iso
+
+# SessionStart looks at every place on every start, and almost always finds nothing
+# changed: what reading and storing memories needs (items, redaction, git) is imported
+# only once a place has changed, so an unchanged look costs a cold hook no imports.
+
+HOW = COLLECT
+REMOVED = "source removed"
+SESSION_CWDS = 500  # recent sessions whose folders are tried as checkouts
+
+
+@dataclass
+class Collected:
+    """What one collection did (a dry run: would do)."""
+
+    added: list[Item] = field(default_factory=list)
+    updated: list[Item] = field(default_factory=list)  # waiting proposals changed in place
+    revised: list[Item] = field(default_factory=list)  # proposed revisions of approved ones
+    archived: list[Item] = field(default_factory=list)  # their source is gone
+    unchanged: int = 0
+    places_read: int = 0
+    places_skipped: int = 0  # unchanged since the last collection: not read
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "added": [i.to_dict() for i in self.added],
+            "updated": [i.to_dict() for i in self.updated],
+            "revised": [i.to_dict() for i in self.revised],
+            "archived": [i.to_dict() for i in self.archived],
+            "unchanged": self.unchanged,
+            "places_read": self.places_read,
+            "places_skipped": self.places_skipped,
+        }
+
+
+def collect(
+    store: Store,
+    *,
+    env: Mapping[str, str] | None = None,
+    dry_run: bool = False,
+    changed_only: bool = False,
+    cwd: str | None = None,
+) -> Collected:
+    """Bring in every agent's saved memories; with `changed_only`, only from places
+    whose stamp moved since the last collection."""
+    env = os.environ if env is None else env
+    done = Collected()
+    checkouts = _Checkouts(store, cwd)
+    for agent in agents.AGENTS.values():
+        if agent.memory_places is None:
+            continue
+        for place in agent.memory_places(env):
+            stamp = _stamp(place.path)
+            if changed_only and store.place_stamp(agent.name, str(place.path)) == stamp:
+                done.places_skipped += 1
+                continue
+            done.places_read += 1
+            scope = checkouts.scope(agent, place.checkout)
+            _take(store, agent, place, scope, place.read(place.path), done, dry_run)
+            if not dry_run:
+                store.set_place_stamp(agent.name, str(place.path), stamp)
+    return done
+
+
+def source_of(agent: Agent, memory: SavedMemory) -> str:
+    return f"{HOW}:{agent.name}:{memory.path}" + (f"#{memory.key}" if memory.key else "")
+
+
+def _take(
+    store: Store,
+    agent: Agent,
+    place: MemoryPlace,
+    scope: Scope,
+    saved: list[SavedMemory],
+    done: Collected,
+    dry_run: bool,
+) -> None:
+    from kenning import items
+
+    prefix = f"{HOW}:{agent.name}:{place.path}"
+    known: dict[str, list[Item]] = {}
+    for item in store.list_items(
+        ItemQuery(statuses=(), include_expired=True, source_prefix=prefix)
+    ):
+        rest = (item.source or "")[len(prefix) :]
+        if rest[:1] in ("", "/", "#"):  # not a sibling folder sharing the name's start
+            known.setdefault(item.source or "", []).append(item)
+    seen: set[str] = set()
+    for memory in saved:
+        source = source_of(agent, memory)
+        if source in seen:
+            continue
+        seen.add(source)
+        title, body = _fit(memory.text)
+        mine = known.get(source, [])
+        current = next((i for i in mine if i.status is Status.ACTIVE), None) or next(
+            (i for i in mine if i.status is Status.PROPOSED), None
+        )
+        if any((i.title, i.body) == (title, body) for i in mine if i.status is not Status.ARCHIVED):
+            done.unchanged += 1
+            continue
+        if current is not None and current.status is Status.PROPOSED:
+            changed = replace(current, title=title, body=body, updated_at=now_iso())
+            if not dry_run:
+                changed = store.replace_item(replace(changed, revision=ids.new_ulid()), HOW)
+            done.updated.append(changed)
+            continue
+        new = _new(agent, memory, scope, title, body, source, replaces=current)
+        if not dry_run:
+            new = store.insert_item(new, change=items.REPLACES if current else HOW)
+        (done.revised if current else done.added).append(new)
+    for source, mine in known.items():
+        if source in seen:
+            continue
+        for item in mine:
+            if item.status in (Status.ACTIVE, Status.PROPOSED):
+                gone = replace(
+                    item, status=Status.ARCHIVED, archive_reason=REMOVED, updated_at=now_iso()
+                )
+                if not dry_run:
+                    gone = store.replace_item(replace(gone, revision=ids.new_ulid()), "archive")
+                done.archived.append(gone)
+
+
+def _new(
+    agent: Agent,
+    memory: SavedMemory,
+    scope: Scope,
+    title: str,
+    body: str,
+    source: str,
+    replaces: Item | None,
+) -> Item:
+    from kenning import items
+
+    now = now_iso()
+    links = (f"file:{memory.path}",) + ((f"item:{replaces.id}",) if replaces else ())
+    return replace(
+        items.new_item(
+            "x",
+            scope=scope,
+            kind=items.parse_kind(memory.kind),
+            links=links,
+            status=Status.PROPOSED,
+            evidence=f"saved by {agent.title} in {memory.path}",
+            provenance=Provenance(who=agent.name, how=HOW),
+        ),
+        title=title,
+        body=body,
+        source=source,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def _fit(text: str) -> tuple[str, str]:
+    """The text as stored: redacted, cut to the item limit with a visible marker."""
+    from kenning.redact import redact
+
+    clean = redact(text).text.strip()
+    data = clean.encode("utf-8")
+    if len(data) > MAX_ITEM_BYTES:
+        marker = f"\n[cut: the rest is in the agent's file, {len(data):,} bytes]"
+        room = MAX_ITEM_BYTES - len(marker.encode())
+        clean = data[:room].decode("utf-8", errors="ignore").rstrip() + marker
+    title, _, body = clean.partition("\n")
+    return title.strip(), body.strip()
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    """A place's files' names, sizes and modification times, folded to two numbers;
+    (0, 0) when it is gone."""
+    try:
+        entries = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.is_file())
+        parts = [f"{p.name}\0{(s := p.stat()).st_size}\0{s.st_mtime_ns}" for p in entries]
+    except OSError:
+        return (0, 0)
+    digest = hashlib.sha256("\n".join(parts).encode()).digest()
+    return (len(parts), int.from_bytes(digest[:7], "big"))
+
+
+class _Checkouts:
+    """Which repo a place's checkout is: a folder that exists is looked at directly;
+    a name is matched against the folders kenning has seen, and their parents."""
+
+    def __init__(self, store: Store, cwd: str | None) -> None:
+        self.store = store
+        self.cwd = cwd
+        self._named: dict[tuple[str, str], str | None] | None = None
+        self._repos: dict[str, str | None] = {}
+
+    def scope(self, agent: Agent, checkout: str | None) -> Scope:
+        if checkout is None:
+            return Scope(ScopeType.GLOBAL)
+        repo = None
+        if os.path.isabs(checkout) and os.path.isdir(checkout):
+            repo = self._repo(checkout)
+        elif agent.checkout_name is not None:
+            repo = self._by_name(agent, checkout)
+        if repo:
+            return Scope(ScopeType.REPO, repo)
+        return Scope(ScopeType.AGENT, agent.name)
+
+    def _repo(self, folder: str) -> str | None:
+        if folder not in self._repos:
+            from kenning.where import detect
+
+            self._repos[folder] = detect(folder, env={}).repo
+        return self._repos[folder]
+
+    def _by_name(self, agent: Agent, name: str) -> str | None:
+        assert agent.checkout_name is not None
+        for folder in self._folders():
+            if agent.checkout_name(folder) == name:
+                return self._repo(folder)
+        return None
+
+    def _folders(self) -> list[str]:
+        seen: dict[str, None] = {}
+        cwds = [self.cwd] if self.cwd else []
+        cwds += [s.cwd for s in self.store.list_sessions(limit=SESSION_CWDS) if s.cwd]
+        cwds += [str(p["dir"]) for p in self.store.projects()]
+        for cwd in cwds:
+            path = Path(cwd)
+            for folder in (path, *path.parents):
+                if str(folder) != "/" and folder.is_dir():
+                    seen.setdefault(str(folder), None)
+        return list(seen)
