@@ -35,6 +35,7 @@ SETS = {
     "dialogue": "recall_dialogue",
     "first": "recall",
     "check": "recall_check",
+    "fresh": "recall_fresh",
 }
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 TOP = 5

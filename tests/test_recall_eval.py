@@ -128,7 +128,23 @@ def test_the_check_set_is_as_large_as_promised_and_consistent() -> None:
             assert by_key[key]["scope"] in prompt["scopes"], (prompt["id"], key)
 
 
-@pytest.mark.parametrize("name", ["coding", "dialogue", "check"])
+def test_the_fresh_set_is_as_large_as_promised_and_consistent() -> None:
+    evalset = read_set("fresh")
+    by_key = {row["key"]: row for row in evalset.items}
+    assert len(by_key) == len(evalset.items) >= 120
+    relevant = [p for p in evalset.prompts if p["expect"]]
+    assert len(relevant) >= 100 and len(evalset.prompts) - len(relevant) >= 35
+    assert len({p["id"] for p in evalset.prompts}) == len(evalset.prompts)
+    assert {p["split"] for p in evalset.prompts} == {"fresh"}
+    others = {row["scope"] for name in ("coding", "check") for row in read_set(name).items}
+    assert not {row["scope"] for row in evalset.items} & (others - {"global", "agent:claude"})
+    for prompt in relevant:
+        assert 1 <= len(prompt["expect"]) <= 3, prompt["id"]
+        for key in prompt["expect"]:
+            assert by_key[key]["scope"] in prompt["scopes"], (prompt["id"], key)
+
+
+@pytest.mark.parametrize("name", ["coding", "dialogue", "check", "fresh"])
 def test_no_prompt_repeats_four_words_in_a_row_of_a_memory_it_expects(name: str) -> None:
     evalset = read_set(name)
     by_key = {row["key"]: row for row in evalset.items}
