@@ -1,4 +1,4 @@
-"""Recall quality on four evaluation sets (see recall_eval.py), beside plain bm25.
+"""Recall quality on five evaluation sets (see recall_eval.py), beside plain bm25.
 
 The floors sit a little under the figures measured on the whole of each set, so a change
 that makes recall worse fails here. docs/explanation/recall.md records every move.
@@ -26,20 +26,25 @@ from recall_eval import (
 )
 
 # Coding memories at default settings: what `ken recall` gives an agent.
-CODING_RECALL_FLOOR = 0.70  # measured 0.718 (227/316); 0.674 at f385ac5, 0.633 at 83f9a47
-CODING_PRECISION_FLOOR = 0.66  # measured 0.686 (227/331); 0.674 at f385ac5
+CODING_RECALL_FLOOR = 0.70  # measured 0.715 (226/316); 0.718 at 91c500d, 0.674 at f385ac5
+CODING_PRECISION_FLOOR = 0.67  # measured 0.691; 0.686 at 91c500d, 0.674 at f385ac5
 CODING_QUIET_FLOOR = 0.82  # measured 0.843 (59/70); 0.857 at f385ac5
 # The first set, at default settings (its precision counts only forbidden memories). It
 # was written so that every expected memory shares two stems with its prompt, which the
 # gate of two shared words needed (measured 0.938 then, 0.860 under the idf-mass gate).
-FIRST_RECALL_FLOOR = 0.88  # measured 0.899 (116/129)
-FIRST_NOT_FORBIDDEN_FLOOR = 0.92  # measured 0.935 (10 forbidden of 155 returned)
+FIRST_RECALL_FLOOR = 0.89  # measured 0.907 (117/129); 0.899 at 91c500d
+FIRST_NOT_FORBIDDEN_FLOOR = 0.93  # measured 0.943; 0.935 at 91c500d
 FIRST_QUIET_FLOOR = 0.85  # measured 0.882 (30/34)
 # The check set, written before the 2026-12-01 changes and never tuned on: 0.551, 0.782
 # and 0.960 at f385ac5.
 CHECK_RECALL_FLOOR = 0.50  # measured 0.526 (41/78)
-CHECK_PRECISION_FLOOR = 0.75  # measured 0.788 (41/52)
+CHECK_PRECISION_FLOOR = 0.77  # measured 0.804 (41/51); 0.788 at 91c500d
 CHECK_QUIET_FLOOR = 0.92  # measured 0.960 (24/25)
+# The fresh set, written and committed before the changes of 2026-12-01's second
+# session and only reported: 0.649, 0.726 and 0.972 at 91c500d.
+FRESH_RECALL_FLOOR = 0.64  # measured 0.664 (87/131)
+FRESH_PRECISION_FLOOR = 0.70  # measured 0.731
+FRESH_QUIET_FLOOR = 0.94  # measured 0.972 (35/36)
 
 
 class Stocked:
@@ -71,6 +76,11 @@ def dialogue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stocked]:
 @pytest.fixture(scope="module")
 def first(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stocked]:
     yield from stocked("first", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stocked]:
+    yield from stocked("fresh", tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +138,23 @@ def test_the_check_set_is_as_large_as_promised_and_consistent() -> None:
             assert by_key[key]["scope"] in prompt["scopes"], (prompt["id"], key)
 
 
-@pytest.mark.parametrize("name", ["coding", "dialogue", "check"])
+def test_the_fresh_set_is_as_large_as_promised_and_consistent() -> None:
+    evalset = read_set("fresh")
+    by_key = {row["key"]: row for row in evalset.items}
+    assert len(by_key) == len(evalset.items) >= 120
+    relevant = [p for p in evalset.prompts if p["expect"]]
+    assert len(relevant) >= 100 and len(evalset.prompts) - len(relevant) >= 35
+    assert len({p["id"] for p in evalset.prompts}) == len(evalset.prompts)
+    assert {p["split"] for p in evalset.prompts} == {"fresh"}
+    others = {row["scope"] for name in ("coding", "check") for row in read_set(name).items}
+    assert not {row["scope"] for row in evalset.items} & (others - {"global", "agent:claude"})
+    for prompt in relevant:
+        assert 1 <= len(prompt["expect"]) <= 3, prompt["id"]
+        for key in prompt["expect"]:
+            assert by_key[key]["scope"] in prompt["scopes"], (prompt["id"], key)
+
+
+@pytest.mark.parametrize("name", ["coding", "dialogue", "check", "fresh"])
 def test_no_prompt_repeats_four_words_in_a_row_of_a_memory_it_expects(name: str) -> None:
     evalset = read_set(name)
     by_key = {row["key"]: row for row in evalset.items}
@@ -154,8 +180,8 @@ def test_coding_memories_with_thresholds_off_rank_above_bm25(coding: Stocked, ha
     prompts = coding.set.split(half)
     ours = score(coding.store, coding.keys, prompts, kenning_ranker(OPEN))
     baseline = score(coding.store, coding.keys, prompts, bm25_ranker())
-    # recall@5 measured: dev 0.948 against 0.864, test 0.901 against 0.821
-    assert ours.recall > baseline.recall + 0.03, f"kenning {ours.line()}\nbm25 {baseline.line()}"
+    # recall@5 measured: dev 0.955 against 0.864, test 0.901 against 0.821
+    assert ours.recall > baseline.recall + 0.06, f"kenning {ours.line()}\nbm25 {baseline.line()}"
 
 
 @pytest.mark.parametrize("half", ["dev", "test"])
@@ -165,8 +191,8 @@ def test_conversation_turns_with_thresholds_off_rank_above_bm25(
     prompts = dialogue.set.split(half)
     ours = score(dialogue.store, dialogue.keys, prompts, kenning_ranker(OPEN))
     baseline = score(dialogue.store, dialogue.keys, prompts, bm25_ranker())
-    # evidence in the top 5 measured: dev 0.627 against 0.542, test 0.599 against 0.526
-    assert ours.hit_rate > baseline.hit_rate + 0.03, (
+    # evidence in the top 5 measured: dev 0.621 against 0.542, test 0.599 against 0.526
+    assert ours.hit_rate > baseline.hit_rate + 0.05, (
         f"kenning {ours.line()}\nbm25 {baseline.line()}"
     )
 
@@ -188,5 +214,12 @@ def test_the_check_set_at_default_settings(check: Stocked) -> None:
 def test_the_check_set_with_thresholds_off_ranks_above_bm25(check: Stocked) -> None:
     ours = score(check.store, check.keys, check.set.prompts, kenning_ranker(OPEN))
     baseline = score(check.store, check.keys, check.set.prompts, bm25_ranker())
-    # recall@5 measured 0.859 against 0.833 (0.808 at f385ac5)
-    assert ours.recall > baseline.recall, f"kenning {ours.line()}\nbm25 {baseline.line()}"
+    # recall@5 measured 0.897 against 0.833 (0.859 at 91c500d, 0.808 at f385ac5)
+    assert ours.recall > baseline.recall + 0.04, f"kenning {ours.line()}\nbm25 {baseline.line()}"
+
+
+def test_the_fresh_set_at_default_settings(fresh: Stocked) -> None:
+    figures = fresh.defaults()
+    assert figures.recall >= FRESH_RECALL_FLOOR, detail(figures)
+    assert figures.precision >= FRESH_PRECISION_FLOOR, detail(figures)
+    assert figures.quiet >= FRESH_QUIET_FLOOR, detail(figures)

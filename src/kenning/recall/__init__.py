@@ -59,12 +59,13 @@ from kenning.recall.lexicon import (
     stem_words,
     words_of,
 )
-from kenning.recall.words import GENERIC_WORDS
+from kenning.recall.words import GENERIC_WORDS, TOPICAL_STOP
 from kenning.store import ItemQuery, SQLiteStore
 from kenning.tokens import estimate_tokens
 
 MAX_QUERY_WORDS = 16  # rarest concepts that join the candidate query
 COMMON = 20
+COMMON_ROWS = 1000  # ... and more memories than this: only then does a word cost the query
 MIN_ITEMS = 100
 CANDIDATES = 40
 CONTEXT_WEIGHT = 0.5
@@ -184,7 +185,7 @@ class Recall:
 
 
 def _weight(word: str) -> float:
-    return GENERIC_WEIGHT if word in GENERIC_WORDS else 1.0
+    return GENERIC_WEIGHT if word in GENERIC_WORDS or word in TOPICAL_STOP else 1.0
 
 
 def _concepts(
@@ -497,11 +498,15 @@ def recall(
         for c in concepts
     ]
     # Only the prompt's own topic words look for candidates, those some memory holds
-    # first, rarest first; a word in
-    # more than one memory in COMMON makes the index rank a large share of the store,
-    # so it helps only when there is nothing rarer (it still counts in the scores).
+    # first, rarest first. A word held by more than one memory in COMMON, and by more
+    # than COMMON_ROWS memories, makes the index rank thousands of rows: it joins the
+    # query only when there is nothing rarer (it still counts in the scores). The cut
+    # is for speed alone, which depends on the rows a word matches, not its share: in a
+    # store of a few thousand memories every topic word looks for candidates, as the
+    # memory that fits may share only a common one with the prompt ("k8s").
     topical = [c for c in concepts if c.weight > GENERIC_WEIGHT and (c.forms or c.affix)]
-    rare = [c for c in topical if c.idf >= _idf(total, total // COMMON)] or topical
+    busy = max(total // COMMON, COMMON_ROWS)
+    rare = [c for c in topical if c.idf >= _idf(total, busy)] or topical
     seeking = sorted(rare, key=lambda c: (not c.forms, -c.idf))[:MAX_QUERY_WORDS]
     query_terms = tuple(c.stem for c in seeking)
     if not seeking:

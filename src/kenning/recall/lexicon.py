@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kenning.recall.thesaurus import KINDS, PHRASES, SYNONYMS
-from kenning.recall.words import EXACT, FORMS, STOP_WORDS
+from kenning.recall.words import EXACT, FORMS, STOP_WORDS, TOPICAL_STOP
 from kenning.store import SQLiteStore
 
 MAX_PROMPT_CHARS = 8000
@@ -49,7 +49,8 @@ def lexicon_of(store: SQLiteStore) -> Lexicon:
         stem_of = {
             w: (s[0] if s else w) for w, s in zip(ordered, store.stems(ordered), strict=True)
         }
-        stop = frozenset(stem_of[w] for w in STOP_WORDS) | STOP_WORDS
+        kept = STOP_WORDS - TOPICAL_STOP
+        stop = frozenset(stem_of[w] for w in kept) | kept
         same: dict[str, dict[str, float]] = {}  # forms and synonyms
         for groups, weight in ((FORMS, 1.0), (EXACT, SYNONYM_WEIGHT), (SYNONYMS, SYNONYM_WEIGHT)):
             for group in groups:

@@ -128,3 +128,11 @@ GENERIC_WORDS = _words(
     hundred thousand million second third half
     """
 )
+
+# Words of the stop list that can be a topic in code ("the config file", "a time zone",
+# "new code"): recall counts them as request words rather than dropping them.
+TOPICAL_STOP = _words(
+    """
+    code file files time work working works new first last next
+    """
+)
