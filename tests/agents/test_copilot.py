@@ -22,7 +22,7 @@ from kenning import items
 from kenning import where as where_mod
 from kenning.recall import HEADER as RECALL_HEADER
 from kenning.store import ItemQuery, open_store
-from kenning.transcripts import conversation
+from kenning.transcripts import conversation, last_model, user_turns
 
 from . import harness
 from .harness import HookProbe, Sandbox
@@ -41,8 +41,25 @@ from .test_ken_hooks import (
     ken,
     ken_json,
 )
+from .test_ken_transcripts import RECORD, _shorten
 
 pytestmark = pytest.mark.agents
+
+TRANSCRIPT = (
+    Path(__file__).parents[1]
+    / "fixtures"
+    / "transcripts"
+    / "copilot"
+    / "tool-call-and-continue.jsonl"
+)
+# The conversation in that transcript: what kenning reads back.
+PROMPTS = ["Export the orders as CSV", "Now the refunds too"]
+TURNS = [
+    ("user", PROMPTS[0]),
+    ("assistant", "There is no export tool; orders.csv is written by hand."),
+    ("user", PROMPTS[1]),
+    ("assistant", "refunds.csv is written too."),
+]
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 REMINDER = re.compile(r"(?s)\n\n<system_reminder>\n(.*)\n</system_reminder>$")
@@ -255,3 +272,53 @@ def test_copilot_calls_ken_mcp_tools(copilot_box: Sandbox, chat_stub: OpenAIChat
     # The MCP server found the session the hooks opened, through Copilot's process.
     assert (proposal.provenance.who, proposal.provenance.session) == ("copilot", session.id)
     assert hook_log(box) == []
+
+
+def transcript_fixture(live: Path, box: Sandbox) -> str:
+    """The transcript with stable paths, and lines other than messages shortened."""
+    lines = []
+    for raw in live.read_text(encoding="utf-8").splitlines():
+        record = harness.sanitize(json.loads(raw), box)
+        if record.get("type") not in ("user.message", "assistant.message"):
+            record = _shorten(record)
+        lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+    return "\n".join(lines) + "\n"
+
+
+def message_types(text: str) -> list[str]:
+    types = [json.loads(line).get("type") for line in text.splitlines()]
+    return [t for t in types if t in ("user.message", "assistant.message")]
+
+
+def test_copilot_events_file_reads_as_the_conversation(
+    copilot_box: Sandbox, chat_stub: OpenAIChatStub
+) -> None:
+    box = copilot_box
+    ken(box, "integrate", "copilot")
+    ken(box, "add", "Exports of this shop use semicolons", "--pin")
+    chat_stub.queue(
+        ToolCall("no_such_tool", {"path": "orders.csv"}, call_id="call_missing"),
+        Text(TURNS[1][1]),
+        Text(TURNS[3][1]),
+    )
+    assert harness.run_copilot(box, PROMPTS[0], timeout=150).returncode == 0
+    assert harness.run_copilot(box, PROMPTS[1], ["--continue"], timeout=150).returncode == 0
+
+    [session] = ken_json(box, "sessions", "--all")
+    live = Path(session["transcript_path"])
+    text = live.read_text(encoding="utf-8")
+    # The tool call, its failure and kenning's pack are in there, and are left out.
+    assert '"tool.execution_complete"' in text and '"call_missing"' in text
+    assert "## Pinned" in text
+    turns = conversation("copilot", str(live), session["agent_session_id"])
+    assert [(t.role, t.text) for t in turns] == TURNS
+    assert all(t.at for t in turns)
+    assert user_turns("copilot", str(live)) == PROMPTS
+    assert last_model("copilot", str(live)) == harness.CHAT_MODEL
+    if RECORD:
+        TRANSCRIPT.parent.mkdir(parents=True, exist_ok=True)
+        TRANSCRIPT.write_text(transcript_fixture(live, box), encoding="utf-8")
+    assert TRANSCRIPT.exists(), f"no fixture {TRANSCRIPT}; run with KEN_RECORD_FIXTURES=1"
+    assert message_types(transcript_fixture(live, box)) == message_types(
+        TRANSCRIPT.read_text(encoding="utf-8")
+    ), f"{TRANSCRIPT.name} no longer matches what Copilot writes; re-record it"
