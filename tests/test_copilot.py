@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 
 from conftest import KEN_BIN, ken
 from helpers import add
-from kenning import agentenv, agents, integrate, sessions
+from kenning import agentenv, agents, handoff, integrate, sessions
 from kenning.agents import copilot
 from kenning.agents.agent import BadPayload, Event
 from kenning.recall import HEADER as RECALL_HEADER
@@ -395,3 +396,46 @@ def test_an_events_file_with_broken_and_foreign_lines_gives_what_it_can(tmp_path
 def test_an_unreadable_payload_names_its_field() -> None:
     with pytest.raises(BadPayload, match="'prompt' is list"):
         agents.get("copilot").parse({"sessionId": "s", "cwd": "/tmp", "prompt": []}, "x")
+
+
+# ----------------------------------------------------------------------------- handoff
+
+
+def test_handoff_starts_copilot_interactive_with_the_pack_or_resumes_its_session(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(git_repo)
+    for event in ("sessionStart", "userPromptSubmitted", "sessionEnd"):
+        assert hook(event, recorded(event, git_repo)).returncode == 0
+    # A later session of another agent, so the handoff goes back to Copilot.
+    claude = {"session_id": "claude-1", "cwd": str(git_repo), "source": "startup"}
+    for event, extra in (
+        ("SessionStart", {}),
+        ("UserPromptSubmit", {"prompt": "Export the refunds as CSV"}),
+        ("SessionEnd", {"reason": "exit"}),
+    ):
+        done = subprocess.run(
+            [str(KEN_BIN), "hook", event, "--agent", "claude"],
+            input=json.dumps({**claude, "hook_event_name": event, **extra}),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+
+    fresh = json.loads(ken("handoff", "--to", "copilot", "--json").output)
+    # Without its transcript there is nothing to resume: a new interactive session.
+    assert fresh["mode"] == "fresh"
+    assert fresh["argv"][:2] == ["copilot", "-i"] and len(fresh["argv"]) == 3
+    assert fresh["argv"][2].startswith("# Continuing from another agent\n")
+    assert fresh["argv"][2].endswith(f"\n\n{handoff.DEFAULT_PROMPT}")
+
+    events = copilot_home() / "session-state" / SESSION / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    shutil.copy(TRANSCRIPT, events)
+    back = json.loads(ken("handoff", "--to", "copilot", "--model", "gpt-6-sol", "--json").output)
+    assert back["mode"] == "resume"
+    assert back["argv"][:5] == ["copilot", "--model", "gpt-6-sol", f"--resume={SESSION}", "-i"]
+    assert back["argv"][5].startswith("# Since your last turn\n")
+    assert back["argv"][5].endswith(f"\n\n{handoff.RESUME_PROMPT}")
