@@ -240,8 +240,8 @@ AGENT = Agent(
         entry=_mcp_entry,
         server=standard_server,
         notes=(
-            "`copilot -p` runs the tools only with --allow-tool=ken (or --allow-all-tools); "
-            "an interactive session asks before each first use",
+            "`copilot -p` runs the tools only with --allow-tool=ken (or --allow-all-tools): "
+            "no setting of Copilot's allows them for good",
         ),
     ),
     launch=LaunchSettings(
