@@ -153,6 +153,19 @@ def test_sessions_round_trip(db_path):
             store.get_session("S2")
 
 
+def test_a_second_hook_opening_the_same_agent_run_at_once_gets_the_first_session(db_path):
+    with opened(db_path) as store:
+        first = Session(id="S1", agent="copilot", agent_session_id="run-1", started_at="t1")
+        store.upsert_session(first)
+        # Found no session a moment ago, so it made its own: it gets the first's.
+        assert store.upsert_session(replace(first, id="S2", started_at="t2")) == first
+        updated = replace(first, model="stub-model")
+        assert store.upsert_session(updated) == updated  # the stored one still updates
+        other = Session(id="S3", agent="claude", agent_session_id="run-1", started_at="t3")
+        assert store.upsert_session(other) == other
+        assert [s.id for s in store.list_sessions()] == ["S3", "S1"]
+
+
 # --- forgetting leaves nothing on disk --------------------------------------------------
 
 # Words no other item holds, with the field each one is in. The index stores words

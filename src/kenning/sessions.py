@@ -228,7 +228,7 @@ def start(
             continued_from=continued_from,
         )
     scopes = [str(s) for s in where.scopes]
-    store.upsert_session(session, scopes)
+    session = store.upsert_session(session, scopes)
     close_stale(store, agent, where.cwd, session.id, idle_hours, source, pid, on_close)
     return session
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kenning.agents import claude, codex, gemini, opencode
+from kenning.agents import claude, codex, copilot, gemini, opencode
 from kenning.agents.agent import Agent
 from kenning.errors import InvalidInput
 
@@ -23,6 +23,7 @@ AGENTS: dict[str, Agent] = {
         codex.AGENT,
         gemini.AGENT,
         opencode.AGENT,
+        copilot.AGENT,
     )
 }
 NAMES: tuple[str, ...] = tuple(AGENTS)

@@ -31,8 +31,8 @@ MAX_REQUEST_BYTES = MAX_STDIN_BYTES + 1024 * 1024  # with its arguments and envi
 
 # Every environment variable a hook reads (a name, or a prefix ending in `*`): where the
 # store, config and state are (KEN_*, XDG_*, HOME), the agent markers (each agent
-# module's `env_markers`; the client cannot afford to import them),
-# Codex's home, and what the programs a hook starts need to run (git, the summarizer):
+# module's `env_markers`; the client cannot afford to import them), Codex's and
+# Copilot's homes, and what the programs a hook starts need to run (git, the summarizer):
 # PATH, locale, time zone, temp folder. Nothing else leaves the agent's shell; a test
 # checks that every variable kenning's code reads is here.
 HOOK_ENV = (
@@ -50,6 +50,9 @@ HOOK_ENV = (
     "GEMINI_CLI",
     "OPENCODE",
     "OPENCODE_PID",
+    "COPILOT_HOME",
+    "COPILOT_CLI",
+    "COPILOT_AGENT_SESSION_ID",
     "PATH",
     "LANG",
     "LC_ALL",

@@ -1073,6 +1073,10 @@ class SQLiteStore:
 
     @_spoolable(lambda args: args[0])
     def upsert_session(self, session: Session, scopes: Sequence[str] = ()) -> Session:
+        """Store a session (by id); returns the one stored. A session new here whose agent
+        run is stored already is not stored twice: two hooks of one run that start at
+        once (Copilot's first two) each open it, and the one that comes second gets the
+        first's."""
         data = session.to_dict()
         data["commits"] = json.dumps(data["commits"])
         data["scopes"] = json.dumps(list(scopes))
@@ -1080,6 +1084,14 @@ class SQLiteStore:
         names = list(data)
         updates = ", ".join(f"{n} = excluded.{n}" for n in names if n != "id")
         with self._write() as conn:
+            twin = conn.execute(
+                "SELECT * FROM sessions WHERE agent = ? AND agent_session_id = ? AND id != ? "
+                "AND NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?) "
+                "ORDER BY started_at DESC LIMIT 1",
+                (session.agent, session.agent_session_id, session.id, session.id),
+            ).fetchone()
+            if twin is not None:
+                return _row_to_session(twin)
             conn.execute(
                 f"INSERT INTO sessions ({', '.join(names)}) "
                 f"VALUES ({', '.join('?' * len(names))}) "
