@@ -829,9 +829,7 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
             click.echo(line)
 
 
-@cli.command(
-    "import", epilog=example("ken import memories.jsonl\n    ken import --from CLAUDE.md --dry-run")
-)
+@cli.command("import", epilog=example("ken import --from CLAUDE.md --dry-run"))
 @click.argument("file", type=click.File("rb"), required=False)
 @click.option(
     "--keep-status",
