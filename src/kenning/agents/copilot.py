@@ -219,6 +219,7 @@ def _mcp_entry(command: str, args: list[str], env: dict[str, str]) -> dict[str, 
 AGENT = Agent(
     name="copilot",
     title="GitHub Copilot CLI",
+    instruction_files=("AGENTS.md", "copilot-instructions.md"),
     env_markers=("COPILOT_CLI", "COPILOT_AGENT_SESSION_ID"),
     process_names=("copilot",),
     # Its native binary names its process MainThread; started through npm's loader, the
