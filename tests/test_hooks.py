@@ -28,7 +28,7 @@ from kenning import agents, hooklog
 from kenning import sessions as sessions_mod
 from kenning.agents.agent import MAX_OUTPUT_CHARS
 from kenning.hooks import run as hook_run
-from kenning.model import Session
+from kenning.model import Session, Status
 from kenning.pack import SHORT_INTRO
 from kenning.recall import HEADER as RECALL_HEADER
 from kenning.store import ItemQuery
@@ -1212,3 +1212,40 @@ def test_the_hook_path_loads_no_ui_library(
     elif event in PROMPT_EVENTS:
         assert "greets in French" in done.stdout
     assert log_lines() == []
+
+
+def test_a_new_sessions_start_tells_the_person_what_waits_for_review_once(git_repo):
+    from kenning.hooks import handlers
+
+    claude = agents.get("claude")
+    payload = {
+        "session_id": "5a0e7c1d-0000-4000-8000-00000000000a",
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "cwd": str(git_repo),
+    }
+    with opened() as store:
+        add("Deploys go through staging first", store, kind="decision")
+        start = claude.parse(payload)
+        assert handlers.waiting_notice(store, start) == ""  # nothing waits: plain pack
+        assert not claude.render(start, "the pack").startswith("{")
+        add("Squash merge every pull request", store, status=Status.PROPOSED)
+        notice = handlers.waiting_notice(store, start)
+        assert notice == "◇ 1 memory waits for your review: ken review"
+        out = json.loads(claude.render(start, "the pack", notice))
+        assert out == {
+            "systemMessage": notice,
+            "hookSpecificOutput": {
+                "hookEventName": "SessionStart",
+                "additionalContext": "the pack",
+            },
+        }
+        for source in ("resume", "compact"):  # the same session goes on: told already
+            again = claude.parse({**payload, "source": source})
+            assert handlers.waiting_notice(store, again) == ""
+        prompt = claude.parse({**payload, "hook_event_name": "UserPromptSubmit", "prompt": "hi"})
+        assert handlers.waiting_notice(store, prompt) == ""
+    copilot = agents.get("copilot")  # shows hook messages to the model only: no notice
+    assert copilot.render(start, "the pack", notice) == json.dumps(
+        {"additionalContext": "the pack"}
+    )

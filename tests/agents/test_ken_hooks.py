@@ -148,3 +148,29 @@ def test_hooks_from_ken_integrate_reach_the_model(
         assert checks[f"{agent} {event}"]["ok"], checks[f"{agent} {event}"]
     assert report["recent_errors"] == []
     assert hook_log(box) == []
+
+
+@pytest.mark.agents
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_memories_waiting_for_review_are_shown_to_the_person_and_never_to_the_model(
+    agent: str, request: pytest.FixtureRequest
+) -> None:
+    stub: StubServer = request.getfixturevalue(STUBS[agent])
+    box: Sandbox = request.getfixturevalue(f"{agent}_box")
+    ken_json(box, "integrate", agent, *(["--trust"] if agent == "codex" else []))
+    pinned = ken_json(box, "add", PINNED, "--pin")
+    ken_json(box, "add", "Squash merge every pull request", "--propose")
+    ken_json(box, "add", "Tag releases with a v prefix", "--propose")
+
+    stub.queue(Text(FINAL))
+    done = RUN[agent](box, PROMPT, timeout=120)
+
+    assert done.returncode == 0, done.stderr[-4000:]
+    first = request_text(stub.model_requests()[0])
+    # The pack still reaches the model, now carried in the hook's JSON beside the notice,
+    assert f"- (note) {PINNED} [m:{pinned['short_id']}]" in first
+    # and the notice, which is the person's, reaches no request.
+    everything = stub.all_request_text()
+    assert "wait for your review" not in everything and "◇" not in everything
+    assert "Squash merge every pull request" not in everything
+    assert hook_log(box) == []

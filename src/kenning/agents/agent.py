@@ -296,6 +296,8 @@ class Agent(NamedTuple):
     # The instruction files it loads by itself from a repo (CLAUDE.md): a memory
     # onboarded from one of them is never told to it again.
     instruction_files: tuple[str, ...] = ()
+    # Whether a hook's JSON `systemMessage` is shown to the person and not the model.
+    shows_user_messages: bool = False
     # Where it saves memories of its own (`ken collect` reads them), and how a checkout's
     # folder is named there (Claude: every character but letters and digits as '-').
     memory_places: Callable[[Env], list[MemoryPlace]] | None = None
@@ -340,18 +342,26 @@ class Agent(NamedTuple):
             raw=payload,
         )
 
-    def render(self, event: HookEvent, text: str) -> str:
-        """Our context in the form this agent reads for this event ('' for none)."""
-        if not text:
+    def render(self, event: HookEvent, text: str, notice: str = "") -> str:
+        """Our context in the form this agent reads for this event ('' for none), and a
+        notice for the person (`systemMessage`) where the agent shows one to them and not
+        to the model."""
+        notice = notice if self.shows_user_messages else ""
+        if not text and not notice:
             return ""
-        text = clip(text)
+        text = clip(text) if text else ""
         form = self.start_context if event.event is Event.SESSION_START else self.prompt_context
+        if notice and form == "plain":
+            form = "hook_specific"  # the notice needs JSON, which then carries the context
+        out: dict[str, Any] = {"systemMessage": notice} if notice else {}
         match form:
             case "plain":
                 return text
             case "additional":
-                return json.dumps({"additionalContext": text}, ensure_ascii=False)
+                if text:
+                    out["additionalContext"] = text
             case "hook_specific":
-                name = event.name or self.event_name(event.event)
-                out = {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}
-                return json.dumps(out, ensure_ascii=False)
+                if text:
+                    name = event.name or self.event_name(event.event)
+                    out["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": text}
+        return json.dumps(out, ensure_ascii=False)

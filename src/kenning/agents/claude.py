@@ -157,6 +157,7 @@ def last_model(path: str, session_id: str | None = None) -> str | None:
 AGENT = Agent(
     name="claude",
     title="Claude Code",
+    shows_user_messages=True,
     instruction_files=("CLAUDE.md",),
     env_markers=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"),
     process_names=("claude",),

@@ -168,6 +168,7 @@ def recognizes(payload: Mapping[str, Any]) -> bool:
 AGENT = Agent(
     name="codex",
     title="Codex",
+    shows_user_messages=True,
     instruction_files=("AGENTS.md",),
     env_markers=("CODEX_THREAD_ID", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_CI"),
     process_names=("codex",),

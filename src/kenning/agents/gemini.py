@@ -137,6 +137,7 @@ def _mcp_entry(command: str, args: list[str], env: dict[str, str]) -> dict[str, 
 AGENT = Agent(
     name="gemini",
     title="Gemini CLI",
+    shows_user_messages=True,
     instruction_files=("GEMINI.md",),
     env_markers=("GEMINI_CLI",),
     process_names=("gemini",),

@@ -12,7 +12,7 @@ from kenning.agents.agent import Event, HookEvent
 from kenning.config import Config
 from kenning.locate import here
 from kenning.model import Session
-from kenning.store import SQLiteStore
+from kenning.store import ItemQuery, SQLiteStore
 
 Later = list[Callable[[], None]]  # writes that may wait until the agent has its answer
 # Starts `ken ARGS` detached, in a folder (the summarizer). A hook process starts it
@@ -97,6 +97,23 @@ def _collect(store: SQLiteStore, cwd: str) -> None:
     from kenning import collect
 
     collect.collect(store, changed_only=True, cwd=cwd)
+
+
+NOTICE_SOURCES = {"startup", "clear"}  # a new session: where the person is told once
+
+
+def waiting_notice(store: SQLiteStore, event: HookEvent) -> str:
+    """At a new session's start, when memories wait for review: one line for the person
+    (the agent shows it to them, not to the model; see `Agent.render`)."""
+    if event.event is not Event.SESSION_START:
+        return ""
+    if (event.source or "startup").lower() not in NOTICE_SOURCES:
+        return ""
+    waiting = store.count_items(ItemQuery(statuses=("proposed",), include_expired=True))
+    if not waiting:
+        return ""
+    what = "memory waits" if waiting == 1 else "memories wait"
+    return f"◇ {waiting} {what} for your review: ken review"
 
 
 def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:

@@ -137,16 +137,18 @@ def run(
         if starts is not None:
             handlers.spawn = lambda args, cwd: starts.append((args, cwd))
         try:
-            return agent.render(event, handlers.handle(store, event, config, later))
+            text = handlers.handle(store, event, config, later)
+            return agent.render(event, text, handlers.waiting_notice(store, event))
         finally:
             handlers.spawn = handlers.start_detached
     store = open_store(busy_seconds=budget)
     try:
         _bound(store, started + budget)
         text = handlers.handle(store, event, config)
+        notice = handlers.waiting_notice(store, event)
     finally:
         store.close()
-    return agent.render(event, text)
+    return agent.render(event, text, notice)
 
 
 def _bound(store: Any, deadline: float) -> None:
