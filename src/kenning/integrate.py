@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning import agents, paths
-from kenning.agents.agent import MCP_NAME, Agent, dump_object, load_object
+from kenning.agents.agent import COMMAND_MARK, MCP_NAME, Agent, dump_object, load_object
 from kenning.errors import InvalidInput
 
 
@@ -139,11 +139,45 @@ def install(name: str, *, trust: bool = False, ken: str | None = None) -> Change
             change.notes.append(f"trusted these hooks in {trust_path}")
         else:
             change.notes.append(agent.trust.untrusted_note)
+    change.notes += install_commands(agent)
     return change
+
+
+def install_commands(agent: Agent) -> list[str]:
+    """Write `/remember` and `/recall` in the agent's own form; a file of the person's
+    own by that name is left as it is, and said so."""
+    notes = []
+    for path, text in (agent.commands(os.environ) if agent.commands else {}).items():
+        old = read_text(path)
+        if old == text:
+            continue
+        if old and COMMAND_MARK not in old:
+            notes.append(f"{path} is your own command: left as it is, so /{path.stem} is yours")
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_file(path, text, keep_backup=False)
+        notes.append(f"/{path.stem} installed: {path}")
+    return notes
+
+
+def remove_commands(agent: Agent) -> list[str]:
+    """Delete the command files kenning wrote (and only those)."""
+    notes = []
+    for path in agent.commands(os.environ) if agent.commands else {}:
+        if path.exists() and COMMAND_MARK in read_text(path):
+            path.unlink()
+            notes.append(f"/{path.stem} removed: {path}")
+    return notes
 
 
 def remove(name: str) -> Change:
     agent = agents.get(name)
+    change = _remove_hooks(agent)
+    change.notes += remove_commands(agent)
+    return change
+
+
+def _remove_hooks(agent: Agent) -> Change:
     path = agent.hooks.path(os.environ)
     old = read_text(path)
     if agent.hooks.owned:

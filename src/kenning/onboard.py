@@ -47,11 +47,15 @@ class Entry:
 
     @property
     def kind(self) -> Kind:
-        """A decision when it says one was made; a preference when it tells the agent
-        what to do; otherwise a fact about the repo."""
-        if _DECISION.search(self.text):
-            return Kind.DECISION
-        return Kind.PREFERENCE if _RULE.search(self.text) else Kind.FACT
+        return guess_kind(self.text)
+
+
+def guess_kind(text: str) -> Kind:
+    """A decision when it says one was made; a preference when it tells the agent what
+    to do; otherwise a fact."""
+    if _DECISION.search(text):
+        return Kind.DECISION
+    return Kind.PREFERENCE if _RULE.search(text) else Kind.FACT
 
 
 def entries(text: str) -> list[Entry]:

@@ -240,6 +240,11 @@ def _same(payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
+COMMAND_MARK = "installed by kenning"  # in every command file kenning writes
+REMEMBER_HELP = f"Remember these words in kenning, exactly as typed ({COMMAND_MARK})"
+RECALL_HELP = f"Show what kenning's memory holds for these words ({COMMAND_MARK})"
+
+
 class SavedMemory(NamedTuple):
     """One memory an agent saved in its own memory place: a file, or one entry of one."""
 
@@ -298,6 +303,12 @@ class Agent(NamedTuple):
     instruction_files: tuple[str, ...] = ()
     # Whether a hook's JSON `systemMessage` is shown to the person and not the model.
     shows_user_messages: bool = False
+    # `/remember` and `/recall` in the agent's own way: file -> content (`ken integrate`).
+    commands: Callable[[Env], dict[Path, str]] | None = None
+    # What tells a hook the agent CLI ran (the person typed the prompt) from a command its
+    # model ran: variables set only in its hooks, and only in its model's shells.
+    hook_only_env: tuple[str, ...] = ()
+    tool_only_env: tuple[str, ...] = ()
     # Where it saves memories of its own (`ken collect` reads them), and how a checkout's
     # folder is named there (Claude: every character but letters and digits as '-').
     memory_places: Callable[[Env], list[MemoryPlace]] | None = None

@@ -19,6 +19,8 @@ from kenning.agents.agent import (
     HOOK_TIMEOUTS,
     MCP_NAME,
     MCP_TOOLS,
+    RECALL_HELP,
+    REMEMBER_HELP,
     Agent,
     Env,
     Event,
@@ -154,6 +156,24 @@ def last_model(path: str, session_id: str | None = None) -> str | None:
     return None
 
 
+def commands(env: Env) -> dict[Path, str]:
+    """Custom slash commands (~/.claude/commands): Claude's prompt hook sees the line as
+    typed, so each file only tells the model what kenning did."""
+    folder = config_home(env) / "commands"
+    return {
+        folder / "remember.md": (
+            f"---\ndescription: {REMEMBER_HELP}\nargument-hint: [--scope SCOPE] words\n---\n"
+            "kenning's prompt hook has stored the words after /remember ($ARGUMENTS) and says "
+            "so above. Confirm it to the person in one short line; do nothing else.\n"
+        ),
+        folder / "recall.md": (
+            f"---\ndescription: {RECALL_HELP}\nargument-hint: words\n---\n"
+            'kenning\'s prompt hook has put what memory holds for "$ARGUMENTS" above. Show '
+            "the person that list as it is; do nothing else.\n"
+        ),
+    }
+
+
 AGENT = Agent(
     name="claude",
     title="Claude Code",
@@ -188,4 +208,7 @@ AGENT = Agent(
     last_model=last_model,
     memory_places=memory_places,
     checkout_name=checkout_name,
+    commands=commands,
+    hook_only_env=("CLAUDE_PROJECT_DIR",),
+    tool_only_env=("CLAUDE_CODE_EXECPATH",),
 )

@@ -18,6 +18,8 @@ from typing import Any
 
 from kenning.agents.agent import (
     HOOK_TIMEOUTS,
+    RECALL_HELP,
+    REMEMBER_HELP,
     Agent,
     Env,
     Event,
@@ -165,6 +167,18 @@ def recognizes(payload: Mapping[str, Any]) -> bool:
     return "turn_id" in payload or "/rollout-" in str(payload.get("transcript_path") or "")
 
 
+def commands(env: Env) -> dict[Path, str]:
+    """Custom prompts (~/.codex/prompts, typed as /prompts:remember): each expands to the
+    line itself, which `codex exec` passes as typed anyway."""
+    folder = codex_home(env) / "prompts"
+    return {
+        folder / f"{name}.md": (
+            f"---\ndescription: {help_text}\nargument-hint: words\n---\n/{name} $ARGUMENTS\n"
+        )
+        for name, help_text in (("remember", REMEMBER_HELP), ("recall", RECALL_HELP))
+    }
+
+
 AGENT = Agent(
     name="codex",
     title="Codex",
@@ -212,4 +226,6 @@ AGENT = Agent(
     transcript=jsonl_reader(turns),
     instructions=instructions,
     memory_places=memory_places,
+    commands=commands,
+    tool_only_env=("CODEX_TOOL_CALL_ID", "CODEX_THREAD_ID"),
 )

@@ -20,7 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from kenning.agents.agent import (
+    COMMAND_MARK,
     HOOK_TIMEOUTS,
+    RECALL_HELP,
+    REMEMBER_HELP,
     Agent,
     Env,
     Event,
@@ -134,6 +137,19 @@ def _mcp_entry(command: str, args: list[str], env: dict[str, str]) -> dict[str, 
     return entry
 
 
+def commands(env: Env) -> dict[Path, str]:
+    """Custom commands (~/.gemini/commands/*.toml): Gemini's prompt hook sees a command's
+    prompt, not the line typed, so the prompt is the line itself."""
+    folder = gemini_dir(env) / "commands"
+    return {
+        folder / f"{name}.toml": (
+            f"# {COMMAND_MARK}\ndescription = {json.dumps(help_text)}\n"
+            f'prompt = "/{name} {{{{args}}}}"\n'
+        )
+        for name, help_text in (("remember", REMEMBER_HELP), ("recall", RECALL_HELP))
+    }
+
+
 AGENT = Agent(
     name="gemini",
     title="Gemini CLI",
@@ -168,4 +184,7 @@ AGENT = Agent(
     recognizes=recognizes,
     memory_places=memory_places,
     checkout_name=str,
+    commands=commands,
+    hook_only_env=("GEMINI_PROJECT_DIR",),
+    tool_only_env=("GEMINI_CLI",),
 )

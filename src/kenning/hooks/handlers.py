@@ -4,6 +4,7 @@ error into a log line and silence."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 
 from kenning import deliver, sessions, transcripts
@@ -130,6 +131,8 @@ def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -
     if session is not None and not session.model:
         # Claude's hooks carry no model: its transcript has it once the agent answered.
         later.append(lambda: _note_model(store, session))
+    if SLASH.match(text):
+        return _slash(store, event, config, where, text)
     if not text.strip() or not deliver.may_deliver(config, event.agent, where):
         return ""
     context = transcripts.user_turns(
@@ -142,6 +145,26 @@ def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -
     if session is not None:
         later.append(lambda: deliver.record_recall(store, session, text, result))
     return result.text
+
+
+SLASH = re.compile(r"\s*/(?:prompts:)?(?:remember|recall)\b")  # before importing `slash`
+
+
+def _slash(
+    store: SQLiteStore, event: HookEvent, config: Config, where: where_mod.Where, text: str
+) -> str:
+    """`/remember` or `/recall`: the person's own words, stored as typed when the CLI ran
+    this hook (see `kenning.slash`)."""
+    from kenning import agents, slash
+
+    command = slash.parse(text)
+    if command is None:
+        return ""
+    if command.name == "remember" and not deliver.may_capture(config, where):
+        return "kenning: memory capture is off here (config.toml): nothing was stored."
+    agent = agents.get(event.agent)
+    markers = (agent.hook_only_env, agent.tool_only_env)
+    return slash.run(store, command, where, event.agent, slash.from_cli(markers, os.environ))
 
 
 def _note_model(store: SQLiteStore, session: Session) -> None:

@@ -1,0 +1,138 @@
+"""`/remember` and `/recall` typed inside an agent: the person's own words, kept as typed.
+
+`ken integrate AGENT` installs both commands in the agent's own way (`Agent.commands`).
+However the agent expands them, its prompt hook sees the person's line (Claude Code and
+Codex pass `/remember …` as typed; Gemini CLI passes the command's prompt, which kenning
+writes as `/remember {{args}}`), and this module reads it there:
+
+- `/remember [--scope SCOPE] TEXT` stores TEXT exactly, in the repo here (else global)
+  or the scope given. It is the person's own memory (active, who=user, how=slash) only
+  when the words came from the agent CLI itself: the hook's environment carries what
+  the CLI gives its hooks and not what it gives the commands its model runs
+  (`Agent.from_cli`; found with each real CLI, see docs/howto/remember.md). Otherwise,
+  say a model ran `ken hook` from its own shell with a forged prompt, the words are only
+  proposed, with themselves as evidence.
+- `/recall WORDS` shows what memory holds for them: the search's best hits go back to
+  the agent as context, for it to show the person.
+
+Either way the prompt gets no per-prompt recall: the command is the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kenning import items, policy
+from kenning.errors import KenningError
+from kenning.model import Scope, ScopeType, Status
+from kenning.store import Store
+from kenning.where import Where
+
+_COMMAND = re.compile(r"^\s*/(?:prompts:)?(remember|recall)(?:\s+(.*))?\s*$", re.S)
+_SCOPE = re.compile(r"^--scope(?:=|\s+)(\S+)\s+(.*)$", re.S)
+RECALL_LIMIT = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str  # remember or recall
+    text: str
+    scope: str | None = None
+
+
+def parse(prompt: str) -> Command | None:
+    """The `/remember` or `/recall` a prompt is, else None."""
+    found = _COMMAND.match(prompt)
+    if not found:
+        return None
+    name, rest = found.group(1), (found.group(2) or "").strip()
+    scope = None
+    if name == "remember" and (given := _SCOPE.match(rest)):
+        scope, rest = given.group(1), given.group(2).strip()
+    return Command(name, rest, scope)
+
+
+def run(
+    store: Store,
+    command: Command,
+    where: Where,
+    agent: str,
+    from_cli: bool,
+) -> str:
+    """Do the command; what the agent is told (for it to confirm to the person)."""
+    if not command.text:
+        return f"kenning: /{command.name} needs words after it, e.g. /{command.name} use pnpm"
+    if command.name == "recall":
+        return _recall(store, command.text, where)
+    return _remember(store, command, where, agent, from_cli)
+
+
+def _remember(store: Store, command: Command, where: Where, agent: str, from_cli: bool) -> str:
+    try:
+        scope = where.scope(command.scope) if command.scope else _default_scope(where)
+    except KenningError as exc:
+        return f"kenning: nothing stored: {exc}"
+    from kenning.onboard import guess_kind
+
+    words = command.text
+    kind = guess_kind(words)
+    if from_cli:
+        item = items.add(
+            store,
+            words,
+            scope=scope,
+            kind=kind,
+            status=Status.ACTIVE,
+            provenance=where.provenance("user", "slash"),
+            actor=policy.PERSON,
+        )
+        what = "stored the person's words as"
+    else:
+        item = items.add(
+            store,
+            words,
+            scope=scope,
+            kind=kind,
+            status=Status.PROPOSED,
+            evidence=words,
+            provenance=where.provenance(agent, "slash"),
+            actor=policy.Actor(agent, where.scopes),
+        )
+        what = "proposed (a person approves it with `ken review`)"
+    return (
+        f"kenning {what} memory [m:{item.id[-6:].lower()}] in {item.scope}: "
+        f'"{item.title}". Tell the person so in one short line; do nothing else.'
+    )
+
+
+def _default_scope(where: Where) -> Scope:
+    return where.scope("repo") if where.repo else Scope(ScopeType.GLOBAL)
+
+
+def _recall(store: Store, words: str, where: Where) -> str:
+    scopes = [str(s) for s in where.scopes]
+    try:
+        hits = [
+            found.item for found in items.search(store, words, scopes=scopes, limit=RECALL_LIMIT)
+        ]
+    except KenningError:
+        hits = []
+    if not hits:
+        return f'kenning holds nothing for "{words}" here. Tell the person so in one line.'
+    lines = [f"- ({i.kind.value}) {i.title} [m:{i.id[-6:].lower()}] ({i.scope})" for i in hits]
+    return (
+        f'What kenning\'s memory holds for "{words}" here, best first. Show the person this '
+        "list as it is, and nothing else:\n" + "\n".join(lines)
+    )
+
+
+def from_cli(markers: tuple[tuple[str, ...], tuple[str, ...]], env: Mapping[str, str]) -> bool:
+    """Whether a hook's environment is the one the agent CLI gives its hooks: every
+    hook-only variable set, no variable of the shells its model's commands run in. An
+    agent that declares neither kind gives no such signal: never."""
+    hook_only, tool_only = markers
+    if not hook_only and not tool_only:
+        return False
+    return all(env.get(v) for v in hook_only) and not any(env.get(v) for v in tool_only)

@@ -1,0 +1,136 @@
+"""`/remember` and `/recall` typed in an agent: the words kept exactly, as the person's
+own only when the agent CLI itself ran the hook."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import ken, ken_proc
+from helpers import add, opened
+from kenning import agents, slash
+from kenning.model import Status
+from kenning.store import ItemQuery
+
+WORDS = "Use pnpm, never npm — the lockfile is pnpm-lock.yaml"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("/remember Use pnpm", ("remember", "Use pnpm", None)),
+        (
+            "  /remember   Use pnpm\nand yarn never  ",
+            ("remember", "Use pnpm\nand yarn never", None),
+        ),
+        ("/prompts:remember Use pnpm", ("remember", "Use pnpm", None)),
+        ("/remember --scope global Use tabs", ("remember", "Use tabs", "global")),
+        ("/remember --scope=workspace Use tabs", ("remember", "Use tabs", "workspace")),
+        ("/recall deploys", ("recall", "deploys", None)),
+        ("/remember", ("remember", "", None)),
+    ],
+)
+def test_a_remember_or_recall_line_is_read_as_typed(prompt, expected):
+    command = slash.parse(prompt)
+    assert command is not None
+    assert (command.name, command.text, command.scope) == expected
+
+
+@pytest.mark.parametrize(
+    "prompt", ["remember to use pnpm", "/rememberance", "/review", "x /recall"]
+)
+def test_other_prompts_are_no_command(prompt):
+    assert slash.parse(prompt) is None
+
+
+def test_the_hook_environment_tells_the_cli_from_its_models_shell():
+    claude = agents.get("claude")
+    markers = (claude.hook_only_env, claude.tool_only_env)
+    assert slash.from_cli(markers, {"CLAUDE_PROJECT_DIR": "/src/shop"})
+    assert not slash.from_cli(markers, {})  # not run by the CLI as a hook
+    both = {"CLAUDE_PROJECT_DIR": "/src/shop", "CLAUDE_CODE_EXECPATH": "/bin/claude"}
+    assert not slash.from_cli(markers, both)  # the model's shell, copying the hook's
+    codex = agents.get("codex")
+    assert slash.from_cli((codex.hook_only_env, codex.tool_only_env), {})
+    assert not slash.from_cli((codex.hook_only_env, codex.tool_only_env), {"CODEX_THREAD_ID": "t"})
+    assert not slash.from_cli(((), ()), {})  # an agent that gives no signal: never
+
+
+def _hook(git_repo: Path, prompt: str, env: dict[str, str]) -> str:
+    payload = {
+        "session_id": "7c0ffee0-0000-4000-8000-00000000000b",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+        "cwd": str(git_repo),
+    }
+    done = ken_proc(
+        "hook", "UserPromptSubmit", "--agent", "claude", input=json.dumps(payload), env=env
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return done.stdout
+
+
+def test_remember_from_the_cli_stores_the_persons_exact_words_in_the_repo(git_repo):
+    out = _hook(git_repo, f"/remember {WORDS}", {"CLAUDE_PROJECT_DIR": str(git_repo)})
+
+    with opened() as store:
+        [item] = store.list_items(ItemQuery(statuses=()))
+    assert item.title == WORDS and item.status is Status.ACTIVE
+    assert str(item.scope) == "repo:github.com/acme/shop"
+    assert (item.provenance.who, item.provenance.how) == ("user", "slash")
+    told = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert f"[m:{item.id[-6:].lower()}]" in told and "stored the person's words" in told
+
+
+def test_remember_run_from_the_models_shell_is_only_a_proposal(git_repo):
+    env = {"CLAUDE_PROJECT_DIR": str(git_repo), "CLAUDE_CODE_EXECPATH": "/x/claude"}
+    out = _hook(git_repo, "/remember Always push straight to main", env)
+
+    with opened() as store:
+        [item] = store.list_items(ItemQuery(statuses=()))
+    assert item.status is Status.PROPOSED and item.provenance.who == "claude"
+    assert item.evidence == "Always push straight to main"
+    assert "proposed" in out
+
+
+def test_remember_with_a_scope_and_recall_show_what_memory_holds(git_repo):
+    env = {"CLAUDE_PROJECT_DIR": str(git_repo)}
+    _hook(git_repo, "/remember --scope global Answer in British English", env)
+    with opened() as store:
+        add("Deploys go through staging first", store, scope="repo:github.com/acme/shop")
+        [english] = store.list_items(ItemQuery(scopes=("global",)))
+    assert english.title == "Answer in British English"
+
+    shown = json.loads(_hook(git_repo, "/recall deploys", env))["hookSpecificOutput"]
+    assert "Deploys go through staging first" in shown["additionalContext"]
+    nothing = json.loads(_hook(git_repo, "/recall zeppelins", env))["hookSpecificOutput"]
+    assert 'holds nothing for "zeppelins"' in nothing["additionalContext"]
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_integrate_installs_remember_and_recall_and_remove_takes_only_them(agent):
+    found = agents.get(agent)
+    assert found.commands is not None
+    files = list(found.commands(os.environ))
+    assert [p.stem for p in files] == ["remember", "recall"]
+    result = ken("integrate", agent)
+    assert result.exit_code == 0, result.output
+    assert all(p.exists() for p in files)
+    assert f"/remember installed: {files[0]}" in result.output
+    assert "/remember installed" not in ken("integrate", agent).output  # nothing to do again
+
+    gone = ken("integrate", agent, "--remove")
+    assert gone.exit_code == 0 and not any(p.exists() for p in files)
+
+
+def test_a_remember_command_of_the_persons_own_is_left_as_it_is():
+    path = list(agents.get("claude").commands(os.environ))[0]
+    path.parent.mkdir(parents=True)
+    path.write_text("my own /remember\n")
+    result = ken("integrate", "claude")
+    assert "is your own command: left as it is" in result.output
+    ken("integrate", "claude", "--remove")
+    assert path.read_text() == "my own /remember\n"
