@@ -393,3 +393,16 @@ def test_the_hook_path_imports_no_ui_or_heavy_library(module):
 def test_the_importtime_check_would_see_a_heavy_import():
     loaded = _imported_modules("import kenning.cli")
     assert "click" in loaded
+
+
+def test_the_short_id_has_one_home():
+    """The six characters people see are cut in `ids.short_id` alone."""
+    cut = re.compile(r"\[-(?:6|SHORT_LEN):\]\.lower\(\)")
+    found = [
+        f"{path.relative_to(SRC)}:{n}"
+        for path in SRC.rglob("*.py")
+        if path.name != "ids.py"
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if cut.search(line)
+    ]
+    assert found == []

@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from kenning import plans, policy, rank, statements
+from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Status
 from kenning.store import ItemQuery, SQLiteStore, now_iso
 
@@ -56,7 +57,7 @@ class Proposal:
         def brief(item: Item) -> dict[str, Any]:
             return {
                 "id": item.id,
-                "short_id": item.id[-6:].lower(),
+                "short_id": short_id(item.id),
                 "title": item.title,
                 "kind": item.kind.value,
                 "scope": str(item.scope),
@@ -84,7 +85,7 @@ class Curation:
             "waiting": [
                 {
                     "id": i.id,
-                    "short_id": i.id[-6:].lower(),
+                    "short_id": short_id(i.id),
                     "title": i.title,
                     "kind": i.kind.value,
                     "scope": str(i.scope),
@@ -164,7 +165,7 @@ def curate(
             continue
         if newer.status is Status.PROPOSED:
             notes.append(
-                f"proposal {newer.id[-6:].lower()} reverses active {older.id[-6:].lower()} "
+                f"proposal {short_id(newer.id)} reverses active {short_id(older.id)} "
                 f"({why}): approving it supersedes nothing by itself; review both"
             )
             continue
@@ -187,8 +188,8 @@ def curate(
                     "supersede",
                     tuple(o for o, _ in mine),
                     newest[newer_id],
-                    f"{newer_id[-6:].lower()} reverses "
-                    + "; ".join(f"{o.id[-6:].lower()} ({why})" for o, why in mine),
+                    f"{short_id(newer_id)} reverses "
+                    + "; ".join(f"{short_id(o.id)} ({why})" for o, why in mine),
                 )
             )
     proposals += _folds(copies)
@@ -229,7 +230,7 @@ def _folds(copies: Sequence[tuple[Item, Item, str]]) -> list[Proposal]:
                     "fold",
                     rest,
                     keep,
-                    f"{len(group)} memories say the same {where}: {keep.id[-6:].lower()} "
+                    f"{len(group)} memories say the same {where}: {short_id(keep.id)} "
                     "stays and cites the others",
                 )
             )

@@ -6,6 +6,8 @@ an error result, a hook logs and stays silent.
 
 from __future__ import annotations
 
+from kenning.ids import short_id
+
 
 class KenningError(Exception):
     """Base of every error kenning raises on purpose."""
@@ -35,7 +37,7 @@ class RevisionConflict(KenningError):
     def __init__(self, item_id: str, expected: str, current: str) -> None:
         self.current = current
         super().__init__(
-            f"item {item_id[-6:]} is at revision {current}, not {expected}; "
+            f"item {short_id(item_id)} is at revision {current}, not {expected}; "
             "read it again and retry with the current revision"
         )
 

@@ -33,6 +33,7 @@ from kenning import agents, items, policy, sessions
 from kenning.agents.agent import LaunchSettings
 from kenning.config import Config
 from kenning.errors import InvalidInput
+from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import one_line, toml_string
 from kenning.store import ItemQuery, SQLiteStore
@@ -236,7 +237,7 @@ def handoffs_of(store: SQLiteStore, session: Session) -> list[Item]:
 
 
 def _handoff_lines(item: Item, label: str, *, body: bool = True) -> list[str]:
-    lines = [f"- {label}: {item.title} [m:{item.id[-6:].lower()}]"]
+    lines = [f"- {label}: {item.title} [m:{short_id(item.id)}]"]
     if body:
         for line in item.body.splitlines():
             if not line.strip() or line.startswith("Transcript:"):
@@ -300,7 +301,7 @@ def since_pack(
     ]
     lines.append("")
     lines.append("## Added to memory since")
-    lines += [f"- ({i.kind.value}) {i.title} [m:{i.id[-6:].lower()}]" for i in added[:20]]
+    lines += [f"- ({i.kind.value}) {i.title} [m:{short_id(i.id)}]" for i in added[:20]]
     if not added:
         lines.append("nothing")
     uncommitted = git_text(cwd, "diff", "HEAD", "--shortstat")

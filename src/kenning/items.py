@@ -15,6 +15,7 @@ from datetime import date, datetime, timedelta
 
 from kenning import config, hooklog, ids, policy, rank, templates
 from kenning.errors import AmbiguousId, InvalidInput, NotFound
+from kenning.ids import short_id
 from kenning.model import (
     MAX_EVIDENCE_BYTES,
     MAX_ITEM_BYTES,
@@ -341,7 +342,7 @@ def file_proposal(store: Store, item: Item) -> Item:
     if len(asked) >= SESSIONS_TO_PROPOSE_AGAIN:
         note = (
             f"Proposed again by {len(asked)} sessions after a person dismissed it "
-            f"({reason}, item {last.id[-6:].lower()})."
+            f"({reason}, item {short_id(last.id)})."
         )
         evidence = f"{note}\n{item.evidence}".strip().encode()[:MAX_EVIDENCE_BYTES]
         return store.insert_item(replace(item, evidence=evidence.decode(errors="ignore")))
@@ -381,7 +382,7 @@ def resolve(store: Store, ref: str) -> str:
     if not found:
         raise NotFound(f"no item matches '{ref}'; `ken list --all` shows every item")
     if len(found) > 1:
-        raise AmbiguousId(ref, [f"{i[-6:].lower()} ({i})" for i in found])
+        raise AmbiguousId(ref, [f"{short_id(i)} ({i})" for i in found])
     return found[0]
 
 
@@ -450,7 +451,7 @@ def revised(
     stored); `item` itself when nothing changes."""
     if item.source and text is not None:
         raise InvalidInput(
-            f"item {item.id[-6:].lower()} is kept in sync from {item.source}: edit that file"
+            f"item {short_id(item.id)} is kept in sync from {item.source}: edit that file"
         )
     title, body = (item.title, item.body) if text is None else split_text(text)
     tags = list(item.tags)
@@ -539,7 +540,7 @@ def check_status_change(item: Item, action: str) -> None:
     if item.status not in _ALLOWED_FROM[action]:
         allowed = " or ".join(s.value for s in _ALLOWED_FROM[action])
         raise InvalidInput(
-            f"cannot {action} item {item.id[-6:].lower()}: it is {item.status.value}, "
+            f"cannot {action} item {short_id(item.id)}: it is {item.status.value}, "
             f"and only {allowed} items can be"
         )
 
@@ -570,7 +571,7 @@ def set_status(
     item: a person's decision (see `policy.require_person`)."""
     item = get(store, ref)
     check_status_change(item, action)
-    policy.require_person(policy.resolve(actor), f"{action} {item.id[-6:].lower()}")
+    policy.require_person(policy.resolve(actor), f"{action} {short_id(item.id)}")
     dismiss_reason = dismiss_reason_of(reason) if action == "dismiss" else None
     archive_reason = archive_reason_of(reason) if action == "archive" else None
     now = now_iso()
@@ -610,7 +611,7 @@ def undo_status(
     made, else RevisionConflict. What the change did to other memories (an approved
     replacement superseding the one it replaces, the cap archiving) stays as it is."""
     item = store.get_item(before.id)
-    policy.require_person(policy.resolve(actor), f"undo the change to {item.id[-6:].lower()}")
+    policy.require_person(policy.resolve(actor), f"undo the change to {short_id(item.id)}")
     updated = replace(
         item,
         status=before.status,

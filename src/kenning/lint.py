@@ -19,6 +19,7 @@ from typing import Any
 
 from kenning import statements
 from kenning.errors import InvalidInput
+from kenning.ids import short_id
 from kenning.model import Item, Kind, Status
 from kenning.store import ItemQuery, SQLiteStore, Store, now_iso
 
@@ -38,7 +39,7 @@ class Finding:
         data: dict[str, Any] = {
             "rule": self.rule,
             "id": self.item_id,
-            "short_id": self.item_id[-6:].lower(),
+            "short_id": short_id(self.item_id),
             "title": self.title,
             "detail": self.detail,
         }
@@ -93,7 +94,7 @@ def lint(
                     "duplicate",
                     item.id,
                     item.title,
-                    f"same text as {other.id[-6:].lower()} in {item.scope}",
+                    f"same text as {short_id(other.id)} in {item.scope}",
                 )
             )
         else:

@@ -29,6 +29,7 @@ from kenning import where as where_mod
 from kenning.config import Config
 from kenning.errors import KenningError
 from kenning.identity import Identity, identify
+from kenning.ids import short_id
 from kenning.locate import here
 from kenning.model import Item
 from kenning.pack import MIN_BUDGET
@@ -120,7 +121,7 @@ def _redacted(answer: dict[str, Any], item: Item, given: list[str]) -> dict[str,
 def _item_brief(item: Item) -> dict[str, Any]:
     return {
         "id": item.id,
-        "short_id": item.id[-6:].lower(),
+        "short_id": short_id(item.id),
         "title": item.title,
         "body": item.body,
         "kind": item.kind.value,
@@ -239,7 +240,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             item = items.get(mem.store, id)
             if deliver.withheld(item, deliver.blocked_repos(mem.config)):
                 raise ToolError(
-                    f"memory {item.id[-6:].lower()} belongs to a repo whose memory is not "
+                    f"memory {short_id(item.id)} belongs to a repo whose memory is not "
                     "delivered to agents (deliver = false in config.toml)"
                 )
             data = item.to_dict()

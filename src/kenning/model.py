@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from kenning.ids import short_id
+
 MAX_ITEM_BYTES = 4096
 MAX_EVIDENCE_BYTES = 8192
 TASK_TTL_DAYS = 14
@@ -281,7 +283,7 @@ class Item:
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
-            "short_id": self.id[-6:].lower(),
+            "short_id": short_id(self.id),
             "title": self.title,
             "body": self.body,
             "kind": self.kind.value,

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.ids import short_id
 from kenning.model import Item, Session
 from kenning.policy import unreviewed_from
 from kenning.store import ItemQuery, SQLiteStore
@@ -64,7 +65,7 @@ def one_line(text: str) -> str:
 
 def render_item(item: Item, max_chars: int = 400, kind_label: bool = True) -> str:
     """One item as a Markdown bullet ending in its id marker; long bodies are cut."""
-    short = item.id[-6:].lower()
+    short = short_id(item.id)
     label = f"({item.kind.value}) " if kind_label else ""
     body = one_line(item.body)
     text = f"{item.title}: {body}" if body else item.title

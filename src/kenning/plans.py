@@ -53,6 +53,7 @@ from typing import Any
 
 from kenning import config, ids, items, policy
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, PlanConflict
+from kenning.ids import short_id
 from kenning.model import MAX_EVIDENCE_BYTES, Item, Kind, Link, Provenance, Scope, Status
 from kenning.store import Store, now_iso
 from kenning.store.base import Conflict, PlannedChange
@@ -481,7 +482,7 @@ class Applied:
 def _view(item: Item) -> dict[str, Any]:
     return {
         "id": item.id,
-        "short_id": item.id[-6:].lower(),
+        "short_id": short_id(item.id),
         "text": item.text,
         "kind": item.kind.value,
         "scope": str(item.scope),
@@ -540,7 +541,7 @@ class _Resolver:
         if first != op.index:
             raise InvalidInput(
                 f"{self.name}: operations[{op.index}] ({op.op}) names item "
-                f"{item_id[-6:].lower()}, which operations[{first}] names too: an id may be "
+                f"{short_id(item_id)}, which operations[{first}] names too: an id may be "
                 "in one operation only"
             )
         return self.store.get_item(item_id)
@@ -554,8 +555,7 @@ def _conflict_of(op: Operation, ref: str, item: Item | None, expected: str) -> C
             op.index,
             item.id,
             "revision_changed",
-            f"item {item.id[-6:].lower()} is at revision {item.revision}, the plan expects "
-            f"{expected}",
+            f"item {short_id(item.id)} is at revision {item.revision}, the plan expects {expected}",
         )
     return None
 
@@ -567,7 +567,7 @@ def _retired_conflict(op: Operation, item: Item) -> Conflict | None:
         op.index,
         item.id,
         "already_retired",
-        f"item {item.id[-6:].lower()} is {item.status.value} already",
+        f"item {short_id(item.id)} is {item.status.value} already",
     )
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from kenning.agentenv import detect_agent
 from kenning.errors import InvalidInput, NeedsPerson
+from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Status
 
 # Kinds an agent writes as its own working state, told at once in its own scopes.
@@ -155,7 +156,7 @@ def check_change(
     it needs a person. Returns the actor."""
     if is_free_for(actor, item, new_scope, new_kind):
         return actor
-    return require_person(actor, f"{action} memory {item.id[-6:].lower()} ({item.scope})")
+    return require_person(actor, f"{action} memory {short_id(item.id)} ({item.scope})")
 
 
 def unreviewed_from(item: Item) -> str | None:

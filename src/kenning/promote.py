@@ -28,6 +28,7 @@ from typing import Any
 
 from kenning import policy, rank
 from kenning.errors import InvalidInput
+from kenning.ids import short_id
 from kenning.model import Item, Kind, Status
 from kenning.store import ItemQuery, Store
 
@@ -52,7 +53,7 @@ class Promoted:
             "added": [
                 {
                     "id": i.id,
-                    "short_id": i.id[-6:].lower(),
+                    "short_id": short_id(i.id),
                     "path": record_path(i),
                     "title": i.title,
                 }
@@ -169,7 +170,7 @@ def promote(
             blob = staged("hash-object", "-w", "--stdin", stdin=texts[item.id])
             staged("update-index", "--add", "--cacheinfo", f"100644,{blob},{record_path(item)}")
         tree = staged("write-tree")
-    lines = [f"- {i.id[-6:].lower()} {i.kind.value} ({i.scope}): {i.title[:72]}" for i in new]
+    lines = [f"- {short_id(i.id)} {i.kind.value} ({i.scope}): {i.title[:72]}" for i in new]
     message = (
         f"memory: promote {len(new)} record{'s' if len(new) > 1 else ''} from kenning\n\n"
         + "\n".join(lines)

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from kenning import agents, ids
+from kenning.ids import short_id
 from kenning.model import Provenance, Session
 from kenning.redact import redact
 from kenning.store import SQLiteStore, now_iso
@@ -278,5 +279,5 @@ def resolve(store: SQLiteStore, ref: str) -> Session:
     if not found:
         raise NotFound(f"no session matches '{ref}'; `ken sessions --all` lists them")
     if len(found) > 1:
-        raise AmbiguousId(ref, [f"{s[-6:].lower()} ({s})" for s in found])
+        raise AmbiguousId(ref, [f"{short_id(s)} ({s})" for s in found])
     return store.get_session(found[0])

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from kenning import items, policy
 from kenning.errors import KenningError
+from kenning.ids import short_id
 from kenning.model import Scope, ScopeType, Status
 from kenning.store import Store
 from kenning.where import Where
@@ -102,7 +103,7 @@ def _remember(store: Store, command: Command, where: Where, agent: str, from_cli
         )
         what = "proposed (a person approves it with `ken review`)"
     return (
-        f"kenning {what} memory [m:{item.id[-6:].lower()}] in {item.scope}: "
+        f"kenning {what} memory [m:{short_id(item.id)}] in {item.scope}: "
         f'"{item.title}". Tell the person so in one short line; do nothing else.'
     )
 
@@ -121,7 +122,7 @@ def _recall(store: Store, words: str, where: Where) -> str:
         hits = []
     if not hits:
         return f'kenning holds nothing for "{words}" here. Tell the person so in one line.'
-    lines = [f"- ({i.kind.value}) {i.title} [m:{i.id[-6:].lower()}] ({i.scope})" for i in hits]
+    lines = [f"- ({i.kind.value}) {i.title} [m:{short_id(i.id)}] ({i.scope})" for i in hits]
     return (
         f'What kenning\'s memory holds for "{words}" here, best first. Show the person this '
         "list as it is, and nothing else:\n" + "\n".join(lines)

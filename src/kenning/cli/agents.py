@@ -12,6 +12,7 @@ from kenning import agents, browse, deliver, sessions
 from kenning.cli.app import State, cli, example, json_option, pass_state
 from kenning.cli.output import echo, echo_told, emit_json, say, table
 from kenning.errors import InvalidInput
+from kenning.ids import short_id
 from kenning.pack import MIN_BUDGET, one_line, toml_string
 from kenning.printable import clean
 from kenning.recall import RecallSettings
@@ -146,7 +147,7 @@ def recall(
             ["id", "kept", "shared", "norm", "weight", "decay", "score", "title / why"],
             [
                 [
-                    c.item.id[-6:].lower(),
+                    short_id(c.item.id),
                     "yes" if c.kept else "no",
                     str(len(c.shared)),
                     f"{c.normalized:.2f}",
@@ -204,7 +205,7 @@ def sessions_cmd(
         ["id", "agent", "started", "ended", "prompts", "first prompt"],
         [
             [
-                s.id[-6:].lower(),
+                short_id(s.id),
                 s.agent + (f" ({s.model})" if s.model else ""),
                 s.started_at[:16].replace("T", " "),
                 (s.ended_at or "open")[:16].replace("T", " "),
@@ -227,7 +228,7 @@ def told(state: State, session: str, as_json: bool) -> None:
     if as_json:
         emit_json({"session": found.to_dict(), "deliveries": [d.to_dict() for d in given]})
         return
-    echo(f"session {found.id[-6:].lower()}: {found.agent}, started {found.started_at}")
+    echo(f"session {short_id(found.id)}: {found.agent}, started {found.started_at}")
     if not given:
         click.echo("(told nothing)")
     titles = browse.titles(given)
@@ -237,7 +238,7 @@ def told(state: State, session: str, as_json: bool) -> None:
             what = "compaction: what came before may be recalled again"
         echo(f"{entry.at}  {what}")
         for item_id, _ in entry.items:
-            echo(f"  {item_id[-6:].lower()}  {clean(titles[item_id], one_line=True)}")
+            echo(f"  {short_id(item_id)}  {clean(titles[item_id], one_line=True)}")
 
 
 @cli.command(
@@ -457,7 +458,7 @@ def handoff_cmd(
         return
     say(
         f"{'resuming' if launch.mode == 'resume' else 'starting'} {to} "
-        f"(continuing {launch.continues.agent} session {launch.continues.id[-6:].lower()})"
+        f"(continuing {launch.continues.agent} session {short_id(launch.continues.id)})"
     )
     state.close()
     env = {**os.environ, **launch.env}
@@ -513,14 +514,14 @@ def summarize_cmd(
         return
     say(
         f"sent {result.turns_sent} turns ({result.chars_sent:,} characters, about "
-        f"{result.tokens_sent:,} tokens) of session {target.id[-6:].lower()}"
+        f"{result.tokens_sent:,} tokens) of session {short_id(target.id)}"
     )
     if result.summary:
         say(
-            f"stored {result.summary.kind.value} {result.summary.id[-6:].lower()} in "
+            f"stored {result.summary.kind.value} {short_id(result.summary.id)} in "
             f"{result.summary.scope} ({result.summary.status.value}): {result.summary.title}"
         )
     for item in result.items:
         # A statement a person dismissed before is set aside, not proposed (kenning.items).
         verb = "set aside" if item.status.value == "dismissed" else "proposed"
-        say(f"{verb} {item.kind.value} {item.id[-6:].lower()} in {item.scope}: {item.title}")
+        say(f"{verb} {item.kind.value} {short_id(item.id)} in {item.scope}: {item.title}")

@@ -19,6 +19,7 @@ from kenning import where as where_mod
 from kenning.cli import complete, output
 from kenning.cli.output import emit_json, say
 from kenning.errors import KenningError, NotFound
+from kenning.ids import short_id
 from kenning.model import Item, Kind, Provenance, Scope, Status
 from kenning.store import ItemQuery, SQLiteStore, open_store
 
@@ -229,7 +230,7 @@ def add(
         ttl_days=state.config.get("tasks.ttl_days"),
         actor=state.actor(),
     )
-    short = item.id[-6:].lower()
+    short = short_id(item.id)
     redacted = items.redactions(item, [body, evidence or "", *tags, *links])
     if as_json:
         emit_json({**item.to_dict(), "redacted": redacted})
@@ -254,7 +255,7 @@ def add(
         say(items.describe_redactions(redacted))
     for other in items.same_text(state.store, item)[:3]:
         say(
-            f"note: {other.id[-6:].lower()} ({other.status.value}, {other.scope}) already says "
+            f"note: {short_id(other.id)} ({other.status.value}, {other.scope}) already says "
             f"the same; `ken forget {short}` drops this copy"
         )
 
@@ -424,7 +425,7 @@ def edit(state: State, ref: str, in_place: bool) -> None:
     item = items.get(state.store, ref)
     if item.source:
         raise KenningError(
-            f"item {item.id[-6:].lower()} is kept in sync from {item.source}: edit that file"
+            f"item {short_id(item.id)} is kept in sync from {item.source}: edit that file"
         )
     before = editing.editor_text(item)
     after = editing.run_editor(before, editing.command(state.config))
@@ -432,7 +433,7 @@ def edit(state: State, ref: str, in_place: bool) -> None:
         say("nothing changed")
         return
     updated = save_edit(state, item, editing.parse(after), in_place=in_place)
-    say(f"saved {updated.id[-6:].lower()}" + (" in place" if in_place else " as a new version"))
+    say(f"saved {short_id(updated.id)}" + (" in place" if in_place else " as a new version"))
 
 
 def save_edit(
@@ -503,7 +504,7 @@ def update(
     if as_json:
         emit_json(updated.to_dict())
     else:
-        say(f"updated {updated.id[-6:].lower()} (revision {updated.revision})")
+        say(f"updated {short_id(updated.id)} (revision {updated.revision})")
 
 
 def _all_or_nothing(state: State, refs: Sequence[str], action: str) -> list[Item]:
@@ -546,7 +547,7 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
             return
         for item in done:
             status = f" as {item.status.value}" if action == "restore" else ""
-            say(f"{past} {item.id[-6:].lower()}{status}: {item.title}")
+            say(f"{past} {short_id(item.id)}{status}: {item.title}")
 
     if batch:
         command = click.option("--yes", "-y", is_flag=True, help="Do not ask first.")(command)
@@ -594,7 +595,7 @@ def _waiting_batch(
         return []
     if not yes:
         for item in chosen[:10]:
-            say(f"  {item.id[-6:].lower()}  {item.kind.value:<10}  {item.title}")
+            say(f"  {short_id(item.id)}  {item.kind.value:<10}  {item.title}")
         if len(chosen) > 10:
             say(f"  ... and {len(chosen) - 10} more")
         what = f"{len(chosen)} waiting {'memory' if len(chosen) == 1 else 'memories'}{filters}"
@@ -643,7 +644,7 @@ def archive(state: State, refs: tuple[str, ...], reason: str | None, as_json: bo
         return
     for item in done:
         why = f" ({item.archive_reason})" if item.archive_reason else ""
-        say(f"archived {item.id[-6:].lower()}{why}: {item.title}")
+        say(f"archived {short_id(item.id)}{why}: {item.title}")
 
 
 @cli.command(epilog=example("ken dismiss 3kq9zd --reason one_off"))
@@ -668,7 +669,7 @@ def dismiss(state: State, refs: tuple[str, ...], reason: str, as_json: bool) -> 
         emit_json([i.to_dict() for i in done])
         return
     for item in done:
-        say(f"dismissed {item.id[-6:].lower()} ({reason}): {item.title}")
+        say(f"dismissed {short_id(item.id)} ({reason}): {item.title}")
 
 
 def _pin_command(name: str, value: bool) -> None:
@@ -687,7 +688,7 @@ def _pin_command(name: str, value: bool) -> None:
             actor = guard_change(state, item, name, actor=actor)
         for item in chosen:
             items.set_pinned(state.store, item.id, value, actor=actor)
-            say(f"{name}ned {item.id[-6:].lower()}: {item.title}")
+            say(f"{name}ned {short_id(item.id)}: {item.title}")
 
 
 _pin_command("pin", True)
@@ -758,7 +759,7 @@ def forget(
                     "  (a copy waiting to replace it)" if item in plan.copies else "  (quotes it)"
                 )
             )
-            say(f"  {item.id[-6:].lower()}  {item.title}{why}")
+            say(f"  {short_id(item.id)}  {item.title}{why}")
         if len(plan.items) > 10:
             say(f"  ... and {len(plan.items) - 10} more")
         what = f"{len(plan.items)} memories" + (" and the session's record" if session_id else "")
@@ -918,7 +919,7 @@ def _onboard(state: State, path: Path, scope: str | None, dry_run: bool, as_json
         return
     for item in done.proposed:
         line = item.evidence.split(":", 2)[1]
-        short = "" if dry_run else f"{item.id[-6:].lower()}  "
+        short = "" if dry_run else f"{short_id(item.id)}  "
         click.echo(
             f"{short}{item.kind.value:<10}  {path.name}:{line}  {printable.clean(item.title)}"
         )
@@ -980,7 +981,7 @@ def lint_cmd(
         return
     output.table(
         ["id", "rule", "title", "detail"],
-        [[f.item_id[-6:].lower(), f.rule, f.title[:50], f.detail] for f in findings],
+        [[short_id(f.item_id), f.rule, f.title[:50], f.detail] for f in findings],
     )
 
 

@@ -9,6 +9,7 @@ import click
 from kenning import collect
 from kenning.cli.app import State, cli, example, json_option, pass_state
 from kenning.cli.output import emit_json, say
+from kenning.ids import short_id
 from kenning.printable import clean
 
 
@@ -37,7 +38,7 @@ def collect_cmd(state: State, dry_run: bool, as_json: bool) -> None:
         ("archived", done.archived),
     ):
         for item in found:
-            short = "" if dry_run else f"{item.id[-6:].lower()}  "
+            short = "" if dry_run else f"{short_id(item.id)}  "
             who = item.provenance.who
             click.echo(
                 f"{short}{label:<9} {who:<7} {item.scope}  {clean(item.title, one_line=True)}"

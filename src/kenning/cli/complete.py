@@ -16,6 +16,7 @@ from click.shell_completion import CompletionItem
 
 from kenning import config
 from kenning.errors import KenningError
+from kenning.ids import short_id
 from kenning.model import Kind
 from kenning.store import SQLiteStore
 
@@ -75,7 +76,7 @@ def item_ids(action: str | None = None) -> Completer:
         except (KenningError, OSError):
             return []
         return [
-            CompletionItem(item_id[-6:].lower(), help=_help(title, status, statuses))
+            CompletionItem(short_id(item_id), help=_help(title, status, statuses))
             for item_id, title, status in rows
         ]
 

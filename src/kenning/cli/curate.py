@@ -13,6 +13,7 @@ from kenning.cli import complete
 from kenning.cli.app import State, cli, example, json_option, pass_state, scope_filter
 from kenning.cli.output import echo, emit_json, say, table
 from kenning.errors import InvalidInput
+from kenning.ids import short_id
 
 
 @cli.command("curate", epilog=example("ken curate --plan cleanup.json"))
@@ -95,7 +96,7 @@ def _render(found: curate.Curation) -> None:
         table(
             ["id", "kind", "scope", "uses", "title"],
             [
-                [i.id[-6:].lower(), i.kind.value, str(i.scope), str(i.use_count), i.title[:60]]
+                [short_id(i.id), i.kind.value, str(i.scope), str(i.use_count), i.title[:60]]
                 for i in found.waiting
             ],
         )
@@ -106,15 +107,15 @@ def _render(found: curate.Curation) -> None:
     else:
         echo(f"proposals ({len(found.proposals)}):")
         for p in found.proposals:
-            gone = ", ".join(i.id[-6:].lower() for i in p.items)
+            gone = ", ".join(short_id(i.id) for i in p.items)
             match p.action:
                 case "fold":
-                    into = p.keep.id[-6:].lower() if p.keep else f"a new record in {p.into_scope}"
+                    into = short_id(p.keep.id) if p.keep else f"a new record in {p.into_scope}"
                     echo(f"  fold {gone} into {into}: {p.why}")
                     echo(f'       "{(p.keep or p.items[0]).title[:70]}"')
                 case "supersede":
                     assert p.keep is not None
-                    echo(f"  supersede {gone} by {p.keep.id[-6:].lower()}: {p.why}")
+                    echo(f"  supersede {gone} by {short_id(p.keep.id)}: {p.why}")
                     echo(f'       "{p.items[0].title[:70]}" -> "{p.keep.title[:70]}"')
                 case _:
                     echo(f'  retire {gone}: {p.why}: "{p.items[0].title[:60]}"')

@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from kenning.ids import short_id
 from kenning.model import Item, Revision
 from kenning.printable import clean
 
@@ -95,7 +96,7 @@ def page(text: str, before: Sequence[str] = (), after: Sequence[str] = ()) -> No
 def item_row(item: Item, score: float | None = None) -> list[str]:
     marks = ("* " if item.pinned else "") + ("? " if item.status.value == "proposed" else "")
     state = "" if item.status.value in ("active", "proposed") else f" [{item.status.value}]"
-    row = [item.id[-6:].lower(), item.kind.value, str(item.scope)]
+    row = [short_id(item.id), item.kind.value, str(item.scope)]
     if score is not None:
         row.append(f"{score:.2f}")
     row.append(f"{marks}{item.title}{state}")
@@ -120,7 +121,7 @@ def show_item(item: Item, history: Sequence[Revision]) -> None:
         lines += ["", item.body]
     lines += [""]
     fields = [
-        ("id", f"{item.id[-6:].lower()} ({item.id})"),
+        ("id", f"{short_id(item.id)} ({item.id})"),
         ("kind", item.kind.value),
         ("scope", str(item.scope)),
         (

@@ -12,6 +12,7 @@ from kenning import plans, policy
 from kenning.cli.app import KenGroup, State, cli, example, json_option, pass_state
 from kenning.cli.output import echo, emit_json, say
 from kenning.errors import InvalidInput, PlanConflict
+from kenning.ids import short_id
 
 
 @cli.group("plan", cls=KenGroup, epilog=example("ken plan preview cleanup.json"))
@@ -177,7 +178,7 @@ def apply_cmd(state: State, file: str, yes: bool, prefix: str | None, as_json: b
             f"written; receipt {plan.digest[:19]}"
         )
     for item in done.archived:
-        say(f"archived {item.id[-6:].lower()} (cap of {item.scope}): {item.title}")
+        say(f"archived {short_id(item.id)} (cap of {item.scope}): {item.title}")
 
 
 @plan_group.command("receipt", epilog=example("ken plan receipt cleanup.json"))
@@ -203,7 +204,7 @@ def receipt_cmd(state: State, file: str, as_json: bool) -> None:
             f"{done['applied_at']}: {len(done['operations'])} operations, {written} items"
         )
         for op in done["operations"]:
-            changed = ", ".join(f"{i['id'][-6:].lower()} ({i['change']})" for i in op["items"])
+            changed = ", ".join(f"{short_id(i['id'])} ({i['change']})" for i in op["items"])
             echo(f"  [{op['index']}] {op['op']}: {changed}")
     if done is None:
         if not as_json:

@@ -20,6 +20,7 @@ from kenning.cli import complete
 from kenning.cli.app import State, cli, example, pass_state, save_edit, scope_filter
 from kenning.cli.output import say
 from kenning.errors import KenningError
+from kenning.ids import short_id
 from kenning.model import DismissReason, Item
 from kenning.pack import one_line
 from kenning.printable import clean
@@ -69,7 +70,7 @@ def _card(ctx: review.Context, position: int, total: int) -> None:
     item = ctx.item
     _out()
     _out(f"── {position} of {total} waiting, best first " + "─" * 30, dim=True)
-    _out(f"{item.kind.value}  {item.scope}  [{item.id[-6:].lower()}]", dim=True)
+    _out(f"{item.kind.value}  {item.scope}  [{short_id(item.id)}]", dim=True)
     _out(item.title, bold=True)
     for line in item.body.splitlines():
         _out(f"  {line}")
@@ -82,7 +83,7 @@ def _card(ctx: review.Context, position: int, total: int) -> None:
         s = ctx.session
         prompt = one_line(s.first_prompt or "")[:160]
         _out(
-            f"session {s.id[-6:].lower()}: {s.agent}, started "
+            f"session {short_id(s.id)}: {s.agent}, started "
             f"{s.started_at[:16].replace('T', ' ')}"
             + (f', first prompt: "{prompt}"' if prompt else "")
         )
@@ -92,7 +93,7 @@ def _card(ctx: review.Context, position: int, total: int) -> None:
         _out("already in memory:", bold=True)
         for n in ctx.neighbours:
             what = "says the same" if n.relation == "copy" else "this reverses it"
-            _out(f"  {n.item.id[-6:].lower()} ({n.item.scope}): {n.item.title}  [{what}: {n.why}]")
+            _out(f"  {short_id(n.item.id)} ({n.item.scope}): {n.item.title}  [{what}: {n.why}]")
 
 
 class Reviewing:
@@ -169,7 +170,7 @@ class Reviewing:
         past = {"approve": "approved", "reject": "rejected", "dismiss": "dismissed"}[action]
         self.tally[past] += 1
         why = f" ({done.dismiss_reason})" if done.dismiss_reason else ""
-        say(f"{past} {done.id[-6:].lower()}{why}: {done.title}")
+        say(f"{past} {short_id(done.id)}{why}: {done.title}")
 
     def reason(self) -> str | None:
         while True:
@@ -184,7 +185,7 @@ class Reviewing:
         after = editing.run_editor(before, editing.command(self.state.config))
         if after != before:
             item = save_edit(self.state, item, editing.parse(after), actor=self.actor)
-            say(f"saved {item.id[-6:].lower()} as a new version")
+            say(f"saved {short_id(item.id)} as a new version")
         self.status(item, "approve")
 
     def rescope(self, item: Item) -> None:
@@ -195,7 +196,7 @@ class Reviewing:
         moved = items.change(
             self.state.store, item.id, scope=target, what="scope", actor=self.actor
         )
-        say(f"moved {moved.id[-6:].lower()} to {moved.scope}; it still waits")
+        say(f"moved {short_id(moved.id)} to {moved.scope}; it still waits")
 
 
 @cli.command("review", epilog=example("ken review --scope repo --kind preference"))

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from kenning.ids import short_id
 from kenning.model import Item, Kind, ScopeType
 from kenning.pack import render_item
 from kenning.recall.lexicon import (
@@ -149,7 +150,7 @@ class Candidate:
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.item.id,
-            "short_id": self.item.id[-6:].lower(),
+            "short_id": short_id(self.item.id),
             "title": self.item.title,
             "kind": self.item.kind.value,
             "scope": str(self.item.scope),

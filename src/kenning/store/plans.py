@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from kenning.errors import InvalidInput, PlanConflict
+from kenning.ids import short_id
 from kenning.store.base import Conflict, PlannedChange
 from kenning.store.sqlite import ITEM_COLUMNS, SQLiteStore, _item_values, _row_to_item, now_iso
 
@@ -44,7 +45,7 @@ def _conflicts(conn: sqlite3.Connection, changes: Sequence[PlannedChange]) -> li
         row = conn.execute(
             "SELECT revision, status FROM items WHERE id = ?", (change.item_id,)
         ).fetchone()
-        short = change.item_id[-6:].lower()
+        short = short_id(change.item_id)
         if row is None:
             found.append(
                 Conflict(change.index, change.item_id, "target_missing", f"item {short} is gone")

@@ -28,6 +28,7 @@ from typing import Any, ParamSpec, Protocol, TypeVar
 
 from kenning import ids
 from kenning.errors import NotFound, RevisionConflict, StoreBusy, StoreError
+from kenning.ids import short_id
 from kenning.model import (
     Item,
     Kind,
@@ -491,7 +492,7 @@ class SQLiteStore:
     def get_item(self, item_id: str) -> Item:
         rows = self._read(f"SELECT {ITEM_COLUMNS} FROM items WHERE id = ?", (item_id,))
         if not rows:
-            raise NotFound(f"no item {item_id[-6:].lower()}; `ken list --all` shows what there is")
+            raise NotFound(f"no item {short_id(item_id)}; `ken list --all` shows what there is")
         return _row_to_item(rows[0])
 
     def find_ids(self, ref: str) -> list[str]:
@@ -555,7 +556,7 @@ class SQLiteStore:
                 f"SELECT {ITEM_COLUMNS} FROM items WHERE id = ?", (item.id,)
             ).fetchone()
             if row is None:
-                raise NotFound(f"no item {item.id[-6:].lower()}")
+                raise NotFound(f"no item {short_id(item.id)}")
             old = _row_to_item(row)
             current = old.revision
             if expected_revision is not None and expected_revision != current:
