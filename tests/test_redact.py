@@ -379,6 +379,85 @@ def test_not_secret_assignments(text: str) -> None:
     assert redact(text) == Redaction(text, (), 0)
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("staging db password: Qx7pLm2v (rotate monthly)", "Qx7pLm2v"),
+        ("api_key: 3f9cA7b2Lm8q for the sandbox", "3f9cA7b2Lm8q"),
+        ("token: Qx7pLm2vZz9 in CI", "Qx7pLm2vZz9"),
+        ("Password: hunter2isbad! works", "hunter2isbad!"),
+        ("SMTP_PW: Xy7kq2mz, then restart postfix", "Xy7kq2mz"),
+        ("MAILGUN_KEY: 9fQ2xL7mZ4kP8rT1 for prod only", "9fQ2xL7mZ4kP8rT1"),
+        ("client secret: Vb3#kLp9Qz2w which expires in May", "Vb3#kLp9Qz2w"),
+    ],
+)
+def test_a_colon_form_followed_by_more_words_is_still_redacted(text: str, value: str) -> None:
+    result = redact(text)
+    assert value not in result.text
+    assert result.text.replace(value, "") != text.replace(value, "")  # the words stay
+    assert text.split(value)[1] in result.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Token: see the docs for how to create one.",
+        "token: gpt-4 counts differently than gpt-3.5",
+        "secret: v1.2.3 rolled it out everywhere",
+        "password: 12 characters at least, with a digit",
+        "token: sha256-based signatures only",
+        "api key: per-environment, never shared",
+        "Password: Must contain an uppercase letter",
+        "token: utf-8 encoded bytes are counted",
+    ],
+)
+def test_a_colon_form_followed_by_prose_stays(text: str) -> None:
+    assert redact(text) == Redaction(text, (), 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the token is short-lived",
+        "the token is auto-generated on first login",
+        "the token is URL-safe base64",
+        "the token is re-issued every hour",
+        "the password is case-sensitive",
+        "the api key is per-environment",
+        "the secret was well-known inside the team",
+        "the pw is user-defined",
+        "my passphrase is never-expiring, which is a problem",
+    ],
+)
+def test_hyphenated_words_after_the_password_is_are_prose(text: str) -> None:
+    assert redact(text) == Redaction(text, (), 0)
+
+
+def test_a_quoted_hyphenated_passphrase_is_still_a_secret() -> None:
+    result = redact('the password is "correct-horse-battery-staple"')
+    assert "correct-horse" not in result.text
+    assert "correct-horse" not in redact("DB_PASSWORD=correct-horse-battery-staple").text
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("openssl enc -aes-256-cbc -k S3cr3tPass -in a.txt -out a.enc", "S3cr3tPass"),
+        ("openssl enc -d -aes-256-cbc -k 'p@ss w0rd' -in a.enc", "p@ss w0rd"),
+        ("openssl enc -aes-256-cbc -pass pass:S3cr3tPass -in a.txt", "S3cr3tPass"),
+    ],
+)
+def test_openssl_passwords_are_redacted(text: str, value: str) -> None:
+    result = redact(text)
+    assert value not in result.text
+    assert "[redacted:password]" in result.text
+
+
+def test_openssl_without_a_password_stays() -> None:
+    for text in ("openssl genrsa -out key.pem 2048", 'openssl enc -k "$PASS" -in a.txt'):
+        assert redact(text) == Redaction(text, (), 0)
+
+
 def test_high_entropy_catches_bare_random_tokens() -> None:
     rng = random.Random(1234)
     tokens = ["".join(rng.choice(B62) for _ in range(40)) for _ in range(500)]

@@ -158,6 +158,12 @@ _BARE_STOP = re.compile(r"[\s\"'`,;)\]}]", _F)
 _VALUE_SAMPLE = 512  # longer bare values are judged on their first 512 characters
 _NEXT_PARAM = re.compile(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
 _COLON_END = re.compile(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
+# After "name: value" with more words following, only a value that can be nothing but a
+# credential counts: a letter and a digit or symbol, and not words and numbers joined
+# by separators (gpt-4, v1.2.3, sha256-based, short-lived).
+_VALUE_PARTS = re.compile(r"[-_./:]+", _F)
+_SYMBOLS = frozenset("!@#$%^&*+=~?")
+_HYPHENATED_WORDS = re.compile(r"[A-Za-z]++(?:-[A-Za-z]++)++", _F)
 _SPACES = frozenset(" \t")
 _QUOTES = frozenset("\"'`")
 _CREDENTIAL = re.compile(r"[A-Za-z0-9_.+/=~!@#$%^&*:-]{12,}", _F)
@@ -292,7 +298,7 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
         # Names that are credentials only sometimes: the value must look like one.
         if not (_credential_like(value) or (name_kind == "auth" and _basic_pair(value))):
             return None
-        if colon and not _COLON_END.match(text, end) and text[end : end + 1] not in _QUOTES:
+        if colon and not _colon_value_ends(text, end, value):
             return None
         return (start, end, "secret_assignment")
     bare = m.group("bare") is not None
@@ -316,8 +322,9 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
         elif colon and _TYPE_NAME.fullmatch(value):
             return None  # an annotation: secret: SecretStr
     # After a colon a bare value must end the line (or the item, or a quoted header),
-    # else it is prose: "Token: see the docs".
-    if colon and bare and text[end : end + 1] not in _QUOTES and not _COLON_END.match(text, end):
+    # else it is prose ("Token: see the docs"), unless it can only be a credential
+    # ("password: Qx7pLm2v (rotate monthly)").
+    if colon and bare and not _colon_value_ends(text, end, value):
         return None
     if name_kind == "aws_secret_key" and _AWS_SECRET_VALUE.fullmatch(value):
         return (start, end, "aws_secret_key")
@@ -325,6 +332,30 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
 
 
 _AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}", _F)
+
+
+def _colon_value_ends(text: str, end: int, value: str) -> bool:
+    """Is a bare value after ``name:`` the whole value: it ends the line (or a quoted
+    header), or words follow it but it can be nothing but a credential?"""
+    if text[end : end + 1] in _QUOTES or _COLON_END.match(text, end):
+        return True
+    return _credential_shaped(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _credential_shaped(value: str) -> bool:
+    """A word of prose that can only be a credential: 6+ characters mixing letters with
+    digits or symbols, not code, and not words and numbers joined by ``-_./:``
+    (``gpt-4``, ``v1.2.3``, ``sha256-based``, ``utf-8``)."""
+    value = value.rstrip(_TRAIL)
+    if len(value) < 6 or _code(value) or _skip_value(value):
+        return False
+    if not any(c.isalpha() for c in value):
+        return False
+    if not any(c.isdigit() or c in _SYMBOLS for c in value):
+        return False
+    parts = [p for p in _VALUE_PARTS.split(value) if p]
+    return not all(p.isalpha() or p.isdigit() or (len(p) <= 6 and p.isalnum()) for p in parts)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -591,6 +622,8 @@ def _passwordish(value: str, conn: str = "") -> bool:
     low = value.lower()
     if low in _NOT_A_PASSWORD or _code(value) or _DOTTED.fullmatch(value):
         return False
+    if _HYPHENATED_WORDS.fullmatch(value):
+        return False  # short-lived, auto-generated, URL-safe, case-sensitive
     if len(value) < 4:
         return False
     if value.isalpha():
@@ -654,7 +687,7 @@ _COMMAND = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<cmd>mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump)?"
     r"|sshpass|curl|docker|podman|nerdctl|helm|redis-cli|sqlcmd|bcp|zip|unzip|7za?|smbclient"
     r"|ldap(?:search|add|modify|delete|whoami|passwd)|mongo(?:sh|dump|restore|import|export)?"
-    r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget)(?![A-Za-z0-9_-])",
+    r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl)(?![A-Za-z0-9_-])",
     _F,
 )
 _SEGMENT_END = re.compile(r"[\r\n|;&]|$", _F)
@@ -673,6 +706,8 @@ _COMMAND_FLAGS = {
     "rdesktop": re.compile(r"(?<=[ \t])-p[ \t]+" + _ARG, _F),
     "az": re.compile(r"(?<=[ \t])(?:-p|--password)[ \t]+" + _ARG, _F),
     "htpasswd": re.compile(r"(?<=[ \t])-[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG, _F),
+    # openssl enc -k <password> (and -pass pass:<password>, which _FLAG finds)
+    "openssl": re.compile(r"(?<=[ \t])-k[ \t]+" + _ARG, _F),
 }
 # user:password after -u/--user (curl, wget, http), user%password (smbclient),
 # user,password (lftp), user/password@ (sqlplus)
@@ -719,6 +754,7 @@ _COMMAND_RULE = {
     "smbclient": "smbclient",
     "lftp": "lftp",
     "sqlplus": "sqlplus",
+    "openssl": "openssl",
 }
 
 
