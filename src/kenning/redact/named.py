@@ -164,6 +164,7 @@ _COLON_END = re.compile(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
 _VALUE_PARTS = re.compile(r"[-_./:]+", _F)
 _SYMBOLS = frozenset("!@#$%^&*+=~?")
 _HYPHENATED_WORDS = re.compile(r"[A-Za-z]++(?:-[A-Za-z]++)++", _F)
+_MORE_ON_LINE = re.compile(r"[ \t]*+[,;][ \t]*+[A-Za-z]", _F)
 _SPACES = frozenset(" \t")
 _QUOTES = frozenset("\"'`")
 _CREDENTIAL = re.compile(r"[A-Za-z0-9_.+/=~!@#$%^&*:-]{12,}", _F)
@@ -337,8 +338,12 @@ _AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}", _F)
 def _colon_value_ends(text: str, end: int, value: str) -> bool:
     """Is a bare value after ``name:`` the whole value: it ends the line (or a quoted
     header), or words follow it but it can be nothing but a credential?"""
-    if text[end : end + 1] in _QUOTES or _COLON_END.match(text, end):
+    if text[end : end + 1] in _QUOTES:
         return True
+    if _COLON_END.match(text, end):
+        # "Token: short-lived, refreshed by the sidecar" is prose; a passphrase of words
+        # (password: correct-horse-battery-staple) ends its line
+        return not (_HYPHENATED_WORDS.fullmatch(value) and _MORE_ON_LINE.match(text, end))
     return _credential_shaped(value)
 
 
@@ -803,8 +808,34 @@ _XML_ENTRY = re.compile(
 )
 
 
+# Bundler's credentials for a gem server, by host (Sidekiq Enterprise's among them):
+# BUNDLE_ENTERPRISE__CONTRIBSYS__COM=user:password
+_BUNDLER = re.compile(
+    r"BUNDLE_[A-Z0-9_]*?[A-Z0-9]__[A-Z0-9_]+[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[^\s\"',;]{3,300})",
+    _F,
+)
+# bundle config set --global gems.contribsys.com user:password
+_BUNDLE_CONFIG = re.compile(
+    r"bundle[ \t]+config[ \t]+(?:set[ \t]+)?(?:--(?:global|local)[ \t]+)?"
+    r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/?[ \t]+[\"']?(?P<v>[^\s\"':]{1,100}:[^\s\"']{1,200})",
+    _F,
+)
+
+
 def files(text: str, add: Add) -> None:
-    """Passwords in .netrc files and secrets in XML elements and attributes."""
+    """Passwords in .netrc files, Bundler's host credentials, and secrets in XML
+    elements and attributes."""
+    if "bundle" in text:
+        for m in _BUNDLE_CONFIG.finditer(text):
+            if not _skip_value(m.group("v").partition(":")[2]):
+                add((m.start("v"), m.end("v"), "secret_assignment"))
+    if "BUNDLE_" in text:
+        for m in _BUNDLER.finditer(text):
+            value = m.group("v")
+            user, colon, password = value.partition(":")
+            pair = bool(colon and user and password and not _skip_value(password))
+            if (pair or _credential_like(value)) and not _skip_value(value):
+                add((m.start("v"), m.end("v"), "secret_assignment"))
     if "password" in text:
         for m in _NETRC.finditer(text):
             if not _skip_value(m.group("v")):
