@@ -162,7 +162,8 @@ _COLON_END = re.compile(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
 # credential counts: a letter and a digit or symbol, and not words and numbers joined
 # by separators (gpt-4, v1.2.3, sha256-based, short-lived).
 _VALUE_PARTS = re.compile(r"[-_./:]+", _F)
-_SYMBOLS = frozenset("!@#$%^&*+=~?")
+_LETTER = re.compile(r"[^\W\d_]")  # a letter, of any script
+_DIGIT_OR_SYMBOL = re.compile(r"[0-9!@#$%^&*+=~?]")
 _HYPHENATED_WORDS = re.compile(r"[A-Za-z]++(?:-[A-Za-z]++)++", _F)
 _MORE_ON_LINE = re.compile(r"[ \t]*+[,;][ \t]*+[A-Za-z]", _F)
 _SPACES = frozenset(" \t")
@@ -222,14 +223,17 @@ def assignments(text: str, raw: bytes, add: Add) -> None:
         if known is None:
             found: list[_Span] = []
             rel = _hit(text, hit, found.append, bare_run) - hit
-            known = (tuple((s - hit, e - hit, k) for s, e, k in found), rel)
-            if all(e <= _AFTER - 60 for _, e, _ in known[0]) and rel <= _AFTER - 60:
+            known = (tuple([(s - hit, e - hit, k) for s, e, k in found]) if found else (), rel)
+            # a judgement that reached the end of the window is not the window's alone
+            if rel <= _AFTER - 60 and (not found or max(e for _, e, _ in known[0]) <= _AFTER - 60):
                 if len(seen) > 4096:
                     seen.clear()
                 seen[key] = known
-        for s, e, k in known[0]:
-            add((hit + s, hit + e, k))
-        pos = max(pos, hit + known[1])
+        if known[0]:
+            for s, e, k in known[0]:
+                add((hit + s, hit + e, k))
+        if hit + known[1] > pos:
+            pos = hit + known[1]
 
 
 _BEFORE = 66
@@ -355,9 +359,7 @@ def _credential_shaped(value: str) -> bool:
     value = value.rstrip(_TRAIL)
     if len(value) < 6 or _code(value) or _skip_value(value):
         return False
-    if not any(c.isalpha() for c in value):
-        return False
-    if not any(c.isdigit() or c in _SYMBOLS for c in value):
+    if _LETTER.search(value) is None or _DIGIT_OR_SYMBOL.search(value) is None:
         return False
     parts = [p for p in _VALUE_PARTS.split(value) if p]
     return not all(p.isalpha() or p.isdigit() or (len(p) <= 6 and p.isalnum()) for p in parts)
@@ -423,6 +425,7 @@ def _skip_value(value: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)
 def _code(value: str) -> bool:
     """An unquoted value that is an expression, constant or number rather than data."""
     return (
@@ -562,13 +565,13 @@ def _prose(text: str, hit: int, add: Add) -> bool:
     m = _PROSE_BARE.match(text, hit)
     if m is None or (hit and (text[hit - 1].isalnum() or text[hit - 1] == "_")):
         return False
-    group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+    group = m.lastgroup or "bare"  # the one of dq, sq, bare that matched
     value, end = m.group(group), m.end(group)
     if group == "bare":
-        while value and value[-1] in _TRAIL:
-            value, end = value[:-1], end - 1
-    letters = any(c.isalpha() for c in value)
-    others = any(not c.isalpha() for c in value)
+        stripped = value.rstrip(_TRAIL)
+        value, end = stripped, end - (len(value) - len(stripped))
+    letters = _LETTER.search(value) is not None
+    others = not value.isalpha()
     if not (letters and others) or _skip_value(value) or _code(value) or value.startswith("-"):
         return False
     if not _passwordish(value) or "=" in value or "/" in value:
