@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +19,13 @@ from typing import Any
 
 import pytest
 
+import test_summarize as summarizing
 from conftest import ken
 from helpers import opened
 from kenning import items, projects
 from kenning.errors import InvalidInput
-from kenning.model import MAX_ITEM_BYTES, Scope, ScopeType
+from kenning.model import MAX_ITEM_BYTES, Scope, ScopeType, Session
+from kenning.redact import redact
 from kenning.store import ItemQuery
 from test_hooks import call_inproc, call_proc, log_file, payload
 from test_mcp import Server, drive
@@ -217,3 +220,154 @@ def test_project_files_leave_no_value_on_disk_not_even_in_a_heading(tmp_path: Pa
         found = store.list_items(ItemQuery(statuses=(), include_expired=True))
     assert len(found) == 2 * len(cases)
     assert_no_value_on_disk(cases)
+
+
+# --- tags, links and the summarizer ---------------------------------------------------
+
+TAG_CHARS = re.compile(r"[A-Za-z0-9.:/_-]{1,64}")
+# The secrets that can be written as a tag (letters, digits and . : / - _, 64 at most)
+# and that are secrets on their own: a tag is one word, with nothing around it that
+# names a hex string or a password.
+TAGGABLE = [
+    case
+    for case in CASES
+    if TAG_CHARS.fullmatch(case.secret) and case.secret not in redact(case.secret).text
+]
+
+
+def assert_no_value_on_disk_in_any_case(cases: list[corpus.Case]) -> None:
+    """As assert_no_value_on_disk, and not lower-cased either (tags are)."""
+    assert_no_value_on_disk(cases)
+    files = raw_files()
+    lowered = [
+        (name, case.kind)
+        for name, data in files.items()
+        for case in cases
+        if case.secret.lower().encode() in data
+    ]
+    assert lowered == []
+
+
+def tags_and_links(cases: list[corpus.Case]) -> tuple[list[str], list[str]]:
+    tags = [case.secret for case in cases]
+    links = [
+        *(f"url:https://ci.example.com/job?token={case.secret}" for case in cases),
+        *(f"url:https://deploy:{case.secret}@git.example.com/acme/api.git" for case in cases),
+    ]
+    return tags, links
+
+
+def test_taggable_secrets_are_many_and_of_many_kinds() -> None:
+    assert len(TAGGABLE) >= 150
+    assert len({case.kind for case in TAGGABLE}) >= 40
+
+
+def test_secrets_in_tags_and_links_through_mcp_memory_propose_leave_no_value_on_disk(
+    git_repo: Path,
+) -> None:
+    batches = [TAGGABLE[i : i + 8] for i in range(0, len(TAGGABLE), 8)]
+    answers: list[dict[str, Any]] = []
+
+    async def scenario(server: Server) -> None:
+        for number, batch in enumerate(batches):
+            tags, links = tags_and_links(batch)
+            answers.append(
+                await server.ok(
+                    "memory_propose",
+                    {
+                        "text": f"Rotation notes {number}\n{FILLER}",
+                        "tags": tags,
+                        "links": links,
+                    },
+                )
+            )
+
+    drive(git_repo, scenario)
+    assert len(answers) == len(batches)
+    for answer in answers:
+        assert answer["redacted"], answer
+        assert all(case.secret not in json.dumps(answer) for case in TAGGABLE)
+    with opened() as store:
+        stored = store.list_items(ItemQuery(statuses=(), include_expired=True))
+    assert len(stored) == len(batches)
+    assert all(any("redacted" in tag for tag in item.tags) for item in stored)
+    assert_no_value_on_disk_in_any_case(TAGGABLE)
+
+
+def test_secrets_in_tags_and_links_through_ken_import_leave_no_value_on_disk(
+    tmp_path: Path,
+) -> None:
+    batches = [TAGGABLE[i : i + 8] for i in range(0, len(TAGGABLE), 8)]
+    lines = []
+    for number, batch in enumerate(batches):
+        tags, links = tags_and_links(batch)
+        lines.append(
+            json.dumps(
+                {"title": f"Rotation notes {number}", "body": FILLER, "tags": tags, "links": links}
+            )
+        )
+    path = tmp_path / "memories.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = ken("import", str(path))
+    assert result.exit_code == 0, result.output
+    assert all(case.secret not in result.output for case in TAGGABLE)
+    with opened() as store:
+        assert len(store.list_items(ItemQuery(statuses=(), include_expired=True))) == len(batches)
+    assert_no_value_on_disk_in_any_case(TAGGABLE)
+
+
+def test_a_bad_tag_is_refused_without_echoing_a_secret_in_it() -> None:
+    case = next(c for c in CASES if "+" in c.secret or "=" in c.secret)
+    result = ken("add", "--tag", f"creds {case.secret}", f"Rotation notes\n{FILLER}")
+    assert result.exit_code == 1
+    assert "bad tag" in result.output
+    assert case.secret not in result.output
+
+
+@pytest.fixture
+def summarized(
+    tmp_path: Path, git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Session, summarizing.Transcript]:
+    """A session to summarize with test_summarize's stand-in summarizer, and its
+    transcript."""
+    summarizing.fake.__wrapped__(tmp_path, monkeypatch)  # type: ignore[attr-defined]
+    transcript = summarizing.Transcript(tmp_path / "home" / ".claude" / "session.jsonl")
+    with opened() as store:
+        session = summarizing.session.__wrapped__(store, transcript, git_repo)  # type: ignore[attr-defined]
+    return session, transcript
+
+
+def test_secrets_in_the_summarizers_answer_reach_neither_the_store_nor_the_hook_log(
+    summarized: tuple[Session, summarizing.Transcript], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session, transcript = summarized
+    chunks = list(memories(CASES))
+    runs = 0
+    # The whole corpus in summaries, proposed items and their evidence, six chunks a run.
+    for start in range(0, len(chunks), 6):
+        summary, *entries = chunks[start : start + 6]
+        answer = {
+            "summary": summary,
+            "items": [{"text": text, "kind": "fact", "evidence": text[-2000:]} for text in entries],
+        }
+        monkeypatch.setenv("FAKE_SUMMARY_ANSWER", json.dumps(answer))
+        transcript.exchange(f"Step {start}: rotate the keys", "Rotated.")
+        result = ken("summarize", session.id)
+        assert result.exit_code == 0, result.output
+        runs += 1
+    with opened() as store:
+        assert len(summarizing.summaries(store)) == runs
+    # What the summarizer prints when it fails reaches the hook log: redacted too.
+    transcript.exchange("One more step", "Done.")
+    sample = CASES[::19]
+    for case in sample:
+        monkeypatch.setenv("FAKE_SUMMARY_ANSWER", f"I could not summarize: {case.text}")
+        assert ken("summarize", session.id, "--from-hook").exit_code == 0
+    monkeypatch.setenv("FAKE_SUMMARY_EXIT", "2")
+    for case in sample:
+        monkeypatch.setenv("FAKE_SUMMARY_STDERR", f"{FILLER * 60}\nfailed near {case.text}")
+        assert ken("summarize", session.id, "--from-hook").exit_code == 0
+    log = log_file().read_text(encoding="utf-8")
+    assert log.count("SummarizeError") == 2 * len(sample)
+    assert "[redacted:" in log
+    assert_no_value_on_disk(CASES)

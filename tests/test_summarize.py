@@ -61,6 +61,7 @@ if hooks:  # an agent CLI with kenning's hooks installed, run as the summarizer
         )
 time.sleep(float(os.environ.get("FAKE_SUMMARY_SLEEP", "0")))
 sys.stdout.write(os.environ.get("FAKE_SUMMARY_ANSWER", ""))
+sys.stderr.write(os.environ.get("FAKE_SUMMARY_STDERR", ""))
 sys.exit(int(os.environ.get("FAKE_SUMMARY_EXIT", "0")))
 """
 

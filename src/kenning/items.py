@@ -81,9 +81,15 @@ def parse_links(texts: Iterable[str]) -> tuple[Link, ...]:
 
 
 def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Tags as stored: lower case, each once.  A tag is redacted before it is lower-cased
+    (AKIA... lower-cased is no longer an access key id to the redactor, but still one),
+    a secret in it becoming ``redacted:<kind>``; and a bad tag is quoted redacted."""
     out: list[str] = []
     for raw in tags:
         for part in raw.split(","):
+            part = redact(part).text
+            if "[redacted:" in part:
+                part = _MARKER_BRACKETS.sub(r"redacted:\1", part)
             tag = part.strip().lstrip("#").lower()
             if not tag:
                 continue
@@ -94,6 +100,10 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
             if tag not in out:
                 out.append(tag)
     return tuple(out)
+
+
+_MARKER_BRACKETS = re.compile(r"\[redacted:([a-z0-9_]+)\]")
+_TAG_MARKER = re.compile(r"(?<!\[)redacted:([a-z0-9_]+)")
 
 
 def split_text(text: str) -> tuple[str, str]:
@@ -135,7 +145,8 @@ def redact_provenance(provenance: Provenance) -> Provenance:
 def redactions(item: Item, given: Iterable[str]) -> dict[str, int]:
     """What redaction took out of ``given`` (the text, evidence, tags and links a caller
     passed) to make ``item``: each kind and how many, never a value."""
-    stored = [item.title, item.body, item.evidence, *item.tags, *(str(x) for x in item.links)]
+    tags = [_TAG_MARKER.sub(r"[redacted:\1]", tag) for tag in item.tags]
+    stored = [item.title, item.body, item.evidence, *tags, *(str(x) for x in item.links)]
     found = count_markers("\n".join(stored)) - count_markers("\n".join(given))
     return dict(found)
 

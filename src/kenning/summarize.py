@@ -184,9 +184,11 @@ def run_command(command: list[str], prompt: str, timeout: float) -> str:
                 f"the summarizer took over {timeout:g} s and was stopped"
             ) from None
     if proc.returncode != 0:
+        tail = stderr[-8192:]
+        if len(stderr) > len(tail):  # cut inside a word, maybe a secret: start after it
+            tail = tail.split(None, 1)[-1] if tail[:1].strip() else tail
         raise SummarizeError(
-            f"the summarizer exited with {proc.returncode}: "
-            f"{one_line(redact(stderr[-8192:]).text)[:200]}"
+            f"the summarizer exited with {proc.returncode}: {one_line(redact(tail).text)[:200]}"
         )
     return stdout
 

@@ -73,6 +73,7 @@ Redaction works in two phases over the *original* text:
        db-1 was changed to 'X'``, ``pw is X``, ``password X!`` (a value that can only be
        a password), ``mysql -pX``/``-p'X'``, ``curl -u user:X``, ``sshpass -p X``,
        ``docker login -p X``, ``redis-cli -a X``, ``sqlcmd -P X``, ``zip -P X``,
+       ``openssl enc -k X``,
        ``ldapsearch -w X``, ``smbclient -U user%X``, ``xfreerdp /p:X``, ``--password X``,
        ``-storepass X``, ``-passout pass:X``, ``.netrc``'s ``password X``, XML
        ``<password>X</password>`` and ``<add key="Password" value="X"/>``.
@@ -106,8 +107,12 @@ Redaction works in two phases over the *original* text:
        word (``key``, ``token``, ``secret``, ``password``, ``auth``...) or a vendor
        (``datadog``, ``mailgun``, ``braintree``, ``wallet``...), with no word between
        that makes it an identifier (``id``, ``sha``, ``commit``, ``hash``,
-       ``fingerprint``, ``public``, ``trace``, ``address``...).  Hex and UUIDs need a
-       secret word (an Ethereum ``0x`` + 64 hex digits needs only a wallet).
+       ``fingerprint``, ``public``, ``trace``, ``address``...).  Hex and UUIDs
+       (LaunchDarkly's ``sdk-``/``mob-`` + UUID among them) need a secret word (an
+       Ethereum ``0x`` + 64 hex digits needs only a wallet).  The naming words are
+       found by one trie-shaped pattern on a lower-cased byte copy, and a value's shape
+       is judged only when a naming word comes before it.  Sumo Logic access ids
+       (``su`` + 12), too short for this rule, are secrets after ``sumo`` on their line.
    ``high_entropy``
        Runs of 32 or more characters of ``[A-Za-z0-9+/_-]`` (plus ``=`` padding) that
        look random: see below.
@@ -149,10 +154,14 @@ secret of its own.
   containing whitespace or regex syntax, and format strings (``{password!r}``).
 * After a colon with an unquoted name the separator needs a space (``passwd:shell`` is
   a format), and a bare value must end the line or be followed by ``,`` ``;`` ``)``
-  ``]`` ``}``, a quote or a comment: prose such as ``Token: see the docs`` survives.
+  ``]`` ``}``, a quote or a comment: prose such as ``Token: see the docs`` survives;
+  unless the value can only be a credential (6+ characters mixing letters with digits
+  or symbols, not words and numbers joined by separators such as ``gpt-4`` or
+  ``v1.2.3``): ``password: Qx7pLm2v (rotate monthly)`` goes.
 * In prose, a word after ``the password is`` that reads as grammar stays (``stored``,
-  ``required``, ``in``, ``rotated``...), and so do the flags' variables
-  (``-p "$PASS"``) and prompts (``mysql -p`` alone).
+  ``required``, ``in``, ``rotated``...), and so do words joined by hyphens
+  (``short-lived``, ``URL-safe``, ``case-sensitive``; quoted, a passphrase still goes),
+  the flags' variables (``-p "$PASS"``) and prompts (``mysql -p`` alone).
 
 *High entropy* is the backstop for unknown token formats, tuned to let look-alikes
 through.  A run (or, for a path, a ``/`` segment) is reported only if all of these hold:
@@ -176,8 +185,8 @@ The corpus
 ==========
 
 ``tests/test_redact_corpus.py`` builds (at test time, so that nothing in the repository
-looks like a secret to a scanner) 463 fake secrets of 85 kinds in sentences, commands
-and config snippets, and 263 look-alikes (git SHAs, UUIDs, ULIDs, Google Docs ids, SSH
+looks like a secret to a scanner) 577 fake secrets of 106 kinds in sentences, commands
+and config snippets, and 345 look-alikes (git SHAs, UUIDs, ULIDs, Google Docs ids, SSH
 public keys, certificates, base64 fixtures, paths, versions, colours, code and prose
 about secrets): none leaks, none of the look-alikes changes.
 

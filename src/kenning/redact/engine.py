@@ -151,6 +151,7 @@ def _structured(text: str, raw: bytes) -> list[_Span]:
     named.assignments(text, raw, add)
     named.commands(text, add)
     named.files(text, add)
+    vendors.short_ids(text, add)
     public = entropy.public_spans(text)
     if public:  # nothing inside a certificate or a public key is a secret
         found = [s for s in found if s[2] == "private_key" or not _inside(s, public)]

@@ -13,7 +13,6 @@ import base64
 import binascii
 import functools
 import math
-import operator
 import re
 import string
 from collections import Counter
@@ -171,7 +170,8 @@ def _drive_id(run: str) -> bool:
 
 # bech32 public keys and addresses (age1..., bc1...), SSH key fingerprints
 _BECH32 = re.compile(r"(?:age|bc|tb|ltc|npub)1[02-9ac-hj-np-z]{20,}", _F)
-_FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:")
+# SSH key fingerprints and Go module hashes (go.sum's "h1:"): base64 digests
+_FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:", " h1:")
 
 
 def _public_id(text: str, start: int, run: str) -> bool:
@@ -282,7 +282,7 @@ def looks_random(run: str) -> bool:
     low = core.lower()
     if "abcdefgh" in low or "01234567" in low:
         return False  # an alphabet listing: ABCDEFGH..., 0123456789...
-    if _entropy(core) < _MIN_ENTROPY:
+    if not _entropy_at_least(core, _MIN_ENTROPY):
         return False
     return wordiness(low) <= _MAX_WORDINESS
 
@@ -293,11 +293,28 @@ def _entropy(s: str) -> float:
     return math.log2(n) - sum(map(_C_LOG_C.__getitem__, Counter(s).values())) / n
 
 
+def _entropy_at_least(s: str, bits: float) -> bool:
+    """``_entropy(s) >= bits``, mostly without counting: of all strings of n characters
+    with d distinct ones, the least random has one character n - d + 1 times and the
+    others once, so when even that one reaches ``bits`` (as random tokens do), so does
+    ``s``."""
+    n = len(s)
+    least = math.log2(n) - _C_LOG_C[n - len(set(s)) + 1] / n
+    return least >= bits or _entropy(s) >= bits
+
+
+# The common pairs as one pattern: a first letter, then (looking ahead) one of its
+# second letters, so that findall counts overlapping pairs in one scan.
+_SECOND: dict[str, str] = {}
+for _pair in sorted(_COMMON_PAIRS):
+    _SECOND[_pair[0]] = _SECOND.get(_pair[0], "") + _pair[1]
+_COMMON_PAIR_SCAN = re.compile("|".join(f"{a}(?=[{b}])" for a, b in _SECOND.items()), _F)
+
+
 def wordiness(low: str) -> float:
     """The share of adjacent letter pairs (of lower-cased text) common in English."""
     runs = _LETTER_RUNS.findall(low)
     pairs = sum(map(len, runs)) - len(runs)
     if not pairs:
         return 0.0
-    common = sum(map(_COMMON_PAIRS.__contains__, map(operator.add, low, low[1:])))
-    return common / pairs
+    return len(_COMMON_PAIR_SCAN.findall(low)) / pairs

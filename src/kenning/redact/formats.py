@@ -170,6 +170,44 @@ FORMATS: tuple[tuple[str, str, str], ...] = (
     ("prefect_key", "pnu_ pnb_", r"[A-Za-z0-9]{36}" + _END),
     ("infracost_key", "ico-", r"[A-Za-z0-9]{32}" + _END),
     ("clickhouse_key", "4b1d", r"[A-Za-z0-9]{38}" + _END),
+    # added for issue 10, from the public lists of token formats
+    ("shippo_token", "shippo_live_ shippo_test_", _HEX40),
+    ("plaid_token", "access-sandbox- access-development- access-production-", _UUID),
+    ("lob_key", "live_ test_", r"[0-9a-f]{35}" + _END),
+    ("clojars_token", "CLOJARS_", r"[A-Za-z0-9]{60}" + _END),
+    ("adobe_secret", "p8e-", r"[A-Za-z0-9]{32}" + _END),
+    ("adafruit_key", "aio_", r"[A-Za-z0-9]{28}" + _END),
+    ("intra42_secret", "s-s4t2ud- s-s4t2af-", _HEX64),
+    ("defined_networking_key", "dnkey-", r"[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}" + _END),
+    ("settlemint_token", "sm_pat_ sm_aat_ sm_sat_", r"[A-Za-z0-9]{16}" + _END),
+    ("lichess_token", "lip_", r"[A-Za-z0-9]{20}" + _END),
+    ("midtrans_key", "Mid-server- SB-Mid-server- VT-server-", r"[A-Za-z0-9_-]{20,4096}+"),
+    ("flutterwave_key", "FLWSECK_TEST", r"[0-9a-fA-F]{12}" + _END),
+    ("aws_access_key_id", "A3T", r"[A-Z0-9][A-Z2-7]{16}(?![A-Za-z0-9])"),
+    ("vault_token", "s.", r"[A-Za-z0-9]{24}" + _END),
+    ("yandex_key", "YC", r"[A-Za-z0-9_-]{38}" + _END),
+    ("yandex_key", "t1.", r"[A-Za-z0-9_-]{8,200}+={0,2}\.[A-Za-z0-9_-]{86}={0,2}"),
+    ("posthog_key", "phx_", r"[A-Za-z0-9_]{40,50}" + _END),
+    ("langsmith_key", "ls__", r"[0-9a-f]{32}" + _END),
+    ("neon_key", "napi_", r"[a-z0-9]{60,72}" + _END),
+    ("zuplo_key", "zpka_", r"[A-Za-z0-9_]{32,80}" + _END),
+    ("openvsx_token", "ovsxat_", r"[A-Za-z0-9-]{36}" + _END),
+)
+
+# Azure keys that carry a signature at a fixed offset: (signature, offset, the alphabet
+# before it, what follows it).  Storage, Cosmos DB, API Management, Functions, Search,
+# Cache for Redis, Service Bus, Event Hubs, Relay.
+_B64 = "[A-Za-z0-9+/]"
+_AZURE_SIGNED = (
+    ("+ASt", 76, _B64, _B64 + "{5}[AQgw]=="),
+    ("ACDb", 76, _B64, _B64 + "{5}[AQgw]=="),
+    ("APIM", 76, _B64, _B64 + "{5}[AQgw]=="),
+    ("AzFu", 44, "[A-Za-z0-9_-]", "[A-Za-z0-9_-]{5}[AQgw]=="),
+    ("AzSe", 42, "[A-Za-z0-9]", "[A-Za-z0-9]{6}"),
+    ("AzCa", 33, "[A-Za-z0-9]", "[A-P][A-Za-z0-9]{5}="),
+    ("+ASb", 33, _B64, _B64 + "{5}="),
+    ("+AEh", 33, _B64, _B64 + "{5}="),
+    ("+ARm", 33, _B64, _B64 + "{5}="),
 )
 
 # Formats with no fixed prefix, or with their fixed part in the middle.  Those with a
@@ -213,6 +251,29 @@ OTHER: tuple[tuple[str, int, re.Pattern[str]], ...] = (
             _F,
         ),
     ),
+    # MaxMind license keys: <6>_<29>_mmk
+    (
+        "maxmind_key",
+        36,
+        re.compile(
+            r"_mmk(?<=(?<![A-Za-z0-9_])[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?![A-Za-z0-9_])", _F
+        ),
+    ),
+    # Azure's identifiable keys: base64 with a fixed signature at a fixed place
+    *(
+        (
+            "azure_key",
+            back,
+            re.compile(
+                re.escape(sig)
+                + rf"(?<=(?<![A-Za-z0-9+/_-]){chars}{{{back}}}{re.escape(sig)})"
+                + tail
+                + r"(?![A-Za-z0-9+/=_-])",
+                _F,
+            ),
+        )
+        for sig, back, chars, tail in _AZURE_SIGNED
+    ),
     # Telegram bots: <bot id>:AA<33 characters>; the id's first digits are found by
     # looking back (see find_formats)
     (
@@ -221,7 +282,16 @@ OTHER: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         re.compile(r":AA(?<=[0-9]{8}:AA)[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])", _F),
     ),
 )
-_OTHER_FIXED = ("-us", "Q~", ".atlasv1.", "AZDO", "+ACR", ":AA")
+_OTHER_FIXED = (
+    "-us",
+    "Q~",
+    ".atlasv1.",
+    "AZDO",
+    "+ACR",
+    "_mmk",
+    *(sig for sig, _, _, _ in _AZURE_SIGNED),
+    ":AA",
+)
 # Discord bots: a base64 user id, a time stamp and an HMAC (no fixed part: tried only
 # in runs that hold a dot)
 _DISCORD = re.compile(
@@ -419,6 +489,14 @@ _CHECKS = {
     "pinecone_key": "d",
     "circleci_token": "d",
     "openai_key": "d",  # sk-learn-..., sk-my-own-words
+    "adobe_secret": "d",
+    "adafruit_key": "d",
+    "lichess_token": "c",
+    "vault_token": "dc",  # s.<24>: not s.getElementsByTagName
+    "yandex_key": "dc",
+    "settlemint_token": "d",
+    "posthog_key": "d",
+    "zuplo_key": "d",
 }
 _HEX = frozenset(string.hexdigits)
 

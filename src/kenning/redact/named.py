@@ -158,6 +158,14 @@ _BARE_STOP = re.compile(r"[\s\"'`,;)\]}]", _F)
 _VALUE_SAMPLE = 512  # longer bare values are judged on their first 512 characters
 _NEXT_PARAM = re.compile(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
 _COLON_END = re.compile(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
+# After "name: value" with more words following, only a value that can be nothing but a
+# credential counts: a letter and a digit or symbol, and not words and numbers joined
+# by separators (gpt-4, v1.2.3, sha256-based, short-lived).
+_VALUE_PARTS = re.compile(r"[-_./:]+", _F)
+_LETTER = re.compile(r"[^\W\d_]")  # a letter, of any script
+_DIGIT_OR_SYMBOL = re.compile(r"[0-9!@#$%^&*+=~?]")
+_HYPHENATED_WORDS = re.compile(r"[A-Za-z]++(?:-[A-Za-z]++)++", _F)
+_MORE_ON_LINE = re.compile(r"[ \t]*+[,;][ \t]*+[A-Za-z]", _F)
 _SPACES = frozenset(" \t")
 _QUOTES = frozenset("\"'`")
 _CREDENTIAL = re.compile(r"[A-Za-z0-9_.+/=~!@#$%^&*:-]{12,}", _F)
@@ -215,14 +223,17 @@ def assignments(text: str, raw: bytes, add: Add) -> None:
         if known is None:
             found: list[_Span] = []
             rel = _hit(text, hit, found.append, bare_run) - hit
-            known = (tuple((s - hit, e - hit, k) for s, e, k in found), rel)
-            if all(e <= _AFTER - 60 for _, e, _ in known[0]) and rel <= _AFTER - 60:
+            known = (tuple([(s - hit, e - hit, k) for s, e, k in found]) if found else (), rel)
+            # a judgement that reached the end of the window is not the window's alone
+            if rel <= _AFTER - 60 and (not found or max(e for _, e, _ in known[0]) <= _AFTER - 60):
                 if len(seen) > 4096:
                     seen.clear()
                 seen[key] = known
-        for s, e, k in known[0]:
-            add((hit + s, hit + e, k))
-        pos = max(pos, hit + known[1])
+        if known[0]:
+            for s, e, k in known[0]:
+                add((hit + s, hit + e, k))
+        if hit + known[1] > pos:
+            pos = hit + known[1]
 
 
 _BEFORE = 66
@@ -292,7 +303,7 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
         # Names that are credentials only sometimes: the value must look like one.
         if not (_credential_like(value) or (name_kind == "auth" and _basic_pair(value))):
             return None
-        if colon and not _COLON_END.match(text, end) and text[end : end + 1] not in _QUOTES:
+        if colon and not _colon_value_ends(text, end, value):
             return None
         return (start, end, "secret_assignment")
     bare = m.group("bare") is not None
@@ -316,8 +327,9 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
         elif colon and _TYPE_NAME.fullmatch(value):
             return None  # an annotation: secret: SecretStr
     # After a colon a bare value must end the line (or the item, or a quoted header),
-    # else it is prose: "Token: see the docs".
-    if colon and bare and text[end : end + 1] not in _QUOTES and not _COLON_END.match(text, end):
+    # else it is prose ("Token: see the docs"), unless it can only be a credential
+    # ("password: Qx7pLm2v (rotate monthly)").
+    if colon and bare and not _colon_value_ends(text, end, value):
         return None
     if name_kind == "aws_secret_key" and _AWS_SECRET_VALUE.fullmatch(value):
         return (start, end, "aws_secret_key")
@@ -325,6 +337,32 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
 
 
 _AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}", _F)
+
+
+def _colon_value_ends(text: str, end: int, value: str) -> bool:
+    """Is a bare value after ``name:`` the whole value: it ends the line (or a quoted
+    header), or words follow it but it can be nothing but a credential?"""
+    if text[end : end + 1] in _QUOTES:
+        return True
+    if _COLON_END.match(text, end):
+        # "Token: short-lived, refreshed by the sidecar" is prose; a passphrase of words
+        # (password: correct-horse-battery-staple) ends its line
+        return not (_HYPHENATED_WORDS.fullmatch(value) and _MORE_ON_LINE.match(text, end))
+    return _credential_shaped(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _credential_shaped(value: str) -> bool:
+    """A word of prose that can only be a credential: 6+ characters mixing letters with
+    digits or symbols, not code, and not words and numbers joined by ``-_./:``
+    (``gpt-4``, ``v1.2.3``, ``sha256-based``, ``utf-8``)."""
+    value = value.rstrip(_TRAIL)
+    if len(value) < 6 or _code(value) or _skip_value(value):
+        return False
+    if _LETTER.search(value) is None or _DIGIT_OR_SYMBOL.search(value) is None:
+        return False
+    parts = [p for p in _VALUE_PARTS.split(value) if p]
+    return not all(p.isalpha() or p.isdigit() or (len(p) <= 6 and p.isalnum()) for p in parts)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -387,6 +425,7 @@ def _skip_value(value: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)
 def _code(value: str) -> bool:
     """An unquoted value that is an expression, constant or number rather than data."""
     return (
@@ -526,13 +565,13 @@ def _prose(text: str, hit: int, add: Add) -> bool:
     m = _PROSE_BARE.match(text, hit)
     if m is None or (hit and (text[hit - 1].isalnum() or text[hit - 1] == "_")):
         return False
-    group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+    group = m.lastgroup or "bare"  # the one of dq, sq, bare that matched
     value, end = m.group(group), m.end(group)
     if group == "bare":
-        while value and value[-1] in _TRAIL:
-            value, end = value[:-1], end - 1
-    letters = any(c.isalpha() for c in value)
-    others = any(not c.isalpha() for c in value)
+        stripped = value.rstrip(_TRAIL)
+        value, end = stripped, end - (len(value) - len(stripped))
+    letters = _LETTER.search(value) is not None
+    others = not value.isalpha()
     if not (letters and others) or _skip_value(value) or _code(value) or value.startswith("-"):
         return False
     if not _passwordish(value) or "=" in value or "/" in value:
@@ -591,6 +630,8 @@ def _passwordish(value: str, conn: str = "") -> bool:
     low = value.lower()
     if low in _NOT_A_PASSWORD or _code(value) or _DOTTED.fullmatch(value):
         return False
+    if _HYPHENATED_WORDS.fullmatch(value):
+        return False  # short-lived, auto-generated, URL-safe, case-sensitive
     if len(value) < 4:
         return False
     if value.isalpha():
@@ -654,7 +695,7 @@ _COMMAND = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<cmd>mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump)?"
     r"|sshpass|curl|docker|podman|nerdctl|helm|redis-cli|sqlcmd|bcp|zip|unzip|7za?|smbclient"
     r"|ldap(?:search|add|modify|delete|whoami|passwd)|mongo(?:sh|dump|restore|import|export)?"
-    r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget)(?![A-Za-z0-9_-])",
+    r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl)(?![A-Za-z0-9_-])",
     _F,
 )
 _SEGMENT_END = re.compile(r"[\r\n|;&]|$", _F)
@@ -673,6 +714,8 @@ _COMMAND_FLAGS = {
     "rdesktop": re.compile(r"(?<=[ \t])-p[ \t]+" + _ARG, _F),
     "az": re.compile(r"(?<=[ \t])(?:-p|--password)[ \t]+" + _ARG, _F),
     "htpasswd": re.compile(r"(?<=[ \t])-[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG, _F),
+    # openssl enc -k <password> (and -pass pass:<password>, which _FLAG finds)
+    "openssl": re.compile(r"(?<=[ \t])-k[ \t]+" + _ARG, _F),
 }
 # user:password after -u/--user (curl, wget, http), user%password (smbclient),
 # user,password (lftp), user/password@ (sqlplus)
@@ -719,6 +762,7 @@ _COMMAND_RULE = {
     "smbclient": "smbclient",
     "lftp": "lftp",
     "sqlplus": "sqlplus",
+    "openssl": "openssl",
 }
 
 
@@ -767,8 +811,34 @@ _XML_ENTRY = re.compile(
 )
 
 
+# Bundler's credentials for a gem server, by host (Sidekiq Enterprise's among them):
+# BUNDLE_ENTERPRISE__CONTRIBSYS__COM=user:password
+_BUNDLER = re.compile(
+    r"BUNDLE_[A-Z0-9_]*?[A-Z0-9]__[A-Z0-9_]+[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[^\s\"',;]{3,300})",
+    _F,
+)
+# bundle config set --global gems.contribsys.com user:password
+_BUNDLE_CONFIG = re.compile(
+    r"bundle[ \t]+config[ \t]+(?:set[ \t]+)?(?:--(?:global|local)[ \t]+)?"
+    r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/?[ \t]+[\"']?(?P<v>[^\s\"':]{1,100}:[^\s\"']{1,200})",
+    _F,
+)
+
+
 def files(text: str, add: Add) -> None:
-    """Passwords in .netrc files and secrets in XML elements and attributes."""
+    """Passwords in .netrc files, Bundler's host credentials, and secrets in XML
+    elements and attributes."""
+    if "bundle" in text:
+        for m in _BUNDLE_CONFIG.finditer(text):
+            if not _skip_value(m.group("v").partition(":")[2]):
+                add((m.start("v"), m.end("v"), "secret_assignment"))
+    if "BUNDLE_" in text:
+        for m in _BUNDLER.finditer(text):
+            value = m.group("v")
+            user, colon, password = value.partition(":")
+            pair = bool(colon and user and password and not _skip_value(password))
+            if (pair or _credential_like(value)) and not _skip_value(value):
+                add((m.start("v"), m.end("v"), "secret_assignment"))
     if "password" in text:
         for m in _NETRC.finditer(text):
             if not _skip_value(m.group("v")):

@@ -57,7 +57,8 @@ for _kind, _words in (
     ("pagerduty_key", "pagerduty opsgenie"),
     ("newrelic_key", "newrelic"),
     ("sentry_token", "sentry rollbar bugsnag"),
-    ("observability_key", "honeycomb loggly splunk sumologic logdna mezmo papertrail lightstep"),
+    ("observability_key", "honeycomb loggly splunk logdna mezmo papertrail lightstep"),
+    ("sumologic_key", "sumologic sumo"),
     ("analytics_key", "mixpanel segment amplitude posthog heap"),
     ("support_key", "intercom zendesk freshdesk hubspot helpscout"),
     ("salesforce_token", "salesforce"),
@@ -100,6 +101,23 @@ for _kind, _words in (
     ("accounting_key", "quickbooks xero freshbooks"),
     ("clickup_token", "clickup monday"),
     ("zoom_key", "zoom"),
+    ("shippo_token", "shippo"),
+    ("plaid_token", "plaid"),
+    ("lichess_token", "lichess"),
+    ("lob_key", "lob"),
+    ("maxmind_key", "maxmind geoip"),
+    ("adobe_secret", "adobe"),
+    ("adafruit_key", "adafruit"),
+    ("clojars_token", "clojars"),
+    ("midtrans_key", "midtrans"),
+    ("posthog_key", "posthog"),
+    ("cdn_key", "fastly akamai bunnycdn keycdn"),
+    ("backblaze_key", "backblaze"),
+    ("api_service_key", "rapidapi finnhub nytimes openweather weatherstack ipinfo ipstack"),
+    ("chat_key", "sendbird gitter mattermost rocketchat"),
+    ("commerce_key", "squarespace etsy bigcommerce gocardless"),
+    ("media_key", "flickr vimeo youtube"),
+    ("bi_key", "looker metabase tableau"),
 ):
     for _word in _words.split():
         VENDORS[_word] = _kind
@@ -110,29 +128,62 @@ _PLAIN_WORDS = _wordset(
     """
     render linear square segment heap checkout monday zoom drone elastic together voyage
     lob paddle sanity notion gemini wallet mnemonic azure google firebase redis atlas
-    vault pusher ably box fly modal lambda slack discord telegram
+    vault pusher ably box fly modal lambda slack discord telegram sumo plaid
     """
 )
-# Short vendor words must stand alone (DD_API_KEY, eth); longer ones may start a name
-# (datadogApiKey).
+# Short vendor words must stand alone (DD_API_KEY, eth).
 _SHORT = {w for w in VENDORS if len(w) <= 4}
-_VENDOR_WORDS = "|".join(
-    sorted(
-        (re.escape(w) + ("(?![a-z0-9])" if w in _SHORT else "") for w in VENDORS),
-        key=len,
-        reverse=True,
-    )
+# The naming words: a vendor, or a secret word.  They are found on a lower-cased byte
+# copy of the text by one trie-shaped pattern (a pattern of ~300 alternatives, or a
+# case-insensitive one, is tried branch by branch at every position: seconds for a
+# megabyte of tokens).  A word ends where the letters end (short vendor words where the
+# letters and digits end); whether it stands alone is checked after the match, except
+# key/token/secret glued to a word in camelCase or snake_case (apiKey, clientSecret,
+# DD_API_KEY).
+_SECRET_NAMING = (
+    "api key",
+    "api_key",
+    "api-key",
+    "apikey",
+    "key",
+    "keys",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "credential",
+    "credentials",
+    "auth",
+    "signature",
+    "sig",
+    "private",
 )
-# A naming word stands alone (checked after the match, which is faster than a
-# look-behind before it), except key/token/secret glued to a word in camelCase or
-# snake_case (apiKey, clientSecret, DD_API_KEY).
-_NAMING = re.compile(
-    r"(?:(?P<vendor>" + _VENDOR_WORDS + r")"
-    r"|api[ _-]?key|key|keys|token|secret|passw(?:or)?d|passphrase|pwd|credentials?"
-    r"|auth|signature|sig|private)(?![a-z])",
-    re.ASCII | re.IGNORECASE,
-)
-_GLUED = frozenset(("key", "token", "secret"))
+
+
+def _naming_trie() -> str:
+    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in (*VENDORS, *_SECRET_NAMING):
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {"short": word in _SHORT}
+
+    def emit(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
+        # children first: the longest word that fits wins
+        branches = [re.escape(c) + emit(child) for c, child in sorted(node.items()) if c]
+        if "" in node:
+            branches.append("(?![a-z0-9])" if node[""]["short"] else "(?![a-z])")
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return emit(root)
+
+
+_NAMING = re.compile(_naming_trie().encode())
+_LOWER_BYTES = bytes(range(256)).lower()
+_GLUED_BYTES = frozenset((b"key", b"token", b"secret"))
+_VENDOR_BYTES = {word.encode(): word for word in VENDORS}
 # Words that make the value an identifier, a hash or something public.
 _META = _wordset(
     """
@@ -158,11 +209,21 @@ _CANDIDATE_BYTES = bytes(ord("a") if chr(b) in _CANDIDATE_CHARS else ord(" ") fo
 MIN_VALUE = 16
 _NEEDLE = b"a" * MIN_VALUE
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{32,128}", _F)
-_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", _F)
+# A UUID, bare or with the prefix of LaunchDarkly's keys (sdk-, mob-, api-)
+_UUID = re.compile(r"(?:sdk-|mob-|api-)?[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", _F)
 _MIXED = re.compile(r"[A-Za-z0-9_+/=.~-]{16,256}", _F)
 _TRIM = "._-~=/+"
 _DIGIT_RUNS = re.compile(r"(?<=[^0-9])[0-9]+(?=[^0-9])", _F)  # digits between others
+_SEPARATORS = re.compile(r"[-_./+=~]", _F)
+_LETTERS = re.compile(r"[A-Za-z]+", _F)
+_DIGIT_BYTES = string.digits.encode()
+_LETTER_BYTES = string.ascii_letters.encode()
 _ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", _F)  # ULIDs and their look-alikes
+
+
+# A naming word found: where it starts and ends, and the vendor's word (None for a
+# secret word such as "key").
+_Name = tuple[int, int, "str | None"]
 
 
 class Finder:
@@ -170,25 +231,32 @@ class Finder:
 
     def __init__(self, text: str, raw: bytes, random: Callable[[str], bool]) -> None:
         self.text = text
+        self.raw = raw
         self.mapped = raw.translate(_CANDIDATE_BYTES)
         self.random = random  # the entropy rule's test, for 16+ character mixes
-        self._names: list[re.Match[str]] = []
+        self._low = b""
+        self._markers = "[redacted:" in text  # when redacting again
+        self._names: list[_Name] = []
         self._starts: list[int] = []
         self._scanned = 0
         self._seen: dict[tuple[str, str], str | None] = {}
 
-    def names(self, lo: int, hi: int) -> list[re.Match[str]]:
+    def names(self, lo: int, hi: int) -> list[_Name]:
         """The naming words in ``text[lo:hi]``.  Values are judged in order, so the text
         is read for names once, only up to the last value and only near values."""
         text = self.text
         if hi > self._scanned:
-            for m in _NAMING.finditer(text, max(self._scanned, lo), hi):
+            if not self._low:
+                self._low = self.raw.translate(_LOWER_BYTES)
+            for m in _NAMING.finditer(self._low, max(self._scanned, lo), hi):
                 at = m.start()
+                vendor = _VENDOR_BYTES.get(m.group())
                 alone = at == 0 or not text[at - 1].isalnum()
-                if not alone and (m.group("vendor") or m.group().lower() not in _GLUED):
+                if not alone and (vendor or m.group() not in _GLUED_BYTES):
                     continue
-                if (alone or _glued_name(text, at)) and not _in_marker(text, at):
-                    self._names.append(m)
+                marked = self._markers and _in_marker(text, at)
+                if (alone or _glued_name(text, at)) and not marked:
+                    self._names.append((at, m.end(), vendor))
                     self._starts.append(at)
             self._scanned = hi
         return self._names[bisect_left(self._starts, lo) : bisect_left(self._starts, hi)]
@@ -206,59 +274,69 @@ class Finder:
             while e > s and text[e - 1] in _TRIM:
                 e -= 1
             if e - s >= MIN_VALUE:
-                shape = _shape(text[s:e], self.random)
-                if shape is not None:
-                    kind = self.named(s, shape, lo)
-                    if kind is not None:
-                        out.append((s, e, kind))
+                # Most values have no naming word before them: that is cheaper to see
+                # than their shape.
+                window = self._window(s, lo)
+                names = self.names(window, s)
+                if names and names[0][1] <= s:
+                    shape = _shape(text[s:e], self.random)
+                    if shape is not None:
+                        kind = self._remembered(window, s, shape, names)
+                        if kind is not None:
+                            out.append((s, e, kind))
             start = mapped.find(_NEEDLE, end, hi)
 
-    def named(self, start: int, shape: str, gap: int = 0) -> str | None:
-        """The kind of a key-shaped value at ``start`` when the words before it name it
-        (remembered by the words before it: a repeated line is judged once)."""
+    def _window(self, start: int, gap: int) -> int:
+        """Where the words that may name a value at ``start`` begin: on its line, at most
+        _WINDOW characters back, within its gap (a word before another secret, or
+        before a marker when redacting again, names that one, not this)."""
         text = self.text
         line_start = text.rfind("\n", max(0, start - _WINDOW), start) + 1
-        # Names are read within the gap the value is in: a word before another secret
-        # (or before a marker, when redacting again) names that one, not this.
         lo = max(line_start, start - _WINDOW, gap)
         marker = text.rfind("[redacted:", lo, start)
         if marker >= 0:
             close = text.find("]", marker, start)
             lo = close + 1 if close >= 0 else start
-        key = (text[max(0, lo - 1) : start], shape)
-        if key not in self._seen:
+        return lo
+
+    def named(self, start: int, shape: str, gap: int = 0) -> str | None:
+        """The kind of a key-shaped value at ``start`` when the words before it name it
+        (remembered by the words before it: a repeated line is judged once)."""
+        lo = self._window(start, gap)
+        return self._remembered(lo, start, shape, self.names(lo, start))
+
+    def _remembered(self, lo: int, start: int, shape: str, names: list[_Name]) -> str | None:
+        key = (self.text[max(0, lo - 1) : start], shape)
+        kind = self._seen.get(key, "")
+        if kind == "":
             if len(self._seen) > 4096:
                 self._seen.clear()
-            self._seen[key] = self._named(lo, start, shape)
-        return self._seen[key]
+            kind = self._seen[key] = self._named(lo, start, shape, names)
+        return kind
 
-    def _named(self, lo: int, start: int, shape: str) -> str | None:
+    def _named(self, lo: int, start: int, shape: str, names: list[_Name]) -> str | None:
         text = self.text
-        found = [m for m in self.names(lo, start) if m.end() <= start]
+        found = [n for n in names if n[1] <= start]
         if not found:
             return None
-        last = found[-1]
-        between = text[last.end() : start]
+        last_start, last_end, _ = found[-1]
+        between = text[last_end:start]
         if len(between) > _MAX_GAP:
             return None
-        words = [w.lower() for w in _WORD.findall(between)]
-        before = [w.lower() for w in _WORD.findall(text[max(lo, last.start() - 24) : last.start()])]
-        if any(w in _META for w in words) or (before and before[-1] in _META):
+        if any(w.lower() in _META for w in _WORD.findall(between)):
             return None
-        vendor = next(
-            (VENDORS[m.group("vendor").lower()] for m in found if m.group("vendor")), None
-        )
-        secret_word = any(not m.group("vendor") for m in found)
+        before = _WORD.findall(text[max(lo, last_start - 24) : last_start])
+        if before and before[-1].lower() in _META:
+            return None
+        vendors = [v for _, _, v in found if v]
+        vendor = VENDORS[vendors[0]] if vendors else None
+        secret_word = len(vendors) < len(found)
 
         # an Ethereum private key is 0x and 64 hex digits: a wallet names it enough
         wallet = vendor == "ethereum_key" and text.startswith("0x", start)
         if shape in ("hex", "uuid") and not secret_word and not wallet:
             return None
-        if (
-            not secret_word
-            and not wallet
-            and all(m.group("vendor").lower() in _PLAIN_WORDS for m in found if m.group("vendor"))
-        ):
+        if not secret_word and not wallet and all(v in _PLAIN_WORDS for v in vendors):
             return None  # "render", "linear", "square" alone are words, not vendors
         return vendor or "secret_assignment"
 
@@ -271,13 +349,14 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
         return "uuid"
     if not _MIXED.fullmatch(value) or _ULID.fullmatch(value):
         return None
-    digits = sum(map(str.isdigit, value))
-    letters = sum(map(str.isalpha, value))
+    raw = value.encode("ascii", "replace")
+    digits = len(raw) - len(raw.translate(None, _DIGIT_BYTES))
+    letters = len(raw) - len(raw.translate(None, _LETTER_BYTES))
     if digits < 2 or letters < 4:
         return None
     if "." in value and not any(c in value for c in "+/=_"):
         return None  # 1.2.3-beta.4, example.com
-    parts = [p for p in re.split(r"[-_./+=~]", value) if p]
+    parts = [p for p in _SEPARATORS.split(value) if p]
     if len(parts) > 1 and all(len(p) <= 12 for p in parts):
         return None  # user-service-v2, build_2024_11_29
     return "mixed" if len(value) >= 32 and random(value) or _looks_random(value) else None
@@ -285,7 +364,7 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
 
 def _looks_random(value: str) -> bool:
     """16-31 characters: both cases or digits all through, not a word with a number."""
-    runs = re.findall(r"[A-Za-z]+", value)
+    runs = _LETTERS.findall(value)
     if not runs or max(map(len, runs)) > 12 or len(value) < 16:
         return False
     if len(_DIGIT_RUNS.findall(value)) >= 2:
@@ -305,3 +384,25 @@ def _in_marker(text: str, at: int) -> bool:
     """Is ``at`` inside a ``[redacted:kind]`` marker (whose kind may read as a name)?"""
     lo = max(0, at - 40)
     return text.rfind("[redacted:", lo, at) > text.rfind("]", lo, at)
+
+
+# Sumo Logic access ids: "su" and 12 letters and digits, too short for the rule above;
+# a secret when "sumo" is written before them on the same line.
+_SUMO_ID = re.compile(r"(?<![A-Za-z0-9])su[A-Za-z0-9]{12}(?![A-Za-z0-9])", _F)
+_SUMO = re.compile(r"sumo", _F | re.IGNORECASE)
+
+
+def short_ids(text: str, add: Callable[[_Span], None]) -> None:
+    """Vendor ids too short for the named-value rule that their vendor makes secret."""
+    if "sumo" not in text and "Sumo" not in text and "SUMO" not in text:
+        return
+    for m in _SUMO_ID.finditer(text):
+        start = m.start()
+        line_start = text.rfind("\n", max(0, start - _WINDOW), start) + 1
+        if _SUMO.search(text, max(line_start, start - _WINDOW), start) is None:
+            continue
+        body = m.group()[2:]
+        digits = any(c.isdigit() for c in body)
+        upper = sum(c.isupper() for c in body)
+        if digits or (upper >= 2 and not body.isupper()):
+            add((start, m.end(), "sumologic_key"))
