@@ -78,30 +78,23 @@ def _remember(store: Store, command: Command, where: Where, agent: str, from_cli
     from kenning.onboard import guess_kind
 
     words = command.text
-    kind = guess_kind(words)
-    if from_cli:
-        item = items.add(
-            store,
-            words,
-            scope=scope,
-            kind=kind,
-            status=Status.ACTIVE,
-            provenance=where.provenance("user", "slash"),
-            actor=policy.PERSON,
-        )
-        what = "stored the person's words as"
-    else:
-        item = items.add(
-            store,
-            words,
-            scope=scope,
-            kind=kind,
-            status=Status.PROPOSED,
-            evidence=words,
-            provenance=where.provenance(agent, "slash"),
-            actor=policy.Actor(agent, where.scopes),
-        )
-        what = "proposed (a person approves it with `ken review`)"
+    # The person's own words, or an agent's proposal with themselves as the evidence.
+    who, actor = ("user", policy.PERSON) if from_cli else (agent, policy.Actor(agent, where.scopes))
+    item = items.add(
+        store,
+        words,
+        scope=scope,
+        kind=guess_kind(words),
+        status=Status.ACTIVE if from_cli else Status.PROPOSED,
+        evidence="" if from_cli else words,
+        provenance=where.provenance(who, "slash"),
+        actor=actor,
+    )
+    what = (
+        "stored the person's words as"
+        if from_cli
+        else "proposed (a person approves it with `ken review`)"
+    )
     return (
         f"kenning {what} memory [m:{short_id(item.id)}] in {item.scope}: "
         f'"{item.title}". Tell the person so in one short line; do nothing else.'
