@@ -275,7 +275,7 @@ def test_nothing_outside_agents_branches_on_an_agent_name():
         ("kenning.lint", "def f(c):\n    c.execute('SELECT id FROM items')\n", sql_outside_store),
         ("kenning.lint", "Q = f'DELETE FROM items WHERE {x}'\n", sql_outside_store),
         ("kenning.items", "from kenning.cli import output\n", domain_imports_a_face),
-        ("kenning.search", "def f():\n    import click\n", domain_imports_a_face),
+        ("kenning.lint", "def f():\n    import click\n", domain_imports_a_face),
         ("kenning.store.sqlite", "from rich.table import Table\n", domain_imports_a_face),
         ("kenning.cli.app", "from kenning.hooks import run\n", face_imports_another_face),
         ("kenning.hooks.run", "from kenning import cli\n", face_imports_another_face),
@@ -404,5 +404,19 @@ def test_the_short_id_has_one_home():
         if path.name != "ids.py"
         for n, line in enumerate(path.read_text().splitlines(), 1)
         if cut.search(line)
+    ]
+    assert found == []
+
+
+def test_nothing_outside_the_store_names_the_sqlite_backend():
+    """Domain code and faces know the `Store` protocol only: a second backend (the team
+    server's PostgreSQL) drops in behind it."""
+    named = re.compile(r"\bSQLiteStore\b|kenning\.store\.sqlite|from kenning\.store import sqlite")
+    found = [
+        f"{path.relative_to(SRC)}:{n}"
+        for path in SRC.rglob("*.py")
+        if "store" not in path.relative_to(SRC).parts[:1]
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if named.search(line)
     ]
     assert found == []

@@ -1,4 +1,4 @@
-"""What a person types into `ken search` becomes a safe FTS5 query (kenning.search)."""
+"""What a person types into `ken search` becomes a safe FTS5 query (kenning.store.fts)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from helpers import add, opened
 from kenning import items
 from kenning.errors import InvalidInput
 from kenning.model import Scope, ScopeType
-from kenning.search import fts_query
+from kenning.store.fts import fts_query
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # as in the store's migration
 FAST = settings(

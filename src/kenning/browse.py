@@ -28,7 +28,7 @@ from kenning.deliver import COMPACTION, pack_for
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import Item, Revision, Scope, ScopeType, Session, Status
 from kenning.pack import Pack
-from kenning.store import ItemQuery, SQLiteStore
+from kenning.store import ItemQuery, Store
 from kenning.where import Where
 
 SEARCH_LIMIT = 500  # hits a search in a tab shows, best first
@@ -67,16 +67,16 @@ def scope_view(where: Where, scope_type: ScopeType) -> View | None:
     return View(scopes=(str(found),)) if found else None
 
 
-def count(store: SQLiteStore, view: View) -> int:
+def count(store: Store, view: View) -> int:
     return store.count_items(view.query())
 
 
-def page(store: SQLiteStore, view: View, offset: int, limit: int) -> list[Item]:
+def page(store: Store, view: View, offset: int, limit: int) -> list[Item]:
     """`limit` memories of `view` from position `offset` on."""
     return store.list_items(view.query(offset, limit))
 
 
-def find(store: SQLiteStore, view: View, text: str, limit: int = SEARCH_LIMIT) -> list[Item]:
+def find(store: Store, view: View, text: str, limit: int = SEARCH_LIMIT) -> list[Item]:
     """The memories of `view` that match `text`, best first (as `ken search` matches);
     nothing for text with no word in it."""
     try:
@@ -93,11 +93,11 @@ def find(store: SQLiteStore, view: View, text: str, limit: int = SEARCH_LIMIT) -
     return [f.item for f in found]
 
 
-def waiting_count(store: SQLiteStore) -> int:
+def waiting_count(store: Store) -> int:
     return count(store, WAITING)
 
 
-def here(store: SQLiteStore, config: Config, where: Where) -> Pack:
+def here(store: Store, config: Config, where: Where) -> Pack:
     """What an agent starting here is told: the pack `ken pack` prints (nothing is
     recorded as told)."""
     return pack_for(store, config, where, record=False)
@@ -114,7 +114,7 @@ class Detail:
     neighbours: tuple[review.Neighbour, ...] = ()
 
 
-def detail(store: SQLiteStore, item_id: str) -> Detail:
+def detail(store: Store, item_id: str) -> Detail:
     item = store.get_item(item_id)
     history = tuple(store.revisions(item.id))
     if item.status is Status.PROPOSED:
@@ -126,16 +126,16 @@ def detail(store: SQLiteStore, item_id: str) -> Detail:
 # --- sessions ---------------------------------------------------------------------------
 
 
-def session_count(store: SQLiteStore) -> int:
+def session_count(store: Store) -> int:
     return store.count_sessions()
 
 
-def sessions_page(store: SQLiteStore, offset: int, limit: int) -> list[Session]:
+def sessions_page(store: Store, offset: int, limit: int) -> list[Session]:
     """Sessions of every agent and repo, newest first."""
     return store.list_sessions(offset=offset, limit=limit)
 
 
-def find_sessions(store: SQLiteStore, text: str, limit: int = SEARCH_LIMIT) -> list[Session]:
+def find_sessions(store: Store, text: str, limit: int = SEARCH_LIMIT) -> list[Session]:
     """Sessions whose prompts, agent, model or repo hold `text`, newest first."""
     return store.list_sessions(text=text.strip(), limit=limit) if text.strip() else []
 
@@ -167,7 +167,7 @@ class Delivery:
         }
 
 
-def told(store: SQLiteStore, session_id: str) -> list[Delivery]:
+def told(store: Store, session_id: str) -> list[Delivery]:
     """Every pack and recall a session was told, in order, with the items' text."""
     cache: dict[str, Item | None] = {}
 

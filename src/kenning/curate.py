@@ -32,7 +32,7 @@ from typing import Any, Literal
 from kenning import plans, policy, rank, statements
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Status
-from kenning.store import ItemQuery, SQLiteStore, now_iso
+from kenning.store import ItemQuery, Store, now_iso
 
 Action = Literal["fold", "supersede", "retire"]
 FOLDABLE = frozenset(Kind) - {Kind.HANDOFF, Kind.SUMMARY}
@@ -130,7 +130,7 @@ def _older_first(a: Item, b: Item) -> tuple[Item, Item]:
 
 
 def curate(
-    store: SQLiteStore,
+    store: Store,
     *,
     scopes: Sequence[str] = (),
     unused_days: int = 90,

@@ -30,7 +30,7 @@ from kenning.model import Item, Scope, ScopeType, Session
 from kenning.pack import Pack, build_pack
 from kenning.recall import Recall, RecallSettings, recall
 from kenning.sessions import clip_prompt
-from kenning.store import ItemQuery, SQLiteStore
+from kenning.store import ItemQuery, Store
 from kenning.where import Where
 
 
@@ -134,7 +134,7 @@ def check_write(config: Config, where: Where, scopes: Iterable[Scope] = ()) -> N
 
 
 def pack_for(
-    store: SQLiteStore,
+    store: Store,
     config: Config,
     where: Where,
     *,
@@ -178,7 +178,7 @@ START_PACK_CHARS = 9000  # what a hook may print (agents.agent.MAX_OUTPUT_CHARS)
 
 
 def start_pack(
-    store: SQLiteStore,
+    store: Store,
     config: Config,
     where: Where,
     agent: str | None,
@@ -203,7 +203,7 @@ def start_pack(
 
 
 def recall_for(
-    store: SQLiteStore,
+    store: Store,
     config: Config,
     where: Where,
     prompt: str,
@@ -232,7 +232,7 @@ def recall_for(
     return result
 
 
-def record_recall(store: SQLiteStore, session: Session, prompt: str, result: Recall) -> None:
+def record_recall(store: Store, session: Session, prompt: str, result: Recall) -> None:
     """Record what a recall told a session (its items' uses count once per session)."""
     if not result.kept:
         return
@@ -245,19 +245,19 @@ def record_recall(store: SQLiteStore, session: Session, prompt: str, result: Rec
 COMPACTION = "compact"  # a delivery row with no items: the session's context was compacted
 
 
-def note_compaction(store: SQLiteStore, session: Session) -> None:
+def note_compaction(store: Store, session: Session) -> None:
     """Record that a session's context was compacted: what it was told before may be
     recalled again."""
     store.record_delivery(session.id, COMPACTION, [])
 
 
-def told_since_compaction(store: SQLiteStore, session_id: str) -> set[str]:
+def told_since_compaction(store: Store, session_id: str) -> set[str]:
     """The items a session was told that are still in its context: those given since
     its last compaction."""
     return _since_compaction(store, session_id)[0]
 
 
-def in_context(store: SQLiteStore, session_id: str) -> set[str]:
+def in_context(store: Store, session_id: str) -> set[str]:
     """The items still in a session's context: those it was told and those it wrote
     (the handoff its own SessionEnd left before a resume, what it proposed), since its
     last compaction. A resumed conversation holds them already."""
@@ -266,7 +266,7 @@ def in_context(store: SQLiteStore, session_id: str) -> set[str]:
     return told | {item.id for item in written}
 
 
-def _since_compaction(store: SQLiteStore, session_id: str) -> tuple[set[str], str | None]:
+def _since_compaction(store: Store, session_id: str) -> tuple[set[str], str | None]:
     """What a session was told since its last compaction, and when that was."""
     told: set[str] = set()
     since: str | None = None

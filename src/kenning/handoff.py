@@ -36,7 +36,7 @@ from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import one_line, toml_string
-from kenning.store import ItemQuery, SQLiteStore
+from kenning.store import ItemQuery, Store
 from kenning.where import Where
 
 CONTEXT_MODES = ("append_system_prompt", "developer_instructions", "first_message", "none")
@@ -84,7 +84,7 @@ def handoff_scope(session: Session) -> Scope | None:
     return None
 
 
-def session_handoff(store: SQLiteStore, session: Session) -> Item | None:
+def session_handoff(store: Store, session: Session) -> Item | None:
     """The handoff a finished session leaves, when it did something."""
     if not (session.prompt_count or session.first_prompt or session.commits):
         return None
@@ -187,7 +187,7 @@ def own_instructions(agent: str) -> str:
     return known.instructions(os.environ) if known and known.instructions else ""
 
 
-def _line_sessions(store: SQLiteStore, where: Where) -> list[Session]:
+def _line_sessions(store: Store, where: Where) -> list[Session]:
     if where.workstream:
         found = store.list_sessions(workstream=where.workstream, limit=200)
         if found:
@@ -211,7 +211,7 @@ def _written_in(item: Item, session: Session) -> bool:
     return start <= match.group(1) <= end
 
 
-def handoffs_of(store: SQLiteStore, session: Session) -> list[Item]:
+def handoffs_of(store: Store, session: Session) -> list[Item]:
     """The handoffs a session left: the agent's own (memory_handoff, in its workstream
     or its project's log.md) first, newest first; then the automatic one of its end."""
     scopes = [str(s) for s in (handoff_scope(session),) if s is not None]
@@ -247,7 +247,7 @@ def _handoff_lines(item: Item, label: str, *, body: bool = True) -> list[str]:
     return lines
 
 
-def _session_block(store: SQLiteStore, session: Session, heading: str) -> list[str]:
+def _session_block(store: Store, session: Session, heading: str) -> list[str]:
     who = session.agent + (f" ({session.model})" if session.model else "")
     lines = [f"## {heading}: {who}, {session.started_at[:16].replace('T', ' ')} UTC"]
     if session.first_prompt:
@@ -268,7 +268,7 @@ def _session_block(store: SQLiteStore, session: Session, heading: str) -> list[s
     return lines
 
 
-def continuing_pack(store: SQLiteStore, latest: Session, cwd: str) -> str:
+def continuing_pack(store: Store, latest: Session, cwd: str) -> str:
     lines = ["# Continuing from another agent", ""]
     lines += _session_block(store, latest, "Previous session")
     uncommitted = git_text(cwd, "diff", "HEAD", "--shortstat")
@@ -281,7 +281,7 @@ def continuing_pack(store: SQLiteStore, latest: Session, cwd: str) -> str:
 
 
 def since_pack(
-    store: SQLiteStore, resumed: Session, later: list[Session], cwd: str, scopes: list[str]
+    store: Store, resumed: Session, later: list[Session], cwd: str, scopes: list[str]
 ) -> str:
     since = resumed.ended_at or resumed.started_at
     lines = ["# Since your last turn", ""]
@@ -314,7 +314,7 @@ def _last_active(session: Session) -> str:
 
 
 def plan(
-    store: SQLiteStore,
+    store: Store,
     config: Config,
     where: Where,
     to: str,

@@ -15,7 +15,7 @@ from kenning import agents
 from kenning.agentenv import detect_agent
 from kenning.model import Session
 from kenning.sessions import process_chain
-from kenning.store import SQLiteStore
+from kenning.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,7 @@ class Identity:
     cwd: str
 
 
-def identify(store: SQLiteStore, chain: list[tuple[int, str]] | None = None) -> Identity:
+def identify(store: Store, chain: list[tuple[int, str]] | None = None) -> Identity:
     chain = process_chain(os.getpid()) if chain is None else chain
     pids = {pid for pid, _ in chain}
     open_here = [s for s, _ in store.open_sessions() if s.pid in pids]

@@ -29,8 +29,7 @@ from kenning.model import (
     Status,
 )
 from kenning.redact import count_markers, redact, redact_lines
-from kenning.search import fts_query
-from kenning.store import ItemQuery, Store, now_iso
+from kenning.store import ItemQuery, Store, Words, now_iso
 
 TAG = re.compile(r"^[\w][\w.:/-]{0,63}$")
 
@@ -318,13 +317,20 @@ def statement_key(text: str) -> str:
     return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
 
 
-def _dismissed_twins(store: Store, item: Item) -> list[Item]:
-    match = fts_query(item.title)
-    if match is None:
+def _twins(store: Store, item: Item, query: ItemQuery) -> list[Item]:
+    """Other items of `query` that are the same statement as `item`: every title word
+    must match (the index finds the few candidates), the statement key decides."""
+    try:
+        found = store.search(Words(typed=item.title), query)
+    except InvalidInput:  # a title with nothing to search for
         return []
-    query = ItemQuery(statuses=(Status.DISMISSED.value,), include_expired=True, limit=500)
     key = statement_key(item.text)
-    return [found for found, _ in store.search(match, query) if statement_key(found.text) == key]
+    return [f for f, _ in found if f.id != item.id and statement_key(f.text) == key]
+
+
+def _dismissed_twins(store: Store, item: Item) -> list[Item]:
+    query = ItemQuery(statuses=(Status.DISMISSED.value,), include_expired=True, limit=500)
+    return _twins(store, item, query)
 
 
 def file_proposal(store: Store, item: Item) -> Item:
@@ -368,17 +374,7 @@ def file_proposal(store: Store, item: Item) -> Item:
 
 def same_text(store: Store, item: Item, limit: int = 200) -> list[Item]:
     """Other memories, in any scope and status, that are the same statement as `item`."""
-    match = fts_query(item.title)
-    if match is None:
-        return []
-    # Every title word must match: the index finds the few candidates, the key decides.
-    query = ItemQuery(statuses=(), include_expired=True, limit=limit)
-    key = statement_key(item.text)
-    return [
-        found
-        for found, _ in store.search(match, query)
-        if found.id != item.id and statement_key(found.text) == key
-    ]
+    return _twins(store, item, ItemQuery(statuses=(), include_expired=True, limit=limit))
 
 
 def resolve(store: Store, ref: str) -> str:
@@ -684,9 +680,6 @@ def search(
 ) -> list[Found]:
     """Full-text search, best first. Words match their stems; the last word is a prefix
     of the words as typed (`deploy` finds "Deployment") as well as of their stems."""
-    match = fts_query(text, store)
-    if match is None:
-        raise InvalidInput("the search has no words in it: give at least one word")
     query = ItemQuery(
         scopes=tuple(scopes),
         kinds=tuple(kinds),
@@ -695,7 +688,7 @@ def search(
         include_expired=include_expired,
         limit=limit,
     )
-    return [Found(item, score) for item, score in store.search(match, query)]
+    return [Found(item, score) for item, score in store.search(Words(typed=text), query)]
 
 
 def list_items(

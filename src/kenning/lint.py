@@ -21,7 +21,7 @@ from kenning import statements
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Status
-from kenning.store import ItemQuery, SQLiteStore, Store, now_iso
+from kenning.store import ItemQuery, Store, now_iso
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,9 +168,7 @@ def instruction_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def against(
-    store: SQLiteStore, files: Sequence[Path], *, scopes: tuple[str, ...] = ()
-) -> list[Finding]:
+def against(store: Store, files: Sequence[Path], *, scopes: tuple[str, ...] = ()) -> list[Finding]:
     """Memories (active or proposed, in `scopes`) that repeat or contradict a line of an
     instruction file, each with the file and line."""
     lines: list[tuple[str, int, str]] = []

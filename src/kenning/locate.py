@@ -8,11 +8,11 @@ from collections.abc import Mapping
 
 from kenning import where as where_mod
 from kenning.config import Config
-from kenning.store import SQLiteStore
+from kenning.store import Store
 
 
 def here(
-    store: SQLiteStore | None,
+    store: Store | None,
     config: Config,
     cwd: str | os.PathLike[str] | None = None,
     *,

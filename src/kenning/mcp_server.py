@@ -34,7 +34,7 @@ from kenning.locate import here
 from kenning.model import Item
 from kenning.pack import MIN_BUDGET
 from kenning.sessions import process_chain
-from kenning.store import SQLiteStore, open_store
+from kenning.store import Store, open_store
 
 INSTRUCTIONS = (
     "kenning is the memory the person's coding agents share. Search it before you ask "
@@ -50,13 +50,13 @@ class Memory:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self._store: SQLiteStore | None = None
+        self._store: Store | None = None
         self._identity: Identity | None = None
         self._chain: list[tuple[int, str]] | None = None
         self.config = Config()
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> Store:
         if self._store is None:
             from kenning import spool
 

@@ -26,7 +26,7 @@ from typing import Any
 from kenning.ids import short_id
 from kenning.model import Item, Session
 from kenning.policy import unreviewed_from
-from kenning.store import ItemQuery, SQLiteStore
+from kenning.store import ItemQuery, Store
 from kenning.tokens import estimate_tokens
 
 INTRO = (
@@ -125,7 +125,7 @@ SECTION_KINDS: dict[str, tuple[tuple[str, ...], bool | None, int]] = {
 
 
 def gather(
-    store: SQLiteStore,
+    store: Store,
     scopes: Sequence[str],
     exclude: set[str] | frozenset[str],
     skip: Callable[[Item], bool] | None = None,
@@ -189,7 +189,7 @@ def cut_to_fit(item: Item, kind_label: bool, tokens: float, chars: float) -> str
 
 
 def build_pack(
-    store: SQLiteStore,
+    store: Store,
     scopes: Sequence[str],
     *,
     budget: int = 1500,

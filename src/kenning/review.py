@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from kenning import rank, statements
 from kenning.errors import NotFound
 from kenning.model import Item, Session, Status
-from kenning.search import any_word
-from kenning.store import ItemQuery, SQLiteStore
+from kenning.store import ItemQuery, Store, Term, Words
 
 CANDIDATES = 40  # memories read for comparison with one proposal (best bm25 first)
 MAX_WORDS = 24  # a proposal's words looked up for candidates
@@ -75,12 +74,12 @@ def waiting_query(
     )
 
 
-def count_waiting(store: SQLiteStore, scopes: Sequence[str] = (), kinds: Sequence[str] = ()) -> int:
+def count_waiting(store: Store, scopes: Sequence[str] = (), kinds: Sequence[str] = ()) -> int:
     return store.count_items(waiting_query(scopes, kinds))
 
 
 def waiting(
-    store: SQLiteStore,
+    store: Store,
     scopes: Sequence[str] = (),
     kinds: Sequence[str] = (),
     *,
@@ -94,7 +93,7 @@ def waiting(
 
 
 def next_waiting(
-    store: SQLiteStore,
+    store: Store,
     scopes: Sequence[str] = (),
     kinds: Sequence[str] = (),
     skip: Sequence[str] = (),
@@ -104,12 +103,12 @@ def next_waiting(
     return found[0] if found else None
 
 
-def select(store: SQLiteStore, scopes: Sequence[str] = (), kinds: Sequence[str] = ()) -> list[Item]:
+def select(store: Store, scopes: Sequence[str] = (), kinds: Sequence[str] = ()) -> list[Item]:
     """Every waiting memory the filters name, best first: a batch to decide."""
     return waiting(store, scopes, kinds)
 
 
-def session_of(store: SQLiteStore, item: Item) -> Session | None:
+def session_of(store: Store, item: Item) -> Session | None:
     """The session that wrote `item`, when its provenance names one still recorded."""
     ref = item.provenance.session
     if not ref:
@@ -121,18 +120,16 @@ def session_of(store: SQLiteStore, item: Item) -> Session | None:
         return store.get_session(found[0]) if len(found) == 1 else None
 
 
-def neighbours(store: SQLiteStore, item: Item, limit: int = SHOWN) -> list[Neighbour]:
+def neighbours(store: Store, item: Item, limit: int = SHOWN) -> list[Neighbour]:
     """Active memories, in any scope, that `item` repeats or reverses, closest first.
 
     Candidates are the memories that share a word with it, best bm25 first; each is
     compared with it as `ken curate` compares two memories, the older one first."""
     [mine] = statements.read(store, [item.text])
     words = [w for w, c in zip(mine.words, mine.concepts, strict=True) if c]
-    match = any_word(words[:MAX_WORDS])
-    if match is None:
-        return []
     query = ItemQuery(statuses=(Status.ACTIVE.value,), limit=CANDIDATES, exclude_ids=(item.id,))
-    others = [found for found, _ in store.search(match, query)]
+    seek = Words(any_of=tuple(Term(w) for w in words[:MAX_WORDS]))
+    others = [found for found, _ in store.search(seek, query)]
     if not others:
         return []
     lex = statements.lexicon(store)
@@ -150,6 +147,6 @@ def neighbours(store: SQLiteStore, item: Item, limit: int = SHOWN) -> list[Neigh
     return [n for _, n in out[:limit]]
 
 
-def context(store: SQLiteStore, item: Item) -> Context:
+def context(store: Store, item: Item) -> Context:
     """`item` with its session and the memories it repeats or reverses."""
     return Context(item, session_of(store, item), tuple(neighbours(store, item)))

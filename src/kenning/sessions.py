@@ -24,7 +24,7 @@ from kenning import agents, ids
 from kenning.ids import short_id
 from kenning.model import Provenance, Session
 from kenning.redact import redact
-from kenning.store import SQLiteStore, now_iso
+from kenning.store import Store, now_iso
 from kenning.where import Where
 
 MAX_PROMPT_CHARS = 500
@@ -148,7 +148,7 @@ def _git(cwd: str, *args: str) -> str | None:
 
 
 def close_stale(
-    store: SQLiteStore,
+    store: Store,
     agent: str,
     cwd: str,
     keep: str | None,
@@ -185,7 +185,7 @@ def close_stale(
 
 
 def start(
-    store: SQLiteStore,
+    store: Store,
     *,
     agent: str,
     agent_session_id: str | None,
@@ -234,7 +234,7 @@ def start(
     return session
 
 
-def note_model(store: SQLiteStore, session: Session) -> Session:
+def note_model(store: Store, session: Session) -> Session:
     """Fill in the model from the transcript when the agent's hooks did not say it."""
     if session.model:
         return session
@@ -248,7 +248,7 @@ def note_model(store: SQLiteStore, session: Session) -> Session:
     return replace(session, model=model)
 
 
-def finish(store: SQLiteStore, session: Session, reason: str | None = None) -> Session:
+def finish(store: Store, session: Session, reason: str | None = None) -> Session:
     """Close a session: its end, the commits made since it started, the diff left."""
     commits: tuple[str, ...] = session.commits
     diff = session.diff_stat
@@ -271,7 +271,7 @@ def finish(store: SQLiteStore, session: Session, reason: str | None = None) -> S
     return ended
 
 
-def resolve(store: SQLiteStore, ref: str) -> Session:
+def resolve(store: Store, ref: str) -> Session:
     """A session by its id, a unique start or end of it, or the agent's own session id."""
     from kenning.errors import AmbiguousId, NotFound
 

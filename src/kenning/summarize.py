@@ -36,7 +36,7 @@ from kenning.errors import InvalidInput, KenningError
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import one_line
 from kenning.redact import redact
-from kenning.store import SQLiteStore
+from kenning.store import Store
 from kenning.tokens import estimate_tokens
 from kenning.transcripts import Turn, conversation
 
@@ -216,7 +216,7 @@ def _summary_scope(session: Session) -> tuple[Scope, Status]:
 
 
 def summarize(
-    store: SQLiteStore,
+    store: Store,
     config: Config,
     session: Session,
     *,

@@ -21,7 +21,7 @@ from kenning.cli.output import emit_json, say
 from kenning.errors import KenningError, NotFound
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Provenance, Scope, Status
-from kenning.store import ItemQuery, SQLiteStore, open_store
+from kenning.store import ItemQuery, Store, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,7 +44,7 @@ class State:
 
     def __init__(self, debug: bool) -> None:
         self.debug = debug
-        self._store: SQLiteStore | None = None
+        self._store: Store | None = None
         self._config: config.Config | None = None
         self._where: where_mod.Where | None = None
 
@@ -58,7 +58,7 @@ class State:
         return self._config
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> Store:
         if self._store is None:
             from kenning import spool
 

@@ -18,7 +18,7 @@ from kenning import config
 from kenning.errors import KenningError
 from kenning.ids import short_id
 from kenning.model import Kind
-from kenning.store import SQLiteStore
+from kenning.store import Store
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
 MAX_IDS = 50
@@ -87,7 +87,7 @@ def _help(title: str, status: str, statuses: Sequence[str]) -> str:
     return title[:60] if status == "active" or statuses else f"[{status}] {title[:60]}"
 
 
-def _store() -> SQLiteStore | None:
+def _store() -> Store | None:
     from kenning.store import open_store
 
     path = config.db_path()

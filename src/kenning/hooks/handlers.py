@@ -13,7 +13,7 @@ from kenning.agents.agent import Event, HookEvent
 from kenning.config import Config
 from kenning.locate import here
 from kenning.model import Session
-from kenning.store import ItemQuery, SQLiteStore
+from kenning.store import ItemQuery, Store
 
 Later = list[Callable[[], None]]  # writes that may wait until the agent has its answer
 # Starts `ken ARGS` detached, in a folder (the summarizer). A hook process starts it
@@ -29,7 +29,7 @@ class Skip(Exception):
     """Nothing to do for this event; the reason goes to the log."""
 
 
-def locate(store: SQLiteStore, event: HookEvent, config: Config) -> where_mod.Where:
+def locate(store: Store, event: HookEvent, config: Config) -> where_mod.Where:
     return here(
         store,
         config,
@@ -40,7 +40,7 @@ def locate(store: SQLiteStore, event: HookEvent, config: Config) -> where_mod.Wh
 
 
 def _session(
-    store: SQLiteStore,
+    store: Store,
     event: HookEvent,
     config: Config,
     where: where_mod.Where,
@@ -70,7 +70,7 @@ def _session(
     )
 
 
-def _closed(store: SQLiteStore, config: Config, ended: Session, later: Later) -> None:
+def _closed(store: Store, config: Config, ended: Session, later: Later) -> None:
     from kenning import summarize
 
     if summarize.enabled_for(config, ended):
@@ -78,7 +78,7 @@ def _closed(store: SQLiteStore, config: Config, ended: Session, later: Later) ->
     later.append(lambda: wrap_up(store, config, ended, summary=False))
 
 
-def session_start(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
+def session_start(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     where = locate(store, event, config)
     source = (event.source or "startup").lower()
     session = _session(store, event, config, where, later, source)
@@ -93,7 +93,7 @@ def session_start(store: SQLiteStore, event: HookEvent, config: Config, later: L
     return pack.text if pack is not None else ""
 
 
-def _collect(store: SQLiteStore, cwd: str) -> None:
+def _collect(store: Store, cwd: str) -> None:
     """What changed in the agents' own memory since the last look, as proposals."""
     from kenning import collect
 
@@ -103,7 +103,7 @@ def _collect(store: SQLiteStore, cwd: str) -> None:
 NOTICE_SOURCES = {"startup", "clear"}  # a new session: where the person is told once
 
 
-def waiting_notice(store: SQLiteStore, event: HookEvent) -> str:
+def waiting_notice(store: Store, event: HookEvent) -> str:
     """At a new session's start, when memories wait for review: one line for the person
     (the agent shows it to them, not to the model; see `Agent.render`)."""
     if event.event is not Event.SESSION_START:
@@ -117,7 +117,7 @@ def waiting_notice(store: SQLiteStore, event: HookEvent) -> str:
     return f"◇ {waiting} {what} for your review: ken review"
 
 
-def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
+def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     """Recall for the prompt. Recording the prompt and what was told is put in `later`,
     which the hook server runs after it has answered (a hook process, at once)."""
     text = event.prompt or ""
@@ -151,7 +151,7 @@ SLASH = re.compile(r"\s*/(?:prompts:)?(?:remember|recall)\b")  # before importin
 
 
 def _slash(
-    store: SQLiteStore, event: HookEvent, config: Config, where: where_mod.Where, text: str
+    store: Store, event: HookEvent, config: Config, where: where_mod.Where, text: str
 ) -> str:
     """`/remember` or `/recall`: the person's own words, stored as typed when the CLI ran
     this hook (see `kenning.slash`)."""
@@ -167,11 +167,11 @@ def _slash(
     return slash.run(store, command, where, event.agent, slash.from_cli(markers, os.environ))
 
 
-def _note_model(store: SQLiteStore, session: Session) -> None:
+def _note_model(store: Store, session: Session) -> None:
     sessions.note_model(store, session)
 
 
-def session_end(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
+def session_end(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     if not event.session_id:
         raise Skip("SessionEnd without a session id")
     session = store.find_session(event.agent, event.session_id)
@@ -184,7 +184,7 @@ def session_end(store: SQLiteStore, event: HookEvent, config: Config, later: Lat
     return ""
 
 
-def wrap_up(store: SQLiteStore, config: Config, ended: Session, summary: bool = True) -> None:
+def wrap_up(store: Store, config: Config, ended: Session, summary: bool = True) -> None:
     """What a session leaves when it ends, with SessionEnd or without: the model (from
     its transcript, when its hooks did not say), its handoff, and its summary when on
     (unless `summary` is False: started already)."""
@@ -196,7 +196,7 @@ def wrap_up(store: SQLiteStore, config: Config, ended: Session, summary: bool = 
         _summarize_later(ended, final=True)
 
 
-def pre_compact(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
+def pre_compact(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     from kenning import summarize
 
     session = store.find_session(event.agent, event.session_id) if event.session_id else None
@@ -232,7 +232,7 @@ def start_detached(args: list[str], cwd: str | None) -> None:
 spawn: Spawn = start_detached
 
 
-HANDLERS: dict[Event, Callable[[SQLiteStore, HookEvent, Config, Later], str]] = {
+HANDLERS: dict[Event, Callable[[Store, HookEvent, Config, Later], str]] = {
     Event.SESSION_START: session_start,
     Event.PROMPT: prompt,
     Event.PRE_COMPACT: pre_compact,
@@ -241,7 +241,7 @@ HANDLERS: dict[Event, Callable[[SQLiteStore, HookEvent, Config, Later], str]] = 
 
 
 def handle(
-    store: SQLiteStore,
+    store: Store,
     event: HookEvent,
     config: Config,
     later: Later | None = None,

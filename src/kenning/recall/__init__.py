@@ -61,7 +61,7 @@ from kenning.recall.lexicon import (
     words_of,
 )
 from kenning.recall.words import GENERIC_WORDS, TOPICAL_STOP
-from kenning.store import ItemQuery, SQLiteStore
+from kenning.store import ItemQuery, Store, Term, Words
 from kenning.tokens import estimate_tokens
 
 MAX_QUERY_WORDS = 16  # rarest concepts that join the candidate query
@@ -190,7 +190,7 @@ def _weight(word: str) -> float:
 
 
 def _concepts(
-    store: SQLiteStore, prompt: str, context: Sequence[str]
+    store: Store, prompt: str, context: Sequence[str]
 ) -> tuple[list[Concept], int, dict[str, int]]:
     """The prompt's concepts (then the conversation's), the item count, and how many
     items hold each stem asked about."""
@@ -291,7 +291,7 @@ class _Fields:
     terms: frozenset[str]
 
 
-def _fields(store: SQLiteStore, found: Sequence[Item]) -> list[_Fields]:
+def _fields(store: Store, found: Sequence[Item]) -> list[_Fields]:
     texts = [
         [m.group() for m in WORD.finditer(text.lower())]
         for item in found
@@ -315,7 +315,7 @@ def _fields(store: SQLiteStore, found: Sequence[Item]) -> list[_Fields]:
     return out
 
 
-def _unzip(store: SQLiteStore, texts: list[list[str]]) -> tuple[list[str], list[tuple[str, ...]]]:
+def _unzip(store: Store, texts: list[list[str]]) -> tuple[list[str], list[tuple[str, ...]]]:
     words = list(dict.fromkeys(w for words in texts for w in words))
     return words, stem_words(store, words)
 
@@ -415,7 +415,7 @@ def _prior(item: Item, settings: RecallSettings) -> float:
     return weight * settings.rule_weight if item.kind in RULE_KINDS else weight
 
 
-def _scope_names(store: SQLiteStore, scopes: Sequence[str]) -> dict[str, set[str]]:
+def _scope_names(store: Store, scopes: Sequence[str]) -> dict[str, set[str]]:
     """The words that name a repo or workspace of `scopes` ("relay" for
     repo:github.com/acme/relay), stemmed: stem -> the scopes it names. A prompt that
     names where it is typed says where, not what about."""
@@ -434,28 +434,24 @@ def _scope_names(store: SQLiteStore, scopes: Sequence[str]) -> dict[str, set[str
     return out
 
 
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def _match_query(concepts: Sequence[Concept], spelled: dict[str, str]) -> str:
-    """One full-text query for the concepts: each word and its related words; a stem
-    no word spells (a typo's correction) as a prefix, since the index stems a query word
+def _match_query(concepts: Sequence[Concept], spelled: dict[str, str]) -> Words:
+    """What finds the candidates: each concept's word and its related words; a stem no
+    word spells (a typo's correction) as a prefix, since the index stems a query word
     again and a stem is not always its own stem; and a word no memory holds as a prefix
     too ("integ"), to find the longer words it may stand for."""
-    terms: list[str] = []
+    terms: list[Term] = []
     for c in concepts:
-        terms.append(_quote(c.word) + ("*" if c.affix and c.stem not in c.forms else ""))
+        terms.append(Term(c.word, prefix=bool(c.affix and c.stem not in c.forms)))
         terms += [
-            _quote(spelled[stem]) if stem in spelled else _quote(stem) + "*"
+            Term(spelled[stem]) if stem in spelled else Term(stem, prefix=True)
             for stem in c.forms
             if stem != c.stem
         ]
-    return " OR ".join(dict.fromkeys(terms))
+    return Words(any_of=tuple(dict.fromkeys(terms)))
 
 
 def recall(
-    store: SQLiteStore,
+    store: Store,
     prompt: str,
     scopes: Iterable[str],
     *,

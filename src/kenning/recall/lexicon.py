@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from kenning.recall.thesaurus import KINDS, PHRASES, SYNONYMS
 from kenning.recall.words import EXACT, FORMS, STOP_WORDS, TOPICAL_STOP
-from kenning.store import SQLiteStore
+from kenning.store import Store
 
 MAX_PROMPT_CHARS = 8000
 SYNONYM_WEIGHT = 0.8
@@ -37,7 +37,7 @@ def _link(table: dict[str, dict[str, float]], a: str, b: str, weight: float) -> 
         mine[b] = max(mine.get(b, 0.0), weight)
 
 
-def lexicon_of(store: SQLiteStore) -> Lexicon:
+def lexicon_of(store: Store) -> Lexicon:
     """The word lists, stemmed the way the index stems (once per process)."""
     global _lexicon
     if _lexicon is None:
@@ -112,7 +112,7 @@ _stems: dict[str, tuple[str, ...]] = {}
 MAX_CACHED_WORDS = 100_000
 
 
-def stem_words(store: SQLiteStore, words: Sequence[str]) -> list[tuple[str, ...]]:
+def stem_words(store: Store, words: Sequence[str]) -> list[tuple[str, ...]]:
     """Each word's stems as the index makes them. The stems of words seen before are
     kept for the process: a warm hook server then stems only words it never met."""
     new = [w for w in dict.fromkeys(words) if w not in _stems]
@@ -127,7 +127,7 @@ def words_of(text: str) -> list[str]:
     return list(dict.fromkeys(m.group() for m in WORD.finditer(text[:MAX_PROMPT_CHARS].lower())))
 
 
-def content_words(store: SQLiteStore, text: str) -> dict[str, str]:
+def content_words(store: Store, text: str) -> dict[str, str]:
     """Content words of `text`: stem -> the first word that stemmed to it."""
     words = words_of(text)
     if not words:
@@ -172,7 +172,7 @@ OBJECTS = frozenset({"it", "that", "this", "them", "these", "those", "him", "her
 
 
 def add_phrases(
-    store: SQLiteStore,
+    store: Store,
     prompt: str,
     lexicon: Lexicon,
     words: dict[str, str],

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 from kenning.config import db_path
-from kenning.store.base import ItemQuery, Store
+from kenning.store.base import ItemQuery, Store, Term, Words
 from kenning.store.sqlite import SQLiteStore, now_iso
 
-__all__ = ["ItemQuery", "SQLiteStore", "Store", "now_iso", "open_store"]
+__all__ = ["ItemQuery", "SQLiteStore", "Store", "Term", "Words", "now_iso", "open_store"]
 
 
 def open_store(

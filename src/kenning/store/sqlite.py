@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, Protocol, TypeVar
 
 from kenning import ids
-from kenning.errors import NotFound, RevisionConflict, StoreBusy, StoreError
+from kenning.errors import InvalidInput, NotFound, RevisionConflict, StoreBusy, StoreError
 from kenning.ids import short_id
 from kenning.model import (
     Item,
@@ -39,8 +39,8 @@ from kenning.model import (
     Session,
     Status,
 )
-from kenning.store import health, migrations
-from kenning.store.base import ItemQuery, PlannedChange
+from kenning.store import fts, health, migrations
+from kenning.store.base import ItemQuery, PlannedChange, Words
 
 BUSY_TIMEOUT_MS = 30_000
 WIPE_WAIT_SECONDS = 2.0  # how long forget waits for readers before leaving the wipe to later
@@ -636,14 +636,20 @@ class SQLiteStore:
             sql += f" LIMIT {int(query.limit or -1)} OFFSET {max(0, int(query.offset))}"
         return [_row_to_item(r) for r in self._read(sql, params)]
 
-    def search(self, match: str, query: ItemQuery) -> list[tuple[Item, float]]:
+    def search(self, words: Words, query: ItemQuery) -> list[tuple[Item, float]]:
         """Full-text search, best first; the score is bm25 negated (higher is better).
+        Typed words with nothing searchable in them are InvalidInput.
 
         bm25 costs the same for every match, and a common word matches a large share of
         a big store, so ranking looks at the newest SEARCH_WINDOW matches (found in the
         index alone, in rowid order). When the filters leave fewer hits than asked for
         there, the window grows until they do or it spans every match.
         """
+        match = fts.match_for(words, self)
+        if match is None:
+            if words.typed:
+                raise InvalidInput("the search has no words in it: give at least one word")
+            return []
         where, params = self._where(query)
         cols = ", ".join(f"items.{c.strip()}" for c in ITEM_COLUMNS.split(","))
         sql = (

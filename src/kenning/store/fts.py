@@ -1,4 +1,4 @@
-"""Turning what a person types into an FTS5 query.
+"""Turning words into an FTS5 query: the SQLite backend's business alone.
 
 Typed text is never FTS5 syntax: each whitespace-separated chunk becomes a quoted
 phrase, so `-`, `:`, `"`, `*`, `AND` or `NEAR(` are just text. Every chunk must match
@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import Protocol
+
+from kenning.store.base import Term, Words
 
 # A chunk is worth searching when it has a letter or digit, or any character beyond ASCII:
 # SQLite's tokenizer follows Unicode 6.1 and counts private-use, combining and
@@ -64,8 +66,19 @@ def _phrase(chunk: str) -> str:
     return '"' + chunk.replace('"', '""') + '"'
 
 
-def any_word(words: Sequence[str]) -> str | None:
-    """A MATCH expression for items that hold any of `words` (each a phrase, so typed
-    text is never FTS5 syntax); None when there are none."""
-    phrases = [_phrase(w) for w in dict.fromkeys(words) if _HAS_TOKEN.search(w)]
-    return " OR ".join(phrases) if phrases else None
+def any_of(terms: Sequence[Term]) -> str | None:
+    """A MATCH expression for items that hold any of `terms` (each a phrase, so no text
+    is ever FTS5 syntax; a prefix term also matches longer words); None for none."""
+    phrases = [
+        _phrase(t.text) + ("*" if t.prefix else "")
+        for t in dict.fromkeys(terms)
+        if _HAS_TOKEN.search(t.text)
+    ]
+    return " OR ".join(dict.fromkeys(phrases)) if phrases else None
+
+
+def match_for(words: Words, vocabulary: Vocabulary) -> str | None:
+    """The MATCH expression for `words`; None when they hold nothing to search."""
+    if words.typed:
+        return fts_query(words.typed, vocabulary)
+    return any_of(words.any_of)
