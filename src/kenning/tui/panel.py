@@ -261,7 +261,7 @@ class PanelApp(App[None]):
         self.actor = actor
         self.editor: Editor = editor or self._suspend_and_edit
         self.poll_seconds = poll_seconds
-        self.lock = threading.Lock()  # one connection: one reader or writer at a time
+        self.store_lock = threading.Lock()  # one connection: one reader or writer at a time
         self.tab = "here"
         self.tabs: dict[str, TabState] = {tab: TabState() for tab, _ in TABS}
         self.generation = 0  # each listing read; an older one's answer is dropped
@@ -271,6 +271,8 @@ class PanelApp(App[None]):
         self.armed: str | None = None  # the memory a first D marked for forgetting
         self.detail_key: str | None = None
         self.version: int | None = None
+        self.message = ""
+        self.status_line = ""
 
     # --- layout ----------------------------------------------------------------------------
 
@@ -305,7 +307,9 @@ class PanelApp(App[None]):
         return self.query_one(RowList)
 
     def say(self, message: str) -> None:
-        self.query_one("#say", Static).update(Text(show.flat(message)))
+        """One line at the bottom: what a key did, or why it did nothing."""
+        self.message = show.flat(message)
+        self.query_one("#say", Static).update(Text(self.message))
 
     # --- the store, off the event loop ------------------------------------------------------
 
@@ -316,7 +320,7 @@ class PanelApp(App[None]):
         def work() -> None:
             then: Callable[[], None] | None
             try:
-                with self.lock:
+                with self.store_lock:
                     then = job()
             except KenningError as exc:
                 message = f"ken: {exc}"
@@ -333,7 +337,7 @@ class PanelApp(App[None]):
 
     def _locked(self, loader: Loader) -> Loader:
         def read(offset: int, limit: int) -> list[Row]:
-            with self.lock:
+            with self.store_lock:
                 return loader(offset, limit)
 
         return read
@@ -441,6 +445,7 @@ class PanelApp(App[None]):
             return
         if tab == "here":
             self.pack = listing.pack
+        self.status_line = listing.status
         self.query_one("#status", Static).update(Text(listing.status))
         rows = self.rows
         rows.empty = listing.empty
