@@ -88,6 +88,7 @@ def drive(
             app = PanelApp(
                 store, Config(), where, policy.PERSON, editor=editor, poll_seconds=poll_seconds
             )
+            app.animation_level = "none"  # the tabs' underline would be caught mid-slide
             async with app.run_test(size=size) as pilot:
                 await settle(app, pilot)
                 if tab is not None:

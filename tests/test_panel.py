@@ -453,8 +453,8 @@ def test_a_session_shows_its_agent_prompts_commits_and_transcript_and_enter_what
         await press(app, pilot, "enter")
         assert isinstance(app.screen, TextScreen)
         told = screen_text(app)
-        assert "pack, 1 memories" in told
-        assert 'recall, 1 memories, for the prompt "which package manager?"' in told
+        assert "pack, 1 memory" in told
+        assert 'recall, 1 memory, for the prompt "which package manager?"' in told
         assert "It is faster here." in told
         await press(app, pilot, "escape")
         assert not isinstance(app.screen, TextScreen)

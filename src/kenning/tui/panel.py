@@ -73,7 +73,7 @@ MEMORY_ACTIONS = frozenset(
 )
 HELP = """\
 Tabs (1-7, Tab and Shift+Tab move between them)
-  1 Here      what an agent starting here is told: the pack, in order, with its tokens
+  1 Here      the pack an agent starting here is told, in order, and its tokens
   2 Waiting   what waits for a person, best first
   3 Repo      this repo's memories, newest first, every status
   4 Project   this project's memories

@@ -199,7 +199,8 @@ def told(s: Session, deliveries: Sequence[Delivery]) -> Text:
         if d.is_compaction:
             out.append(f"{when(d.at)}  compaction: what came before may be told again\n")
             continue
-        head = f"{when(d.at)}  {flat(d.what)}, {len(d.items)} memories"
+        count = f"{len(d.items)} memor{'y' if len(d.items) == 1 else 'ies'}"
+        head = f"{when(d.at)}  {flat(d.what)}, {count}"
         if d.query:
             head += f', for the prompt "{flat(d.query, 200)}"'
         out.append(head + "\n", style="bold")
