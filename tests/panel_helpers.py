@@ -96,6 +96,7 @@ def drive(
                     assert app.tab == tab
                 await test(app, pilot)
                 await settle(app, pilot)
+            assert app.closed  # the store is handed back, no thread reads it any more
 
     asyncio.run(main())
 

@@ -113,9 +113,7 @@ def status(ref: str) -> Status:
         return store.get_item(ref).status
 
 
-def test_ken_panel_in_a_terminal_approves_with_a_edits_in_the_editor_and_quits(
-    terminal, tmp_path
-):
+def test_ken_panel_in_a_terminal_approves_with_a_edits_in_the_editor_and_quits(terminal, tmp_path):
     with opened() as store:
         first = add("Use pnpm, never npm", store, kind="preference", status=Status.PROPOSED)
         second = add("Deploy on Fridays", store, kind="decision", status=Status.PROPOSED)

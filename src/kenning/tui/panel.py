@@ -253,6 +253,7 @@ class PanelApp(App[None]):
         *,
         editor: Editor | None = None,
         poll_seconds: float = POLL_SECONDS,
+        tab: str = "here",
     ) -> None:
         super().__init__()
         self.store = store
@@ -262,7 +263,7 @@ class PanelApp(App[None]):
         self.editor: Editor = editor or self._suspend_and_edit
         self.poll_seconds = poll_seconds
         self.store_lock = threading.Lock()  # one connection: one reader or writer at a time
-        self.tab = "here"
+        self.tab = tab if tab in dict(TABS) else "here"
         self.tabs: dict[str, TabState] = {tab: TabState() for tab, _ in TABS}
         self.generation = 0  # each listing read; an older one's answer is dropped
         self.waiting = 0
@@ -273,6 +274,7 @@ class PanelApp(App[None]):
         self.version: int | None = None
         self.message = ""
         self.status_line = ""
+        self.closed = False  # set as the app ends: the store is the caller's again
 
     # --- layout ----------------------------------------------------------------------------
 
@@ -280,7 +282,11 @@ class PanelApp(App[None]):
         with Horizontal(id="top"):
             yield Static(self._where_text(), id="where")
             yield Static("", id="waiting-note")
-        tabs = Tabs(*(Tab(label, id=f"tab-{tab}") for tab, label in TABS), id="tabs")
+        tabs = Tabs(
+            *(Tab(label, id=f"tab-{tab}") for tab, label in TABS),
+            active=f"tab-{self.tab}",
+            id="tabs",
+        )
         tabs.can_focus = False
         yield tabs
         yield Static("", id="status")
@@ -302,6 +308,15 @@ class PanelApp(App[None]):
         self.load()
         self.set_interval(self.poll_seconds, self.poll)
 
+    def on_unmount(self) -> None:
+        self.hand_back()
+
+    def hand_back(self) -> None:
+        """Wait for the store job in hand, then touch the store no more: the caller may
+        close it (a thread still reading a closed connection could crash the process)."""
+        with self.store_lock:
+            self.closed = True
+
     @property
     def rows(self) -> RowList:
         return self.query_one(RowList)
@@ -321,6 +336,8 @@ class PanelApp(App[None]):
             then: Callable[[], None] | None
             try:
                 with self.store_lock:
+                    if self.closed:
+                        return
                     then = job()
             except KenningError as exc:
                 message = f"ken: {exc}"
@@ -331,14 +348,23 @@ class PanelApp(App[None]):
         self.run_worker(work, thread=True, group="store")
 
     def _on_loop(self, then: Callable[[], None]) -> None:
+        def live() -> None:
+            if self.live:
+                then()
+
         # RuntimeError: the app has stopped meanwhile, there is nothing to show it on.
         with contextlib.suppress(RuntimeError):
-            self.call_from_thread(then)
+            self.call_from_thread(live)
+
+    @property
+    def live(self) -> bool:
+        """Whether the app still has its screen (an answer may arrive as it quits)."""
+        return bool(self.screen_stack)
 
     def _locked(self, loader: Loader) -> Loader:
         def read(offset: int, limit: int) -> list[Row]:
             with self.store_lock:
-                return loader(offset, limit)
+                return [] if self.closed else loader(offset, limit)
 
         return read
 
@@ -465,6 +491,8 @@ class PanelApp(App[None]):
     # --- the pane on the right --------------------------------------------------------------
 
     def on_row_list_highlighted(self, message: RowList.Highlighted) -> None:
+        if not self.live:
+            return
         row = message.row
         self.refresh_bindings()
         if row is None:
@@ -752,4 +780,8 @@ class PanelApp(App[None]):
 
 def run(store: SQLiteStore, config: Config, where: Where, actor: policy.Actor, **kw: Any) -> None:
     """Open the panel on this terminal until the person quits."""
-    PanelApp(store, config, where, actor, **kw).run()
+    app = PanelApp(store, config, where, actor, **kw)
+    try:
+        app.run()
+    finally:
+        app.hand_back()
