@@ -152,13 +152,32 @@ def domain_imports_a_face(module: Module) -> list[str]:
     ]
 
 
+def lazy_imports(module: Module) -> set[str]:
+    """The module names imported inside a function (run only when it is called)."""
+    names: set[str] = set()
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner = ast.Module(body=node.body, type_ignores=[])
+            names |= imports(Module(module.name, module.path, inner))
+    return names
+
+
+# One face may start another, by a lazy import inside the command that starts it: the CLI's
+# `ken panel` opens the panel (textual is loaded only then, and only there).
+STARTS = {("cli", "tui")}
+
+
 def face_imports_another_face(module: Module) -> list[str]:
     if not module.face:
         return []
+    lazy = lazy_imports(module)
+    module_level = imports(module) - lazy
     wrong = []
     for name in imports(module):
         other = kenning_part(name)[:1]
         if other and other[0] in FACES and other[0] != module.face:
+            if name in lazy and name not in module_level and (module.face, other[0]) in STARTS:
+                continue
             wrong.append(f"imports {name}")
     return wrong
 
@@ -280,6 +299,13 @@ def test_nothing_outside_agents_branches_on_an_agent_name():
         ("kenning.cli.app", "from kenning.hooks import run\n", face_imports_another_face),
         ("kenning.hooks.run", "from kenning import cli\n", face_imports_another_face),
         ("kenning.hooks.run", "from ..mcp_server import serve\n", face_imports_another_face),
+        ("kenning.cli.panel", "from kenning.tui import panel\n", face_imports_another_face),
+        (
+            "kenning.tui.panel",
+            "def f():\n    from kenning.cli import app\n",
+            face_imports_another_face,
+        ),
+        ("kenning.hooks.run", "def f():\n    from kenning import tui\n", face_imports_another_face),
         ("kenning.model", "from kenning.store import open_store\n", values_import_more_than_values),
         ("kenning.config", "from kenning import items\n", values_import_more_than_values),
         ("kenning.agents.claude", "import tomlkit\n", agent_module_imports_more),
@@ -312,6 +338,11 @@ def test_each_rule_catches_a_wrong_arrow(tmp_path, name, source, rule):
         ("kenning.items", "MSG = 'select the items you want'\n", sql_outside_store),
         ("kenning.cli.app", "import click\nfrom kenning import items\n", domain_imports_a_face),
         ("kenning.entry", "from kenning.hooks.run import main\n", face_imports_another_face),
+        (
+            "kenning.cli.panel",
+            "def panel():\n    from kenning.tui import panel\n",
+            face_imports_another_face,
+        ),
         ("kenning.entry", "from kenning.cli import cli\n", domain_imports_a_face),
         (
             "kenning.config",
@@ -388,6 +419,12 @@ def test_the_hook_path_imports_no_ui_or_heavy_library(module):
     assert module in loaded
     heavy = sorted(n for n in loaded if top(n) in HEAVY)
     assert heavy == [], f"import {module} pulls in {heavy}"
+
+
+def test_the_cli_loads_textual_only_when_the_panel_opens():
+    loaded = _imported_modules("import kenning.cli")
+    assert "kenning.cli.panel" in loaded
+    assert sorted(n for n in loaded if top(n) == "textual" or n.startswith("kenning.tui")) == []
 
 
 def test_the_importtime_check_would_see_a_heavy_import():

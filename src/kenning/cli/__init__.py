@@ -10,6 +10,7 @@ from __future__ import annotations
 from kenning.cli import agents as _agents  # noqa: F401  (registers commands)
 from kenning.cli import collect as _collect  # noqa: F401
 from kenning.cli import curate as _curate  # noqa: F401
+from kenning.cli import panel as _panel  # noqa: F401
 from kenning.cli import plans as _plans  # noqa: F401
 from kenning.cli import projects as _projects  # noqa: F401
 from kenning.cli import promote as _promote  # noqa: F401

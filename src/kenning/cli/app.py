@@ -423,10 +423,7 @@ def edit(state: State, ref: str, in_place: bool) -> None:
     version; --in-place fixes a typo without one.
     """
     item = items.get(state.store, ref)
-    if item.source:
-        raise KenningError(
-            f"item {short_id(item.id)} is kept in sync from {item.source}: edit that file"
-        )
+    editing.check_editable(item)
     before = editing.editor_text(item)
     after = editing.run_editor(before, editing.command(state.config))
     if after == before:

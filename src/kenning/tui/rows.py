@@ -12,6 +12,7 @@ underneath) starts a new generation, and pages from an older one are dropped.
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -138,7 +139,9 @@ class RowList(ScrollView, can_focus=True):
 
         def work() -> None:
             rows = loader(page * PAGE, PAGE)
-            self.app.call_from_thread(self._arrived, generation, page, rows)
+            # RuntimeError: the app stopped meanwhile; there is no list to show them in.
+            with contextlib.suppress(RuntimeError):
+                self.app.call_from_thread(self._arrived, generation, page, rows)
 
         self.run_worker(work, thread=True, group="rows")
 

@@ -1,0 +1,106 @@
+"""Driving `ken panel` (kenning.tui.panel) with Textual's pilot, and reading its screen."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from rich.console import Console
+from textual import events
+from textual.worker import WorkerState
+
+from helpers import opened
+from kenning import locate, policy
+from kenning.config import Config
+from kenning.tui.panel import PanelApp
+
+TAB_KEYS = {"here": "1", "waiting": "2", "repo": "3", "project": "4", "global": "5"}
+TAB_KEYS |= {"all": "6", "sessions": "7"}
+MEMORY_TABS = ("here", "waiting", "repo", "project", "global", "all")
+BUSY = (WorkerState.PENDING, WorkerState.RUNNING)
+
+
+def screen_text(app: PanelApp) -> str:
+    """The screen as plain text, as a person would read it."""
+    width, height = app.size
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        record=True,
+        color_system=None,
+        legacy_windows=False,
+        safe_box=False,
+    )
+    console.print(
+        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    )
+    return console.export_text()
+
+
+async def settle(app: PanelApp, pilot: Any, timeout: float = 15.0) -> None:
+    """Wait, bounded, until no worker runs and the rows on screen are read: twice in a row,
+    since a worker's answer may start the next one."""
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while time.monotonic() < deadline:
+        await pilot.pause(0.01)  # not pause(): it waits for the CPU to idle, slow on a busy box
+        busy = any(w.state in BUSY for w in app.workers)
+        rows = app.screen.query("RowList")
+        loaded = all(r.loaded and not r.pending for r in rows)  # type: ignore[attr-defined]
+        quiet = quiet + 1 if not busy and loaded else 0
+        if quiet >= 3:
+            return
+    raise AssertionError("the panel kept working past the timeout")
+
+
+CHARACTERS = {"slash": "/", "question_mark": "?", "space": " ", "enter": "\r"}
+CHARACTERS |= {"escape": "\x1b", "tab": "\t"}
+
+
+async def press(app: PanelApp, pilot: Any, *keys: str) -> None:
+    """Press each key (a name, or a letter or digit) and let the panel answer it before the
+    next. The key goes to the app as the terminal driver sends it; `pilot.press` would also
+    wait for the CPU to idle after each key, which a busy machine makes slow."""
+    for key in keys:
+        assert len(key) > 1 or key.isalnum(), f"name the key {key!r}"
+        char = key if len(key) == 1 else CHARACTERS.get(key)
+        await app._post_message(events.Key(key, char))
+        await settle(app, pilot)
+
+
+def drive(
+    test: Callable[[PanelApp, Any], Awaitable[None]],
+    *,
+    size: tuple[int, int] = (80, 24),
+    editor: Callable[[str], str] | None = None,
+    poll_seconds: float = 3600,
+    tab: str | None = None,
+) -> None:
+    """Open the panel on KEN_DB here, as a person, go to `tab`, and run `test` on it."""
+
+    async def main() -> None:
+        with opened() as store:
+            where = locate.here(store, Config())
+            app = PanelApp(
+                store, Config(), where, policy.PERSON, editor=editor, poll_seconds=poll_seconds
+            )
+            app.animation_level = "none"  # the tabs' underline would be caught mid-slide
+            async with app.run_test(size=size) as pilot:
+                await settle(app, pilot)
+                if tab is not None:
+                    await press(app, pilot, TAB_KEYS[tab])
+                    assert app.tab == tab
+                await test(app, pilot)
+                await settle(app, pilot)
+            assert app.closed  # the store is handed back, no thread reads it any more
+
+    asyncio.run(main())
+
+
+def row_keys(app: PanelApp) -> list[str]:
+    rows = app.rows
+    return [r.key for i in range(rows.total) if (r := rows.row_at(i)) is not None]
