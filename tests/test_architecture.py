@@ -457,3 +457,16 @@ def test_nothing_outside_the_store_names_the_sqlite_backend():
         if named.search(line)
     ]
     assert found == []
+
+
+def test_every_kind_has_its_place_in_the_kinds_table():
+    """A kind added to `Kind` without its row would fall out of packs, recall and review."""
+    from kenning.model import KINDS, Kind
+    from kenning.pack import SECTION_KINDS
+    from kenning.rank import KIND_GROUP
+
+    assert set(KINDS) == set(Kind)
+    in_sections = {k for kinds, _, _ in SECTION_KINDS.values() for k in kinds}
+    assert in_sections == {k.value for k in Kind}
+    assert set(KIND_GROUP) == set(Kind)
+    assert all(spec.help for spec in KINDS.values())

@@ -31,11 +31,11 @@ from typing import Any, Literal
 
 from kenning import plans, policy, rank, statements
 from kenning.ids import short_id
-from kenning.model import Item, Kind, Scope, ScopeType, Status
+from kenning.model import Item, Kind, Scope, ScopeType, Status, kinds_where
 from kenning.store import ItemQuery, Store, now_iso
 
 Action = Literal["fold", "supersede", "retire"]
-FOLDABLE = frozenset(Kind) - {Kind.HANDOFF, Kind.SUMMARY}
+FOLDABLE = frozenset(kinds_where(lambda spec: spec.foldable))
 COMMON = 50  # a concept held by more memories than this finds no candidates alone
 PLAN_OWNER = "ken curate"
 

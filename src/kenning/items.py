@@ -17,6 +17,7 @@ from kenning import config, hooklog, ids, policy, rank, templates
 from kenning.errors import AmbiguousId, InvalidInput, NotFound
 from kenning.ids import short_id
 from kenning.model import (
+    KINDS,
     MAX_EVIDENCE_BYTES,
     MAX_ITEM_BYTES,
     DismissReason,
@@ -175,7 +176,7 @@ def check_size(title: str, body: str, evidence: str = "") -> None:
 
 
 def task_expiry(kind: Kind, updated_at: str, ttl_days: int = 14) -> str | None:
-    if kind is not Kind.TASK:
+    if not KINDS[kind].expires:
         return None
     when = datetime.fromisoformat(updated_at)  # 3.11 reads the trailing Z as UTC
     return (when + timedelta(days=ttl_days)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"

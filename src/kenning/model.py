@@ -6,6 +6,7 @@ Plain frozen dataclasses and enums with no I/O, so every layer can share them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -27,6 +28,54 @@ class Kind(StrEnum):
     SUMMARY = "summary"
     LESSON = "lesson"
     NOTE = "note"
+
+
+@dataclass(frozen=True, slots=True)
+class KindSpec:
+    """How a kind of memory behaves, wherever memory is given, ranked or changed."""
+
+    section: str  # the pack section it goes in: rules, knowledge, tasks or handoffs
+    rule: bool  # a rule that steers agents: recall weighs it by `recall.rule_weight`
+    working: bool  # an agent's working note: active at once in the agent's own scopes
+    rank_group: int  # review and promotion order (lower first: a person's rules first)
+    expires: bool  # expires `tasks.ttl_days` after its last change
+    foldable: bool  # curation may fold copies of it into one
+    promotable: bool  # `ken promote` writes it into a steering repo
+    help: str
+
+
+KINDS: dict[Kind, KindSpec] = {
+    Kind.PREFERENCE: KindSpec(
+        "rules", True, False, 0, False, True, True, "how the person wants things done"
+    ),
+    Kind.CORRECTION: KindSpec(
+        "rules", True, False, 0, False, True, True, "the person corrected or refused something"
+    ),
+    Kind.DECISION: KindSpec(
+        "knowledge", False, False, 1, False, True, True, "a decision made, and why"
+    ),
+    Kind.FACT: KindSpec(
+        "knowledge", False, False, 1, False, True, True, "what holds about the repo or the work"
+    ),
+    Kind.LESSON: KindSpec(
+        "knowledge", False, False, 1, False, True, True, "what a run taught, from its reflection"
+    ),
+    Kind.NOTE: KindSpec("knowledge", False, True, 2, False, True, True, "anything else (default)"),
+    Kind.SUMMARY: KindSpec(
+        "knowledge", False, True, 2, False, False, False, "what a session did (summarizer)"
+    ),
+    Kind.TASK: KindSpec(
+        "tasks", False, True, 3, True, True, False, "where work stands (expires 14 days on)"
+    ),
+    Kind.HANDOFF: KindSpec(
+        "handoffs", False, True, 3, False, False, False, "done / state / next / open questions"
+    ),
+}
+
+
+def kinds_where(test: Callable[[KindSpec], bool]) -> tuple[Kind, ...]:
+    """The kinds whose behaviour passes `test`, in the table's order."""
+    return tuple(kind for kind, spec in KINDS.items() if test(spec))
 
 
 class Status(StrEnum):

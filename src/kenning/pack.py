@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.ids import short_id
-from kenning.model import Item, Session
+from kenning.model import Item, Session, kinds_where
 from kenning.policy import unreviewed_from
 from kenning.store import ItemQuery, Store
 from kenning.tokens import estimate_tokens
@@ -114,13 +114,17 @@ def omitted_line(count: int) -> str:
     )
 
 
+def _kinds_in(section: str) -> tuple[str, ...]:
+    return tuple(k.value for k in kinds_where(lambda spec: spec.section == section))
+
+
 SECTION_KINDS: dict[str, tuple[tuple[str, ...], bool | None, int]] = {
-    # section: (kinds, pinned, most items read)
+    # section: (kinds, from the KINDS table; pinned; most items read)
     "pinned": ((), True, READ_PER_SECTION),
-    "rules": (("preference", "correction"), False, READ_PER_SECTION),
-    "knowledge": (("decision", "fact", "note", "lesson", "summary"), False, READ_PER_SECTION),
-    "tasks": (("task",), False, MAX_TASKS),
-    "handoffs": (("handoff",), False, MAX_HANDOFFS),
+    "rules": (_kinds_in("rules"), False, READ_PER_SECTION),
+    "knowledge": (_kinds_in("knowledge"), False, READ_PER_SECTION),
+    "tasks": (_kinds_in("tasks"), False, MAX_TASKS),
+    "handoffs": (_kinds_in("handoffs"), False, MAX_HANDOFFS),
 }
 
 

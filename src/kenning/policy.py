@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from kenning.agentenv import detect_agent
 from kenning.errors import InvalidInput, NeedsPerson
 from kenning.ids import short_id
-from kenning.model import Item, Kind, Scope, ScopeType, Status
+from kenning.model import Item, Kind, Scope, ScopeType, Status, kinds_where
 
 # Kinds an agent writes as its own working state, told at once in its own scopes.
-WORKING_KINDS = frozenset({Kind.NOTE, Kind.TASK, Kind.HANDOFF, Kind.SUMMARY})
+WORKING_KINDS = frozenset(kinds_where(lambda spec: spec.working))
 # Kinds that steer other agents: an agent's always wait for a person.
 RULE_KINDS = frozenset(Kind) - WORKING_KINDS
 OWN_SCOPES = frozenset({ScopeType.SESSION, ScopeType.WORKSTREAM, ScopeType.PROJECT})

@@ -29,11 +29,11 @@ from typing import Any
 from kenning import policy, rank
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
-from kenning.model import Item, Kind, Status
+from kenning.model import Item, Status, kinds_where
 from kenning.store import ItemQuery, Store
 
 FOLDER = "memory"
-WORKING_STATE = frozenset({Kind.TASK, Kind.HANDOFF, Kind.SUMMARY})
+WORKING_STATE = frozenset(kinds_where(lambda spec: not spec.promotable))
 ZERO = "0" * 40
 
 

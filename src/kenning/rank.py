@@ -17,20 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from kenning.model import Item, Kind
+from kenning.model import KINDS, Item, Kind
 from kenning.store import ItemQuery
 
-KIND_GROUP: dict[Kind, int] = {
-    Kind.PREFERENCE: 0,
-    Kind.CORRECTION: 0,
-    Kind.DECISION: 1,
-    Kind.FACT: 1,
-    Kind.LESSON: 1,
-    Kind.NOTE: 2,
-    Kind.SUMMARY: 2,
-    Kind.TASK: 3,
-    Kind.HANDOFF: 3,
-}
+KIND_GROUP: dict[Kind, int] = {kind: spec.rank_group for kind, spec in KINDS.items()}
 
 
 def ranked(items: Iterable[Item]) -> list[Item]:

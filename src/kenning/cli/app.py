@@ -20,7 +20,7 @@ from kenning.cli import complete, output
 from kenning.cli.output import emit_json, say
 from kenning.errors import KenningError, NotFound
 from kenning.ids import short_id
-from kenning.model import Item, Kind, Provenance, Scope, Status
+from kenning.model import KINDS, Item, Kind, Provenance, Scope, Status
 from kenning.store import ItemQuery, Store, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -167,8 +167,7 @@ def scope_filter(state: State, scope: Sequence[str], here: bool) -> list[str]:
     "--kind",
     "-k",
     shell_complete=complete.kinds,
-    help="fact, decision, preference, correction, task, handoff, "
-    "summary, lesson or note (default).",
+    help="; ".join(f"{kind.value}: {spec.help}" for kind, spec in KINDS.items()) + ".",
 )
 @click.option(
     "--scope",

@@ -17,7 +17,7 @@ from click.shell_completion import CompletionItem
 from kenning import config
 from kenning.errors import KenningError
 from kenning.ids import short_id
-from kenning.model import Kind
+from kenning.model import KINDS
 from kenning.store import Store
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
@@ -26,7 +26,11 @@ MAX_IDS = 50
 
 def kinds(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     start = incomplete.lower()
-    return [CompletionItem(k.value) for k in Kind if k.value.startswith(start)]
+    return [
+        CompletionItem(k.value, help=spec.help)
+        for k, spec in KINDS.items()
+        if k.value.startswith(start)
+    ]
 
 
 def scopes(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:

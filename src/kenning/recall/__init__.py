@@ -46,7 +46,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kenning.ids import short_id
-from kenning.model import Item, Kind, ScopeType
+from kenning.model import Item, ScopeType, kinds_where
 from kenning.pack import render_item
 from kenning.recall.lexicon import (
     SYNONYM_WEIGHT,
@@ -95,7 +95,7 @@ SCOPE_PRIOR = {
     ScopeType.AGENT: 1.0,
     ScopeType.GLOBAL: 0.9,
 }
-RULE_KINDS = (Kind.PREFERENCE, Kind.CORRECTION)
+RULE_KINDS = kinds_where(lambda spec: spec.rule)
 
 
 @dataclass(frozen=True, slots=True)
