@@ -110,7 +110,7 @@ def test_remember_with_a_scope_and_recall_show_what_memory_holds(git_repo):
     assert 'holds nothing for "zeppelins"' in nothing["additionalContext"]
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "opencode"])
 def test_integrate_installs_remember_and_recall_and_remove_takes_only_them(agent):
     found = agents.get(agent)
     assert found.commands is not None

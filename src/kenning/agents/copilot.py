@@ -258,4 +258,7 @@ AGENT = Agent(
     recognizes=recognizes,
     transcript=jsonl_reader(turns),
     last_model=last_model,
+    # No command file: in `copilot -p` a typed /remember reaches the prompt hook as is.
+    hook_only_env=("COPILOT_HOOK_DIR",),
+    tool_only_env=("COPILOT_AGENT_SESSION_ID",),
 )

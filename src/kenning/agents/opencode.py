@@ -34,6 +34,8 @@ from typing import Any
 
 from kenning.agents.agent import (
     HOOK_TIMEOUTS,
+    RECALL_HELP,
+    REMEMBER_HELP,
     Agent,
     Env,
     Event,
@@ -62,6 +64,7 @@ def database(env: Env) -> Path:
 # --- the plugin ----------------------------------------------------------------------
 
 HOOKS_LINE = re.compile(r"^const HOOKS = (\{.*\})$", re.MULTILINE)
+PLUGIN_MARKER = "KEN_HOOK_PLUGIN"  # set by the plugin for the hooks it runs, and only there
 
 PLUGIN = """\
 // kenning's memory for OpenCode, written by `ken integrate opencode`; take it out with
@@ -71,6 +74,8 @@ import { spawn, spawnSync } from "node:child_process"
 
 const HOOKS = %(hooks)s
 const TIMEOUTS = %(timeouts)s
+// Tells kenning a hook came from this plugin, not from a command the model ran.
+const HOOK_ENV = { ...process.env, %(marker)s: "opencode" }
 
 function hook(event, sessionID, cwd, more) {
   const [command, ...args] = HOOKS[event]
@@ -79,7 +84,7 @@ function hook(event, sessionID, cwd, more) {
     let out = ""
     let child
     try {
-      child = spawn(command, args, { stdio: ["pipe", "pipe", "ignore"] })
+      child = spawn(command, args, { stdio: ["pipe", "pipe", "ignore"], env: HOOK_ENV })
     } catch {
       return resolve("")
     }
@@ -98,7 +103,7 @@ function hookNow(event, sessionID, cwd, more) {
   const body = JSON.stringify({ hook_event_name: event, session_id: sessionID, cwd, ...more })
   try {
     spawnSync(command, args, { input: body, stdio: ["pipe", "ignore", "ignore"],
-      timeout: TIMEOUTS[event] })
+      timeout: TIMEOUTS[event], env: HOOK_ENV })
   } catch {}
 }
 
@@ -168,7 +173,11 @@ def install_plugin(text: str, path: Path, commands: Mapping[str, str]) -> str:
     """The plugin, running these hook commands (each `ken hook EVENT --agent opencode`)."""
     hooks = {event: shlex.split(command) for event, command in commands.items()}
     timeouts = {event: HOOK_TIMEOUTS[EVENTS[event]] * 1000 for event in commands}
-    return PLUGIN % {"hooks": json.dumps(hooks), "timeouts": json.dumps(timeouts)}
+    return PLUGIN % {
+        "hooks": json.dumps(hooks),
+        "timeouts": json.dumps(timeouts),
+        "marker": PLUGIN_MARKER,
+    }
 
 
 def plugin_commands(text: str, path: Path) -> dict[str, str]:
@@ -303,6 +312,16 @@ def _mcp_server(entry: Mapping[str, Any]) -> tuple[str, list[str], dict[str, str
     return (argv[0] if argv else "", argv[1:], variables)
 
 
+def commands(env: Env) -> dict[Path, str]:
+    """Custom commands (~/.config/opencode/command): each expands to the line itself,
+    which the plugin hands to the prompt hook."""
+    folder = config_dir(env) / "command"
+    return {
+        folder / f"{name}.md": f"---\ndescription: {help_text}\n---\n/{name} $ARGUMENTS\n"
+        for name, help_text in (("remember", REMEMBER_HELP), ("recall", RECALL_HELP))
+    }
+
+
 AGENT = Agent(
     name="opencode",
     title="OpenCode",
@@ -337,4 +356,6 @@ AGENT = Agent(
     adapt=adapt,
     transcript=read_transcript,
     last_model=last_model,
+    commands=commands,
+    hook_only_env=(PLUGIN_MARKER,),
 )
