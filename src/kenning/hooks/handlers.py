@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from kenning import deliver, sessions, transcripts
+from kenning import deliver, lessons, sessions, transcripts
 from kenning import where as where_mod
 from kenning.agents.agent import Event, HookEvent
 from kenning.config import Config
@@ -103,6 +103,8 @@ def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -
     """Recall for the prompt. Recording the prompt and what was told is put in `later`,
     which the hook server runs after it has answered (a hook process, at once)."""
     text = event.prompt or ""
+    if lessons.is_ours(text):
+        return ""  # Stop's own question, sent back as a prompt (Gemini): not the person's
     if len(text.encode("utf-8", "replace")) > MAX_PROMPT_BYTES:
         raise Skip(f"prompt of {len(text):,} characters is over the recall limit; no recall")
     where = locate(store, event, config)
@@ -110,6 +112,7 @@ def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -
     if session is not None and text.strip():
         clipped = sessions.clip_prompt(text)
         later.append(lambda: store.note_prompt(session.id, clipped))
+        later.append(lambda: lessons.note_prompt(store, session, text, config))
     if session is not None and not session.model:
         # Claude's hooks carry no model: its transcript has it once the agent answered.
         later.append(lambda: _note_model(store, session))
@@ -125,6 +128,33 @@ def prompt(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -
     if session is not None:
         later.append(lambda: deliver.record_recall(store, session, text, result))
     return result.text
+
+
+def tool(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
+    """A tool call ran: note it for run lessons (a failure, a denial, a repeat). This runs
+    on every tool call, so it reads one session row and writes one or two, after the
+    answer; no git, no scopes."""
+    if event.tool is None or not event.session_id or config.get("memory.lessons") != "ask":
+        return ""
+    session = store.find_session(event.agent, event.session_id)
+    if session is None or session.ended_at is not None:
+        return ""
+    used = event.tool
+    later.append(lambda: lessons.note_tool(store, session, used))
+    return ""
+
+
+def stop(store: SQLiteStore, event: HookEvent, config: Config, later: Later) -> str:
+    """The end of a turn: ask, once per session, for the lessons its signals point to.
+    What is returned is the reason the agent's Stop hook gives for going on; never while
+    the agent already goes on because a Stop hook asked (`stop_hook_active`)."""
+    if event.continuing or not event.session_id or config.get("memory.lessons") != "ask":
+        return ""
+    session = store.find_session(event.agent, event.session_id)
+    if session is None or session.ended_at is not None:
+        return ""
+    asked = lessons.question(store, config, session)
+    return asked.text if asked is not None else ""
 
 
 def _note_model(store: SQLiteStore, session: Session) -> None:
@@ -195,6 +225,8 @@ spawn: Spawn = start_detached
 HANDLERS: dict[Event, Callable[[SQLiteStore, HookEvent, Config, Later], str]] = {
     Event.SESSION_START: session_start,
     Event.PROMPT: prompt,
+    Event.TOOL: tool,
+    Event.STOP: stop,
     Event.PRE_COMPACT: pre_compact,
     Event.SESSION_END: session_end,
 }
