@@ -331,6 +331,8 @@ theme = "dark"
 CODEX_EVENT_NAMES = {
     "SessionStart": "session_start",
     "UserPromptSubmit": "user_prompt_submit",
+    "PostToolUse": "post_tool_use",
+    "Stop": "stop",
     "PreCompact": "pre_compact",
     "SessionEnd": "session_end",
 }
