@@ -53,8 +53,8 @@ def integrate(box: Sandbox, with_mcp: bool) -> None:
         box.env["CLAUDE_CODE_MCP_STARTUP_WAIT_MS"] = "30000"
 
 
-def run(box: Sandbox, prompt: str) -> str:
-    done = RUN[box.agent](box, prompt, timeout=150)
+def run(box: Sandbox, prompt: str, extra: tuple[str, ...] = ()) -> str:
+    done = RUN[box.agent](box, prompt, extra, timeout=150)
     assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     if box.agent == "codex":
         return "\n".join(harness.codex_messages(done.stdout))
@@ -73,8 +73,10 @@ def hook_log(box: Sandbox) -> list[str]:
 def the_session(box: Sandbox) -> Any:
     with open_store(box.db) as store:
         [session] = store.list_sessions(limit=10)
-        return session, store_signals.state(store, session.id), store_signals.signals(
-            store, session.id
+        return (
+            session,
+            store_signals.state(store, session.id),
+            store_signals.signals(store, session.id),
         )
 
 
@@ -154,6 +156,46 @@ def test_a_run_with_no_signal_is_never_asked(agent: str, request: pytest.Fixture
     session, state, signals = the_session(box)
     assert session.first_prompt == PLAIN_PROMPT
     assert signals == [] and state["asked_at"] is None
+    assert hook_log(box) == []
+
+
+FAILING = {
+    # -p mode runs Bash only when allowed; without it the call is refused, and Claude
+    # reports that to no hook but PermissionRequest (the ask, not the answer).
+    "claude": (
+        ToolCall("Bash", {"command": "exit 3", "description": "fail"}),
+        ("--allowedTools", "Bash"),
+    ),
+    "codex": (ToolCall("exec_command", {"cmd": "exit 3"}), ()),
+    "gemini": (ToolCall("read_file", {"file_path": "missing.txt"}), ()),
+}
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_a_failing_tool_call_made_three_times_is_asked_about(
+    agent: str, request: pytest.FixtureRequest
+) -> None:
+    stub: StubServer = request.getfixturevalue(STUBS[agent])
+    box: Sandbox = request.getfixturevalue(f"{agent}_box")
+    integrate(box, with_mcp=False)
+    call, extra = FAILING[agent]
+    if agent == "gemini":
+        call = ToolCall("read_file", {"file_path": str(box.repo / "missing.txt")})
+    stub.queue(call, call, call, Text("It keeps failing."), Text("Nothing worth keeping."))
+
+    answer = run(box, "Run the failing step.", extra)
+
+    assert "Nothing worth keeping." in answer
+    assert stub.pending() == []
+    requests = stub.model_requests()
+    assert len(requests) == 5, [r.reply for r in requests]
+    question = next(s for s in _strings(json.loads(requests[4].raw)) if ASK_MARK in s)
+    assert "A tool call failed" in question
+    assert "The same tool call ran 3 times in a row" in question
+    _, state, signals = the_session(box)
+    kinds = [s["kind"] for s in signals]
+    assert kinds.count("failure") == 3 and kinds.count("repeat") == 1, signals
+    assert state["asked_at"] and state["reflected_at"] is None
     assert hook_log(box) == []
 
 
