@@ -88,7 +88,8 @@ def is_correction(prompt: str, phrases: Sequence[str]) -> bool:
     words = re.findall(r"[\w']+", text)
     if not words or len(words) > MOSTLY_WORDS:
         return False
-    vocabulary = {w for p in wanted for w in re.findall(r"[\w']+", p)}
+    # Only the one-word phrases count here: "it" of "that's not it" is no correction.
+    vocabulary = {p for p in wanted if re.fullmatch(r"[\w']+", p)}
     return sum(w in vocabulary for w in words) * 2 >= len(words)
 
 
