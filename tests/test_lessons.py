@@ -17,6 +17,7 @@ import pytest
 from helpers import opened
 from kenning import agents, items
 from kenning import lessons as run_lessons
+from kenning import sessions as sessions_mod
 from kenning.config import BY_KEY, Config, parse_value
 from kenning.errors import InvalidInput
 from kenning.store import signals as store_signals
@@ -195,6 +196,20 @@ def test_an_agent_already_going_on_is_not_asked(shop: Path) -> None:
     turn("claude", shop)
     assert stop("claude", shop, stop_hook_active=True) == ""
     assert asked(stop("claude", shop), "claude")  # the flag does not use up the question
+
+
+def test_a_session_whose_agent_saved_a_rule_already_is_not_asked(shop: Path) -> None:
+    turn("claude", shop)
+    with opened() as store:
+        [session] = store.list_sessions(limit=5)
+        items.add(
+            store,
+            "Use pnpm, not npm",
+            kind=items.parse_kind("correction"),
+            scope=items.parse_scope("repo:github.com/acme/shop"),
+            provenance=sessions_mod.provenance(session, "mcp"),
+        )
+    assert stop("claude", shop) == ""
 
 
 def test_lessons_off_notes_nothing_and_asks_nothing(shop: Path) -> None:

@@ -55,6 +55,7 @@ NOT_CORRECTIONS = (
 )
 _NOT_CORRECTION = re.compile("^(" + "|".join(NOT_CORRECTIONS) + ")")
 REFLECTION_TAG = "reflection"  # on what record_reflection saves
+RULE_KINDS = ("preference", "correction", "decision", "fact", "lesson")
 SIGNAL_KINDS = ("correction", "statement", "failure", "denial", "repeat")
 
 
@@ -171,6 +172,17 @@ def _held(store: SQLiteStore, scopes: Sequence[str], sentence: str, openers: Seq
     return bool(found)
 
 
+def _saved_a_rule(store: SQLiteStore, session: Session) -> bool:
+    """Whether the session's agent already saved a rule (memory_propose of a correction,
+    a preference, ...): it acted on what the person taught, so it is not asked."""
+    from kenning.store import ItemQuery
+
+    query = ItemQuery(
+        session_id=session.id, kinds=RULE_KINDS, statuses=(), include_expired=True, limit=1
+    )
+    return bool(store.list_items(query))
+
+
 @dataclass(frozen=True, slots=True)
 class Question:
     """What Stop asks a session, and the signals it asks about."""
@@ -188,7 +200,7 @@ def question(store: SQLiteStore, config: Config, session: Session) -> Question |
     if state["asked_at"] or state["reflected_at"]:
         return None
     found = store_signals.signals(store, session.id)
-    if not found:
+    if not found or _saved_a_rule(store, session):
         return None
     scopes = store.session_scopes(session.id)
     openers = config.get("lessons.statements")
