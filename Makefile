@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/redact_bench.py
 	$(BIN)/python bench/collect_bench.py
 	$(BIN)/python bench/panel_bench.py
+	$(BIN)/python bench/lessons_bench.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -46,6 +46,8 @@ def _everywhere(db: Path, git_repo: Path) -> dict[str, str]:
         kept = add("Deploys go through staging first", store, kind="decision")
         session = store.upsert_session(Session(id="01KSESSIONFORGETTEST0000001", agent="claude"))
         store.note_prompt(session.id, f"remember this: {second}!")
+        store.add_prompt(session.id, f"remember this: {second}!")  # run lessons' copy
+        store.add_signal(session.id, "correction", f"remember this: {second}!")
         store.record_delivery(session.id, "recall", [memory.id], query=f"is it true that {first}?")
         store.checkpoint()
     hooklog.log(  # a summarizer's answer that did not parse, quoting the memory
@@ -92,7 +94,8 @@ def test_forget_everywhere_leaves_no_byte_of_the_text_in_the_store_its_wal_or_th
     assert result.exit_code == 0, result.output
     assert "forgot 4 memories" in result.output
     assert "2 memories that quoted them" in result.output
-    assert "3 session prompts and recall queries blanked" in result.output  # first, last, query
+    # first and last prompt, the recall's query, run lessons' copy of the prompt and signal
+    assert "5 session prompts and recall queries blanked" in result.output
     assert MARKER.encode() not in _raw(db_path)
     with opened(db_path) as store:
         left = {i.id for i in store.list_items(items.ItemQuery(statuses=()))}

@@ -290,6 +290,8 @@ def test_gemini_timeouts_are_milliseconds_and_others_seconds() -> None:
     assert {e: h[0]["timeout"] for e, h in gemini.items()} == {
         "SessionStart": 15_000,
         "BeforeAgent": 10_000,
+        "AfterTool": 5_000,
+        "AfterAgent": 10_000,
         "SessionEnd": 3_000,
     }
     assert all(h[0]["name"] == "kenning" for h in gemini.values())
@@ -329,6 +331,8 @@ theme = "dark"
 CODEX_EVENT_NAMES = {
     "SessionStart": "session_start",
     "UserPromptSubmit": "user_prompt_submit",
+    "PostToolUse": "post_tool_use",
+    "Stop": "stop",
     "PreCompact": "pre_compact",
     "SessionEnd": "session_end",
 }

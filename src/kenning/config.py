@@ -37,6 +37,7 @@ class Setting:
     env: str | None = None
     low: float | None = None  # the range of a number, both ends included
     high: float | None = None
+    choices: tuple[str, ...] = ()  # the words a text setting may be
 
     @property
     def type_name(self) -> str:
@@ -66,6 +67,48 @@ SETTINGS: tuple[Setting, ...] = (
         "archived (reason `cap`), never deleted; 0: no cap.",
         low=0,
         high=1_000_000,
+    ),
+    Setting(
+        "memory.lessons",
+        str,
+        "ask",
+        "Run lessons: `ask` has Stop ask a session with a signal (a correction, a failed, "
+        "denied or thrice repeated tool call, a stated preference) once to record what the "
+        "person taught; `off` notes no signals and asks nothing.",
+        choices=("ask", "off"),
+    ),
+    Setting(
+        "lessons.corrections",
+        list,
+        [
+            "no",
+            "nope",
+            "actually",
+            "don't",
+            "do not",
+            "stop",
+            "wrong",
+            "that's not it",
+            "not what I asked",
+            "undo",
+            "revert",
+            "I said",
+            "why did you",
+        ],
+        "A prompt that opens with one of these (or is mostly made of them) corrects the agent.",
+    ),
+    Setting(
+        "lessons.statements",
+        list,
+        ["always", "never", "we use", "from now on", "we decided"],
+        "A sentence opening with one of these states a preference, convention or decision "
+        "that Stop asks the agent to propose, while memory does not hold it.",
+    ),
+    Setting(
+        "lessons.one_off",
+        list,
+        ["just for this answer", "this time", "just this once", "for now"],
+        "A sentence holding one of these is a one-off instruction: never asked about.",
     ),
     Setting("recall.limit", int, 5, "Most items one prompt's recall gives.", low=0, high=50),
     Setting(
@@ -222,7 +265,17 @@ def parse_value(setting: Setting, raw: str, origin: str = "") -> Any:
             return [part.strip() for part in text.split(",") if part.strip()]
     except ValueError:
         raise InvalidInput(f"{setting.key} takes a {setting.type_name}, not '{raw}'") from None
-    return text
+    return check_choice(setting, text, origin)
+
+
+def check_choice(setting: Setting, value: str, origin: str = "") -> str:
+    """`value` when the setting takes any text or has it among its choices."""
+    if setting.choices and value not in setting.choices:
+        where = f" ({origin})" if origin else ""
+        raise InvalidInput(
+            f"{setting.key} is one of {', '.join(setting.choices)}, not {value!r}{where}"
+        )
+    return value
 
 
 def _check_type(setting: Setting, value: Any) -> Any:
@@ -239,6 +292,8 @@ def _check_type(setting: Setting, value: Any) -> Any:
     if setting.type in (list, Command) and isinstance(value, list):
         return [str(v) for v in value]
     if isinstance(value, setting.type) and not (setting.type is int and isinstance(value, bool)):
+        if isinstance(value, str):
+            return check_choice(setting, value, origin)
         return check_range(setting, value, origin) if setting.type in (int, float) else value
     raise InvalidInput(f"{setting.key} {origin} must be a {setting.type_name}")
 

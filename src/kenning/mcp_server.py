@@ -25,9 +25,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from kenning import deliver, items, plans, proposals
+from kenning import lessons as run_lessons
 from kenning import where as where_mod
 from kenning.config import Config
 from kenning.errors import KenningError
+from kenning.hooklog import log
 from kenning.identity import Identity, identify
 from kenning.ids import short_id
 from kenning.locate import here
@@ -394,24 +396,53 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             Field(
                 min_length=1,
                 max_length=3,
-                description='Up to three {"lesson": ..., "evidence": ...}: something the '
-                "person taught, and the prompt or event that taught it (quote a correction)",
+                description='Up to three {"lesson": ..., "evidence": ..., "kind": ...}: '
+                "something the person taught; the person's own words that taught it, quoted "
+                "exactly from their prompt (a lesson whose quote is in none of this "
+                "session's prompts is dropped); kind lesson (default), correction, "
+                "preference or decision",
             ),
         ],
         model: str | None = None,
     ) -> dict[str, Any]:
-        """Record up to three lessons from this run as proposals for the person."""
+        """Record up to three lessons from this run as proposals for the person: what
+        they corrected, or a preference, convention or decision they stated."""
 
         def work() -> dict[str, Any]:
-            pairs = []
+            entries = []
             for entry in lessons:
                 if not isinstance(entry, dict) or not entry.get("lesson"):
                     raise ToolError('each lesson is {"lesson": "...", "evidence": "..."}')
-                pairs.append((str(entry["lesson"]), str(entry.get("evidence", ""))))
+                kind = str(entry.get("kind") or "lesson").strip().lower()
+                entries.append((str(entry["lesson"]), str(entry.get("evidence", "")), kind))
             ctx = mem.context(model)
             deliver.check_write(mem.config, ctx.where)
-            saved = proposals.reflect(mem.store, ctx, pairs)
-            return {"saved": [_item_brief(i) for i in saved]}
+            kept: list[tuple[str, str, str]] = entries
+            dropped: list[tuple[str, str, str]] = []
+            if ctx.session_id:
+                # The hooks kept this session's prompts: a quote must come from one.
+                if any(not evidence.strip() for _, evidence, _ in entries):
+                    raise ToolError(
+                        "each lesson needs the evidence that taught it: quote the "
+                        "person's prompt; nothing was saved"
+                    )
+                kept, dropped = run_lessons.check_quotes(mem.store, ctx.session_id, entries)
+                run_lessons.reflected(mem.store, ctx.session_id)
+                for text, _, _ in dropped:
+                    log(
+                        ctx.agent,
+                        "record_reflection",
+                        f"dropped the lesson {' '.join(text.split())[:80]!r} of session "
+                        f"{ctx.session_id}: its quote is in none of the session's prompts",
+                    )
+            saved = proposals.reflect(mem.store, ctx, kept) if kept else []
+            answer: dict[str, Any] = {"saved": [_item_brief(i) for i in saved]}
+            if dropped:
+                answer["dropped"] = [
+                    {"lesson": text, "why": "its evidence is not in any of this session's prompts"}
+                    for text, _, _ in dropped
+                ]
+            return answer
 
         result: dict[str, Any] = mem.run(work)
         return result

@@ -18,11 +18,13 @@ from dataclasses import dataclass, replace
 
 from kenning import items, policy, projects
 from kenning.errors import InvalidInput
+from kenning.lessons import REFLECTION_TAG
 from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Status
 from kenning.store import Store
 from kenning.where import Where
 
 MAX_LESSONS = 3
+REFLECTION_KINDS = ("lesson", "correction", "preference", "decision")
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,9 +195,11 @@ def handoff(
 def reflect(
     store: Store,
     ctx: AgentContext,
-    lessons: Sequence[tuple[str, str]],
+    lessons: Sequence[tuple[str, str] | tuple[str, str, str]],
 ) -> list[Item]:
-    """Up to three lessons (text, the prompt or event that taught it), saved as proposed."""
+    """Up to three lessons (text, the prompt or event that taught it, and optionally the
+    kind: lesson, correction, preference or decision), saved as proposed in the repo and
+    tagged `reflection`."""
     if not lessons:
         raise InvalidInput("give at least one lesson")
     if len(lessons) > MAX_LESSONS:
@@ -203,21 +207,25 @@ def reflect(
             f"at most {MAX_LESSONS} lessons per run: keep the ones the person taught"
         )
     scope = Scope(ScopeType.REPO, ctx.where.repo) if ctx.where.repo else Scope(ScopeType.GLOBAL)
-    if any(not quote.strip() for _, quote in lessons):
+    if any(not lesson[1].strip() for lesson in lessons):
         raise InvalidInput(
             "each lesson needs the evidence that taught it: quote the person's prompt; "
             "nothing was saved"
         )
+    kinds = [lesson[2] if len(lesson) > 2 else "lesson" for lesson in lessons]
+    if any(kind not in REFLECTION_KINDS for kind in kinds):
+        raise InvalidInput(f"a lesson's kind is one of {', '.join(REFLECTION_KINDS)}")
     # Build (check and redact) every lesson before storing any, so none half-saves.
     built = [
         items.new_item(
-            text,
+            lesson[0],
             scope=scope,
-            kind=Kind.LESSON,
+            kind=Kind(kind),
             status=Status.PROPOSED,
-            evidence=quote,
+            tags=[REFLECTION_TAG],
+            evidence=lesson[1],
             provenance=ctx.provenance(),
         )
-        for text, quote in lessons
+        for lesson, kind in zip(lessons, kinds, strict=True)
     ]
     return [items.file_proposal(store, item) for item in built]

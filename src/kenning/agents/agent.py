@@ -32,6 +32,7 @@ class Event(StrEnum):
 
     SESSION_START = "session_start"
     PROMPT = "prompt"
+    TOOL = "tool"  # a tool call has run (or failed, or was denied)
     STOP = "stop"
     PRE_COMPACT = "pre_compact"
     SESSION_END = "session_end"
@@ -49,6 +50,8 @@ GENERIC_NAMES = {_key(e.value): e for e in Event if e is not Event.OTHER}
 HOOK_TIMEOUTS: dict[Event, int] = {
     Event.SESSION_START: 15,
     Event.PROMPT: 10,
+    Event.TOOL: 5,
+    Event.STOP: 10,
     Event.PRE_COMPACT: 10,
     Event.SESSION_END: 3,
 }
@@ -67,6 +70,36 @@ MCP_TOOLS = (
 # Claude Code saves context over 10,000 characters to a file and shows a preview, so
 # what a hook prints is kept under this for every agent.
 MAX_OUTPUT_CHARS = 9000
+
+
+ToolOutcome = Literal["ok", "failed", "denied"]
+
+
+class ToolUse(NamedTuple):
+    """One tool call as an agent's after-tool hook reports it."""
+
+    name: str
+    input: str  # its input as compact, key-sorted JSON: the same call reads the same
+    outcome: ToolOutcome
+    detail: str = ""  # the error, or why it was denied (cut short)
+
+
+def tool_use(payload: Mapping[str, Any], outcome: ToolOutcome, detail: Any = "") -> ToolUse | None:
+    """A ToolUse from the common `tool_name` / `tool_input` of a payload."""
+    name = payload.get("tool_name")
+    if not isinstance(name, str) or not name:
+        return None
+    try:
+        given = json.dumps(payload.get("tool_input"), sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        given = repr(payload.get("tool_input"))
+    text = detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False)
+    return ToolUse(name, given, outcome, " ".join(text.split())[:300])
+
+
+# How an agent's Stop (or after-agent) hook asks the agent to go on: the `decision` it
+# reads beside the `reason` (the reason reaches the model), or None when it cannot.
+StopDecision = Literal["block", "deny"]
 
 
 class BadPayload(ValueError):
@@ -88,6 +121,9 @@ class HookEvent:
     model: str | None = None
     reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    # Stop: the agent goes on because a Stop hook asked it to (`stop_hook_active`).
+    continuing: bool = False
+    tool: ToolUse | None = None  # the tool call an after-tool hook reports
     # The processes above the hook, nearest first, as (pid, name): the agent is among them.
     chain: tuple[tuple[int, str], ...] = ()
 
@@ -313,6 +349,10 @@ class Agent(NamedTuple):
     # folder is named there (Claude: every character but letters and digits as '-').
     memory_places: Callable[[Env], list[MemoryPlace]] | None = None
     checkout_name: Callable[[str], str] | None = None
+    # The tool call in an after-tool payload (and whether it failed or was denied).
+    tool_use: Callable[[Mapping[str, Any]], ToolUse | None] | None = None
+    # How its Stop hook asks it to go on (run lessons); None: it cannot be asked.
+    stop_decision: StopDecision | None = None
 
     def event(self, name: str | None) -> Event:
         """kenning's event for one of this agent's event names (or kenning's own)."""
@@ -339,9 +379,13 @@ class Agent(NamedTuple):
         if not cwd:
             raise BadPayload("no 'cwd' in the payload")
         model = common.get("model")
+        event = self.event(event_name or name)
+        tool = None
+        if event is Event.TOOL and self.tool_use is not None:
+            tool = self.tool_use({**common, "hook_event_name": name})
         return HookEvent(
             agent=self.name,
-            event=self.event(event_name or name),
+            event=event,
             name=name,
             cwd=cwd,
             session_id=text_field(common, "session_id"),
@@ -351,6 +395,8 @@ class Agent(NamedTuple):
             model=model if isinstance(model, str) else None,
             reason=text_field(common, "reason"),
             raw=payload,
+            continuing=common.get("stop_hook_active") is True,
+            tool=tool,
         )
 
     def render(self, event: HookEvent, text: str, notice: str = "") -> str:
@@ -361,6 +407,11 @@ class Agent(NamedTuple):
         if not text and not notice:
             return ""
         text = clip(text) if text else ""
+        if event.event is Event.STOP:
+            if self.stop_decision is None or not text:
+                return ""
+            answer = {"decision": self.stop_decision, "reason": text}
+            return json.dumps(answer, ensure_ascii=False)
         form = self.start_context if event.event is Event.SESSION_START else self.prompt_context
         if notice and form == "plain":
             form = "hook_specific"  # the notice needs JSON, which then carries the context

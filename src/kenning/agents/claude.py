@@ -12,6 +12,7 @@ tools `permissions.allow` in settings.json names.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,10 @@ from kenning.agents.agent import (
     McpRegistration,
     MemoryPlace,
     SavedMemory,
+    ToolUse,
     home,
     standard_server,
+    tool_use,
 )
 from kenning.agents.hook_settings import GroupedHooks
 from kenning.agents.saved import note_files
@@ -46,11 +49,23 @@ from kenning.agents.transcript import (
 EVENTS = {
     "SessionStart": Event.SESSION_START,
     "UserPromptSubmit": Event.PROMPT,
+    "PostToolUse": Event.TOOL,
+    "PostToolUseFailure": Event.TOOL,
+    "PermissionDenied": Event.TOOL,
     "Stop": Event.STOP,
     "PreCompact": Event.PRE_COMPACT,
     "SessionEnd": Event.SESSION_END,
 }
-INSTALLS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
+INSTALLS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionDenied",
+    "Stop",
+    "PreCompact",
+    "SessionEnd",
+)
 # Tools that run without asking: reading, and writes the policy already keeps safe.
 ALLOWED = tuple(f"mcp__{MCP_NAME}__{tool}" for tool in MCP_TOOLS)
 TAIL_BYTES = 256 * 1024
@@ -97,6 +112,22 @@ def read_memory_folder(folder: Path) -> list[SavedMemory]:
 
 def _kind(fields: dict[str, str]) -> str:
     return _MEMORY_KINDS.get(fields.get("metadata.type") or fields.get("type") or "", "fact")
+
+
+def tool_call(payload: Mapping[str, Any]) -> ToolUse | None:
+    """PostToolUse (a result, maybe an error one), PostToolUseFailure (the call failed;
+    `is_interrupt` when the person pressed Esc, which is no failure) or PermissionDenied."""
+    match payload.get("hook_event_name"):
+        case "PostToolUseFailure":
+            if payload.get("is_interrupt") is True:
+                return tool_use(payload, "ok")
+            return tool_use(payload, "failed", payload.get("error") or "")
+        case "PermissionDenied":
+            return tool_use(payload, "denied", payload.get("reason") or "")
+    response = payload.get("tool_response")
+    if isinstance(response, dict) and (response.get("is_error") or response.get("isError")):
+        return tool_use(payload, "failed", response.get("content") or response.get("error") or "")
+    return tool_use(payload, "ok")
 
 
 def _mcp_entry(command: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -211,4 +242,6 @@ AGENT = Agent(
     commands=commands,
     hook_only_env=("CLAUDE_PROJECT_DIR",),
     tool_only_env=("CLAUDE_CODE_EXECPATH",),
+    tool_use=tool_call,
+    stop_decision="block",
 )

@@ -28,22 +28,34 @@ from kenning.agents.agent import (
     McpRegistration,
     MemoryPlace,
     SavedMemory,
+    ToolUse,
     home,
     load_object,
     standard_server,
+    tool_use,
 )
 from kenning.agents.hook_settings import GroupedHooks, is_ours
 from kenning.agents.saved import note_files
-from kenning.agents.transcript import Turn, is_person, json_line, jsonl_reader, timestamp
+from kenning.agents.transcript import (
+    Turn,
+    is_person,
+    json_line,
+    jsonl_reader,
+    read_lines,
+    timestamp,
+)
 
 EVENTS = {
     "SessionStart": Event.SESSION_START,
     "UserPromptSubmit": Event.PROMPT,
+    "PostToolUse": Event.TOOL,
     "Stop": Event.STOP,
     "PreCompact": Event.PRE_COMPACT,
     "SessionEnd": Event.SESSION_END,
 }
-INSTALLS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
+INSTALLS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd")
+# The end of the rollout a PostToolUse reads for its call's exit code.
+CALL_TAIL_BYTES = 64 * 1024
 
 
 def codex_home(env: Env) -> Path:
@@ -163,6 +175,31 @@ def turns(lines: list[str]) -> list[Turn]:
     return found
 
 
+def tool_call(payload: Mapping[str, Any]) -> ToolUse | None:
+    """PostToolUse. Its `tool_response` for a shell command is only the output, so
+    whether the command failed is read from the rollout, where Codex has just written
+    the call's `item_completed` (status, exit code). A command Codex refuses fires no
+    PostToolUse, so a denial is not seen here."""
+    response = payload.get("tool_response")
+    if isinstance(response, dict) and (response.get("isError") or response.get("is_error")):
+        return tool_use(payload, "failed", response.get("content") or "")
+    call_id, path = payload.get("tool_use_id"), payload.get("transcript_path")
+    if isinstance(call_id, str) and isinstance(path, str):
+        for line in reversed(read_lines(path, CALL_TAIL_BYTES)):
+            if call_id not in line:
+                continue
+            record = json_line(line)
+            body = record.get("payload") if record else None
+            item = body.get("item") if isinstance(body, dict) else None
+            if not isinstance(item, dict) or item.get("id") != call_id:
+                continue
+            code = item.get("exit_code")
+            if item.get("status") == "failed" or (isinstance(code, int) and code != 0):
+                return tool_use(payload, "failed", f"exit code {code}")
+            break
+    return tool_use(payload, "ok")
+
+
 def recognizes(payload: Mapping[str, Any]) -> bool:
     return "turn_id" in payload or "/rollout-" in str(payload.get("transcript_path") or "")
 
@@ -228,4 +265,6 @@ AGENT = Agent(
     memory_places=memory_places,
     commands=commands,
     tool_only_env=("CODEX_TOOL_CALL_ID", "CODEX_THREAD_ID"),
+    tool_use=tool_call,
+    stop_decision="block",
 )

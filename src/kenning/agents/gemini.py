@@ -31,8 +31,10 @@ from kenning.agents.agent import (
     McpRegistration,
     MemoryPlace,
     SavedMemory,
+    ToolUse,
     home,
     standard_server,
+    tool_use,
 )
 from kenning.agents.hook_settings import GroupedHooks
 from kenning.agents.saved import bullets, note_files, read_text
@@ -47,10 +49,10 @@ EVENTS = {
     "AfterModel": Event.OTHER,
     "BeforeToolSelection": Event.OTHER,
     "BeforeTool": Event.OTHER,
-    "AfterTool": Event.OTHER,
+    "AfterTool": Event.TOOL,
     "Notification": Event.OTHER,
 }
-INSTALLS = ("SessionStart", "BeforeAgent", "SessionEnd")
+INSTALLS = ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd")
 # Event names only Gemini uses, lower case: a payload naming one is Gemini's.
 OWN_NAMES = {name.lower() for name in EVENTS} - {"sessionstart", "sessionend"}
 HOOK_CONTEXT = r"(?s)<hook_context>.*?</hook_context>\s*"  # compiled on first use
@@ -122,6 +124,17 @@ def adapt(payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
+def tool_call(payload: Mapping[str, Any]) -> ToolUse | None:
+    """AfterTool: a tool that ran; `tool_response.error` says it failed. (A call Gemini
+    refuses before running it, such as a path outside the workspace, fires no hook.)"""
+    response = payload.get("tool_response")
+    error = response.get("error") if isinstance(response, dict) else None
+    if error:
+        message = error.get("message") if isinstance(error, dict) else error
+        return tool_use(payload, "failed", message or "")
+    return tool_use(payload, "ok")
+
+
 def recognizes(payload: Mapping[str, Any]) -> bool:
     name = str(payload.get("hook_event_name", "")).replace("_", "").lower()
     return name in OWN_NAMES or (
@@ -187,4 +200,7 @@ AGENT = Agent(
     commands=commands,
     hook_only_env=("GEMINI_PROJECT_DIR",),
     tool_only_env=("GEMINI_CLI",),
+    tool_use=tool_call,
+    # AfterAgent's "deny" rejects the answer and sends the reason as a new prompt.
+    stop_decision="deny",
 )

@@ -1,4 +1,5 @@
-"""Commands about what agents are told: pack, recall, sessions, told, hook."""
+"""Commands about what agents are told and what they learn: pack, recall, sessions, told,
+lessons, hook."""
 
 from __future__ import annotations
 
@@ -239,6 +240,51 @@ def told(state: State, session: str, as_json: bool) -> None:
         echo(f"{entry.at}  {what}")
         for item_id, _ in entry.items:
             echo(f"  {short_id(item_id)}  {clean(titles[item_id], one_line=True)}")
+
+
+@cli.command(epilog=example("ken lessons --session 4fz2ma"))
+@click.option("--session", "session_ref", help="Only the lessons of this session.")
+@json_option
+@pass_state
+def lessons(state: State, session_ref: str | None, as_json: bool) -> None:
+    """List the lessons sessions recorded at Stop, each with the signal that caused it.
+
+    A lesson is proposed in the repo: `ken approve ID` makes it steer every agent.
+    """
+    from kenning import lessons as run_lessons
+
+    session_id = sessions.resolve(state.store, session_ref).id if session_ref else None
+    found = run_lessons.lessons_of(state.store, session_id)
+    if as_json:
+        emit_json(
+            [
+                {**entry["item"].to_dict(), "session": entry["session"], "signal": entry["signal"]}
+                for entry in found
+            ]
+        )
+        return
+    if not found:
+        say("no lessons yet: a session with a signal is asked once at Stop (memory.lessons = ask)")
+        return
+    table(
+        ["id", "status", "lesson", "evidence", "signal"],
+        [
+            [
+                short_id(entry["item"].id),
+                entry["item"].status.value,
+                clean(entry["item"].title, one_line=True)[:60],
+                clean(one_line(entry["item"].evidence), one_line=True)[:50],
+                _signal_text(entry["signal"]),
+            ]
+            for entry in found
+        ],
+    )
+
+
+def _signal_text(signal: dict[str, str] | None) -> str:
+    if not signal:
+        return "-"
+    return f"{signal['kind']}: {clean(one_line(signal['detail']), one_line=True)[:50]}"
 
 
 @cli.command(

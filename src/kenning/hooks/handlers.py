@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Callable
 
-from kenning import deliver, sessions, transcripts
+from kenning import deliver, lessons, sessions, transcripts
 from kenning import where as where_mod
 from kenning.agents.agent import Event, HookEvent
 from kenning.config import Config
@@ -121,6 +121,8 @@ def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     """Recall for the prompt. Recording the prompt and what was told is put in `later`,
     which the hook server runs after it has answered (a hook process, at once)."""
     text = event.prompt or ""
+    if lessons.is_ours(text):
+        return ""  # Stop's own question, sent back as a prompt (Gemini): not the person's
     if len(text.encode("utf-8", "replace")) > MAX_PROMPT_BYTES:
         raise Skip(f"prompt of {len(text):,} characters is over the recall limit; no recall")
     where = locate(store, event, config)
@@ -128,6 +130,7 @@ def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     if session is not None and text.strip():
         clipped = sessions.clip_prompt(text)
         later.append(lambda: store.note_prompt(session.id, clipped))
+        later.append(lambda: lessons.note_prompt(store, session, text, config))
     if session is not None and not session.model:
         # Claude's hooks carry no model: its transcript has it once the agent answered.
         later.append(lambda: _note_model(store, session))
@@ -165,6 +168,33 @@ def _slash(
     agent = agents.get(event.agent)
     markers = (agent.hook_only_env, agent.tool_only_env)
     return slash.run(store, command, where, event.agent, slash.from_cli(markers, os.environ))
+
+
+def tool(store: Store, event: HookEvent, config: Config, later: Later) -> str:
+    """A tool call ran: note it for run lessons (a failure, a denial, a repeat). This runs
+    on every tool call, so it reads one session row and writes one or two, after the
+    answer; no git, no scopes."""
+    if event.tool is None or not event.session_id or config.get("memory.lessons") != "ask":
+        return ""
+    session = store.find_session(event.agent, event.session_id)
+    if session is None or session.ended_at is not None:
+        return ""
+    used = event.tool
+    later.append(lambda: lessons.note_tool(store, session, used))
+    return ""
+
+
+def stop(store: Store, event: HookEvent, config: Config, later: Later) -> str:
+    """The end of a turn: ask, once per session, for the lessons its signals point to.
+    What is returned is the reason the agent's Stop hook gives for going on; never while
+    the agent already goes on because a Stop hook asked (`stop_hook_active`)."""
+    if event.continuing or not event.session_id or config.get("memory.lessons") != "ask":
+        return ""
+    session = store.find_session(event.agent, event.session_id)
+    if session is None or session.ended_at is not None:
+        return ""
+    asked = lessons.question(store, config, session)
+    return asked.text if asked is not None else ""
 
 
 def _note_model(store: Store, session: Session) -> None:
@@ -235,6 +265,8 @@ spawn: Spawn = start_detached
 HANDLERS: dict[Event, Callable[[Store, HookEvent, Config, Later], str]] = {
     Event.SESSION_START: session_start,
     Event.PROMPT: prompt,
+    Event.TOOL: tool,
+    Event.STOP: stop,
     Event.PRE_COMPACT: pre_compact,
     Event.SESSION_END: session_end,
 }

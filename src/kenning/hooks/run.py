@@ -31,6 +31,8 @@ from kenning.hooks.wire import MAX_STDIN_BYTES
 BUSY_BUDGET = {
     "session_start": 3.0,
     "prompt": 2.0,
+    "tool": 1.0,
+    "stop": 2.0,
     "pre_compact": 2.0,
     "session_end": 1.0,
 }

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 from kenning.config import db_path
-from kenning.store.base import ItemQuery, Store, Term, Words
-from kenning.store.sqlite import SQLiteStore, now_iso
+from kenning.store.base import ItemQuery, Store, Term, Words, now_iso
+from kenning.store.sqlite import SQLiteStore
 
 __all__ = ["ItemQuery", "SQLiteStore", "Store", "Term", "Words", "now_iso", "open_store"]
 

@@ -271,6 +271,40 @@ def m0012_collected_places(conn: sqlite3.Connection) -> None:
     )
 
 
+def m0013_session_signals(conn: sqlite3.Connection) -> None:
+    # Run lessons: what the hooks noted in a session (a failed, denied or thrice repeated
+    # tool call, a correcting prompt, a preference the person stated), each prompt as it
+    # came (a lesson's quote must be found in one), and per session the last tool call
+    # seen (for repeats) and whether Stop asked for a reflection and one was recorded.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE signals (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            at TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX signals_session ON signals(session_id, id);
+        CREATE TABLE session_prompts (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            at TEXT NOT NULL,
+            text TEXT NOT NULL
+        );
+        CREATE INDEX session_prompts_session ON session_prompts(session_id, id);
+        CREATE TABLE lesson_state (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            last_call TEXT,
+            repeats INTEGER NOT NULL DEFAULT 0,
+            asked_at TEXT,
+            reflected_at TEXT
+        );
+        """,
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
@@ -284,6 +318,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0010_plan_receipts,
     m0011_index_captured_by_scope,
     m0012_collected_places,
+    m0013_session_signals,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

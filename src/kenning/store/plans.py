@@ -19,8 +19,8 @@ from typing import Any
 
 from kenning.errors import InvalidInput, PlanConflict
 from kenning.ids import short_id
-from kenning.store.base import Conflict, PlannedChange
-from kenning.store.sqlite import ITEM_COLUMNS, SQLiteStore, _item_values, _row_to_item, now_iso
+from kenning.store.base import Conflict, PlannedChange, now_iso
+from kenning.store.sqlite import ITEM_COLUMNS, SQLiteStore, _item_values, _row_to_item
 
 
 def receipt(store: SQLiteStore, digest: str) -> dict[str, Any] | None:

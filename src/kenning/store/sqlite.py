@@ -40,7 +40,8 @@ from kenning.model import (
     Status,
 )
 from kenning.store import fts, health, migrations
-from kenning.store.base import ItemQuery, PlannedChange, Words
+from kenning.store.base import ItemQuery, PlannedChange, Words, now_iso
+from kenning.store.signals import Signals
 
 BUSY_TIMEOUT_MS = 30_000
 WIPE_WAIT_SECONDS = 2.0  # how long forget waits for readers before leaving the wipe to later
@@ -55,11 +56,6 @@ ITEM_COLUMNS = (
     "session_id, created_at, updated_at, reviewed_at, expires_at, use_count, last_used_at, "
     "revision, dismiss_reason, source, archive_reason"
 )
-
-
-def now_iso() -> str:
-    """UTC now as `YYYY-MM-DDTHH:MM:SS.mmmZ`, which sorts as text."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _friendly(exc: sqlite3.Error, path: str) -> StoreError:
@@ -231,7 +227,7 @@ def _row_to_session(row: sqlite3.Row) -> Session:
     )
 
 
-class SQLiteStore:
+class SQLiteStore(Signals):
     """kenning's store in one SQLite file."""
 
     def __init__(
@@ -763,16 +759,18 @@ class SQLiteStore:
             return 0
         blanked = 0
         with self._write() as conn:
-            for table, column in (
-                ("sessions", "first_prompt"),
-                ("sessions", "last_prompt"),
-                ("deliveries", "query"),
+            for table, column, blank in (
+                ("sessions", "first_prompt", None),
+                ("sessions", "last_prompt", None),
+                ("deliveries", "query", None),
+                ("session_prompts", "text", ""),  # run lessons' copies of the prompts
+                ("signals", "detail", ""),
             ):
                 for needle in needles:
                     blanked += conn.execute(
-                        f"UPDATE {table} SET {column} = NULL "
+                        f"UPDATE {table} SET {column} = ? "
                         f"WHERE {column} IS NOT NULL AND instr(lower({column}), ?) > 0",
-                        (needle.lower(),),
+                        (blank, needle.lower()),
                     ).rowcount
         if blanked:
             self.checkpoint(WIPE_WAIT_SECONDS, remember=True)
