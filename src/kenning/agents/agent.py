@@ -279,6 +279,7 @@ def _same(payload: dict[str, Any]) -> dict[str, Any]:
 COMMAND_MARK = "installed by kenning"  # in every command file kenning writes
 REMEMBER_HELP = f"Remember these words in kenning, exactly as typed ({COMMAND_MARK})"
 RECALL_HELP = f"Show what kenning's memory holds for these words ({COMMAND_MARK})"
+SLASH_COMMANDS = (("remember", REMEMBER_HELP), ("recall", RECALL_HELP))  # name, its help
 
 
 class SavedMemory(NamedTuple):

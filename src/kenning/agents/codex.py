@@ -18,8 +18,7 @@ from typing import Any
 
 from kenning.agents.agent import (
     HOOK_TIMEOUTS,
-    RECALL_HELP,
-    REMEMBER_HELP,
+    SLASH_COMMANDS,
     Agent,
     Env,
     Event,
@@ -212,7 +211,7 @@ def commands(env: Env) -> dict[Path, str]:
         folder / f"{name}.md": (
             f"---\ndescription: {help_text}\nargument-hint: words\n---\n/{name} $ARGUMENTS\n"
         )
-        for name, help_text in (("remember", REMEMBER_HELP), ("recall", RECALL_HELP))
+        for name, help_text in SLASH_COMMANDS
     }
 
 

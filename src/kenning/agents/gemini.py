@@ -22,8 +22,7 @@ from typing import Any
 from kenning.agents.agent import (
     COMMAND_MARK,
     HOOK_TIMEOUTS,
-    RECALL_HELP,
-    REMEMBER_HELP,
+    SLASH_COMMANDS,
     Agent,
     Env,
     Event,
@@ -159,7 +158,7 @@ def commands(env: Env) -> dict[Path, str]:
             f"# {COMMAND_MARK}\ndescription = {json.dumps(help_text)}\n"
             f'prompt = "/{name} {{{{args}}}}"\n'
         )
-        for name, help_text in (("remember", REMEMBER_HELP), ("recall", RECALL_HELP))
+        for name, help_text in SLASH_COMMANDS
     }
 
 
