@@ -5,11 +5,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
-# The suite runs on every core (pytest-xdist), each worker stealing tests from the others
+# The suite runs on every core (pytest-xdist; 2 workers on a 2-core machine, where 4
+# were no quicker: the suite is bound by CPU), each worker stealing tests from the others
 # once its own run out (the real agent CLIs' tests take up to half a minute each). Its
 # temp folders go to tmpfs where there is one: the tests write thousands of small SQLite
-# stores, and on a disk their fsyncs cost a fifth of the suite's time.
-TEST_WORKERS ?= 2
+# stores, and with their fsyncs on a disk the suite took 1.3-1.5x as long (2026-12-01).
+TEST_WORKERS ?= auto
 TEST_TMPDIR ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm)
 PYTEST_ARGS ?= -n $(TEST_WORKERS) --dist worksteal
 
