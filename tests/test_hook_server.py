@@ -414,8 +414,13 @@ def log_text() -> str:
     return path.read_text() if path.exists() else ""
 
 
-def test_a_short_state_folder_keeps_the_socket(tmp_path: Path):
-    assert socket_path() == str(Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "hooks.sock")
+def test_a_short_state_folder_keeps_the_socket(monkeypatch: pytest.MonkeyPatch):
+    # Short whatever the length of tmp_path (pytest-xdist puts it one folder deeper).
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ken-", dir="/tmp") as short:
+        monkeypatch.setenv("XDG_STATE_HOME", short)
+        assert socket_path() == str(Path(short) / "kenning" / "hooks.sock")
 
 
 def test_a_long_state_folder_puts_the_socket_in_the_runtime_folder(

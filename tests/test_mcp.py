@@ -1,20 +1,22 @@
-"""`ken mcp` over stdio, driven by the MCP SDK's own client against the installed `ken`.
+"""`ken mcp`, driven by the MCP SDK's own client.
 
-Every test spawns the real server (`ken mcp`) in a git repo with the test's isolated
-HOME, XDG folders and KEN_DB passed explicitly, then checks the store afterwards with the
-library. The write policy under test: an agent's own scopes (its session, and the
-workstream and project it works in) take its writes as active; shared scopes (repo,
-workspace, global, and other places' working scopes) take them as proposed and need
-evidence; an update names the revision it expects; an update to a shared memory files a
-linked replacement and leaves the original alone; nothing deletes.
-
-Each `ken mcp` start costs 1-3 s (importing the MCP SDK), so a test drives one server
-through many calls rather than starting one per case.
+Most tests connect the SDK's in-memory client to `build_server(...)` in the test's
+process: the same tools, write policy and identity logic as the installed `ken mcp`,
+told where it runs (folder, environment, process tree) instead of reading its own process.
+The smoke tests (one per handshake) and the stop tests spawn the real `ken mcp` over
+stdio with the test's isolated HOME, XDG folders and KEN_DB passed explicitly. Either
+way the store is checked afterwards with the library. The write policy under test: an
+agent's own scopes (its session, and the workstream and project it works in) take its
+writes as active; shared scopes (repo, workspace, global, and other places' working
+scopes) take them as proposed and need evidence; an update names the revision it
+expects; an update to a shared memory files a linked replacement and leaves the original
+alone; nothing deletes.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -35,6 +37,7 @@ from helpers import add, opened
 from kenning import sessions
 from kenning import where as where_mod
 from kenning.ids import new_ulid
+from kenning.mcp_server import Memory, build_server
 from kenning.model import Item
 from kenning.store import open_store
 
@@ -104,10 +107,17 @@ class Server:
         return result.text
 
 
-def server_params(cwd: Path, extra_env: dict[str, str] | None = None) -> StdioServerParameters:
+def server_env(extra_env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment the server runs with: the test's isolated folders, nothing else."""
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
     env.update(extra_env or {})
-    return StdioServerParameters(command=str(KEN), args=["mcp"], env=env, cwd=str(cwd))
+    return env
+
+
+def server_params(cwd: Path, extra_env: dict[str, str] | None = None) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=str(KEN), args=["mcp"], env=server_env(extra_env), cwd=str(cwd)
+    )
 
 
 @asynccontextmanager
@@ -119,7 +129,7 @@ async def connect(
         yield Server(client)
 
 
-def drive(
+def drive_stdio(
     cwd: Path,
     scenario: Callable[[Server], Awaitable[None]],
     mode: str = "auto",
@@ -139,6 +149,51 @@ def drive(
             raise _first_leaf(group) from None
         errlog.seek(0)
         stderr = errlog.read()
+    assert "Traceback" not in stderr, stderr
+    return stderr
+
+
+class _Logged(logging.Handler):
+    """What the server logs at WARNING and above: over stdio it would go to stderr."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if record.exc_info:  # stderr would show the traceback
+            text += "\nTraceback " + logging.Formatter().formatException(record.exc_info)
+        self.lines.append(text)
+
+
+def drive(
+    cwd: Path,
+    scenario: Callable[[Server], Awaitable[None]],
+    mode: str = "auto",
+    extra_env: dict[str, str] | None = None,
+) -> str:
+    """Run `scenario` against `build_server(...)` in this process, through the SDK's
+    in-memory client, as `ken mcp` would run in `cwd` with the server's environment,
+    under this test process; returns what the server logged."""
+    memory = Memory(cwd=cwd, env=server_env(extra_env), chain=sessions.process_chain(os.getpid()))
+    logged = _Logged()
+    root = logging.getLogger()
+    root.addHandler(logged)
+
+    async def main() -> None:
+        with anyio.fail_after(SCENARIO_TIMEOUT):
+            async with Client(build_server(memory), mode=mode, read_timeout_seconds=30) as client:
+                await scenario(Server(client))
+
+    try:
+        anyio.run(main)
+    except BaseExceptionGroup as group:  # show the failure itself, not the task groups
+        raise _first_leaf(group) from None
+    finally:
+        root.removeHandler(logged)
+        memory.close()
+    stderr = "\n".join(logged.lines)
     assert "Traceback" not in stderr, stderr
     return stderr
 
@@ -202,16 +257,29 @@ def seeded(git_repo: Path) -> dict[str, Item]:
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_tools_are_listed_with_their_schemas(git_repo: Path, mode: str) -> None:
-    # "legacy" is the initialize handshake that the agent CLIs use today.
+    # The smoke test of the installed `ken mcp` over stdio, once per handshake ("legacy"
+    # is the initialize handshake that the agent CLIs use today): its tools, and one write
+    # that lands in KEN_DB from the env it is given (not a default under HOME), naming
+    # the folder it runs in and the session whose agent process (this test) started it.
     listed: dict[str, Any] = {}
     instructions: list[str | None] = []
+    got: dict[str, Any] = {}
+    with opened() as store:
+        ours = sessions.start(
+            store,
+            agent="claude",
+            agent_session_id=f"sess-{mode}",
+            where=where_mod.detect(git_repo),
+            pid=os.getpid(),
+        )
 
     async def scenario(server: Server) -> None:
         tools = await server.client.list_tools()
         listed.update({tool.name: tool for tool in tools.tools})
         instructions.append(server.client.instructions)
+        got["saved"] = await server.ok("memory_propose", {"text": "Store location check"})
 
-    drive(git_repo, scenario, mode)
+    drive_stdio(git_repo, scenario, mode)
 
     assert set(listed) == set(TOOLS)
     for name, tool in listed.items():
@@ -232,6 +300,13 @@ def test_tools_are_listed_with_their_schemas(git_repo: Path, mode: str) -> None:
     assert props["record_reflection"]["lessons"]["maxItems"] == 3
     assert props["session_history"]["where"]["pattern"] == "^(repo|project|workstream)$"
     assert "approval" in (instructions[0] or "")
+
+    with open_store(os.environ["KEN_DB"]) as store:
+        assert store.count_items() == 1
+        prov = store.get_item(got["saved"]["id"]).provenance
+    assert not (Path(os.environ["XDG_DATA_HOME"]) / "kenning" / "memory.db").exists()
+    assert (prov.who, prov.how, prov.session) == ("claude", "mcp", ours.id)
+    assert Path(prov.cwd or "").resolve() == git_repo.resolve()
 
 
 # ----------------------------------------------------------------------------- the tour
@@ -713,17 +788,6 @@ def test_the_server_finds_no_workstream_outside_a_repo(tmp_path: Path) -> None:
     drive(folder, in_project, extra_env={"KEN_PROJECT": "side"})
     with opened() as store:
         assert store.count_items() == 1
-
-
-def test_store_opened_by_the_test_matches_what_the_server_wrote(git_repo: Path) -> None:
-    # The server honours KEN_DB from the env it is given, not a default under HOME.
-    async def scenario(server: Server) -> None:
-        await server.ok("memory_propose", {"text": "Store location check"})
-
-    drive(git_repo, scenario)
-    with open_store(os.environ["KEN_DB"]) as store:
-        assert store.count_items() == 1
-    assert not (Path(os.environ["XDG_DATA_HOME"]) / "kenning" / "memory.db").exists()
 
 
 def test_writes_follow_the_agent_into_its_next_session(git_repo: Path) -> None:

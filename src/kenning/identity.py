@@ -9,6 +9,7 @@ is an ancestor; failing that, it names the agent from the ancestors' process nam
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kenning import agents
@@ -25,8 +26,17 @@ class Identity:
     cwd: str
 
 
-def identify(store: Store, chain: list[tuple[int, str]] | None = None) -> Identity:
+def identify(
+    store: Store,
+    chain: list[tuple[int, str]] | None = None,
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Identity:
+    """`chain` defaults to this process and its ancestors, `cwd` to the process's folder
+    and `env` to its environment (the MCP server's tests pass all three)."""
     chain = process_chain(os.getpid()) if chain is None else chain
+    cwd = os.getcwd() if cwd is None else cwd
     pids = {pid for pid, _ in chain}
     open_here = [s for s, _ in store.open_sessions() if s.pid in pids]
     if open_here:
@@ -35,9 +45,9 @@ def identify(store: Store, chain: list[tuple[int, str]] | None = None) -> Identi
         open_here.sort(key=lambda s: (order.get(s.pid or 0, 99), s.started_at), reverse=False)
         nearest = [s for s in open_here if s.pid == open_here[0].pid]
         session = max(nearest, key=lambda s: s.started_at)
-        return Identity(session.agent, session, session.cwd or os.getcwd())
+        return Identity(session.agent, session, session.cwd or cwd)
     for _, name in chain:
         agent = agents.from_process(name)
         if agent is not None:
-            return Identity(agent.name, None, os.getcwd())
-    return Identity(detect_agent(), None, os.getcwd())
+            return Identity(agent.name, None, cwd)
+    return Identity(detect_agent(env), None, cwd)

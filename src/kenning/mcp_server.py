@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -48,13 +49,26 @@ INSTRUCTIONS = (
 
 
 class Memory:
-    """The server's state: one store connection (serialized) and who we serve."""
+    """The server's state: one store connection (serialized) and who we serve.
 
-    def __init__(self) -> None:
+    `ken mcp` reads where it runs from its own process: the folder, the environment and
+    the process tree (itself and its ancestors). A server in another process's hands (the
+    tests' in-memory client) passes them instead; nothing else differs.
+    """
+
+    def __init__(
+        self,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        chain: list[tuple[int, str]] | None = None,
+    ) -> None:
         self.lock = threading.Lock()
         self._store: Store | None = None
         self._identity: Identity | None = None
-        self._chain: list[tuple[int, str]] | None = None
+        self._cwd = None if cwd is None else os.fspath(cwd)
+        self._env = None if env is None else dict(env)
+        self._chain = chain
         self.config = Config()
 
     @property
@@ -72,8 +86,15 @@ class Memory:
         if self._identity is None:
             if self._chain is None:
                 self._chain = process_chain(os.getpid())
-            self._identity = identify(self.store, self._chain)
+            self._identity = identify(self.store, self._chain, cwd=self._cwd, env=self._env)
         return self._identity
+
+    def close(self) -> None:
+        """Close the store connection, if one was opened (`ken mcp` leaves it to its exit)."""
+        with self.lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
 
     def where(self) -> where_mod.Where:
         ident = self.identity
@@ -82,6 +103,7 @@ class Memory:
             self.store,
             self.config,
             ident.cwd,
+            env=self._env,
             agent=ident.agent,
             session=(
                 f"{session.agent}:{session.agent_session_id}"
