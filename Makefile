@@ -10,6 +10,8 @@ DEMO_STAMP := $(VENV)/.installed-demo
 # once its own run out (the real agent CLIs' tests take up to half a minute each). Its
 # temp folders go to tmpfs where there is one: the tests write thousands of small SQLite
 # stores, and with their fsyncs on a disk the suite took 1.3-1.5x as long (2026-12-01).
+# The tests that hold a hook to an agent's timeout, or a cost to a measured ratio
+# (marked `timing`), run afterwards in one process, with no other test on the cores.
 TEST_WORKERS ?= auto
 TEST_TMPDIR ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm)
 PYTEST_ARGS ?= -n $(TEST_WORKERS) --dist worksteal
@@ -39,7 +41,8 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests bench docs
 	$(BIN)/ruff format --check src tests bench docs
 	$(BIN)/mypy
-	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR)) $(BIN)/pytest $(PYTEST_ARGS)
+	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR)) $(BIN)/pytest $(PYTEST_ARGS) -m "not timing"
+	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR)) $(BIN)/pytest -m timing
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench docs

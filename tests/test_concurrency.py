@@ -14,6 +14,9 @@ import pytest
 from conftest import KEN_BIN
 from helpers import opened
 
+# Hooks held to the timeouts agents give them: alone on the cores (see pyproject's markers).
+pytestmark = pytest.mark.timing
+
 WORKERS = 8
 PER_WORKER = 250
 
@@ -167,6 +170,7 @@ ONE_BY_ONE = """
 from kenning import items
 from kenning.model import Scope, ScopeType
 from kenning.store import open_store
+
 
 store = open_store()
 for n in range(100_000):

@@ -23,6 +23,9 @@ from helpers import add
 from kenning.hooks import client, wire
 from kenning.hookstate import code_stamp, socket_path, status_path
 
+# Hooks held to the timeouts agents give them: alone on the cores (see pyproject's markers).
+pytestmark = pytest.mark.timing
+
 PROMPT = "should the integration tests for billing mock postgres or use the real database?"
 
 
@@ -324,6 +327,7 @@ as_root = pytest.mark.skipif(
 # it is sent, and answers what a hook client would print into the agent's context.
 SQUATTER = r"""
 import os, socket, sys
+
 path = sys.argv[1]
 os.makedirs(os.path.dirname(path), exist_ok=True)
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -30,6 +30,9 @@ from kenning.agents.agent import HOOK_TIMEOUTS
 from kenning.hooks import run as hook_run
 from kenning.model import Session
 
+# Hooks held to the timeouts agents give them: alone on the cores (see pyproject's markers).
+pytestmark = pytest.mark.timing
+
 
 @contextmanager
 def write_locked(db: Path, *, exclusive: bool = False) -> Iterator[None]:

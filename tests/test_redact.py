@@ -831,6 +831,7 @@ def test_one_megabyte_of_secrets_and_look_alikes_is_redacted() -> None:
     assert redact(text).kinds
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize(
     "shape",
     [
@@ -909,6 +910,7 @@ DENSE_SHAPES: dict[str, dict[str, Any]] = {
 }
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("shape", list(DENSE_SHAPES))
 @pytest.mark.timeout(120)
 def test_dense_random_tokens_cost_a_bounded_multiple_of_a_plain_scan(shape: str) -> None:

@@ -259,6 +259,7 @@ def test_forget_leaves_no_trace_while_another_connection_is_open(db_path):
     assert _leaks(db_path) == []
 
 
+@pytest.mark.timing
 def test_forget_with_a_reader_mid_transaction_finishes_in_seconds_and_says_what_it_waits_for(
     db_path,
 ):
