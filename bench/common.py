@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 
 def progress(message: str, tag: str = "bench") -> None:
@@ -14,3 +16,18 @@ def percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered) + 0.5) - 1))
     return ordered[index]
+
+
+def env_for(folder: Path) -> dict[str, str]:
+    """This process's environment with every kenning place in `folder` (never the
+    person's own store) and no agent markers, no hook server."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CODEX", "KEN_"))}
+    env.update(
+        HOME=str(folder / "home"),
+        XDG_CONFIG_HOME=str(folder / "config"),
+        XDG_STATE_HOME=str(folder / "state"),
+        XDG_DATA_HOME=str(folder / "data"),
+        KEN_DB=str(folder / "memory.db"),
+        KEN_HOOK_SERVER="0",
+    )
+    return env

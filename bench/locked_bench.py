@@ -21,7 +21,6 @@ see locked_results.json (SessionEnd 1.35 s, SessionStart 3.4 s, prompt 0.55 s, f
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from common import progress  # noqa: E402
+from common import env_for, progress  # noqa: E402
 from kenning.agents import get as get_agent  # noqa: E402
 from kenning.agents.agent import HOOK_TIMEOUTS  # noqa: E402
 
@@ -47,19 +46,6 @@ if sys.argv[2] == "BEGIN":
 print("held", flush=True)
 sys.stdin.read()
 """
-
-
-def env_for(folder: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CODEX", "KEN_"))}
-    env.update(
-        HOME=str(folder / "home"),
-        XDG_CONFIG_HOME=str(folder / "config"),
-        XDG_STATE_HOME=str(folder / "state"),
-        XDG_DATA_HOME=str(folder / "data"),
-        KEN_DB=str(folder / "memory.db"),
-        KEN_HOOK_SERVER="0",
-    )
-    return env
 
 
 @contextmanager

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import corpus
-from common import percentile, progress
+from common import env_for, percentile, progress
 from kenning import items, locate, policy, transfer
 from kenning.config import Config
 from kenning.store import open_store
@@ -66,19 +66,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-def env_for(folder: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CODEX", "KEN_"))}
-    env.update(
-        HOME=str(folder / "home"),
-        XDG_CONFIG_HOME=str(folder / "config"),
-        XDG_STATE_HOME=str(folder / "state"),
-        XDG_DATA_HOME=str(folder / "data"),
-        KEN_DB=str(folder / "memory.db"),
-        KEN_HOOK_SERVER="0",
-    )
-    return env
 
 
 def build(size: int, db: Path) -> None:
