@@ -24,7 +24,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test,mcp,tui]'
+	$(BIN)/python -m pip install --quiet -e '.[test,mcp,tui,team]'
 	touch $(STAMP)
 
 # The demo needs only the package: no test tools, no MCP SDK, no panel (when `make test` has

@@ -5,6 +5,7 @@ and with no agent markers in the environment, so no test touches the user's file
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -105,3 +106,45 @@ def git_repo(tmp_path: Path) -> Path:
     run("add", "README.md")
     run("commit", "-qm", "first")
     return repo
+
+
+@pytest.fixture(scope="session")
+def pg_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A connection string to a PostgreSQL cluster's `postgres` database, as superuser.
+
+    `.ci/run` starts one cluster for the whole run (`KEN_TEST_PG`); elsewhere each test
+    process starts its own when PostgreSQL is installed, and the tests that need it are
+    skipped, saying why, when it is not. Under `KEN_REQUIRE_POSTGRES=1` (CI) a missing
+    PostgreSQL fails them instead."""
+    import pgcluster
+
+    given = os.environ.get("KEN_TEST_PG")
+    if given:
+        yield given
+        return
+    if pgcluster.server_bin() is None:
+        reason = "PostgreSQL is not installed here (no initdb): .ci/run installs it"
+        if os.environ.get("KEN_REQUIRE_POSTGRES") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    folder = pgcluster.scratch_folder()
+    try:
+        yield pgcluster.start(folder)
+    finally:
+        pgcluster.stop(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_dsn(pg_cluster: str) -> Iterator[str]:
+    """A fresh, empty database of its own for one test, dropped after it."""
+    import uuid
+
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(pg_cluster, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield pg_cluster.replace("/postgres?", f"/{name}?", 1)
+    with psycopg.connect(pg_cluster, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -64,4 +64,4 @@ def test_make_demo_installs_only_the_package_and_make_test_the_tools(tmp_path: P
     assert installs[0].split("pip install", 1)[1].strip() == "--quiet -e .; fi"
     assert "upgrade" not in demo
     test = make_dry_run("test", tmp_path / "venv")
-    assert "pip install --quiet -e '.[test,mcp,tui]'" in test
+    assert "pip install --quiet -e '.[test,mcp,tui,team]'" in test
