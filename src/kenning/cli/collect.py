@@ -7,13 +7,13 @@ import os
 import click
 
 from kenning import collect
-from kenning.cli.app import State, cli, example, json_option, pass_state
 from kenning.cli.output import emit_json, say
+from kenning.cli.state import State, example, json_option, pass_state
 from kenning.ids import short_id
 from kenning.printable import clean
 
 
-@cli.command("collect", epilog=example("ken collect --dry-run"))
+@click.command("collect", epilog=example("ken collect --dry-run"))
 @click.option("--dry-run", is_flag=True, help="Say what would change; store nothing.")
 @json_option
 @pass_state

@@ -10,13 +10,13 @@ import click
 
 from kenning import curate, plans
 from kenning.cli import complete
-from kenning.cli.app import State, cli, example, json_option, pass_state, scope_filter
 from kenning.cli.output import echo, emit_json, say, table
+from kenning.cli.state import State, example, json_option, pass_state, scope_filter
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
 
 
-@cli.command("curate", epilog=example("ken curate --plan cleanup.json"))
+@click.command("curate", epilog=example("ken curate --plan cleanup.json"))
 @click.option(
     "--scope",
     "-s",

@@ -28,6 +28,7 @@ from pathlib import Path
 import click
 
 from kenning import agents
+from kenning.cli.state import example
 
 REPO = "repo:github.com/acme/shop"
 BRANCH = "csv-export"
@@ -70,8 +71,9 @@ def _ken(*args: str, stdin: str | None = None, agent: str | None = None) -> str:
     """Run one `ken` command in-process, echoing it; returns what it printed on stdout."""
     from click.testing import CliRunner
 
-    from kenning.cli.app import cli
-
+    # The root `ken` group that runs `ken demo`: the tour runs the same commands, and this
+    # module needs no import of the one that registers it (no circle).
+    cli = click.get_current_context().find_root().command
     shown = " ".join(shlex.quote(a) for a in args)
     prefix = f"[{agent} runs] " if agent else ""
     piped = f"printf '%s' {shlex.quote(stdin)} | " if stdin else ""
@@ -127,6 +129,18 @@ def _make_repo(folder: Path) -> Path:
     except (OSError, subprocess.SubprocessError) as exc:
         raise click.ClickException(f"the demo needs git: {exc}") from None
     return repo
+
+
+@click.command(epilog=example("ken demo"))
+@click.option("--keep", is_flag=True, help="Keep the demo store and print where it is.")
+def demo(keep: bool) -> None:
+    """Tour kenning in a throwaway store and repo (never yours).
+
+    A person adds memories and approves an agent's proposal; then what agents get: the
+    pack at start (`ken pack`), a recall explained, and a Claude Code session there
+    continued in Codex (`ken handoff --print`).
+    """
+    run_demo(keep=keep)
 
 
 def run_demo(keep: bool = False) -> None:

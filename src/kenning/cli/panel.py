@@ -10,8 +10,10 @@ from __future__ import annotations
 import shlex
 import sys
 
+import click
+
 from kenning import policy
-from kenning.cli.app import State, cli, example, pass_state
+from kenning.cli.state import State, example, pass_state
 from kenning.errors import KenningError
 
 TUI_REQUIREMENT = "textual>=8.2,<9"
@@ -22,7 +24,7 @@ def tui_install_hint() -> str:
     return f"{shlex.quote(sys.executable)} -m pip install '{TUI_REQUIREMENT}'"
 
 
-@cli.command("panel", epilog=example("ken panel"))
+@click.command("panel", epilog=example("ken panel"))
 @pass_state
 def panel_cmd(state: State) -> None:
     """Browse memory and decide what waits, in a terminal app.

@@ -9,13 +9,13 @@ from typing import Any
 import click
 
 from kenning import plans, policy
-from kenning.cli.app import KenGroup, State, cli, example, json_option, pass_state
 from kenning.cli.output import echo, emit_json, say
+from kenning.cli.state import KenGroup, State, example, json_option, pass_state
 from kenning.errors import InvalidInput, PlanConflict
 from kenning.ids import short_id
 
 
-@cli.group("plan", cls=KenGroup, epilog=example("ken plan preview cleanup.json"))
+@click.group("plan", cls=KenGroup, epilog=example("ken plan preview cleanup.json"))
 def plan_group() -> None:
     """Maintenance plans: change many memories at once, checked, previewed, all or nothing.
 

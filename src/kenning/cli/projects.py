@@ -5,11 +5,11 @@ from __future__ import annotations
 import click
 
 from kenning import projects
-from kenning.cli.app import KenGroup, State, cli, example, json_option, pass_state
 from kenning.cli.output import emit_json, say, table
+from kenning.cli.state import KenGroup, State, example, json_option, pass_state
 
 
-@cli.group("project", cls=KenGroup, epilog=example("ken project add shop ~/notes/shop"))
+@click.group("project", cls=KenGroup, epilog=example("ken project add shop ~/notes/shop"))
 def project_group() -> None:
     """Projects: folders whose decisions.md, plan.md and log.md become memory."""
 

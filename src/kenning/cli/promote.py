@@ -6,11 +6,11 @@ import click
 
 from kenning import promote
 from kenning.cli import complete
-from kenning.cli.app import State, cli, example, json_option, pass_state, scope_filter
 from kenning.cli.output import emit_json, say
+from kenning.cli.state import State, example, json_option, pass_state, scope_filter
 
 
-@cli.command("promote", epilog=example("ken promote --repo ~/src/team-memory --batch 10"))
+@click.command("promote", epilog=example("ken promote --repo ~/src/team-memory --batch 10"))
 @click.option(
     "--repo",
     "repo",

@@ -17,8 +17,8 @@ import click
 
 from kenning import editing, items, policy, review
 from kenning.cli import complete
-from kenning.cli.app import State, cli, example, pass_state, save_edit, scope_filter
 from kenning.cli.output import say
+from kenning.cli.state import State, example, pass_state, save_edit, scope_filter
 from kenning.errors import KenningError
 from kenning.ids import short_id
 from kenning.model import DismissReason, Item
@@ -199,7 +199,7 @@ class Reviewing:
         say(f"moved {short_id(moved.id)} to {moved.scope}; it still waits")
 
 
-@cli.command("review", epilog=example("ken review --scope repo --kind preference"))
+@click.command("review", epilog=example("ken review --scope repo --kind preference"))
 @click.option(
     "--scope",
     "-s",

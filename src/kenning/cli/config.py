@@ -1,0 +1,91 @@
+"""`ken config list|get|set`: the settings, through the table in `kenning.config`."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import click
+
+from kenning import (
+    config,
+    policy,
+)
+from kenning.cli import output
+from kenning.cli.output import emit_json, say
+from kenning.cli.state import (
+    KenGroup,
+    State,
+    example,
+    json_option,
+    pass_state,
+)
+from kenning.errors import KenningError
+
+
+@click.group("config", cls=KenGroup, epilog=example("ken config set memory.budget 2000"))
+def config_group() -> None:
+    """Read and change settings (config.toml)."""
+
+
+@config_group.command("list", epilog=example("ken config list --json"))
+@json_option
+@pass_state
+def config_list(state: State, as_json: bool) -> None:
+    """List every setting with its value and where it comes from."""
+    rows = [
+        {
+            "key": s.key,
+            "value": state.config.get(s.key),
+            "default": s.default,
+            "source": state.config.source(s.key),
+            "env": s.env,
+            "help": s.help,
+        }
+        for s in config.SETTINGS
+    ]
+    for problem in config.file_problems(state.config.file):
+        say(f"note: {problem.key} in {config.config_path()} {problem.detail}; {problem.fix}")
+    if as_json:
+        emit_json(rows)
+        return
+    output.table(
+        ["key", "value", "source", "help"],
+        [[r["key"], _fmt(r["value"], r["key"]), str(r["source"]), str(r["help"])] for r in rows],
+    )
+
+
+def _fmt(value: Any, key: str = "") -> str:
+    setting = config.BY_KEY.get(key)
+    if isinstance(value, list) and setting and setting.type is config.Command:
+        return shlex.join(value)
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@config_group.command("get", epilog=example("ken config get memory.budget"))
+@click.argument("key")
+@json_option
+@pass_state
+def config_get(state: State, key: str, as_json: bool) -> None:
+    """Print one setting's value."""
+    value = state.config.get(key)
+    if as_json:
+        emit_json({"key": key, "value": value, "source": state.config.source(key)})
+    else:
+        output.echo(_fmt(value, key))
+
+
+@config_group.command("set", epilog=example("ken config set recall.limit 3"))
+@click.argument("key")
+@click.argument("value")
+def config_set(key: str, value: str) -> None:
+    """Change a setting in config.toml (refused inside an agent's shell)."""
+    if key not in config.BY_KEY:
+        raise KenningError(f"unknown setting '{key}'; `ken config list` shows them all")
+    policy.require_person(policy.Actor.from_env(), f"set {key} to {value}")
+    stored = config.set_value(key, value)
+    say(f"{key} = {_fmt(stored, key)} in {config.config_path()}")

@@ -1,0 +1,60 @@
+"""`ken doctor`: what is installed for each agent, the store's health, hook errors."""
+
+from __future__ import annotations
+
+import click
+
+from kenning.cli.output import echo, emit_json, say
+from kenning.cli.state import (
+    example,
+    json_option,
+)
+from kenning.printable import clean
+
+
+@click.command(epilog=example("ken doctor --deep"))
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Also check the store through: SQLite's integrity, the search index, word "
+    "counts, orphaned rows, scopes that no longer parse.",
+)
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Rebuild the search index and word counts and drop orphaned rows (one "
+    "transaction), then check deeply.",
+)
+@json_option
+def doctor(deep: bool, repair: bool, as_json: bool) -> None:
+    """Check what is installed for each agent, the store's health and recent hook errors."""
+    from kenning.doctor import diagnose
+
+    report = diagnose(deep=deep, repair=repair)
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        for agent, checks in report.agents.items():
+            click.echo(f"{agent}:")
+            for c in checks:
+                echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
+                if c.fix:
+                    echo(f"      fix: {c.fix}")
+        for line in report.repaired:
+            say(f"repair: {line}")
+        for title, group in (
+            ("store", report.store),
+            *((("self-check", report.deep),) if report.deep else ()),
+            ("config", report.config),
+            ("hook server", report.hook_server),
+        ):
+            click.echo(f"{title}:")
+            for c in group:
+                echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
+                if c.fix:
+                    echo(f"      fix: {c.fix}")
+        click.echo("recent hook log:" + ("" if report.log else " (empty)"))
+        for line in report.log:
+            echo(f"  {clean(line, one_line=True)}")
+    if not report.ok:
+        raise SystemExit(1)

@@ -1,0 +1,115 @@
+"""`ken forget`: the one command that deletes."""
+
+from __future__ import annotations
+
+import click
+
+from kenning import (
+    items,
+    policy,
+    sessions,
+)
+from kenning.cli import complete
+from kenning.cli.output import say
+from kenning.cli.state import (
+    State,
+    example,
+    pass_state,
+)
+from kenning.errors import NotFound
+from kenning.ids import short_id
+
+
+@click.command(epilog=example("ken forget --scope repo:github.com/acme/app --since 2026-01-01"))
+@click.argument("refs", nargs=-1, shell_complete=complete.item_ids())
+@click.option(
+    "--scope", "-s", shell_complete=complete.scopes, help="Forget every memory in this scope."
+)
+@click.option("--since", help="Forget memories created on or after YYYY-MM-DD.")
+@click.option("--session", help="Forget memories written in this session.")
+@click.option(
+    "--everywhere",
+    is_flag=True,
+    help="Also forget the memories (summaries, handoffs, any other) that quote them, and "
+    "blank the session prompts and recall queries that do.",
+)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask first.")
+@pass_state
+def forget(
+    state: State,
+    refs: tuple[str, ...],
+    scope: str | None,
+    since: str | None,
+    session: str | None,
+    everywhere: bool,
+    yes: bool,
+) -> None:
+    """Delete memories for good, with every version: the only command that deletes.
+
+    Afterwards their text is gone from the database file, its WAL, the search index and
+    the hook log, and so are the proposed copies that would have replaced them. With
+    --everywhere, so is every other memory that quotes a line of theirs (12 characters
+    or more), and the session prompts and recall queries that quote one are blanked.
+    With --session, the session's own record (its prompts, what it was told) goes too.
+    """
+
+    session_id = None
+    if session:
+        try:
+            session_id = sessions.resolve(state.store, session).id
+        except NotFound:
+            session_id = None  # no record, but memories may still name it
+    chosen = items.select_for_forget(
+        state.store,
+        refs=refs,
+        scope=state.scope(scope) if scope else None,
+        since=since,
+        session=session_id or session,
+    )
+    if not chosen and not session_id:
+        say("nothing matches; nothing forgotten")
+        return
+    plan = items.plan_forget(state.store, chosen, everywhere=everywhere)
+    actor = policy.require_person(
+        state.actor(),
+        f"forget {len(plan.items)} memories" + (" and a session's prompts" if session_id else ""),
+    )
+    if not yes:
+        for item in plan.items[:10]:
+            why = (
+                ""
+                if item in plan.chosen
+                else (
+                    "  (a copy waiting to replace it)" if item in plan.copies else "  (quotes it)"
+                )
+            )
+            say(f"  {short_id(item.id)}  {item.title}{why}")
+        if len(plan.items) > 10:
+            say(f"  ... and {len(plan.items) - 10} more")
+        what = f"{len(plan.items)} memories" + (" and the session's record" if session_id else "")
+        if not click.confirm(f"Forget {what} for good?", err=True):
+            say("nothing forgotten")
+            raise SystemExit(1)
+    done = items.forget(state.store, plan, session_id=session_id, actor=actor)
+    extra = [
+        f"{n} {what}"
+        for n, what in (
+            (len(plan.copies), "copies waiting to replace them"),
+            (len(plan.quoting), "memories that quoted them"),
+            (done.quotes, "session prompts and recall queries blanked"),
+            (done.log_lines, "hook log lines dropped"),
+        )
+        if n
+    ]
+    say(
+        f"forgot {done.memories} memories"
+        + (" and the session's record" if session_id else "")
+        + (f" ({'; '.join(extra)})" if extra else "")
+    )
+    if state.store.wipe_pending():
+        readers = ", ".join(state.store.readers()) or "another process"
+        say(
+            f"ken: the forgotten text is out of the store, but older copies of its pages stay "
+            f"in {state.store.path} and its -wal file while {readers} keeps reading the store; "
+            "the first ken command after that process stops reading wipes them"
+        )

@@ -1,0 +1,69 @@
+"""`ken hook` (dispatched before click, in `kenning.entry`) and `ken hook-server`."""
+
+from __future__ import annotations
+
+import click
+
+from kenning.cli.output import echo, emit_json, say
+from kenning.cli.state import (
+    example,
+    json_option,
+)
+
+
+@click.command(
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    epilog=example("echo '{...}' | ken hook UserPromptSubmit --agent claude"),
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook(args: tuple[str, ...]) -> None:
+    """Run an agent hook: JSON on stdin, context on stdout (installed by `ken integrate`).
+
+    Never fails: problems go to the log (`ken doctor` shows them).
+    """
+    # `ken hook ...` is dispatched in kenning.entry before click is imported; this
+    # command exists for `ken --help` and `ken hook --help`.
+    raise click.UsageError("ken hook reads an agent's JSON on stdin; agents run it")
+
+
+@click.group("hook-server", epilog=example("ken hook-server status"))
+def hook_server_group() -> None:
+    """The warm hook server that answers `ken hook` (started by the first hook)."""
+
+
+@hook_server_group.command("status", epilog=example("ken hook-server status --json"))
+@json_option
+def hook_server_status(as_json: bool) -> None:
+    """Show whether the hook server runs: pid, when it started, its code, hooks answered."""
+    from kenning.doctor import describe_hook_server
+    from kenning.hookstate import Refused, running, socket_path
+
+    try:
+        where, problem = socket_path(), None
+    except Refused as exc:
+        where, problem = None, str(exc)
+    status = running()
+    if as_json:
+        emit_json(
+            {"running": status is not None, "socket": where, **(status or {})}
+            | ({"problem": problem} if problem else {})
+        )
+    elif problem:
+        say(f"ken: no hook server: {problem}; each hook runs in its own process")
+    elif status is None:
+        say("no hook server is running (the next hook starts one)")
+    else:
+        echo(f"running: {describe_hook_server(status)}")
+        echo(f"socket:  {status.get('socket', where)}")
+
+
+@hook_server_group.command("stop", epilog=example("ken hook-server stop"))
+def hook_server_stop() -> None:
+    """Stop the hook server (the next hook starts a new one, on the code installed now)."""
+    from kenning.hookstate import stop
+
+    status = stop()
+    if status is None:
+        say("no hook server is running")
+        return
+    say(f"stopping the hook server (pid {status['pid']}): it exits after the hook in hand")

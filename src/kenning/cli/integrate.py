@@ -1,0 +1,72 @@
+"""`ken integrate AGENT`: kenning's hooks (and MCP server) in an agent's settings."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from kenning import (
+    agents,
+    policy,
+)
+from kenning.cli.output import emit_json, say
+from kenning.cli.state import (
+    example,
+    json_option,
+)
+
+
+@click.command(epilog=example("ken integrate claude"))
+@click.argument("agent", type=click.Choice(agents.NAMES))
+@click.option("--remove", is_flag=True, help="Take out exactly what kenning added.")
+@click.option("--trust", is_flag=True, help="Codex: trust the hooks written (else use /hooks).")
+@click.option("--mcp", "with_mcp", is_flag=True, help="Also register the `ken mcp` server.")
+@json_option
+def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool, as_json: bool) -> None:
+    """Install kenning's hooks (and with --mcp its MCP server) into an agent's settings.
+
+    Idempotent, keeps everything else in those files, and copies a file to its one
+    backup, FILE.ken-backup, before it changes it. --remove takes out exactly what
+    kenning added. --remove and --trust are refused inside an agent's shell: taking
+    kenning out, or trusting hooks, is a person's step.
+    """
+    from kenning import integrate as integrate_mod
+
+    actor = policy.Actor.from_env()
+    if remove:
+        policy.require_person(actor, f"remove kenning from {agent}")
+    if trust:
+        policy.require_person(actor, f"trust kenning's hooks in {agent}")
+
+    changes = [integrate_mod.remove(agent) if remove else integrate_mod.install(agent, trust=trust)]
+    if with_mcp:
+        changes.append(
+            integrate_mod.remove_mcp(agent) if remove else integrate_mod.install_mcp(agent)
+        )
+    if as_json:
+        emit_json([c.to_dict() for c in changes])
+        return
+    verb = {
+        "installed": "{what} installed in {path}",
+        "unchanged": "{what} already in {path}",
+        "removed": "{what} removed from {path}",
+        "absent": "no kenning {what} in {path}: nothing to remove",
+    }
+    for change, what in zip(changes, ["hooks", "MCP server"], strict=False):
+        say(f"{agent}: " + verb[change.action].format(what=what, path=change.path))
+        if change.backup:
+            say(f"  backup: {change.backup}")
+        for event, command in change.commands.items():
+            say(f"  {event}: {command}")
+        for note in change.notes:
+            say(f"  note: {note}")
+    if not remove:
+        from kenning import onboard
+        from kenning import where as where_mod
+
+        for path in onboard.files_here(where_mod.detect(os.getcwd())):
+            say(
+                f"found {path.name} here: `ken import --from {path}` proposes its rules as "
+                "memories, so agents that do not read that file get them too"
+            )

@@ -1,0 +1,89 @@
+"""`ken lint`: what to fix in memory, and what repeats the instruction files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kenning import lint as lint_mod
+from kenning.cli import output
+from kenning.cli.output import emit_json, say
+from kenning.cli.state import (
+    State,
+    example,
+    json_option,
+    pass_state,
+    scope_filter,
+)
+from kenning.errors import KenningError
+from kenning.ids import short_id
+
+
+@click.command("lint", epilog=example("ken lint --against CLAUDE.md AGENTS.md GEMINI.md"))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--days",
+    default=None,
+    type=click.IntRange(1),
+    help="Report items unused this many days (default 90, config lint.unused_days).",
+)
+@click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
+@click.option(
+    "--against",
+    is_flag=True,
+    help="Also report memories that repeat or contradict a line of the instruction FILES "
+    "agents load (default: this repo's CLAUDE.md, AGENTS.md and GEMINI.md).",
+)
+@json_option
+@pass_state
+def lint_cmd(
+    state: State,
+    files: tuple[str, ...],
+    days: int | None,
+    here: bool,
+    against: bool,
+    as_json: bool,
+) -> None:
+    """Report links to missing files, expired tasks, unused items, duplicates, what the
+    cap of active memories per scope archived, and (--against) memories that repeat or
+    contradict the instruction files, with the file and line."""
+    findings = lint_mod.lint(
+        state.store,
+        unused_days=days or state.config.get("lint.unused_days"),
+        scopes=tuple(scope_filter(state, (), here)),
+        cap=state.config.get("memory.max_active_per_scope"),
+    )
+    if against or files:
+        findings += lint_mod.against(
+            state.store,
+            [Path(f) for f in files] or _instruction_files(state),
+            scopes=tuple(scope_filter(state, (), True)),
+        )
+    if as_json:
+        emit_json([f.to_dict() for f in findings])
+        return
+    if not findings:
+        say("nothing to report")
+        return
+    output.table(
+        ["id", "rule", "title", "detail"],
+        [[short_id(f.item_id), f.rule, f.title[:50], f.detail] for f in findings],
+    )
+
+
+def _instruction_files(state: State) -> list[Path]:
+    """This repo's own instruction files, at its root."""
+    git = state.where().git
+    if git is None:
+        raise KenningError(
+            "lint --against needs the instruction files: name them, or run it in a repo "
+            "that has CLAUDE.md, AGENTS.md or GEMINI.md at its root"
+        )
+    found = [git.root / name for name in lint_mod.INSTRUCTION_FILES if (git.root / name).is_file()]
+    if not found:
+        raise KenningError(
+            f"no {', '.join(lint_mod.INSTRUCTION_FILES)} at {git.root}: name the files to "
+            "check against"
+        )
+    return found

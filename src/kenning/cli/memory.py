@@ -1,0 +1,297 @@
+"""Item commands: `ken add`, `show`, `list`, `edit` and `update`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+
+import click
+
+from kenning import (
+    editing,
+    items,
+)
+from kenning.cli import complete, output
+from kenning.cli.output import emit_json, say
+from kenning.cli.state import (
+    State,
+    example,
+    guard_change,
+    json_option,
+    pass_state,
+    provenance_here,
+    read_stdin_text,
+    save_edit,
+    scope_filter,
+)
+from kenning.ids import short_id
+from kenning.model import KINDS, Status
+from kenning.store import ItemQuery
+
+# --- add ---------------------------------------------------------------------------
+
+
+@click.command(epilog=example('ken add "Deploys go through make release" --kind decision'))
+@click.argument("text", nargs=-1)
+@click.option(
+    "--kind",
+    "-k",
+    shell_complete=complete.kinds,
+    help="; ".join(f"{kind.value}: {spec.help}" for kind, spec in KINDS.items()) + ".",
+)
+@click.option(
+    "--scope",
+    "-s",
+    shell_complete=complete.scopes,
+    help="Where it applies: repo, workspace, ... (the one here), repo:NAME, global "
+    "(default: this repo, else global).",
+)
+@click.option("--tag", "-t", "tags", multiple=True, help="A tag (repeat or comma-separate).")
+@click.option(
+    "--link", "-l", "links", multiple=True, help="file:PATH, url:URL, item:ID, commit:SHA."
+)
+@click.option("--pin", is_flag=True, help="Always put it in context packs.")
+@click.option("--propose", is_flag=True, help="Store it as proposed, waiting for approval.")
+@click.option("--evidence", "-e", help="What prompted it: the excerpt, in the person's words.")
+@click.option(
+    "--template",
+    type=click.Choice(["postmortem", "decision", "note"]),
+    help="Lay the text out as a postmortem, a decision or a compact note.",
+)
+@json_option
+@pass_state
+def add(
+    state: State,
+    text: tuple[str, ...],
+    kind: str | None,
+    scope: str | None,
+    tags: tuple[str, ...],
+    links: tuple[str, ...],
+    pin: bool,
+    propose: bool,
+    evidence: str | None,
+    template: str | None,
+    as_json: bool,
+) -> None:
+    """Add a memory. The first line is its title, the rest its body.
+
+    With no TEXT, reads the memory from stdin.
+    """
+    body = " ".join(text) if text else None
+    if body is None:
+        if sys.stdin.isatty():
+            raise click.UsageError("give the memory as TEXT or on stdin")
+        body = read_stdin_text()
+    here = state.where()
+    target = state.scope(scope) if scope else items.default_scope(here.repo)
+    item = items.add(
+        state.store,
+        body,
+        scope=target,
+        kind=items.parse_kind(kind),
+        tags=tags,
+        links=links,
+        pinned=pin,
+        propose=propose,
+        evidence=evidence or "",
+        template=template,
+        provenance=provenance_here(state),
+        ttl_days=state.config.get("tasks.ttl_days"),
+        actor=state.actor(),
+    )
+    short = short_id(item.id)
+    redacted = items.redactions(item, [body, evidence or "", *tags, *links])
+    if as_json:
+        emit_json({**item.to_dict(), "redacted": redacted})
+    elif item.status is Status.DISMISSED:
+        say(
+            f"set aside {item.kind.value} {short} in {item.scope}: a person dismissed the same "
+            f"statement before ({item.dismiss_reason}); it is proposed again when "
+            f"{items.SESSIONS_TO_PROPOSE_AGAIN} sessions have repeated it"
+        )
+        if redacted:
+            say(items.describe_redactions(redacted))
+        return
+    else:
+        click.echo(short)
+        note = (
+            " (proposed: a person approves it with `ken approve`)"
+            if item.status.value == "proposed"
+            else ""
+        )
+        say(f"added {item.kind.value} {short} to {item.scope}{note}")
+    if redacted and not as_json:
+        say(items.describe_redactions(redacted))
+    for other in items.same_text(state.store, item)[:3]:
+        say(
+            f"note: {short_id(other.id)} ({other.status.value}, {other.scope}) already says "
+            f"the same; `ken forget {short}` drops this copy"
+        )
+
+
+@click.command("list", epilog=example("ken list --here --kind preference"))
+@click.option(
+    "--scope",
+    "-s",
+    multiple=True,
+    shell_complete=complete.scopes,
+    help="Only these scopes (repeatable).",
+)
+@click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
+@click.option(
+    "--kind", "-k", multiple=True, shell_complete=complete.kinds, help="Only these kinds."
+)
+@click.option("--status", multiple=True, help="Only these statuses (default: active).")
+@click.option("--tag", "-t", multiple=True, help="Only items with this tag.")
+@click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(0),
+    default=50,
+    show_default=True,
+    help="At most this many (0: no limit).",
+)
+@json_option
+@pass_state
+def list_cmd(
+    state: State,
+    scope: tuple[str, ...],
+    here: bool,
+    kind: tuple[str, ...],
+    status: tuple[str, ...],
+    tag: tuple[str, ...],
+    show_all: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List memories, newest first, pinned on top: 50 unless --limit says otherwise.
+
+    On a terminal, a list taller than the screen goes through your pager ($PAGER).
+    """
+    statuses: Sequence[str] = [items.parse_status(s).value for s in status] or ["active"]
+    query = ItemQuery(
+        scopes=tuple(scope_filter(state, scope, here)),
+        kinds=tuple(k.value for k in map(items.parse_kind, kind) if k),
+        statuses=() if show_all and not status else tuple(statuses),
+        tags=items.clean_tags(tag),
+        include_expired=show_all,
+        limit=limit or None,
+    )
+    found = state.store.list_items(query)
+    after = []
+    if limit and len(found) == limit:
+        total = state.store.count_items(replace(query, limit=None))
+        if total > limit:
+            after.append(f"(showing {limit} of {total}; `--limit 0` shows them all)")
+    if as_json:
+        emit_json([i.to_dict() for i in found])
+        for note in after:
+            say(note)
+        return
+    if not found:
+        filtered = scope or here or kind or status or tag or show_all
+        say("no memories match" if filtered else "no memories here yet: `ken add TEXT` adds one")
+        return
+    before = []
+    waiting = state.store.count_items(ItemQuery(statuses=("proposed",), include_expired=True))
+    if waiting and query.statuses != ("proposed",):
+        before.append(
+            f"{waiting} {'memory waits' if waiting == 1 else 'memories wait'} for review: "
+            "`ken list --status proposed`, then `ken approve` or `ken reject`"
+        )
+    output.page(output.render_items(found), before, after)
+
+
+@click.command(epilog=example("ken show 3kq9zd"))
+@click.argument("ref", shell_complete=complete.item_ids())
+@json_option
+@pass_state
+def show(state: State, ref: str, as_json: bool) -> None:
+    """Show one memory: text, provenance, tags, links, uses, expiry and versions."""
+    item = items.get(state.store, ref)
+    history = state.store.revisions(item.id)
+    if as_json:
+        emit_json({**item.to_dict(), "history": [r.to_dict() for r in history]})
+        return
+    output.show_item(item, history)
+
+
+# --- changing ------------------------------------------------------------------------
+
+
+@click.command(epilog=example("KEN_EDITOR=nano ken edit 3kq9zd"))
+@click.argument("ref", shell_complete=complete.item_ids())
+@click.option("--in-place", is_flag=True, help="Fix the text without making a new version.")
+@pass_state
+def edit(state: State, ref: str, in_place: bool) -> None:
+    """Edit a memory in your editor ($KEN_EDITOR, else $VISUAL, else $EDITOR).
+
+    A small header above '---' holds kind, scope, tags and links. Saving makes a new
+    version; --in-place fixes a typo without one.
+    """
+    item = items.get(state.store, ref)
+    editing.check_editable(item)
+    before = editing.editor_text(item)
+    after = editing.run_editor(before, editing.command(state.config))
+    if after == before:
+        say("nothing changed")
+        return
+    updated = save_edit(state, item, editing.parse(after), in_place=in_place)
+    say(f"saved {short_id(updated.id)}" + (" in place" if in_place else " as a new version"))
+
+
+@click.command(epilog=example('ken update 3kq9zd --text "Use pnpm 9" --add-tag js'))
+@click.argument("ref", shell_complete=complete.item_ids())
+@click.option("--text", help="New text: title on the first line, then the body.")
+@click.option("--kind", "-k", shell_complete=complete.kinds, help="New kind.")
+@click.option("--scope", "-s", shell_complete=complete.scopes, help="New scope.")
+@click.option("--add-tag", multiple=True, help="Add a tag.")
+@click.option("--remove-tag", multiple=True, help="Remove a tag.")
+@click.option("--add-link", multiple=True, help="Add a link.")
+@click.option("--remove-link", multiple=True, help="Remove a link.")
+@click.option("--evidence", "-e", help="Replace the evidence.")
+@click.option("--in-place", is_flag=True, help="No new version (for typo fixes).")
+@click.option("--expect", help="Fail unless the item is at this revision.")
+@json_option
+@pass_state
+def update(
+    state: State,
+    ref: str,
+    text: str | None,
+    kind: str | None,
+    scope: str | None,
+    add_tag: tuple[str, ...],
+    remove_tag: tuple[str, ...],
+    add_link: tuple[str, ...],
+    remove_link: tuple[str, ...],
+    evidence: str | None,
+    in_place: bool,
+    expect: str | None,
+    as_json: bool,
+) -> None:
+    """Change a memory through flags (edit, for scripts). Each change is a new version."""
+    item = items.get(state.store, ref)
+    new_scope = state.scope(scope) if scope else None
+    new_kind = items.parse_kind(kind)
+    actor = guard_change(state, item, "update", new_scope, new_kind)
+    updated = items.change(
+        state.store,
+        item.id,
+        actor=actor,
+        text=text,
+        kind=new_kind,
+        scope=new_scope,
+        add_tags=add_tag,
+        remove_tags=remove_tag,
+        add_links=add_link,
+        remove_links=remove_link,
+        evidence=evidence,
+        in_place=in_place,
+        expected_revision=expect,
+    )
+    if as_json:
+        emit_json(updated.to_dict())
+    else:
+        say(f"updated {short_id(updated.id)} (revision {updated.revision})")

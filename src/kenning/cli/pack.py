@@ -1,0 +1,171 @@
+"""`ken pack` and `ken recall`: what an agent is told at start and for one prompt."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from kenning import (
+    agents,
+    deliver,
+)
+from kenning.cli.output import echo_told, emit_json, say, table
+from kenning.cli.state import (
+    State,
+    example,
+    json_option,
+    pass_state,
+)
+from kenning.ids import short_id
+from kenning.pack import MIN_BUDGET, toml_string
+from kenning.recall import RecallSettings
+
+
+@click.command(epilog=example('codex -c developer_instructions="$(ken pack --for codex --toml)"'))
+@click.option(
+    "--for",
+    "target",
+    type=click.Choice([*agents.NAMES, "markdown"]),
+    default="markdown",
+    show_default=True,
+    help="Show exactly what this agent is told when it starts here.",
+)
+@click.option(
+    "--toml",
+    "as_toml",
+    is_flag=True,
+    help="Print a TOML string (for codex -c developer_instructions=...).",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(MIN_BUDGET, 100_000),
+    help="Token budget (default: config memory.budget).",
+)
+@json_option
+@pass_state
+def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: bool) -> None:
+    """Print the context pack for this folder: what an agent is told at start.
+
+    With --for AGENT, exactly what that agent's SessionStart hook gives here: its own
+    `agent:` memories included, nothing when memory.deliver_to leaves it out.
+    """
+    if target == "markdown":
+        here = state.where()
+        result = deliver.pack_for(state.store, state.config, here, budget=budget, record=False)
+    else:
+        from kenning import locate
+
+        here = locate.here(state.store, state.config, agent=target)
+        told = deliver.start_pack(
+            state.store, state.config, here, target, budget=budget, record=False
+        )
+        if told is None:
+            say(
+                f"{target} is told nothing here: memory is off (memory.enabled) or {target} "
+                "is not in memory.deliver_to"
+            )
+            if as_json:
+                emit_json(None)
+            elif as_toml:
+                click.echo(toml_string(""))
+            return
+        result = told
+    if as_json:
+        emit_json(result.to_dict())
+    elif as_toml:
+        click.echo(toml_string(result.text))
+    else:
+        echo_told(result.text)
+    if not result.items and not result.sessions and not as_json:
+        say("(nothing stored here yet: an agent starting here is told only that line)")
+
+
+@click.command(epilog=example('ken recall "why do the integration tests need postgres?" --explain'))
+@click.argument("prompt", nargs=-1)
+@click.option("--limit", type=click.IntRange(1, 50), help="Most items (config recall.limit).")
+@click.option("--min-score", type=click.FloatRange(0, 10), help="Lowest normalized score; 0: off.")
+@click.option("--min-shared", type=click.IntRange(0, 20), help="Prompt words to match; 0: off.")
+@click.option("--max-tokens", type=click.IntRange(10, 100_000), help="Token cap.")
+@click.option("--explain", is_flag=True, help="Show every candidate's score parts.")
+@click.option(
+    "--queries",
+    type=click.File("r", encoding="utf-8"),
+    help="Answer one query per line as JSON lines.",
+)
+@click.option("--scope", "-s", multiple=True, help="Recall from these scopes instead of here.")
+@json_option
+@pass_state
+def recall(
+    state: State,
+    prompt: tuple[str, ...],
+    limit: int | None,
+    min_score: float | None,
+    min_shared: int | None,
+    max_tokens: int | None,
+    explain: bool,
+    queries: object,
+    scope: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Show the memories that fit a prompt here, as an agent would get them."""
+    settings = RecallSettings.from_config(
+        state.config,
+        limit=limit,
+        min_score=min_score,
+        min_shared=min_shared,
+        max_tokens=max_tokens,
+    )
+    here = state.where()
+    if scope:
+        from dataclasses import replace
+
+        here = replace(here, scopes=tuple(here.scope(s) for s in scope), repo=None)
+    if queries is not None:
+        for line in queries:  # type: ignore[attr-defined]
+            text = line.rstrip("\n")
+            if not text.strip():
+                continue
+            result = deliver.recall_for(
+                state.store, state.config, here, text, settings=settings, record=False
+            )
+            click.echo(json.dumps({"query": text, **result.to_dict()}, ensure_ascii=False))
+        return
+    text = " ".join(prompt)
+    if not text.strip():
+        if sys.stdin.isatty():
+            raise click.UsageError("give a PROMPT, or --queries FILE")
+        text = sys.stdin.read()
+    result = deliver.recall_for(
+        state.store, state.config, here, text, settings=settings, record=False
+    )
+    if as_json:
+        data = result.to_dict()
+        if explain:
+            data["candidates"] = [c.to_dict() for c in result.candidates]
+        emit_json(data)
+        return
+    if explain:
+        say(f"query words: {', '.join(result.query_terms) or '(none)'}")
+        table(
+            ["id", "kept", "shared", "norm", "weight", "decay", "score", "title / why"],
+            [
+                [
+                    short_id(c.item.id),
+                    "yes" if c.kept else "no",
+                    str(len(c.shared)),
+                    f"{c.normalized:.2f}",
+                    f"{c.weight:.2f}",
+                    f"{c.decay:.2f}",
+                    f"{c.score:.2f}",
+                    c.item.title[:50] + ("" if c.kept else f"  ({c.reason})"),
+                ]
+                for c in result.candidates
+            ],
+        )
+        return
+    if result.text:
+        echo_told(result.text)
+    else:
+        say("nothing here fits that prompt")

@@ -1,0 +1,259 @@
+"""Agent sessions: `ken sessions`, `told`, `lessons`, `summarize` and `handoff`."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from kenning import (
+    agents,
+    browse,
+    sessions,
+)
+from kenning.cli.output import echo, echo_told, emit_json, say, table
+from kenning.cli.state import (
+    State,
+    example,
+    json_option,
+    pass_state,
+)
+from kenning.errors import InvalidInput
+from kenning.ids import short_id
+from kenning.pack import one_line
+from kenning.printable import clean
+
+
+@click.command("sessions", epilog=example("ken sessions --project billing --json"))
+@click.option("--all", "show_all", is_flag=True, help="Every repo, not just this one.")
+@click.option("--project", "-p", "project", help="The sessions of this project (its slug).")
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 10_000))
+@json_option
+@pass_state
+def sessions_cmd(
+    state: State, show_all: bool, project: str | None, limit: int, as_json: bool
+) -> None:
+    """List agent sessions, newest first: this repo's (or this project's, outside a
+    repo), a named project's with --project, every one with --all."""
+    filters: dict[str, str] = {}
+    if project is not None:
+        if show_all:
+            raise click.UsageError("--all and --project exclude each other")
+        from kenning import projects
+
+        filters["project"] = str(projects.get_project(state.store, project)["slug"])
+    elif not show_all:
+        here = state.where()
+        if here.repo:
+            filters["repo"] = here.repo
+        elif here.project:
+            filters["project"] = here.project
+        else:
+            raise InvalidInput(
+                "this folder is not in a git repo or a project: use --all or --project SLUG"
+            )
+    found = state.store.list_sessions(**filters, limit=limit)
+    if as_json:
+        emit_json([s.to_dict() for s in found])
+        return
+    if not found:
+        say(f"no sessions yet: `ken integrate AGENT` ({', '.join(agents.NAMES)}) records them")
+        return
+    table(
+        ["id", "agent", "started", "ended", "prompts", "first prompt"],
+        [
+            [
+                short_id(s.id),
+                s.agent + (f" ({s.model})" if s.model else ""),
+                s.started_at[:16].replace("T", " "),
+                (s.ended_at or "open")[:16].replace("T", " "),
+                str(s.prompt_count),
+                one_line(s.first_prompt or "")[:60],
+            ]
+            for s in found
+        ],
+    )
+
+
+@click.command(epilog=example("ken told 4fz2ma"))
+@click.argument("session")
+@json_option
+@pass_state
+def told(state: State, session: str, as_json: bool) -> None:
+    """Show exactly what a session was told: each pack and recall, with item ids."""
+    found = sessions.resolve(state.store, session)
+    given = browse.told(state.store, found.id)
+    if as_json:
+        emit_json({"session": found.to_dict(), "deliveries": [d.to_dict() for d in given]})
+        return
+    echo(f"session {short_id(found.id)}: {found.agent}, started {found.started_at}")
+    if not given:
+        click.echo("(told nothing)")
+    titles = browse.titles(given)
+    for entry in given:
+        what = entry.what + (f' for "{one_line(entry.query)[:60]}"' if entry.query else "")
+        if entry.is_compaction:
+            what = "compaction: what came before may be recalled again"
+        echo(f"{entry.at}  {what}")
+        for item_id, _ in entry.items:
+            echo(f"  {short_id(item_id)}  {clean(titles[item_id], one_line=True)}")
+
+
+@click.command(epilog=example("ken lessons --session 4fz2ma"))
+@click.option("--session", "session_ref", help="Only the lessons of this session.")
+@json_option
+@pass_state
+def lessons(state: State, session_ref: str | None, as_json: bool) -> None:
+    """List the lessons sessions recorded at Stop, each with the signal that caused it.
+
+    A lesson is proposed in the repo: `ken approve ID` makes it steer every agent.
+    """
+    from kenning import lessons as run_lessons
+
+    session_id = sessions.resolve(state.store, session_ref).id if session_ref else None
+    found = run_lessons.lessons_of(state.store, session_id)
+    if as_json:
+        emit_json(
+            [
+                {**entry["item"].to_dict(), "session": entry["session"], "signal": entry["signal"]}
+                for entry in found
+            ]
+        )
+        return
+    if not found:
+        say("no lessons yet: a session with a signal is asked once at Stop (memory.lessons = ask)")
+        return
+    table(
+        ["id", "status", "lesson", "evidence", "signal"],
+        [
+            [
+                short_id(entry["item"].id),
+                entry["item"].status.value,
+                clean(entry["item"].title, one_line=True)[:60],
+                clean(one_line(entry["item"].evidence), one_line=True)[:50],
+                _signal_text(entry["signal"]),
+            ]
+            for entry in found
+        ],
+    )
+
+
+def _signal_text(signal: dict[str, str] | None) -> str:
+    if not signal:
+        return "-"
+    return f"{signal['kind']}: {clean(one_line(signal['detail']), one_line=True)[:50]}"
+
+
+@click.command("handoff", epilog=example("ken handoff --to codex --prompt 'finish the CSV export'"))
+@click.option("--to", "to", required=True, help="The agent to continue in (claude, codex, ...).")
+@click.option("--model", help="The model to start it with.")
+@click.option("--prompt", help="What to ask first (default: check the state and carry on).")
+@click.option("--fresh", is_flag=True, help="Start a new session even if it could resume.")
+@click.option("--print", "show", is_flag=True, help="Print the command and pack; run nothing.")
+@json_option
+@pass_state
+def handoff_cmd(
+    state: State,
+    to: str,
+    model: str | None,
+    prompt: str | None,
+    fresh: bool,
+    show: bool,
+    as_json: bool,
+) -> None:
+    """Continue the latest agent session here in another agent.
+
+    Starts AGENT with a "Continuing from" pack (the previous agent's prompts, commits,
+    uncommitted change, handoff and transcript). Going back to an agent already used in
+    this line of work resumes its own session with a "Since your last turn" update.
+    """
+
+    from kenning import handoff
+
+    launch = handoff.plan(
+        state.store,
+        state.config,
+        state.where(),
+        to.lower(),
+        model=model,
+        prompt=prompt,
+        fresh=fresh,
+    )
+    if as_json:
+        emit_json(launch.to_dict())
+        return
+    if show:
+        import shlex
+
+        click.echo(f"$ {shlex.join(launch.argv)}\n")
+        echo_told(launch.pack)
+        return
+    say(
+        f"{'resuming' if launch.mode == 'resume' else 'starting'} {to} "
+        f"(continuing {launch.continues.agent} session {short_id(launch.continues.id)})"
+    )
+    state.close()
+    env = {**os.environ, **launch.env}
+    try:
+        os.execvpe(launch.argv[0], launch.argv, env)
+    except OSError as exc:
+        raise InvalidInput(
+            f"cannot start {launch.argv[0]}: {exc.strerror}; set [agents.{to}] command in "
+            "config.toml"
+        ) from None
+
+
+@click.command("summarize", epilog=example("ken summarize 4fz2ma"))
+@click.argument("session", required=False)
+@click.option("--part", is_flag=True, hidden=True, help="A part before a compaction.")
+@click.option("--from-hook", is_flag=True, hidden=True, help="Run by a hook: log, don't fail.")
+@json_option
+@pass_state
+def summarize_cmd(
+    state: State, session: str | None, part: bool, from_hook: bool, as_json: bool
+) -> None:
+    """Summarize a session now (the latest here by default) with memory.summarize.command.
+
+    Stores the summary and proposed items, and says how much transcript it sent.
+    """
+    from kenning import sessions as sessions_mod
+    from kenning import summarize
+    from kenning.hooklog import log
+
+    target = None
+    try:
+        if session:
+            target = sessions_mod.resolve(state.store, session)
+        else:
+            here = state.where()
+            found = state.store.list_sessions(repo=here.repo, limit=1) if here.repo else []
+            if not found:
+                raise InvalidInput("no session here to summarize; name one (ken sessions)")
+            target = found[0]
+        result = summarize.summarize(
+            state.store, state.config, target, final=not part, force=not from_hook
+        )
+    except Exception as exc:  # noqa: BLE001 - from a hook, like a hook: log and stay quiet
+        if not from_hook:
+            raise
+        log(target.agent if target else "", "summarize", f"{type(exc).__name__}: {exc}")
+        return
+    if result is None:
+        say("nothing new to summarize" if not from_hook else "")
+        return
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    say(
+        f"sent {result.turns_sent} turns ({result.chars_sent:,} characters, about "
+        f"{result.tokens_sent:,} tokens) of session {short_id(target.id)}"
+    )
+    if result.summary:
+        say(
+            f"stored {result.summary.kind.value} {short_id(result.summary.id)} in "
+            f"{result.summary.scope} ({result.summary.status.value}): {result.summary.title}"
+        )
+    for item in result.items:
+        # A statement a person dismissed before is set aside, not proposed (kenning.items).
+        verb = "set aside" if item.status.value == "dismissed" else "proposed"
+        say(f"{verb} {item.kind.value} {short_id(item.id)} in {item.scope}: {item.title}")

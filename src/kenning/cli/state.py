@@ -1,0 +1,152 @@
+"""What every `ken` command shares: the state (config, store, where we are), the group
+class that turns library errors into one line, and the decorators and helpers that take
+the state. Command modules import this; nothing here imports a command module."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+
+from kenning import agentenv, config, editing, items, locate, policy
+from kenning import where as where_mod
+from kenning.cli.output import say
+from kenning.errors import KenningError
+from kenning.model import Item, Kind, Provenance, Scope
+from kenning.store import Store, open_store
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class KenGroup(click.Group):
+    """Turns library errors into one line on stderr and exit 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KenningError as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            say(f"ken: {exc}")
+            ctx.exit(exc.exit_code)
+
+
+class State:
+    """What commands share: the config, the store (opened on first use), where we are."""
+
+    def __init__(self, debug: bool) -> None:
+        self.debug = debug
+        self._store: Store | None = None
+        self._config: config.Config | None = None
+        self._where: where_mod.Where | None = None
+
+    def get(self, key: str) -> Any:
+        return self.debug if key == "debug" else None
+
+    @property
+    def config(self) -> config.Config:
+        if self._config is None:
+            self._config = config.Config()
+        return self._config
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from kenning import spool
+
+            self._store = open_store()
+            spool.replay(self._store, wait=1.0)  # what hooks could not write, first
+        return self._store
+
+    def where(self) -> where_mod.Where:
+        if self._where is None:
+            store = self.store if config.db_path().exists() else None
+            self._where = locate.here(store, self.config, agent=agentenv.detect_agent())
+        return self._where
+
+    def actor(self) -> policy.Actor:
+        """Who runs this command: a person, or the agent whose shell this is."""
+        return policy.Actor.from_env(here=self.where().scopes)
+
+    def scope(self, text: str) -> Scope:
+        """A scope as typed on the command line; a bare `repo` etc. is the one here."""
+        if ":" in text or text.strip() == "global":
+            return items.parse_scope(text)
+        return self.where().scope(text)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def pass_state(fn: F) -> F:
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return fn(click.get_current_context().obj, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def json_option(fn: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(fn)
+
+
+def example(text: str) -> str:
+    return f"\n\n\b\nExample:\n  {text}"
+
+
+def provenance_here(state: State, how: str = "cli") -> Provenance:
+    here = state.where()
+    return replace(here.provenance(here.agent or "user", how), host=os.uname().nodename)
+
+
+def guard_change(
+    state: State,
+    item: Item,
+    action: str,
+    new_scope: Scope | None = None,
+    new_kind: Kind | None = None,
+    actor: policy.Actor | None = None,
+) -> policy.Actor:
+    """Refuse the change when the policy wants a person (from an agent's shell, for
+    anything but its own working note); the actor to change it as."""
+    return policy.check_change(actor or state.actor(), item, action, new_scope, new_kind)
+
+
+def read_stdin_text() -> str:
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    if isinstance(data, bytes):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise KenningError("stdin is not UTF-8 text; nothing was stored") from None
+    return data
+
+
+def scope_filter(state: State, scope: Sequence[str], here: bool) -> list[str]:
+    """The scopes a command's --scope (a bare `repo` means this repo) and --here name."""
+    scopes = [str(state.scope(s)) for s in scope]
+    if here:
+        scopes += [str(s) for s in state.where().scopes]
+    return scopes
+
+
+def save_edit(
+    state: State,
+    item: Item,
+    edit: editing.Edit,
+    *,
+    in_place: bool = False,
+    actor: policy.Actor | None = None,
+) -> Item:
+    """Save what the person wrote in the editor over `item` (a new version), asking a
+    person first when the policy wants one."""
+    new_scope = state.scope(edit.scope) if edit.scope else None
+    new_kind = items.parse_kind(edit.kind) if edit.kind else None
+    actor = guard_change(state, item, "edit", new_scope, new_kind, actor=actor)
+    return editing.save(state.store, item, edit, scope=new_scope, in_place=in_place, actor=actor)

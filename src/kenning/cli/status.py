@@ -1,0 +1,216 @@
+"""A memory's status and pin: `ken approve`, `reject`, `restore`, `archive`, `dismiss`,
+`pin` and `unpin`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import click
+
+from kenning import (
+    items,
+    policy,
+    review,
+)
+from kenning.cli import complete
+from kenning.cli.output import emit_json, say
+from kenning.cli.state import (
+    State,
+    example,
+    guard_change,
+    json_option,
+    pass_state,
+    scope_filter,
+)
+from kenning.ids import short_id
+from kenning.model import Item
+
+
+def _all_or_nothing(state: State, refs: Sequence[str], action: str) -> list[Item]:
+    """Resolve every id and check every change before making any."""
+    chosen = [items.get(state.store, ref) for ref in refs]
+    for item in chosen:
+        items.check_status_change(item, action)
+    return chosen
+
+
+def _status_command(action: str, past: str, doc: str, *, batch: bool = False) -> click.Command:
+    def command(
+        state: State,
+        refs: tuple[str, ...],
+        as_json: bool,
+        all_waiting: bool = False,
+        scope: tuple[str, ...] = (),
+        kind: tuple[str, ...] = (),
+        yes: bool = False,
+    ) -> None:
+        if all_waiting:
+            if refs:
+                raise click.UsageError("give ids or --all, not both")
+            chosen = _waiting_batch(state, action, scope, kind, yes)
+            if not chosen:
+                return
+            actor = policy.require_person(state.actor(), f"{action} {len(chosen)} memories")
+        else:
+            if not refs:
+                raise click.UsageError(
+                    "give the ids of the memories" + (" (or --all)" if batch else "")
+                )
+            if scope or kind:
+                raise click.UsageError("--scope and --kind choose what --all decides")
+            chosen = _all_or_nothing(state, refs, action)
+            actor = policy.require_person(state.actor(), f"{action} {' '.join(refs)}")
+        done = [items.set_status(state.store, i.id, action, actor=actor) for i in chosen]
+        if as_json:
+            emit_json([i.to_dict() for i in done])
+            return
+        for item in done:
+            status = f" as {item.status.value}" if action == "restore" else ""
+            say(f"{past} {short_id(item.id)}{status}: {item.title}")
+
+    if batch:
+        command = click.option("--yes", "-y", is_flag=True, help="Do not ask first.")(command)
+        command = click.option(
+            "--kind",
+            "-k",
+            multiple=True,
+            shell_complete=complete.kinds,
+            help="With --all: only these kinds.",
+        )(command)
+        command = click.option(
+            "--scope",
+            "-s",
+            multiple=True,
+            shell_complete=complete.scopes,
+            help="With --all: only these scopes (repeatable; a bare `repo` is this repo's).",
+        )(command)
+        command = click.option(
+            "--all",
+            "all_waiting",
+            is_flag=True,
+            help="Every waiting memory (that --scope and --kind name), after a count to confirm.",
+        )(command)
+    example_text = f"ken {action} --all --scope repo" if batch else f"ken {action} 3kq9zd"
+    return click.command(action, help=doc, epilog=example(example_text))(
+        click.argument(
+            "refs", nargs=-1, required=not batch, shell_complete=complete.item_ids(action)
+        )(json_option(pass_state(command)))
+    )
+
+
+def _waiting_batch(
+    state: State, action: str, scope: Sequence[str], kind: Sequence[str], yes: bool
+) -> list[Item]:
+    """What `--all` decides: every waiting memory the filters name, counted and confirmed
+    first (an empty list when nothing waits or the person says no)."""
+    scopes = scope_filter(state, scope, False)
+    kinds = [k.value for k in map(items.parse_kind, kind) if k]
+    chosen = review.select(state.store, scopes, kinds)
+    filters = (f" in {', '.join(scopes)}" if scopes else "") + (
+        f" of kind {', '.join(kinds)}" if kinds else ""
+    )
+    if not chosen:
+        say(f"nothing waits for review{filters}")
+        return []
+    if not yes:
+        for item in chosen[:10]:
+            say(f"  {short_id(item.id)}  {item.kind.value:<10}  {item.title}")
+        if len(chosen) > 10:
+            say(f"  ... and {len(chosen) - 10} more")
+        what = f"{len(chosen)} waiting {'memory' if len(chosen) == 1 else 'memories'}{filters}"
+        if not click.confirm(f"{action.capitalize()} {what}?", err=True):
+            say("nothing changed")
+            raise SystemExit(1)
+    return chosen
+
+
+approve = _status_command(
+    "approve",
+    "approved",
+    "Approve proposed memories: agents are told them. --all approves every waiting memory "
+    "(that --scope and --kind name) after a count to confirm.",
+    batch=True,
+)
+reject = _status_command(
+    "reject",
+    "rejected",
+    "Reject proposed memories (kept, never told). --all rejects every waiting memory "
+    "(that --scope and --kind name) after a count to confirm.",
+    batch=True,
+)
+restore = _status_command(
+    "restore",
+    "restored",
+    "Restore archived, rejected or dismissed memories (a proposal is proposed again).",
+)
+
+
+@click.command(epilog=example('ken archive 3kq9zd --reason "the service is gone"'))
+@click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids("archive"))
+@click.option("--reason", help="Why, in a line (shown by `ken show`).")
+@json_option
+@pass_state
+def archive(state: State, refs: tuple[str, ...], reason: str | None, as_json: bool) -> None:
+    """Archive memories: kept, no longer told; `restore` brings them back."""
+    items.archive_reason_of(reason)  # a bad reason is refused before anything changes
+    chosen = _all_or_nothing(state, refs, "archive")
+    actor = policy.require_person(state.actor(), f"archive {' '.join(refs)}")
+    done = [
+        items.set_status(state.store, i.id, "archive", reason=reason, actor=actor) for i in chosen
+    ]
+    if as_json:
+        emit_json([i.to_dict() for i in done])
+        return
+    for item in done:
+        why = f" ({item.archive_reason})" if item.archive_reason else ""
+        say(f"archived {short_id(item.id)}{why}: {item.title}")
+
+
+@click.command(epilog=example("ken dismiss 3kq9zd --reason one_off"))
+@click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids("dismiss"))
+@click.option(
+    "--reason",
+    default="other",
+    show_default=True,
+    type=click.Choice(["covered", "wrong", "one_off", "other"]),
+    help="covered (another memory says it), wrong, one_off (true once) or other.",
+)
+@json_option
+@pass_state
+def dismiss(state: State, refs: tuple[str, ...], reason: str, as_json: bool) -> None:
+    """Dismiss memories, with a reason (kept, never told; `restore` undoes it)."""
+    chosen = _all_or_nothing(state, refs, "dismiss")
+    actor = policy.require_person(state.actor(), f"dismiss {' '.join(refs)}")
+    done = [
+        items.set_status(state.store, i.id, "dismiss", reason=reason, actor=actor) for i in chosen
+    ]
+    if as_json:
+        emit_json([i.to_dict() for i in done])
+        return
+    for item in done:
+        say(f"dismissed {short_id(item.id)} ({reason}): {item.title}")
+
+
+def _pin_command(name: str, value: bool) -> click.Command:
+    @click.command(
+        name,
+        help=f"{'Pin' if value else 'Unpin'} memories "
+        f"({'always' if value else 'no longer always'} in context packs).",
+        epilog=example(f"ken {name} 3kq9zd"),
+    )
+    @click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids())
+    @pass_state
+    def command(state: State, refs: tuple[str, ...]) -> None:
+        chosen = [items.get(state.store, ref) for ref in refs]
+        actor = state.actor()
+        for item in chosen:
+            actor = guard_change(state, item, name, actor=actor)
+        for item in chosen:
+            items.set_pinned(state.store, item.id, value, actor=actor)
+            say(f"{name}ned {short_id(item.id)}: {item.title}")
+
+    return command
+
+
+pin = _pin_command("pin", True)
+unpin = _pin_command("unpin", False)

@@ -1,0 +1,165 @@
+"""`ken export` and `ken import` (JSON lines, and the rules of an instruction file)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kenning import (
+    printable,
+    transfer,
+)
+from kenning.cli import complete
+from kenning.cli.output import emit_json, say
+from kenning.cli.state import (
+    State,
+    example,
+    json_option,
+    pass_state,
+    scope_filter,
+)
+from kenning.errors import KenningError
+from kenning.ids import short_id
+from kenning.store import ItemQuery
+
+
+@click.command("export", epilog=example("ken export > memories.jsonl"))
+@click.option(
+    "--scope", "-s", multiple=True, shell_complete=complete.scopes, help="Only these scopes."
+)
+@click.option(
+    "--output",
+    "-o",
+    "target",
+    type=click.Path(dir_okay=False),
+    help="Write to this file instead of stdout.",
+)
+@pass_state
+def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None:
+    """Export every memory, any status, as JSON lines with provenance and history."""
+    query = ItemQuery(
+        scopes=tuple(scope_filter(state, scope, False)), statuses=(), include_expired=True
+    )
+    lines = transfer.export_lines(state.store, query)
+    if target:
+        tmp = Path(f"{target}.tmp")
+        count = 0
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                for line in lines:
+                    fh.write(line + "\n")
+                    count += 1
+            tmp.replace(target)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise KenningError(f"cannot write {target}: {exc.strerror or exc}") from None
+        say(f"exported {count} memories to {target}")
+    else:
+        for line in lines:
+            click.echo(line)
+
+
+@click.command("import", epilog=example("ken import --from CLAUDE.md --dry-run"))
+@click.argument("file", type=click.File("rb"), required=False)
+@click.option(
+    "--keep-status",
+    is_flag=True,
+    help="Your own export: keep each memory's status, pin and history fields as they were.",
+)
+@click.option(
+    "--from",
+    "instructions",
+    type=click.Path(exists=True, dir_okay=False),
+    help="An instruction file (CLAUDE.md, AGENTS.md, GEMINI.md): each bullet or ## section "
+    "becomes a proposed memory for the repo.",
+)
+@click.option(
+    "--scope", "-s", shell_complete=complete.scopes, help="With --from: where (default: repo)."
+)
+@click.option("--dry-run", is_flag=True, help="With --from: say what would be proposed.")
+@json_option
+@pass_state
+def import_cmd(
+    state: State,
+    file: Any,
+    keep_status: bool,
+    instructions: str | None,
+    scope: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Import JSON lines (as `ken export` writes) as proposed memories, unpinned.
+
+    Nothing an import brings is told to agents until a person approves it; importing
+    the same file twice adds nothing. One bad line imports nothing. --keep-status
+    brings your own export back as it was (active memories are told at once), so a
+    person must run it.
+
+    With --from FILE, the rules already written in an agent's instruction file become
+    proposals in the repo, each linked to the file and its line. Once approved they
+    reach every agent except the ones that load that file themselves (Claude Code reads
+    CLAUDE.md, Codex and OpenCode AGENTS.md, Gemini CLI GEMINI.md).
+    """
+    if instructions:
+        if file is not None or keep_status:
+            raise click.UsageError(
+                "--from reads an instruction file: give no FILE or --keep-status"
+            )
+        _onboard(state, Path(instructions), scope, dry_run, as_json)
+        return
+    if dry_run or scope:
+        raise click.UsageError("--dry-run and --scope go with --from")
+    checked = transfer.read_items(file or sys.stdin.buffer, keep_status=keep_status)
+
+    def progress(done: int, total: int) -> None:
+        say(f"imported {done}/{total}")
+
+    added, skipped = transfer.import_items(
+        state.store, checked, progress=progress, actor=state.actor()
+    )
+    if as_json:
+        emit_json({"added": added, "skipped": skipped})
+        return
+    if keep_status:
+        say(f"added {added} memories as they were, skipped {skipped} already here")
+        return
+    say(
+        f"added {added} proposed memories, skipped {skipped} already here"
+        + ("; review them with `ken list --status proposed`" if added else "")
+    )
+
+
+def _onboard(state: State, path: Path, scope: str | None, dry_run: bool, as_json: bool) -> None:
+    from kenning import onboard
+
+    done = onboard.read_file(
+        state.store, path, state.scope(scope or "repo"), dry_run=dry_run, actor=state.actor()
+    )
+    if as_json:
+        emit_json(
+            {
+                "file": done.path,
+                "dry_run": dry_run,
+                "proposed": [i.to_dict() for i in done.proposed],
+                "already": [{"line": e.line, "text": e.text} for e in done.already],
+                "too_long": [{"line": e.line, "text": e.text} for e in done.too_long],
+            }
+        )
+        return
+    for item in done.proposed:
+        line = item.evidence.split(":", 2)[1]
+        short = "" if dry_run else f"{short_id(item.id)}  "
+        click.echo(
+            f"{short}{item.kind.value:<10}  {path.name}:{line}  {printable.clean(item.title)}"
+        )
+    for entry in done.too_long:
+        say(f"{path.name}:{entry.line}: over 4 KB, not proposed: split that section")
+    verb = "would propose" if dry_run else "proposed"
+    say(
+        f"{verb} {len(done.proposed)} memories in {state.scope(scope or 'repo')}"
+        + (f", {len(done.already)} already in memory" if done.already else "")
+        + ("; review them with `ken review`" if done.proposed and not dry_run else "")
+    )
