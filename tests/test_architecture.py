@@ -242,6 +242,26 @@ def branches_on_an_agent_name(module: Module) -> list[str]:
     return wrong
 
 
+def choices_typed_by_hand(module: Module) -> list[str]:
+    """A `click.Choice` of words typed out (`Choice(["covered", "wrong"])`): the choices
+    come from the enum or registry that owns them (`Kind`, `Status`, `DismissReason`,
+    `agents.AGENTS`, ...), so a new value is offered everywhere at once."""
+    wrong = []
+    for node in ast.walk(module.tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        first = node.args[0]
+        literal = isinstance(first, ast.List | ast.Tuple | ast.Set)
+        elts = first.elts if isinstance(first, ast.List | ast.Tuple | ast.Set) else []
+        typed = any(isinstance(e, ast.Constant) for e in elts)
+        spread = any(isinstance(e, ast.Starred) for e in elts)
+        if name == "Choice" and literal and typed and not spread:
+            wrong.append(f"line {node.lineno}: Choice({ast.unparse(first)[:60]})")
+    return wrong
+
+
 def kenning_imports(module: Module, names: set[str]) -> set[str]:
     """The kenning modules `module` imports (lazy imports too; `if TYPE_CHECKING:` blocks
     aside, they never run), each resolved to a module in `names`: `from kenning import
@@ -327,6 +347,7 @@ RULES = (
     values_import_more_than_values,
     agent_module_imports_more,
     branches_on_an_agent_name,
+    choices_typed_by_hand,
 )
 
 
@@ -365,6 +386,10 @@ def test_agent_modules_import_only_the_standard_library_model_and_errors():
 
 def test_nothing_outside_agents_branches_on_an_agent_name():
     assert broken(branches_on_an_agent_name) == []
+
+
+def test_click_choices_come_from_the_enums_and_the_registry():
+    assert broken(choices_typed_by_hand) == []
 
 
 def test_no_modules_import_each_other_round_a_circle():
@@ -444,6 +469,12 @@ def test_the_circle_check_allows_a_tree_and_typing_only_imports(tmp_path):
             "match agent:\n    case 'codex':\n        pass\n",
             branches_on_an_agent_name,
         ),
+        (
+            "kenning.cli.status",
+            "T = click.Choice(['covered', 'wrong'])\n",
+            choices_typed_by_hand,
+        ),
+        ("kenning.cli.memory", "T = Choice(('note', 'decision'))\n", choices_typed_by_hand),
     ],
 )
 def test_each_rule_catches_a_wrong_arrow(tmp_path, name, source, rule):
@@ -485,6 +516,16 @@ def test_each_rule_catches_a_wrong_arrow(tmp_path, name, source, rule):
         ("kenning.agents.codex", "if agent == 'codex':\n    pass\n", branches_on_an_agent_name),
         ("kenning.cli.demo", "run(agent='claude', to='codex')\n", branches_on_an_agent_name),
         ("kenning.handoff", "if agent == 'aider':\n    pass\n", branches_on_an_agent_name),
+        (
+            "kenning.cli.status",
+            "T = click.Choice([r.value for r in DismissReason])\n",
+            choices_typed_by_hand,
+        ),
+        (
+            "kenning.cli.pack",
+            "T = click.Choice([*agents.AGENTS, 'markdown'])\n",
+            choices_typed_by_hand,
+        ),
     ],
 )
 def test_the_rules_allow_the_right_arrows(tmp_path, name, source, rule):

@@ -17,7 +17,7 @@ from click.shell_completion import CompletionItem
 from kenning import config
 from kenning.errors import KenningError
 from kenning.ids import short_id
-from kenning.model import KINDS
+from kenning.model import KINDS, Status
 from kenning.store import Store
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
@@ -31,6 +31,11 @@ def kinds(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[C
         for k, spec in KINDS.items()
         if k.value.startswith(start)
     ]
+
+
+def statuses(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    start = incomplete.lower()
+    return [CompletionItem(s.value) for s in Status if s.value.startswith(start)]
 
 
 def scopes(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:

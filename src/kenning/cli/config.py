@@ -7,19 +7,10 @@ from typing import Any
 
 import click
 
-from kenning import (
-    config,
-    policy,
-)
+from kenning import config, policy
 from kenning.cli import output
 from kenning.cli.output import emit_json, say
-from kenning.cli.state import (
-    KenGroup,
-    State,
-    example,
-    json_option,
-    pass_state,
-)
+from kenning.cli.state import KenGroup, State, example, json_option, pass_state
 from kenning.errors import KenningError
 
 

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 import click
 
-from kenning import (
-    items,
-    policy,
-    sessions,
-)
+from kenning import items, policy, sessions
 from kenning.cli import complete
 from kenning.cli.output import say
-from kenning.cli.state import (
-    State,
-    example,
-    pass_state,
-)
+from kenning.cli.state import State, example, pass_state
 from kenning.errors import NotFound
 from kenning.ids import short_id
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 import click
 
 from kenning.cli.output import echo, emit_json, say
-from kenning.cli.state import (
-    example,
-    json_option,
-)
+from kenning.cli.state import example, json_option
 
 
 @click.command(

@@ -6,19 +6,13 @@ import os
 
 import click
 
-from kenning import (
-    agents,
-    policy,
-)
+from kenning import agents, policy
 from kenning.cli.output import emit_json, say
-from kenning.cli.state import (
-    example,
-    json_option,
-)
+from kenning.cli.state import example, json_option
 
 
 @click.command(epilog=example("ken integrate claude"))
-@click.argument("agent", type=click.Choice(agents.NAMES))
+@click.argument("agent", type=click.Choice(list(agents.AGENTS)))
 @click.option("--remove", is_flag=True, help="Take out exactly what kenning added.")
 @click.option("--trust", is_flag=True, help="Codex: trust the hooks written (else use /hooks).")
 @click.option("--mcp", "with_mcp", is_flag=True, help="Also register the `ken mcp` server.")

@@ -9,13 +9,7 @@ import click
 from kenning import lint as lint_mod
 from kenning.cli import output
 from kenning.cli.output import emit_json, say
-from kenning.cli.state import (
-    State,
-    example,
-    json_option,
-    pass_state,
-    scope_filter,
-)
+from kenning.cli.state import State, example, json_option, pass_state, scope_filter
 from kenning.errors import KenningError
 from kenning.ids import short_id
 

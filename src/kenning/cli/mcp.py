@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kenning.cli.state import (
-    example,
-)
+from kenning.cli.state import example
 
 
 @click.command(epilog=example("claude mcp add --scope user ken -- ken mcp"))

@@ -8,10 +8,7 @@ from dataclasses import replace
 
 import click
 
-from kenning import (
-    editing,
-    items,
-)
+from kenning import editing, items, templates
 from kenning.cli import complete, output
 from kenning.cli.output import emit_json, say
 from kenning.cli.state import (
@@ -56,7 +53,7 @@ from kenning.store import ItemQuery
 @click.option("--evidence", "-e", help="What prompted it: the excerpt, in the person's words.")
 @click.option(
     "--template",
-    type=click.Choice(["postmortem", "decision", "note"]),
+    type=click.Choice(list(templates.TEMPLATES)),
     help="Lay the text out as a postmortem, a decision or a compact note.",
 )
 @json_option
@@ -142,7 +139,12 @@ def add(
 @click.option(
     "--kind", "-k", multiple=True, shell_complete=complete.kinds, help="Only these kinds."
 )
-@click.option("--status", multiple=True, help="Only these statuses (default: active).")
+@click.option(
+    "--status",
+    multiple=True,
+    shell_complete=complete.statuses,
+    help="Only these statuses (default: active).",
+)
 @click.option("--tag", "-t", multiple=True, help="Only items with this tag.")
 @click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")
 @click.option(

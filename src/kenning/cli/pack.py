@@ -7,17 +7,9 @@ import sys
 
 import click
 
-from kenning import (
-    agents,
-    deliver,
-)
+from kenning import agents, deliver
 from kenning.cli.output import echo_told, emit_json, say, table
-from kenning.cli.state import (
-    State,
-    example,
-    json_option,
-    pass_state,
-)
+from kenning.cli.state import State, example, json_option, pass_state
 from kenning.ids import short_id
 from kenning.pack import MIN_BUDGET, toml_string
 from kenning.recall import RecallSettings
@@ -27,7 +19,7 @@ from kenning.recall import RecallSettings
 @click.option(
     "--for",
     "target",
-    type=click.Choice([*agents.NAMES, "markdown"]),
+    type=click.Choice([*agents.AGENTS, "markdown"]),
     default="markdown",
     show_default=True,
     help="Show exactly what this agent is told when it starts here.",

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import click
 
-from kenning import (
-    items,
-)
+from kenning import items
 from kenning.cli import complete, output
 from kenning.cli.output import emit_json, say
-from kenning.cli.state import (
-    State,
-    example,
-    json_option,
-    pass_state,
-    scope_filter,
-)
+from kenning.cli.state import State, example, json_option, pass_state, scope_filter
+from kenning.model import Status
 
 
 @click.command(epilog=example("ken search migrate staging --kind decision"))
@@ -32,7 +25,12 @@ from kenning.cli.state import (
     "--kind", "-k", multiple=True, shell_complete=complete.kinds, help="Only these kinds."
 )
 @click.option(
-    "--status", multiple=True, default=["active"], show_default=True, help="Only these statuses."
+    "--status",
+    multiple=True,
+    default=[Status.ACTIVE.value],
+    show_default=True,
+    shell_complete=complete.statuses,
+    help="Only these statuses.",
 )
 @click.option("--tag", "-t", multiple=True, help="Only items with this tag.")
 @click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")

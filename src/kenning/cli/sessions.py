@@ -6,18 +6,9 @@ import os
 
 import click
 
-from kenning import (
-    agents,
-    browse,
-    sessions,
-)
+from kenning import agents, browse, sessions
 from kenning.cli.output import echo, echo_told, emit_json, say, table
-from kenning.cli.state import (
-    State,
-    example,
-    json_option,
-    pass_state,
-)
+from kenning.cli.state import State, example, json_option, pass_state
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.pack import one_line

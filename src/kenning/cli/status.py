@@ -7,23 +7,12 @@ from collections.abc import Sequence
 
 import click
 
-from kenning import (
-    items,
-    policy,
-    review,
-)
+from kenning import items, policy, review
 from kenning.cli import complete
 from kenning.cli.output import emit_json, say
-from kenning.cli.state import (
-    State,
-    example,
-    guard_change,
-    json_option,
-    pass_state,
-    scope_filter,
-)
+from kenning.cli.state import State, example, guard_change, json_option, pass_state, scope_filter
 from kenning.ids import short_id
-from kenning.model import Item
+from kenning.model import DismissReason, Item
 
 
 def _all_or_nothing(state: State, refs: Sequence[str], action: str) -> list[Item]:
@@ -172,7 +161,7 @@ def archive(state: State, refs: tuple[str, ...], reason: str | None, as_json: bo
     "--reason",
     default="other",
     show_default=True,
-    type=click.Choice(["covered", "wrong", "one_off", "other"]),
+    type=click.Choice([r.value for r in DismissReason]),
     help="covered (another memory says it), wrong, one_off (true once) or other.",
 )
 @json_option

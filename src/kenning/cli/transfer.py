@@ -8,19 +8,10 @@ from typing import Any
 
 import click
 
-from kenning import (
-    printable,
-    transfer,
-)
+from kenning import printable, transfer
 from kenning.cli import complete
 from kenning.cli.output import emit_json, say
-from kenning.cli.state import (
-    State,
-    example,
-    json_option,
-    pass_state,
-    scope_filter,
-)
+from kenning.cli.state import State, example, json_option, pass_state, scope_filter
 from kenning.errors import KenningError
 from kenning.ids import short_id
 from kenning.store import ItemQuery

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import click
 
-from kenning import (
-    config,
-)
+from kenning import config
 from kenning.cli import output
 from kenning.cli.output import emit_json
-from kenning.cli.state import (
-    State,
-    example,
-    json_option,
-    pass_state,
-)
+from kenning.cli.state import State, example, json_option, pass_state
 
 
 @click.command(epilog=example("ken path"))
