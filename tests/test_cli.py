@@ -3,6 +3,7 @@ command in a subprocess with no controlling terminal (`ken_proc`)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -1049,6 +1050,42 @@ def test_a_pack_is_exact_when_piped_and_escaped_on_a_terminal(monkeypatch):
     assert "\r" in piped.getvalue() and "\u202e" in piped.getvalue()
     assert "\\x" not in piped.getvalue() and "\\u" not in piped.getvalue()
     assert shown_escaped(screen.getvalue())
+
+
+def test_a_result_prints_as_text_or_as_json_with_the_notes_in_either_form(capsys):
+    from kenning.cli.output import NOTHING, Result, render, say
+
+    shown = Result(
+        before=["first"], data={"n": 1}, text=lambda: say("as text"), after=["last"], exit=3
+    )
+    for as_json, out, err in (
+        (True, '{\n  "n": 1\n}\n', "first\nlast\n"),
+        (False, "", "first\nas text\nlast\n"),
+    ):
+        with pytest.raises(SystemExit) as stopped:
+            render(shown, as_json=as_json)
+        assert stopped.value.code == 3
+        assert capsys.readouterr() == (out, err)
+
+    render(Result(data=NOTHING, text=None), as_json=True)
+    render(Result(data=None), as_json=True)  # None is data: JSON null
+    assert capsys.readouterr() == ("null\n", "")
+
+
+def test_every_json_command_leaves_the_choice_of_form_to_the_renderer():
+    """A command with --json returns a Result for `output.render`; none reads the flag."""
+    from kenning.cli import cli
+
+    def walk(command: click.Command) -> list[click.Command]:
+        subs = command.commands.values() if isinstance(command, click.Group) else ()
+        return [command, *(c for sub in subs for c in walk(sub))]
+
+    with_json = [c for c in walk(cli) if any(p.name == "as_json" for p in c.params)]
+    assert len(with_json) > 25
+    for command in with_json:
+        assert command.callback is not None
+        body = inspect.unwrap(command.callback)
+        assert "as_json" not in inspect.signature(body).parameters, command.name
 
 
 def test_show_resolves_the_start_of_the_six_characters_people_see():

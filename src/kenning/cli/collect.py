@@ -7,17 +7,17 @@ import os
 import click
 
 from kenning import collect
-from kenning.cli.output import emit_json, say
-from kenning.cli.state import State, example, json_option, pass_state
+from kenning.cli.output import Result, say
+from kenning.cli.state import State, example, pass_state, renders
 from kenning.ids import short_id
 from kenning.printable import clean
 
 
 @click.command("collect", epilog=example("ken collect --dry-run"))
 @click.option("--dry-run", is_flag=True, help="Say what would change; store nothing.")
-@json_option
+@renders
 @pass_state
-def collect_cmd(state: State, dry_run: bool, as_json: bool) -> None:
+def collect_cmd(state: State, dry_run: bool) -> Result:
     """Bring in what Claude Code, Gemini CLI and Codex saved in their own memory.
 
     One file (or one entry of a file) is one memory, proposed for a person to approve,
@@ -28,9 +28,12 @@ def collect_cmd(state: State, dry_run: bool, as_json: bool) -> None:
     does the same unless memory.collect is false.
     """
     done = collect.collect(state.store, dry_run=dry_run, cwd=os.getcwd())
-    if as_json:
-        emit_json({"dry_run": dry_run, **done.to_dict()})
-        return
+    return Result(
+        data={"dry_run": dry_run, **done.to_dict()}, text=lambda: _collected(done, dry_run)
+    )
+
+
+def _collected(done: collect.Collected, dry_run: bool) -> None:
     for label, found in (
         ("new", done.added),
         ("changed", done.updated),

@@ -9,8 +9,8 @@ import click
 
 from kenning import config, policy
 from kenning.cli import output
-from kenning.cli.output import emit_json, say
-from kenning.cli.state import KenGroup, State, example, json_option, pass_state
+from kenning.cli.output import Result, say
+from kenning.cli.state import KenGroup, State, example, pass_state, renders
 from kenning.errors import KenningError
 
 
@@ -20,9 +20,9 @@ def config_group() -> None:
 
 
 @config_group.command("list", epilog=example("ken config list --json"))
-@json_option
+@renders
 @pass_state
-def config_list(state: State, as_json: bool) -> None:
+def config_list(state: State) -> Result:
     """List every setting with its value and where it comes from."""
     rows = [
         {
@@ -35,14 +35,19 @@ def config_list(state: State, as_json: bool) -> None:
         }
         for s in config.SETTINGS
     ]
-    for problem in config.file_problems(state.config.file):
-        say(f"note: {problem.key} in {config.config_path()} {problem.detail}; {problem.fix}")
-    if as_json:
-        emit_json(rows)
-        return
-    output.table(
-        ["key", "value", "source", "help"],
-        [[r["key"], _fmt(r["value"], r["key"]), str(r["source"]), str(r["help"])] for r in rows],
+    return Result(
+        before=[
+            f"note: {problem.key} in {config.config_path()} {problem.detail}; {problem.fix}"
+            for problem in config.file_problems(state.config.file)
+        ],
+        data=rows,
+        text=lambda: output.table(
+            ["key", "value", "source", "help"],
+            [
+                [r["key"], _fmt(r["value"], r["key"]), str(r["source"]), str(r["help"])]
+                for r in rows
+            ],
+        ),
     )
 
 
@@ -59,15 +64,15 @@ def _fmt(value: Any, key: str = "") -> str:
 
 @config_group.command("get", epilog=example("ken config get memory.budget"))
 @click.argument("key")
-@json_option
+@renders
 @pass_state
-def config_get(state: State, key: str, as_json: bool) -> None:
+def config_get(state: State, key: str) -> Result:
     """Print one setting's value."""
     value = state.config.get(key)
-    if as_json:
-        emit_json({"key": key, "value": value, "source": state.config.source(key)})
-    else:
-        output.echo(_fmt(value, key))
+    return Result(
+        data={"key": key, "value": value, "source": state.config.source(key)},
+        text=lambda: output.echo(_fmt(value, key)),
+    )
 
 
 @config_group.command("set", epilog=example("ken config set recall.limit 3"))

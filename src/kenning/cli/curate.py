@@ -10,8 +10,8 @@ import click
 
 from kenning import curate, plans
 from kenning.cli import complete
-from kenning.cli.output import echo, emit_json, say, table
-from kenning.cli.state import State, example, json_option, pass_state, scope_filter
+from kenning.cli.output import Result, echo, say, table
+from kenning.cli.state import State, example, pass_state, renders, scope_filter
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
 
@@ -36,7 +36,7 @@ from kenning.ids import short_id
     type=click.Path(dir_okay=False),
     help="Write the proposals as a maintenance plan to this file (`ken plan apply` it).",
 )
-@json_option
+@renders
 @pass_state
 def curate_cmd(
     state: State,
@@ -44,8 +44,7 @@ def curate_cmd(
     here: bool,
     days: int | None,
     plan_file: str | None,
-    as_json: bool,
-) -> None:
+) -> Result:
     """Rank what waits for review and propose what to fold, supersede and retire.
 
     Nothing changes: copies (the same statement in other words, in any scope) are
@@ -64,20 +63,16 @@ def curate_cmd(
     if plan is not None and plan_file and plan["operations"]:
         digest = plans.parse_plan(plan, plan_file).digest  # what it writes is a valid plan
         _write(Path(plan_file), plan)
-    if as_json:
-        emit_json({**found.to_dict(), "plan": plan})
-    else:
-        _render(found)
-    if plan is None:
-        return
-    if not plan["operations"]:
-        say("nothing to change: no plan written")
-        return
-    say(
-        f"wrote plan {plan['id']} ({len(plan['operations'])} operations) to {plan_file}: "
-        f"`ken plan preview {plan_file}`, then `ken plan apply {plan_file}`; "
-        f"digest {digest[:19]}"
-    )
+    after = []
+    if plan is not None and not plan["operations"]:
+        after.append("nothing to change: no plan written")
+    elif plan is not None:
+        after.append(
+            f"wrote plan {plan['id']} ({len(plan['operations'])} operations) to {plan_file}: "
+            f"`ken plan preview {plan_file}`, then `ken plan apply {plan_file}`; "
+            f"digest {digest[:19]}"
+        )
+    return Result(data={**found.to_dict(), "plan": plan}, text=lambda: _render(found), after=after)
 
 
 def _write(path: Path, plan: dict[str, object]) -> None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from kenning.cli.output import echo, emit_json, say
-from kenning.cli.state import example, json_option
+from kenning.cli.output import Result, echo, say
+from kenning.cli.state import example, renders
 from kenning.printable import clean
+
+if TYPE_CHECKING:  # loaded by the command
+    from kenning.doctor import Report
 
 
 @click.command(epilog=example("ken doctor --deep"))
@@ -22,36 +27,37 @@ from kenning.printable import clean
     help="Rebuild the search index and word counts and drop orphaned rows (one "
     "transaction), then check deeply.",
 )
-@json_option
-def doctor(deep: bool, repair: bool, as_json: bool) -> None:
+@renders
+def doctor(deep: bool, repair: bool) -> Result:
     """Check what is installed for each agent, the store's health and recent hook errors."""
     from kenning.doctor import diagnose
 
     report = diagnose(deep=deep, repair=repair)
-    if as_json:
-        emit_json(report.to_dict())
-    else:
-        for agent, checks in report.agents.items():
-            click.echo(f"{agent}:")
-            for c in checks:
-                echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
-                if c.fix:
-                    echo(f"      fix: {c.fix}")
-        for line in report.repaired:
-            say(f"repair: {line}")
-        for title, group in (
-            ("store", report.store),
-            *((("self-check", report.deep),) if report.deep else ()),
-            ("config", report.config),
-            ("hook server", report.hook_server),
-        ):
-            click.echo(f"{title}:")
-            for c in group:
-                echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
-                if c.fix:
-                    echo(f"      fix: {c.fix}")
-        click.echo("recent hook log:" + ("" if report.log else " (empty)"))
-        for line in report.log:
-            echo(f"  {clean(line, one_line=True)}")
-    if not report.ok:
-        raise SystemExit(1)
+    return Result(
+        data=report.to_dict(), text=lambda: _diagnosed(report), exit=0 if report.ok else 1
+    )
+
+
+def _diagnosed(report: Report) -> None:
+    for agent, checks in report.agents.items():
+        click.echo(f"{agent}:")
+        for c in checks:
+            echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
+            if c.fix:
+                echo(f"      fix: {c.fix}")
+    for line in report.repaired:
+        say(f"repair: {line}")
+    for title, group in (
+        ("store", report.store),
+        *((("self-check", report.deep),) if report.deep else ()),
+        ("config", report.config),
+        ("hook server", report.hook_server),
+    ):
+        click.echo(f"{title}:")
+        for c in group:
+            echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
+            if c.fix:
+                echo(f"      fix: {c.fix}")
+    click.echo("recent hook log:" + ("" if report.log else " (empty)"))
+    for line in report.log:
+        echo(f"  {clean(line, one_line=True)}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kenning.cli.output import echo, emit_json, say
-from kenning.cli.state import example, json_option
+from kenning.cli.output import Result, echo, say
+from kenning.cli.state import example, renders
 
 
 @click.command(
@@ -29,10 +29,9 @@ def hook_server_group() -> None:
 
 
 @hook_server_group.command("status", epilog=example("ken hook-server status --json"))
-@json_option
-def hook_server_status(as_json: bool) -> None:
+@renders
+def hook_server_status() -> Result:
     """Show whether the hook server runs: pid, when it started, its code, hooks answered."""
-    from kenning.doctor import describe_hook_server
     from kenning.hookstate import Refused, running, socket_path
 
     try:
@@ -40,12 +39,17 @@ def hook_server_status(as_json: bool) -> None:
     except Refused as exc:
         where, problem = None, str(exc)
     status = running()
-    if as_json:
-        emit_json(
-            {"running": status is not None, "socket": where, **(status or {})}
-            | ({"problem": problem} if problem else {})
-        )
-    elif problem:
+    return Result(
+        data={"running": status is not None, "socket": where, **(status or {})}
+        | ({"problem": problem} if problem else {}),
+        text=lambda: _hook_server(status, where, problem),
+    )
+
+
+def _hook_server(status: dict[str, object] | None, where: str | None, problem: str | None) -> None:
+    from kenning.doctor import describe_hook_server
+
+    if problem:
         say(f"ken: no hook server: {problem}; each hook runs in its own process")
     elif status is None:
         say("no hook server is running (the next hook starts one)")

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from kenning import agents, policy
-from kenning.cli.output import emit_json, say
-from kenning.cli.state import example, json_option
+from kenning.cli.output import Result, say
+from kenning.cli.state import example, renders
+
+if TYPE_CHECKING:  # loaded by the command
+    from kenning.integrate import Change
 
 
 @click.command(epilog=example("ken integrate claude"))
@@ -16,8 +21,8 @@ from kenning.cli.state import example, json_option
 @click.option("--remove", is_flag=True, help="Take out exactly what kenning added.")
 @click.option("--trust", is_flag=True, help="Codex: trust the hooks written (else use /hooks).")
 @click.option("--mcp", "with_mcp", is_flag=True, help="Also register the `ken mcp` server.")
-@json_option
-def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool, as_json: bool) -> None:
+@renders
+def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool) -> Result:
     """Install kenning's hooks (and with --mcp its MCP server) into an agent's settings.
 
     Idempotent, keeps everything else in those files, and copies a file to its one
@@ -38,9 +43,12 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool, as_json: bo
         changes.append(
             integrate_mod.remove_mcp(agent) if remove else integrate_mod.install_mcp(agent)
         )
-    if as_json:
-        emit_json([c.to_dict() for c in changes])
-        return
+    return Result(
+        data=[c.to_dict() for c in changes], text=lambda: _integrated(agent, changes, remove)
+    )
+
+
+def _integrated(agent: str, changes: Sequence[Change], remove: bool) -> None:
     verb = {
         "installed": "{what} installed in {path}",
         "unchanged": "{what} already in {path}",

@@ -8,8 +8,8 @@ import click
 
 from kenning import lint as lint_mod
 from kenning.cli import output
-from kenning.cli.output import emit_json, say
-from kenning.cli.state import State, example, json_option, pass_state, scope_filter
+from kenning.cli.output import Result
+from kenning.cli.state import State, example, pass_state, renders, scope_filter
 from kenning.errors import KenningError
 from kenning.ids import short_id
 
@@ -29,7 +29,7 @@ from kenning.ids import short_id
     help="Also report memories that repeat or contradict a line of the instruction FILES "
     "agents load (default: this repo's CLAUDE.md, AGENTS.md and GEMINI.md).",
 )
-@json_option
+@renders
 @pass_state
 def lint_cmd(
     state: State,
@@ -37,8 +37,7 @@ def lint_cmd(
     days: int | None,
     here: bool,
     against: bool,
-    as_json: bool,
-) -> None:
+) -> Result:
     """Report links to missing files, expired tasks, unused items, duplicates, what the
     cap of active memories per scope archived, and (--against) memories that repeat or
     contradict the instruction files, with the file and line."""
@@ -54,15 +53,13 @@ def lint_cmd(
             [Path(f) for f in files] or _instruction_files(state),
             scopes=tuple(scope_filter(state, (), True)),
         )
-    if as_json:
-        emit_json([f.to_dict() for f in findings])
-        return
-    if not findings:
-        say("nothing to report")
-        return
-    output.table(
-        ["id", "rule", "title", "detail"],
-        [[short_id(f.item_id), f.rule, f.title[:50], f.detail] for f in findings],
+    return Result(
+        data=[f.to_dict() for f in findings],
+        text=output.table_or_say(
+            ["id", "rule", "title", "detail"],
+            [[short_id(f.item_id), f.rule, f.title[:50], f.detail] for f in findings],
+            "nothing to report",
+        ),
     )
 
 

@@ -10,20 +10,20 @@ import click
 
 from kenning import editing, items, templates
 from kenning.cli import complete, output
-from kenning.cli.output import emit_json, say
+from kenning.cli.output import Result, say
 from kenning.cli.state import (
     State,
     example,
     guard_change,
-    json_option,
     pass_state,
     provenance_here,
     read_stdin_text,
+    renders,
     save_edit,
     scope_filter,
 )
 from kenning.ids import short_id
-from kenning.model import KINDS, Status
+from kenning.model import KINDS, Item, Status
 from kenning.store import ItemQuery
 
 # --- add ---------------------------------------------------------------------------
@@ -56,7 +56,7 @@ from kenning.store import ItemQuery
     type=click.Choice(list(templates.TEMPLATES)),
     help="Lay the text out as a postmortem, a decision or a compact note.",
 )
-@json_option
+@renders
 @pass_state
 def add(
     state: State,
@@ -69,8 +69,7 @@ def add(
     propose: bool,
     evidence: str | None,
     template: str | None,
-    as_json: bool,
-) -> None:
+) -> Result:
     """Add a memory. The first line is its title, the rest its body.
 
     With no TEXT, reads the memory from stdin.
@@ -97,19 +96,27 @@ def add(
         ttl_days=state.config.get("tasks.ttl_days"),
         actor=state.actor(),
     )
-    short = short_id(item.id)
     redacted = items.redactions(item, [body, evidence or "", *tags, *links])
-    if as_json:
-        emit_json({**item.to_dict(), "redacted": redacted})
-    elif item.status is Status.DISMISSED:
+    copies = [] if item.status is Status.DISMISSED else items.same_text(state.store, item)[:3]
+    return Result(
+        data={**item.to_dict(), "redacted": redacted},
+        text=lambda: _added(item, redacted),
+        after=[
+            f"note: {short_id(other.id)} ({other.status.value}, {other.scope}) already says "
+            f"the same; `ken forget {short_id(item.id)}` drops this copy"
+            for other in copies
+        ],
+    )
+
+
+def _added(item: Item, redacted: dict[str, int]) -> None:
+    short = short_id(item.id)
+    if item.status is Status.DISMISSED:
         say(
             f"set aside {item.kind.value} {short} in {item.scope}: a person dismissed the same "
             f"statement before ({item.dismiss_reason}); it is proposed again when "
             f"{items.SESSIONS_TO_PROPOSE_AGAIN} sessions have repeated it"
         )
-        if redacted:
-            say(items.describe_redactions(redacted))
-        return
     else:
         click.echo(short)
         note = (
@@ -118,13 +125,8 @@ def add(
             else ""
         )
         say(f"added {item.kind.value} {short} to {item.scope}{note}")
-    if redacted and not as_json:
+    if redacted:
         say(items.describe_redactions(redacted))
-    for other in items.same_text(state.store, item)[:3]:
-        say(
-            f"note: {short_id(other.id)} ({other.status.value}, {other.scope}) already says "
-            f"the same; `ken forget {short}` drops this copy"
-        )
 
 
 @click.command("list", epilog=example("ken list --here --kind preference"))
@@ -155,7 +157,7 @@ def add(
     show_default=True,
     help="At most this many (0: no limit).",
 )
-@json_option
+@renders
 @pass_state
 def list_cmd(
     state: State,
@@ -166,8 +168,7 @@ def list_cmd(
     tag: tuple[str, ...],
     show_all: bool,
     limit: int,
-    as_json: bool,
-) -> None:
+) -> Result:
     """List memories, newest first, pinned on top: 50 unless --limit says otherwise.
 
     On a terminal, a list taller than the screen goes through your pager ($PAGER).
@@ -187,13 +188,16 @@ def list_cmd(
         total = state.store.count_items(replace(query, limit=None))
         if total > limit:
             after.append(f"(showing {limit} of {total}; `--limit 0` shows them all)")
-    if as_json:
-        emit_json([i.to_dict() for i in found])
-        for note in after:
-            say(note)
-        return
+    filtered = bool(scope or here or kind or status or tag or show_all)
+    return Result(
+        data=[i.to_dict() for i in found],
+        text=lambda: _listed(state, found, query, filtered),
+        after=after,
+    )
+
+
+def _listed(state: State, found: Sequence[Item], query: ItemQuery, filtered: bool) -> None:
     if not found:
-        filtered = scope or here or kind or status or tag or show_all
         say("no memories match" if filtered else "no memories here yet: `ken add TEXT` adds one")
         return
     before = []
@@ -203,21 +207,21 @@ def list_cmd(
             f"{waiting} {'memory waits' if waiting == 1 else 'memories wait'} for review: "
             "`ken list --status proposed`, then `ken approve` or `ken reject`"
         )
-    output.page(output.render_items(found), before, after)
+    output.page(output.render_items(found), before)
 
 
 @click.command(epilog=example("ken show 3kq9zd"))
 @click.argument("ref", shell_complete=complete.item_ids())
-@json_option
+@renders
 @pass_state
-def show(state: State, ref: str, as_json: bool) -> None:
+def show(state: State, ref: str) -> Result:
     """Show one memory: text, provenance, tags, links, uses, expiry and versions."""
     item = items.get(state.store, ref)
     history = state.store.revisions(item.id)
-    if as_json:
-        emit_json({**item.to_dict(), "history": [r.to_dict() for r in history]})
-        return
-    output.show_item(item, history)
+    return Result(
+        data={**item.to_dict(), "history": [r.to_dict() for r in history]},
+        text=lambda: output.show_item(item, history),
+    )
 
 
 # --- changing ------------------------------------------------------------------------
@@ -256,7 +260,7 @@ def edit(state: State, ref: str, in_place: bool) -> None:
 @click.option("--evidence", "-e", help="Replace the evidence.")
 @click.option("--in-place", is_flag=True, help="No new version (for typo fixes).")
 @click.option("--expect", help="Fail unless the item is at this revision.")
-@json_option
+@renders
 @pass_state
 def update(
     state: State,
@@ -271,8 +275,7 @@ def update(
     evidence: str | None,
     in_place: bool,
     expect: str | None,
-    as_json: bool,
-) -> None:
+) -> Result:
     """Change a memory through flags (edit, for scripts). Each change is a new version."""
     item = items.get(state.store, ref)
     new_scope = state.scope(scope) if scope else None
@@ -293,7 +296,7 @@ def update(
         in_place=in_place,
         expected_revision=expect,
     )
-    if as_json:
-        emit_json(updated.to_dict())
-    else:
-        say(f"updated {short_id(updated.id)} (revision {updated.revision})")
+    return Result(
+        data=updated.to_dict(),
+        text=lambda: say(f"updated {short_id(updated.id)} (revision {updated.revision})"),
+    )

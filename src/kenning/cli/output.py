@@ -1,5 +1,8 @@
 """Rendering: data to stdout as text or JSON, messages to stderr.
 
+A command that takes `--json` builds a `Result` (its data, and how to show it as text)
+and returns it; `render` prints one form or the other, so no command body asks which.
+
 Tables use rich when stdout is a terminal and plain aligned text when it is piped, so
 scripts and tests see stable text.
 
@@ -12,7 +15,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import click
@@ -20,6 +25,48 @@ import click
 from kenning.ids import short_id
 from kenning.model import Item, Revision
 from kenning.printable import clean
+
+
+class _Nothing(Enum):
+    NOTHING = "nothing"
+
+
+NOTHING = _Nothing.NOTHING  # a Result whose JSON form prints nothing (not even `null`)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What a command gives back, for `render` to print as text or as JSON.
+
+    `data` is the JSON form, exactly what `--json` prints on stdout (NOTHING: nothing).
+    `text` prints the text form, stdout and stderr (None: nothing). `before` and `after`
+    are lines for the person on stderr, said in either form before and after the data.
+    Then the command exits with `exit` when it is not 0, or raises `error` when given.
+    """
+
+    data: Any = NOTHING
+    text: Callable[[], None] | None = None
+    before: Sequence[str] = ()
+    after: Sequence[str] = ()
+    exit: int = 0
+    error: Exception | None = None
+
+
+def render(result: Result, *, as_json: bool) -> None:
+    """Print `result` as JSON (`--json`) or as text: the one place that chooses."""
+    for note in result.before:
+        say(note)
+    if as_json:
+        if result.data is not NOTHING:
+            emit_json(result.data)
+    elif result.text is not None:
+        result.text()
+    for note in result.after:
+        say(note)
+    if result.error is not None:
+        raise result.error
+    if result.exit:
+        raise SystemExit(result.exit)
 
 
 def echo(text: str) -> None:
@@ -44,6 +91,13 @@ def say(message: str) -> None:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     click.echo(render_table(headers, rows))
+
+
+def table_or_say(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], empty: str
+) -> Callable[[], None]:
+    """The text form of a table: the table, or `empty` said when it has no rows."""
+    return (lambda: table(headers, rows)) if rows else (lambda: say(empty))
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

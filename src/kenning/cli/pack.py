@@ -8,11 +8,11 @@ import sys
 import click
 
 from kenning import agents, deliver
-from kenning.cli.output import echo_told, emit_json, say, table
-from kenning.cli.state import State, example, json_option, pass_state
+from kenning.cli.output import Result, echo_told, say, table
+from kenning.cli.state import State, example, pass_state, renders
 from kenning.ids import short_id
-from kenning.pack import MIN_BUDGET, toml_string
-from kenning.recall import RecallSettings
+from kenning.pack import MIN_BUDGET, Pack, toml_string
+from kenning.recall import Recall, RecallSettings
 
 
 @click.command(epilog=example('codex -c developer_instructions="$(ken pack --for codex --toml)"'))
@@ -35,9 +35,9 @@ from kenning.recall import RecallSettings
     type=click.IntRange(MIN_BUDGET, 100_000),
     help="Token budget (default: config memory.budget).",
 )
-@json_option
+@renders
 @pass_state
-def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: bool) -> None:
+def pack(state: State, target: str, as_toml: bool, budget: int | None) -> Result:
     """Print the context pack for this folder: what an agent is told at start.
 
     With --for AGENT, exactly what that agent's SessionStart hook gives here: its own
@@ -54,23 +54,24 @@ def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: 
             state.store, state.config, here, target, budget=budget, record=False
         )
         if told is None:
-            say(
-                f"{target} is told nothing here: memory is off (memory.enabled) or {target} "
-                "is not in memory.deliver_to"
+            return Result(
+                before=[
+                    f"{target} is told nothing here: memory is off (memory.enabled) or "
+                    f"{target} is not in memory.deliver_to"
+                ],
+                data=None,
+                text=(lambda: click.echo(toml_string(""))) if as_toml else None,
             )
-            if as_json:
-                emit_json(None)
-            elif as_toml:
-                click.echo(toml_string(""))
-            return
         result = told
-    if as_json:
-        emit_json(result.to_dict())
-    elif as_toml:
+    return Result(data=result.to_dict(), text=lambda: _packed(result, as_toml))
+
+
+def _packed(result: Pack, as_toml: bool) -> None:
+    if as_toml:
         click.echo(toml_string(result.text))
     else:
         echo_told(result.text)
-    if not result.items and not result.sessions and not as_json:
+    if not result.items and not result.sessions:
         say("(nothing stored here yet: an agent starting here is told only that line)")
 
 
@@ -87,7 +88,7 @@ def pack(state: State, target: str, as_toml: bool, budget: int | None, as_json: 
     help="Answer one query per line as JSON lines.",
 )
 @click.option("--scope", "-s", multiple=True, help="Recall from these scopes instead of here.")
-@json_option
+@renders
 @pass_state
 def recall(
     state: State,
@@ -99,8 +100,7 @@ def recall(
     explain: bool,
     queries: object,
     scope: tuple[str, ...],
-    as_json: bool,
-) -> None:
+) -> Result:
     """Show the memories that fit a prompt here, as an agent would get them."""
     settings = RecallSettings.from_config(
         state.config,
@@ -115,6 +115,8 @@ def recall(
 
         here = replace(here, scopes=tuple(here.scope(s) for s in scope), repo=None)
     if queries is not None:
+        # A batch: each answer is printed as its query is read, as a JSON line, in
+        # either form.
         for line in queries:  # type: ignore[attr-defined]
             text = line.rstrip("\n")
             if not text.strip():
@@ -123,7 +125,7 @@ def recall(
                 state.store, state.config, here, text, settings=settings, record=False
             )
             click.echo(json.dumps({"query": text, **result.to_dict()}, ensure_ascii=False))
-        return
+        return Result()
     text = " ".join(prompt)
     if not text.strip():
         if sys.stdin.isatty():
@@ -132,12 +134,13 @@ def recall(
     result = deliver.recall_for(
         state.store, state.config, here, text, settings=settings, record=False
     )
-    if as_json:
-        data = result.to_dict()
-        if explain:
-            data["candidates"] = [c.to_dict() for c in result.candidates]
-        emit_json(data)
-        return
+    data = result.to_dict()
+    if explain:
+        data["candidates"] = [c.to_dict() for c in result.candidates]
+    return Result(data=data, text=lambda: _recalled(result, explain))
+
+
+def _recalled(result: Recall, explain: bool) -> None:
     if explain:
         say(f"query words: {', '.join(result.query_terms) or '(none)'}")
         table(

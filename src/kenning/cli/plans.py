@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from kenning import plans, policy
-from kenning.cli.output import echo, emit_json, say
-from kenning.cli.state import KenGroup, State, example, json_option, pass_state
+from kenning.cli.output import Result, echo, say
+from kenning.cli.state import KenGroup, State, example, pass_state, renders
 from kenning.errors import InvalidInput, PlanConflict
 from kenning.ids import short_id
 
@@ -47,21 +48,21 @@ def _counts(plan: plans.Plan) -> str:
 
 @plan_group.command("validate", epilog=example("ken plan validate cleanup.json"))
 @click.argument("file")
-@json_option
-def validate(file: str, as_json: bool) -> None:
+@renders
+def validate(file: str) -> Result:
     """Check a plan's shape and limits (no store needed): one line for the first problem."""
     plan = read(file)
-    if as_json:
-        emit_json(
-            {
-                "valid": True,
-                "id": plan.id,
-                "owner": plan.owner,
-                "operations": len(plan.operations),
-                "digest": plan.digest,
-            }
-        )
-        return
+    data = {
+        "valid": True,
+        "id": plan.id,
+        "owner": plan.owner,
+        "operations": len(plan.operations),
+        "digest": plan.digest,
+    }
+    return Result(data=data, text=lambda: _valid(plan))
+
+
+def _valid(plan: plans.Plan) -> None:
     echo(
         f"valid: plan {plan.id} by {plan.owner}, {len(plan.operations)} operations "
         f"({_counts(plan)})"
@@ -93,9 +94,9 @@ def render(preview: plans.Preview) -> str:
 
 @plan_group.command("preview", epilog=example("ken plan preview cleanup.json"))
 @click.argument("file")
-@json_option
+@renders
 @pass_state
-def preview_cmd(state: State, file: str, as_json: bool) -> None:
+def preview_cmd(state: State, file: str) -> Result:
     """Show what each operation changes (before and after), the plan's digest, and the
     conflicts that block applying it: revision_changed, target_missing, already_retired.
 
@@ -103,17 +104,15 @@ def preview_cmd(state: State, file: str, as_json: bool) -> None:
     """
     plan = read(file)
     seen = plans.preview(state.store, plan, file)
-    if as_json:
-        emit_json(seen.to_dict())
-    else:
-        echo(render(seen))
+    shown = Result(data=seen.to_dict(), text=lambda: echo(render(seen)))
     if seen.receipt is not None:
-        say(f"applied already at {seen.receipt['applied_at']}: `ken plan receipt {file}`")
-        return
+        said = f"applied already at {seen.receipt['applied_at']}: `ken plan receipt {file}`"
+        return replace(shown, after=[said])
     if seen.conflicts:
         count = len(seen.conflicts)
-        say(f"ken: {count} conflict{'s' if count > 1 else ''} block applying this plan")
-        raise SystemExit(1)
+        said = f"ken: {count} conflict{'s' if count > 1 else ''} block applying this plan"
+        return replace(shown, after=[said], exit=1)
+    return shown
 
 
 @plan_group.command(
@@ -126,9 +125,9 @@ def preview_cmd(state: State, file: str, as_json: bool) -> None:
     "prefix",
     help="The start of the digest `ken plan preview` shows (12 characters at least).",
 )
-@json_option
+@renders
 @pass_state
-def apply_cmd(state: State, file: str, yes: bool, prefix: str | None, as_json: bool) -> None:
+def apply_cmd(state: State, file: str, yes: bool, prefix: str | None) -> Result:
     """Apply a plan: every operation and a receipt in one transaction, or nothing.
 
     A person confirms the owner, the operation count and the digest; non-interactively,
@@ -160,13 +159,20 @@ def apply_cmd(state: State, file: str, yes: bool, prefix: str | None, as_json: b
     assert digest is not None
     try:
         done = plans.apply(state.store, plan, digest=digest, actor=actor, name=file)
-    except PlanConflict:
-        if not as_json:
-            echo(render(plans.preview(state.store, plan, file)))
-        raise
-    if as_json:
-        emit_json({**done.receipt, "replayed": done.replayed})
-    elif done.replayed:
+    except PlanConflict as exc:  # the text form shows where, then the error says what
+        return Result(text=lambda: echo(render(plans.preview(state.store, plan, file))), error=exc)
+    return Result(
+        data={**done.receipt, "replayed": done.replayed},
+        text=lambda: _applied(plan, done),
+        after=[
+            f"archived {short_id(item.id)} (cap of {item.scope}): {item.title}"
+            for item in done.archived
+        ],
+    )
+
+
+def _applied(plan: plans.Plan, done: plans.Applied) -> None:
+    if done.replayed:
         say(
             f"plan {plan.id} was applied at {done.receipt['applied_at']}; nothing written "
             "now (the receipt says what it did)"
@@ -177,15 +183,13 @@ def apply_cmd(state: State, file: str, yes: bool, prefix: str | None, as_json: b
             f"applied plan {plan.id}: {len(plan.operations)} operations, {written} items "
             f"written; receipt {plan.digest[:19]}"
         )
-    for item in done.archived:
-        say(f"archived {short_id(item.id)} (cap of {item.scope}): {item.title}")
 
 
 @plan_group.command("receipt", epilog=example("ken plan receipt cleanup.json"))
 @click.argument("file")
-@json_option
+@renders
 @pass_state
-def receipt_cmd(state: State, file: str, as_json: bool) -> None:
+def receipt_cmd(state: State, file: str) -> Result:
     """Say whether a plan was applied (after a crash, say): its receipt, or exit 1.
 
     The receipt is written in the plan's own transaction, so it exists exactly when the
@@ -193,11 +197,20 @@ def receipt_cmd(state: State, file: str, as_json: bool) -> None:
     """
     plan = read(file)
     done, others = plans.receipt(state.store, plan)
-    if as_json:
-        emit_json(
-            {"applied": done is not None, "digest": plan.digest, "receipt": done, "others": others}
-        )
-    elif done is not None:
+    return Result(
+        data={
+            "applied": done is not None,
+            "digest": plan.digest,
+            "receipt": done,
+            "others": others,
+        },
+        text=lambda: _receipt(plan, done, others),
+        exit=0 if done is not None else 1,
+    )
+
+
+def _receipt(plan: plans.Plan, done: dict[str, Any] | None, others: list[dict[str, Any]]) -> None:
+    if done is not None:
         written = sum(len(op["items"]) for op in done["operations"])
         echo(
             f"applied: plan {plan.id} ({plan.digest[:19]}...) committed at "
@@ -206,15 +219,13 @@ def receipt_cmd(state: State, file: str, as_json: bool) -> None:
         for op in done["operations"]:
             changed = ", ".join(f"{short_id(i['id'])} ({i['change']})" for i in op["items"])
             echo(f"  [{op['index']}] {op['op']}: {changed}")
-    if done is None:
-        if not as_json:
+    else:
+        say(
+            f"ken: plan {plan.id} ({plan.digest[:19]}...) was not applied: none of it is "
+            "in the store"
+        )
+        for other in others:
             say(
-                f"ken: plan {plan.id} ({plan.digest[:19]}...) was not applied: none of it is "
-                "in the store"
+                f"note: other contents under the id {plan.id} were applied at "
+                f"{other['applied_at']} ({str(other['digest'])[:19]}...)"
             )
-            for other in others:
-                say(
-                    f"note: other contents under the id {plan.id} were applied at "
-                    f"{other['applied_at']} ({str(other['digest'])[:19]}...)"
-                )
-        raise SystemExit(1)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from kenning import projects
-from kenning.cli.output import emit_json, say, table
-from kenning.cli.state import KenGroup, State, example, json_option, pass_state
+from kenning.cli.output import Result, say, table_or_say
+from kenning.cli.state import KenGroup, State, example, pass_state, renders
 
 
 @click.group("project", cls=KenGroup, epilog=example("ken project add shop ~/notes/shop"))
@@ -27,53 +27,51 @@ def _report(report: projects.SyncReport) -> None:
 @project_group.command("add", epilog=example("ken project add shop ."))
 @click.argument("slug")
 @click.argument("folder", type=click.Path(file_okay=False))
-@json_option
+@renders
 @pass_state
-def project_add(state: State, slug: str, folder: str, as_json: bool) -> None:
+def project_add(state: State, slug: str, folder: str) -> Result:
     """Register FOLDER as project SLUG and index it. It applies inside FOLDER and inside
     the repo you run this from (refused inside an agent's shell: its decisions become
     memory told to every session there)."""
     report = projects.add_project(
         state.store, slug, folder, state.where().repo, actor=state.actor()
     )
-    if as_json:
-        emit_json(report.to_dict())
-    else:
-        _report(report)
+    return Result(data=report.to_dict(), text=lambda: _report(report))
 
 
 @project_group.command("list", epilog=example("ken project list --json"))
-@json_option
+@renders
 @pass_state
-def project_list(state: State, as_json: bool) -> None:
+def project_list(state: State) -> Result:
     """List registered projects."""
     found = state.store.projects()
-    if as_json:
-        emit_json(found)
-        return
-    if not found:
-        say("no projects yet: `ken project add SLUG FOLDER` adds one")
-        return
-    table(
-        ["project", "folder", "repo"],
-        [[str(p["slug"]), str(p["dir"]), str(p["repo"] or "-")] for p in found],
+    return Result(
+        data=found,
+        text=table_or_say(
+            ["project", "folder", "repo"],
+            [[str(p["slug"]), str(p["dir"]), str(p["repo"] or "-")] for p in found],
+            "no projects yet: `ken project add SLUG FOLDER` adds one",
+        ),
     )
 
 
 @project_group.command("sync", epilog=example("ken project sync shop"))
 @click.argument("slug", required=False)
-@json_option
+@renders
 @pass_state
-def project_sync(state: State, slug: str | None, as_json: bool) -> None:
+def project_sync(state: State, slug: str | None) -> Result:
     """Index the project files that changed (all projects, or SLUG)."""
     reports = [projects.sync(state.store, slug)] if slug else projects.sync_all(state.store)
-    if as_json:
-        emit_json([r.to_dict() for r in reports])
-    else:
-        for report in reports:
-            _report(report)
-    if any(r.skipped for r in reports):
-        raise SystemExit(1)  # each file skipped was said above
+    return Result(
+        data=[r.to_dict() for r in reports],
+        text=lambda: _reports(reports),
+        exit=1 if any(r.skipped for r in reports) else 0,  # each skipped file is reported
+    )
+
+
+def _reports(reports: list[projects.SyncReport]) -> None:
+    for report in reports:
+        _report(report)
 
 
 @project_group.command("remove", epilog=example("ken project remove shop"))

@@ -6,8 +6,8 @@ import click
 
 from kenning import promote
 from kenning.cli import complete
-from kenning.cli.output import emit_json, say
-from kenning.cli.state import State, example, json_option, pass_state, scope_filter
+from kenning.cli.output import Result, say
+from kenning.cli.state import State, example, pass_state, renders, scope_filter
 
 
 @click.command("promote", epilog=example("ken promote --repo ~/src/team-memory --batch 10"))
@@ -32,9 +32,9 @@ from kenning.cli.state import State, example, json_option, pass_state, scope_fil
     shell_complete=complete.scopes,
     help="Only these scopes (repeatable).",
 )
-@json_option
+@renders
 @pass_state
-def promote_cmd(state: State, repo: str, batch: int, scope: tuple[str, ...], as_json: bool) -> None:
+def promote_cmd(state: State, repo: str, batch: int, scope: tuple[str, ...]) -> Result:
     """Write the best approved memories as Markdown records (memory/<id>.md, with id,
     kind, scope, sources, who approved them and when) on a new branch memory/<date> of
     a steering repo: one commit listing them, ready for a pull request.
@@ -43,9 +43,10 @@ def promote_cmd(state: State, repo: str, batch: int, scope: tuple[str, ...], as_
     promoted as they are now are skipped, so running it again adds nothing.
     """
     done = promote.promote(state.store, repo, batch=batch, scopes=scope_filter(state, scope, False))
-    if as_json:
-        emit_json(done.to_dict())
-        return
+    return Result(data=done.to_dict(), text=lambda: _promoted(done))
+
+
+def _promoted(done: promote.Promoted) -> None:
     if done.commit is None:
         say(
             f"nothing to promote: the {done.skipped} best approved memories are on a memory/ "

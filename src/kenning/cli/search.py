@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import click
 
 from kenning import items
 from kenning.cli import complete, output
-from kenning.cli.output import emit_json, say
-from kenning.cli.state import State, example, json_option, pass_state, scope_filter
+from kenning.cli.output import Result, say
+from kenning.cli.state import State, example, pass_state, renders, scope_filter
 from kenning.model import Status
 
 
@@ -35,7 +37,7 @@ from kenning.model import Status
 @click.option("--tag", "-t", multiple=True, help="Only items with this tag.")
 @click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
-@json_option
+@renders
 @pass_state
 def search(
     state: State,
@@ -47,8 +49,7 @@ def search(
     tag: tuple[str, ...],
     show_all: bool,
     limit: int,
-    as_json: bool,
-) -> None:
+) -> Result:
     """Search memories by their words, best first.
 
     Every word must match; words match their stems; the last word matches as a
@@ -65,9 +66,13 @@ def search(
         include_expired=show_all,
         limit=limit,
     )
-    if as_json:
-        emit_json([{**f.item.to_dict(), "score": round(f.score, 4)} for f in found])
-        return
+    return Result(
+        data=[{**f.item.to_dict(), "score": round(f.score, 4)} for f in found],
+        text=lambda: _found(found),
+    )
+
+
+def _found(found: Sequence[items.Found]) -> None:
     if not found:
         say("no memories match")
         return

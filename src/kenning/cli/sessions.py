@@ -3,27 +3,32 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from kenning import agents, browse, sessions
-from kenning.cli.output import echo, echo_told, emit_json, say, table
-from kenning.cli.state import State, example, json_option, pass_state
+from kenning.cli.output import Result, echo, echo_told, say, table_or_say
+from kenning.cli.state import State, example, pass_state, renders
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
+from kenning.model import Session
 from kenning.pack import one_line
 from kenning.printable import clean
+
+if TYPE_CHECKING:  # loaded by the commands that use them
+    from kenning.handoff import Launch
+    from kenning.summarize import SummaryResult
 
 
 @click.command("sessions", epilog=example("ken sessions --project billing --json"))
 @click.option("--all", "show_all", is_flag=True, help="Every repo, not just this one.")
 @click.option("--project", "-p", "project", help="The sessions of this project (its slug).")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 10_000))
-@json_option
+@renders
 @pass_state
-def sessions_cmd(
-    state: State, show_all: bool, project: str | None, limit: int, as_json: bool
-) -> None:
+def sessions_cmd(state: State, show_all: bool, project: str | None, limit: int) -> Result:
     """List agent sessions, newest first: this repo's (or this project's, outside a
     repo), a named project's with --project, every one with --all."""
     filters: dict[str, str] = {}
@@ -44,39 +49,41 @@ def sessions_cmd(
                 "this folder is not in a git repo or a project: use --all or --project SLUG"
             )
     found = state.store.list_sessions(**filters, limit=limit)
-    if as_json:
-        emit_json([s.to_dict() for s in found])
-        return
-    if not found:
-        say(f"no sessions yet: `ken integrate AGENT` ({', '.join(agents.NAMES)}) records them")
-        return
-    table(
-        ["id", "agent", "started", "ended", "prompts", "first prompt"],
-        [
+    return Result(
+        data=[s.to_dict() for s in found],
+        text=table_or_say(
+            ["id", "agent", "started", "ended", "prompts", "first prompt"],
             [
-                short_id(s.id),
-                s.agent + (f" ({s.model})" if s.model else ""),
-                s.started_at[:16].replace("T", " "),
-                (s.ended_at or "open")[:16].replace("T", " "),
-                str(s.prompt_count),
-                one_line(s.first_prompt or "")[:60],
-            ]
-            for s in found
-        ],
+                [
+                    short_id(s.id),
+                    s.agent + (f" ({s.model})" if s.model else ""),
+                    s.started_at[:16].replace("T", " "),
+                    (s.ended_at or "open")[:16].replace("T", " "),
+                    str(s.prompt_count),
+                    one_line(s.first_prompt or "")[:60],
+                ]
+                for s in found
+            ],
+            f"no sessions yet: `ken integrate AGENT` ({', '.join(agents.NAMES)}) records them",
+        ),
     )
 
 
 @click.command(epilog=example("ken told 4fz2ma"))
 @click.argument("session")
-@json_option
+@renders
 @pass_state
-def told(state: State, session: str, as_json: bool) -> None:
+def told(state: State, session: str) -> Result:
     """Show exactly what a session was told: each pack and recall, with item ids."""
     found = sessions.resolve(state.store, session)
     given = browse.told(state.store, found.id)
-    if as_json:
-        emit_json({"session": found.to_dict(), "deliveries": [d.to_dict() for d in given]})
-        return
+    return Result(
+        data={"session": found.to_dict(), "deliveries": [d.to_dict() for d in given]},
+        text=lambda: _told(found, given),
+    )
+
+
+def _told(found: Session, given: Sequence[browse.Delivery]) -> None:
     echo(f"session {short_id(found.id)}: {found.agent}, started {found.started_at}")
     if not given:
         click.echo("(told nothing)")
@@ -92,9 +99,9 @@ def told(state: State, session: str, as_json: bool) -> None:
 
 @click.command(epilog=example("ken lessons --session 4fz2ma"))
 @click.option("--session", "session_ref", help="Only the lessons of this session.")
-@json_option
+@renders
 @pass_state
-def lessons(state: State, session_ref: str | None, as_json: bool) -> None:
+def lessons(state: State, session_ref: str | None) -> Result:
     """List the lessons sessions recorded at Stop, each with the signal that caused it.
 
     A lesson is proposed in the repo: `ken approve ID` makes it steer every agent.
@@ -103,29 +110,25 @@ def lessons(state: State, session_ref: str | None, as_json: bool) -> None:
 
     session_id = sessions.resolve(state.store, session_ref).id if session_ref else None
     found = run_lessons.lessons_of(state.store, session_id)
-    if as_json:
-        emit_json(
-            [
-                {**entry["item"].to_dict(), "session": entry["session"], "signal": entry["signal"]}
-                for entry in found
-            ]
-        )
-        return
-    if not found:
-        say("no lessons yet: a session with a signal is asked once at Stop (memory.lessons = ask)")
-        return
-    table(
-        ["id", "status", "lesson", "evidence", "signal"],
-        [
-            [
-                short_id(entry["item"].id),
-                entry["item"].status.value,
-                clean(entry["item"].title, one_line=True)[:60],
-                clean(one_line(entry["item"].evidence), one_line=True)[:50],
-                _signal_text(entry["signal"]),
-            ]
+    return Result(
+        data=[
+            {**entry["item"].to_dict(), "session": entry["session"], "signal": entry["signal"]}
             for entry in found
         ],
+        text=table_or_say(
+            ["id", "status", "lesson", "evidence", "signal"],
+            [
+                [
+                    short_id(entry["item"].id),
+                    entry["item"].status.value,
+                    clean(entry["item"].title, one_line=True)[:60],
+                    clean(one_line(entry["item"].evidence), one_line=True)[:50],
+                    _signal_text(entry["signal"]),
+                ]
+                for entry in found
+            ],
+            "no lessons yet: a session with a signal is asked once at Stop (memory.lessons = ask)",
+        ),
     )
 
 
@@ -141,7 +144,7 @@ def _signal_text(signal: dict[str, str] | None) -> str:
 @click.option("--prompt", help="What to ask first (default: check the state and carry on).")
 @click.option("--fresh", is_flag=True, help="Start a new session even if it could resume.")
 @click.option("--print", "show", is_flag=True, help="Print the command and pack; run nothing.")
-@json_option
+@renders
 @pass_state
 def handoff_cmd(
     state: State,
@@ -150,15 +153,13 @@ def handoff_cmd(
     prompt: str | None,
     fresh: bool,
     show: bool,
-    as_json: bool,
-) -> None:
+) -> Result:
     """Continue the latest agent session here in another agent.
 
     Starts AGENT with a "Continuing from" pack (the previous agent's prompts, commits,
     uncommitted change, handoff and transcript). Going back to an agent already used in
     this line of work resumes its own session with a "Since your last turn" update.
     """
-
     from kenning import handoff
 
     launch = handoff.plan(
@@ -170,9 +171,12 @@ def handoff_cmd(
         prompt=prompt,
         fresh=fresh,
     )
-    if as_json:
-        emit_json(launch.to_dict())
-        return
+    # The text form of a launch is the launch: the command and pack with --print, else
+    # the agent itself, started in this process's place. --json only says what it would do.
+    return Result(data=launch.to_dict(), text=lambda: _launch(state, launch, to, show))
+
+
+def _launch(state: State, launch: Launch, to: str, show: bool) -> None:
     if show:
         import shlex
 
@@ -198,11 +202,9 @@ def handoff_cmd(
 @click.argument("session", required=False)
 @click.option("--part", is_flag=True, hidden=True, help="A part before a compaction.")
 @click.option("--from-hook", is_flag=True, hidden=True, help="Run by a hook: log, don't fail.")
-@json_option
+@renders
 @pass_state
-def summarize_cmd(
-    state: State, session: str | None, part: bool, from_hook: bool, as_json: bool
-) -> None:
+def summarize_cmd(state: State, session: str | None, part: bool, from_hook: bool) -> Result:
     """Summarize a session now (the latest here by default) with memory.summarize.command.
 
     Stores the summary and proposed items, and says how much transcript it sent.
@@ -228,13 +230,13 @@ def summarize_cmd(
         if not from_hook:
             raise
         log(target.agent if target else "", "summarize", f"{type(exc).__name__}: {exc}")
-        return
+        return Result()
     if result is None:
-        say("nothing new to summarize" if not from_hook else "")
-        return
-    if as_json:
-        emit_json(result.to_dict())
-        return
+        return Result(before=["nothing new to summarize" if not from_hook else ""])
+    return Result(data=result.to_dict(), text=lambda: _summarized(result, target))
+
+
+def _summarized(result: SummaryResult, target: Session) -> None:
     say(
         f"sent {result.turns_sent} turns ({result.chars_sent:,} characters, about "
         f"{result.tokens_sent:,} tokens) of session {short_id(target.id)}"

@@ -15,6 +15,7 @@ import click
 
 from kenning import agentenv, config, editing, items, locate, policy
 from kenning import where as where_mod
+from kenning.cli import output
 from kenning.cli.output import say
 from kenning.errors import KenningError
 from kenning.model import Item, Kind, Provenance, Scope
@@ -92,8 +93,16 @@ def pass_state(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def json_option(fn: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(fn)
+def renders(fn: Callable[..., output.Result]) -> Callable[..., None]:
+    """Give a command `--json`: the command returns a `Result` and `output.render` prints
+    it as text, or as JSON with the flag. Put it above `pass_state`."""
+
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @wraps(fn)
+    def command(*args: Any, as_json: bool, **kwargs: Any) -> None:
+        output.render(fn(*args, **kwargs), as_json=as_json)
+
+    return command
 
 
 def example(text: str) -> str:

@@ -9,8 +9,8 @@ import click
 
 from kenning import items, policy, review
 from kenning.cli import complete
-from kenning.cli.output import emit_json, say
-from kenning.cli.state import State, example, guard_change, json_option, pass_state, scope_filter
+from kenning.cli.output import Result, say
+from kenning.cli.state import State, example, guard_change, pass_state, renders, scope_filter
 from kenning.ids import short_id
 from kenning.model import DismissReason, Item
 
@@ -27,18 +27,17 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
     def command(
         state: State,
         refs: tuple[str, ...],
-        as_json: bool,
         all_waiting: bool = False,
         scope: tuple[str, ...] = (),
         kind: tuple[str, ...] = (),
         yes: bool = False,
-    ) -> None:
+    ) -> Result:
         if all_waiting:
             if refs:
                 raise click.UsageError("give ids or --all, not both")
             chosen = _waiting_batch(state, action, scope, kind, yes)
             if not chosen:
-                return
+                return Result()
             actor = policy.require_person(state.actor(), f"{action} {len(chosen)} memories")
         else:
             if not refs:
@@ -50,9 +49,9 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
             chosen = _all_or_nothing(state, refs, action)
             actor = policy.require_person(state.actor(), f"{action} {' '.join(refs)}")
         done = [items.set_status(state.store, i.id, action, actor=actor) for i in chosen]
-        if as_json:
-            emit_json([i.to_dict() for i in done])
-            return
+        return Result(data=[i.to_dict() for i in done], text=lambda: _decided(past, done))
+
+    def _decided(past: str, done: Sequence[Item]) -> None:
         for item in done:
             status = f" as {item.status.value}" if action == "restore" else ""
             say(f"{past} {short_id(item.id)}{status}: {item.title}")
@@ -83,7 +82,7 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
     return click.command(action, help=doc, epilog=example(example_text))(
         click.argument(
             "refs", nargs=-1, required=not batch, shell_complete=complete.item_ids(action)
-        )(json_option(pass_state(command)))
+        )(renders(pass_state(command)))
     )
 
 
@@ -137,9 +136,9 @@ restore = _status_command(
 @click.command(epilog=example('ken archive 3kq9zd --reason "the service is gone"'))
 @click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids("archive"))
 @click.option("--reason", help="Why, in a line (shown by `ken show`).")
-@json_option
+@renders
 @pass_state
-def archive(state: State, refs: tuple[str, ...], reason: str | None, as_json: bool) -> None:
+def archive(state: State, refs: tuple[str, ...], reason: str | None) -> Result:
     """Archive memories: kept, no longer told; `restore` brings them back."""
     items.archive_reason_of(reason)  # a bad reason is refused before anything changes
     chosen = _all_or_nothing(state, refs, "archive")
@@ -147,9 +146,10 @@ def archive(state: State, refs: tuple[str, ...], reason: str | None, as_json: bo
     done = [
         items.set_status(state.store, i.id, "archive", reason=reason, actor=actor) for i in chosen
     ]
-    if as_json:
-        emit_json([i.to_dict() for i in done])
-        return
+    return Result(data=[i.to_dict() for i in done], text=lambda: _archived(done))
+
+
+def _archived(done: Sequence[Item]) -> None:
     for item in done:
         why = f" ({item.archive_reason})" if item.archive_reason else ""
         say(f"archived {short_id(item.id)}{why}: {item.title}")
@@ -164,18 +164,19 @@ def archive(state: State, refs: tuple[str, ...], reason: str | None, as_json: bo
     type=click.Choice([r.value for r in DismissReason]),
     help="covered (another memory says it), wrong, one_off (true once) or other.",
 )
-@json_option
+@renders
 @pass_state
-def dismiss(state: State, refs: tuple[str, ...], reason: str, as_json: bool) -> None:
+def dismiss(state: State, refs: tuple[str, ...], reason: str) -> Result:
     """Dismiss memories, with a reason (kept, never told; `restore` undoes it)."""
     chosen = _all_or_nothing(state, refs, "dismiss")
     actor = policy.require_person(state.actor(), f"dismiss {' '.join(refs)}")
     done = [
         items.set_status(state.store, i.id, "dismiss", reason=reason, actor=actor) for i in chosen
     ]
-    if as_json:
-        emit_json([i.to_dict() for i in done])
-        return
+    return Result(data=[i.to_dict() for i in done], text=lambda: _dismissed(reason, done))
+
+
+def _dismissed(reason: str, done: Sequence[Item]) -> None:
     for item in done:
         say(f"dismissed {short_id(item.id)} ({reason}): {item.title}")
 

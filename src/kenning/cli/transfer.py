@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kenning import printable, transfer
 from kenning.cli import complete
-from kenning.cli.output import emit_json, say
-from kenning.cli.state import State, example, json_option, pass_state, scope_filter
+from kenning.cli.output import Result, say
+from kenning.cli.state import State, example, pass_state, renders, scope_filter
 from kenning.errors import KenningError
 from kenning.ids import short_id
+from kenning.model import Scope
 from kenning.store import ItemQuery
+
+if TYPE_CHECKING:
+    from kenning.onboard import Onboarded
 
 
 @click.command("export", epilog=example("ken export > memories.jsonl"))
@@ -71,7 +75,7 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
     "--scope", "-s", shell_complete=complete.scopes, help="With --from: where (default: repo)."
 )
 @click.option("--dry-run", is_flag=True, help="With --from: say what would be proposed.")
-@json_option
+@renders
 @pass_state
 def import_cmd(
     state: State,
@@ -80,8 +84,7 @@ def import_cmd(
     instructions: str | None,
     scope: str | None,
     dry_run: bool,
-    as_json: bool,
-) -> None:
+) -> Result:
     """Import JSON lines (as `ken export` writes) as proposed memories, unpinned.
 
     Nothing an import brings is told to agents until a person approves it; importing
@@ -99,8 +102,7 @@ def import_cmd(
             raise click.UsageError(
                 "--from reads an instruction file: give no FILE or --keep-status"
             )
-        _onboard(state, Path(instructions), scope, dry_run, as_json)
-        return
+        return _onboard(state, Path(instructions), scope, dry_run)
     if dry_run or scope:
         raise click.UsageError("--dry-run and --scope go with --from")
     checked = transfer.read_items(file or sys.stdin.buffer, keep_status=keep_status)
@@ -111,35 +113,31 @@ def import_cmd(
     added, skipped = transfer.import_items(
         state.store, checked, progress=progress, actor=state.actor()
     )
-    if as_json:
-        emit_json({"added": added, "skipped": skipped})
-        return
     if keep_status:
-        say(f"added {added} memories as they were, skipped {skipped} already here")
-        return
-    say(
-        f"added {added} proposed memories, skipped {skipped} already here"
-        + ("; review them with `ken list --status proposed`" if added else "")
-    )
+        said = f"added {added} memories as they were, skipped {skipped} already here"
+    else:
+        said = f"added {added} proposed memories, skipped {skipped} already here" + (
+            "; review them with `ken list --status proposed`" if added else ""
+        )
+    return Result(data={"added": added, "skipped": skipped}, text=lambda: say(said))
 
 
-def _onboard(state: State, path: Path, scope: str | None, dry_run: bool, as_json: bool) -> None:
+def _onboard(state: State, path: Path, scope: str | None, dry_run: bool) -> Result:
     from kenning import onboard
 
-    done = onboard.read_file(
-        state.store, path, state.scope(scope or "repo"), dry_run=dry_run, actor=state.actor()
-    )
-    if as_json:
-        emit_json(
-            {
-                "file": done.path,
-                "dry_run": dry_run,
-                "proposed": [i.to_dict() for i in done.proposed],
-                "already": [{"line": e.line, "text": e.text} for e in done.already],
-                "too_long": [{"line": e.line, "text": e.text} for e in done.too_long],
-            }
-        )
-        return
+    target = state.scope(scope or "repo")
+    done = onboard.read_file(state.store, path, target, dry_run=dry_run, actor=state.actor())
+    data = {
+        "file": done.path,
+        "dry_run": dry_run,
+        "proposed": [i.to_dict() for i in done.proposed],
+        "already": [{"line": e.line, "text": e.text} for e in done.already],
+        "too_long": [{"line": e.line, "text": e.text} for e in done.too_long],
+    }
+    return Result(data=data, text=lambda: _onboarded(done, path, target, dry_run))
+
+
+def _onboarded(done: Onboarded, path: Path, scope: Scope, dry_run: bool) -> None:
     for item in done.proposed:
         line = item.evidence.split(":", 2)[1]
         short = "" if dry_run else f"{short_id(item.id)}  "
@@ -150,7 +148,7 @@ def _onboard(state: State, path: Path, scope: str | None, dry_run: bool, as_json
         say(f"{path.name}:{entry.line}: over 4 KB, not proposed: split that section")
     verb = "would propose" if dry_run else "proposed"
     say(
-        f"{verb} {len(done.proposed)} memories in {state.scope(scope or 'repo')}"
+        f"{verb} {len(done.proposed)} memories in {scope}"
         + (f", {len(done.already)} already in memory" if done.already else "")
         + ("; review them with `ken review`" if done.proposed and not dry_run else "")
     )

@@ -5,31 +5,33 @@ from __future__ import annotations
 import click
 
 from kenning import config
+from kenning import where as where_mod
 from kenning.cli import output
-from kenning.cli.output import emit_json
-from kenning.cli.state import State, example, json_option, pass_state
+from kenning.cli.output import Result
+from kenning.cli.state import State, example, pass_state, renders
 
 
 @click.command(epilog=example("ken path"))
-@json_option
-def path(as_json: bool) -> None:
+@renders
+def path() -> Result:
     """Print the path of the store file."""
     target = str(config.db_path())
-    if as_json:
-        emit_json({"path": target, "config": str(config.config_path())})
-    else:
-        output.echo(str(target))
+    return Result(
+        data={"path": target, "config": str(config.config_path())},
+        text=lambda: output.echo(target),
+    )
 
 
 @click.command(epilog=example("cd ~/src/app && ken where"))
-@json_option
+@renders
 @pass_state
-def where(state: State, as_json: bool) -> None:
+def where(state: State) -> Result:
     """Show the scopes that apply in this folder, most specific first, and why."""
     here = state.where()
-    if as_json:
-        emit_json(here.to_dict())
-        return
+    return Result(data=here.to_dict(), text=lambda: _where_text(here))
+
+
+def _where_text(here: where_mod.Where) -> None:
     output.echo(f"folder: {here.cwd}")
     if here.agent:
         output.echo(f"agent:  {here.agent} (ken is running inside its shell)")
