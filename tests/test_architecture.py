@@ -262,6 +262,21 @@ def choices_typed_by_hand(module: Module) -> list[str]:
     return wrong
 
 
+def cli_command_registers_itself(module: Module) -> list[str]:
+    """A command module that registers its commands on the root group (`@cli.command`,
+    `cli.add_command`) when imported: `cli/app.py` registers every one, in one list."""
+    if module.parts[:1] != ("cli",) or module.parts == ("cli", "app"):
+        return []
+    return [
+        f"line {node.lineno}: cli.{node.attr}"
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "cli"
+        and node.attr in ("command", "group", "add_command")
+    ]
+
+
 def kenning_imports(module: Module, names: set[str]) -> set[str]:
     """The kenning modules `module` imports (lazy imports too; `if TYPE_CHECKING:` blocks
     aside, they never run), each resolved to a module in `names`: `from kenning import
@@ -348,6 +363,7 @@ RULES = (
     agent_module_imports_more,
     branches_on_an_agent_name,
     choices_typed_by_hand,
+    cli_command_registers_itself,
 )
 
 
@@ -390,6 +406,19 @@ def test_nothing_outside_agents_branches_on_an_agent_name():
 
 def test_click_choices_come_from_the_enums_and_the_registry():
     assert broken(choices_typed_by_hand) == []
+
+
+def test_cli_modules_are_registered_in_app_and_stay_small():
+    assert broken(cli_command_registers_itself) == []
+    from kenning.cli import app
+
+    assert set(app.cli.commands.values()) == set(app.COMMANDS)
+    sizes = {
+        m.name: len(m.path.read_text(encoding="utf-8").splitlines())
+        for m in modules()
+        if m.parts[:1] == ("cli",)
+    }
+    assert {name: n for name, n in sizes.items() if n > 500} == {}
 
 
 def test_no_modules_import_each_other_round_a_circle():
@@ -475,6 +504,11 @@ def test_the_circle_check_allows_a_tree_and_typing_only_imports(tmp_path):
             choices_typed_by_hand,
         ),
         ("kenning.cli.memory", "T = Choice(('note', 'decision'))\n", choices_typed_by_hand),
+        (
+            "kenning.cli.memory",
+            "@cli.command()\ndef add():\n    pass\n",
+            cli_command_registers_itself,
+        ),
     ],
 )
 def test_each_rule_catches_a_wrong_arrow(tmp_path, name, source, rule):

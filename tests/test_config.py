@@ -13,6 +13,7 @@ from conftest import ken
 from helpers import one_line_error
 from kenning import config
 from kenning.config import Config
+from kenning.errors import InvalidInput
 
 HAND_WRITTEN = """\
 # kenning settings, kept by hand
@@ -86,9 +87,9 @@ def test_config_set_refuses_to_write_under_a_value_that_is_not_a_table() -> None
 
 def test_the_summarizer_command_is_an_array_and_a_string_is_still_accepted() -> None:
     write('[memory.summarize]\ncommand = ["ollama", "run", "llama3:8b"]\n')
-    assert Config().get("memory.summarize.command") == ["ollama", "run", "llama3:8b"]
+    assert Config().memory_summarize_command == ["ollama", "run", "llama3:8b"]
     write("[memory.summarize]\ncommand = \"claude -p --model 'claude haiku'\"\n")
-    assert Config().get("memory.summarize.command") == ["claude", "-p", "--model", "claude haiku"]
+    assert Config().memory_summarize_command == ["claude", "-p", "--model", "claude haiku"]
     shown = ken("config", "get", "memory.summarize.command")
     assert shown.stdout.strip() == "claude -p --model 'claude haiku'"
 
@@ -110,8 +111,8 @@ def test_a_summarizer_command_that_is_not_text_or_an_array_is_one_clear_error() 
 
 
 def test_summarizer_defaults_send_30000_tokens_and_wait_180_seconds() -> None:
-    assert Config().get("memory.summarize.max_input_tokens") == 30_000
-    assert Config().get("memory.summarize.timeout_secs") == 180
+    assert Config().memory_summarize_max_input_tokens == 30_000
+    assert Config().memory_summarize_timeout_secs == 180
 
 
 @pytest.mark.parametrize(
@@ -138,3 +139,37 @@ def test_the_workspace_setting_puts_every_folder_in_that_workspace(tmp_path: Pat
     write(f'workspace = "acme"\n[workspaces]\nother = ["{tmp_path}"]\n')
     scopes = [s["scope"] for s in json.loads(ken("where", "--json").stdout)["scopes"]]
     assert "workspace:acme" in scopes and "workspace:other" not in scopes
+
+
+def test_every_setting_has_one_typed_accessor_named_after_its_key() -> None:
+    """Library code reads `config.recall_limit`, never a dotted string: one accessor per
+    row of the table, of the row's type."""
+    import typing
+
+    config_mod = config
+    hints = typing.get_type_hints(Config, vars(config_mod))
+    accessors = {
+        name: value for name, value in vars(Config).items() if isinstance(value, config_mod.Value)
+    }
+    assert sorted(a.setting.key for a in accessors.values()) == sorted(config_mod.BY_KEY)
+    for name, accessor in accessors.items():
+        setting = accessor.setting
+        assert name == setting.key.replace(".", "_")
+        (declared,) = typing.get_args(hints[name])
+        if setting.type in (list, config_mod.Command):
+            assert declared == list[str], name
+        else:
+            assert declared is setting.type, name
+    assert not hasattr(Config, "get")
+
+
+def test_an_accessor_reads_the_env_then_the_file_then_the_default(monkeypatch) -> None:
+    assert Config().workspace == ""
+    write('workspace = "shop"\n[recall]\nlimit = 3\n')
+    assert (Config().workspace, Config().recall_limit) == ("shop", 3)
+    monkeypatch.setenv("KEN_WORKSPACE", "billing")
+    assert Config().workspace == "billing"
+    assert ken("config", "get", "workspace").stdout == "billing\n"
+    write("[recall]\nlimit = 99\n")
+    with pytest.raises(InvalidInput, match="recall.limit must be from 0 to 50"):
+        assert Config().recall_limit

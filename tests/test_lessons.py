@@ -225,7 +225,7 @@ def test_the_switch_takes_ask_or_off_only() -> None:
     with pytest.raises(InvalidInput, match="ask, off"):
         parse_value(setting, "sometimes")
     with pytest.raises(InvalidInput, match="ask, off"):
-        Config(file={"memory": {"lessons": "always"}}).get("memory.lessons")
+        assert Config(file={"memory": {"lessons": "always"}}).memory_lessons
 
 
 def test_the_question_sent_back_as_a_prompt_is_not_the_persons(shop: Path) -> None:

@@ -32,10 +32,10 @@ def test_repo_switches_are_read_from_memory_repos_and_the_old_table_still_works(
             },
         }
     )
-    assert both.repo_setting(REPO, "capture") is False  # the new table wins
-    assert both.repo_setting(REPO, "deliver") is False  # the old one fills in
-    assert both.repo_setting("/home/Me/Local Repo", "deliver") is False
-    assert both.repo_setting("github.com/acme/other", "deliver") is True
+    assert both.repo_capture(REPO) is False  # the new table wins
+    assert both.repo_deliver(REPO) is False  # the old one fills in
+    assert both.repo_deliver("/home/Me/Local Repo") is False
+    assert both.repo_deliver("github.com/acme/other") is True
     assert deliver.blocked_repos(both) == {REPO, "/home/Me/Local Repo"}
 
 

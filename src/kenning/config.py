@@ -1,11 +1,13 @@
 """Settings: the one place that reads environment variables, XDG paths and config.toml.
 
 Every setting is declared once in SETTINGS with its type, default and help; `ken config
-list` and the docs' settings table are made from that table. Precedence: a flag the
-caller passes > environment variable > `config.toml` > default. A number has a range
-(`low`..`high`, both included), checked wherever a value comes from: a zero half-life
-would divide by zero, a ttl of a billion days overflow the calendar, a negative idle
-time close every live session.
+list` and the docs' settings table are made from that table, and `Config` reads it
+through one typed accessor per setting (`config.recall_limit -> int`, named after the
+key with its dots as underscores), so library code never asks for a setting by a string.
+Precedence: a flag the caller passes > environment variable > `config.toml` > default. A
+number has a range (`low`..`high`, both included), checked wherever a value comes from:
+a zero half-life would divide by zero, a ttl of a billion days overflow the calendar, a
+negative idle time close every live session.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar, cast, overload
 
 from kenning import agents, paths
 from kenning.agents.agent import LAUNCH_KEYS
@@ -316,6 +318,14 @@ def read_file(path: Path | None = None) -> dict[str, Any]:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}; fix or remove it") from None
 
 
+def find(key: str) -> Setting:
+    """The setting a person named with its dotted key (`ken config get recall.limit`)."""
+    setting = BY_KEY.get(key)
+    if setting is None:
+        raise InvalidInput(f"unknown setting '{key}'; `ken config list` shows them all")
+    return setting
+
+
 def _dig(data: dict[str, Any], key: str) -> Any:
     node: Any = data
     for part in key.split("."):
@@ -328,17 +338,67 @@ def _dig(data: dict[str, Any], key: str) -> Any:
 _MISSING = object()
 
 
+T = TypeVar("T")
+
+
+class Value(Generic[T]):
+    """The typed accessor of one setting: `Config.recall_limit` reads `recall.limit`,
+    resolved from the flags, the environment, the file or the table's default, and
+    checked against the table's type and range."""
+
+    def __init__(self, key: str) -> None:
+        self.setting = BY_KEY[key]  # a key that is not in the table fails at import
+
+    @overload
+    def __get__(self, config: None, owner: type[Config]) -> Value[T]: ...
+    @overload
+    def __get__(self, config: Config, owner: type[Config]) -> T: ...
+    def __get__(self, config: Config | None, owner: type[Config]) -> Value[T] | T:
+        if config is None:
+            return self
+        return cast(T, config.value_of(self.setting))
+
+
 class Config:
-    """Settings resolved once: flags > env > file > default."""
+    """Settings resolved on use: flags > env > file > default. Library code reads each
+    through its accessor below; `value_of` serves `ken config`, where a person names a
+    setting by its dotted key."""
+
+    memory_enabled: Value[bool] = Value("memory.enabled")
+    memory_budget: Value[int] = Value("memory.budget")
+    memory_collect: Value[bool] = Value("memory.collect")
+    memory_deliver_to: Value[list[str]] = Value("memory.deliver_to")
+    memory_max_active_per_scope: Value[int] = Value("memory.max_active_per_scope")
+    memory_lessons: Value[str] = Value("memory.lessons")
+    lessons_corrections: Value[list[str]] = Value("lessons.corrections")
+    lessons_statements: Value[list[str]] = Value("lessons.statements")
+    lessons_one_off: Value[list[str]] = Value("lessons.one_off")
+    recall_limit: Value[int] = Value("recall.limit")
+    recall_max_tokens: Value[int] = Value("recall.max_tokens")
+    recall_min_score: Value[float] = Value("recall.min_score")
+    recall_min_shared: Value[int] = Value("recall.min_shared")
+    recall_half_life_days: Value[float] = Value("recall.half_life_days")
+    recall_rule_weight: Value[float] = Value("recall.rule_weight")
+    recall_max_item_chars: Value[int] = Value("recall.max_item_chars")
+    lint_unused_days: Value[int] = Value("lint.unused_days")
+    tasks_ttl_days: Value[int] = Value("tasks.ttl_days")
+    hooks_idle_close_hours: Value[float] = Value("hooks.idle_close_hours")
+    memory_summarize_enabled: Value[bool] = Value("memory.summarize.enabled")
+    memory_summarize_command: Value[list[str]] = Value("memory.summarize.command")
+    memory_summarize_repos: Value[list[str]] = Value("memory.summarize.repos")
+    memory_summarize_max_input_tokens: Value[int] = Value("memory.summarize.max_input_tokens")
+    memory_summarize_timeout_secs: Value[int] = Value("memory.summarize.timeout_secs")
+    editor: Value[str] = Value("editor")
+    workspace: Value[str] = Value("workspace")
 
     def __init__(self, file: dict[str, Any] | None = None, **flags: Any) -> None:
         self.file = read_file() if file is None else file
         self.flags = {k.replace("__", "."): v for k, v in flags.items() if v is not None}
 
-    def get(self, key: str) -> Any:
-        setting = BY_KEY.get(key)
-        if setting is None:
-            raise InvalidInput(f"unknown setting '{key}'; `ken config list` shows them all")
+    def value_of(self, setting: Setting) -> object:
+        """One setting's value, of the setting's type (for `ken config`; library code
+        reads the typed accessors)."""
+        key = setting.key
         if key in self.flags:
             return self.flags[key]
         if setting.env and os.environ.get(setting.env) not in (None, ""):
@@ -348,8 +408,9 @@ class Config:
             return _check_type(setting, value)
         return setting.default
 
-    def source(self, key: str) -> str:
-        setting = BY_KEY[key]
+    def source(self, setting: Setting) -> str:
+        """Where the setting's value comes from: flag, env VAR, file or default."""
+        key = setting.key
         if key in self.flags:
             return "flag"
         if setting.env and os.environ.get(setting.env) not in (None, ""):
@@ -387,15 +448,18 @@ class Config:
                 )
         return found
 
-    def repo_setting(self, repo: str | None, name: str, default: bool = True) -> bool:
-        """A per-repo switch such as `[memory.repos."github.com/org/app"] capture = false`."""
-        if not repo:
-            return default
-        return self.repo_switches().get(repo, {}).get(name, default)
+    def repo_capture(self, repo: str | None) -> bool:
+        """Whether sessions in `repo` are recorded and may propose memories
+        (`[memory.repos."github.com/org/app"] capture = false` turns it off)."""
+        return not repo or self.repo_switches().get(repo, {}).get("capture", True)
 
-    def repos_with(self, name: str, value: bool) -> set[str]:
-        """The repos whose switch `name` is set to `value` (e.g. deliver = false)."""
-        return {repo for repo, sw in self.repo_switches().items() if sw.get(name) is value}
+    def repo_deliver(self, repo: str | None) -> bool:
+        """Whether agents in `repo` are told memory (`deliver = false` turns it off)."""
+        return not repo or self.repo_switches().get(repo, {}).get("deliver", True)
+
+    def repos_not_delivered(self) -> set[str]:
+        """The repos whose `deliver` switch is false: their memories are told nowhere."""
+        return {repo for repo, sw in self.repo_switches().items() if sw.get("deliver") is False}
 
 
 # --- what config.toml holds that kenning does not read ------------------------------
@@ -533,9 +597,7 @@ def set_value(key: str, raw: str, path: Path | None = None) -> Any:
     The file is edited, not rewritten: the person's comments, order and layout stay as
     they were (tomlkit). Only this command imports tomlkit; reading stays on tomllib.
     """
-    setting = BY_KEY.get(key)
-    if setting is None:
-        raise InvalidInput(f"unknown setting '{key}'; `ken config list` shows them all")
+    setting = find(key)
     value = parse_value(setting, raw)
     path = path or config_path()
     read_file(path)  # a file that does not parse is reported as every reader reports it

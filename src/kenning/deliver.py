@@ -37,7 +37,7 @@ from kenning.where import Where
 def blocked_repos(config: Config) -> set[str]:
     """Every repo whose memory must not be delivered (`deliver = false`), wherever the
     agent runs."""
-    return config.repos_with("deliver", False)
+    return config.repos_not_delivered()
 
 
 def scope_repo(scope: Scope) -> str | None:
@@ -107,26 +107,26 @@ def loaded_by_itself(agent: str | None) -> Callable[[Item], bool] | None:
 
 
 def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
-    if not config.get("memory.enabled"):
+    if not config.memory_enabled:
         return False
-    return not (agent and agent not in config.get("memory.deliver_to"))
+    return not (agent and agent not in config.memory_deliver_to)
 
 
 def may_capture(config: Config, where: Where) -> bool:
-    return bool(config.get("memory.enabled")) and config.repo_setting(where.repo, "capture")
+    return bool(config.memory_enabled) and config.repo_capture(where.repo)
 
 
 def check_write(config: Config, where: Where, scopes: Iterable[Scope] = ()) -> None:
     """Refuse an agent's write when the switches say memory is not taken here: memory
     is off, or capture is off for the repo it runs in or writes to."""
-    if not config.get("memory.enabled"):
+    if not config.memory_enabled:
         raise InvalidInput(
             "memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0): "
             "nothing was saved"
         )
     repos = [where.repo, *(scope_repo(s) for s in scopes)]
     for repo in dict.fromkeys(r for r in repos if r):
-        if not config.repo_setting(repo, "capture"):
+        if not config.repo_capture(repo):
             raise InvalidInput(
                 f'memory capture is off for {repo} ([memory.repos."{repo}"] capture = false '
                 "in config.toml): nothing was saved"
@@ -161,7 +161,7 @@ def pack_for(
     pack = build_pack(
         store,
         scopes,
-        budget=budget or config.get("memory.budget"),
+        budget=budget or config.memory_budget,
         repo=None if where.repo in blocked else where.repo,
         exclude_session=session.id if session else None,
         max_chars=max_chars,

@@ -241,8 +241,8 @@ def _config_checks() -> list[Check]:
         return [Check("config", False, str(exc), f"fix or remove {path}")]
     try:
         config = config_mod.Config(data)
-        enabled = config.get("memory.enabled")
-        source = config.source("memory.enabled")
+        enabled = config.memory_enabled
+        source = config.source(config_mod.Config.memory_enabled.setting)
     except KenningError as exc:
         return [Check("config", False, str(exc), f"fix {path}")]
     memory = Check("memory", True, "on: agents are told memories and sessions are recorded")

@@ -91,7 +91,7 @@ def parse(text: str) -> Edit:
 
 def command(config: Config | None = None) -> str:
     """The editor to run, as a shell-style command line."""
-    chosen = (config or Config()).get("editor")
+    chosen = (config or Config()).editor
     return chosen or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
 
 

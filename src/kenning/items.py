@@ -283,7 +283,7 @@ def enforce_cap(
     memories kept in sync from a file and `keep` (what was just written or approved:
     a memory is never set aside the moment it is made) are never archived. Nothing is
     deleted: `ken restore` brings one back. Returns what was archived."""
-    limit = config.Config().get("memory.max_active_per_scope") if cap is None else cap
+    limit = config.Config().memory_max_active_per_scope if cap is None else cap
     if limit <= 0:
         return []
     active = store.list_items(ItemQuery(scopes=(str(scope),)))

@@ -126,13 +126,11 @@ def note_prompt(store: Store, session: Session, prompt: str, config: Config) -> 
     if not text:
         return
     store.add_prompt(session.id, text[:MAX_PROMPT_CHARS])
-    if config.get("memory.lessons") != "ask":
+    if config.memory_lessons != "ask":
         return
-    if is_correction(text, config.get("lessons.corrections")):
+    if is_correction(text, config.lessons_corrections):
         store.add_signal(session.id, "correction", _clip(text, MAX_QUOTE_CHARS))
-    for sentence in statements(
-        text, config.get("lessons.statements"), config.get("lessons.one_off")
-    ):
+    for sentence in statements(text, config.lessons_statements, config.lessons_one_off):
         store.add_signal(session.id, "statement", _clip(sentence, MAX_QUOTE_CHARS))
 
 
@@ -191,7 +189,7 @@ class Question:
 def question(store: Store, config: Config, session: Session) -> Question | None:
     """What to ask this session at Stop, or None (nothing qualifies, asked already, a
     reflection recorded, or `memory.lessons = "off"`). Asking is recorded here."""
-    if config.get("memory.lessons") != "ask":
+    if config.memory_lessons != "ask":
         return None
     state = store.lesson_state(session.id)
     if state["asked_at"] or state["reflected_at"]:
@@ -200,7 +198,7 @@ def question(store: Store, config: Config, session: Session) -> Question | None:
     if not found or _saved_a_rule(store, session):
         return None
     scopes = store.session_scopes(session.id)
-    openers = config.get("lessons.statements")
+    openers = config.lessons_statements
     kept = [
         s
         for s in found

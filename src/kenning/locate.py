@@ -23,8 +23,8 @@ def here(
     workspaces = config.file.get("workspaces")
     projects = store.projects() if store is not None else []
     env = dict(os.environ if env is None else env)
-    if config.get("workspace") and not env.get("KEN_WORKSPACE"):
-        env["KEN_WORKSPACE"] = config.get("workspace")  # the setting, from config.toml
+    if config.workspace and not env.get("KEN_WORKSPACE"):
+        env["KEN_WORKSPACE"] = config.workspace  # the setting, from config.toml
     return where_mod.detect(
         cwd,
         env,

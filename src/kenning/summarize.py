@@ -82,9 +82,9 @@ class SummaryResult:
 
 
 def enabled_for(config: Config, session: Session) -> bool:
-    if not config.get("memory.summarize.enabled") or not config.get("memory.summarize.command"):
+    if not config.memory_summarize_enabled or not config.memory_summarize_command:
         return False
-    patterns = config.get("memory.summarize.repos")
+    patterns = config.memory_summarize_repos
     return not patterns or repo_matches(session.repo, patterns)
 
 
@@ -226,7 +226,7 @@ def summarize(
     """Summarize the part of `session` not summarized yet; None when there is none."""
     if not force and not enabled_for(config, session):
         return None
-    command = list(config.get("memory.summarize.command"))
+    command = list(config.memory_summarize_command)
     if not command:
         raise InvalidInput(
             "set memory.summarize.command first (e.g. `ken config set memory.summarize.command "
@@ -238,10 +238,10 @@ def summarize(
         new = turns[done:]
         if not new:
             return None
-        text, kept = render_turns(new, int(config.get("memory.summarize.max_input_tokens")))
+        text, kept = render_turns(new, int(config.memory_summarize_max_input_tokens))
         prompt = PROMPT + text
         answer = _parse_answer(
-            run_command(command, prompt, float(config.get("memory.summarize.timeout_secs")))
+            run_command(command, prompt, float(config.memory_summarize_timeout_secs))
         )
         part = parts + 1
         result = SummaryResult(session.id, part, kept, len(text), estimate_tokens(text))

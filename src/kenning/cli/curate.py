@@ -56,7 +56,7 @@ def curate_cmd(
     found = curate.curate(
         state.store,
         scopes=scope_filter(state, scope, here),
-        unused_days=days or state.config.get("lint.unused_days"),
+        unused_days=days or state.config.lint_unused_days,
     )
     plan = curate.plan_for(found) if plan_file else None
     digest = ""

@@ -43,9 +43,9 @@ def lint_cmd(
     contradict the instruction files, with the file and line."""
     findings = lint_mod.lint(
         state.store,
-        unused_days=days or state.config.get("lint.unused_days"),
+        unused_days=days or state.config.lint_unused_days,
         scopes=tuple(scope_filter(state, (), here)),
-        cap=state.config.get("memory.max_active_per_scope"),
+        cap=state.config.memory_max_active_per_scope,
     )
     if against or files:
         findings += lint_mod.against(

@@ -93,7 +93,7 @@ def add(
         evidence=evidence or "",
         template=template,
         provenance=provenance_here(state),
-        ttl_days=state.config.get("tasks.ttl_days"),
+        ttl_days=state.config.tasks_ttl_days,
         actor=state.actor(),
     )
     redacted = items.redactions(item, [body, evidence or "", *tags, *links])

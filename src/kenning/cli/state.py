@@ -31,7 +31,7 @@ class KenGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KenningError as exc:
-            if ctx.obj and ctx.obj.get("debug"):
+            if isinstance(ctx.obj, State) and ctx.obj.debug:
                 raise
             say(f"ken: {exc}")
             ctx.exit(exc.exit_code)
@@ -45,9 +45,6 @@ class State:
         self._store: Store | None = None
         self._config: config.Config | None = None
         self._where: where_mod.Where | None = None
-
-    def get(self, key: str) -> Any:
-        return self.debug if key == "debug" else None
 
     @property
     def config(self) -> config.Config:

@@ -62,7 +62,7 @@ def _session(
         transcript_path=event.transcript_path,
         source=source,
         pid=sessions.agent_pid(event.agent, event.chain),
-        idle_hours=config.get("hooks.idle_close_hours"),
+        idle_hours=config.hooks_idle_close_hours,
         continued_from=os.environ.get("KEN_CONTINUES") or None,
         # A session left without SessionEnd gets its wrap-up after this hook's answer;
         # its summary is started with the answer.
@@ -84,7 +84,7 @@ def session_start(store: Store, event: HookEvent, config: Config, later: Later) 
     session = _session(store, event, config, where, later, source)
     if source == "compact" and session is not None:
         deliver.note_compaction(store, session)
-    if session is not None and config.get("memory.collect"):
+    if session is not None and config.memory_collect:
         later.append(lambda: _collect(store, where.cwd))
     if source not in PACK_SOURCES:
         return ""
@@ -174,7 +174,7 @@ def tool(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     """A tool call ran: note it for run lessons (a failure, a denial, a repeat). This runs
     on every tool call, so it reads one session row and writes one or two, after the
     answer; no git, no scopes."""
-    if event.tool is None or not event.session_id or config.get("memory.lessons") != "ask":
+    if event.tool is None or not event.session_id or config.memory_lessons != "ask":
         return ""
     session = store.find_session(event.agent, event.session_id)
     if session is None or session.ended_at is not None:
@@ -188,7 +188,7 @@ def stop(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     """The end of a turn: ask, once per session, for the lessons its signals point to.
     What is returned is the reason the agent's Stop hook gives for going on; never while
     the agent already goes on because a Stop hook asked (`stop_hook_active`)."""
-    if event.continuing or not event.session_id or config.get("memory.lessons") != "ask":
+    if event.continuing or not event.session_id or config.memory_lessons != "ask":
         return ""
     session = store.find_session(event.agent, event.session_id)
     if session is None or session.ended_at is not None:

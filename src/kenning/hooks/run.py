@@ -130,7 +130,7 @@ def run(
     chain = sessions.process_chain() if caller is None else sessions.process_chain(caller)[1:]
     event = replace(event, chain=tuple(chain))
     config = config_mod.Config()
-    if not config.get("memory.enabled"):
+    if not config.memory_enabled:
         return ""
     budget = BUSY_BUDGET.get(event.event.value, 2.0)
     if stores is not None:

@@ -43,7 +43,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kenning.ids import short_id
 from kenning.model import Item, ScopeType, kinds_where
@@ -63,6 +63,9 @@ from kenning.recall.lexicon import (
 from kenning.recall.words import GENERIC_WORDS, TOPICAL_STOP
 from kenning.store import ItemQuery, Store, Term, Words
 from kenning.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from kenning.config import Config
 
 MAX_QUERY_WORDS = 16  # rarest concepts that join the candidate query
 COMMON = 20
@@ -109,15 +112,15 @@ class RecallSettings:
     max_item_chars: int = 2000
 
     @classmethod
-    def from_config(cls, config: Any, **overrides: Any) -> RecallSettings:
-        values = {
-            "limit": config.get("recall.limit"),
-            "max_tokens": config.get("recall.max_tokens"),
-            "min_score": config.get("recall.min_score"),
-            "min_shared": config.get("recall.min_shared"),
-            "half_life_days": config.get("recall.half_life_days"),
-            "rule_weight": config.get("recall.rule_weight"),
-            "max_item_chars": config.get("recall.max_item_chars"),
+    def from_config(cls, config: Config, **overrides: Any) -> RecallSettings:
+        values: dict[str, Any] = {
+            "limit": config.recall_limit,
+            "max_tokens": config.recall_max_tokens,
+            "min_score": config.recall_min_score,
+            "min_shared": config.recall_min_shared,
+            "half_life_days": config.recall_half_life_days,
+            "rule_weight": config.recall_rule_weight,
+            "max_item_chars": config.recall_max_item_chars,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
