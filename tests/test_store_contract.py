@@ -16,7 +16,7 @@ import pytest
 from kenning import ids, items
 from kenning.errors import InvalidInput, NotFound, RevisionConflict
 from kenning.model import Item, Kind, Link, Provenance, Scope, ScopeType, Session, Status
-from kenning.store import ItemQuery, Store, Term, Words, open_store
+from kenning.store import ItemQuery, SessionQuery, SessionUpdate, Store, Term, Words, open_store
 
 
 def _sqlite(tmp_path: Path) -> Store:
@@ -149,9 +149,11 @@ def test_sessions_are_stored_found_updated_and_listed(store: Store) -> None:
         "second prompt",
         2,
     )
-    store.update_session(session.id, ended_at="2026-12-01T10:00:00.000Z", end_reason="exit")
+    store.update_session(
+        session.id, SessionUpdate(ended_at="2026-12-01T10:00:00.000Z", end_reason="exit")
+    )
     assert store.get_session(session.id).end_reason == "exit"
-    assert [s.id for s in store.list_sessions(agent="claude")] == [session.id]
+    assert [s.id for s in store.list_sessions(SessionQuery(agent="claude"))] == [session.id]
     assert store.count_sessions() == 1
     assert store.open_sessions() == []
 
@@ -162,9 +164,9 @@ def test_what_a_session_was_told_is_recorded_in_order(store: Store) -> None:
     store.record_delivery(session.id, "pack", [item.id])
     store.record_delivery(session.id, "recall", [item.id], query="which package manager")
     told = store.deliveries(session.id)
-    assert [(d["what"], d["item_ids"], d["query"]) for d in told] == [
-        ("pack", [item.id], None),
-        ("recall", [item.id], "which package manager"),
+    assert [(d.what, d.item_ids, d.query) for d in told] == [
+        ("pack", (item.id,), None),
+        ("recall", (item.id,), "which package manager"),
     ]
 
 
@@ -178,7 +180,7 @@ def test_word_statistics_count_the_items_that_hold_a_word(store: Store) -> None:
 
 def test_projects_and_file_stamps(store: Store) -> None:
     store.add_project("shop", "/src/shop", str(REPO.value))
-    assert [p["slug"] for p in store.projects()] == ["shop"]
+    assert [p.slug for p in store.projects()] == ["shop"]
     store.set_file_stamp("shop", "plan.md", (10, 20))
     assert store.file_stamp("shop", "plan.md") == (10, 20)
     store.set_place_stamp("claude", "/home/x/.claude/projects/a/memory", (3, 99))
