@@ -14,6 +14,7 @@ from kenning.cli.output import Result, echo, say
 from kenning.cli.state import KenGroup, State, example, pass_state, renders
 from kenning.errors import InvalidInput, PlanConflict
 from kenning.ids import short_id
+from kenning.store import PlanReceipt
 
 
 @click.group("plan", cls=KenGroup, epilog=example("ken plan preview cleanup.json"))
@@ -106,7 +107,7 @@ def preview_cmd(state: State, file: str) -> Result:
     seen = plans.preview(state.store, plan, file)
     shown = Result(data=seen.to_dict(), text=lambda: echo(render(seen)))
     if seen.receipt is not None:
-        said = f"applied already at {seen.receipt['applied_at']}: `ken plan receipt {file}`"
+        said = f"applied already at {seen.receipt.applied_at}: `ken plan receipt {file}`"
         return replace(shown, after=[said])
     if seen.conflicts:
         count = len(seen.conflicts)
@@ -162,7 +163,7 @@ def apply_cmd(state: State, file: str, yes: bool, prefix: str | None) -> Result:
     except PlanConflict as exc:  # the text form shows where, then the error says what
         return Result(text=lambda: echo(render(plans.preview(state.store, plan, file))), error=exc)
     return Result(
-        data={**done.receipt, "replayed": done.replayed},
+        data={**done.receipt.to_dict(), "replayed": done.replayed},
         text=lambda: _applied(plan, done),
         after=[
             f"archived {short_id(item.id)} (cap of {item.scope}): {item.title}"
@@ -174,11 +175,11 @@ def apply_cmd(state: State, file: str, yes: bool, prefix: str | None) -> Result:
 def _applied(plan: plans.Plan, done: plans.Applied) -> None:
     if done.replayed:
         say(
-            f"plan {plan.id} was applied at {done.receipt['applied_at']}; nothing written "
+            f"plan {plan.id} was applied at {done.receipt.applied_at}; nothing written "
             "now (the receipt says what it did)"
         )
     else:
-        written = sum(len(op["items"]) for op in done.receipt["operations"])
+        written = sum(len(op.items) for op in done.receipt.operations)
         say(
             f"applied plan {plan.id}: {len(plan.operations)} operations, {written} items "
             f"written; receipt {plan.digest[:19]}"
@@ -201,24 +202,24 @@ def receipt_cmd(state: State, file: str) -> Result:
         data={
             "applied": done is not None,
             "digest": plan.digest,
-            "receipt": done,
-            "others": others,
+            "receipt": done.to_dict() if done else None,
+            "others": [r.to_dict() for r in others],
         },
         text=lambda: _receipt(plan, done, others),
         exit=0 if done is not None else 1,
     )
 
 
-def _receipt(plan: plans.Plan, done: dict[str, Any] | None, others: list[dict[str, Any]]) -> None:
+def _receipt(plan: plans.Plan, done: PlanReceipt | None, others: list[PlanReceipt]) -> None:
     if done is not None:
-        written = sum(len(op["items"]) for op in done["operations"])
+        written = sum(len(op.items) for op in done.operations)
         echo(
             f"applied: plan {plan.id} ({plan.digest[:19]}...) committed at "
-            f"{done['applied_at']}: {len(done['operations'])} operations, {written} items"
+            f"{done.applied_at}: {len(done.operations)} operations, {written} items"
         )
-        for op in done["operations"]:
-            changed = ", ".join(f"{short_id(i['id'])} ({i['change']})" for i in op["items"])
-            echo(f"  [{op['index']}] {op['op']}: {changed}")
+        for op in done.operations:
+            changed = ", ".join(f"{short_id(i.id)} ({i.change})" for i in op.items)
+            echo(f"  [{op.index}] {op.op}: {changed}")
     else:
         say(
             f"ken: plan {plan.id} ({plan.digest[:19]}...) was not applied: none of it is "
@@ -227,5 +228,5 @@ def _receipt(plan: plans.Plan, done: dict[str, Any] | None, others: list[dict[st
         for other in others:
             say(
                 f"note: other contents under the id {plan.id} were applied at "
-                f"{other['applied_at']} ({str(other['digest'])[:19]}...)"
+                f"{other.applied_at} ({other.digest[:19]}...)"
             )

@@ -46,10 +46,10 @@ def project_list(state: State) -> Result:
     """List registered projects."""
     found = state.store.projects()
     return Result(
-        data=found,
+        data=[p.to_dict() for p in found],
         text=table_or_say(
             ["project", "folder", "repo"],
-            [[str(p["slug"]), str(p["dir"]), str(p["repo"] or "-")] for p in found],
+            [[p.slug, p.folder, p.repo or "-"] for p in found],
             "no projects yet: `ken project add SLUG FOLDER` adds one",
         ),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import click
@@ -16,6 +17,7 @@ from kenning.ids import short_id
 from kenning.model import Session
 from kenning.pack import one_line
 from kenning.printable import clean
+from kenning.store import SessionQuery, Signal
 
 if TYPE_CHECKING:  # loaded by the commands that use them
     from kenning.handoff import Launch
@@ -31,24 +33,24 @@ if TYPE_CHECKING:  # loaded by the commands that use them
 def sessions_cmd(state: State, show_all: bool, project: str | None, limit: int) -> Result:
     """List agent sessions, newest first: this repo's (or this project's, outside a
     repo), a named project's with --project, every one with --all."""
-    filters: dict[str, str] = {}
+    query = SessionQuery(limit=limit)
     if project is not None:
         if show_all:
             raise click.UsageError("--all and --project exclude each other")
         from kenning import projects
 
-        filters["project"] = str(projects.get_project(state.store, project)["slug"])
+        query = replace(query, project=projects.get_project(state.store, project).slug)
     elif not show_all:
         here = state.where()
         if here.repo:
-            filters["repo"] = here.repo
+            query = replace(query, repo=here.repo)
         elif here.project:
-            filters["project"] = here.project
+            query = replace(query, project=here.project)
         else:
             raise InvalidInput(
                 "this folder is not in a git repo or a project: use --all or --project SLUG"
             )
-    found = state.store.list_sessions(**filters, limit=limit)
+    found = state.store.list_sessions(query)
     return Result(
         data=[s.to_dict() for s in found],
         text=table_or_say(
@@ -112,7 +114,11 @@ def lessons(state: State, session_ref: str | None) -> Result:
     found = run_lessons.lessons_of(state.store, session_id)
     return Result(
         data=[
-            {**entry["item"].to_dict(), "session": entry["session"], "signal": entry["signal"]}
+            {
+                **entry["item"].to_dict(),
+                "session": entry["session"],
+                "signal": entry["signal"].to_dict() if entry["signal"] else None,
+            }
             for entry in found
         ],
         text=table_or_say(
@@ -132,10 +138,10 @@ def lessons(state: State, session_ref: str | None) -> Result:
     )
 
 
-def _signal_text(signal: dict[str, str] | None) -> str:
+def _signal_text(signal: Signal | None) -> str:
     if not signal:
         return "-"
-    return f"{signal['kind']}: {clean(one_line(signal['detail']), one_line=True)[:50]}"
+    return f"{signal.kind}: {clean(one_line(signal.detail), one_line=True)[:50]}"
 
 
 @click.command("handoff", epilog=example("ken handoff --to codex --prompt 'finish the CSV export'"))
@@ -219,7 +225,11 @@ def summarize_cmd(state: State, session: str | None, part: bool, from_hook: bool
             target = sessions_mod.resolve(state.store, session)
         else:
             here = state.where()
-            found = state.store.list_sessions(repo=here.repo, limit=1) if here.repo else []
+            found = (
+                state.store.list_sessions(SessionQuery(repo=here.repo, limit=1))
+                if here.repo
+                else []
+            )
             if not found:
                 raise InvalidInput("no session here to summarize; name one (ken sessions)")
             target = found[0]
