@@ -1,8 +1,10 @@
 """The store contract: what every backend behind `kenning.store.Store` must do.
 
 Each test takes a `store` made by one of BACKENDS and uses only the `Store` protocol
-(no SQL, no backend's own methods), so a second backend (the team server's
-PostgreSQL) runs this suite unchanged by adding its maker here.
+(no SQL, no backend's own methods): SQLite's file, and PostgreSQL in a schema of a fresh
+database of its own (the `pg_dsn` fixture; marked `postgres`, skipped saying why where
+PostgreSQL is not installed, never in CI). A third backend runs the suite unchanged by
+adding its maker here, and its marks to MARKS.
 """
 
 from __future__ import annotations
@@ -19,18 +21,26 @@ from kenning.model import Item, Kind, Link, Provenance, Scope, ScopeType, Sessio
 from kenning.store import ItemQuery, Store, Term, Words, open_store
 
 
-def _sqlite(tmp_path: Path) -> Store:
+def _sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     return open_store(tmp_path / "contract.db")
 
 
-BACKENDS: dict[str, Callable[[Path], Store]] = {"sqlite": _sqlite}
+def _postgres(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    return open_store(request.getfixturevalue("pg_dsn"), schema="ws_contract")
+
+
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], Store]] = {
+    "sqlite": _sqlite,
+    "postgres": _postgres,
+}
+MARKS: dict[str, tuple[pytest.MarkDecorator, ...]] = {"postgres": (pytest.mark.postgres,)}
 REPO = Scope(ScopeType.REPO, "github.com/acme/shop")
 GLOBAL = Scope(ScopeType.GLOBAL)
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+@pytest.fixture(params=[pytest.param(name, marks=MARKS.get(name, ())) for name in sorted(BACKENDS)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    made = BACKENDS[request.param](tmp_path)
+    made = BACKENDS[request.param](request, tmp_path)
     try:
         yield made
     finally:
