@@ -20,8 +20,8 @@ from kenning.errors import InvalidInput, NotFound, PlanConflict, RevisionConflic
 from kenning.model import Item, Kind, Link, Provenance, Scope, ScopeType, Session, Status
 from kenning.pack import build_pack
 from kenning.recall import recall
-from kenning.store import ItemQuery, Store, Term, Words, open_store
-from kenning.store.base import PlannedChange
+from kenning.store import ItemQuery, SessionQuery, SessionUpdate, Store, Term, Words, open_store
+from kenning.store.base import LessonState, PlannedChange, ReceiptStep, ReceiptWrite
 
 Opener = Callable[[], Store]
 
@@ -179,9 +179,11 @@ def test_sessions_are_stored_found_updated_and_listed(store: Store) -> None:
         "second prompt",
         2,
     )
-    store.update_session(session.id, ended_at="2026-12-01T10:00:00.000Z", end_reason="exit")
+    store.update_session(
+        session.id, SessionUpdate(ended_at="2026-12-01T10:00:00.000Z", end_reason="exit")
+    )
     assert store.get_session(session.id).end_reason == "exit"
-    assert [s.id for s in store.list_sessions(agent="claude")] == [session.id]
+    assert [s.id for s in store.list_sessions(SessionQuery(agent="claude"))] == [session.id]
     assert store.count_sessions() == 1
     assert store.open_sessions() == []
 
@@ -192,9 +194,9 @@ def test_what_a_session_was_told_is_recorded_in_order(store: Store) -> None:
     store.record_delivery(session.id, "pack", [item.id])
     store.record_delivery(session.id, "recall", [item.id], query="which package manager")
     told = store.deliveries(session.id)
-    assert [(d["what"], d["item_ids"], d["query"]) for d in told] == [
-        ("pack", [item.id], None),
-        ("recall", [item.id], "which package manager"),
+    assert [(d.what, d.item_ids, d.query) for d in told] == [
+        ("pack", (item.id,), None),
+        ("recall", (item.id,), "which package manager"),
     ]
 
 
@@ -208,7 +210,7 @@ def test_word_statistics_count_the_items_that_hold_a_word(store: Store) -> None:
 
 def test_projects_and_file_stamps(store: Store) -> None:
     store.add_project("shop", "/src/shop", str(REPO.value))
-    assert [p["slug"] for p in store.projects()] == ["shop"]
+    assert [p.slug for p in store.projects()] == ["shop"]
     store.set_file_stamp("shop", "plan.md", (10, 20))
     assert store.file_stamp("shop", "plan.md") == (10, 20)
     store.set_place_stamp("claude", "/home/x/.claude/projects/a/memory", (3, 99))
@@ -380,7 +382,7 @@ def test_a_second_session_of_one_agent_run_is_the_first(store: Store) -> None:
     assert store.session_scopes(first.id) == [str(REPO)]
     store.set_summary_progress(first.id, 2, 14)
     assert store.summary_progress(first.id) == (2, 14)
-    store.update_session(first.id, commits=["abc123"], pid=42)
+    store.update_session(first.id, SessionUpdate(commits=("abc123",), pid=42))
     assert store.get_session(first.id).commits == ("abc123",)
     assert [s.id for s, _ in store.open_sessions("copilot")] == [first.id]
 
@@ -389,16 +391,16 @@ def test_run_lessons_keep_signals_prompts_repeats_and_marks(store: Store) -> Non
     session = store.upsert_session(Session(id=ids.new_ulid(), agent="claude"))
     store.add_signal(session.id, "failed", "pytest exited 1")
     store.add_signal(session.id, "correction", "no, use pnpm")
-    assert [(s["kind"], s["detail"]) for s in store.signals(session.id)] == [
+    assert [(s.kind, s.detail) for s in store.signals(session.id)] == [
         ("failed", "pytest exited 1"),
         ("correction", "no, use pnpm"),
     ]
     store.add_prompt(session.id, "run the tests")
     assert store.session_prompts(session.id) == ["run the tests"]
     assert [store.note_call(session.id, k) for k in ("ls", "ls", "ls", "pwd")] == [1, 2, 3, 1]
-    assert store.lesson_state(session.id) == {"asked_at": None, "reflected_at": None}
+    assert store.lesson_state(session.id) == LessonState(None, None)
     assert store.mark_lesson(session.id, "asked") and not store.mark_lesson(session.id, "asked")
-    assert store.lesson_state(session.id)["asked_at"] is not None
+    assert store.lesson_state(session.id).asked_at is not None
 
 
 def test_a_plan_applies_whole_once_and_its_receipt_replays(store: Store) -> None:
@@ -415,21 +417,25 @@ def test_a_plan_applies_whole_once_and_its_receipt_replays(store: Store) -> None
         ),
         PlannedChange(1, new.id, "plan:create", new=new),
     ]
-    receipt, replayed = store.apply_plan("d1", "p1", "me", changes, {"ops": 2})
-    assert not replayed and receipt["ops"] == 2 and receipt["digest"] == "d1"
+    steps = [
+        ReceiptStep(0, "retire", (ReceiptWrite(target.id, "plan:retire", "r1"),)),
+        ReceiptStep(1, "create", (ReceiptWrite(new.id, "plan:create", new.revision),)),
+    ]
+    receipt, replayed = store.apply_plan("d1", "p1", "me", changes, steps)
+    assert not replayed and receipt.operations == tuple(steps) and receipt.digest == "d1"
     assert store.get_item(target.id).status == Status.ARCHIVED
     assert [r.change for r in store.revisions(target.id)] == ["add", "plan:retire"]
-    assert store.apply_plan("d1", "p1", "me", changes, {"ops": 2}) == (receipt, True)
+    assert store.apply_plan("d1", "p1", "me", changes, steps) == (receipt, True)
     assert store.plan_receipt("d1") == receipt and store.plan_receipts("p1") == [receipt]
     assert len(store.revisions(target.id)) == 2 and store.count_items() == 2
     with pytest.raises(InvalidInput):
-        store.apply_plan("d2", "p1", "me", changes, {"ops": 2})
+        store.apply_plan("d2", "p1", "me", changes, steps)
     stale = [
         PlannedChange(0, target.id, "plan:revise", expected_revision=target.revision),
         PlannedChange(1, "x", "plan:create", new=_item("Never stored")),
     ]
     with pytest.raises(PlanConflict) as caught:
-        store.apply_plan("d3", "p3", "me", stale, {})
+        store.apply_plan("d3", "p3", "me", stale, [])
     assert [c.code for c in caught.value.conflicts] == ["revision_changed"]  # type: ignore[attr-defined]
     assert store.count_items() == 2 and store.plan_receipt("d3") is None
 

@@ -8,12 +8,38 @@ import os
 from typing import overload
 
 from kenning.config import db_path
-from kenning.store.base import ItemQuery, Store, Term, Words, now_iso
+from kenning.store.base import (
+    UNSET,
+    ItemQuery,
+    LessonState,
+    PlanReceipt,
+    Project,
+    ReceiptStep,
+    ReceiptWrite,
+    SessionDelivery,
+    SessionQuery,
+    SessionUpdate,
+    Signal,
+    Store,
+    Term,
+    Words,
+    now_iso,
+)
 from kenning.store.sqlite import SQLiteStore
 
 __all__ = [
+    "UNSET",
     "ItemQuery",
+    "LessonState",
+    "PlanReceipt",
+    "Project",
+    "ReceiptStep",
+    "ReceiptWrite",
     "SQLiteStore",
+    "SessionDelivery",
+    "SessionQuery",
+    "SessionUpdate",
+    "Signal",
     "Store",
     "Term",
     "Words",

@@ -11,9 +11,8 @@ call, `together()`), `migrations`, `items`, `terms` (words, counts and tsquery i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from kenning.store.base import PlannedChange
+from kenning.store.base import PlannedChange, PlanReceipt, ReceiptStep
 from kenning.store.postgres import plans
 from kenning.store.postgres.connection import DEFAULT_SCHEMA, Connection
 from kenning.store.postgres.items import Items
@@ -33,20 +32,20 @@ class PostgresStore(Connection, Vocabulary, Items, Sessions):
         plan_id: str,
         owner: str,
         changes: Sequence[PlannedChange],
-        receipt: dict[str, Any],
-    ) -> tuple[dict[str, Any], bool]:
+        steps: Sequence[ReceiptStep],
+    ) -> tuple[PlanReceipt, bool]:
         """A plan's writes and its receipt in one transaction (see postgres/plans.py):
         (the receipt, whether it was there already and nothing was written)."""
         with self._write() as conn:
-            return plans.apply(conn, self._lock, digest, plan_id, owner, changes, receipt)
+            return plans.apply(conn, self._lock, digest, plan_id, owner, changes, steps)
 
-    def plan_receipt(self, digest: str) -> dict[str, Any] | None:
+    def plan_receipt(self, digest: str) -> PlanReceipt | None:
         rows = self._read("SELECT receipt FROM plan_receipts WHERE digest = %s", (digest,))
-        return dict(rows[0]["receipt"]) if rows else None
+        return PlanReceipt.from_dict(rows[0]["receipt"]) if rows else None
 
-    def plan_receipts(self, plan_id: str) -> list[dict[str, Any]]:
+    def plan_receipts(self, plan_id: str) -> list[PlanReceipt]:
         rows = self._read(
             "SELECT receipt FROM plan_receipts WHERE plan_id = %s ORDER BY applied_at",
             (plan_id,),
         )
-        return [dict(r["receipt"]) for r in rows]
+        return [PlanReceipt.from_dict(r["receipt"]) for r in rows]

@@ -18,7 +18,7 @@ from psycopg.types.json import Jsonb
 
 from kenning.errors import InvalidInput, PlanConflict
 from kenning.ids import short_id
-from kenning.store.base import Conflict, PlannedChange, now_iso
+from kenning.store.base import Conflict, PlannedChange, PlanReceipt, ReceiptStep, now_iso
 from kenning.store.postgres.connection import Conn
 from kenning.store.postgres.items import COLUMNS, insert_all, overwrite, row_to_item
 
@@ -70,15 +70,15 @@ def apply(
     plan_id: str,
     owner: str,
     changes: Sequence[PlannedChange],
-    body: dict[str, Any],
-) -> tuple[dict[str, Any], bool]:
-    """Apply `changes` and store the receipt (`body` plus when): (receipt, False); or,
+    steps: Sequence[ReceiptStep],
+) -> tuple[PlanReceipt, bool]:
+    """Apply `changes` and store the receipt (`steps` and when): (receipt, False); or,
     when this digest was applied before, (its receipt, True) with nothing written.
     `conn` is in the call's transaction; `lock(conn, key)` takes an advisory lock."""
     lock(conn, f"plan:{plan_id}")
     done = conn.execute("SELECT receipt FROM plan_receipts WHERE digest = %s", (digest,)).fetchone()
     if done is not None:
-        return dict(done["receipt"]), True
+        return PlanReceipt.from_dict(done["receipt"]), True
     other = conn.execute(
         "SELECT digest FROM plan_receipts WHERE plan_id = %s", (plan_id,)
     ).fetchone()
@@ -102,10 +102,10 @@ def apply(
         ).fetchone()
         assert row is not None  # locked above
         overwrite(conn, replace(row_to_item(row), **dict(change.fields)), change.change)
-    stored = {**body, "digest": digest, "applied_at": now_iso()}
+    stored = PlanReceipt(digest, plan_id, owner, now_iso(), tuple(steps))
     conn.execute(
         "INSERT INTO plan_receipts (digest, plan_id, owner, applied_at, receipt) "
         "VALUES (%s, %s, %s, %s, %s)",
-        (digest, plan_id, owner, stored["applied_at"], Jsonb(stored)),
+        (digest, plan_id, owner, stored.applied_at, Jsonb(stored.to_dict())),
     )
     return stored, False

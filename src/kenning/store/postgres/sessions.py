@@ -15,28 +15,18 @@ from typing import TYPE_CHECKING, Any
 from psycopg import sql
 from psycopg.rows import DictRow
 
-from kenning.errors import NotFound, StoreError
+from kenning.errors import NotFound
 from kenning.model import SESSION_FIELDS, Session
-from kenning.store.base import now_iso
-from kenning.store.postgres.connection import Conn
-
-SETTABLE = frozenset(
-    {
-        "model",
-        "transcript_path",
-        "ended_at",
-        "first_prompt",
-        "last_prompt",
-        "prompt_count",
-        "commits",
-        "diff_stat",
-        "pid",
-        "end_reason",
-        "last_seen_at",
-        "start_commit",
-    }
+from kenning.store.base import (
+    LessonState,
+    Project,
+    SessionDelivery,
+    SessionQuery,
+    SessionUpdate,
+    Signal,
+    now_iso,
 )
-FILTERS = ("repo", "agent", "agent_session_id", "cwd", "workstream", "project", "continued_from")
+from kenning.store.postgres.connection import Conn
 
 
 def row_to_session(row: DictRow) -> Session:
@@ -92,11 +82,9 @@ class Sessions:
             conn.execute(statement, [data[n] for n in names])
         return session
 
-    def update_session(self, session_id: str, **fields: Any) -> None:
-        """Set some of a session's columns (commits as a list)."""
-        unknown = set(fields) - SETTABLE
-        if unknown:
-            raise StoreError(f"cannot set session fields {sorted(unknown)}")
+    def update_session(self, session_id: str, update: SessionUpdate) -> None:
+        """Set the columns `update` gives."""
+        fields = update.changes()
         if "commits" in fields:
             fields["commits"] = list(fields["commits"])
         fields.setdefault("last_seen_at", now_iso())
@@ -140,16 +128,20 @@ class Sessions:
         )
         return [r["id"] for r in rows]
 
-    def list_sessions(self, **filters: Any) -> list[Session]:
+    def list_sessions(self, query: SessionQuery) -> list[Session]:
         clauses: list[sql.Composable] = []
         params: list[Any] = []
-        for name in FILTERS:
-            if filters.get(name) is not None:
+        for name, value in (
+            ("repo", query.repo),
+            ("agent", query.agent),
+            ("cwd", query.cwd),
+            ("workstream", query.workstream),
+            ("project", query.project),
+        ):
+            if value is not None:
                 clauses.append(sql.SQL("{} = %s").format(sql.Identifier(name)))
-                params.append(filters[name])
-        if filters.get("open"):
-            clauses.append(sql.SQL("ended_at IS NULL"))
-        if filters.get("text"):
+                params.append(value)
+        if query.text:
             # Any session whose prompts, agent, model or repo hold the text.
             clauses.append(
                 sql.SQL(
@@ -157,8 +149,8 @@ class Sessions:
                     " %s) > 0"
                 )
             )
-            params.append(str(filters["text"]).lower())
-        params += [int(filters.get("limit") or 50), max(0, int(filters.get("offset") or 0))]
+            params.append(query.text.lower())
+        params += [int(query.limit or 50), max(0, int(query.offset))]
         statement = sql.SQL(
             "SELECT * FROM sessions WHERE {} ORDER BY started_at DESC, id DESC LIMIT %s OFFSET %s"
         ).format(sql.SQL(" AND ").join(clauses) if clauses else sql.SQL("true"))
@@ -213,16 +205,13 @@ class Sessions:
         )
         return {r["id"] for r in rows}
 
-    def deliveries(self, session_id: str) -> list[dict[str, Any]]:
+    def deliveries(self, session_id: str) -> list[SessionDelivery]:
         rows = self._read(
             "SELECT at, what, item_ids, query FROM deliveries WHERE session_id = %s "
             "ORDER BY at, id",
             (session_id,),
         )
-        return [
-            {"at": r["at"], "what": r["what"], "item_ids": list(r["item_ids"]), "query": r["query"]}
-            for r in rows
-        ]
+        return [SessionDelivery(r["at"], r["what"], tuple(r["item_ids"]), r["query"]) for r in rows]
 
     # --- run lessons (as kenning.store.signals) ---------------------------------------
 
@@ -233,11 +222,11 @@ class Sessions:
                 (session_id, now_iso(), kind, detail),
             )
 
-    def signals(self, session_id: str) -> list[dict[str, Any]]:
+    def signals(self, session_id: str) -> list[Signal]:
         rows = self._read(
             "SELECT at, kind, detail FROM signals WHERE session_id = %s ORDER BY id", (session_id,)
         )
-        return [{"at": r["at"], "kind": r["kind"], "detail": r["detail"]} for r in rows]
+        return [Signal(r["at"], r["kind"], r["detail"]) for r in rows]
 
     def add_prompt(self, session_id: str, text: str) -> None:
         with self._write() as conn:
@@ -266,14 +255,14 @@ class Sessions:
         assert row is not None
         return int(row["repeats"])
 
-    def lesson_state(self, session_id: str) -> dict[str, Any]:
+    def lesson_state(self, session_id: str) -> LessonState:
         """When Stop asked this session for a reflection, and when one was recorded."""
         rows = self._read(
             "SELECT asked_at, reflected_at FROM lesson_state WHERE session_id = %s", (session_id,)
         )
         if not rows:
-            return {"asked_at": None, "reflected_at": None}
-        return {"asked_at": rows[0]["asked_at"], "reflected_at": rows[0]["reflected_at"]}
+            return LessonState()
+        return LessonState(rows[0]["asked_at"], rows[0]["reflected_at"])
 
     def mark_lesson(self, session_id: str, what: str) -> bool:
         """Set `asked_at` or `reflected_at` once; False when it was set already."""
@@ -306,9 +295,9 @@ class Sessions:
         with self._write() as conn:
             return conn.execute("DELETE FROM projects WHERE slug = %s", (slug,)).rowcount > 0
 
-    def projects(self) -> list[dict[str, Any]]:
+    def projects(self) -> list[Project]:
         rows = self._read("SELECT slug, dir, repo, added_at FROM projects ORDER BY slug")
-        return [dict(r) for r in rows]
+        return [Project(r["slug"], r["dir"], r["repo"], r["added_at"]) for r in rows]
 
     def file_stamp(self, slug: str, name: str) -> tuple[int, int] | None:
         rows = self._read(
