@@ -265,6 +265,12 @@ def test_search_takes_the_last_word_as_a_prefix_of_words_as_typed(store: Store) 
     assert [i.id for i, _ in found] == [stored.id]
 
 
+def test_search_finds_words_joined_by_a_hyphen_or_next_to_small_words(store: Store) -> None:
+    stored = store.insert_item(_item("Restart the payments service on deploy"))
+    for typed in ("payments-service", "restart the", "the payments"):
+        assert [i.id for i, _ in store.search(Words(typed=typed), ItemQuery())] == [stored.id]
+
+
 def test_search_list_and_count_keep_to_the_statuses_asked_for(store: Store) -> None:
     active = store.insert_item(_item("Rotate the deploy keys"))
     waiting = store.insert_item(_item("Rotate the deploy keys weekly", status=Status.PROPOSED))

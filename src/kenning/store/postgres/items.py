@@ -249,12 +249,21 @@ class Items:
 
     def find_ids(self, ref: str) -> list[str]:
         """Ids that start or end with `ref`, or, for a ref shorter than six, whose short id
-        (the last six) starts with it."""
-        rows = self._read(
-            "SELECT id FROM items WHERE (id >= %s AND id < %s) OR id LIKE %s "
-            "OR (length(%s) < 6 AND substr(id, 21) >= %s AND substr(id, 21) < %s)",
-            (ref, ref + "\x7f", "%" + _like(ref), ref, ref, ref + "\x7f"),
-        )
+        (the last six) starts with it. A start is a range on the primary key; an end of
+        six or more, and a short id's start, go through the index on each id's last six;
+        shorter ends are rare and scan."""
+        starts = "SELECT id FROM items WHERE id >= %s AND id < %s"
+        if len(ref) >= 6:
+            rows = self._read(
+                f"{starts} UNION SELECT id FROM items WHERE substr(id, 21) = %s AND id LIKE %s",
+                (ref, ref + "\x7f", ref[-6:], "%" + _like(ref)),
+            )
+        else:
+            rows = self._read(
+                f"{starts} UNION SELECT id FROM items WHERE substr(id, 21) >= %s "
+                "AND substr(id, 21) < %s UNION SELECT id FROM items WHERE id LIKE %s",
+                (ref, ref + "\x7f", ref, ref + "\x7f", "%" + _like(ref)),
+            )
         return sorted({r["id"] for r in rows})
 
     def short_ids(
