@@ -50,6 +50,7 @@ ITEM_COLUMNS = (
 COLUMNS = ", ".join(ITEM_COLUMNS)
 _ROW = "(" + ", ".join(["%s"] * len(ITEM_COLUMNS)) + ")"
 _INSERT_MANY = f"INSERT INTO items ({COLUMNS}) VALUES {{}}"
+ANALYZE_AFTER = 1_000  # items an import adds before it refreshes the planner's statistics
 INSERT_ROWS = 500  # 22 parameters a row, far below PostgreSQL's 65,535 a statement
 _UPDATE = (
     "UPDATE items SET " + ", ".join(f"{name} = %s" for name in ITEM_COLUMNS[1:]) + " WHERE id = %s"
@@ -63,6 +64,10 @@ _INSERT_REVISION = _INSERT_REVISIONS.format(_REVISION_ROW)
 # ts_rank's weights are for D, C, B, A: body (C) 1, tags (B) 4, title (A) 8, as
 # SQLite's bm25 weighs the same three columns.
 RANK_WEIGHTS = [0.05, 0.125, 0.5, 1.0]
+# ts_rank reads each match's vector, so a word most items hold costs a rank per item. A
+# search ranks the newest SEARCH_WINDOW matches that pass its filters (as SQLite's does):
+# still best first, and a query that broad never needed its oldest matches.
+SEARCH_WINDOW = 2_000
 
 
 def row_to_item(row: DictRow) -> Item:
@@ -247,6 +252,11 @@ class Items:
                 flush()
         if pending:
             flush()
+        if added >= ANALYZE_AFTER:
+            # The planner's statistics, now rather than at autovacuum's next round: until
+            # then it takes a big store for an empty one and ranks every match.
+            with self._write() as conn:
+                conn.execute("ANALYZE items")
         return added, skipped
 
     def get_item(self, item_id: str) -> Item:
@@ -341,8 +351,9 @@ class Items:
         return [row_to_item(r) for r in self._read(sql, params)]
 
     def search(self, words: Words, query: ItemQuery) -> list[tuple[Item, float]]:
-        """Full-text search, best first; the score is ts_rank's (higher is better).
-        Typed words with no word in them are InvalidInput."""
+        """Full-text search, best first among the newest SEARCH_WINDOW matches; the score
+        is ts_rank's (higher is better). Typed words with no word in them are
+        InvalidInput."""
         tsquery = self.tsquery_for(words)
         if tsquery is None:
             if words.typed:
@@ -353,11 +364,15 @@ class Items:
         clause, params = where(query)
         cols = ", ".join(f"items.{c}" for c in ITEM_COLUMNS)
         sql = (
-            f"SELECT {cols}, ts_rank(%s::float4[], items.tsv, q) AS rank "
-            f"FROM items, CAST(%s AS tsquery) AS q WHERE items.tsv @@ q AND {clause} "
+            f"SELECT {cols}, ts_rank(%s::float4[], items.tsv, q) AS rank FROM ("
+            f"SELECT items.seq FROM items, CAST(%s AS tsquery) AS q WHERE items.tsv @@ q "
+            f"AND {clause} ORDER BY items.seq DESC LIMIT %s) AS hits "
+            "JOIN items ON items.seq = hits.seq, CAST(%s AS tsquery) AS q "
             "ORDER BY rank DESC, items.seq DESC LIMIT %s"
         )
-        rows = self._read(sql, [RANK_WEIGHTS, tsquery, *params, query.limit or None])
+        rows = self._read(
+            sql, [RANK_WEIGHTS, tsquery, *params, SEARCH_WINDOW, tsquery, query.limit or None]
+        )
         return [(row_to_item(r), float(r["rank"])) for r in rows]
 
     def revisions(self, item_id: str) -> list[Revision]:
