@@ -81,6 +81,11 @@ def test_each_schema_holds_a_memory_of_its_own(open_pg: Callable[..., Store], pg
     in_url = open_pg(None, url=pg_dsn + "&schema=ws_acme")
     assert in_url.count_items() == 1 and "schema=ws_acme" in in_url.path
     assert open_pg(None).count_items() == 0  # the default schema, `kenning`
+    with pytest.raises(StoreError, match="no store in schema ws_nowhere"):
+        open_store(pg_dsn, schema="ws_nowhere", create=False)
+    opened_again = open_store(pg_dsn, schema="ws_acme", create=False)
+    assert opened_again.count_items() == 1
+    opened_again.close()
     assert globex.doc_freqs(acme.stems(["deploys"])[0])[1] == {"deploy": 0}
 
 
