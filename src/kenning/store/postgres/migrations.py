@@ -67,7 +67,7 @@ CREATE TABLE items (
     ) STORED
 );
 CREATE INDEX items_tsv ON items USING gin (tsv);
-CREATE INDEX items_scope_recent ON items (scope, status, updated_at);
+CREATE INDEX items_scope_recent ON items (scope, status, updated_at, expires_at);
 CREATE INDEX items_scope_kind ON items (scope, status, kind, updated_at);
 CREATE INDEX items_scope_pinned ON items (scope, status, updated_at) WHERE pinned;
 CREATE INDEX items_scope_captured ON items (scope, seq);
