@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from kenning.store.directory import Directory
 from teamserver import (
     Server,
     cover,
     entry,
     ken,
-    make_token,
     memory,
     module_database,
     start_server,
@@ -28,10 +28,10 @@ SHOP = "repo:github.com/acme/shop"
 
 
 @pytest.fixture(scope="module")
-def running(pg_cluster: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def running(pg_cluster: str) -> Iterator[Server]:
     """One server for the module; each test works in a workspace of its own."""
     with module_database(pg_cluster) as db:
-        server = start_server(db, tmp_path_factory.mktemp("serve-data"))
+        server = start_server(db)
         yield server
         assert server.stop() == 0
 
@@ -41,10 +41,19 @@ def server(running: Server) -> Server:
     return running
 
 
+@pytest.fixture(scope="module")
+def directory(running: Server) -> Iterator[Directory]:
+    """The server's directory, opened in the tests' process (quicker than `ken serve
+    token create` in a subprocess, which its own tests run)."""
+    opened = Directory(running.db)
+    yield opened
+    opened.close()
+
+
 @pytest.fixture
-def ws(running: Server) -> str:
+def ws(directory: Directory) -> str:
     name = "acme-" + uuid.uuid4().hex[:8]
-    cover(running.db, name, "github.com/acme/shop")
+    directory.add_repo(name, "github.com/acme/shop")
     return name
 
 
@@ -54,13 +63,13 @@ def api(ws: str) -> str:
 
 
 @pytest.fixture
-def member(server: Server, ws: str) -> str:
-    return make_token(server.db, ws, "member", "alice")
+def member(directory: Directory, ws: str) -> str:
+    return directory.create_token(ws, "member", "alice")[0]
 
 
 @pytest.fixture
-def admin(server: Server, ws: str) -> str:
-    return make_token(server.db, ws, "admin", "lead")
+def admin(directory: Directory, ws: str) -> str:
+    return directory.create_token(ws, "admin", "lead")[0]
 
 
 def push(
@@ -110,6 +119,7 @@ def test_whoami_names_the_token_its_workspace_and_role(
     assert answer.body["role"] == "member"
     assert answer.body["name"] == "alice"
     assert answer.body["token_id"].startswith("tok_")
+    assert server.call("GET", "/api/v1/whoami", member).body == answer.body
 
 
 def test_repos_lists_what_the_team_covers(server: Server, member: str, api: str, ws: str) -> None:
@@ -149,6 +159,8 @@ def test_an_admins_own_memory_arrives_active_and_is_pulled(
     assert change["change"] == "upsert"
     assert change["item"]["title"] == "Use UTC in logs"
     assert change["item"]["origin"]["token_id"].startswith("tok_")
+    assert change["item"]["origin"]["host"] == "alice-laptop"
+    assert change["item"]["reviewed_at"] == change["item"]["updated_at"]
     assert pulled["more"] is False
     again = pull_all(server, api, member, since=pulled["cursor"])
     assert again["changes"] == [] and again["cursor"] == pulled["cursor"]
