@@ -69,7 +69,6 @@ def serve(db_url: str, host: str = "127.0.0.1", port: int = 8765, grace: float =
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, _stopped)
     uvicorn.Server(config).run(sockets=[sock])
-    log.info("team server stopped")
 
 
 def _stopped(sig: int, frame: object) -> None:
