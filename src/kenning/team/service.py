@@ -163,6 +163,17 @@ class Team:
         ]
         return data
 
+    def same_text_counts(self, workspace: str, item_ids: list[str]) -> dict[str, int]:
+        """How many other memories of the team say the same as each of these."""
+        counts: dict[str, int] = {}
+        with self.workspaces.store(workspace) as store:
+            for item_id in item_ids:
+                try:
+                    counts[item_id] = len(items.same_text(store, store.get_item(item_id), 50))
+                except NotFound:
+                    continue
+        return counts
+
     # push
 
     def push(self, token: Token, workspace: str, body: Any) -> dict[str, Any]:
