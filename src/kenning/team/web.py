@@ -33,6 +33,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from kenning.errors import KenningError
+from kenning.ids import short_id
 from kenning.model import DismissReason
 from kenning.store.directory import SESSION_DAYS, WebSession
 from kenning.team.app import error_of
@@ -166,7 +167,7 @@ def web_routes(team: Team) -> list[Route]:
         message = ""
         done, done_id = params.get("done"), params.get("id")
         if done in PAST and done_id:
-            message = f"{PAST[done]} {done_id[-6:].lower()}."
+            message = f"{PAST[done]} {short_id(done_id)}."
             title = next((i["title"] for i in found if i["id"] == done_id), None)
             if title is None and done != "forget":
                 try:
