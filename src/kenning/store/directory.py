@@ -34,7 +34,7 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kenning.errors import InvalidInput, StoreError
 
@@ -198,11 +198,11 @@ class Directory:
         self.pool.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+    def _tx(self, wait: float | None = None) -> Iterator[psycopg.Connection[dict[str, Any]]]:
         try:
-            with self.pool.connection() as conn, conn.transaction():
+            with self.pool.connection(timeout=wait) as conn, conn.transaction():
                 yield conn
-        except psycopg.OperationalError as exc:
+        except (psycopg.OperationalError, PoolTimeout) as exc:
             raise StoreError(f"the team database is unreachable: {exc}") from None
 
     def _migrate(self) -> None:
@@ -233,9 +233,10 @@ class Directory:
                 migration(conn)
                 conn.execute("INSERT INTO ken_team._migrations (name) VALUES (%s)", (name,))
 
-    def ping(self) -> bool:
+    def ping(self, wait: float = 3.0) -> bool:
+        """Whether the database answers within `wait` seconds."""
         try:
-            with self._tx() as conn:
+            with self._tx(wait) as conn:
                 conn.execute("SELECT 1")
             return True
         except (StoreError, psycopg.Error):

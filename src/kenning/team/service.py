@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kenning import ids, items
-from kenning.errors import InvalidInput, KenningError, NotFound, RevisionConflict
+from kenning.errors import InvalidInput, KenningError, NotFound, RevisionConflict, StoreError
 from kenning.ids import short_id
 from kenning.model import Item, Link, Provenance, Scope, ScopeType, Status, normalize_name
 from kenning.store import ItemQuery, Store, Words, now_iso
@@ -224,9 +224,7 @@ class Team:
             with self.workspaces.store(workspace) as store:
                 if base is not None:
                     _get(store, base)
-                # A retry of a push cut off after the write finds its item there: skipped.
-                store.insert_many([item], change="push")
-                stored = store.get_item(item.id)
+                stored = _insert_once(store, item)
         except (Refused, InvalidInput, NotFound) as exc:
             reason = exc.reason if isinstance(exc, Refused) else str(exc)
             answer = {
@@ -349,6 +347,20 @@ def _get(store: Store, item_id: str) -> Item:
         return store.get_item(ids.normalize_ref(item_id))
     except NotFound:
         raise NotFound(f"no memory {item_id} in this workspace") from None
+
+
+def _insert_once(store: Store, item: Item) -> Item:
+    """Store `item` unless its id is there: a retry of a push cut off after the write,
+    or the same push sent twice at once, finds it there (one of two racing inserts
+    fails on the primary key; the item it lost to is the one)."""
+    try:
+        store.insert_many([item], change="push")
+    except StoreError:
+        try:
+            return store.get_item(item.id)
+        except NotFound:
+            raise
+    return store.get_item(item.id)
 
 
 def _note(text: str | None) -> str | None:
