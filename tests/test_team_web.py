@@ -189,6 +189,26 @@ def test_revoking_the_token_ends_its_web_session_at_once(
     assert (status, headers["location"]) == (303, "/login")
 
 
+def test_the_page_says_who_proposed_and_how_many_others_sent_the_same(
+    running: Server, directory: Directory, ws: str, admin: str, member: str
+) -> None:
+    bob = directory.create_token(ws, "member", "bob")[0]
+    push(running, ws, member, entry(memory("Tabs, not spaces, in Makefiles", SHOP)))
+    answer = running.call(
+        "POST",
+        f"/api/v1/w/{ws}/push",
+        bob,
+        {"host": "bob-desktop", "items": [entry(memory("Tabs, not spaces, in Makefiles", SHOP))]},
+    )
+    assert answer.status == 200
+    client = Browserless(running)
+    client.sign_in(admin)
+    html = client.send("GET", "/")[2]
+    assert "proposed by <strong>alice</strong> on alice-laptop" in html
+    assert "proposed by <strong>bob</strong> on bob-desktop" in html
+    assert html.count("sent by 1 more in the team") == 2
+
+
 def test_the_page_shows_only_the_admins_own_workspace(
     running: Server, directory: Directory, ws: str, admin: str
 ) -> None:
@@ -306,6 +326,23 @@ def test_an_admin_signs_in_approves_dismisses_searches_and_opens_a_drawer(
     page.screenshot(path=str(artifacts / "6-drawer.png"), full_page=True)
     page.keyboard.press("Escape")
     expect(drawer).to_be_hidden()
+
+    # From the keyboard alone: Tab to the drawer's link, Enter opens it, Escape closes
+    # it and gives the focus back to the link.
+    link = page.locator(f"#m-{canary}").get_by_role("link", name="History")
+    page.get_by_label("Search memories").focus()
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        if link.evaluate("node => node === document.activeElement"):
+            break
+    else:
+        raise AssertionError("Tab never reached the History link")
+    page.keyboard.press("Enter")
+    expect(drawer).to_be_visible()
+    expect(drawer.get_by_role("button", name="Close the drawer")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(drawer).to_be_hidden()
+    expect(link).to_be_focused()
     context.close()
 
     api = f"/api/v1/w/{ws}/items"
