@@ -176,6 +176,18 @@ def _token(row: dict[str, Any]) -> Token:
     )
 
 
+def _append_feed(
+    conn: psycopg.Connection[dict[str, Any]], workspace: str, changes: Sequence[tuple[str, str]]
+) -> None:
+    # Rows of one workspace commit one transaction at a time, so in `seq` order.
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext('ken_team:feed:' || %s))", (workspace,))
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO ken_team.feed (workspace, item_id, change) VALUES (%s, %s, %s)",
+            [(workspace, item_id, change) for item_id, change in changes],
+        )
+
+
 class Directory:
     """The server's own tables, over a connection pool to `url`."""
 
@@ -393,26 +405,32 @@ class Directory:
                 (json.dumps(answer), workspace, push_id),
             )
 
-    # origins and decisions
-
-    def set_origin(
+    def finish_push(
         self,
         workspace: str,
-        item_id: str,
-        *,
-        host: str,
-        token_id: str,
-        local_id: str | None,
-        what: str,
-        base: str | None,
+        push_id: str,
+        answer: dict[str, Any],
+        origin: dict[str, Any] | None = None,
+        feed: Sequence[tuple[str, str]] = (),
     ) -> None:
+        """A stored entry's origin, feed rows and answer, in one transaction."""
         with self._tx() as conn:
+            if origin is not None:
+                conn.execute(
+                    "INSERT INTO ken_team.origins "
+                    "(workspace, item_id, host, token_id, local_id, what, base) "
+                    "VALUES (%(workspace)s, %(item_id)s, %(host)s, %(token_id)s, %(local_id)s, "
+                    "%(what)s, %(base)s) ON CONFLICT DO NOTHING",
+                    {"workspace": workspace, **origin},
+                )
+            if feed:
+                _append_feed(conn, workspace, feed)
             conn.execute(
-                "INSERT INTO ken_team.origins "
-                "(workspace, item_id, host, token_id, local_id, what, base) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (workspace, item_id, host, token_id, local_id, what, base),
+                "UPDATE ken_team.receipts SET answer = %s WHERE workspace = %s AND push_id = %s",
+                (json.dumps(answer), workspace, push_id),
             )
+
+    # origins and decisions
 
     def origins(self, workspace: str, item_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Who sent each of these memories: host, token_id, name (the token's), local_id,
@@ -471,14 +489,7 @@ class Directory:
         if not changes:
             return
         with self._tx() as conn:
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtext('ken_team:feed:' || %s))", (workspace,)
-            )
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO ken_team.feed (workspace, item_id, change) VALUES (%s, %s, %s)",
-                    [(workspace, item_id, change) for item_id, change in changes],
-                )
+            _append_feed(conn, workspace, changes)
 
     def feed(self, workspace: str, since: int, limit: int) -> list[tuple[int, str, str]]:
         """(seq, item_id, change) after `since`, oldest first, at most `limit`."""

@@ -237,17 +237,6 @@ class Team:
             self.directory.answer_push(workspace, push_id, answer)
             return answer
         local = entry["item"].get("id")
-        self.directory.set_origin(
-            workspace,
-            stored.id,
-            host=host,
-            token_id=token.id,
-            local_id=local if isinstance(local, str) else None,
-            what=what,
-            base=base,
-        )
-        if stored.status is Status.ACTIVE:
-            self.directory.append_feed(workspace, [(stored.id, "upsert")])
         answer = {
             "push_id": push_id,
             "status": "stored",
@@ -255,7 +244,16 @@ class Team:
             "item_status": stored.status.value,
             "reason": None,
         }
-        self.directory.answer_push(workspace, push_id, answer)
+        origin = {
+            "item_id": stored.id,
+            "host": host,
+            "token_id": token.id,
+            "local_id": local if isinstance(local, str) else None,
+            "what": what,
+            "base": base,
+        }
+        feed = [(stored.id, "upsert")] if stored.status is Status.ACTIVE else []
+        self.directory.finish_push(workspace, push_id, answer, origin, feed)
         return answer
 
     # pull
