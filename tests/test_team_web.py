@@ -359,3 +359,15 @@ def test_an_admin_signs_in_approves_dismisses_searches_and_opens_a_drawer(
         "5-search.png",
         "6-drawer.png",
     ]
+
+
+def test_behind_a_local_tls_proxy_the_session_cookie_is_secure(running: Server, admin: str) -> None:
+    client = Browserless(running)
+    status, _, html, cookies = client.send("GET", "/login", X_Forwarded_Proto="https")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert status == 200 and csrf
+    status, _, _, cookies = client.send(
+        "POST", "/login", {"csrf": csrf.group(1), "token": admin}, X_Forwarded_Proto="https"
+    )
+    (session,) = [c for c in cookies if c.startswith("ken_session=")]
+    assert status == 303 and "Secure" in session
