@@ -201,6 +201,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("editor", str, "", "Editor for `ken edit` (else $VISUAL, else $EDITOR).", "KEN_EDITOR"),
     Setting("workspace", str, "", "Workspace name for every folder.", "KEN_WORKSPACE"),
+    Setting(
+        "serve.db",
+        str,
+        "",
+        "The team server's PostgreSQL URL (`ken serve`), postgresql://…",
+        "KEN_SERVE_DB",
+    ),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
 
@@ -390,6 +397,7 @@ class Config:
     memory_summarize_timeout_secs: Value[int] = Value("memory.summarize.timeout_secs")
     editor: Value[str] = Value("editor")
     workspace: Value[str] = Value("workspace")
+    serve_db: Value[str] = Value("serve.db")
 
     def __init__(self, file: dict[str, Any] | None = None, **flags: Any) -> None:
         self.file = read_file() if file is None else file

@@ -94,6 +94,14 @@ class DismissReason(StrEnum):
     OTHER = "other"
 
 
+class TeamRole(StrEnum):
+    """What a team token may do on `ken serve`: a member pushes and pulls, an admin also
+    decides."""
+
+    MEMBER = "member"
+    ADMIN = "admin"
+
+
 class ScopeType(StrEnum):
     SESSION = "session"
     WORKSTREAM = "workstream"

@@ -30,6 +30,7 @@ from kenning.cli import (
     promote,
     review,
     search,
+    serve,
     sessions,
     status,
     transfer,
@@ -97,6 +98,7 @@ COMMANDS: list[click.Command] = [
     hook.hook_server_group,
     mcp.mcp,
     panel.panel_cmd,
+    serve.serve_group,
     demo.demo,
 ]
 for command in COMMANDS:
