@@ -197,6 +197,21 @@ SETTINGS: tuple[Setting, ...] = (
         low=1,
         high=86_400,
     ),
+    Setting(
+        "team.sync_at_start",
+        bool,
+        True,
+        "Each SessionStart syncs with the team server first (once `ken team join` ran).",
+    ),
+    Setting(
+        "team.start_timeout_secs",
+        float,
+        1.5,
+        "Seconds SessionStart gives the team sync in all; past it the pack goes without.",
+        "KEN_TEAM_START_TIMEOUT",
+        low=0.1,
+        high=10,
+    ),
     Setting("editor", str, "", "Editor for `ken edit` (else $VISUAL, else $EDITOR).", "KEN_EDITOR"),
     Setting("workspace", str, "", "Workspace name for every folder.", "KEN_WORKSPACE"),
 )
