@@ -397,7 +397,9 @@ def apply_changes(
     changes: list[dict[str, Any]],
     report: Report,
 ) -> None:
-    """Apply one pull page to the store, in one transaction."""
+    """Apply one pull page to the store: its new and changed copies in one transaction,
+    then its removals (a delete wipes the text off the disk, outside any transaction)."""
+    removed: list[str] = []
     with store.together():
         for change in changes:
             server_id = str(change.get("id") or "")
@@ -407,8 +409,7 @@ def apply_changes(
             data = change.get("item")
             if change.get("change") == "remove" or not isinstance(data, dict):
                 if existing is not None:
-                    store.delete_items([existing.id])
-                    report.removed += 1
+                    removed.append(existing.id)
                 continue
             if existing is None and is_own(store, membership, state, data):
                 report.own += 1
@@ -425,6 +426,8 @@ def apply_changes(
             else:
                 continue
             report.pulled += 1
+    if removed:
+        report.removed += store.delete_items(removed)
 
 
 def pull(
