@@ -162,13 +162,16 @@ def team_status(state: State, offline: bool, as_json: bool) -> None:
     show_default=True,
     help="Seconds for the whole sync.",
 )
+@click.option(
+    "--from-start", is_flag=True, help="Pull all team memory again (after a server restore)."
+)
 @json_option
 @pass_state
-def team_sync_cmd(state: State, timeout: float, as_json: bool) -> None:
+def team_sync_cmd(state: State, timeout: float, from_start: bool, as_json: bool) -> None:
     """Pull the team memory approved since the last sync, and push what you approved here
     in the repos and workspace the team covers (and what you shared). SessionStart does
     the same, within team.start_timeout_secs."""
-    report = team_sync.sync(state.store, _member(), timeout=timeout)
+    report = team_sync.sync(state.store, _member(), timeout=timeout, from_start=from_start)
     if as_json:
         emit_json(report.to_dict())
     else:

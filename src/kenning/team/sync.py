@@ -462,9 +462,12 @@ def sync(
     do_push: bool = True,
     wait: bool = True,
     refresh_repos: bool = True,
+    from_start: bool = False,
 ) -> Report:
     """Pull, then push, within `timeout` seconds in all. A server that cannot be reached
-    (or runs out the time) is the report's `error`; what was done before stays done."""
+    (or runs out the time) is the report's `error`; what was done before stays done.
+    `from_start` pulls everything again (after the server was restored from a backup,
+    the cursor may point past what it holds); the copies are updated in place."""
     member = membership or load_membership()
     if member is None:
         raise InvalidInput("this host is in no team: `ken team join URL --token T` first")
@@ -472,6 +475,8 @@ def sync(
     client = Client.of(member, timeout)
     with locked(wait):
         state = load_state(store.path)
+        if from_start:
+            state["cursor"] = ""
 
         def save(section: dict[str, Any]) -> None:
             save_state(store.path, section)
