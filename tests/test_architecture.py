@@ -24,7 +24,7 @@ import kenning
 from kenning.agents import NAMES as AGENT_NAMES
 
 SRC = Path(kenning.__file__).parent
-FACES = ("cli", "hooks", "mcp_server", "tui")
+FACES = ("cli", "hooks", "mcp_server", "tui", "team")
 UI_LIBS = ("click", "rich", "mcp", "textual")
 VALUES = ("model", "errors", "config", "ids", "paths", "agents")
 AGENT_MAY_IMPORT = ("kenning.model", "kenning.errors", "kenning.agents")
@@ -164,7 +164,7 @@ def lazy_imports(module: Module) -> set[str]:
 
 # One face may start another, by a lazy import inside the command that starts it: the CLI's
 # `ken panel` opens the panel (textual is loaded only then, and only there).
-STARTS = {("cli", "tui")}
+STARTS = {("cli", "tui"), ("cli", "team")}
 
 
 def face_imports_another_face(module: Module) -> list[str]:

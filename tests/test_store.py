@@ -15,7 +15,7 @@ from helpers import add, opened
 from kenning import items
 from kenning.errors import NotFound, RevisionConflict, StoreError
 from kenning.model import Provenance, Scope, ScopeType, Session, Status
-from kenning.store import ItemQuery, open_store
+from kenning.store import ItemQuery, SessionQuery, open_store
 from kenning.store import migrations as migrations_mod
 
 
@@ -148,7 +148,7 @@ def test_sessions_round_trip(db_path):
         )
         store.upsert_session(session, scopes=["repo:github.com/acme/shop"])
         assert store.get_session("S1") == session
-        assert store.list_sessions(repo="github.com/acme/shop") == [session]
+        assert store.list_sessions(SessionQuery(repo="github.com/acme/shop")) == [session]
         with pytest.raises(NotFound):
             store.get_session("S2")
 
@@ -163,7 +163,7 @@ def test_a_second_hook_opening_the_same_agent_run_at_once_gets_the_first_session
         assert store.upsert_session(updated) == updated  # the stored one still updates
         other = Session(id="S3", agent="claude", agent_session_id="run-1", started_at="t3")
         assert store.upsert_session(other) == other
-        assert [s.id for s in store.list_sessions()] == ["S3", "S1"]
+        assert [s.id for s in store.list_sessions(SessionQuery())] == ["S3", "S1"]
 
 
 # --- forgetting leaves nothing on disk --------------------------------------------------

@@ -1,8 +1,10 @@
 """The store contract: what every backend behind `kenning.store.Store` must do.
 
 Each test takes a `store` made by one of BACKENDS and uses only the `Store` protocol
-(no SQL, no backend's own methods), so a second backend (the team server's
-PostgreSQL) runs this suite unchanged by adding its maker here.
+(no SQL, no backend's own methods): SQLite's file, and PostgreSQL in a schema of a fresh
+database of its own (the `pg_dsn` fixture; marked `postgres`, skipped saying why where
+PostgreSQL is not installed, never in CI). A third backend runs the suite unchanged by
+adding its maker here, and its marks to MARKS.
 """
 
 from __future__ import annotations
@@ -14,27 +16,55 @@ from pathlib import Path
 import pytest
 
 from kenning import ids, items
-from kenning.errors import InvalidInput, NotFound, RevisionConflict
+from kenning.errors import InvalidInput, NotFound, PlanConflict, RevisionConflict
 from kenning.model import Item, Kind, Link, Provenance, Scope, ScopeType, Session, Status
-from kenning.store import ItemQuery, Store, Term, Words, open_store
+from kenning.pack import build_pack
+from kenning.recall import recall
+from kenning.store import ItemQuery, SessionQuery, SessionUpdate, Store, Term, Words, open_store
+from kenning.store.base import LessonState, PlannedChange, ReceiptStep, ReceiptWrite
+
+Opener = Callable[[], Store]
 
 
-def _sqlite(tmp_path: Path) -> Store:
-    return open_store(tmp_path / "contract.db")
+def _sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    return lambda: open_store(tmp_path / "contract.db")
 
 
-BACKENDS: dict[str, Callable[[Path], Store]] = {"sqlite": _sqlite}
+def _postgres(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    dsn = request.getfixturevalue("pg_dsn")
+    return lambda: open_store(dsn, schema="ws_contract")
+
+
+# Each maker gives an opener of one store: every call opens the same store again (a
+# second process, or a second server, on the same memory).
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], Opener]] = {
+    "sqlite": _sqlite,
+    "postgres": _postgres,
+}
+MARKS: dict[str, tuple[pytest.MarkDecorator, ...]] = {"postgres": (pytest.mark.postgres,)}
 REPO = Scope(ScopeType.REPO, "github.com/acme/shop")
 GLOBAL = Scope(ScopeType.GLOBAL)
 
 
-@pytest.fixture(params=sorted(BACKENDS))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    made = BACKENDS[request.param](tmp_path)
+@pytest.fixture(params=[pytest.param(name, marks=MARKS.get(name, ())) for name in sorted(BACKENDS)])
+def reopen(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    opened: list[Store] = []
+    opener = BACKENDS[request.param](request, tmp_path)
+
+    def again() -> Store:
+        opened.append(opener())
+        return opened[-1]
+
     try:
-        yield made
+        yield again
     finally:
-        made.close()
+        for made in opened:
+            made.close()
+
+
+@pytest.fixture
+def store(reopen: Opener) -> Store:
+    return reopen()
 
 
 def _item(text: str, scope: Scope = REPO, **fields: object) -> Item:
@@ -149,9 +179,11 @@ def test_sessions_are_stored_found_updated_and_listed(store: Store) -> None:
         "second prompt",
         2,
     )
-    store.update_session(session.id, ended_at="2026-12-01T10:00:00.000Z", end_reason="exit")
+    store.update_session(
+        session.id, SessionUpdate(ended_at="2026-12-01T10:00:00.000Z", end_reason="exit")
+    )
     assert store.get_session(session.id).end_reason == "exit"
-    assert [s.id for s in store.list_sessions(agent="claude")] == [session.id]
+    assert [s.id for s in store.list_sessions(SessionQuery(agent="claude"))] == [session.id]
     assert store.count_sessions() == 1
     assert store.open_sessions() == []
 
@@ -162,9 +194,9 @@ def test_what_a_session_was_told_is_recorded_in_order(store: Store) -> None:
     store.record_delivery(session.id, "pack", [item.id])
     store.record_delivery(session.id, "recall", [item.id], query="which package manager")
     told = store.deliveries(session.id)
-    assert [(d["what"], d["item_ids"], d["query"]) for d in told] == [
-        ("pack", [item.id], None),
-        ("recall", [item.id], "which package manager"),
+    assert [(d.what, d.item_ids, d.query) for d in told] == [
+        ("pack", (item.id,), None),
+        ("recall", (item.id,), "which package manager"),
     ]
 
 
@@ -178,7 +210,7 @@ def test_word_statistics_count_the_items_that_hold_a_word(store: Store) -> None:
 
 def test_projects_and_file_stamps(store: Store) -> None:
     store.add_project("shop", "/src/shop", str(REPO.value))
-    assert [p["slug"] for p in store.projects()] == ["shop"]
+    assert [p.slug for p in store.projects()] == ["shop"]
     store.set_file_stamp("shop", "plan.md", (10, 20))
     assert store.file_stamp("shop", "plan.md") == (10, 20)
     store.set_place_stamp("claude", "/home/x/.claude/projects/a/memory", (3, 99))
@@ -214,3 +246,250 @@ def test_a_replacement_copy_is_found_by_the_item_it_links(store: Store) -> None:
 def test_the_store_checks_itself(store: Store) -> None:
     store.insert_item(_item("Anything"))
     assert store.integrity_check() == "ok"
+
+
+def test_search_ranks_a_word_in_the_title_above_the_same_word_in_the_body(store: Store) -> None:
+    in_title = store.insert_item(_item("Quokka service restarts nightly\nnotes on caching"))
+    store.insert_item(_item("Notes on caching\nthe quokka service restarts nightly"))
+    found = store.search(Words(typed="quokka"), ItemQuery())
+    assert [i.id for i, _ in found][0] == in_title.id and len(found) == 2
+    assert found[0][1] > found[1][1]  # higher is better
+
+
+def test_search_takes_the_last_word_as_a_prefix_of_words_as_typed(store: Store) -> None:
+    stored = store.insert_item(_item("Tagged releases ship on Fridays"))
+    for typed in ("tagg", "releas", "ship fri", "Fridays tag", "TAGGED"):
+        assert [i.id for i, _ in store.search(Words(typed=typed), ItemQuery())] == [stored.id]
+    assert store.search(Words(typed="zebra"), ItemQuery()) == []
+    found = store.search(Words(any_of=(Term("rel", prefix=True),)), ItemQuery())
+    assert [i.id for i, _ in found] == [stored.id]
+
+
+def test_search_list_and_count_keep_to_the_statuses_asked_for(store: Store) -> None:
+    active = store.insert_item(_item("Rotate the deploy keys"))
+    waiting = store.insert_item(_item("Rotate the deploy keys weekly", status=Status.PROPOSED))
+    store.insert_item(_item("Rotate the deploy keys daily", status=Status.ARCHIVED))
+
+    def found(*statuses: str) -> set[str]:
+        return {i.id for i, _ in store.search(Words(typed="rotate"), ItemQuery(statuses=statuses))}
+
+    assert found("active") == {active.id}
+    assert found("active", "proposed") == {active.id, waiting.id}
+    assert len(found()) == 3  # no statuses: any
+    assert [i.id for i in store.list_items(ItemQuery(statuses=("proposed",)))] == [waiting.id]
+    assert store.count_items(ItemQuery(statuses=("archived",))) == 1
+
+
+def test_every_change_is_a_version_and_an_edit_in_place_rewrites_the_current_one(
+    store: Store,
+) -> None:
+    first = store.insert_item(_item("Cache for five minutes"))
+    archived = store.replace_item(
+        replace(first, status=Status.ARCHIVED, revision=ids.new_ulid()), "archive"
+    )
+    in_place = store.replace_item(
+        replace(archived, title="Cache for 5 minutes", revision=ids.new_ulid()),
+        "edit",
+        new_version=False,
+    )
+    assert in_place.revision == archived.revision == store.get_item(first.id).revision
+    versions = store.revisions(first.id)
+    assert [(r.change, r.status, r.title) for r in versions] == [
+        ("add", "active", "Cache for five minutes"),
+        ("edit", "archived", "Cache for 5 minutes"),
+    ]
+    assert versions[-1].id == archived.revision
+
+
+def test_forgetting_an_item_removes_every_version_of_its_text(store: Store) -> None:
+    first = store.insert_item(_item("The vault rotation is Quokkaflint"))
+    store.replace_item(
+        replace(first, title="The vault rotation was changed", revision=ids.new_ulid()), "edit"
+    )
+    assert [i.id for i in store.items_quoting(["QUOKKAFLINT"])] == [first.id]  # an old version
+    assert store.items_quoting(["quokkaflint"], exclude_ids=[first.id]) == []
+    assert store.delete_items([first.id]) == 1
+    assert store.items_quoting(["quokkaflint"]) == [] and store.revisions(first.id) == []
+    assert store.search(Words(typed="vault"), ItemQuery()) == []
+    assert store.integrity_check() == "ok"
+
+
+def test_writes_together_land_all_at_once_or_not_at_all(store: Store, reopen: Opener) -> None:
+    other = reopen()
+    with pytest.raises(RuntimeError), store.together():
+        store.insert_item(_item("One"))
+        store.insert_item(_item("Two"))
+        raise RuntimeError("stop")
+    assert store.count_items() == 0
+    with store.together():
+        store.insert_item(_item("One"))
+        store.insert_item(_item("Two"))
+        assert other.count_items() == 0  # another connection sees none before all
+    assert other.count_items() == 2
+
+
+def test_insert_many_skips_the_ids_it_holds_already(store: Store) -> None:
+    held = store.insert_item(_item("Held"))
+    fresh = _item("Fresh")
+    assert store.insert_many([held, fresh, fresh], batch=2) == (1, 2)
+    assert store.count_items() == 2
+    assert [r.change for r in store.revisions(fresh.id)] == ["import"]
+
+
+def test_list_filters_by_tag_pin_expiry_session_and_ids_and_pages_newest_first(
+    store: Store,
+) -> None:
+    tagged = store.insert_item(_item("Tagged js", tags=("js", "ci")))
+    pinned = store.insert_item(_item("Pinned rule", pinned=True))
+    gone = store.insert_item(_item("Expired note", expires_at="2020-01-01T00:00:00.000Z"))
+    by_session = store.insert_item(
+        _item("From a session", provenance=Provenance(who="codex", how="mcp", session="S1"))
+    )
+
+    def ids_of(**fields: object) -> list[str]:
+        return [i.id for i in store.list_items(ItemQuery(**fields))]  # type: ignore[arg-type]
+
+    assert ids_of(tags=("js",)) == [tagged.id] and ids_of(tags=("js", "py")) == []
+    assert ids_of(pinned=True) == [pinned.id]
+    assert gone.id not in ids_of() and gone.id in ids_of(include_expired=True)
+    assert ids_of(session_id="S1") == [by_session.id]
+    assert ids_of()[0] == pinned.id  # pins first
+    newest = [by_session.id, pinned.id, tagged.id]  # the expired one is left out
+    assert ids_of(captured_first=True) == newest
+    assert ids_of(captured_first=True, limit=1, offset=1) == [pinned.id]
+    assert ids_of(captured_first=True, exclude_ids=(pinned.id,)) == [by_session.id, tagged.id]
+
+
+def test_a_use_counts_once_per_session(store: Store) -> None:
+    item = store.insert_item(_item("Use pnpm"))
+    assert store.record_uses([item.id], "s1", "pack") == 1
+    assert store.record_uses([item.id], "s1", "recall") == 0
+    assert store.record_uses([item.id], "s2", "pack") == 1
+    assert store.record_uses([item.id], None, "cli") == 1
+    again = store.get_item(item.id)
+    assert again.use_count == 3 and again.last_used_at is not None
+
+
+def test_a_second_session_of_one_agent_run_is_the_first(store: Store) -> None:
+    first = store.upsert_session(Session(id=ids.new_ulid(), agent="copilot", agent_session_id="r1"))
+    second = store.upsert_session(
+        Session(id=ids.new_ulid(), agent="copilot", agent_session_id="r1")
+    )
+    assert second.id == first.id and store.count_sessions() == 1
+    assert store.find_session_ids(first.id[-6:]) == [first.id]
+    assert store.find_session_ids("r1") == [first.id]
+    store.upsert_session(first, scopes=[str(REPO)])
+    assert store.session_scopes(first.id) == [str(REPO)]
+    store.set_summary_progress(first.id, 2, 14)
+    assert store.summary_progress(first.id) == (2, 14)
+    store.update_session(first.id, SessionUpdate(commits=("abc123",), pid=42))
+    assert store.get_session(first.id).commits == ("abc123",)
+    assert [s.id for s, _ in store.open_sessions("copilot")] == [first.id]
+
+
+def test_run_lessons_keep_signals_prompts_repeats_and_marks(store: Store) -> None:
+    session = store.upsert_session(Session(id=ids.new_ulid(), agent="claude"))
+    store.add_signal(session.id, "failed", "pytest exited 1")
+    store.add_signal(session.id, "correction", "no, use pnpm")
+    assert [(s.kind, s.detail) for s in store.signals(session.id)] == [
+        ("failed", "pytest exited 1"),
+        ("correction", "no, use pnpm"),
+    ]
+    store.add_prompt(session.id, "run the tests")
+    assert store.session_prompts(session.id) == ["run the tests"]
+    assert [store.note_call(session.id, k) for k in ("ls", "ls", "ls", "pwd")] == [1, 2, 3, 1]
+    assert store.lesson_state(session.id) == LessonState(None, None)
+    assert store.mark_lesson(session.id, "asked") and not store.mark_lesson(session.id, "asked")
+    assert store.lesson_state(session.id).asked_at is not None
+
+
+def test_a_plan_applies_whole_once_and_its_receipt_replays(store: Store) -> None:
+    target = store.insert_item(_item("Use npm"))
+    new = _item("Use pnpm")
+    changes = [
+        PlannedChange(
+            0,
+            target.id,
+            "plan:retire",
+            expected_revision=target.revision,
+            statuses=("active",),
+            fields=(("status", Status.ARCHIVED), ("revision", ids.new_ulid())),
+        ),
+        PlannedChange(1, new.id, "plan:create", new=new),
+    ]
+    steps = [
+        ReceiptStep(0, "retire", (ReceiptWrite(target.id, "plan:retire", "r1"),)),
+        ReceiptStep(1, "create", (ReceiptWrite(new.id, "plan:create", new.revision),)),
+    ]
+    receipt, replayed = store.apply_plan("d1", "p1", "me", changes, steps)
+    assert not replayed and receipt.operations == tuple(steps) and receipt.digest == "d1"
+    assert store.get_item(target.id).status == Status.ARCHIVED
+    assert [r.change for r in store.revisions(target.id)] == ["add", "plan:retire"]
+    assert store.apply_plan("d1", "p1", "me", changes, steps) == (receipt, True)
+    assert store.plan_receipt("d1") == receipt and store.plan_receipts("p1") == [receipt]
+    assert len(store.revisions(target.id)) == 2 and store.count_items() == 2
+    with pytest.raises(InvalidInput):
+        store.apply_plan("d2", "p1", "me", changes, steps)
+    stale = [
+        PlannedChange(0, target.id, "plan:revise", expected_revision=target.revision),
+        PlannedChange(1, "x", "plan:create", new=_item("Never stored")),
+    ]
+    with pytest.raises(PlanConflict) as caught:
+        store.apply_plan("d3", "p3", "me", stale, [])
+    assert [c.code for c in caught.value.conflicts] == ["revision_changed"]  # type: ignore[attr-defined]
+    assert store.count_items() == 2 and store.plan_receipt("d3") is None
+
+
+def test_completion_offers_short_ids_and_scopes(store: Store) -> None:
+    repo = store.insert_item(_item("Repo fact"))
+    store.insert_item(_item("Global fact", GLOBAL, status=Status.ARCHIVED))
+    start = ids.short_id(repo.id)[:2].upper()
+    offered = store.short_ids(start, statuses=("active",))
+    assert (repo.id, "Repo fact", "active") in offered
+    assert all(i[20:].startswith(start) for i, _, _ in offered)
+    assert store.scopes_in_use() == ["global", str(REPO)]
+
+
+def test_word_statistics_as_typed_stemmed_and_by_prefix(store: Store) -> None:
+    store.insert_item(_item("Deploying payments on Tuesday"))
+    store.insert_item(_item("Payments retry twice"))
+    assert store.words_in(["Deploying Payments"]) == [["deploying", "payments"]]
+    [[deploy, payment]] = store.stems(["deploying payments"])
+    assert store.stems(["deployed payment"]) == [[deploy, payment]]  # one stem for both
+    assert store.word_freqs(["payments", "deploying", "zzz"]) == {"payments": 2, "deploying": 1}
+    assert store.prefix_words("pay")[0] == "payments"
+    [[retry]] = store.stems(["retry"])
+    total, counts = store.doc_freqs([payment, retry, "zzzabsent"])
+    assert total == 2 and counts == {payment: 2, retry: 1, "zzzabsent": 0}
+
+
+def test_the_data_version_moves_when_another_connection_writes(
+    store: Store, reopen: Opener
+) -> None:
+    before = store.data_version()
+    reopen().insert_item(_item("Written elsewhere"))
+    assert store.data_version() != before
+
+
+def test_a_second_writer_expecting_a_stale_revision_is_refused(
+    store: Store, reopen: Opener
+) -> None:
+    first = store.insert_item(_item("Cache for five minutes"))
+    other = reopen()
+    store.replace_item(replace(first, title="Ten", revision=ids.new_ulid()), "edit", first.revision)
+    with pytest.raises(RevisionConflict):
+        other.replace_item(
+            replace(first, title="Six", revision=ids.new_ulid()), "edit", first.revision
+        )
+    assert other.get_item(first.id).title == "Ten"
+
+
+def test_recall_and_packs_read_memories_through_the_backend(store: Store) -> None:
+    rule = store.insert_item(
+        _item("Use pnpm for JavaScript packages\nnever npm or yarn", kind=Kind.PREFERENCE)
+    )
+    store.insert_item(_item("Giraffes eat acacia leaves"))
+    found = recall(store, "which package manager for javascript packages?", [str(REPO)])
+    assert [c.item.id for c in found.kept][:1] == [rule.id]
+    pack = build_pack(store, [str(REPO)])
+    assert rule.id in {i.id for i in pack.items} and "pnpm" in pack.text

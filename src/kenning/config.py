@@ -214,6 +214,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("editor", str, "", "Editor for `ken edit` (else $VISUAL, else $EDITOR).", "KEN_EDITOR"),
     Setting("workspace", str, "", "Workspace name for every folder.", "KEN_WORKSPACE"),
+    Setting(
+        "serve.db",
+        str,
+        "",
+        "The team server's PostgreSQL URL (`ken serve`), postgresql://…",
+        "KEN_SERVE_DB",
+    ),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
 

@@ -15,6 +15,7 @@ from kenning.cli import plans as _plans  # noqa: F401
 from kenning.cli import projects as _projects  # noqa: F401
 from kenning.cli import promote as _promote  # noqa: F401
 from kenning.cli import review as _review  # noqa: F401
+from kenning.cli import serve as _serve  # noqa: F401
 from kenning.cli import team as _team  # noqa: F401
 from kenning.cli.app import cli
 

@@ -40,7 +40,18 @@ from kenning.model import (
     Status,
 )
 from kenning.store import fts, health, migrations
-from kenning.store.base import ItemQuery, PlannedChange, Words, now_iso
+from kenning.store.base import (
+    ItemQuery,
+    PlannedChange,
+    PlanReceipt,
+    Project,
+    ReceiptStep,
+    SessionDelivery,
+    SessionQuery,
+    SessionUpdate,
+    Words,
+    now_iso,
+)
 from kenning.store.signals import Signals
 
 BUSY_TIMEOUT_MS = 30_000
@@ -879,15 +890,15 @@ class SQLiteStore(Signals):
         plan_id: str,
         owner: str,
         changes: Sequence[PlannedChange],
-        receipt: dict[str, Any],
-    ) -> tuple[dict[str, Any], bool]:
+        steps: Sequence[ReceiptStep],
+    ) -> tuple[PlanReceipt, bool]:
         """A plan's writes and its receipt in one transaction (see store/plans.py):
         (the receipt, whether it was there already and nothing was written)."""
         from kenning.store import plans
 
-        return plans.apply(self, digest, plan_id, owner, changes, receipt)
+        return plans.apply(self, digest, plan_id, owner, changes, steps)
 
-    def plan_receipt(self, digest: str) -> dict[str, Any] | None:
+    def plan_receipt(self, digest: str) -> PlanReceipt | None:
         from kenning.store import plans
 
         try:
@@ -895,7 +906,7 @@ class SQLiteStore(Signals):
         except sqlite3.Error as exc:
             raise _friendly(exc, self.path) from None
 
-    def plan_receipts(self, plan_id: str) -> list[dict[str, Any]]:
+    def plan_receipts(self, plan_id: str) -> list[PlanReceipt]:
         from kenning.store import plans
 
         try:
@@ -929,9 +940,9 @@ class SQLiteStore(Signals):
         with self._write() as conn:
             return conn.execute("DELETE FROM projects WHERE slug = ?", (slug,)).rowcount > 0
 
-    def projects(self) -> list[dict[str, Any]]:
+    def projects(self) -> list[Project]:
         rows = self._read("SELECT slug, dir, repo, added_at FROM projects ORDER BY slug")
-        return [dict(r) for r in rows]
+        return [Project(r["slug"], r["dir"], r["repo"], r["added_at"]) for r in rows]
 
     def file_stamp(self, slug: str, name: str) -> tuple[int, int] | None:
         rows = self._read(
@@ -1106,25 +1117,9 @@ class SQLiteStore(Signals):
         return session
 
     @_spoolable(lambda args: None)
-    def update_session(self, session_id: str, **fields: Any) -> None:
-        """Set some of a session's columns (commits as a list)."""
-        allowed = {
-            "model",
-            "transcript_path",
-            "ended_at",
-            "first_prompt",
-            "last_prompt",
-            "prompt_count",
-            "commits",
-            "diff_stat",
-            "pid",
-            "end_reason",
-            "last_seen_at",
-            "start_commit",
-        }
-        unknown = set(fields) - allowed
-        if unknown:
-            raise StoreError(f"cannot set session fields {sorted(unknown)}")
+    def update_session(self, session_id: str, update: SessionUpdate) -> None:
+        """Set the columns `update` gives."""
+        fields = update.changes()
         if "commits" in fields:
             fields["commits"] = json.dumps(list(fields["commits"]))
         fields.setdefault("last_seen_at", now_iso())
@@ -1186,18 +1181,13 @@ class SQLiteStore(Signals):
         rows = self._read("SELECT item_ids FROM deliveries WHERE session_id = ?", (session_id,))
         return {item_id for r in rows for item_id in json.loads(r[0])}
 
-    def deliveries(self, session_id: str) -> list[dict[str, Any]]:
+    def deliveries(self, session_id: str) -> list[SessionDelivery]:
         rows = self._read(
             "SELECT at, what, item_ids, query FROM deliveries WHERE session_id = ? ORDER BY at, id",
             (session_id,),
         )
         return [
-            {
-                "at": r["at"],
-                "what": r["what"],
-                "item_ids": json.loads(r["item_ids"]),
-                "query": r["query"],
-            }
+            SessionDelivery(r["at"], r["what"], tuple(json.loads(r["item_ids"])), r["query"])
             for r in rows
         ]
 
@@ -1215,23 +1205,19 @@ class SQLiteStore(Signals):
             raise NotFound(f"no session {session_id}; `ken sessions --all` lists them")
         return _row_to_session(rows[0])
 
-    def list_sessions(self, **filters: Any) -> list[Session]:
+    def list_sessions(self, query: SessionQuery) -> list[Session]:
         clauses, params = [], []
-        for name in (
-            "repo",
-            "agent",
-            "agent_session_id",
-            "cwd",
-            "workstream",
-            "project",
-            "continued_from",
+        for name, value in (
+            ("repo", query.repo),
+            ("agent", query.agent),
+            ("cwd", query.cwd),
+            ("workstream", query.workstream),
+            ("project", query.project),
         ):
-            if filters.get(name) is not None:
+            if value is not None:
                 clauses.append(f"{name} = ?")
-                params.append(filters[name])
-        if filters.get("open"):
-            clauses.append("ended_at IS NULL")
-        if filters.get("text"):
+                params.append(value)
+        if query.text:
             # Any session whose prompts, agent, model or repo hold the text (a person
             # looking for one in `ken panel`).
             clauses.append(
@@ -1239,10 +1225,10 @@ class SQLiteStore(Signals):
                 "|| ' ' || agent || ' ' || coalesce(model, '') || ' ' || coalesce(repo, '')), "
                 "?) > 0)"
             )
-            params.append(str(filters["text"]).lower())
+            params.append(query.text.lower())
         where = " AND ".join(clauses) or "1"
-        limit = int(filters.get("limit") or 50)
-        offset = max(0, int(filters.get("offset") or 0))
+        limit = int(query.limit or 50)
+        offset = max(0, int(query.offset))
         rows = self._read(
             f"SELECT * FROM sessions WHERE {where} ORDER BY started_at DESC, id DESC "
             f"LIMIT {limit} OFFSET {offset}",

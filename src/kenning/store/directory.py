@@ -1,0 +1,490 @@
+"""The team server's directory: its own tables in PostgreSQL, in the schema `ken_team`.
+
+`ken serve` keeps team memory itself behind the `Store` protocol (one store per
+workspace); this module holds what only the server needs around it:
+
+- **workspaces**, and per workspace the **repos** the team covers;
+- **tokens**, stored only as their SHA-256 (the text is printed once), each of one
+  workspace and one role, revocable: every request looks its token up again, so a
+  revoked token is refused at once;
+- **web sessions** of the review page (a cookie's SHA-256 and its CSRF token), which
+  end with their token;
+- **push receipts**, keyed by the host's `push_id`: a push is claimed (with the server
+  id it will get) before the memory is written and answered after, so a retry, even of
+  a push cut off halfway, stores nothing twice;
+- **origins** (which host and token sent each memory, its local id, what it was) and
+  **decisions** (who approved, rejected, dismissed or restored it, and why);
+- the **change feed**, `seq bigserial`, that members pull from. Rows of one workspace
+  are appended under a transaction-scoped advisory lock, so they commit in `seq` order
+  and a reader that has seen `seq` N has seen every row before it.
+
+Connections come from a `psycopg_pool.ConnectionPool`; every call is one short
+transaction. Migrations run as in the local store: ordered, each with its record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from kenning.errors import InvalidInput, StoreError
+
+SCHEMA = "ken_team"
+ROLES = ("member", "admin")
+TOKEN_PREFIX = "kt_"
+SESSION_DAYS = 7
+
+
+def token_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    id: str
+    workspace: str
+    role: str
+    name: str
+    created_at: str
+    revoked_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "workspace": self.workspace,
+            "role": self.role,
+            "name": self.name,
+            "created_at": self.created_at,
+            "revoked_at": self.revoked_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A push entry's receipt: the server id it gets, and its answer once it has one."""
+
+    item_id: str | None
+    answer: dict[str, Any] | None
+    fresh: bool  # this call made the claim
+
+
+@dataclass(frozen=True, slots=True)
+class WebSession:
+    token: Token
+    csrf: str
+
+
+def _m0001_create(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(
+        """
+        CREATE TABLE ken_team.workspaces (
+            name text PRIMARY KEY,
+            created_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE ken_team.tokens (
+            id text PRIMARY KEY,
+            workspace text NOT NULL REFERENCES ken_team.workspaces(name),
+            role text NOT NULL CHECK (role IN ('member', 'admin')),
+            name text NOT NULL,
+            hash text NOT NULL UNIQUE,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            revoked_at timestamptz
+        );
+        CREATE TABLE ken_team.repos (
+            workspace text NOT NULL REFERENCES ken_team.workspaces(name),
+            repo text NOT NULL,
+            added_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (workspace, repo)
+        );
+        CREATE TABLE ken_team.receipts (
+            workspace text NOT NULL,
+            push_id text NOT NULL,
+            token_id text NOT NULL,
+            item_id text,
+            answer jsonb,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (workspace, push_id)
+        );
+        CREATE TABLE ken_team.origins (
+            workspace text NOT NULL,
+            item_id text NOT NULL,
+            host text NOT NULL,
+            token_id text NOT NULL,
+            local_id text,
+            what text NOT NULL,
+            base text,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (workspace, item_id)
+        );
+        CREATE TABLE ken_team.decisions (
+            id bigserial PRIMARY KEY,
+            workspace text NOT NULL,
+            item_id text NOT NULL,
+            action text NOT NULL,
+            reason text,
+            note text,
+            token_id text NOT NULL,
+            at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX decisions_item ON ken_team.decisions(workspace, item_id);
+        CREATE TABLE ken_team.feed (
+            seq bigserial PRIMARY KEY,
+            workspace text NOT NULL,
+            item_id text NOT NULL,
+            change text NOT NULL CHECK (change IN ('upsert', 'remove')),
+            at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX feed_workspace ON ken_team.feed(workspace, seq);
+        CREATE TABLE ken_team.web_sessions (
+            hash text PRIMARY KEY,
+            token_id text NOT NULL REFERENCES ken_team.tokens(id),
+            csrf text NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            expires_at timestamptz NOT NULL
+        );
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_m0001_create,)
+_TIME = "to_char(%s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+
+
+def _token_columns(alias: str = "") -> str:
+    a = f"{alias}." if alias else ""
+    return (
+        f"{a}id, {a}workspace, {a}role, {a}name, {_TIME % (a + 'created_at')} AS created_at, "
+        f"{_TIME % (a + 'revoked_at')} AS revoked_at"
+    )
+
+
+_TOKEN_COLUMNS = _token_columns()
+
+
+def _token(row: dict[str, Any]) -> Token:
+    return Token(
+        row["id"], row["workspace"], row["role"], row["name"], row["created_at"], row["revoked_at"]
+    )
+
+
+class Directory:
+    """The server's own tables, over a connection pool to `url`."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
+        self.url = url
+        try:
+            self.pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
+                url,
+                min_size=min_size,
+                max_size=max_size,
+                kwargs={"row_factory": dict_row},
+                open=False,
+            )
+            self.pool.open(wait=True, timeout=15)
+        except (psycopg.Error, Exception) as exc:  # the pool raises its own PoolTimeout
+            raise StoreError(f"cannot reach the team database: {exc}") from None
+        self._migrate()
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                yield conn
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"the team database is unreachable: {exc}") from None
+
+    def _migrate(self) -> None:
+        with self._tx() as conn:
+            # One server migrates at a time; the others wait, then find it done.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('ken_team:migrate'))")
+            conn.execute("CREATE SCHEMA IF NOT EXISTS ken_team")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS ken_team._migrations "
+                "(name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            done = {r["name"] for r in conn.execute("SELECT name FROM ken_team._migrations")}
+        known = {m.__name__.lstrip("_") for m in MIGRATIONS}
+        if newer := ", ".join(sorted(done - known)):
+            raise StoreError(
+                f"the team database was set up by a newer kenning ({newer}): "
+                "upgrade kenning on this host"
+            )
+        for migration in MIGRATIONS:
+            name = migration.__name__.lstrip("_")
+            with self._tx() as conn:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext('ken_team:migrate'))")
+                row = conn.execute(
+                    "SELECT 1 FROM ken_team._migrations WHERE name = %s", (name,)
+                ).fetchone()
+                if row:
+                    continue
+                migration(conn)
+                conn.execute("INSERT INTO ken_team._migrations (name) VALUES (%s)", (name,))
+
+    def ping(self) -> bool:
+        try:
+            with self._tx() as conn:
+                conn.execute("SELECT 1")
+            return True
+        except (StoreError, psycopg.Error):
+            return False
+
+    # workspaces and repos
+
+    def ensure_workspace(self, name: str) -> bool:
+        """Create the workspace when it is new; True when it was."""
+        with self._tx() as conn:
+            cur = conn.execute(
+                "INSERT INTO ken_team.workspaces (name) VALUES (%s) ON CONFLICT DO NOTHING",
+                (name,),
+            )
+            return cur.rowcount == 1
+
+    def workspaces(self) -> list[str]:
+        with self._tx() as conn:
+            rows = conn.execute("SELECT name FROM ken_team.workspaces ORDER BY name").fetchall()
+        return [r["name"] for r in rows]
+
+    def add_repo(self, workspace: str, repo: str) -> bool:
+        self.ensure_workspace(workspace)
+        with self._tx() as conn:
+            cur = conn.execute(
+                "INSERT INTO ken_team.repos (workspace, repo) VALUES (%s, %s) "
+                "ON CONFLICT DO NOTHING",
+                (workspace, repo),
+            )
+            return cur.rowcount == 1
+
+    def remove_repo(self, workspace: str, repo: str) -> bool:
+        with self._tx() as conn:
+            cur = conn.execute(
+                "DELETE FROM ken_team.repos WHERE workspace = %s AND repo = %s", (workspace, repo)
+            )
+            return cur.rowcount == 1
+
+    def repos(self, workspace: str) -> list[str]:
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT repo FROM ken_team.repos WHERE workspace = %s ORDER BY repo", (workspace,)
+            ).fetchall()
+        return [r["repo"] for r in rows]
+
+    # tokens
+
+    def create_token(self, workspace: str, role: str, name: str) -> tuple[str, Token]:
+        """A new token: its text (shown once, never stored) and its record."""
+        if role not in ROLES:
+            raise InvalidInput(f"unknown role '{role}': use member or admin")
+        self.ensure_workspace(workspace)
+        text = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        token_id = "tok_" + secrets.token_hex(6)
+        with self._tx() as conn:
+            row = conn.execute(
+                "INSERT INTO ken_team.tokens (id, workspace, role, name, hash) "
+                f"VALUES (%s, %s, %s, %s, %s) RETURNING {_TOKEN_COLUMNS}",
+                (token_id, workspace, role, name, token_hash(text)),
+            ).fetchone()
+        assert row is not None
+        return text, _token(row)
+
+    def tokens(self, workspace: str | None = None) -> list[Token]:
+        with self._tx() as conn:
+            rows = conn.execute(
+                f"SELECT {_TOKEN_COLUMNS} FROM ken_team.tokens "
+                "WHERE %(ws)s::text IS NULL OR workspace = %(ws)s ORDER BY created_at, id",
+                {"ws": workspace},
+            ).fetchall()
+        return [_token(r) for r in rows]
+
+    def revoke_token(self, token_id: str) -> Token | None:
+        """Revoke a token (and end its web sessions); None when there is no such token."""
+        with self._tx() as conn:
+            row = conn.execute(
+                "UPDATE ken_team.tokens SET revoked_at = coalesce(revoked_at, now()) "
+                f"WHERE id = %s RETURNING {_TOKEN_COLUMNS}",
+                (token_id,),
+            ).fetchone()
+            conn.execute("DELETE FROM ken_team.web_sessions WHERE token_id = %s", (token_id,))
+        return _token(row) if row else None
+
+    def authenticate(self, text: str) -> Token | None:
+        """The live token whose text this is, else None."""
+        with self._tx() as conn:
+            row = conn.execute(
+                f"SELECT {_TOKEN_COLUMNS} FROM ken_team.tokens "
+                "WHERE hash = %s AND revoked_at IS NULL",
+                (token_hash(text),),
+            ).fetchone()
+        return _token(row) if row else None
+
+    def token_names(self, token_ids: Sequence[str]) -> dict[str, str]:
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT id, name FROM ken_team.tokens WHERE id = ANY(%s)", (list(token_ids),)
+            ).fetchall()
+        return {r["id"]: r["name"] for r in rows}
+
+    # web sessions
+
+    def open_session(self, token: Token) -> tuple[str, str]:
+        """A new web session for `token`: (cookie value, CSRF token)."""
+        cookie, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        with self._tx() as conn:
+            conn.execute("DELETE FROM ken_team.web_sessions WHERE expires_at < now()")
+            conn.execute(
+                "INSERT INTO ken_team.web_sessions (hash, token_id, csrf, expires_at) "
+                f"VALUES (%s, %s, %s, now() + interval '{SESSION_DAYS} days')",
+                (token_hash(cookie), token.id, csrf),
+            )
+        return cookie, csrf
+
+    def session(self, cookie: str) -> WebSession | None:
+        """The live session of this cookie whose token is still live, else None."""
+        with self._tx() as conn:
+            row = conn.execute(
+                f"SELECT {_token_columns('t')}, s.csrf "
+                "FROM ken_team.web_sessions s JOIN ken_team.tokens t ON t.id = s.token_id "
+                "WHERE s.hash = %s AND s.expires_at > now() AND t.revoked_at IS NULL",
+                (token_hash(cookie),),
+            ).fetchone()
+        return WebSession(_token(row), row["csrf"]) if row else None
+
+    def close_session(self, cookie: str) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM ken_team.web_sessions WHERE hash = %s", (token_hash(cookie),))
+
+    # pushes
+
+    def claim_push(self, workspace: str, push_id: str, token_id: str, item_id: str) -> Claim:
+        """Claim `push_id` for `item_id`; when it was claimed before, its first claim."""
+        with self._tx() as conn:
+            cur = conn.execute(
+                "INSERT INTO ken_team.receipts (workspace, push_id, token_id, item_id) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (workspace, push_id, token_id, item_id),
+            )
+            if cur.rowcount == 1:
+                return Claim(item_id, None, True)
+            row = conn.execute(
+                "SELECT item_id, answer FROM ken_team.receipts "
+                "WHERE workspace = %s AND push_id = %s",
+                (workspace, push_id),
+            ).fetchone()
+        assert row is not None
+        return Claim(row["item_id"], row["answer"], False)
+
+    def answer_push(self, workspace: str, push_id: str, answer: dict[str, Any]) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE ken_team.receipts SET answer = %s WHERE workspace = %s AND push_id = %s",
+                (json.dumps(answer), workspace, push_id),
+            )
+
+    # origins and decisions
+
+    def set_origin(
+        self,
+        workspace: str,
+        item_id: str,
+        *,
+        host: str,
+        token_id: str,
+        local_id: str | None,
+        what: str,
+        base: str | None,
+    ) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO ken_team.origins "
+                "(workspace, item_id, host, token_id, local_id, what, base) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (workspace, item_id, host, token_id, local_id, what, base),
+            )
+
+    def origins(self, workspace: str, item_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Who sent each of these memories: host, token_id, name (the token's), local_id,
+        what and base."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT o.item_id, o.host, o.token_id, t.name, o.local_id, o.what, o.base "
+                "FROM ken_team.origins o LEFT JOIN ken_team.tokens t ON t.id = o.token_id "
+                "WHERE o.workspace = %s AND o.item_id = ANY(%s)",
+                (workspace, list(item_ids)),
+            ).fetchall()
+        return {r.pop("item_id"): r for r in rows}
+
+    def record_decision(
+        self,
+        workspace: str,
+        item_id: str,
+        action: str,
+        token_id: str,
+        reason: str | None = None,
+        note: str | None = None,
+    ) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO ken_team.decisions "
+                "(workspace, item_id, action, reason, note, token_id) "
+                "VALUES (%s, %s, %s, %s, %s, %s)",
+                (workspace, item_id, action, reason, note, token_id),
+            )
+
+    def decisions(self, workspace: str, item_id: str) -> list[dict[str, Any]]:
+        with self._tx() as conn:
+            return conn.execute(
+                f"SELECT d.action, d.reason, d.note, d.token_id, t.name, {_TIME % 'd.at'} AS at "
+                "FROM ken_team.decisions d LEFT JOIN ken_team.tokens t ON t.id = d.token_id "
+                "WHERE d.workspace = %s AND d.item_id = %s ORDER BY d.id",
+                (workspace, item_id),
+            ).fetchall()
+
+    def forget(self, workspace: str, item_id: str) -> None:
+        """What the directory holds of a forgotten memory: its origin and decisions."""
+        with self._tx() as conn:
+            conn.execute(
+                "DELETE FROM ken_team.origins WHERE workspace = %s AND item_id = %s",
+                (workspace, item_id),
+            )
+            conn.execute(
+                "DELETE FROM ken_team.decisions WHERE workspace = %s AND item_id = %s",
+                (workspace, item_id),
+            )
+
+    # the change feed
+
+    def append_feed(self, workspace: str, changes: Sequence[tuple[str, str]]) -> None:
+        """Append (item_id, upsert|remove) rows, committed in `seq` order per workspace."""
+        if not changes:
+            return
+        with self._tx() as conn:
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtext('ken_team:feed:' || %s))", (workspace,)
+            )
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO ken_team.feed (workspace, item_id, change) VALUES (%s, %s, %s)",
+                    [(workspace, item_id, change) for item_id, change in changes],
+                )
+
+    def feed(self, workspace: str, since: int, limit: int) -> list[tuple[int, str, str]]:
+        """(seq, item_id, change) after `since`, oldest first, at most `limit`."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT seq, item_id, change FROM ken_team.feed "
+                "WHERE workspace = %s AND seq > %s ORDER BY seq LIMIT %s",
+                (workspace, since, limit),
+            ).fetchall()
+        return [(r["seq"], r["item_id"], r["change"]) for r in rows]

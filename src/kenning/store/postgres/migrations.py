@@ -1,0 +1,338 @@
+"""The PostgreSQL store's schema, as ordered migrations in the store's own schema.
+
+As for SQLite (kenning.store.migrations), each migration is a function
+`mNNNN_name(conn)` run in its own transaction together with its row in `_migrations`;
+here a transaction-scoped advisory lock on the schema's name makes the servers that open
+one store at once take turns, and the second finds the work done. A schema that records
+a migration this code does not know was made by a newer kenning and is refused.
+
+The tables mirror SQLite's with PostgreSQL's types: lists are `text[]`, provenance is
+`jsonb`, pins are booleans; times stay ISO text (`YYYY-MM-DDTHH:MM:SS.mmmZ`, which
+sorts as text, exactly as the library writes them). Ids, times and words use the "C"
+collation, so they sort and range-match by code point whatever the database's locale.
+
+Search: `items.tsv` is a stored generated column, the weighted `tsvector` of an item
+(title A, tags B, body C, each through the 'english' configuration: Snowball stems and
+its stop words), with a GIN index. Triggers keep `terms` (items per stemmed lexeme) and
+`words` (items per word as typed: the 'simple' configuration, lower-cased, no stemming)
+in step with every insert, change and delete, for recall's statistics and prefix search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+from psycopg import sql
+
+from kenning.errors import StoreError
+
+ITEMS = """
+CREATE FUNCTION tags_text(tags text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN array_to_string(tags, ' ');
+
+CREATE FUNCTION plain_text(title text, body text, tags text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN title || ' ' || body || ' ' || array_to_string(tags, ' ');
+
+CREATE TABLE items (
+    seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+    id text COLLATE "C" PRIMARY KEY,
+    kind text NOT NULL,
+    scope text COLLATE "C" NOT NULL,
+    status text NOT NULL,
+    pinned boolean NOT NULL DEFAULT false,
+    title text NOT NULL,
+    body text NOT NULL DEFAULT '',
+    tags text[] NOT NULL DEFAULT '{}',
+    links text[] NOT NULL DEFAULT '{}',
+    evidence text NOT NULL DEFAULT '',
+    provenance jsonb NOT NULL DEFAULT '{}',
+    session_id text COLLATE "C",
+    created_at text COLLATE "C" NOT NULL,
+    updated_at text COLLATE "C" NOT NULL,
+    reviewed_at text COLLATE "C",
+    expires_at text COLLATE "C",
+    use_count integer NOT NULL DEFAULT 0,
+    last_used_at text COLLATE "C",
+    revision text COLLATE "C" NOT NULL,
+    dismiss_reason text,
+    source text COLLATE "C",
+    archive_reason text,
+    tsv tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english'::regconfig, title), 'A')
+        || setweight(to_tsvector('english'::regconfig, tags_text(tags)), 'B')
+        || setweight(to_tsvector('english'::regconfig, body), 'C')
+    ) STORED
+);
+CREATE INDEX items_tsv ON items USING gin (tsv);
+CREATE INDEX items_scope_recent ON items (scope, status, updated_at);
+CREATE INDEX items_scope_kind ON items (scope, status, kind, updated_at);
+CREATE INDEX items_scope_pinned ON items (scope, status, updated_at) WHERE pinned;
+CREATE INDEX items_scope_captured ON items (scope, seq);
+CREATE INDEX items_status_updated ON items (status, updated_at);
+CREATE INDEX items_session ON items (session_id);
+CREATE INDEX items_source ON items (source);
+CREATE INDEX items_short_id ON items ((substr(id, 21)));
+
+CREATE TABLE revisions (
+    id text COLLATE "C" PRIMARY KEY,
+    item_id text COLLATE "C" NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    created_at text COLLATE "C" NOT NULL,
+    kind text NOT NULL,
+    scope text NOT NULL,
+    status text NOT NULL,
+    pinned boolean NOT NULL DEFAULT false,
+    title text NOT NULL,
+    body text NOT NULL,
+    tags text[] NOT NULL,
+    links text[] NOT NULL,
+    evidence text NOT NULL,
+    provenance jsonb NOT NULL,
+    change text NOT NULL
+);
+CREATE INDEX revisions_item ON revisions (item_id, id);
+
+CREATE TABLE uses (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    item_id text COLLATE "C" NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    session_id text COLLATE "C",
+    at text COLLATE "C" NOT NULL,
+    how text NOT NULL
+);
+CREATE INDEX uses_item ON uses (item_id, session_id);
+CREATE INDEX uses_session ON uses (session_id);
+
+CREATE TABLE terms (term text COLLATE "C" PRIMARY KEY, docs integer NOT NULL);
+CREATE TABLE words (word text COLLATE "C" PRIMARY KEY, docs integer NOT NULL);
+
+-- Items per lexeme and per word, moved by each row's change; rows are upserted in
+-- sorted order so that two writers lock shared words in the same order.
+CREATE FUNCTION count_terms() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    old_terms text[] := '{}';
+    new_terms text[] := '{}';
+    old_words text[] := '{}';
+    new_words text[] := '{}';
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        old_terms := tsvector_to_array(OLD.tsv);
+        old_words := tsvector_to_array(
+            to_tsvector('simple'::regconfig, plain_text(OLD.title, OLD.body, OLD.tags)));
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        new_terms := tsvector_to_array(NEW.tsv);
+        new_words := tsvector_to_array(
+            to_tsvector('simple'::regconfig, plain_text(NEW.title, NEW.body, NEW.tags)));
+    END IF;
+    INSERT INTO terms AS t (term, docs)
+        SELECT x, sum(d) FROM (
+            SELECT unnest(new_terms) AS x, 1 AS d
+            UNION ALL SELECT unnest(old_terms), -1
+        ) delta GROUP BY x HAVING sum(d) <> 0 ORDER BY x
+        ON CONFLICT (term) DO UPDATE SET docs = t.docs + excluded.docs;
+    INSERT INTO words AS w (word, docs)
+        SELECT x, sum(d) FROM (
+            SELECT unnest(new_words) AS x, 1 AS d
+            UNION ALL SELECT unnest(old_words), -1
+        ) delta GROUP BY x HAVING sum(d) <> 0 ORDER BY x
+        ON CONFLICT (word) DO UPDATE SET docs = w.docs + excluded.docs;
+    IF TG_OP <> 'INSERT' THEN
+        DELETE FROM terms WHERE term = ANY (old_terms) AND docs <= 0;
+        DELETE FROM words WHERE word = ANY (old_words) AND docs <= 0;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER items_count_insert AFTER INSERT OR DELETE ON items
+    FOR EACH ROW EXECUTE FUNCTION count_terms();
+CREATE TRIGGER items_count_update AFTER UPDATE ON items FOR EACH ROW
+    WHEN (OLD.title IS DISTINCT FROM NEW.title OR OLD.body IS DISTINCT FROM NEW.body
+          OR OLD.tags IS DISTINCT FROM NEW.tags)
+    EXECUTE FUNCTION count_terms();
+"""
+
+SESSIONS = """
+CREATE TABLE sessions (
+    id text COLLATE "C" PRIMARY KEY,
+    agent text NOT NULL,
+    model text,
+    agent_session_id text,
+    transcript_path text,
+    repo text,
+    cwd text,
+    workspace text,
+    workstream text,
+    project text,
+    scopes text[] NOT NULL DEFAULT '{}',
+    started_at text COLLATE "C" NOT NULL,
+    ended_at text COLLATE "C",
+    last_seen_at text COLLATE "C",
+    first_prompt text,
+    last_prompt text,
+    prompt_count integer NOT NULL DEFAULT 0,
+    start_commit text,
+    commits text[] NOT NULL DEFAULT '{}',
+    diff_stat text,
+    continued_from text,
+    pid integer,
+    end_reason text,
+    summary_parts integer NOT NULL DEFAULT 0,
+    summarized_turns integer NOT NULL DEFAULT 0
+);
+CREATE INDEX sessions_agent ON sessions (agent, agent_session_id);
+CREATE INDEX sessions_repo ON sessions (repo, started_at);
+CREATE INDEX sessions_open ON sessions (ended_at, cwd);
+
+CREATE TABLE deliveries (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id text COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    at text COLLATE "C" NOT NULL,
+    what text NOT NULL,
+    item_ids text[] NOT NULL,
+    query text
+);
+CREATE INDEX deliveries_session ON deliveries (session_id, at);
+
+CREATE TABLE signals (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id text COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    at text COLLATE "C" NOT NULL,
+    kind text NOT NULL,
+    detail text NOT NULL DEFAULT ''
+);
+CREATE INDEX signals_session ON signals (session_id, id);
+CREATE TABLE session_prompts (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id text COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    at text COLLATE "C" NOT NULL,
+    text text NOT NULL
+);
+CREATE INDEX session_prompts_session ON session_prompts (session_id, id);
+CREATE TABLE lesson_state (
+    session_id text COLLATE "C" PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+    last_call text,
+    repeats integer NOT NULL DEFAULT 0,
+    asked_at text,
+    reflected_at text
+);
+"""
+
+PLACES = """
+CREATE TABLE projects (
+    slug text COLLATE "C" PRIMARY KEY,
+    dir text NOT NULL,
+    repo text,
+    added_at text NOT NULL
+);
+CREATE TABLE project_files (
+    slug text COLLATE "C" NOT NULL REFERENCES projects (slug) ON DELETE CASCADE,
+    name text NOT NULL,
+    size bigint NOT NULL,
+    mtime_ns bigint NOT NULL,
+    synced_at text NOT NULL,
+    PRIMARY KEY (slug, name)
+);
+CREATE TABLE collected_places (
+    agent text NOT NULL,
+    path text NOT NULL,
+    files bigint NOT NULL,
+    digest bigint NOT NULL,
+    collected_at text NOT NULL,
+    PRIMARY KEY (agent, path)
+);
+CREATE TABLE plan_receipts (
+    digest text COLLATE "C" PRIMARY KEY,
+    plan_id text NOT NULL,
+    owner text NOT NULL,
+    applied_at text COLLATE "C" NOT NULL,
+    receipt jsonb NOT NULL
+);
+CREATE INDEX plan_receipts_plan ON plan_receipts (plan_id);
+"""
+
+# A sequence (no row to lock, so writers never queue on it) that every changing
+# statement on the tables a reader shows advances: the store's data_version.
+CHANGES = """
+CREATE SEQUENCE change_counter;
+CREATE FUNCTION count_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    PERFORM nextval('change_counter');
+    RETURN NULL;
+END $$;
+"""
+CHANGED_TABLES = ("items", "revisions", "uses", "sessions", "deliveries")
+
+
+def m0001_create_items(conn: psycopg.Connection[object]) -> None:
+    conn.execute(ITEMS)
+
+
+def m0002_create_sessions(conn: psycopg.Connection[object]) -> None:
+    conn.execute(SESSIONS)
+
+
+def m0003_projects_places_and_plans(conn: psycopg.Connection[object]) -> None:
+    conn.execute(PLACES)
+
+
+def m0004_change_counter(conn: psycopg.Connection[object]) -> None:
+    conn.execute(CHANGES)
+    for table in CHANGED_TABLES:
+        conn.execute(
+            sql.SQL(
+                "CREATE TRIGGER {} AFTER INSERT OR UPDATE OR DELETE ON {} "
+                "FOR EACH STATEMENT EXECUTE FUNCTION count_change()"
+            ).format(sql.Identifier(f"{table}_changed"), sql.Identifier(table))
+        )
+
+
+MIGRATIONS: tuple[Callable[[psycopg.Connection[object]], None], ...] = (
+    m0001_create_items,
+    m0002_create_sessions,
+    m0003_projects_places_and_plans,
+    m0004_change_counter,
+)
+KNOWN = {m.__name__ for m in MIGRATIONS}
+
+
+def applied(conn: psycopg.Connection[object]) -> list[str]:
+    rows = conn.execute("SELECT name FROM _migrations ORDER BY name").fetchall()
+    return [str(row[0]) for row in rows]  # type: ignore[index]
+
+
+def apply(conn: psycopg.Connection[object], schema: str) -> int:
+    """Create `schema` when it is missing and apply the missing migrations in it (the
+    connection's search_path is that schema); returns how many ran. `conn` is in
+    autocommit mode: each step opens its own transaction."""
+    lock = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+    key = f"kenning-migrations:{schema}"
+    with conn.transaction():
+        conn.execute(lock, (key,))
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations "
+            '(name text COLLATE "C" PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())'
+        )
+    done = set(applied(conn))
+    unknown = sorted(done - KNOWN)
+    if unknown:
+        raise StoreError(
+            f"the schema {schema} was written by a newer kenning (it has migration "
+            f"{unknown[-1]}); upgrade kenning to open it"
+        )
+    ran = 0
+    for migration in MIGRATIONS:
+        if migration.__name__ in done:
+            continue
+        with conn.transaction():
+            conn.execute(lock, (key,))
+            # Another server may have applied it while this one waited for the lock.
+            if conn.execute(
+                "SELECT 1 FROM _migrations WHERE name = %s", (migration.__name__,)
+            ).fetchone():
+                continue
+            migration(conn)
+            conn.execute("INSERT INTO _migrations (name) VALUES (%s)", (migration.__name__,))
+            ran += 1
+    return ran

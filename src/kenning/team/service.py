@@ -1,0 +1,449 @@
+"""What the team server does, apart from HTTP: who may act, push, pull and decide.
+
+The HTTP API and the review page both call `Team`; neither holds a rule of its own.
+
+- **Auth.** A token belongs to one workspace and one role. A request for another
+  workspace is refused (`Forbidden`) whatever the role, and a member may not decide.
+- **Push.** Each entry is claimed by its `push_id` before it is written (see
+  `store.directory`), so a retry stores nothing twice. The text is checked and redacted
+  again as a local store would (`items.new_item`: a mostly-secret text is refused); the
+  scope must be a repo the workspace covers or the workspace itself. A member's entries
+  arrive proposed; an admin's own memories active.
+- **Decide.** approve, reject, dismiss (with a reason), restore and forget, each a new
+  version of the memory (forget deletes it and its versions), each recorded with who
+  decided and why. Approving a *revision* writes its text onto the memory it revises (a
+  new version of that memory, which keeps its id); the revision itself is superseded.
+- **Pull.** Every change that makes a memory active, changes an active one or takes one
+  out of active is appended to the workspace's feed; a pull reads the feed after a
+  cursor and answers each memory once, as it is now.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kenning import ids, items
+from kenning.errors import InvalidInput, KenningError, NotFound, RevisionConflict
+from kenning.ids import short_id
+from kenning.model import Item, Link, Provenance, Scope, ScopeType, Status, normalize_name
+from kenning.store import ItemQuery, Store, Words, now_iso
+from kenning.store.directory import Directory, Token
+from kenning.team.stores import Workspaces
+
+MAX_PUSH = 500
+MAX_PULL = 1000
+WHATS = ("memory", "lesson", "proposal", "revision")
+ACTIONS = ("approve", "reject", "dismiss", "restore", "forget")
+PUSH_ID = re.compile(r"^[A-Za-z0-9._:-]{1,100}$")
+TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
+
+
+class TeamError(KenningError):
+    status = 400
+    code = "bad_request"
+
+
+class Unauthorized(TeamError):
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(TeamError):
+    status = 403
+    code = "forbidden"
+
+
+class Conflict(TeamError):
+    status = 409
+    code = "conflict"
+
+
+@dataclass(frozen=True, slots=True)
+class Refused(Exception):
+    reason: str
+
+
+class Team:
+    """The server's work on its directory and its workspaces' stores."""
+
+    def __init__(self, directory: Directory, workspaces: Workspaces) -> None:
+        self.directory = directory
+        self.workspaces = workspaces
+
+    # auth
+
+    def authenticate(self, header: str | None) -> Token:
+        """The live token of an `Authorization: Bearer …` header."""
+        scheme, _, text = (header or "").partition(" ")
+        if scheme.lower() != "bearer" or not text.strip():
+            raise Unauthorized("send Authorization: Bearer <token> (ken serve token create)")
+        token = self.directory.authenticate(text.strip())
+        if token is None:
+            raise Unauthorized("this token is unknown or revoked: ask an admin for a new one")
+        return token
+
+    def token_of(self, text: str) -> Token | None:
+        return self.directory.authenticate(text.strip())
+
+    @staticmethod
+    def check(token: Token, workspace: str, *, admin: bool = False) -> str:
+        """The workspace named in a path, if `token` may act in it (as an admin when
+        `admin`); else Forbidden."""
+        name = normalize_name(workspace)
+        if name != token.workspace:
+            raise Forbidden(f"this token belongs to another workspace than '{workspace}'")
+        if admin and token.role != "admin":
+            raise Forbidden("only an admin's token may decide on team memory")
+        return name
+
+    # reading
+
+    def whoami(self, token: Token) -> dict[str, Any]:
+        return {
+            "workspace": token.workspace,
+            "role": token.role,
+            "token_id": token.id,
+            "name": token.name,
+        }
+
+    def repos(self, workspace: str) -> list[str]:
+        return self.directory.repos(workspace)
+
+    def wire(self, workspace: str, found: list[Item]) -> list[dict[str, Any]]:
+        """Memories as the API sends them: the local JSON form and `origin`."""
+        origins = self.directory.origins(workspace, [i.id for i in found]) if found else {}
+        out = []
+        for item in found:
+            data = item.to_dict()
+            origin = origins.get(item.id)
+            data["origin"] = (
+                {
+                    "host": origin["host"],
+                    "token_id": origin["token_id"],
+                    "name": origin["name"],
+                    "local_id": origin["local_id"],
+                    "what": origin["what"],
+                    "base": origin["base"],
+                }
+                if origin
+                else None
+            )
+            out.append(data)
+        return out
+
+    def list_items(
+        self, workspace: str, status: str | None = None, q: str | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """The workspace's memories in `status` (any when None), newest first; with `q`,
+        those whose text matches it, best first."""
+        statuses = (items.parse_status(status).value,) if status else ()
+        query = ItemQuery(statuses=statuses, include_expired=True, limit=limit, captured_first=True)
+        with self.workspaces.store(workspace) as store:
+            if q and q.strip():
+                found = [item for item, _ in store.search(Words(typed=q), query)]
+            else:
+                found = store.list_items(query)
+        return self.wire(workspace, found)
+
+    def get_item(self, workspace: str, item_id: str) -> dict[str, Any]:
+        """One memory with its versions (oldest first), the decisions made on it, and the
+        other memories of the team that say the same."""
+        with self.workspaces.store(workspace) as store:
+            item = _get(store, item_id)
+            history = [rev.to_dict() for rev in store.revisions(item.id)]
+            twins = items.same_text(store, item, limit=50)
+        data = self.wire(workspace, [item])[0]
+        data["history"] = history
+        data["decisions"] = self.directory.decisions(workspace, item.id)
+        data["same_text"] = [
+            {"id": t["id"], "status": t["status"], "origin": t["origin"]}
+            for t in self.wire(workspace, twins)
+        ]
+        return data
+
+    # push
+
+    def push(self, token: Token, workspace: str, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise InvalidInput("the body must be a JSON object with 'host' and 'items'")
+        host, entries = body.get("host"), body.get("items")
+        if not isinstance(host, str) or not host.strip() or len(host) > 200:
+            raise InvalidInput("'host' must be the sending host's name (200 characters at most)")
+        if not isinstance(entries, list):
+            raise InvalidInput("'items' must be a list of entries")
+        if len(entries) > MAX_PUSH:
+            raise InvalidInput(f"{len(entries)} entries in one push: send {MAX_PUSH} at most")
+        for number, entry in enumerate(entries, 1):
+            if not isinstance(entry, dict):
+                raise InvalidInput(f"entry {number} is not an object")
+            push_id = entry.get("push_id")
+            if not isinstance(push_id, str) or not PUSH_ID.match(push_id):
+                raise InvalidInput(f"entry {number} needs a 'push_id' (a uuid4)")
+        covered = set(self.directory.repos(workspace))
+        results = [self._push_one(token, workspace, host.strip(), e, covered) for e in entries]
+        return {"results": results}
+
+    def _push_one(
+        self, token: Token, workspace: str, host: str, entry: dict[str, Any], covered: set[str]
+    ) -> dict[str, Any]:
+        push_id = entry["push_id"]
+        claim = self.directory.claim_push(workspace, push_id, token.id, ids.new_ulid())
+        if claim.answer is not None:
+            first = dict(claim.answer)
+            if first["status"] == "stored":
+                first["status"] = "duplicate"
+            return first
+        assert claim.item_id is not None
+        what = entry.get("what", "memory")
+        try:
+            if what not in WHATS:
+                raise Refused(f"unknown 'what' {what!r}: use {', '.join(WHATS)}")
+            status = (
+                Status.ACTIVE if token.role == "admin" and what == "memory" else Status.PROPOSED
+            )
+            item = _item_from_wire(entry.get("item"), claim.item_id, status, host)
+            _check_scope(item.scope, workspace, covered)
+            base = entry.get("base") if what == "revision" else None
+            if what == "revision" and not isinstance(base, str):
+                raise Refused("a revision names the team memory it revises in 'base'")
+            with self.workspaces.store(workspace) as store:
+                if base is not None:
+                    _get(store, base)
+                # A retry of a push cut off after the write finds its item there: skipped.
+                store.insert_many([item], change="push")
+                stored = store.get_item(item.id)
+        except (Refused, InvalidInput, NotFound) as exc:
+            reason = exc.reason if isinstance(exc, Refused) else str(exc)
+            answer = {
+                "push_id": push_id,
+                "status": "refused",
+                "id": None,
+                "item_status": None,
+                "reason": reason,
+            }
+            self.directory.answer_push(workspace, push_id, answer)
+            return answer
+        local = entry["item"].get("id")
+        self.directory.set_origin(
+            workspace,
+            stored.id,
+            host=host,
+            token_id=token.id,
+            local_id=local if isinstance(local, str) else None,
+            what=what,
+            base=base,
+        )
+        if stored.status is Status.ACTIVE:
+            self.directory.append_feed(workspace, [(stored.id, "upsert")])
+        answer = {
+            "push_id": push_id,
+            "status": "stored",
+            "id": stored.id,
+            "item_status": stored.status.value,
+            "reason": None,
+        }
+        self.directory.answer_push(workspace, push_id, answer)
+        return answer
+
+    # pull
+
+    def pull(self, workspace: str, since: str | None, limit: int = 500) -> dict[str, Any]:
+        text = (since or "").strip()
+        if text and not text.isdigit():
+            raise InvalidInput(f"bad cursor '{since}': give the cursor the last pull answered")
+        start = int(text or 0)
+        limit = max(1, min(limit, MAX_PULL))
+        rows = self.directory.feed(workspace, start, limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        last: dict[str, int] = {}
+        for seq, item_id, _ in rows:
+            last.pop(item_id, None)
+            last[item_id] = seq  # each memory once, where it last changed
+        changes: list[dict[str, Any]] = []
+        active: list[Item] = []
+        with self.workspaces.store(workspace) as store:
+            for item_id in last:
+                try:
+                    item = store.get_item(item_id)
+                except NotFound:
+                    changes.append({"id": item_id, "change": "remove", "item": None})
+                    continue
+                if item.status is Status.ACTIVE:
+                    active.append(item)
+                    changes.append({"id": item_id, "change": "upsert", "item": None})
+                else:
+                    changes.append({"id": item_id, "change": "remove", "item": None})
+        wired = {data["id"]: data for data in self.wire(workspace, active)}
+        for change in changes:
+            if change["change"] == "upsert":
+                change["item"] = wired[change["id"]]
+        cursor = str(rows[-1][0]) if rows else str(start)
+        return {"changes": changes, "cursor": cursor, "more": more}
+
+    # decisions
+
+    def act(
+        self,
+        token: Token,
+        workspace: str,
+        item_id: str,
+        action: str,
+        reason: str | None = None,
+        note: str | None = None,
+    ) -> dict[str, Any]:
+        """An admin's decision on one memory; answers the memory as it is after it."""
+        if action not in ACTIONS:
+            raise NotFound(f"no action '{action}': use {', '.join(ACTIONS)}")
+        feed: list[tuple[str, str]] = []
+        with self.workspaces.store(workspace) as store:
+            item = _get(store, item_id)
+            if action == "forget":
+                store.delete_items([item.id])
+                stored = None
+                feed.append((item.id, "remove"))
+            else:
+                stored, base = _decide(store, item, action, reason, self._base_of(workspace, item))
+                if base is not None and base.status is Status.ACTIVE:
+                    feed.append((base.id, "upsert"))
+                if stored.status is Status.ACTIVE:
+                    feed.append((stored.id, "upsert"))
+                elif item.status is Status.ACTIVE:
+                    feed.append((stored.id, "remove"))
+        if action == "forget":
+            self.directory.forget(workspace, item.id)
+        else:
+            kept_reason = items.dismiss_reason_of(reason) if action == "dismiss" else _note(reason)
+            self.directory.record_decision(
+                workspace, item.id, action, token.id, kept_reason, _note(note)
+            )
+        self.directory.append_feed(workspace, feed)
+        if stored is None:
+            return {"item": None, "forgotten": item.id}
+        return {"item": self.wire(workspace, [stored])[0]}
+
+    def _base_of(self, workspace: str, item: Item) -> str | None:
+        origin = self.directory.origins(workspace, [item.id]).get(item.id)
+        return origin["base"] if origin and origin["what"] == "revision" else None
+
+
+def _get(store: Store, item_id: str) -> Item:
+    if not ids.is_valid_ref(item_id) or len(item_id) != 26:
+        raise NotFound(f"no memory '{item_id}' in this workspace: give its full id")
+    try:
+        return store.get_item(ids.normalize_ref(item_id))
+    except NotFound:
+        raise NotFound(f"no memory {item_id} in this workspace") from None
+
+
+def _note(text: str | None) -> str | None:
+    return items.archive_reason_of(text)
+
+
+def _decide(
+    store: Store, item: Item, action: str, reason: str | None, base_id: str | None
+) -> tuple[Item, Item | None]:
+    """The memory after `action` (stored), and the memory a revision rewrote."""
+    if item.status not in items.allowed_from(action):
+        raise Conflict(
+            f"cannot {action} {short_id(item.id)}: it is {item.status.value}, and only "
+            f"{' or '.join(s.value for s in items.allowed_from(action))} memories can be"
+        )
+    if action == "dismiss" and not (reason or "").strip():
+        raise InvalidInput("dismiss needs a reason: covered, wrong, one_off or other")
+    now = now_iso()
+    match action:
+        case "approve":
+            target = Status.ACTIVE
+        case "reject":
+            target = Status.REJECTED
+        case "dismiss":
+            target = Status.DISMISSED
+        case _:
+            target = items.restored_status(store, item)
+    rewritten = None
+    links = item.links
+    if action == "approve" and base_id is not None:
+        base = _get(store, base_id)
+        rewritten = store.replace_item(
+            replace(
+                base,
+                title=item.title,
+                body=item.body,
+                kind=item.kind,
+                tags=item.tags,
+                links=item.links,
+                evidence=item.evidence,
+                updated_at=now,
+                reviewed_at=now,
+                revision=ids.new_ulid(),
+            ),
+            "revise",
+        )
+        target = Status.SUPERSEDED  # its text lives on in the memory it revised
+        links = (*item.links, Link("item", base.id))
+    updated = replace(
+        item,
+        status=target,
+        links=links,
+        dismiss_reason=items.dismiss_reason_of(reason) if action == "dismiss" else None,
+        updated_at=now,
+        reviewed_at=now if action == "approve" else item.reviewed_at,
+        revision=ids.new_ulid(),
+    )
+    try:
+        stored = store.replace_item(updated, action, expected_revision=item.revision)
+    except RevisionConflict as exc:
+        raise Conflict(str(exc)) from None
+    return stored, rewritten
+
+
+def _check_scope(scope: Scope, workspace: str, covered: set[str]) -> None:
+    if scope.type is ScopeType.WORKSPACE and scope.value == workspace:
+        return
+    if scope.type is ScopeType.REPO and scope.value in covered:
+        return
+    if scope.type is ScopeType.REPO:
+        raise Refused(
+            f"the team does not cover {scope.value}: an admin adds it with "
+            f"`ken serve repos add '{workspace}' {scope.value}`"
+        )
+    raise Refused(
+        f"scope {scope} is not shared with the team: send repo:<covered repo> or "
+        f"workspace:{workspace}"
+    )
+
+
+def _item_from_wire(data: Any, item_id: str, status: Status, host: str) -> Item:
+    """The memory an entry carries, checked and redacted again, with the server's id."""
+    if not isinstance(data, dict):
+        raise Refused("'item' must be a memory object (Item.to_dict())")
+    title, body = data.get("title"), data.get("body", "") or ""
+    if not isinstance(title, str) or not title.strip() or not isinstance(body, str):
+        raise Refused("a memory needs a text 'title' (and 'body', if any, is text)")
+    tags, links = data.get("tags", []) or [], data.get("links", []) or []
+    if not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+        raise Refused("'tags' must be a list of text")
+    if not (isinstance(links, list) and all(isinstance(x, str) for x in links)):
+        raise Refused("'links' must be a list of text")
+    evidence, prov = data.get("evidence", "") or "", data.get("provenance", {}) or {}
+    if not isinstance(evidence, str) or not isinstance(prov, dict):
+        raise Refused("'evidence' must be text and 'provenance' an object")
+    created = data.get("created_at")
+    if not (isinstance(created, str) and TIME.match(created)):
+        created = None
+    provenance = replace(Provenance.from_dict(prov), host=host)
+    return items.new_item(
+        title.strip() + ("\n" + body if body.strip() else ""),
+        scope=items.parse_scope(str(data.get("scope", "global"))),
+        kind=items.parse_kind(str(data.get("kind", "note"))),
+        tags=tags,
+        links=links,
+        status=status,
+        evidence=evidence,
+        provenance=provenance,
+        item_id=item_id,
+        created_at=created,
+    )
