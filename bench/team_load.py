@@ -8,7 +8,7 @@ host and the batch); every fourth batch is sent twice, as a host does whose firs
 answer was lost; then pull from its cursor. Afterwards it checks that nothing was lost
 or doubled: every push the server acknowledged (`stored`) is on the server, under the
 id it was given, exactly once (the workspace holds as many memories as distinct
-acknowledged pushes, and no title twice), and every repeated push came back
+acknowledged pushes, none of them twice), and every repeated push came back
 `duplicate` with the first id. Reports p50/p95 latency per call and throughput.
 
 Run: `python bench/team_load.py [--hosts 20] [--seconds 60] [--batch 5]`; it starts a
@@ -59,6 +59,7 @@ class Server:
     process: subprocess.Popen[str]
     port: int
     lines: list[str]
+    reader: threading.Thread
 
     @property
     def url(self) -> str:
@@ -72,6 +73,9 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(timeout=10)
+        self.reader.join(timeout=10)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
 
 
 def start_server(db: str, data: Path, env: dict[str, str] | None = None) -> Server:
@@ -94,17 +98,22 @@ def start_server(db: str, data: Path, env: dict[str, str] | None = None) -> Serv
                 with suppress(ValueError, KeyError, TypeError):
                     port.append(int(json.loads(line)["port"]))
 
-    threading.Thread(target=read, daemon=True).start()
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
         if port:
             try:
                 Client(f"http://127.0.0.1:{port[0]}", "", WORKSPACE, timeout=2).health()
-                return Server(process, port[0], lines)
+                return Server(process, port[0], lines, reader)
             except TeamError:
                 pass
         time.sleep(0.05)
     process.kill()
+    process.wait(timeout=10)
+    reader.join(timeout=10)
+    if process.stderr is not None:
+        process.stderr.close()
     raise RuntimeError("ken serve did not start:\n" + "\n".join(lines[-30:]))
 
 
@@ -228,22 +237,20 @@ def stored_on_server(url: str, admin: str, acked: dict[str, str], titles: dict[s
     return missing
 
 
-def count_titles(db_url: str) -> tuple[int, int] | None:
-    """(memories with a load title, titles held more than once) in the server's
-    database, when its schema has an items table with a title (else None)."""
+def count_stored(db_url: str) -> tuple[int, int]:
+    """(memories pushes stored in the workspace, local ids stored more than once), from
+    the server's own record of where each memory came from (ken_team.origins: one row per
+    stored memory; each load entry has a local id of its own)."""
     import psycopg
 
-    try:
-        with psycopg.connect(db_url) as conn:
-            total = conn.execute("SELECT count(*) FROM items WHERE title LIKE 'load %'").fetchone()
-            twice = conn.execute(
-                "SELECT count(*) FROM (SELECT title FROM items WHERE title LIKE 'load %' "
-                "GROUP BY title HAVING count(*) > 1) AS doubled"
-            ).fetchone()
-    except psycopg.Error:
-        return None
-    assert total is not None and twice is not None
-    return int(total[0]), int(twice[0])
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute(
+            "SELECT count(*), count(*) - count(DISTINCT local_id) FROM ken_team.origins "
+            "WHERE workspace = %s",
+            (WORKSPACE,),
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
 
 
 def run_load(
@@ -277,7 +284,7 @@ def run_load(
     }
     requests = sum(len(v) for v in lat.values())
     missing = stored_on_server(url, admin, acked, titles)
-    counted = count_titles(db_url)
+    counted = count_stored(db_url)
     return {
         "hosts": len(tokens),
         "seconds": round(wall, 1),
@@ -288,8 +295,8 @@ def run_load(
         "repeat_errors": [e for t in tallies for e in t.repeat_errors][:20],
         "missing": missing[:20],
         "missing_count": len(missing),
-        "on_server": None if counted is None else counted[0],
-        "titles_twice": None if counted is None else counted[1],
+        "on_server": counted[0],
+        "stored_twice": counted[1],
         "pulled_changes": sum(t.pulled for t in tallies),
         "errors": [e for t in [*tallies, admin_tally] for e in t.errors][:20],
         "error_count": sum(len(t.errors) for t in [*tallies, admin_tally]),
@@ -316,9 +323,9 @@ def problems(result: dict[str, Any]) -> list[str]:
         found.append(f"{result['missing_count']} acknowledged pushes not on the server")
     if result["repeat_errors"]:
         found.append(f"repeated pushes not answered duplicate: {result['repeat_errors'][:3]}")
-    if result["titles_twice"]:
-        found.append(f"{result['titles_twice']} memories stored twice")
-    if result["on_server"] is not None and result["on_server"] != result["acknowledged"]:
+    if result["stored_twice"]:
+        found.append(f"{result['stored_twice']} memories stored twice")
+    if result["on_server"] != result["acknowledged"]:
         found.append(
             f"{result['on_server']} load memories on the server, "
             f"{result['acknowledged']} acknowledged"
@@ -327,8 +334,11 @@ def problems(result: dict[str, Any]) -> list[str]:
 
 
 @contextmanager
-def team_server(hosts: int, env: dict[str, str]) -> Iterator[tuple[Server, str, list[str], str]]:
-    """A PostgreSQL database, `ken serve` on it, HOSTS member tokens and an admin one."""
+def team_server(
+    hosts: int, env: dict[str, str] | None = None, cluster: str | None = None
+) -> Iterator[tuple[Server, str, list[str], str]]:
+    """A PostgreSQL database (in `cluster`, else KEN_TEST_PG's, else a cluster of its
+    own), `ken serve` on it, HOSTS member tokens and an admin one."""
     import psycopg
 
     import pgcluster
@@ -338,11 +348,13 @@ def team_server(hosts: int, env: dict[str, str]) -> Iterator[tuple[Server, str, 
             prefix="ken-team-load-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None
         )
     )
-    cluster = os.environ.get("KEN_TEST_PG")
+    cluster = cluster or os.environ.get("KEN_TEST_PG")
     own = cluster is None
+    pg_folder = folder / "pg"
     if cluster is None:
         progress("starting a PostgreSQL cluster", "team")
-        cluster = pgcluster.start(folder / "pg")
+        pg_folder = pgcluster.scratch_folder()
+        cluster = pgcluster.start(pg_folder)
     name = f"load_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(cluster, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -385,7 +397,8 @@ def team_server(hosts: int, env: dict[str, str]) -> Iterator[tuple[Server, str, 
         with psycopg.connect(cluster, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         if own:
-            pgcluster.stop(folder / "pg")
+            pgcluster.stop(pg_folder)
+            shutil.rmtree(pg_folder, ignore_errors=True)
         shutil.rmtree(folder, ignore_errors=True)
 
 
