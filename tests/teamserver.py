@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from conftest import KEN_BIN
@@ -108,10 +107,10 @@ def _answer(status: int, raw: bytes, headers: dict[str, str]) -> Answer:
     return Answer(status, body, {k.lower(): v for k, v in headers.items()})
 
 
-def start_server(db: str, data: Path, env: dict[str, str] | None = None) -> Server:
+def start_server(db: str, env: dict[str, str] | None = None) -> Server:
     """`ken serve` on an ephemeral port; returns once it listens."""
     process = subprocess.Popen(
-        [str(KEN_BIN), "serve", "--db", db, "--port", "0", "--data", str(data)],
+        [str(KEN_BIN), "serve", "--db", db, "--port", "0"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import http.client
 import json
+import signal
+import socket
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from kenning.store.directory import Directory
 from teamserver import (
     Server,
     cover,
     entry,
     ken,
-    make_token,
     memory,
     module_database,
     start_server,
@@ -28,10 +32,10 @@ SHOP = "repo:github.com/acme/shop"
 
 
 @pytest.fixture(scope="module")
-def running(pg_cluster: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def running(pg_cluster: str) -> Iterator[Server]:
     """One server for the module; each test works in a workspace of its own."""
     with module_database(pg_cluster) as db:
-        server = start_server(db, tmp_path_factory.mktemp("serve-data"))
+        server = start_server(db)
         yield server
         assert server.stop() == 0
 
@@ -41,10 +45,19 @@ def server(running: Server) -> Server:
     return running
 
 
+@pytest.fixture(scope="module")
+def directory(running: Server) -> Iterator[Directory]:
+    """The server's directory, opened in the tests' process (quicker than `ken serve
+    token create` in a subprocess, which its own tests run)."""
+    opened = Directory(running.db)
+    yield opened
+    opened.close()
+
+
 @pytest.fixture
-def ws(running: Server) -> str:
+def ws(directory: Directory) -> str:
     name = "acme-" + uuid.uuid4().hex[:8]
-    cover(running.db, name, "github.com/acme/shop")
+    directory.add_repo(name, "github.com/acme/shop")
     return name
 
 
@@ -54,13 +67,13 @@ def api(ws: str) -> str:
 
 
 @pytest.fixture
-def member(server: Server, ws: str) -> str:
-    return make_token(server.db, ws, "member", "alice")
+def member(directory: Directory, ws: str) -> str:
+    return directory.create_token(ws, "member", "alice")[0]
 
 
 @pytest.fixture
-def admin(server: Server, ws: str) -> str:
-    return make_token(server.db, ws, "admin", "lead")
+def admin(directory: Directory, ws: str) -> str:
+    return directory.create_token(ws, "admin", "lead")[0]
 
 
 def push(
@@ -110,6 +123,7 @@ def test_whoami_names_the_token_its_workspace_and_role(
     assert answer.body["role"] == "member"
     assert answer.body["name"] == "alice"
     assert answer.body["token_id"].startswith("tok_")
+    assert server.call("GET", "/api/v1/whoami", member).body == answer.body
 
 
 def test_repos_lists_what_the_team_covers(server: Server, member: str, api: str, ws: str) -> None:
@@ -149,6 +163,8 @@ def test_an_admins_own_memory_arrives_active_and_is_pulled(
     assert change["change"] == "upsert"
     assert change["item"]["title"] == "Use UTC in logs"
     assert change["item"]["origin"]["token_id"].startswith("tok_")
+    assert change["item"]["origin"]["host"] == "alice-laptop"
+    assert change["item"]["reviewed_at"] == change["item"]["updated_at"]
     assert pulled["more"] is False
     again = pull_all(server, api, member, since=pulled["cursor"])
     assert again["changes"] == [] and again["cursor"] == pulled["cursor"]
@@ -257,3 +273,249 @@ def test_items_lists_newest_first_filters_by_status_and_searches(
     assert [i["id"] for i in found] == [active["id"]]
     missing = server.call("GET", f"{api}/items/{uuid.uuid4().hex[:26].upper()}", member)
     assert missing.status == 404 and missing.body["error"] == "not_found"
+
+
+# --- deciding ------------------------------------------------------------------------
+
+
+def act(server: Server, api: str, token: str, item_id: str, action: str, **body: Any) -> Any:
+    return server.call("POST", f"{api}/items/{item_id}/{action}", token, body)
+
+
+def test_an_admin_approves_and_the_memory_is_pulled_then_dismissed_and_removed(
+    server: Server, api: str, admin: str, member: str
+) -> None:
+    (sent,) = push(server, api, member, entry(memory("Migrations run before deploys", SHOP)))
+    approved = act(server, api, admin, sent["id"], "approve")
+    assert approved.status == 200 and approved.body["item"]["status"] == "active"
+    assert approved.body["item"]["reviewed_at"]
+    first = pull_all(server, api, member)
+    assert [(c["id"], c["change"]) for c in first["changes"]] == [(sent["id"], "upsert")]
+    dismissed = act(server, api, admin, sent["id"], "dismiss", reason="wrong", note="not here")
+    assert dismissed.body["item"]["status"] == "dismissed"
+    assert dismissed.body["item"]["dismiss_reason"] == "wrong"
+    after = pull_all(server, api, member, since=first["cursor"])
+    assert after["changes"] == [{"id": sent["id"], "change": "remove", "item": None}]
+    got = server.call("GET", f"{api}/items/{sent['id']}", member).body
+    assert [h["change"] for h in got["history"]] == ["push", "approve", "dismiss"]
+    assert [(d["action"], d["reason"], d["note"], d["name"]) for d in got["decisions"]] == [
+        ("approve", None, None, "lead"),
+        ("dismiss", "wrong", "not here", "lead"),
+    ]
+    restored = act(server, api, admin, sent["id"], "restore")
+    assert restored.body["item"]["status"] == "active"  # it had been approved
+
+
+def test_dismiss_needs_a_reason_and_a_status_conflict_is_409(
+    server: Server, api: str, admin: str, member: str
+) -> None:
+    (sent,) = push(server, api, member, entry(memory("Feature flags live in flagd", SHOP)))
+    assert act(server, api, admin, sent["id"], "dismiss").status == 400
+    assert act(server, api, admin, sent["id"], "dismiss", reason="maybe").status == 400
+    rejected = act(server, api, admin, sent["id"], "reject", reason="we use LaunchDarkly")
+    assert rejected.body["item"]["status"] == "rejected"
+    again = act(server, api, admin, sent["id"], "approve")
+    assert again.status == 409 and again.body["error"] == "conflict"
+    back = act(server, api, admin, sent["id"], "restore")
+    assert back.body["item"]["status"] == "proposed"  # it was waiting
+
+
+def test_approving_a_revision_rewrites_its_base_which_keeps_its_id(
+    server: Server, api: str, admin: str, member: str
+) -> None:
+    (base,) = push(server, api, admin, entry(memory("Deploy on Tuesdays", SHOP)))
+    start = pull_all(server, api, member)["cursor"]
+    revision = entry(memory("Deploy on Tuesdays and Thursdays", SHOP), "revision", base=base["id"])
+    (rev,) = push(server, api, member, revision)
+    assert rev["item_status"] == "proposed" and rev["id"] != base["id"]
+    done = act(server, api, admin, rev["id"], "approve")
+    assert done.body["item"]["status"] == "superseded"
+    assert f"item:{base['id']}" in done.body["item"]["links"]
+    page = pull_all(server, api, member, since=start)
+    (change,) = page["changes"]
+    assert change["id"] == base["id"] and change["change"] == "upsert"
+    assert change["item"]["title"] == "Deploy on Tuesdays and Thursdays"
+    history = server.call("GET", f"{api}/items/{base['id']}", member).body["history"]
+    assert [h["title"] for h in history] == [
+        "Deploy on Tuesdays",
+        "Deploy on Tuesdays and Thursdays",
+    ]
+    orphan = entry(memory("x y z", SHOP), "revision", base="01JZZZZZZZZZZZZZZZZZZZZZZZ")
+    assert push(server, api, member, orphan)[0]["status"] == "refused"
+
+
+def test_forget_deletes_the_memory_and_its_versions(
+    server: Server, api: str, admin: str, member: str
+) -> None:
+    (sent,) = push(server, api, admin, entry(memory("Staging lives on db-7", SHOP)))
+    start = pull_all(server, api, member)["cursor"]
+    gone = act(server, api, admin, sent["id"], "forget")
+    assert gone.body == {"item": None, "forgotten": sent["id"]}
+    assert server.call("GET", f"{api}/items/{sent['id']}", member).status == 404
+    removed = pull_all(server, api, member, since=start)["changes"]
+    assert removed == [{"id": sent["id"], "change": "remove", "item": None}]
+    import psycopg
+
+    with psycopg.connect(server.db) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM ken_team.origins WHERE item_id = %s", (sent["id"],)
+        ).fetchone()
+    assert left == (0,)
+
+
+# --- auth ----------------------------------------------------------------------------
+
+
+def test_a_token_of_one_workspace_cannot_read_or_write_another(
+    server: Server, directory: Directory, api: str, admin: str
+) -> None:
+    other = "other-" + uuid.uuid4().hex[:8]
+    directory.add_repo(other, "github.com/acme/shop")
+    (theirs,) = push(
+        server,
+        f"/api/v1/w/{other}",
+        directory.create_token(other, "admin", "them")[0],
+        entry(memory("Theirs", SHOP)),
+    )
+    there = f"/api/v1/w/{other}"
+    for method, path, body in [
+        ("GET", f"{there}/whoami", None),
+        ("GET", f"{there}/repos", None),
+        ("GET", f"{there}/pull", None),
+        ("GET", f"{there}/items", None),
+        ("GET", f"{there}/items/{theirs['id']}", None),
+        ("POST", f"{there}/push", {"host": "h", "items": [entry(memory("Mine", SHOP))]}),
+        ("POST", f"{there}/items/{theirs['id']}/approve", {}),
+        ("POST", f"{there}/items/{theirs['id']}/forget", {}),
+    ]:
+        answer = server.call(method, path, admin, body)
+        assert (answer.status, answer.body["error"]) == (403, "forbidden"), path
+    # Nor through its own workspace's path: the other's memory is not found there.
+    assert server.call("GET", f"{api}/items/{theirs['id']}", admin).status == 404
+    assert act(server, api, admin, theirs["id"], "approve").status == 404
+
+
+def test_a_member_cannot_decide(server: Server, api: str, member: str) -> None:
+    (sent,) = push(server, api, member, entry(memory("Members propose", SHOP)))
+    for action in ("approve", "reject", "dismiss", "restore", "forget"):
+        answer = act(server, api, member, sent["id"], action, reason="wrong")
+        assert (answer.status, answer.body["error"]) == (403, "forbidden"), action
+    got = server.call("GET", f"{api}/items/{sent['id']}", member).body
+    assert got["status"] == "proposed" and len(got["history"]) == 1
+
+
+def test_a_revoked_token_is_refused_at_once(server: Server, api: str, ws: str) -> None:
+    made = ken("serve", "token", "create", "--db", server.db, "--workspace", ws, "--json")
+    token = json.loads(made.stdout)
+    assert server.call("GET", f"{api}/whoami", token["token"]).status == 200
+    out = ken("serve", "token", "revoke", "--db", server.db, token["id"])
+    assert out.returncode == 0, out.stderr
+    answer = server.call("GET", f"{api}/whoami", token["token"])
+    assert (answer.status, answer.body["error"]) == (401, "unauthorized")
+
+
+def test_no_endpoint_answers_without_a_token_but_health(
+    server: Server, api: str, member: str
+) -> None:
+    item = "01JAAAAAAAAAAAAAAAAAAAAAAA"
+    for method, path in [
+        ("GET", "/metrics"),
+        ("GET", "/api/v1/whoami"),
+        ("GET", f"{api}/whoami"),
+        ("GET", f"{api}/repos"),
+        ("POST", f"{api}/push"),
+        ("GET", f"{api}/pull"),
+        ("GET", f"{api}/items"),
+        ("GET", f"{api}/items/{item}"),
+        *(("POST", f"{api}/items/{item}/{a}") for a in ("approve", "dismiss", "forget")),
+        ("GET", "/api/v1/anything"),
+    ]:
+        for token in (None, "kt_not-a-token", member[:-1] + ("A" if member[-1] != "A" else "B")):
+            answer = server.call(method, path, token, {} if method == "POST" else None)
+            assert (answer.status, answer.body["error"]) == (401, "unauthorized"), (path, token)
+    assert server.call("GET", "/health").status == 200
+
+
+# --- operation -----------------------------------------------------------------------
+
+
+def test_metrics_count_requests_pushes_and_pulls(server: Server, api: str, admin: str) -> None:
+    push(server, api, admin, entry(memory("Counted", SHOP)))
+    pull_all(server, api, admin)
+    text = server.call("GET", "/metrics", admin).body
+    assert 'ken_http_requests_total{method="POST",route="/api/v1/w/{ws}/push",status="200"}' in text
+    assert 'ken_http_request_seconds_bucket{route="/api/v1/w/{ws}/pull",le="+Inf"}' in text
+    stored = next(
+        line for line in text.splitlines() if line.startswith('ken_pushed_total{result="stored"}')
+    )
+    assert int(stored.rsplit(" ", 1)[1]) >= 1
+
+
+def test_each_request_is_one_json_log_line_without_the_token(
+    server: Server, api: str, ws: str, member: str
+) -> None:
+    server.call("GET", f"{api}/whoami", member)
+    server.call("GET", f"{api}/whoami")
+
+    def lines() -> list[dict[str, Any]]:
+        return [
+            x for x in server.logs() if x.get("msg") == "request" and x["path"] == f"{api}/whoami"
+        ]
+
+    deadline = time.monotonic() + 10
+    while len(lines()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    seen = lines()
+    assert [(x["status"], x.get("workspace")) for x in seen[-2:]] == [(200, ws), (401, None)]
+    assert seen[-1]["error"] == "unauthorized" and seen[-2]["token_id"].startswith("tok_")
+    assert all(member not in json.dumps(x) for x in server.logs())
+    assert all("raw" not in x for x in server.logs())
+
+
+def test_sigterm_finishes_the_request_in_flight_then_exits_0(
+    running: Server, directory: Directory, ws: str, member: str
+) -> None:
+    import psycopg
+
+    server = start_server(running.db)
+    try:
+        with (
+            psycopg.connect(running.db) as holder,
+            psycopg.connect(running.db, autocommit=True) as watcher,
+        ):
+            # Hold the tokens table, so the request's token look-up waits inside the server.
+            holder.execute("LOCK TABLE ken_team.tokens IN ACCESS EXCLUSIVE MODE")
+            answers: list[Any] = []
+            request = threading.Thread(
+                target=lambda: answers.append(server.call("GET", f"/api/v1/w/{ws}/whoami", member))
+            )
+            request.start()
+            deadline = time.monotonic() + 20
+            waiting = 0
+            while not waiting and time.monotonic() < deadline:
+                row = watcher.execute(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE wait_event_type = 'Lock' AND query LIKE '%ken_team.tokens%'"
+                ).fetchone()
+                waiting = row[0] if row else 0
+            assert waiting, "the request never reached the database"
+            server.process.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 20
+            refused = False
+            while not refused and time.monotonic() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", server.port), timeout=1).close()
+                except OSError:
+                    refused = True
+            assert refused, "the server still accepts connections after SIGTERM"
+            assert server.process.poll() is None and answers == []
+        # The lock is released with the transaction: the request goes on and is answered.
+        request.join(timeout=30)
+        assert [a.status for a in answers] == [200]
+        assert answers[0].body["workspace"] == ws
+        assert server.process.wait(timeout=30) == 0
+    finally:
+        server.stop()
+    said = [line.get("msg") for line in server.logs()]
+    # The request was answered before the app shut down (and closed its pools).
+    assert said.index("request") < said.index("team server stopping")

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import shlex
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
-from kenning import config, policy
+from kenning import policy
 from kenning.cli.app import State, cli, example, pass_state
 from kenning.cli.output import emit_json, say, table
 from kenning.errors import KenningError
@@ -73,16 +72,8 @@ db_option = click.option(
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8765, show_default=True, type=int, help="Port (0: any free).")
-@click.option(
-    "--data",
-    type=click.Path(file_okay=False, path_type=Path),
-    hidden=True,
-    help="Where workspaces' memory is kept until it moves into PostgreSQL.",
-)
 @click.pass_context
-def serve_group(
-    ctx: click.Context, db: str | None, host: str, port: int, data: Path | None
-) -> None:
+def serve_group(ctx: click.Context, db: str | None, host: str, port: int) -> None:
     """Run the team server: team memory per workspace, its API and review page.
 
     Hosts join with a token (`ken serve token create`) and push the memories their
@@ -98,7 +89,7 @@ def serve_group(
         from kenning.team import server
     except ModuleNotFoundError as exc:
         raise _missing_extra(exc) from None
-    server.serve(url, data or config.data_dir() / "serve", host=host, port=port)
+    server.serve(url, host=host, port=port)
 
 
 @serve_group.group("token", epilog=example("ken serve token create --workspace acme --role admin"))

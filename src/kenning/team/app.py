@@ -256,6 +256,7 @@ def build_app(
     routes = [
         Route("/health", health, methods=["GET"]),
         Route("/metrics", api(metrics_page), methods=["GET"]),
+        Route("/api/v1/whoami", api(whoami), methods=["GET"]),
         Route(f"{prefix}/whoami", api(whoami), methods=["GET"]),
         Route(f"{prefix}/repos", api(repos), methods=["GET"]),
         Route(f"{prefix}/push", api(push), methods=["POST"]),

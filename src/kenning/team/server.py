@@ -13,7 +13,6 @@ import signal
 import socket
 import threading
 from importlib.metadata import version
-from pathlib import Path
 
 import uvicorn
 
@@ -27,9 +26,9 @@ from kenning.team.web import web_routes
 log = logging.getLogger("kenning.team")
 
 
-def make_team(db_url: str, data_dir: Path) -> Team:
+def make_team(db_url: str) -> Team:
     directory = Directory(db_url)
-    return Team(directory, Workspaces(open_workspace_store(db_url, data_dir)))
+    return Team(directory, Workspaces(open_workspace_store(db_url)))
 
 
 def close_team(team: Team) -> None:
@@ -37,11 +36,9 @@ def close_team(team: Team) -> None:
     team.directory.close()
 
 
-def serve(
-    db_url: str, data_dir: Path, host: str = "127.0.0.1", port: int = 8765, grace: float = 30
-) -> None:
+def serve(db_url: str, host: str = "127.0.0.1", port: int = 8765, grace: float = 30) -> None:
     setup_logging()
-    team = make_team(db_url, data_dir)
+    team = make_team(db_url)
     app = build_app(
         team, metrics=Metrics(), extra_routes=web_routes(team), on_shutdown=lambda: close_team(team)
     )
@@ -72,7 +69,6 @@ def serve(
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, _stopped)
     uvicorn.Server(config).run(sockets=[sock])
-    log.info("team server stopped")
 
 
 def _stopped(sig: int, frame: object) -> None:

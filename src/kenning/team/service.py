@@ -204,6 +204,8 @@ class Team:
                 Status.ACTIVE if token.role == "admin" and what == "memory" else Status.PROPOSED
             )
             item = _item_from_wire(entry.get("item"), claim.item_id, status, host)
+            if status is Status.ACTIVE:  # an admin's own word: reviewed as it arrives
+                item = replace(item, reviewed_at=item.updated_at)
             _check_scope(item.scope, workspace, covered)
             base = entry.get("base") if what == "revision" else None
             if what == "revision" and not isinstance(base, str):
