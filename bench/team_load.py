@@ -78,10 +78,10 @@ class Server:
             self.process.stderr.close()
 
 
-def start_server(db: str, data: Path, env: dict[str, str] | None = None) -> Server:
+def start_server(db: str, env: dict[str, str] | None = None) -> Server:
     """`ken serve` on a port the kernel picks; returns once it answers /health."""
     process = subprocess.Popen(
-        [str(KEN), "serve", "--db", db, "--port", "0", "--data", str(data)],
+        [str(KEN), "serve", "--db", db, "--port", "0"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -199,7 +199,7 @@ def admin_loop(url: str, token: str, until: float, tally: Tally) -> None:
                 Client(url, token, WORKSPACE, timeout=30).decide(str(item["id"]), "approve")
                 tally.latencies.setdefault("approve", []).append(time.perf_counter() - began)
         except Refused as exc:
-            if exc.status != 400:  # approving one another admin call approved already
+            if exc.status != 409:  # 409: approved already (listed before the approval)
                 tally.errors.append(f"approve: {exc}")
         except (TeamError, OSError) as exc:
             tally.errors.append(f"approve: {exc}")
@@ -389,7 +389,7 @@ def team_server(
             env=env,
         )
         ken("serve", "repos", "add", "--db", db, WORKSPACE, REPO, env=env)
-        server = start_server(db, folder / "data", env)
+        server = start_server(db, env)
         yield server, db, tokens, admin
     finally:
         if server is not None:

@@ -174,11 +174,6 @@ def test_an_agent_may_not_join_leave_or_share(args: tuple[str, ...]) -> None:
     assert (team_client.load_membership() is None) == (args[0] == "join")
 
 
-def test_join_needs_a_workspace() -> None:
-    result = ken("team", "join", "http://127.0.0.1:9", "--token", "kt_x")
-    assert result.exit_code == 1 and "--workspace" in result.output
-
-
 def test_join_against_a_server_that_is_down_says_so_and_keeps_nothing(closed_port: str) -> None:
     result = ken("team", "join", f"{closed_port}/w/acme", "--token", "kt_x")
     assert result.exit_code == 1

@@ -54,7 +54,7 @@ def _report(report: team_sync.Report) -> None:
 @click.option(
     "--token", required=True, help="The token `ken serve token create` printed; - reads stdin."
 )
-@click.option("--workspace", "-w", help="The team's workspace (when URL does not end in /w/NAME).")
+@click.option("--workspace", "-w", help="The team's workspace (default: the token's).")
 @click.option("--host", "host_name", help="This host's name on the server (default: the hostname).")
 @json_option
 @pass_state
@@ -66,19 +66,19 @@ def team_join(
     host_name: str | None,
     as_json: bool,
 ) -> None:
-    """Join a team: check the token with the server and keep the membership in
-    $XDG_CONFIG_HOME/kenning/team.json (mode 0600). A person's command (refused inside
-    an agent's shell). Then `ken team sync` pulls the team's memory."""
+    """Join a team: ask the server whose the token is (its workspace, role and name) and
+    keep the membership in
+    $XDG_CONFIG_HOME/kenning/team.json (mode 0600). Joining again replaces it (a new
+    token). A person's command (refused inside an agent's shell). Then `ken team sync`
+    pulls the team's memory."""
     policy.require_person(state.actor(), "joining a team")
     base, named = team_client.split_url(url)
-    chosen = workspace or named
-    if not chosen:
-        raise InvalidInput("which workspace? end the URL with /w/NAME or give --workspace NAME")
     secret = sys.stdin.readline().strip() if token == "-" else token.strip()
     if not secret:
         raise InvalidInput("the token is empty")
-    client = team_client.Client(base, secret, chosen, timeout=CLI_TIMEOUT)
-    me = client.whoami()
+    chosen = workspace or named
+    client = team_client.Client(base, secret, chosen or "", timeout=CLI_TIMEOUT)
+    me = client.whoami() if chosen else client.token_owner()
     member = team_client.Membership(
         url=base,
         workspace=str(me.get("workspace") or chosen),

@@ -238,6 +238,11 @@ class Client:
         answer: dict[str, Any] = self.request("GET", self._path("whoami"))
         return answer
 
+    def token_owner(self) -> dict[str, Any]:
+        """Whose the token is, and of which workspace (no workspace needed to ask)."""
+        answer: dict[str, Any] = self.request("GET", f"{API}/whoami")
+        return answer
+
     def repos(self) -> list[str]:
         answer = self.request("GET", self._path("repos"))
         return [str(r) for r in answer.get("repos", [])]
