@@ -408,6 +408,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--batch", type=int, default=5)
     args = parser.parse_args(argv)
+    import pgcluster
+
+    if not os.environ.get("KEN_TEST_PG") and pgcluster.server_bin() is None:
+        progress("skipped: PostgreSQL is not installed here (no initdb)", "team")
+        return 0
+    load = os.getloadavg()[0]
     home = Path(tempfile.mkdtemp(prefix="ken-team-load-home-"))
     from common import env_for
 
@@ -419,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(home, ignore_errors=True)
     result["date"] = time.strftime("%Y-%m-%d")
+    result["load_before"] = round(load, 1)
     result["problems"] = problems(result)
     Path(__file__).with_name("team_results.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
