@@ -341,7 +341,7 @@ def test_a_pulled_change_updates_the_copy_and_a_removal_deletes_it() -> None:
         assert team_sync.copies(store) == []
 
 
-def test_a_memory_this_host_pushed_is_not_copied_back() -> None:
+def test_a_memory_this_host_pushed_comes_back_as_its_own_original_not_a_copy() -> None:
     with opened() as store:
         mine = person_add(store, "Deploys go through make release", f"repo:{REPO}")
     data = server_memory(
@@ -350,7 +350,34 @@ def test_a_memory_this_host_pushed_is_not_copied_back() -> None:
     report = apply_page([{"id": "s9", "change": "upsert", "item": data}])
     assert report.own == 1 and report.pulled == 0
     with opened() as store:
-        assert team_sync.copies(store) == []
+        [adopted] = team_sync.copies(store)
+        assert adopted.id == mine.id and adopted.source == "team:acme#s9"
+        assert store.count_items() == 1
+        team_sync.save_state(
+            store.path,
+            {
+                **team_sync.load_state(store.path),
+                "pushed": {
+                    mine.id: {"revision": adopted.revision, "server_id": "s9", "status": "active"}
+                },
+            },
+        )
+    # A revision approved on the server (another host's) comes down into the original.
+    data["title"] = "Deploys go through make ship"
+    apply_page([{"id": "s9", "change": "upsert", "item": data}])
+    with opened() as store:
+        assert store.get_item(mine.id).title == "Deploys go through make ship"
+        state = team_sync.load_state(store.path)
+    # Dropped by the team: the person's own memory again, not deleted, not pushed again.
+    report = team_sync.Report()
+    with opened() as store:
+        team_sync.apply_changes(
+            store, member(), state, [{"id": "s9", "change": "remove", "item": None}], report
+        )
+        back = store.get_item(mine.id)
+        assert back.source is None and back.title == "Deploys go through make ship"
+        state["repos"] = [REPO]
+        assert team_sync.choose_pushes(store, member(), state) == []
 
 
 def test_a_pulled_secret_is_redacted_and_a_bad_entry_is_skipped_not_fatal() -> None:

@@ -136,10 +136,12 @@ def test_a_memory_approved_on_one_host_reaches_the_other_hosts_pack(
     assert copy["provenance"]["how"] == "sync" and copy["provenance"]["host"] == "alice-laptop"
     refused = bob.ken("dismiss", copy["id"], check=False)
     assert refused.returncode == 1 and "read-only here" in refused.stderr
-    # Alice pulls it too, but holds the original: no copy of her own memory.
+    # Alice pulls it too, but holds the original: it becomes the team's, not a copy beside.
     again = alice.json("team", "sync")
     assert again["own"] == 1 and again["pulled"] == 0 and again["pushed"] == 0
-    assert len(alice.json("list", "--scope", f"repo:{REPO}")) == 1
+    [original] = alice.json("list", "--scope", f"repo:{REPO}")
+    assert original["id"] == added["id"] and original["source"] == copy["source"]
+    assert alice.json("team", "sync")["pushed"] == 0  # and it is not pushed again
     status = bob.json("team", "status")
     assert status["copies"] == 1 and status["server"]["reachable"] is True
     assert status["server"]["repos"] == [REPO]
@@ -198,6 +200,11 @@ def test_an_edit_of_a_team_memory_is_a_revision_the_admin_approves_into_every_co
     approve(running, ws, admin, revision["id"])
     assert bob.json("team", "sync")["pulled"] == 1
     assert bob.json("show", copy["id"])["title"] == "Deploy on Mondays"
+    # Alice's original, adopted as the team's memory, follows the team's revision.
+    alice.ken("team", "sync")
+    [original] = alice.json("list", "--scope", f"repo:{REPO}")
+    assert original["title"] == "Deploy on Mondays"
+    assert original["source"] == f"team:{ws}#{waiting['id']}"
 
 
 def test_a_shared_lesson_goes_to_the_team_as_a_proposal(running: Server, team: Any) -> None:

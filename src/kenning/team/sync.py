@@ -5,7 +5,8 @@
 the server, `provenance.how = sync`, and `source = team:<workspace>#<server id>`, which
 marks it read-only here (`policy.check_local_change`) and keeps curation and the cap off
 it; packs and recall read it like any repo memory. A removal deletes the copy. A memory
-this host pushed itself is not copied back: its original is already here.
+this host pushed itself is not copied back: its original here is adopted as the team's
+copy (and is the person's own again when the team drops it, or the host leaves).
 
 **Push.** What a person approved here in a scope the team covers (a repo the server lists
 under `GET repos`, or `workspace:<W>`), of the kinds worth sharing beyond this machine
@@ -373,21 +374,40 @@ def _same(a: Item, b: Item) -> bool:
     return replace(a, **{k: getattr(b, k) for k in keep}) == b
 
 
-def is_own(store: Store, membership: Membership, state: dict[str, Any], data: Any) -> bool:
-    """Whether a pulled memory is one this host pushed (its original is here)."""
-    server_id = str(data.get("id") or "") if isinstance(data, dict) else ""
-    if any(r.get("server_id") == server_id for r in state["pushed"].values()):
-        return True
-    origin = data.get("origin") if isinstance(data, dict) else None
-    if not isinstance(origin, dict) or not origin.get("local_id"):
-        return False
-    if membership.token_id and origin.get("token_id") != membership.token_id:
-        return False
-    try:
-        here = store.get_item(str(origin["local_id"]))
-    except NotFound:
-        return False
-    return not here.source
+def own_original(
+    store: Store, membership: Membership, state: dict[str, Any], data: dict[str, Any]
+) -> Item | None:
+    """The memory here that a pulled one was pushed from, when this host pushed it."""
+    server_id = str(data.get("id") or "")
+    local_ids = [k for k, r in state["pushed"].items() if r.get("server_id") == server_id]
+    origin = data.get("origin") if isinstance(data.get("origin"), dict) else {}
+    same_token = not membership.token_id or (origin or {}).get("token_id") == membership.token_id
+    if origin and origin.get("local_id") and same_token:
+        local_ids.append(str(origin["local_id"]))
+    for local_id in local_ids:
+        try:
+            here = store.get_item(local_id)
+        except NotFound:
+            continue
+        if not here.source:
+            return here
+    return None
+
+
+def is_authors(state: dict[str, Any], copy: Item) -> bool:
+    """Whether a team memory here is the original this host pushed (adopted, below)."""
+    origin = policy.team_origin(copy)
+    record = state["pushed"].get(copy.id) or {}
+    return origin is not None and record.get("server_id") == origin[1]
+
+
+def own_again(store: Store, state: dict[str, Any], copy: Item) -> None:
+    """An adopted original the team no longer holds goes back to being the person's
+    own memory here (not deleted, and not pushed again for that)."""
+    mine = store.replace_item(
+        replace(copy, source=None, updated_at=now_iso(), revision=ids.new_ulid()), "unsync"
+    )
+    state["pushed"][copy.id] = {**state["pushed"][copy.id], "revision": mine.revision}
 
 
 def apply_changes(
@@ -398,7 +418,12 @@ def apply_changes(
     report: Report,
 ) -> None:
     """Apply one pull page to the store: its new and changed copies in one transaction,
-    then its removals (a delete wipes the text off the disk, outside any transaction)."""
+    then its removals (a delete wipes the text off the disk, outside any transaction).
+
+    A memory this host pushed comes down approved as the original it was pushed from:
+    that original is adopted (it becomes the team's copy, read-only here, and follows
+    the team's later revisions) rather than copied beside it. When the team drops it,
+    it is the person's own memory again."""
     removed: list[str] = []
     with store.together():
         for change in changes:
@@ -408,16 +433,28 @@ def apply_changes(
             existing = find_copy(store, membership.workspace, server_id)
             data = change.get("item")
             if change.get("change") == "remove" or not isinstance(data, dict):
-                if existing is not None:
+                if existing is not None and is_authors(state, existing):
+                    own_again(store, state, existing)
+                    report.removed += 1
+                elif existing is not None:
                     removed.append(existing.id)
                 continue
-            if existing is None and is_own(store, membership, state, data):
-                report.own += 1
-                continue
+            adopted = False
+            if existing is None:
+                existing = own_original(store, membership, state, {**data, "id": server_id})
+                adopted = existing is not None
             try:
                 copy = local_copy({**data, "id": server_id}, membership, existing)
             except InvalidInput as exc:
                 report.skipped.append(f"{server_id}: {exc}")
+                continue
+            if adopted:
+                assert existing is not None
+                copy = replace(copy, created_at=existing.created_at)
+                store.replace_item(copy, "sync")
+                record = state["pushed"].setdefault(existing.id, {})
+                record.update(server_id=server_id, revision=copy.revision, status="active")
+                report.own += 1
                 continue
             if existing is None:
                 store.insert_item(copy, "sync")
@@ -531,9 +568,15 @@ def file_revision(store: Store, copy: Item, revised: Item) -> None:
 
 def leave(store: Store, membership: Membership) -> int:
     """Forget this store's sync state and delete the team memory sync brought in; returns
-    how many copies went. The host's own memories stay."""
+    how many copies went. The host's own memories stay (those it pushed, adopted as the
+    team's, are its own again)."""
     with locked():
-        gone = copies(store, membership.workspace)
+        state = load_state(store.path)
+        found = copies(store, membership.workspace)
+        gone = [i for i in found if not is_authors(state, i)]
+        for mine in found:
+            if is_authors(state, mine):
+                own_again(store, state, mine)
         if gone:
             store.delete_items([i.id for i in gone])
         save_state(store.path, None)
