@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -137,7 +138,14 @@ def start_server(db: str, env: dict[str, str] | None = None) -> Server:
         if process.poll() is not None:
             break
         ready.wait(0.05)
-    if not port or process.poll() is not None:
+    listening = False
+    while port and not listening and time.monotonic() < deadline and process.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port[0]), timeout=1).close()
+            listening = True
+        except OSError:
+            time.sleep(0.02)
+    if not listening or process.poll() is not None:
         process.kill()
         process.wait(timeout=10)
         reader.join(timeout=10)

@@ -33,7 +33,18 @@ VALUES = ("model", "errors", "config", "ids", "paths", "agents")
 HOST_SIDE = (("team",), ("team", "client"), ("team", "sync"))
 AGENT_MAY_IMPORT = ("kenning.model", "kenning.errors", "kenning.agents")
 READ_ONLY_SQL = re.compile(r"^\s*(SELECT|PRAGMA\s+\w+\s*$)", re.IGNORECASE)
-HEAVY = ("click", "rich", "pydantic", "mcp", "textual", "psycopg", "starlette", "uvicorn", "jinja2")
+HEAVY = (
+    "click",
+    "rich",
+    "pydantic",
+    "mcp",
+    "textual",
+    "psycopg",
+    "psycopg_pool",
+    "starlette",
+    "uvicorn",
+    "jinja2",
+)
 SQL = re.compile(
     r"\b(SELECT\s.*\bFROM\b|SELECT\s+\w+\s*\(|INSERT\s+(OR\s+\w+\s+)?INTO\b|UPDATE\s+\w+\s+SET\b"
     r"|DELETE\s+FROM\b|CREATE\s+(TABLE|INDEX|VIRTUAL\s+TABLE|TRIGGER)\b|DROP\s+TABLE\b"

@@ -151,3 +151,26 @@ def test_every_table_of_a_fresh_store_has_its_own_section_in_the_schema_referenc
     written = " ".join(headings(DOCS / "reference" / "schema.md"))
     missing = [t for t in tables if f"`{t}`" not in written]
     assert not missing, f"no heading names these tables in docs/reference/schema.md: {missing}"
+
+
+@pytest.mark.postgres
+def test_every_postgresql_table_has_a_heading_in_the_postgresql_schema_reference(
+    pg_dsn: str,
+) -> None:
+    import psycopg
+
+    from kenning.store import open_store
+
+    open_store(pg_dsn, schema="ws_docs").close()
+    with psycopg.connect(pg_dsn) as conn:
+        tables = [
+            str(row[0])
+            for row in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+                ("ws_docs",),
+            )
+        ]
+    assert {"items", "sessions", "terms", "_migrations"} <= set(tables)
+    written = " ".join(headings(DOCS / "reference" / "schema-postgres.md"))
+    missing = [t for t in tables if f"`{t}`" not in written]
+    assert not missing, f"no heading of docs/reference/schema-postgres.md names {missing}"

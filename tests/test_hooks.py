@@ -1153,7 +1153,7 @@ def test_the_log_is_kept_small(shop: Path) -> None:
 
 # ----------------------------------------------------------------------------- import weight
 
-HEAVY = ("click", "rich", "pydantic", "mcp", "textual")
+HEAVY = ("click", "rich", "pydantic", "mcp", "textual", "psycopg", "psycopg_pool")
 IMPORT_PROBE = """
 import io, json, sys
 sys.argv = ["ken", "hook", {event!r}, "--agent", {agent!r}]

@@ -109,6 +109,24 @@ def test_replace_item_checks_the_expected_revision(db_path):
             store.replace_item(replace(changed, id="01ARZ3NDEKTSV4RRFFQ69G5FAY"), "edit")
 
 
+def test_the_item_columns_table_names_every_column_items_and_revisions_have(db_path):
+    """A column a migration adds without its line in `sqlite_columns` would never be
+    written or read; an `Item` field without one would be lost on the way in."""
+    from dataclasses import fields
+
+    from kenning.model import Item
+    from kenning.store import sqlite_columns
+
+    with opened(db_path) as store:
+        stored = {r[1] for r in store.conn.execute("PRAGMA table_info(items)")}
+        versioned = {r[1] for r in store.conn.execute("PRAGMA table_info(revisions)")}
+    assert stored - {"rowid"} == set(sqlite_columns.NAMES)
+    copied = {c.name for c in sqlite_columns.ITEM_COLUMNS if c.versioned}
+    assert versioned - {"id", "item_id", "created_at", "change"} == copied
+    read = {c.field for c in sqlite_columns.ITEM_COLUMNS if c.field}
+    assert read == {f.name for f in fields(Item)}
+
+
 def test_uses_count_once_per_session_and_every_time_without_one(db_path):
     with opened(db_path) as store:
         item = add("Used often", store)
@@ -315,9 +333,9 @@ def test_the_store_never_grows_a_rollback_journal_or_temp_files(db_path):
 
 
 def test_search_ranks_the_newest_window_of_matches_and_widens_it_when_short(db_path, monkeypatch):
-    from kenning.store import sqlite as sqlite_store
+    from kenning.store import sqlite_items
 
-    monkeypatch.setattr(sqlite_store, "SEARCH_WINDOW", 5)
+    monkeypatch.setattr(sqlite_items, "SEARCH_WINDOW", 5)
     with opened(db_path) as store:
         old_best = add("Kafka kafka kafka kafka\nkafka everywhere", store)
         made = [
@@ -336,9 +354,9 @@ def test_search_ranks_the_newest_window_of_matches_and_widens_it_when_short(db_p
 
 
 def test_the_search_window_counts_only_matches_that_pass_the_filters(db_path, monkeypatch):
-    from kenning.store import sqlite as sqlite_store
+    from kenning.store import sqlite_items
 
-    monkeypatch.setattr(sqlite_store, "SEARCH_WINDOW", 3)
+    monkeypatch.setattr(sqlite_items, "SEARCH_WINDOW", 3)
     with opened(db_path) as store:
         scoped = [add(f"Old scoped kafka note {n}", store, scope="project:p") for n in range(2)]
         for n in range(10):

@@ -87,6 +87,36 @@ def test_an_inserted_item_reads_back_as_it_was_written(store: Store) -> None:
     assert [r.change for r in store.revisions(stored.id)] == ["add"]
 
 
+def test_every_field_of_an_item_reads_back_after_an_insert_and_a_replace(store: Store) -> None:
+    made = _item(
+        "Use pnpm\nnever npm",
+        kind=Kind.DECISION,
+        status=Status.ARCHIVED,
+        pinned=True,
+        tags=("js", "tools"),
+        links=(Link.parse("file:package.json"), Link.parse(f"item:{ids.new_ulid()}")),
+        evidence="the person said",
+        provenance=Provenance(who="codex", how="mcp", session="S1", repo=REPO.value),
+        reviewed_at="2026-11-30T10:00:00.000Z",
+        expires_at="2027-01-01T00:00:00.000Z",
+        use_count=3,
+        last_used_at="2026-11-30T11:00:00.000Z",
+        dismiss_reason="other",
+        source="project:shop:decisions.md#pnpm",
+        archive_reason="cap",
+    )
+    stored = store.insert_item(made)
+    assert store.get_item(stored.id) == made
+    changed = replace(
+        stored, title="Use pnpm 9", tags=("js",), pinned=False, revision=ids.new_ulid()
+    )
+    store.replace_item(changed, "edit", expected_revision=stored.revision)
+    assert store.get_item(stored.id) == changed
+    [first, second] = store.revisions(stored.id)
+    assert (first.title, first.tags, first.status) == ("Use pnpm", ("js", "tools"), "archived")
+    assert (second.id, second.title, second.tags) == (changed.revision, "Use pnpm 9", ("js",))
+
+
 def test_an_unknown_id_is_not_found(store: Store) -> None:
     with pytest.raises(NotFound):
         store.get_item(ids.new_ulid())
@@ -263,6 +293,12 @@ def test_search_takes_the_last_word_as_a_prefix_of_words_as_typed(store: Store) 
     assert store.search(Words(typed="zebra"), ItemQuery()) == []
     found = store.search(Words(any_of=(Term("rel", prefix=True),)), ItemQuery())
     assert [i.id for i, _ in found] == [stored.id]
+
+
+def test_search_finds_words_joined_by_a_hyphen_or_next_to_small_words(store: Store) -> None:
+    stored = store.insert_item(_item("Restart the payments service on deploy"))
+    for typed in ("payments-service", "restart the", "the payments"):
+        assert [i.id for i, _ in store.search(Words(typed=typed), ItemQuery())] == [stored.id]
 
 
 def test_search_list_and_count_keep_to_the_statuses_asked_for(store: Store) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import signal
 import socket
 import threading
@@ -519,3 +520,78 @@ def test_sigterm_finishes_the_request_in_flight_then_exits_0(
     said = [line.get("msg") for line in server.logs()]
     # The request was answered before the app shut down (and closed its pools).
     assert said.index("request") < said.index("team server stopping")
+
+
+def test_one_push_id_sent_at_once_from_many_threads_is_stored_once(
+    server: Server, api: str, member: str
+) -> None:
+    one = entry(memory("Retries use exponential backoff", SHOP))
+    results: list[Any] = []
+    lock = threading.Lock()
+
+    def send() -> None:
+        (result,) = push(server, api, member, one)
+        with lock:
+            results.append(result)
+
+    threads = [threading.Thread(target=send) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(results) == 8
+    assert len({r["id"] for r in results}) == 1
+    assert {r["status"] for r in results} <= {"stored", "duplicate"}
+    listed = server.call("GET", f"{api}/items", member).body["items"]
+    assert [i["id"] for i in listed] == [results[0]["id"]]
+    history = server.call("GET", f"{api}/items/{results[0]['id']}", member).body["history"]
+    assert len(history) == 1
+
+
+def test_health_says_503_when_the_database_is_gone(pg_cluster: str) -> None:
+    with module_database(pg_cluster) as db:
+        server = start_server(db)
+        try:
+            assert server.call("GET", "/health").status == 200
+            import psycopg
+
+            name = db.split("/")[3].split("?")[0]
+            with psycopg.connect(pg_cluster, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+            answer = server.call("GET", "/health")
+            assert answer.status == 503 and answer.body["ok"] is False
+        finally:
+            server.stop()
+        with psycopg.connect(pg_cluster, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')  # for module_database to drop
+
+
+def test_the_cli_lists_tokens_and_repos_and_says_what_is_missing(pg_dsn: str) -> None:
+    made = ken("serve", "token", "create", "--db", pg_dsn, "-w", "Acme", "--role", "admin")
+    assert made.returncode == 0 and made.stdout.startswith("kt_")
+    assert "not shown again" in made.stderr
+    listed = ken("serve", "token", "list", "--db", pg_dsn)
+    assert "acme" in listed.stdout and "admin" in listed.stdout
+    assert made.stdout.strip() not in listed.stdout
+    assert (
+        ken(
+            "serve", "repos", "add", "--db", pg_dsn, "acme", "git@github.com:Acme/Shop.git"
+        ).returncode
+        == 0
+    )
+    assert ken("serve", "repos", "list", "--db", pg_dsn, "acme").stdout == "github.com/acme/shop\n"
+    gone = ken("serve", "repos", "remove", "--db", pg_dsn, "acme", "github.com/acme/nope")
+    assert gone.returncode == 1 and "does not cover" in gone.stderr
+    bad = ken("serve", "token", "revoke", "--db", pg_dsn, "tok_000000000000")
+    assert bad.returncode == 1 and "no token" in bad.stderr
+    env = {k: v for k, v in os.environ.items() if k != "KEN_SERVE_DB"}
+    missing = ken("serve", "token", "list", env=env)
+    assert missing.returncode == 1 and "--db postgresql://" in missing.stderr
+    sqlite = ken("serve", "--db", "/tmp/x.db", env=env)
+    assert sqlite.returncode == 1 and "postgresql://" in sqlite.stderr
+
+
+def test_an_agent_cannot_make_a_token(pg_dsn: str) -> None:
+    env = {**os.environ, "CLAUDECODE": "1"}
+    out = ken("serve", "token", "create", "--db", pg_dsn, "-w", "acme", "--role", "admin", env=env)
+    assert out.returncode == 1 and "person" in out.stderr and not out.stdout

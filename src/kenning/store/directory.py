@@ -34,7 +34,7 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kenning.errors import InvalidInput, StoreError
 
@@ -176,6 +176,18 @@ def _token(row: dict[str, Any]) -> Token:
     )
 
 
+def _append_feed(
+    conn: psycopg.Connection[dict[str, Any]], workspace: str, changes: Sequence[tuple[str, str]]
+) -> None:
+    # Rows of one workspace commit one transaction at a time, so in `seq` order.
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext('ken_team:feed:' || %s))", (workspace,))
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO ken_team.feed (workspace, item_id, change) VALUES (%s, %s, %s)",
+            [(workspace, item_id, change) for item_id, change in changes],
+        )
+
+
 class Directory:
     """The server's own tables, over a connection pool to `url`."""
 
@@ -198,11 +210,11 @@ class Directory:
         self.pool.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+    def _tx(self, wait: float | None = None) -> Iterator[psycopg.Connection[dict[str, Any]]]:
         try:
-            with self.pool.connection() as conn, conn.transaction():
+            with self.pool.connection(timeout=wait) as conn, conn.transaction():
                 yield conn
-        except psycopg.OperationalError as exc:
+        except (psycopg.OperationalError, PoolTimeout) as exc:
             raise StoreError(f"the team database is unreachable: {exc}") from None
 
     def _migrate(self) -> None:
@@ -233,9 +245,10 @@ class Directory:
                 migration(conn)
                 conn.execute("INSERT INTO ken_team._migrations (name) VALUES (%s)", (name,))
 
-    def ping(self) -> bool:
+    def ping(self, wait: float = 3.0) -> bool:
+        """Whether the database answers within `wait` seconds."""
         try:
-            with self._tx() as conn:
+            with self._tx(wait) as conn:
                 conn.execute("SELECT 1")
             return True
         except (StoreError, psycopg.Error):
@@ -392,26 +405,32 @@ class Directory:
                 (json.dumps(answer), workspace, push_id),
             )
 
-    # origins and decisions
-
-    def set_origin(
+    def finish_push(
         self,
         workspace: str,
-        item_id: str,
-        *,
-        host: str,
-        token_id: str,
-        local_id: str | None,
-        what: str,
-        base: str | None,
+        push_id: str,
+        answer: dict[str, Any],
+        origin: dict[str, Any] | None = None,
+        feed: Sequence[tuple[str, str]] = (),
     ) -> None:
+        """A stored entry's origin, feed rows and answer, in one transaction."""
         with self._tx() as conn:
+            if origin is not None:
+                conn.execute(
+                    "INSERT INTO ken_team.origins "
+                    "(workspace, item_id, host, token_id, local_id, what, base) "
+                    "VALUES (%(workspace)s, %(item_id)s, %(host)s, %(token_id)s, %(local_id)s, "
+                    "%(what)s, %(base)s) ON CONFLICT DO NOTHING",
+                    {"workspace": workspace, **origin},
+                )
+            if feed:
+                _append_feed(conn, workspace, feed)
             conn.execute(
-                "INSERT INTO ken_team.origins "
-                "(workspace, item_id, host, token_id, local_id, what, base) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (workspace, item_id, host, token_id, local_id, what, base),
+                "UPDATE ken_team.receipts SET answer = %s WHERE workspace = %s AND push_id = %s",
+                (json.dumps(answer), workspace, push_id),
             )
+
+    # origins and decisions
 
     def origins(self, workspace: str, item_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Who sent each of these memories: host, token_id, name (the token's), local_id,
@@ -470,14 +489,7 @@ class Directory:
         if not changes:
             return
         with self._tx() as conn:
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtext('ken_team:feed:' || %s))", (workspace,)
-            )
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO ken_team.feed (workspace, item_id, change) VALUES (%s, %s, %s)",
-                    [(workspace, item_id, change) for item_id, change in changes],
-                )
+            _append_feed(conn, workspace, changes)
 
     def feed(self, workspace: str, since: int, limit: int) -> list[tuple[int, str, str]]:
         """(seq, item_id, change) after `since`, oldest first, at most `limit`."""

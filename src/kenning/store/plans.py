@@ -18,18 +18,19 @@ from dataclasses import replace
 
 from kenning.errors import InvalidInput, PlanConflict
 from kenning.ids import short_id
+from kenning.store import sqlite_columns as columns
 from kenning.store.base import Conflict, PlannedChange, PlanReceipt, ReceiptStep, now_iso
-from kenning.store.sqlite import ITEM_COLUMNS, SQLiteStore, _item_values, _row_to_item
+from kenning.store.sqlite_items import Items
 
 
-def receipt(store: SQLiteStore, digest: str) -> PlanReceipt | None:
+def receipt(store: Items, digest: str) -> PlanReceipt | None:
     rows = store.conn.execute(
         "SELECT receipt FROM plan_receipts WHERE digest = ?", (digest,)
     ).fetchall()
     return PlanReceipt.from_dict(json.loads(rows[0][0])) if rows else None
 
 
-def receipts_for(store: SQLiteStore, plan_id: str) -> list[PlanReceipt]:
+def receipts_for(store: Items, plan_id: str) -> list[PlanReceipt]:
     rows = store.conn.execute(
         "SELECT receipt FROM plan_receipts WHERE plan_id = ? ORDER BY applied_at", (plan_id,)
     ).fetchall()
@@ -72,7 +73,7 @@ def _conflicts(conn: sqlite3.Connection, changes: Sequence[PlannedChange]) -> li
 
 
 def apply(
-    store: SQLiteStore,
+    store: Items,
     digest: str,
     plan_id: str,
     owner: str,
@@ -106,18 +107,10 @@ def apply(
                 store._insert_all(conn, [change.new], change.change)
                 continue
             row = conn.execute(
-                f"SELECT {ITEM_COLUMNS} FROM items WHERE id = ?", (change.item_id,)
+                f"SELECT {columns.SELECT} FROM items WHERE id = ?", (change.item_id,)
             ).fetchone()
-            old = _row_to_item(row)
-            item = replace(old, **dict(change.fields))
-            assignments = ", ".join(f"{name.strip()} = ?" for name in ITEM_COLUMNS.split(",")[1:])
-            conn.execute(
-                f"UPDATE items SET {assignments} WHERE id = ?",
-                (*_item_values(item)[1:], item.id),
-            )
-            if store._index_text(old) != store._index_text(item):
-                store._count_terms(conn, [item], [old])
-            store._write_revision(conn, item, change.change)
+            old = columns.row_to_item(row)
+            store._overwrite(conn, old, replace(old, **dict(change.fields)), change.change)
         stored = PlanReceipt(digest, plan_id, owner, now_iso(), tuple(steps))
         conn.execute(
             "INSERT INTO plan_receipts (digest, plan_id, owner, applied_at, receipt) "

@@ -11,22 +11,12 @@ tool call an agent makes.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
-from typing import Any
-
 from kenning.store.base import LessonState, Signal, now_iso
+from kenning.store.sqlite_core import Core
 
 
-class Signals:
+class Signals(Core):
     """The signals part of the SQLite store (mixed into `SQLiteStore`)."""
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        raise NotImplementedError
 
     def add_signal(self, session_id: str, kind: str, detail: str = "") -> None:
         with self._write() as conn:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kenning import ids, items
-from kenning.errors import InvalidInput, KenningError, NotFound, RevisionConflict
+from kenning.errors import InvalidInput, KenningError, NotFound, RevisionConflict, StoreError
 from kenning.ids import short_id
 from kenning.model import Item, Link, Provenance, Scope, ScopeType, Status, normalize_name
 from kenning.store import ItemQuery, Store, Words, now_iso
@@ -163,6 +163,17 @@ class Team:
         ]
         return data
 
+    def same_text_counts(self, workspace: str, item_ids: list[str]) -> dict[str, int]:
+        """How many other memories of the team say the same as each of these."""
+        counts: dict[str, int] = {}
+        with self.workspaces.store(workspace) as store:
+            for item_id in item_ids:
+                try:
+                    counts[item_id] = len(items.same_text(store, store.get_item(item_id), 50))
+                except NotFound:
+                    continue
+        return counts
+
     # push
 
     def push(self, token: Token, workspace: str, body: Any) -> dict[str, Any]:
@@ -213,9 +224,7 @@ class Team:
             with self.workspaces.store(workspace) as store:
                 if base is not None:
                     _get(store, base)
-                # A retry of a push cut off after the write finds its item there: skipped.
-                store.insert_many([item], change="push")
-                stored = store.get_item(item.id)
+                stored = _insert_once(store, item)
         except (Refused, InvalidInput, NotFound) as exc:
             reason = exc.reason if isinstance(exc, Refused) else str(exc)
             answer = {
@@ -228,17 +237,6 @@ class Team:
             self.directory.answer_push(workspace, push_id, answer)
             return answer
         local = entry["item"].get("id")
-        self.directory.set_origin(
-            workspace,
-            stored.id,
-            host=host,
-            token_id=token.id,
-            local_id=local if isinstance(local, str) else None,
-            what=what,
-            base=base,
-        )
-        if stored.status is Status.ACTIVE:
-            self.directory.append_feed(workspace, [(stored.id, "upsert")])
         answer = {
             "push_id": push_id,
             "status": "stored",
@@ -246,7 +244,16 @@ class Team:
             "item_status": stored.status.value,
             "reason": None,
         }
-        self.directory.answer_push(workspace, push_id, answer)
+        origin = {
+            "item_id": stored.id,
+            "host": host,
+            "token_id": token.id,
+            "local_id": local if isinstance(local, str) else None,
+            "what": what,
+            "base": base,
+        }
+        feed = [(stored.id, "upsert")] if stored.status is Status.ACTIVE else []
+        self.directory.finish_push(workspace, push_id, answer, origin, feed)
         return answer
 
     # pull
@@ -338,6 +345,20 @@ def _get(store: Store, item_id: str) -> Item:
         return store.get_item(ids.normalize_ref(item_id))
     except NotFound:
         raise NotFound(f"no memory {item_id} in this workspace") from None
+
+
+def _insert_once(store: Store, item: Item) -> Item:
+    """Store `item` unless its id is there: a retry of a push cut off after the write,
+    or the same push sent twice at once, finds it there (one of two racing inserts
+    fails on the primary key; the item it lost to is the one)."""
+    try:
+        store.insert_many([item], change="push")
+    except StoreError:
+        try:
+            return store.get_item(item.id)
+        except NotFound:
+            raise
+    return store.get_item(item.id)
 
 
 def _note(text: str | None) -> str | None:

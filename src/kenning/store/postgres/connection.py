@@ -59,7 +59,7 @@ def shown_url(conninfo: str, schema: str) -> str:
         netloc = f"{who.split(':', 1)[0]}@{where}"
     params = [(k, v) for k, v in parse_qsl(parts.query) if k != "password"]
     params.append(("schema", schema))
-    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(params)))
+    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(params, safe="/")))
 
 
 def friendly(exc: psycopg.Error, where: str) -> KenningError:

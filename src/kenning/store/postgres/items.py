@@ -48,19 +48,26 @@ ITEM_COLUMNS = (
     "archive_reason",
 )
 COLUMNS = ", ".join(ITEM_COLUMNS)
-_MARKS = ", ".join(["%s"] * len(ITEM_COLUMNS))
-_INSERT = f"INSERT INTO items ({COLUMNS}) VALUES ({_MARKS})"
+_ROW = "(" + ", ".join(["%s"] * len(ITEM_COLUMNS)) + ")"
+_INSERT_MANY = f"INSERT INTO items ({COLUMNS}) VALUES {{}}"
+ANALYZE_AFTER = 1_000  # items an import adds before it refreshes the planner's statistics
+INSERT_ROWS = 500  # 22 parameters a row, far below PostgreSQL's 65,535 a statement
 _UPDATE = (
     "UPDATE items SET " + ", ".join(f"{name} = %s" for name in ITEM_COLUMNS[1:]) + " WHERE id = %s"
 )
-_INSERT_REVISION = (
+_REVISION_ROW = "(" + ", ".join(["%s"] * 14) + ")"
+_INSERT_REVISIONS = (
     "INSERT INTO revisions (id, item_id, created_at, kind, scope, status, pinned, title, body, "
-    "tags, links, evidence, provenance, change) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    "tags, links, evidence, provenance, change) VALUES {}"
 )
+_INSERT_REVISION = _INSERT_REVISIONS.format(_REVISION_ROW)
 # ts_rank's weights are for D, C, B, A: body (C) 1, tags (B) 4, title (A) 8, as
 # SQLite's bm25 weighs the same three columns.
 RANK_WEIGHTS = [0.05, 0.125, 0.5, 1.0]
+# ts_rank reads each match's vector, so a word most items hold costs a rank per item. A
+# search ranks the newest SEARCH_WINDOW matches that pass its filters (as SQLite's does):
+# still best first, and a query that broad never needed its oldest matches.
+SEARCH_WINDOW = 2_000
 
 
 def row_to_item(row: DictRow) -> Item:
@@ -136,14 +143,20 @@ def revision_values(item: Item, change: str) -> tuple[Any, ...]:
 
 
 def insert_all(conn: Conn, items: Sequence[Item], change: str) -> None:
-    """Insert items and their first versions."""
-    if not items:
-        return
+    """Insert items and their first versions: one statement of many rows for each
+    (INSERT_ROWS at a time), so the word counts move once per statement."""
     if any(not item.revision for item in items):
         raise StoreError("an item needs a revision id before it is stored")
-    with conn.cursor() as cur:
-        cur.executemany(_INSERT, [item_values(i) for i in items])
-        cur.executemany(_INSERT_REVISION, [revision_values(i, change) for i in items])
+    for start in range(0, len(items), INSERT_ROWS):
+        chunk = items[start : start + INSERT_ROWS]
+        conn.execute(
+            _INSERT_MANY.format(", ".join([_ROW] * len(chunk))),
+            [value for item in chunk for value in item_values(item)],
+        )
+        conn.execute(
+            _INSERT_REVISIONS.format(", ".join([_REVISION_ROW] * len(chunk))),
+            [value for item in chunk for value in revision_values(item, change)],
+        )
 
 
 def overwrite(conn: Conn, item: Item, change: str, *, drop_revision: str | None = None) -> None:
@@ -239,6 +252,11 @@ class Items:
                 flush()
         if pending:
             flush()
+        if added >= ANALYZE_AFTER:
+            # The planner's statistics, now rather than at autovacuum's next round: until
+            # then it takes a big store for an empty one and ranks every match.
+            with self._write() as conn:
+                conn.execute("ANALYZE items")
         return added, skipped
 
     def get_item(self, item_id: str) -> Item:
@@ -249,12 +267,21 @@ class Items:
 
     def find_ids(self, ref: str) -> list[str]:
         """Ids that start or end with `ref`, or, for a ref shorter than six, whose short id
-        (the last six) starts with it."""
-        rows = self._read(
-            "SELECT id FROM items WHERE (id >= %s AND id < %s) OR id LIKE %s "
-            "OR (length(%s) < 6 AND substr(id, 21) >= %s AND substr(id, 21) < %s)",
-            (ref, ref + "\x7f", "%" + _like(ref), ref, ref, ref + "\x7f"),
-        )
+        (the last six) starts with it. A start is a range on the primary key; an end of
+        six or more, and a short id's start, go through the index on each id's last six;
+        shorter ends are rare and scan."""
+        starts = "SELECT id FROM items WHERE id >= %s AND id < %s"
+        if len(ref) >= 6:
+            rows = self._read(
+                f"{starts} UNION SELECT id FROM items WHERE substr(id, 21) = %s AND id LIKE %s",
+                (ref, ref + "\x7f", ref[-6:], "%" + _like(ref)),
+            )
+        else:
+            rows = self._read(
+                f"{starts} UNION SELECT id FROM items WHERE substr(id, 21) >= %s "
+                "AND substr(id, 21) < %s UNION SELECT id FROM items WHERE id LIKE %s",
+                (ref, ref + "\x7f", ref, ref + "\x7f", "%" + _like(ref)),
+            )
         return sorted({r["id"] for r in rows})
 
     def short_ids(
@@ -324,8 +351,9 @@ class Items:
         return [row_to_item(r) for r in self._read(sql, params)]
 
     def search(self, words: Words, query: ItemQuery) -> list[tuple[Item, float]]:
-        """Full-text search, best first; the score is ts_rank's (higher is better).
-        Typed words with no word in them are InvalidInput."""
+        """Full-text search, best first among the newest SEARCH_WINDOW matches; the score
+        is ts_rank's (higher is better). Typed words with no word in them are
+        InvalidInput."""
         tsquery = self.tsquery_for(words)
         if tsquery is None:
             if words.typed:
@@ -336,11 +364,15 @@ class Items:
         clause, params = where(query)
         cols = ", ".join(f"items.{c}" for c in ITEM_COLUMNS)
         sql = (
-            f"SELECT {cols}, ts_rank(%s::float4[], items.tsv, q) AS rank "
-            f"FROM items, CAST(%s AS tsquery) AS q WHERE items.tsv @@ q AND {clause} "
+            f"SELECT {cols}, ts_rank(%s::float4[], items.tsv, q) AS rank FROM ("
+            f"SELECT items.seq FROM items, CAST(%s AS tsquery) AS q WHERE items.tsv @@ q "
+            f"AND {clause} ORDER BY items.seq DESC LIMIT %s) AS hits "
+            "JOIN items ON items.seq = hits.seq, CAST(%s AS tsquery) AS q "
             "ORDER BY rank DESC, items.seq DESC LIMIT %s"
         )
-        rows = self._read(sql, [RANK_WEIGHTS, tsquery, *params, query.limit or None])
+        rows = self._read(
+            sql, [RANK_WEIGHTS, tsquery, *params, SEARCH_WINDOW, tsquery, query.limit or None]
+        )
         return [(row_to_item(r), float(r["rank"])) for r in rows]
 
     def revisions(self, item_id: str) -> list[Revision]:

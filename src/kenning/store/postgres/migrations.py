@@ -107,49 +107,70 @@ CREATE INDEX uses_session ON uses (session_id);
 CREATE TABLE terms (term text COLLATE "C" PRIMARY KEY, docs integer NOT NULL);
 CREATE TABLE words (word text COLLATE "C" PRIMARY KEY, docs integer NOT NULL);
 
--- Items per lexeme and per word, moved by each row's change; rows are upserted in
--- sorted order so that two writers lock shared words in the same order.
-CREATE FUNCTION count_terms() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-DECLARE
-    old_terms text[] := '{}';
-    new_terms text[] := '{}';
-    old_words text[] := '{}';
-    new_words text[] := '{}';
+-- Items per lexeme and per word, moved once per statement by the rows it inserted,
+-- deleted or changed (transition tables), so a batch of 500 items is one upsert per
+-- table; rows are upserted in sorted order, so that writers lock shared words in the
+-- same order.
+CREATE FUNCTION move_counts(plus tsvector[], minus tsvector[], plus_text text[],
+                            minus_text text[]) RETURNS void
+    LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
-    IF TG_OP <> 'INSERT' THEN
-        old_terms := tsvector_to_array(OLD.tsv);
-        old_words := tsvector_to_array(
-            to_tsvector('simple'::regconfig, plain_text(OLD.title, OLD.body, OLD.tags)));
-    END IF;
-    IF TG_OP <> 'DELETE' THEN
-        new_terms := tsvector_to_array(NEW.tsv);
-        new_words := tsvector_to_array(
-            to_tsvector('simple'::regconfig, plain_text(NEW.title, NEW.body, NEW.tags)));
-    END IF;
     INSERT INTO terms AS t (term, docs)
         SELECT x, sum(d) FROM (
-            SELECT unnest(new_terms) AS x, 1 AS d
-            UNION ALL SELECT unnest(old_terms), -1
+            SELECT unnest(tsvector_to_array(v)) AS x, 1 AS d FROM unnest(plus) AS v
+            UNION ALL SELECT unnest(tsvector_to_array(v)), -1 FROM unnest(minus) AS v
         ) delta GROUP BY x HAVING sum(d) <> 0 ORDER BY x
         ON CONFLICT (term) DO UPDATE SET docs = t.docs + excluded.docs;
     INSERT INTO words AS w (word, docs)
         SELECT x, sum(d) FROM (
-            SELECT unnest(new_words) AS x, 1 AS d
-            UNION ALL SELECT unnest(old_words), -1
+            SELECT unnest(tsvector_to_array(to_tsvector('simple'::regconfig, v))) AS x,
+                   1 AS d FROM unnest(plus_text) AS v
+            UNION ALL SELECT unnest(tsvector_to_array(to_tsvector('simple'::regconfig, v))),
+                   -1 FROM unnest(minus_text) AS v
         ) delta GROUP BY x HAVING sum(d) <> 0 ORDER BY x
         ON CONFLICT (word) DO UPDATE SET docs = w.docs + excluded.docs;
-    IF TG_OP <> 'INSERT' THEN
-        DELETE FROM terms WHERE term = ANY (old_terms) AND docs <= 0;
-        DELETE FROM words WHERE word = ANY (old_words) AND docs <= 0;
+    IF cardinality(minus) > 0 THEN
+        DELETE FROM terms WHERE docs <= 0 AND term = ANY (ARRAY(
+            SELECT unnest(tsvector_to_array(v)) FROM unnest(minus) AS v));
+        DELETE FROM words WHERE docs <= 0 AND word = ANY (ARRAY(
+            SELECT unnest(tsvector_to_array(to_tsvector('simple'::regconfig, v)))
+            FROM unnest(minus_text) AS v));
+    END IF;
+END $$;
+
+CREATE FUNCTION count_terms() RETURNS trigger
+    LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM move_counts(
+            ARRAY(SELECT tsv FROM new_rows), '{}',
+            ARRAY(SELECT plain_text(title, body, tags) FROM new_rows), '{}');
+    ELSIF TG_OP = 'DELETE' THEN
+        PERFORM move_counts(
+            '{}', ARRAY(SELECT tsv FROM old_rows),
+            '{}', ARRAY(SELECT plain_text(title, body, tags) FROM old_rows));
+    ELSE
+        PERFORM move_counts(
+            ARRAY(SELECT n.tsv FROM old_rows o JOIN new_rows n ON n.id = o.id
+                  WHERE (o.title, o.body, o.tags) IS DISTINCT FROM (n.title, n.body, n.tags)),
+            ARRAY(SELECT o.tsv FROM old_rows o JOIN new_rows n ON n.id = o.id
+                  WHERE (o.title, o.body, o.tags) IS DISTINCT FROM (n.title, n.body, n.tags)),
+            ARRAY(SELECT plain_text(n.title, n.body, n.tags) FROM old_rows o
+                  JOIN new_rows n ON n.id = o.id
+                  WHERE (o.title, o.body, o.tags) IS DISTINCT FROM (n.title, n.body, n.tags)),
+            ARRAY(SELECT plain_text(o.title, o.body, o.tags) FROM old_rows o
+                  JOIN new_rows n ON n.id = o.id
+                  WHERE (o.title, o.body, o.tags) IS DISTINCT FROM (n.title, n.body, n.tags)));
     END IF;
     RETURN NULL;
 END $$;
-CREATE TRIGGER items_count_insert AFTER INSERT OR DELETE ON items
-    FOR EACH ROW EXECUTE FUNCTION count_terms();
-CREATE TRIGGER items_count_update AFTER UPDATE ON items FOR EACH ROW
-    WHEN (OLD.title IS DISTINCT FROM NEW.title OR OLD.body IS DISTINCT FROM NEW.body
-          OR OLD.tags IS DISTINCT FROM NEW.tags)
-    EXECUTE FUNCTION count_terms();
+CREATE TRIGGER items_count_insert AFTER INSERT ON items
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_terms();
+CREATE TRIGGER items_count_delete AFTER DELETE ON items
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION count_terms();
+CREATE TRIGGER items_count_update AFTER UPDATE ON items
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION count_terms();
 """
 
 SESSIONS = """

@@ -8,9 +8,9 @@ statistics and prefix search without reading the items.
 
 A search never sends SQL made of the words it was given. Text becomes lexemes in the
 server (`to_tsvector` of a parameter), and those lexemes, each quoted as tsquery input
-wants, are put together here into a `tsquery` that goes back as a parameter too: each
-typed chunk is a phrase of its lexemes (`<->`, `<N>` across a dropped stop word), all
-chunks must match (`&`), and the last one matches as a prefix (`:*`). The stemmer would
+wants, are put together here into a `tsquery` that goes back as a parameter too: every
+lexeme of every typed chunk must match (`&`; a chunk of stop words only is left out, as
+the index leaves them out), and the last one matches as a prefix (`:*`). The stemmer would
 shorten the prefix itself (`tagg` stays `tagg`, while `Tagged` is stored as `tag`), so
 the last chunk, when it is one word, also matches the stems of the whole words stored
 that start with it as typed, and that word itself as a prefix of a stem.
@@ -45,20 +45,24 @@ def quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def phrase(lexemes: Sequence[tuple[str, int]], prefix: bool = False) -> str:
-    """A tsquery phrase of (lexeme, position) in order, keeping the gaps between them;
-    the last lexeme a prefix when `prefix`. Empty for no lexemes."""
-    if not lexemes:
+def match_all(lexemes: Sequence[tuple[str, int]], prefix: bool = False) -> str:
+    """A tsquery that needs every lexeme of one typed chunk (in order of position), the
+    last as a prefix when `prefix`; empty for none.
+
+    The parser gives a hyphenated word both whole and in parts (`payments-service`,
+    then `payments`, `service`); only the parts are kept, so the chunk finds the words
+    whether the item joined them with a hyphen or not."""
+    words = [
+        lexeme
+        for n, (lexeme, pos) in enumerate(lexemes)
+        if not ("-" in lexeme and any(later > pos for _, later in lexemes[n + 1 :]))
+    ]
+    quoted = [quote(w) for w in dict.fromkeys(words)]
+    if not quoted:
         return ""
-    out, last_pos = [], lexemes[0][1]
-    for n, (lexeme, pos) in enumerate(lexemes):
-        if n:
-            gap = pos - last_pos
-            out.append("<->" if gap == 1 else f"<{max(gap, 0)}>")
-        out.append(quote(lexeme) + (":*" if prefix and n == len(lexemes) - 1 else ""))
-        last_pos = pos
-    text = " ".join(out)
-    return f"({text})" if len(lexemes) > 1 else text
+    if prefix:
+        quoted[-1] += ":*"
+    return quoted[0] if len(quoted) == 1 else "(" + " & ".join(quoted) + ")"
 
 
 class Vocabulary:
@@ -141,14 +145,16 @@ class Vocabulary:
         if not kept:
             return None
         stemmed = self._lexemes([c for c, _ in kept], "english")
-        parts = [phrase(found) for found in stemmed[:-1] if found]
+        parts = [match_all(found) for found in stemmed[:-1] if found]
+        if not stemmed[-1] and parts:
+            return " & ".join(parts)  # the last chunk is stop words only: the index has none
+        alternatives = [match_all(stemmed[-1], prefix=True)] if stemmed[-1] else []
         last_plain = kept[-1][1]
-        alternatives = [phrase(stemmed[-1], prefix=True)] if stemmed[-1] else []
         if len(last_plain) == 1:
             word = last_plain[0]
             alternatives.append(quote(word) + ":*")
             longer = [w for w in self.prefix_words(word) if w != word]
-            alternatives += [phrase(found) for found in self._lexemes(longer, "english") if found]
+            alternatives += [match_all(found) for found in self._lexemes(longer, "english")]
         alternatives = list(dict.fromkeys(a for a in alternatives if a))
         if alternatives:
             parts.append(alternatives[0] if len(alternatives) == 1 else _any(alternatives))
@@ -163,7 +169,7 @@ class Vocabulary:
         alternatives: list[str] = []
         for n, (term, found) in enumerate(zip(unique, stemmed, strict=True)):
             if found:
-                alternatives.append(phrase(found, prefix=term.prefix))
+                alternatives.append(match_all(found, prefix=term.prefix))
             if term.prefix and len(plain[n]) == 1:
                 alternatives.append(quote(plain[n][0]) + ":*")
         return " | ".join(dict.fromkeys(alternatives))

@@ -1,0 +1,361 @@
+"""The review page of `ken serve`: its sign-in, sessions and CSRF over plain HTTP, and
+a person's use of it in a real headless Chromium (Playwright's Python client driving
+the distribution's `chromium`; never a downloaded browser).
+
+Screenshots of each page state go to `$KEN_ARTIFACTS/team-web/` when KEN_ARTIFACTS is
+set, else to `team-web-artifacts/` in pytest's temp folder (the path is printed)."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+
+from kenning.store.directory import Directory
+from teamserver import Server, entry, memory, module_database, start_server
+
+pytestmark = pytest.mark.postgres
+
+SHOP = "repo:github.com/acme/shop"
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def running(pg_cluster: str) -> Iterator[Server]:
+    with module_database(pg_cluster) as db:
+        server = start_server(db)
+        yield server
+        assert server.stop() == 0
+
+
+@pytest.fixture(scope="module")
+def directory(running: Server) -> Iterator[Directory]:
+    opened = Directory(running.db)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def ws(directory: Directory) -> str:
+    name = "acme-" + uuid.uuid4().hex[:8]
+    directory.add_repo(name, "github.com/acme/shop")
+    return name
+
+
+@pytest.fixture
+def admin(directory: Directory, ws: str) -> str:
+    return directory.create_token(ws, "admin", "Lead Dev")[0]
+
+
+@pytest.fixture
+def member(directory: Directory, ws: str) -> str:
+    return directory.create_token(ws, "member", "alice")[0]
+
+
+def push(server: Server, ws: str, token: str, *entries: dict[str, Any]) -> list[str]:
+    answer = server.call(
+        "POST", f"/api/v1/w/{ws}/push", token, {"host": "alice-laptop", "items": list(entries)}
+    )
+    assert answer.status == 200, answer.body
+    return [r["id"] for r in answer.body["results"]]
+
+
+class Browserless:
+    """A cookie-keeping HTTP client that does not follow redirects."""
+
+    def __init__(self, server: Server) -> None:
+        self.port = server.port
+        self.cookies: dict[str, str] = {}
+
+    def send(
+        self, method: str, path: str, form: dict[str, str] | None = None, **headers: str
+    ) -> tuple[int, dict[str, str], str, list[str]]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        body = urlencode(form).encode() if form is not None else None
+        sent = {k.replace("_", "-"): v for k, v in headers.items()}
+        if body is not None:
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        if self.cookies:
+            sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        conn.request(method, path, body=body, headers=sent)
+        response = conn.getresponse()
+        text = response.read().decode()
+        set_cookies = response.headers.get_all("set-cookie") or []
+        for line in set_cookies:
+            cookie = SimpleCookie()
+            cookie.load(line)
+            for name, morsel in cookie.items():
+                if morsel["max-age"] == "0" or not morsel.value:
+                    self.cookies.pop(name, None)
+                else:
+                    self.cookies[name] = morsel.value
+        conn.close()
+        return (
+            response.status,
+            {k.lower(): v for k, v in response.headers.items()},
+            text,
+            set_cookies,
+        )
+
+    def csrf(self, path: str) -> str:
+        status, _, html, _ = self.send("GET", path)
+        assert status == 200, html
+        found = re.search(r'name="csrf" value="([^"]+)"', html)
+        assert found, html
+        return found.group(1)
+
+    def sign_in(self, token: str) -> None:
+        csrf = self.csrf("/login")
+        status, headers, _, _ = self.send("POST", "/login", {"csrf": csrf, "token": token})
+        assert (status, headers["location"]) == (303, "/")
+
+
+def test_the_page_needs_a_session_and_signing_in_sets_a_strict_httponly_cookie(
+    running: Server, admin: str
+) -> None:
+    client = Browserless(running)
+    status, headers, _, _ = client.send("GET", "/")
+    assert (status, headers["location"]) == (303, "/login")
+    csrf = client.csrf("/login")
+    status, headers, _, cookies = client.send("POST", "/login", {"csrf": csrf, "token": admin})
+    assert status == 303
+    (session,) = [c for c in cookies if c.startswith("ken_session=")]
+    assert "HttpOnly" in session and "SameSite=strict" in session and "Path=/" in session
+    assert admin not in session
+    status, headers, html, _ = client.send("GET", "/")
+    assert status == 200 and "Memories waiting for review" in html
+    assert "script-src 'self'" in headers["content-security-policy"]
+
+
+def test_sign_in_refuses_a_missing_csrf_token_and_a_members_token(
+    running: Server, admin: str, member: str
+) -> None:
+    client = Browserless(running)
+    client.csrf("/login")
+    status, _, html, cookies = client.send("POST", "/login", {"token": admin})
+    assert status == 403 and not any(c.startswith("ken_session=") for c in cookies)
+    stranger = Browserless(running)  # the form's token, but not the cookie it came with
+    csrf = client.csrf("/login")
+    status, _, _, _ = stranger.send("POST", "/login", {"csrf": csrf, "token": admin})
+    assert status == 403
+    csrf = client.csrf("/login")
+    status, _, html, _ = client.send("POST", "/login", {"csrf": csrf, "token": member})
+    assert status == 403 and "member" in html
+    assert "ken_session" not in client.cookies
+
+
+def test_a_form_without_its_csrf_token_or_from_another_site_changes_nothing(
+    running: Server, ws: str, admin: str, member: str
+) -> None:
+    (item_id,) = push(running, ws, member, entry(memory("Queues are drained at 2am", SHOP)))
+    client = Browserless(running)
+    client.sign_in(admin)
+    status, _, _, _ = client.send("POST", f"/items/{item_id}/approve", {"back": "/"})
+    assert status == 403
+    status, _, _, _ = client.send("POST", f"/items/{item_id}/approve", {"csrf": "x" * 43})
+    assert status == 403
+    csrf = client.csrf("/")
+    status, _, _, _ = client.send(
+        "POST", f"/items/{item_id}/approve", {"csrf": csrf}, Origin="https://evil.example"
+    )
+    assert status == 403
+    got = running.call("GET", f"/api/v1/w/{ws}/items/{item_id}", member).body
+    assert got["status"] == "proposed" and len(got["history"]) == 1
+    status, headers, _, _ = client.send("POST", f"/items/{item_id}/approve", {"csrf": csrf})
+    assert status == 303 and headers["location"].startswith("/?done=approve")
+    assert running.call("GET", f"/api/v1/w/{ws}/items/{item_id}", member).body["status"] == (
+        "active"
+    )
+
+
+def test_revoking_the_token_ends_its_web_session_at_once(
+    running: Server, directory: Directory, ws: str
+) -> None:
+    text, token = directory.create_token(ws, "admin", "soon gone")
+    client = Browserless(running)
+    client.sign_in(text)
+    assert client.send("GET", "/")[0] == 200
+    directory.revoke_token(token.id)
+    status, headers, _, _ = client.send("GET", "/")
+    assert (status, headers["location"]) == (303, "/login")
+
+
+def test_the_page_says_who_proposed_and_how_many_others_sent_the_same(
+    running: Server, directory: Directory, ws: str, admin: str, member: str
+) -> None:
+    bob = directory.create_token(ws, "member", "bob")[0]
+    push(running, ws, member, entry(memory("Tabs, not spaces, in Makefiles", SHOP)))
+    answer = running.call(
+        "POST",
+        f"/api/v1/w/{ws}/push",
+        bob,
+        {"host": "bob-desktop", "items": [entry(memory("Tabs, not spaces, in Makefiles", SHOP))]},
+    )
+    assert answer.status == 200
+    client = Browserless(running)
+    client.sign_in(admin)
+    html = client.send("GET", "/")[2]
+    assert "proposed by <strong>alice</strong> on alice-laptop" in html
+    assert "proposed by <strong>bob</strong> on bob-desktop" in html
+    assert html.count("sent by 1 more in the team") == 2
+
+
+def test_the_page_shows_only_the_admins_own_workspace(
+    running: Server, directory: Directory, ws: str, admin: str
+) -> None:
+    other = "other-" + uuid.uuid4().hex[:8]
+    directory.add_repo(other, "github.com/acme/shop")
+    (theirs,) = push(
+        running,
+        other,
+        directory.create_token(other, "member", "x")[0],
+        entry(memory("Theirs", SHOP)),
+    )
+    client = Browserless(running)
+    client.sign_in(admin)
+    assert "Theirs" not in client.send("GET", "/?status=")[2]
+    assert client.send("GET", f"/items/{theirs}")[0] == 404
+    csrf = client.csrf("/")
+    status, _, _, _ = client.send("POST", f"/items/{theirs}/approve", {"csrf": csrf})
+    assert status == 404
+
+
+# --- in a real browser ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = os.environ.get("KEN_ARTIFACTS")
+    folder = Path(base) / "team-web" if base else tmp_path_factory.mktemp("team-web-artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"screenshots in {folder}")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
+        reason = "the distribution's chromium is not installed (apt-get install chromium)"
+        if os.environ.get("KEN_REQUIRE_BROWSER") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.mark.browser
+def test_an_admin_signs_in_approves_dismisses_searches_and_opens_a_drawer(
+    running: Server, ws: str, admin: str, member: str, chromium: Any, artifacts: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    canary, pdf, flaky = push(
+        running,
+        ws,
+        member,
+        entry(memory("Deploys go through the canary", SHOP, evidence="alice: we always canary")),
+        entry(memory("Invoices render as PDF", SHOP, links=["url:https://wiki.example/pdf"])),
+        entry(memory("The flaky test is fine", SHOP)),
+    )
+    context = chromium.new_context(viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.goto(running.url + "/")
+    expect(page).to_have_url(running.url + "/login")
+    page.get_by_label("Admin token").fill(admin)
+    page.screenshot(path=str(artifacts / "1-sign-in.png"))
+    page.get_by_label("Admin token").press("Enter")  # the keyboard alone
+    expect(page.get_by_role("heading", name="Memories waiting for review")).to_be_visible()
+    for title in ("Deploys go through the canary", "Invoices render as PDF"):
+        expect(page.get_by_role("heading", name=title)).to_be_visible()
+    expect(page.get_by_text("proposed by alice on alice-laptop").first).to_be_visible()
+    expect(page.get_by_text("alice: we always canary")).to_be_visible()
+    expect(page.get_by_text("https://wiki.example/pdf")).to_be_visible()
+    page.screenshot(path=str(artifacts / "2-waiting.png"), full_page=True)
+
+    card = page.locator(f"#m-{canary}")
+    card.get_by_role("button", name="Approve").click()
+    expect(page.get_by_role("status")).to_have_text("Approved “Deploys go through the canary”.")
+    expect(page.locator(f"#m-{canary}")).to_have_count(0)
+    page.screenshot(path=str(artifacts / "3-approved.png"), full_page=True)
+
+    card = page.locator(f"#m-{flaky}")
+    card.get_by_label("Reason").select_option("wrong")
+    card.get_by_label("Note").fill("it fails one run in ten")
+    card.get_by_role("button", name="Dismiss").click()
+    expect(page.get_by_role("status")).to_have_text("Dismissed “The flaky test is fine”.")
+    page.screenshot(path=str(artifacts / "4-dismissed.png"), full_page=True)
+
+    page.get_by_label("Search memories").fill("canary")
+    page.get_by_label("Status").select_option("")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_role("heading", name="Memories matching “canary”")).to_be_visible()
+    expect(page.locator(".item")).to_have_count(1)
+    expect(page.locator(f"#m-{canary} .status")).to_have_text("active")
+    page.screenshot(path=str(artifacts / "5-search.png"), full_page=True)
+
+    page.locator(f"#m-{canary}").get_by_role("link", name="History").click()
+    drawer = page.get_by_role("dialog")
+    expect(drawer).to_be_visible()
+    expect(drawer.get_by_role("heading", name="Deploys go through the canary")).to_be_visible()
+    expect(drawer.locator(".history li")).to_have_count(2)
+    expect(drawer.get_by_text("approve by Lead Dev")).to_be_visible()
+    page.screenshot(path=str(artifacts / "6-drawer.png"), full_page=True)
+    page.keyboard.press("Escape")
+    expect(drawer).to_be_hidden()
+
+    # From the keyboard alone: Tab to the drawer's link, Enter opens it, Escape closes
+    # it and gives the focus back to the link.
+    link = page.locator(f"#m-{canary}").get_by_role("link", name="History")
+    page.get_by_label("Search memories").focus()
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        if link.evaluate("node => node === document.activeElement"):
+            break
+    else:
+        raise AssertionError("Tab never reached the History link")
+    page.keyboard.press("Enter")
+    expect(drawer).to_be_visible()
+    expect(drawer.get_by_role("button", name="Close the drawer")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(drawer).to_be_hidden()
+    expect(link).to_be_focused()
+    context.close()
+
+    api = f"/api/v1/w/{ws}/items"
+    assert running.call("GET", f"{api}/{canary}", member).body["status"] == "active"
+    dismissed = running.call("GET", f"{api}/{flaky}", member).body
+    assert dismissed["status"] == "dismissed" and dismissed["dismiss_reason"] == "wrong"
+    assert dismissed["decisions"][-1]["note"] == "it fails one run in ten"
+    assert running.call("GET", f"{api}/{pdf}", member).body["status"] == "proposed"
+    assert sorted(p.name for p in artifacts.glob("*.png")) == [
+        "1-sign-in.png",
+        "2-waiting.png",
+        "3-approved.png",
+        "4-dismissed.png",
+        "5-search.png",
+        "6-drawer.png",
+    ]
