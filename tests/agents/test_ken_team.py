@@ -1,16 +1,19 @@
 """Team memory end to end: two hosts (two sandboxes: two HOMEs, two stores, every `ken`
 its own process) against one real `ken serve` on the test PostgreSQL. Host A's person
-adds a repo memory and syncs; the team's admin approves it (through the admin API: the
-review page is the server's to test); host B's real Claude Code CLI, run against the stub
-model with kenning's hooks from `ken integrate claude`, is told it at SessionStart: the
-hook synced before it made the pack. Host B never ran `ken team sync` itself.
+adds a repo memory and syncs; the team's admin approves it on the review page, in the
+distribution's headless Chromium (Playwright); host B's real Claude Code CLI, run against
+the stub model with kenning's hooks from `ken integrate claude`, is told it at
+SessionStart: the hook synced before it made the pack. Host B never ran `ken team sync`.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from .harness import Sandbox
 from .stubs import AnthropicStub, Text
 
 KEN = Path(sys.executable).with_name("ken")
+CHROMIUM = "/usr/bin/chromium"
 REPO = "github.com/acme/shop"
 WORKSPACE = "acme"
 DECISION = "Payments webhooks are retried by the queue, never by the handler"
@@ -61,10 +65,48 @@ def with_origin(box: Sandbox) -> None:
     )
 
 
+@pytest.fixture
+def chromium() -> Iterator[Any]:
+    """The distribution's Chromium, headless, through Playwright (never a download)."""
+    binary = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    if not binary:
+        reason = "the distribution's chromium is not installed (apt-get install chromium)"
+        if os.environ.get("KEN_REQUIRE_BROWSER") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=binary,
+            args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"],
+        )
+        yield browser
+        browser.close()
+
+
+def approve_on_the_page(browser: Any, url: str, admin: str, server_id: str, title: str) -> None:
+    """What the team's admin does: sign in on the review page, approve the memory."""
+    from playwright.sync_api import expect
+
+    page = browser.new_context().new_page()
+    page.set_default_timeout(20_000)
+    page.goto(url + "/")
+    page.get_by_label("Admin token").fill(admin)
+    page.get_by_label("Admin token").press("Enter")
+    expect(page.get_by_role("heading", name="Memories waiting for review")).to_be_visible()
+    card = page.locator(f"#m-{server_id}")
+    expect(card.get_by_text("proposed by alice on alice")).to_be_visible()
+    card.get_by_role("button", name="Approve").click()
+    expect(page.get_by_role("status")).to_have_text(f"Approved “{title}”.")
+    page.context.close()
+
+
 @pytest.mark.agents
 @pytest.mark.postgres
-def test_a_memory_approved_on_the_server_reaches_claude_code_on_another_host_at_start(
-    pg_dsn: str, anthropic_stub: AnthropicStub, claude_bin: Path, tmp_path: Path
+@pytest.mark.browser
+def test_a_memory_approved_on_the_page_reaches_claude_code_on_another_host_at_start(
+    pg_dsn: str, anthropic_stub: AnthropicStub, claude_bin: Path, tmp_path: Path, chromium: Any
 ) -> None:
     server = start_server(pg_dsn)
     try:
@@ -82,12 +124,13 @@ def test_a_memory_approved_on_the_server_reaches_claude_code_on_another_host_at_
         assert added["scope"] == f"repo:{REPO}" and added["status"] == "active"
         assert ken_json(host_a, "team", "sync")["pushed"] == 1
 
-        # The admin approves it.
+        # The admin approves it on the review page.
         listed = server.call("GET", f"/api/v1/w/{WORKSPACE}/items?status=proposed", admin)
         [waiting] = listed.body["items"]
         assert waiting["title"] == DECISION and waiting["origin"]["name"] == "alice"
-        decided = server.call("POST", f"/api/v1/w/{WORKSPACE}/items/{waiting['id']}/approve", admin)
-        assert decided.status == 200 and decided.body["item"]["status"] == "active"
+        approve_on_the_page(chromium, server.url, admin, waiting["id"], DECISION)
+        got = server.call("GET", f"/api/v1/w/{WORKSPACE}/items/{waiting['id']}", admin)
+        assert got.body["status"] == "active"
 
         # Host B: Claude Code with kenning's hooks; its SessionStart syncs, then packs.
         ken(host_b, "integrate", "claude")
