@@ -54,6 +54,7 @@ from kenning.team.client import Client, Membership, TeamError, load_membership
 
 STATE_FILE = "team-sync.json"
 PAGE = 500  # the contract's most entries a push, and the pull page asked for
+REPOS_MAX_AGE = 3600  # seconds SessionStart trusts the covered repos it last asked for
 START_TIMEOUT = 1.5  # seconds SessionStart gives the whole sync (team.start_timeout_secs)
 # Kinds pushed: what `ken promote` would write into a steering repo, the same notion of
 # memory worth keeping beyond this machine (not tasks, handoffs or summaries).
@@ -522,8 +523,10 @@ def sync(
             if do_pull:
                 pull(store, client, member, state, save, report)
             if do_push:
-                if refresh_repos or not state["repos"]:
+                seen = float(state.get("repos_at") or 0)
+                if refresh_repos or not state["repos"] or time.time() - seen > REPOS_MAX_AGE:
                     state["repos"] = client.repos()
+                    state["repos_at"] = time.time()
                 fresh = choose_pushes(store, member, state)
                 if fresh:
                     state["outbox"].extend(fresh)
