@@ -263,7 +263,7 @@ def send_outbox(
     client: Client, membership: Membership, state: dict[str, Any], save: Any, report: Report
 ) -> None:
     """Send what waits in the outbox, a page at a time, and record each answer."""
-    while state["outbox"] and client.left() > 0:
+    while state["outbox"]:  # out of time, the push raises Unreachable: they stay queued
         page = state["outbox"][:PAGE]
         wire = [{k: v for k, v in e.items() if k not in ("local_id", "revision")} for e in page]
         results = client.push(membership.host, wire)
@@ -523,10 +523,15 @@ def sync(
             if do_pull:
                 pull(store, client, member, state, save, report)
             if do_push:
-                seen = float(state.get("repos_at") or 0)
-                if refresh_repos or not state["repos"] or time.time() - seen > REPOS_MAX_AGE:
-                    state["repos"] = client.repos()
-                    state["repos_at"] = time.time()
+                stale = time.time() - float(state.get("repos_at") or 0) > REPOS_MAX_AGE
+                if refresh_repos or stale or not state["repos"]:
+                    try:
+                        state["repos"] = client.repos()
+                        state["repos_at"] = time.time()
+                    except TeamError:
+                        if not state["repos"]:
+                            raise
+                        # The list last seen chooses what to queue; sending fails the same way.
                 fresh = choose_pushes(store, member, state)
                 if fresh:
                     state["outbox"].extend(fresh)
