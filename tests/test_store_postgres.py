@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kenning import ids, items
-from kenning.errors import InvalidInput, RevisionConflict, StoreError
+from kenning.errors import InvalidInput, RevisionConflict, StoreBusy, StoreError
 from kenning.model import Item, Scope, ScopeType
 from kenning.store import ItemQuery, Store, Words, open_store
 from kenning.store.postgres import migrations
@@ -81,6 +81,11 @@ def test_each_schema_holds_a_memory_of_its_own(open_pg: Callable[..., Store], pg
     in_url = open_pg(None, url=pg_dsn + "&schema=ws_acme")
     assert in_url.count_items() == 1 and "schema=ws_acme" in in_url.path
     assert open_pg(None).count_items() == 0  # the default schema, `kenning`
+    with pytest.raises(StoreError, match="no store in schema ws_nowhere"):
+        open_store(pg_dsn, schema="ws_nowhere", create=False)
+    opened_again = open_store(pg_dsn, schema="ws_acme", create=False)
+    assert opened_again.count_items() == 1
+    opened_again.close()
     assert globex.doc_freqs(acme.stems(["deploys"])[0])[1] == {"deploy": 0}
 
 
@@ -228,3 +233,28 @@ def test_quotes_and_operators_in_typed_text_are_words(seeded: Store) -> None:
     for typed in ("'quote' &", "x <->", "y:*", "back\\slash", "!x"):
         found = seeded.search(Words(typed=typed), ItemQuery())
         assert found, typed
+
+
+@pytest.mark.postgres
+def test_two_blocks_that_deadlock_on_word_counts_end_one_as_busy_with_nothing_written(
+    open_pg: Callable[..., Store],
+) -> None:
+    first, second = open_pg(), open_pg()
+    halfway = threading.Barrier(2)
+
+    def write(store: Store, words: tuple[str, str]) -> str:
+        with store.together():
+            store.insert_item(_item(words[0]))  # no word in common with the other's first
+            halfway.wait(timeout=30)
+            store.insert_item(_item(words[1]))  # the other's first word: each waits on the other
+        return "written"
+
+    results = _race(
+        lambda i: (
+            write(first, ("quokka", "wombat")) if i == 0 else write(second, ("wombat", "quokka"))
+        ),
+        2,
+    )
+    assert sorted(map(type, results), key=str) == sorted([str, StoreBusy], key=str), results
+    assert first.count_items() == 2  # the block that won, whole; nothing of the other
+    assert first.word_freqs(["quokka", "wombat"]) == {"quokka": 1, "wombat": 1}

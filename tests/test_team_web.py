@@ -175,6 +175,15 @@ def test_a_form_without_its_csrf_token_or_from_another_site_changes_nothing(
     assert running.call("GET", f"/api/v1/w/{ws}/items/{item_id}", member).body["status"] == (
         "active"
     )
+    form = {"csrf": csrf, "reason": "covered", "back": "/?status=active"}
+    status, headers, _, _ = client.send("POST", f"/items/{item_id}/dismiss", form)
+    assert status == 303 and headers["location"].startswith("/?status=active&done=dismiss")
+    status, _, _, _ = client.send("POST", f"/items/{item_id}/restore", {"csrf": csrf})
+    got = running.call("GET", f"/api/v1/w/{ws}/items/{item_id}", member).body
+    assert status == 303 and got["status"] == "active"
+    assert [h["change"] for h in got["history"]] == ["push", "approve", "dismiss", "restore"]
+    status, _, html, _ = client.send("POST", f"/items/{item_id}/approve", {"csrf": csrf})
+    assert status == 409 and "cannot approve" in html
 
 
 def test_revoking_the_token_ends_its_web_session_at_once(
@@ -266,6 +275,38 @@ def chromium() -> Iterator[Any]:
         browser.close()
 
 
+# The contrast of every visible text against the background it is drawn on (the first
+# ancestor with an opaque one), as WCAG 2 computes it; the texts under 4.5:1.
+CONTRAST = """() => {
+  const lum = (rgb) => {
+    const [r, g, b] = rgb.map((v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const parse = (c) => c.match(/[\\d.]+/g).map(Number);
+  const background = (el) => {
+    for (; el; el = el.parentElement) {
+      const c = parse(getComputedStyle(el).backgroundColor);
+      if (c.length < 4 || c[3] === 1) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const low = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length) continue;
+    const fg = lum(parse(getComputedStyle(el).color).slice(0, 3));
+    const bg = lum(background(el));
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    const what = el.tagName + " " + el.textContent.trim().slice(0, 30);
+    if (ratio < 4.5) low.push(what + " " + ratio.toFixed(2));
+  }
+  return low;
+}"""
+
+
 @pytest.mark.browser
 def test_an_admin_signs_in_approves_dismisses_searches_and_opens_a_drawer(
     running: Server, ws: str, admin: str, member: str, chromium: Any, artifacts: Path
@@ -295,6 +336,8 @@ def test_an_admin_signs_in_approves_dismisses_searches_and_opens_a_drawer(
     expect(page.get_by_text("alice: we always canary")).to_be_visible()
     expect(page.get_by_text("https://wiki.example/pdf")).to_be_visible()
     page.screenshot(path=str(artifacts / "2-waiting.png"), full_page=True)
+    low = page.evaluate(CONTRAST)
+    assert low == [], f"text under WCAG AA contrast (4.5:1): {low}"
 
     card = page.locator(f"#m-{canary}")
     card.get_by_role("button", name="Approve").click()
@@ -359,3 +402,15 @@ def test_an_admin_signs_in_approves_dismisses_searches_and_opens_a_drawer(
         "5-search.png",
         "6-drawer.png",
     ]
+
+
+def test_behind_a_local_tls_proxy_the_session_cookie_is_secure(running: Server, admin: str) -> None:
+    client = Browserless(running)
+    status, _, html, cookies = client.send("GET", "/login", X_Forwarded_Proto="https")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert status == 200 and csrf
+    status, _, _, cookies = client.send(
+        "POST", "/login", {"csrf": csrf.group(1), "token": admin}, X_Forwarded_Proto="https"
+    )
+    (session,) = [c for c in cookies if c.startswith("ken_session=")]
+    assert status == 303 and "Secure" in session

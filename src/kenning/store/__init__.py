@@ -80,7 +80,7 @@ def open_store(
         from kenning.store.postgres import PostgresStore
 
         assert isinstance(path, str)
-        return PostgresStore(path, schema=schema)
+        return PostgresStore(path, schema=schema, create=create)
     if busy_seconds is None:
         return SQLiteStore(path or db_path(), create=create)
     return SQLiteStore(path or db_path(), create=create, busy_seconds=busy_seconds)

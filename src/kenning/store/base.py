@@ -164,22 +164,22 @@ class PlanReceipt:
     operations: tuple[ReceiptStep, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """The receipt's JSON shape (`ken plan receipt --json`), as stored."""
+        """The receipt's JSON shape (`ken plan receipt --json`; stored with sorted keys)."""
         return {
-            "applied_at": self.applied_at,
-            "digest": self.digest,
+            "plan_id": self.plan_id,
+            "owner": self.owner,
             "operations": [
                 {
                     "index": step.index,
-                    "items": [
-                        {"change": w.change, "id": w.id, "revision": w.revision} for w in step.items
-                    ],
                     "op": step.op,
+                    "items": [
+                        {"id": w.id, "change": w.change, "revision": w.revision} for w in step.items
+                    ],
                 }
                 for step in self.operations
             ],
-            "owner": self.owner,
-            "plan_id": self.plan_id,
+            "digest": self.digest,
+            "applied_at": self.applied_at,
         }
 
     @classmethod

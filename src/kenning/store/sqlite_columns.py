@@ -84,7 +84,6 @@ INSERT = f"INSERT INTO items ({SELECT}) VALUES ({', '.join('?' * len(NAMES))})"
 UPDATE = f"UPDATE items SET {', '.join(f'{n} = ?' for n in NAMES[1:])} WHERE id = ?"
 
 _WRITES = tuple(c.write for c in ITEM_COLUMNS)
-_READS = tuple((c.field, c.read) for c in ITEM_COLUMNS)
 _VERSIONED = tuple(n for n, c in enumerate(ITEM_COLUMNS) if c.versioned)
 
 # A version: its own id, the item's, when, the item's versioned columns, the change.
@@ -95,18 +94,32 @@ INSERT_REVISION = (
 )
 
 
-def row_to_item(row: Sequence[Any]) -> Item:
-    """An `Item` from a row whose first columns are `SELECT`'s, in its order."""
-    fields: dict[str, Any] = {}
-    for (field, read), value in zip(_READS, row, strict=False):
-        if field is not None:
-            fields[field] = value if read is None else read(value)
-    return Item(**fields)
+def _reader() -> Callable[[Sequence[Any]], Item]:
+    """`row_to_item`, written out from the table once, as `dataclasses` writes an
+    `__init__`: a loop over the columns would cost a third more per row, and recall and
+    packs read hundreds of rows on every prompt."""
+    scope: dict[str, Any] = {"Item": Item}
+    args = []
+    for n, column in enumerate(ITEM_COLUMNS):
+        if column.field is None:
+            continue
+        if column.read is None:
+            args.append(f"{column.field}=row[{n}]")
+        else:
+            scope[f"read_{n}"] = column.read
+            args.append(f"{column.field}=read_{n}(row[{n}])")
+    exec(f"def row_to_item(row):\n    return Item({', '.join(args)})\n", scope)
+    made: Callable[[Sequence[Any]], Item] = scope["row_to_item"]
+    made.__doc__ = "An `Item` from a row whose first columns are `SELECT`'s, in its order."
+    return made
+
+
+row_to_item = _reader()
 
 
 def item_values(item: Item) -> tuple[Any, ...]:
     """An item's row, in `SELECT`'s order (what `INSERT` takes)."""
-    return tuple(write(item) for write in _WRITES)
+    return tuple([write(item) for write in _WRITES])
 
 
 def update_values(values: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -61,7 +61,10 @@ def serve(db_url: str, host: str = "127.0.0.1", port: int = 8765, grace: float =
         access_log=False,
         timeout_graceful_shutdown=int(grace),
         server_header=False,
-        proxy_headers=False,
+        # A TLS proxy on this host (127.0.0.1) says the request was https: the session
+        # cookie is then Secure. Forwarded headers from anywhere else are ignored.
+        proxy_headers=True,
+        forwarded_allow_ips="127.0.0.1",
     )
     if threading.current_thread() is threading.main_thread():
         # uvicorn shuts down gracefully on the signal, then raises it again with the

@@ -80,7 +80,14 @@ class Connection:
 
     path: str
 
-    def __init__(self, url: str, *, schema: str | None = None, pool_size: int = POOL_MAX) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        create: bool = True,
+        pool_size: int = POOL_MAX,
+    ) -> None:
         self.conninfo, self.schema = split_url(url, schema)
         self.path = shown_url(self.conninfo, self.schema)
         self._local = threading.local()
@@ -98,7 +105,7 @@ class Connection:
             name=f"kenning-{self.schema}",
         )
         try:
-            self._migrate()
+            self._migrate(create)
             self.pool.open(wait=True, timeout=CONNECT_SECONDS)
         except PoolTimeout:
             self.pool.close()
@@ -116,7 +123,7 @@ class Connection:
     def _configure(self, conn: Conn) -> None:
         self._own_pids.add(conn.info.backend_pid)
 
-    def _migrate(self) -> None:
+    def _migrate(self, create: bool) -> None:
         from kenning.store.postgres import migrations
 
         with psycopg.connect(
@@ -125,7 +132,7 @@ class Connection:
             connect_timeout=int(CONNECT_SECONDS),
             **self._connect_kwargs,
         ) as conn:
-            migrations.apply(conn, self.schema)
+            migrations.apply(conn, self.schema, create=create)
 
     def close(self) -> None:
         self.pool.close()

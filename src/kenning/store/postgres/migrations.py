@@ -67,7 +67,7 @@ CREATE TABLE items (
     ) STORED
 );
 CREATE INDEX items_tsv ON items USING gin (tsv);
-CREATE INDEX items_scope_recent ON items (scope, status, updated_at);
+CREATE INDEX items_scope_recent ON items (scope, status, updated_at, expires_at);
 CREATE INDEX items_scope_kind ON items (scope, status, kind, updated_at);
 CREATE INDEX items_scope_pinned ON items (scope, status, updated_at) WHERE pinned;
 CREATE INDEX items_scope_captured ON items (scope, seq);
@@ -322,10 +322,16 @@ def applied(conn: psycopg.Connection[object]) -> list[str]:
     return [str(row[0]) for row in rows]  # type: ignore[index]
 
 
-def apply(conn: psycopg.Connection[object], schema: str) -> int:
-    """Create `schema` when it is missing and apply the missing migrations in it (the
-    connection's search_path is that schema); returns how many ran. `conn` is in
-    autocommit mode: each step opens its own transaction."""
+def apply(conn: psycopg.Connection[object], schema: str, *, create: bool = True) -> int:
+    """Create `schema` when it is missing (unless not `create`: then a missing schema is
+    a StoreError) and apply the missing migrations in it (the connection's search_path
+    is that schema); returns how many ran. `conn` is in autocommit mode: each step
+    opens its own transaction."""
+    if (
+        not create
+        and not conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
+    ):
+        raise StoreError(f"no store in schema {schema}; open it once with create to make it")
     lock = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
     key = f"kenning-migrations:{schema}"
     with conn.transaction():
