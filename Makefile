@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/collect_bench.py
 	$(BIN)/python bench/panel_bench.py
 	$(BIN)/python bench/lessons_bench.py
+	$(BIN)/python bench/team_load.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

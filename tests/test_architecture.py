@@ -29,9 +29,24 @@ SRC = Path(kenning.__file__).parent
 FACES = ("cli", "hooks", "mcp_server", "tui", "team")
 UI_LIBS = ("click", "rich", "mcp", "textual")
 VALUES = ("model", "errors", "config", "ids", "paths", "agents")
+# The host's side of team memory lives beside the server in kenning/team/ but is domain
+# code: `ken team` and the SessionStart hook call it (the standard library only). The
+# package itself imports nothing.
+HOST_SIDE = (("team",), ("team", "client"), ("team", "sync"))
 AGENT_MAY_IMPORT = ("kenning.model", "kenning.errors", "kenning.agents")
 READ_ONLY_SQL = re.compile(r"^\s*(SELECT|PRAGMA\s+\w+\s*$)", re.IGNORECASE)
-HEAVY = ("click", "rich", "pydantic", "mcp", "textual", "psycopg", "psycopg_pool")
+HEAVY = (
+    "click",
+    "rich",
+    "pydantic",
+    "mcp",
+    "textual",
+    "psycopg",
+    "psycopg_pool",
+    "starlette",
+    "uvicorn",
+    "jinja2",
+)
 SQL = re.compile(
     r"\b(SELECT\s.*\bFROM\b|SELECT\s+\w+\s*\(|INSERT\s+(OR\s+\w+\s+)?INTO\b|UPDATE\s+\w+\s+SET\b"
     r"|DELETE\s+FROM\b|CREATE\s+(TABLE|INDEX|VIRTUAL\s+TABLE|TRIGGER)\b|DROP\s+TABLE\b"
@@ -52,7 +67,7 @@ class Module:
 
     @property
     def face(self) -> str | None:
-        return self.parts[0] if self.parts and self.parts[0] in FACES else None
+        return face_of(self.parts)
 
 
 def load(path: Path, name: str) -> Module:
@@ -98,6 +113,13 @@ def top(name: str) -> str:
 
 def kenning_part(name: str) -> tuple[str, ...]:
     return tuple(name.split(".")[1:]) if name.startswith("kenning.") else ()
+
+
+def face_of(parts: tuple[str, ...]) -> str | None:
+    """The face a module (its name's parts after `kenning`) belongs to, if any."""
+    if not parts or parts[0] not in FACES or parts[:2] in HOST_SIDE:
+        return None
+    return parts[0]
 
 
 def docstring_nodes(tree: ast.Module) -> set[int]:
@@ -150,7 +172,7 @@ def domain_imports_a_face(module: Module) -> list[str]:
     return [
         f"imports {name}"
         for name in imports(module)
-        if top(name) in UI_LIBS or kenning_part(name)[:1] in tuple((f,) for f in FACES)
+        if top(name) in UI_LIBS or face_of(kenning_part(name))
     ]
 
 
@@ -176,9 +198,9 @@ def face_imports_another_face(module: Module) -> list[str]:
     module_level = imports(module) - lazy
     wrong = []
     for name in imports(module):
-        other = kenning_part(name)[:1]
-        if other and other[0] in FACES and other[0] != module.face:
-            if name in lazy and name not in module_level and (module.face, other[0]) in STARTS:
+        other = face_of(kenning_part(name))
+        if other and other != module.face:
+            if name in lazy and name not in module_level and (module.face, other) in STARTS:
                 continue
             wrong.append(f"imports {name}")
     return wrong
@@ -605,6 +627,8 @@ HOOK_PATH = [
         "kenning.recall",
         "kenning.sessions",
         "kenning.agents",
+        "kenning.team.client",
+        "kenning.team.sync",
     )
     if _exists(m)
 ]

@@ -199,6 +199,21 @@ SETTINGS: tuple[Setting, ...] = (
         low=1,
         high=86_400,
     ),
+    Setting(
+        "team.sync_at_start",
+        bool,
+        True,
+        "Each SessionStart syncs with the team server first (once `ken team join` ran).",
+    ),
+    Setting(
+        "team.start_timeout_secs",
+        float,
+        1.5,
+        "Seconds SessionStart gives the team sync in all; past it the pack goes without.",
+        "KEN_TEAM_START_TIMEOUT",
+        low=0.1,
+        high=10,
+    ),
     Setting("editor", str, "", "Editor for `ken edit` (else $VISUAL, else $EDITOR).", "KEN_EDITOR"),
     Setting("workspace", str, "", "Workspace name for every folder.", "KEN_WORKSPACE"),
     Setting(
@@ -398,6 +413,8 @@ class Config:
     editor: Value[str] = Value("editor")
     workspace: Value[str] = Value("workspace")
     serve_db: Value[str] = Value("serve.db")
+    team_sync_at_start: Value[bool] = Value("team.sync_at_start")
+    team_start_timeout_secs: Value[float] = Value("team.start_timeout_secs")
 
     def __init__(self, file: dict[str, Any] | None = None, **flags: Any) -> None:
         self.file = read_file() if file is None else file

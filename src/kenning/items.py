@@ -238,6 +238,22 @@ def new_item(
     )
 
 
+def clean_copy(item: Item) -> Item:
+    """A memory that came from elsewhere (a team server) checked and redacted as a write
+    here would be: InvalidInput when it may not be stored (too long, mostly a secret)."""
+    title, body, evidence, tags = _redact_text(item.title, item.body, item.evidence, item.tags)
+    check_size(title, body, evidence)
+    return replace(
+        item,
+        title=title,
+        body=body,
+        evidence=evidence,
+        tags=clean_tags(tags),
+        links=parse_links(redact(str(link)).text for link in item.links),
+        provenance=redact_provenance(item.provenance),
+    )
+
+
 def add(
     store: Store,
     text: str,
@@ -420,6 +436,7 @@ def change(
     """Change an item's text or fields; a new version unless `in_place`. An agent changes
     only its own active working notes without a person (see `policy.check_change`)."""
     item = get(store, ref)
+    policy.check_local_change(item, what)
     policy.check_change(policy.resolve(actor), item, what, scope, kind)
     updated = revised(
         item,
@@ -545,6 +562,7 @@ def allowed_from(action: str) -> tuple[Status, ...]:
 
 
 def check_status_change(item: Item, action: str) -> None:
+    policy.check_local_change(item, action)
     if item.status not in _ALLOWED_FROM[action]:
         allowed = " or ".join(s.value for s in _ALLOWED_FROM[action])
         raise InvalidInput(
@@ -619,6 +637,7 @@ def undo_status(
     made, else RevisionConflict. What the change did to other memories (an approved
     replacement superseding the one it replaces, the cap archiving) stays as it is."""
     item = store.get_item(before.id)
+    policy.check_local_change(item, "undo the change to")
     policy.require_person(policy.resolve(actor), f"undo the change to {short_id(item.id)}")
     updated = replace(
         item,
@@ -661,6 +680,7 @@ def archive_reason_of(reason: str | None) -> str | None:
 def set_pinned(store: Store, ref: str, pinned: bool, *, actor: policy.Actor | None = None) -> Item:
     """Pin (always in packs) or unpin; an agent only its own working notes."""
     item = get(store, ref)
+    policy.check_local_change(item, "pin" if pinned else "unpin")
     policy.check_change(policy.resolve(actor), item, "pin" if pinned else "unpin")
     if item.pinned == pinned:
         return item

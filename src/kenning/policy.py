@@ -26,7 +26,10 @@ without repeating the rule.
   action there is refused (`NeedsPerson`, one line: run it in your own terminal), and
   the person runs it themselves. Person-only: deciding (above), registering or
   removing projects, removing kenning's integrations or trusting its hooks, changing
-  settings, importing with statuses.
+  settings, importing with statuses, joining or leaving a team and sharing with it.
+- **Team memory** (copies `ken team sync` pulled from a team server, `source`
+  `team:<workspace>#<server id>`) is read-only here for everyone: the server is where it
+  changes (an admin decides there; `ken edit` files a proposed revision to it).
 """
 
 from __future__ import annotations
@@ -117,6 +120,34 @@ def check_new(actor: Actor, scope: Scope, kind: Kind, status: Status, evidence: 
             f"saving to {scope} needs evidence: quote what the person said or what "
             "happened that prompted this memory"
         )
+
+
+TEAM_SOURCE = "team:"  # the source of a team memory's local copy: team:<workspace>#<id>
+
+
+def team_origin(item: Item) -> tuple[str, str] | None:
+    """(workspace, server id) of a team memory's local copy; None for any other memory."""
+    if not (item.source or "").startswith(TEAM_SOURCE):
+        return None
+    workspace, _, server_id = (item.source or "")[len(TEAM_SOURCE) :].rpartition("#")
+    return workspace, server_id
+
+
+def check_local_change(item: Item, action: str) -> None:
+    """Refuse to change a team memory's local copy (for anyone): one line that says
+    where it changes instead."""
+    origin = team_origin(item)
+    if origin is None:
+        return
+    where = (
+        "`ken edit` files a proposed revision"
+        if action in ("edit", "update")
+        else ("an admin decides on the team's review page")
+    )
+    raise InvalidInput(
+        f"cannot {action} {short_id(item.id)}: it is team memory from workspace "
+        f"{origin[0]}, read-only here ({where})"
+    )
 
 
 def is_free_for(

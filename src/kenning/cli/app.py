@@ -33,6 +33,7 @@ from kenning.cli import (
     serve,
     sessions,
     status,
+    team,
     transfer,
     where,
 )
@@ -99,6 +100,7 @@ COMMANDS: list[click.Command] = [
     mcp.mcp,
     panel.panel_cmd,
     serve.serve_group,
+    team.team_group,
     demo.demo,
 ]
 for command in COMMANDS:

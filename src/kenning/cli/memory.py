@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import click
 
-from kenning import editing, items, templates
+from kenning import editing, items, policy, templates
 from kenning.cli import complete, output
 from kenning.cli.output import Result, say
 from kenning.cli.state import (
@@ -235,14 +235,26 @@ def edit(state: State, ref: str, in_place: bool) -> None:
     """Edit a memory in your editor ($KEN_EDITOR, else $VISUAL, else $EDITOR).
 
     A small header above '---' holds kind, scope, tags and links. Saving makes a new
-    version; --in-place fixes a typo without one.
+    version; --in-place fixes a typo without one. A team memory (read-only here) is not
+    changed: the edit goes to the team server as a proposed revision.
     """
     item = items.get(state.store, ref)
-    editing.check_editable(item)
+    team = policy.team_origin(item) is not None
+    if team:
+        policy.require_person(
+            state.actor(), f"proposing a revision of team memory {short_id(item.id)}"
+        )
+    else:
+        editing.check_editable(item)
     before = editing.editor_text(item)
     after = editing.run_editor(before, editing.command(state.config))
     if after == before:
         say("nothing changed")
+        return
+    if team:  # the server is where team memory changes: the edit goes there as a proposal
+        from kenning.cli.team import propose_revision
+
+        say(propose_revision(state, item, editing.parse(after)))
         return
     updated = save_edit(state, item, editing.parse(after), in_place=in_place)
     say(f"saved {short_id(updated.id)}" + (" in place" if in_place else " as a new version"))

@@ -88,9 +88,22 @@ def session_start(store: Store, event: HookEvent, config: Config, later: Later) 
         later.append(lambda: _collect(store, where.cwd))
     if source not in PACK_SOURCES:
         return ""
+    if source in NOTICE_SOURCES and config.team_sync_at_start:
+        _team_sync(store, config, event)
     # Within what the hook may print, so the session is told exactly what is recorded.
     pack = deliver.start_pack(store, config, where, event.agent, session=session)
     return pack.text if pack is not None else ""
+
+
+def _team_sync(store: Store, config: Config, event: HookEvent) -> None:
+    """Team memory approved since the last sync, into the store before the pack is made;
+    bounded in time, and silent to the agent: a problem is a line in the hook log."""
+    from kenning import hooklog
+    from kenning.team import sync
+
+    problem = sync.at_start(store, config.team_start_timeout_secs)
+    if problem:
+        hooklog.log(event.agent, event.event.value, problem)
 
 
 def _collect(store: Store, cwd: str) -> None:

@@ -1,0 +1,526 @@
+"""A host's side of team memory with no team server: the membership file, what a sync
+chooses to push, a pull page applied to the store, the read-only guard on team copies,
+and SessionStart against a real server socket that accepts and never answers.
+
+Against the real `ken serve` on PostgreSQL: tests/test_team_e2e.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import KEN_BIN, ken, ken_proc
+from helpers import opened
+from kenning import config as config_mod
+from kenning import items
+from kenning.errors import InvalidInput
+from kenning.model import Provenance, Scope, ScopeType, Status
+from kenning.team import client as team_client
+from kenning.team import sync as team_sync
+
+REPO = "github.com/acme/shop"  # the git_repo fixture's origin
+
+
+def member(url: str = "http://127.0.0.1:9", **changes: str) -> team_client.Membership:
+    data = {
+        "url": url,
+        "workspace": "acme",
+        "token": "kt_" + "x" * 43,
+        "token_id": "tok-1",
+        "role": "member",
+        "name": "alice",
+        "host": "alice-laptop",
+        **changes,
+    }
+    return team_client.Membership(**data)
+
+
+def joined(url: str = "http://127.0.0.1:9") -> team_client.Membership:
+    found = member(url)
+    team_client.save_membership(found)
+    return found
+
+
+def server_memory(server_id: str, text: str, scope: str = f"repo:{REPO}", **extra: Any) -> Any:
+    title, _, body = text.partition("\n")
+    return {
+        "id": server_id,
+        "title": title,
+        "body": body,
+        "kind": "decision",
+        "scope": scope,
+        "status": "active",
+        "pinned": False,
+        "tags": ["deploy"],
+        "links": [],
+        "evidence": "",
+        "provenance": {"who": "user", "how": "cli", "host": "bob-desktop"},
+        "origin": {"host": "bob-desktop", "token_id": "tok-2", "local_id": "01BOBLOCAL"},
+        "created_at": "2026-12-01T10:00:00.000Z",
+        "updated_at": "2026-12-01T10:05:00.000Z",
+        **extra,
+    }
+
+
+def apply_page(changes: list[dict[str, Any]], who: team_client.Membership | None = None) -> Any:
+    report = team_sync.Report()
+    with opened() as store:
+        state = team_sync.load_state(store.path)
+        team_sync.apply_changes(store, who or member(), state, changes, report)
+    return report
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A real server socket on 127.0.0.1 that accepts every connection and never answers."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            held.append(conn)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join(timeout=2)
+    for conn in held:
+        conn.close()
+    listener.close()
+
+
+@pytest.fixture
+def closed_port() -> str:
+    """A loopback port nothing listens on (connections are refused at once)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return f"http://127.0.0.1:{port}"
+
+
+# --- membership --------------------------------------------------------------------------
+
+
+def test_the_membership_file_is_the_persons_alone_and_reads_back() -> None:
+    found = member()
+    path = Path(team_client.save_membership(found))
+    assert path == config_mod.config_dir() / "team.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert team_client.load_membership() == found
+    assert found.token not in json.dumps(found.to_dict())  # shown masked
+    assert team_client.remove_membership() and team_client.load_membership() is None
+
+
+def test_a_broken_membership_file_says_to_join_again() -> None:
+    path = Path(team_client.membership_path())
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json")
+    with pytest.raises(InvalidInput, match="join again"):
+        team_client.load_membership()
+
+
+@pytest.mark.parametrize(
+    ("url", "base", "workspace"),
+    [
+        ("http://127.0.0.1:8765", "http://127.0.0.1:8765", None),
+        ("https://ken.acme.dev/w/acme/", "https://ken.acme.dev", "acme"),
+        ("https://acme.dev/ken/api/v1/w/acme", "https://acme.dev/ken", "acme"),
+    ],
+)
+def test_a_server_url_may_name_its_workspace(url: str, base: str, workspace: str | None) -> None:
+    assert team_client.split_url(url) == (base, workspace)
+
+
+def test_a_url_that_is_not_http_is_refused() -> None:
+    with pytest.raises(InvalidInput, match="http"):
+        team_client.split_url("ftp://example.com")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("join", "http://127.0.0.1:9/w/acme", "--token", "kt_secret"),
+        ("leave",),
+        ("share", "abc"),
+    ],
+)
+def test_an_agent_may_not_join_leave_or_share(args: tuple[str, ...]) -> None:
+    if args[0] != "join":
+        joined()
+    result = ken("team", *args, env={"KEN_AGENT": "codex"})
+    assert result.exit_code == 1
+    assert "needs a person" in result.output
+    assert (team_client.load_membership() is None) == (args[0] == "join")
+
+
+def test_join_against_a_server_that_is_down_says_so_and_keeps_nothing(closed_port: str) -> None:
+    result = ken("team", "join", f"{closed_port}/w/acme", "--token", "kt_x")
+    assert result.exit_code == 1
+    assert "cannot reach the team server" in result.output
+    assert team_client.load_membership() is None
+
+
+def test_status_without_a_team_says_how_to_join() -> None:
+    result = ken("team", "status")
+    assert result.exit_code == 0 and "ken team join" in result.output
+    assert json.loads(ken("team", "status", "--json").output) == {"member": None}
+
+
+# --- what a sync pushes -----------------------------------------------------------------
+
+
+def person_add(store: Any, text: str, scope: str, **options: Any) -> Any:
+    return items.add(store, text, scope=Scope.parse(scope), **options)
+
+
+def test_a_sync_pushes_what_a_person_approved_in_the_scopes_the_team_covers() -> None:
+    who = member()
+    with opened() as store:
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]
+        shared = person_add(store, "Deploys go through make release", f"repo:{REPO}")
+        in_ws = person_add(store, "Tickets live in Linear", "workspace:acme")
+        person_add(store, "Other repo's rule", "repo:github.com/acme/other")
+        person_add(store, "My own rule", "global")
+        person_add(store, "Ship the fix\nby Friday", f"repo:{REPO}", kind=items.Kind.TASK)
+        agent_note = items.add(
+            store,
+            "An agent's guess",
+            scope=Scope.parse(f"repo:{REPO}"),
+            evidence="it said so",
+            provenance=Provenance(who="codex"),
+            actor=team_sync.policy.Actor("codex"),
+        )
+        assert agent_note.status is Status.PROPOSED
+        chosen = team_sync.choose_pushes(store, who, state)
+    assert sorted(e["local_id"] for e in chosen) == sorted([shared.id, in_ws.id])
+    assert {e["what"] for e in chosen} == {"memory"}
+    assert all("base" not in e and len(e["push_id"]) == 36 for e in chosen)
+    by_id = {e["local_id"]: e for e in chosen}
+    assert by_id[shared.id]["item"]["scope"] == f"repo:{REPO}"
+    assert by_id[shared.id]["item"]["title"] == "Deploys go through make release"
+
+
+def test_an_agents_memory_a_person_approved_is_pushed() -> None:
+    with opened() as store:
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]
+        proposal = items.add(
+            store,
+            "Use pnpm, not npm",
+            scope=Scope.parse(f"repo:{REPO}"),
+            kind=items.Kind.PREFERENCE,
+            evidence="the person said: use pnpm",
+            provenance=Provenance(who="claude"),
+            actor=team_sync.policy.Actor("claude"),
+        )
+        assert team_sync.choose_pushes(store, member(), state) == []
+        items.set_status(store, proposal.id, "approve")
+        chosen = team_sync.choose_pushes(store, member(), state)
+    assert [e["local_id"] for e in chosen] == [proposal.id]
+
+
+def test_a_version_is_pushed_once_and_a_later_one_as_a_revision_of_the_servers_copy() -> None:
+    with opened() as store:
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]
+        first = person_add(store, "Deploys go through make release", f"repo:{REPO}")
+        [entry] = team_sync.choose_pushes(store, member(), state)
+        state["outbox"].append(entry)
+        assert team_sync.choose_pushes(store, member(), state) == []  # waiting: not again
+        state["outbox"] = []
+        state["pushed"][first.id] = {
+            "revision": first.revision,
+            "push_id": entry["push_id"],
+            "server_id": "srv-1",
+            "status": "proposed",
+        }
+        assert team_sync.choose_pushes(store, member(), state) == []  # sent: not again
+        changed = items.change(store, first.id, text="Deploys go through make ship")
+        [again] = team_sync.choose_pushes(store, member(), state)
+    assert again["what"] == "revision" and again["base"] == "srv-1"
+    assert again["revision"] == changed.revision and again["push_id"] != entry["push_id"]
+
+
+def test_a_shared_lesson_goes_to_the_repo_it_was_written_in_when_the_team_covers_it() -> None:
+    who = member()
+    with opened() as store:
+        lesson = items.add(
+            store,
+            "Run the migrations before the tests",
+            scope=Scope(ScopeType.SESSION, "claude:abc"),
+            kind=items.Kind.LESSON,
+            provenance=Provenance(who="claude", repo=REPO),
+            status=Status.PROPOSED,
+        )
+        assert team_sync.share_scope(lesson, who, [REPO]) == Scope(ScopeType.REPO, REPO)
+        assert team_sync.share_scope(lesson, who, []) == Scope(ScopeType.WORKSPACE, "acme")
+        assert team_sync.share_what(lesson) == "lesson"
+        team_sync.share(store, lesson, Scope(ScopeType.REPO, REPO), "lesson")
+        state = team_sync.load_state(store.path)
+        [entry] = team_sync.choose_pushes(store, who, state)
+    assert entry["what"] == "lesson" and entry["item"]["scope"] == f"repo:{REPO}"
+    assert entry["item"]["status"] == "proposed"
+
+
+# --- a pull applied ---------------------------------------------------------------------
+
+
+def test_pulled_team_memory_is_active_read_only_and_in_the_pack_and_recall(
+    git_repo: Path,
+) -> None:
+    report = apply_page(
+        [
+            {
+                "id": "srv-7",
+                "change": "upsert",
+                "item": server_memory("srv-7", "Deploys go through make ship\nNever by hand."),
+            }
+        ]
+    )
+    assert report.pulled == 1
+    with opened() as store:
+        [copy] = team_sync.copies(store, "acme")
+    assert copy.status is Status.ACTIVE and copy.scope == Scope(ScopeType.REPO, REPO)
+    assert copy.provenance.how == "sync" and copy.source == "team:acme#srv-7"
+    assert copy.provenance.host == "bob-desktop" and copy.reviewed_at
+    pack = ken_proc("pack", cwd=git_repo)
+    assert pack.returncode == 0 and "Deploys go through make ship" in pack.stdout
+    recall = ken_proc("recall", "do deploys go through make ship or by hand?", cwd=git_repo)
+    assert "Deploys go through make ship" in recall.stdout, recall.stderr
+    for args in (
+        ("dismiss", copy.id),
+        ("archive", copy.id),
+        ("pin", copy.id),
+        ("update", copy.id, "--text", "by hand"),
+    ):
+        result = ken_proc(*args)
+        assert result.returncode == 1, args
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "team memory from workspace acme, read-only here" in lines[0]
+    with opened() as store:
+        assert store.get_item(copy.id).revision == copy.revision
+
+
+def test_a_pulled_change_updates_the_copy_and_a_removal_deletes_it() -> None:
+    apply_page([{"id": "s1", "change": "upsert", "item": server_memory("s1", "Old text")}])
+    with opened() as store:
+        [before] = team_sync.copies(store)
+    report = apply_page([{"id": "s1", "change": "upsert", "item": server_memory("s1", "New text")}])
+    assert report.pulled == 1
+    with opened() as store:
+        [after] = team_sync.copies(store)
+        assert after.id == before.id and after.title == "New text"
+        assert [r.change for r in store.revisions(after.id)] == ["sync", "sync"]
+    same = apply_page([{"id": "s1", "change": "upsert", "item": server_memory("s1", "New text")}])
+    assert same.pulled == 0  # nothing changed: no new version
+    gone = apply_page([{"id": "s1", "change": "remove", "item": None}])
+    assert gone.removed == 1
+    with opened() as store:
+        assert team_sync.copies(store) == []
+
+
+def test_a_memory_this_host_pushed_comes_back_as_its_own_original_not_a_copy() -> None:
+    with opened() as store:
+        mine = person_add(store, "Deploys go through make release", f"repo:{REPO}")
+    data = server_memory(
+        "s9", mine.title, origin={"host": "alice-laptop", "token_id": "tok-1", "local_id": mine.id}
+    )
+    report = apply_page([{"id": "s9", "change": "upsert", "item": data}])
+    assert report.own == 1 and report.pulled == 0
+    with opened() as store:
+        [adopted] = team_sync.copies(store)
+        assert adopted.id == mine.id and adopted.source == "team:acme#s9"
+        assert store.count_items() == 1
+        team_sync.save_state(
+            store.path,
+            {
+                **team_sync.load_state(store.path),
+                "pushed": {
+                    mine.id: {"revision": adopted.revision, "server_id": "s9", "status": "active"}
+                },
+            },
+        )
+    # A revision approved on the server (another host's) comes down into the original.
+    data["title"] = "Deploys go through make ship"
+    apply_page([{"id": "s9", "change": "upsert", "item": data}])
+    with opened() as store:
+        assert store.get_item(mine.id).title == "Deploys go through make ship"
+        state = team_sync.load_state(store.path)
+    # Dropped by the team: the person's own memory again, not deleted, not pushed again.
+    report = team_sync.Report()
+    with opened() as store:
+        team_sync.apply_changes(
+            store, member(), state, [{"id": "s9", "change": "remove", "item": None}], report
+        )
+        back = store.get_item(mine.id)
+        assert back.source is None and back.title == "Deploys go through make ship"
+        state["repos"] = [REPO]
+        assert team_sync.choose_pushes(store, member(), state) == []
+
+
+def test_a_pulled_secret_is_redacted_and_a_bad_entry_is_skipped_not_fatal() -> None:
+    key = "AKIA" + "Q" * 16
+    report = apply_page(
+        [
+            {
+                "id": "a",
+                "change": "upsert",
+                "item": server_memory(
+                    "a", f"The staging deploy key is {key} and it lives in the vault under ci"
+                ),
+            },
+            {"id": "b", "change": "upsert", "item": server_memory("b", "x", scope="nowhere")},
+            {"id": "c", "change": "upsert", "item": server_memory("c", "y" * 5000)},
+        ]
+    )
+    assert report.pulled == 1 and len(report.skipped) == 2
+    with opened() as store:
+        [copy] = team_sync.copies(store)
+    assert key not in copy.title and "redacted" in copy.title
+
+
+def test_leave_removes_the_membership_and_what_sync_brought_in_but_not_own_memory() -> None:
+    joined()
+    apply_page([{"id": "s1", "change": "upsert", "item": server_memory("s1", "Team rule")}])
+    with opened() as store:
+        mine = person_add(store, "My rule", f"repo:{REPO}")
+    result = ken("team", "leave")
+    assert result.exit_code == 0 and "1 team memories removed" in result.output
+    assert team_client.load_membership() is None
+    with opened() as store:
+        assert team_sync.copies(store) == []
+        assert store.get_item(mine.id).title == "My rule"
+
+
+# --- offline and slow servers -----------------------------------------------------------
+
+
+def test_edit_of_a_team_memory_files_a_revision_and_leaves_the_copy(closed_port: str) -> None:
+    joined(closed_port)
+    apply_page([{"id": "s1", "change": "upsert", "item": server_memory("s1", "Deploy on Fridays")}])
+    with opened() as store:
+        [copy] = team_sync.copies(store)
+    editor = Path.cwd() / "editor.sh"
+    editor.write_text("#!/bin/sh\nsed -i 's/Fridays/Mondays/' \"$1\"\n")
+    editor.chmod(0o755)
+    result = ken_proc("edit", copy.id, env={"KEN_EDITOR": str(editor)})
+    assert result.returncode == 0, result.stderr
+    assert "waits to be sent" in result.stderr and "ken team sync" in result.stderr
+    with opened() as store:
+        assert store.get_item(copy.id).title == "Deploy on Fridays"
+        [entry] = team_sync.load_state(store.path)["outbox"]
+    assert entry["what"] == "revision" and entry["base"] == "s1"
+    assert entry["item"]["title"] == "Deploy on Mondays"
+
+
+def test_a_push_with_no_answer_is_resent_with_the_same_push_id(silent_server: str) -> None:
+    who = joined(silent_server)
+    with opened() as store:
+        person_add(store, "Deploys go through make release", "workspace:acme")
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]
+        team_sync.save_state(store.path, state)
+        first = team_sync.sync(store, who, timeout=0.3, do_pull=False, refresh_repos=False)
+        second = team_sync.sync(store, who, timeout=0.3, do_pull=False, refresh_repos=False)
+        outbox = team_sync.load_state(store.path)["outbox"]
+    assert first.error and "did not answer in time" in first.error
+    assert second.waiting == 1 and len(outbox) == 1  # the same entry, not a second one
+
+
+def test_team_sync_against_a_silent_server_gives_up_in_time_in_one_line(
+    silent_server: str,
+) -> None:
+    joined(silent_server)
+    started = time.monotonic()
+    result = ken_proc("team", "sync", "--timeout", "0.5")
+    assert time.monotonic() - started < 10
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert "did not answer in time" in lines[-1] and "Traceback" not in result.stderr
+
+
+def session_start(repo: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
+    data = {
+        "session_id": "s-team-1",
+        "transcript_path": str(repo / "t.jsonl"),
+        "cwd": str(repo),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(KEN_BIN), "hook", "SessionStart", "--agent", "claude"],
+        input=json.dumps(data).encode(),
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=60,
+        check=False,
+        start_new_session=True,
+    )
+    spent = time.monotonic() - started
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    return spent, done.stdout.decode()
+
+
+@pytest.mark.timing
+def test_session_start_with_a_silent_team_server_gives_the_pack_within_its_budget(
+    silent_server: str, git_repo: Path
+) -> None:
+    with opened() as store:
+        person_add(store, "Deploys go through make release", f"repo:{REPO}")
+    _, alone = session_start(git_repo)  # not in a team: the pack, as always
+    joined(silent_server)
+    spent, out = session_start(git_repo, {"KEN_TEAM_START_TIMEOUT": "1.5"})
+    assert "Deploys go through make release" in out
+    assert "team" not in out.lower() or "team" in alone.lower()  # nothing said to the agent
+    # 1.5 s for the sync, the rest Python and the pack (a hook alone takes well under 2 s).
+    assert spent < 1.5 + 2.5, spent
+    log = (config_mod.log_path()).read_text()
+    assert "team sync:" in log and "did not answer in time" in log
+
+
+def test_session_start_with_the_team_server_down_logs_a_line_and_gives_the_pack(
+    closed_port: str, git_repo: Path
+) -> None:
+    with opened() as store:
+        person_add(store, "Deploys go through make release", f"repo:{REPO}")
+    joined(closed_port)
+    _, out = session_start(git_repo)
+    assert "Deploys go through make release" in out
+    assert "cannot reach the team server" in config_mod.log_path().read_text()
+
+
+def test_the_sync_the_hook_runs_loads_the_standard_library_and_kenning_only() -> None:
+    code = (
+        "import sys, kenning.hooks.handlers, kenning.team.sync, kenning.team.client\n"
+        "print('\\n'.join(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    tops = {name.split(".")[0] for name in done.stdout.split()}
+    heavy = {"click", "rich", "pydantic", "mcp", "textual", "psycopg", "starlette", "uvicorn"}
+    assert tops & (heavy | {"httpx", "requests", "urllib3"}) == set()
+    assert "kenning" in tops and "http" in tops

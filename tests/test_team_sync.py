@@ -1,0 +1,278 @@
+"""`ken team` against the real `ken serve` on the test PostgreSQL: two hosts (two HOMEs,
+two stores, each `ken` its own process) join one workspace, push, get approved, pull.
+
+The server: tests/teamserver.py (a subprocess on 127.0.0.1). No browser here: the admin
+decides through the admin API; the real-CLI end-to-end run is tests/agents/test_ken_team.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import KEN_BIN
+from teamserver import Server, cover, make_token, module_database, start_server
+
+pytestmark = pytest.mark.postgres
+
+REPO = "github.com/acme/shop"
+
+
+@pytest.fixture(scope="module")
+def running(pg_cluster: str) -> Iterator[Server]:
+    with module_database(pg_cluster) as db:
+        server = start_server(db)
+        yield server
+        assert server.stop() == 0
+
+
+class Host:
+    """One host: its own HOME, XDG folders and store; `ken` runs as its own process."""
+
+    def __init__(self, root: Path, repo: Path) -> None:
+        self.root = root
+        self.repo = repo
+        home = root / "home"
+        self.env = {
+            **os.environ,
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local/share"),
+            "XDG_STATE_HOME": str(home / ".local/state"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "KEN_DB": str(root / "memory.db"),
+        }
+        home.mkdir(parents=True)
+
+    def ken(self, *args: str, check: bool = True, input: str | None = None) -> Any:
+        done = subprocess.run(
+            [str(KEN_BIN), *args],
+            cwd=self.repo,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            input=input,
+            start_new_session=True,
+        )
+        if check:
+            assert done.returncode == 0, f"ken {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.ken(*args, "--json").stdout)
+
+
+@pytest.fixture
+def team(running: Server, git_repo: Path, tmp_path: Path) -> Any:
+    """A fresh workspace covering the shop repo, an admin token and two joined hosts."""
+    ws = "acme-" + uuid.uuid4().hex[:8]
+    cover(running.db, ws, REPO)
+    admin = make_token(running.db, ws, "admin", "lead")
+    hosts = []
+    for name in ("alice", "bob"):
+        host = Host(tmp_path / name, git_repo)
+        token = make_token(running.db, ws, "member", name)
+        # Alice's URL names the workspace; bob's does not: the token says which.
+        url = f"{running.url}/w/{ws}" if name == "alice" else running.url
+        joined = host.ken(
+            "team",
+            "join",
+            url,
+            "--token",
+            "-",
+            "--host",
+            f"{name}-laptop",
+            input=token + "\n",
+        )
+        assert f"joined workspace {ws}" in joined.stderr
+        hosts.append(host)
+    return ws, admin, hosts[0], hosts[1]
+
+
+def approve(server: Server, ws: str, admin: str, server_id: str) -> Any:
+    answer = server.call("POST", f"/api/v1/w/{ws}/items/{server_id}/approve", admin, {})
+    assert answer.status == 200, answer.body
+    return answer.body["item"]
+
+
+def proposed(server: Server, ws: str, admin: str) -> list[Any]:
+    answer = server.call("GET", f"/api/v1/w/{ws}/items?status=proposed", admin)
+    assert answer.status == 200, answer.body
+    return list(answer.body["items"])
+
+
+def test_a_memory_approved_on_one_host_reaches_the_other_hosts_pack(
+    running: Server, team: Any
+) -> None:
+    ws, admin, alice, bob = team
+    added = alice.json("add", "Deploys go through make ship, never by hand", "--scope", "repo")
+    assert added["scope"] == f"repo:{REPO}"
+    alice.json("add", "Alice's own note", "--scope", "global")
+    report = alice.json("team", "sync")
+    assert report["pushed"] == 1 and report["error"] is None and report["waiting"] == 0
+    [waiting] = proposed(running, ws, admin)
+    assert waiting["title"] == added["title"]
+    assert waiting["origin"]["local_id"] == added["id"]
+    assert waiting["origin"]["host"] == "alice-laptop"
+    # Nothing is approved yet: bob's pull brings nothing.
+    assert bob.json("team", "sync")["pulled"] == 0
+    approve(running, ws, admin, waiting["id"])
+
+    report = bob.json("team", "sync")
+    assert report["pulled"] == 1
+    pack = bob.ken("pack").stdout
+    assert "Deploys go through make ship, never by hand" in pack
+    [copy] = bob.json("list", "--scope", f"repo:{REPO}")
+    assert copy["source"] == f"team:{ws}#{waiting['id']}"
+    assert copy["provenance"]["how"] == "sync" and copy["provenance"]["host"] == "alice-laptop"
+    refused = bob.ken("dismiss", copy["id"], check=False)
+    assert refused.returncode == 1 and "read-only here" in refused.stderr
+    # Alice pulls it too, but holds the original: it becomes the team's, not a copy beside.
+    again = alice.json("team", "sync")
+    assert again["own"] == 1 and again["pulled"] == 0 and again["pushed"] == 0
+    [original] = alice.json("list", "--scope", f"repo:{REPO}")
+    assert original["id"] == added["id"] and original["source"] == copy["source"]
+    assert alice.json("team", "sync")["pushed"] == 0  # and it is not pushed again
+    status = bob.json("team", "status")
+    assert status["copies"] == 1 and status["server"]["reachable"] is True
+    assert status["server"]["repos"] == [REPO]
+    assert status["member"]["token"].startswith("kt_…")  # masked: prefix and last four
+    assert len(status["member"]["token"]) == 8
+
+
+def test_a_lost_answer_is_resent_with_its_push_id_and_stored_once(
+    running: Server, team: Any
+) -> None:
+    ws, admin, alice, _ = team
+    alice.ken("add", "Tickets live in Linear", "--scope", f"workspace:{ws}")
+    first = alice.json("team", "sync")
+    assert first["pushed"] == 1
+    state_file = Path(alice.env["XDG_STATE_HOME"]) / "kenning" / "team-sync.json"
+    state = json.loads(state_file.read_text())
+    [section] = state["stores"].values()
+    [(local_id, record)] = section["pushed"].items()
+    # As if the answer had been lost: the entry is back in the outbox with its push id.
+    section["outbox"] = [
+        {
+            "push_id": record["push_id"],
+            "what": "memory",
+            "item": alice.json("show", local_id),
+            "local_id": local_id,
+            "revision": record["revision"],
+        }
+    ]
+    del section["pushed"][local_id]
+    state_file.write_text(json.dumps(state))
+    again = alice.json("team", "sync")
+    assert again["duplicates"] == 1 and again["pushed"] == 0 and again["waiting"] == 0
+    assert len(proposed(running, ws, admin)) == 1
+
+
+def test_an_edit_of_a_team_memory_is_a_revision_the_admin_approves_into_every_copy(
+    running: Server, team: Any, tmp_path: Path
+) -> None:
+    ws, admin, alice, bob = team
+    alice.ken("add", "Deploy on Fridays", "--scope", "repo")
+    alice.ken("team", "sync")
+    [waiting] = proposed(running, ws, admin)
+    approve(running, ws, admin, waiting["id"])
+    bob.ken("team", "sync")
+    [copy] = bob.json("list", "--scope", f"repo:{REPO}")
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nsed -i 's/Fridays/Mondays/' \"$1\"\n")
+    editor.chmod(0o755)
+    bob.env["KEN_EDITOR"] = str(editor)
+    edited = bob.ken("edit", copy["id"])
+    assert "filed a proposed revision" in edited.stderr
+    assert bob.json("show", copy["id"])["title"] == "Deploy on Fridays"  # not yet
+    [revision] = proposed(running, ws, admin)
+    assert revision["title"] == "Deploy on Mondays"
+    assert revision["origin"]["what"] == "revision" and revision["origin"]["base"] == waiting["id"]
+    approve(running, ws, admin, revision["id"])
+    assert bob.json("team", "sync")["pulled"] == 1
+    assert bob.json("show", copy["id"])["title"] == "Deploy on Mondays"
+    # Alice's original, adopted as the team's memory, follows the team's revision.
+    alice.ken("team", "sync")
+    [original] = alice.json("list", "--scope", f"repo:{REPO}")
+    assert original["title"] == "Deploy on Mondays"
+    assert original["source"] == f"team:{ws}#{waiting['id']}"
+
+
+def test_a_shared_lesson_goes_to_the_team_as_a_proposal(running: Server, team: Any) -> None:
+    ws, admin, alice, _ = team
+    lesson = alice.json(
+        "add",
+        "Run the migrations before the test suite",
+        "--kind",
+        "lesson",
+        "--scope",
+        "session:claude:abc",
+        "--propose",
+    )
+    assert alice.json("team", "sync")["pushed"] == 0  # a proposal, in a session: not pushed
+    shared = alice.json("team", "share", lesson["short_id"])
+    assert shared["what"] == "lesson" and shared["scope"] == f"repo:{REPO}"
+    [waiting] = proposed(running, ws, admin)
+    assert waiting["kind"] == "lesson" and waiting["origin"]["what"] == "lesson"
+    assert waiting["scope"] == f"repo:{REPO}"
+
+
+def test_a_revoked_token_is_told_in_one_line_and_leave_cleans_up(
+    running: Server, team: Any
+) -> None:
+    ws, admin, alice, bob = team
+    alice.ken("add", "Use pnpm", "--scope", "repo")
+    alice.ken("team", "sync")
+    approve(running, ws, admin, proposed(running, ws, admin)[0]["id"])
+    bob.ken("team", "sync")
+    token_id = bob.json("team", "status")["member"]["token_id"]
+    out = subprocess.run(
+        [str(KEN_BIN), "serve", "token", "revoke", "--db", running.db, token_id],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    failed = bob.ken("team", "sync", check=False)
+    assert failed.returncode == 1
+    assert "401" in failed.stderr.splitlines()[-1]
+    left = bob.ken("team", "leave")
+    assert "1 team memories removed" in left.stderr
+    assert bob.json("list", "--scope", f"repo:{REPO}") == []
+    assert bob.json("team", "status") == {"member": None}
+
+
+def test_session_start_pulls_before_it_prints_the_pack(running: Server, team: Any) -> None:
+    ws, admin, alice, bob = team
+    alice.ken("add", "The payments service owns the ledger", "--scope", "repo")
+    alice.ken("team", "sync")
+    approve(running, ws, admin, proposed(running, ws, admin)[0]["id"])
+    payload = {
+        "session_id": "s-1",
+        "transcript_path": str(bob.root / "t.jsonl"),
+        "cwd": str(bob.repo),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    done = subprocess.run(
+        [str(KEN_BIN), "hook", "SessionStart", "--agent", "claude"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={**bob.env, "KEN_HOOK_SERVER": "0", "KEN_TEAM_START_TIMEOUT": "10"},
+        timeout=60,
+        check=False,
+        start_new_session=True,
+    )
+    assert done.returncode == 0 and not done.stderr
+    assert "The payments service owns the ledger" in done.stdout
