@@ -22,6 +22,10 @@ from kenning.agents.agent import LAUNCH_KEYS
 from kenning.errors import InvalidInput
 from kenning.model import repo_key
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 
 class Command(list[str]):
     """A command line: a TOML array of words (`["claude", "-p"]`), or a string that is
@@ -331,7 +335,15 @@ _MISSING = object()
 class Config:
     """Settings resolved once: flags > env > file > default."""
 
-    def __init__(self, file: dict[str, Any] | None = None, **flags: Any) -> None:
+    def __init__(
+        self,
+        file: dict[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        **flags: Any,
+    ) -> None:
+        # The environment settings are read from: the one in force (a served hook's in
+        # the hook server), unless given.
+        self.env = paths.environ() if env is None else env
         self.file = read_file() if file is None else file
         self.flags = {k.replace("__", "."): v for k, v in flags.items() if v is not None}
 
@@ -341,8 +353,8 @@ class Config:
             raise InvalidInput(f"unknown setting '{key}'; `ken config list` shows them all")
         if key in self.flags:
             return self.flags[key]
-        if setting.env and os.environ.get(setting.env) not in (None, ""):
-            return parse_value(setting, os.environ[setting.env], f"from ${setting.env}")
+        if setting.env and self.env.get(setting.env) not in (None, ""):
+            return parse_value(setting, self.env[setting.env], f"from ${setting.env}")
         value = _dig(self.file, key)
         if value is not _MISSING:
             return _check_type(setting, value)
@@ -352,7 +364,7 @@ class Config:
         setting = BY_KEY[key]
         if key in self.flags:
             return "flag"
-        if setting.env and os.environ.get(setting.env) not in (None, ""):
+        if setting.env and self.env.get(setting.env) not in (None, ""):
             return f"env {setting.env}"
         if _dig(self.file, key) is not _MISSING:
             return "file"
