@@ -158,6 +158,16 @@ class Setup:
         self.env = env_for(folder)
         if src:
             self.env["PYTHONPATH"] = src
+        # An installed kenning has its modules compiled (pip compiles a wheel's); a
+        # checkout run with PYTHONDONTWRITEBYTECODE=1 would compile them on every hook.
+        code = [sys.executable, "-c", "import kenning, sys; print(kenning.__path__[0])"]
+        package = subprocess.run(code, env=self.env, capture_output=True, text=True, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", package.stdout.strip()],
+            env=self.env,
+            capture_output=True,
+            check=True,
+        )
         self.count = 0
 
     def payload(self, event: str) -> bytes:
