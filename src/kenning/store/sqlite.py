@@ -864,7 +864,8 @@ class SQLiteStore(Signals):
     def _count_by_scope(self, query: ItemQuery) -> int:
         """A count by scope and status alone (a pack's), from the counts the triggers of
         m0014 keep, less the items past their expiry: the same number as count(*)."""
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[str] = []
         for column, values in (("scope", query.scopes), ("status", query.statuses)):
             if values:
                 clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
