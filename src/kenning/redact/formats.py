@@ -29,6 +29,8 @@ import re
 import string
 from collections.abc import Callable, Iterator
 
+from kenning.redact.lazy import lazy
+
 _F = re.ASCII
 _Span = tuple[int, int, str]
 
@@ -218,35 +220,31 @@ OTHER: tuple[tuple[str, int, re.Pattern[str]], ...] = (
     (
         "mailchimp_key",
         32,
-        re.compile(r"-us(?<=(?<![A-Za-z0-9])[0-9a-f]{32}-us)[0-9]{1,2}(?![A-Za-z0-9])", _F),
+        lazy(r"-us(?<=(?<![A-Za-z0-9])[0-9a-f]{32}-us)[0-9]{1,2}(?![A-Za-z0-9])", _F),
     ),
     # three characters and a digit, Q~, then 31-34 more
     (
         "azure_ad_secret",
         4,
-        re.compile(
-            r"Q~(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{30,36}+", _F
-        ),
+        lazy(r"Q~(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{30,36}+", _F),
     ),
     # 14 characters, .atlasv1., then 60-70 more
     (
         "terraform_token",
         14,
-        re.compile(r"\.atlasv1\.(?<=[A-Za-z0-9]{14}\.atlasv1\.)[A-Za-z0-9_=-]{50,80}+", _F),
+        lazy(r"\.atlasv1\.(?<=[A-Za-z0-9]{14}\.atlasv1\.)[A-Za-z0-9_=-]{50,80}+", _F),
     ),
     # Azure DevOps personal access tokens of the 84-character kind: AZDO at 76
     (
         "azure_devops_token",
         76,
-        re.compile(
-            r"AZDO(?<=(?<![A-Za-z0-9])[A-Za-z0-9]{76}AZDO)[A-Za-z0-9]{4}(?![A-Za-z0-9])", _F
-        ),
+        lazy(r"AZDO(?<=(?<![A-Za-z0-9])[A-Za-z0-9]{76}AZDO)[A-Za-z0-9]{4}(?![A-Za-z0-9])", _F),
     ),
     # Azure container registry passwords: +ACR at 42
     (
         "azure_registry_key",
         42,
-        re.compile(
+        lazy(
             r"\+ACR(?<=(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{42}\+ACR)[A-Za-z0-9]{6}(?![A-Za-z0-9])",
             _F,
         ),
@@ -255,16 +253,14 @@ OTHER: tuple[tuple[str, int, re.Pattern[str]], ...] = (
     (
         "maxmind_key",
         36,
-        re.compile(
-            r"_mmk(?<=(?<![A-Za-z0-9_])[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?![A-Za-z0-9_])", _F
-        ),
+        lazy(r"_mmk(?<=(?<![A-Za-z0-9_])[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?![A-Za-z0-9_])", _F),
     ),
     # Azure's identifiable keys: base64 with a fixed signature at a fixed place
     *(
         (
             "azure_key",
             back,
-            re.compile(
+            lazy(
                 re.escape(sig)
                 + rf"(?<=(?<![A-Za-z0-9+/_-]){chars}{{{back}}}{re.escape(sig)})"
                 + tail
@@ -279,7 +275,7 @@ OTHER: tuple[tuple[str, int, re.Pattern[str]], ...] = (
     (
         "telegram_token",
         8,
-        re.compile(r":AA(?<=[0-9]{8}:AA)[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])", _F),
+        lazy(r":AA(?<=[0-9]{8}:AA)[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])", _F),
     ),
 )
 _OTHER_FIXED = (
@@ -294,13 +290,13 @@ _OTHER_FIXED = (
 )
 # Discord bots: a base64 user id, a time stamp and an HMAC (no fixed part: tried only
 # in runs that hold a dot)
-_DISCORD = re.compile(
+_DISCORD = lazy(
     r"(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}+", _F
 )
 
 
 # Webhook URLs whose path is the secret.
-_WEBHOOKS = re.compile(
+_WEBHOOKS = lazy(
     r"(?P<host>hooks\.slack\.com/(?:services|workflows|triggers)/"
     r"|discord(?:app)?\.com/api/webhooks/[0-9]{5,25}/"
     r"|\.webhook\.office\.com/webhookb2/"
@@ -348,7 +344,7 @@ for _kind, _prefixes, _body in FORMATS:
     for _prefix in _prefixes.split():
         _BY_PREFIX.setdefault(_prefix, []).append((_kind, _body))
 _PREFIXES = sorted(_BY_PREFIX)
-_SCAN = re.compile(_trie(_PREFIXES), _F)
+_SCAN = lazy(_trie(_PREFIXES), _F)
 # For each prefix, the rules of every prefix it starts with, longest first: when
 # "sk-ant-" is found but its body does not fit, "sk-" is tried.
 _CANDIDATES: dict[str, list[tuple[int, str, str]]] = {
@@ -400,9 +396,9 @@ _SHORT_RULES = {
     if (short := [(k, b) for k, b in rules if b not in _LONG])
 }
 _short_source, _SHORT_GROUPS = _joined(_SHORT_RULES)
-_SHORT_SCAN = re.compile(_short_source, _F)
+_SHORT_SCAN = lazy(_short_source, _F)
 _LONG_RULES = {p: [r for r in rules if r[1] in _LONG] for p, rules in _BY_PREFIX.items()}
-_LONG_SCAN = re.compile(_trie(sorted(p for p, rules in _LONG_RULES.items() if rules)), _F)
+_LONG_SCAN = lazy(_trie(sorted(p for p, rules in _LONG_RULES.items() if rules)), _F)
 _LONG_CANDIDATES = {
     found: [c for c in _CANDIDATES[found] if c[2] in _LONG] for found in _CANDIDATES
 }
@@ -415,7 +411,7 @@ def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source, _F)
 
 
-_BULK = re.compile(r"[A-Za-z0-9_-]*+", _F)
+_BULK = lazy(r"[A-Za-z0-9_-]*+", _F)
 
 # Long runs of token characters, found on a byte translation of the text.
 MIN_TOKEN = 14  # the shortest format, xoxb- and ten characters, is 15
