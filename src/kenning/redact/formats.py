@@ -28,6 +28,7 @@ import functools
 import re
 import string
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from kenning.redact.lazy import lazy
 
@@ -339,31 +340,63 @@ def _trie(words: list[str]) -> str:
 
 
 _Rule = tuple[str, str]
-_BY_PREFIX: dict[str, list[_Rule]] = {}
-for _kind, _prefixes, _body in FORMATS:
-    for _prefix in _prefixes.split():
-        _BY_PREFIX.setdefault(_prefix, []).append((_kind, _body))
-_PREFIXES = sorted(_BY_PREFIX)
-_SCAN = lazy(_trie(_PREFIXES), _F)
-# For each prefix, the rules of every prefix it starts with, longest first: when
-# "sk-ant-" is found but its body does not fit, "sk-" is tried.
-_CANDIDATES: dict[str, list[tuple[int, str, str]]] = {
-    found: [
-        (len(prefix), kind, body)
-        for prefix in sorted(_PREFIXES, key=len, reverse=True)
-        if found.startswith(prefix)
-        for kind, body in _BY_PREFIX[prefix]
-    ]
-    for found in _PREFIXES
-}
 _WORD = frozenset(string.ascii_letters + string.digits)
-# Bodies that may scan far (over 320 characters) are tried from Python, with the skips
-# in _long_formats; the others are joined to their prefixes in one pattern.
-_LONG = frozenset(
-    body
-    for _, _, body in FORMATS
-    if re.search(r"\{[0-9]+,\}|,(?:3[2-9][0-9]|[4-9][0-9]{2}|[0-9]{4,})\}", body)
-)
+
+
+class _Tables(NamedTuple):
+    """The prefix tables and their scans: built at the first text with a long run of
+    token characters (most texts have none), not at import."""
+
+    scan: re.Pattern[str]
+    candidates: dict[str, list[tuple[int, str, str]]]
+    short_scan: re.Pattern[str]
+    short_groups: dict[str, tuple[str, int]]
+    long_scan: re.Pattern[str]
+    long_candidates: dict[str, list[tuple[int, str, str]]]
+
+
+@functools.cache
+def _tables() -> _Tables:
+    by_prefix: dict[str, list[_Rule]] = {}
+    for kind, prefixes, body in FORMATS:
+        for prefix in prefixes.split():
+            by_prefix.setdefault(prefix, []).append((kind, body))
+    ordered = sorted(by_prefix)
+    # For each prefix, the rules of every prefix it starts with, longest first: when
+    # "sk-ant-" is found but its body does not fit, "sk-" is tried.
+    candidates: dict[str, list[tuple[int, str, str]]] = {
+        found: [
+            (len(prefix), kind, body)
+            for prefix in sorted(ordered, key=len, reverse=True)
+            if found.startswith(prefix)
+            for kind, body in by_prefix[prefix]
+        ]
+        for found in ordered
+    }
+    # Bodies that may scan far (over 320 characters) are tried from Python, with the
+    # skips in _long_formats; the others are joined to their prefixes in one pattern.
+    long = frozenset(
+        body
+        for _, _, body in FORMATS
+        if re.search(r"\{[0-9]+,\}|,(?:3[2-9][0-9]|[4-9][0-9]{2}|[0-9]{4,})\}", body)
+    )
+    short_rules = {
+        prefix: short
+        for prefix, rules in by_prefix.items()
+        if (short := [(k, b) for k, b in rules if b not in long])
+    }
+    short_source, short_groups = _joined(short_rules)
+    long_rules = {p: [r for r in rules if r[1] in long] for p, rules in by_prefix.items()}
+    return _Tables(
+        scan=re.compile(_trie(ordered), _F),
+        candidates=candidates,
+        short_scan=re.compile(short_source, _F),
+        short_groups=short_groups,
+        long_scan=re.compile(_trie(sorted(p for p, rules in long_rules.items() if rules)), _F),
+        long_candidates={
+            found: [c for c in candidates[found] if c[2] in long] for found in candidates
+        },
+    )
 
 
 def _joined(rules: dict[str, list[tuple[str, str]]]) -> tuple[str, dict[str, tuple[str, int]]]:
@@ -388,20 +421,6 @@ def _joined(rules: dict[str, list[tuple[str, str]]]) -> tuple[str, dict[str, tup
         return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
     return "(?<![A-Za-z0-9])" + emit(root), groups
-
-
-_SHORT_RULES = {
-    prefix: short
-    for prefix, rules in _BY_PREFIX.items()
-    if (short := [(k, b) for k, b in rules if b not in _LONG])
-}
-_short_source, _SHORT_GROUPS = _joined(_SHORT_RULES)
-_SHORT_SCAN = lazy(_short_source, _F)
-_LONG_RULES = {p: [r for r in rules if r[1] in _LONG] for p, rules in _BY_PREFIX.items()}
-_LONG_SCAN = lazy(_trie(sorted(p for p, rules in _LONG_RULES.items() if rules)), _F)
-_LONG_CANDIDATES = {
-    found: [c for c in _CANDIDATES[found] if c[2] in _LONG] for found in _CANDIDATES
-}
 
 
 @functools.cache
@@ -435,11 +454,12 @@ def token_runs(raw: bytes) -> Iterator[tuple[int, int]]:
 def find_formats(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
     """Add the spans of every prefixed and middle-anchored token format."""
     for lo, hi in token_runs(raw):
+        tables = _tables()  # built at the first long run (cached)
         # Formats with short bodies: prefix and body in one pattern, so that the regex
         # engine alone rejects what does not fit ("1/1/1/..." costs no Python).
-        for m in _SHORT_SCAN.finditer(text, lo, hi):
+        for m in tables.short_scan.finditer(text, lo, hi):
             group = m.lastgroup or ""
-            kind, size = _SHORT_GROUPS[group]
+            kind, size = tables.short_groups[group]
             if _plausible(kind, m.group(group)):
                 add((m.start(), m.end(), kind))
             else:  # another format with the same start may fit
@@ -514,11 +534,12 @@ def _long_formats(text: str, lo: int, hi: int, add: Callable[[_Span], None]) -> 
     has no digit) would be refused again: skipping both keeps repeated prefixes linear."""
     covered = lo
     refused: dict[str, int] = {}
-    for m in _LONG_SCAN.finditer(text, lo, hi):
+    tables = _tables()
+    for m in tables.long_scan.finditer(text, lo, hi):
         start = m.start()
         if start < covered or (start and text[start - 1] in _WORD):
             continue  # inside a longer word: "task-..." is not "sk-..."
-        for size, kind, source in _LONG_CANDIDATES[m.group()]:
+        for size, kind, source in tables.long_candidates[m.group()]:
             if start < refused.get(kind, -1):
                 continue
             b = _compiled(source).match(text, start + size, hi)
@@ -536,7 +557,7 @@ def _long_formats(text: str, lo: int, hi: int, add: Callable[[_Span], None]) -> 
 
 def _match_candidates(text: str, pos: int, prefix: str, hi: int, skip: str = "") -> _Span | None:
     """The first format of ``prefix`` (or a shorter prefix) whose body fits at ``pos``."""
-    for size, kind, source in _CANDIDATES.get(prefix, []):
+    for size, kind, source in _tables().candidates.get(prefix, []):
         if kind == skip:
             continue
         b = _compiled(source).match(text, pos + size, hi)
@@ -548,5 +569,5 @@ def _match_candidates(text: str, pos: int, prefix: str, hi: int, skip: str = "")
 def match_at(text: str, pos: int) -> _Span | None:
     """A token that starts exactly at ``pos``, whatever comes before it: for tokens glued
     to the end of another secret (a key right after the dashes of a PEM END line)."""
-    m = _SCAN.match(text, pos)
+    m = _tables().scan.match(text, pos)
     return None if m is None else _match_candidates(text, pos, m.group(), len(text))
