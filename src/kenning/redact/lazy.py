@@ -11,6 +11,7 @@ object, so later uses are plain attribute reads, as cheap as on the pattern itse
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, AnyStr, cast
 
 _BOUND = (
@@ -31,13 +32,14 @@ _BOUND = (
 
 
 class _Lazy:
-    def __init__(self, pattern: str | bytes, flags: int) -> None:
+    def __init__(self, pattern: str | bytes | Callable[[], str | bytes], flags: int) -> None:
         self._source = (pattern, flags)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        compiled: Any = re.compile(*self._source)
+        pattern, flags = self._source
+        compiled: Any = re.compile(pattern() if callable(pattern) else pattern, flags)
         for attr in _BOUND:
             setattr(self, attr, getattr(compiled, attr))
         return getattr(compiled, name)
@@ -46,6 +48,7 @@ class _Lazy:
         return f"lazy({self._source[0]!r}, {self._source[1]})"
 
 
-def lazy(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
-    """`re.compile(pattern, flags)`, done at the first use."""
+def lazy(pattern: AnyStr | Callable[[], AnyStr], flags: int = 0) -> re.Pattern[AnyStr]:
+    """`re.compile(pattern, flags)`, done at the first use; a `pattern` that takes
+    building (a trie of many words) may be given as the function that builds it."""
     return cast("re.Pattern[AnyStr]", _Lazy(pattern, flags))

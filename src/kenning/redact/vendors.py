@@ -181,7 +181,7 @@ def _naming_trie() -> str:
     return emit(root)
 
 
-_NAMING = lazy(_naming_trie().encode())
+_NAMING = lazy(lambda: _naming_trie().encode())  # built at the first use
 _LOWER_BYTES = bytes(range(256)).lower()
 _GLUED_BYTES = frozenset((b"key", b"token", b"secret"))
 _VENDOR_BYTES = {word.encode(): word for word in VENDORS}
