@@ -334,6 +334,10 @@ class Agent(NamedTuple):
     transcript: Callable[[str, str | None, int | None], list[Turn]] | None = None
     # (path, the agent's session id) -> the model, for agents whose hooks do not send it
     last_model: Callable[[str, str | None], str | None] | None = None
+    # (path, the agent's session id, how many) -> the person's last prompts, read from the
+    # end and no further than they are (recall's context, on every prompt); without it,
+    # the user turns of `transcript`'s tail.
+    last_prompts: Callable[[str, str | None, int], list[str]] | None = None
     # The agent's own instructions a `developer_instructions` handoff must keep.
     instructions: Callable[[Env], str] | None = None
     # The instruction files it loads by itself from a repo (CLAUDE.md): a memory
