@@ -38,6 +38,17 @@ KEN = Path(sys.executable).with_name("ken")
 PYTHON = [sys.executable, "-c", "import sqlite3, json"]
 TRANSCRIPT_BYTES = 60 * 1024
 WARM_TARGET, COLD_TARGET = 1.1, 2.0
+# Memories that fit the prompts below, one each, in the repo the hooks run in: the
+# synthetic memories share words with the prompts but none passes recall's gates, so
+# without these every recall would be one that finds nothing to tell.
+FITTING = [
+    "Checkout webhook retries: the postgres statement timeout is 5 s, raise it per query",
+    "The pnpm lockfile changes on CI unless the install runs with --frozen-lockfile",
+    "Billing migrations go through alembic; the env.py reads the invoices schema",
+    "Staging kubectl rollout timeouts after a helm upgrade: the readiness probe is slow",
+    "The playwright login test is flaky on token refresh: wait for the refresh request",
+    "The search index loader reads the fixture file in chunks, never the whole file",
+]
 PROMPTS = [
     "the checkout webhook retries keep timing out against postgres, can you look?",
     "why does the pnpm lockfile change every time I run the install on CI",
@@ -148,6 +159,17 @@ class Setup:
         self.folder = folder
         folder.mkdir(parents=True)
         self.db = stores.scratch_copy(items, folder)
+        seed = "from kenning import items; from kenning.store import open_store\n"
+        seed += "s = open_store(sys.argv[1])\nfor text in sys.argv[2:]:\n"
+        seed += "    items.add(s, text, scope=items.parse_scope('repo:github.com/acme/shop'))\n"
+        seed += "s.close()\n"
+        env = {**os.environ, **({"PYTHONPATH": src} if src else {})}
+        subprocess.run(
+            [sys.executable, "-c", "import sys\n" + seed, str(self.db), *FITTING],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         self.repo = folder / "shop"
         self.repo.mkdir()
         for args in (
@@ -320,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         for mode, label in (("warm", "hook server"), ("cold", "own process")):
             row = result[f"{event} {mode}"]
             cells = [
-                f"{r['ratio_median']}x ({r['hook_median_ms']} vs {r['python_median_ms']} ms)"
+                f"{r['ratio_median']}x ({r['hook_median_ms']} vs {r['python_median_ms']} ms; "
+                f"{r['answers_with_text']}/{r['pairs']} told something)"
                 for r in row.values()
             ]
             target = {"warm": WARM_TARGET, "cold": COLD_TARGET}[mode]
