@@ -11,6 +11,9 @@ cached store of that many active memories (bench/stores.py builds each once):
 - recall and pack p50 / p95 for a repo's folder, in process, as a hook asks for them;
 - then the growth of each p95 from the smallest size to the largest.
 
+The sizes take turns in one process, query by query, so that a load that comes and goes
+on a shared machine weighs on each size alike.
+
 And ingest, once: batches of checked memories into a fresh store (`insert_many`)
 beside the same title, body and tags into a bare FTS5 table, alternating.
 
@@ -64,58 +67,73 @@ def _ms(values: list[float]) -> dict[str, float]:
     return {"p50": round(percentile(values, 50), 2), "p95": round(percentile(values, 95), 2)}
 
 
-def measure(db: Path, rounds: int, queries: int) -> dict[str, Any]:
-    """Search, bare FTS5, recall and pack on the store at `db` (in this process)."""
+def measure(dbs: list[Path], rounds: int, queries: int) -> list[dict[str, Any]]:
+    """Search, bare FTS5, recall and pack on each store of `dbs` (in this process), the
+    stores taking turns query by query: a load that comes and goes on a shared machine
+    then weighs on every size alike, and the growth from one size to the next is its
+    own."""
     from kenning import items
     from kenning.config import Config
     from kenning.deliver import pack_for, recall_for
     from kenning.locate import here
     from kenning.store import Words, fts, open_store
 
-    repo = db.parent / "shop"
-    repo.mkdir(exist_ok=True)
-    for args in (
-        ["init", "-q", "-b", "main"],
-        ["remote", "add", "origin", "git@github.com:acme/shop.git"],
-    ):
-        subprocess.run(["git", *args], cwd=repo, capture_output=True)
-    store = open_store(db)
     config = Config(file={})
-    where = here(store, config, repo, agent="claude")
+    opened = []
+    for db in dbs:
+        repo = db.parent / "shop"
+        repo.mkdir(exist_ok=True)
+        for args in (
+            ["init", "-q", "-b", "main"],
+            ["remote", "add", "origin", "git@github.com:acme/shop.git"],
+        ):
+            subprocess.run(["git", *args], cwd=repo, capture_output=True)
+        store = open_store(db)
+        opened.append((store, here(store, config, repo, agent="claude")))
     texts = corpus.queries(queries) + COMMON_WORDS
+    times: list[dict[str, Any]] = [
+        {"search": [], "bare": [], "common": {}, "recall": [], "pack": []} for _ in dbs
+    ]
     try:
-        for text in texts[:20]:  # the page cache warm, as on a machine in use
-            items.search(store, text)
-        search, bare, common = [], [], {}
+        for store, _ in opened:
+            for text in texts[:20]:  # the page cache warm, as on a machine in use
+                items.search(store, text)
         for text in texts:
-            started = time.perf_counter()
-            items.search(store, text)
-            took = (time.perf_counter() - started) * 1000
-            search.append(took)
-            if text in COMMON_WORDS:
-                common[text] = round(took, 2)
-            match = fts.match_for(Words(typed=text), store)
-            started = time.perf_counter()
-            store.conn.execute(BARE, (match,)).fetchall()
-            bare.append((time.perf_counter() - started) * 1000)
-        recall, pack = [], []
+            for (store, _), got in zip(opened, times, strict=True):
+                started = time.perf_counter()
+                items.search(store, text)
+                took = (time.perf_counter() - started) * 1000
+                got["search"].append(took)
+                if text in COMMON_WORDS:
+                    got["common"][text] = round(took, 2)
+                match = fts.match_for(Words(typed=text), store)
+                started = time.perf_counter()
+                store.conn.execute(BARE, (match,)).fetchall()
+                got["bare"].append((time.perf_counter() - started) * 1000)
         for n in range(rounds):
-            started = time.perf_counter()
-            recall_for(store, config, where, PROMPTS[n % len(PROMPTS)], record=False)
-            recall.append((time.perf_counter() - started) * 1000)
-            started = time.perf_counter()
-            pack_for(store, config, where, record=False)
-            pack.append((time.perf_counter() - started) * 1000)
+            for (store, where), got in zip(opened, times, strict=True):
+                started = time.perf_counter()
+                recall_for(store, config, where, PROMPTS[n % len(PROMPTS)], record=False)
+                got["recall"].append((time.perf_counter() - started) * 1000)
+                started = time.perf_counter()
+                pack_for(store, config, where, record=False)
+                got["pack"].append((time.perf_counter() - started) * 1000)
     finally:
-        store.close()
-    return {
-        "search": _ms(search),
-        "bare_fts5": _ms(bare),
-        "search_vs_bare_p95": round(percentile(search, 95) / percentile(bare, 95), 2),
-        "common_words_ms": common,
-        "recall": _ms(recall),
-        "pack": _ms(pack),
-    }
+        for store, _ in opened:
+            store.close()
+    return [
+        {
+            "search": _ms(got["search"]),
+            "bare_fts5": _ms(got["bare"]),
+            "search_vs_bare_p95": round(
+                percentile(got["search"], 95) / percentile(got["bare"], 95), 2
+            ),
+            "common_words_ms": got["common"],
+            "recall": _ms(got["recall"]),
+            "pack": _ms(got["pack"]),
+        }
+        for got in times
+    ]
 
 
 def ingest(folder: Path, count: int) -> dict[str, Any]:
@@ -163,9 +181,11 @@ def ingest(folder: Path, count: int) -> dict[str, Any]:
 
 
 def worker(args: argparse.Namespace) -> int:
-    db = Path(args.worker)
-    out = ingest(db.parent, args.ingest) if args.ingest else measure(db, args.rounds, args.queries)
-    print(json.dumps(out))
+    dbs = [Path(path) for path in args.worker.split(",")]
+    if args.ingest:
+        print(json.dumps(ingest(dbs[0].parent, args.ingest)))
+    else:
+        print(json.dumps(measure(dbs, args.rounds, args.queries)))
     return 0
 
 
@@ -202,13 +222,18 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ken-scale-", dir="/dev/shm") as tmp:
         for size in sizes:
             stores.cached_store(size)
-            for name, src in codes:
-                progress(f"{size:,} memories: {name}")
-                db = stores.scratch_copy(size, Path(tmp) / f"{name}-{size}")
-                common = ["--worker", str(db), "--rounds", str(args.rounds)]
-                results[name]["sizes"][size] = run_worker(
-                    src, [*common, "--queries", str(args.queries)]
-                )
+        for name, src in codes:
+            progress(f"{', '.join(f'{n:,}' for n in sizes)} memories, taking turns: {name}")
+            dbs = [stores.scratch_copy(size, Path(tmp) / f"{name}-{size}") for size in sizes]
+            found = run_worker(
+                src,
+                [
+                    *("--worker", ",".join(str(db) for db in dbs)),
+                    *("--rounds", str(args.rounds), "--queries", str(args.queries)),
+                ],
+            )
+            results[name]["sizes"] = dict(zip(sizes, found, strict=True))
+            for db in dbs:
                 db.unlink()
         for name, src in codes:
             progress(f"ingest: {name}")
