@@ -16,6 +16,7 @@ import pytest
 
 from conftest import KEN_BIN
 from helpers import opened
+from kenning.store import SessionQuery
 
 AGENT_SCRIPT = r"""
 import json, os, subprocess, sys
@@ -80,7 +81,7 @@ def recorded() -> dict[str, list[str]]:
             s.agent_session_id or "": [
                 str(i.scope) for i in store.list_items(_query(session_id=s.id, kinds=("handoff",)))
             ]
-            for s in store.list_sessions(limit=100)
+            for s in store.list_sessions(SessionQuery(limit=100))
         }
 
 
@@ -271,7 +272,7 @@ def test_the_library_refuses_an_agent_registering_or_removing_a_project(tmp_path
         projects.add_project(store, "notes", str(notes), None, actor=PERSON)
         with pytest.raises(NeedsPerson, match="remove project notes needs a person"):
             projects.remove_project(store, "notes", actor=agent)
-        assert [p["slug"] for p in store.projects()] == ["notes"]
+        assert [p.slug for p in store.projects()] == ["notes"]
 
 
 # --- import: a pin only from a person's own export ---------------------------------------

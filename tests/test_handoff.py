@@ -29,7 +29,7 @@ from kenning.hooks import run as hook_run
 from kenning.hooks.handlers import Skip
 from kenning.locate import here
 from kenning.model import Item, Session
-from kenning.store import ItemQuery
+from kenning.store import ItemQuery, SessionUpdate
 
 REPO = "github.com/acme/shop"
 WORKSTREAM = f"workstream:{REPO}#main"
@@ -402,9 +402,9 @@ def test_a_session_left_without_session_end_leaves_the_same_handoff(
         if why == "agent exited":
             gone = subprocess.Popen(["true"])
             gone.wait()
-            store.update_session(old.id, pid=gone.pid)
+            store.update_session(old.id, SessionUpdate(pid=gone.pid))
         if why == "idle":
-            store.update_session(old.id, last_seen_at="2026-01-01T00:00:00.000Z")
+            store.update_session(old.id, SessionUpdate(last_seen_at="2026-01-01T00:00:00.000Z"))
 
     # The next start: after /clear in the same agent, or any agent's start.
     hook(

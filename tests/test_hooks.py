@@ -31,7 +31,7 @@ from kenning.hooks import run as hook_run
 from kenning.model import Session, Status
 from kenning.pack import SHORT_INTRO
 from kenning.recall import HEADER as RECALL_HEADER
-from kenning.store import ItemQuery
+from kenning.store import ItemQuery, SessionDelivery, SessionQuery, SessionUpdate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 PLACEHOLDER = "/tmp/SANDBOX"
@@ -146,7 +146,7 @@ def log_lines() -> list[str]:
 
 def all_sessions() -> list[Session]:
     with opened() as store:
-        return store.list_sessions(limit=1000)
+        return store.list_sessions(SessionQuery(limit=1000))
 
 
 def one_session() -> Session:
@@ -155,7 +155,7 @@ def one_session() -> Session:
     return found[0]
 
 
-def deliveries(session_id: str) -> list[dict[str, Any]]:
+def deliveries(session_id: str) -> list[SessionDelivery]:
     with opened() as store:
         return store.deliveries(session_id)
 
@@ -340,11 +340,11 @@ def test_a_recorded_turn_end_to_end(
     assert session.ended_at is not None
     assert session.end_reason == recorded["reason"]
     given = deliveries(session.id)
-    assert [(d["what"], d["item_ids"]) for d in given] == [
-        ("pack", [memories["pinned"]]),
-        ("recall", [memories["rule"]]),
+    assert [(d.what, d.item_ids) for d in given] == [
+        ("pack", (memories["pinned"],)),
+        ("recall", (memories["rule"],)),
     ]
-    assert given[1]["query"] == RECORDED_PROMPT
+    assert given[1].query == RECORDED_PROMPT
     assert log_lines() == []
 
 
@@ -438,7 +438,7 @@ def test_resume_prints_no_pack_and_reopens_the_session(shop: Path) -> None:
     assert (code, out) == (0, "")
     session = one_session()
     assert session.ended_at is None
-    assert [d["what"] for d in deliveries(session.id)] == ["pack"]
+    assert [d.what for d in deliveries(session.id)] == ["pack"]
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -486,7 +486,7 @@ def _clear_in_one_window(shop: Path) -> None:
     call_inproc("SessionStart", "claude", {**start, "session_id": "other-window"})
     by_id = {s.agent_session_id: s for s in all_sessions()}
     with opened() as store:  # the other window is another (live) claude process
-        store.update_session(by_id["other-window"].id, pid=os.getpid())
+        store.update_session(by_id["other-window"].id, SessionUpdate(pid=os.getpid()))
 
     call_inproc("SessionStart", "claude", {**start, "session_id": "cleared", "source": "clear"})
 
@@ -532,11 +532,11 @@ def test_a_session_whose_agent_died_is_closed_at_the_next_start(shop: Path) -> N
     call_inproc("SessionStart", "codex", payload("codex", "SessionStart", shop))
     [gone] = all_sessions()
     with opened() as store:
-        store.update_session(gone.id, pid=dead_pid())
+        store.update_session(gone.id, SessionUpdate(pid=dead_pid()))
     call_inproc("SessionStart", "claude", payload("claude", "SessionStart", shop))
     [alive] = [s for s in all_sessions() if s.agent == "claude"]
     with opened() as store:
-        store.update_session(alive.id, pid=os.getpid())
+        store.update_session(alive.id, SessionUpdate(pid=os.getpid()))
 
     call_inproc("SessionStart", "gemini", payload("gemini", "SessionStart", shop))
 
@@ -708,7 +708,7 @@ def test_after_a_compaction_what_was_recalled_may_be_recalled_again(
     assert "greets in French" in context_of(out, "UserPromptSubmit")
     assert call_inproc("UserPromptSubmit", agent, ask) == (0, "")
     session = one_session()
-    assert [d["what"] for d in deliveries(session.id)] == [
+    assert [d.what for d in deliveries(session.id)] == [
         "pack",
         "recall",
         "compact",
@@ -855,7 +855,7 @@ def test_a_big_pack_is_cut_to_what_a_hook_may_print_and_told_as_cut(shop: Path) 
     assert "more memories here did not fit" in out
     shown = re.findall(r"\[m:([0-9a-z]{6})\]", out)
     [told] = deliveries(one_session().id)
-    assert [i[-6:].lower() for i in told["item_ids"]] == shown
+    assert [i[-6:].lower() for i in told.item_ids] == shown
     assert 0 < len(shown) < 120
 
 
@@ -944,7 +944,7 @@ def test_a_repo_with_deliver_off_is_never_told(shop: Path) -> None:
     assert code == 0
     assert secret_ws.title not in out and secret_repo.title not in out
     # The global preference was in the pack already; nothing of the repo came instead.
-    told = {i for s in all_sessions() for d in deliveries(s.id) for i in d["item_ids"]}
+    told = {i for s in all_sessions() for d in deliveries(s.id) for i in d.item_ids}
     assert told == {shared.id}
     # Sessions are still recorded there (capture is on).
     assert len(all_sessions()) == 2

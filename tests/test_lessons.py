@@ -20,6 +20,7 @@ from kenning import lessons as run_lessons
 from kenning import sessions as sessions_mod
 from kenning.config import BY_KEY, Config, parse_value
 from kenning.errors import InvalidInput
+from kenning.store import SessionQuery, Signal
 from test_hooks import (
     PROMPT_EVENT,
     call_inproc,
@@ -154,9 +155,9 @@ def tool(agent: str, repo: Path, name: str, args: dict[str, Any], **extra: Any) 
     call_inproc(str(data["hook_event_name"]), agent, data)
 
 
-def session_signals() -> list[dict[str, Any]]:
+def session_signals() -> list[Signal]:
     with opened() as store:
-        [session] = store.list_sessions(limit=5)
+        [session] = store.list_sessions(SessionQuery(limit=5))
         return store.signals(session.id)
 
 
@@ -172,7 +173,7 @@ def asked(out: str, agent: str) -> str:
 @pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
 def test_a_correction_is_asked_about_once_quoting_the_prompt(agent: str, shop: Path) -> None:
     turn(agent, shop)
-    assert [s["kind"] for s in session_signals()] == ["correction", "statement"]
+    assert [s.kind for s in session_signals()] == ["correction", "statement"]
 
     reason = asked(stop(agent, shop), agent)
 
@@ -200,7 +201,7 @@ def test_an_agent_already_going_on_is_not_asked(shop: Path) -> None:
 def test_a_session_whose_agent_saved_a_rule_already_is_not_asked(shop: Path) -> None:
     turn("claude", shop)
     with opened() as store:
-        [session] = store.list_sessions(limit=5)
+        [session] = store.list_sessions(SessionQuery(limit=5))
         items.add(
             store,
             "Use pnpm, not npm",
@@ -235,7 +236,7 @@ def test_the_question_sent_back_as_a_prompt_is_not_the_persons(shop: Path) -> No
     call_inproc(event, "gemini", payload("gemini", event, shop, prompt=ours))
     assert session_signals() == []
     with opened() as store:
-        [session] = store.list_sessions(limit=5)
+        [session] = store.list_sessions(SessionQuery(limit=5))
         assert store.session_prompts(session.id) == ["Summarize the README"]
         assert session.prompt_count == 1
 
@@ -272,7 +273,7 @@ def test_claude_failures_denials_and_error_results_are_noted(shop: Path) -> None
     )
     tool("claude", shop, "mcp__x__y", {}, tool_response={"is_error": True, "content": "boom"})
     tool("claude", shop, "Read", {"file_path": "a"}, tool_response={"file": {}})
-    assert [(s["kind"], s["detail"]) for s in session_signals()] == [
+    assert [(s.kind, s.detail) for s in session_signals()] == [
         ("failure", "Bash: Exit code 3"),
         ("denial", "Write: auto mode"),
         ("failure", "mcp__x__y: boom"),
@@ -284,7 +285,7 @@ def test_gemini_after_tool_errors_are_failures(shop: Path) -> None:
     error = {"message": "File not found: missing.txt", "type": "file_not_found"}
     tool("gemini", shop, "read_file", {"file_path": "missing.txt"}, tool_response={"error": error})
     tool("gemini", shop, "read_file", {"file_path": "README.md"}, tool_response={"llmContent": "x"})
-    assert [(s["kind"], s["detail"]) for s in session_signals()] == [
+    assert [(s.kind, s.detail) for s in session_signals()] == [
         ("failure", "read_file: File not found: missing.txt")
     ]
 
@@ -307,9 +308,7 @@ def test_codex_failures_are_read_from_the_rollout(shop: Path, tmp_path: Path) ->
             tool_use_id=call_id,
             transcript_path=str(rollout),
         )
-    assert [(s["kind"], s["detail"]) for s in session_signals()] == [
-        ("failure", "Bash: exit code 3")
-    ]
+    assert [(s.kind, s.detail) for s in session_signals()] == [("failure", "Bash: exit code 3")]
 
 
 def test_the_same_call_three_times_in_a_row_is_a_repeat(shop: Path) -> None:
@@ -320,8 +319,8 @@ def test_the_same_call_three_times_in_a_row_is_a_repeat(shop: Path) -> None:
     for _ in range(4):  # keys in another order are the same input
         tool("claude", shop, "Bash", {"description": "build", "command": "make"}, tool_response={})
     signals = session_signals()
-    assert [s["kind"] for s in signals] == ["repeat"]
-    assert signals[0]["detail"].startswith("Bash {")
+    assert [s.kind for s in signals] == ["repeat"]
+    assert signals[0].detail.startswith("Bash {")
     reason = asked(stop("claude", shop), "claude")
     assert "The same tool call ran 3 times in a row: Bash" in reason
 
@@ -338,7 +337,7 @@ def test_a_statement_memory_already_holds_is_not_asked_about(shop: Path) -> None
             scope=items.parse_scope("repo:github.com/acme/shop"),
         )
     turn("codex", shop, "We use pnpm.")
-    assert [s["kind"] for s in session_signals()] == ["statement"]
+    assert [s.kind for s in session_signals()] == ["statement"]
     assert stop("codex", shop) == ""
 
 
@@ -363,7 +362,7 @@ def test_a_one_off_instruction_is_never_asked_about(shop: Path) -> None:
 def test_a_lesson_whose_quote_no_prompt_holds_is_dropped(shop: Path) -> None:
     turn("claude", shop)
     with opened() as store:
-        [session] = store.list_sessions(limit=5)
+        [session] = store.list_sessions(SessionQuery(limit=5))
         kept, dropped = run_lessons.check_quotes(
             store,
             session.id,

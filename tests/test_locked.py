@@ -29,6 +29,7 @@ from kenning.agents import get as get_agent
 from kenning.agents.agent import HOOK_TIMEOUTS
 from kenning.hooks import run as hook_run
 from kenning.model import Session
+from kenning.store import SessionQuery
 
 # Hooks held to the timeouts agents give them: alone on the cores (see pyproject's markers).
 pytestmark = pytest.mark.timing
@@ -75,7 +76,7 @@ def payload(repo: Path, event: str, session: str = "s-1", **more: Any) -> dict[s
 
 def sessions() -> list[Session]:
     with opened() as store:
-        return store.list_sessions(limit=100)
+        return store.list_sessions(SessionQuery(limit=100))
 
 
 def handoffs() -> list[dict[str, Any]]:
@@ -183,6 +184,27 @@ def test_a_replay_after_a_crash_writes_nothing_twice(repo: Path, db_path: Path) 
         assert spool.replay(store) == 0
 
     assert sessions()[0].prompt_count == 1
+    assert spool.pending(str(db_path)) == []
+
+
+def test_a_session_update_an_older_kenning_kept_is_still_replayed(
+    repo: Path, db_path: Path
+) -> None:
+    in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
+    [session] = sessions()
+    # Before `SessionUpdate`, the spool kept an update's columns as keywords.
+    ended = {"ended_at": "2026-12-01T10:00:00.000Z", "end_reason": "exit", "commits": ["abc"]}
+    assert spool.keep(str(db_path), "update_session", (session.id,), ended)
+
+    with opened() as store:
+        assert spool.replay(store) == 0
+
+    [again] = sessions()
+    assert (again.ended_at, again.end_reason, again.commits) == (
+        "2026-12-01T10:00:00.000Z",
+        "exit",
+        ("abc",),
+    )
     assert spool.pending(str(db_path)) == []
 
 

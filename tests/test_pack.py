@@ -507,5 +507,5 @@ def test_delivering_to_a_session_counts_one_use_per_session(in_repo: Path) -> No
         pack_for(store, config, where, session=second)
         counts = {i.id: i.use_count for i in store.list_items(items.ItemQuery())}
         assert all(counts[i] == 2 for i in ids_given)
-        assert [d["what"] for d in store.deliveries(first.id)] == ["pack", "pack"]
-        assert store.deliveries(first.id)[0]["item_ids"] == ids_given
+        assert [d.what for d in store.deliveries(first.id)] == ["pack", "pack"]
+        assert list(store.deliveries(first.id)[0].item_ids) == ids_given

@@ -470,7 +470,7 @@ def test_the_store_rechecks_revisions_inside_the_transaction(tmp_path):
         items.change(store, m["copy2"].id, text="Deploys use make release", actor=PERSON)
         before = snapshot()
         with pytest.raises(PlanConflict) as caught:
-            store.apply_plan(plan.digest, plan.id, plan.owner, changes, {"operations": []})
+            store.apply_plan(plan.digest, plan.id, plan.owner, changes, [])
         assert [(c.index, c.code) for c in caught.value.conflicts] == [(2, "revision_changed")]
         assert store.plan_receipt(plan.digest) is None
     assert snapshot() == before

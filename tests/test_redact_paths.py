@@ -26,7 +26,7 @@ from kenning import items, projects
 from kenning.errors import InvalidInput
 from kenning.model import MAX_ITEM_BYTES, Scope, ScopeType, Session
 from kenning.redact import redact
-from kenning.store import ItemQuery
+from kenning.store import ItemQuery, SessionQuery
 from test_hooks import call_inproc, call_proc, log_file, payload
 from test_mcp import Server, drive
 
@@ -156,7 +156,7 @@ def test_every_corpus_secret_sent_as_a_hook_prompt_leaves_no_value_on_disk(
         )
         assert code == 0
     with opened() as store:
-        (session,) = store.list_sessions(limit=10)
+        (session,) = store.list_sessions(SessionQuery(limit=10))
     assert session.prompt_count == len(prompts)
     assert_no_value_on_disk(CASES)
 

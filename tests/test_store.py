@@ -16,7 +16,7 @@ from kenning import items
 from kenning.errors import NotFound, RevisionConflict, StoreError
 from kenning.ids import new_ulid
 from kenning.model import Provenance, Scope, ScopeType, Session, Status
-from kenning.store import ItemQuery, open_store
+from kenning.store import ItemQuery, SessionQuery, open_store
 from kenning.store import migrations as migrations_mod
 
 
@@ -110,6 +110,24 @@ def test_replace_item_checks_the_expected_revision(db_path):
             store.replace_item(replace(changed, id="01ARZ3NDEKTSV4RRFFQ69G5FAY"), "edit")
 
 
+def test_the_item_columns_table_names_every_column_items_and_revisions_have(db_path):
+    """A column a migration adds without its line in `sqlite_columns` would never be
+    written or read; an `Item` field without one would be lost on the way in."""
+    from dataclasses import fields
+
+    from kenning.model import Item
+    from kenning.store import sqlite_columns
+
+    with opened(db_path) as store:
+        stored = {r[1] for r in store.conn.execute("PRAGMA table_info(items)")}
+        versioned = {r[1] for r in store.conn.execute("PRAGMA table_info(revisions)")}
+    assert stored - {"rowid"} == set(sqlite_columns.NAMES)
+    copied = {c.name for c in sqlite_columns.ITEM_COLUMNS if c.versioned}
+    assert versioned - {"id", "item_id", "created_at", "change"} == copied
+    read = {c.field for c in sqlite_columns.ITEM_COLUMNS if c.field}
+    assert read == {f.name for f in fields(Item)}
+
+
 def test_uses_count_once_per_session_and_every_time_without_one(db_path):
     with opened(db_path) as store:
         item = add("Used often", store)
@@ -149,7 +167,7 @@ def test_sessions_round_trip(db_path):
         )
         store.upsert_session(session, scopes=["repo:github.com/acme/shop"])
         assert store.get_session("S1") == session
-        assert store.list_sessions(repo="github.com/acme/shop") == [session]
+        assert store.list_sessions(SessionQuery(repo="github.com/acme/shop")) == [session]
         with pytest.raises(NotFound):
             store.get_session("S2")
 
@@ -164,7 +182,7 @@ def test_a_second_hook_opening_the_same_agent_run_at_once_gets_the_first_session
         assert store.upsert_session(updated) == updated  # the stored one still updates
         other = Session(id="S3", agent="claude", agent_session_id="run-1", started_at="t3")
         assert store.upsert_session(other) == other
-        assert [s.id for s in store.list_sessions()] == ["S3", "S1"]
+        assert [s.id for s in store.list_sessions(SessionQuery())] == ["S3", "S1"]
 
 
 # --- forgetting leaves nothing on disk --------------------------------------------------
@@ -316,9 +334,9 @@ def test_the_store_never_grows_a_rollback_journal_or_temp_files(db_path):
 
 
 def test_search_ranks_the_newest_window_of_matches_and_widens_it_when_short(db_path, monkeypatch):
-    from kenning.store import sqlite as sqlite_store
+    from kenning.store import sqlite_items
 
-    monkeypatch.setattr(sqlite_store, "SEARCH_WINDOW", 5)
+    monkeypatch.setattr(sqlite_items, "SEARCH_WINDOW", 5)
     with opened(db_path) as store:
         old_best = add("Kafka kafka kafka kafka\nkafka everywhere", store)
         made = [
@@ -337,9 +355,9 @@ def test_search_ranks_the_newest_window_of_matches_and_widens_it_when_short(db_p
 
 
 def test_the_search_window_counts_only_matches_that_pass_the_filters(db_path, monkeypatch):
-    from kenning.store import sqlite as sqlite_store
+    from kenning.store import sqlite_items
 
-    monkeypatch.setattr(sqlite_store, "SEARCH_WINDOW", 3)
+    monkeypatch.setattr(sqlite_items, "SEARCH_WINDOW", 3)
     with opened(db_path) as store:
         scoped = [add(f"Old scoped kafka note {n}", store, scope="project:p") for n in range(2)]
         for n in range(10):

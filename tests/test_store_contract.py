@@ -16,7 +16,7 @@ import pytest
 from kenning import ids, items
 from kenning.errors import InvalidInput, NotFound, RevisionConflict
 from kenning.model import Item, Kind, Link, Provenance, Scope, ScopeType, Session, Status
-from kenning.store import ItemQuery, Store, Term, Words, open_store
+from kenning.store import ItemQuery, SessionQuery, SessionUpdate, Store, Term, Words, open_store
 
 
 def _sqlite(tmp_path: Path) -> Store:
@@ -55,6 +55,36 @@ def test_an_inserted_item_reads_back_as_it_was_written(store: Store) -> None:
     )
     assert again.tags == ("js",) and again.evidence == "the person said"
     assert [r.change for r in store.revisions(stored.id)] == ["add"]
+
+
+def test_every_field_of_an_item_reads_back_after_an_insert_and_a_replace(store: Store) -> None:
+    made = _item(
+        "Use pnpm\nnever npm",
+        kind=Kind.DECISION,
+        status=Status.ARCHIVED,
+        pinned=True,
+        tags=("js", "tools"),
+        links=(Link.parse("file:package.json"), Link.parse(f"item:{ids.new_ulid()}")),
+        evidence="the person said",
+        provenance=Provenance(who="codex", how="mcp", session="S1", repo=REPO.value),
+        reviewed_at="2026-11-30T10:00:00.000Z",
+        expires_at="2027-01-01T00:00:00.000Z",
+        use_count=3,
+        last_used_at="2026-11-30T11:00:00.000Z",
+        dismiss_reason="other",
+        source="project:shop:decisions.md#pnpm",
+        archive_reason="cap",
+    )
+    stored = store.insert_item(made)
+    assert store.get_item(stored.id) == made
+    changed = replace(
+        stored, title="Use pnpm 9", tags=("js",), pinned=False, revision=ids.new_ulid()
+    )
+    store.replace_item(changed, "edit", expected_revision=stored.revision)
+    assert store.get_item(stored.id) == changed
+    [first, second] = store.revisions(stored.id)
+    assert (first.title, first.tags, first.status) == ("Use pnpm", ("js", "tools"), "archived")
+    assert (second.id, second.title, second.tags) == (changed.revision, "Use pnpm 9", ("js",))
 
 
 def test_an_unknown_id_is_not_found(store: Store) -> None:
@@ -149,9 +179,11 @@ def test_sessions_are_stored_found_updated_and_listed(store: Store) -> None:
         "second prompt",
         2,
     )
-    store.update_session(session.id, ended_at="2026-12-01T10:00:00.000Z", end_reason="exit")
+    store.update_session(
+        session.id, SessionUpdate(ended_at="2026-12-01T10:00:00.000Z", end_reason="exit")
+    )
     assert store.get_session(session.id).end_reason == "exit"
-    assert [s.id for s in store.list_sessions(agent="claude")] == [session.id]
+    assert [s.id for s in store.list_sessions(SessionQuery(agent="claude"))] == [session.id]
     assert store.count_sessions() == 1
     assert store.open_sessions() == []
 
@@ -162,9 +194,9 @@ def test_what_a_session_was_told_is_recorded_in_order(store: Store) -> None:
     store.record_delivery(session.id, "pack", [item.id])
     store.record_delivery(session.id, "recall", [item.id], query="which package manager")
     told = store.deliveries(session.id)
-    assert [(d["what"], d["item_ids"], d["query"]) for d in told] == [
-        ("pack", [item.id], None),
-        ("recall", [item.id], "which package manager"),
+    assert [(d.what, d.item_ids, d.query) for d in told] == [
+        ("pack", (item.id,), None),
+        ("recall", (item.id,), "which package manager"),
     ]
 
 
@@ -178,7 +210,7 @@ def test_word_statistics_count_the_items_that_hold_a_word(store: Store) -> None:
 
 def test_projects_and_file_stamps(store: Store) -> None:
     store.add_project("shop", "/src/shop", str(REPO.value))
-    assert [p["slug"] for p in store.projects()] == ["shop"]
+    assert [p.slug for p in store.projects()] == ["shop"]
     store.set_file_stamp("shop", "plan.md", (10, 20))
     assert store.file_stamp("shop", "plan.md") == (10, 20)
     store.set_place_stamp("claude", "/home/x/.claude/projects/a/memory", (3, 99))

@@ -25,7 +25,7 @@ from helpers import opened
 from kenning import summarize
 from kenning.config import Config
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Session, Status
-from kenning.store import ItemQuery, SQLiteStore, now_iso
+from kenning.store import ItemQuery, SessionQuery, SessionUpdate, SQLiteStore, now_iso
 
 REPO = "github.com/acme/shop"
 WORKSTREAM = f"{REPO}#main"
@@ -458,7 +458,7 @@ def test_a_summarizer_that_is_an_agent_with_kenning_hooks_records_no_session(
 
     assert result is not None
     assert [json.loads(line)["ken_enabled"] for line in fake.read_text().splitlines()] == ["0"]
-    assert [s.id for s in store.list_sessions(limit=10)] == [session.id]
+    assert [s.id for s in store.list_sessions(SessionQuery(limit=10))] == [session.id]
     assert store.list_items(ItemQuery(kinds=("handoff",), statuses=())) == []
 
 
@@ -571,7 +571,7 @@ def test_pre_compact_and_session_end_summarize_in_a_detached_process(
         "USER: Now the refunds\n\nASSISTANT: Refunds are exported too.",
     ]
     with opened() as store:
-        [session] = store.list_sessions(limit=10)
+        [session] = store.list_sessions(SessionQuery(limit=10))
         assert store.summary_progress(session.id) == (2, 4)
         proposed = store.list_items(ItemQuery(statuses=("proposed",), limit=100))
         assert len(proposed) == 10  # five from each part, all proposed in the repo
@@ -602,9 +602,9 @@ def test_a_session_left_without_session_end_is_summarized_like_a_clean_end(
         if why == "agent exited":
             gone = subprocess.Popen(["true"])
             gone.wait()
-            store.update_session(started.id, pid=gone.pid)
+            store.update_session(started.id, SessionUpdate(pid=gone.pid))
         if why == "idle":
-            store.update_session(started.id, last_seen_at="2026-01-01T00:00:00.000Z")
+            store.update_session(started.id, SessionUpdate(last_seen_at="2026-01-01T00:00:00.000Z"))
 
     hook_proc(
         "SessionStart",

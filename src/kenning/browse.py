@@ -28,7 +28,7 @@ from kenning.deliver import COMPACTION, pack_for
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import Item, Revision, Scope, ScopeType, Session, Status
 from kenning.pack import Pack
-from kenning.store import ItemQuery, Store
+from kenning.store import ItemQuery, SessionQuery, Store
 from kenning.where import Where
 
 SEARCH_LIMIT = 500  # hits a search in a tab shows, best first
@@ -132,12 +132,14 @@ def session_count(store: Store) -> int:
 
 def sessions_page(store: Store, offset: int, limit: int) -> list[Session]:
     """Sessions of every agent and repo, newest first."""
-    return store.list_sessions(offset=offset, limit=limit)
+    return store.list_sessions(SessionQuery(offset=offset, limit=limit))
 
 
 def find_sessions(store: Store, text: str, limit: int = SEARCH_LIMIT) -> list[Session]:
     """Sessions whose prompts, agent, model or repo hold `text`, newest first."""
-    return store.list_sessions(text=text.strip(), limit=limit) if text.strip() else []
+    if not text.strip():
+        return []
+    return store.list_sessions(SessionQuery(text=text.strip(), limit=limit))
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,12 +182,7 @@ def told(store: Store, session_id: str) -> list[Delivery]:
         return cache[item_id]
 
     return [
-        Delivery(
-            entry["at"],
-            entry["what"],
-            entry["query"],
-            tuple((i, item(i)) for i in entry["item_ids"]),
-        )
+        Delivery(entry.at, entry.what, entry.query, tuple((i, item(i)) for i in entry.item_ids))
         for entry in store.deliveries(session_id)
     ]
 

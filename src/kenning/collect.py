@@ -35,7 +35,7 @@ from kenning import agents, ids, paths
 from kenning.agents.agent import Agent, MemoryPlace, SavedMemory
 from kenning.deliver import COLLECT  # the hooks have it loaded already
 from kenning.model import MAX_ITEM_BYTES, Item, Provenance, Scope, ScopeType, Status
-from kenning.store import ItemQuery, Store, now_iso
+from kenning.store import ItemQuery, SessionQuery, Store, now_iso
 
 # SessionStart looks at every place on every start, and almost always finds nothing
 # changed: what reading and storing memories needs (items, redaction, git) is imported
@@ -255,8 +255,8 @@ class _Checkouts:
     def _folders(self) -> list[str]:
         seen: dict[str, None] = {}
         cwds = [self.cwd] if self.cwd else []
-        cwds += [s.cwd for s in self.store.list_sessions(limit=SESSION_CWDS) if s.cwd]
-        cwds += [str(p["dir"]) for p in self.store.projects()]
+        cwds += [s.cwd for s in self.store.list_sessions(SessionQuery(limit=SESSION_CWDS)) if s.cwd]
+        cwds += [p.folder for p in self.store.projects()]
         for cwd in cwds:
             path = Path(cwd)
             for folder in (path, *path.parents):

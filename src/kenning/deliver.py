@@ -145,7 +145,7 @@ def pack_for(
 ) -> Pack:
     """The context pack here (after syncing this project's files); when given to a
     session, its items' uses are counted."""
-    if where.project and any(p["slug"] == where.project for p in store.projects()):
+    if where.project and any(p.slug == where.project for p in store.projects()):
         from kenning import projects
         from kenning.errors import StoreBusy
         from kenning.hooklog import log
@@ -271,8 +271,8 @@ def _since_compaction(store: Store, session_id: str) -> tuple[set[str], str | No
     told: set[str] = set()
     since: str | None = None
     for entry in store.deliveries(session_id):
-        if entry["what"] == COMPACTION:
-            told, since = set(), entry["at"]
+        if entry.what == COMPACTION:
+            told, since = set(), entry.at
         else:
-            told.update(entry["item_ids"])
+            told.update(entry.item_ids)
     return told, since

@@ -36,7 +36,7 @@ from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import one_line, toml_string
-from kenning.store import ItemQuery, Store
+from kenning.store import ItemQuery, SessionQuery, Store
 from kenning.where import Where
 
 CONTEXT_MODES = ("append_system_prompt", "developer_instructions", "first_message", "none")
@@ -195,12 +195,12 @@ def own_instructions(agent: str) -> str:
 
 def _line_sessions(store: Store, where: Where) -> list[Session]:
     if where.workstream:
-        found = store.list_sessions(workstream=where.workstream, limit=200)
+        found = store.list_sessions(SessionQuery(workstream=where.workstream, limit=200))
         if found:
             return found
     if where.repo:
-        return store.list_sessions(repo=where.repo, limit=200)
-    return store.list_sessions(cwd=where.cwd, limit=200)
+        return store.list_sessions(SessionQuery(repo=where.repo, limit=200))
+    return store.list_sessions(SessionQuery(cwd=where.cwd, limit=200))
 
 
 _LOG_HEADING = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}) (\S+): ")

@@ -31,7 +31,7 @@ from kenning.agents.agent import ToolUse
 from kenning.config import Config
 from kenning.model import Session
 from kenning.redact import redact
-from kenning.store import Store
+from kenning.store import Signal, Store
 
 # What Stop asks opens with this: Gemini sends the question back as a prompt, which is
 # then not the person's (not recorded, no signal, no recall).
@@ -185,7 +185,7 @@ class Question:
     """What Stop asks a session, and the signals it asks about."""
 
     text: str
-    signals: tuple[dict[str, Any], ...]
+    signals: tuple[Signal, ...]
 
 
 def question(store: Store, config: Config, session: Session) -> Question | None:
@@ -194,7 +194,7 @@ def question(store: Store, config: Config, session: Session) -> Question | None:
     if config.get("memory.lessons") != "ask":
         return None
     state = store.lesson_state(session.id)
-    if state["asked_at"] or state["reflected_at"]:
+    if state.asked_at or state.reflected_at:
         return None
     found = store.signals(session.id)
     if not found or _saved_a_rule(store, session):
@@ -202,9 +202,7 @@ def question(store: Store, config: Config, session: Session) -> Question | None:
     scopes = store.session_scopes(session.id)
     openers = config.get("lessons.statements")
     kept = [
-        s
-        for s in found
-        if s["kind"] != "statement" or not _held(store, scopes, s["detail"], openers)
+        s for s in found if s.kind != "statement" or not _held(store, scopes, s.detail, openers)
     ]
     if not kept or not store.mark_lesson(session.id, "asked"):
         return None
@@ -220,17 +218,17 @@ _SAID = {
 }
 
 
-def _ask(found: Sequence[dict[str, Any]]) -> str:
+def _ask(found: Sequence[Signal]) -> str:
     lines = [
         f"{ASK_MARK} Before you finish: this session may hold a lesson for later sessions.",
     ]
     shown: dict[str, int] = {}
     for signal in found:
-        kind = signal["kind"]
+        kind = signal.kind
         shown[kind] = shown.get(kind, 0) + 1
         if shown[kind] > 3:
             continue
-        detail = signal["detail"]
+        detail = signal.detail
         quoted = f'"{detail}"' if kind in ("correction", "statement") else detail
         lines.append(f"- {_SAID[kind]}: {quoted}")
     lines.append(
@@ -273,7 +271,7 @@ def lessons_of(store: Store, session_id: str | None = None) -> list[dict[str, An
     query = ItemQuery(
         tags=(REFLECTION_TAG,), statuses=(), include_expired=True, session_id=session_id
     )
-    signals_by: dict[str, list[dict[str, Any]]] = {}
+    signals_by: dict[str, list[Signal]] = {}
     out: list[dict[str, Any]] = []
     for item in sorted(store.list_items(query), key=lambda i: i.created_at):
         sid = item.provenance.session or ""
@@ -289,13 +287,13 @@ def lessons_of(store: Store, session_id: str | None = None) -> list[dict[str, An
     return out
 
 
-def _cause(evidence: str, found: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+def _cause(evidence: str, found: Sequence[Signal]) -> Signal | None:
     quote = _plain(evidence).strip(" \"'.,;:!?")
     for signal in found:
         if (
-            signal["kind"] in ("correction", "statement")
+            signal.kind in ("correction", "statement")
             and quote
-            and (quote in _plain(signal["detail"]) or _plain(signal["detail"]) in quote)
+            and (quote in _plain(signal.detail) or _plain(signal.detail) in quote)
         ):
             return signal
     return found[0] if found else None

@@ -32,6 +32,6 @@ def here(
         agent=agent,
         session=session,
         workspaces=workspaces if isinstance(workspaces, dict) else None,
-        projects={str(p["slug"]): str(p["dir"]) for p in projects},
-        project_repos={str(p["slug"]): str(p["repo"]) for p in projects if p["repo"]},
+        projects={p.slug: p.folder for p in projects},
+        project_repos={p.slug: p.repo for p in projects if p.repo},
     )

@@ -37,7 +37,7 @@ from kenning.locate import here
 from kenning.model import Item
 from kenning.pack import MIN_BUDGET
 from kenning.sessions import process_chain
-from kenning.store import Store, open_store
+from kenning.store import SessionQuery, Store, open_store
 
 INSTRUCTIONS = (
     "kenning is the memory the person's coding agents share. Search it before you ask "
@@ -405,7 +405,13 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             if not value:
                 raise ToolError(f"there is no {where} here")
             blocked = deliver.blocked_repos(mem.config)
-            found = mem.store.list_sessions(**{where: value, "limit": limit})
+            query = SessionQuery(
+                repo=value if where == "repo" else None,
+                project=value if where == "project" else None,
+                workstream=value if where == "workstream" else None,
+                limit=limit,
+            )
+            found = mem.store.list_sessions(query)
             return {"sessions": [s.to_dict() for s in found if s.repo not in blocked]}
 
         result: dict[str, Any] = mem.run(work)

@@ -26,7 +26,7 @@ from typing import Any
 from kenning.ids import short_id
 from kenning.model import Item, Session, kinds_where
 from kenning.policy import unreviewed_from
-from kenning.store import ItemQuery, Store
+from kenning.store import ItemQuery, SessionQuery, Store
 from kenning.tokens import estimate_tokens
 
 INTRO = (
@@ -216,7 +216,7 @@ def build_pack(
         # Read past the sessions that did nothing (and this one) to find the last three.
         sessions = [
             s
-            for s in store.list_sessions(repo=repo, limit=SESSION_READ_LIMIT)
+            for s in store.list_sessions(SessionQuery(repo=repo, limit=SESSION_READ_LIMIT))
             if s.id != exclude_session and (s.first_prompt or s.commits)
         ][:MAX_SESSIONS]
     if not gathered and not sessions and not overflow:

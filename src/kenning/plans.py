@@ -55,7 +55,7 @@ from kenning import config, ids, items, policy
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, PlanConflict
 from kenning.ids import short_id
 from kenning.model import MAX_EVIDENCE_BYTES, Item, Kind, Link, Provenance, Scope, Status
-from kenning.store import Store, now_iso
+from kenning.store import PlanReceipt, ReceiptStep, ReceiptWrite, Store, now_iso
 from kenning.store.base import Conflict, PlannedChange
 
 SCHEMA = 1
@@ -454,7 +454,7 @@ class Step:
 class Preview:
     plan: Plan
     steps: tuple[Step, ...]
-    receipt: dict[str, Any] | None = None  # when this plan was applied already
+    receipt: PlanReceipt | None = None  # when this plan was applied already
 
     @property
     def conflicts(self) -> list[Conflict]:
@@ -468,13 +468,13 @@ class Preview:
             "operations": [s.to_dict() for s in self.steps],
             "conflicts": [c.to_dict() for c in self.conflicts],
             "applied": self.receipt is not None,
-            "receipt": self.receipt,
+            "receipt": self.receipt.to_dict() if self.receipt else None,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class Applied:
-    receipt: dict[str, Any]
+    receipt: PlanReceipt
     replayed: bool  # applied before: nothing was written now
     archived: tuple[Item, ...] = field(default_factory=tuple)  # by the cap, afterwards
 
@@ -784,22 +784,15 @@ def apply(
             list(conflicts), f"operations[{first.index}] {first.code}: {first.detail}"
         )
     changes = [c for s in seen.steps for c in s.changes]
-    body = {
-        "plan_id": plan.id,
-        "owner": plan.owner,
-        "operations": [
-            {
-                "index": s.index,
-                "op": s.op,
-                "items": [
-                    {"id": c.item_id, "change": c.change, "revision": _revision_of(c)}
-                    for c in s.changes
-                ],
-            }
-            for s in seen.steps
-        ],
-    }
-    receipt, replayed = store.apply_plan(plan.digest, plan.id, plan.owner, changes, body)
+    steps = [
+        ReceiptStep(
+            s.index,
+            s.op,
+            tuple(ReceiptWrite(c.item_id, c.change, _revision_of(c)) for c in s.changes),
+        )
+        for s in seen.steps
+    ]
+    receipt, replayed = store.apply_plan(plan.digest, plan.id, plan.owner, changes, steps)
     archived: list[Item] = []
     if not replayed:
         made = [c.new for c in changes if c.new is not None]
@@ -815,11 +808,11 @@ def _revision_of(change: PlannedChange) -> str:
     return str(dict(change.fields)["revision"])
 
 
-def receipt(store: Store, plan: Plan) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+def receipt(store: Store, plan: Plan) -> tuple[PlanReceipt | None, list[PlanReceipt]]:
     """The receipt of this plan when it was applied; and receipts of other contents
     applied under the same plan id."""
     done = store.plan_receipt(plan.digest)
-    others = [r for r in store.plan_receipts(plan.id) if r.get("digest") != plan.digest]
+    others = [r for r in store.plan_receipts(plan.id) if r.digest != plan.digest]
     return done, others
 
 

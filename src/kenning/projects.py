@@ -31,7 +31,7 @@ from kenning.config import state_dir
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Provenance, Scope, ScopeType, Status
 from kenning.redact import redact
-from kenning.store import ItemQuery, Store, now_iso
+from kenning.store import ItemQuery, Project, Store, now_iso
 
 FILES = ("decisions.md", "plan.md", "log.md")
 MAX_FILE_BYTES = 1024 * 1024
@@ -193,9 +193,9 @@ def _source(slug: str, name: str, key: str = "") -> str:
     return f"project:{slug}:{name}#{key}"
 
 
-def get_project(store: Store, slug: str) -> dict[str, object]:
+def get_project(store: Store, slug: str) -> Project:
     for project in store.projects():
-        if project["slug"] == slug:
+        if project.slug == slug:
             return project
     raise NotFound(f"no project '{slug}'; `ken project list` shows them")
 
@@ -322,7 +322,7 @@ def _project_lock(slug: str) -> Iterator[None]:
 
 def _sync(store: Store, slug: str) -> SyncReport:
     project = get_project(store, slug)
-    folder = Path(str(project["dir"]))
+    folder = Path(project.folder)
     report = SyncReport(slug, [])
     for name in FILES:
         _sync_file(store, slug, folder, name, report)
@@ -337,13 +337,13 @@ def sync(store: Store, slug: str) -> SyncReport:
 
 
 def sync_all(store: Store) -> list[SyncReport]:
-    return [sync(store, str(p["slug"])) for p in store.projects()]
+    return [sync(store, p.slug) for p in store.projects()]
 
 
 def append_log(store: Store, slug: str, heading: str, body: str) -> Path:
     """Add an entry to a project's log.md (the file stays the truth), then sync it."""
     project = get_project(store, slug)
-    path = Path(str(project["dir"])) / "log.md"
+    path = Path(project.folder) / "log.md"
     with _project_lock(slug):
         existing = read_file(path) or "# Log\n"
         entry = f"\n## {heading}\n\n{redact(body.strip()).text}\n"

@@ -156,7 +156,7 @@ def handoff(
     if questions.strip():
         body += f"\n\n## Open questions\n{questions.strip()}"
     slug = ctx.where.project
-    if slug and any(p["slug"] == slug for p in store.projects()):
+    if slug and any(p.slug == slug for p in store.projects()):
         heading = projects.log_heading(ctx.agent, first)
         # `##` would start a new log entry, so the parts are bold labels there.
         log_body = "\n\n".join(

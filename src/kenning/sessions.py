@@ -24,7 +24,7 @@ from kenning import agents, ids, paths
 from kenning.ids import short_id
 from kenning.model import Provenance, Session
 from kenning.redact import redact
-from kenning.store import Store, now_iso
+from kenning.store import SessionUpdate, Store, now_iso
 from kenning.where import Where
 
 MAX_PROMPT_CHARS = 500
@@ -250,7 +250,7 @@ def note_model(store: Store, session: Session) -> Session:
     if model is None:
         return session
     model = redact(model).text  # text from a transcript, stored
-    store.update_session(session.id, model=model)
+    store.update_session(session.id, SessionUpdate(model=model))
     return replace(session, model=model)
 
 
@@ -269,10 +269,7 @@ def finish(store: Store, session: Session, reason: str | None = None) -> Session
     ended = replace(session, ended_at=now_iso(), end_reason=reason, commits=commits, diff_stat=diff)
     store.update_session(
         session.id,
-        ended_at=ended.ended_at,
-        end_reason=reason,
-        commits=list(commits),
-        diff_stat=diff,
+        SessionUpdate(ended_at=ended.ended_at, end_reason=reason, commits=commits, diff_stat=diff),
     )
     return ended
 

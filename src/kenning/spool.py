@@ -35,6 +35,7 @@ from kenning.config import state_dir
 from kenning.errors import StoreBusy, StoreError
 from kenning.hooklog import log
 from kenning.model import Item, Kind, Link, Provenance, Scope, Session, Status
+from kenning.store.base import SessionUpdate
 
 MAX_ENTRIES = 1000
 MAX_ENTRY_BYTES = 64 * 1024
@@ -59,6 +60,8 @@ def _encode(value: Any) -> Any:
         return {"$item": value.to_dict()}
     if isinstance(value, Session):
         return {"$session": value.to_dict()}
+    if isinstance(value, SessionUpdate):
+        return {"$session_update": _encode(value.changes())}
     if isinstance(value, list | tuple):
         return [_encode(v) for v in value]
     if isinstance(value, dict):
@@ -89,16 +92,35 @@ def _session(data: dict[str, Any]) -> Session:
     return Session(**values)
 
 
+def _update(data: dict[str, Any]) -> SessionUpdate:
+    known = {f.name for f in fields(SessionUpdate)}
+    values = {k: v for k, v in data.items() if k in known}
+    if "commits" in values:
+        values["commits"] = tuple(values["commits"])
+    return SessionUpdate(**values)
+
+
 def _decode(value: Any) -> Any:
     if isinstance(value, dict):
         if set(value) == {"$item"}:
             return _item(value["$item"])
         if set(value) == {"$session"}:
             return _session(value["$session"])
+        if set(value) == {"$session_update"}:
+            return _update(value["$session_update"])
         return {k: _decode(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_decode(v) for v in value]
     return value
+
+
+def _call(entry: dict[str, Any]) -> tuple[str, list[Any], dict[str, Any]]:
+    """An entry's method, arguments and keyword arguments, decoded."""
+    method, args, kwargs = entry["method"], _decode(entry["args"]), _decode(entry["kwargs"])
+    if method == "update_session" and kwargs:
+        # Kept before `update_session` took a SessionUpdate: its columns as keywords.
+        args, kwargs = [*args, _update(kwargs)], {}
+    return method, args, kwargs
 
 
 def _entries() -> list[Path]:
@@ -186,8 +208,7 @@ class Spool:
         for path in pending(self.db):
             try:
                 entry = json.loads(path.read_bytes())
-                method, args = entry["method"], _decode(entry["args"])
-                kwargs = _decode(entry["kwargs"])
+                method, args, _ = _call(entry)
             except (OSError, ValueError, KeyError, TypeError):
                 continue
             if method == "upsert_session":
@@ -196,10 +217,8 @@ class Spool:
                     current = started
             elif current is None or not args or args[0] != current.id:
                 continue
-            elif method == "update_session":
-                changed = {k: v for k, v in kwargs.items() if k in names}
-                if "commits" in changed:
-                    changed["commits"] = tuple(changed["commits"])
+            elif method == "update_session" and isinstance(args[-1], SessionUpdate):
+                changed = {k: v for k, v in args[-1].changes().items() if k in names}
                 current = replace(current, **changed)
             elif method == "note_prompt":
                 current = replace(
@@ -228,10 +247,9 @@ def replay(store: Any, wait: float | None = None) -> int:
         for n, path in enumerate(entries):
             try:
                 entry = json.loads(path.read_bytes())
-                method = entry["method"]
+                method, args, kwargs = _call(entry)
                 if method not in METHODS:
                     raise ValueError(f"unknown method {method!r}")
-                args, kwargs = _decode(entry["args"]), _decode(entry["kwargs"])
             except FileNotFoundError:
                 continue  # another process replayed it just now
             except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -21,7 +21,7 @@ import pytest
 from kenning import items
 from kenning import where as where_mod
 from kenning.recall import HEADER as RECALL_HEADER
-from kenning.store import ItemQuery, open_store
+from kenning.store import ItemQuery, SessionQuery, open_store
 from kenning.transcripts import conversation, last_model, user_turns
 
 from . import harness
@@ -261,7 +261,7 @@ def test_copilot_calls_ken_mcp_tools(copilot_box: Sandbox, chat_stub: OpenAIChat
     assert "proposed" in results["call_propose"]
     assert existing.id in results["call_find"] and "zebrafish" in results["call_find"]
     with open_store(box.db) as store:
-        [session] = store.list_sessions(limit=10)
+        [session] = store.list_sessions(SessionQuery(limit=10))
         [proposal] = [
             i
             for i in store.list_items(ItemQuery(statuses=(), include_expired=True))

@@ -20,7 +20,7 @@ import pytest
 
 from kenning import where as where_mod
 from kenning.lessons import ASK_MARK
-from kenning.store import ItemQuery, open_store
+from kenning.store import ItemQuery, SessionQuery, open_store
 
 from . import harness
 from .harness import Sandbox
@@ -71,7 +71,7 @@ def hook_log(box: Sandbox) -> list[str]:
 
 def the_session(box: Sandbox) -> Any:
     with open_store(box.db) as store:
-        [session] = store.list_sessions(limit=10)
+        [session] = store.list_sessions(SessionQuery(limit=10))
         return (
             session,
             store.lesson_state(session.id),
@@ -118,8 +118,8 @@ def test_a_correction_is_asked_about_once_and_its_lesson_proposed_with_the_quote
     assert "record_reflection" in question
 
     session, state, signals = the_session(box)
-    assert state["asked_at"] and state["reflected_at"]
-    assert [s["kind"] for s in signals] == ["correction", "statement"]
+    assert state.asked_at and state.reflected_at
+    assert [s.kind for s in signals] == ["correction", "statement"]
     with open_store(box.db) as store:
         written = store.list_items(ItemQuery(statuses=(), tags=("reflection",)))
     [lesson] = written
@@ -154,7 +154,7 @@ def test_a_run_with_no_signal_is_never_asked(agent: str, request: pytest.Fixture
     assert ASK_MARK not in stub.all_request_text()
     session, state, signals = the_session(box)
     assert session.first_prompt == PLAIN_PROMPT
-    assert signals == [] and state["asked_at"] is None
+    assert signals == [] and state.asked_at is None
     assert hook_log(box) == []
 
 
@@ -192,9 +192,9 @@ def test_a_failing_tool_call_made_three_times_is_asked_about(
     assert "A tool call failed" in question
     assert "The same tool call ran 3 times in a row" in question
     _, state, signals = the_session(box)
-    kinds = [s["kind"] for s in signals]
+    kinds = [s.kind for s in signals]
     assert kinds.count("failure") == 3 and kinds.count("repeat") == 1, signals
-    assert state["asked_at"] and state["reflected_at"] is None
+    assert state.asked_at and state.reflected_at is None
     assert hook_log(box) == []
 
 

@@ -19,7 +19,7 @@ import pytest
 from kenning import items
 from kenning import where as where_mod
 from kenning.agents.claude import ALLOWED as CLAUDE_ALLOWED
-from kenning.store import ItemQuery, open_store
+from kenning.store import ItemQuery, SessionQuery, open_store
 
 from . import harness
 from .harness import Sandbox
@@ -206,7 +206,7 @@ def test_agent_proposes_and_searches_through_ken_mcp(
     assert {f"{prefix}{name}" for name in TOOLS} <= offered, sorted(offered)
 
     with open_store(box.db) as store:
-        found = store.list_sessions(limit=10)
+        found = store.list_sessions(SessionQuery(limit=10))
         written = [
             i
             for i in store.list_items(ItemQuery(statuses=(), include_expired=True))

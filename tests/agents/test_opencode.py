@@ -20,7 +20,7 @@ import pytest
 from kenning import items
 from kenning import where as where_mod
 from kenning.recall import HEADER as RECALL_HEADER
-from kenning.store import ItemQuery, open_store
+from kenning.store import ItemQuery, SessionQuery, open_store
 from kenning.transcripts import conversation
 
 from . import harness
@@ -187,7 +187,7 @@ def test_opencode_calls_ken_mcp_tools(opencode_box: Sandbox, chat_stub: OpenAICh
     assert "proposed" in results["call_propose"]
     assert existing.id in results["call_find"] and "zebrafish" in results["call_find"]
     with open_store(box.db) as store:
-        [session] = store.list_sessions(limit=10)
+        [session] = store.list_sessions(SessionQuery(limit=10))
         [proposal] = [
             i
             for i in store.list_items(ItemQuery(statuses=(), include_expired=True))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 
 import click
 
@@ -17,6 +18,7 @@ from kenning.ids import short_id
 from kenning.pack import MIN_BUDGET, one_line, toml_string
 from kenning.printable import clean
 from kenning.recall import RecallSettings
+from kenning.store import SessionQuery, Signal
 
 
 @cli.command(epilog=example('codex -c developer_instructions="$(ken pack --for codex --toml)"'))
@@ -178,24 +180,24 @@ def sessions_cmd(
 ) -> None:
     """List agent sessions, newest first: this repo's (or this project's, outside a
     repo), a named project's with --project, every one with --all."""
-    filters: dict[str, str] = {}
+    query = SessionQuery(limit=limit)
     if project is not None:
         if show_all:
             raise click.UsageError("--all and --project exclude each other")
         from kenning import projects
 
-        filters["project"] = str(projects.get_project(state.store, project)["slug"])
+        query = replace(query, project=projects.get_project(state.store, project).slug)
     elif not show_all:
         here = state.where()
         if here.repo:
-            filters["repo"] = here.repo
+            query = replace(query, repo=here.repo)
         elif here.project:
-            filters["project"] = here.project
+            query = replace(query, project=here.project)
         else:
             raise InvalidInput(
                 "this folder is not in a git repo or a project: use --all or --project SLUG"
             )
-    found = state.store.list_sessions(**filters, limit=limit)
+    found = state.store.list_sessions(query)
     if as_json:
         emit_json([s.to_dict() for s in found])
         return
@@ -258,7 +260,11 @@ def lessons(state: State, session_ref: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(
             [
-                {**entry["item"].to_dict(), "session": entry["session"], "signal": entry["signal"]}
+                {
+                    **entry["item"].to_dict(),
+                    "session": entry["session"],
+                    "signal": entry["signal"].to_dict() if entry["signal"] else None,
+                }
                 for entry in found
             ]
         )
@@ -281,10 +287,10 @@ def lessons(state: State, session_ref: str | None, as_json: bool) -> None:
     )
 
 
-def _signal_text(signal: dict[str, str] | None) -> str:
+def _signal_text(signal: Signal | None) -> str:
     if not signal:
         return "-"
-    return f"{signal['kind']}: {clean(one_line(signal['detail']), one_line=True)[:50]}"
+    return f"{signal.kind}: {clean(one_line(signal.detail), one_line=True)[:50]}"
 
 
 @cli.command(
@@ -540,7 +546,11 @@ def summarize_cmd(
             target = sessions_mod.resolve(state.store, session)
         else:
             here = state.where()
-            found = state.store.list_sessions(repo=here.repo, limit=1) if here.repo else []
+            found = (
+                state.store.list_sessions(SessionQuery(repo=here.repo, limit=1))
+                if here.repo
+                else []
+            )
             if not found:
                 raise InvalidInput("no session here to summarize; name one (ken sessions)")
             target = found[0]

@@ -108,7 +108,7 @@ def preview_cmd(state: State, file: str, as_json: bool) -> None:
     else:
         echo(render(seen))
     if seen.receipt is not None:
-        say(f"applied already at {seen.receipt['applied_at']}: `ken plan receipt {file}`")
+        say(f"applied already at {seen.receipt.applied_at}: `ken plan receipt {file}`")
         return
     if seen.conflicts:
         count = len(seen.conflicts)
@@ -165,14 +165,14 @@ def apply_cmd(state: State, file: str, yes: bool, prefix: str | None, as_json: b
             echo(render(plans.preview(state.store, plan, file)))
         raise
     if as_json:
-        emit_json({**done.receipt, "replayed": done.replayed})
+        emit_json({**done.receipt.to_dict(), "replayed": done.replayed})
     elif done.replayed:
         say(
-            f"plan {plan.id} was applied at {done.receipt['applied_at']}; nothing written "
+            f"plan {plan.id} was applied at {done.receipt.applied_at}; nothing written "
             "now (the receipt says what it did)"
         )
     else:
-        written = sum(len(op["items"]) for op in done.receipt["operations"])
+        written = sum(len(op.items) for op in done.receipt.operations)
         say(
             f"applied plan {plan.id}: {len(plan.operations)} operations, {written} items "
             f"written; receipt {plan.digest[:19]}"
@@ -195,17 +195,22 @@ def receipt_cmd(state: State, file: str, as_json: bool) -> None:
     done, others = plans.receipt(state.store, plan)
     if as_json:
         emit_json(
-            {"applied": done is not None, "digest": plan.digest, "receipt": done, "others": others}
+            {
+                "applied": done is not None,
+                "digest": plan.digest,
+                "receipt": done.to_dict() if done else None,
+                "others": [r.to_dict() for r in others],
+            }
         )
     elif done is not None:
-        written = sum(len(op["items"]) for op in done["operations"])
+        written = sum(len(op.items) for op in done.operations)
         echo(
             f"applied: plan {plan.id} ({plan.digest[:19]}...) committed at "
-            f"{done['applied_at']}: {len(done['operations'])} operations, {written} items"
+            f"{done.applied_at}: {len(done.operations)} operations, {written} items"
         )
-        for op in done["operations"]:
-            changed = ", ".join(f"{short_id(i['id'])} ({i['change']})" for i in op["items"])
-            echo(f"  [{op['index']}] {op['op']}: {changed}")
+        for op in done.operations:
+            changed = ", ".join(f"{short_id(i.id)} ({i.change})" for i in op.items)
+            echo(f"  [{op.index}] {op.op}: {changed}")
     if done is None:
         if not as_json:
             say(
@@ -215,6 +220,6 @@ def receipt_cmd(state: State, file: str, as_json: bool) -> None:
             for other in others:
                 say(
                     f"note: other contents under the id {plan.id} were applied at "
-                    f"{other['applied_at']} ({str(other['digest'])[:19]}...)"
+                    f"{other.applied_at} ({other.digest[:19]}...)"
                 )
         raise SystemExit(1)

@@ -49,14 +49,14 @@ def project_list(state: State, as_json: bool) -> None:
     """List registered projects."""
     found = state.store.projects()
     if as_json:
-        emit_json(found)
+        emit_json([p.to_dict() for p in found])
         return
     if not found:
         say("no projects yet: `ken project add SLUG FOLDER` adds one")
         return
     table(
         ["project", "folder", "repo"],
-        [[str(p["slug"]), str(p["dir"]), str(p["repo"] or "-")] for p in found],
+        [[p.slug, p.folder, p.repo or "-"] for p in found],
     )
 
 

@@ -5,10 +5,44 @@ from __future__ import annotations
 import os
 
 from kenning.config import db_path
-from kenning.store.base import ItemQuery, Store, Term, Words, now_iso
+from kenning.store.base import (
+    UNSET,
+    ItemQuery,
+    LessonState,
+    PlanReceipt,
+    Project,
+    ReceiptStep,
+    ReceiptWrite,
+    SessionDelivery,
+    SessionQuery,
+    SessionUpdate,
+    Signal,
+    Store,
+    Term,
+    Words,
+    now_iso,
+)
 from kenning.store.sqlite import SQLiteStore
 
-__all__ = ["ItemQuery", "SQLiteStore", "Store", "Term", "Words", "now_iso", "open_store"]
+__all__ = [
+    "UNSET",
+    "ItemQuery",
+    "LessonState",
+    "PlanReceipt",
+    "Project",
+    "ReceiptStep",
+    "ReceiptWrite",
+    "SQLiteStore",
+    "SessionDelivery",
+    "SessionQuery",
+    "SessionUpdate",
+    "Signal",
+    "Store",
+    "Term",
+    "Words",
+    "now_iso",
+    "open_store",
+]
 
 
 def open_store(

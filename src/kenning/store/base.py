@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from enum import Enum
+from typing import Any, Final, Protocol
 
 from kenning.model import Item, Revision, Session
 
@@ -45,6 +46,158 @@ class ItemQuery:
     # Best first as `kenning.rank` orders: each kind's group (lower first), then uses,
     # last use, capture and id, newest first; `rank.query` fills it in.
     kind_groups: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionQuery:
+    """Which sessions to list, newest first. None means 'any'."""
+
+    agent: str | None = None
+    repo: str | None = None
+    cwd: str | None = None
+    workstream: str | None = None
+    project: str | None = None
+    # The sessions whose prompts, agent, model or repo hold this text, case folded (a
+    # person looking for one in `ken panel`); empty: any.
+    text: str = ""
+    limit: int = 50  # 0 means the default, 50
+    offset: int = 0  # skip this many first: a page further down
+
+
+class Unset(Enum):
+    """A field of a `SessionUpdate` not given: its column keeps its value."""
+
+    UNSET = "unset"
+
+
+UNSET: Final = Unset.UNSET
+
+
+@dataclass(frozen=True, slots=True)
+class SessionUpdate:
+    """Which of a session's columns to set. A field left UNSET keeps its value; None
+    clears it. `last_seen_at` is the store's clock unless given."""
+
+    model: str | None | Unset = UNSET
+    ended_at: str | None | Unset = UNSET
+    end_reason: str | None | Unset = UNSET
+    commits: tuple[str, ...] | Unset = UNSET
+    diff_stat: str | None | Unset = UNSET
+    pid: int | None | Unset = UNSET
+    last_seen_at: str | Unset = UNSET
+
+    def changes(self) -> dict[str, Any]:
+        """The fields given, by name (the session's column names)."""
+        given = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: value for name, value in given.items() if value is not UNSET}
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDelivery:
+    """One thing a session was told: a pack, a recall, a compaction's new start."""
+
+    at: str
+    what: str
+    item_ids: tuple[str, ...]
+    query: str | None = None  # what recall was asked
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """A registered project: a folder whose notes are indexed (kenning.projects)."""
+
+    slug: str
+    folder: str
+    repo: str | None
+    added_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slug": self.slug, "dir": self.folder, "repo": self.repo, "added_at": self.added_at}
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """One thing the hooks noted in a session for its run lessons (store/signals.py)."""
+
+    at: str
+    kind: str  # failure, denial, repeat, correction, statement
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"at": self.at, "kind": self.kind, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class LessonState:
+    """When Stop asked a session for a reflection, and when one was recorded."""
+
+    asked_at: str | None = None
+    reflected_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptWrite:
+    """One item a plan's operation wrote, at the version it wrote."""
+
+    id: str
+    change: str
+    revision: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptStep:
+    """One operation of an applied plan and the items it wrote."""
+
+    index: int
+    op: str
+    items: tuple[ReceiptWrite, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PlanReceipt:
+    """What applying a plan wrote, stored in the plan's transaction under its digest."""
+
+    digest: str
+    plan_id: str
+    owner: str
+    applied_at: str
+    operations: tuple[ReceiptStep, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The receipt's JSON shape (`ken plan receipt --json`; stored with sorted keys)."""
+        return {
+            "plan_id": self.plan_id,
+            "owner": self.owner,
+            "operations": [
+                {
+                    "index": step.index,
+                    "op": step.op,
+                    "items": [
+                        {"id": w.id, "change": w.change, "revision": w.revision} for w in step.items
+                    ],
+                }
+                for step in self.operations
+            ],
+            "digest": self.digest,
+            "applied_at": self.applied_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PlanReceipt:
+        return cls(
+            digest=data["digest"],
+            plan_id=data["plan_id"],
+            owner=data["owner"],
+            applied_at=data["applied_at"],
+            operations=tuple(
+                ReceiptStep(
+                    int(step["index"]),
+                    step["op"],
+                    tuple(ReceiptWrite(w["id"], w["change"], w["revision"]) for w in step["items"]),
+                )
+                for step in data["operations"]
+            ),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,14 +294,14 @@ class Store(Protocol):
         plan_id: str,
         owner: str,
         changes: Sequence[PlannedChange],
-        receipt: dict[str, Any],
-    ) -> tuple[dict[str, Any], bool]: ...
-    def plan_receipt(self, digest: str) -> dict[str, Any] | None: ...
-    def plan_receipts(self, plan_id: str) -> list[dict[str, Any]]: ...
+        steps: Sequence[ReceiptStep],
+    ) -> tuple[PlanReceipt, bool]: ...
+    def plan_receipt(self, digest: str) -> PlanReceipt | None: ...
+    def plan_receipts(self, plan_id: str) -> list[PlanReceipt]: ...
     def integrity_check(self) -> str: ...
 
     # projects
-    def projects(self) -> list[dict[str, Any]]: ...
+    def projects(self) -> list[Project]: ...
     def add_project(self, slug: str, folder: str, repo: str | None) -> None: ...
     def remove_project(self, slug: str) -> bool: ...
     def file_stamp(self, slug: str, name: str) -> tuple[int, int] | None: ...
@@ -159,11 +312,11 @@ class Store(Protocol):
     # sessions
     def upsert_session(self, session: Session, scopes: Sequence[str] = ()) -> Session: ...
     def get_session(self, session_id: str) -> Session: ...
-    def list_sessions(self, **filters: Any) -> list[Session]: ...
+    def list_sessions(self, query: SessionQuery) -> list[Session]: ...
     def find_session(self, agent: str, agent_session_id: str) -> Session | None: ...
     def find_session_ids(self, ref: str) -> list[str]: ...
     def open_sessions(self, agent: str | None = None) -> list[tuple[Session, str]]: ...
-    def update_session(self, session_id: str, **fields: Any) -> None: ...
+    def update_session(self, session_id: str, update: SessionUpdate) -> None: ...
     def note_prompt(self, session_id: str, prompt: str) -> None: ...
     def count_sessions(self) -> int: ...
     def summary_progress(self, session_id: str) -> tuple[int, int]: ...
@@ -173,7 +326,7 @@ class Store(Protocol):
     def record_delivery(
         self, session_id: str, what: str, item_ids: Sequence[str], query: str | None = None
     ) -> None: ...
-    def deliveries(self, session_id: str) -> list[dict[str, Any]]: ...
+    def deliveries(self, session_id: str) -> list[SessionDelivery]: ...
 
     # word statistics (the backend's own stemming and counts)
     def doc_freqs(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]: ...
@@ -195,9 +348,9 @@ class Store(Protocol):
 
     # run lessons: what the hooks noted in a session (store/signals.py)
     def add_signal(self, session_id: str, kind: str, detail: str = "") -> None: ...
-    def signals(self, session_id: str) -> list[dict[str, Any]]: ...
+    def signals(self, session_id: str) -> list[Signal]: ...
     def add_prompt(self, session_id: str, text: str) -> None: ...
     def session_prompts(self, session_id: str) -> list[str]: ...
     def note_call(self, session_id: str, key: str) -> int: ...
-    def lesson_state(self, session_id: str) -> dict[str, Any]: ...
+    def lesson_state(self, session_id: str) -> LessonState: ...
     def mark_lesson(self, session_id: str, what: str) -> bool: ...

@@ -15,26 +15,26 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from kenning.errors import InvalidInput, PlanConflict
 from kenning.ids import short_id
-from kenning.store.base import Conflict, PlannedChange, now_iso
-from kenning.store.sqlite import ITEM_COLUMNS, SQLiteStore, _item_values, _row_to_item
+from kenning.store import sqlite_columns as columns
+from kenning.store.base import Conflict, PlannedChange, PlanReceipt, ReceiptStep, now_iso
+from kenning.store.sqlite_items import Items
 
 
-def receipt(store: SQLiteStore, digest: str) -> dict[str, Any] | None:
+def receipt(store: Items, digest: str) -> PlanReceipt | None:
     rows = store.conn.execute(
         "SELECT receipt FROM plan_receipts WHERE digest = ?", (digest,)
     ).fetchall()
-    return dict(json.loads(rows[0][0])) if rows else None
+    return PlanReceipt.from_dict(json.loads(rows[0][0])) if rows else None
 
 
-def receipts_for(store: SQLiteStore, plan_id: str) -> list[dict[str, Any]]:
+def receipts_for(store: Items, plan_id: str) -> list[PlanReceipt]:
     rows = store.conn.execute(
         "SELECT receipt FROM plan_receipts WHERE plan_id = ? ORDER BY applied_at", (plan_id,)
     ).fetchall()
-    return [dict(json.loads(r[0])) for r in rows]
+    return [PlanReceipt.from_dict(json.loads(r[0])) for r in rows]
 
 
 def _conflicts(conn: sqlite3.Connection, changes: Sequence[PlannedChange]) -> list[Conflict]:
@@ -73,21 +73,21 @@ def _conflicts(conn: sqlite3.Connection, changes: Sequence[PlannedChange]) -> li
 
 
 def apply(
-    store: SQLiteStore,
+    store: Items,
     digest: str,
     plan_id: str,
     owner: str,
     changes: Sequence[PlannedChange],
-    body: dict[str, Any],
-) -> tuple[dict[str, Any], bool]:
-    """Apply `changes` and store the receipt (`body` plus when): (receipt, False); or,
+    steps: Sequence[ReceiptStep],
+) -> tuple[PlanReceipt, bool]:
+    """Apply `changes` and store the receipt (`steps` and when): (receipt, False); or,
     when this digest was applied before, (its receipt, True) with nothing written."""
     with store._write() as conn:
         done = conn.execute(
             "SELECT receipt FROM plan_receipts WHERE digest = ?", (digest,)
         ).fetchone()
         if done is not None:
-            return dict(json.loads(done[0])), True
+            return PlanReceipt.from_dict(json.loads(done[0])), True
         other = conn.execute(
             "SELECT digest FROM plan_receipts WHERE plan_id = ?", (plan_id,)
         ).fetchone()
@@ -107,22 +107,20 @@ def apply(
                 store._insert_all(conn, [change.new], change.change)
                 continue
             row = conn.execute(
-                f"SELECT {ITEM_COLUMNS} FROM items WHERE id = ?", (change.item_id,)
+                f"SELECT {columns.SELECT} FROM items WHERE id = ?", (change.item_id,)
             ).fetchone()
-            old = _row_to_item(row)
-            item = replace(old, **dict(change.fields))
-            assignments = ", ".join(f"{name.strip()} = ?" for name in ITEM_COLUMNS.split(",")[1:])
-            conn.execute(
-                f"UPDATE items SET {assignments} WHERE id = ?",
-                (*_item_values(item)[1:], item.id),
-            )
-            if store._index_text(old) != store._index_text(item):
-                store._count_terms(conn, [item], [old])
-            store._write_revision(conn, item, change.change)
-        stored = {**body, "digest": digest, "applied_at": now_iso()}
+            old = columns.row_to_item(row)
+            store._overwrite(conn, old, replace(old, **dict(change.fields)), change.change)
+        stored = PlanReceipt(digest, plan_id, owner, now_iso(), tuple(steps))
         conn.execute(
             "INSERT INTO plan_receipts (digest, plan_id, owner, applied_at, receipt) "
             "VALUES (?, ?, ?, ?, ?)",
-            (digest, plan_id, owner, stored["applied_at"], json.dumps(stored, sort_keys=True)),
+            (
+                digest,
+                plan_id,
+                owner,
+                stored.applied_at,
+                json.dumps(stored.to_dict(), sort_keys=True),
+            ),
         )
         return stored, False

@@ -11,22 +11,12 @@ tool call an agent makes.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
-from typing import Any
-
-from kenning.store.base import now_iso
+from kenning.store.base import LessonState, Signal, now_iso
+from kenning.store.sqlite_core import Core
 
 
-class Signals:
+class Signals(Core):
     """The signals part of the SQLite store (mixed into `SQLiteStore`)."""
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        raise NotImplementedError
 
     def add_signal(self, session_id: str, kind: str, detail: str = "") -> None:
         with self._write() as conn:
@@ -35,11 +25,11 @@ class Signals:
                 (session_id, now_iso(), kind, detail),
             )
 
-    def signals(self, session_id: str) -> list[dict[str, Any]]:
+    def signals(self, session_id: str) -> list[Signal]:
         rows = self._read(
             "SELECT at, kind, detail FROM signals WHERE session_id = ? ORDER BY id", (session_id,)
         )
-        return [{"at": r["at"], "kind": r["kind"], "detail": r["detail"]} for r in rows]
+        return [Signal(r["at"], r["kind"], r["detail"]) for r in rows]
 
     def add_prompt(self, session_id: str, text: str) -> None:
         with self._write() as conn:
@@ -67,14 +57,14 @@ class Signals:
             ).fetchone()
         return int(row[0])
 
-    def lesson_state(self, session_id: str) -> dict[str, Any]:
+    def lesson_state(self, session_id: str) -> LessonState:
         """When Stop asked this session for a reflection, and when one was recorded."""
         rows = self._read(
             "SELECT asked_at, reflected_at FROM lesson_state WHERE session_id = ?", (session_id,)
         )
         if not rows:
-            return {"asked_at": None, "reflected_at": None}
-        return {"asked_at": rows[0]["asked_at"], "reflected_at": rows[0]["reflected_at"]}
+            return LessonState()
+        return LessonState(rows[0]["asked_at"], rows[0]["reflected_at"])
 
     def mark_lesson(self, session_id: str, what: str) -> bool:
         """Set `asked_at` or `reflected_at` once; False when it was set already (so two hooks
