@@ -48,9 +48,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests bench docs
 	$(BIN)/mypy
 
+# Store sizes bench/scale_bench.py measures search, recall and pack at (each store is
+# built once into $(BENCH_CACHE) and kept): `make bench BENCH_SIZES=100000,1000000`.
+BENCH_SIZES ?= 10000,100000
+BENCH_CACHE ?= /var/tmp/kenning-bench
+
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/hook_bench.py
+	BENCH_SIZES=$(BENCH_SIZES) BENCH_CACHE=$(BENCH_CACHE) $(BIN)/python bench/scale_bench.py
 	$(BIN)/python bench/mcp_bench.py
 	$(BIN)/python bench/recall_bench.py
 	$(BIN)/python bench/locked_bench.py

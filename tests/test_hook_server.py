@@ -3,7 +3,8 @@ own process when it does not (and starts one), and the answers are the same.
 
 A hook answered by its own process looks the same from outside as one the server
 answered, so the tests read the server's status file (its pid and how many hooks it
-answered) to see which process did."""
+answered), and the client's `KEN_HOOK_TRACE` line (the pid that answered), to see which
+process did."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import pytest
 from conftest import KEN_BIN, ken
 from helpers import add
 from kenning.hooks import client, wire
-from kenning.hookstate import code_stamp, socket_path, status_path
+from kenning.hookstate import code_stamp, pid_path, socket_path, status_path
 
 # Hooks held to the timeouts agents give them: alone on the cores (see pyproject's markers).
 pytestmark = pytest.mark.timing
@@ -145,6 +146,73 @@ def test_a_hook_without_a_server_answers_itself_and_starts_one(tmp_path: Path, s
     sessions = json.loads(ken("sessions", "--all", "--json").output)
     assert sorted(s["agent_session_id"] for s in sessions) == ["s1", "s2"]
     assert all(s["first_prompt"] == PROMPT for s in sessions)
+
+
+def test_each_answer_says_which_process_gave_it_and_the_server_keeps_a_pid_file(
+    tmp_path: Path, served: Path
+):
+    seed()
+    cwd = repo(tmp_path)
+    first = hook(cwd, "s1", env={"KEN_HOOK_TRACE": "1"})
+    assert "real Postgres database" in first.stdout
+    assert "ken hook: answered in its own process (pid " in first.stderr
+    server = started(served)
+    pidfile = Path(pid_path(str(served)))
+    assert wait_for(lambda: pidfile.exists())
+    assert pidfile.read_text() == f"{server['pid']}\n"
+    assert pidfile.stat().st_mode & 0o777 == 0o600
+    second = hook(cwd, "s2", env={"KEN_HOOK_TRACE": "1"})
+    assert second.stdout == first.stdout
+    assert second.stderr == f"ken hook: answered by the hook server (pid {server['pid']})\n"
+    quiet = hook(cwd, "s3")  # without the variable, nothing on stderr
+    assert quiet.stderr == "" and quiet.stdout == first.stdout
+    subprocess.run([str(KEN_BIN), "hook", "--stop-server"], capture_output=True, timeout=20)
+    assert wait_for(lambda: not pidfile.exists()), "the pid file outlived its server"
+    assert not alive(server["pid"]) or wait_for(lambda: not alive(server["pid"]))
+
+
+def test_a_served_hook_gets_its_own_environment_and_the_server_s_stays_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """In process, as the server handles a request: the hook's store, log and settings
+    come from the environment it sent, in that thread alone; os.environ is untouched."""
+    import threading
+
+    from kenning.hooks.run import OpenStores, handle_bytes
+
+    seed()  # into this process's own KEN_DB
+    mine = dict(os.environ)
+    theirs = dict(os.environ, KEN_DB=str(tmp_path / "theirs.db"), KEN_RECALL_LIMIT="1")
+    payload = json.dumps(
+        {
+            "session_id": "t1",
+            "cwd": str(repo(tmp_path)),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": PROMPT,
+        }
+    ).encode()
+    stores = OpenStores()
+    seen: dict[str, Any] = {}
+
+    def serve() -> None:
+        seen["out"] = handle_bytes(
+            ["UserPromptSubmit", "--agent", "claude"],
+            payload,
+            stores=stores,
+            later=[],
+            env=wire.hook_env(theirs),
+        )
+        seen["env"] = dict(os.environ)
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    thread.join(30)
+    stores.close()
+    assert seen["out"] == ""  # their store holds no memories
+    assert seen["env"] == mine and dict(os.environ) == mine
+    other = json.loads(ken("sessions", "--all", "--json", env={"KEN_DB": theirs["KEN_DB"]}).output)
+    assert [s["agent_session_id"] for s in other] == ["t1"]
+    assert json.loads(ken("sessions", "--all", "--json").output) == []
 
 
 def test_the_server_records_what_it_told_after_answering(tmp_path: Path, served: Path):
@@ -638,7 +706,13 @@ def test_every_environment_variable_kenning_reads_is_one_a_hook_sends():
             if target is None or not isinstance(key, ast.Constant):
                 continue
             holder = ast.unparse(target)
-            from_env = holder in ("env", "environ") or "os.environ" in holder
+            # os.environ, an `env` mapping (a Config's too), the one in force (environ()).
+            from_env = (
+                holder in ("env", "environ")
+                or holder.endswith(".env")
+                or "os.environ" in holder
+                or "environ()" in holder
+            )
             if from_env and isinstance(key.value, str) and key.value.isupper():
                 read.add(key.value)
     read |= {s.env for s in config.SETTINGS if s.env}

@@ -556,3 +556,26 @@ def test_ken_recall_counts_no_use_and_tells_no_session(stocked: dict[str, Item])
     ken("recall", "rotate the staging credentials")
     with opened() as store:
         assert store.get_item(stocked["rotate"].id).use_count == 0
+
+
+def test_the_lexicon_is_kept_on_disk_and_read_back_the_same(store, monkeypatch) -> None:
+    """A hook in its own process reads the stemmed word lists from the state folder
+    instead of building them; what it reads is what building gives."""
+    import os
+
+    from kenning.recall import lexicon
+
+    monkeypatch.setattr(lexicon, "_lexicon", None)
+    built = lexicon._build(store)
+    assert lexicon.lexicon_of(store) == built
+    path = lexicon._kept_path(store)
+    assert path is not None and os.path.exists(path)
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    monkeypatch.setattr(lexicon, "_lexicon", None)
+    monkeypatch.setattr(lexicon, "_build", lambda store: pytest.fail("built again"))
+    assert lexicon.lexicon_of(store) == built
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("{not json")  # a damaged file is built again, not trusted
+    monkeypatch.undo()
+    monkeypatch.setattr(lexicon, "_lexicon", None)
+    assert lexicon.lexicon_of(store) == built

@@ -14,6 +14,7 @@ from conftest import ken, ken_proc
 from helpers import add, opened
 from kenning import items
 from kenning.errors import NotFound, RevisionConflict, StoreError
+from kenning.ids import new_ulid
 from kenning.model import Provenance, Scope, ScopeType, Session, Status
 from kenning.store import ItemQuery, SessionQuery, open_store
 from kenning.store import migrations as migrations_mod
@@ -367,3 +368,42 @@ def test_the_search_window_counts_only_matches_that_pass_the_filters(db_path, mo
         assert [f.item.id for f in items.search(store, "kafka", statuses=["archived"])] == [
             archived.id
         ]
+
+
+def test_a_count_by_scope_and_status_is_what_counting_every_item_gives(db_path):
+    """Packs count from the per-scope counts the triggers keep: through inserts, a
+    change of scope, of status, deletes, and items past their expiry."""
+    with opened(db_path) as store:
+        made = [
+            add(f"Note {n} about the deploy", store, scope="repo:github.com/acme/shop")
+            for n in range(6)
+        ]
+        add("Global note", store)
+        store.replace_item(
+            replace(made[0], expires_at="2000-01-01T00:00:00Z", revision=new_ulid()), "edit"
+        )
+        store.replace_item(
+            replace(made[1], scope=Scope(ScopeType.GLOBAL), revision=new_ulid()), "edit"
+        )
+        store.replace_item(replace(made[2], status=Status.ARCHIVED, revision=new_ulid()), "archive")
+        store.delete_items([made[3].id])
+
+        def by_hand(query: ItemQuery) -> int:
+            where, params = store._where(query)
+            return int(
+                store.conn.execute(f"SELECT count(*) FROM items WHERE {where}", params).fetchone()[
+                    0
+                ]
+            )
+
+        for query in (
+            ItemQuery(scopes=("repo:github.com/acme/shop",)),
+            ItemQuery(scopes=("repo:github.com/acme/shop", "global")),
+            ItemQuery(scopes=("repo:github.com/acme/shop",), include_expired=True),
+            ItemQuery(scopes=("global",), statuses=("active", "archived")),
+            ItemQuery(statuses=("archived",)),
+            ItemQuery(scopes=("nowhere",)),
+        ):
+            assert store.count_items(query) == by_hand(query), query
+        assert store.count_items(ItemQuery(scopes=("repo:github.com/acme/shop",))) == 2
+        assert store.count_items(ItemQuery(scopes=("global",))) == 2

@@ -290,3 +290,30 @@ def test_the_model_is_the_latest_real_one(tmp_path: Path) -> None:
     ]
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n{not json\n")
     assert last_model("claude", str(path)) == "claude-opus-4-1"
+
+
+def test_claude_s_last_prompts_read_from_the_end_are_the_user_turns_of_its_tail(tmp_path: Path):
+    """Recall reads the person's last prompts on every prompt: from the end of the file,
+    stopping once it has them, and the same prompts as reading the whole tail."""
+    from kenning.agents import claude
+    from kenning.agents.transcript import read_lines
+
+    fixture = FIXTURES / "claude" / "tool-call-and-compact.jsonl"
+    lines = fixture.read_text().splitlines()
+    longer = tmp_path / "long.jsonl"
+    prompts = [
+        json.dumps({"type": "user", "message": {"role": "user", "content": f"prompt {n}"}})
+        for n in range(6)
+    ]
+    longer.write_text("\n".join([*lines, *prompts[:3], *lines, *prompts[3:], lines[-1]]) + "\n")
+    for path in (fixture, longer):
+        every = [t.text for t in claude.turns(read_lines(str(path), claude.TAIL_BYTES))]
+        users = [
+            t.text
+            for t in claude.turns(read_lines(str(path), claude.TAIL_BYTES))
+            if t.role == "user"
+        ]
+        assert every  # the fixture has a conversation
+        for limit in (1, 2, 3, 5, 50):
+            assert claude.last_prompts(str(path), None, limit) == users[-limit:]
+    assert claude.last_prompts(str(longer), None, 2) == ["prompt 4", "prompt 5"]

@@ -14,15 +14,14 @@ clears them has the user's rights (docs/explanation/agent-detection.md).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
-from kenning import agents
+from kenning import agents, paths
 
 
 def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
     """The agent whose shell this is, or None for a person's own shell."""
-    env = os.environ if env is None else env
+    env = paths.environ() if env is None else env
     if env.get("KEN_AGENT"):
         return env["KEN_AGENT"].strip().lower()
     found = agents.from_env(env)

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kenning import agents, ids
+from kenning import agents, ids, paths
 from kenning.agents.agent import Agent, MemoryPlace, SavedMemory
 from kenning.deliver import COLLECT  # the hooks have it loaded already
 from kenning.model import MAX_ITEM_BYTES, Item, Provenance, Scope, ScopeType, Status
@@ -80,7 +80,7 @@ def collect(
 ) -> Collected:
     """Bring in every agent's saved memories; with `changed_only`, only from places
     whose stamp moved since the last collection."""
-    env = os.environ if env is None else env
+    env = paths.environ() if env is None else env
     done = Collected()
     checkouts = _Checkouts(store, cwd)
     for agent in agents.AGENTS.values():

@@ -24,6 +24,10 @@ from kenning.agents.agent import LAUNCH_KEYS
 from kenning.errors import InvalidInput
 from kenning.model import repo_key
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 
 class Command(list[str]):
     """A command line: a TOML array of words (`["claude", "-p"]`), or a string that is
@@ -416,7 +420,15 @@ class Config:
     team_sync_at_start: Value[bool] = Value("team.sync_at_start")
     team_start_timeout_secs: Value[float] = Value("team.start_timeout_secs")
 
-    def __init__(self, file: dict[str, Any] | None = None, **flags: Any) -> None:
+    def __init__(
+        self,
+        file: dict[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        **flags: Any,
+    ) -> None:
+        # The environment settings are read from: the one in force (a served hook's in
+        # the hook server), unless given.
+        self.env = paths.environ() if env is None else env
         self.file = read_file() if file is None else file
         self.flags = {k.replace("__", "."): v for k, v in flags.items() if v is not None}
 
@@ -426,8 +438,8 @@ class Config:
         key = setting.key
         if key in self.flags:
             return self.flags[key]
-        if setting.env and os.environ.get(setting.env) not in (None, ""):
-            return parse_value(setting, os.environ[setting.env], f"from ${setting.env}")
+        if setting.env and self.env.get(setting.env) not in (None, ""):
+            return parse_value(setting, self.env[setting.env], f"from ${setting.env}")
         value = _dig(self.file, key)
         if value is not _MISSING:
             return _check_type(setting, value)
@@ -438,7 +450,7 @@ class Config:
         key = setting.key
         if key in self.flags:
             return "flag"
-        if setting.env and os.environ.get(setting.env) not in (None, ""):
+        if setting.env and self.env.get(setting.env) not in (None, ""):
             return f"env {setting.env}"
         if _dig(self.file, key) is not _MISSING:
             return "file"

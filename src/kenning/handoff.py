@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kenning import agents, items, policy, sessions
+from kenning import agents, items, paths, policy, sessions
 from kenning.agents.agent import LaunchSettings
 from kenning.config import Config
 from kenning.errors import InvalidInput
@@ -61,7 +61,13 @@ def git_text(cwd: str | None, *args: str) -> str:
         return ""
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+            env=paths.served_env(),  # a served hook's own PATH and HOME
         )
     except (OSError, subprocess.SubprocessError):
         return ""
@@ -184,7 +190,7 @@ def own_instructions(agent: str) -> str:
     """The agent's own instructions that a `developer_instructions` handoff replaces
     (Codex's `developer_instructions` in its config.toml): kept, the pack after them."""
     known = agents.AGENTS.get(agent)
-    return known.instructions(os.environ) if known and known.instructions else ""
+    return known.instructions(paths.environ()) if known and known.instructions else ""
 
 
 def _line_sessions(store: Store, where: Where) -> list[Session]:

@@ -99,6 +99,13 @@ def status_path(socket: str) -> str:
     return base + "-server.json"
 
 
+def pid_path(socket: str) -> str:
+    """The pid file of the server at `socket`: `hooks-server.pid` beside `hooks.sock`,
+    holding its pid and a newline while it listens there."""
+    base = socket[: -len(".sock")] if socket.endswith(".sock") else socket
+    return base + "-server.pid"
+
+
 def code_stamp() -> int:
     """The newest modification time of kenning's modules: it moves when code changes."""
     root = os.path.dirname(os.path.abspath(__file__))

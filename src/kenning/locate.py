@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from kenning import paths
 from kenning import where as where_mod
 from kenning.config import Config
 from kenning.store import Store
@@ -22,7 +23,7 @@ def here(
 ) -> where_mod.Where:
     workspaces = config.file.get("workspaces")
     projects = store.projects() if store is not None else []
-    env = dict(os.environ if env is None else env)
+    env = dict(paths.environ() if env is None else env)
     if config.workspace and not env.get("KEN_WORKSPACE"):
         env["KEN_WORKSPACE"] = config.workspace  # the setting, from config.toml
     return where_mod.detect(

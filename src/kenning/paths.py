@@ -2,25 +2,64 @@
 these on every prompt, before anything heavier is imported, not even collections.abc).
 `config` wraps them.
 
-Each function reads this process's environment, or `env` when given: `ken doctor`
-works out which store an agent's MCP server will open from the variables it is given.
+Each function reads the environment in force (`environ()`), or `env` when given: `ken
+doctor` works out which store an agent's MCP server will open from the variables it is
+given. The environment in force is this process's, except while the hook server handles
+a hook (`serving`): then it is the one that hook's client sent, for that hook alone and
+in that thread alone (a context variable; the process environment is never touched).
 """
 
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+_SERVED: ContextVar[Mapping[str, str] | None] = ContextVar("kenning_served_env", default=None)
 
 
-def home(env: dict[str, str] | None = None) -> str:
-    return (os.environ if env is None else env).get("HOME") or os.path.expanduser("~")
+def environ() -> Mapping[str, str]:
+    """The environment in force: the served hook's, else this process's."""
+    served = _SERVED.get()
+    return os.environ if served is None else served
 
 
-def xdg(var: str, fallback: str, env: dict[str, str] | None = None) -> str:
-    value = (os.environ if env is None else env).get(var)
+def served_env() -> dict[str, str] | None:
+    """The served hook's environment, for a program a hook runs (git), or None outside
+    the hook server, where programs inherit this process's own."""
+    served = _SERVED.get()
+    return None if served is None else dict(served)
+
+
+class serving:  # noqa: N801 - used as `with serving(env):`, like a function
+    """`with serving(env):` the environment in force is `env` (the hook server's
+    request); this module imports no contextlib, for the hook client's sake."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.token: object = None
+
+    def __enter__(self) -> Mapping[str, str]:
+        self.token = _SERVED.set(self.env)
+        return self.env
+
+    def __exit__(self, *exc: object) -> None:
+        _SERVED.reset(self.token)  # type: ignore[arg-type]
+
+
+def home(env: Mapping[str, str] | None = None) -> str:
+    return (environ() if env is None else env).get("HOME") or os.path.expanduser("~")
+
+
+def xdg(var: str, fallback: str, env: Mapping[str, str] | None = None) -> str:
+    value = (environ() if env is None else env).get(var)
     return value if value and os.path.isabs(value) else os.path.join(home(env), fallback)
 
 
-def data_dir(env: dict[str, str] | None = None) -> str:
+def data_dir(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(xdg("XDG_DATA_HOME", ".local/share", env), "kenning")
 
 
@@ -32,11 +71,11 @@ def state_dir() -> str:
     return os.path.join(xdg("XDG_STATE_HOME", ".local/state"), "kenning")
 
 
-def db_path(env: dict[str, str] | None = None) -> str:
+def db_path(env: Mapping[str, str] | None = None) -> str:
     """The store file: $KEN_DB, else $XDG_DATA_HOME/kenning/memory.db."""
-    override = (os.environ if env is None else env).get("KEN_DB")
+    override = (environ() if env is None else env).get("KEN_DB")
     if override:
-        if env is not None and (override == "~" or override.startswith("~/")):
+        if override == "~" or override.startswith("~/"):
             return os.path.join(home(env), override[2:])
         return os.path.expanduser(override)
     return os.path.join(data_dir(env), "memory.db")

@@ -20,7 +20,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from kenning import agents, ids
+from kenning import agents, ids, paths
 from kenning.ids import short_id
 from kenning.model import Provenance, Session
 from kenning.redact import redact
@@ -140,7 +140,13 @@ def _git(cwd: str, *args: str) -> str | None:
 
     try:
         result = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, check=False
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+            env=paths.served_env(),  # a served hook's own PATH and HOME
         )
     except (OSError, subprocess.SubprocessError):
         return None

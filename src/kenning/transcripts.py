@@ -31,6 +31,8 @@ def user_turns(
     known = agents.AGENTS.get(agent)
     if known is None or known.transcript is None or not path or not _exists(path):
         return []
+    if known.last_prompts is not None and limit > 0:
+        return known.last_prompts(path, session_id, limit)
     turns = known.transcript(path, session_id, TAIL_BYTES)
     return [t.text for t in turns if t.role == "user"][-limit:]
 

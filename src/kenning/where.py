@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kenning import paths as paths_mod
 from kenning.errors import InvalidInput
 from kenning.model import Provenance, Scope, ScopeType, normalize_origin
 
@@ -188,7 +189,7 @@ def detect(
     `[workspaces]`); `projects` maps a project slug to its folder, `project_repos` to the
     repo it was added from (a project applies anywhere in that repo).
     """
-    env = os.environ if env is None else env
+    env = paths_mod.environ() if env is None else env
     here = str(Path(cwd or os.getcwd()).resolve())
     git = find_git(here)
     scopes: list[Scope] = []

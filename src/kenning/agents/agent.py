@@ -17,6 +17,7 @@ comments, so an agent describes such a file (where, which table, what goes in it
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -272,7 +273,7 @@ class LaunchSettings(NamedTuple):
 LAUNCH_KEYS = frozenset(LaunchSettings._fields)
 
 
-def _same(payload: dict[str, Any]) -> dict[str, Any]:
+def _same(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     return payload
 
 
@@ -325,7 +326,7 @@ class Agent(NamedTuple):
     # Processes that may host it without naming it (node): used for its pid, never to
     # say which agent a process is.
     host_process_names: tuple[str, ...] = ()
-    adapt: Callable[[dict[str, Any]], dict[str, Any]] = _same
+    adapt: Callable[[dict[str, Any], Mapping[str, str]], dict[str, Any]] = _same
     recognizes: Callable[[Mapping[str, Any]], bool] | None = None
     trust: HookTrust | None = None
     # (path, the agent's session id, bytes from the end or None for all) -> turns; the
@@ -333,6 +334,10 @@ class Agent(NamedTuple):
     transcript: Callable[[str, str | None, int | None], list[Turn]] | None = None
     # (path, the agent's session id) -> the model, for agents whose hooks do not send it
     last_model: Callable[[str, str | None], str | None] | None = None
+    # (path, the agent's session id, how many) -> the person's last prompts, read from the
+    # end and no further than they are (recall's context, on every prompt); without it,
+    # the user turns of `transcript`'s tail.
+    last_prompts: Callable[[str, str | None, int], list[str]] | None = None
     # The agent's own instructions a `developer_instructions` handoff must keep.
     instructions: Callable[[Env], str] | None = None
     # The instruction files it loads by itself from a repo (CLAUDE.md): a memory
@@ -370,11 +375,15 @@ class Agent(NamedTuple):
                 return name
         return event.value
 
-    def parse(self, payload: Any, event_name: str | None = None) -> HookEvent:
-        """The payload of one hook call as a HookEvent; BadPayload when it cannot be."""
+    def parse(
+        self, payload: Any, event_name: str | None = None, env: Mapping[str, str] | None = None
+    ) -> HookEvent:
+        """The payload of one hook call as a HookEvent; BadPayload when it cannot be.
+        `env` is the hook's environment (this process's unless given): where an agent
+        keeps its transcripts, when its payload does not say."""
         if not isinstance(payload, dict):
             raise BadPayload(f"expected a JSON object, got {type(payload).__name__}")
-        common = self.adapt(payload)
+        common = self.adapt(payload, os.environ if env is None else env)
         name = text_field(common, "hook_event_name") or event_name or ""
         cwd = text_field(common, "cwd")
         if not cwd:

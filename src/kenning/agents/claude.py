@@ -146,23 +146,32 @@ def _mcp_cli(
     return ["claude", "mcp", "remove", name, "--scope", "user"], [*add, "--", command, *args]
 
 
+def _said(record: dict[str, Any] | None) -> tuple[str, str, dict[str, Any]] | None:
+    """(kind, text, message) of a line that is part of the conversation, else None."""
+    if record is None or record.get("isSidechain") or record.get("isMeta"):
+        return None
+    if record.get("isCompactSummary"):
+        return None
+    kind = record.get("type")
+    message = record.get("message")
+    if kind not in ("user", "assistant") or not isinstance(message, dict):
+        return None
+    text = text_of(message.get("content")).strip()
+    if not text or (kind == "user" and not is_person(text)):
+        return None
+    return str(kind), text, message
+
+
 def turns(lines: list[str]) -> list[Turn]:
     """The conversation: the person's prompts and the agent's text, in order."""
     found: list[Turn] = []
     last_id: str | None = None
     for line in lines:
         record = json_line(line)
-        if record is None or record.get("isSidechain") or record.get("isMeta"):
+        said = _said(record)
+        if said is None or record is None:
             continue
-        if record.get("isCompactSummary"):
-            continue
-        kind = record.get("type")
-        message = record.get("message")
-        if kind not in ("user", "assistant") or not isinstance(message, dict):
-            continue
-        text = text_of(message.get("content")).strip()
-        if not text or (kind == "user" and not is_person(text)):
-            continue
+        kind, text, message = said
         message_id = message.get("id") if kind == "assistant" else None
         if message_id and message_id == last_id and found and found[-1].role == "assistant":
             # One API message is split over several lines, one block each.
@@ -171,6 +180,19 @@ def turns(lines: list[str]) -> list[Turn]:
             found.append(Turn(kind, text, timestamp(record)))
         last_id = message_id
     return found
+
+
+def last_prompts(path: str, session_id: str | None, limit: int) -> list[str]:
+    """The person's last `limit` prompts, in order: the lines of the tail read from the
+    end, and only until that many are found (each line is JSON to parse)."""
+    found: list[str] = []
+    for line in reversed(read_lines(path, TAIL_BYTES)):
+        said = _said(json_line(line))
+        if said is not None and said[0] == "user":
+            found.append(said[1])
+            if len(found) >= limit:
+                break
+    return found[::-1]
 
 
 def last_model(path: str, session_id: str | None = None) -> str | None:
@@ -237,6 +259,7 @@ AGENT = Agent(
     prompt_context="hook_specific",
     transcript=jsonl_reader(turns),
     last_model=last_model,
+    last_prompts=last_prompts,
     memory_places=memory_places,
     checkout_name=checkout_name,
     commands=commands,

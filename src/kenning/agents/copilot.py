@@ -128,7 +128,7 @@ def hook_commands(text: str, path: Path) -> dict[str, str]:
 # --- payloads ------------------------------------------------------------------------
 
 
-def adapt(payload: dict[str, Any]) -> dict[str, Any]:
+def adapt(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     """Copilot's payload in the common spelling, with kenning's `source` words and the
     transcript's path, which sessionStart and userPromptSubmitted do not send."""
     common = dict(payload)
@@ -144,9 +144,7 @@ def adapt(payload: dict[str, Any]) -> dict[str, Any]:
         and isinstance(session_id, str)
         and re.fullmatch(SESSION_ID, session_id)
     ):
-        import os
-
-        common["transcript_path"] = str(events_file(os.environ, session_id))
+        common["transcript_path"] = str(events_file(env, session_id))
     return common
 
 

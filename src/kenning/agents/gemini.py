@@ -115,7 +115,7 @@ def _key(text: str) -> str:
     return hashlib.sha256(" ".join(text.lower().split()).encode()).hexdigest()[:16]
 
 
-def adapt(payload: dict[str, Any]) -> dict[str, Any]:
+def adapt(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     prompt = payload.get("prompt")
     if isinstance(prompt, str):
         # Gemini puts the SessionStart context in front of the prompt it passes on.

@@ -198,12 +198,10 @@ def plugin_commands(text: str, path: Path) -> dict[str, str]:
 # --- payloads, transcripts -----------------------------------------------------------
 
 
-def adapt(payload: dict[str, Any]) -> dict[str, Any]:
+def adapt(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     """The plugin sends the common form; the transcript is OpenCode's database."""
     if payload.get("transcript_path") is None:
-        import os
-
-        return {**payload, "transcript_path": str(database(os.environ))}
+        return {**payload, "transcript_path": str(database(env))}
     return payload
 
 

@@ -10,6 +10,7 @@ server for the next prompt. A server that finds kenning's code changed under it 
 aside, and is replaced the same way.
 
 `KEN_HOOK_SERVER=0` turns the server off (every hook runs in its own process).
+`KEN_HOOK_TRACE=1` says on stderr which process answered: the server (its pid) or this one.
 """
 
 from __future__ import annotations
@@ -68,7 +69,11 @@ def ask_server(path: str, request: bytes) -> Answer | None:
         return None
     finally:
         conn.close()
-    return wire.unpack_answer(b"".join(chunks))
+    data = b"".join(chunks)
+    if os.environ.get("KEN_HOOK_TRACE", "") not in ("", "0"):
+        pid = wire.answer_pid(data)[0]
+        _trace(f"answered by the hook server (pid {pid})" if pid else "no answer from a server")
+    return wire.unpack_answer(data)
 
 
 def start_server(path: str) -> None:
@@ -148,7 +153,14 @@ def main(argv: list[str]) -> int:
             start_server(path)
     from kenning.hooks.run import main as run_main
 
+    if os.environ.get("KEN_HOOK_TRACE", "") not in ("", "0"):
+        _trace(f"answered in its own process (pid {os.getpid()})")
     return run_main(argv, stdin)
+
+
+def _trace(message: str) -> None:
+    """`KEN_HOOK_TRACE=1`: say on stderr which process answers this hook."""
+    sys.stderr.write(f"ken hook: {message}\n")
 
 
 def _log(argv: list[str], message: str) -> None:

@@ -63,7 +63,7 @@ def _session(
         source=source,
         pid=sessions.agent_pid(event.agent, event.chain),
         idle_hours=config.hooks_idle_close_hours,
-        continued_from=os.environ.get("KEN_CONTINUES") or None,
+        continued_from=config.env.get("KEN_CONTINUES") or None,
         # A session left without SessionEnd gets its wrap-up after this hook's answer;
         # its summary is started with the answer.
         on_close=lambda ended: _closed(store, config, ended, later),
@@ -180,7 +180,7 @@ def _slash(
         return "kenning: memory capture is off here (config.toml): nothing was stored."
     agent = agents.get(event.agent)
     markers = (agent.hook_only_env, agent.tool_only_env)
-    return slash.run(store, command, where, event.agent, slash.from_cli(markers, os.environ))
+    return slash.run(store, command, where, event.agent, slash.from_cli(markers, config.env))
 
 
 def tool(store: Store, event: HookEvent, config: Config, later: Later) -> str:

@@ -18,7 +18,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kenning import config as config_mod
@@ -65,10 +65,11 @@ class OpenStores:
     def __init__(self) -> None:
         self.open: dict[str, tuple[int, Any]] = {}
 
-    def get(self) -> Any:
+    def get(self, env: Mapping[str, str] | None = None) -> Any:
+        from kenning import paths
         from kenning.store import open_store
 
-        path = str(config_mod.db_path())
+        path = paths.db_path(env)
         try:
             inode = os.stat(path).st_ino
         except OSError:
@@ -95,16 +96,24 @@ def run(
     later: list[Callable[[], None]] | None = None,
     caller: int | None = None,
     starts: list[tuple[list[str], str | None]] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> str:
     """Handle one hook call; returns what to print. Raises on any problem.
 
     `caller` is the hook's own process when another process (the hook server) handles
     it: the agent process is looked for above it, and the `ken` commands the hook would
     start (a summary) go to `starts`, for the hook's client to start. None: this process
-    is the hook's, and starts them itself."""
+    is the hook's, and starts them itself. `env` is the hook's environment when it is
+    not this process's (the hook server's request): everything the hook reads, down to
+    the paths of the store, config, log and spool, comes from it."""
+    if env is not None:
+        from kenning.paths import serving
+
+        with serving(env):
+            return run(argv, stdin, stores, later, caller, starts)
     from dataclasses import replace
 
-    from kenning import agents, sessions
+    from kenning import agents, paths, sessions
     from kenning.agents.agent import BadPayload
     from kenning.hooks import handlers
     from kenning.store import open_store
@@ -126,7 +135,7 @@ def run(
     agent = agents.from_payload(payload) if name is None else agents.AGENTS.get(name)
     if agent is None:
         raise BadPayload(f"unknown agent '{name}'")
-    event = agent.parse(payload, event_name)
+    event = agent.parse(payload, event_name, paths.environ())
     chain = sessions.process_chain() if caller is None else sessions.process_chain(caller)[1:]
     event = replace(event, chain=tuple(chain))
     config = config_mod.Config()
@@ -134,7 +143,7 @@ def run(
         return ""
     budget = BUSY_BUDGET.get(event.event.value, 2.0)
     if stores is not None:
-        store = stores.get()
+        store = stores.get(env)
         _bound(store, started + budget)
         if starts is not None:
             handlers.spawn = lambda args, cwd: starts.append((args, cwd))
@@ -171,8 +180,15 @@ def handle_bytes(
     later: list[Callable[[], None]] | None = None,
     caller: int | None = None,
     starts: list[tuple[list[str], str | None]] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> str:
-    """Handle one hook call; what to print ("" on any problem, which is logged)."""
+    """Handle one hook call; what to print ("" on any problem, which is logged, in the
+    hook's own log when `env` is the hook's)."""
+    if env is not None:
+        from kenning.paths import serving
+
+        with serving(env):
+            return handle_bytes(argv, stdin, debug, stores, later, caller, starts)
     event_name, agent, _ = _args(argv)
     try:
         return run(argv, stdin, stores, later, caller, starts)

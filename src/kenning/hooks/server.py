@@ -9,15 +9,18 @@ second, before a request), or when asked to stop (`ken hook-server stop` sends i
 SIGTERM; `ken hook --stop-server` asks over the socket). Beside its
 socket it keeps a small status file (`hooks-server.json`, mode 0600): its pid, when it
 started, the code it runs and how many hooks it answered, for `ken doctor` and
-`ken hook-server status`, and for tests to see which process answered.
+`ken hook-server status`; and a pid file (`hooks-server.pid`), which it removes when it
+exits.
 
 Each connection is read in a thread of its own, which first asks the kernel who is at
 the other end (a process of another user is turned away) and gives the client
 READ_SECONDS to send a request of at most `wire.MAX_REQUEST_BYTES`: a client that
 stalls or sends too much holds up no other hook. Whole requests are then handled one at
-a time, with the process environment set to the request's (the variables a hook reads),
+a time, each with the request's environment (the variables a hook reads) handed down
+explicitly (`kenning.paths.serving`; the server's own environment is never changed),
 so a server serves every store and config exactly as a hook process would, and with the
-client's process as the hook's (for the agent process above it). Whatever goes wrong
+client's process as the hook's (for the agent process above it). Each answer carries
+the server's pid, which the client shows with `KEN_HOOK_TRACE=1`. Whatever goes wrong
 becomes a line in the hook log and an empty answer: the client, like any hook, never
 breaks an agent.
 """
@@ -40,8 +43,8 @@ from typing import Any
 from kenning.hooklog import log
 from kenning.hooks import wire
 from kenning.hooks.run import OpenStores, handle_bytes
-from kenning.hookstate import Refused, check_folder, code_stamp, status_path
-from kenning.paths import state_dir
+from kenning.hookstate import Refused, check_folder, code_stamp, pid_path, status_path
+from kenning.paths import serving, state_dir
 
 
 def _answer(conn: socket.socket, data: bytes) -> bool:
@@ -222,25 +225,22 @@ def serve_one(
     if argv[:1] == [wire.STOP] or not code.current():
         _answer(conn, wire.STEP_ASIDE)
         return False
-    saved = dict(os.environ)
     later: list[Callable[[], None]] = []
     starts: list[tuple[list[str], str | None]] = []
-    try:
-        os.environ.clear()
-        os.environ.update(wire.hook_env(env))
-        out = handle_bytes(argv, stdin, stores=STORES, later=later, caller=pid, starts=starts)
-        sent = _answer(conn, wire.pack_answer(out, starts))
+    # The hook's own environment, handed down explicitly: this process's stays as it is.
+    with serving(wire.hook_env(env)) as hook_env:
+        out = handle_bytes(
+            argv, stdin, stores=STORES, later=later, caller=pid, starts=starts, env=hook_env
+        )
+        sent = _answer(conn, wire.pack_answer(out, starts, os.getpid()))
         conn.close()  # the agent goes on; the bookkeeping follows
         for action in later:
             try:
                 action()
             except Exception as exc:  # noqa: BLE001 - logged like any hook error
                 log("", "hook-server", f"{type(exc).__name__}: {exc}")
-        if sent and status is not None:
-            status.answered()  # counted once answered and recorded
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    if sent and status is not None:
+        status.answered()  # counted once answered and recorded
     return True
 
 
@@ -277,11 +277,39 @@ def bind(path: str) -> socket.socket | None:
     return server
 
 
+def write_pid(path: str) -> None:
+    """The pid file beside the socket (written whole, then moved into place)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(f"{os.getpid()}\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        log("", "hook-server", f"cannot write {path}: {exc}")
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def remove_pid(path: str) -> None:
+    """Take the pid file away, unless another server has written its own since."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            mine = fh.read().strip() == str(os.getpid())
+    except OSError:
+        return
+    if mine:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
 def serve(path: str, idle: float) -> None:
     code = Code()
     server = bind(path)
     if server is None:
         return
+    pidfile = pid_path(path)
+    write_pid(pidfile)
     status = Status(path, code, idle)
     status.write()
     stopping: list[int] = []
@@ -314,6 +342,7 @@ def serve(path: str, idle: float) -> None:
         with contextlib.suppress(OSError):
             os.unlink(path)
         status.remove()
+        remove_pid(pidfile)
 
 
 def _step_aside(jobs: queue.Queue[Job]) -> None:

@@ -5,7 +5,9 @@ nothing it can do without: a request is three netstrings (`<length>:<bytes>`): t
 arguments and the environment, each NUL-separated, then stdin as it came. The answer
 is one byte, `O` followed by what to print, or `S` when the server steps aside, or `R`
 followed by netstrings: what to print, then for each `ken` command the client is to
-start detached (a summarizer), its folder and its NUL-separated arguments.
+start detached (a summarizer), its folder and its NUL-separated arguments. An answer
+may open with `P` and a netstring of the answering server's pid (the client shows it
+with `KEN_HOOK_TRACE=1`, which is how tests see which process answered).
 
 Only the environment a hook's handling reads is sent (`HOOK_ENV`): an agent's shell
 holds API keys and tokens that are none of the server's business. Each side checks who
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 OK = b"O"
+PID = b"P"
 STEP_ASIDE = b"S"
 AND_START = b"R"
 STARTABLE = frozenset({"summarize"})  # the `ken` commands a server may ask a client to start
@@ -136,19 +139,36 @@ def unpack_request(data: bytes) -> tuple[list[str], dict[str, str], bytes]:
     return _split(fields[0]), env, fields[2]
 
 
-def pack_answer(text: str, starts: list[tuple[list[str], str | None]]) -> bytes:
-    """The answer: what to print, and the `ken` commands to start (args, folder)."""
+def pack_answer(
+    text: str, starts: list[tuple[list[str], str | None]], pid: int | None = None
+) -> bytes:
+    """The answer: what to print, and the `ken` commands to start (args, folder), from
+    the server with `pid`."""
+    head = PID + _netstring(str(pid).encode()) if pid is not None else b""
     if not starts:
-        return OK + text.encode("utf-8")
+        return head + OK + text.encode("utf-8")
     parts = [_netstring(text.encode("utf-8"))]
     for args, cwd in starts:
         parts += [_netstring(_text(cwd or "")), _netstring(b"\0".join(_text(a) for a in args))]
-    return AND_START + b"".join(parts)
+    return head + AND_START + b"".join(parts)
+
+
+def answer_pid(data: bytes) -> tuple[int | None, bytes]:
+    """The answering server's pid (None when the answer does not say) and the rest."""
+    if not data.startswith(PID):
+        return None, data
+    colon = data.find(b":", 1)
+    size = int(data[1:colon]) if colon > 1 and data[1:colon].isdigit() else -1
+    field = data[colon + 1 : colon + 1 + size]
+    if size < 0 or len(field) != size or not field.isdigit():
+        return None, b""
+    return int(field), data[colon + 1 + size :]
 
 
 def unpack_answer(data: bytes) -> tuple[str, list[tuple[list[str], str | None]]] | None:
     """What to print and what to start, or None when the server did not answer (it
-    stepped aside, or said something else)."""
+    stepped aside, or said something else). A pid in front is read by `answer_pid`."""
+    data = answer_pid(data)[1]
     if data.startswith(OK):
         return data[1:].decode("utf-8", "replace"), []
     if not data.startswith(AND_START):

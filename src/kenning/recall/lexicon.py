@@ -1,10 +1,19 @@
 """The words recall works with: the word lists stemmed the way the index stems, the
 stems of words met before, a prompt's content words, and the phrases, spellings,
-camelCase parts and one-edit neighbours that also count as a match for a word."""
+camelCase parts and one-edit neighbours that also count as a match for a word.
+
+Stemming the word lists and linking their forms, synonyms and kinds takes longer than the
+rest of a recall, and a hook in its own process did it for every prompt. So the lexicon
+is kept in kenning's state folder once built (`lexicon-*.json`), named by the stamps of
+the modules it comes from and SQLite's version (its stemmer), and read back from there.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,53 +47,123 @@ def _link(table: dict[str, dict[str, float]], a: str, b: str, weight: float) -> 
 
 
 def lexicon_of(store: Store) -> Lexicon:
-    """The word lists, stemmed the way the index stems (once per process)."""
+    """The word lists, stemmed the way the index stems (once per process, and kept on
+    disk for the next process)."""
     global _lexicon
     if _lexicon is None:
-        words = set(STOP_WORDS)
-        words.update(w for g in (*FORMS, *EXACT, *SYNONYMS) for w in g)
-        words.update(w for heads, kinds in KINDS for w in heads | kinds)
-        words.update(w for typed, meant in PHRASES for w in (*typed, *meant))
-        ordered = sorted(words)
-        stem_of = {
-            w: (s[0] if s else w) for w, s in zip(ordered, store.stems(ordered), strict=True)
-        }
-        kept = STOP_WORDS - TOPICAL_STOP
-        stop = frozenset(stem_of[w] for w in kept) | kept
-        same: dict[str, dict[str, float]] = {}  # forms and synonyms
-        for groups, weight in ((FORMS, 1.0), (EXACT, SYNONYM_WEIGHT), (SYNONYMS, SYNONYM_WEIGHT)):
-            for group in groups:
-                stems = {stem_of[w] for w in group}
-                for a in stems:
-                    for b in stems:
-                        _link(same, a, b, weight)
-        kinds: dict[str, dict[str, float]] = {}
-        for heads, members in KINDS:
-            top = {stem_of[w] for w in heads}
-            for a in top:
-                for b in top | {stem_of[w] for w in members}:
-                    _link(kinds, a, b, KIND_WEIGHT)
-                    _link(kinds, b, a, KIND_WEIGHT)
-        # A word matches its synonyms, its broader or narrower words, and those of its
-        # synonyms ("db" is database, which postgres is a kind of); never two steps of
-        # kinds (postgres is not mysql).
-        related: dict[str, dict[str, float]] = {}
-        for stem in set(same) | set(kinds):
-            for other, weight in same.get(stem, {}).items():
-                _link(related, stem, other, weight)
-                for far in kinds.get(other, {}):
-                    _link(related, stem, far, KIND_WEIGHT)
-            for other in kinds.get(stem, {}):
-                _link(related, stem, other, KIND_WEIGHT)
-                for far in same.get(other, {}):
-                    _link(related, stem, far, KIND_WEIGHT)
-        phrases = {
-            tuple(stem_of[w] for w in typed): tuple(stem_of[w] for w in sorted(meant))
-            for typed, meant in PHRASES
-        }
-        spelled = {stem: word for word, stem in stem_of.items()}
-        _lexicon = Lexicon(stop, related, spelled, phrases)
+        path = _kept_path(store)
+        _lexicon = _read_kept(path) if path else None
+        if _lexicon is None:
+            _lexicon = _build(store)
+            if path:
+                _keep(path, _lexicon)
     return _lexicon
+
+
+def _kept_path(store: Store) -> str | None:
+    """Where the lexicon built from this code with this SQLite is kept; None when the
+    modules cannot be stamped."""
+    from kenning import paths
+
+    stamps = []
+    for name in (
+        __name__,
+        "kenning.recall.words",
+        "kenning.recall.thesaurus",
+        type(store).__module__,
+    ):
+        try:
+            found = os.stat(getattr(sys.modules[name], "__file__", None) or "")
+        except (KeyError, OSError):
+            return None
+        stamps.append(f"{found.st_mtime_ns:x}.{found.st_size:x}")
+    version = getattr(sys.modules.get("sqlite3"), "sqlite_version", "")
+    return os.path.join(paths.state_dir(), f"lexicon-{'-'.join(stamps)}-{version}.json")
+
+
+def _read_kept(path: str) -> Lexicon | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        return Lexicon(
+            frozenset(data["stop"]),
+            data["related"],
+            data["spelled"],
+            {tuple(typed): tuple(meant) for typed, meant in data["phrases"]},
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _keep(path: str, lexicon: Lexicon) -> None:
+    """Write the lexicon whole (then moved into place) and drop the ones older code kept."""
+    import contextlib
+
+    folder = os.path.dirname(path)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    data = {
+        "stop": sorted(lexicon.stop),
+        "related": lexicon.related,
+        "spelled": lexicon.spelled,
+        "phrases": [[list(typed), list(meant)] for typed, meant in lexicon.phrases.items()],
+    }
+    with contextlib.suppress(OSError):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+        for name in os.listdir(folder):
+            if name.startswith("lexicon-") and name != os.path.basename(path):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(folder, name))
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+def _build(store: Store) -> Lexicon:
+    """The lexicon, built from the word lists with the store's stemmer."""
+    words = set(STOP_WORDS)
+    words.update(w for g in (*FORMS, *EXACT, *SYNONYMS) for w in g)
+    words.update(w for heads, kinds in KINDS for w in heads | kinds)
+    words.update(w for typed, meant in PHRASES for w in (*typed, *meant))
+    ordered = sorted(words)
+    stem_of = {w: (s[0] if s else w) for w, s in zip(ordered, store.stems(ordered), strict=True)}
+    kept = STOP_WORDS - TOPICAL_STOP
+    stop = frozenset(stem_of[w] for w in kept) | kept
+    same: dict[str, dict[str, float]] = {}  # forms and synonyms
+    for groups, weight in ((FORMS, 1.0), (EXACT, SYNONYM_WEIGHT), (SYNONYMS, SYNONYM_WEIGHT)):
+        for group in groups:
+            stems = {stem_of[w] for w in group}
+            for a in stems:
+                for b in stems:
+                    _link(same, a, b, weight)
+    kinds: dict[str, dict[str, float]] = {}
+    for heads, members in KINDS:
+        top = {stem_of[w] for w in heads}
+        for a in top:
+            for b in top | {stem_of[w] for w in members}:
+                _link(kinds, a, b, KIND_WEIGHT)
+                _link(kinds, b, a, KIND_WEIGHT)
+    # A word matches its synonyms, its broader or narrower words, and those of its
+    # synonyms ("db" is database, which postgres is a kind of); never two steps of
+    # kinds (postgres is not mysql).
+    related: dict[str, dict[str, float]] = {}
+    for stem in set(same) | set(kinds):
+        for other, weight in same.get(stem, {}).items():
+            _link(related, stem, other, weight)
+            for far in kinds.get(other, {}):
+                _link(related, stem, far, KIND_WEIGHT)
+        for other in kinds.get(stem, {}):
+            _link(related, stem, other, KIND_WEIGHT)
+            for far in same.get(other, {}):
+                _link(related, stem, far, KIND_WEIGHT)
+    phrases = {
+        tuple(stem_of[w] for w in typed): tuple(stem_of[w] for w in sorted(meant))
+        for typed, meant in PHRASES
+    }
+    spelled = {stem: word for word, stem in stem_of.items()}
+    return Lexicon(stop, related, spelled, phrases)
 
 
 # British and American spellings: a word typed one way also matches the other.

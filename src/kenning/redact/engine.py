@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kenning.redact import entropy, formats, named, vendors
+from kenning.redact.lazy import lazy
 
 _F = re.ASCII
 _Span = tuple[int, int, str]
@@ -51,7 +52,7 @@ class Redaction:
 
 # BEGIN line, a body of base64 and "Proc-Type: 4,ENCRYPTED"-style headers (with literal
 # \n when JSON-escaped), and the END line when it is there.
-_PEM = re.compile(
+_PEM = lazy(
     r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
     r"(?P<body>(?:[A-Za-z0-9+/=\s:,.\\]|-(?!----))*+)"
     r"(?P<end>-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?",
@@ -59,12 +60,12 @@ _PEM = re.compile(
 )
 _PEM_MIN_BODY = 32  # base64 characters; less is code that mentions the header line
 # PuTTY key files: the private part follows "Private-Lines: N".
-_PUTTY = re.compile(
+_PUTTY = lazy(
     r"Private-Lines:[ \t]*[0-9]{1,3}[ \t]*\r?\n(?P<body>(?:[A-Za-z0-9+/=]{4,}\r?\n?)+)", _F
 )
-_ALNUM = re.compile(r"[A-Za-z0-9]", _F)
-_AWS_SECRET_NEAR = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _F)
-_PURE_PART = re.compile(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
+_ALNUM = lazy(r"[A-Za-z0-9]", _F)
+_AWS_SECRET_NEAR = lazy(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _F)
+_PURE_PART = lazy(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
 
 
 def redact(text: str) -> Redaction:
@@ -114,7 +115,7 @@ def mostly_secret(text: str) -> bool:
     return secret * 2 > total
 
 
-_MARKER = re.compile(r"\[redacted:([a-z0-9_]+)\]", _F)
+_MARKER = lazy(r"\[redacted:([a-z0-9_]+)\]", _F)
 
 
 def count_markers(text: str) -> Counter[str]:

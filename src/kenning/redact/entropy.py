@@ -18,9 +18,11 @@ import string
 from collections import Counter
 from collections.abc import Callable, Iterator
 
+from kenning.redact.lazy import lazy
+
 _F = re.ASCII
 _Span = tuple[int, int, str]
-_DIGIT = re.compile(r"[0-9]", _F)
+_DIGIT = lazy(r"[0-9]", _F)
 
 
 def _wordset(words: str) -> frozenset[str]:
@@ -36,14 +38,14 @@ _NON_HEX_BYTES = bytes(
     ord("n") if chr(b) in _RUN_CHARS and chr(b) not in string.hexdigits + "-" else ord(" ")
     for b in range(256)
 )
-_HEX_RUN = re.compile(r"(?:0x)?[0-9a-fA-F]++(?:[-_/+][0-9a-fA-F]++)*+", _F)
-_PURE_PART = re.compile(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
-_PART_SEP = re.compile(r"[-_/+]", _F)
-_SRI = re.compile(r"sha(?:256|384|512)-", _F)
-_PATH_SEGMENT = re.compile(r"[a-z0-9._-]*[a-z]{2}[a-z0-9._-]*", _F)
-_LETTER_RUNS = re.compile(r"[a-z]{2,}", _F)
-_VOWEL = re.compile(r"[aeiouy]", _F)
-_CONSONANTS4 = re.compile(r"[b-df-hj-np-tv-xz]{4}", _F)
+_HEX_RUN = lazy(r"(?:0x)?[0-9a-fA-F]++(?:[-_/+][0-9a-fA-F]++)*+", _F)
+_PURE_PART = lazy(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
+_PART_SEP = lazy(r"[-_/+]", _F)
+_SRI = lazy(r"sha(?:256|384|512)-", _F)
+_PATH_SEGMENT = lazy(r"[a-z0-9._-]*[a-z]{2}[a-z0-9._-]*", _F)
+_LETTER_RUNS = lazy(r"[a-z]{2,}", _F)
+_VOWEL = lazy(r"[aeiouy]", _F)
+_CONSONANTS4 = lazy(r"[b-df-hj-np-tv-xz]{4}", _F)
 # The hundred most frequent letter pairs of English text.
 _COMMON_PAIRS = _wordset(
     """
@@ -58,8 +60,8 @@ _MAX_WORDINESS = 0.4
 _SAMPLE = 512  # long runs (base64 blobs) are judged on their first _SAMPLE characters
 _MAX_PATH = 1024
 _C_LOG_C = (0.0, *(c * math.log2(c) for c in range(1, _SAMPLE + 1)))
-_UPPER = re.compile(r"[A-Z]", _F)
-_LOWER = re.compile(r"[a-z]", _F)
+_UPPER = lazy(r"[A-Z]", _F)
+_LOWER = lazy(r"[a-z]", _F)
 
 
 def _runs(raw: bytes, mapped: bytes, non_hex: bytes, lo: int, hi: int) -> Iterator[tuple[int, int]]:
@@ -133,14 +135,14 @@ class Scanner:
 # --- what is public by nature ------------------------------------------------------------
 
 # PEM blocks of certificates and public keys: nothing in them is a secret.
-_PUBLIC_PEM = re.compile(
+_PUBLIC_PEM = lazy(
     r"-----BEGIN (?:[A-Z0-9]+ )*(?:CERTIFICATE|PUBLIC KEY|PUBLIC KEY BLOCK|X509 CRL|PKCS7|CMS"
     r"|CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|PARAMETERS)-----"
     r"(?:[A-Za-z0-9+/=\s:,.\\]|-(?!----))*+"
     r"(?:-----END [A-Z0-9 ]{0,60}-----)?",
     _F,
 )
-_SSH_PUBLIC = re.compile(
+_SSH_PUBLIC = lazy(
     r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp[0-9]{3}|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
     r"@openssh\.com|ssh-(?:rsa|ed25519)-cert-v01@openssh\.com)[ \t]+AAAA[A-Za-z0-9+/]++={0,3}",
     _F,
@@ -159,9 +161,7 @@ def public_spans(text: str) -> list[tuple[int, int]]:
 
 # Google Docs, Sheets, Slides and Drive ids: 33 or 44 characters starting with 1, or
 # any run right after /d/, /folders/ or ?id= of a Google URL.
-_GOOGLE_ID_BEFORE = re.compile(
-    r"(?:google\.com/[A-Za-z0-9/._-]{0,60}?/(?:d|folders)/|[?&]id=)\Z", _F
-)
+_GOOGLE_ID_BEFORE = lazy(r"(?:google\.com/[A-Za-z0-9/._-]{0,60}?/(?:d|folders)/|[?&]id=)\Z", _F)
 
 
 def _drive_id(run: str) -> bool:
@@ -169,7 +169,7 @@ def _drive_id(run: str) -> bool:
 
 
 # bech32 public keys and addresses (age1..., bc1...), SSH key fingerprints
-_BECH32 = re.compile(r"(?:age|bc|tb|ltc|npub)1[02-9ac-hj-np-z]{20,}", _F)
+_BECH32 = lazy(r"(?:age|bc|tb|ltc|npub)1[02-9ac-hj-np-z]{20,}", _F)
 # SSH key fingerprints and Go module hashes (go.sum's "h1:"): base64 digests
 _FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:", " h1:")
 
@@ -308,7 +308,7 @@ def _entropy_at_least(s: str, bits: float) -> bool:
 _SECOND: dict[str, str] = {}
 for _pair in sorted(_COMMON_PAIRS):
     _SECOND[_pair[0]] = _SECOND.get(_pair[0], "") + _pair[1]
-_COMMON_PAIR_SCAN = re.compile("|".join(f"{a}(?=[{b}])" for a, b in _SECOND.items()), _F)
+_COMMON_PAIR_SCAN = lazy("|".join(f"{a}(?=[{b}])" for a, b in _SECOND.items()), _F)
 
 
 def wordiness(low: str) -> float:

@@ -28,6 +28,9 @@ import functools
 import re
 import string
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
+
+from kenning.redact.lazy import lazy
 
 _F = re.ASCII
 _Span = tuple[int, int, str]
@@ -218,35 +221,31 @@ OTHER: tuple[tuple[str, int, re.Pattern[str]], ...] = (
     (
         "mailchimp_key",
         32,
-        re.compile(r"-us(?<=(?<![A-Za-z0-9])[0-9a-f]{32}-us)[0-9]{1,2}(?![A-Za-z0-9])", _F),
+        lazy(r"-us(?<=(?<![A-Za-z0-9])[0-9a-f]{32}-us)[0-9]{1,2}(?![A-Za-z0-9])", _F),
     ),
     # three characters and a digit, Q~, then 31-34 more
     (
         "azure_ad_secret",
         4,
-        re.compile(
-            r"Q~(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{30,36}+", _F
-        ),
+        lazy(r"Q~(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{30,36}+", _F),
     ),
     # 14 characters, .atlasv1., then 60-70 more
     (
         "terraform_token",
         14,
-        re.compile(r"\.atlasv1\.(?<=[A-Za-z0-9]{14}\.atlasv1\.)[A-Za-z0-9_=-]{50,80}+", _F),
+        lazy(r"\.atlasv1\.(?<=[A-Za-z0-9]{14}\.atlasv1\.)[A-Za-z0-9_=-]{50,80}+", _F),
     ),
     # Azure DevOps personal access tokens of the 84-character kind: AZDO at 76
     (
         "azure_devops_token",
         76,
-        re.compile(
-            r"AZDO(?<=(?<![A-Za-z0-9])[A-Za-z0-9]{76}AZDO)[A-Za-z0-9]{4}(?![A-Za-z0-9])", _F
-        ),
+        lazy(r"AZDO(?<=(?<![A-Za-z0-9])[A-Za-z0-9]{76}AZDO)[A-Za-z0-9]{4}(?![A-Za-z0-9])", _F),
     ),
     # Azure container registry passwords: +ACR at 42
     (
         "azure_registry_key",
         42,
-        re.compile(
+        lazy(
             r"\+ACR(?<=(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{42}\+ACR)[A-Za-z0-9]{6}(?![A-Za-z0-9])",
             _F,
         ),
@@ -255,16 +254,14 @@ OTHER: tuple[tuple[str, int, re.Pattern[str]], ...] = (
     (
         "maxmind_key",
         36,
-        re.compile(
-            r"_mmk(?<=(?<![A-Za-z0-9_])[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?![A-Za-z0-9_])", _F
-        ),
+        lazy(r"_mmk(?<=(?<![A-Za-z0-9_])[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?![A-Za-z0-9_])", _F),
     ),
     # Azure's identifiable keys: base64 with a fixed signature at a fixed place
     *(
         (
             "azure_key",
             back,
-            re.compile(
+            lazy(
                 re.escape(sig)
                 + rf"(?<=(?<![A-Za-z0-9+/_-]){chars}{{{back}}}{re.escape(sig)})"
                 + tail
@@ -279,7 +276,7 @@ OTHER: tuple[tuple[str, int, re.Pattern[str]], ...] = (
     (
         "telegram_token",
         8,
-        re.compile(r":AA(?<=[0-9]{8}:AA)[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])", _F),
+        lazy(r":AA(?<=[0-9]{8}:AA)[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])", _F),
     ),
 )
 _OTHER_FIXED = (
@@ -294,13 +291,13 @@ _OTHER_FIXED = (
 )
 # Discord bots: a base64 user id, a time stamp and an HMAC (no fixed part: tried only
 # in runs that hold a dot)
-_DISCORD = re.compile(
+_DISCORD = lazy(
     r"(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}+", _F
 )
 
 
 # Webhook URLs whose path is the secret.
-_WEBHOOKS = re.compile(
+_WEBHOOKS = lazy(
     r"(?P<host>hooks\.slack\.com/(?:services|workflows|triggers)/"
     r"|discord(?:app)?\.com/api/webhooks/[0-9]{5,25}/"
     r"|\.webhook\.office\.com/webhookb2/"
@@ -343,31 +340,63 @@ def _trie(words: list[str]) -> str:
 
 
 _Rule = tuple[str, str]
-_BY_PREFIX: dict[str, list[_Rule]] = {}
-for _kind, _prefixes, _body in FORMATS:
-    for _prefix in _prefixes.split():
-        _BY_PREFIX.setdefault(_prefix, []).append((_kind, _body))
-_PREFIXES = sorted(_BY_PREFIX)
-_SCAN = re.compile(_trie(_PREFIXES), _F)
-# For each prefix, the rules of every prefix it starts with, longest first: when
-# "sk-ant-" is found but its body does not fit, "sk-" is tried.
-_CANDIDATES: dict[str, list[tuple[int, str, str]]] = {
-    found: [
-        (len(prefix), kind, body)
-        for prefix in sorted(_PREFIXES, key=len, reverse=True)
-        if found.startswith(prefix)
-        for kind, body in _BY_PREFIX[prefix]
-    ]
-    for found in _PREFIXES
-}
 _WORD = frozenset(string.ascii_letters + string.digits)
-# Bodies that may scan far (over 320 characters) are tried from Python, with the skips
-# in _long_formats; the others are joined to their prefixes in one pattern.
-_LONG = frozenset(
-    body
-    for _, _, body in FORMATS
-    if re.search(r"\{[0-9]+,\}|,(?:3[2-9][0-9]|[4-9][0-9]{2}|[0-9]{4,})\}", body)
-)
+
+
+class _Tables(NamedTuple):
+    """The prefix tables and their scans: built at the first text with a long run of
+    token characters (most texts have none), not at import."""
+
+    scan: re.Pattern[str]
+    candidates: dict[str, list[tuple[int, str, str]]]
+    short_scan: re.Pattern[str]
+    short_groups: dict[str, tuple[str, int]]
+    long_scan: re.Pattern[str]
+    long_candidates: dict[str, list[tuple[int, str, str]]]
+
+
+@functools.cache
+def _tables() -> _Tables:
+    by_prefix: dict[str, list[_Rule]] = {}
+    for kind, prefixes, body in FORMATS:
+        for prefix in prefixes.split():
+            by_prefix.setdefault(prefix, []).append((kind, body))
+    ordered = sorted(by_prefix)
+    # For each prefix, the rules of every prefix it starts with, longest first: when
+    # "sk-ant-" is found but its body does not fit, "sk-" is tried.
+    candidates: dict[str, list[tuple[int, str, str]]] = {
+        found: [
+            (len(prefix), kind, body)
+            for prefix in sorted(ordered, key=len, reverse=True)
+            if found.startswith(prefix)
+            for kind, body in by_prefix[prefix]
+        ]
+        for found in ordered
+    }
+    # Bodies that may scan far (over 320 characters) are tried from Python, with the
+    # skips in _long_formats; the others are joined to their prefixes in one pattern.
+    long = frozenset(
+        body
+        for _, _, body in FORMATS
+        if re.search(r"\{[0-9]+,\}|,(?:3[2-9][0-9]|[4-9][0-9]{2}|[0-9]{4,})\}", body)
+    )
+    short_rules = {
+        prefix: short
+        for prefix, rules in by_prefix.items()
+        if (short := [(k, b) for k, b in rules if b not in long])
+    }
+    short_source, short_groups = _joined(short_rules)
+    long_rules = {p: [r for r in rules if r[1] in long] for p, rules in by_prefix.items()}
+    return _Tables(
+        scan=re.compile(_trie(ordered), _F),
+        candidates=candidates,
+        short_scan=re.compile(short_source, _F),
+        short_groups=short_groups,
+        long_scan=re.compile(_trie(sorted(p for p, rules in long_rules.items() if rules)), _F),
+        long_candidates={
+            found: [c for c in candidates[found] if c[2] in long] for found in candidates
+        },
+    )
 
 
 def _joined(rules: dict[str, list[tuple[str, str]]]) -> tuple[str, dict[str, tuple[str, int]]]:
@@ -394,20 +423,6 @@ def _joined(rules: dict[str, list[tuple[str, str]]]) -> tuple[str, dict[str, tup
     return "(?<![A-Za-z0-9])" + emit(root), groups
 
 
-_SHORT_RULES = {
-    prefix: short
-    for prefix, rules in _BY_PREFIX.items()
-    if (short := [(k, b) for k, b in rules if b not in _LONG])
-}
-_short_source, _SHORT_GROUPS = _joined(_SHORT_RULES)
-_SHORT_SCAN = re.compile(_short_source, _F)
-_LONG_RULES = {p: [r for r in rules if r[1] in _LONG] for p, rules in _BY_PREFIX.items()}
-_LONG_SCAN = re.compile(_trie(sorted(p for p, rules in _LONG_RULES.items() if rules)), _F)
-_LONG_CANDIDATES = {
-    found: [c for c in _CANDIDATES[found] if c[2] in _LONG] for found in _CANDIDATES
-}
-
-
 @functools.cache
 def _compiled(source: str) -> re.Pattern[str]:
     """A format's body pattern, compiled when first needed: most texts hold no token, and
@@ -415,7 +430,7 @@ def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source, _F)
 
 
-_BULK = re.compile(r"[A-Za-z0-9_-]*+", _F)
+_BULK = lazy(r"[A-Za-z0-9_-]*+", _F)
 
 # Long runs of token characters, found on a byte translation of the text.
 MIN_TOKEN = 14  # the shortest format, xoxb- and ten characters, is 15
@@ -439,11 +454,12 @@ def token_runs(raw: bytes) -> Iterator[tuple[int, int]]:
 def find_formats(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
     """Add the spans of every prefixed and middle-anchored token format."""
     for lo, hi in token_runs(raw):
+        tables = _tables()  # built at the first long run (cached)
         # Formats with short bodies: prefix and body in one pattern, so that the regex
         # engine alone rejects what does not fit ("1/1/1/..." costs no Python).
-        for m in _SHORT_SCAN.finditer(text, lo, hi):
+        for m in tables.short_scan.finditer(text, lo, hi):
             group = m.lastgroup or ""
-            kind, size = _SHORT_GROUPS[group]
+            kind, size = tables.short_groups[group]
             if _plausible(kind, m.group(group)):
                 add((m.start(), m.end(), kind))
             else:  # another format with the same start may fit
@@ -518,11 +534,12 @@ def _long_formats(text: str, lo: int, hi: int, add: Callable[[_Span], None]) -> 
     has no digit) would be refused again: skipping both keeps repeated prefixes linear."""
     covered = lo
     refused: dict[str, int] = {}
-    for m in _LONG_SCAN.finditer(text, lo, hi):
+    tables = _tables()
+    for m in tables.long_scan.finditer(text, lo, hi):
         start = m.start()
         if start < covered or (start and text[start - 1] in _WORD):
             continue  # inside a longer word: "task-..." is not "sk-..."
-        for size, kind, source in _LONG_CANDIDATES[m.group()]:
+        for size, kind, source in tables.long_candidates[m.group()]:
             if start < refused.get(kind, -1):
                 continue
             b = _compiled(source).match(text, start + size, hi)
@@ -540,7 +557,7 @@ def _long_formats(text: str, lo: int, hi: int, add: Callable[[_Span], None]) -> 
 
 def _match_candidates(text: str, pos: int, prefix: str, hi: int, skip: str = "") -> _Span | None:
     """The first format of ``prefix`` (or a shorter prefix) whose body fits at ``pos``."""
-    for size, kind, source in _CANDIDATES.get(prefix, []):
+    for size, kind, source in _tables().candidates.get(prefix, []):
         if kind == skip:
             continue
         b = _compiled(source).match(text, pos + size, hi)
@@ -552,5 +569,5 @@ def _match_candidates(text: str, pos: int, prefix: str, hi: int, skip: str = "")
 def match_at(text: str, pos: int) -> _Span | None:
     """A token that starts exactly at ``pos``, whatever comes before it: for tokens glued
     to the end of another secret (a key right after the dashes of a PEM END line)."""
-    m = _SCAN.match(text, pos)
+    m = _tables().scan.match(text, pos)
     return None if m is None else _match_candidates(text, pos, m.group(), len(text))

@@ -16,6 +16,8 @@ import re
 import string
 from collections.abc import Callable
 
+from kenning.redact.lazy import lazy
+
 _F = re.ASCII
 _FI = re.ASCII | re.IGNORECASE
 _Span = tuple[int, int, str]
@@ -29,10 +31,10 @@ def _wordset(words: str) -> frozenset[str]:
 # --- URLs and headers ----------------------------------------------------------------
 
 # The password runs to the last @ of the authority: "p@ss" is often left unencoded.
-_URL_CREDS = re.compile(r"://[^\s/?#@:\[\]]{0,256}:([^\s/?]{1,256})@", _F)
+_URL_CREDS = lazy(r"://[^\s/?#@:\[\]]{0,256}:([^\s/?]{1,256})@", _F)
 # ${PASS}, $PASS, <password>, ****, xxx, [redacted:...]; literal words are redacted.
-_URL_PLACEHOLDER = re.compile(r"\$|<[^<>]*>\Z|[*xX]+\Z|.*\[redacted:", _F)
-_AUTH_HEADER = re.compile(
+_URL_PLACEHOLDER = lazy(r"\$|<[^<>]*>\Z|[*xX]+\Z|.*\[redacted:", _F)
+_AUTH_HEADER = lazy(
     r"uthorization(?<=[Aa]uthorization)(?<![A-Za-z0-9_][Aa]uthorization)"
     r"[\"']?[ \t]*[:=][ \t]*[\"']?"
     r"(?P<scheme>(?:bearer|basic|token|digest|ssws|splunk|geniekey|api-?key|key|oauth|jwt|mac)"
@@ -40,26 +42,26 @@ _AUTH_HEADER = re.compile(
     r"(?P<v>[A-Za-z0-9._~+/=-]{8,}+)",
     _FI,
 )
-_BEARER = re.compile(
+_BEARER = lazy(
     r"earer(?<=[Bb]earer)(?<![A-Za-z0-9][Bb]earer)[ \t]+(?P<v>[A-Za-z0-9._~+/=-]{16,}+)", _F
 )
 # Azure shared access signatures and other signed URLs: the signature is the secret.
-_SIGNATURE = re.compile(
+_SIGNATURE = lazy(
     r"[?&;](?:sig|signature|x-amz-signature|x-goog-signature)=([A-Za-z0-9%+/=_-]{16,}+)", _FI
 )
 # ODBC connection strings quote a value holding ; in braces: Pwd={p;ss}.  (Unbraced
 # pairs, Password=x; AccountKey=..., are assignments like any other.)
-_CONN_BRACED = re.compile(
+_CONN_BRACED = lazy(
     r"(?<![A-Za-z0-9_])(?:password|pwd|accountkey|sharedaccesskey|accesskey|secret|clientsecret)"
     r"[ \t]*=[ \t]*\{(?P<braced>[^{}\r\n]{1,256})\}(?=[ \t]*(?:;|$|[\"']))",
     _FI | re.MULTILINE,
 )
 # {password}, {password!r}, {cfg.password:>10}: a template, not a value
-_TEMPLATE = re.compile(r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:![rsa])?(?::[^{}]*)?", _F)
+_TEMPLATE = lazy(r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:![rsa])?(?::[^{}]*)?", _F)
 
 # --- NAME=value assignments ------------------------------------------------------------
 
-_ASSIGN = re.compile(
+_ASSIGN = lazy(
     r"""
     (?:secret|token|passw(?:or)?d|pass(?:phrase|code)?|pwd|pw|api[_-]?key|key|auth|credentials?)
     [A-Za-z0-9_.-]{0,48}+                        # the rest of the name
@@ -75,10 +77,10 @@ _ASSIGN = re.compile(
     """,
     _FI | re.VERBOSE,
 )
-_KEYWORDS = re.compile(rb"secret|token|pass|pw|api|key|auth|credential")
+_KEYWORDS = lazy(rb"secret|token|pass|pw|api|key|auth|credential")
 _NAME_CHARS = string.ascii_letters + string.digits + "_.-"
-_NAME_RUN = re.compile(r"[A-Za-z0-9_.-]*+", _F)
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
+_NAME_RUN = lazy(r"[A-Za-z0-9_.-]*+", _F)
+_WORDS = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
 _SECRET_WORDS = (
     "password",
     "passwd",
@@ -123,7 +125,7 @@ _PLACEHOLDER_WORDS = _wordset(
     on off
     """
 )
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy(
     r"""
     \$[{(]                         # ${VAR}, $(cmd)
     | \$[A-Za-z_][A-Za-z0-9_]*\Z   # $VAR
@@ -143,32 +145,32 @@ _PLACEHOLDER = re.compile(
     """,
     _FI | re.VERBOSE,
 )
-_DOTTED = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++[!?]?", _F)
+_DOTTED = lazy(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++[!?]?", _F)
 # A bracket first, or a call or subscript of a word-like name: (0, x), get_token(),
 # b64encode(, os.environ[, len(x); but not A000000( or aB3(dE5, which are data.
-_CALL = re.compile(r"[(\[]|.*?[A-Za-z]{3}[\w$]*+[(\[]", _F)
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+", _F)
-_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++", _F)
-_TYPE_NAME = re.compile(r"[A-Z][a-z]++(?:[A-Z][a-z]++)*+", _F)
-_SMALL_NUMBER = re.compile(r"[-+]?[0-9]{1,4}(?:\.[0-9]+)?", _F)
-_ALNUM = re.compile(r"[A-Za-z0-9]", _F)
-_DIGIT = re.compile(r"[0-9]", _F)
-_REGEX_SYNTAX = re.compile(r"\(\?|\\[wdsbWDSB]|\[\^|\][+*?]", _F)
-_BARE_STOP = re.compile(r"[\s\"'`,;)\]}]", _F)
+_CALL = lazy(r"[(\[]|.*?[A-Za-z]{3}[\w$]*+[(\[]", _F)
+_IDENT = lazy(r"[A-Za-z_][A-Za-z0-9_]*+", _F)
+_CONSTANT = lazy(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++", _F)
+_TYPE_NAME = lazy(r"[A-Z][a-z]++(?:[A-Z][a-z]++)*+", _F)
+_SMALL_NUMBER = lazy(r"[-+]?[0-9]{1,4}(?:\.[0-9]+)?", _F)
+_ALNUM = lazy(r"[A-Za-z0-9]", _F)
+_DIGIT = lazy(r"[0-9]", _F)
+_REGEX_SYNTAX = lazy(r"\(\?|\\[wdsbWDSB]|\[\^|\][+*?]", _F)
+_BARE_STOP = lazy(r"[\s\"'`,;)\]}]", _F)
 _VALUE_SAMPLE = 512  # longer bare values are judged on their first 512 characters
-_NEXT_PARAM = re.compile(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
-_COLON_END = re.compile(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
+_NEXT_PARAM = lazy(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
+_COLON_END = lazy(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
 # After "name: value" with more words following, only a value that can be nothing but a
 # credential counts: a letter and a digit or symbol, and not words and numbers joined
 # by separators (gpt-4, v1.2.3, sha256-based, short-lived).
-_VALUE_PARTS = re.compile(r"[-_./:]+", _F)
-_LETTER = re.compile(r"[^\W\d_]")  # a letter, of any script
-_DIGIT_OR_SYMBOL = re.compile(r"[0-9!@#$%^&*+=~?]")
-_HYPHENATED_WORDS = re.compile(r"[A-Za-z]++(?:-[A-Za-z]++)++", _F)
-_MORE_ON_LINE = re.compile(r"[ \t]*+[,;][ \t]*+[A-Za-z]", _F)
+_VALUE_PARTS = lazy(r"[-_./:]+", _F)
+_LETTER = lazy(r"[^\W\d_]")  # a letter, of any script
+_DIGIT_OR_SYMBOL = lazy(r"[0-9!@#$%^&*+=~?]")
+_HYPHENATED_WORDS = lazy(r"[A-Za-z]++(?:-[A-Za-z]++)++", _F)
+_MORE_ON_LINE = lazy(r"[ \t]*+[,;][ \t]*+[A-Za-z]", _F)
 _SPACES = frozenset(" \t")
 _QUOTES = frozenset("\"'`")
-_CREDENTIAL = re.compile(r"[A-Za-z0-9_.+/=~!@#$%^&*:-]{12,}", _F)
+_CREDENTIAL = lazy(r"[A-Za-z0-9_.+/=~!@#$%^&*:-]{12,}", _F)
 
 
 def urls_and_headers(text: str, add: Add) -> None:
@@ -336,7 +338,7 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     return (start, end, "secret_assignment")
 
 
-_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}", _F)
+_AWS_SECRET_VALUE = lazy(r"[A-Za-z0-9/+]{40}", _F)
 
 
 def _colon_value_ends(text: str, end: int, value: str) -> bool:
@@ -479,7 +481,7 @@ def _basic_pair(value: str) -> bool:
 # --- prose, flags, commands, files ---------------------------------------------------
 
 # "the password for the staging db is hunter2", "API key: ...", "my token was ..."
-_PROSE = re.compile(
+_PROSE = lazy(
     r"""
     (?:passw(?:or)?d|pass(?:phrase|code)|pwd|pw|secret|token|api[ _-]?key|access[ _-]key)s?
     (?![A-Za-z0-9_])
@@ -551,7 +553,7 @@ _TRAIL = ".,;:!?)]}>"
 
 # "password hunter2!", "the wifi password to Xy7#..." with no verb: only a value that
 # could be nothing but a password (letters mixed with digits or symbols)
-_PROSE_BARE = re.compile(
+_PROSE_BARE = lazy(
     r"(?:passw(?:or)?d|passphrase|pwd|pw)(?![A-Za-z0-9_])[ \t]++(?:to[ \t]++)?"
     r"(?:\"(?P<dq>[^\"\r\n]{4,100})\"|'(?P<sq>[^'\r\n]{4,100})'|(?P<bare>[^\s\"'`]{6,200}+))",
     _FI,
@@ -643,7 +645,7 @@ def _passwordish(value: str, conn: str = "") -> bool:
 
 
 # --password hunter2, --api-token abc, -storepass changeit123, -passin pass:x
-_FLAG = re.compile(
+_FLAG = lazy(
     r"(?<![A-Za-z0-9_-])--?(?P<name>[A-Za-z][A-Za-z0-9_-]{1,40}+)[ \t]+"
     r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})'|(?P<bare>[^\s\"'`|;&<>]{1,300}))",
     _F,
@@ -691,48 +693,48 @@ def _flag(text: str, hit: int, add: Add) -> bool:
 
 
 # Commands that take a password in a flag of their own.
-_COMMAND = re.compile(
+_COMMAND = lazy(
     r"(?<![A-Za-z0-9_.-])(?P<cmd>mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump)?"
     r"|sshpass|curl|docker|podman|nerdctl|helm|redis-cli|sqlcmd|bcp|zip|unzip|7za?|smbclient"
     r"|ldap(?:search|add|modify|delete|whoami|passwd)|mongo(?:sh|dump|restore|import|export)?"
     r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl)(?![A-Za-z0-9_-])",
     _F,
 )
-_SEGMENT_END = re.compile(r"[\r\n|;&]|$", _F)
+_SEGMENT_END = lazy(r"[\r\n|;&]|$", _F)
 _ARG = r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})'|(?P<bare>[^\s\"'`|;&<>]{1,200}))"
 _COMMAND_FLAGS = {
-    "mysql": re.compile(r"(?<=[ \t])-p" + _ARG, _F),
-    "sshpass": re.compile(r"(?<=[ \t])-p[ \t]*" + _ARG, _F),
-    "login": re.compile(r"(?<=[ \t])(?:-p|--password)[ \t=]+" + _ARG, _F),
-    "redis-cli": re.compile(r"(?<=[ \t])(?:-a|--pass)[ \t]+" + _ARG, _F),
-    "upper-p": re.compile(r"(?<=[ \t])-P[ \t]*" + _ARG, _F),
-    "zip": re.compile(r"(?<=[ \t])(?:-P[ \t]+|--password[ \t=]+)" + _ARG, _F),
-    "7z": re.compile(r"(?<=[ \t])-p" + _ARG, _F),
-    "ldap": re.compile(r"(?<=[ \t])-w[ \t]+" + _ARG, _F),
-    "mongo": re.compile(r"(?<=[ \t])(?:-p|--password)[ \t=]+" + _ARG, _F),
-    "xfreerdp": re.compile(r"(?<=[ \t])[/-]p:" + _ARG, _F),
-    "rdesktop": re.compile(r"(?<=[ \t])-p[ \t]+" + _ARG, _F),
-    "az": re.compile(r"(?<=[ \t])(?:-p|--password)[ \t]+" + _ARG, _F),
-    "htpasswd": re.compile(r"(?<=[ \t])-[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG, _F),
+    "mysql": lazy(r"(?<=[ \t])-p" + _ARG, _F),
+    "sshpass": lazy(r"(?<=[ \t])-p[ \t]*" + _ARG, _F),
+    "login": lazy(r"(?<=[ \t])(?:-p|--password)[ \t=]+" + _ARG, _F),
+    "redis-cli": lazy(r"(?<=[ \t])(?:-a|--pass)[ \t]+" + _ARG, _F),
+    "upper-p": lazy(r"(?<=[ \t])-P[ \t]*" + _ARG, _F),
+    "zip": lazy(r"(?<=[ \t])(?:-P[ \t]+|--password[ \t=]+)" + _ARG, _F),
+    "7z": lazy(r"(?<=[ \t])-p" + _ARG, _F),
+    "ldap": lazy(r"(?<=[ \t])-w[ \t]+" + _ARG, _F),
+    "mongo": lazy(r"(?<=[ \t])(?:-p|--password)[ \t=]+" + _ARG, _F),
+    "xfreerdp": lazy(r"(?<=[ \t])[/-]p:" + _ARG, _F),
+    "rdesktop": lazy(r"(?<=[ \t])-p[ \t]+" + _ARG, _F),
+    "az": lazy(r"(?<=[ \t])(?:-p|--password)[ \t]+" + _ARG, _F),
+    "htpasswd": lazy(r"(?<=[ \t])-[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG, _F),
     # openssl enc -k <password> (and -pass pass:<password>, which _FLAG finds)
-    "openssl": re.compile(r"(?<=[ \t])-k[ \t]+" + _ARG, _F),
+    "openssl": lazy(r"(?<=[ \t])-k[ \t]+" + _ARG, _F),
 }
 # user:password after -u/--user (curl, wget, http), user%password (smbclient),
 # user,password (lftp), user/password@ (sqlplus)
 _USER_PASS = {
-    "curl": re.compile(
+    "curl": lazy(
         r"(?<=[ \t])(?:-u|--user|--proxy-user|-U)[ \t=]*['\"]?[^\s:'\"]{1,64}"
         r":(?P<bare>[^\s'\"]{1,200})",
         _F,
     ),
-    "http": re.compile(
+    "http": lazy(
         r"(?<=[ \t])(?:-a|--auth)[ \t=]*['\"]?[^\s:'\"]{1,64}:(?P<bare>[^\s'\"]{1,200})", _F
     ),
-    "smbclient": re.compile(
+    "smbclient": lazy(
         r"(?<=[ \t])(?:-U|--user)[ \t=]*['\"]?[^\s%'\"]{1,64}%(?P<bare>[^\s'\"]{1,200})", _F
     ),
-    "lftp": re.compile(r"(?<=[ \t])-u[ \t]+['\"]?[^\s,'\"]{1,64},(?P<bare>[^\s'\"]{1,200})", _F),
-    "sqlplus": re.compile(r"(?<=[ \t])['\"]?[A-Za-z0-9_$#]{1,64}/(?P<bare>[^\s@/'\"]{1,128})@", _F),
+    "lftp": lazy(r"(?<=[ \t])-u[ \t]+['\"]?[^\s,'\"]{1,64},(?P<bare>[^\s'\"]{1,200})", _F),
+    "sqlplus": lazy(r"(?<=[ \t])['\"]?[A-Za-z0-9_$#]{1,64}/(?P<bare>[^\s@/'\"]{1,128})@", _F),
 }
 _COMMAND_RULE = {
     "mysql": "mysql",
@@ -787,24 +789,24 @@ def commands(text: str, add: Add) -> None:
 
 
 # .netrc: machine host login user password secret
-_NETRC = re.compile(
+_NETRC = lazy(
     r"(?<![A-Za-z0-9_-])(?:machine|login|default)[ \t]+\S+"
     r"(?:[ \t\r\n]+(?:login|account|port)[ \t]+\S+)*"
     r"[ \t\r\n]+password[ \t]+(?P<v>\S{1,200})",
     _F,
 )
 # XML: <password>x</password>, <add key="Password" value="x"/>, <entry key="pw">x</entry>
-_XML_ELEMENT = re.compile(
+_XML_ELEMENT = lazy(
     r"<(?P<tag>[A-Za-z_][A-Za-z0-9_.:-]{0,60})(?:[ \t][^<>]{0,200})?>"
     r"(?P<v>[^<>\r\n]{1,256})</(?P=tag)>",
     _F,
 )
-_XML_PAIR = re.compile(
+_XML_PAIR = lazy(
     r"(?:key|name)[ \t]*=[ \t]*\"(?P<n>[^\"]{1,80})\"[ \t\r\n]+"
     r"value[ \t]*=[ \t]*\"(?P<v>[^\"\r\n]{1,256})\"",
     _FI,
 )
-_XML_ENTRY = re.compile(
+_XML_ENTRY = lazy(
     r"<[A-Za-z_][A-Za-z0-9_.:-]{0,40}[ \t]+(?:key|name)[ \t]*=[ \t]*\"(?P<n>[^\"]{1,80})\"[ \t]*>"
     r"(?P<v>[^<>\r\n]{1,256})<",
     _FI,
@@ -813,12 +815,12 @@ _XML_ENTRY = re.compile(
 
 # Bundler's credentials for a gem server, by host (Sidekiq Enterprise's among them):
 # BUNDLE_ENTERPRISE__CONTRIBSYS__COM=user:password
-_BUNDLER = re.compile(
+_BUNDLER = lazy(
     r"BUNDLE_[A-Z0-9_]*?[A-Z0-9]__[A-Z0-9_]+[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[^\s\"',;]{3,300})",
     _F,
 )
 # bundle config set --global gems.contribsys.com user:password
-_BUNDLE_CONFIG = re.compile(
+_BUNDLE_CONFIG = lazy(
     r"bundle[ \t]+config[ \t]+(?:set[ \t]+)?(?:--(?:global|local)[ \t]+)?"
     r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/?[ \t]+[\"']?(?P<v>[^\s\"':]{1,100}:[^\s\"']{1,200})",
     _F,

@@ -24,6 +24,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 
 from kenning.redact.entropy import wordiness
+from kenning.redact.lazy import lazy
 
 _F = re.ASCII
 _Span = tuple[int, int, str]
@@ -180,7 +181,7 @@ def _naming_trie() -> str:
     return emit(root)
 
 
-_NAMING = re.compile(_naming_trie().encode())
+_NAMING = lazy(lambda: _naming_trie().encode())  # built at the first use
 _LOWER_BYTES = bytes(range(256)).lower()
 _GLUED_BYTES = frozenset((b"key", b"token", b"secret"))
 _VENDOR_BYTES = {word.encode(): word for word in VENDORS}
@@ -200,7 +201,7 @@ _META = _wordset(
     transfer base workspace view
     """
 )
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
+_WORD = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
 _MAX_GAP = 48  # characters between the naming word and the value
 _WINDOW = 120  # how far back, on the same line, a naming word is looked for
 
@@ -208,17 +209,17 @@ _CANDIDATE_CHARS = string.ascii_letters + string.digits + "_+/=.~-"
 _CANDIDATE_BYTES = bytes(ord("a") if chr(b) in _CANDIDATE_CHARS else ord(" ") for b in range(256))
 MIN_VALUE = 16
 _NEEDLE = b"a" * MIN_VALUE
-_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{32,128}", _F)
+_HEX = lazy(r"(?:0x)?[0-9a-fA-F]{32,128}", _F)
 # A UUID, bare or with the prefix of LaunchDarkly's keys (sdk-, mob-, api-)
-_UUID = re.compile(r"(?:sdk-|mob-|api-)?[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", _F)
-_MIXED = re.compile(r"[A-Za-z0-9_+/=.~-]{16,256}", _F)
+_UUID = lazy(r"(?:sdk-|mob-|api-)?[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", _F)
+_MIXED = lazy(r"[A-Za-z0-9_+/=.~-]{16,256}", _F)
 _TRIM = "._-~=/+"
-_DIGIT_RUNS = re.compile(r"(?<=[^0-9])[0-9]+(?=[^0-9])", _F)  # digits between others
-_SEPARATORS = re.compile(r"[-_./+=~]", _F)
-_LETTERS = re.compile(r"[A-Za-z]+", _F)
+_DIGIT_RUNS = lazy(r"(?<=[^0-9])[0-9]+(?=[^0-9])", _F)  # digits between others
+_SEPARATORS = lazy(r"[-_./+=~]", _F)
+_LETTERS = lazy(r"[A-Za-z]+", _F)
 _DIGIT_BYTES = string.digits.encode()
 _LETTER_BYTES = string.ascii_letters.encode()
-_ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", _F)  # ULIDs and their look-alikes
+_ULID = lazy(r"[0-9A-HJKMNP-TV-Z]{26}", _F)  # ULIDs and their look-alikes
 
 
 # A naming word found: where it starts and ends, and the vendor's word (None for a
@@ -388,8 +389,8 @@ def _in_marker(text: str, at: int) -> bool:
 
 # Sumo Logic access ids: "su" and 12 letters and digits, too short for the rule above;
 # a secret when "sumo" is written before them on the same line.
-_SUMO_ID = re.compile(r"(?<![A-Za-z0-9])su[A-Za-z0-9]{12}(?![A-Za-z0-9])", _F)
-_SUMO = re.compile(r"sumo", _F | re.IGNORECASE)
+_SUMO_ID = lazy(r"(?<![A-Za-z0-9])su[A-Za-z0-9]{12}(?![A-Za-z0-9])", _F)
+_SUMO = lazy(r"sumo", _F | re.IGNORECASE)
 
 
 def short_ids(text: str, add: Callable[[_Span], None]) -> None:

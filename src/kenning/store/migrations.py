@@ -305,6 +305,41 @@ def m0013_session_signals(conn: sqlite3.Connection) -> None:
     )
 
 
+def m0014_scope_counts(conn: sqlite3.Connection) -> None:
+    # How many items each scope holds in each status, kept by triggers: a pack's "N more
+    # memories here" was a count(*) over every item of its scopes, the one cost of a pack
+    # that grew with the store. Items past their expiry are few and found through
+    # items_expiring, and taken off.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE scope_counts (
+            scope TEXT NOT NULL,
+            status TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            PRIMARY KEY (scope, status)
+        ) WITHOUT ROWID;
+        INSERT INTO scope_counts(scope, status, n)
+            SELECT scope, status, count(*) FROM items GROUP BY scope, status;
+        CREATE TRIGGER scope_counts_insert AFTER INSERT ON items BEGIN
+            INSERT INTO scope_counts(scope, status, n) VALUES (new.scope, new.status, 1)
+                ON CONFLICT(scope, status) DO UPDATE SET n = n + 1;
+        END;
+        CREATE TRIGGER scope_counts_delete AFTER DELETE ON items BEGIN
+            UPDATE scope_counts SET n = n - 1 WHERE scope = old.scope AND status = old.status;
+        END;
+        CREATE TRIGGER scope_counts_update AFTER UPDATE OF scope, status ON items
+        WHEN old.scope IS NOT new.scope OR old.status IS NOT new.status BEGIN
+            UPDATE scope_counts SET n = n - 1 WHERE scope = old.scope AND status = old.status;
+            INSERT INTO scope_counts(scope, status, n) VALUES (new.scope, new.status, 1)
+                ON CONFLICT(scope, status) DO UPDATE SET n = n + 1;
+        END;
+        CREATE INDEX items_expiring ON items(expires_at, scope, status)
+            WHERE expires_at IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
@@ -319,6 +354,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0011_index_captured_by_scope,
     m0012_collected_places,
     m0013_session_signals,
+    m0014_scope_counts,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 
