@@ -42,8 +42,11 @@ def screen_text(app: PanelApp) -> str:
 
 
 async def settle(app: PanelApp, pilot: Any, timeout: float = 15.0) -> None:
-    """Wait, bounded, until no worker runs and the rows on screen are read: twice in a row,
-    since a worker's answer may start the next one."""
+    """Wait, bounded, until no worker runs, the rows on screen are read and the screen has
+    drawn them (no layout, repaint or dirty widget pending): three looks in a row, since a
+    worker's answer may start the next one. On a loaded machine the screen's update timer
+    can lag the rows by a frame or more, and a test that reads the screen then sees only
+    its header."""
     deadline = time.monotonic() + timeout
     quiet = 0
     while time.monotonic() < deadline:
@@ -51,10 +54,29 @@ async def settle(app: PanelApp, pilot: Any, timeout: float = 15.0) -> None:
         busy = any(w.state in BUSY for w in app.workers)
         rows = app.screen.query("RowList")
         loaded = all(r.loaded and not r.pending for r in rows)  # type: ignore[attr-defined]
-        quiet = quiet + 1 if not busy and loaded else 0
+        quiet = quiet + 1 if not busy and loaded and drawn(app) and whole(app) else 0
         if quiet >= 3:
             return
     raise AssertionError("the panel kept working past the timeout")
+
+
+def drawn(app: PanelApp) -> bool:
+    """Whether the screen shows what its widgets hold (Textual's pending-update flags)."""
+    screen = app.screen
+    return not (
+        screen._layout_required
+        or screen._scroll_required
+        or screen._repaint_required
+        or screen._recompose_required
+        or screen._dirty_widgets
+    )
+
+
+def whole(app: PanelApp) -> bool:
+    """Whether the screen is drawn to its last line, where the footer of keys is: under
+    load, a look between a layout and its paint sees the header alone."""
+    lines = screen_text(app).splitlines()
+    return len(lines) >= app.size.height and bool(lines[app.size.height - 1].strip())
 
 
 CHARACTERS = {"slash": "/", "question_mark": "?", "space": " ", "enter": "\r"}
