@@ -25,7 +25,7 @@ class PlanBackend:
     """The receipt stored under a digest, if any."""
     applied_digest: Callable[[str], str | None]
     """The digest a plan id was applied under, if any."""
-    current: Callable[[list[str]], Mapping[str, tuple[int, str]]]
+    current: Callable[[list[str]], Mapping[str, tuple[str, str]]]
     """The (revision, status) of each of these item ids that exists (sorted ids in)."""
     insert: Callable[[PlannedChange], None]
     """Write a change that adds an item (`change.new`)."""
@@ -35,7 +35,7 @@ class PlanBackend:
 
 
 def conflicts(
-    changes: Sequence[PlannedChange], current: Mapping[str, tuple[int, str]]
+    changes: Sequence[PlannedChange], current: Mapping[str, tuple[str, str]]
 ) -> list[Conflict]:
     """Each change whose target is gone, at another revision, or not in an expected status."""
     found = []

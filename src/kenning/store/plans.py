@@ -50,7 +50,7 @@ def _backend(store: Items, conn: sqlite3.Connection) -> PlanBackend:
         ).fetchone()
         return None if row is None else str(row[0])
 
-    def current(ids: list[str]) -> dict[str, tuple[int, str]]:
+    def current(ids: list[str]) -> dict[str, tuple[str, str]]:
         found = {}
         for item_id in ids:
             row = conn.execute(

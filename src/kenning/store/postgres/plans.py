@@ -36,7 +36,7 @@ def _backend(conn: Conn) -> PlanBackend:
         ).fetchone()
         return None if row is None else str(row["digest"])
 
-    def current(ids: list[str]) -> dict[str, tuple[int, str]]:
+    def current(ids: list[str]) -> dict[str, tuple[str, str]]:
         rows = conn.execute(
             "SELECT id, revision, status FROM items WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
             (ids,),
