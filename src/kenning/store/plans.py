@@ -6,7 +6,7 @@ applied with other contents, re-checks every expected revision and status agains
 rows as they are now (another process may have changed them since the preview), makes
 every write, and stores the receipt. Any conflict or error rolls the whole transaction
 back, so the receipt exists exactly when the writes do: after a crash, `receipt` tells
-which.
+which. The flow is kenning.store.plan_apply's; this module gives it SQLite's SQL.
 """
 
 from __future__ import annotations
