@@ -295,33 +295,9 @@ def team_server(
         with module_database(cluster) as db:
             server = None
             try:
-                tokens = [
-                    ken(
-                        "serve",
-                        "token",
-                        "create",
-                        "--db",
-                        db,
-                        "--workspace",
-                        WORKSPACE,
-                        "--name",
-                        f"host-{i:02d}",
-                        env=env,
-                    )
-                    for i in range(hosts)
-                ]
-                admin = ken(
-                    "serve",
-                    "token",
-                    "create",
-                    "--db",
-                    db,
-                    "--workspace",
-                    WORKSPACE,
-                    "--role",
-                    "admin",
-                    env=env,
-                )
+                create = ("serve", "token", "create", "--db", db, "--workspace", WORKSPACE)
+                tokens = [ken(*create, "--name", f"host-{i:02d}", env=env) for i in range(hosts)]
+                admin = ken(*create, "--role", "admin", env=env)
                 ken("serve", "repos", "add", "--db", db, WORKSPACE, REPO, env=env)
                 server = start_server(db, env)
                 yield server, db, tokens, admin
