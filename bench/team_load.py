@@ -29,7 +29,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 
 from common import percentile, progress  # noqa: E402
 from kenning.team.client import Client, Refused, TeamError  # noqa: E402
+from teamserver import Server, module_database, start_server  # noqa: E402
 
 KEN = Path(sys.executable).with_name("ken")
 WORKSPACE = "acme"
@@ -52,69 +53,6 @@ def ken(*args: str, env: dict[str, str] | None = None) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"ken {' '.join(args)}: {done.stderr.strip()}")
     return done.stdout.strip()
-
-
-@dataclass
-class Server:
-    process: subprocess.Popen[str]
-    port: int
-    lines: list[str]
-    reader: threading.Thread
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
-        self.reader.join(timeout=10)
-        if self.process.stderr is not None:
-            self.process.stderr.close()
-
-
-def start_server(db: str, env: dict[str, str] | None = None) -> Server:
-    """`ken serve` on a port the kernel picks; returns once it answers /health."""
-    process = subprocess.Popen(
-        [str(KEN), "serve", "--db", db, "--port", "0"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    lines: list[str] = []
-    port: list[int] = []
-
-    def read() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.append(line.rstrip("\n"))
-            if not port and '"port"' in line:
-                with suppress(ValueError, KeyError, TypeError):
-                    port.append(int(json.loads(line)["port"]))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if port:
-            try:
-                Client(f"http://127.0.0.1:{port[0]}", "", WORKSPACE, timeout=2).health()
-                return Server(process, port[0], lines, reader)
-            except TeamError:
-                pass
-        time.sleep(0.05)
-    process.kill()
-    process.wait(timeout=10)
-    reader.join(timeout=10)
-    if process.stderr is not None:
-        process.stderr.close()
-    raise RuntimeError("ken serve did not start:\n" + "\n".join(lines[-30:]))
 
 
 @dataclass
@@ -339,8 +277,6 @@ def team_server(
 ) -> Iterator[tuple[Server, str, list[str], str]]:
     """A PostgreSQL database (in `cluster`, else KEN_TEST_PG's, else a cluster of its
     own), `ken serve` on it, HOSTS member tokens and an admin one."""
-    import psycopg
-
     import pgcluster
 
     folder = Path(
@@ -355,47 +291,20 @@ def team_server(
         progress("starting a PostgreSQL cluster", "team")
         pg_folder = pgcluster.scratch_folder()
         cluster = pgcluster.start(pg_folder)
-    name = f"load_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(cluster, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    db = cluster.replace("/postgres?", f"/{name}?", 1)
-    server = None
     try:
-        tokens = [
-            ken(
-                "serve",
-                "token",
-                "create",
-                "--db",
-                db,
-                "--workspace",
-                WORKSPACE,
-                "--name",
-                f"host-{i:02d}",
-                env=env,
-            )
-            for i in range(hosts)
-        ]
-        admin = ken(
-            "serve",
-            "token",
-            "create",
-            "--db",
-            db,
-            "--workspace",
-            WORKSPACE,
-            "--role",
-            "admin",
-            env=env,
-        )
-        ken("serve", "repos", "add", "--db", db, WORKSPACE, REPO, env=env)
-        server = start_server(db, env)
-        yield server, db, tokens, admin
+        with module_database(cluster) as db:
+            server = None
+            try:
+                create = ("serve", "token", "create", "--db", db, "--workspace", WORKSPACE)
+                tokens = [ken(*create, "--name", f"host-{i:02d}", env=env) for i in range(hosts)]
+                admin = ken(*create, "--role", "admin", env=env)
+                ken("serve", "repos", "add", "--db", db, WORKSPACE, REPO, env=env)
+                server = start_server(db, env)
+                yield server, db, tokens, admin
+            finally:
+                if server is not None:
+                    server.stop()
     finally:
-        if server is not None:
-            server.stop()
-        with psycopg.connect(cluster, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         if own:
             pgcluster.stop(pg_folder)
             shutil.rmtree(pg_folder, ignore_errors=True)

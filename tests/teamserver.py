@@ -1,13 +1,19 @@
-"""A real `ken serve` for the tests: the installed `ken` in a subprocess, on 127.0.0.1
-and a port the kernel picks, against a test's own PostgreSQL database; and a small
-HTTP client over urllib (the tests hold the contract, not a client library)."""
+"""A real `ken serve` for the tests (and bench/team_load.py): the installed `ken` in a
+subprocess, on 127.0.0.1 and a port the kernel picks, against a test's own PostgreSQL
+database; a small HTTP client over urllib (the tests hold the contract, not a client
+library); and the scaffolding the team tests share (a module's server, its directory, a
+fresh workspace, a push, the distribution's headless Chromium).
+
+It imports nothing of pytest's (the bench runs it without pytest)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -16,14 +22,35 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from conftest import KEN_BIN
+if TYPE_CHECKING:
+    from kenning.store.directory import Directory
+
+KEN_BIN = Path(sys.executable).with_name("ken")
+CHROMIUM = "/usr/bin/chromium"
 
 
-def ken(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def ken(
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    input: str | None = None,
+    timeout: float = 60,
+    new_session: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """The installed `ken` in a process of its own; its exit code is the caller's to check."""
     return subprocess.run(
-        [str(KEN_BIN), *args], capture_output=True, text=True, timeout=60, env=env, check=False
+        [str(KEN_BIN), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        input=input,
+        start_new_session=new_session,
     )
 
 
@@ -190,3 +217,69 @@ def module_database(cluster: str) -> Iterator[str]:
     finally:
         with psycopg.connect(cluster, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def serving(cluster: str) -> Iterator[Server]:
+    """One `ken serve` for a test module, on a database of its own; it must stop cleanly."""
+    with module_database(cluster) as db:
+        server = start_server(db)
+        yield server
+        assert server.stop() == 0
+
+
+@contextmanager
+def open_directory(server: Server) -> Iterator[Directory]:
+    """The server's directory, opened in the tests' process (quicker than `ken serve
+    token create` in a subprocess, which its own tests run)."""
+    from kenning.store.directory import Directory
+
+    opened = Directory(server.db)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def new_workspace(directory: Directory, repo: str = "github.com/acme/shop") -> str:
+    """A workspace of the test's own, covering `repo`."""
+    name = "acme-" + uuid.uuid4().hex[:8]
+    directory.add_repo(name, repo)
+    return name
+
+
+def push(
+    server: Server, api: str, token: str, *entries: dict[str, Any], host: str = "alice-laptop"
+) -> Any:
+    """POST `entries` to `api`/push (api: /api/v1/w/WS); the results, once it said 200."""
+    answer = server.call("POST", f"{api}/push", token, {"host": host, "items": list(entries)})
+    assert answer.status == 200, answer.body
+    return answer.body["results"]
+
+
+def chromium_binary() -> str | None:
+    """The distribution's Chromium (never a downloaded one), or None."""
+    return CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+
+
+@contextmanager
+def headless_chromium(binary: str) -> Iterator[Any]:
+    """`binary` headless through Playwright's Python client."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=binary,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()

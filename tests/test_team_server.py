@@ -24,6 +24,10 @@ from teamserver import (
     ken,
     memory,
     module_database,
+    new_workspace,
+    open_directory,
+    push,
+    serving,
     start_server,
 )
 
@@ -35,10 +39,8 @@ SHOP = "repo:github.com/acme/shop"
 @pytest.fixture(scope="module")
 def running(pg_cluster: str) -> Iterator[Server]:
     """One server for the module; each test works in a workspace of its own."""
-    with module_database(pg_cluster) as db:
-        server = start_server(db)
+    with serving(pg_cluster) as server:
         yield server
-        assert server.stop() == 0
 
 
 @pytest.fixture
@@ -48,18 +50,13 @@ def server(running: Server) -> Server:
 
 @pytest.fixture(scope="module")
 def directory(running: Server) -> Iterator[Directory]:
-    """The server's directory, opened in the tests' process (quicker than `ken serve
-    token create` in a subprocess, which its own tests run)."""
-    opened = Directory(running.db)
-    yield opened
-    opened.close()
+    with open_directory(running) as opened:
+        yield opened
 
 
 @pytest.fixture
 def ws(directory: Directory) -> str:
-    name = "acme-" + uuid.uuid4().hex[:8]
-    directory.add_repo(name, "github.com/acme/shop")
-    return name
+    return new_workspace(directory)
 
 
 @pytest.fixture
@@ -75,14 +72,6 @@ def member(directory: Directory, ws: str) -> str:
 @pytest.fixture
 def admin(directory: Directory, ws: str) -> str:
     return directory.create_token(ws, "admin", "lead")[0]
-
-
-def push(
-    server: Server, api: str, token: str, *entries: dict[str, Any], host: str = "alice-laptop"
-) -> Any:
-    answer = server.call("POST", f"{api}/push", token, {"host": host, "items": list(entries)})
-    assert answer.status == 200, answer.body
-    return answer.body["results"]
 
 
 def pull_all(server: Server, api: str, token: str, since: str = "", limit: int = 500) -> Any:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import KEN_BIN
-from teamserver import Server, cover, make_token, module_database, start_server
+from teamserver import Server, cover, ken, make_token, serving
 
 pytestmark = pytest.mark.postgres
 
@@ -27,10 +25,8 @@ REPO = "github.com/acme/shop"
 
 @pytest.fixture(scope="module")
 def running(pg_cluster: str) -> Iterator[Server]:
-    with module_database(pg_cluster) as db:
-        server = start_server(db)
+    with serving(pg_cluster) as server:
         yield server
-        assert server.stop() == 0
 
 
 class Host:
@@ -52,17 +48,7 @@ class Host:
         home.mkdir(parents=True)
 
     def ken(self, *args: str, check: bool = True, input: str | None = None) -> Any:
-        done = subprocess.run(
-            [str(KEN_BIN), *args],
-            cwd=self.repo,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            input=input,
-            start_new_session=True,
-        )
+        done = ken(*args, cwd=self.repo, env=self.env, input=input, timeout=120, new_session=True)
         if check:
             assert done.returncode == 0, f"ken {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
         return done
@@ -235,13 +221,7 @@ def test_a_revoked_token_is_told_in_one_line_and_leave_cleans_up(
     approve(running, ws, admin, proposed(running, ws, admin)[0]["id"])
     bob.ken("team", "sync")
     token_id = bob.json("team", "status")["member"]["token_id"]
-    out = subprocess.run(
-        [str(KEN_BIN), "serve", "token", "revoke", "--db", running.db, token_id],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    out = ken("serve", "token", "revoke", "--db", running.db, token_id)
     assert out.returncode == 0, out.stderr
     failed = bob.ken("team", "sync", check=False)
     assert failed.returncode == 1
@@ -264,15 +244,14 @@ def test_session_start_pulls_before_it_prints_the_pack(running: Server, team: An
         "hook_event_name": "SessionStart",
         "source": "startup",
     }
-    done = subprocess.run(
-        [str(KEN_BIN), "hook", "SessionStart", "--agent", "claude"],
+    done = ken(
+        "hook",
+        "SessionStart",
+        "--agent",
+        "claude",
         input=json.dumps(payload),
-        capture_output=True,
-        text=True,
         env={**bob.env, "KEN_HOOK_SERVER": "0", "KEN_TEAM_START_TIMEOUT": "10"},
-        timeout=60,
-        check=False,
-        start_new_session=True,
+        new_session=True,
     )
     assert done.returncode == 0 and not done.stderr
     assert "The payments service owns the ledger" in done.stdout

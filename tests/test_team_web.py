@@ -10,7 +10,6 @@ from __future__ import annotations
 import http.client
 import os
 import re
-import shutil
 import uuid
 from collections.abc import Iterator
 from http.cookies import SimpleCookie
@@ -21,34 +20,38 @@ from urllib.parse import urlencode
 import pytest
 
 from kenning.store.directory import Directory
-from teamserver import Server, entry, memory, module_database, start_server
+from teamserver import (
+    Server,
+    chromium_binary,
+    entry,
+    headless_chromium,
+    memory,
+    new_workspace,
+    open_directory,
+    push,
+    serving,
+)
 
 pytestmark = pytest.mark.postgres
 
 SHOP = "repo:github.com/acme/shop"
-CHROMIUM = "/usr/bin/chromium"
 
 
 @pytest.fixture(scope="module")
 def running(pg_cluster: str) -> Iterator[Server]:
-    with module_database(pg_cluster) as db:
-        server = start_server(db)
+    with serving(pg_cluster) as server:
         yield server
-        assert server.stop() == 0
 
 
 @pytest.fixture(scope="module")
 def directory(running: Server) -> Iterator[Directory]:
-    opened = Directory(running.db)
-    yield opened
-    opened.close()
+    with open_directory(running) as opened:
+        yield opened
 
 
 @pytest.fixture
 def ws(directory: Directory) -> str:
-    name = "acme-" + uuid.uuid4().hex[:8]
-    directory.add_repo(name, "github.com/acme/shop")
-    return name
+    return new_workspace(directory)
 
 
 @pytest.fixture
@@ -61,12 +64,8 @@ def member(directory: Directory, ws: str) -> str:
     return directory.create_token(ws, "member", "alice")[0]
 
 
-def push(server: Server, ws: str, token: str, *entries: dict[str, Any]) -> list[str]:
-    answer = server.call(
-        "POST", f"/api/v1/w/{ws}/push", token, {"host": "alice-laptop", "items": list(entries)}
-    )
-    assert answer.status == 200, answer.body
-    return [r["id"] for r in answer.body["results"]]
+def push_ids(server: Server, ws: str, token: str, *entries: dict[str, Any]) -> list[str]:
+    return [r["id"] for r in push(server, f"/api/v1/w/{ws}", token, *entries)]
 
 
 class Browserless:
@@ -156,7 +155,7 @@ def test_sign_in_refuses_a_missing_csrf_token_and_a_members_token(
 def test_a_form_without_its_csrf_token_or_from_another_site_changes_nothing(
     running: Server, ws: str, admin: str, member: str
 ) -> None:
-    (item_id,) = push(running, ws, member, entry(memory("Queues are drained at 2am", SHOP)))
+    (item_id,) = push_ids(running, ws, member, entry(memory("Queues are drained at 2am", SHOP)))
     client = Browserless(running)
     client.sign_in(admin)
     status, _, _, _ = client.send("POST", f"/items/{item_id}/approve", {"back": "/"})
@@ -202,7 +201,7 @@ def test_the_page_says_who_proposed_and_how_many_others_sent_the_same(
     running: Server, directory: Directory, ws: str, admin: str, member: str
 ) -> None:
     bob = directory.create_token(ws, "member", "bob")[0]
-    push(running, ws, member, entry(memory("Tabs, not spaces, in Makefiles", SHOP)))
+    push_ids(running, ws, member, entry(memory("Tabs, not spaces, in Makefiles", SHOP)))
     answer = running.call(
         "POST",
         f"/api/v1/w/{ws}/push",
@@ -223,7 +222,7 @@ def test_the_page_shows_only_the_admins_own_workspace(
 ) -> None:
     other = "other-" + uuid.uuid4().hex[:8]
     directory.add_repo(other, "github.com/acme/shop")
-    (theirs,) = push(
+    (theirs,) = push_ids(
         running,
         other,
         directory.create_token(other, "member", "x")[0],
@@ -252,27 +251,14 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
+    binary = chromium_binary()
+    if not binary:
         reason = "the distribution's chromium is not installed (apt-get install chromium)"
         if os.environ.get("KEN_REQUIRE_BROWSER") == "1":
             pytest.fail(reason)
         pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
+    with headless_chromium(binary) as browser:
         yield browser
-        browser.close()
 
 
 # The contrast of every visible text against the background it is drawn on (the first
@@ -313,7 +299,7 @@ def test_an_admin_signs_in_approves_dismisses_searches_and_opens_a_drawer(
 ) -> None:
     from playwright.sync_api import expect
 
-    canary, pdf, flaky = push(
+    canary, pdf, flaky = push_ids(
         running,
         ws,
         member,

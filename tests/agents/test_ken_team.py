@@ -10,23 +10,20 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import teamserver
 from teamserver import cover, make_token, start_server
 
 from . import harness
 from .harness import Sandbox
 from .stubs import AnthropicStub, Text
 
-KEN = Path(sys.executable).with_name("ken")
-CHROMIUM = "/usr/bin/chromium"
 REPO = "github.com/acme/shop"
 WORKSPACE = "acme"
 DECISION = "Payments webhooks are retried by the queue, never by the handler"
@@ -35,16 +32,7 @@ FINAL = "In the queue, as the team decided."
 
 
 def ken(box: Sandbox, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [str(KEN), *args],
-        cwd=box.repo,
-        env=box.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        input=stdin,
-    )
+    done = teamserver.ken(*args, cwd=box.repo, env=box.env, input=stdin, timeout=120)
     assert done.returncode == 0, f"ken {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
     return done
 
@@ -68,21 +56,14 @@ def with_origin(box: Sandbox) -> None:
 @pytest.fixture
 def chromium() -> Iterator[Any]:
     """The distribution's Chromium, headless, through Playwright (never a download)."""
-    binary = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    binary = teamserver.chromium_binary()
     if not binary:
         reason = "the distribution's chromium is not installed (apt-get install chromium)"
         if os.environ.get("KEN_REQUIRE_BROWSER") == "1":
             pytest.fail(reason)
         pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=binary,
-            args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"],
-        )
+    with teamserver.headless_chromium(binary) as browser:
         yield browser
-        browser.close()
 
 
 def approve_on_the_page(browser: Any, url: str, admin: str, server_id: str, title: str) -> None:

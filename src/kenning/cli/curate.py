@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from kenning import curate, plans
-from kenning.cli import complete
+from kenning.cli import options
 from kenning.cli.output import Result, echo, say, table
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
 from kenning.errors import InvalidInput
@@ -17,14 +17,7 @@ from kenning.ids import short_id
 
 
 @click.command("curate", epilog=example("ken curate --plan cleanup.json"))
-@click.option(
-    "--scope",
-    "-s",
-    multiple=True,
-    shell_complete=complete.scopes,
-    help="Only these scopes (repeatable).",
-)
-@click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
+@options.scopes_here
 @click.option(
     "--days",
     type=click.IntRange(1),

@@ -9,7 +9,7 @@ from dataclasses import replace
 import click
 
 from kenning import editing, items, policy, templates
-from kenning.cli import complete, output
+from kenning.cli import complete, options, output
 from kenning.cli.output import Result, say
 from kenning.cli.state import (
     State,
@@ -130,25 +130,8 @@ def _added(item: Item, redacted: dict[str, int]) -> None:
 
 
 @click.command("list", epilog=example("ken list --here --kind preference"))
-@click.option(
-    "--scope",
-    "-s",
-    multiple=True,
-    shell_complete=complete.scopes,
-    help="Only these scopes (repeatable).",
-)
-@click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
-@click.option(
-    "--kind", "-k", multiple=True, shell_complete=complete.kinds, help="Only these kinds."
-)
-@click.option(
-    "--status",
-    multiple=True,
-    shell_complete=complete.statuses,
-    help="Only these statuses (default: active).",
-)
-@click.option("--tag", "-t", multiple=True, help="Only items with this tag.")
-@click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")
+@options.scopes_here
+@options.item_filters(default_active=False)
 @click.option(
     "--limit",
     "-n",

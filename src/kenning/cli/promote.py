@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kenning import promote
-from kenning.cli import complete
+from kenning.cli import options
 from kenning.cli.output import Result, say
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
 
@@ -25,13 +25,7 @@ from kenning.cli.state import State, example, pass_state, renders, scope_filter
     type=click.IntRange(1, 1000),
     help="How many of the best-ranked approved memories.",
 )
-@click.option(
-    "--scope",
-    "-s",
-    multiple=True,
-    shell_complete=complete.scopes,
-    help="Only these scopes (repeatable).",
-)
+@options.scopes
 @renders
 @pass_state
 def promote_cmd(state: State, repo: str, batch: int, scope: tuple[str, ...]) -> Result:

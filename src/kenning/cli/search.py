@@ -7,35 +7,15 @@ from collections.abc import Sequence
 import click
 
 from kenning import items
-from kenning.cli import complete, output
+from kenning.cli import options, output
 from kenning.cli.output import Result, say
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
-from kenning.model import Status
 
 
 @click.command(epilog=example("ken search migrate staging --kind decision"))
 @click.argument("query", nargs=-1, required=True)
-@click.option(
-    "--scope",
-    "-s",
-    multiple=True,
-    shell_complete=complete.scopes,
-    help="Only these scopes (repeatable).",
-)
-@click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
-@click.option(
-    "--kind", "-k", multiple=True, shell_complete=complete.kinds, help="Only these kinds."
-)
-@click.option(
-    "--status",
-    multiple=True,
-    default=[Status.ACTIVE.value],
-    show_default=True,
-    shell_complete=complete.statuses,
-    help="Only these statuses.",
-)
-@click.option("--tag", "-t", multiple=True, help="Only items with this tag.")
-@click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")
+@options.scopes_here
+@options.item_filters(default_active=True)
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
 @renders
 @pass_state

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -44,12 +46,18 @@ def _db(state: State, given: str | None) -> str:
     return url
 
 
-def _directory(state: State, db: str | None) -> Any:
+@contextmanager
+def _directory(state: State, db: str | None) -> Iterator[Any]:
+    """The team directory at `db` (or the configured one), closed after the block."""
     try:
         from kenning.store.directory import Directory
     except ModuleNotFoundError as exc:
         raise _missing_extra(exc) from None
-    return Directory(_db(state, db), min_size=1, max_size=1)
+    directory = Directory(_db(state, db), min_size=1, max_size=1)
+    try:
+        yield directory
+    finally:
+        directory.close()
 
 
 def _workspace(text: str) -> str:
@@ -118,11 +126,8 @@ def token_create(
 ) -> Result:
     """Make a token and print it once: only its SHA-256 is kept."""
     policy.require_person(policy.Actor.from_env(), "create a team token")
-    directory = _directory(state, db)
-    try:
+    with _directory(state, db) as directory:
         text, token = directory.create_token(_workspace(workspace), role, name or role)
-    finally:
-        directory.close()
 
     def shown() -> None:
         click.echo(text)
@@ -138,11 +143,8 @@ def token_create(
 @pass_state
 def token_list(state: State, db: str | None, workspace: str | None) -> Result:
     """List tokens (never their text): id, workspace, role, name, made, revoked."""
-    directory = _directory(state, db)
-    try:
+    with _directory(state, db) as directory:
         tokens = directory.tokens(_workspace(workspace) if workspace else None)
-    finally:
-        directory.close()
     return Result(
         data={"tokens": [t.to_dict() for t in tokens]},
         text=lambda: table(
@@ -162,11 +164,8 @@ def token_list(state: State, db: str | None, workspace: str | None) -> Result:
 def token_revoke(state: State, db: str | None, token_id: str) -> None:
     """Revoke a token: refused from the next request on, its web sessions ended."""
     policy.require_person(policy.Actor.from_env(), f"revoke token {token_id}")
-    directory = _directory(state, db)
-    try:
+    with _directory(state, db) as directory:
         token = directory.revoke_token(token_id)
-    finally:
-        directory.close()
     if token is None:
         raise KenningError(f"no token {token_id}; `ken serve token list` shows them")
     say(f"revoked {token.id} ({token.role} of '{token.workspace}')")
@@ -188,11 +187,8 @@ def repos_add(state: State, db: str | None, workspace: str, repo: str) -> None:
     """Cover a repo (its origin, e.g. github.com/acme/shop) in a workspace."""
     policy.require_person(policy.Actor.from_env(), f"add {repo} to a team")
     key = _repo(repo)
-    directory = _directory(state, db)
-    try:
+    with _directory(state, db) as directory:
         added = directory.add_repo(_workspace(workspace), key)
-    finally:
-        directory.close()
     say(f"{'added' if added else 'already covered:'} {key} in '{_workspace(workspace)}'")
 
 
@@ -203,11 +199,8 @@ def repos_add(state: State, db: str | None, workspace: str, repo: str) -> None:
 @pass_state
 def repos_list(state: State, db: str | None, workspace: str) -> Result:
     """List the repos a workspace covers."""
-    directory = _directory(state, db)
-    try:
+    with _directory(state, db) as directory:
         repos = directory.repos(_workspace(workspace))
-    finally:
-        directory.close()
 
     def shown() -> None:
         for repo in repos:
@@ -225,11 +218,8 @@ def repos_remove(state: State, db: str | None, workspace: str, repo: str) -> Non
     """Stop covering a repo: new pushes to it are refused; its memories stay."""
     policy.require_person(policy.Actor.from_env(), f"remove {repo} from a team")
     key = _repo(repo)
-    directory = _directory(state, db)
-    try:
+    with _directory(state, db) as directory:
         removed = directory.remove_repo(_workspace(workspace), key)
-    finally:
-        directory.close()
     if not removed:
         raise KenningError(f"'{_workspace(workspace)}' does not cover {key}")
     say(f"removed {key} from '{_workspace(workspace)}'")
