@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from teamserver import Server, cover, ken, make_token, serving
+from teamserver import Server, cover, entry, ken, make_token, memory, push, serving
 
 pytestmark = pytest.mark.postgres
 
@@ -255,3 +255,103 @@ def test_session_start_pulls_before_it_prints_the_pack(running: Server, team: An
     )
     assert done.returncode == 0 and not done.stderr
     assert "The payments service owns the ledger" in done.stdout
+
+
+def session_start(host: Host, session_id: str) -> str:
+    """SessionStart on `host` (its sync, then its pack, which records the uses)."""
+    payload = {
+        "session_id": session_id,
+        "transcript_path": str(host.root / f"{session_id}.jsonl"),
+        "cwd": str(host.repo),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    done = ken(
+        "hook",
+        "SessionStart",
+        "--agent",
+        "claude",
+        input=json.dumps(payload),
+        env={**host.env, "KEN_HOOK_SERVER": "0", "KEN_TEAM_START_TIMEOUT": "10"},
+        new_session=True,
+    )
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    return done.stdout
+
+
+def test_uses_on_two_hosts_reach_the_server_once_each(running: Server, team: Any) -> None:
+    ws, admin, alice, bob = team
+    api = f"/api/v1/w/{ws}"
+    title = "The ledger is append-only: correct it with a reversing entry"
+    [stored] = push(running, api, admin, entry(memory(title, f"repo:{REPO}")), host="lead-box")
+    server_id = stored["id"]
+    assert stored["item_status"] == "active"
+    unused = running.call("GET", f"{api}/items/{server_id}", admin).body
+    assert unused["uses"] == {"count": 0, "hosts": 0}
+
+    for n, host in enumerate((alice, bob)):
+        assert host.json("team", "sync")["pulled"] == 1
+        assert title in session_start(host, f"s-{n}")  # the pack delivers it: one use
+        [copy] = [i for i in host.json("list", "--scope", f"repo:{REPO}") if i["title"] == title]
+        assert copy["use_count"] == 1
+        assert host.json("team", "sync")["uses"] == 1
+
+    seen = running.call("GET", f"{api}/items/{server_id}", admin).body
+    assert seen["uses"] == {"count": 2, "hosts": 2}
+    [listed] = [
+        i
+        for i in running.call("GET", f"{api}/items?status=active", admin).body["items"]
+        if i["id"] == server_id
+    ]
+    assert listed["uses"] == {"count": 2, "hosts": 2}
+
+    # A sync with no new use reports nothing, and the count stays.
+    assert alice.json("team", "sync")["uses"] == 0
+    # A report whose answer was lost is sent again (the state never learned it went):
+    # the server holds alice's running count, so the resend changes nothing.
+    path = Path(alice.env["XDG_STATE_HOME"]) / "kenning" / "team-sync.json"
+    state = json.loads(path.read_text())
+    for section in state["stores"].values():
+        section["uses"] = {}
+    path.write_text(json.dumps(state))
+    assert alice.json("team", "sync")["uses"] == 1
+    assert running.call("GET", f"{api}/items/{server_id}", admin).body["uses"]["count"] == 2
+
+    # A second session on bob: his count grows to 2, the team's to 3.
+    session_start(bob, "s-again")
+    assert bob.json("team", "sync")["uses"] == 1
+    again = running.call("GET", f"{api}/items/{server_id}", admin).body
+    assert again["uses"] == {"count": 3, "hosts": 2}
+
+
+def test_uses_are_refused_outside_the_workspace(running: Server, team: Any) -> None:
+    ws, admin, _, _ = team
+    api = f"/api/v1/w/{ws}"
+    [stored] = push(running, api, admin, entry(memory("Ours", f"repo:{REPO}")), host="lead-box")
+    other_ws = "other-" + uuid.uuid4().hex[:8]
+    cover(running.db, other_ws, REPO)
+    stranger = make_token(running.db, other_ws, "member", "mallory")
+    [theirs] = push(
+        running,
+        f"/api/v1/w/{other_ws}",
+        make_token(running.db, other_ws, "admin"),
+        entry(memory("Theirs", f"repo:{REPO}")),
+    )
+    body = {"host": "mallory-box", "uses": [{"id": stored["id"], "count": 1000}]}
+    refused = running.call("POST", f"{api}/uses", stranger, body)
+    assert refused.status == 403 and refused.body["error"] == "forbidden"
+    assert running.call("POST", f"{api}/uses", None, body).status == 401
+    # A member here cannot count uses onto another workspace's memory either.
+    member = make_token(running.db, ws, "member", "carol")
+    body = {"host": "carol-box", "uses": [{"id": theirs["id"], "count": 5}]}
+    answer = running.call("POST", f"{api}/uses", member, body)
+    assert answer.status == 200 and answer.body == {"recorded": 0, "unknown": [theirs["id"]]}
+    for bad in (
+        {"host": "x", "uses": [{"id": stored["id"], "count": -1}]},
+        {"host": "x", "uses": [{"id": stored["id"], "count": True}]},
+        {"host": "", "uses": []},
+        {"host": "x", "uses": {}},
+    ):
+        assert running.call("POST", f"{api}/uses", member, bad).status == 400, bad
+    mine = running.call("GET", f"{api}/items/{stored['id']}", admin).body
+    assert mine["uses"] == {"count": 0, "hosts": 0}

@@ -42,6 +42,7 @@ def _report(report: team_sync.Report) -> None:
         f"pulled {report.pulled} team memories ({report.removed} removed); pushed "
         f"{report.pushed} (+{report.duplicates} already there)"
         + (f"; {report.waiting} waiting to be sent" if report.waiting else "")
+        + (f"; reported uses of {report.uses}" if report.uses else "")
     )
     for refused in report.refused:
         say(f"ken: the server refused {short_id(refused['id'])}: {refused['reason']}")

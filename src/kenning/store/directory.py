@@ -14,6 +14,10 @@ workspace); this module holds what only the server needs around it:
   a push cut off halfway, stores nothing twice;
 - **origins** (which host and token sent each memory, its local id, what it was) and
   **decisions** (who approved, rejected, dismissed or restored it, and why);
+- **uses**: how often each host used each team memory, one row per (token, host,
+  memory) holding that host's own running count (absolute, not an increase), so a
+  report sent twice, or a late retry after a newer one, changes nothing (the row keeps
+  the greater count); the team's uses of a memory are the sum over its rows;
 - the **change feed**, `seq bigserial`, that members pull from. Rows of one workspace
   are appended under a transaction-scoped advisory lock, so they commit in `seq` order
   and a reader that has seen `seq` N has seen every row before it.
@@ -156,7 +160,26 @@ def _m0001_create(conn: psycopg.Connection[Any]) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (_m0001_create,)
+def _m0002_uses(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(
+        """
+        CREATE TABLE ken_team.uses (
+            workspace text NOT NULL,
+            item_id text NOT NULL,
+            token_id text NOT NULL,
+            host text NOT NULL,
+            count bigint NOT NULL CHECK (count >= 0),
+            reported_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (workspace, item_id, token_id, host)
+        );
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (
+    _m0001_create,
+    _m0002_uses,
+)
 _TIME = "to_char(%s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
 
@@ -482,6 +505,40 @@ class Directory:
                 "DELETE FROM ken_team.decisions WHERE workspace = %s AND item_id = %s",
                 (workspace, item_id),
             )
+            conn.execute(
+                "DELETE FROM ken_team.uses WHERE workspace = %s AND item_id = %s",
+                (workspace, item_id),
+            )
+
+    # uses
+
+    def record_uses(
+        self, workspace: str, token_id: str, host: str, counts: Sequence[tuple[str, int]]
+    ) -> None:
+        """Set each (item_id, count): this host's running count of uses of the memory. A
+        count below the one stored (a retry arriving after a newer report) is ignored."""
+        if not counts:
+            return
+        with self._tx() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO ken_team.uses (workspace, item_id, token_id, host, count) "
+                "VALUES (%s, %s, %s, %s, %s) "
+                "ON CONFLICT (workspace, item_id, token_id, host) DO UPDATE "
+                "SET count = greatest(ken_team.uses.count, excluded.count), "
+                "reported_at = CASE WHEN excluded.count > ken_team.uses.count "
+                "THEN now() ELSE ken_team.uses.reported_at END",
+                [(workspace, item_id, token_id, host, count) for item_id, count in counts],
+            )
+
+    def uses(self, workspace: str, item_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(uses summed over hosts, how many hosts used it) of each memory that has any."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT item_id, sum(count) AS count, count(*) AS hosts FROM ken_team.uses "
+                "WHERE workspace = %s AND item_id = ANY(%s) AND count > 0 GROUP BY item_id",
+                (workspace, list(item_ids)),
+            ).fetchall()
+        return {r["item_id"]: (int(r["count"]), int(r["hosts"])) for r in rows}
 
     # the change feed
 

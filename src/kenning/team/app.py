@@ -209,6 +209,11 @@ def build_app(
         metrics.count_push(answer["results"])
         return answer
 
+    async def uses(request: Request) -> Any:
+        token, ws = await caller(request)
+        body = await body_of(request)
+        return await run_in_threadpool(team.record_uses, token, ws, body)
+
     async def pull(request: Request) -> Any:
         _, ws = await caller(request)
         since = request.query_params.get("since")
@@ -261,6 +266,7 @@ def build_app(
         Route(f"{prefix}/repos", api(repos), methods=["GET"]),
         Route(f"{prefix}/push", api(push), methods=["POST"]),
         Route(f"{prefix}/pull", api(pull), methods=["GET"]),
+        Route(f"{prefix}/uses", api(uses), methods=["POST"]),
         Route(f"{prefix}/items", api(list_items), methods=["GET"]),
         Route(f"{prefix}/items/{{id}}", api(get_item), methods=["GET"]),
         Route(f"{prefix}/items/{{id}}/{{action}}", api(act), methods=["POST"]),

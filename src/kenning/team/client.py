@@ -252,6 +252,12 @@ class Client:
         results: list[dict[str, Any]] = answer.get("results", [])
         return results
 
+    def report_uses(self, host: str, counts: dict[str, int]) -> dict[str, Any]:
+        """This host's running use counts of team memories (server id: count)."""
+        body = {"host": host, "uses": [{"id": k, "count": v} for k, v in counts.items()]}
+        answer: dict[str, Any] = self.request("POST", self._path("uses"), body)
+        return answer
+
     def pull(self, since: str, limit: int = 500) -> dict[str, Any]:
         answer: dict[str, Any] = self.request(
             "GET", self._path("pull"), query={"since": since, "limit": limit}

@@ -13,6 +13,9 @@ The HTTP API and the review page both call `Team`; neither holds a rule of its o
   version of the memory (forget deletes it and its versions), each recorded with who
   decided and why. Approving a *revision* writes its text onto the memory it revises (a
   new version of that memory, which keeps its id); the revision itself is superseded.
+- **Uses.** Each host reports, per team memory it used, its own running count of
+  uses; the directory keeps one count per (token, host, memory) and never lowers it,
+  so a report sent twice counts once. A memory's `uses` is the sum, and the hosts.
 - **Pull.** Every change that makes a memory active, changes an active one or takes one
   out of active is appended to the workspace's feed; a pull reads the feed after a
   cursor and answers each memory once, as it is now.
@@ -34,6 +37,8 @@ from kenning.team.stores import Workspaces
 
 MAX_PUSH = 500
 MAX_PULL = 1000
+MAX_USES = 500  # entries in one uses report
+MAX_COUNT = 2**53  # a use count the JSON of any client still reads exactly
 WHATS = ("memory", "lesson", "proposal", "revision")
 ACTIONS = ("approve", "reject", "dismiss", "restore", "forget")
 PUSH_ID = re.compile(r"^[A-Za-z0-9._:-]{1,100}$")
@@ -113,10 +118,14 @@ class Team:
 
     def wire(self, workspace: str, found: list[Item]) -> list[dict[str, Any]]:
         """Memories as the API sends them: the local JSON form and `origin`."""
-        origins = self.directory.origins(workspace, [i.id for i in found]) if found else {}
+        item_ids = [i.id for i in found]
+        origins = self.directory.origins(workspace, item_ids) if found else {}
+        uses = self.directory.uses(workspace, item_ids) if found else {}
         out = []
         for item in found:
             data = item.to_dict()
+            count, hosts = uses.get(item.id, (0, 0))
+            data["uses"] = {"count": count, "hosts": hosts}
             origin = origins.get(item.id)
             data["origin"] = (
                 {
@@ -255,6 +264,40 @@ class Team:
         feed = [(stored.id, "upsert")] if stored.status is Status.ACTIVE else []
         self.directory.finish_push(workspace, push_id, answer, origin, feed)
         return answer
+
+    # uses
+
+    def record_uses(self, token: Token, workspace: str, body: Any) -> dict[str, Any]:
+        """A host's running counts of its uses of team memories. Answers how many were
+        recorded and the ids this workspace does not hold (forgotten, or never its)."""
+        if not isinstance(body, dict):
+            raise InvalidInput("the body must be a JSON object with 'host' and 'uses'")
+        host, entries = body.get("host"), body.get("uses")
+        if not isinstance(host, str) or not host.strip() or len(host) > 200:
+            raise InvalidInput("'host' must be the sending host's name (200 characters at most)")
+        if not isinstance(entries, list):
+            raise InvalidInput("'uses' must be a list of {id, count}")
+        if len(entries) > MAX_USES:
+            raise InvalidInput(f"{len(entries)} entries in one report: send {MAX_USES} at most")
+        counts: dict[str, int] = {}
+        for number, entry in enumerate(entries, 1):
+            item_id = entry.get("id") if isinstance(entry, dict) else None
+            count = entry.get("count") if isinstance(entry, dict) else None
+            if not isinstance(item_id, str) or not item_id:
+                raise InvalidInput(f"entry {number} needs the memory's 'id'")
+            if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < MAX_COUNT:
+                raise InvalidInput(f"entry {number} needs a 'count' (a whole number, 0 or more)")
+            counts[item_id] = max(count, counts.get(item_id, 0))
+        unknown: list[str] = []
+        known: list[tuple[str, int]] = []
+        with self.workspaces.store(workspace) as store:
+            for item_id, count in counts.items():
+                try:
+                    known.append((_get(store, item_id).id, count))
+                except NotFound:
+                    unknown.append(item_id)
+        self.directory.record_uses(workspace, token.id, host.strip(), known)
+        return {"recorded": len(known), "unknown": unknown}
 
     # pull
 

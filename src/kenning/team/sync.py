@@ -16,10 +16,18 @@ disk *before* it is sent, so a push that timed out is sent again with the same i
 the server stores it once. A later version of a pushed memory goes as a `revision` of
 the server's copy. `ken edit` of a team memory files a revision the same way.
 
+**Uses.** After the push, the host reports how often it used each team memory: for
+each copy whose local use count (`Store.record_uses`, from packs and recall) grew since
+the last report, its count as it is now, a running total of this host's uses and not
+the increase. The server keeps one count per (token, host, memory) and never lowers
+it, so a report that timed out and is sent again, or arrives twice, counts once: that
+is exactly-once without a receipt per report. The state keeps the count last reported
+per server id, so a sync sends only what grew.
+
 **State** is a JSON file beside the hook log, `$XDG_STATE_HOME/kenning/team-sync.json`,
 one section per store (the cursor, what was pushed, the outbox, the shared items, the
-covered repos last seen). One sync at a time holds its lock; the SessionStart hook does
-not wait for it (another sync is running, so it skips).
+covered repos last seen, the use counts last reported). One sync at a time holds its
+lock; the SessionStart hook does not wait for it (another sync is running, so it skips).
 
 The standard library only, like the client: the SessionStart hook runs `at_start`.
 """
@@ -73,6 +81,7 @@ class Report:
     duplicates: int = 0
     refused: list[dict[str, str]] = field(default_factory=list)
     waiting: int = 0  # entries still in the outbox (not answered)
+    uses: int = 0  # team memories whose grown use count was reported
     more: bool = False  # the pull stopped with more to come (out of time)
     error: str | None = None
 
@@ -86,6 +95,7 @@ class Report:
             "duplicates": self.duplicates,
             "refused": self.refused,
             "waiting": self.waiting,
+            "uses": self.uses,
             "more": self.more,
             "error": self.error,
         }
@@ -137,6 +147,7 @@ def load_state(store_path: str) -> dict[str, Any]:
     section.setdefault("outbox", [])
     section.setdefault("shared", {})
     section.setdefault("repos", [])
+    section.setdefault("uses", {})
     return dict(section)
 
 
@@ -300,6 +311,33 @@ def send_outbox(
         save(state)
         if not answered:
             break
+
+
+def report_uses(
+    store: Store,
+    client: Client,
+    membership: Membership,
+    state: dict[str, Any],
+    save: Any,
+    report: Report,
+) -> None:
+    """Report the use counts of the team copies that grew since the last report (each
+    a running total: the server keeps the greatest, so a resend counts once)."""
+    sent: dict[str, int] = state["uses"]
+    here: dict[str, int] = {}
+    for copy in copies(store, membership.workspace):
+        origin = policy.team_origin(copy)
+        if origin is not None:
+            here[origin[1]] = max(copy.use_count, here.get(origin[1], 0))
+    for gone in [k for k in sent if k not in here]:
+        del sent[gone]  # the copy went; the server keeps the count it had
+    grown = [(k, n) for k, n in here.items() if n > int(sent.get(k) or 0)]
+    for start in range(0, len(grown), PAGE):
+        page = dict(grown[start : start + PAGE])
+        client.report_uses(membership.host, page)
+        sent.update(page)  # ids the server no longer holds too: nothing to resend
+        report.uses += len(page)
+        save(state)
 
 
 # --- pulling --------------------------------------------------------------------------
@@ -537,6 +575,7 @@ def sync(
                     state["outbox"].extend(fresh)
                     save(state)  # on disk before it is sent: a retry reuses the ids
                 send_outbox(client, member, state, save, report)
+                report_uses(store, client, member, state, save, report)
         except TeamError as exc:
             report.error = str(exc)
         state["last_sync"] = now_iso()
