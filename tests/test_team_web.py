@@ -217,6 +217,24 @@ def test_the_page_says_who_proposed_and_how_many_others_sent_the_same(
     assert html.count("sent by 1 more in the team") == 2
 
 
+def test_the_page_and_the_drawer_show_the_uses_across_the_team(
+    running: Server, directory: Directory, ws: str, admin: str, member: str
+) -> None:
+    [used] = push_ids(running, ws, admin, entry(memory("Releases are cut on Tuesdays", SHOP)))
+    [unused] = push_ids(running, ws, admin, entry(memory("The CI cache is per branch", SHOP)))
+    bob = directory.create_token(ws, "member", "bob")[0]
+    for token, host, count in ((member, "alice-laptop", 3), (bob, "bob-desktop", 1)):
+        body = {"host": host, "uses": [{"id": used, "count": count}]}
+        assert running.call("POST", f"/api/v1/w/{ws}/uses", token, body).status == 200
+    client = Browserless(running)
+    client.sign_in(admin)
+    html = client.send("GET", "/?status=active")[2]
+    assert re.search(rf'id="m-{used}".*?used 4 times on 2 hosts<', html, re.S)
+    assert re.search(rf'id="m-{unused}".*?used 0 times<', html, re.S)
+    drawer = client.send("GET", f"/items/{used}?fragment=1")[2]
+    assert "used 4 times on 2 hosts" in drawer
+
+
 def test_the_page_shows_only_the_admins_own_workspace(
     running: Server, directory: Directory, ws: str, admin: str
 ) -> None:
