@@ -584,3 +584,28 @@ def test_an_agent_cannot_make_a_token(pg_dsn: str) -> None:
     env = {**os.environ, "CLAUDECODE": "1"}
     out = ken("serve", "token", "create", "--db", pg_dsn, "-w", "acme", "--role", "admin", env=env)
     assert out.returncode == 1 and "person" in out.stderr and not out.stdout
+
+
+def test_a_late_or_repeated_uses_report_never_lowers_a_hosts_count(
+    server: Server, directory: Directory, member: str, admin: str, api: str, ws: str
+) -> None:
+    [stored] = push(server, api, admin, entry(memory("Uses are per host", SHOP)))
+    item_id = stored["id"]
+
+    def report(count: int, host: str = "alice-laptop") -> None:
+        body = {"host": host, "uses": [{"id": item_id, "count": count}]}
+        answer = server.call("POST", f"{api}/uses", member, body)
+        assert answer.status == 200 and answer.body == {"recorded": 1, "unknown": []}
+
+    report(5)
+    report(5)  # the same report again
+    report(3)  # an older one arriving late
+    report(2, host="alice-desktop")  # the same token on another host: a host of its own
+    assert server.call("GET", f"{api}/items/{item_id}", member).body["uses"] == {
+        "count": 7,
+        "hosts": 2,
+    }
+    assert directory.uses(ws, [item_id]) == {item_id: (7, 2)}
+    forgot = server.call("POST", f"{api}/items/{item_id}/forget", admin, {})
+    assert forgot.status == 200
+    assert directory.uses(ws, [item_id]) == {}

@@ -317,11 +317,15 @@ def test_uses_on_two_hosts_reach_the_server_once_each(running: Server, team: Any
     assert alice.json("team", "sync")["uses"] == 1
     assert running.call("GET", f"{api}/items/{server_id}", admin).body["uses"]["count"] == 2
 
-    # A second session on bob: his count grows to 2, the team's to 3.
+    # Two more sessions on bob: the second's SessionStart sync reports the first's use
+    # (bob's count 2, the team's 3) before its own pack makes bob's count 3.
     session_start(bob, "s-again")
-    assert bob.json("team", "sync")["uses"] == 1
+    session_start(bob, "s-third")
     again = running.call("GET", f"{api}/items/{server_id}", admin).body
     assert again["uses"] == {"count": 3, "hosts": 2}
+    assert bob.json("team", "sync")["uses"] == 1
+    last = running.call("GET", f"{api}/items/{server_id}", admin).body
+    assert last["uses"] == {"count": 4, "hosts": 2}
 
 
 def test_uses_are_refused_outside_the_workspace(running: Server, team: Any) -> None:
