@@ -17,12 +17,13 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from kenning import items, policy
 from kenning.config import Config
 from kenning.errors import InvalidInput, KenningError
 from kenning.ids import short_id
-from kenning.model import Item, Scope
+from kenning.model import Item, Kind, Scope
 from kenning.store import Store
 
 HEADER_END = "---"
@@ -126,17 +127,28 @@ def save(
 
     `scope` is the header's scope as the caller reads it (a bare `repo` means the one
     where the caller is), None to keep it. The person check is `items.change`'s."""
-    kind = items.parse_kind(edit.kind) if edit.kind else None
     return items.change(
-        store,
-        item.id,
-        actor=actor,
+        store, item.id, actor=actor, scope=scope, in_place=in_place, **changes(item, edit)
+    )
+
+
+class Changes(TypedDict):
+    text: str
+    kind: Kind | None
+    add_tags: list[str]
+    remove_tags: list[str]
+    add_links: list[str]
+    remove_links: list[str]
+
+
+def changes(item: Item, edit: Edit) -> Changes:
+    """What an edit asks of `item`, as `items.change` and `items.revised` take it: its
+    text and kind, and the tags and links it adds and drops (the header lists them all)."""
+    return Changes(
         text=edit.text,
-        kind=kind,
-        scope=scope,
-        add_tags=edit.tags,
+        kind=items.parse_kind(edit.kind) if edit.kind else None,
+        add_tags=list(edit.tags),
         remove_tags=[t for t in item.tags if t not in items.clean_tags(edit.tags)],
-        add_links=edit.links,
+        add_links=list(edit.links),
         remove_links=[str(x) for x in item.links if str(x) not in edit.links],
-        in_place=in_place,
     )

@@ -236,15 +236,7 @@ def propose_revision(state: State, item: Item, edit: editing.Edit) -> str:
     revision (the copy here stays as the team has it). Returns the line to say."""
     if edit.scope and state.scope(edit.scope) != item.scope:
         raise InvalidInput("a team memory keeps its scope: edit its text, kind, tags or links")
-    changed = items.revised(
-        replace(item, source=None),
-        text=edit.text,
-        kind=items.parse_kind(edit.kind) if edit.kind else None,
-        add_tags=edit.tags,
-        remove_tags=[t for t in item.tags if t not in items.clean_tags(edit.tags)],
-        add_links=edit.links,
-        remove_links=[str(x) for x in item.links if str(x) not in edit.links],
-    )
+    changed = items.revised(replace(item, source=None), **editing.changes(item, edit))
     team_sync.file_revision(state.store, item, changed)
     report = team_sync.sync(state.store, _member(), timeout=CLI_TIMEOUT, do_pull=False)
     if report.waiting == 0 and not report.error and not report.refused:
