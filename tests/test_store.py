@@ -111,20 +111,20 @@ def test_replace_item_checks_the_expected_revision(db_path):
 
 
 def test_the_item_columns_table_names_every_column_items_and_revisions_have(db_path):
-    """A column a migration adds without its line in `sqlite_columns` would never be
+    """A column a migration adds without its line in `store.columns` would never be
     written or read; an `Item` field without one would be lost on the way in."""
     from dataclasses import fields
 
     from kenning.model import Item
-    from kenning.store import sqlite_columns
+    from kenning.store import columns
 
     with opened(db_path) as store:
         stored = {r[1] for r in store.conn.execute("PRAGMA table_info(items)")}
         versioned = {r[1] for r in store.conn.execute("PRAGMA table_info(revisions)")}
-    assert stored - {"rowid"} == set(sqlite_columns.NAMES)
-    copied = {c.name for c in sqlite_columns.ITEM_COLUMNS if c.versioned}
+    assert stored - {"rowid"} == set(columns.NAMES)
+    copied = {c.name for c in columns.ITEM_COLUMNS if c.versioned}
     assert versioned - {"id", "item_id", "created_at", "change"} == copied
-    read = {c.field for c in sqlite_columns.ITEM_COLUMNS if c.field}
+    read = {c.field for c in columns.ITEM_COLUMNS if c.field}
     assert read == {f.name for f in fields(Item)}
 
 

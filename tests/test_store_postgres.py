@@ -258,3 +258,28 @@ def test_two_blocks_that_deadlock_on_word_counts_end_one_as_busy_with_nothing_wr
     assert sorted(map(type, results), key=str) == sorted([str, StoreBusy], key=str), results
     assert first.count_items() == 2  # the block that won, whole; nothing of the other
     assert first.word_freqs(["quokka", "wombat"]) == {"quokka": 1, "wombat": 1}
+
+
+@pytest.mark.postgres
+def test_the_item_columns_table_names_every_column_the_postgres_tables_have(
+    open_pg: Callable[..., Store], pg_dsn: str
+) -> None:
+    """The one column table (`store.columns`) describes PostgreSQL's `items` and
+    `revisions` too: a column a migration adds without its line there is never written."""
+    from kenning.store import columns
+
+    open_pg("ws_cols")
+    with psycopg.connect(pg_dsn) as conn:
+
+        def names(table: str) -> set[str]:
+            rows = conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_schema = 'ws_cols' AND table_name = %s",
+                (table,),
+            ).fetchall()
+            return {r[0] for r in rows}
+
+        stored, versioned = names("items"), names("revisions")
+    # PostgreSQL's own: the search vector, and the insertion order (SQLite's rowid).
+    assert stored - {"tsv", "seq"} == set(columns.NAMES)
+    assert versioned == set(columns.REVISION_NAMES)

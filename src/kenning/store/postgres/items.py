@@ -19,47 +19,19 @@ from psycopg.types.json import Jsonb
 
 from kenning.errors import InvalidInput, NotFound, RevisionConflict, StoreError
 from kenning.ids import short_id
-from kenning.model import Item, Kind, Link, Provenance, Revision, Scope, Status
+from kenning.model import Item, Revision
 from kenning.store.base import ItemQuery, Words, now_iso
+from kenning.store.columns import NAMES, REVISION_NAMES, reader, revision_values, writer
 from kenning.store.postgres.connection import Conn
 
-ITEM_COLUMNS = (
-    "id",
-    "kind",
-    "scope",
-    "status",
-    "pinned",
-    "title",
-    "body",
-    "tags",
-    "links",
-    "evidence",
-    "provenance",
-    "session_id",
-    "created_at",
-    "updated_at",
-    "reviewed_at",
-    "expires_at",
-    "use_count",
-    "last_used_at",
-    "revision",
-    "dismiss_reason",
-    "source",
-    "archive_reason",
-)
-COLUMNS = ", ".join(ITEM_COLUMNS)
-_ROW = "(" + ", ".join(["%s"] * len(ITEM_COLUMNS)) + ")"
+COLUMNS = ", ".join(NAMES)
+_ROW = "(" + ", ".join(["%s"] * len(NAMES)) + ")"
 _INSERT_MANY = f"INSERT INTO items ({COLUMNS}) VALUES {{}}"
 ANALYZE_AFTER = 1_000  # items an import adds before it refreshes the planner's statistics
 INSERT_ROWS = 500  # 22 parameters a row, far below PostgreSQL's 65,535 a statement
-_UPDATE = (
-    "UPDATE items SET " + ", ".join(f"{name} = %s" for name in ITEM_COLUMNS[1:]) + " WHERE id = %s"
-)
-_REVISION_ROW = "(" + ", ".join(["%s"] * 14) + ")"
-_INSERT_REVISIONS = (
-    "INSERT INTO revisions (id, item_id, created_at, kind, scope, status, pinned, title, body, "
-    "tags, links, evidence, provenance, change) VALUES {}"
-)
+_UPDATE = "UPDATE items SET " + ", ".join(f"{name} = %s" for name in NAMES[1:]) + " WHERE id = %s"
+_REVISION_ROW = "(" + ", ".join(["%s"] * len(REVISION_NAMES)) + ")"
+_INSERT_REVISIONS = f"INSERT INTO revisions ({', '.join(REVISION_NAMES)}) VALUES {{}}"
 _INSERT_REVISION = _INSERT_REVISIONS.format(_REVISION_ROW)
 # ts_rank's weights are for D, C, B, A: body (C) 1, tags (B) 4, title (A) 8, as
 # SQLite's bm25 weighs the same three columns.
@@ -70,76 +42,9 @@ RANK_WEIGHTS = [0.05, 0.125, 0.5, 1.0]
 SEARCH_WINDOW = 2_000
 
 
-def row_to_item(row: DictRow) -> Item:
-    return Item(
-        id=row["id"],
-        kind=Kind(row["kind"]),
-        scope=Scope.from_stored(row["scope"]),
-        status=Status(row["status"]),
-        pinned=bool(row["pinned"]),
-        title=row["title"],
-        body=row["body"],
-        tags=tuple(row["tags"]),
-        links=tuple(Link.parse(x) for x in row["links"]),
-        evidence=row["evidence"],
-        provenance=Provenance.from_dict(row["provenance"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        reviewed_at=row["reviewed_at"],
-        expires_at=row["expires_at"],
-        use_count=row["use_count"],
-        last_used_at=row["last_used_at"],
-        revision=row["revision"],
-        dismiss_reason=row["dismiss_reason"],
-        source=row["source"],
-        archive_reason=row["archive_reason"],
-    )
-
-
-def item_values(item: Item) -> tuple[Any, ...]:
-    return (
-        item.id,
-        item.kind.value,
-        str(item.scope),
-        item.status.value,
-        bool(item.pinned),
-        item.title,
-        item.body,
-        list(item.tags),
-        [str(link) for link in item.links],
-        item.evidence,
-        Jsonb(item.provenance.to_dict()),
-        item.provenance.session,
-        item.created_at,
-        item.updated_at,
-        item.reviewed_at,
-        item.expires_at,
-        item.use_count,
-        item.last_used_at,
-        item.revision,
-        item.dismiss_reason,
-        item.source,
-        item.archive_reason,
-    )
-
-
-def revision_values(item: Item, change: str) -> tuple[Any, ...]:
-    return (
-        item.revision,
-        item.id,
-        item.updated_at,
-        item.kind.value,
-        str(item.scope),
-        item.status.value,
-        bool(item.pinned),
-        item.title,
-        item.body,
-        list(item.tags),
-        [str(link) for link in item.links],
-        item.evidence,
-        Jsonb(item.provenance.to_dict()),
-        change,
-    )
+# The columns as PostgreSQL stores them: booleans, text arrays as they are, jsonb.
+item_values = writer({"object": Jsonb})
+row_to_item = reader({}, by_name=True)
 
 
 def insert_all(conn: Conn, items: Sequence[Item], change: str) -> None:
@@ -149,23 +54,29 @@ def insert_all(conn: Conn, items: Sequence[Item], change: str) -> None:
         raise StoreError("an item needs a revision id before it is stored")
     for start in range(0, len(items), INSERT_ROWS):
         chunk = items[start : start + INSERT_ROWS]
+        rows = [item_values(item) for item in chunk]
         conn.execute(
             _INSERT_MANY.format(", ".join([_ROW] * len(chunk))),
-            [value for item in chunk for value in item_values(item)],
+            [value for row in rows for value in row],
         )
         conn.execute(
             _INSERT_REVISIONS.format(", ".join([_REVISION_ROW] * len(chunk))),
-            [value for item in chunk for value in revision_values(item, change)],
+            [
+                value
+                for item, values in zip(chunk, rows, strict=True)
+                for value in revision_values(item, change, values)
+            ],
         )
 
 
 def overwrite(conn: Conn, item: Item, change: str, *, drop_revision: str | None = None) -> None:
     """Write `item` over its stored row, with its version (after dropping the version
     `drop_revision`, when an edit replaces the current one in place)."""
-    conn.execute(_UPDATE, (*item_values(item)[1:], item.id))
+    values = item_values(item)
+    conn.execute(_UPDATE, (*values[1:], item.id))
     if drop_revision is not None:
         conn.execute("DELETE FROM revisions WHERE id = %s", (drop_revision,))
-    conn.execute(_INSERT_REVISION, revision_values(item, change))
+    conn.execute(_INSERT_REVISION, revision_values(item, change, values))
 
 
 def where(query: ItemQuery) -> tuple[str, list[Any]]:
@@ -368,7 +279,7 @@ class Items:
         if not tsquery:
             return []
         clause, params = where(query)
-        cols = ", ".join(f"items.{c}" for c in ITEM_COLUMNS)
+        cols = ", ".join(f"items.{c}" for c in NAMES)
         sql = (
             f"SELECT {cols}, ts_rank(%s::float4[], items.tsv, q) AS rank FROM ("
             f"SELECT items.seq FROM items, CAST(%s AS tsquery) AS q WHERE items.tsv @@ q "
