@@ -334,9 +334,9 @@ def test_the_store_never_grows_a_rollback_journal_or_temp_files(db_path):
 
 
 def test_search_ranks_the_newest_window_of_matches_and_widens_it_when_short(db_path, monkeypatch):
-    from kenning.store import sqlite_items
+    from kenning.store import sqlite_search
 
-    monkeypatch.setattr(sqlite_items, "SEARCH_WINDOW", 5)
+    monkeypatch.setattr(sqlite_search, "SEARCH_WINDOW", 5)
     with opened(db_path) as store:
         old_best = add("Kafka kafka kafka kafka\nkafka everywhere", store)
         made = [
@@ -355,9 +355,9 @@ def test_search_ranks_the_newest_window_of_matches_and_widens_it_when_short(db_p
 
 
 def test_the_search_window_counts_only_matches_that_pass_the_filters(db_path, monkeypatch):
-    from kenning.store import sqlite_items
+    from kenning.store import sqlite_search
 
-    monkeypatch.setattr(sqlite_items, "SEARCH_WINDOW", 3)
+    monkeypatch.setattr(sqlite_search, "SEARCH_WINDOW", 3)
     with opened(db_path) as store:
         scoped = [add(f"Old scoped kafka note {n}", store, scope="project:p") for n in range(2)]
         for n in range(10):

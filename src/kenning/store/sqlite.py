@@ -4,15 +4,17 @@
   deadline and spool, checkpoints and the wipe `forget` relies on.
 - `sqlite_columns`: the `items` table's columns, described once.
 - `sqlite_terms`: how text is split into words, and how many items hold each.
-- `sqlite_items`: items, their versions and uses, search, forgetting.
+- `sqlite_items`: items, their versions and uses, forgetting.
+- `sqlite_search`: full-text search over the items (the newest matches, by bm25).
 - `sqlite_sessions`: sessions and what they were told.
 - `sqlite_projects`: projects, and the stamps of files already read.
 - `signals`: what the hooks noted for a session's run lessons.
 - here: what reads or writes the whole file (the deep check, the repair, a plan).
 
 Each part is a mixin over `Core` (items build on terms, since every write of an item
-keeps the word counts), and `SQLiteStore` puts them together. Nothing outside `store/`
-names it: domain code knows the `Store` protocol, and `open_store` gives one.
+keeps the word counts; search builds on items), and `SQLiteStore` puts them together.
+Nothing outside `store/` names it: domain code knows the `Store` protocol, and
+`open_store` gives one.
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ from kenning.store import health, plans
 from kenning.store.base import PlannedChange, PlanReceipt, ReceiptStep
 from kenning.store.signals import Signals
 from kenning.store.sqlite_core import friendly
-from kenning.store.sqlite_items import Items
 from kenning.store.sqlite_projects import Projects
+from kenning.store.sqlite_search import Search
 from kenning.store.sqlite_sessions import Sessions
 
 
-class SQLiteStore(Items, Sessions, Projects, Signals):
+class SQLiteStore(Search, Sessions, Projects, Signals):
     """kenning's store in one SQLite file."""
 
     def __enter__(self) -> SQLiteStore:

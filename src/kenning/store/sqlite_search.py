@@ -1,0 +1,71 @@
+"""The SQLite store's full-text search: the newest matches, ranked by bm25, in one pass.
+
+Ranking reads every match's positions, so a word held by 20,000 items costs 20,000
+bm25 rows. A search ranks only the newest SEARCH_WINDOW matches of the index: still
+best first, and a query that broad never needed its oldest matches. The window and
+their ranks come from one FTS5 cursor, newest first, stopped at the window's edge, and
+only then are the window's items read and filtered: the index is walked once.
+
+What still grows with the store (measured at 100,000 and 1,000,000 memories, see
+docs/explanation/recall.md#speed): bm25 counts, once per query, how many items hold
+each phrase of it, by reading that phrase's whole list of items; and a prefix (the last
+word typed) is the merge of every word that starts with it, read whole before the
+first match comes out. Both are FTS5's and cost in proportion to how many items hold
+the words, not to the window.
+"""
+
+from __future__ import annotations
+
+from kenning.errors import InvalidInput
+from kenning.model import Item
+from kenning.store import fts
+from kenning.store import sqlite_columns as columns
+from kenning.store.base import ItemQuery, Words
+from kenning.store.sqlite_items import Items
+
+SEARCH_WINDOW = 2_000
+
+
+class Search(Items):
+    """Full-text search over the items (mixed into `SQLiteStore`)."""
+
+    def search(self, words: Words, query: ItemQuery) -> list[tuple[Item, float]]:
+        """Full-text search, best first; the score is bm25 negated (higher is better).
+        Typed words with nothing searchable in them are InvalidInput.
+
+        Ranks the newest SEARCH_WINDOW matches of the index (the index alone says which,
+        before any filter). When the filters leave fewer hits than asked for there, the
+        window grows until they do or it spans every match; with no limit it spans
+        every match at once.
+        """
+        match = fts.match_for(words, self)
+        if match is None:
+            if words.typed:
+                raise InvalidInput("the search has no words in it: give at least one word")
+            return []
+        where, params = self._where(query)
+        sql = (
+            f"SELECT {columns.SELECT_QUALIFIED}, hits.rank AS rank FROM ("
+            "SELECT rowid, bm25(items_fts, 8.0, 1.0, 4.0) AS rank FROM items_fts "
+            "WHERE items_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
+            ") AS hits JOIN items ON items.rowid = hits.rowid "
+            f"WHERE {where} ORDER BY hits.rank, hits.rowid DESC"
+        )
+        if query.limit:
+            sql += f" LIMIT {int(query.limit)}"
+        size = SEARCH_WINDOW if query.limit else -1
+        while True:
+            rows = self._read(sql, [match, size, *params])
+            if size < 0 or len(rows) >= (query.limit or 0) or not self._more(match, size):
+                return [(columns.row_to_item(r), -float(r["rank"])) for r in rows]
+            size *= 4
+
+    def _more(self, match: str, size: int) -> bool:
+        """Whether the index holds more than `size` matches (the window was full)."""
+        return bool(
+            self._read(
+                "SELECT 1 FROM items_fts WHERE items_fts MATCH ? "
+                "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (match, size),
+            )
+        )
