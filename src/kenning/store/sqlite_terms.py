@@ -6,22 +6,41 @@ the search index does. Two tables count items per word, `terms` (stemmed) and `w
 (as typed), kept in step with the index by every write of an item (`_count_terms`), so
 recall's statistics (`doc_freqs`, `word_freqs`) and search's prefixes (`prefix_words`)
 are one indexed read each, never a walk of the index.
+
+Counting is on every write, so it is kept cheap: the index's tokenizer (unicode61) cuts
+ASCII text at every character but a letter or a digit and folds its case, which a
+regular expression does exactly, and the stemmer works on one word at a time, so each
+word's stem is asked of the tokenizer once and remembered (`_stems_for`). Text beyond ASCII,
+or long enough to hold a word the index would cut short, goes to the tokenizer itself.
+A batch's counts are one statement per table.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from itertools import chain
 
+from kenning.errors import StoreError
 from kenning.model import Item
 from kenning.store.sqlite_core import Core
+
+# unicode61's split of ASCII text once folded to lower case: its only word characters
+# there are letters and digits (tests/test_terms.py holds it to the tokenizer).
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+# FTS5 cuts a word at 32,768 bytes: text that long goes to the tokenizer itself.
+_LONGEST_FAST = 32_767
+_STEMS_KEPT = 200_000  # words whose stem is remembered, at most
 
 
 class Terms(Core):
     """Words and their counts (mixed into `SQLiteStore`)."""
 
     _stem_conn: sqlite3.Connection | None = None
+    _stem_of: dict[str, str] | None = None  # each word's stem, as the stemmer gave it
 
     def _index_text(self, item: Item) -> str:
         """The text the FTS index holds for an item (title, body, tags as stored)."""
@@ -32,26 +51,87 @@ class Terms(Core):
     ) -> None:
         """Keep `terms` (items per stemmed word) and `words` (items per word as typed) in
         step with what the index holds."""
-        texts = [self._index_text(i) for i in added] + [self._index_text(i) for i in removed]
-        if not texts:
+        self._count_texts(
+            conn, [self._index_text(i) for i in added], [self._index_text(i) for i in removed]
+        )
+
+    def _count_texts(
+        self, conn: sqlite3.Connection, added: Sequence[str], removed: Sequence[str] = ()
+    ) -> None:
+        """`_count_terms` for the index texts (`_index_text`) of the items added and
+        removed: one statement per table for the lot."""
+        if not added and not removed:
             return
-        stems, words = self._tokenize(texts)
-        for table, column, tokens in (("terms", "term", stems), ("words", "word", words)):
-            delta: dict[str, int] = {}
-            for n, found in enumerate(tokens):
-                step = 1 if n < len(added) else -1
-                for token in set(found):
-                    delta[token] = delta.get(token, 0) + step
-            changes = [(token, d) for token, d in delta.items() if d]
+        stems, words = self._docs_holding(added)
+        if removed:
+            fewer_stems, fewer_words = self._docs_holding(removed)
+            stems.subtract(fewer_stems)
+            words.subtract(fewer_words)
+        for table, column, delta in (("terms", "term", stems), ("words", "word", words)):
+            changes = {token: d for token, d in sorted(delta.items()) if d}
             if not changes:
                 continue
-            conn.executemany(
-                f"INSERT INTO {table} ({column}, docs) VALUES (?, ?) "
-                f"ON CONFLICT({column}) DO UPDATE SET docs = docs + excluded.docs",
-                changes,
+            conn.execute(
+                f"INSERT INTO {table} ({column}, docs) SELECT key, value FROM json_each(?) "
+                f"WHERE true ON CONFLICT({column}) DO UPDATE SET docs = docs + excluded.docs",
+                (json.dumps(changes),),
             )
-            if any(d < 0 for _, d in changes):
-                conn.execute(f"DELETE FROM {table} WHERE docs <= 0")
+            gone = [token for token, d in changes.items() if d < 0]
+            if gone:
+                conn.execute(
+                    f"DELETE FROM {table} WHERE docs <= 0 AND {column} IN "
+                    "(SELECT value FROM json_each(?))",
+                    (json.dumps(gone),),
+                )
+
+    def _docs_holding(self, texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
+        """How many of `texts` hold each word as the index stems it, and each word as
+        typed (folded)."""
+        fast: list[set[str]] = []
+        slow: list[str] = []  # texts the tokenizer itself splits
+        for text in texts:
+            if text.isascii() and len(text) <= _LONGEST_FAST:
+                fast.append(set(_ASCII_WORD.findall(text.lower())))
+            else:
+                slow.append(text)
+        words = Counter(chain.from_iterable(fast))
+        stem_of = self._stems_for(words)
+        # A stem is held by as many texts as hold its words, less the texts that hold
+        # two of its words or more (`runs` and `running`): only those are looked at.
+        stems: Counter[str] = Counter()
+        spelled: dict[str, list[str]] = {}
+        for word, docs in words.items():
+            stem = stem_of[word]
+            stems[stem] += docs
+            spelled.setdefault(stem, []).append(word)
+        shared = {w for group in spelled.values() if len(group) > 1 for w in group}
+        if shared:
+            for found in fast:
+                both = found & shared
+                if len(both) > 1:
+                    for stem, times in Counter(map(stem_of.__getitem__, both)).items():
+                        stems[stem] -= times - 1
+        if slow:
+            for stemmed, typed in zip(self._split("t", slow), self._split("w", slow), strict=True):
+                stems.update(set(stemmed))
+                words.update(set(typed))
+        return stems, words
+
+    def _stems_for(self, words: Iterable[str]) -> dict[str, str]:
+        """The remembered stems, with those of `words` (letters and digits, folded) among
+        them: the stemmer turns one word into one stem, whatever is around it."""
+        stem_of = self._stem_of
+        if stem_of is None:
+            stem_of = self._stem_of = {}
+        new = sorted(w for w in words if w not in stem_of)
+        if new:
+            if len(stem_of) + len(new) > _STEMS_KEPT:
+                stem_of.clear()
+            for word, stemmed in zip(new, self._split("t", new), strict=True):
+                if len(stemmed) != 1:
+                    raise StoreError(f"the stemmer split {word!r} into {stemmed!r}")
+                stem_of[word] = stemmed[0]
+        return stem_of
 
     def _tokenizer(self) -> sqlite3.Connection:
         """In-memory FTS5 tables with the index's own tokenizer (t), and the same without
