@@ -29,8 +29,22 @@ __all__ = [
 
 
 # json.dumps builds a new encoder for every call with options; these are made once.
-_object = json.JSONEncoder(sort_keys=True).encode
+_encode_object = json.JSONEncoder(sort_keys=True).encode
 _encode_list = json.JSONEncoder().encode
+_objects: dict[tuple[tuple[str, Any], ...], str] = {}  # an import's few provenances
+
+
+def _object(value: dict[str, Any]) -> str:
+    try:
+        key = tuple(value.items())
+        return _objects[key]
+    except KeyError:
+        if len(_objects) >= 1024:
+            _objects.clear()
+        made = _objects[key] = _encode_object(value)
+        return made
+    except TypeError:  # a value that cannot be a key
+        return _encode_object(value)
 
 
 def _list(value: list[str]) -> str:

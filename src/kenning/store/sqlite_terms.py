@@ -7,40 +7,27 @@ the search index does. Two tables count items per word, `terms` (stemmed) and `w
 recall's statistics (`doc_freqs`, `word_freqs`) and search's prefixes (`prefix_words`)
 are one indexed read each, never a walk of the index.
 
-Counting is on every write, so it is kept cheap: the index's tokenizer (unicode61) cuts
-ASCII text at every character but a letter or a digit and folds its case, which a
-regular expression does exactly, and the stemmer works on one word at a time, so each
-word's stem is asked of the tokenizer once and remembered (`_stems_for`). Text beyond ASCII,
-or long enough to hold a word the index would cut short, goes to the tokenizer itself.
-A batch's counts are one statement per table.
+Counting is on every write, so it is kept cheap: a batch's texts go into two in-memory
+FTS5 tables that keep neither the text nor the positions (`detail=none`), whose
+vocabulary then says how many of the texts hold each word, and are rolled back; the
+counts of the lot are one statement per table.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from itertools import chain
+from collections.abc import Sequence
 
-from kenning.errors import StoreError
 from kenning.model import Item
 from kenning.store.sqlite_core import Core
-
-# unicode61's split of ASCII text once folded to lower case: its only word characters
-# there are letters and digits (tests/test_terms.py holds it to the tokenizer).
-_ASCII_WORD = re.compile(r"[a-z0-9]+")
-# FTS5 cuts a word at 32,768 bytes: text that long goes to the tokenizer itself.
-_LONGEST_FAST = 32_767
-_STEMS_KEPT = 200_000  # words whose stem is remembered, at most
 
 
 class Terms(Core):
     """Words and their counts (mixed into `SQLiteStore`)."""
 
     _stem_conn: sqlite3.Connection | None = None
-    _stem_of: dict[str, str] | None = None  # each word's stem, as the stemmer gave it
 
     def _index_text(self, item: Item) -> str:
         """The text the FTS index holds for an item (title, body, tags as stored)."""
@@ -86,68 +73,40 @@ class Terms(Core):
 
     def _docs_holding(self, texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
         """How many of `texts` hold each word as the index stems it, and each word as
-        typed (folded)."""
-        fast: list[set[str]] = []
-        slow: list[str] = []  # texts the tokenizer itself splits
-        for text in texts:
-            if text.isascii() and len(text) <= _LONGEST_FAST:
-                fast.append(set(_ASCII_WORD.findall(text.lower())))
-            else:
-                slow.append(text)
-        words = Counter(chain.from_iterable(fast))
-        stem_of = self._stems_for(words)
-        # A stem is held by as many texts as hold its words, less the texts that hold
-        # two of its words or more (`runs` and `running`): only those are looked at.
-        stems: Counter[str] = Counter()
-        spelled: dict[str, list[str]] = {}
-        for word, docs in words.items():
-            stem = stem_of[word]
-            stems[stem] += docs
-            spelled.setdefault(stem, []).append(word)
-        shared = {w for group in spelled.values() if len(group) > 1 for w in group}
-        if shared:
-            for found in fast:
-                both = found & shared
-                if len(both) > 1:
-                    for stem, times in Counter(map(stem_of.__getitem__, both)).items():
-                        stems[stem] -= times - 1
-        if slow:
-            for stemmed, typed in zip(self._split("t", slow), self._split("w", slow), strict=True):
-                stems.update(set(stemmed))
-                words.update(set(typed))
-        return stems, words
-
-    def _stems_for(self, words: Iterable[str]) -> dict[str, str]:
-        """The remembered stems, with those of `words` (letters and digits, folded) among
-        them: the stemmer turns one word into one stem, whatever is around it."""
-        stem_of = self._stem_of
-        if stem_of is None:
-            stem_of = self._stem_of = {}
-        new = sorted(w for w in words if w not in stem_of)
-        if new:
-            if len(stem_of) + len(new) > _STEMS_KEPT:
-                stem_of.clear()
-            for word, stemmed in zip(new, self._split("t", new), strict=True):
-                if len(stemmed) != 1:
-                    raise StoreError(f"the stemmer split {word!r} into {stemmed!r}")
-                stem_of[word] = stemmed[0]
-        return stem_of
+        typed (folded): the tokenizer's own counts, from an index of just these texts
+        that is never kept."""
+        if not texts:
+            return Counter(), Counter()
+        conn = self._tokenizer()
+        rows = list(enumerate(texts, 1))
+        counts: list[Counter[str]] = []
+        conn.execute("BEGIN")
+        try:
+            for table in ("t", "w"):
+                conn.executemany(f"INSERT INTO {table}c(rowid, x) VALUES (?, ?)", rows)
+                counts.append(Counter(dict(conn.execute(f"SELECT term, doc FROM {table}cv"))))
+        finally:
+            conn.execute("ROLLBACK")
+        return counts[0], counts[1]
 
     def _tokenizer(self) -> sqlite3.Connection:
         """In-memory FTS5 tables with the index's own tokenizer (t), and the same without
-        stemming (w), to split any text as the index does."""
+        stemming (w), to split any text as the index does; and the same two keeping no
+        text and no positions (tc, wc), to count the texts that hold each word."""
         conn = getattr(self, "_stem_conn", None)
         if conn is None:
             conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-            conn.execute(
-                "CREATE VIRTUAL TABLE t USING fts5(x, "
-                "tokenize='porter unicode61 remove_diacritics 2')"
-            )
-            conn.execute("CREATE VIRTUAL TABLE tv USING fts5vocab(t, 'instance')")
-            conn.execute(
-                "CREATE VIRTUAL TABLE w USING fts5(x, tokenize='unicode61 remove_diacritics 2')"
-            )
-            conn.execute("CREATE VIRTUAL TABLE wv USING fts5vocab(w, 'instance')")
+            for table, tokenize in (
+                ("t", "porter unicode61 remove_diacritics 2"),
+                ("w", "unicode61 remove_diacritics 2"),
+            ):
+                conn.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(x, tokenize='{tokenize}')")
+                conn.execute(f"CREATE VIRTUAL TABLE {table}v USING fts5vocab({table}, 'instance')")
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE {table}c USING fts5(x, tokenize='{tokenize}', "
+                    "content='', detail=none, columnsize=0)"
+                )
+                conn.execute(f"CREATE VIRTUAL TABLE {table}cv USING fts5vocab({table}c, 'row')")
             self._stem_conn = conn
         return conn
 
@@ -168,10 +127,6 @@ class Terms(Core):
     def stems(self, texts: Sequence[str]) -> list[list[str]]:
         """Each text's words as the search index stems them, in order."""
         return self._split("t", texts)
-
-    def _tokenize(self, texts: Sequence[str]) -> tuple[list[list[str]], list[list[str]]]:
-        """Each text's words stemmed, and as typed (case and accents folded)."""
-        return self._split("t", texts), self._split("w", texts)
 
     def words_in(self, texts: Sequence[str]) -> list[list[str]]:
         """Each text's words as typed, case and accents folded as the index folds them."""
