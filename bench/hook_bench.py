@@ -1,5 +1,6 @@
 """The hook path at 100,000 memories, as Claude Code calls it: whole-process wall time of
-`ken hook UserPromptSubmit` and `ken hook SessionStart`, each side by side with
+`ken hook UserPromptSubmit` and `ken hook SessionStart`, as run by the command that `ken
+integrate claude` writes into Claude Code's settings, each side by side with
 `python -c "import sqlite3, json"` (one hook, then one bare Python, alternating; the
 ratio of each pair, median of the pairs), with a warm hook server and with none
 (`KEN_HOOK_SERVER=0`, each hook its own process); and recall and pack latency in process.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -37,6 +39,7 @@ from common import env_for, percentile, progress  # noqa: E402
 KEN = Path(sys.executable).with_name("ken")
 PYTHON = [sys.executable, "-c", "import sqlite3, json"]
 TRANSCRIPT_BYTES = 60 * 1024
+EVENTS = ("UserPromptSubmit", "SessionStart")
 WARM_TARGET, COLD_TARGET = 1.1, 2.0
 # Memories that fit the prompts below, one each, in the repo the hooks run in: the
 # synthetic memories share words with the prompts but none passes recall's gates, so
@@ -190,6 +193,18 @@ class Setup:
             capture_output=True,
             check=True,
         )
+        # The command `ken integrate` writes into Claude Code's settings, as that code
+        # writes it: what Claude Code runs on each hook.
+        code = "import json; from kenning.integrate import hook_command as c\n"
+        code += "print(json.dumps({e: c('claude', e) for e in sys.argv[1:]}))"
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys\n" + code, *EVENTS],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        self.commands = {e: shlex.split(c) for e, c in json.loads(done.stdout).items()}
         self.count = 0
 
     def payload(self, event: str) -> bytes:
@@ -219,7 +234,7 @@ class Setup:
         stdin = self.payload(event)
         started = time.perf_counter()
         done = subprocess.run(
-            [str(KEN), "hook", event, "--agent", "claude"],
+            self.commands[event],
             input=stdin,
             env=env,
             cwd=self.repo,

@@ -66,6 +66,30 @@ def cover(db: str, workspace: str, repo: str) -> None:
     assert out.returncode == 0, out.stderr
 
 
+def directory_token(db: str, workspace: str, role: str = "member", name: str | None = None) -> str:
+    """What `make_token` makes, through the directory in this process: for the tests whose
+    subject is not `ken serve token create` (tests/test_team_server.py runs that)."""
+    from kenning.store.directory import Directory
+
+    opened = Directory(db, max_size=1)
+    try:
+        return opened.create_token(workspace, role, name or role)[0]
+    finally:
+        opened.close()
+
+
+def directory_cover(db: str, workspace: str, repo: str) -> None:
+    """What `cover` does (`repo` given as its key, e.g. github.com/acme/shop), in this
+    process, as `directory_token`."""
+    from kenning.store.directory import Directory
+
+    opened = Directory(db, max_size=1)
+    try:
+        opened.add_repo(workspace, repo)
+    finally:
+        opened.close()
+
+
 @dataclass
 class Answer:
     status: int

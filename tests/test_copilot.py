@@ -92,8 +92,7 @@ def log_lines() -> list[str]:
 def test_integrate_writes_kennings_own_hook_file_for_four_events() -> None:
     [change] = integrate_json()
     assert change["action"] == "installed" and change["path"] == str(hook_file())
-    ken_path = integrate.ken_command()
-    assert change["commands"] == {e: f"{ken_path} hook {e} --agent copilot" for e in EVENTS}
+    assert change["commands"] == {e: integrate.hook_command("copilot", e) for e in EVENTS}
     assert json.loads(hook_file().read_text()) == {
         "version": 1,
         "hooks": {

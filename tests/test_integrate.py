@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -108,7 +110,8 @@ def test_install_writes_one_handler_per_event(agent: str) -> None:
     assert sorted(found) == sorted(installs(agent))
     for event, [handler] in found.items():
         assert handler["type"] == "command"
-        assert handler["command"] == f"{integrate.ken_command()} hook {event} --agent {agent}"
+        assert handler["command"] == integrate.hook_command(agent, event)
+        assert handler["command"].endswith(f" ken hook {event} --agent {agent}")
         assert Path(handler["command"].split()[0]).is_absolute()
     assert change["commands"] == {e: h[0]["command"] for e, h in found.items()}
 
@@ -215,7 +218,7 @@ def test_reinstall_replaces_an_old_path_in_place() -> None:
     run("claude")
     groups = read(path)["hooks"]["SessionStart"]
     assert [g["hooks"][0]["command"] for g in groups] == [
-        f"{integrate.ken_command()} hook SessionStart --agent claude",
+        integrate.hook_command("claude", "SessionStart"),
         "/usr/local/bin/after-ours",
     ]
     assert "/old/venv" not in path.read_text()
@@ -488,6 +491,53 @@ def test_doctor_finds_a_hook_whose_binary_is_gone(tmp_path: Path) -> None:
     # Integrating again points the hooks at this ken.
     run("claude")
     assert doctor()[0] == 0
+
+
+def test_doctor_finds_a_hook_whose_kenning_is_gone(tmp_path: Path) -> None:
+    """A fast hook command names the folder its kenning was in: gone (another Python's
+    site-packages, an uninstall), doctor says so."""
+    run("claude")
+    path = settings("claude")
+    gone = tmp_path / "lib" / "python3.99" / "site-packages"
+    path.write_text(path.read_text().replace(integrate.kenning_root(), str(gone)))
+    code, report = doctor()
+    assert code == 1
+    found = checks(report, "claude")
+    for event in installs("claude"):
+        assert found[f"claude {event}"]["fix"] == (
+            f"no kenning in {gone}: run `ken integrate claude` again"
+        )
+    run("claude")
+    assert doctor()[0] == 0
+
+
+def test_the_hook_command_runs_python_without_site(tmp_path: Path) -> None:
+    """The installed command is `ken hook` in a Python started with -S and kenning's
+    folder first on sys.path: the agent's working folder shadows no module, and a
+    kenning that is gone exits 1 (an error Claude Code shows), never 2 (which blocks the
+    person's prompt)."""
+    command = integrate.hook_command("claude", "UserPromptSubmit")
+    argv = shlex.split(command)
+    assert argv[0] == sys.executable and argv[1:3] == ["-S", "-c"]
+    assert argv[4:] == ["ken", "hook", "UserPromptSubmit", "--agent", "claude"]
+    assert integrate.hook_root(command) == integrate.kenning_root()
+    repo = tmp_path / "repo"
+    (repo / "kenning").mkdir(parents=True)
+    (repo / "kenning" / "__init__.py").write_text("raise SystemExit(3)\n")
+    (repo / "json.py").write_text("raise SystemExit(4)\n")
+    payload = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "UserPromptSubmit"}
+    done = subprocess.run(
+        command,
+        shell=True,
+        input=json.dumps(payload | {"prompt": "why is the build slow"}).encode(),
+        cwd=repo,
+        capture_output=True,
+        env={**os.environ, "KEN_HOOK_SERVER": "0"},
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    broken = command.replace(integrate.kenning_root(), str(tmp_path / "gone"))
+    done = subprocess.run(broken, shell=True, input=b"{}", cwd=repo, capture_output=True)
+    assert done.returncode == 1 and b"No module named 'kenning'" in done.stderr
 
 
 def test_doctor_finds_a_missing_event() -> None:

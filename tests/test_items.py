@@ -339,6 +339,15 @@ def test_ulids_sort_by_creation_and_short_ids_are_the_last_six():
     assert ids.short_id(made[0]) == made[0][-6:].lower()
 
 
+@given(ms=st.integers(0, (1 << 48) - 1), rand=st.integers(0, (1 << 80) - 1))
+def test_a_ulid_is_its_time_and_random_part_in_crockford_base32(ms, rand):
+    def base32(value: int, length: int) -> str:
+        return "".join(ids.ALPHABET[(value >> (5 * n)) & 31] for n in reversed(range(length)))
+
+    assert ids._ulid_text(ms, rand) == base32(ms, 10) + base32(rand, 16)
+    assert ids.ulid_time_ms(ids._ulid_text(ms, rand)) == ms
+
+
 WORDS = st.text(
     alphabet=string.ascii_letters + string.digits + "éüß-_.,:;!?'()", min_size=1, max_size=12
 )

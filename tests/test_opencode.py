@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -44,14 +45,14 @@ def integrate_json(*args: str) -> list[dict[str, Any]]:
 def test_integrate_writes_a_plugin_that_runs_ken_hook_for_four_events() -> None:
     [change] = integrate_json()
     assert change["action"] == "installed" and change["path"] == str(plugin())
-    ken_path = integrate.ken_command()
     assert change["commands"] == {
-        event: f"{ken_path} hook {event} --agent opencode"
+        event: integrate.hook_command("opencode", event)
         for event in ("session_start", "prompt", "pre_compact", "session_end")
     }
     text = plugin().read_text()
     hooks = json.loads(text.split("const HOOKS = ", 1)[1].split("\n", 1)[0])
-    assert hooks["prompt"] == [ken_path, "hook", "prompt", "--agent", "opencode"]
+    assert hooks["prompt"] == shlex.split(integrate.hook_command("opencode", "prompt"))
+    assert hooks["prompt"][-5:] == ["ken", "hook", "prompt", "--agent", "opencode"]
     timeouts = json.loads(text.split("const TIMEOUTS = ", 1)[1].split("\n", 1)[0])
     assert timeouts == {
         "session_start": 15000,

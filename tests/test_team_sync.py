@@ -16,7 +16,18 @@ from typing import Any
 
 import pytest
 
-from teamserver import Server, cover, entry, ken, make_token, memory, push, serving
+from teamserver import (
+    Server,
+    cover,
+    entry,
+    ken,
+    make_token,
+    memory,
+    new_workspace,
+    open_directory,
+    push,
+    serving,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -60,13 +71,15 @@ class Host:
 @pytest.fixture
 def team(running: Server, git_repo: Path, tmp_path: Path) -> Any:
     """A fresh workspace covering the shop repo, an admin token and two joined hosts."""
-    ws = "acme-" + uuid.uuid4().hex[:8]
-    cover(running.db, ws, REPO)
-    admin = make_token(running.db, ws, "admin", "lead")
+    # The workspace and its tokens through the directory in this process: `ken serve` has
+    # its own tests for making them with the CLI.
+    with open_directory(running) as directory:
+        ws = new_workspace(directory, REPO)
+        admin = directory.create_token(ws, "admin", "lead")[0]
+        tokens = {name: directory.create_token(ws, "member", name)[0] for name in ("alice", "bob")}
     hosts = []
-    for name in ("alice", "bob"):
+    for name, token in tokens.items():
         host = Host(tmp_path / name, git_repo)
-        token = make_token(running.db, ws, "member", name)
         # Alice's URL names the workspace; bob's does not: the token says which.
         url = f"{running.url}/w/{ws}" if name == "alice" else running.url
         joined = host.ken(

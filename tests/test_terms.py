@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kenning import items
 from kenning.store import open_store
@@ -61,3 +66,62 @@ def test_an_older_store_gets_its_word_counts_from_the_index(tmp_path: Path) -> N
         assert counted(reopened) == vocab(reopened) and counted(reopened)
     finally:
         reopened.close()
+
+
+def fts_split_counts(store: SQLiteStore, texts: list[str]) -> tuple[Counter[str], Counter[str]]:
+    """What the index's own tokenizer says: how many texts hold each stem and word."""
+    stems: Counter[str] = Counter()
+    words: Counter[str] = Counter()
+    for stemmed in store.stems(texts):
+        stems.update(set(stemmed))
+    for typed in store.words_in(texts):
+        words.update(set(typed))
+    return stems, words
+
+
+ascii_text = st.text(alphabet=st.characters(max_codepoint=127), max_size=120)
+any_text = st.text(max_size=60)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.one_of(ascii_text, any_text), max_size=12))
+def test_the_counts_of_a_batch_are_what_the_index_tokenizer_gives(
+    tmp_path_factory: pytest.TempPathFactory, texts: list[str]
+) -> None:
+    store = open_store(tmp_path_factory.mktemp("t") / "m.db")
+    try:
+        assert store._docs_holding(texts) == fts_split_counts(store, texts)
+        again = [f"{t} Running runs RUN ran runner" for t in texts]  # one stem, many words
+        assert store._docs_holding(again) == fts_split_counts(store, again)
+    finally:
+        store.close()
+
+
+def test_a_word_longer_than_the_index_keeps_is_counted_as_the_index_cuts_it(
+    tmp_path: Path,
+) -> None:
+    store = open_store(tmp_path / "m.db")
+    try:
+        texts = ["x" * 40_000 + " tail", "short words here"]
+        assert store._docs_holding(texts) == fts_split_counts(store, texts)
+    finally:
+        store.close()
+
+
+def test_a_large_batch_lands_whole_in_the_index_and_the_counts(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "m.db")
+    try:
+        scope = items.parse_scope("global")
+        notes = [
+            items.new_item(f"Note {n} runs the runner\nRunning café tests {n % 7}", scope=scope)
+            for n in range(1_234)
+        ]
+        assert store.insert_many(notes, batch=1_234) == (1_234, 0)
+        found = store.conn.execute(
+            "SELECT count(*) FROM items_fts WHERE items_fts MATCH 'runner'"
+        ).fetchone()[0]
+        assert found == 1_234
+        assert counted(store) == vocab(store)
+        assert store.conn.execute("SELECT count(*) FROM revisions").fetchone()[0] == 1_234
+    finally:
+        store.close()

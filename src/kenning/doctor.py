@@ -94,13 +94,19 @@ def _agent_checks(agent: str) -> list[Check]:
     checks += _mcp_checks(agent)
     for event, command in sorted(commands.items()):
         binary = shlex.split(command)[0]
-        runnable = os.path.isfile(binary) and os.access(binary, os.X_OK)
+        root = integrate.hook_root(command)
+        if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+            gone = f"{binary} is gone"
+        elif root is not None and not os.path.isfile(os.path.join(root, "kenning", "entry.py")):
+            gone = f"no kenning in {root}"
+        else:
+            gone = ""
         checks.append(
             Check(
                 f"{agent} {event}",
-                runnable,
+                not gone,
                 f"runs: {command}",
-                "" if runnable else f"{binary} is gone: run `ken integrate {agent}` again",
+                f"{gone}: run `ken integrate {agent}` again" if gone else "",
             )
         )
     return checks

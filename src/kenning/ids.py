@@ -28,6 +28,18 @@ def _encode(value: int, length: int) -> str:
     return "".join(reversed(chars))
 
 
+# Every pair of characters (10 bits): an id is 13 lookups, not a step per character (an
+# import makes two ids for each memory).
+_PAIRS = [a + b for a in ALPHABET for b in ALPHABET]
+_PAIR_SHIFTS = tuple(range(120, -1, -10))
+
+
+def _ulid_text(ms: int, rand: int) -> str:
+    """`_encode(ms, 10) + _encode(rand, 16)`: 130 bits in 26 characters."""
+    value = ((ms & ((1 << 50) - 1)) << 80) | rand
+    return "".join([_PAIRS[(value >> shift) & 1023] for shift in _PAIR_SHIFTS])
+
+
 def new_ulid(now_ms: int | None = None) -> str:
     """A new ULID, strictly greater than the previous one from this process."""
     global _last
@@ -39,7 +51,7 @@ def new_ulid(now_ms: int | None = None) -> str:
         else:
             rand = int.from_bytes(os.urandom(10), "big")
         _last = (ms, rand)
-    return _encode(ms, 10) + _encode(rand, 16)
+    return _ulid_text(ms, rand)
 
 
 def short_id(ulid: str) -> str:

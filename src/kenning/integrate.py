@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -64,8 +65,40 @@ def ken_command() -> str:
     return str(beside)
 
 
+# What an agent's hook command runs, with this Python's `-S` (no `site`: no site-packages
+# scan, no .pth files, a third of Python's start-up). It puts the folder that holds this
+# kenning first on sys.path (instead of the agent's working folder, whose files must not
+# shadow a module) and hands `ken hook EVENT ...` to `entry.hook`. Inline code rather than
+# a file: a file gone (kenning removed, another Python's site-packages) would make Python
+# exit 2, which Claude Code takes as "block this prompt"; a failed import exits 1.
+HOOK_CODE = (
+    "import sys; sys.path[0] = {root}; from kenning.entry import hook; sys.exit(hook(sys.argv[3:]))"
+)
+HOOK_ROOT = re.compile(r"sys\.path\[0\] = (\"(?:[^\"\\]|\\.)*\")")
+
+
+def kenning_root() -> str:
+    """The folder that holds this kenning's package (site-packages, or a checkout's src)."""
+    return str(Path(__file__).resolve().parent.parent)
+
+
 def hook_command(agent: str, event: str, ken: str | None = None) -> str:
-    return f"{shlex.quote(ken or ken_command())} hook {event} --agent {agent}"
+    """The command an agent's settings run for `event`: `ken hook EVENT --agent AGENT`,
+    started the fast way (HOOK_CODE) unless a `ken` to run is named."""
+    if ken:
+        return f"{shlex.quote(ken)} hook {event} --agent {agent}"
+    code = HOOK_CODE.format(root=json.dumps(kenning_root()))
+    python = shlex.quote(sys.executable)
+    return f"{python} -S -c {shlex.quote(code)} ken hook {event} --agent {agent}"
+
+
+def hook_root(command: str) -> str | None:
+    """The kenning folder a fast hook command (HOOK_CODE) names; None for `ken hook ...`."""
+    found = HOOK_ROOT.search(command)
+    if not found:
+        return None
+    root: str = json.loads(found.group(1))
+    return root
 
 
 def settings_path(agent: str) -> Path:
@@ -126,7 +159,6 @@ def _write_atomically(path: Path, data: bytes, mode: int) -> None:
 
 def install(name: str, *, trust: bool = False, ken: str | None = None) -> Change:
     agent = agents.get(name)
-    ken = ken or ken_command()
     path = agent.hooks.path(os.environ)
     old = read_text(path)
     commands = {event: hook_command(agent.name, event, ken) for event in agent.installs}

@@ -54,11 +54,21 @@ def parse_kind(text: str | None) -> Kind | None:
         ) from None
 
 
+_scopes: dict[str, Scope] = {}  # scopes read before: an import names a few, many times
+
+
 def parse_scope(text: str) -> Scope:
+    found = _scopes.get(text)
+    if found is not None:
+        return found
     try:
-        return Scope.parse(text)
+        found = Scope.parse(text)
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
+    if len(_scopes) >= 1024:
+        _scopes.clear()
+    _scopes[text] = found
+    return found
 
 
 def parse_status(text: str) -> Status:
@@ -134,12 +144,13 @@ def _redact_text(
 def redact_provenance(provenance: Provenance) -> Provenance:
     """Provenance with every field redacted: a model name, a folder or a host given by an
     agent or an imported file is text that reaches the store like any other."""
-    fields = {
-        name: redact(value).text
+    changed = {
+        name: clean
         for name in Provenance.__slots__
         if isinstance(value := getattr(provenance, name), str)
+        and (clean := redact(value).text) != value
     }
-    return replace(provenance, **fields)
+    return replace(provenance, **changed) if changed else provenance
 
 
 def redactions(item: Item, given: Iterable[str]) -> dict[str, int]:

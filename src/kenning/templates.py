@@ -50,6 +50,8 @@ def _sections_in(body: str, template: Template) -> dict[str, list[str]]:
 
 def detect(body: str) -> str | None:
     """The template the text already follows, if any."""
+    if len(body.splitlines()) < 2:
+        return None  # two sections take two lines: most memories are one
     for template in TEMPLATES.values():
         if template.sections:
             sections = _sections_in(body, template)

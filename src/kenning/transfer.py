@@ -119,11 +119,7 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
             pinned=keep_status and bool(data.get("pinned", False)),
             status=Status.PROPOSED,
             evidence=evidence,
-            provenance=(
-                Provenance.from_dict(prov)
-                if keep_status
-                else replace(Provenance.from_dict(prov), how="import")
-            ),
+            provenance=Provenance.from_dict(prov if keep_status else {**prov, "how": "import"}),
             item_id=ids.normalize_ref(item_id) if item_id else None,
             created_at=created_at or None,
         )

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import teamserver
-from teamserver import cover, make_token, start_server
+from teamserver import directory_cover, directory_token, start_server
 
 from . import harness
 from .harness import Sandbox
@@ -91,13 +91,13 @@ def test_a_memory_approved_on_the_page_reaches_claude_code_on_another_host_at_st
 ) -> None:
     server = start_server(pg_dsn)
     try:
-        cover(pg_dsn, WORKSPACE, REPO)
-        admin = make_token(pg_dsn, WORKSPACE, "admin", "lead")
+        directory_cover(pg_dsn, WORKSPACE, REPO)
+        admin = directory_token(pg_dsn, WORKSPACE, "admin", "lead")
         host_a = harness.make_sandbox(tmp_path / "host-a", "claude", anthropic_stub.url)
         host_b = harness.prepare_claude(tmp_path / "host-b", anthropic_stub.url, claude_bin)
         for box, name in ((host_a, "alice"), (host_b, "bob")):
             with_origin(box)
-            token = make_token(pg_dsn, WORKSPACE, "member", name)
+            token = directory_token(pg_dsn, WORKSPACE, "member", name)
             ken(box, "team", "join", server.url, "--token", "-", "--host", name, stdin=token)
 
         # Host A: a person's repo memory (active at once), pushed as a proposal.

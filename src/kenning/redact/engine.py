@@ -68,9 +68,25 @@ _AWS_SECRET_NEAR = lazy(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])
 _PURE_PART = lazy(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
 
 
+# Short texts found to hold no secret, which come again and again (tags, provenance:
+# agent names, folders, hosts; an import's repeated scopes): each is judged once. Only
+# clean texts are kept, so no secret stays in memory here.
+_CLEAN_LONGEST = 160
+_CLEAN_KEPT = 4096
+_clean: set[str] = set()
+
+
 def redact(text: str) -> Redaction:
     """Replace every secret in ``text`` by ``[redacted:<kind>]``."""
-    return _apply(text, _spans(text))
+    short = len(text) <= _CLEAN_LONGEST
+    if short and text in _clean:
+        return Redaction(text, (), 0)
+    found = _apply(text, _spans(text))
+    if short and not found.kinds:
+        if len(_clean) >= _CLEAN_KEPT:
+            _clean.clear()
+        _clean.add(text)
+    return found
 
 
 def _apply(text: str, spans: list[_Span]) -> Redaction:

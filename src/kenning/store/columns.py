@@ -84,20 +84,21 @@ Decode = Callable[[Any], Any]
 
 def writer(encode: Mapping[Shape, Encode]) -> Callable[[Item], tuple[Any, ...]]:
     """An item's row in `NAMES`' order, each shape stored as `encode` says (a shape not
-    named is stored as its value is)."""
-
-    def stored(value: Callable[[Item], Any], store: Encode) -> Callable[[Item], Any]:
-        return lambda item: store(value(item))
-
-    plan = tuple(
-        column.value if (store := encode.get(column.shape)) is None else stored(column.value, store)
-        for column in ITEM_COLUMNS
-    )
-
-    def item_values(item: Item) -> tuple[Any, ...]:
-        return tuple([write(item) for write in plan])
-
-    return item_values
+    named is stored as its value is). Written out from the table once, as `reader` is:
+    every item of an import goes through it."""
+    scope: dict[str, Any] = {}
+    cells = []
+    for n, column in enumerate(ITEM_COLUMNS):
+        scope[f"value_{n}"] = column.value
+        cell = f"value_{n}(item)"
+        store = encode.get(column.shape)
+        if store is not None:
+            scope[f"store_{n}"] = store
+            cell = f"store_{n}({cell})"
+        cells.append(cell)
+    exec(f"def item_values(item):\n    return ({', '.join(cells)},)\n", scope)
+    made: Callable[[Item], tuple[Any, ...]] = scope["item_values"]
+    return made
 
 
 def reader(decode: Mapping[Shape, Decode], *, by_name: bool) -> Callable[[Any], Item]:

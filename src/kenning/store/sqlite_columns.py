@@ -9,17 +9,46 @@ was given rather than encoding it twice.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 from kenning.store.columns import ITEM_COLUMNS, NAMES, REVISION_NAMES, Column, reader, writer
 from kenning.store.columns import revision_values as revision_values
 
-__all__ = ["ITEM_COLUMNS", "NAMES", "Column", "item_values", "row_to_item", "update_values"]
+__all__ = [
+    "ITEM_COLUMNS",
+    "NAMES",
+    "Column",
+    "index_text",
+    "insert_of",
+    "item_values",
+    "row_to_item",
+    "update_values",
+]
 
 
-def _object(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
+# json.dumps builds a new encoder for every call with options; these are made once.
+_encode_object = json.JSONEncoder(sort_keys=True).encode
+_encode_list = json.JSONEncoder().encode
+_objects: dict[tuple[tuple[str, Any], ...], str] = {}  # an import's few provenances
+
+
+def _object(value: dict[str, Any]) -> str:
+    try:
+        key = tuple(value.items())
+        return _objects[key]
+    except KeyError:
+        if len(_objects) >= 1024:
+            _objects.clear()
+        made = _objects[key] = _encode_object(value)
+        return made
+    except TypeError:  # a value that cannot be a key
+        return _encode_object(value)
+
+
+def _list(value: list[str]) -> str:
+    return _encode_list(value) if value else "[]"
 
 
 SELECT = ", ".join(NAMES)  # `SELECT {SELECT} FROM items`: the order `row_to_item` reads
@@ -32,9 +61,25 @@ INSERT_REVISION = (
     f"VALUES ({', '.join('?' * len(REVISION_NAMES))})"
 )
 
-item_values = writer({"flag": int, "list": json.dumps, "object": _object})
+item_values = writer({"flag": int, "list": _list, "object": _object})
 item_values.__doc__ = "An item's row, in `SELECT`'s order (what `INSERT` takes)."
 row_to_item = reader({"list": json.loads, "object": json.loads}, by_name=False)
+
+
+_TITLE, _BODY, _TAGS = (NAMES.index(name) for name in ("title", "body", "tags"))
+
+
+def index_text(values: tuple[Any, ...]) -> str:
+    """What the search index holds of an item, from its row: its title, body and tags as
+    stored (the text `Terms._index_text` gives for the item)."""
+    return f"{values[_TITLE]}\n{values[_BODY]}\n{values[_TAGS]}"
+
+
+@functools.cache
+def insert_of(insert: str, rows: int) -> str:
+    """`insert` (one row's INSERT ... VALUES (?, ...)) for `rows` rows at once."""
+    head, marks = insert.split(" VALUES ")
+    return f"{head} VALUES {', '.join([marks] * rows)}"
 
 
 def update_values(values: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -6,12 +6,18 @@ the search index does. Two tables count items per word, `terms` (stemmed) and `w
 (as typed), kept in step with the index by every write of an item (`_count_terms`), so
 recall's statistics (`doc_freqs`, `word_freqs`) and search's prefixes (`prefix_words`)
 are one indexed read each, never a walk of the index.
+
+Counting is on every write, so it is kept cheap: a batch's texts go into two in-memory
+FTS5 tables that keep neither the text nor the positions (`detail=none`), whose
+vocabulary then says how many of the texts hold each word, and are rolled back; the
+counts of the lot are one statement per table.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 
 from kenning.model import Item
@@ -32,42 +38,75 @@ class Terms(Core):
     ) -> None:
         """Keep `terms` (items per stemmed word) and `words` (items per word as typed) in
         step with what the index holds."""
-        texts = [self._index_text(i) for i in added] + [self._index_text(i) for i in removed]
-        if not texts:
+        self._count_texts(
+            conn, [self._index_text(i) for i in added], [self._index_text(i) for i in removed]
+        )
+
+    def _count_texts(
+        self, conn: sqlite3.Connection, added: Sequence[str], removed: Sequence[str] = ()
+    ) -> None:
+        """`_count_terms` for the index texts (`_index_text`) of the items added and
+        removed: one statement per table for the lot."""
+        if not added and not removed:
             return
-        stems, words = self._tokenize(texts)
-        for table, column, tokens in (("terms", "term", stems), ("words", "word", words)):
-            delta: dict[str, int] = {}
-            for n, found in enumerate(tokens):
-                step = 1 if n < len(added) else -1
-                for token in set(found):
-                    delta[token] = delta.get(token, 0) + step
-            changes = [(token, d) for token, d in delta.items() if d]
+        stems, words = self._docs_holding(added)
+        if removed:
+            fewer_stems, fewer_words = self._docs_holding(removed)
+            stems.subtract(fewer_stems)
+            words.subtract(fewer_words)
+        for table, column, delta in (("terms", "term", stems), ("words", "word", words)):
+            changes = {token: d for token, d in sorted(delta.items()) if d}
             if not changes:
                 continue
-            conn.executemany(
-                f"INSERT INTO {table} ({column}, docs) VALUES (?, ?) "
-                f"ON CONFLICT({column}) DO UPDATE SET docs = docs + excluded.docs",
-                changes,
+            conn.execute(
+                f"INSERT INTO {table} ({column}, docs) SELECT key, value FROM json_each(?) "
+                f"WHERE true ON CONFLICT({column}) DO UPDATE SET docs = docs + excluded.docs",
+                (json.dumps(changes),),
             )
-            if any(d < 0 for _, d in changes):
-                conn.execute(f"DELETE FROM {table} WHERE docs <= 0")
+            gone = [token for token, d in changes.items() if d < 0]
+            if gone:
+                conn.execute(
+                    f"DELETE FROM {table} WHERE docs <= 0 AND {column} IN "
+                    "(SELECT value FROM json_each(?))",
+                    (json.dumps(gone),),
+                )
+
+    def _docs_holding(self, texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
+        """How many of `texts` hold each word as the index stems it, and each word as
+        typed (folded): the tokenizer's own counts, from an index of just these texts
+        that is never kept."""
+        if not texts:
+            return Counter(), Counter()
+        conn = self._tokenizer()
+        rows = list(enumerate(texts, 1))
+        counts: list[Counter[str]] = []
+        conn.execute("BEGIN")
+        try:
+            for table in ("t", "w"):
+                conn.executemany(f"INSERT INTO {table}c(rowid, x) VALUES (?, ?)", rows)
+                counts.append(Counter(dict(conn.execute(f"SELECT term, doc FROM {table}cv"))))
+        finally:
+            conn.execute("ROLLBACK")
+        return counts[0], counts[1]
 
     def _tokenizer(self) -> sqlite3.Connection:
         """In-memory FTS5 tables with the index's own tokenizer (t), and the same without
-        stemming (w), to split any text as the index does."""
+        stemming (w), to split any text as the index does; and the same two keeping no
+        text and no positions (tc, wc), to count the texts that hold each word."""
         conn = getattr(self, "_stem_conn", None)
         if conn is None:
             conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-            conn.execute(
-                "CREATE VIRTUAL TABLE t USING fts5(x, "
-                "tokenize='porter unicode61 remove_diacritics 2')"
-            )
-            conn.execute("CREATE VIRTUAL TABLE tv USING fts5vocab(t, 'instance')")
-            conn.execute(
-                "CREATE VIRTUAL TABLE w USING fts5(x, tokenize='unicode61 remove_diacritics 2')"
-            )
-            conn.execute("CREATE VIRTUAL TABLE wv USING fts5vocab(w, 'instance')")
+            for table, tokenize in (
+                ("t", "porter unicode61 remove_diacritics 2"),
+                ("w", "unicode61 remove_diacritics 2"),
+            ):
+                conn.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(x, tokenize='{tokenize}')")
+                conn.execute(f"CREATE VIRTUAL TABLE {table}v USING fts5vocab({table}, 'instance')")
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE {table}c USING fts5(x, tokenize='{tokenize}', "
+                    "content='', detail=none, columnsize=0)"
+                )
+                conn.execute(f"CREATE VIRTUAL TABLE {table}cv USING fts5vocab({table}c, 'row')")
             self._stem_conn = conn
         return conn
 
@@ -88,10 +127,6 @@ class Terms(Core):
     def stems(self, texts: Sequence[str]) -> list[list[str]]:
         """Each text's words as the search index stems them, in order."""
         return self._split("t", texts)
-
-    def _tokenize(self, texts: Sequence[str]) -> tuple[list[list[str]], list[list[str]]]:
-        """Each text's words stemmed, and as typed (case and accents folded)."""
-        return self._split("t", texts), self._split("w", texts)
 
     def words_in(self, texts: Sequence[str]) -> list[list[str]]:
         """Each text's words as typed, case and accents folded as the index folds them."""
