@@ -1,13 +1,11 @@
-"""The SQLite store's items: writes with their versions, reads, search, and forgetting.
+"""The SQLite store's items: writes with their versions, reads, and forgetting.
 
 Every write of an item is one transaction with its version in `revisions` and the word
 counts (`sqlite_terms`) kept in step; `insert_many` writes a batch in a few statements,
 many rows each (see `_insert_rows`).
 The columns an item is stored as are described once, in `sqlite_columns`.
 
-Search ranks with bm25, which costs the same for every match; a common word matches a
-large share of a big store, so a search looks at the newest SEARCH_WINDOW matches first
-(see `search`). `delete_items` leaves nothing of an item's text on disk.
+Search is `sqlite_search`'s. `delete_items` leaves nothing of an item's text on disk.
 """
 
 from __future__ import annotations
@@ -19,20 +17,14 @@ from dataclasses import replace
 from itertools import chain
 from typing import Any
 
-from kenning.errors import InvalidInput, NotFound, RevisionConflict, StoreError
+from kenning.errors import NotFound, RevisionConflict, StoreError
 from kenning.ids import short_id
 from kenning.model import Item, Revision
-from kenning.store import fts
 from kenning.store import sqlite_columns as columns
-from kenning.store.base import ItemQuery, Words, now_iso
+from kenning.store.base import ItemQuery, now_iso
 from kenning.store.sqlite_core import WIPE_WAIT_SECONDS, spoolable
 from kenning.store.sqlite_terms import Terms
 
-# Ranking reads every match's positions, so a word held by 20,000 items costs 20,000
-# bm25 rows. A search whose matches (after its filters) exceed this window ranks only
-# the newest window of them: still best first, and fast at any store size. A query
-# that broad never needed its oldest matches.
-SEARCH_WINDOW = 2_000
 MAX_ROWS_PER_INSERT = 500  # rows a multi-row INSERT takes, at most
 
 
@@ -271,43 +263,6 @@ class Items(Terms):
         if query.limit or query.offset:
             sql += f" LIMIT {int(query.limit or -1)} OFFSET {max(0, int(query.offset))}"
         return [columns.row_to_item(r) for r in self._read(sql, params)]
-
-    def search(self, words: Words, query: ItemQuery) -> list[tuple[Item, float]]:
-        """Full-text search, best first; the score is bm25 negated (higher is better).
-        Typed words with nothing searchable in them are InvalidInput.
-
-        bm25 costs the same for every match, and a common word matches a large share of
-        a big store, so ranking looks at the newest SEARCH_WINDOW matches (found in the
-        index alone, in rowid order). When the filters leave fewer hits than asked for
-        there, the window grows until they do or it spans every match.
-        """
-        match = fts.match_for(words, self)
-        if match is None:
-            if words.typed:
-                raise InvalidInput("the search has no words in it: give at least one word")
-            return []
-        where, params = self._where(query)
-        sql = (
-            f"SELECT {columns.SELECT_QUALIFIED}, bm25(items_fts, 8.0, 1.0, 4.0) AS rank "
-            "FROM items_fts "
-            "JOIN items ON items.rowid = items_fts.rowid "
-            f"WHERE items_fts MATCH ? AND items_fts.rowid >= ? AND {where} "
-            "ORDER BY rank, items_fts.rowid DESC"
-        )
-        if query.limit:
-            sql += f" LIMIT {int(query.limit)}"
-        window = SEARCH_WINDOW
-        while True:
-            edge = self._read(
-                "SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
-                "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-                (match, window - 1),
-            )
-            floor = int(edge[0][0]) if edge else 0
-            rows = self._read(sql, [match, floor, *params])
-            if floor == 0 or (query.limit and len(rows) >= query.limit):
-                return [(columns.row_to_item(r), -float(r["rank"])) for r in rows]
-            window *= 4
 
     def revisions(self, item_id: str) -> list[Revision]:
         rows = self._read("SELECT * FROM revisions WHERE item_id = ? ORDER BY id", (item_id,))
