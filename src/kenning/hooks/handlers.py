@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Callable
 
-from kenning import deliver, lessons, sessions, transcripts
+from kenning import deliver, sessions, transcripts
 from kenning import where as where_mod
 from kenning.agents.agent import Event, HookEvent
 from kenning.config import Config
@@ -133,6 +133,8 @@ def waiting_notice(store: Store, event: HookEvent) -> str:
 def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     """Recall for the prompt. Recording the prompt and what was told is put in `later`,
     which the hook server runs after it has answered (a hook process, at once)."""
+    from kenning import lessons  # a prompt's, a tool's and Stop's: not SessionStart's
+
     text = event.prompt or ""
     if lessons.is_ours(text):
         return ""  # Stop's own question, sent back as a prompt (Gemini): not the person's
@@ -192,6 +194,8 @@ def tool(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     session = store.find_session(event.agent, event.session_id)
     if session is None or session.ended_at is not None:
         return ""
+    from kenning import lessons
+
     used = event.tool
     later.append(lambda: lessons.note_tool(store, session, used))
     return ""
@@ -206,6 +210,8 @@ def stop(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     session = store.find_session(event.agent, event.session_id)
     if session is None or session.ended_at is not None:
         return ""
+    from kenning import lessons
+
     asked = lessons.question(store, config, session)
     return asked.text if asked is not None else ""
 
