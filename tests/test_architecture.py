@@ -231,6 +231,75 @@ def agent_module_imports_more(module: Module) -> list[str]:
     ]
 
 
+# What every hook process imports before it knows what it will do: the client, the runner,
+# the handlers and the modules they import at module level. Each costs every prompt of every
+# agent its import, so these wait until a function needs them (issue 12.7: OpenSSL's
+# hashlib ~2 ms, the redactor and its tables ~5 ms, the summarizer and the item layer
+# behind it ~4 ms).
+HOOK_START = (
+    ("entry",),
+    ("hooks", "client"),
+    ("hooks", "wire"),
+    ("hooks", "run"),
+    ("hooks", "handlers"),
+    ("hookstate",),
+    ("hooklog",),
+    ("config",),
+    ("paths",),
+    ("ids",),
+    ("model",),
+    ("where",),
+    ("sessions",),
+    ("deliver",),
+    ("pack",),
+    ("store",),
+    ("store", "base"),
+    ("agents",),
+)
+HOOK_PATH_DEFERS = (
+    "hashlib",
+    "socket",
+    "_socket",
+    "threading",
+    "subprocess",
+    "kenning.redact",
+    "kenning.lessons",
+    "kenning.summarize",
+    "kenning.items",
+    "kenning.handoff",
+)
+
+
+def module_level_imports(module: Module) -> set[str]:
+    """The module names imported when the module is (not inside a function or a class,
+    nor under `if TYPE_CHECKING:`)."""
+    body: list[ast.stmt] = []
+    todo = list(module.tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If):
+            if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                todo += node.body + node.orelse
+        elif isinstance(node, ast.Try):
+            todo += node.body + node.orelse + node.finalbody
+            todo += [stmt for handler in node.handlers for stmt in handler.body]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            body.append(node)
+    return imports(Module(module.name, module.path, ast.Module(body=body, type_ignores=[])))
+
+
+def hook_path_imports_what_it_defers(module: Module) -> list[str]:
+    """A module every hook imports, or an agent module, importing up front what only
+    some hooks need."""
+    if module.parts not in HOOK_START and module.parts[:1] != ("agents",):
+        return []
+    return [
+        f"imports {name} at module level"
+        for name in sorted(module_level_imports(module))
+        if any(name == d or name.startswith(d + ".") for d in HOOK_PATH_DEFERS)
+    ]
+
+
 def _agent_names(node: ast.AST | None) -> list[str]:
     """The agent names a literal holds: a string, or the items of a tuple, list or set."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -422,6 +491,11 @@ def test_agent_modules_import_only_the_standard_library_model_and_errors():
     assert broken(agent_module_imports_more) == []
 
 
+def test_the_hook_path_imports_what_only_some_hooks_need_where_they_need_it():
+    assert {m.parts for m in modules()} >= set(HOOK_START)
+    assert broken(hook_path_imports_what_it_defers) == []
+
+
 def test_nothing_outside_agents_branches_on_an_agent_name():
     assert broken(branches_on_an_agent_name) == []
 
@@ -510,6 +584,23 @@ def test_the_circle_check_allows_a_tree_and_typing_only_imports(tmp_path):
         ("kenning.agents.codex", "from kenning import where\n", agent_module_imports_more),
         ("kenning.agents.gemini", "from kenning.config import Config\n", agent_module_imports_more),
         ("kenning.agents.codex", "Q = 'DELETE FROM thread'\n", sql_outside_store),
+        ("kenning.agents.gemini", "import hashlib\n", hook_path_imports_what_it_defers),
+        ("kenning.hooks.client", "import _socket\n", hook_path_imports_what_it_defers),
+        (
+            "kenning.hooklog",
+            "from kenning.redact import redact\n",
+            hook_path_imports_what_it_defers,
+        ),
+        (
+            "kenning.hooks.handlers",
+            "from kenning import lessons\n",
+            hook_path_imports_what_it_defers,
+        ),
+        (
+            "kenning.ids",
+            "try:\n    import threading\nexcept ImportError:\n    pass\n",
+            hook_path_imports_what_it_defers,
+        ),
         ("kenning.handoff", "if agent == 'gemini':\n    pass\n", branches_on_an_agent_name),
         ("kenning.identity", "ok = 'gemini' != name\n", branches_on_an_agent_name),
         ("kenning.doctor", "if agent in ('claude', 'x'):\n    pass\n", branches_on_an_agent_name),
@@ -545,6 +636,17 @@ def test_each_rule_catches_a_wrong_arrow(tmp_path, name, source, rule):
         ("kenning.store.sqlite", "import sqlite3\nQ = 'SELECT id FROM items'\n", sql_outside_store),
         ("kenning.items", '"""Docs may say SELECT x FROM y."""\n', sql_outside_store),
         ("kenning.items", "MSG = 'select the items you want'\n", sql_outside_store),
+        (
+            "kenning.hooks.client",
+            "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    import _socket\n",
+            hook_path_imports_what_it_defers,
+        ),
+        (
+            "kenning.hooklog",
+            "def log():\n    from kenning.redact import redact\n",
+            hook_path_imports_what_it_defers,
+        ),
+        ("kenning.items", "import hashlib\n", hook_path_imports_what_it_defers),
         ("kenning.cli.app", "import click\nfrom kenning import items\n", domain_imports_a_face),
         ("kenning.entry", "from kenning.hooks.run import main\n", face_imports_another_face),
         (

@@ -1214,6 +1214,31 @@ def test_the_hook_path_loads_no_ui_library(
     assert log_lines() == []
 
 
+# What a SessionStart needs only sometimes: the team client (with HTTP, TLS and email)
+# on a host in a team, the redactor when the agent names its model or a prompt is stored.
+START_DEFERS = ("kenning.team.client", "http.client", "ssl", "kenning.redact", "kenning.lessons")
+
+
+def test_a_session_start_on_a_host_in_no_team_loads_neither_the_team_client_nor_the_redactor(
+    shop: Path, memories: dict[str, str], stdin_file: Callable[[dict[str, Any]], Any]
+) -> None:
+    code = IMPORT_PROBE.format(event="SessionStart", agent="claude", heavy=set(HEAVY))
+    code += f"loaded = [m for m in {START_DEFERS!r} if m in sys.modules]\n"
+    code += "sys.stderr.write('LOADED ' + json.dumps(loaded))\n"
+    done = run_python(code, stdin=stdin_file(payload("claude", "SessionStart", shop)))
+    assert done.returncode == 0, done.stderr
+    assert SMALL_PACK_START in done.stdout
+    assert json.loads(done.stderr.rsplit("LOADED ", 1)[1]) == []
+    assert log_lines() == []
+
+
+def test_session_start_looks_for_the_membership_where_the_team_client_keeps_it() -> None:
+    from kenning.hooks import handlers
+    from kenning.team import client
+
+    assert handlers.team_membership_path() == client.membership_path()
+
+
 def test_a_new_sessions_start_tells_the_person_what_waits_for_review_once(git_repo):
     from kenning.hooks import handlers
 

@@ -9,10 +9,13 @@ sent in `tests/agents/test_ken_lessons.py`'s runs.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helpers import opened
 from kenning import agents, items
@@ -375,3 +378,16 @@ def test_a_lesson_whose_quote_no_prompt_holds_is_dropped(shop: Path) -> None:
         )
     assert [k[1] for k in kept] == ["we use pnpm", '"No,  don\'t use npm here - we use pnpm."']
     assert [d[0] for d in dropped] == ["Deploy on Fridays", "Too short"]
+
+
+@given(
+    st.text(alphabet="ab_' -é1١Ⅷ", max_size=8),
+    st.text(alphabet="ab_' -é1١Ⅷ", min_size=1, max_size=4),
+)
+def test_a_phrase_opens_a_prompt_exactly_where_the_whole_word_pattern_matches(text, phrase):
+    # `opens_with` stands for `re.match(re.escape(phrase) + r"(?![\w'])", text)`, which
+    # `is_correction` compiled for every phrase on every prompt; Unicode letters and digits
+    # (é, ١, Ⅷ) are word characters to both.
+    pattern = re.escape(phrase) + r"(?![\w'])"
+    assert run_lessons.opens_with(text, phrase) == bool(re.match(pattern, text))
+    assert run_lessons.opens_with(phrase + text, phrase) == bool(re.match(pattern, phrase + text))

@@ -52,6 +52,7 @@ def _log_broken(argv: list[str], exc: BaseException) -> None:
     message = f"kenning is not whole here ({type(exc).__name__}: {exc}); reinstall it"
     event = argv[0] if argv else "-"
     try:
+        import kenning.redact  # noqa: F401 - `log` imports it when it writes, silently
         from kenning.hooklog import log
 
         log("", event, message)

@@ -10,7 +10,6 @@ import os
 import time
 
 from kenning import config as config_mod
-from kenning.redact import redact
 
 MAX_LOG_BYTES = 1024 * 1024
 
@@ -18,6 +17,8 @@ MAX_LOG_BYTES = 1024 * 1024
 def log(agent: str, event: str, message: str) -> None:
     """Append one line to the hook log; never raises."""
     try:
+        from kenning.redact import redact  # the redactor only when a line is written
+
         path = config_mod.log_path()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if path.exists() and path.stat().st_size > MAX_LOG_BYTES:

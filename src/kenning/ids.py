@@ -10,13 +10,13 @@ does the start of those six (`4map` for `…4maph7`).
 from __future__ import annotations
 
 import os
-import threading
 import time
+from _thread import allocate_lock
 
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 SHORT_LEN = 6
 MIN_REF_LEN = 4
-_lock = threading.Lock()
+_lock = allocate_lock()  # threading.Lock itself, without importing threading
 _last = (0, 0)
 
 

@@ -82,15 +82,23 @@ def is_correction(prompt: str, phrases: Sequence[str]) -> bool:
     if not text or _NOT_CORRECTION.match(text):
         return False
     wanted = [_plain(p) for p in phrases if p.strip()]
-    for phrase in wanted:
-        if re.match(re.escape(phrase) + r"(?![\w'])", text):
-            return True
+    if any(opens_with(text, phrase) for phrase in wanted):
+        return True
     words = re.findall(r"[\w']+", text)
     if not words or len(words) > MOSTLY_WORDS:
         return False
     # Only the one-word phrases count here: "it" of "that's not it" is no correction.
     vocabulary = {p for p in wanted if re.fullmatch(r"[\w']+", p)}
     return sum(w in vocabulary for w in words) * 2 >= len(words)
+
+
+def opens_with(text: str, phrase: str) -> bool:
+    r"""Whether `text` opens with `phrase` as whole words: `re.match(re.escape(phrase) +
+    r"(?![\w'])", text)` without compiling a pattern per phrase on every prompt."""
+    if not text.startswith(phrase):
+        return False
+    after = text[len(phrase) : len(phrase) + 1]
+    return not after or not (after.isalnum() or after in "_'")
 
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")

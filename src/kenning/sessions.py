@@ -23,7 +23,6 @@ from pathlib import Path
 from kenning import agents, ids, paths
 from kenning.ids import short_id
 from kenning.model import Provenance, Session
-from kenning.redact import redact
 from kenning.store import SessionUpdate, Store, now_iso
 from kenning.where import Where
 
@@ -45,8 +44,16 @@ def provenance(session: Session, how: str) -> Provenance:
     )
 
 
+def _redacted(text: str) -> str:
+    """`text` redacted. The redactor is imported only when there is text to redact: a
+    SessionStart that names no model needs none."""
+    from kenning.redact import redact
+
+    return redact(text).text
+
+
 def clip_prompt(prompt: str) -> str:
-    text = redact(prompt.strip()).text
+    text = _redacted(prompt.strip())
     return text if len(text) <= MAX_PROMPT_CHARS else text[: MAX_PROMPT_CHARS - 1] + "…"
 
 
@@ -206,7 +213,7 @@ def start(
 ) -> Session:
     """Open (or, on resume, reopen) the session for this agent run, closing the ones it
     replaces or that were left open (see close_stale)."""
-    model = redact(model).text if model else model  # what the agent says it is, stored
+    model = _redacted(model) if model else model  # what the agent says it is, stored
     existing = store.find_session(agent, agent_session_id) if agent_session_id else None
     if existing:
         session = replace(
@@ -249,7 +256,7 @@ def note_model(store: Store, session: Session) -> Session:
     model = transcripts.last_model(session.agent, session.transcript_path, session.agent_session_id)
     if model is None:
         return session
-    model = redact(model).text  # text from a transcript, stored
+    model = _redacted(model)  # text from a transcript, stored
     store.update_session(session.id, SessionUpdate(model=model))
     return replace(session, model=model)
 

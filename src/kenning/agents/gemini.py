@@ -12,7 +12,6 @@ runs them without asking.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -112,6 +111,8 @@ _POINTER = re.compile(r"\]\([^)]+\.md\)")  # - [Title](note.md): the index's poi
 
 
 def _key(text: str) -> str:
+    import hashlib  # only here: OpenSSL's module costs every hook ~2 ms to import
+
     return hashlib.sha256(" ".join(text.lower().split()).encode()).hexdigest()[:16]
 
 

@@ -2,12 +2,12 @@
 
 Starting Python and importing kenning costs several times what answering a hook
 does, so a warm hook server (`server.py`) answers instead when one is running: this
-client imports only os, sys and _socket (not even json), hands the server its argv, the
-environment a hook reads (`wire.HOOK_ENV`) and stdin over a Unix socket, and prints the
-answer. It sends nothing before the kernel has said that the server runs as this user.
-When no server answers in time, it handles the hook itself (`run.py`) and starts a
-server for the next prompt. A server that finds kenning's code changed under it steps
-aside, and is replaced the same way.
+client imports only os and sys (not even json; _socket when it connects), hands the
+server its argv, the environment a hook reads (`wire.HOOK_ENV`) and stdin over a Unix
+socket, and prints the answer. It sends nothing before the kernel has said that the
+server runs as this user. When no server answers in time, it handles the hook itself
+(`run.py`) and starts a server for the next prompt. A server that finds kenning's code
+changed under it steps aside, and is replaced the same way.
 
 `KEN_HOOK_SERVER=0` turns the server off (every hook runs in its own process).
 `KEN_HOOK_TRACE=1` says on stderr which process answered: the server (its pid) or this one.
@@ -15,12 +15,15 @@ aside, and is replaced the same way.
 
 from __future__ import annotations
 
-import _socket  # the C module: `socket` costs more to import than this whole client
 import os
 import sys
 
 from kenning.hooks import wire
 from kenning.hookstate import Refused, socket_path
+
+TYPE_CHECKING = False  # typing costs more to import than this whole client
+if TYPE_CHECKING:
+    import _socket
 
 CONNECT_SECONDS = 1.0  # to connect and send: a live server takes each request at once
 ANSWER_SECONDS = 5.0  # for the answer: over the longest store wait a hook has (3 s)
@@ -32,6 +35,10 @@ class NotYours(OSError):
 
 def _connect(path: str) -> _socket.socket:
     """A connection to the server at `path`, checked to run as this user."""
+    # The C module: `socket` costs more to import than this whole client, and a hook
+    # with the server off (KEN_HOOK_SERVER=0) needs neither.
+    import _socket
+
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(CONNECT_SECONDS)
@@ -58,6 +65,8 @@ def ask_server(path: str, request: bytes) -> Answer | None:
         raise
     except OSError:
         return None
+    import _socket  # imported by _connect
+
     try:
         conn.sendall(request)
         conn.shutdown(_socket.SHUT_WR)
@@ -116,6 +125,8 @@ def stop_server() -> bool:
         conn = _connect(socket_path())
     except OSError:
         return False
+    import _socket  # imported by _connect
+
     try:
         conn.sendall(wire.pack_request([wire.STOP], {}, b""))
         conn.shutdown(_socket.SHUT_WR)

@@ -7,10 +7,10 @@ import os
 import re
 from collections.abc import Callable
 
-from kenning import deliver, lessons, sessions, transcripts
+from kenning import deliver, sessions
 from kenning import where as where_mod
 from kenning.agents.agent import Event, HookEvent
-from kenning.config import Config
+from kenning.config import Config, config_dir
 from kenning.locate import here
 from kenning.model import Session
 from kenning.store import ItemQuery, Store
@@ -98,12 +98,21 @@ def session_start(store: Store, event: HookEvent, config: Config, later: Later) 
 def _team_sync(store: Store, config: Config, event: HookEvent) -> None:
     """Team memory approved since the last sync, into the store before the pack is made;
     bounded in time, and silent to the agent: a problem is a line in the hook log."""
+    if not os.path.exists(team_membership_path()):
+        return  # in no team: what `sync.at_start` finds, without its HTTP and TLS modules
     from kenning import hooklog
     from kenning.team import sync
 
     problem = sync.at_start(store, config.team_start_timeout_secs)
     if problem:
         hooklog.log(event.agent, event.event.value, problem)
+
+
+def team_membership_path() -> str:
+    """Where this host's team membership is (`kenning.team.client.membership_path`): a
+    SessionStart looks here before it imports the team client, whose HTTP, TLS and email
+    modules cost ~15 ms, on a host that joined no team."""
+    return os.path.join(str(config_dir()), "team.json")
 
 
 def _collect(store: Store, cwd: str) -> None:
@@ -133,6 +142,8 @@ def waiting_notice(store: Store, event: HookEvent) -> str:
 def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     """Recall for the prompt. Recording the prompt and what was told is put in `later`,
     which the hook server runs after it has answered (a hook process, at once)."""
+    from kenning import lessons  # a prompt's, a tool's and Stop's: not SessionStart's
+
     text = event.prompt or ""
     if lessons.is_ours(text):
         return ""  # Stop's own question, sent back as a prompt (Gemini): not the person's
@@ -151,6 +162,8 @@ def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
         return _slash(store, event, config, where, text)
     if not text.strip() or not deliver.may_deliver(config, event.agent, where):
         return ""
+    from kenning import transcripts  # and with it the redactor: not SessionStart's
+
     context = transcripts.user_turns(
         event.agent, event.transcript_path, session_id=event.session_id
     )
@@ -192,6 +205,8 @@ def tool(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     session = store.find_session(event.agent, event.session_id)
     if session is None or session.ended_at is not None:
         return ""
+    from kenning import lessons
+
     used = event.tool
     later.append(lambda: lessons.note_tool(store, session, used))
     return ""
@@ -206,6 +221,8 @@ def stop(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     session = store.find_session(event.agent, event.session_id)
     if session is None or session.ended_at is not None:
         return ""
+    from kenning import lessons
+
     asked = lessons.question(store, config, session)
     return asked.text if asked is not None else ""
 

@@ -16,11 +16,11 @@ is at the other end of the socket (`peer`) and talks only to its own user.
 
 from __future__ import annotations
 
-import _socket  # the C module, as the client imports it: `socket` costs more
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import _socket
     from collections.abc import Mapping
 
 OK = b"O"
@@ -89,6 +89,8 @@ def peer(conn: _socket.socket) -> tuple[int, int] | None:
     """(pid, uid) of the process at the other end of a connected Unix socket, from the
     kernel (SO_PEERCRED); None where the system does not tell (then the socket file's
     owner, in a folder checked to be this user's, stands for it)."""
+    import _socket  # the C module, as the client imports it, when it connects
+
     option = getattr(_socket, "SO_PEERCRED", None)
     if option is None:
         return None
