@@ -579,3 +579,14 @@ def test_the_lexicon_is_kept_on_disk_and_read_back_the_same(store, monkeypatch) 
     monkeypatch.undo()
     monkeypatch.setattr(lexicon, "_lexicon", None)
     assert lexicon.lexicon_of(store) == built
+
+
+def test_conversation_words_find_no_candidates_of_their_own(store) -> None:
+    """The conversation's words rank and fit what the prompt's words found; a memory that
+    shares none of the prompt's words is not a candidate because of them."""
+    put(store, "Webhook retries are disabled in the payments service", kind="decision")
+    other = put(store, "Invoice exports run nightly from the billing worker", kind="fact")
+    result = ask(
+        store, "why are the retries so slow?", context=["the invoice exports from billing"]
+    )
+    assert other.id not in {c.item.id for c in result.candidates}

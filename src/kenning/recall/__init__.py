@@ -136,6 +136,7 @@ class Concept:
     forms: dict[str, float]  # stem -> how fully it matches (the word's own stem: 1)
     affix: bool  # also matches a stem that starts with this one, or that it starts with
     idf: float = 0.0
+    context: bool = False  # a word of the conversation, not of the prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,9 +229,11 @@ def _concepts(
                 related[stem].update(lexicon.related.get(stem_of[variant], {}))
     add_phrases(store, prompt, lexicon, words, weights, related)
     compounds = {stem_of[j]: j for j in joined if stem_of[j] and stem_of[j] not in words}
+    said: set[str] = set()  # the conversation's own words
     if context:
         for stem, word in content_words(store, "\n".join(context)).items():
             if stem not in words:
+                said.add(stem)
                 words[stem] = word
                 weights[stem] = CONTEXT_WEIGHT * _weight(word)
                 related[stem] = dict(lexicon.related.get(stem, {}))
@@ -239,6 +242,7 @@ def _concepts(
     for stem, word in compounds.items():
         if freqs.get(stem, 0) > 0:
             words[stem], weights[stem], related[stem] = word, 1.0, {}
+            said.discard(stem)
     concepts: list[Concept] = []
     # A word no memory holds may be a typo: look up what is one edit away, for the few
     # longest such words (each costs a lookup of a few hundred strings).
@@ -262,7 +266,7 @@ def _concepts(
                 freqs[term] = near[term]
         # A camelCase word's parts stand for it: it would match them again as affixes.
         affix = len(stem) >= MIN_AFFIX and word not in camel and " " not in word
-        concepts.append(Concept(word, stem, weights[stem], forms, affix))
+        concepts.append(Concept(word, stem, weights[stem], forms, affix, context=stem in said))
     # A new store holds few memories, and every word in it looks common: count at least
     # MIN_ITEMS, as if the rest held none of the prompt's words.
     return concepts, max(total, MIN_ITEMS), freqs
@@ -478,6 +482,7 @@ def recall(
             c.forms,
             c.affix,
             _concept_idf(c, total, freqs),
+            c.context,
         )
         for c in concepts
     ]
@@ -504,7 +509,9 @@ def recall(
     # is for speed alone, which depends on the rows a word matches, not its share: in a
     # store of a few thousand memories every topic word looks for candidates, as the
     # memory that fits may share only a common one with the prompt ("k8s").
-    topical = [c for c in concepts if c.weight > GENERIC_WEIGHT and (c.forms or c.affix)]
+    topical = [
+        c for c in concepts if c.weight > GENERIC_WEIGHT and (c.forms or c.affix) and not c.context
+    ]
     busy = max(total // COMMON, COMMON_ROWS)
     rare = [c for c in topical if c.idf >= _idf(total, busy)] or topical
     seeking = sorted(rare, key=lambda c: (not c.forms, -c.idf))[:MAX_QUERY_WORDS]
