@@ -15,7 +15,7 @@ import pytest
 
 from agents import harness  # its own Codex trust hash, to check ours against
 from conftest import ken, ken_proc
-from kenning import agents, integrate
+from kenning import agents, config, integrate
 from kenning.agents.codex import codex_home
 from kenning.agents.hook_settings import is_ours
 
@@ -525,16 +525,20 @@ def test_the_hook_command_runs_python_without_site(tmp_path: Path) -> None:
     (repo / "kenning").mkdir(parents=True)
     (repo / "kenning" / "__init__.py").write_text("raise SystemExit(3)\n")
     (repo / "json.py").write_text("raise SystemExit(4)\n")
+    ken("add", "The docker build is slow when its layer cache is cold", "--scope", "global")
     payload = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "UserPromptSubmit"}
     done = subprocess.run(
         command,
         shell=True,
-        input=json.dumps(payload | {"prompt": "why is the build slow"}).encode(),
+        input=json.dumps(payload | {"prompt": "why is the docker build so slow?"}).encode(),
         cwd=repo,
         capture_output=True,
         env={**os.environ, "KEN_HOOK_SERVER": "0"},
     )
+    # The whole hook path ran without `site`: the store, recall, the session.
     assert (done.returncode, done.stderr) == (0, b"")
+    assert b"layer cache is cold" in done.stdout
+    assert not config.log_path().exists()  # no hook error was logged
     broken = command.replace(integrate.kenning_root(), str(tmp_path / "gone"))
     done = subprocess.run(broken, shell=True, input=b"{}", cwd=repo, capture_output=True)
     assert done.returncode == 1 and b"No module named 'kenning'" in done.stderr
