@@ -1232,13 +1232,6 @@ def test_a_session_start_on_a_host_in_no_team_loads_neither_the_team_client_nor_
     assert log_lines() == []
 
 
-def test_session_start_looks_for_the_membership_where_the_team_client_keeps_it() -> None:
-    from kenning.hooks import handlers
-    from kenning.team import client
-
-    assert handlers.team_membership_path() == client.membership_path()
-
-
 def test_a_new_sessions_start_tells_the_person_what_waits_for_review_once(git_repo):
     from kenning.hooks import handlers
 

@@ -256,6 +256,11 @@ def log_path() -> Path:
     return state_dir() / "log"
 
 
+def team_path() -> Path:
+    """This host's team membership (`ken team join`); absent on a host that joined none."""
+    return config_dir() / "team.json"
+
+
 def _number(value: float) -> str:
     return f"{int(value):,}" if math.isfinite(value) and float(value).is_integer() else f"{value:g}"
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from kenning import deliver, sessions
 from kenning import where as where_mod
 from kenning.agents.agent import Event, HookEvent
-from kenning.config import Config, config_dir
+from kenning.config import Config, team_path
 from kenning.locate import here
 from kenning.model import Session
 from kenning.store import ItemQuery, Store
@@ -98,7 +98,7 @@ def session_start(store: Store, event: HookEvent, config: Config, later: Later) 
 def _team_sync(store: Store, config: Config, event: HookEvent) -> None:
     """Team memory approved since the last sync, into the store before the pack is made;
     bounded in time, and silent to the agent: a problem is a line in the hook log."""
-    if not os.path.exists(team_membership_path()):
+    if not team_path().exists():
         return  # in no team: what `sync.at_start` finds, without its HTTP and TLS modules
     from kenning import hooklog
     from kenning.team import sync
@@ -106,13 +106,6 @@ def _team_sync(store: Store, config: Config, event: HookEvent) -> None:
     problem = sync.at_start(store, config.team_start_timeout_secs)
     if problem:
         hooklog.log(event.agent, event.event.value, problem)
-
-
-def team_membership_path() -> str:
-    """Where this host's team membership is (`kenning.team.client.membership_path`): a
-    SessionStart looks here before it imports the team client, whose HTTP, TLS and email
-    modules cost ~15 ms, on a host that joined no team."""
-    return os.path.join(str(config_dir()), "team.json")
 
 
 def _collect(store: Store, cwd: str) -> None:

@@ -24,7 +24,6 @@ from urllib.parse import quote, urlencode, urlsplit
 from kenning import config as config_mod
 from kenning.errors import InvalidInput, KenningError
 
-MEMBERSHIP_FILE = "team.json"
 API = "/api/v1"
 USER_AGENT = "kenning-team"
 
@@ -77,7 +76,7 @@ def masked(token: str) -> str:
 
 
 def membership_path() -> str:
-    return os.path.join(str(config_mod.config_dir()), MEMBERSHIP_FILE)
+    return str(config_mod.team_path())
 
 
 def load_membership() -> Membership | None:
