@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from kenning.redact import KINDS, Redaction, mostly_secret, redact
+from kenning.redact import KINDS, Redaction, formats, mostly_secret, redact
 
 FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
 
@@ -939,3 +939,46 @@ def test_a_short_text_is_redacted_every_time_and_only_clean_ones_are_remembered(
         assert redact(clean) == Redaction(clean, (), 0)
     assert clean in engine._clean
     assert not any("aB3dE5fG7" in kept for kept in engine._clean)
+
+
+def _format_spans(text: str) -> list[tuple[int, int, str]]:
+    found: list[tuple[int, int, str]] = []
+    formats.find_formats(text, text.encode("ascii", "replace"), found.append)
+    return sorted(found)
+
+
+def test_a_text_whose_runs_hold_no_prefix_builds_no_tables() -> None:
+    """A model's name or a path is a long run of token characters; no format's prefix
+    starts a word of it, so the first redaction in a process does not compile the
+    pattern of every format's body (tens of milliseconds in a hook that starts cold)."""
+    formats._tables.cache_clear()
+    text = "model claude-opus-4-5 in /work/main/src/kenning/redact/formats.py, gpt-5-codex"
+    assert _format_spans(text) == []
+    assert redact(text).text == text
+    assert formats._tables.cache_info().currsize == 0
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    assert _format_spans(f"push with {token}") == [(10, 10 + len(token), "github_token")]
+    assert formats._tables.cache_info().currsize == 1
+
+
+def test_every_prefix_has_the_two_characters_the_precheck_looks_up() -> None:
+    assert all(len(p) >= 2 for _, prefixes, _ in formats.FORMATS for p in prefixes.split())
+
+
+@given(
+    st.lists(st.one_of(_FRAGMENTS, st.sampled_from(["claude-opus-4-5", "o3-mini"])), max_size=30)
+)
+@settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@example(["x", "ghp_", "abcdefghijklmnop", "0123456789", "ABCDEFGHIJKLMNOP"])
+@example(["sk-", "sk-ant-", "0123456789", "abcdefghijklmnop"])
+def test_the_prefix_precheck_never_changes_what_is_found(parts: list[str]) -> None:
+    """Skipping the tables for runs without a prefix finds exactly what scanning every
+    run with them finds."""
+    text = "".join(parts)
+    checked = _format_spans(text)
+    precheck = formats.holds_prefix
+    formats.holds_prefix = lambda text, lo, hi: True  # type: ignore[assignment]
+    try:
+        assert checked == _format_spans(text)
+    finally:
+        formats.holds_prefix = precheck

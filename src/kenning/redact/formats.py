@@ -451,10 +451,45 @@ def token_runs(raw: bytes) -> Iterator[tuple[int, int]]:
         start = mapped.find(_NEEDLE, end)
 
 
+@functools.cache
+def _prefixes() -> dict[str, tuple[str, ...]]:
+    """Every format's prefix, by its first two characters (each is at least two)."""
+    out: dict[str, list[str]] = {}
+    for _, prefixes, _ in FORMATS:
+        for prefix in prefixes.split():
+            out.setdefault(prefix[:2], []).append(prefix)
+    return {pair: tuple(found) for pair, found in out.items()}
+
+
+# A run longer than this is left to the tables: looking for prefixes from Python would
+# cost more than the scans.
+PRECHECK_RUN = 256
+
+
+def holds_prefix(text: str, lo: int, hi: int) -> bool:
+    """Whether some format's prefix starts a word of the run `text[lo:hi]`: a prefixed
+    format can match only there (its scans need one, not after a letter or digit). A run
+    without one (a model's name, "claude-opus-4-5", most paths) needs no tables, whose
+    first build compiles one pattern of all ~170 bodies."""
+    if hi - lo > PRECHECK_RUN:
+        return True
+    prefixes = _prefixes()
+    for pos in range(lo, hi - 1):
+        if pos and text[pos - 1] in _WORD:
+            continue
+        for prefix in prefixes.get(text[pos : pos + 2], ()):
+            if text.startswith(prefix, pos, hi):
+                return True
+    return False
+
+
 def find_formats(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
     """Add the spans of every prefixed and middle-anchored token format."""
     for lo, hi in token_runs(raw):
-        tables = _tables()  # built at the first long run (cached)
+        if not holds_prefix(text, lo, hi):
+            _discord(text, raw, lo, hi, add)
+            continue
+        tables = _tables()  # built at the first run with a prefix in it (cached)
         # Formats with short bodies: prefix and body in one pattern, so that the regex
         # engine alone rejects what does not fit ("1/1/1/..." costs no Python).
         for m in tables.short_scan.finditer(text, lo, hi):
@@ -467,9 +502,7 @@ def find_formats(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
                 if found is not None:
                     add(found)
         _long_formats(text, lo, hi, add)
-        if raw.find(b".", lo, hi) >= 0:
-            for m in _DISCORD.finditer(text, lo, hi):
-                add((m.start(), m.end(), "discord_token"))
+        _discord(text, raw, lo, hi, add)
     for (kind, back, pattern), fixed in zip(OTHER, _OTHER_FIXED, strict=True):
         if fixed not in text:  # a substring test is much cheaper than a scan
             continue
@@ -487,6 +520,13 @@ def find_formats(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
         host = m.group("host")
         kind = next((k for h, k in _WEBHOOK_KIND.items() if h in host), "teams_webhook")
         add((m.start("s"), m.end("s"), kind))
+
+
+def _discord(text: str, raw: bytes, lo: int, hi: int, add: Callable[[_Span], None]) -> None:
+    """Discord's bot tokens, which have no prefix: three dotted parts."""
+    if raw.find(b".", lo, hi) >= 0:
+        for m in _DISCORD.finditer(text, lo, hi):
+            add((m.start(), m.end(), "discord_token"))
 
 
 # Short or word-like prefixes whose bodies could be identifiers: the body must also have
