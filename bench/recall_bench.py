@@ -1,4 +1,4 @@
-"""Recall before and after: quality on the five evaluation sets and speed at 100,000
+"""Recall before and after: quality on the six evaluation sets and speed at 100,000
 memories, with a plain FTS5 bm25 query beside them, all in one run.
 
 "Before" is the `src/kenning/recall/` package as it was at BEFORE (read from git);
@@ -121,7 +121,7 @@ def figures(fig: recall_eval.Figures) -> dict[str, Any]:
 
 def quality(versions: dict[str, ModuleType]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in ("coding", "dialogue", "first", "check", "fresh"):
+    for name in ("coding", "dialogue", "first", "check", "fresh", "held"):
         evalset = recall_eval.read_set(name)
         splits = ["dev", "test", None] if name in ("coding", "dialogue") else [None]
         with tempfile.TemporaryDirectory(prefix="ken-recall-eval-") as folder:

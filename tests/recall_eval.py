@@ -1,7 +1,7 @@
 """Recall evaluation: load a set of memories into a store, ask every prompt, score what
 comes back, beside a plain FTS5 bm25 query over the same store.
 
-Five sets live in tests/fixtures (each folder's README says how it was written):
+Six sets live in tests/fixtures (each folder's README says how it was written):
 
 - `recall_coding`: 301 memories a team's agents would hold (seven repos, workstreams,
   projects, a workspace, global preferences), 295 prompts expecting 1-3 of them and 70
@@ -9,8 +9,8 @@ Five sets live in tests/fixtures (each folder's README says how it was written):
 - `recall_dialogue`: 1,022 turns of five long conversations between two people, one
   memory per turn, and 305 questions about them, each with its evidence turn(s).
 - `recall`: the first set (248 memories, 143 prompts, with forbidden neighbours).
-- `recall_check` and `recall_fresh`: two small held-out coding sets of other
-  companies, only reported (`check`, `fresh`).
+- `recall_check`, `recall_fresh` and `recall_held`: three held-out coding sets of other
+  companies, only reported (`check`, `fresh`, `held`).
 
 The first two are split in halves, `dev` (tune on it) and `test` (only report it).
 
@@ -38,6 +38,7 @@ SETS = {
     "first": "recall",
     "check": "recall_check",
     "fresh": "recall_fresh",
+    "held": "recall_held",
 }
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 TOP = 5

@@ -1,4 +1,4 @@
-"""Recall quality on five evaluation sets (see recall_eval.py), beside plain bm25.
+"""Recall quality on six evaluation sets (see recall_eval.py), beside plain bm25.
 
 The floors sit a little under the figures measured on the whole of each set, so a change
 that makes recall worse fails here. docs/explanation/recall.md records every move.
@@ -45,6 +45,12 @@ CHECK_QUIET_FLOOR = 0.92  # measured 0.960 (24/25)
 FRESH_RECALL_FLOOR = 0.64  # measured 0.664 (87/131)
 FRESH_PRECISION_FLOOR = 0.70  # measured 0.731
 FRESH_QUIET_FLOOR = 0.94  # measured 0.972 (35/36)
+# The held set, written and committed (47a5402) before the ranking and gate changes of
+# 2026-12-02, by someone who had not read kenning/recall/, and only reported. Its prompts
+# share few words with their memories (83 of 198 pairs share none), hence the low figures.
+HELD_RECALL_FLOOR = 0.16  # measured 0.182 (36/198) at 47a5402
+HELD_PRECISION_FLOOR = 0.33  # measured 0.364 (36/99)
+HELD_QUIET_FLOOR = 0.75  # measured 0.796 (39/49)
 
 
 class Stocked:
@@ -81,6 +87,11 @@ def first(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stocked]:
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stocked]:
     yield from stocked("fresh", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stocked]:
+    yield from stocked("held", tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +165,30 @@ def test_the_fresh_set_is_as_large_as_promised_and_consistent() -> None:
             assert by_key[key]["scope"] in prompt["scopes"], (prompt["id"], key)
 
 
-@pytest.mark.parametrize("name", ["coding", "dialogue", "check", "fresh"])
+def test_the_held_set_is_as_large_as_promised_and_consistent() -> None:
+    evalset = read_set("held")
+    by_key = {row["key"]: row for row in evalset.items}
+    assert len(by_key) == len(evalset.items) >= 160
+    relevant = [p for p in evalset.prompts if p["expect"]]
+    assert len(relevant) >= 160 and len(evalset.prompts) - len(relevant) >= 45
+    assert sum(len(p["expect"]) == 2 for p in relevant) >= 10
+    assert len({p["id"] for p in evalset.prompts}) == len(evalset.prompts)
+    assert {p["split"] for p in evalset.prompts} == {"held"}
+    others = {
+        row["scope"]
+        for name in ("coding", "first", "check", "fresh")
+        for row in read_set(name).items
+    }
+    ours = {row["scope"] for row in evalset.items}
+    assert not ours & {s for s in others if s != "global" and not s.startswith("agent:")}
+    assert {k for p in relevant for k in p["expect"]} == set(by_key)  # each one asked for
+    for prompt in relevant:
+        assert 1 <= len(prompt["expect"]) <= 2, prompt["id"]
+        for key in prompt["expect"]:
+            assert by_key[key]["scope"] in prompt["scopes"], (prompt["id"], key)
+
+
+@pytest.mark.parametrize("name", ["coding", "dialogue", "check", "fresh", "held"])
 def test_no_prompt_repeats_four_words_in_a_row_of_a_memory_it_expects(name: str) -> None:
     evalset = read_set(name)
     by_key = {row["key"]: row for row in evalset.items}
@@ -223,3 +257,18 @@ def test_the_fresh_set_at_default_settings(fresh: Stocked) -> None:
     assert figures.recall >= FRESH_RECALL_FLOOR, detail(figures)
     assert figures.precision >= FRESH_PRECISION_FLOOR, detail(figures)
     assert figures.quiet >= FRESH_QUIET_FLOOR, detail(figures)
+
+
+def test_the_held_set_at_default_settings(held: Stocked) -> None:
+    figures = held.defaults()
+    # Only the figures on failure, not detail()'s misses and leaks: the set stays unread.
+    assert figures.recall >= HELD_RECALL_FLOOR, figures.line()
+    assert figures.precision >= HELD_PRECISION_FLOOR, figures.line()
+    assert figures.quiet >= HELD_QUIET_FLOOR, figures.line()
+
+
+def test_the_held_set_with_thresholds_off_ranks_above_bm25(held: Stocked) -> None:
+    ours = score(held.store, held.keys, held.set.prompts, kenning_ranker(OPEN))
+    baseline = score(held.store, held.keys, held.set.prompts, bm25_ranker())
+    # recall@5 measured 0.525 against 0.399 at 47a5402
+    assert ours.recall > baseline.recall + 0.10, f"kenning {ours.line()}\nbm25 {baseline.line()}"
