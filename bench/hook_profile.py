@@ -14,6 +14,7 @@ Run: `python bench/hook_profile.py [--items 100000] [--rounds 60] [--profile]`; 
 from __future__ import annotations
 
 import argparse
+import collections
 import cProfile
 import io
 import os
@@ -23,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -30,6 +32,57 @@ import hook_bench  # noqa: E402
 from common import percentile  # noqa: E402
 
 ARGV = ["UserPromptSubmit", "--agent", "claude"]
+# What `--parts` times (module, function; a class's method as "Class.method").
+PARTS = [
+    ("kenning.hooks.run", "_bound"),
+    ("kenning.config", "Config.__init__"),
+    ("kenning.sessions", "process_chain"),
+    ("kenning.hooks.handlers", "locate"),
+    ("kenning.hooks.handlers", "_session"),
+    ("kenning.sessions", "close_stale"),
+    ("kenning.transcripts", "user_turns"),
+    ("kenning.deliver", "in_context"),
+    ("kenning.deliver", "recall"),
+    ("kenning.recall", "_concepts"),
+    ("kenning.recall", "_scope_names"),
+    ("kenning.recall", "_fields"),
+    ("kenning.recall", "_affixes"),
+    ("kenning.recall", "_assign"),
+    ("kenning.recall", "_Scorer.matches"),
+    ("kenning.recall", "_budget"),
+    ("kenning.recall.lexicon", "add_phrases"),
+    ("kenning.recall.lexicon", "content_words"),
+    ("kenning.store.sqlite", "SQLiteStore.search"),
+    ("kenning.store.sqlite", "SQLiteStore.doc_freqs"),
+    ("kenning.store.sqlite", "SQLiteStore.word_freqs"),
+    ("kenning.store.sqlite", "SQLiteStore.stems"),
+    ("kenning.store.sqlite", "SQLiteStore.deliveries"),
+    ("kenning.store.sqlite", "SQLiteStore.list_items"),
+    ("kenning.store.sqlite", "SQLiteStore.find_session"),
+    ("kenning.store.sqlite", "SQLiteStore.upsert_session"),
+]
+
+
+def time_parts(spent: dict[str, list[float]]) -> None:
+    """Wrap each of PARTS so that its wall time goes to `spent` (a part called from
+    within another is counted in both)."""
+    import importlib
+
+    for module_name, name in PARTS:
+        owner: Any = importlib.import_module(module_name)
+        *outer, attr = name.split(".")
+        for part in outer:
+            owner = getattr(owner, part)
+        real = getattr(owner, attr)
+
+        def timed(*a: Any, _real: Any = real, _name: str = name, **k: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return _real(*a, **k)
+            finally:
+                spent[_name].append((time.perf_counter() - started) * 1000)
+
+        setattr(owner, attr, timed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=60)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--top", type=int, default=45)
+    parser.add_argument("--parts", action="store_true", help="time each of PARTS")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ken-hook-profile-", dir="/dev/shm") as tmp:
         setup = hook_bench.Setup("this", None, Path(tmp) / "this", args.items)
@@ -59,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         import kenning.deliver
 
         kenning.deliver.recall = timed  # type: ignore[assignment]
+        spent: dict[str, list[float]] = collections.defaultdict(list)
+        if args.parts:
+            time_parts(spent)
         os.chdir(setup.repo)
         profile = cProfile.Profile() if args.profile else None
         answer_ms: list[float] = []
@@ -103,6 +160,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"p95 {percentile(values, 95):.2f} ms ({len(values)} rounds)"
             )
         print(f"told something: {told}/{args.rounds}")
+        rounds = args.rounds + 3
+        for name, values in sorted(spent.items(), key=lambda kv: -sum(kv[1])):
+            print(
+                f"  {name:28s} {sum(values) / rounds:6.2f} ms a round "
+                f"({len(values) / rounds:.1f} calls)"
+            )
         if profile is not None:
             text = io.StringIO()
             stats = pstats.Stats(profile, stream=text)
