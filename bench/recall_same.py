@@ -7,9 +7,11 @@ and a few that take recall's other paths (typos, camelCase, phrases, a repo's na
 each with and without the conversation of a 60 KB transcript, with the default gates
 and with every gate off (every candidate scored), and asks each twice (the second from
 whatever the process keeps); then changes the store (adds memories, edits one, archives
-one) and asks again, so what a process keeps is seen to follow the store. Every
-candidate is written as one JSON line (its title, scope and every figure in full
-precision, not its id, which is new each run) to `--out`.
+one) and asks again, so what a process keeps is seen to follow the store; and searches
+as `ken search` does (`scale_bench.py`'s queries, in all scopes, in one repo, and with
+no limit), since recall's candidates are a search. Every candidate and hit is written
+as one JSON line (its title, scope and every figure in full precision, not its id,
+which is new each run) to `--out`.
 
 Run it on two checkouts and compare the files:
 `PYTHONPATH=OTHER/src python bench/recall_same.py --out a.jsonl`,
@@ -30,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import corpus  # noqa: E402
 import hook_bench  # noqa: E402
 import scale_bench  # noqa: E402
 import stores  # noqa: E402
@@ -112,6 +115,22 @@ def main(argv: list[str] | None = None) -> int:
                             lines.extend(rows(result, f"{stage} {prompt!r} {label} {name} {time}"))
 
         ask("before")
+        # And the store's search, which recall's candidates come from: `ken search`'s
+        # queries, in every scope, in one repo, and unlimited.
+        for text in [*corpus.queries(200), *scale_bench.COMMON_WORDS]:
+            for label, found in (
+                ("all", items.search(store, text)),
+                ("repo", items.search(store, text, scopes=[SCOPE, "global"])),
+            ):
+                lines.append({"search": f"{text!r} {label}"})
+                lines.extend(
+                    {"title": f.item.title, "scope": str(f.item.scope), "score": repr(f.score)}
+                    for f in found
+                )
+        for text in corpus.queries(12, seed=5):
+            found = items.search(store, text, scopes=[SCOPE], limit=0)
+            lines.append({"search": f"{text!r} unlimited", "found": len(found)})
+            lines.extend({"title": f.item.title, "score": repr(f.score)} for f in found)
         # The store changes under the same process: what it kept must follow.
         store.insert_many(
             [

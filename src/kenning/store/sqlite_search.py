@@ -49,18 +49,20 @@ class Search(Items):
         where, params = self._where(query)
         # The window is the index's newest matches whatever the filters; only the ones
         # the filters keep are ranked (the CASE): bm25 is most of a search's time. LEFT
-        # JOIN: the index drives, newest first, as without the filters.
+        # JOIN: the index drives, newest first, as without the filters. The best are
+        # chosen by rank alone, and only their items are read whole.
+        limit = f" LIMIT {int(query.limit)}" if query.limit else ""
         sql = (
-            f"SELECT {columns.SELECT_QUALIFIED}, hits.rank AS rank FROM ("
+            f"SELECT {columns.SELECT_QUALIFIED}, best.rank AS rank FROM ("
+            "SELECT rowid, rank FROM ("
             f"SELECT items_fts.rowid AS rowid, CASE WHEN {where} "
             "THEN bm25(items_fts, 8.0, 1.0, 4.0) END AS rank "
             "FROM items_fts LEFT JOIN items ON items.rowid = items_fts.rowid "
             "WHERE items_fts MATCH ? ORDER BY items_fts.rowid DESC LIMIT ?"
-            ") AS hits JOIN items ON items.rowid = hits.rowid "
-            "WHERE hits.rank IS NOT NULL ORDER BY hits.rank, hits.rowid DESC"
+            f") WHERE rank IS NOT NULL ORDER BY rank, rowid DESC{limit}"
+            ") AS best JOIN items ON items.rowid = best.rowid "
+            "ORDER BY best.rank, best.rowid DESC"
         )
-        if query.limit:
-            sql += f" LIMIT {int(query.limit)}"
         size = SEARCH_WINDOW if query.limit else -1
         while True:
             rows = self._read(sql, [*params, match, size])
