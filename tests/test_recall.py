@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ken
 from helpers import opened
-from kenning import items
+from kenning import ids, items
 from kenning.model import Item, Status
 from kenning.pack import render_item
 from kenning.recall import HEADER, Recall, RecallSettings, recall
@@ -352,6 +352,28 @@ def test_recency_takes_off_at_most_a_fifth_halving_every_thirty_days(store) -> N
         settings=RecallSettings(half_life_days=60),
     )
     assert by_id(slower)[month.id].decay == pytest.approx(0.8 + 0.2 * 0.5**0.5)
+
+
+def test_a_change_to_the_store_shows_in_the_next_recall_of_the_same_process(store) -> None:
+    # A warm hook server recalls prompt after prompt with one store: what it keeps of
+    # the store between prompts (word counts, items read, fields) must follow it.
+    prompt = "where do the quokkas sleep at night"
+    assert ask(store, prompt).candidates == ()
+    shade = put(store, "Quokkas sleep in the shade by day")  # this process's own write
+    assert kept_ids(ask(store, prompt)) == [shade.id]
+    with opened() as other:  # another process's: a `ken add`, an edit
+        burrow = put(other, "Quokkas sleep in burrows at night")
+        other.replace_item(
+            replace(shade, title="Quokkas nap in the shade", revision=ids.new_ulid()), "edit"
+        )
+    again = ask(store, prompt)
+    with opened() as fresh:  # a new connection reads everything afresh
+        expected = ask(fresh, prompt)
+    assert {c.item.id for c in again.candidates} == {shade.id, burrow.id}
+    assert [(c.item, c.score, c.relevance, c.shared) for c in again.candidates] == [
+        (c.item, c.score, c.relevance, c.shared) for c in expected.candidates
+    ]
+    assert by_id(again)[shade.id].item.title == "Quokkas nap in the shade"
 
 
 # ----------------------------------------------------------------------------- budget

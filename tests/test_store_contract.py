@@ -499,6 +499,30 @@ def test_word_statistics_as_typed_stemmed_and_by_prefix(store: Store) -> None:
     assert total == 2 and counts == {payment: 2, retry: 1, "zzzabsent": 0}
 
 
+def test_word_statistics_read_again_follow_every_change_to_the_store(
+    store: Store, reopen: Opener
+) -> None:
+    # A store may keep what it read for the next prompt: each change must show at once,
+    # whoever makes it.
+    [[quokka]] = store.stems(["quokka"])
+    first = store.insert_item(_item("A quokka in the garden"))
+    assert store.doc_freqs([quokka]) == (1, {quokka: 1})
+    assert store.word_freqs(["quokka", "wombat"]) == {"quokka": 1}
+    store.insert_item(_item("Quokka again"))  # this store's own write
+    assert store.doc_freqs([quokka]) == (2, {quokka: 2})
+    assert store.word_freqs(["quokka"]) == {"quokka": 2}
+    store.replace_item(replace(first, title="A wombat", revision=ids.new_ulid()), "edit")
+    assert store.doc_freqs([quokka])[1] == {quokka: 1}
+    assert store.word_freqs(["quokka", "wombat"]) == {"quokka": 1, "wombat": 1}
+    other = reopen()  # another process's
+    other.insert_item(_item("Wombat and quokka"))
+    assert store.doc_freqs([quokka]) == (3, {quokka: 2})
+    assert store.word_freqs(["wombat"]) == {"wombat": 2}
+    other.delete_items([first.id])
+    assert store.word_freqs(["wombat"]) == {"wombat": 1}
+    assert store.doc_freqs([quokka])[1] == {quokka: 2}
+
+
 def test_the_data_version_moves_when_another_connection_writes(
     store: Store, reopen: Opener
 ) -> None:

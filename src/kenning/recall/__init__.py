@@ -298,7 +298,28 @@ class _Fields:
     terms: frozenset[str]
 
 
+# The fields of memories met before, by their text: a warm hook server splits and stems
+# only the candidates it never met. A pure function of the text (and of the stemmer,
+# the same for the process, as for `stem_words`), so nothing to invalidate. Shared:
+# never changed in place (recall's `replace` makes a new one).
+_kept_fields: dict[tuple[str, str, tuple[str, ...]], _Fields] = {}
+MAX_KEPT_FIELDS = 4096
+
+
 def _fields(store: Store, found: Sequence[Item]) -> list[_Fields]:
+    kept = [_kept_fields.get((item.title, item.body, item.tags)) for item in found]
+    new = [item for item, f in zip(found, kept, strict=True) if f is None]
+    if new:
+        made = iter(_split_fields(store, new))
+        if len(_kept_fields) + len(new) > MAX_KEPT_FIELDS:
+            _kept_fields.clear()
+        for n, item in enumerate(found):
+            if kept[n] is None:
+                kept[n] = _kept_fields[(item.title, item.body, item.tags)] = next(made)
+    return [f for f in kept if f is not None]
+
+
+def _split_fields(store: Store, found: Sequence[Item]) -> list[_Fields]:
     texts = [
         [m.group() for m in WORD.finditer(text.lower())]
         for item in found
@@ -390,9 +411,10 @@ def _assign(
     """Each concept's part of the score and of the mass, a memory's word counting for
     one concept only: "checkout" in a memory is not both the prompt's checkout and its
     payment. The concepts with the best matches choose first."""
+    # A concept that matches nothing takes no word: only the others are ordered.
     order = sorted(
-        range(len(concepts)),
-        key=lambda i: -(concepts[i].weight * ways[i][0][0]) if ways[i] else 0.0,
+        (i for i in range(len(concepts)) if ways[i]),
+        key=lambda i: -(concepts[i].weight * ways[i][0][0]),
     )
     used: set[str] = set()
     out = [(0.0, 0.0)] * len(concepts)
@@ -529,7 +551,17 @@ def recall(
     if not found:
         return Recall(query_terms, (), "", 0)
     fields = _fields(store, found)
-    affixes = [_affixes(concepts, f.terms) for f in fields]
+    # Each stem of the candidates is looked at once for the concepts it matches as an
+    # affix (`_affixes` of them all), then shared out to the candidates that hold it.
+    every = _affixes(concepts, frozenset().union(*(f.terms for f in fields)))
+    affixes = [
+        {
+            stem: mine
+            for stem, terms in every.items()
+            if (mine := [t for t in terms if t in f.terms])
+        }
+        for f in fields
+    ]
     unknown = sorted({t for a in affixes for ts in a.values() for t in ts} - set(freqs))
     if unknown:
         freqs.update(store.doc_freqs(unknown)[1])
@@ -545,7 +577,13 @@ def recall(
     ]
     scored: list[tuple[Item, tuple[str, ...], float, float, float, float]] = []
     for item, f, affix in zip(found, fields, affixes, strict=True):
-        ways = [scorer.matches(c, f, affix.get(c.stem, ())) for c in concepts]
+        # A concept with no form and no affix in the memory matches nothing in it.
+        ways = [
+            scorer.matches(c, f, affix.get(c.stem, ()))
+            if c.stem in affix or not f.terms.isdisjoint(c.forms)
+            else []
+            for c in concepts
+        ]
         bm25 = mass = 0.0
         matched: list[str] = []
         for c, (part, share) in zip(concepts, _assign(concepts, ways), strict=True):

@@ -10,6 +10,7 @@ the modules it comes from and SQLite's version (its stemmer), and read back from
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -184,7 +185,12 @@ SPELLINGS = (
 
 
 def spellings(word: str) -> list[str]:
-    return [v for pattern, repl in SPELLINGS if (v := pattern.sub(repl, word)) != word]
+    return list(_spellings(word))
+
+
+@functools.lru_cache(maxsize=8192)  # a dozen patterns for each word of every prompt
+def _spellings(word: str) -> tuple[str, ...]:
+    return tuple(v for pattern, repl in SPELLINGS if (v := pattern.sub(repl, word)) != word)
 
 
 _stems: dict[str, tuple[str, ...]] = {}
@@ -235,7 +241,8 @@ def humps(text: str) -> dict[str, list[str]]:
     return out
 
 
-def edits(stem: str) -> set[str]:
+@functools.lru_cache(maxsize=1024)  # a typo is often typed again
+def edits(stem: str) -> frozenset[str]:
     """Every string one edit from `stem`: a letter dropped, swapped, changed or added."""
     letters = "abcdefghijklmnopqrstuvwxyz"
     cuts = [(stem[:i], stem[i:]) for i in range(len(stem) + 1)]
@@ -244,7 +251,7 @@ def edits(stem: str) -> set[str]:
     out |= {a + c + b[1:] for a, b in cuts if b for c in letters}
     out |= {a + c + b for a, b in cuts for c in letters}
     out.discard(stem)
-    return out
+    return frozenset(out)
 
 
 OBJECTS = frozenset({"it", "that", "this", "them", "these", "those", "him", "her", "me", "us"})

@@ -76,6 +76,7 @@ class SQLiteStore(Search, Sessions, Projects, Signals):
         """Rebuild the search index and word counts, drop orphaned rows: one transaction."""
         try:
             self._wait_at_most()
+            self._recounted()
             return health.repair(self.conn)
         except sqlite3.Error as exc:
             raise friendly(exc, self.path) from None

@@ -2,9 +2,12 @@
 
 Ranking reads every match's positions, so a word held by 20,000 items costs 20,000
 bm25 rows. A search ranks only the newest SEARCH_WINDOW matches of the index: still
-best first, and a query that broad never needed its oldest matches. The window and
-their ranks come from one FTS5 cursor, newest first, stopped at the window's edge, and
-only then are the window's items read and filtered: the index is walked once.
+best first, and a query that broad never needed its oldest matches. The window comes
+from one FTS5 cursor, newest first, stopped at the window's edge; each match's item is
+read as it comes and only those the filters keep are ranked (a match's bm25 does not
+depend on which others are ranked, so the ranks are the same as ranking the whole
+window, and a search in one repo of many ranks only that repo's): the index is walked
+once.
 
 What still grows with the store (measured at 100,000 and 1,000,000 memories, see
 docs/explanation/recall.md#speed): bm25 counts, once per query, how many items hold
@@ -44,18 +47,25 @@ class Search(Items):
                 raise InvalidInput("the search has no words in it: give at least one word")
             return []
         where, params = self._where(query)
+        # The window is the index's newest matches whatever the filters; only the ones
+        # the filters keep are ranked (the CASE): bm25 is most of a search's time. LEFT
+        # JOIN: the index drives, newest first, as without the filters. The best are
+        # chosen by rank alone, and only their items are read whole.
+        limit = f" LIMIT {int(query.limit)}" if query.limit else ""
         sql = (
-            f"SELECT {columns.SELECT_QUALIFIED}, hits.rank AS rank FROM ("
-            "SELECT rowid, bm25(items_fts, 8.0, 1.0, 4.0) AS rank FROM items_fts "
-            "WHERE items_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
-            ") AS hits JOIN items ON items.rowid = hits.rowid "
-            f"WHERE {where} ORDER BY hits.rank, hits.rowid DESC"
+            f"SELECT {columns.SELECT_QUALIFIED}, best.rank AS rank FROM ("
+            "SELECT rowid, rank FROM ("
+            f"SELECT items_fts.rowid AS rowid, CASE WHEN {where} "
+            "THEN bm25(items_fts, 8.0, 1.0, 4.0) END AS rank "
+            "FROM items_fts LEFT JOIN items ON items.rowid = items_fts.rowid "
+            "WHERE items_fts MATCH ? ORDER BY items_fts.rowid DESC LIMIT ?"
+            f") WHERE rank IS NOT NULL ORDER BY rank, rowid DESC{limit}"
+            ") AS best JOIN items ON items.rowid = best.rowid "
+            "ORDER BY best.rank, best.rowid DESC"
         )
-        if query.limit:
-            sql += f" LIMIT {int(query.limit)}"
         size = SEARCH_WINDOW if query.limit else -1
         while True:
-            rows = self._read(sql, [match, size, *params])
+            rows = self._read(sql, [*params, match, size])
             if size < 0 or len(rows) >= (query.limit or 0) or not self._more(match, size):
                 return [(columns.row_to_item(r), -float(r["rank"])) for r in rows]
             size *= 4

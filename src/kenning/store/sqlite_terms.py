@@ -7,6 +7,12 @@ the search index does. Two tables count items per word, `terms` (stemmed) and `w
 recall's statistics (`doc_freqs`, `word_freqs`) and search's prefixes (`prefix_words`)
 are one indexed read each, never a walk of the index.
 
+What recall reads of the counts on every prompt (`doc_freqs`, `word_freqs`, the item
+total) is kept for the connection until the counts may have changed: until another
+connection commits (`PRAGMA data_version` moves) or this one changes them
+(`_count_texts`, `_recounted`, which move `_counted`). Inside a transaction nothing is
+kept or served: what a write under way sees may still be rolled back.
+
 Counting is on every write, so it is kept cheap: a batch's texts go into two in-memory
 FTS5 tables that keep neither the text nor the positions (`detail=none`), whose
 vocabulary then says how many of the texts hold each word, and are rolled back; the
@@ -23,11 +29,35 @@ from collections.abc import Sequence
 from kenning.model import Item
 from kenning.store.sqlite_core import Core
 
+MAX_KEPT_COUNTS = 100_000  # words' counts kept at once (a few MB)
+
 
 class Terms(Core):
     """Words and their counts (mixed into `SQLiteStore`)."""
 
     _stem_conn: sqlite3.Connection | None = None
+    _counted = 0  # moved by every change this connection makes to the counts
+    _counts_at: tuple[int, int] | None = None  # (data_version, _counted) of what is kept
+    _kept_docs: dict[str, int]  # items per stem, as read since _counts_at
+    _kept_words: dict[str, int]  # items per word as typed (0: none), the same
+    _kept_total: int | None = None
+
+    def _recounted(self) -> None:
+        """The counts were (or may be about to be) changed by this connection."""
+        self._counted += 1
+
+    def _kept_counts(self) -> bool:
+        """Whether counts read before may be served, and kept: not inside a transaction,
+        and forgotten when the counts may have changed since they were read."""
+        if self.conn.in_transaction:
+            return False
+        now = (int(self._read("PRAGMA data_version")[0][0]), self._counted)
+        if now != self._counts_at:
+            self._counts_at = now
+            self._kept_docs, self._kept_words, self._kept_total = {}, {}, None
+        elif len(self._kept_docs) + len(self._kept_words) > MAX_KEPT_COUNTS:
+            self._kept_docs, self._kept_words = {}, {}
+        return True
 
     def _index_text(self, item: Item) -> str:
         """The text the FTS index holds for an item (title, body, tags as stored)."""
@@ -49,6 +79,7 @@ class Terms(Core):
         removed: one statement per table for the lot."""
         if not added and not removed:
             return
+        self._recounted()
         stems, words = self._docs_holding(added)
         if removed:
             fewer_stems, fewer_words = self._docs_holding(removed)
@@ -140,32 +171,44 @@ class Terms(Core):
         )
         return [r[0] for r in rows]
 
+    def _counts_of(self, table: str, column: str, tokens: list[str]) -> dict[str, int]:
+        """Items per token read from `table` (0 for a token it does not hold)."""
+        found = dict.fromkeys(tokens, 0)
+        for start in range(0, len(tokens), 400):
+            chunk = tokens[start : start + 400]
+            rows = self._read(
+                f"SELECT {column}, docs FROM {table} "
+                f"WHERE {column} IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            found.update({r[0]: int(r[1]) for r in rows})
+        return found
+
     def doc_freqs(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """How many items hold each stemmed term, and how many items there are."""
         unique = sorted(set(terms))
-        freqs = dict.fromkeys(unique, 0)
-        for start in range(0, len(unique), 400):
-            chunk = unique[start : start + 400]
-            rows = self._read(
-                f"SELECT term, docs FROM terms WHERE term IN ({', '.join('?' * len(chunk))})",
-                chunk,
-            )
-            freqs.update({r[0]: int(r[1]) for r in rows})
-        total = int(self._read("SELECT max(rowid) FROM items")[0][0] or 0)
+        keep = self._kept_counts()
+        kept = self._kept_docs if keep else {}
+        read = self._counts_of("terms", "term", [t for t in unique if t not in kept])
+        freqs = {t: kept[t] if t in kept else read[t] for t in unique}
+        total = self._kept_total if keep else None
+        if total is None:
+            total = int(self._read("SELECT max(rowid) FROM items")[0][0] or 0)
+        if keep:
+            kept.update(read)
+            self._kept_total = total
         return total, freqs
 
     def word_freqs(self, words: Sequence[str]) -> dict[str, int]:
         """How many items hold each word as typed (folded); words none holds are left out."""
         unique = sorted(set(words))
-        freqs: dict[str, int] = {}
-        for start in range(0, len(unique), 400):
-            chunk = unique[start : start + 400]
-            rows = self._read(
-                f"SELECT word, docs FROM words WHERE word IN ({', '.join('?' * len(chunk))})",
-                chunk,
-            )
-            freqs.update({r[0]: int(r[1]) for r in rows if int(r[1])})
-        return freqs
+        keep = self._kept_counts()
+        kept = self._kept_words if keep else {}
+        read = self._counts_of("words", "word", [w for w in unique if w not in kept])
+        if keep:
+            kept.update(read)
+        counts = ((w, kept[w] if w in kept else read[w]) for w in unique)
+        return {w: n for w, n in counts if n}
 
     def terms_with_prefix(self, prefix: str, limit: int = 50) -> list[tuple[str, int]]:
         """Stemmed terms that start with `prefix` (not the prefix itself), with how many
