@@ -42,11 +42,10 @@ pytestmark = [
 
 
 def integrate(box: Sandbox, with_mcp: bool) -> None:
-    args = [str(KEN), "integrate", box.agent, "--json"]
+    args = ["integrate", box.agent, "--json"]
     args += ["--mcp"] if with_mcp else []
     args += ["--trust"] if box.agent == "codex" else []
-    done = harness.run_bounded(args, box.repo, box.env, 60)
-    assert done.returncode == 0, done.stderr
+    harness.run_ken(box, *args)
     if box.agent == "claude":
         # Hold the first turn until `ken mcp` has connected (see test_ken_mcp.py).
         box.env["CLAUDE_CODE_MCP_STARTUP_WAIT_MS"] = "30000"
