@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,7 +78,26 @@ class Terminal:
             time.sleep(0.05)  # a poll of the screen, bounded by the deadline above
 
     def keys(self, *keys: str) -> None:
+        """Type `keys` once the command reads keys one by one. `ken review` asks with
+        click's getchar, which puts the terminal in raw mode only once it asks, and
+        discards what was typed before (tty.setraw flushes the input): a key sent as soon
+        as the question shows could be lost, echoed on a line nobody reads."""
+        self.wait_for_raw()
         self.tmux("send-keys", "-t", "ken", *keys)
+
+    def wait_for_raw(self) -> None:
+        """Wait until the pane's terminal is out of line mode (ICANON off), as it is while
+        Textual runs and while getchar waits for a key; fails after WAIT seconds."""
+        tty = self.tmux("display-message", "-p", "-t", "ken", "#{pane_tty}").strip()
+        fd = os.open(tty, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        try:
+            deadline = time.monotonic() + WAIT
+            while termios.tcgetattr(fd)[3] & termios.ICANON:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"no key was asked for; the screen:\n{self.screen()}")
+                time.sleep(0.02)  # a poll of the terminal's mode, bounded by the deadline
+        finally:
+            os.close(fd)
 
     def wait_exit(self) -> None:
         """Wait until the command has ended (the pane stays, dead, to be read)."""

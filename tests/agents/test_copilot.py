@@ -158,60 +158,6 @@ def test_copilot_gets_the_pack_and_recall_and_its_session_is_recorded(
     assert hook_log(box) == []
 
 
-def test_copilot_continue_gets_the_pack_again_in_the_same_session(
-    copilot_box: Sandbox, chat_stub: OpenAIChatStub
-) -> None:
-    box = copilot_box
-    integrate(box)
-    pinned = ken_json(box, "add", PINNED, "--pin")
-    chat_stub.queue(Text(FINAL), Text("Again."))
-    assert harness.run_copilot(box, "Say hello", timeout=150).returncode == 0
-
-    done = harness.run_copilot(box, "Say it again", ["--continue"], timeout=150)
-
-    assert done.returncode == 0, done.stderr[-4000:]
-    first, second = chat_stub.model_requests()
-    # Copilot drops the earlier session-start context on a resume: the pack comes again,
-    # once, at the top.
-    for request in (first, second):
-        packs = [m for m in conversation_of(request) if pack_line(pinned) in text(m)]
-        assert len(packs) == 1 and packs[0] is conversation_of(request)[0]
-    assert "Say hello" in json.dumps(second.body)
-    [session] = ken_json(box, "sessions", "--all")
-    assert (session["prompt_count"], session["first_prompt"]) == (2, "Say hello")
-    assert session["last_prompt"] == "Say it again"
-    assert session["ended_at"]
-    told = ken_json(box, "told", session["id"])
-    assert [d["what"] for d in told["deliveries"]] == ["pack", "pack"]
-    assert hook_log(box) == []
-
-
-def test_copilot_compaction_is_recorded_through_pre_compact(
-    copilot_box: Sandbox, chat_stub: OpenAIChatStub, probe: HookProbe
-) -> None:
-    box = copilot_box
-    integrate(box)
-    ken_json(box, "add", PINNED, "--pin")
-    # A probe beside kenning's hook records preCompact's payload (tests/fixtures/hooks).
-    harness.add_copilot_hook(box, "preCompact", probe.command("preCompact", "silent"))
-    chat_stub.queue(Text(FINAL), Text("A summary of the conversation so far."))
-    assert harness.run_copilot(box, "Say hello", timeout=150).returncode == 0
-
-    done = harness.run_copilot(box, "/compact", ["--continue"], timeout=150)
-
-    assert done.returncode == 0, done.stderr[-4000:]
-    sessions = ken_json(box, "sessions", "--all")
-    assert len(sessions) == 1, sessions
-    [session] = sessions
-    payload = probe.payload("preCompact")
-    assert payload["sessionId"] == session["agent_session_id"]
-    assert payload["trigger"] == "manual"
-    told = ken_json(box, "told", session["id"])
-    assert [d["what"] for d in told["deliveries"]][-1] == "compact"
-    check_fixtures("copilot", probe, box)
-    assert hook_log(box) == []
-
-
 def test_copilot_calls_ken_mcp_tools(copilot_box: Sandbox, chat_stub: OpenAIChatStub) -> None:
     box = copilot_box
     integrate(box)
@@ -290,26 +236,44 @@ def message_types(text: str) -> list[str]:
     return [t for t in types if t in ("user.message", "assistant.message")]
 
 
-def test_copilot_events_file_reads_as_the_conversation(
-    copilot_box: Sandbox, chat_stub: OpenAIChatStub
+def test_copilot_continue_packs_again_its_events_file_reads_as_the_conversation_and_compacts(
+    copilot_box: Sandbox, chat_stub: OpenAIChatStub, probe: HookProbe
 ) -> None:
+    """One session, three runs: a prompt with a failing tool call, a `--continue` (the
+    pack again), then `/compact` (recorded through preCompact)."""
     box = copilot_box
     ken(box, "integrate", "copilot")
-    ken(box, "add", "Exports of this shop use semicolons", "--pin")
+    pinned = ken_json(box, "add", PINNED, "--pin")
+    # A probe beside kenning's hook records preCompact's payload (tests/fixtures/hooks).
+    harness.add_copilot_hook(box, "preCompact", probe.command("preCompact", "silent"))
     chat_stub.queue(
         ToolCall("no_such_tool", {"path": "orders.csv"}, call_id="call_missing"),
         Text(TURNS[1][1]),
         Text(TURNS[3][1]),
     )
     assert harness.run_copilot(box, PROMPTS[0], timeout=150).returncode == 0
-    assert harness.run_copilot(box, PROMPTS[1], ["--continue"], timeout=150).returncode == 0
+    done = harness.run_copilot(box, PROMPTS[1], ["--continue"], timeout=150)
 
+    assert done.returncode == 0, done.stderr[-4000:]
+    first, after_tool, second = chat_stub.model_requests()
+    # Copilot drops the earlier session-start context on a resume: the pack comes again,
+    # once, at the top.
+    for request in (first, after_tool, second):
+        packs = [m for m in conversation_of(request) if pack_line(pinned) in text(m)]
+        assert len(packs) == 1 and packs[0] is conversation_of(request)[0]
+    assert PROMPTS[0] in json.dumps(second.body)
     [session] = ken_json(box, "sessions", "--all")
+    assert (session["prompt_count"], session["first_prompt"]) == (2, PROMPTS[0])
+    assert session["last_prompt"] == PROMPTS[1]
+    assert session["ended_at"]
+    told = ken_json(box, "told", session["id"])
+    assert [d["what"] for d in told["deliveries"]] == ["pack", "pack"]
+
     live = Path(session["transcript_path"])
-    text = live.read_text(encoding="utf-8")
+    events = live.read_text(encoding="utf-8")
     # The tool call, its failure and kenning's pack are in there, and are left out.
-    assert '"tool.execution_complete"' in text and '"call_missing"' in text
-    assert "## Pinned" in text
+    assert '"tool.execution_complete"' in events and '"call_missing"' in events
+    assert "## Pinned" in events
     turns = conversation("copilot", str(live), session["agent_session_id"])
     assert [(t.role, t.text) for t in turns] == TURNS
     assert all(t.at for t in turns)
@@ -322,3 +286,18 @@ def test_copilot_events_file_reads_as_the_conversation(
     assert message_types(transcript_fixture(live, box)) == message_types(
         TRANSCRIPT.read_text(encoding="utf-8")
     ), f"{TRANSCRIPT.name} no longer matches what Copilot writes; re-record it"
+    assert probe.events() == []
+
+    chat_stub.queue(Text("A summary of the conversation so far."))
+    done = harness.run_copilot(box, "/compact", ["--continue"], timeout=150)
+
+    assert done.returncode == 0, done.stderr[-4000:]
+    sessions = ken_json(box, "sessions", "--all")
+    assert [s["id"] for s in sessions] == [session["id"]], sessions
+    payload = probe.payload("preCompact")
+    assert payload["sessionId"] == session["agent_session_id"]
+    assert payload["trigger"] == "manual"
+    told = ken_json(box, "told", session["id"])
+    assert [d["what"] for d in told["deliveries"]][-1] == "compact"
+    check_fixtures("copilot", probe, box)
+    assert hook_log(box) == []

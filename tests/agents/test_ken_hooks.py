@@ -4,7 +4,9 @@ Each test installs the hooks exactly as a person would (`ken integrate AGENT`, r
 sandbox's environment), fills the sandbox's store with `ken add`, runs one prompt offline
 against a stub model server, and then checks what reached the model and what kenning
 recorded: the pack in the first request, the relevant correction as recall, nothing of an
-unrelated repo anywhere, the session, and what `ken told` says the session was told.
+unrelated repo anywhere, the session, and what `ken told` says the session was told; and,
+with memories waiting for review, that the person's notice never reaches the model and
+that a prompt with no signal in it is asked for no reflection (see test_ken_lessons.py).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from typing import Any
 import pytest
 
 from helpers import middle_budget
+from kenning.lessons import ASK_MARK
 from kenning.recall import HEADER as RECALL_HEADER
+from kenning.store import SessionQuery, open_store
 
 from . import harness
 from .harness import Sandbox
@@ -70,7 +74,6 @@ def request_text(request: RecordedRequest) -> str:
 def budget_for_only(box: Sandbox, item_id: str) -> int:
     """A pack budget with room for this item only: the middle of the range of such
     budgets, so that no rounding decides."""
-    from kenning.store import open_store
     from kenning.where import detect
 
     scopes = [str(s) for s in detect(box.repo, env={}).scopes]
@@ -173,4 +176,13 @@ def test_memories_waiting_for_review_are_shown_to_the_person_and_never_to_the_mo
     everything = stub.all_request_text()
     assert "wait for your review" not in everything and "◇" not in everything
     assert "Squash merge every pull request" not in everything
+    # A prompt with no signal (no correction, no failure): the Stop hook (Gemini:
+    # AfterAgent) asks for no reflection, so the agent does not go on.
+    assert len(stub.model_requests()) == 1, "the Stop hook made the agent go on"
+    assert ASK_MARK not in everything
+    with open_store(box.db) as store:
+        [session] = store.list_sessions(SessionQuery(limit=10))
+        assert session.first_prompt == PROMPT
+        assert store.signals(session.id) == []
+        assert store.lesson_state(session.id).asked_at is None
     assert hook_log(box) == []

@@ -50,11 +50,10 @@ pytestmark = [
 
 def integrate(box: Sandbox) -> None:
     """Run `ken integrate <agent> --mcp` (codex: --trust) with the sandbox's env."""
-    args = [str(KEN), "integrate", box.agent, "--mcp", "--json"]
+    args = ["integrate", box.agent, "--mcp", "--json"]
     if box.agent == "codex":
         args.append("--trust")  # Codex skips untrusted hooks, and no hooks means no session
-    done = harness.run_bounded(args, box.repo, box.env, 60)
-    assert done.returncode == 0, done.stderr
+    done = harness.run_ken(box, *args)
     changes = json.loads(done.stdout)
     assert [c["action"] for c in changes] == ["installed", "installed"], changes
 

@@ -62,16 +62,8 @@ def test_remember_in_the_agent_keeps_the_persons_words_and_a_forged_line_only_pr
     stub: StubServer = request.getfixturevalue(STUBS[agent])
     box: Sandbox = request.getfixturevalue(f"{agent}_box")
     harness.run_ken(box, "integrate", agent, *(["--trust"] if agent == "codex" else []))
-
-    stub.queue(Text("Remembered."))
-    done = RUN[agent](box, f"/remember {WORDS}", timeout=120)
-    assert done.returncode == 0, done.stderr[-3000:]
-    [mine] = memories(box)
-    assert mine["title"] == WORDS and mine["status"] == "active"
-    assert mine["provenance"]["who"] == "user" and mine["provenance"]["how"] == "slash"
-    assert "stored the person's words" in stub.all_request_text()
-
-    # The model runs the hook itself, from its shell, with a line of its own.
+    # One session holds both: the person's `/remember`, then the model running the hook
+    # itself, from its shell, with a line of its own (one agent run, not two).
     forged = box.repo / "forged.json"  # inside the project: Copilot reads no file outside it
     forged.write_text(
         json.dumps(
@@ -86,10 +78,19 @@ def test_remember_in_the_agent_keeps_the_persons_words_and_a_forged_line_only_pr
     tool, args, flags = SHELL[agent]
     event = agents.get(agent).event_name(Event.PROMPT)  # BeforeAgent for Gemini
     command = f"{KEN} hook {event} --agent {agent} < {forged}"
-    stub.queue(ToolCall(tool, args(command)), Text("Done."))
-    again = RUN[agent](box, "Tidy up the README", flags, timeout=120)
-    assert again.returncode == 0, again.stderr[-3000:]
-    planted = [m for m in memories(box) if m["title"] == FORGED]
+    stub.queue(ToolCall(tool, args(command)), Text("Remembered."))
+
+    done = RUN[agent](box, f"/remember {WORDS}", flags, timeout=120)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert stub.pending() == [], "the agent stopped before the scripted turns ran"
+    saved = memories(box)
+    [mine] = [m for m in saved if m["title"] == WORDS]
+    assert mine["status"] == "active"
+    assert mine["provenance"]["who"] == "user" and mine["provenance"]["how"] == "slash"
+    assert "stored the person's words" in stub.all_request_text()
+    planted = [m for m in saved if m["title"] == FORGED]
     log = Path(box.env["XDG_STATE_HOME"]) / "kenning" / "log"
-    assert planted, (again.stdout[-1500:], log.read_text() if log.exists() else "")
+    assert planted, (done.stdout[-1500:], log.read_text() if log.exists() else "")
     assert [(m["status"], m["provenance"]["who"]) for m in planted] == [("proposed", agent)]
+    assert len(saved) == 2, saved

@@ -6,7 +6,8 @@ One prompt against the Chat Completions stub, then checks on what reached the mo
 pack as a system message, the recall as a part of the person's message, nothing of an
 unrelated repo), on what kenning recorded (the session, opened and closed by the plugin,
 with its model and transcript, and what it was told), on the transcript reader against
-OpenCode's own database, and on an MCP tool call that round-trips.
+OpenCode's own database; then `--continue` in the same sandbox, given the pack again;
+and an MCP tool call that round-trips.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def seed(box: Sandbox) -> dict[str, Any]:
     return {"pinned": pinned, "rule": rule, "unrelated": unrelated}
 
 
-def test_opencode_gets_the_pack_and_recall_and_its_session_is_recorded(
+def test_opencode_gets_the_pack_and_recall_its_session_is_recorded_and_continue_packs_again(
     opencode_box: Sandbox, chat_stub: OpenAIChatStub
 ) -> None:
     box = opencode_box
@@ -117,30 +118,24 @@ def test_opencode_gets_the_pack_and_recall_and_its_session_is_recorded(
     )
     assert hook_log(box) == []
 
-
-def test_opencode_continue_gets_the_pack_again_in_the_same_session(
-    opencode_box: Sandbox, chat_stub: OpenAIChatStub
-) -> None:
-    box = opencode_box
-    ken_json(box, "integrate", "opencode")
-    pinned = ken_json(box, "add", PINNED, "--pin")
-    chat_stub.queue(Text(FINAL), Text("Again."))
-    assert harness.run_opencode(box, "Say hello", timeout=150).returncode == 0
-
+    # `--continue` goes on in the same session. OpenCode rebuilds the system prompt for
+    # each request and keeps no earlier one: the continued session is given the pack again.
+    chat_stub.queue(Text("Again."))
     done = harness.run_opencode(box, "Say it again", ["--continue"], timeout=150)
 
     assert done.returncode == 0, done.stderr[-4000:]
+    assert "Again." in done.stdout
     first, second = chat_stub.model_requests()
-    # OpenCode rebuilds the system prompt for each request and keeps no earlier one:
-    # the continued session is given the pack again.
+    assert first.raw == request.raw
     line = f"- (note) {PINNED} [m:{pinned['short_id']}]"
-    for request in (first, second):
-        assert any(line in t for m in messages(request, "system") for t in texts(m))
-    [session] = ken_json(box, "sessions", "--all")
-    assert (session["prompt_count"], session["first_prompt"]) == (2, "Say hello")
-    assert session["ended_at"]
+    assert any(line in t for m in messages(second, "system") for t in texts(m))
+    [again] = ken_json(box, "sessions", "--all")
+    assert again["id"] == session["id"]
+    assert (again["prompt_count"], again["first_prompt"]) == (2, PROMPT)
+    assert again["ended_at"]
     told = ken_json(box, "told", session["id"])
-    assert [d["what"] for d in told["deliveries"]] == ["pack", "pack"]
+    given = [(d["what"], d["item_ids"]) for d in told["deliveries"]]
+    assert given == [("pack", [pinned["id"]]), ("recall", [rule["id"]]), ("pack", [pinned["id"]])]
     assert hook_log(box) == []
 
 
