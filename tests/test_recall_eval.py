@@ -134,58 +134,42 @@ def test_the_sets_are_as_large_as_promised_and_consistent(name: str) -> None:
             assert by_key[key]["scope"] in prompt["scopes"], (prompt["id"], key)
 
 
-def test_the_check_set_is_as_large_as_promised_and_consistent() -> None:
-    evalset = read_set("check")
+@pytest.mark.parametrize(
+    ("name", "memories", "relevant", "quiet", "apart_from"),
+    [
+        ("check", 60, 60, 20, ("coding",)),
+        ("fresh", 120, 100, 35, ("coding", "check")),
+        ("held", 160, 160, 45, ("coding", "first", "check", "fresh")),
+    ],
+)
+def test_a_held_out_set_is_as_large_as_promised_and_another_companys(
+    name: str, memories: int, relevant: int, quiet: int, apart_from: tuple[str, ...]
+) -> None:
+    """Each small held-out set: its size, one split of its own, no scope of the sets
+    written before it (global preferences and agent scopes aside), and every expected
+    memory in the prompt's scopes."""
+    evalset = read_set(name)
     by_key = {row["key"]: row for row in evalset.items}
-    assert len(by_key) == len(evalset.items) >= 60
-    relevant = [p for p in evalset.prompts if p["expect"]]
-    assert len(relevant) >= 60 and len(evalset.prompts) - len(relevant) >= 20
+    assert len(by_key) == len(evalset.items) >= memories
+    asking = [p for p in evalset.prompts if p["expect"]]
+    assert len(asking) >= relevant and len(evalset.prompts) - len(asking) >= quiet
     assert len({p["id"] for p in evalset.prompts}) == len(evalset.prompts)
-    assert {p["split"] for p in evalset.prompts} == {"check"}
-    theirs = {row["scope"] for row in read_set("coding").items} - {"global", "agent:claude"}
-    assert not {row["scope"] for row in evalset.items} & theirs  # another company's
-    for prompt in relevant:
-        for key in prompt["expect"]:
-            assert by_key[key]["scope"] in prompt["scopes"], (prompt["id"], key)
-
-
-def test_the_fresh_set_is_as_large_as_promised_and_consistent() -> None:
-    evalset = read_set("fresh")
-    by_key = {row["key"]: row for row in evalset.items}
-    assert len(by_key) == len(evalset.items) >= 120
-    relevant = [p for p in evalset.prompts if p["expect"]]
-    assert len(relevant) >= 100 and len(evalset.prompts) - len(relevant) >= 35
-    assert len({p["id"] for p in evalset.prompts}) == len(evalset.prompts)
-    assert {p["split"] for p in evalset.prompts} == {"fresh"}
-    others = {row["scope"] for name in ("coding", "check") for row in read_set(name).items}
-    assert not {row["scope"] for row in evalset.items} & (others - {"global", "agent:claude"})
-    for prompt in relevant:
+    assert {p["split"] for p in evalset.prompts} == {name}
+    others = {row["scope"] for other in apart_from for row in read_set(other).items}
+    shared = {s for s in others if s != "global" and not s.startswith("agent:")}
+    assert not {row["scope"] for row in evalset.items} & shared  # another company's
+    for prompt in asking:
         assert 1 <= len(prompt["expect"]) <= 3, prompt["id"]
         for key in prompt["expect"]:
             assert by_key[key]["scope"] in prompt["scopes"], (prompt["id"], key)
 
 
-def test_the_held_set_is_as_large_as_promised_and_consistent() -> None:
+def test_the_held_set_asks_for_every_memory_one_or_two_at_a_time() -> None:
     evalset = read_set("held")
-    by_key = {row["key"]: row for row in evalset.items}
-    assert len(by_key) == len(evalset.items) >= 160
-    relevant = [p for p in evalset.prompts if p["expect"]]
-    assert len(relevant) >= 160 and len(evalset.prompts) - len(relevant) >= 45
-    assert sum(len(p["expect"]) == 2 for p in relevant) >= 10
-    assert len({p["id"] for p in evalset.prompts}) == len(evalset.prompts)
-    assert {p["split"] for p in evalset.prompts} == {"held"}
-    others = {
-        row["scope"]
-        for name in ("coding", "first", "check", "fresh")
-        for row in read_set(name).items
-    }
-    ours = {row["scope"] for row in evalset.items}
-    assert not ours & {s for s in others if s != "global" and not s.startswith("agent:")}
-    assert {k for p in relevant for k in p["expect"]} == set(by_key)  # each one asked for
-    for prompt in relevant:
-        assert 1 <= len(prompt["expect"]) <= 2, prompt["id"]
-        for key in prompt["expect"]:
-            assert by_key[key]["scope"] in prompt["scopes"], (prompt["id"], key)
+    asking = [p for p in evalset.prompts if p["expect"]]
+    assert sum(len(p["expect"]) == 2 for p in asking) >= 10
+    assert all(len(p["expect"]) <= 2 for p in asking)
+    assert {k for p in asking for k in p["expect"]} == {row["key"] for row in evalset.items}
 
 
 @pytest.mark.parametrize("name", ["coding", "dialogue", "check", "fresh", "held"])
