@@ -14,7 +14,7 @@ Six sets live in tests/fixtures (each folder's README says how it was written):
 
 The first two are split in halves, `dev` (tune on it) and `test` (only report it).
 
-Used by test_recall_eval.py (floors) and bench/recall_quality.py (figures); runnable as
+Used by test_recall_eval.py (floors) and bench/recall_bench.py (figures); runnable as
 `python tests/recall_eval.py [SET] [--split dev|test] [--misses]` while tuning.
 """
 
