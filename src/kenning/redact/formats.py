@@ -356,11 +356,18 @@ class _Tables(NamedTuple):
 
 
 @functools.cache
-def _tables() -> _Tables:
-    by_prefix: dict[str, list[_Rule]] = {}
+def _by_prefix() -> dict[str, list[_Rule]]:
+    """Every format's prefix, and the rules (kind, body) that start with it."""
+    out: dict[str, list[_Rule]] = {}
     for kind, prefixes, body in FORMATS:
         for prefix in prefixes.split():
-            by_prefix.setdefault(prefix, []).append((kind, body))
+            out.setdefault(prefix, []).append((kind, body))
+    return out
+
+
+@functools.cache
+def _tables() -> _Tables:
+    by_prefix = _by_prefix()
     ordered = sorted(by_prefix)
     # For each prefix, the rules of every prefix it starts with, longest first: when
     # "sk-ant-" is found but its body does not fit, "sk-" is tried.
@@ -455,9 +462,8 @@ def token_runs(raw: bytes) -> Iterator[tuple[int, int]]:
 def _prefixes() -> dict[str, tuple[str, ...]]:
     """Every format's prefix, by its first two characters (each is at least two)."""
     out: dict[str, list[str]] = {}
-    for _, prefixes, _ in FORMATS:
-        for prefix in prefixes.split():
-            out.setdefault(prefix[:2], []).append(prefix)
+    for prefix in _by_prefix():
+        out.setdefault(prefix[:2], []).append(prefix)
     return {pair: tuple(found) for pair, found in out.items()}
 
 

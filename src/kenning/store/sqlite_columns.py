@@ -66,27 +66,22 @@ INSERT_REVISION = (
 item_values = writer({"flag": int, "list": _list, "object": _object})
 item_values.__doc__ = "An item's row, in `SELECT`'s order (what `INSERT` takes)."
 _read_row = reader({"list": json.loads, "object": json.loads}, by_name=False)
-# The Items of rows read before, by the row's item columns (not what a query adds, such
-# as a search's rank): an Item is a value, the same for the same columns, and recall
-# reads its candidates' rows on every prompt (many the same, prompt after prompt), which
-# is a third of a millisecond of JSON and dataclasses each time. Nothing to invalidate:
-# a changed row is another key.
-_items: dict[tuple[Any, ...], Item] = {}
-MAX_KEPT_ITEMS = 4096
 _WIDTH = len(NAMES)
 
 
 def row_to_item(row: Sequence[Any]) -> Item:
     """An `Item` from a row of the item's columns, in `SELECT`'s order (and maybe more
-    after them)."""
-    key = tuple(row[:_WIDTH])
-    try:
-        return _items[key]
-    except KeyError:
-        if len(_items) >= MAX_KEPT_ITEMS:
-            _items.clear()
-        made = _items[key] = _read_row(row)
-        return made
+    after them, such as a search's rank)."""
+    return _item_of(tuple(row[:_WIDTH]))
+
+
+# The Items of rows read before, by the row's item columns: an Item is a value, the
+# same for the same columns, and recall reads its candidates' rows on every prompt
+# (many the same, prompt after prompt), a third of a millisecond of JSON and
+# dataclasses each time. Nothing to invalidate: a changed row is another key.
+@functools.lru_cache(maxsize=4096)
+def _item_of(values: tuple[Any, ...]) -> Item:
+    return _read_row(values)
 
 
 _TITLE, _BODY, _TAGS = (NAMES.index(name) for name in ("title", "body", "tags"))
