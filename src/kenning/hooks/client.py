@@ -162,6 +162,9 @@ def main(argv: list[str]) -> int:
                     start_ken(args, cwd)
                 return 0
             start_server(path)
+    from kenning.hooks import classcode
+
+    classcode.keep()
     from kenning.hooks.run import main as run_main
 
     if os.environ.get("KEN_HOOK_TRACE", "") not in ("", "0"):
