@@ -804,3 +804,36 @@ def test_going_back_again_lists_only_what_happened_since_the_last_turn(
     assert "- First prompt: Test the PDF export" in pack
     assert CODEX_PROMPT not in pack
     assert pack.count("## Then:") == 1
+
+
+def test_a_session_ends_with_the_commits_since_its_start_and_none_without_a_git_run(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commits since the start come from `git rev-list`; when HEAD, read from .git, is
+    still the start commit there are none, and no git process is started for them."""
+    from kenning import sessions
+
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=git_repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    ran: list[tuple[str, ...]] = []
+    real_git = sessions._git
+
+    def git(cwd: str, *args: str) -> str | None:
+        ran.append(args)
+        return real_git(cwd, *args)
+
+    monkeypatch.setattr(sessions, "_git", git)
+    with opened() as store:
+        where = here(store, Config(), str(git_repo), agent="claude")
+        session = sessions.start(store, agent="claude", agent_session_id="s1", where=where)
+        assert session.start_commit == head
+        ended = sessions.finish(store, session, "end")
+        assert ended.commits == ()
+        assert [args[0] for args in ran] == ["diff"]
+        (git_repo / "a.txt").write_text("a\n")
+        subprocess.run(["git", "add", "a.txt"], cwd=git_repo, check=True)
+        subprocess.run(["git", "commit", "-qm", "a"], cwd=git_repo, check=True)
+        ended = sessions.finish(store, session, "end")
+        assert len(ended.commits) == 1 and ended.commits[0] != head
+        assert [args[0] for args in ran] == ["diff", "rev-list", "diff"]

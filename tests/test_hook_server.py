@@ -148,6 +148,33 @@ def test_a_hook_without_a_server_answers_itself_and_starts_one(tmp_path: Path, s
     assert all(s["first_prompt"] == PROMPT for s in sessions)
 
 
+def test_the_server_a_hook_starts_holds_none_of_the_agent_s_files(tmp_path: Path, served: Path):
+    """An agent may hand its hook more than the three standard streams; the server the
+    hook starts lives on, and must not keep the agent waiting on a pipe it holds."""
+    cwd = repo(tmp_path)
+    read_end, write_end = os.pipe()
+    payload = {"session_id": "s1", "cwd": str(cwd), "hook_event_name": "UserPromptSubmit"}
+    done = subprocess.run(
+        [str(KEN_BIN), "hook", "UserPromptSubmit", "--agent", "claude"],
+        input=json.dumps({**payload, "prompt": PROMPT}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        pass_fds=(write_end,),
+    )
+    os.close(write_end)
+    assert done.returncode == 0
+    server = started(served)
+    assert alive(server["pid"])
+    fds = {
+        os.readlink(f"/proc/{server['pid']}/fd/{fd}")
+        for fd in os.listdir(f"/proc/{server['pid']}/fd")
+    }
+    assert not any(f"pipe:[{os.fstat(read_end).st_ino}]" == fd for fd in fds), fds
+    assert os.read(read_end, 1) == b""  # no process holds its write end: at its end at once
+    os.close(read_end)
+
+
 def test_each_answer_says_which_process_gave_it_and_the_server_keeps_a_pid_file(
     tmp_path: Path, served: Path
 ):

@@ -24,7 +24,7 @@ from kenning import agents, ids, paths
 from kenning.ids import short_id
 from kenning.model import Provenance, Session
 from kenning.store import SessionUpdate, Store, now_iso
-from kenning.where import Where
+from kenning.where import Where, find_git
 
 MAX_PROMPT_CHARS = 500
 
@@ -115,8 +115,6 @@ def foreign_payload(agent: str, cwd: str, chain: Sequence[tuple[int, str]]) -> s
         home = os.readlink(f"/proc/{pid}/cwd")
     except OSError:
         return None
-    from kenning.where import find_git
-
     here = Path(cwd).resolve()
     own = Path(home)
     theirs, ours = find_git(here), find_git(own)
@@ -261,12 +259,19 @@ def note_model(store: Store, session: Session) -> Session:
     return replace(session, model=model)
 
 
+def _head(cwd: str) -> str | None:
+    found = find_git(cwd)
+    return found.head if found is not None else None
+
+
 def finish(store: Store, session: Session, reason: str | None = None) -> Session:
     """Close a session: its end, the commits made since it started, the diff left."""
     commits: tuple[str, ...] = session.commits
     diff = session.diff_stat
     if session.cwd and os.path.isdir(session.cwd):
-        if session.start_commit:
+        if session.start_commit and _head(session.cwd) == session.start_commit:
+            commits = ()  # none since it started, as read from .git (a git process less)
+        elif session.start_commit:
             log = _git(session.cwd, "rev-list", "--reverse", f"{session.start_commit}..HEAD")
             if log is not None:
                 commits = tuple(line for line in log.splitlines() if line)

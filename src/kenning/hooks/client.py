@@ -86,19 +86,51 @@ def ask_server(path: str, request: bytes) -> Answer | None:
 
 
 def start_server(path: str) -> None:
-    import contextlib
-    import subprocess
+    argv = [sys.executable, "-m", "kenning.hooks.server", path]
+    env = wire.child_env(os.environ)  # it lives on: no API keys kept in it
+    try:
+        _spawn(argv, env)
+    except (OSError, AttributeError, NotImplementedError, TypeError):
+        import contextlib
+        import subprocess
 
-    with contextlib.suppress(OSError):
-        subprocess.Popen(  # noqa: S603 - our own module, with our own interpreter
-            [sys.executable, "-m", "kenning.hooks.server", path],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-            env=wire.child_env(os.environ),  # it lives on: no API keys kept in it
-        )
+        with contextlib.suppress(OSError):
+            subprocess.Popen(  # noqa: S603 - our own module, with our own interpreter
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
+                env=env,
+            )
+
+
+def _spawn(argv: list[str], env: dict[str, str]) -> None:
+    """Start `argv` in a session of its own, its standard streams on /dev/null and no
+    other file of this process open in it: what `subprocess.Popen` with
+    `start_new_session` and `close_fds` does, without importing `subprocess` (which
+    costs a hook without the server more than starting the server does)."""
+    try:
+        open_fds = [
+            int(fd) for fd in os.listdir("/proc/self/fd" if sys.platform == "linux" else "/dev/fd")
+        ]
+    except (OSError, ValueError):
+        open_fds = []
+    import contextlib
+
+    for fd in open_fds:
+        if fd > 2:
+            # an agent's pipe must not outlive its hook; the listing's own fd is closed
+            with contextlib.suppress(OSError):
+                os.set_inheritable(fd, False)
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_DUP2, 1, 2),
+    ]
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
+    del pid  # not waited for: it outlives this process, and init reaps it
 
 
 def start_ken(args: list[str], cwd: str | None) -> None:
