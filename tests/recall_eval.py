@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from kenning import items
+from kenning.errors import InvalidInput
 from kenning.recall import RecallSettings, recall
 from kenning.store import SQLiteStore
 
@@ -96,6 +97,20 @@ DEFAULTS = RecallSettings()
 # What `ken recall --limit 5 --min-score 0 --min-shared 0` does: every gate off.
 OPEN = replace(DEFAULTS, limit=TOP, min_score=0.0, min_shared=0)
 _WORD = re.compile(r"[^\W_]+")
+
+
+def search_ranker(fill: bool = True, limit: int = TOP) -> Ranker:
+    """`ken search` (and MCP's `memory_search`) with the prompt as the query: every-word
+    matches first, then, with `fill`, what recall ranks best with thresholds off."""
+
+    def rank(store: SQLiteStore, prompt: str, scopes: Sequence[str]) -> list[str]:
+        try:
+            found = items.search(store, prompt, scopes=scopes, limit=limit, fill=fill)
+        except InvalidInput:  # a prompt with no word in it
+            return []
+        return [f.item.id for f in found]
+
+    return rank
 
 
 def bm25_ranker(limit: int = TOP) -> Ranker:

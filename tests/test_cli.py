@@ -215,7 +215,25 @@ def corpus():
 
 
 def search_ids(*args: str) -> list[str]:
-    return [h["short_id"] for h in as_json("search", *args)]
+    """The memories that hold every word (those that hold some follow them)."""
+    return [h["short_id"] for h in as_json("search", *args) if h["every_word"]]
+
+
+def test_a_question_in_a_person_s_words_finds_what_holds_some_of_them(corpus):
+    """No memory holds "how", "do", "we" and "redis" together: the ones that hold a
+    content word of the question follow the ones that hold every word, and the
+    person is told which are which."""
+    hits = as_json("search", "how do we migrate with alembic and redis")
+    ids = [h["short_id"] for h in hits]
+    assert ids[0] == corpus["migrate"]  # two of its words, the others one
+    assert set(ids) == {corpus["migrate"], corpus["deploy"], corpus["cache"]}
+    assert not any(h["every_word"] for h in hits)
+    result = ken("search", "how do we migrate with alembic and redis")
+    assert "(no memory holds every word: these hold some of them)" in result.output
+    both = as_json("search", "migrate", "alembic")
+    assert both[0]["short_id"] == corpus["migrate"] and both[0]["every_word"]
+    assert all(not h["every_word"] for h in both[1:])
+    assert as_json("search", "how do we", "--limit", "5") == []  # stop words alone: nothing
 
 
 def test_search_matches_word_stems(corpus):
@@ -874,7 +892,7 @@ def test_json_output_of_reading_commands_has_stable_shapes(git_repo, monkeypatch
     short = item.id[-6:]
     assert set(as_json("add", "Another")) == ITEM_KEYS | {"redacted"}
     assert all(set(i) == ITEM_KEYS for i in as_json("list"))
-    assert all(set(i) == ITEM_KEYS | {"score"} for i in as_json("search", "shape"))
+    assert all(set(i) == ITEM_KEYS | {"score", "every_word"} for i in as_json("search", "shape"))
     assert set(as_json("show", short)) == ITEM_KEYS | {"history"}
     findings = as_json("lint")
     assert findings and all(

@@ -1104,7 +1104,7 @@ def test_memory_search_matches_the_last_word_as_typed_before_stemming(git_repo: 
     async def scenario(server: Server) -> None:
         for query, item in (("tagg", tagged), ("deploy", deploy), ("pay", billing)):
             found = await server.ok("memory_search", {"query": query})
-            assert [r["id"] for r in found["results"]] == [item.id], query
+            assert [r["id"] for r in found["results"] if r["every_word"]] == [item.id], query
 
     drive(git_repo, scenario)
 
@@ -1164,3 +1164,20 @@ def test_an_agent_drafts_a_plan_it_can_preview_but_never_apply(
     applied = ken_proc("plan", "apply", str(saved), "--yes", "--digest", draft["digest"])
     assert applied.returncode == 0, applied.stderr
     assert stored(style.id).status.value == "archived"
+
+
+def test_memory_search_answers_a_question_no_memory_holds_every_word_of(git_repo: Path) -> None:
+    with opened() as store:
+        deploy = add(
+            "Deploys to production happen on Tuesday mornings", store, scope=f"repo:{REPO}"
+        )
+        add("The billing service uses Postgres 16", store, scope=f"repo:{REPO}")
+
+    async def scenario(server: Server) -> None:
+        found = await server.ok("memory_search", {"query": "when are we allowed to deploy?"})
+        first = found["results"][0]
+        assert first["id"] == deploy.id and first["every_word"] is False
+        found = await server.ok("memory_search", {"query": "deploys tuesday"})
+        assert [(r["id"], r["every_word"]) for r in found["results"]][:1] == [(deploy.id, True)]
+
+    drive(git_repo, scenario)

@@ -37,10 +37,12 @@ TAG = re.compile(r"^[\w][\w.:/-]{0,63}$")
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """One search hit."""
+    """One search hit: `every_word` when the memory holds every word searched for, not
+    only some of them."""
 
     item: Item
     score: float
+    every_word: bool = True
 
 
 def parse_kind(text: str | None) -> Kind | None:
@@ -709,9 +711,17 @@ def search(
     tags: Sequence[str] = (),
     include_expired: bool = False,
     limit: int = 20,
+    fill: bool = True,
 ) -> list[Found]:
     """Full-text search, best first. Words match their stems; the last word is a prefix
-    of the words as typed (`deploy` finds "Deployment") as well as of their stems."""
+    of the words as typed (`deploy` finds "Deployment") as well as of their stems.
+
+    The memories that hold every word come first. When fewer than `limit` do, `fill`
+    is on and the search is of active memories, the rest are those recall ranks best
+    for the words (every threshold off): a question asked in a person's own words
+    rarely has all of them in one memory, and recall weighs the rare ones, knows a
+    word's other forms and a few synonyms, and leaves out "when", "we" and "the". Their
+    score is recall's, not bm25's: a score orders one search's results only."""
     query = ItemQuery(
         scopes=tuple(scopes),
         kinds=tuple(kinds),
@@ -720,7 +730,27 @@ def search(
         include_expired=include_expired,
         limit=limit,
     )
-    return [Found(item, score) for item, score in store.search(Words(typed=text), query)]
+    found = [Found(item, score) for item, score in store.search(Words(typed=text), query)]
+    if fill and len(found) < limit and query.statuses == ("active",):
+        found += _some_words(store, text, query, {f.item.id for f in found})
+    return found[:limit]
+
+
+def _some_words(store: Store, text: str, query: ItemQuery, seen: set[str]) -> list[Found]:
+    from kenning.recall import RecallSettings, recall
+
+    settings = RecallSettings(limit=FILL_POOL, max_tokens=10**9, min_score=0.0, min_shared=0)
+    ranked = recall(store, text, query.scopes, settings=settings).kept
+    return [
+        Found(c.item, c.score, every_word=False)
+        for c in ranked
+        if c.item.id not in seen
+        and (not query.kinds or c.item.kind.value in query.kinds)
+        and set(query.tags) <= set(c.item.tags)
+    ]
+
+
+FILL_POOL = 50  # memories recall ranks to fill a search (before the kind and tag filters)
 
 
 def list_items(

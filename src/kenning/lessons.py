@@ -168,7 +168,12 @@ def _held(store: Store, scopes: Sequence[str], sentence: str, openers: Sequence[
         return True  # nothing to keep
     try:
         found = items.search(
-            store, " ".join(words), scopes=scopes, statuses=("active", "proposed"), limit=1
+            store,
+            " ".join(words),
+            scopes=scopes,
+            statuses=("active", "proposed"),
+            limit=1,
+            fill=False,
         )
     except InvalidInput:
         return False

@@ -212,9 +212,10 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         kinds: Annotated[list[str] | None, Field(description="Only these kinds")] = None,
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
     ) -> dict[str, Any]:
-        """Full-text search over active memories, best first. Every word must match;
-        words match their stems; the last word matches as a prefix of the words as
-        written and of their stems (deploy finds "Deployment")."""
+        """Full-text search over active memories, best first. Memories that hold every
+        word come first (every_word true), then, to fill the limit, those that hold some
+        of its words; words match their stems; the last word matches as a prefix of the
+        words as written and of their stems (deploy finds "Deployment")."""
 
         def work() -> dict[str, Any]:
             here = mem.where()
@@ -237,7 +238,12 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 limit=limit,
             )
             kept = [f for f in found if not deliver.withheld(f.item, blocked)]
-            return {"results": [{**_item_brief(f.item), "score": round(f.score, 3)} for f in kept]}
+            return {
+                "results": [
+                    {**_item_brief(f.item), "score": round(f.score, 3), "every_word": f.every_word}
+                    for f in kept
+                ]
+            }
 
         result: dict[str, Any] = mem.run(work)
         return result

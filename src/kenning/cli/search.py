@@ -32,9 +32,10 @@ def search(
 ) -> Result:
     """Search memories by their words, best first.
 
-    Every word must match; words match their stems; the last word matches as a
-    prefix of the words as written and of their stems (deploy finds "Deployment").
-    Punctuation is just text.
+    Memories that hold every word come first; words match their stems; the last word
+    matches as a prefix of the words as written and of their stems (deploy finds
+    "Deployment"). When fewer than --limit hold every word, memories that hold some
+    of the words (not stop words) follow. Punctuation is just text.
     """
     found = items.search(
         state.store,
@@ -47,7 +48,10 @@ def search(
         limit=limit,
     )
     return Result(
-        data=[{**f.item.to_dict(), "score": round(f.score, 4)} for f in found],
+        data=[
+            {**f.item.to_dict(), "score": round(f.score, 4), "every_word": f.every_word}
+            for f in found
+        ],
         text=lambda: _found(found),
     )
 
@@ -57,3 +61,8 @@ def _found(found: Sequence[items.Found]) -> None:
         say("no memories match")
         return
     output.items_table([f.item for f in found], [f.score for f in found])
+    some = sum(not f.every_word for f in found)
+    if some == len(found):
+        say("(no memory holds every word: these hold some of them)")
+    elif some:
+        say(f"(the last {some} hold some of the words, not every one)")
