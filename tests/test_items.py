@@ -284,7 +284,14 @@ def test_search_finds_by_stem_ranks_title_hits_first_and_filters(store):
     assert [f.item.title for f in items.search(store, "deploy", scopes=["project:billing"])] == [
         "Run the migrations before deploy"
     ]
-    assert items.search(store, "migrations caching") == []
+    assert items.search(store, "migrations caching", fill=False) == []
+    some = items.search(store, "migrations caching")  # none holds both: those with one
+    assert not any(f.every_word for f in some)
+    assert {f.item.title for f in some} == {
+        "Run the migrations before deploy",
+        "Deploy notes",
+        "Unrelated memory about caching",
+    }
     assert len(items.search(store, "deploy", limit=1)) == 1
     with pytest.raises(InvalidInput, match="no words"):
         items.search(store, '  * - " ')
