@@ -129,8 +129,8 @@ def _spawn(argv: list[str], env: dict[str, str]) -> None:
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
         (os.POSIX_SPAWN_DUP2, 1, 2),
     ]
-    pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
-    del pid  # not waited for: it outlives this process, and init reaps it
+    # Not waited for: it outlives this process, and init reaps it.
+    os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
 
 
 def start_ken(args: list[str], cwd: str | None) -> None:
