@@ -61,7 +61,7 @@ _PEM = lazy(
 _PEM_MIN_BODY = 32  # base64 characters; less is code that mentions the header line
 # PuTTY key files: the private part follows "Private-Lines: N".
 _PUTTY = lazy(
-    r"Private-Lines:[ \t]*[0-9]{1,3}[ \t]*\r?\n(?P<body>(?:[A-Za-z0-9+/=]{4,}\r?\n?)+)", _F
+    r"Private-Lines:[ \t]*[0-9]{1,3}[ \t]*\r?\n(?P<body>(?:[A-Za-z0-9+/=]{4,}+(?:\r?\n|\Z))+)", _F
 )
 _ALNUM = lazy(r"[A-Za-z0-9]", _F)
 _AWS_SECRET_NEAR = lazy(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _F)
