@@ -167,7 +167,7 @@ def _structured(text: str, raw: bytes) -> list[_Span]:
     named.urls_and_headers(text, add)
     named.assignments(text, raw, add)
     named.commands(text, add)
-    named.files(text, add)
+    named.files(text, raw, add)
     vendors.short_ids(text, add)
     public = entropy.public_spans(text)
     if public:  # nothing inside a certificate or a public key is a secret

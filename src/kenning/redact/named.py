@@ -899,13 +899,22 @@ _NAME_VALUE = lazy(
 # Session cookies: the cookie is the login (JSESSIONID, PHPSESSID, sessionid, connect.sid,
 # laravel_session, _myapp_session, __Host-session); the match starts at the word.
 _SESSION = lazy(r"(?:sessid|sessionid|session|\.sid)=(?P<v>[A-Za-z0-9%._~+/=-]{16,4096}+)", _FI)
-_SESSION_NAME = lazy(r"(?:[A-Za-z0-9_.-]*?[_.-]|__(?:Host|Secure)-|[A-Z]{1,8})?\Z", _F)
+# found on lower-cased bytes, each by a pattern that starts with a literal (one
+# alternation of the two would be tried at every position)
+_SESSION_WORDS = (lazy(rb"sess(?:id|ionid|ion)="), lazy(rb"\.sid="))
+
+
+def _session_name(head: str) -> bool:
+    """Is what comes before "session=" in a cookie's name a cookie's (``laravel_``,
+    ``connect``, ``__Host-``, ``PHP`` of PHPSESSID, nothing), not a longer word's?"""
+    return not head or head[-1] in "_.-" or (head.isupper() and len(head) <= 8)
 
 
 # Calls that take the password as a positional argument: PHP's PDO and mysqli
 # (dsn or host, user, password), Twilio's clients (account SID, auth token).
+_POSITIONAL_CALLS = ("PDO", "mysqli", "mysql_connect")  # mysqli_connect among mysqli
 _POSITIONAL = lazy(
-    r"(?:PDO|mysqli_connect|mysqli|mysql_connect)[ \t]*\([ \t]*(?:[\"'][^\"'\r\n]{0,200}[\"']"
+    r"(?:_connect)?[ \t]*\([ \t]*(?:[\"'][^\"'\r\n]{0,200}[\"']"
     r"|\$[A-Za-z_]\w*)[ \t]*,[ \t]*(?:[\"'][^\"'\r\n]{0,100}[\"']|\$[A-Za-z_]\w*)[ \t]*,[ \t]*"
     r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})')",
     _F,
@@ -913,25 +922,13 @@ _POSITIONAL = lazy(
 _TWILIO_PAIR = lazy(r"AC[0-9a-f]{32}[\"']?[ \t]*,[ \t]*[\"']?(?P<v>[0-9a-f]{32})(?![0-9a-f])", _F)
 
 
-def files(text: str, add: Add) -> None:
+def files(text: str, raw: bytes, add: Add) -> None:
     """Passwords in .netrc and .pgpass files, Bundler's host credentials, secrets in
-    XML elements and attributes and in name/value pairs, session cookies, and the key
-    id of a Google service-account key."""
+    XML elements and attributes and in name/value pairs, positional passwords, session
+    cookies, and the key id of a Google service-account key."""
     if text.count(":") >= 4:
-        for m in _PGPASS.finditer(text):
-            line = text.rfind("\n", 0, m.start()) + 1
-            if (
-                _PGPASS_HOST.match(text, line, m.start())
-                and _LETTER_OR_STAR.search(m.group("db"))
-                and _LETTER_OR_STAR.search(m.group("user"))
-                and not _skip_value(m.group("v"))
-            ):
-                add((m.start("v"), m.end("v"), "password"))
-    if "(" in text and ("PDO" in text or "mysql" in text):
-        for m in _POSITIONAL.finditer(text):
-            group = "dq" if m.group("dq") is not None else "sq"
-            if not _skip_value(m.group(group)):
-                add((m.start(group), m.end(group), "password"))
+        _pgpass(text, add)
+    _positional(text, add)
     if "AC" in text:
         for m in _TWILIO_PAIR.finditer(text):
             add((m.start("v"), m.end("v"), "twilio_key"))
@@ -939,26 +936,9 @@ def files(text: str, add: Add) -> None:
         for m in _PRIVATE_KEY_ID.finditer(text):
             add((m.start("v"), m.end("v"), "google_key"))
     if "value" in text and "name" in text:
-        for m in _NAME_VALUE.finditer(text):
-            group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
-            value = m.group(group)
-            kind = _name_kind(m.group("n"))
-            if kind is None or _skip_value(value) or _code(value):
-                continue
-            if kind in ("key", "auth") and not _credential_like(value):
-                continue
-            add((m.start(group), m.end(group), "secret_assignment"))
+        _name_values(text, add)
     if "ess" in text or "ESS" in text or ".sid=" in text:
-        for m in _SESSION.finditer(text):
-            line = text.rfind("\n", max(0, m.start() - 80), m.start()) + 1
-            value = m.group("v")
-            if (
-                _SESSION_NAME.search(text, line, m.start())
-                and not _skip_value(value)
-                and _DIGIT.search(value)
-                and _LETTER.search(value)
-            ):
-                add((m.start("v"), m.end("v"), "secret_assignment"))
+        _sessions(text, raw, add)
     if "bundle" in text:
         for m in _BUNDLE_CONFIG.finditer(text):
             if not _skip_value(m.group("v").partition(":")[2]):
@@ -992,3 +972,57 @@ def _xml_value(m: re.Match[str], name: str, add: Add) -> None:
     start = m.start("v") + (len(m.group("v")) - len(m.group("v").lstrip()))
     word = "password" if "pass" in name.lower() or "pwd" in name.lower() else "secret_assignment"
     add((start, start + len(value), word))
+
+
+def _pgpass(text: str, add: Add) -> None:
+    for m in _PGPASS.finditer(text):
+        line = text.rfind("\n", 0, m.start()) + 1
+        if (
+            _PGPASS_HOST.match(text, line, m.start())
+            and _LETTER_OR_STAR.search(m.group("db"))
+            and _LETTER_OR_STAR.search(m.group("user"))
+            and not _skip_value(m.group("v"))
+        ):
+            add((m.start("v"), m.end("v"), "password"))
+
+
+def _positional(text: str, add: Add) -> None:
+    for call in _POSITIONAL_CALLS:
+        at = text.find(call)
+        while at >= 0:
+            m = _POSITIONAL.match(text, at + len(call))
+            if m is not None:
+                group = "dq" if m.group("dq") is not None else "sq"
+                if not _skip_value(m.group(group)):
+                    add((m.start(group), m.end(group), "password"))
+            at = text.find(call, at + len(call))
+
+
+def _name_values(text: str, add: Add) -> None:
+    for m in _NAME_VALUE.finditer(text):
+        group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+        value = m.group(group)
+        kind = _name_kind(m.group("n"))
+        if kind is None or _skip_value(value) or _code(value):
+            continue
+        if kind in ("key", "auth") and not _credential_like(value):
+            continue
+        add((m.start(group), m.end(group), "secret_assignment"))
+
+
+def _sessions(text: str, raw: bytes, add: Add) -> None:
+    low = raw.lower()
+    hits = sorted(h.start() for words in _SESSION_WORDS for h in words.finditer(low))
+    for hit in hits:
+        m = _SESSION.match(text, hit)
+        if m is None:
+            continue
+        value = m.group("v")
+        head = text[_word_start(text, m.start()) : m.start()]
+        if (
+            (m.group().startswith(".") or _session_name(head))
+            and not _skip_value(value)
+            and _DIGIT.search(value)
+            and _LETTER.search(value)
+        ):
+            add((m.start("v"), m.end("v"), "secret_assignment"))
