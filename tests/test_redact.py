@@ -1083,3 +1083,28 @@ def test_an_inlined_image_is_public_but_random_bytes_labelled_as_one_are_not() -
     assert redact(text).text == text
     blob = base64.b64encode(rng.randbytes(120)).decode()
     assert blob not in redact(f"data:image/png;base64,{blob}").text
+
+
+def _keys_between_tokens(size: int, seed: int) -> str:
+    rng = random.Random(seed)
+    out: list[str] = []
+    total = 0
+    while total < size:
+        key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + base64.b64encode(rng.randbytes(32)).decode()
+        token = "gh" + "p_" + "".join(rng.choices(B62, k=36))
+        line = f"{key[:80]} me@host {token}\n"
+        out.append(line)
+        total += len(line)
+    return "".join(out)[:size]
+
+
+@pytest.mark.timing
+@pytest.mark.timeout(120)
+def test_public_keys_between_secrets_stay_linear() -> None:
+    """Each secret is checked against the public keys (nothing inside one is a secret)
+    by bisection: four times the text costs at most eight times as much (checked
+    against every key, it cost 12-14x: a key and a token a line, 770 of each in 100 kB)."""
+    small = [_keys_between_tokens(100_000, seed) for seed in range(3)]
+    large = [_keys_between_tokens(400_000, seed) for seed in range(3, 6)]
+    assert all(redact(text).kinds == ("github_token",) for text in small[:1])
+    assert _cpu(redact, large) <= 8 * _cpu(redact, small)

@@ -11,10 +11,11 @@ import pytest
 
 from redact_held_eval import held, left, score
 
-# Baseline on 2026-12-02, default seed: removed 96.6%, exact 90.9%, unchanged 95.6%.
-REMOVED = 0.96
-EXACT = 0.90
-UNCHANGED = 0.95
+# 2026-12-02, default seed: removed 96.6%, exact 90.9%, unchanged 95.6% before that day's
+# fixes; 99.7%, 99.0%, 100% after (the next seed alike). See docs/explanation/design.md.
+REMOVED = 0.99
+EXACT = 0.98
+UNCHANGED = 0.99
 
 CORPUS = held.build()
 
