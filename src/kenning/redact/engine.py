@@ -171,7 +171,7 @@ def _structured(text: str, raw: bytes) -> list[_Span]:
     named.files(text, raw, add)
     vendors.short_ids(text, add)
     public = entropy.public_spans(text)
-    if public:  # nothing inside a certificate or a public key is a secret
+    if public and found:  # nothing inside a certificate or a public key is a secret
         blocks = _merge([(s, e, "") for s, e in public])
         at = [s for s, _, _ in blocks]
         found = [s for s in found if s[2] == "private_key" or not _inside(s, blocks, at)]

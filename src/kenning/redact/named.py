@@ -144,7 +144,6 @@ _PLACEHOLDER = lazy(
     | (?:your|my|insert|put|enter|replace|add)[-_]
     | .*[-_]here\Z
     | .*(?:\.\.\.|\u2026)          # truncated: ghp_...
-    | .*?(?:[xX]{8}|\*{4})         # masked: sk-proj-XXXXXXXX..., sk-ab12****cd34
     | %\(                          # %(password)s
     | .*\[redacted:                # already redacted
     | %[-\#0-9.]*[sdrfxiu]\Z       # printf-style %s, %r
@@ -435,6 +434,8 @@ def _secret_name(words: list[str]) -> bool:
 def _placeholder(value: str) -> bool:
     if _PLACEHOLDER.match(value):
         return True
+    if "****" in value or "xxxxxxxx" in value.lower():
+        return True  # masked: sk-proj-XXXXXXXX..., sk-ab12****cd34
     return value.lower().replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
 
 
