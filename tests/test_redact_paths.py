@@ -343,12 +343,16 @@ def test_secrets_in_the_summarizers_answer_reach_neither_the_store_nor_the_hook_
     session, transcript = summarized
     chunks = list(memories(CASES))
     runs = 0
-    # The whole corpus in summaries, proposed items and their evidence, six chunks a run.
+    # The whole corpus in summaries, proposed items and their evidence (whole lines: cut
+    # mid-line, a password would lose the name that makes it one), six chunks a run.
     for start in range(0, len(chunks), 6):
         summary, *entries = chunks[start : start + 6]
         answer = {
             "summary": summary,
-            "items": [{"text": text, "kind": "fact", "evidence": text[-2000:]} for text in entries],
+            "items": [
+                {"text": text, "kind": "fact", "evidence": text[-2000:].partition("\n")[2]}
+                for text in entries
+            ],
         }
         monkeypatch.setenv("FAKE_SUMMARY_ANSWER", json.dumps(answer))
         transcript.exchange(f"Step {start}: rotate the keys", "Rotated.")

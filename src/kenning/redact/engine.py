@@ -4,6 +4,7 @@ writes the markers.  See the package docstring for the design."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -61,7 +62,7 @@ _PEM = lazy(
 _PEM_MIN_BODY = 32  # base64 characters; less is code that mentions the header line
 # PuTTY key files: the private part follows "Private-Lines: N".
 _PUTTY = lazy(
-    r"Private-Lines:[ \t]*[0-9]{1,3}[ \t]*\r?\n(?P<body>(?:[A-Za-z0-9+/=]{4,}\r?\n?)+)", _F
+    r"Private-Lines:[ \t]*[0-9]{1,3}[ \t]*\r?\n(?P<body>(?:[A-Za-z0-9+/=]{4,}+(?:\r?\n|\Z))+)", _F
 )
 _ALNUM = lazy(r"[A-Za-z0-9]", _F)
 _AWS_SECRET_NEAR = lazy(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _F)
@@ -167,11 +168,13 @@ def _structured(text: str, raw: bytes) -> list[_Span]:
     named.urls_and_headers(text, add)
     named.assignments(text, raw, add)
     named.commands(text, add)
-    named.files(text, add)
+    named.files(text, raw, add)
     vendors.short_ids(text, add)
     public = entropy.public_spans(text)
-    if public:  # nothing inside a certificate or a public key is a secret
-        found = [s for s in found if s[2] == "private_key" or not _inside(s, public)]
+    if public and found:  # nothing inside a certificate or a public key is a secret
+        blocks = _merge([(s, e, "") for s, e in public])
+        at = [s for s, _, _ in blocks]
+        found = [s for s in found if s[2] == "private_key" or not _inside(s, blocks, at)]
     merged = _merge(found)
     starts = {start for start, _, _ in merged}
     ends = [end for _, end, _ in merged]
@@ -235,8 +238,12 @@ def _gaps(spans: list[_Span], size: int, least: int) -> list[tuple[int, int]]:
     return gaps
 
 
-def _inside(span: _Span, blocks: list[tuple[int, int]]) -> bool:
-    return any(s <= span[0] and span[1] <= e for s, e in blocks)
+def _inside(span: _Span, blocks: list[_Span], starts: list[int]) -> bool:
+    """Is ``span`` inside one of ``blocks`` (merged, sorted, their ``starts``)?  By
+    bisection: a text of many certificates and many secrets would otherwise cost
+    their product."""
+    i = bisect_right(starts, span[0]) - 1
+    return i >= 0 and span[1] <= blocks[i][1]
 
 
 def _merge(spans: list[_Span]) -> list[_Span]:

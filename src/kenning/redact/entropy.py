@@ -103,7 +103,13 @@ class Scanner:
     def spans(self, lo: int, hi: int, out: list[_Span]) -> None:
         """Add the random-looking runs of ``text[lo:hi]`` to ``out``."""
         text = self.text
-        for start, stop in _runs(self.raw, self.mapped, self.non_hex, lo, hi):
+        for begin, stop in _runs(self.raw, self.mapped, self.non_hex, lo, hi):
+            start = begin
+            if begin and text[begin - 1] == ":":
+                while start < stop and text[start] == "/":
+                    start += 1  # the slashes of "://" are not part of what follows
+            if stop - start < _MIN_RUN:
+                continue
             run = text[start:stop]
             if _public_id(text, start, run):
                 continue
@@ -137,7 +143,7 @@ class Scanner:
 # PEM blocks of certificates and public keys: nothing in them is a secret.
 _PUBLIC_PEM = lazy(
     r"-----BEGIN (?:[A-Z0-9]+ )*(?:CERTIFICATE|PUBLIC KEY|PUBLIC KEY BLOCK|X509 CRL|PKCS7|CMS"
-    r"|CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|PARAMETERS)-----"
+    r"|CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|PARAMETERS|SIGNATURE|MESSAGE)-----"
     r"(?:[A-Za-z0-9+/=\s:,.\\]|-(?!----))*+"
     r"(?:-----END [A-Z0-9 ]{0,60}-----)?",
     _F,
@@ -149,14 +155,57 @@ _SSH_PUBLIC = lazy(
 )
 
 
+# The public half of a PuTTY key file, and images and fonts inlined as data: URIs.
+_PUTTY_PUBLIC = lazy(
+    r"Public-Lines:[ \t]*[0-9]{1,3}[ \t]*\r?\n(?:[A-Za-z0-9+/=]{4,}+(?:\r?\n|\Z))+", _F
+)
+_PUTTY_MAC = lazy(r"Private-MAC:[ \t]*[0-9a-f]{40,128}", _F)
+_DATA_URI = lazy(
+    r"data:(?:image|font|audio|video)/[A-Za-z0-9.+-]{1,40}(?:;[A-Za-z0-9=._-]{1,40})*;base64,"
+    r"(?P<data>[A-Za-z0-9+/=]++)",
+    _F,
+)
+
+
 def public_spans(text: str) -> list[tuple[int, int]]:
-    """Where the text holds certificates and public keys."""
+    """Where the text holds certificates, public keys, signatures and inlined media."""
     found: list[tuple[int, int]] = []
     if "-----BEGIN" in text:
         found += [m.span() for m in _PUBLIC_PEM.finditer(text)]
     if "AAAA" in text:
         found += [m.span() for m in _SSH_PUBLIC.finditer(text)]
+    if "Public-Lines:" in text:
+        found += [m.span() for m in _PUTTY_PUBLIC.finditer(text)]
+        found += [m.span() for m in _PUTTY_MAC.finditer(text)]
+    if ";base64," in text:
+        found += [m.span() for m in _DATA_URI.finditer(text) if _media(m.group("data"))]
     return found
+
+
+# The first bytes of the image, font and sound formats that pages inline.
+_MAGIC = (
+    b"\x89PNG",
+    b"\xff\xd8\xff",
+    b"GIF8",
+    b"RIFF",
+    b"wOFF",
+    b"wOF2",
+    b"OTTO",
+    b"\x00\x01\x00\x00",
+    b"\x00\x00\x01\x00",
+    b"<svg",
+    b"<?xml",
+    b"ID3",
+    b"OggS",
+    b"fLaC",
+)
+
+
+def _media(data: str) -> bool:
+    """Does an inlined data: URI's base64 start as an image, font or sound does (a random
+    secret labelled image/png does not)?"""
+    head = _b64_bytes(data, 16)
+    return head is not None and (head.startswith(_MAGIC) or head[4:8] == b"ftyp")
 
 
 # Google Docs, Sheets, Slides and Drive ids: 33 or 44 characters starting with 1, or
@@ -168,14 +217,16 @@ def _drive_id(run: str) -> bool:
     return len(run) in (33, 44) and run[0] == "1" and "+" not in run and "/" not in run
 
 
-# bech32 public keys and addresses (age1..., bc1...), SSH key fingerprints
+# bech32 public keys and addresses (age1..., bc1...), SSH key fingerprints; IPFS content
+# ids (CIDv1 in base32, bafy..., and CIDv0, Qm and 44 base58), which are hashes
 _BECH32 = lazy(r"(?:age|bc|tb|ltc|npub)1[02-9ac-hj-np-z]{20,}", _F)
+_CID = lazy(r"ba[fg][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}", _F)
 # SSH key fingerprints and Go module hashes (go.sum's "h1:"): base64 digests
 _FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:", " h1:")
 
 
 def _public_id(text: str, start: int, run: str) -> bool:
-    if _drive_id(run) or _BECH32.fullmatch(run):
+    if _drive_id(run) or _BECH32.fullmatch(run) or _CID.fullmatch(run):
         return True
     if text.endswith(_FINGERPRINT_BEFORE, max(0, start - 7), start) and len(run.rstrip("=")) in (
         27,

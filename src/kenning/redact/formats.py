@@ -95,7 +95,12 @@ FORMATS: tuple[tuple[str, str, str], ...] = (
     ("flyio_token", "fm1r_ fm1a_ fm2_", r"[A-Za-z0-9+/=_-]{60,4096}+"),
     ("vault_token", "hvs. hvb. hvr.", r"[A-Za-z0-9_-]{24,4096}+"),
     ("pulumi_token", "pul-", _HEX40),
-    ("doppler_token", "dp.pt. dp.st. dp.ct. dp.sa. dp.scim. dp.audit.", r"[A-Za-z0-9]{40,48}+"),
+    # a service token may name its config first: dp.st.prd.<40>, dp.st.dev_ci.<44>
+    (
+        "doppler_token",
+        "dp.pt. dp.st. dp.ct. dp.sa. dp.scim. dp.audit.",
+        r"(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,48}+",
+    ),
     ("supabase_key", "sbp_", r"[0-9a-f]{40}" + _END),
     ("supabase_key", "sb_secret_", r"[A-Za-z0-9_-]{20,4096}+"),
     ("netlify_token", "nfp_", r"[A-Za-z0-9]{36,40}" + _END),
@@ -154,6 +159,7 @@ FORMATS: tuple[tuple[str, str, str], ...] = (
     ("npm_token", "npm_", r"[A-Za-z0-9]{36}" + _END),
     ("pypi_token", "pypi-AgE", r"[A-Za-z0-9_-]{50,4096}+"),
     ("rubygems_key", "rubygems_", r"[0-9a-f]{48}" + _END),
+    ("cratesio_token", "cio", r"[A-Za-z0-9]{32}" + _END),
     ("nuget_key", "oy2", r"[a-z0-9]{43}" + _END),
     ("docker_token", "dckr_pat_ dckr_oat_", r"[A-Za-z0-9_-]{24,4096}+"),
     ("postman_key", "PMAK-", r"[0-9a-f]{24}-[0-9a-f]{34}" + _END),
@@ -271,6 +277,16 @@ OTHER: tuple[tuple[str, int, re.Pattern[str]], ...] = (
         )
         for sig, back, chars, tail in _AZURE_SIGNED
     ),
+    # Fly.io's tokens as flyctl prints them: "FlyV1 " and comma-separated macaroons
+    (
+        "flyio_token",
+        0,
+        lazy(
+            r"FlyV1 fm[12][ar]?_[A-Za-z0-9+/=_-]{20,4096}+"
+            r"(?:,fm[12][ar]?_[A-Za-z0-9+/=_-]{20,4096}+)*+",
+            _F,
+        ),
+    ),
     # Telegram bots: <bot id>:AA<33 characters>; the id's first digits are found by
     # looking back (see find_formats)
     (
@@ -287,6 +303,7 @@ _OTHER_FIXED = (
     "+ACR",
     "_mmk",
     *(sig for sig, _, _, _ in _AZURE_SIGNED),
+    "FlyV1 ",
     ":AA",
 )
 # Discord bots: a base64 user id, a time stamp and an HMAC (no fixed part: tried only
@@ -539,6 +556,7 @@ def _discord(text: str, raw: bytes, lo: int, hi: int, add: Callable[[_Span], Non
 # a digit (d), both cases (c), or something that is not a hex digit (x).
 _CHECKS = {
     "resend_key": "dc",
+    "cratesio_token": "dc",
     "notion_token": "d",
     "octopus_key": "d",
     "bitbucket_token": "d",
@@ -564,6 +582,8 @@ _HEX = frozenset(string.hexdigits)
 
 
 def _plausible(kind: str, body: str) -> bool:
+    if (body.count("x") + body.count("X")) * 2 >= len(body):
+        return False  # a placeholder of the format's shape: ghp_xxxx..., AKIAXXXX...
     checks = _CHECKS.get(kind)
     if checks is None:
         return True

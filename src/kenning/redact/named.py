@@ -32,13 +32,17 @@ def _wordset(words: str) -> frozenset[str]:
 
 # The password runs to the last @ of the authority: "p@ss" is often left unencoded.
 _URL_CREDS = lazy(r"://[^\s/?#@:\[\]]{0,256}:([^\s/?]{1,256})@", _F)
+# A token alone before the @ is the credential (a Sentry DSN's key, a token used as the
+# user name): https://<32 hex>@o1.ingest.sentry.io/2, https://<token>@git.example.com
+_URL_USER = lazy(r"://(?P<user>[A-Za-z0-9_.~+-]{20,256})@(?P<host>[^\s/?#@]{1,256})", _F)
+_URL_USER_HEX = lazy(r"[0-9a-f]{32,}", _F)
 # ${PASS}, $PASS, <password>, ****, xxx, [redacted:...]; literal words are redacted.
-_URL_PLACEHOLDER = lazy(r"\$|<[^<>]*>\Z|[*xX]+\Z|.*\[redacted:", _F)
+_URL_PLACEHOLDER = lazy(r"\$|<[^<>]*>\Z|[*xX]+\Z|.*\[redacted:|\{+[^{}]*\}+\Z|%\(", _F)
 _AUTH_HEADER = lazy(
     r"uthorization(?<=[Aa]uthorization)(?<![A-Za-z0-9_][Aa]uthorization)"
     r"[\"']?[ \t]*[:=][ \t]*[\"']?"
     r"(?P<scheme>(?:bearer|basic|token|digest|ssws|splunk|geniekey|api-?key|key|oauth|jwt|mac)"
-    r"[ \t]+)?"
+    r"[ \t]+|key=)?"
     r"(?P<v>[A-Za-z0-9._~+/=-]{8,}+)",
     _FI,
 )
@@ -63,21 +67,24 @@ _TEMPLATE = lazy(r"[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:![rsa])?(?::[^{}]*)?", _F)
 
 _ASSIGN = lazy(
     r"""
-    (?:secret|token|passw(?:or)?d|pass(?:phrase|code)?|pwd|pw|api[_-]?key|key|auth|credentials?)
+    (?:secret|token|passw(?:or)?d|pass(?:phrase|code)?|pwd|pw|psk|api[_-]?key|key|auth
+      |credentials?)
     [A-Za-z0-9_.-]{0,48}+                        # the rest of the name
-    (?P<nq>["']?)                                # closing quote of a quoted name
+    (?P<nq>\\?["']|["']\]|)                      # closing quote of a quoted name (\" in JSON
+                                                 # escaped in a string, "] of a subscript)
     [ \t]*+
-    (?P<sep>:(?![:=])|=(?![=>~]))                # not ::, :=, ==, =>, =~
+    (?P<sep>:(?![:=])|=(?![=>~])|(?<=["'])[ \t]*,)  # not ::, :=, ==, =>, =~; "NAME", "value"
     (?P<sp>[ \t]*+)
     (?:
         [bfru]{0,2}"(?P<dq>[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+)"   # b"...", r'...', f"..."
       | [bfru]{0,2}'(?P<sq>[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+)'
+      | \\"(?P<eq>[^"\\\r\n]++)\\"               # \"value\" in an escaped JSON string
       | (?P<bare>[^\s"'`,;)\]}])                  # its first character; see assignments
     )
     """,
     _FI | re.VERBOSE,
 )
-_KEYWORDS = lazy(rb"secret|token|pass|pw|api|key|auth|credential")
+_KEYWORDS = lazy(rb"secret|token|pass|pw|psk|api|key|auth|credential")
 _NAME_CHARS = string.ascii_letters + string.digits + "_.-"
 _NAME_RUN = lazy(r"[A-Za-z0-9_.-]*+", _F)
 _WORDS = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
@@ -90,6 +97,7 @@ _SECRET_WORDS = (
     "secret",
     "token",
     "apikey",
+    "psk",
 )
 # Words that, after the secret word, make the name about the secret rather than the
 # secret itself: TOKEN_LIMIT, password_min_length, token_uri, SECRET_NAME, ...
@@ -136,12 +144,13 @@ _PLACEHOLDER = lazy(
     | (?:your|my|insert|put|enter|replace|add)[-_]
     | .*[-_]here\Z
     | .*(?:\.\.\.|\u2026)          # truncated: ghp_...
+    | %\(                          # %(password)s
     | .*\[redacted:                # already redacted
     | %[-\#0-9.]*[sdrfxiu]\Z       # printf-style %s, %r
     | \#[0-9a-f]{3,8}\Z            # a colour
     | [A-Za-z][A-Za-z0-9+.-]*://   # a URL (credentials in it have their own rule)
     | (?:/|~/|\./|\.\./)           # a path
-    | (?:env|file|fd|stdin):       # openssl -passin env:VAR, file:path
+    | (?:env|file|fd|stdin|vault): # openssl -passin env:VAR, file:path, vault:kv/app#pw
     """,
     _FI | re.VERBOSE,
 )
@@ -179,6 +188,11 @@ def urls_and_headers(text: str, add: Add) -> None:
         for m in _URL_CREDS.finditer(text):
             if not _URL_PLACEHOLDER.match(m.group(1)):
                 add((m.start(1), m.end(1), "secret_assignment"))
+        for m in _URL_USER.finditer(text):
+            user = m.group("user")
+            if _URL_USER_HEX.fullmatch(user) or _credential_like(user):
+                kind = "sentry_token" if "sentry" in m.group("host") else "secret_assignment"
+                add((m.start("user"), m.end("user"), kind))
     low = text.lower() if "uthoriz" in text or "UTHORIZ" in text or "earer" in text else ""
     for pattern in (_AUTH_HEADER, _BEARER):
         if ("uthoriz" if pattern is _AUTH_HEADER else "earer") not in low:
@@ -254,7 +268,7 @@ def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
             return max(pos, hit + 1)
         return pos
     if m.group("bare") is None:
-        group = "dq" if m.group("dq") is not None else "sq"
+        group = next(g for g in ("dq", "sq", "eq") if m.group(g) is not None)
         start, end = m.span(group)
         value = m.group(group)
     else:
@@ -291,11 +305,18 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     name_kind = _name_kind(text[head : m.start("nq")].lstrip(".-").rpartition(".")[2])
     if name_kind is None:
         return None
-    before = text[head - 1] if head else ""
     quote = m.group("nq")
-    if quote and before != quote:
+    opening = "[" + quote[0] if quote.endswith("]") else quote  # environ["TOKEN"] = ...
+    if quote and not text.endswith(opening, 0, head):
         return None
     quoted_name = bool(quote)
+    comma = m.group("sep").endswith(",")
+    if comma and (
+        not quoted_name or m.group("bare") is not None or _KEY_AFTER.match(text, end + 1)
+    ):
+        # define('DB_PASSWORD', 'x') passes a value; f("token", tok) a variable, and
+        # {"name": "DB_PASSWORD", "value": ...} goes on with a key
+        return None
     colon = m.group("sep") == ":" and not quoted_name  # YAML, headers, prose
     if colon and not m.group("sp"):
         return None  # passwd:shell, password:%s
@@ -339,6 +360,7 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
 
 
 _AWS_SECRET_VALUE = lazy(r"[A-Za-z0-9/+]{40}", _F)
+_KEY_AFTER = lazy(r"\\?[ \t]*:", _F)
 
 
 def _colon_value_ends(text: str, end: int, value: str) -> bool:
@@ -412,6 +434,8 @@ def _secret_name(words: list[str]) -> bool:
 def _placeholder(value: str) -> bool:
     if _PLACEHOLDER.match(value):
         return True
+    if "****" in value or "xxxxxxxx" in value.lower():
+        return True  # masked: sk-proj-XXXXXXXX..., sk-ab12****cd34
     return value.lower().replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
 
 
@@ -658,6 +682,16 @@ _FLAG_NAMES = _wordset(
 )
 
 
+# A flag that starts with a verb names an action on secrets, and what follows it is not
+# one: --export-secret-keys, --list-secrets, --delete-token, --show-password.
+_ACTIONS = _wordset(
+    """
+    export import list delete remove show print gen generate create revoke rotate fetch
+    get read dump
+    """
+)
+
+
 def _word_start(text: str, pos: int) -> int:
     """Where the name holding ``pos`` starts (64 characters back at most)."""
     head = text[max(0, pos - 64) : pos]
@@ -670,6 +704,8 @@ def _flag(text: str, hit: int, add: Add) -> bool:
     if m is None:
         return False
     name = m.group("name")
+    if name.partition("-")[0].lower() in _ACTIONS:
+        return False  # gpg --export-secret-keys ops@example.com: an action, not a value
     if name.lower() not in _FLAG_NAMES and _name_kind(name) not in (
         "secret_assignment",
         "aws_secret_key",
@@ -680,7 +716,7 @@ def _flag(text: str, hit: int, add: Add) -> bool:
     s = m.start(group)
     if value.startswith("pass:"):
         value, s = value[5:], s + 5
-    if value.startswith("-") or _skip_value(value) or _code(value):
+    if (group == "bare" and value.startswith("-")) or _skip_value(value) or _code(value):
         return False
     add(
         (
@@ -697,7 +733,8 @@ _COMMAND = lazy(
     r"(?<![A-Za-z0-9_.-])(?P<cmd>mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump)?"
     r"|sshpass|curl|docker|podman|nerdctl|helm|redis-cli|sqlcmd|bcp|zip|unzip|7za?|smbclient"
     r"|ldap(?:search|add|modify|delete|whoami|passwd)|mongo(?:sh|dump|restore|import|export)?"
-    r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl)(?![A-Za-z0-9_-])",
+    r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl|poetry)"
+    r"(?![A-Za-z0-9_-])",
     _F,
 )
 _SEGMENT_END = lazy(r"[\r\n|;&]|$", _F)
@@ -718,6 +755,8 @@ _COMMAND_FLAGS = {
     "htpasswd": lazy(r"(?<=[ \t])-[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG, _F),
     # openssl enc -k <password> (and -pass pass:<password>, which _FLAG finds)
     "openssl": lazy(r"(?<=[ \t])-k[ \t]+" + _ARG, _F),
+    # poetry config http-basic.<repository> <user> <password>
+    "poetry": lazy(r"(?<=[ \t])http-basic\.[A-Za-z0-9_.-]+[ \t]+\S+[ \t]+" + _ARG, _F),
 }
 # user:password after -u/--user (curl, wget, http), user%password (smbclient),
 # user,password (lftp), user/password@ (sqlplus)
@@ -765,7 +804,13 @@ _COMMAND_RULE = {
     "lftp": "lftp",
     "sqlplus": "sqlplus",
     "openssl": "openssl",
+    "poetry": "poetry",
 }
+
+
+# Container engines take a password only in their login command.
+_LOGIN_ONLY = frozenset(("docker", "podman", "nerdctl"))
+_LOGIN = lazy(r"(?<![A-Za-z0-9_-])login(?![A-Za-z0-9_-])", _F)
 
 
 def commands(text: str, add: Add) -> None:
@@ -777,12 +822,16 @@ def commands(text: str, add: Add) -> None:
         cmd = m.group("cmd").lower()
         family = next((f for f in ("mysql", "mariadb", "ldap", "mongo") if cmd.startswith(f)), cmd)
         rule = _COMMAND_RULE.get(family)
+        if family in _LOGIN_ONLY and not _LOGIN.search(text, m.end(), seg_end):
+            rule = None  # docker run -p 8080:8080 publishes a port
         pattern = _COMMAND_FLAGS.get(rule or "") or _USER_PASS.get(rule or "")
         if pattern is not None:
             for f in pattern.finditer(text, m.end(), seg_end):
                 group = next(g for g in ("dq", "sq", "bare") if f.groupdict().get(g) is not None)
                 value = f.group(group)
-                if _skip_value(value) or value.startswith("-") or value.startswith("$"):
+                if _skip_value(value) or value.startswith("$"):
+                    continue
+                if group == "bare" and value.startswith("-"):  # the next flag; '-x9' is not
                     continue
                 add((f.start(group), f.end(group), "password"))
         pos = max(seg_end, m.end())
@@ -827,9 +876,70 @@ _BUNDLE_CONFIG = lazy(
 )
 
 
-def files(text: str, add: Add) -> None:
-    """Passwords in .netrc files, Bundler's host credentials, and secrets in XML
-    elements and attributes."""
+# .pgpass: hostname:port:database:username:password on a line of its own (a : or \ in a
+# field is escaped with \); the match starts at the port, the host is checked behind it.
+_PGPASS = lazy(
+    r":(?:[0-9]{1,5}|\*):(?P<db>(?:\\.|[^\s:\\]){1,64}+):(?P<user>(?:\\.|[^\s:\\]){1,64}+)"
+    r":(?P<v>(?:\\.|[^\s:\\]){1,256}+)[ \t]*(?=\r?\n|\Z)",
+    _F,
+)
+_PGPASS_HOST = lazy(r"(?:[A-Za-z0-9_.-]{1,253}|\*)\Z", _F)
+_LETTER_OR_STAR = lazy(r"[A-Za-z*]", _F)
+# A service-account key's id (Google's JSON key files): 40 hex digits that name the key
+# the file holds, and with the rest of the file let one use it.
+_PRIVATE_KEY_ID = lazy(
+    r"private_key_id[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[0-9a-f]{40})(?![0-9a-f])", _F
+)
+# name: X_PASSWORD / value: ... pairs (Kubernetes env, ECS task definitions, Actions)
+_NAME_VALUE = lazy(
+    r"name[\"']?[ \t]*:[ \t]*[\"']?(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,80}+)[\"']?[ \t]*"
+    r"(?:,[ \t\r\n]*|\r?\n[ \t]*-?[ \t]*)[\"']?value[\"']?[ \t]*:[ \t]*"
+    r"(?:\"(?P<dq>[^\"\r\n]{1,256})\"|'(?P<sq>[^'\r\n]{1,256})'|(?P<bare>[^\s\"'#,}]{1,256}))",
+    _F,
+)
+# Session cookies: the cookie is the login (JSESSIONID, PHPSESSID, sessionid, connect.sid,
+# laravel_session, _myapp_session, __Host-session); the match starts at the word.
+_SESSION = lazy(r"(?:sessid|sessionid|session|\.sid)=(?P<v>[A-Za-z0-9%._~+/=-]{16,4096}+)", _FI)
+# found on lower-cased bytes, each by a pattern that starts with a literal (one
+# alternation of the two would be tried at every position)
+_SESSION_WORDS = (lazy(rb"sess(?:id|ionid|ion)="), lazy(rb"\.sid="))
+
+
+def _session_name(head: str) -> bool:
+    """Is what comes before "session=" in a cookie's name a cookie's (``laravel_``,
+    ``connect``, ``__Host-``, ``PHP`` of PHPSESSID, nothing), not a longer word's?"""
+    return not head or head[-1] in "_.-" or (head.isupper() and len(head) <= 8)
+
+
+# Calls that take the password as a positional argument: PHP's PDO and mysqli
+# (dsn or host, user, password), Twilio's clients (account SID, auth token).
+_POSITIONAL_CALLS = ("PDO", "mysqli", "mysql_connect")  # mysqli_connect among mysqli
+_POSITIONAL = lazy(
+    r"(?:_connect)?[ \t]*\([ \t]*(?:[\"'][^\"'\r\n]{0,200}[\"']"
+    r"|\$[A-Za-z_]\w*)[ \t]*,[ \t]*(?:[\"'][^\"'\r\n]{0,100}[\"']|\$[A-Za-z_]\w*)[ \t]*,[ \t]*"
+    r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})')",
+    _F,
+)
+_TWILIO_PAIR = lazy(r"AC[0-9a-f]{32}[\"']?[ \t]*,[ \t]*[\"']?(?P<v>[0-9a-f]{32})(?![0-9a-f])", _F)
+
+
+def files(text: str, raw: bytes, add: Add) -> None:
+    """Passwords in .netrc and .pgpass files, Bundler's host credentials, secrets in
+    XML elements and attributes and in name/value pairs, positional passwords, session
+    cookies, and the key id of a Google service-account key."""
+    if text.count(":") >= 4:
+        _pgpass(text, add)
+    _positional(text, add)
+    if "AC" in text:
+        for m in _TWILIO_PAIR.finditer(text):
+            add((m.start("v"), m.end("v"), "twilio_key"))
+    if "private_key_id" in text:
+        for m in _PRIVATE_KEY_ID.finditer(text):
+            add((m.start("v"), m.end("v"), "google_key"))
+    if "value" in text and "name" in text:
+        _name_values(text, add)
+    if "ess" in text or "ESS" in text or ".sid=" in text:
+        _sessions(text, raw, add)
     if "bundle" in text:
         for m in _BUNDLE_CONFIG.finditer(text):
             if not _skip_value(m.group("v").partition(":")[2]):
@@ -863,3 +973,57 @@ def _xml_value(m: re.Match[str], name: str, add: Add) -> None:
     start = m.start("v") + (len(m.group("v")) - len(m.group("v").lstrip()))
     word = "password" if "pass" in name.lower() or "pwd" in name.lower() else "secret_assignment"
     add((start, start + len(value), word))
+
+
+def _pgpass(text: str, add: Add) -> None:
+    for m in _PGPASS.finditer(text):
+        line = text.rfind("\n", 0, m.start()) + 1
+        if (
+            _PGPASS_HOST.match(text, line, m.start())
+            and _LETTER_OR_STAR.search(m.group("db"))
+            and _LETTER_OR_STAR.search(m.group("user"))
+            and not _skip_value(m.group("v"))
+        ):
+            add((m.start("v"), m.end("v"), "password"))
+
+
+def _positional(text: str, add: Add) -> None:
+    for call in _POSITIONAL_CALLS:
+        at = text.find(call)
+        while at >= 0:
+            m = _POSITIONAL.match(text, at + len(call))
+            if m is not None:
+                group = "dq" if m.group("dq") is not None else "sq"
+                if not _skip_value(m.group(group)):
+                    add((m.start(group), m.end(group), "password"))
+            at = text.find(call, at + len(call))
+
+
+def _name_values(text: str, add: Add) -> None:
+    for m in _NAME_VALUE.finditer(text):
+        group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+        value = m.group(group)
+        kind = _name_kind(m.group("n"))
+        if kind is None or _skip_value(value) or _code(value):
+            continue
+        if kind in ("key", "auth") and not _credential_like(value):
+            continue
+        add((m.start(group), m.end(group), "secret_assignment"))
+
+
+def _sessions(text: str, raw: bytes, add: Add) -> None:
+    low = raw.lower()
+    hits = sorted(h.start() for words in _SESSION_WORDS for h in words.finditer(low))
+    for hit in hits:
+        m = _SESSION.match(text, hit)
+        if m is None:
+            continue
+        value = m.group("v")
+        head = text[_word_start(text, m.start()) : m.start()]
+        if (
+            (m.group().startswith(".") or _session_name(head))
+            and not _skip_value(value)
+            and _DIGIT.search(value)
+            and _LETTER.search(value)
+        ):
+            add((m.start("v"), m.end("v"), "secret_assignment"))
