@@ -408,3 +408,18 @@ def test_forget_since_refuses_a_date_that_does_not_exist(store, since):
     with pytest.raises(InvalidInput, match="YYYY-MM-DD"):
         items.select_for_forget(store, since=since)
     assert len(items.select_for_forget(store, since="2000-02-29")) == 1
+
+
+def test_a_search_filled_by_recall_draws_from_the_kinds_and_tags_asked_for(store):
+    """The memories that hold some of the words come from the kinds and tags asked for,
+    not from the best of every kind cut down afterwards: sixty notes about the outbox
+    rank above the one decision, and do not crowd it out."""
+    for n in range(60):
+        add(f"Outbox worker note {n}: the outbox drains every minute", store)
+    decision = add("The payment outbox is drained by one worker", store, kind="decision")
+    tagged = add("Drain the outbox before a deploy", store, tags=["deploys"])
+    question = "how often is the outbox drained by the worker?"
+    found = items.search(store, question, kinds=["decision"], limit=5)
+    assert [f.item.id for f in found] == [decision.id]
+    found = items.search(store, question, tags=["deploys"], limit=5)
+    assert [f.item.id for f in found] == [tagged.id]

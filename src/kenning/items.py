@@ -740,17 +740,13 @@ def _some_words(store: Store, text: str, query: ItemQuery, seen: set[str]) -> li
     from kenning.recall import RecallSettings, recall
 
     settings = RecallSettings(limit=FILL_POOL, max_tokens=10**9, min_score=0.0, min_shared=0)
-    ranked = recall(store, text, query.scopes, settings=settings).kept
-    return [
-        Found(c.item, c.score, every_word=False)
-        for c in ranked
-        if c.item.id not in seen
-        and (not query.kinds or c.item.kind.value in query.kinds)
-        and set(query.tags) <= set(c.item.tags)
-    ]
+    ranked = recall(
+        store, text, query.scopes, settings=settings, kinds=query.kinds, tags=query.tags
+    ).kept
+    return [Found(c.item, c.score, every_word=False) for c in ranked if c.item.id not in seen]
 
 
-FILL_POOL = 50  # memories recall ranks to fill a search (before the kind and tag filters)
+FILL_POOL = 50  # memories recall ranks to fill a search
 
 
 def list_items(

@@ -488,8 +488,11 @@ def recall(
     context: Sequence[str] = (),
     exclude: set[str] | frozenset[str] = frozenset(),
     now: datetime | None = None,
+    kinds: Sequence[str] = (),
+    tags: Sequence[str] = (),
 ) -> Recall:
-    """The memories that fit `prompt` among active items of `scopes`, best first."""
+    """The memories that fit `prompt` among active items of `scopes` (of `kinds` and
+    holding `tags`, when given), best first."""
     settings = settings or RecallSettings()
     now = now or datetime.now(UTC)
     concepts, total, freqs = _concepts(store, prompt, context)
@@ -542,6 +545,8 @@ def recall(
         return Recall(tuple(c.stem for c in concepts), (), "", 0)
     query = ItemQuery(
         scopes=tuple(scopes),
+        kinds=tuple(kinds),
+        tags=tuple(tags),
         statuses=("active",),
         exclude_ids=tuple(sorted(exclude)),  # left out before choosing, not after
         limit=CANDIDATES,

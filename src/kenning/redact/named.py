@@ -268,7 +268,7 @@ def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
             return max(pos, hit + 1)
         return pos
     if m.group("bare") is None:
-        group = next(g for g in ("dq", "sq", "eq") if m.group(g) is not None)
+        group = _given(m, ("dq", "sq", "eq"))
         start, end = m.span(group)
         value = m.group(group)
     else:
@@ -692,6 +692,12 @@ _ACTIONS = _wordset(
 )
 
 
+def _given(m: re.Match[str], groups: tuple[str, ...] = ("dq", "sq", "bare")) -> str:
+    """Which of a value's alternative groups (double-quoted, single-quoted, bare) matched."""
+    found = m.groupdict()
+    return next(g for g in groups if found.get(g) is not None)
+
+
 def _word_start(text: str, pos: int) -> int:
     """Where the name holding ``pos`` starts (64 characters back at most)."""
     head = text[max(0, pos - 64) : pos]
@@ -711,7 +717,7 @@ def _flag(text: str, hit: int, add: Add) -> bool:
         "aws_secret_key",
     ):
         return False
-    group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+    group = _given(m)
     value = m.group(group)
     s = m.start(group)
     if value.startswith("pass:"):
@@ -827,7 +833,7 @@ def commands(text: str, add: Add) -> None:
         pattern = _COMMAND_FLAGS.get(rule or "") or _USER_PASS.get(rule or "")
         if pattern is not None:
             for f in pattern.finditer(text, m.end(), seg_end):
-                group = next(g for g in ("dq", "sq", "bare") if f.groupdict().get(g) is not None)
+                group = _given(f)
                 value = f.group(group)
                 if _skip_value(value) or value.startswith("$"):
                     continue
@@ -993,7 +999,7 @@ def _positional(text: str, add: Add) -> None:
         while at >= 0:
             m = _POSITIONAL.match(text, at + len(call))
             if m is not None:
-                group = "dq" if m.group("dq") is not None else "sq"
+                group = _given(m, ("dq", "sq"))
                 if not _skip_value(m.group(group)):
                     add((m.start(group), m.end(group), "password"))
             at = text.find(call, at + len(call))
@@ -1001,7 +1007,7 @@ def _positional(text: str, add: Add) -> None:
 
 def _name_values(text: str, add: Add) -> None:
     for m in _NAME_VALUE.finditer(text):
-        group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+        group = _given(m)
         value = m.group(group)
         kind = _name_kind(m.group("n"))
         if kind is None or _skip_value(value) or _code(value):
