@@ -1004,6 +1004,12 @@ def test_the_prefix_precheck_never_changes_what_is_found(parts: list[str]) -> No
     [
         ("db.internal:5432:app_prod:app:Xq7#pL2vZz9", "Xq7#pL2vZz9", "password"),
         ("*:*:*:replicator:Winter2026!", "Winter2026!", "password"),
+        # a .pgpass line quoted in a note: as a list item, a quote, indented
+        ("- db.acme.local:5432:orders:app:0X%17LxJa", "0X%17LxJa", "password"),
+        ("> * *:*:*:replicator:Winter2026!", "Winter2026!", "password"),
+        ("    db:5432:app:app:Xq7pL2vZz9", "Xq7pL2vZz9", "password"),
+        ("2. 10.0.3.7:*:warehouse:etl:voaWqt28", "voaWqt28", "password"),
+        ('> - name: DB_PASSWORD\n>   value: "deltaSummer57"', "deltaSummer57", "secret_assignment"),
         ("pg.example.com:6432:billing:billing:ab12\\:cd34", "ab12\\:cd34", "password"),
         ('"private_key_id": "' + "0a1b" * 10 + '",', "0a1b" * 10, "google_key"),
         ("https://" + "3f9c" * 8 + "@o12345.ingest.sentry.io/678", "3f9c" * 8, "sentry_token"),

@@ -890,6 +890,10 @@ _PGPASS = lazy(
     _F,
 )
 _PGPASS_HOST = lazy(r"(?:[A-Za-z0-9_.-]{1,253}|\*)\Z", _F)
+# What may come before the host on its line when the file is quoted in a note: indent, a
+# list's bullet or number or a quote's marker, each followed by a blank ("- host:..."; a "*" with no
+# blank after it is the any-host wildcard).
+_LINE_LEAD = lazy(r"(?:[ \t]*(?:[-*+>]|[0-9]{1,3}[.)])[ \t]+)*[ \t]*", _F)
 _LETTER_OR_STAR = lazy(r"[A-Za-z*]", _F)
 # A service-account key's id (Google's JSON key files): 40 hex digits that name the key
 # the file holds, and with the rest of the file let one use it.
@@ -899,7 +903,7 @@ _PRIVATE_KEY_ID = lazy(
 # name: X_PASSWORD / value: ... pairs (Kubernetes env, ECS task definitions, Actions)
 _NAME_VALUE = lazy(
     r"name[\"']?[ \t]*:[ \t]*[\"']?(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,80}+)[\"']?[ \t]*"
-    r"(?:,[ \t\r\n]*|\r?\n[ \t]*-?[ \t]*)[\"']?value[\"']?[ \t]*:[ \t]*"
+    r"(?:,[ \t\r\n]*|\r?\n(?:[ \t]*>)*[ \t]*-?[ \t]*)[\"']?value[\"']?[ \t]*:[ \t]*"
     r"(?:\"(?P<dq>[^\"\r\n]{1,256})\"|'(?P<sq>[^'\r\n]{1,256})'|(?P<bare>[^\s\"'#,}]{1,256}))",
     _F,
 )
@@ -984,6 +988,8 @@ def _xml_value(m: re.Match[str], name: str, add: Add) -> None:
 def _pgpass(text: str, add: Add) -> None:
     for m in _PGPASS.finditer(text):
         line = text.rfind("\n", 0, m.start()) + 1
+        lead = _LINE_LEAD.match(text, line, m.start())
+        line = lead.end() if lead else line
         if (
             _PGPASS_HOST.match(text, line, m.start())
             and _LETTER_OR_STAR.search(m.group("db"))
