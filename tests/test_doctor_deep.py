@@ -67,10 +67,11 @@ def test_a_copy_with_a_damaged_search_index_is_found_and_repaired(tmp_path):
     rowid, title, body, tags = conn.execute(
         "SELECT rowid, title, body, tags FROM items WHERE id = ?", (target.id,)
     ).fetchone()
-    conn.execute(
-        "INSERT INTO items_fts(items_fts, rowid, title, body, tags) VALUES ('delete', ?, ?, ?, ?)",
-        (rowid, title, body, tags),
-    )
+    for index in ("items_fts", "items_recent"):  # the whole index and the newest items'
+        conn.execute(
+            f"INSERT INTO {index}({index}, rowid, title, body, tags) VALUES ('delete', ?, ?, ?, ?)",
+            (rowid, title, body, tags),
+        )
     conn.execute("UPDATE terms SET docs = docs + 5 WHERE term = 'deploi'")
     conn.execute(
         "INSERT INTO revisions SELECT 'ORPHAN0000000000000000000', 'GONE00000000000000000000000', "

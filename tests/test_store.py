@@ -370,6 +370,34 @@ def test_the_search_window_counts_only_matches_that_pass_the_filters(db_path, mo
         ]
 
 
+def test_the_recent_index_holds_the_newest_items_and_a_search_goes_on_to_the_whole(
+    db_path, monkeypatch
+):
+    """A search ranks the newest items' own index first (its bm25 reads only their word
+    lists), and the whole index when that holds too few hits: nothing older is lost."""
+    monkeypatch.setattr(migrations_mod, "RECENT_ITEMS", 6)
+    monkeypatch.setattr(migrations_mod, "RECENT_SLACK", 2)
+    with opened(db_path) as store:
+        oldest = add("Zookeeper quorum lost at night", store)
+        made = [add(f"Note {n} about the kafka brokers", store) for n in range(12)]
+        edited = items.change(store, made[-1].id, text="Note eleven about kafka brokers, edited")
+        since, n = store.conn.execute("SELECT since, n FROM recent_index").fetchone()
+        held = {r[0] for r in store.conn.execute("SELECT rowid FROM items_recent_docsize")}
+        newest = [r[0] for r in store.conn.execute("SELECT rowid FROM items ORDER BY rowid")]
+        assert 6 <= n < 8 and len(held) == n and held == {r for r in newest if r >= since}
+        # Only the newest are in it; the old item is found through the whole index.
+        assert [f.item.id for f in items.search(store, "zookeeper")] == [oldest.id]
+        recent = items.search(store, "kafka brokers", limit=3)
+        assert len(recent) == 3 and recent[0].item.id == edited.id
+        assert len(items.search(store, "kafka", limit=50)) == 12
+        # Deleting and editing an item the recent index holds keeps it in step.
+        store.delete_items([made[-2].id])
+        assert store.conn.execute("SELECT n FROM recent_index").fetchone()[0] == n - 1
+        from kenning.store import health
+
+        assert health.deep_check(store.conn).ok
+
+
 def test_a_count_by_scope_and_status_is_what_counting_every_item_gives(db_path):
     """Packs count from the per-scope counts the triggers keep: through inserts, a
     change of scope, of status, deletes, and items past their expiry."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.model import Scope
+from kenning.store import migrations
 
 MAX_SHOWN = 5  # examples quoted per finding
 
@@ -155,6 +156,16 @@ def _orphans(conn: sqlite3.Connection) -> list[Problem]:
 def _search_index(conn: sqlite3.Connection) -> list[Problem]:
     try:
         conn.execute("INSERT INTO items_fts(items_fts, rank) VALUES ('integrity-check', 1)")
+        # The recent index holds only the newest items of its content table: its own
+        # structure is checked, and what it should hold is counted.
+        conn.execute("INSERT INTO items_recent(items_recent) VALUES ('integrity-check')")
+        since, n = conn.execute("SELECT since, n FROM recent_index").fetchone()
+        held = conn.execute("SELECT count(*) FROM items_recent_docsize").fetchone()[0]
+        should = conn.execute("SELECT count(*) FROM items WHERE rowid >= ?", (since,)).fetchone()
+        if not n == held == should[0]:
+            raise sqlite3.DatabaseError(
+                f"the recent index holds {held} items, counts {n}, should hold {should[0]}"
+            )
     except sqlite3.DatabaseError as exc:
         return [
             Problem(
@@ -232,6 +243,8 @@ def repair(conn: sqlite3.Connection) -> Repair:
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute("INSERT INTO items_fts(items_fts) VALUES ('rebuild')")
+        conn.execute("INSERT INTO items_recent(items_recent) VALUES ('delete-all')")
+        migrations.fill_recent(conn)
         items = conn.execute("SELECT count(*) FROM items").fetchone()[0]
         done.append(f"rebuilt the search index from {items} items")
         for table, column, tokenizer in _RECOUNT:

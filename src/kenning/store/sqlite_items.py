@@ -20,6 +20,7 @@ from typing import Any
 from kenning.errors import NotFound, RevisionConflict, StoreError
 from kenning.ids import short_id
 from kenning.model import Item, Revision
+from kenning.store import migrations
 from kenning.store import sqlite_columns as columns
 from kenning.store.base import ItemQuery, now_iso
 from kenning.store.sqlite_core import WIPE_WAIT_SECONDS, spoolable
@@ -49,6 +50,7 @@ class Items(Terms):
             columns.INSERT_REVISION,
             [columns.revision_values(i, change, v) for i, v in zip(items, values, strict=True)],
         )
+        migrations.trim_recent(conn)
 
     def _insert_rows(
         self, conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, ...]]
@@ -312,7 +314,8 @@ class Items(Terms):
                 conn.execute(f"DELETE FROM uses WHERE item_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM revisions WHERE item_id IN ({marks})", chunk)
                 deleted += conn.execute(f"DELETE FROM items WHERE id IN ({marks})", chunk).rowcount
-            conn.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
+            for index in ("items_fts", "items_recent"):
+                conn.execute(f"INSERT INTO {index}({index}) VALUES ('optimize')")
         self.checkpoint(WIPE_WAIT_SECONDS, remember=True)
         return deleted
 
