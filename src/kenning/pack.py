@@ -224,6 +224,18 @@ def build_pack(
         return Pack(SHORT_INTRO, (), (), 0, estimate_tokens(SHORT_INTRO), tuple(scopes), {})
     intro = opening(budget)
 
+    # Each line and its cost, once: a fill with less room (below) costs them again.
+    rendered: dict[str, list[tuple[Item | Session, str, int]]] = {}
+    for key, _ in SECTIONS:
+        lines_of: list[tuple[Item | Session, str]]
+        if key == "sessions":
+            lines_of = [(s, render_session(s)) for s in sessions]
+        else:
+            label = key in ("pinned", "knowledge")
+            lines_of = [(i, render_item(i, kind_label=label)) for i in by_section[key]]
+        rendered[key] = [(obj, line, estimate_tokens(line)) for obj, line in lines_of]
+    heading_cost = {key: estimate_tokens(f"## {title}") for key, title in SECTIONS}
+
     def fill(
         limit: float, char_limit: float
     ) -> tuple[dict[str, list[str]], list[Item], list[Session], int]:
@@ -234,20 +246,11 @@ def build_pack(
         lines: dict[str, list[str]] = {}
         omitted = overflow
         for key, title in SECTIONS:
-            entries: list[tuple[Item | Session, str]]
-            if key == "sessions":
-                entries = [(s, render_session(s)) for s in sessions]
-            else:
-                entries = [
-                    (i, render_item(i, kind_label=key in ("pinned", "knowledge")))
-                    for i in by_section[key]
-                ]
             heading = f"## {title}"
-            for obj, line in entries:
-                cost = estimate_tokens(line)
+            for obj, line, cost in rendered[key]:
                 length = len(line) + 1
                 if key not in lines:
-                    cost += estimate_tokens(heading)
+                    cost += heading_cost[key]
                     length += len(heading) + 2
                 if used + cost > limit or chars + length > char_limit:
                     if isinstance(obj, Item) and not given:
