@@ -396,6 +396,23 @@ def test_the_recent_index_holds_the_newest_items_and_a_search_goes_on_to_the_who
         from kenning.store import health
 
         assert health.deep_check(store.conn).ok
+        # Forget every item the recent index holds and two older: the next item still goes
+        # in it (SQLite gives it the rowid after the newest left, below where it began).
+        since = store.conn.execute("SELECT since FROM recent_index").fetchone()[0]
+        newest = [
+            r[0] for r in store.conn.execute("SELECT id FROM items WHERE rowid >= ?", (since - 2,))
+        ]
+        store.delete_items(newest)
+        older = add("Kafka brokers moved to the new cluster", store)
+        assert [f.item.id for f in items.search(store, "kafka brokers", limit=1)] == [older.id]
+        rowid = store.conn.execute("SELECT rowid FROM items WHERE id = ?", (older.id,)).fetchone()
+        assert (
+            store.conn.execute(
+                "SELECT count(*) FROM items_recent_docsize WHERE id = ?", (rowid[0],)
+            ).fetchone()[0]
+            == 1
+        )
+        assert health.deep_check(store.conn).ok
 
 
 def test_a_count_by_scope_and_status_is_what_counting_every_item_gives(db_path):

@@ -406,6 +406,16 @@ def fill_recent(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE recent_index SET since = ?, n = ?", (since, n))
 
 
+def after_delete(conn: sqlite3.Connection) -> None:
+    """Once every item the recent index held is deleted, SQLite gives the next item the
+    rowid after the newest left, which may be below `since`: move `since` down to it, so
+    the next item is among the newest (the index holds nothing between)."""
+    conn.execute(
+        "UPDATE recent_index SET since = "
+        "min(since, (SELECT coalesce(max(rowid), 0) + 1 FROM items))"
+    )
+
+
 def trim_recent(conn: sqlite3.Connection) -> None:
     """Once the recent index holds RECENT_SLACK items more than RECENT_ITEMS, take the
     oldest of them out (a few thousand at a time, so no one write pays for many)."""

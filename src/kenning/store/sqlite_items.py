@@ -316,6 +316,7 @@ class Items(Terms):
                 deleted += conn.execute(f"DELETE FROM items WHERE id IN ({marks})", chunk).rowcount
             for index in ("items_fts", "items_recent"):
                 conn.execute(f"INSERT INTO {index}({index}) VALUES ('optimize')")
+            migrations.after_delete(conn)
         self.checkpoint(WIPE_WAIT_SECONDS, remember=True)
         return deleted
 
