@@ -375,8 +375,10 @@ def test_the_recent_index_holds_the_newest_items_and_a_search_goes_on_to_the_who
 ):
     """A search ranks the newest items' own index first (its bm25 reads only their word
     lists), and the whole index when that holds too few hits: nothing older is lost."""
-    monkeypatch.setattr(migrations_mod, "RECENT_ITEMS", 6)
-    monkeypatch.setattr(migrations_mod, "RECENT_SLACK", 2)
+    from kenning.store import sqlite_recent
+
+    monkeypatch.setattr(sqlite_recent, "RECENT_ITEMS", 6)
+    monkeypatch.setattr(sqlite_recent, "RECENT_SLACK", 2)
     with opened(db_path) as store:
         oldest = add("Zookeeper quorum lost at night", store)
         made = [add(f"Note {n} about the kafka brokers", store) for n in range(12)]

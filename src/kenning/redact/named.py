@@ -891,8 +891,8 @@ _PGPASS = lazy(
 )
 _PGPASS_HOST = lazy(r"(?:[A-Za-z0-9_.-]{1,253}|\*)\Z", _F)
 # What may come before the host on its line when the file is quoted in a note: indent, a
-# list's bullet or number or a quote's marker, each followed by a blank ("- host:..."; a "*" with no
-# blank after it is the any-host wildcard).
+# list's bullet or number or a quote's marker, each followed by a blank ("- host:..."; a
+# "*" with no blank after it is the any-host wildcard).
 _LINE_LEAD = lazy(r"(?:[ \t]*(?:[-*+>]|[0-9]{1,3}[.)])[ \t]+)*[ \t]*", _F)
 _LETTER_OR_STAR = lazy(r"[A-Za-z*]", _F)
 # A service-account key's id (Google's JSON key files): 40 hex digits that name the key

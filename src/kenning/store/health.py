@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.model import Scope
-from kenning.store import migrations
+from kenning.store import sqlite_recent as recent
 
 MAX_SHOWN = 5  # examples quoted per finding
 
@@ -244,7 +244,7 @@ def repair(conn: sqlite3.Connection) -> Repair:
     try:
         conn.execute("INSERT INTO items_fts(items_fts) VALUES ('rebuild')")
         conn.execute("INSERT INTO items_recent(items_recent) VALUES ('delete-all')")
-        migrations.fill_recent(conn)
+        recent.fill(conn)
         items = conn.execute("SELECT count(*) FROM items").fetchone()[0]
         done.append(f"rebuilt the search index from {items} items")
         for table, column, tokenizer in _RECOUNT:

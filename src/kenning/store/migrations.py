@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable
 
 from kenning.errors import StoreError
+from kenning.store import sqlite_recent as recent
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
@@ -340,19 +341,11 @@ def m0014_scope_counts(conn: sqlite3.Connection) -> None:
     )
 
 
-# How many of the newest items the recent index holds, at least (up to RECENT_SLACK
-# more between trims): a search and recall's candidate query rank the newest matches first,
-# and FTS5's bm25 reads the whole list of items of every word it ranks, so over the whole
-# index their cost grew with the store (`sqlite_search`).
-RECENT_ITEMS = 50_000
-RECENT_SLACK = 2_000
-
-
 def m0015_recent_index(conn: sqlite3.Connection) -> None:
     # A second full-text index over the newest items only, on the same content (`items`):
     # `recent_index.since` is the oldest rowid it holds and `n` how many rows it holds; the
-    # triggers keep it in step for those rows, and `trim_recent` moves `since` on as
-    # items are added.
+    # triggers keep it in step for those rows, and `sqlite_recent.trim` moves `since` on
+    # as items are added.
     _run_script(
         conn,
         """
@@ -388,56 +381,7 @@ def m0015_recent_index(conn: sqlite3.Connection) -> None:
         """,
     )
     conn.execute("INSERT INTO recent_index(id, since, n) VALUES (1, 0, 0)")
-    fill_recent(conn)
-
-
-def fill_recent(conn: sqlite3.Connection) -> None:
-    """Index the newest RECENT_ITEMS items in the (empty) recent index."""
-    row = conn.execute(
-        "SELECT rowid FROM items ORDER BY rowid DESC LIMIT 1 OFFSET ?", (RECENT_ITEMS - 1,)
-    ).fetchone()
-    since = int(row[0]) if row else 0
-    conn.execute(
-        "INSERT INTO items_recent(rowid, title, body, tags) "
-        "SELECT rowid, title, body, tags FROM items WHERE rowid >= ?",
-        (since,),
-    )
-    n = conn.execute("SELECT count(*) FROM items WHERE rowid >= ?", (since,)).fetchone()[0]
-    conn.execute("UPDATE recent_index SET since = ?, n = ?", (since, n))
-
-
-def after_delete(conn: sqlite3.Connection) -> None:
-    """Once every item the recent index held is deleted, SQLite gives the next item the
-    rowid after the newest left, which may be below `since`: move `since` down to it, so
-    the next item is among the newest (the index holds nothing between)."""
-    conn.execute(
-        "UPDATE recent_index SET since = "
-        "min(since, (SELECT coalesce(max(rowid), 0) + 1 FROM items))"
-    )
-
-
-def trim_recent(conn: sqlite3.Connection) -> None:
-    """Once the recent index holds RECENT_SLACK items more than RECENT_ITEMS, take the
-    oldest of them out (a few thousand at a time, so no one write pays for many)."""
-    since, n = conn.execute("SELECT since, n FROM recent_index").fetchone()
-    if n < RECENT_ITEMS + RECENT_SLACK:
-        return
-    row = conn.execute(
-        "SELECT rowid FROM items WHERE rowid >= ? ORDER BY rowid LIMIT 1 OFFSET ?",
-        (since, n - RECENT_ITEMS),
-    ).fetchone()
-    if row is None:  # the count is off: doctor's repair recounts it
-        return
-    span = (since, row[0])
-    gone = conn.execute(
-        "SELECT count(*) FROM items WHERE rowid >= ? AND rowid < ?", span
-    ).fetchone()[0]
-    conn.execute(
-        "INSERT INTO items_recent(items_recent, rowid, title, body, tags) "
-        "SELECT 'delete', rowid, title, body, tags FROM items WHERE rowid >= ? AND rowid < ?",
-        span,
-    )
-    conn.execute("UPDATE recent_index SET since = ?, n = n - ?", (row[0], gone))
+    recent.fill(conn)
 
 
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (

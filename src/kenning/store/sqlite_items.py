@@ -20,8 +20,8 @@ from typing import Any
 from kenning.errors import NotFound, RevisionConflict, StoreError
 from kenning.ids import short_id
 from kenning.model import Item, Revision
-from kenning.store import migrations
 from kenning.store import sqlite_columns as columns
+from kenning.store import sqlite_recent as recent
 from kenning.store.base import ItemQuery, now_iso
 from kenning.store.sqlite_core import WIPE_WAIT_SECONDS, spoolable
 from kenning.store.sqlite_terms import Terms
@@ -50,7 +50,7 @@ class Items(Terms):
             columns.INSERT_REVISION,
             [columns.revision_values(i, change, v) for i, v in zip(items, values, strict=True)],
         )
-        migrations.trim_recent(conn)
+        recent.trim(conn)
 
     def _insert_rows(
         self, conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, ...]]
@@ -316,7 +316,7 @@ class Items(Terms):
                 deleted += conn.execute(f"DELETE FROM items WHERE id IN ({marks})", chunk).rowcount
             for index in ("items_fts", "items_recent"):
                 conn.execute(f"INSERT INTO {index}({index}) VALUES ('optimize')")
-            migrations.after_delete(conn)
+            recent.after_delete(conn)
         self.checkpoint(WIPE_WAIT_SECONDS, remember=True)
         return deleted
 

@@ -13,10 +13,10 @@ bm25 first counts how many items hold each phrase of the query, by reading that
 phrase's whole list of items, and a prefix (the last word typed) is the merge of every
 word that starts with it, read whole before the first match comes out: both FTS5's, and
 in proportion to how many items hold the words, not to the window. So a search with a
-limit reads `items_recent`, the index of the newest RECENT_ITEMS items
-(`migrations.m0015_recent_index`), and goes on to the whole index only when that holds
-too few hits and older items exist: from 100,000 to 1,000,000 memories its p95 then
-grew 1.2x, against 2.8x over the whole index (docs/reference/schema.md).
+limit reads `items_recent`, the index of the newest items (`sqlite_recent`), and goes on
+to the whole index only when that holds too few hits and older items exist: from
+100,000 to 1,000,000 memories its p95 then grew 1.2x, against 2.8x over the whole index
+(docs/reference/schema.md).
 """
 
 from __future__ import annotations
