@@ -286,6 +286,24 @@ def test_a_long_item_is_cut_with_a_pointer() -> None:
     assert len(line) < 460
 
 
+def test_a_templates_headings_read_as_lead_ins_on_the_items_line() -> None:
+    body = (
+        "## Context\nWebhooks were lost when the app crashed.\n## Decision\n"
+        "Write each event to the outbox.\n## Consequences:\nA worker drains it.\n"
+        "```sh\n# drain by hand\nmake drain\n```"
+    )
+    with opened() as store:
+        put(store, "Payments go through the outbox\n" + body, kind="decision", minute=1)
+        pack = build_pack(store, SCOPES, repo=REPO)
+    [line] = lines_of(pack.text, "## Decisions, facts and notes")
+    assert "##" not in line
+    assert (
+        "Payments go through the outbox: Context: Webhooks were lost when the app crashed. "
+        "Decision: Write each event to the outbox. Consequences: A worker drains it. "
+        "```sh # drain by hand make drain ```"
+    ) in line
+
+
 @pytest.mark.parametrize(
     ("budget", "opening"),
     [

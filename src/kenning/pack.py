@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,11 +64,32 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+HEADING = re.compile(r" {0,3}#{1,6}[ \t]+(.*?)[ \t#]*")
+FENCE = re.compile(r" {0,3}(```|~~~)")
+
+
+def body_line(body: str) -> str:
+    """An item's body on one line. A Markdown heading outside a code block (a template's
+    `## Context`) becomes the lead-in of what follows it (`Context: …`), not a `##`
+    left in the middle of the line."""
+    parts, fenced = [], False
+    for line in body.splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+        heading = None if fenced else HEADING.fullmatch(line)
+        if heading and heading.group(1):
+            lead = heading.group(1)
+            parts.append(lead if lead[-1] in ":.?!" else lead + ":")
+        else:
+            parts.append(line)
+    return one_line(" ".join(parts))
+
+
 def render_item(item: Item, max_chars: int = 400, kind_label: bool = True) -> str:
     """One item as a Markdown bullet ending in its id marker; long bodies are cut."""
     short = short_id(item.id)
     label = f"({item.kind.value}) " if kind_label else ""
-    body = one_line(item.body)
+    body = body_line(item.body)
     text = f"{item.title}: {body}" if body else item.title
     if len(text) > max_chars:
         text = text[: max(0, max_chars - 1)].rstrip() + f"… [cut: ken show {short}]"
