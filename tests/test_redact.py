@@ -1037,11 +1037,39 @@ def test_the_prefix_precheck_never_changes_what_is_found(parts: list[str]) -> No
         ("poetry config http-basic.corp deploy Xq7pLm2vZz9", "Xq7pLm2vZz9", "password"),
         ("new PDO('mysql:host=db', 'shop', 'Xq7pLm2vZz9')", "Xq7pLm2vZz9", "password"),
         ("Client('AC" + "0" * 32 + "', '" + "9f" * 16 + "')", "9f" * 16, "twilio_key"),
+        # found on fresh seeds of that corpus: fish's and csh's environment, a WordPress
+        # salt's punctuation, a Sentry org token's url-safe secret, a diceware passphrase
+        (
+            "set -x API_TOKEN velvet-hollow-ember-cobalt",
+            "velvet-hollow-ember-cobalt",
+            "secret_assignment",
+        ),
+        ('set -gx GITHUB_TOKEN "Xq7pLm2vZz9"', "Xq7pLm2vZz9", "secret_assignment"),
+        ("setenv DB_PASSWORD Xq7pLm2vZz9", "Xq7pLm2vZz9", "password"),
+        ("launchctl setenv NPM_TOKEN Xq7pLm2vZz9", "Xq7pLm2vZz9", "secret_assignment"),
+        ("set SLACK_TOKEN Xq7pLm2vZz9", "Xq7pLm2vZz9", "secret_assignment"),
+        (
+            "define( 'AUTH_KEY',    'zl8v(Ykn@*JUVi6S#@!?jMdh*Nl;y7H+<#C.C|JTQ.e*OPA0BZK)XUQ' );",
+            "zl8v(Ykn@*JUVi6S#@!?jMdh*Nl;y7H+<#C.C|JTQ.e*OPA0BZK)XUQ",
+            "secret_assignment",
+        ),
+        ("sntrys_" + "eyJpYXQiOjE3MTA" * 5 + "_" + "yhDSG6yv-hO7nBMf" * 2, None, "sentry_token"),
+        (
+            "# sudo password for the box: orchid-kestrel-nimbus-sorrel",
+            "orchid-kestrel-nimbus-sorrel",
+            "password",
+        ),
+        (
+            "wifi password is correct-horse-battery-staple",
+            "correct-horse-battery-staple",
+            "password",
+        ),
+        ("# sudo password for the box: Sorrel.Pylon.Orchid91", "Sorrel.Pylon.Orchid91", "password"),
     ],
 )
-def test_formats_the_held_corpus_found_missing(text: str, value: str, kind: str) -> None:
+def test_formats_the_held_corpus_found_missing(text: str, value: str | None, kind: str) -> None:
     result = redact(text)
-    assert result.text == text.replace(value, marker(kind))
+    assert result.text == text.replace(value or text, marker(kind))
 
 
 @pytest.mark.parametrize(
@@ -1076,10 +1104,31 @@ def test_formats_the_held_corpus_found_missing(text: str, value: str, kind: str)
         + "iQIzBAEBCAAdFiEE"
         + "Qz9x" * 12
         + "\n-----END PGP SIGNATURE-----",
+        "set token expiry to 5 minutes",
+        "set -x PATH $PATH /usr/local/bin",
+        "set -x API_TOKEN $API_TOKEN_FROM_VAULT",
+        "set -x SSH_AUTH_SOCK /tmp/ssh-agent.sock",
+        "set TOKEN_TTL 3600",
+        "define( 'AUTH_KEY', 'put your unique phrase here' );",
+        "cache_key = 'user:(id)?v=2'",
+        "passwords are short-lived and auto-generated here",
+        "the password is end-to-end encrypted",
+        "the password is up-to-date",
+        "the password type is java.lang.String",
+        "password is stored in Vault.Secrets.Prod",
     ],
 )
 def test_what_the_held_corpus_rules_leave_alone(text: str) -> None:
     assert redact(text) == Redaction(text, (), 0)
+
+
+def test_a_cookie_glued_to_a_pem_footer_is_redacted_in_one_pass() -> None:
+    # found by a random draw of test_redact_is_idempotent_on_glued_fragments
+    pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "0" * 64 + "\n" + "0" * 32 + "==\n"
+    text = pem + "-----END RSA PRIVATE KEY-----PHPSESSID=AC0123456789abcdef0123456789abcdef, "
+    once = redact(text).text
+    assert once == "[redacted:private_key]PHPSESSID=[redacted:secret_assignment], "
+    assert redact(once).text == once
 
 
 def test_an_inlined_image_is_public_but_random_bytes_labelled_as_one_are_not() -> None:

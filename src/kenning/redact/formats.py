@@ -114,7 +114,7 @@ FORMATS: tuple[tuple[str, str, str], ...] = (
     ("grafana_token", "glc_", r"[A-Za-z0-9+/]{32,400}+={0,2}"),
     ("grafana_token", "glsa_", r"[A-Za-z0-9]{32}_[0-9a-fA-F]{8}" + _END),
     ("grafana_token", "eyJrIjoi", r"[A-Za-z0-9]{50,400}+={0,2}"),
-    ("sentry_token", "sntrys_", r"[A-Za-z0-9+/=_]{60,4096}+"),
+    ("sentry_token", "sntrys_", r"[A-Za-z0-9+/=_-]{60,4096}+"),  # base64 JSON _ url-safe secret
     ("sentry_token", "sntryu_ sntrya_", _HEX64),
     ("openshift_token", "sha256~", r"[A-Za-z0-9_-]{43}" + _END),
     ("onepassword_token", "ops_eyJ", r"[A-Za-z0-9+/=_-]{100,4096}+"),

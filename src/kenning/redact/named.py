@@ -176,10 +176,21 @@ _VALUE_PARTS = lazy(r"[-_./:]+", _F)
 _LETTER = lazy(r"[^\W\d_]")  # a letter, of any script
 _DIGIT_OR_SYMBOL = lazy(r"[0-9!@#$%^&*+=~?]")
 _HYPHENATED_WORDS = lazy(r"[A-Za-z]++(?:-[A-Za-z]++)++", _F)
+# A generated passphrase: three words or more of three letters or more, in lower case
+# joined by hyphens (orchid-kestrel-nimbus), or capitalised and joined by one of - . _
+# with digits at the end (Sorrel.Pylon.Orchid91, as password managers make them).
+_PASSPHRASE = lazy(
+    r"[a-z]{3,12}(?:-[a-z]{3,12}){2,7}|[A-Z][a-z]{2,11}(?:([-._])[A-Z][a-z]{2,11})"
+    r"(?:\1[A-Z][a-z]{2,11}){1,6}[0-9]{0,4}",
+    _F,
+)
 _MORE_ON_LINE = lazy(r"[ \t]*+[,;][ \t]*+[A-Za-z]", _F)
 _SPACES = frozenset(" \t")
 _QUOTES = frozenset("\"'`")
 _CREDENTIAL = lazy(r"[A-Za-z0-9_.+/=~!@#$%^&*:-]{12,}", _F)
+# Between quotes a value may hold any printable character but its quote (a WordPress
+# salt: `(`, `?`, `;`, `<`, `|` ...), and only spaces and control characters end it.
+_QUOTED_CREDENTIAL = lazy(r"[!-~]{12,}", _F)
 
 
 def urls_and_headers(text: str, add: Add) -> None:
@@ -264,7 +275,7 @@ def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
     pos = name_end - 48
     m = _ASSIGN.match(text, hit)
     if m is None:
-        if _prose(text, hit, add) or _flag(text, hit, add):
+        if _prose(text, hit, add) or _flag(text, hit, add) or _shell_set(text, hit, add):
             return max(pos, hit + 1)
         return pos
     if m.group("bare") is None:
@@ -324,7 +335,8 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
         return None
     if name_kind == "key" or name_kind == "auth":
         # Names that are credentials only sometimes: the value must look like one.
-        if not (_credential_like(value) or (name_kind == "auth" and _basic_pair(value))):
+        quoted = m.group("bare") is None
+        if not (_credential_like(value, quoted) or (name_kind == "auth" and _basic_pair(value))):
             return None
         if colon and not _colon_value_ends(text, end, value):
             return None
@@ -473,11 +485,12 @@ def _kwarg(text: str, head: int, end: int) -> bool:
     return i >= 0 and text[i] in "(," and j < len(text) and text[j] in ",)"
 
 
-def _credential_like(value: str) -> bool:
+def _credential_like(value: str, quoted: bool = False) -> bool:
     """Does a value named by a weaker name (``*_KEY``, ``auth``) look like a credential:
     12+ characters without spaces, mixing letters with digits, and not an identifier or
-    a dotted or hyphenated run of words?"""
-    if len(value) < 12 or not _CREDENTIAL.fullmatch(value) or _placeholder(value):
+    a dotted or hyphenated run of words? A `quoted` value may hold any punctuation."""
+    alphabet = _QUOTED_CREDENTIAL if quoted else _CREDENTIAL
+    if len(value) < 12 or not alphabet.fullmatch(value) or _placeholder(value):
         return False
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
@@ -654,6 +667,8 @@ def _passwordish(value: str, conn: str = "") -> bool:
     """Could an unquoted word of prose be a password (``hunter2``, ``Tr0ub4dor&3``,
     ``swordfish``) rather than the sentence going on (``stored``, ``in``)?"""
     low = value.lower()
+    if _PASSPHRASE.fullmatch(value):
+        return True
     if low in _NOT_A_PASSWORD or _code(value) or _DOTTED.fullmatch(value):
         return False
     if _HYPHENATED_WORDS.fullmatch(value):
@@ -702,6 +717,52 @@ def _word_start(text: str, pos: int) -> int:
     """Where the name holding ``pos`` starts (64 characters back at most)."""
     head = text[max(0, pos - 64) : pos]
     return pos - (len(head) - len(head.rstrip(_NAME_CHARS)))
+
+
+# An environment variable set with a blank for its `=`: fish's `set -x NAME value` (and
+# -gx, -Ux, ...), csh's and launchctl's `setenv NAME value`, judged from the name's
+# keyword: what comes before the name, then the value after it. Without a flag, `set`
+# takes only a name in capitals (an environment variable's, not a word of prose).
+_SET_BEFORE = lazy(
+    r"(?<![\w-])(?:(?P<setenv>setenv)|set(?P<flags>(?:[ \t]++-[A-Za-z]{1,4}+)*+))[ \t]++\Z", _F
+)
+_SET_VALUE = lazy(
+    r"[ \t]++(?:\"(?P<dq>[^\"\r\n]{1,256})\"|'(?P<sq>[^'\r\n]{1,256})'"
+    r"|(?P<bare>[^\s\"'`;|&]{1,256}+))",
+    _F,
+)
+_CAPITALS = lazy(r"[A-Z][A-Z0-9_]*+", _F)
+
+
+def _shell_set(text: str, hit: int, add: Add) -> bool:
+    if text.rfind("set", max(0, hit - 104), hit) < 0:
+        return False  # the common case, found at C speed
+    start = _word_start(text, hit)
+    before = _SET_BEFORE.search(text, max(0, start - 40), start)
+    if before is None:
+        return False
+    end = _NAME_RUN.match(text, start).end()  # type: ignore[union-attr]
+    name = text[start:end]
+    if not (before.group("setenv") or before.group("flags") or _CAPITALS.fullmatch(name)):
+        return False  # "set token expiry to 5 minutes"
+    m = _SET_VALUE.match(text, end)
+    kind = _name_kind(name)
+    if m is None or kind is None or "." in name:
+        return False
+    group = _given(m)
+    value = m.group(group)
+    if _skip_value(value) or (group == "bare" and _code(value)):
+        return False
+    if kind in ("key", "auth") and not _credential_like(value, quoted=group != "bare"):
+        return False
+    add(
+        (
+            m.start(group),
+            m.end(group),
+            "password" if "PASS" in name.upper() else "secret_assignment",
+        )
+    )
+    return True
 
 
 def _flag(text: str, hit: int, add: Add) -> bool:
@@ -1031,7 +1092,8 @@ def _sessions(text: str, raw: bytes, add: Add) -> None:
         if m is None:
             continue
         value = m.group("v")
-        head = text[_word_start(text, m.start()) : m.start()]
+        # a name starts after a run of dashes (a PEM footer glued on: -----PHPSESSID=)
+        head = text[_word_start(text, m.start()) : m.start()].rpartition("--")[2]
         if (
             (m.group().startswith(".") or _session_name(head))
             and not _skip_value(value)
