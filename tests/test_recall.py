@@ -596,8 +596,13 @@ def test_the_lexicon_is_kept_on_disk_and_read_back_the_same(store, monkeypatch) 
     monkeypatch.setattr(lexicon, "_lexicon", None)
     monkeypatch.setattr(lexicon, "_build", lambda store: pytest.fail("built again"))
     assert lexicon.lexicon_of(store) == built
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("{not json")  # a damaged file is built again, not trusted
+    os.chmod(path, 0o666)  # a file others may write is not read: marshal trusts it
+    monkeypatch.setattr(lexicon, "_lexicon", None)
+    again = lexicon.Lexicon(frozenset(), {}, {}, {})
+    monkeypatch.setattr(lexicon, "_build", lambda store: again)
+    assert lexicon.lexicon_of(store) is again
+    with open(path, "wb") as fh:
+        fh.write(b"not marshal")  # a damaged file is built again, not trusted
     monkeypatch.undo()
     monkeypatch.setattr(lexicon, "_lexicon", None)
     assert lexicon.lexicon_of(store) == built

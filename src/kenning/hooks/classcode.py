@@ -47,22 +47,11 @@ def _compiled(source: str, globals_: dict[str, object], names: dict[str, object]
 
 
 def _load(file: str) -> dict[str, CodeType]:
-    import marshal
-
-    try:
-        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return {}
-    with os.fdopen(fd, "rb") as fh:
-        found = os.fstat(fh.fileno())
-        if found.st_uid != os.getuid() or found.st_mode & 0o022:
-            return {}  # code is run from it: only this user's own file will do
-        try:
-            data = marshal.loads(fh.read())
-        except (EOFError, ValueError, TypeError, OSError):
-            return {}
     from types import CodeType
 
+    from kenning import kept
+
+    data = kept.read(file)
     if not isinstance(data, dict):
         return {}
     return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, CodeType)}
@@ -86,20 +75,10 @@ def keep() -> None:
 
 def _save() -> None:
     """Write the file again when this process compiled a source it did not hold."""
-    import contextlib
-    import marshal
+    from kenning import kept
 
     if not _path or all(source in _known for source in _used):
         return
     # What other hooks compiled stays (each event imports its own modules), unless the
     # file has grown past a few versions of kenning's code: then this process's alone.
-    kept = {**_known, **_used} if len(_known) < MAX_KEPT else dict(_used)
-    tmp = f"{_path}.{os.getpid()}.tmp"
-    with contextlib.suppress(OSError, ValueError):
-        os.makedirs(os.path.dirname(_path), mode=0o700, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            marshal.dump(kept, fh)
-        os.replace(tmp, _path)
-    with contextlib.suppress(OSError):
-        os.unlink(tmp)
+    kept.write(_path, {**_known, **_used} if len(_known) < MAX_KEPT else dict(_used))

@@ -4,14 +4,14 @@ camelCase parts and one-edit neighbours that also count as a match for a word.
 
 Stemming the word lists and linking their forms, synonyms and kinds takes longer than the
 rest of a recall, and a hook in its own process did it for every prompt. So the lexicon
-is kept in kenning's state folder once built (`lexicon-*.json`), named by the stamps of
-the modules it comes from and SQLite's version (its stemmer), and read back from there.
+is kept in kenning's state folder once built (`lexicon-*.marshal`, see `kenning.kept`),
+named by the stamps of the modules it comes from and SQLite's version (its stemmer), and
+read back from there.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import sys
@@ -79,47 +79,36 @@ def _kept_path(store: Store) -> str | None:
             return None
         stamps.append(f"{found.st_mtime_ns:x}.{found.st_size:x}")
     version = getattr(sys.modules.get("sqlite3"), "sqlite_version", "")
-    return os.path.join(paths.state_dir(), f"lexicon-{'-'.join(stamps)}-{version}.json")
+    return os.path.join(paths.state_dir(), f"lexicon-{'-'.join(stamps)}-{version}.marshal")
 
 
 def _read_kept(path: str) -> Lexicon | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-        return Lexicon(
-            frozenset(data["stop"]),
-            data["related"],
-            data["spelled"],
-            {tuple(typed): tuple(meant) for typed, meant in data["phrases"]},
-        )
-    except (OSError, ValueError, KeyError, TypeError):
+    from kenning import kept
+
+    data = kept.read(path)
+    if not (isinstance(data, tuple) and len(data) == 4):
         return None
+    stop, related, spelled, phrases = data
+    kinds = (frozenset, dict, dict, dict)
+    if not all(isinstance(part, kind) for part, kind in zip(data, kinds, strict=True)):
+        return None
+    return Lexicon(stop, related, spelled, phrases)
 
 
 def _keep(path: str, lexicon: Lexicon) -> None:
-    """Write the lexicon whole (then moved into place) and drop the ones older code kept."""
+    """Write the lexicon and drop the ones older code kept."""
     import contextlib
 
+    from kenning import kept
+
+    data = (lexicon.stop, lexicon.related, lexicon.spelled, lexicon.phrases)
+    if not kept.write(path, data):
+        return
     folder = os.path.dirname(path)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    data = {
-        "stop": sorted(lexicon.stop),
-        "related": lexicon.related,
-        "spelled": lexicon.spelled,
-        "phrases": [[list(typed), list(meant)] for typed, meant in lexicon.phrases.items()],
-    }
-    with contextlib.suppress(OSError):
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
-        for name in os.listdir(folder):
-            if name.startswith("lexicon-") and name != os.path.basename(path):
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(folder, name))
-    with contextlib.suppress(OSError):
-        os.unlink(tmp)
+    for name in os.listdir(folder):
+        if name.startswith("lexicon-") and name != os.path.basename(path):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))
 
 
 def _build(store: Store) -> Lexicon:

@@ -30,12 +30,15 @@ from kenning.model import Item
 from kenning.store.sqlite_core import Core
 
 MAX_KEPT_COUNTS = 100_000  # words' counts kept at once (a few MB)
+# The index's tokenizer (t: stems), and the same without stemming (w: words as typed).
+TOKENIZERS = {"t": "porter unicode61 remove_diacritics 2", "w": "unicode61 remove_diacritics 2"}
 
 
 class Terms(Core):
     """Words and their counts (mixed into `SQLiteStore`)."""
 
     _stem_conn: sqlite3.Connection | None = None
+    _stem_tables: frozenset[str] = frozenset()  # the tables made in it so far
     _counted = 0  # moved by every change this connection makes to the counts
     _counts_at: tuple[int, int] | None = None  # (data_version, _counted) of what is kept
     _kept_docs: dict[str, int]  # items per stem, as read since _counts_at
@@ -108,7 +111,7 @@ class Terms(Core):
         that is never kept."""
         if not texts:
             return Counter(), Counter()
-        conn = self._tokenizer()
+        conn = self._tokenizer("tc", "wc")
         rows = list(enumerate(texts, 1))
         counts: list[Counter[str]] = []
         conn.execute("BEGIN")
@@ -120,29 +123,32 @@ class Terms(Core):
             conn.execute("ROLLBACK")
         return counts[0], counts[1]
 
-    def _tokenizer(self) -> sqlite3.Connection:
+    def _tokenizer(self, *tables: str) -> sqlite3.Connection:
         """In-memory FTS5 tables with the index's own tokenizer (t), and the same without
         stemming (w), to split any text as the index does; and the same two keeping no
-        text and no positions (tc, wc), to count the texts that hold each word."""
-        conn = getattr(self, "_stem_conn", None)
+        text and no positions (tc, wc), to count the texts that hold each word. Each
+        with its vocabulary (`tv`, `tcv`, ...), made when first asked for: a hook that
+        only splits its prompt makes two tables, not eight."""
+        conn = self._stem_conn
         if conn is None:
             conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-            for table, tokenize in (
-                ("t", "porter unicode61 remove_diacritics 2"),
-                ("w", "unicode61 remove_diacritics 2"),
-            ):
-                conn.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(x, tokenize='{tokenize}')")
-                conn.execute(f"CREATE VIRTUAL TABLE {table}v USING fts5vocab({table}, 'instance')")
+            self._stem_conn, self._stem_tables = conn, frozenset()
+        for table in set(tables) - self._stem_tables:
+            tokenize = TOKENIZERS[table[0]]
+            if table.endswith("c"):
                 conn.execute(
-                    f"CREATE VIRTUAL TABLE {table}c USING fts5(x, tokenize='{tokenize}', "
+                    f"CREATE VIRTUAL TABLE {table} USING fts5(x, tokenize='{tokenize}', "
                     "content='', detail=none, columnsize=0)"
                 )
-                conn.execute(f"CREATE VIRTUAL TABLE {table}cv USING fts5vocab({table}c, 'row')")
-            self._stem_conn = conn
+                conn.execute(f"CREATE VIRTUAL TABLE {table}v USING fts5vocab({table}, 'row')")
+            else:
+                conn.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(x, tokenize='{tokenize}')")
+                conn.execute(f"CREATE VIRTUAL TABLE {table}v USING fts5vocab({table}, 'instance')")
+            self._stem_tables |= {table}
         return conn
 
     def _split(self, table: str, texts: Sequence[str]) -> list[list[str]]:
-        conn = self._tokenizer()
+        conn = self._tokenizer(table)
         conn.execute("BEGIN")
         try:
             conn.executemany(
