@@ -90,6 +90,29 @@ def test_a_file_others_may_write_or_one_that_does_not_load_is_left_aside() -> No
     assert any("def __init__(self,x:" in s for s in kept())  # written anew
 
 
+PATTERNS = """
+import re
+from kenning.hooks import classcode
+classcode.keep()
+print(bool(re.compile("a+").fullmatch("aaa")), bool(re.compile("b+").fullmatch("aaa")))
+print(re.compile(r"(?P<word>[a-z]+)-(?P<n>[0-9]+)", re.I).fullmatch("Ab-12").groupdict())
+"""
+
+
+def test_a_patterns_program_is_kept_and_run_from_the_file_the_next_time() -> None:
+    answer = "True False\n{'word': 'Ab', 'n': '12'}"
+    assert run(PATTERNS) == answer
+    data = kept()
+    assert ("a+", 0) in data and ("b+", 0) in data
+    data["a+", 0], data["b+", 0] = data["b+", 0], data["a+", 0]  # each the other's
+    kept_file().write_bytes(marshal.dumps(data))
+    assert run(PATTERNS) == "False True\n{'word': 'Ab', 'n': '12'}"  # from the file
+    flags, _, groups, names, by_number = data["a+", 0]
+    data["a+", 0] = (flags, [12345, 1, 2], groups, names, by_number)  # what no engine runs
+    kept_file().write_bytes(marshal.dumps(data))
+    assert run(PATTERNS).startswith("True")  # compiled afresh instead
+
+
 def test_a_class_whose_code_changed_is_compiled_afresh_and_added() -> None:
     run()
     before = set(kept())
