@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -83,18 +84,24 @@ ascii_text = st.text(alphabet=st.characters(max_codepoint=127), max_size=120)
 any_text = st.text(max_size=60)
 
 
+@pytest.fixture(scope="module")
+def counting_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SQLiteStore]:
+    """One store for every example: counting writes nothing to it (its in-memory
+    tables are rolled back), so a fresh one per example only cost its migrations."""
+    store = open_store(tmp_path_factory.mktemp("t") / "m.db")
+    yield store
+    store.close()
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(st.one_of(ascii_text, any_text), max_size=12))
 def test_the_counts_of_a_batch_are_what_the_index_tokenizer_gives(
-    tmp_path_factory: pytest.TempPathFactory, texts: list[str]
+    counting_store: SQLiteStore, texts: list[str]
 ) -> None:
-    store = open_store(tmp_path_factory.mktemp("t") / "m.db")
-    try:
-        assert store._docs_holding(texts) == fts_split_counts(store, texts)
-        again = [f"{t} Running runs RUN ran runner" for t in texts]  # one stem, many words
-        assert store._docs_holding(again) == fts_split_counts(store, again)
-    finally:
-        store.close()
+    store = counting_store
+    assert store._docs_holding(texts) == fts_split_counts(store, texts)
+    again = [f"{t} Running runs RUN ran runner" for t in texts]  # one stem, many words
+    assert store._docs_holding(again) == fts_split_counts(store, again)
 
 
 def test_a_word_longer_than_the_index_keeps_is_counted_as_the_index_cuts_it(
