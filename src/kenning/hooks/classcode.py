@@ -113,7 +113,7 @@ def _pattern_compiler() -> object | None:
     def compiled(p: object, flags: int = 0) -> object:
         if not isinstance(p, str | bytes) or flags & inner.SRE_FLAG_DEBUG:
             return compile_(p, flags)
-        key = (p, flags)
+        key = (p, int(flags))  # a plain int, as marshal keeps it
         program = _known_programs.get(key)
         if program is not None:
             try:
