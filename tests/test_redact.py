@@ -1163,3 +1163,99 @@ def test_public_keys_between_secrets_stay_linear() -> None:
     large = [_keys_between_tokens(400_000, seed) for seed in range(3, 6)]
     assert all(redact(text).kinds == ("github_token",) for text in small[:1])
     assert _cpu(redact, large) <= 8 * _cpu(redact, small)
+
+
+# --- found by the blind corpus (tests/fixtures/secrets_blind) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "kind"),
+    [
+        # SQL: MySQL/MariaDB's and Oracle's IDENTIFIED BY
+        ("CREATE USER 'app'@'%' IDENTIFIED BY 'Xq7pLm2vZz9';", "Xq7pLm2vZz9", "password"),
+        (
+            "ALTER USER app IDENTIFIED WITH mysql_native_password BY 'Xq7#pLm2vZz9';",
+            "Xq7#pLm2vZz9",
+            "password",
+        ),
+        ("create user scott identified by Tiger2024;", "Tiger2024", "password"),
+        # a user and a password passed to a credential's constructor
+        ('new NetworkCredential("svc_app", "Amberpebble8218!");', "Amberpebble8218!", "password"),
+        ('auth = HTTPBasicAuth("deploy", "Xq7pLm2vZz9")', "Xq7pLm2vZz9", "password"),
+        ('req.SetBasicAuth("deploy", "Xq7pLm2vZz9")', "Xq7pLm2vZz9", "password"),
+        (
+            'new PasswordAuthentication("deploy", "Xq7pLm2vZz9".toCharArray())',
+            "Xq7pLm2vZz9",
+            "password",
+        ),
+        # `vault kv get`: a table of keys and values
+        (
+            "====== Data ======\nKey         Value\n---         -----\ndb_pass     Raven2133!x\n",
+            "Raven2133!x",
+            "password",
+        ),
+        # prose: "pass" for password, a passphrase of words, a seed phrase, a TOTP key
+        ("fyi the pass for the jenkins admin account is Orch1d#750x", "Orch1d#750x", "password"),
+        (
+            "The passphrase for the backup key is yarrow cedar walnut lantern kestrel.",
+            "yarrow cedar walnut lantern kestrel",
+            "password",
+        ),
+        (
+            'MNEMONIC="abandon ability able about above absent absorb abstract absurd abuse '
+            'access accident"',
+            "abandon ability able about above absent absorb abstract absurd abuse access accident",
+            "secret_assignment",
+        ),
+        (
+            "Can't scan the QR code? Enter this setup key: rvv5 dcue ze2d 623i vkwb 5ckd df7c",
+            "rvv5 dcue ze2d 623i vkwb 5ckd df7c",
+            "secret_assignment",
+        ),
+    ],
+)
+def test_formats_the_blind_corpus_found_missing(text: str, value: str, kind: str) -> None:
+    assert redact(text).text == text.replace(value, marker(kind))
+
+
+def test_recovery_codes_listed_under_their_heading_are_redacted() -> None:
+    codes = ["95039-bc214", "f4d6b-7463f", "abef3-4f733", "6aa98-430f7"]
+    text = "GitHub recovery codes (keep somewhere safe):\n" + "\n".join(codes) + "\n\nDone."
+    assert redact(text).text == text.replace(codes[0], "@").replace(
+        "\n".join(codes[1:]), "\n".join(["@"] * 3)
+    ).replace("@", marker("recovery_code"))
+    google = "backup codes for the admin account:\n  4220 2828\n  0034 6433\n  0366 1595\n"
+    assert redact(google).text == (
+        "backup codes for the admin account:\n" + f"  {marker('recovery_code')}\n" * 3
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "gh secret set DEPLOY_TOKEN --env prod < token.txt",
+        "  -p, --password TEXT   Password for the registry (or set REGISTRY_PASSWORD)",
+        "  -t, --token TEXT      API token; read from ~/.config/acme/token if omitted",
+        "grant_type=client_credentials&client_id=xP1TbV6d3LqhsTHhfI5f",
+        "see https://www.youtube.com/watch?v=zwq7mMBlIyX and "
+        "https://docs.google.com/document/d/u3_2cqSFqY3P1LlLbL5p9jfeaGUbczwXFtAwfOatjaQ4/edit",
+        "gpg:                using RSA key 0F87DDF4D14E72E8ABC298E86E734AEE1C6614D7",
+        "db_password: ENC[AES256_GCM,data:1jry1em1NjRiaeuYwL0Rj7LA,"
+        "iv:XZILrG40u33yw12xwMmniPvl952k12aVzBaJ92pT+5k=,tag:1bQTBRKNtq/FgImc9ueSvg==,type:str]",
+        "[Peer]\nPublicKey = YKJTnjEw+rwUdj0r/fVdYhGww+x0iaAY89BzDDLFlOg=\n",
+        '"public_key": "BEl62iUYgUivxIkv69yViEuiBIa-Ib9-SkvMeAtA3LFgDzkrxZJjSgSnfckjB"',
+        # prose that the new rules must leave
+        "the first pass was slow, the second pass is faster",
+        "a boarding pass is required; the pass for the gym is yellow",
+        "The passphrase is stored in the vault, not here.",
+        "the password is rotated every night by the sidecar and kept in memory only",
+        "our recovery codes are printed and kept in the safe",
+        "Recovery codes:\n- print them\n- keep them somewhere safe\n",
+        "the API key: see the docs for rotation",
+        "identified by the team as a blocker",
+        "new NetworkCredential(user, password)",
+        'HTTPBasicAuth("deploy", os.environ["PW"])',
+    ],
+)
+def test_what_the_blind_corpus_rules_leave_alone(text: str) -> None:
+    assert redact(text) == Redaction(text, (), 0)

@@ -31,6 +31,7 @@ KINDS: tuple[str, ...] = tuple(
             "jwt",
             "azure_sas",
             *vendors.KINDS,
+            "recovery_code",
             "password",
             "secret_assignment",
             "high_entropy",
@@ -149,7 +150,7 @@ def holds_secret(text: str) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-def _structured(text: str, raw: bytes) -> list[_Span]:
+def _structured(text: str, raw: bytes, public: list[tuple[int, int]] | None = None) -> list[_Span]:
     """The spans of every rule but the two that judge what is left (named values and
     entropy), merged."""
     found: list[_Span] = []
@@ -170,7 +171,8 @@ def _structured(text: str, raw: bytes) -> list[_Span]:
     named.commands(text, add)
     named.files(text, raw, add)
     vendors.short_ids(text, add)
-    public = entropy.public_spans(text)
+    if public is None:
+        public = entropy.public_spans(text, raw)
     if public and found:  # nothing inside a certificate or a public key is a secret
         blocks = _merge([(s, e, "") for s, e in public])
         at = [s for s, _, _ in blocks]
@@ -198,7 +200,8 @@ def _spans(text: str) -> list[_Span]:
     # One byte per character (non-ASCII becomes "?"), for fast case-folded and
     # character-class searches that keep the offsets of ``text``.
     raw = text.encode("ascii", "replace")
-    merged = _structured(text, raw)
+    public = entropy.public_spans(text, raw)
+    merged = _structured(text, raw, public)
     ids = [span for span in merged if span[2] == "aws_access_key_id"]
     if ids:
         windows = _merge([(max(0, s - 120), e + 120, k) for s, e, k in ids])
@@ -211,7 +214,7 @@ def _spans(text: str) -> list[_Span]:
         merged = _merge(merged + near)
     # Phase 2: named values, then high-entropy runs, in the gaps between the spans so
     # far and outside certificates and public keys.
-    occupied = _merge(merged + [(s, e, "") for s, e in entropy.public_spans(text)])
+    occupied = _merge(merged + [(s, e, "") for s, e in public])
     extra: list[_Span] = []
     finder = vendors.Finder(text, raw, entropy.looks_random)
     for lo, hi in _gaps(occupied, len(text), vendors.MIN_VALUE):
