@@ -1218,6 +1218,47 @@ def test_formats_the_blind_corpus_found_missing(text: str, value: str, kind: str
     assert redact(text).text == text.replace(value, marker(kind))
 
 
+@pytest.mark.parametrize(
+    ("text", "value", "kind"),
+    [
+        # a generated password of letters only (one in 16 of 16 base62 characters) is
+        # not a variable, a dotted attribute path or a class name
+        (
+            "Driver={ODBC Driver 18};Server=tcp:db,1433;Uid=app;Pwd=xD_gx.AlzOlDUkEH;Encrypt=yes;",
+            "xD_gx.AlzOlDUkEH",
+            "secret_assignment",
+        ),
+        ("ldap:\n  bindPassword: MoK_ch.lMXG.apSa\n", "MoK_ch.lMXG.apSa", "secret_assignment"),
+        (
+            "[database]\npassword = OLDJkyElgqJRWblHrPsQt\n",
+            "OLDJkyElgqJRWblHrPsQt",
+            "secret_assignment",
+        ),
+        # a password that starts with ~ (not Perl's =~)
+        (
+            'connect("host=db user=app password=~8C4oofxPh4aNdGCuB.sFl sslmode=require")',
+            "~8C4oofxPh4aNdGCuB.sFl",
+            "secret_assignment",
+        ),
+        # a key named on its line whose letters run long but at random
+        (
+            "[b2]\ntype = b2\nkey = K00oEyF1NZoQsGrVcGLvkBENRUslXZD\n",
+            "K00oEyF1NZoQsGrVcGLvkBENRUslXZD",
+            "secret_assignment",
+        ),
+        (
+            "here's the vercel key you asked for: v0h9e8nKs72oyFSPgYtAMrjM (don't share it)",
+            "v0h9e8nKs72oyFSPgYtAMrjM",
+            "hosting_token",
+        ),
+    ],
+)
+def test_letters_at_random_are_secrets_where_words_are_code(
+    text: str, value: str, kind: str
+) -> None:
+    assert redact(text).text == text.replace(value, marker(kind))
+
+
 def test_recovery_codes_listed_under_their_heading_are_redacted() -> None:
     codes = ["95039-bc214", "f4d6b-7463f", "abef3-4f733", "6aa98-430f7"]
     text = "GitHub recovery codes (keep somewhere safe):\n" + "\n".join(codes) + "\n\nDone."
@@ -1254,6 +1295,16 @@ def test_recovery_codes_listed_under_their_heading_are_redacted() -> None:
         "the API key: see the docs for rotation",
         "identified by the team as a blocker",
         "new NetworkCredential(user, password)",
+        # code and hashes next to the rules for letters at random
+        "password = config.dbPassword",
+        "secret = XmlHttpRequest",
+        "password = self.userTokenProvider",
+        "token = settings.AUTH_TOKEN_NAME",
+        "if ($password =~ /^[a-z]+$/) { die }",
+        "the api key comes from getRandomApiKeyForTenant (see keys.py)",
+        "key = AbstractSingletonProxyFactoryBean",
+        '"integrity": "sha512-r/OEPAP0t7hMb9ISIj6AR6DeZUtu+Lr70w/98Jn/WXkJFH5GXRVWggIF43cmz+rC"',
+        'hash = "sha256-/kLS+JBz+ybhaGeZ1hY5CUd5oMfVIKNyAgX4cV/Qhh4=";',
         'HTTPBasicAuth("deploy", os.environ["PW"])',
     ],
 )

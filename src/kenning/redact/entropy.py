@@ -112,8 +112,8 @@ class Scanner:
             if stop - start < _MIN_RUN:
                 continue
             run = text[start:stop]
-            if _public_id(text, start, run):
-                continue
+            if _public_id(text, start, run) or _SRI.match(run):
+                continue  # (an SRI digest may hold a "/" that reads as a path's)
             if "/" in run and path_like(run):
                 pos = start
                 google = "google.com/" in text[max(0, start - 80) : stop]
@@ -339,6 +339,18 @@ def path_like(run: str) -> bool:
                 if len(word) >= 3 and _VOWEL.search(word) and not _CONSONANTS4.search(word):
                     return True
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def random_letters(value: str) -> bool:
+    """Letters at random (a generated password without a digit, one in 16 of 16 base62
+    characters), not an identifier: 12 letters or more, the case changing at one letter
+    in four or more (camelCase changes once a word), reading as no words."""
+    letters = "".join(c for c in value if c.isascii() and c.isalpha())
+    if len(letters) < 12 or letters.isupper() or letters.islower():
+        return False
+    changes = sum(a.isupper() != b.isupper() for a, b in zip(letters, letters[1:], strict=False))
+    return changes * 4 >= len(letters) and wordiness(letters.lower()) <= 0.3
 
 
 @functools.lru_cache(maxsize=4096)  # logs repeat their paths and ids

@@ -16,6 +16,7 @@ import re
 import string
 from collections.abc import Callable, Iterator
 
+from kenning.redact.entropy import random_letters
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -73,7 +74,8 @@ _ASSIGN = lazy(
     (?P<nq>\\?["']|["']\]|)                      # closing quote of a quoted name (\" in JSON
                                                  # escaped in a string, "] of a subscript)
     [ \t]*+
-    (?P<sep>:(?![:=])|=(?![=>~])|(?<=["'])[ \t]*,)  # not ::, :=, ==, =>, =~; "NAME", "value"
+    (?P<sep>:(?![:=])|=(?![=>]|~[\s/])|(?<=["'])[ \t]*,)  # not ::, :=, ==, =>, =~ /re/;
+                                                        # "NAME", "value"
     (?P<sp>[ \t]*+)
     (?:
         [bfru]{0,2}"(?P<dq>[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+)"   # b"...", r'...', f"..."
@@ -353,14 +355,14 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     else:
         if _code(value):
             return None
-        if quoted_name and _IDENT.fullmatch(value) and not _DIGIT.search(value):
+        variable = bool(
+            _IDENT.fullmatch(value) and not _DIGIT.search(value) and not random_letters(value)
+        )
+        if quoted_name and variable:
             return None  # {"token": tok} in code
         if m.group("sep") == "=":
             spaced = bool(m.group("sp")) or text[m.start("sep") - 1] in _SPACES
-            if spaced and (
-                (_IDENT.fullmatch(value) and not _DIGIT.search(value))
-                or not _COLON_END.match(text, end)
-            ):
+            if spaced and (variable or not _COLON_END.match(text, end)):
                 return None  # code: password = pw, TOKEN = Ignore + PlainToken
             if _IDENT.fullmatch(value) and _kwarg(text, head, end):
                 return None  # login(password=pw)
@@ -473,7 +475,9 @@ def _code(value: str) -> bool:
     """An unquoted value that is an expression, constant or number rather than data."""
     return (
         bool(_CALL.match(value))  # get_token(), os.environ[
-        or bool(_DOTTED.fullmatch(value) and not _DIGIT.search(value))  # self.token
+        or bool(  # self.token
+            _DOTTED.fullmatch(value) and not _DIGIT.search(value) and not random_letters(value)
+        )
         or bool(_CONSTANT.fullmatch(value))  # FG_DEFAULT
         or bool(_SMALL_NUMBER.fullmatch(value))  # ERRORTOKEN = 60, token = -1
     )

@@ -23,7 +23,7 @@ import string
 from bisect import bisect_left
 from collections.abc import Callable
 
-from kenning.redact.entropy import wordiness
+from kenning.redact.entropy import random_letters, wordiness
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -375,8 +375,11 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
 def _looks_random(value: str) -> bool:
     """16-31 characters: both cases or digits all through, not a word with a number."""
     runs = _LETTERS.findall(value)
-    if not runs or max(map(len, runs)) > 12 or len(value) < 16:
+    if not runs or len(value) < 16:
         return False
+    longest = max(runs, key=len)
+    if len(longest) > 12 and not random_letters(longest):
+        return False  # a word and a number: getUser2ByIdFast
     if len(_DIGIT_RUNS.findall(value)) >= 2:
         return True
     # one run of digits: random only if both cases mix without reading as words
