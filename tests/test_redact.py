@@ -1196,6 +1196,20 @@ def test_public_keys_between_secrets_stay_linear() -> None:
         ),
         # prose: "pass" for password, a passphrase of words, a seed phrase, a TOTP key
         ("fyi the pass for the jenkins admin account is Orch1d#750x", "Orch1d#750x", "password"),
+        # a user and a password after "login"/"creds"
+        (
+            "login for the grafana box is admin / Orchidvelvet3457!, change it after first login",
+            "Orchidvelvet3457!",
+            "password",
+        ),
+        ("staging creds: deploy / 'Xq7pLm2vZz9'", "Xq7pLm2vZz9", "password"),
+        # Terraform state keeps a random_password in the clear
+        (
+            '{\n  "type": "random_password",\n  "instances": [{"attributes": {"length": 24, '
+            '"result": "_vLg5nvbMpK5AxZh6rvX5sI", "special": true}}]\n}',
+            "_vLg5nvbMpK5AxZh6rvX5sI",
+            "password",
+        ),
         (
             "The passphrase for the backup key is yarrow cedar walnut lantern kestrel.",
             "yarrow cedar walnut lantern kestrel",
@@ -1246,6 +1260,19 @@ def test_formats_the_blind_corpus_found_missing(text: str, value: str, kind: str
             "K00oEyF1NZoQsGrVcGLvkBENRUslXZD",
             "secret_assignment",
         ),
+        # ... or has only one digit, or a dot or a hyphen between random letters
+        (
+            "here's the vercel key you asked for: jmgWQqFynZVYnFcN7nVzoIla (don't share it)",
+            "jmgWQqFynZVYnFcN7nVzoIla",
+            "hosting_token",
+        ),
+        ("CREATE USER app WITH PASSWORD 'RAiE-iKEuoSrzfPz';", "RAiE-iKEuoSrzfPz", "password"),
+        (
+            "CREATE USER app WITH PASSWORD 'rUwZWiPWd36.DfGYp9XBLg';",
+            "rUwZWiPWd36.DfGYp9XBLg",
+            "password",
+        ),
+        ("the wifi password is LA22vwxoIv1Xk.R", "LA22vwxoIv1Xk.R", "password"),
         (
             "here's the vercel key you asked for: v0h9e8nKs72oyFSPgYtAMrjM (don't share it)",
             "v0h9e8nKs72oyFSPgYtAMrjM",
@@ -1295,6 +1322,13 @@ def test_recovery_codes_listed_under_their_heading_are_redacted() -> None:
         "the API key: see the docs for rotation",
         "identified by the team as a blocker",
         "new NetworkCredential(user, password)",
+        "the login page is /auth / signin",
+        "the password is self-service and short-lived",
+        "password is stored in Config.Secrets.DbPassword",
+        "the api key lives in YouTubeVideoIdCache2 now",
+        "login: GET / POST both work",
+        "credentials are admin / see the vault",
+        '{"type": "random_string", "result": "abcdef"}',
         # code and hashes next to the rules for letters at random
         "password = config.dbPassword",
         "secret = XmlHttpRequest",

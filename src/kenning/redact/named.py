@@ -694,15 +694,25 @@ def _password_word(m: re.Match[str]) -> bool:
     return m.group(0)[:2].lower() in ("pa", "pw")
 
 
+# Digits inside a run of letters (Iv1Xk): a generated value's, not a name's.
+_INNER_DIGITS = lazy(r"(?<=[A-Za-z])[0-9]++(?=[A-Za-z])", _F)
+
+
+def _dotted_name(value: str) -> bool:
+    """Is a dotted value (Vault.Secrets.Prod) a name rather than a generated password
+    with a dot in it (rUwZWiPWd36.DfGYp9XBLg, LA22vwxoIv1Xk.R)?"""
+    return not random_letters(value) and len(_INNER_DIGITS.findall(value)) < 2
+
+
 def _passwordish(value: str, conn: str = "") -> bool:
     """Could an unquoted word of prose be a password (``hunter2``, ``Tr0ub4dor&3``,
     ``swordfish``) rather than the sentence going on (``stored``, ``in``)?"""
     low = value.lower()
     if _PASSPHRASE.fullmatch(value):
         return True
-    if low in _NOT_A_PASSWORD or _code(value) or _DOTTED.fullmatch(value):
+    if low in _NOT_A_PASSWORD or _code(value) or (_DOTTED.fullmatch(value) and _dotted_name(value)):
         return False
-    if _HYPHENATED_WORDS.fullmatch(value):
+    if _HYPHENATED_WORDS.fullmatch(value) and not random_letters(value):
         return False  # short-lived, auto-generated, URL-safe, case-sensitive
     if len(value) < 4:
         return False
@@ -1060,6 +1070,14 @@ def files(text: str, raw: bytes, add: Add) -> None:
                 add((m.start("v"), m.end("v"), "secret_assignment"))
     for at in _hits(low, b"code"):
         _recovery_codes(text, at, add)
+    for needle in (b"login", b"cred"):
+        for at in _hits(low, needle):
+            _login_pair(text, at, add)
+    if b'"random_password"' in raw:
+        for at in _hits(raw, b'"random_password"'):
+            for m in _TF_RESULT.finditer(text, at, min(len(text), at + 4000)):
+                if not _skip_value(m.group("v")):
+                    add((m.start("v"), m.end("v"), "password"))
     if "AC" in text:
         for m in _TWILIO_PAIR.finditer(text):
             add((m.start("v"), m.end("v"), "twilio_key"))
@@ -1181,6 +1199,35 @@ def _kv_tables(text: str, raw: bytes, add: Add) -> None:
             low = name.lower()
             word = "password" if "pass" in low or "pw" in low else "secret_assignment"
             add((row.start("v"), row.end("v"), word))
+
+
+# "the login for grafana is admin / Xq7pLm2v", "creds: deploy / Xq7pLm2v": a user and a
+# password after a slash, the password one that can be nothing else.
+_LOGIN_PAIR = lazy(
+    r"(?:login|logins|cred|creds|credentials)(?![A-Za-z])"
+    r"(?:[ \t]++(?!(?:is|are)(?![A-Za-z0-9_]))[A-Za-z0-9_.'-]{1,24}+){0,5}+"
+    r"[ \t]*+(?:is|are|:|=)[ \t]++[\"'`]?[A-Za-z0-9_.@+-]{1,64}+[\"'`]?[ \t]*+/[ \t]*+"
+    r"(?:[\"'`](?P<q>[^\"'`\s]{4,100})[\"'`]|(?P<bare>[^\s\"'`]{4,100}+))",
+    _FI,
+)
+_PAIR_TRAIL = ".,;:)]}>"
+# Terraform state keeps a random_password's value in the clear ("result"; "bcrypt_hash").
+_TF_RESULT = lazy(r"\"(?:result|bcrypt_hash)\"[ \t]*+:[ \t]*+\"(?P<v>[^\"\\\r\n]{1,256})\"", _F)
+
+
+def _login_pair(text: str, at: int, add: Add) -> None:
+    if at and text[at - 1].isalnum():
+        return
+    m = _LOGIN_PAIR.match(text, at)
+    if m is None:
+        return
+    group = "q" if m.group("q") is not None else "bare"
+    value, end = m.group(group), m.end(group)
+    if group == "bare":
+        stripped = value.rstrip(_PAIR_TRAIL)
+        value, end = stripped, end - (len(value) - len(stripped))
+    if _credential_shaped(value) and "/" not in value:
+        add((m.start(group), end, "password"))
 
 
 def _recovery_codes(text: str, at: int, add: Add) -> None:

@@ -362,7 +362,7 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
     raw = value.encode("ascii", "replace")
     digits = len(raw) - len(raw.translate(None, _DIGIT_BYTES))
     letters = len(raw) - len(raw.translate(None, _LETTER_BYTES))
-    if digits < 2 or letters < 4:
+    if (digits < 2 and not random_letters(value)) or letters < 4:
         return None
     if "." in value and not any(c in value for c in "+/=_"):
         return None  # 1.2.3-beta.4, example.com
