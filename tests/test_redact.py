@@ -1254,6 +1254,13 @@ def test_formats_the_blind_corpus_found_missing(text: str, value: str, kind: str
             "~8C4oofxPh4aNdGCuB.sFl",
             "secret_assignment",
         ),
+        # a name=value run is judged on its value, padding and all (this one passed before:
+        # it guards the split of such runs in the named-value rule)
+        (
+            "AccountName=acme;AccountKey=/qEr4Pyqj8U38u80po64c+TieUgsz7RCZ0Dc9wIM5kHu9SMnq162P1ljOorF90lgmWXlvqQgp4cUR67SDbCELA==;EndpointSuffix=core.windows.net",
+            "/qEr4Pyqj8U38u80po64c+TieUgsz7RCZ0Dc9wIM5kHu9SMnq162P1ljOorF90lgmWXlvqQgp4cUR67SDbCELA==",
+            "secret_assignment",
+        ),
         # a key named on its line whose letters run long but at random
         (
             "[b2]\ntype = b2\nkey = K00oEyF1NZoQsGrVcGLvkBENRUslXZD\n",

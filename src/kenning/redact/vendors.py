@@ -283,6 +283,8 @@ class Finder:
             eq = text.find("=", s, e)
             if eq > s and eq + 1 < e and text[eq + 1] != "=" and _ASSIGNED.fullmatch(text, s, eq):
                 s = eq + 1
+                while e < end and text[e] == "=":
+                    e += 1  # the value's base64 padding (AccountKey=...==)
             if e - s >= MIN_VALUE:
                 # Most values have no naming word before them: that is cheaper to see
                 # than their shape.
