@@ -183,9 +183,10 @@ _PUBLIC_NAMED = lazy(
 )
 
 
-def public_spans(text: str, raw: bytes | None = None) -> list[tuple[int, int]]:
+def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[tuple[int, int]]:
     """Where the text holds certificates, public keys, signatures and inlined media.
-    (``raw``: the text as one byte a character, where the literals are found faster.)"""
+    (``raw``: the text as one byte a character, where the literals are found faster;
+    ``low``: the same lower-cased.)"""
     if raw is None:
         raw = text.encode("ascii", "replace")
     found: list[tuple[int, int]] = []
@@ -200,8 +201,8 @@ def public_spans(text: str, raw: bytes | None = None) -> list[tuple[int, int]]:
         found += [m.span() for m in _DATA_URI.finditer(text) if _media(m.group("data"))]
     if b"ENC[" in raw:
         found += [m.span() for m in _SOPS.finditer(text)]
-    if b"ub" in raw or b"UB" in raw:
-        low = raw.lower()
+    low = low or raw.lower()
+    if b"pub" in low:
         at = low.find(b"pub")
         while at >= 0:
             if (m := _PUBLIC_NAMED.match(text, at)) is not None:
@@ -346,11 +347,16 @@ def random_letters(value: str) -> bool:
     """Letters at random (a generated password without a digit, one in 16 of 16 base62
     characters), not an identifier: 12 letters or more, the case changing at one letter
     in four or more (camelCase changes once a word), reading as no words."""
-    letters = "".join(c for c in value if c.isascii() and c.isalpha())
+    letters = "".join(_ASCII_LETTERS.findall(value))
     if len(letters) < 12 or letters.isupper() or letters.islower():
         return False
-    changes = sum(a.isupper() != b.isupper() for a, b in zip(letters, letters[1:], strict=False))
+    cases = letters.translate(_CASE_MAP)  # "U" for an upper-case letter, "l" for a lower
+    changes = cases.count("Ul") + cases.count("lU")
     return changes * 4 >= len(letters) and wordiness(letters.lower()) <= 0.3
+
+
+_ASCII_LETTERS = lazy(r"[A-Za-z]+", _F)
+_CASE_MAP = str.maketrans(string.ascii_uppercase + string.ascii_lowercase, "U" * 26 + "l" * 26)
 
 
 @functools.lru_cache(maxsize=4096)  # logs repeat their paths and ids

@@ -230,7 +230,7 @@ def urls_and_headers(text: str, add: Add) -> None:
 # --- assignments -------------------------------------------------------------------------
 
 
-def assignments(text: str, raw: bytes, add: Add) -> None:
+def assignments(text: str, raw: bytes, add: Add, low: bytes = b"") -> None:
     """``NAME=value`` and its kin, secrets in prose, and secret flags given with a space.
 
     Each keyword hit is judged from the text around it only (66 characters before, 400
@@ -238,7 +238,7 @@ def assignments(text: str, raw: bytes, add: Add) -> None:
     shape repeated (the adversary's megabyte) is judged once per distinct window."""
     # Searching for literals in lower-cased bytes is ~20x faster than one
     # case-insensitive alternation over the text.
-    low = raw.lower()
+    low = low or raw.lower()
     pos = 0
     seen: dict[tuple[int, str], tuple[tuple[_Span, ...], int]] = {}
     bare_run = [0, 0]  # the last long bare value's extent: values inside end where it ends
@@ -1042,7 +1042,7 @@ _POSITIONAL = lazy(
 _TWILIO_PAIR = lazy(r"AC[0-9a-f]{32}[\"']?[ \t]*,[ \t]*[\"']?(?P<v>[0-9a-f]{32})(?![0-9a-f])", _F)
 
 
-def files(text: str, raw: bytes, add: Add) -> None:
+def files(text: str, raw: bytes, add: Add, low: bytes = b"") -> None:
     """Passwords in .netrc and .pgpass files, Bundler's host credentials, secrets in
     XML elements and attributes and in name/value pairs, positional passwords, session
     cookies, the key id of a Google service-account key, SQL's IDENTIFIED BY, `vault kv
@@ -1050,10 +1050,12 @@ def files(text: str, raw: bytes, add: Add) -> None:
     if text.count(":") >= 4:
         _pgpass(text, add)
     _positional(text, add)
-    # The literals below are found at C speed on one byte a character (and written
-    # without an "a" where they can: a needle's letter repeated in the text is its slow case).
-    low = raw.lower()
-    if b"uth" in low or b"redenti" in low or b".login(" in raw:
+    # The literals below are found at C speed on one byte a character, each once (and
+    # written without an "a" where they can: a needle's letter repeated in the text is
+    # its slow case).
+    low = low or raw.lower()
+    login, cred = b"login" in low, b"cred" in low
+    if login or cred or b"uth" in low:
         _credential_calls(text, raw, add)
     for at in _hits(low, b"identified"):
         if (m := _IDENTIFIED_BY.match(text, at)) is not None:
@@ -1070,14 +1072,9 @@ def files(text: str, raw: bytes, add: Add) -> None:
                 add((m.start("v"), m.end("v"), "secret_assignment"))
     for at in _hits(low, b"code"):
         _recovery_codes(text, at, add)
-    for needle in (b"login", b"cred"):
+    for needle in (b"login",) * login + (b"cred",) * cred:
         for at in _hits(low, needle):
             _login_pair(text, at, add)
-    if b'"random_password"' in raw:
-        for at in _hits(raw, b'"random_password"'):
-            for m in _TF_RESULT.finditer(text, at, min(len(text), at + 4000)):
-                if not _skip_value(m.group("v")):
-                    add((m.start("v"), m.end("v"), "password"))
     if "AC" in text:
         for m in _TWILIO_PAIR.finditer(text):
             add((m.start("v"), m.end("v"), "twilio_key"))
@@ -1087,7 +1084,7 @@ def files(text: str, raw: bytes, add: Add) -> None:
     if "value" in text and "name" in text:
         _name_values(text, add)
     if "ess" in text or "ESS" in text or ".sid=" in text:
-        _sessions(text, raw, add)
+        _sessions(text, low, add)
     if "bundle" in text:
         for m in _BUNDLE_CONFIG.finditer(text):
             if not _skip_value(m.group("v").partition(":")[2]):
@@ -1103,6 +1100,10 @@ def files(text: str, raw: bytes, add: Add) -> None:
         for m in _NETRC.finditer(text):
             if not _skip_value(m.group("v")):
                 add((m.start("v"), m.end("v"), "password"))
+        for at in _hits(raw, b'"random_password"'):
+            for m in _TF_RESULT.finditer(text, at, min(len(text), at + 4000)):
+                if not _skip_value(m.group("v")):
+                    add((m.start("v"), m.end("v"), "password"))
     if "<" in text:
         for m in _XML_ELEMENT.finditer(text):
             _xml_value(m, m.group("tag").rpartition(":")[2], add)
@@ -1305,8 +1306,7 @@ def _name_values(text: str, add: Add) -> None:
         add((m.start(group), m.end(group), "secret_assignment"))
 
 
-def _sessions(text: str, raw: bytes, add: Add) -> None:
-    low = raw.lower()
+def _sessions(text: str, low: bytes, add: Add) -> None:
     hits = sorted(h.start() for words in _SESSION_WORDS for h in words.finditer(low))
     for hit in hits:
         m = _SESSION.match(text, hit)

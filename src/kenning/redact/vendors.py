@@ -359,7 +359,9 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
         return "hex"
     if _UUID.fullmatch(value):
         return "uuid"
-    if not _MIXED.fullmatch(value) or _ULID.fullmatch(value) or _URL_VALUE.match(value):
+    if not _MIXED.fullmatch(value) or _ULID.fullmatch(value):
+        return None
+    if "/" in value and _URL_VALUE.match(value):
         return None
     raw = value.encode("ascii", "replace")
     digits = len(raw) - len(raw.translate(None, _DIGIT_BYTES))
