@@ -1330,6 +1330,7 @@ def test_recovery_codes_listed_under_their_heading_are_redacted() -> None:
         "identified by the team as a blocker",
         "new NetworkCredential(user, password)",
         "the login page is /auth / signin",
+        "ED25519 key fingerprint is SHA256:/dp8qmhNluQdsAHW1KuKlXdKOtvHTAUzXZpNKBCxRp8.",
         "the password is self-service and short-lived",
         "password is stored in Config.Secrets.DbPassword",
         "the api key lives in YouTubeVideoIdCache2 now",

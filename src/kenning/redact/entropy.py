@@ -114,6 +114,8 @@ class Scanner:
             run = text[start:stop]
             if _public_id(text, start, run) or _SRI.match(run):
                 continue  # (an SRI digest may hold a "/" that reads as a path's)
+            if start > begin and _public_id(text, begin, text[begin:stop]):
+                continue  # a fingerprint whose base64 starts with "/": SHA256:/dp8q...
             if "/" in run and path_like(run):
                 pos = start
                 google = "google.com/" in text[max(0, start - 80) : stop]
