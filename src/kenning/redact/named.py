@@ -275,7 +275,12 @@ def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
     # value, unless the name is too long for the pattern to reach it from here.
     name_end = _NAME_RUN.match(text, hit, hit + _AFTER).end()  # type: ignore[union-attr]
     pos = name_end - 48
-    if text[hit] in "kKsS" and (setup := _SETUP_KEY.match(text, hit)) is not None:
+    after = hit + (3 if text[hit] in "kK" else 6)  # past "key" or "secret"
+    if (
+        text[hit] in "kKsS"
+        and text[after : after + 1] in _SETUP_KEY_NEXT
+        and (setup := _SETUP_KEY.match(text, hit)) is not None
+    ):
         value = setup.group("v")
         if any(c in "234567" for c in value) and (value.islower() or value.isupper()):
             add((setup.start("v"), setup.end("v"), "secret_assignment"))
@@ -1152,6 +1157,7 @@ _SEED_PHRASE = lazy(
     _FI,
 )
 # A TOTP setup key as authenticator apps show it: groups of four base32 characters.
+_SETUP_KEY_NEXT = frozenset(" \t:")
 _SETUP_KEY = lazy(
     r"(?:key|secret)(?:[ \t]++is)?+[ \t]*+:?+[ \t]++"
     r"(?P<v>[A-Za-z2-7]{4}(?:[ ][A-Za-z2-7]{4}){3,15}+)(?![A-Za-z0-9])",
