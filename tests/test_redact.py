@@ -1163,3 +1163,192 @@ def test_public_keys_between_secrets_stay_linear() -> None:
     large = [_keys_between_tokens(400_000, seed) for seed in range(3, 6)]
     assert all(redact(text).kinds == ("github_token",) for text in small[:1])
     assert _cpu(redact, large) <= 8 * _cpu(redact, small)
+
+
+# --- found by the blind corpus (tests/fixtures/secrets_blind) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "kind"),
+    [
+        # SQL: MySQL/MariaDB's and Oracle's IDENTIFIED BY
+        ("CREATE USER 'app'@'%' IDENTIFIED BY 'Xq7pLm2vZz9';", "Xq7pLm2vZz9", "password"),
+        (
+            "ALTER USER app IDENTIFIED WITH mysql_native_password BY 'Xq7#pLm2vZz9';",
+            "Xq7#pLm2vZz9",
+            "password",
+        ),
+        ("create user scott identified by Tiger2024;", "Tiger2024", "password"),
+        # a user and a password passed to a credential's constructor
+        ('new NetworkCredential("svc_app", "Amberpebble8218!");', "Amberpebble8218!", "password"),
+        ('auth = HTTPBasicAuth("deploy", "Xq7pLm2vZz9")', "Xq7pLm2vZz9", "password"),
+        ('req.SetBasicAuth("deploy", "Xq7pLm2vZz9")', "Xq7pLm2vZz9", "password"),
+        (
+            'new PasswordAuthentication("deploy", "Xq7pLm2vZz9".toCharArray())',
+            "Xq7pLm2vZz9",
+            "password",
+        ),
+        # `vault kv get`: a table of keys and values
+        (
+            "====== Data ======\nKey         Value\n---         -----\ndb_pass     Raven2133!x\n",
+            "Raven2133!x",
+            "password",
+        ),
+        # prose: "pass" for password, a passphrase of words, a seed phrase, a TOTP key
+        ("fyi the pass for the jenkins admin account is Orch1d#750x", "Orch1d#750x", "password"),
+        # a user and a password after "login"/"creds"
+        (
+            "login for the grafana box is admin / Orchidvelvet3457!, change it after first login",
+            "Orchidvelvet3457!",
+            "password",
+        ),
+        ("staging creds: deploy / 'Xq7pLm2vZz9'", "Xq7pLm2vZz9", "password"),
+        # Terraform state keeps a random_password in the clear
+        (
+            '{\n  "type": "random_password",\n  "instances": [{"attributes": {"length": 24, '
+            '"result": "_vLg5nvbMpK5AxZh6rvX5sI", "special": true}}]\n}',
+            "_vLg5nvbMpK5AxZh6rvX5sI",
+            "password",
+        ),
+        (
+            "The passphrase for the backup key is yarrow cedar walnut lantern kestrel.",
+            "yarrow cedar walnut lantern kestrel",
+            "password",
+        ),
+        (
+            'MNEMONIC="abandon ability able about above absent absorb abstract absurd abuse '
+            'access accident"',
+            "abandon ability able about above absent absorb abstract absurd abuse access accident",
+            "secret_assignment",
+        ),
+        (
+            "Can't scan the QR code? Enter this setup key: rvv5 dcue ze2d 623i vkwb 5ckd df7c",
+            "rvv5 dcue ze2d 623i vkwb 5ckd df7c",
+            "secret_assignment",
+        ),
+    ],
+)
+def test_formats_the_blind_corpus_found_missing(text: str, value: str, kind: str) -> None:
+    assert redact(text).text == text.replace(value, marker(kind))
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "kind"),
+    [
+        # a generated password of letters only (one in 16 of 16 base62 characters) is
+        # not a variable, a dotted attribute path or a class name
+        (
+            "Driver={ODBC Driver 18};Server=tcp:db,1433;Uid=app;Pwd=xD_gx.AlzOlDUkEH;Encrypt=yes;",
+            "xD_gx.AlzOlDUkEH",
+            "secret_assignment",
+        ),
+        ("ldap:\n  bindPassword: MoK_ch.lMXG.apSa\n", "MoK_ch.lMXG.apSa", "secret_assignment"),
+        (
+            "[database]\npassword = OLDJkyElgqJRWblHrPsQt\n",
+            "OLDJkyElgqJRWblHrPsQt",
+            "secret_assignment",
+        ),
+        # a password that starts with ~ (not Perl's =~)
+        (
+            'connect("host=db user=app password=~8C4oofxPh4aNdGCuB.sFl sslmode=require")',
+            "~8C4oofxPh4aNdGCuB.sFl",
+            "secret_assignment",
+        ),
+        # a name=value run is judged on its value, padding and all (this one passed before:
+        # it guards the split of such runs in the named-value rule)
+        (
+            "AccountName=acme;AccountKey=/qEr4Pyqj8U38u80po64c+TieUgsz7RCZ0Dc9wIM5kHu9SMnq162P1ljOorF90lgmWXlvqQgp4cUR67SDbCELA==;EndpointSuffix=core.windows.net",
+            "/qEr4Pyqj8U38u80po64c+TieUgsz7RCZ0Dc9wIM5kHu9SMnq162P1ljOorF90lgmWXlvqQgp4cUR67SDbCELA==",
+            "secret_assignment",
+        ),
+        # a key named on its line whose letters run long but at random
+        (
+            "[b2]\ntype = b2\nkey = K00oEyF1NZoQsGrVcGLvkBENRUslXZD\n",
+            "K00oEyF1NZoQsGrVcGLvkBENRUslXZD",
+            "secret_assignment",
+        ),
+        # ... or has only one digit, or a dot or a hyphen between random letters
+        (
+            "here's the vercel key you asked for: jmgWQqFynZVYnFcN7nVzoIla (don't share it)",
+            "jmgWQqFynZVYnFcN7nVzoIla",
+            "hosting_token",
+        ),
+        ("CREATE USER app WITH PASSWORD 'RAiE-iKEuoSrzfPz';", "RAiE-iKEuoSrzfPz", "password"),
+        (
+            "CREATE USER app WITH PASSWORD 'rUwZWiPWd36.DfGYp9XBLg';",
+            "rUwZWiPWd36.DfGYp9XBLg",
+            "password",
+        ),
+        ("the wifi password is LA22vwxoIv1Xk.R", "LA22vwxoIv1Xk.R", "password"),
+        (
+            "here's the vercel key you asked for: v0h9e8nKs72oyFSPgYtAMrjM (don't share it)",
+            "v0h9e8nKs72oyFSPgYtAMrjM",
+            "hosting_token",
+        ),
+    ],
+)
+def test_letters_at_random_are_secrets_where_words_are_code(
+    text: str, value: str, kind: str
+) -> None:
+    assert redact(text).text == text.replace(value, marker(kind))
+
+
+def test_recovery_codes_listed_under_their_heading_are_redacted() -> None:
+    codes = ["95039-bc214", "f4d6b-7463f", "abef3-4f733", "6aa98-430f7"]
+    text = "GitHub recovery codes (keep somewhere safe):\n" + "\n".join(codes) + "\n\nDone."
+    assert redact(text).text == text.replace(codes[0], "@").replace(
+        "\n".join(codes[1:]), "\n".join(["@"] * 3)
+    ).replace("@", marker("recovery_code"))
+    google = "backup codes for the admin account:\n  4220 2828\n  0034 6433\n  0366 1595\n"
+    assert redact(google).text == (
+        "backup codes for the admin account:\n" + f"  {marker('recovery_code')}\n" * 3
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "gh secret set DEPLOY_TOKEN --env prod < token.txt",
+        "  -p, --password TEXT   Password for the registry (or set REGISTRY_PASSWORD)",
+        "  -t, --token TEXT      API token; read from ~/.config/acme/token if omitted",
+        "grant_type=client_credentials&client_id=xP1TbV6d3LqhsTHhfI5f",
+        "see https://www.youtube.com/watch?v=zwq7mMBlIyX and "
+        "https://docs.google.com/document/d/u3_2cqSFqY3P1LlLbL5p9jfeaGUbczwXFtAwfOatjaQ4/edit",
+        "gpg:                using RSA key 0F87DDF4D14E72E8ABC298E86E734AEE1C6614D7",
+        "db_password: ENC[AES256_GCM,data:1jry1em1NjRiaeuYwL0Rj7LA,"
+        "iv:XZILrG40u33yw12xwMmniPvl952k12aVzBaJ92pT+5k=,tag:1bQTBRKNtq/FgImc9ueSvg==,type:str]",
+        "[Peer]\nPublicKey = YKJTnjEw+rwUdj0r/fVdYhGww+x0iaAY89BzDDLFlOg=\n",
+        '"public_key": "BEl62iUYgUivxIkv69yViEuiBIa-Ib9-SkvMeAtA3LFgDzkrxZJjSgSnfckjB"',
+        # prose that the new rules must leave
+        "the first pass was slow, the second pass is faster",
+        "a boarding pass is required; the pass for the gym is yellow",
+        "The passphrase is stored in the vault, not here.",
+        "the password is rotated every night by the sidecar and kept in memory only",
+        "our recovery codes are printed and kept in the safe",
+        "Recovery codes:\n- print them\n- keep them somewhere safe\n",
+        "the API key: see the docs for rotation",
+        "identified by the team as a blocker",
+        "new NetworkCredential(user, password)",
+        "the login page is /auth / signin",
+        "ED25519 key fingerprint is SHA256:/dp8qmhNluQdsAHW1KuKlXdKOtvHTAUzXZpNKBCxRp8.",
+        "the password is self-service and short-lived",
+        "password is stored in Config.Secrets.DbPassword",
+        "the api key lives in YouTubeVideoIdCache2 now",
+        "login: GET / POST both work",
+        "credentials are admin / see the vault",
+        '{"type": "random_string", "result": "abcdef"}',
+        # code and hashes next to the rules for letters at random
+        "password = config.dbPassword",
+        "secret = XmlHttpRequest",
+        "password = self.userTokenProvider",
+        "token = settings.AUTH_TOKEN_NAME",
+        "if ($password =~ /^[a-z]+$/) { die }",
+        "the api key comes from getRandomApiKeyForTenant (see keys.py)",
+        "key = AbstractSingletonProxyFactoryBean",
+        '"integrity": "sha512-r/OEPAP0t7hMb9ISIj6AR6DeZUtu+Lr70w/98Jn/WXkJFH5GXRVWggIF43cmz+rC"',
+        'hash = "sha256-/kLS+JBz+ybhaGeZ1hY5CUd5oMfVIKNyAgX4cV/Qhh4=";',
+        'HTTPBasicAuth("deploy", os.environ["PW"])',
+    ],
+)
+def test_what_the_blind_corpus_rules_leave_alone(text: str) -> None:
+    assert redact(text) == Redaction(text, (), 0)

@@ -80,7 +80,12 @@ Redaction works in two phases over the *original* text:
        ``-storepass X``, ``-passout pass:X``, ``.netrc``'s ``password X``, XML
        ``<password>X</password>`` and ``<add key="Password" value="X"/>``, a
        ``.pgpass`` line's last field (``host:port:db:user:X``), ``poetry config
-       http-basic.repo user X``, the password argument of PHP's ``PDO``/``mysqli``.
+       http-basic.repo user X``, the password argument of PHP's ``PDO``/``mysqli``
+       and of credential constructors (``NetworkCredential("u", "X")``,
+       ``HTTPBasicAuth``, ``SetBasicAuth``, ``PasswordAuthentication``, ``.login``),
+       SQL's ``IDENTIFIED [WITH plugin] BY 'X'``, ``the pass for ... is X`` (a value
+       that can only be a credential: ``pass`` is also a word of prose), and a
+       passphrase of lower-case words to the end of its sentence.
        Docker, Podman and nerdctl take ``-p`` as a password only in ``login``
        (``docker run -p 8080:8080`` publishes a port); a flag that starts with a verb
        (``--export-secret-keys``, ``--list-tokens``) names an action, not a value.
@@ -107,7 +112,14 @@ Redaction works in two phases over the *original* text:
        * the credential of ``Authorization:`` headers (Bearer, Basic, Token, Digest,
          SSWS, Splunk, GenieKey...), and of a bare ``Bearer <token>`` of 16+
          characters with a digit;
-       * a secret named in prose: ``the API key is X``, ``token: X``.
+       * a secret named in prose: ``the API key is X``, ``token: X``;
+       * the rows of a ``vault kv get`` table (``Key  Value`` / ``---  -----``) whose
+         key names a secret; a seed phrase (12-24 words after ``mnemonic``/``seed
+         phrase``); a TOTP setup key in groups of four base32 characters after ``key``
+         or ``secret``.
+   ``recovery_code``
+       Three or more codes, one a line, under a ``recovery codes``/``backup codes``
+       heading (GitHub's ``xxxxx-xxxxx``, Google's ``1234 5678``).
    A token rule does not fire inside a longer word (``task-…`` is not ``sk-…``), unless
    the character before it belongs to another secret: a key glued to the dashes of a
    PEM ``END`` line is still a key; nor on a body that is half ``x`` (``ghp_xxxx…``,
@@ -123,7 +135,10 @@ Redaction works in two phases over the *original* text:
        word (``key``, ``token``, ``secret``, ``password``, ``auth``...) or a vendor
        (``datadog``, ``mailgun``, ``braintree``, ``wallet``...), with no word between
        that makes it an identifier (``id``, ``sha``, ``commit``, ``hash``,
-       ``fingerprint``, ``public``, ``trace``, ``address``...).  Hex and UUIDs
+       ``fingerprint``, ``public``, ``trace``, ``address``, the ``RSA`` of gpg's
+       ``using RSA key``...); a ``name=value`` run is judged on its value, its name
+       among the words before it (``client_id=…`` is an id), and a host with a path is
+       a URL, not a key.  Hex and UUIDs
        (LaunchDarkly's ``sdk-``/``mob-`` + UUID among them) need a secret word (an
        Ethereum ``0x`` + 64 hex digits needs only a wallet).  The naming words are
        found by one trie-shaped pattern on a lower-cased byte copy, and a value's shape
@@ -143,7 +158,9 @@ What is deliberately left alone
 public lines and MAC of a PuTTY key; ``ssh-ed25519 AAAA…`` public keys; base64 DER
 certificates (``"x5c": ["MII…"]``); ``data:image/…;base64,`` URIs whose bytes start as
 an image, font or sound does; IPFS content ids (``bafy…``, ``Qm…``); SSH fingerprints
-(``SHA256:…``); bech32 public keys (``age1…``); Google Docs, Sheets and Drive ids (44 or
+(``SHA256:…``); bech32 public keys (``age1…``); base64 assigned to a public key's name
+(WireGuard's ``PublicKey = …``, ``"public_key": …``); SOPS's encrypted values
+(``ENC[AES256_GCM,data:…,iv:…,tag:…,type:str]``); Google Docs, Sheets and Drive ids (44 or
 33 characters starting with ``1``, or after ``/d/`` in a Google URL); base64 that
 decodes to plain text (a test fixture: printable, with spaces or markup) and holds no
 secret of its own.

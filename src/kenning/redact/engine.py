@@ -31,6 +31,7 @@ KINDS: tuple[str, ...] = tuple(
             "jwt",
             "azure_sas",
             *vendors.KINDS,
+            "recovery_code",
             "password",
             "secret_assignment",
             "high_entropy",
@@ -149,10 +150,14 @@ def holds_secret(text: str) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-def _structured(text: str, raw: bytes) -> list[_Span]:
+def _structured(
+    text: str, raw: bytes, public: list[tuple[int, int]] | None = None, low: bytes = b""
+) -> list[_Span]:
     """The spans of every rule but the two that judge what is left (named values and
-    entropy), merged."""
+    entropy), merged.  (``low``: ``raw`` lower-cased, made once for the rules that find
+    their literals in it.)"""
     found: list[_Span] = []
+    low = low or raw.lower()
     add = found.append
     if "PRIVATE KEY" in text:
         for m in _PEM.finditer(text):
@@ -166,11 +171,12 @@ def _structured(text: str, raw: bytes) -> list[_Span]:
             add((m.start("body"), m.start("body") + len(m.group("body").rstrip()), "private_key"))
     formats.find_formats(text, raw, add)
     named.urls_and_headers(text, add)
-    named.assignments(text, raw, add)
+    named.assignments(text, raw, add, low)
     named.commands(text, add)
-    named.files(text, raw, add)
+    named.files(text, raw, add, low)
     vendors.short_ids(text, add)
-    public = entropy.public_spans(text)
+    if public is None:
+        public = entropy.public_spans(text, raw, low)
     if public and found:  # nothing inside a certificate or a public key is a secret
         blocks = _merge([(s, e, "") for s, e in public])
         at = [s for s, _, _ in blocks]
@@ -198,7 +204,9 @@ def _spans(text: str) -> list[_Span]:
     # One byte per character (non-ASCII becomes "?"), for fast case-folded and
     # character-class searches that keep the offsets of ``text``.
     raw = text.encode("ascii", "replace")
-    merged = _structured(text, raw)
+    low = raw.lower()
+    public = entropy.public_spans(text, raw, low)
+    merged = _structured(text, raw, public, low)
     ids = [span for span in merged if span[2] == "aws_access_key_id"]
     if ids:
         windows = _merge([(max(0, s - 120), e + 120, k) for s, e, k in ids])
@@ -211,7 +219,7 @@ def _spans(text: str) -> list[_Span]:
         merged = _merge(merged + near)
     # Phase 2: named values, then high-entropy runs, in the gaps between the spans so
     # far and outside certificates and public keys.
-    occupied = _merge(merged + [(s, e, "") for s, e in entropy.public_spans(text)])
+    occupied = _merge(merged + [(s, e, "") for s, e in public])
     extra: list[_Span] = []
     finder = vendors.Finder(text, raw, entropy.looks_random)
     for lo, hi in _gaps(occupied, len(text), vendors.MIN_VALUE):

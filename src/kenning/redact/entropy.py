@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
+_FI = re.ASCII | re.IGNORECASE
 _Span = tuple[int, int, str]
 _DIGIT = lazy(r"[0-9]", _F)
 
@@ -111,8 +112,10 @@ class Scanner:
             if stop - start < _MIN_RUN:
                 continue
             run = text[start:stop]
-            if _public_id(text, start, run):
-                continue
+            if _public_id(text, start, run) or _SRI.match(run):
+                continue  # (an SRI digest may hold a "/" that reads as a path's)
+            if start > begin and _public_id(text, begin, text[begin:stop]):
+                continue  # a fingerprint whose base64 starts with "/": SHA256:/dp8q...
             if "/" in run and path_like(run):
                 pos = start
                 google = "google.com/" in text[max(0, start - 80) : stop]
@@ -167,18 +170,46 @@ _DATA_URI = lazy(
 )
 
 
-def public_spans(text: str) -> list[tuple[int, int]]:
-    """Where the text holds certificates, public keys, signatures and inlined media."""
+# Values encrypted by SOPS (the data, its IV and tag are ciphertext, not secrets), and
+# base64 values assigned to a public key's name (WireGuard's PublicKey = ..., a VAPID or
+# JWK "public_key": ...).
+_SOPS = lazy(
+    r"ENC\[[A-Z0-9_]{3,20},data:[A-Za-z0-9+/=]*+,iv:[A-Za-z0-9+/=]++,tag:[A-Za-z0-9+/=]++"
+    r",type:[a-z]{1,10}\]",
+    _F,
+)
+_PUBLIC_NAMED = lazy(
+    r"(?<![A-Za-z])(?:public[_-]?key|pubkey)s?[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"[A-Za-z0-9+/_-]{32,}+={0,2}(?![A-Za-z0-9+/=_-])",
+    _FI,
+)
+
+
+def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[tuple[int, int]]:
+    """Where the text holds certificates, public keys, signatures and inlined media.
+    (``raw``: the text as one byte a character, where the literals are found faster;
+    ``low``: the same lower-cased.)"""
+    if raw is None:
+        raw = text.encode("ascii", "replace")
     found: list[tuple[int, int]] = []
-    if "-----BEGIN" in text:
+    if b"-----BEGIN" in raw:
         found += [m.span() for m in _PUBLIC_PEM.finditer(text)]
-    if "AAAA" in text:
+    if b"AAAA" in raw:
         found += [m.span() for m in _SSH_PUBLIC.finditer(text)]
-    if "Public-Lines:" in text:
+    if b"Public-Lines:" in raw:
         found += [m.span() for m in _PUTTY_PUBLIC.finditer(text)]
         found += [m.span() for m in _PUTTY_MAC.finditer(text)]
-    if ";base64," in text:
+    if b";base64," in raw:
         found += [m.span() for m in _DATA_URI.finditer(text) if _media(m.group("data"))]
+    if b"ENC[" in raw:
+        found += [m.span() for m in _SOPS.finditer(text)]
+    low = low or raw.lower()
+    if b"pub" in low:
+        at = low.find(b"pub")
+        while at >= 0:
+            if (m := _PUBLIC_NAMED.match(text, at)) is not None:
+                found.append(m.span())
+            at = low.find(b"pub", at + 3)
     return found
 
 
@@ -311,6 +342,23 @@ def path_like(run: str) -> bool:
                 if len(word) >= 3 and _VOWEL.search(word) and not _CONSONANTS4.search(word):
                     return True
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def random_letters(value: str) -> bool:
+    """Letters at random (a generated password without a digit, one in 16 of 16 base62
+    characters), not an identifier: 12 letters or more, the case changing at one letter
+    in four or more (camelCase changes once a word), reading as no words."""
+    letters = "".join(_ASCII_LETTERS.findall(value))
+    if len(letters) < 12 or letters.isupper() or letters.islower():
+        return False
+    cases = letters.translate(_CASE_MAP)  # "U" for an upper-case letter, "l" for a lower
+    changes = cases.count("Ul") + cases.count("lU")
+    return changes * 4 >= len(letters) and wordiness(letters.lower()) <= 0.3
+
+
+_ASCII_LETTERS = lazy(r"[A-Za-z]+", _F)
+_CASE_MAP = str.maketrans(string.ascii_uppercase + string.ascii_lowercase, "U" * 26 + "l" * 26)
 
 
 @functools.lru_cache(maxsize=4096)  # logs repeat their paths and ids

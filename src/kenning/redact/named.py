@@ -14,8 +14,9 @@ from __future__ import annotations
 import functools
 import re
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+from kenning.redact.entropy import random_letters
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -73,7 +74,8 @@ _ASSIGN = lazy(
     (?P<nq>\\?["']|["']\]|)                      # closing quote of a quoted name (\" in JSON
                                                  # escaped in a string, "] of a subscript)
     [ \t]*+
-    (?P<sep>:(?![:=])|=(?![=>~])|(?<=["'])[ \t]*,)  # not ::, :=, ==, =>, =~; "NAME", "value"
+    (?P<sep>:(?![:=])|=(?![=>]|~[\s/])|(?<=["'])[ \t]*,)  # not ::, :=, ==, =>, =~ /re/;
+                                                        # "NAME", "value"
     (?P<sp>[ \t]*+)
     (?:
         [bfru]{0,2}"(?P<dq>[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+)"   # b"...", r'...', f"..."
@@ -228,7 +230,7 @@ def urls_and_headers(text: str, add: Add) -> None:
 # --- assignments -------------------------------------------------------------------------
 
 
-def assignments(text: str, raw: bytes, add: Add) -> None:
+def assignments(text: str, raw: bytes, add: Add, low: bytes = b"") -> None:
     """``NAME=value`` and its kin, secrets in prose, and secret flags given with a space.
 
     Each keyword hit is judged from the text around it only (66 characters before, 400
@@ -236,7 +238,7 @@ def assignments(text: str, raw: bytes, add: Add) -> None:
     shape repeated (the adversary's megabyte) is judged once per distinct window."""
     # Searching for literals in lower-cased bytes is ~20x faster than one
     # case-insensitive alternation over the text.
-    low = raw.lower()
+    low = low or raw.lower()
     pos = 0
     seen: dict[tuple[int, str], tuple[tuple[_Span, ...], int]] = {}
     bare_run = [0, 0]  # the last long bare value's extent: values inside end where it ends
@@ -273,6 +275,16 @@ def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
     # value, unless the name is too long for the pattern to reach it from here.
     name_end = _NAME_RUN.match(text, hit, hit + _AFTER).end()  # type: ignore[union-attr]
     pos = name_end - 48
+    after = hit + (3 if text[hit] in "kK" else 6)  # past "key" or "secret"
+    if (
+        text[hit] in "kKsS"
+        and text[after : after + 1] in _SETUP_KEY_NEXT
+        and (setup := _SETUP_KEY.match(text, hit)) is not None
+    ):
+        value = setup.group("v")
+        if any(c in "234567" for c in value) and (value.islower() or value.isupper()):
+            add((setup.start("v"), setup.end("v"), "secret_assignment"))
+            return setup.end()
     m = _ASSIGN.match(text, hit)
     if m is None:
         if _prose(text, hit, add) or _flag(text, hit, add) or _shell_set(text, hit, add):
@@ -348,14 +360,14 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     else:
         if _code(value):
             return None
-        if quoted_name and _IDENT.fullmatch(value) and not _DIGIT.search(value):
+        variable = bool(
+            _IDENT.fullmatch(value) and not _DIGIT.search(value) and not random_letters(value)
+        )
+        if quoted_name and variable:
             return None  # {"token": tok} in code
         if m.group("sep") == "=":
             spaced = bool(m.group("sp")) or text[m.start("sep") - 1] in _SPACES
-            if spaced and (
-                (_IDENT.fullmatch(value) and not _DIGIT.search(value))
-                or not _COLON_END.match(text, end)
-            ):
+            if spaced and (variable or not _COLON_END.match(text, end)):
                 return None  # code: password = pw, TOKEN = Ignore + PlainToken
             if _IDENT.fullmatch(value) and _kwarg(text, head, end):
                 return None  # login(password=pw)
@@ -468,7 +480,9 @@ def _code(value: str) -> bool:
     """An unquoted value that is an expression, constant or number rather than data."""
     return (
         bool(_CALL.match(value))  # get_token(), os.environ[
-        or bool(_DOTTED.fullmatch(value) and not _DIGIT.search(value))  # self.token
+        or bool(  # self.token
+            _DOTTED.fullmatch(value) and not _DIGIT.search(value) and not random_letters(value)
+        )
         or bool(_CONSTANT.fullmatch(value))  # FG_DEFAULT
         or bool(_SMALL_NUMBER.fullmatch(value))  # ERRORTOKEN = 60, token = -1
     )
@@ -520,7 +534,7 @@ def _basic_pair(value: str) -> bool:
 # "the password for the staging db is hunter2", "API key: ...", "my token was ..."
 _PROSE = lazy(
     r"""
-    (?:passw(?:or)?d|pass(?:phrase|code)|pwd|pw|secret|token|api[ _-]?key|access[ _-]key)s?
+    (?:passw(?:or)?d|pass(?:phrase|code)?|pwd|pw|secret|token|api[ _-]?key|access[ _-]key)s?
     (?![A-Za-z0-9_])
     # up to five words in between (for root on db-1), never a connecting word
     (?P<gap>(?:[ \t]++(?!(?:is|was|are|were|set|changed|reset|rotated|updated|reads|became
@@ -633,10 +647,15 @@ def _prose_verb(text: str, hit: int, add: Add) -> bool:
     gap_words = [w.lower().strip(".'") for w in m.group("gap").split()]
     if any(w in _GAP_STOP for w in gap_words):
         return False
+    # "pass" alone is also a word of prose (the first pass was slow, a boarding pass):
+    # it names a password only when the value can be nothing else
+    bare_pass = m.group(0)[:4].lower() == "pass" and not m.group(0)[4:5].isalpha()
     for group in ("dq", "sq", "bq", "cq"):
         value = m.group(group)
         if value is not None:
             if _skip_value(value) or len(value.split()) > 6:
+                return False
+            if bare_pass and not _credential_shaped(value):
                 return False
             add(
                 (
@@ -653,14 +672,41 @@ def _prose_verb(text: str, hit: int, add: Add) -> bool:
     conn = m.group("conn").strip().lower()
     if not value or _skip_value(value) or not _passwordish(value, conn):
         return False
+    if bare_pass and not _credential_shaped(value):
+        return False
     if conn in (":", "=") and not gap_words:
         return False  # NAME: value and NAME=value are assignments, judged as such
+    if _password_word(m) and value.isalpha() and value.islower():
+        # a passphrase of words to the end of the sentence: yarrow cedar walnut lantern
+        words = _MORE_WORDS.match(text, end)
+        if words is not None and not any(
+            w in _NOT_A_PASSWORD or w in _JOINING_WORDS or not _passwordish(w)
+            for w in words.group().split()
+        ):
+            end = words.end()
     add((m.start("bare"), end, "password" if _password_word(m) else "secret_assignment"))
     return True
 
 
+# Three to nine more lower-case words that end the sentence (or the line).
+_MORE_WORDS = lazy(r"(?:[ \t][a-z]{3,12}+){3,9}+(?=[.!;]?+[ \t]*+(?:\r?\n|\Z)|[.!;][ \t])", _F)
+_JOINING_WORDS = _wordset(
+    "and or but nor then so because if unless when while with without than after before until"
+)
+
+
 def _password_word(m: re.Match[str]) -> bool:
     return m.group(0)[:2].lower() in ("pa", "pw")
+
+
+# Digits inside a run of letters (Iv1Xk): a generated value's, not a name's.
+_INNER_DIGITS = lazy(r"(?<=[A-Za-z])[0-9]++(?=[A-Za-z])", _F)
+
+
+def _dotted_name(value: str) -> bool:
+    """Is a dotted value (Vault.Secrets.Prod) a name rather than a generated password
+    with a dot in it (rUwZWiPWd36.DfGYp9XBLg, LA22vwxoIv1Xk.R)?"""
+    return not random_letters(value) and len(_INNER_DIGITS.findall(value)) < 2
 
 
 def _passwordish(value: str, conn: str = "") -> bool:
@@ -669,9 +715,9 @@ def _passwordish(value: str, conn: str = "") -> bool:
     low = value.lower()
     if _PASSPHRASE.fullmatch(value):
         return True
-    if low in _NOT_A_PASSWORD or _code(value) or _DOTTED.fullmatch(value):
+    if low in _NOT_A_PASSWORD or _code(value) or (_DOTTED.fullmatch(value) and _dotted_name(value)):
         return False
-    if _HYPHENATED_WORDS.fullmatch(value):
+    if _HYPHENATED_WORDS.fullmatch(value) and not random_letters(value):
         return False  # short-lived, auto-generated, URL-safe, case-sensitive
     if len(value) < 4:
         return False
@@ -695,6 +741,11 @@ _FLAG_NAMES = _wordset(
     passout pw pwd password passwd passphrase
     """
 )
+
+
+# What a command's help writes for a flag's value (click's TEXT, argparse's dest in
+# capitals): a word in capitals, with no digit, of 12 letters at most.
+_METAVAR = lazy(r"[A-Z][A-Z_]{1,11}", _F)
 
 
 # A flag that starts with a verb names an action on secrets, and what follows it is not
@@ -751,8 +802,8 @@ def _shell_set(text: str, hit: int, add: Add) -> bool:
         return False
     group = _given(m)
     value = m.group(group)
-    if _skip_value(value) or (group == "bare" and _code(value)):
-        return False
+    if _skip_value(value) or (group == "bare" and (_code(value) or value.startswith("-"))):
+        return False  # gh secret set DEPLOY_TOKEN --env prod: a flag, not the value
     if kind in ("key", "auth") and not _credential_like(value, quoted=group != "bare"):
         return False
     add(
@@ -785,6 +836,8 @@ def _flag(text: str, hit: int, add: Add) -> bool:
         value, s = value[5:], s + 5
     if (group == "bare" and value.startswith("-")) or _skip_value(value) or _code(value):
         return False
+    if group == "bare" and _METAVAR.fullmatch(value):
+        return False  # a command's help: --password TEXT, --token VALUE
     add(
         (
             s,
@@ -994,13 +1047,39 @@ _POSITIONAL = lazy(
 _TWILIO_PAIR = lazy(r"AC[0-9a-f]{32}[\"']?[ \t]*,[ \t]*[\"']?(?P<v>[0-9a-f]{32})(?![0-9a-f])", _F)
 
 
-def files(text: str, raw: bytes, add: Add) -> None:
+def files(text: str, raw: bytes, add: Add, low: bytes = b"") -> None:
     """Passwords in .netrc and .pgpass files, Bundler's host credentials, secrets in
     XML elements and attributes and in name/value pairs, positional passwords, session
-    cookies, and the key id of a Google service-account key."""
+    cookies, the key id of a Google service-account key, SQL's IDENTIFIED BY, `vault kv
+    get` tables, seed phrases, TOTP setup keys and recovery codes under their heading."""
     if text.count(":") >= 4:
         _pgpass(text, add)
     _positional(text, add)
+    # The literals below are found at C speed on one byte a character, each once (and
+    # written without an "a" where they can: a needle's letter repeated in the text is
+    # its slow case).
+    low = low or raw.lower()
+    login, cred = b"login" in low, b"cred" in low
+    if login or cred or b"uth" in low:
+        _credential_calls(text, raw, add)
+    for at in _hits(low, b"identified"):
+        if (m := _IDENTIFIED_BY.match(text, at)) is not None:
+            group = _given(m)
+            value = m.group(group)
+            if _skip_value(value) or (group == "bare" and not _credential_shaped(value)):
+                continue
+            add((m.start(group), m.end(group), "password"))
+    if b"---" in raw and b"Value" in raw:
+        _kv_tables(text, raw, add)
+    for needle in (b"mnemonic", b"phr"):
+        for at in _hits(low, needle):
+            if (m := _SEED_PHRASE.match(text, at)) is not None:
+                add((m.start("v"), m.end("v"), "secret_assignment"))
+    for at in _hits(low, b"code"):
+        _recovery_codes(text, at, add)
+    for needle in (b"login",) * login + (b"cred",) * cred:
+        for at in _hits(low, needle):
+            _login_pair(text, at, add)
     if "AC" in text:
         for m in _TWILIO_PAIR.finditer(text):
             add((m.start("v"), m.end("v"), "twilio_key"))
@@ -1010,7 +1089,7 @@ def files(text: str, raw: bytes, add: Add) -> None:
     if "value" in text and "name" in text:
         _name_values(text, add)
     if "ess" in text or "ESS" in text or ".sid=" in text:
-        _sessions(text, raw, add)
+        _sessions(text, low, add)
     if "bundle" in text:
         for m in _BUNDLE_CONFIG.finditer(text):
             if not _skip_value(m.group("v").partition(":")[2]):
@@ -1026,12 +1105,161 @@ def files(text: str, raw: bytes, add: Add) -> None:
         for m in _NETRC.finditer(text):
             if not _skip_value(m.group("v")):
                 add((m.start("v"), m.end("v"), "password"))
+        for at in _hits(raw, b'"random_password"'):
+            for m in _TF_RESULT.finditer(text, at, min(len(text), at + 4000)):
+                if not _skip_value(m.group("v")):
+                    add((m.start("v"), m.end("v"), "password"))
     if "<" in text:
         for m in _XML_ELEMENT.finditer(text):
             _xml_value(m, m.group("tag").rpartition(":")[2], add)
         for pattern in (_XML_PAIR, _XML_ENTRY):
             for m in pattern.finditer(text):
                 _xml_value(m, m.group("n"), add)
+
+
+# SQL: CREATE/ALTER USER ... IDENTIFIED [WITH plugin] BY 'password' (MySQL, MariaDB;
+# Oracle's unquoted IDENTIFIED BY Tiger2024).  BY PASSWORD '*hash' is a hash, found by
+# the rule for "password X".
+_IDENTIFIED_BY = lazy(
+    r"identified[ \t]++(?:with[ \t]++[A-Za-z0-9_'\"]{1,64}+[ \t]++)?by[ \t]++(?!password[ \t])"
+    r"(?:'(?P<sq>[^'\r\n]{1,200})'|\"(?P<dq>[^\"\r\n]{1,200})\"|(?P<bare>[^\s;'\"]{1,200}+))",
+    _FI,
+)
+# Constructors and calls that take a user and a password: .NET's NetworkCredential,
+# requests' and httpx's HTTPBasicAuth/BasicAuth/DigestAuth, Go's SetBasicAuth, Java's
+# PasswordAuthentication and UsernamePasswordCredentials, smtplib's and ftplib's login.
+_CREDENTIAL_CALLS = (
+    b"NetworkCredential",
+    b"BasicAuth",
+    b"DigestAuth",
+    b"PasswordAuthentication",
+    b"UsernamePasswordCredentials",
+    b".login",
+)
+_USER_AND_PASSWORD = lazy(
+    r"[ \t]*+\([ \t]*+(?:\"[^\"\r\n]{0,200}\"|'[^'\r\n]{0,200}'|[A-Za-z_$][\w$.]{0,64}+)"
+    r"[ \t]*+,[ \t]*+(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})')",
+    _F,
+)
+# `vault kv get` and `vault read` print a table: "Key  Value", "---  -----", rows.
+_KV_HEAD = lazy(r"Key[ \t]++Value[ \t]*+\r?\n-{3}[ \t]++-{5}[ \t]*+(?:\r?\n|\Z)", _F)
+_KV_ROW = lazy(
+    r"(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,80}+)[ \t]{2,}+(?P<v>[^\s][^\r\n]{0,255}?)[ \t]*+"
+    r"(?:\r?\n|\Z)",
+    _F,
+)
+# A wallet's seed phrase: 12 to 24 words of 3 to 8 letters named as one.
+_SEED_PHRASE = lazy(
+    r"(?:(?<![A-Za-z])mnemonic|(?:(?<=seed)|(?<=seed[ _-])|(?<=recovery)|(?<=recovery[ _-])"
+    r"|(?<=secret)|(?<=secret[ _-]))phrase)[A-Za-z0-9_]{0,40}+"
+    r"[\"']?[ \t]*+[:=][ \t]*+(?P<q>[\"'`]?)"
+    r"(?P<v>[a-z]{3,8}+(?:[ \t]++[a-z]{3,8}+){11,23}+)(?P=q)(?![A-Za-z])",
+    _FI,
+)
+# A TOTP setup key as authenticator apps show it: groups of four base32 characters.
+_SETUP_KEY_NEXT = frozenset(" \t:")
+_SETUP_KEY = lazy(
+    r"(?:key|secret)(?:[ \t]++is)?+[ \t]*+:?+[ \t]++"
+    r"(?P<v>[A-Za-z2-7]{4}(?:[ ][A-Za-z2-7]{4}){3,15}+)(?![A-Za-z0-9])",
+    _FI,
+)
+# Recovery (backup) codes listed under their heading, one a line: GitHub's 5-5 hex,
+# Google's 4 4 digits, and others of 8 to 12 letters and digits.
+_CODES_BEFORE = lazy(
+    r"(?<![A-Za-z])(?:recovery|backup|2fa|two[ -]factor|mfa|emergency|one[ -]time)[ \t]++\Z", _FI
+)
+_CODES_HEAD = lazy(r"codes?(?![A-Za-z])[^\r\n]{0,120}+(?:\r?\n|\Z)", _FI)
+_CODE_LINE = lazy(
+    r"[ \t]*+(?:[-*+\u2022]|[0-9]{1,2}[.)])?+[ \t]*+"
+    r"(?P<c>[A-Za-z0-9]{4,6}[- ][A-Za-z0-9]{4,6}|[A-Za-z0-9]{8,12})[ \t]*+(?:\r?\n|\Z)",
+    _F,
+)
+_BLANK_LINES = lazy(r"(?:[ \t]*+\r?\n)*+", _F)
+
+
+def _credential_calls(text: str, raw: bytes, add: Add) -> None:
+    for call in _CREDENTIAL_CALLS:
+        at = raw.find(call)
+        while at >= 0:
+            m = _USER_AND_PASSWORD.match(text, at + len(call))
+            if m is not None:
+                group = _given(m, ("dq", "sq"))
+                value = m.group(group)
+                if not _skip_value(value) and not _REGEX_SYNTAX.search(value):
+                    add((m.start(group), m.end(group), "password"))
+            at = raw.find(call, at + len(call))
+
+
+def _kv_tables(text: str, raw: bytes, add: Add) -> None:
+    for at in _hits(raw, b"Key"):
+        if at and text[at - 1] != "\n" or (head := _KV_HEAD.match(text, at)) is None:
+            continue
+        pos = head.end()
+        while (row := _KV_ROW.match(text, pos)) is not None:
+            pos = row.end()
+            name, value = row.group("n"), row.group("v")
+            kind = _name_kind(name)
+            if kind is None or _skip_value(value):
+                continue
+            if kind in ("key", "auth") and not _credential_like(value):
+                continue
+            low = name.lower()
+            word = "password" if "pass" in low or "pw" in low else "secret_assignment"
+            add((row.start("v"), row.end("v"), word))
+
+
+# "the login for grafana is admin / Xq7pLm2v", "creds: deploy / Xq7pLm2v": a user and a
+# password after a slash, the password one that can be nothing else.
+_LOGIN_PAIR = lazy(
+    r"(?:login|logins|cred|creds|credentials)(?![A-Za-z])"
+    r"(?:[ \t]++(?!(?:is|are)(?![A-Za-z0-9_]))[A-Za-z0-9_.'-]{1,24}+){0,5}+"
+    r"[ \t]*+(?:is|are|:|=)[ \t]++[\"'`]?[A-Za-z0-9_.@+-]{1,64}+[\"'`]?[ \t]*+/[ \t]*+"
+    r"(?:[\"'`](?P<q>[^\"'`\s]{4,100})[\"'`]|(?P<bare>[^\s\"'`]{4,100}+))",
+    _FI,
+)
+_PAIR_TRAIL = ".,;:)]}>"
+# Terraform state keeps a random_password's value in the clear ("result"; "bcrypt_hash").
+_TF_RESULT = lazy(r"\"(?:result|bcrypt_hash)\"[ \t]*+:[ \t]*+\"(?P<v>[^\"\\\r\n]{1,256})\"", _F)
+
+
+def _login_pair(text: str, at: int, add: Add) -> None:
+    if at and text[at - 1].isalnum():
+        return
+    m = _LOGIN_PAIR.match(text, at)
+    if m is None:
+        return
+    group = "q" if m.group("q") is not None else "bare"
+    value, end = m.group(group), m.end(group)
+    if group == "bare":
+        stripped = value.rstrip(_PAIR_TRAIL)
+        value, end = stripped, end - (len(value) - len(stripped))
+    if _credential_shaped(value) and "/" not in value:
+        add((m.start(group), end, "password"))
+
+
+def _recovery_codes(text: str, at: int, add: Add) -> None:
+    if _CODES_BEFORE.search(text, max(0, at - 16), at) is None:
+        return
+    if (head := _CODES_HEAD.match(text, at)) is not None:
+        pos = _BLANK_LINES.match(text, head.end()).end()  # type: ignore[union-attr]
+        codes = []
+        while (line := _CODE_LINE.match(text, pos)) is not None:
+            code = line.group("c")
+            if not _DIGIT.search(code) or not any(c.isalnum() for c in code):
+                break
+            codes.append(line.span("c"))
+            pos = line.end()
+        if len(codes) >= 3:
+            for start, end in codes:
+                add((start, end, "recovery_code"))
+
+
+def _hits(low: bytes, needle: bytes) -> Iterator[int]:
+    """Where ``needle`` is in ``low`` (a lower-cased byte copy of the text)."""
+    at = low.find(needle)
+    while at >= 0:
+        yield at
+        at = low.find(needle, at + len(needle))
 
 
 def _xml_value(m: re.Match[str], name: str, add: Add) -> None:
@@ -1084,8 +1312,7 @@ def _name_values(text: str, add: Add) -> None:
         add((m.start(group), m.end(group), "secret_assignment"))
 
 
-def _sessions(text: str, raw: bytes, add: Add) -> None:
-    low = raw.lower()
+def _sessions(text: str, low: bytes, add: Add) -> None:
     hits = sorted(h.start() for words in _SESSION_WORDS for h in words.finditer(low))
     for hit in hits:
         m = _SESSION.match(text, hit)

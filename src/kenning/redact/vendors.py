@@ -23,7 +23,7 @@ import string
 from bisect import bisect_left
 from collections.abc import Callable
 
-from kenning.redact.entropy import wordiness
+from kenning.redact.entropy import random_letters, wordiness
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -198,7 +198,7 @@ _META = _wordset(
     primary foreign sort partition lookup idempotency etag integrity object map
     correlation event message msg device serial sku product customer account_id app_id
     tenant subscription_id key_id keyid kid cid pid receipt payment charge refund
-    transfer base workspace view
+    transfer base workspace view rsa dsa ecdsa eddsa ed25519 cv25519
     """
 )
 _WORD = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
@@ -219,6 +219,10 @@ _SEPARATORS = lazy(r"[-_./+=~]", _F)
 _LETTERS = lazy(r"[A-Za-z]+", _F)
 _DIGIT_BYTES = string.digits.encode()
 _LETTER_BYTES = string.ascii_letters.encode()
+_ASSIGNED = lazy(r"[A-Za-z_][A-Za-z0-9_.-]*+", _F)
+# A host and a path (docs.google.com/document/d/...): a URL, whose parts are judged by
+# the rules for URLs, not a key
+_URL_VALUE = lazy(r"[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++/", _F)
 _ULID = lazy(r"[0-9A-HJKMNP-TV-Z]{26}", _F)  # ULIDs and their look-alikes
 
 
@@ -274,6 +278,13 @@ class Finder:
                 s += 1
             while e > s and text[e - 1] in _TRIM:
                 e -= 1
+            # name=value glued in one run (a form body's client_id=...): the value is what
+            # follows the =, and the name is one of the words before it
+            eq = text.find("=", s, e)
+            if eq > s and eq + 1 < e and text[eq + 1] != "=" and _ASSIGNED.fullmatch(text, s, eq):
+                s = eq + 1
+                while e < end and text[e] == "=":
+                    e += 1  # the value's base64 padding (AccountKey=...==)
             if e - s >= MIN_VALUE:
                 # Most values have no naming word before them: that is cheaper to see
                 # than their shape.
@@ -350,10 +361,12 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
         return "uuid"
     if not _MIXED.fullmatch(value) or _ULID.fullmatch(value):
         return None
+    if "/" in value and _URL_VALUE.match(value):
+        return None
     raw = value.encode("ascii", "replace")
     digits = len(raw) - len(raw.translate(None, _DIGIT_BYTES))
     letters = len(raw) - len(raw.translate(None, _LETTER_BYTES))
-    if digits < 2 or letters < 4:
+    if (digits < 2 and not random_letters(value)) or letters < 4:
         return None
     if "." in value and not any(c in value for c in "+/=_"):
         return None  # 1.2.3-beta.4, example.com
@@ -366,8 +379,11 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
 def _looks_random(value: str) -> bool:
     """16-31 characters: both cases or digits all through, not a word with a number."""
     runs = _LETTERS.findall(value)
-    if not runs or max(map(len, runs)) > 12 or len(value) < 16:
+    if not runs or len(value) < 16:
         return False
+    longest = max(runs, key=len)
+    if len(longest) > 12 and not random_letters(longest):
+        return False  # a word and a number: getUser2ByIdFast
     if len(_DIGIT_RUNS.findall(value)) >= 2:
         return True
     # one run of digits: random only if both cases mix without reading as words
