@@ -1352,3 +1352,23 @@ def test_recovery_codes_listed_under_their_heading_are_redacted() -> None:
 )
 def test_what_the_blind_corpus_rules_leave_alone(text: str) -> None:
     assert redact(text) == Redaction(text, (), 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "pass the --password flag",
+        "use the --token option instead",
+        "run it with --password to be prompted",
+        "set --api-key in the config file",
+    ],
+)
+def test_prose_about_a_flag_keeps_the_word_after_it(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_a_flags_value_is_still_redacted_after_prose_words_were_left() -> None:
+    assert (
+        redact("login --token ghx7Kq2mZp9Lw4").text == "login --token [redacted:secret_assignment]"
+    )
+    assert redact("--password hunter2x and go").text == "--password [redacted:password] and go"

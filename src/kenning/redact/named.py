@@ -838,6 +838,8 @@ def _flag(text: str, hit: int, add: Add) -> bool:
         return False
     if group == "bare" and _METAVAR.fullmatch(value):
         return False  # a command's help: --password TEXT, --token VALUE
+    if group == "bare" and _flag_talk(value):
+        return False  # prose about the flag: "pass the --token flag", "--password to be asked"
     add(
         (
             s,
@@ -846,6 +848,21 @@ def _flag(text: str, hit: int, add: Add) -> bool:
         )
     )
     return True
+
+
+# Words that follow a flag's name in a sentence about it, never as its value.
+_FLAG_WORDS = _wordset(
+    """
+    flag flags option options argument arguments arg args parameter parameters param
+    params switch switches value values field fields variable variables env setting
+    settings prompt prompts instead and or if then else so but because first too
+    """
+)
+
+
+def _flag_talk(value: str) -> bool:
+    word = value.rstrip(_TRAIL).lower()
+    return word in _FLAG_WORDS or word in _NOT_A_PASSWORD
 
 
 # Commands that take a password in a flag of their own.
