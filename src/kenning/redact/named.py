@@ -797,22 +797,15 @@ def _shell_set(text: str, hit: int, add: Add) -> bool:
     if not (before.group("setenv") or before.group("flags") or _CAPITALS.fullmatch(name)):
         return False  # "set token expiry to 5 minutes"
     m = _SET_VALUE.match(text, end)
-    kind = _name_kind(name)
-    if m is None or kind is None or "." in name:
+    if m is None or "." in name:
         return False
     group = _given(m)
     value = m.group(group)
-    if _skip_value(value) or (group == "bare" and (_code(value) or value.startswith("-"))):
+    if group == "bare" and (_code(value) or value.startswith("-")):
         return False  # gh secret set DEPLOY_TOKEN --env prod: a flag, not the value
-    if kind in ("key", "auth") and not _credential_like(value, quoted=group != "bare"):
+    if not _named_secret(name, value, quoted=group != "bare"):
         return False
-    add(
-        (
-            m.start(group),
-            m.end(group),
-            "password" if "PASS" in name.upper() else "secret_assignment",
-        )
-    )
+    add((m.start(group), m.end(group), _secret_word(name)))
     return True
 
 
@@ -844,7 +837,7 @@ def _flag(text: str, hit: int, add: Add) -> bool:
         (
             s,
             m.end(group),
-            "password" if "pass" in name.lower() or "pw" in name.lower() else "secret_assignment",
+            _secret_word(name),
         )
     )
     return True
@@ -1054,7 +1047,7 @@ def _session_name(head: str) -> bool:
 
 # Calls that take the password as a positional argument: PHP's PDO and mysqli
 # (dsn or host, user, password), Twilio's clients (account SID, auth token).
-_POSITIONAL_CALLS = ("PDO", "mysqli", "mysql_connect")  # mysqli_connect among mysqli
+_POSITIONAL_CALLS = (b"PDO", b"mysqli", b"mysql_connect")  # mysqli_connect among mysqli
 _POSITIONAL = lazy(
     r"(?:_connect)?[ \t]*\([ \t]*(?:[\"'][^\"'\r\n]{0,200}[\"']"
     r"|\$[A-Za-z_]\w*)[ \t]*,[ \t]*(?:[\"'][^\"'\r\n]{0,100}[\"']|\$[A-Za-z_]\w*)[ \t]*,[ \t]*"
@@ -1071,7 +1064,7 @@ def files(text: str, raw: bytes, add: Add, low: bytes = b"") -> None:
     get` tables, seed phrases, TOTP setup keys and recovery codes under their heading."""
     if text.count(":") >= 4:
         _pgpass(text, add)
-    _positional(text, add)
+    _positional(text, raw, add)
     # The literals below are found at C speed on one byte a character, each once (and
     # written without an "a" where they can: a needle's letter repeated in the text is
     # its slow case).
@@ -1196,15 +1189,13 @@ _BLANK_LINES = lazy(r"(?:[ \t]*+\r?\n)*+", _F)
 
 def _credential_calls(text: str, raw: bytes, add: Add) -> None:
     for call in _CREDENTIAL_CALLS:
-        at = raw.find(call)
-        while at >= 0:
+        for at in _hits(raw, call):
             m = _USER_AND_PASSWORD.match(text, at + len(call))
             if m is not None:
                 group = _given(m, ("dq", "sq"))
                 value = m.group(group)
                 if not _skip_value(value) and not _REGEX_SYNTAX.search(value):
                     add((m.start(group), m.end(group), "password"))
-            at = raw.find(call, at + len(call))
 
 
 def _kv_tables(text: str, raw: bytes, add: Add) -> None:
@@ -1215,14 +1206,8 @@ def _kv_tables(text: str, raw: bytes, add: Add) -> None:
         while (row := _KV_ROW.match(text, pos)) is not None:
             pos = row.end()
             name, value = row.group("n"), row.group("v")
-            kind = _name_kind(name)
-            if kind is None or _skip_value(value):
-                continue
-            if kind in ("key", "auth") and not _credential_like(value):
-                continue
-            low = name.lower()
-            word = "password" if "pass" in low or "pw" in low else "secret_assignment"
-            add((row.start("v"), row.end("v"), word))
+            if _named_secret(name, value):
+                add((row.start("v"), row.end("v"), _secret_word(name)))
 
 
 # "the login for grafana is admin / Xq7pLm2v", "creds: deploy / Xq7pLm2v": a user and a
@@ -1271,24 +1256,36 @@ def _recovery_codes(text: str, at: int, add: Add) -> None:
                 add((start, end, "recovery_code"))
 
 
-def _hits(low: bytes, needle: bytes) -> Iterator[int]:
-    """Where ``needle`` is in ``low`` (a lower-cased byte copy of the text)."""
-    at = low.find(needle)
+def _hits(raw: bytes, needle: bytes) -> Iterator[int]:
+    """Where ``needle`` is in ``raw`` (the text one byte a character, or lower-cased)."""
+    at = raw.find(needle)
     while at >= 0:
         yield at
-        at = low.find(needle, at + len(needle))
+        at = raw.find(needle, at + len(needle))
+
+
+def _named_secret(name: str, value: str, quoted: bool = False) -> bool:
+    """Is ``value``, given under ``name`` (a key, an element, a table's row, a variable),
+    a secret? Names that are credentials only sometimes (``*_KEY``, ``auth``) need a
+    value that looks like one."""
+    kind = _name_kind(name)
+    if kind is None or _skip_value(value):
+        return False
+    return kind not in ("key", "auth") or _credential_like(value, quoted)
+
+
+def _secret_word(name: str) -> str:
+    """The kind a value named ``name`` is redacted as: a password when the name says so."""
+    low = name.lower()
+    return "password" if "pass" in low or "pw" in low else "secret_assignment"
 
 
 def _xml_value(m: re.Match[str], name: str, add: Add) -> None:
-    kind = _name_kind(name.rpartition(".")[2])
     value = m.group("v").strip()
-    if kind is None or not value or _skip_value(value):
-        return
-    if kind in ("key", "auth") and not _credential_like(value):
+    if not value or not _named_secret(name.rpartition(".")[2], value):
         return
     start = m.start("v") + (len(m.group("v")) - len(m.group("v").lstrip()))
-    word = "password" if "pass" in name.lower() or "pwd" in name.lower() else "secret_assignment"
-    add((start, start + len(value), word))
+    add((start, start + len(value), _secret_word(name)))
 
 
 def _pgpass(text: str, add: Add) -> None:
@@ -1305,28 +1302,22 @@ def _pgpass(text: str, add: Add) -> None:
             add((m.start("v"), m.end("v"), "password"))
 
 
-def _positional(text: str, add: Add) -> None:
+def _positional(text: str, raw: bytes, add: Add) -> None:
     for call in _POSITIONAL_CALLS:
-        at = text.find(call)
-        while at >= 0:
+        for at in _hits(raw, call):
             m = _POSITIONAL.match(text, at + len(call))
             if m is not None:
                 group = _given(m, ("dq", "sq"))
                 if not _skip_value(m.group(group)):
                     add((m.start(group), m.end(group), "password"))
-            at = text.find(call, at + len(call))
 
 
 def _name_values(text: str, add: Add) -> None:
     for m in _NAME_VALUE.finditer(text):
         group = _given(m)
         value = m.group(group)
-        kind = _name_kind(m.group("n"))
-        if kind is None or _skip_value(value) or _code(value):
-            continue
-        if kind in ("key", "auth") and not _credential_like(value):
-            continue
-        add((m.start(group), m.end(group), "secret_assignment"))
+        if not _code(value) and _named_secret(m.group("n"), value):
+            add((m.start(group), m.end(group), "secret_assignment"))
 
 
 def _sessions(text: str, low: bytes, add: Add) -> None:
