@@ -617,3 +617,69 @@ def test_conversation_words_find_no_candidates_of_their_own(store) -> None:
         store, "why are the retries so slow?", context=["the invoice exports from billing"]
     )
     assert other.id not in {c.item.id for c in result.candidates}
+
+
+# ----------------------------------------------------------------------------- near words
+
+OPEN = RecallSettings(min_score=0.0, min_shared=0)
+
+
+def test_a_near_word_finds_a_memory_that_shares_no_word_with_the_prompt(store) -> None:
+    """neighbours.tsv: "money" is near "cash", at a weight well under a synonym's."""
+    wanted = put(store, "Petty cash is kept by Dana in the top drawer")
+    put(store, "Invoices are numbered without gaps")
+    put(store, "Deploys happen on Tuesdays after the standup")
+    result = ask(store, "where is the money", settings=OPEN)
+    assert [c.item.id for c in result.kept] == [wanted.id]
+    assert result.kept[0].shared == ("money",)
+    # A near word alone is too little evidence for the gate at defaults.
+    assert ask(store, "where is the money").kept == ()
+
+
+def test_near_words_come_from_a_sorted_file_searched_in_place() -> None:
+    from kenning.recall import lexicon
+
+    table = b"ab\tx:xx:0.70\nabc\ty:yy:0.65 z:zz:0.61\nb\t\nmid\tq:qq:0.90\nzz\tw:ww:0.80\n"
+    assert lexicon._near_line(table, b"ab") == b"x:xx:0.70"
+    assert lexicon._near_line(table, b"abc") == b"y:yy:0.65 z:zz:0.61"
+    assert lexicon._near_line(table, b"mid") == b"q:qq:0.90"
+    assert lexicon._near_line(table, b"zz") == b"w:ww:0.80"
+    assert lexicon._near_line(table, b"b") == b""
+    for missing in (b"a", b"abd", b"m", b"zzz", b"", b"\xff"):
+        assert lexicon._near_line(table, missing) == b""
+    assert lexicon._near_line(b"", b"ab") == b""
+    # The shipped file is sorted bytewise, one stem a line, as the search needs.
+    keys = [line.split(b"\t", 1)[0] for line in lexicon.NEIGHBOURS_FILE.read_bytes().splitlines()]
+    assert keys == sorted(set(keys)) and len(keys) > 5000
+    assert ("spreadsheet", "spreadsheet") in [(o, w) for o, w, _ in lexicon._near("excel")]
+
+
+def test_recall_works_without_the_near_words_file(store, monkeypatch, tmp_path) -> None:
+    from kenning.recall import lexicon
+
+    wanted = put(store, "Petty cash is kept by Dana in the top drawer")
+    monkeypatch.setattr(lexicon, "NEIGHBOURS_FILE", tmp_path / "missing.tsv")
+    monkeypatch.setattr(lexicon, "_near_map", None)
+    lexicon._near.cache_clear()
+    try:
+        assert ask(store, "where is the money", settings=OPEN).kept == ()
+        assert [c.item.id for c in ask(store, "petty cash drawer").kept] == [wanted.id]
+    finally:
+        lexicon._near.cache_clear()
+        monkeypatch.undo()
+        lexicon._near_map = None
+
+
+def test_a_request_word_looks_for_candidates_when_the_topic_words_are_common(store) -> None:
+    """"class" is a request word in code ("rename this class"), but in a store of
+    conversations it can be what the question is about; it joins the candidate query
+    after the topic words, still weighing as a request word."""
+    for n in range(60):
+        put(store, f"Hana: reply number {n} of the chat")
+    wanted = put(
+        store,
+        "Hana: School starts soon. I met my class list, twenty-two children from "
+        "fourteen countries, and the head says they are lovely.",
+    )
+    result = ask(store, "how big is Hana's class", settings=replace(OPEN, limit=5))
+    assert wanted.id in [c.item.id for c in result.kept]

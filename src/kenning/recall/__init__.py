@@ -56,6 +56,7 @@ from kenning.recall.lexicon import (
     edits,
     humps,
     lexicon_of,
+    near_words,
     spellings,
     stem_words,
     words_of,
@@ -75,6 +76,8 @@ CANDIDATES = 40
 CONTEXT_WEIGHT = 0.5
 GENERIC_WEIGHT = 0.4
 TYPO_WEIGHT = 0.7
+NEAR_WEIGHT = 0.35  # a near word (neighbours.tsv): "spreadsheet" for excel
+NEAR_MASS = 0.75  # ... and the share of its mass that counts toward relevance
 AFFIX_WEIGHT = 0.6
 MIN_AFFIX = 4
 AFFIX_SHARE = 0.5
@@ -228,6 +231,11 @@ def _concepts(
                 related[stem][stem_of[variant]] = 1.0
                 related[stem].update(lexicon.related.get(stem_of[variant], {}))
     add_phrases(store, prompt, lexicon, words, weights, related)
+    for stem, nearby in near_words(list(words)).items():
+        mine = related.setdefault(stem, {})
+        for other, _, _ in nearby:
+            if other != stem and other not in mine:
+                mine[other] = NEAR_WEIGHT
     compounds = {stem_of[j]: j for j in joined if stem_of[j] and stem_of[j] not in words}
     said: set[str] = set()  # the conversation's own words
     if context:
@@ -399,6 +407,8 @@ class _Scorer:
                     tf += boost * counts[term] / (1 - B + B * length / average)
             idf = _idf(self.total, self.freqs.get(term, 0))
             mass = how * min(idf, concept.idf)
+            if how <= NEAR_WEIGHT:
+                mass *= NEAR_MASS
             if term not in f.title and term not in f.tags:
                 mass *= BODY_MASS
             out.append((how * idf * tf * (K1 + 1) / (tf + K1), mass, term))
@@ -540,6 +550,19 @@ def recall(
     busy = max(total // COMMON, COMMON_ROWS)
     rare = [c for c in topical if c.idf >= _idf(total, busy)] or topical
     seeking = sorted(rare, key=lambda c: (not c.forms, -c.idf))[:MAX_QUERY_WORDS]
+    # A request word ("class", "list") that some memory holds, and few enough, looks for
+    # candidates too, after the topic words: in a store of conversations "how many pupils
+    # are in Hana's class" is about a class. It still weighs GENERIC_WEIGHT in the scores.
+    asking = [
+        c
+        for c in concepts
+        if c.weight == GENERIC_WEIGHT
+        and c.forms
+        and not c.context
+        and c.stem not in named
+        and c.idf >= _idf(total, busy)
+    ]
+    seeking += sorted(asking, key=lambda c: -c.idf)[: MAX_QUERY_WORDS - len(seeking)]
     query_terms = tuple(c.stem for c in seeking)
     if not seeking:
         return Recall(tuple(c.stem for c in concepts), (), "", 0)
@@ -551,7 +574,13 @@ def recall(
         exclude_ids=tuple(sorted(exclude)),  # left out before choosing, not after
         limit=CANDIDATES,
     )
-    match = _match_query(seeking, lexicon_of(store).spelled)
+    spelled = {
+        other: word
+        for nearby in near_words(c.stem for c in seeking).values()
+        for other, word, _ in nearby
+    }
+    spelled.update(lexicon_of(store).spelled)
+    match = _match_query(seeking, spelled)
     found = [item for item, _ in store.search(match, query)]
     if not found:
         return Recall(query_terms, (), "", 0)

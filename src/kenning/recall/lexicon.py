@@ -7,16 +7,22 @@ rest of a recall, and a hook in its own process did it for every prompt. So the 
 is kept in kenning's state folder once built (`lexicon-*.marshal`, see `kenning.kept`),
 named by the stamps of the modules it comes from and SQLite's version (its stemmer), and
 read back from there.
+
+The near words of `neighbours.tsv` (built offline by bench/neighbours_build.py) are too
+many to load for each hook: they are looked up a stem at a time, by a binary search over
+the file mapped into memory.
 """
 
 from __future__ import annotations
 
 import functools
+import mmap
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from kenning.recall.thesaurus import KINDS, PHRASES, SYNONYMS
 from kenning.recall.words import EXACT, FORMS, STOP_WORDS, TOPICAL_STOP
@@ -25,6 +31,7 @@ from kenning.store import Store
 MAX_PROMPT_CHARS = 8000
 SYNONYM_WEIGHT = 0.8
 KIND_WEIGHT = 0.5
+NEIGHBOURS_FILE = Path(__file__).with_name("neighbours.tsv")
 
 WORD = re.compile(r"[^\W_]+")
 HUMP = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
@@ -279,3 +286,61 @@ def add_phrases(
         for stem in meant:
             if stem not in own:
                 mine[stem] = max(mine.get(stem, 0.0), SYNONYM_WEIGHT)
+
+
+_near_map: mmap.mmap | bytes | None = None
+
+
+def _near_data() -> mmap.mmap | bytes:
+    """neighbours.tsv, mapped once per process (empty when it cannot be read: recall
+    then works without near words)."""
+    global _near_map
+    if _near_map is None:
+        try:
+            with open(NEIGHBOURS_FILE, "rb") as handle:
+                _near_map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            _near_map = b""
+    return _near_map
+
+
+def _near_line(data: mmap.mmap | bytes, key: bytes) -> bytes:
+    """The rest of the line of the sorted file that starts with `key` and a tab."""
+    lo, hi = 0, len(data)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        start = data.rfind(b"\n", 0, mid) + 1
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        tab = data.find(b"\t", start, end)
+        found = data[start : tab if tab >= 0 else end]
+        if found < key:
+            lo = end + 1
+        elif found > key:
+            hi = start
+        else:
+            return data[tab + 1 : end] if tab >= 0 else b""
+    return b""
+
+
+@functools.lru_cache(maxsize=8192)
+def _near(stem: str) -> tuple[tuple[str, str, float], ...]:
+    out = []
+    for entry in _near_line(_near_data(), stem.encode()).decode().split():
+        other, word, sim = entry.split(":")
+        out.append((other, word, float(sim)))
+    return tuple(out)
+
+
+def near_words(stems: Iterable[str]) -> dict[str, tuple[tuple[str, str, float], ...]]:
+    """For each stem, the stems of words that mean nearly the same (a word that spells
+    each, and how near it is, 0.6 to 1), from neighbours.tsv; stems with none left out."""
+    out = {}
+    for stem in stems:
+        try:
+            found = _near(stem)
+        except (ValueError, UnicodeDecodeError):  # a damaged line: no near words
+            found = ()
+        if found:
+            out[stem] = found
+    return out
