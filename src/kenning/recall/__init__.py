@@ -78,6 +78,7 @@ GENERIC_WEIGHT = 0.4
 TYPO_WEIGHT = 0.7
 NEAR_WEIGHT = 0.35  # a near word (neighbours.tsv): "spreadsheet" for excel
 NEAR_MASS = 0.75  # ... and the share of its mass that counts toward relevance
+NEAR_QUERY = 2  # a concept's nearest words that also look for candidates
 AFFIX_WEIGHT = 0.6
 MIN_AFFIX = 4
 AFFIX_SHARE = 0.5
@@ -473,19 +474,23 @@ def _scope_names(store: Store, scopes: Sequence[str]) -> dict[str, set[str]]:
     return out
 
 
-def _match_query(concepts: Sequence[Concept], spelled: dict[str, str]) -> Words:
-    """What finds the candidates: each concept's word and its related words; a stem no
-    word spells (a typo's correction) as a prefix, since the index stems a query word
-    again and a stem is not always its own stem; and a word no memory holds as a prefix
-    too ("integ"), to find the longer words it may stand for."""
+def _match_query(
+    concepts: Sequence[Concept], spelled: dict[str, str], near: dict[str, str]
+) -> Words:
+    """What finds the candidates: each concept's word and its related words (of its near
+    words only the NEAR_QUERY nearest, spelled as in `near`: each more makes the index
+    count another list of items, for little gain); a stem no word spells (a typo's
+    correction) as a prefix, since the index stems a query word again and a stem is not
+    always its own stem; and a word no memory holds as a prefix too ("integ"), to find
+    the longer words it may stand for."""
     terms: list[Term] = []
     for c in concepts:
         terms.append(Term(c.word, prefix=bool(c.affix and c.stem not in c.forms)))
-        terms += [
-            Term(spelled[stem]) if stem in spelled else Term(stem, prefix=True)
-            for stem in c.forms
-            if stem != c.stem
-        ]
+        for stem, how in c.forms.items():
+            if stem == c.stem or (how <= NEAR_WEIGHT and stem not in near):
+                continue
+            word = near.get(stem) or spelled.get(stem)
+            terms.append(Term(word) if word else Term(stem, prefix=True))
     return Words(any_of=tuple(dict.fromkeys(terms)))
 
 
@@ -574,13 +579,12 @@ def recall(
         exclude_ids=tuple(sorted(exclude)),  # left out before choosing, not after
         limit=CANDIDATES,
     )
-    spelled = {
+    near = {
         other: word
         for nearby in near_words(c.stem for c in seeking).values()
-        for other, word, _ in nearby
+        for other, word, _ in nearby[:NEAR_QUERY]
     }
-    spelled.update(lexicon_of(store).spelled)
-    match = _match_query(seeking, spelled)
+    match = _match_query(seeking, lexicon_of(store).spelled, near)
     found = [item for item, _ in store.search(match, query)]
     if not found:
         return Recall(query_terms, (), "", 0)
