@@ -625,15 +625,15 @@ OPEN = RecallSettings(min_score=0.0, min_shared=0)
 
 
 def test_a_near_word_finds_a_memory_that_shares_no_word_with_the_prompt(store) -> None:
-    """neighbours.tsv: "money" is near "cash", at a weight well under a synonym's."""
-    wanted = put(store, "Petty cash is kept by Dana in the top drawer")
+    """neighbours.tsv: "garbage" is near "trash", at a weight well under a synonym's."""
+    wanted = put(store, "Trash bags are kept under the sink by the back door")
     put(store, "Invoices are numbered without gaps")
     put(store, "Deploys happen on Tuesdays after the standup")
-    result = ask(store, "where is the money", settings=OPEN)
+    result = ask(store, "where is the garbage", settings=OPEN)
     assert [c.item.id for c in result.kept] == [wanted.id]
-    assert result.kept[0].shared == ("money",)
+    assert result.kept[0].shared == ("garbage",)
     # A near word alone is too little evidence for the gate at defaults.
-    assert ask(store, "where is the money").kept == ()
+    assert ask(store, "where is the garbage").kept == ()
 
 
 def test_near_words_come_from_a_sorted_file_searched_in_place() -> None:
@@ -657,13 +657,13 @@ def test_near_words_come_from_a_sorted_file_searched_in_place() -> None:
 def test_recall_works_without_the_near_words_file(store, monkeypatch, tmp_path) -> None:
     from kenning.recall import lexicon
 
-    wanted = put(store, "Petty cash is kept by Dana in the top drawer")
+    wanted = put(store, "Trash bags are kept under the sink by the back door")
     monkeypatch.setattr(lexicon, "NEIGHBOURS_FILE", tmp_path / "missing.tsv")
     monkeypatch.setattr(lexicon, "_near_map", None)
     lexicon._near.cache_clear()
     try:
-        assert ask(store, "where is the money", settings=OPEN).kept == ()
-        assert [c.item.id for c in ask(store, "petty cash drawer").kept] == [wanted.id]
+        assert ask(store, "where is the garbage", settings=OPEN).kept == ()
+        assert [c.item.id for c in ask(store, "trash bags sink").kept] == [wanted.id]
     finally:
         lexicon._near.cache_clear()
         monkeypatch.undo()
