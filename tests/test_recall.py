@@ -671,7 +671,7 @@ def test_recall_works_without_the_near_words_file(store, monkeypatch, tmp_path) 
 
 
 def test_a_request_word_looks_for_candidates_when_the_topic_words_are_common(store) -> None:
-    """"class" is a request word in code ("rename this class"), but in a store of
+    """ "class" is a request word in code ("rename this class"), but in a store of
     conversations it can be what the question is about; it joins the candidate query
     after the topic words, still weighing as a request word."""
     for n in range(60):
@@ -683,3 +683,9 @@ def test_a_request_word_looks_for_candidates_when_the_topic_words_are_common(sto
     )
     result = ask(store, "how big is Hana's class", settings=replace(OPEN, limit=5))
     assert wanted.id in [c.item.id for c in result.kept]
+
+
+def test_request_words_alone_look_for_nothing(store) -> None:
+    put(store, "The Invoice class keeps its lines in a list")
+    put(store, "Hana: my class has twenty-two children")
+    assert ask(store, "rename this class and the list", settings=OPEN).candidates == ()

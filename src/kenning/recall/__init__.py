@@ -9,11 +9,13 @@ How a prompt is judged (docs/explanation/recall.md has the reasons and the figur
    prompt is typed in, count at GENERIC_WEIGHT. Each word left is a *concept*, matched
    by its stem and by related stems: irregular forms (`words.py`), the other spelling
    (colour, color), synonyms, broad words and kinds (database, Postgres) and what a
-   phrase stands for ("kick off": start) from `thesaurus.py`, a stem one edit away when
-   the word is in no memory (a typo), a longer or shorter stem sharing its first
-   MIN_AFFIX+ letters ("integ", "config"), the parts of a camelCase word, and two
-   neighbouring words joined ("account id", accountId).
-2. Candidates. Every concept's forms are ORed into one full-text query over the active
+   phrase stands for ("kick off": start) from `thesaurus.py`, near words a sentence
+   model found offline (garbage, trash: `neighbours.tsv`, at NEAR_WEIGHT), a stem one
+   edit away when the word is in no memory (a typo), a longer or shorter stem sharing
+   its first MIN_AFFIX+ letters ("integ", "config"), the parts of a camelCase word, and
+   two neighbouring words joined ("account id", accountId).
+2. Candidates. Every topic concept's forms (its NEAR_QUERY nearest words only), then
+   request words few memories hold, are ORed into one full-text query over the active
    memories of the scopes that apply, minus what this session was already told; the
    best CANDIDATES by the index's bm25 are scored here.
 3. Score. A BM25F sum over concepts: each concept counts once, by its best-matching
@@ -567,7 +569,8 @@ def recall(
         and c.stem not in named
         and c.idf >= _idf(total, busy)
     ]
-    seeking += sorted(asking, key=lambda c: -c.idf)[: MAX_QUERY_WORDS - len(seeking)]
+    if seeking:  # request words alone ("rename this class") find nothing
+        seeking += sorted(asking, key=lambda c: -c.idf)[: MAX_QUERY_WORDS - len(seeking)]
     query_terms = tuple(c.stem for c in seeking)
     if not seeking:
         return Recall(tuple(c.stem for c in concepts), (), "", 0)
