@@ -634,6 +634,11 @@ def test_a_near_word_finds_a_memory_that_shares_no_word_with_the_prompt(store) -
     assert result.kept[0].shared == ("garbage",)
     # A near word alone is too little evidence for the gate at defaults.
     assert ask(store, "where is the garbage").kept == ()
+    # Near forms are told apart by their weight: no other form weighs as little.
+    from kenning.recall import AFFIX_WEIGHT, NEAR_WEIGHT, TYPO_WEIGHT
+    from kenning.recall.lexicon import KIND_WEIGHT, SYNONYM_WEIGHT
+
+    assert min(AFFIX_WEIGHT, TYPO_WEIGHT, KIND_WEIGHT, SYNONYM_WEIGHT) > NEAR_WEIGHT
 
 
 def test_near_words_come_from_a_sorted_file_searched_in_place() -> None:

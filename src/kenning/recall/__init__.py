@@ -78,8 +78,10 @@ CANDIDATES = 40
 CONTEXT_WEIGHT = 0.5
 GENERIC_WEIGHT = 0.4
 TYPO_WEIGHT = 0.7
-NEAR_WEIGHT = 0.35  # a near word (neighbours.tsv): "spreadsheet" for excel
-NEAR_MASS = 0.75  # ... and the share of its mass that counts toward relevance
+# A near word (neighbours.tsv): "spreadsheet" for excel. The lowest weight a form gets, so a
+# form at it or under is a near word (the scorer and the candidate query tell them so).
+NEAR_WEIGHT = 0.35
+NEAR_MASS = 0.75  # the share of a near word's mass that counts toward relevance
 NEAR_QUERY = 2  # a concept's nearest words that also look for candidates
 AFFIX_WEIGHT = 0.6
 MIN_AFFIX = 4
