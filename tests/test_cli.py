@@ -133,6 +133,9 @@ def test_add_reads_the_memory_from_stdin():
     proc = ken_proc("add", input="From a pipe\nbody line")
     assert proc.returncode == 0, proc.stderr
     assert as_json("show", added_id(proc))["body"] == "body line"
+    # `-` is stdin, as for any Unix tool, never a memory titled "-".
+    dash = as_json("show", added_id(ok("add", "-", input="Through a dash\nits body")))
+    assert (dash["title"], dash["body"]) == ("Through a dash", "its body")
 
 
 def test_add_takes_kind_scope_tags_links_pin_and_evidence():

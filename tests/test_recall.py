@@ -493,6 +493,8 @@ def test_ken_recall_prints_what_an_agent_gets(stocked: dict[str, Item]) -> None:
 def test_ken_recall_reads_the_prompt_from_stdin(stocked: dict[str, Item]) -> None:
     result = ken("recall", input="rotate staging credentials\n")
     assert "Rotate staging credentials monthly" in result.output
+    dash = ken("recall", "-", input="rotate staging credentials\n")
+    assert "Rotate staging credentials monthly" in dash.output
 
 
 def test_ken_recall_says_when_nothing_fits(stocked: dict[str, Item]) -> None:

@@ -72,9 +72,9 @@ def add(
 ) -> Result:
     """Add a memory. The first line is its title, the rest its body.
 
-    With no TEXT, reads the memory from stdin.
+    With no TEXT, or TEXT `-`, reads the memory from stdin.
     """
-    body = " ".join(text) if text else None
+    body = " ".join(text) if text and text != ("-",) else None
     if body is None:
         if sys.stdin.isatty():
             raise click.UsageError("give the memory as TEXT or on stdin")

@@ -101,7 +101,10 @@ def recall(
     queries: object,
     scope: tuple[str, ...],
 ) -> Result:
-    """Show the memories that fit a prompt here, as an agent would get them."""
+    """Show the memories that fit a prompt here, as an agent would get them.
+
+    With no PROMPT, or PROMPT `-`, reads the prompt from stdin.
+    """
     settings = RecallSettings.from_config(
         state.config,
         limit=limit,
@@ -126,7 +129,7 @@ def recall(
             )
             click.echo(json.dumps({"query": text, **result.to_dict()}, ensure_ascii=False))
         return Result()
-    text = " ".join(prompt)
+    text = "" if prompt == ("-",) else " ".join(prompt)
     if not text.strip():
         if sys.stdin.isatty():
             raise click.UsageError("give a PROMPT, or --queries FILE")
