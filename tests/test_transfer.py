@@ -85,6 +85,26 @@ def test_importing_the_same_file_twice_adds_nothing(tmp_path):
     assert snapshot() == before
 
 
+def test_a_file_without_ids_imported_twice_adds_nothing_the_second_time():
+    lines = "\n".join(
+        json.dumps(line)
+        for line in [
+            {"title": "Thanks, that's great!", "scope": "project:chat"},
+            {"title": "Thanks, that's great!", "scope": "project:chat"},  # said twice: kept
+            {"title": "Ship on Fridays only", "scope": "project:chat"},
+        ]
+    )
+    first = ken("import", input=lines)
+    assert "added 3 proposed memories, skipped 0" in first.stderr
+    before = snapshot()
+    again = ken("import", input=lines.replace("Fridays only", "fridays  only."))
+    assert again.exit_code == 0
+    assert "added 0 proposed memories, skipped 3 already here" in again.stderr
+    assert snapshot() == before
+    elsewhere = ken("import", input=json.dumps({"title": "Ship on Fridays only"}))
+    assert "added 1 proposed memories" in elsewhere.stderr  # another scope's statement
+
+
 def test_import_reads_stdin_and_fills_defaults():
     lines = "\n".join(
         [

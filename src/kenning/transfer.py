@@ -2,7 +2,10 @@
 
 An export line is an item with its provenance and version history. An import brings
 items back as *proposed*, so it never changes what agents are told until a person
-approves them, and it keeps their ids, so importing the same file twice adds nothing.
+approves them, and it keeps their ids, so importing the same file twice adds nothing. A
+line is also skipped when its scope already holds the same statement (the same text after
+case, punctuation and spacing) under another id: a hand-written file without ids, imported
+twice, adds nothing either.
 With `keep_status`, a person brings their own export back as it was: statuses, pins,
 dismiss and archive reasons, review and expiry times, use counts and provenance. The whole
 file is checked before anything is written: one bad line imports nothing.
@@ -18,7 +21,14 @@ from typing import Any
 
 from kenning import ids, policy
 from kenning.errors import InvalidInput
-from kenning.items import archive_reason_of, new_item, parse_kind, parse_scope, parse_status
+from kenning.items import (
+    archive_reason_of,
+    new_item,
+    parse_kind,
+    parse_scope,
+    parse_status,
+    statement_key,
+)
 from kenning.model import DismissReason, Item, Provenance, Status
 from kenning.store import ItemQuery, Store
 
@@ -161,10 +171,27 @@ def import_items(
     proposals (an export brought back as it was) need a person."""
     if any(item.status is not Status.PROPOSED or item.pinned for item in items):
         policy.require_person(policy.resolve(actor), "import an export with its statuses")
-    added = skipped = 0
+    here = _already_said(store, items)
+    added, skipped = 0, len(items)
+    items = [item for item in items if item.id not in here]
+    skipped -= len(items)
     for start in range(0, len(items), batch):
         a, s = store.insert_many(items[start : start + batch], change="import", batch=batch)
         added, skipped = added + a, skipped + s
         if progress:
             progress(start + a + s, len(items))
     return added, skipped
+
+
+def _already_said(store: Store, items: list[Item]) -> set[str]:
+    """Ids of the items whose scope already holds a memory of the same statement (in any
+    status), under another id. Copies within the file are kept: they were written so."""
+    stored: dict[str, set[str]] = {}
+    for scope in {str(item.scope) for item in items}:
+        query = ItemQuery(scopes=(scope,), statuses=(), include_expired=True)
+        stored[scope] = {statement_key(f.text) for f in store.list_items(query)}
+    return {
+        item.id
+        for item in items
+        if stored[str(item.scope)] and statement_key(item.text) in stored[str(item.scope)]
+    }
