@@ -543,12 +543,15 @@ def test_ken_recall_explain_shows_kept_and_dropped_with_reasons(stocked: dict[st
     assert reasons[stocked["rotate"].id] == (True, "")
     assert reasons[stocked["vault"].id] == (False, "shares 2 content word(s), needs 3")
     for cand in data["candidates"]:
-        assert {"shared", "relevance", "normalized", "weight", "decay", "score"} <= set(cand)
+        assert {"shared", "matched", "relevance", "normalized", "weight", "decay"} <= set(cand)
+    matched = {c["id"]: c["matched"] for c in data["candidates"]}
+    assert set(matched[stocked["rotate"].id]) == {"rotate", "staging", "credentials"}
 
     text = ken("recall", prompt, "--explain", "--min-shared", "3").output
     assert text.splitlines()[0].startswith("query words: ")
     rows = {line.split()[0]: line for line in text.splitlines() if line[:6].isalnum()}
     assert " yes " in rows[stocked["rotate"].id[-6:].lower()]
+    assert "rotate, staging, credentials" in rows[stocked["rotate"].id[-6:].lower()]
     assert " no " in rows[stocked["vault"].id[-6:].lower()]
     assert "needs 3" in text
 
@@ -634,6 +637,7 @@ def test_a_near_word_finds_a_memory_that_shares_no_word_with_the_prompt(store) -
     result = ask(store, "where is the garbage", settings=OPEN)
     assert [c.item.id for c in result.kept] == [wanted.id]
     assert result.kept[0].shared == ("garbage",)
+    assert result.kept[0].matched() == ["garbage->trash"]  # what --explain shows
     # A near word alone is too little evidence for the gate at defaults.
     assert ask(store, "where is the garbage").kept == ()
     # Near forms are told apart by their weight: no other form weighs as little.

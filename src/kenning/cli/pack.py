@@ -147,12 +147,12 @@ def _recalled(result: Recall, explain: bool) -> None:
     if explain:
         say(f"query words: {', '.join(result.query_terms) or '(none)'}")
         table(
-            ["id", "kept", "shared", "norm", "weight", "decay", "score", "title / why"],
+            ["id", "kept", "matched", "norm", "weight", "decay", "score", "title / why"],
             [
                 [
                     short_id(c.item.id),
                     "yes" if c.kept else "no",
-                    str(len(c.shared)),
+                    ", ".join(c.matched()) or "-",
                     f"{c.normalized:.2f}",
                     f"{c.weight:.2f}",
                     f"{c.decay:.2f}",

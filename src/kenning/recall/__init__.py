@@ -42,6 +42,7 @@ CONTEXT_WEIGHT: they help rank and fit, but find no candidates on their own.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -158,6 +159,21 @@ class Candidate:
     score: float
     kept: bool
     reason: str
+    # For each shared word, the memory's stem it matched when that is not the word's own
+    # stem (a synonym's, a kind's, a near word's: "garbage" through `trash`), else "".
+    via: tuple[str, ...] = ()
+
+    def matched(self) -> list[str]:
+        """The shared words, each with the memory's word it matched when that is another
+        word ("garbage->trash", "creds->credentials"), not a form of its own."""
+        words = re.findall(r"\w+", self.item.text.lower())
+        out = []
+        for word, stem in zip(self.shared, self.via or [""] * len(self.shared), strict=True):
+            if not stem:
+                out.append(word)
+            else:
+                out.append(f"{word}->{next((w for w in words if w.startswith(stem)), stem)}")
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -167,6 +183,7 @@ class Candidate:
             "kind": self.item.kind.value,
             "scope": str(self.item.scope),
             "shared": list(self.shared),
+            "matched": self.matched(),
             "relevance": round(self.relevance, 4),
             "normalized": round(self.normalized, 4),
             "weight": round(self.weight, 4),
@@ -422,7 +439,7 @@ class _Scorer:
 
 def _assign(
     concepts: Sequence[Concept], ways: Sequence[list[tuple[float, float, str]]]
-) -> list[tuple[float, float]]:
+) -> list[tuple[float, float, str]]:
     """Each concept's part of the score and of the mass, a memory's word counting for
     one concept only: "checkout" in a memory is not both the prompt's checkout and its
     payment. The concepts with the best matches choose first."""
@@ -432,12 +449,12 @@ def _assign(
         key=lambda i: -(concepts[i].weight * ways[i][0][0]),
     )
     used: set[str] = set()
-    out = [(0.0, 0.0)] * len(concepts)
+    out = [(0.0, 0.0, "")] * len(concepts)
     for i in order:
         for part, mass, term in ways[i]:
             if term not in used:
                 used.add(term)
-                out[i] = (part, mass)
+                out[i] = (part, mass, term)
                 break
     return out
 
@@ -618,7 +635,7 @@ def recall(
         else f
         for item, f in zip(found, fields, strict=True)
     ]
-    scored: list[tuple[Item, tuple[str, ...], float, float, float, float]] = []
+    scored: list[tuple[Item, tuple[str, ...], tuple[str, ...], float, float, float, float]] = []
     for item, f, affix in zip(found, fields, affixes, strict=True):
         # A concept with no form and no affix in the memory matches nothing in it.
         ways = [
@@ -629,21 +646,31 @@ def recall(
         ]
         bm25 = mass = 0.0
         matched: list[str] = []
-        for c, (part, share) in zip(concepts, _assign(concepts, ways), strict=True):
+        through: list[str] = []
+        for c, (part, share, term) in zip(concepts, _assign(concepts, ways), strict=True):
             if part:
                 bm25 += c.weight * part
                 mass += c.weight * share
                 matched.append(c.word)
+                through.append("" if term == c.stem else term)
         prior = _prior(item, settings)
         age = _age_days(item, now) / max(settings.half_life_days, 1e-9)
         decay = RECENCY_FLOOR + (1 - RECENCY_FLOOR) * 0.5**age
         scored.append(
-            (item, tuple(matched), mass / prompt_mass, prior, decay, bm25 * prior * decay)
+            (
+                item,
+                tuple(matched),
+                tuple(through),
+                mass / prompt_mass,
+                prior,
+                decay,
+                bm25 * prior * decay,
+            )
         )
 
     best = max((s[-1] for s in scored), default=0.0)
     judged: list[Candidate] = []
-    for item, shared, relevance, prior, decay, score in scored:
+    for item, shared, via, relevance, prior, decay, score in scored:
         normalized = min(score / best if best else 0.0, relevance / RELEVANCE_FULL)
         if len(shared) < settings.min_shared:
             reason = f"shares {len(shared)} content word(s), needs {settings.min_shared}"
@@ -656,7 +683,9 @@ def recall(
         else:
             reason = ""
         judged.append(
-            Candidate(item, shared, relevance, normalized, prior, decay, score, not reason, reason)
+            Candidate(
+                item, shared, relevance, normalized, prior, decay, score, not reason, reason, via
+            )
         )
     judged.sort(key=lambda c: (c.kept, c.score), reverse=True)
     return _budget(judged, settings, query_terms)
@@ -694,14 +723,4 @@ def _budget(
 
 
 def _drop(cand: Candidate, reason: str) -> Candidate:
-    return Candidate(
-        cand.item,
-        cand.shared,
-        cand.relevance,
-        cand.normalized,
-        cand.weight,
-        cand.decay,
-        cand.score,
-        False,
-        reason,
-    )
+    return replace(cand, kept=False, reason=reason)
