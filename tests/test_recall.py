@@ -113,6 +113,24 @@ def test_a_typo_matches_the_stored_word_one_letter_away(store) -> None:
     assert "roatte" in by_id(result)[rotate.id].shared
 
 
+def test_a_pasted_run_of_letters_is_not_looked_up_as_a_typo(store, monkeypatch) -> None:
+    """A word's edits grow with its length squared: 'abc' * 1000 in a prompt took the hook
+    5 s, and a run of 5,000 letters passed the agent's hook timeout."""
+    import kenning.recall as recall_module
+
+    put(store, "Rotate staging credentials monthly")
+    looked: list[str] = []
+    real = recall_module.edits
+
+    def counted(stem: str) -> frozenset[str]:
+        looked.append(stem)
+        return real(stem)
+
+    monkeypatch.setattr(recall_module, "edits", counted)
+    ask(store, "roatte " + "abc" * 1000 + " " + "x" * 3000)
+    assert looked and max(len(s) for s in looked) <= recall_module.MAX_TYPO
+
+
 def test_a_typo_that_breaks_the_ending_the_stemmer_cuts_still_matches(store) -> None:
     deploys = put(store, "Deploys to staging go through Kamal")
     result = ask(store, "how do I deploy to stagng")

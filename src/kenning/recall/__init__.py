@@ -88,6 +88,9 @@ AFFIX_WEIGHT = 0.6
 MIN_AFFIX = 4
 AFFIX_SHARE = 0.5
 MIN_TYPO = 5
+# Nor longer than this: a word's edits grow with its length squared (52 strings of its
+# length per letter), and a pasted run of letters is no typo.
+MAX_TYPO = 24
 MAX_TYPOS = 2
 TITLE_BOOST = 2.0
 TAG_BOOST = 1.5
@@ -279,7 +282,7 @@ def _concepts(
     unknown = [
         s
         for s, w in words.items()
-        if len(w) >= MIN_TYPO and w.isalpha() and weights[s] >= 1.0 and not freqs.get(s, 0)
+        if MIN_TYPO <= len(w) <= MAX_TYPO and w.isalpha() and weights[s] >= 1.0 and not freqs.get(s, 0)
     ]
     typos = set(sorted(unknown, key=lambda s: -len(words[s]))[:MAX_TYPOS])
     for stem, word in words.items():
