@@ -60,6 +60,7 @@ CASES = [
     (("add", ""), None, "the memory is empty"),
     (("add", "   \n  "), None, "the memory is empty"),
     (("add",), b"caf\xe9 latte\xff\n", "stdin is not UTF-8 text; nothing was stored"),
+    (("recall",), b"caf\xe9 latte\xff\n", "stdin is not UTF-8 text; nothing was recalled"),
     (("add", "x", "--kind", "opinion"), None, "unknown kind 'opinion': use fact, decision"),
     (("add", "x", "--scope", "planet:mars"), None, "bad scope 'planet:mars': use global or"),
     (("add", "x", "--scope", "repo:"), None, "the name after 'repo:' is empty"),
@@ -117,6 +118,24 @@ def test_bad_input_gets_one_clear_line_and_changes_nothing(seeded, args, stdin, 
     assert snapshot() == seeded
 
 
+def test_an_argument_that_is_not_utf8_gets_one_line_from_every_command(seeded, tmp_path):
+    """Bytes that are not UTF-8 reach Python as lone surrogates, which nothing can store
+    or print: they were tracebacks in add, search, update, config set and more."""
+    bad = b"caf\xe9".decode("utf-8", "surrogateescape")
+    for args in (
+        ("add", bad),
+        ("search", bad),
+        ("add", "x", "--evidence", bad),
+        ("list", "--scope", "workspace:" + bad),
+        ("config", "set", "workspace", bad),
+    ):
+        check_refused(ken_proc(*args), "argument")
+    assert snapshot() == seeded
+    queries = tmp_path / "queries.txt"
+    queries.write_bytes(b"fine\ncaf\xe9\n")
+    check_refused(ken_proc("recall", "--queries", str(queries)), "the file is not UTF-8 text")
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -129,6 +148,7 @@ def test_bad_input_gets_one_clear_line_and_changes_nothing(seeded, args, stdin, 
         ("add", "x", "--template", "haiku"),
         ("import", "/nonexistent/file.jsonl"),
         ("lint", "--days", "-1"),
+        ("recall", "x", "--min-score", "nan"),
     ],
 )
 def test_usage_errors_exit_2_with_click_usage_and_change_nothing(seeded, args):

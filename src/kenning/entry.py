@@ -30,9 +30,23 @@ def main(argv: list[str] | None = None) -> None:
             )
             raise SystemExit(1) from None
         raise SystemExit(mcp_main())
+    for number, arg in enumerate(args, 1):
+        if not _is_text(arg):
+            # Python keeps bytes that are not UTF-8 as lone surrogates, which nothing can
+            # store or print: say so before any command half runs.
+            sys.stderr.write(f"ken: argument {number} is not UTF-8 text; nothing was done\n")
+            raise SystemExit(1)
     from kenning.cli import cli
 
     cli.main(args=args, prog_name="ken")
+
+
+def _is_text(arg: str) -> bool:
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def hook(argv: list[str]) -> int:

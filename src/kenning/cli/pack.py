@@ -9,7 +9,8 @@ import click
 
 from kenning import agents, deliver
 from kenning.cli.output import Result, echo_told, say, table
-from kenning.cli.state import State, example, pass_state, renders
+from kenning.cli.state import Fraction, State, example, pass_state, read_stdin_text, renders
+from kenning.errors import KenningError
 from kenning.ids import short_id
 from kenning.pack import MIN_BUDGET, Pack, toml_string
 from kenning.recall import Recall, RecallSettings
@@ -78,7 +79,7 @@ def _packed(result: Pack, as_toml: bool) -> None:
 @click.command(epilog=example('ken recall "why do the integration tests need postgres?" --explain'))
 @click.argument("prompt", nargs=-1)
 @click.option("--limit", type=click.IntRange(1, 50), help="Most items (config recall.limit).")
-@click.option("--min-score", type=click.FloatRange(0, 10), help="Lowest normalized score; 0: off.")
+@click.option("--min-score", type=Fraction(0, 10), help="Lowest normalized score; 0: off.")
 @click.option("--min-shared", type=click.IntRange(0, 20), help="Prompt words to match; 0: off.")
 @click.option("--max-tokens", type=click.IntRange(10, 100_000), help="Token cap.")
 @click.option("--explain", is_flag=True, help="Show every candidate's score parts.")
@@ -120,20 +121,23 @@ def recall(
     if queries is not None:
         # A batch: each answer is printed as its query is read, as a JSON line, in
         # either form.
-        for line in queries:  # type: ignore[attr-defined]
-            text = line.rstrip("\n")
-            if not text.strip():
-                continue
-            result = deliver.recall_for(
-                state.store, state.config, here, text, settings=settings, record=False
-            )
-            click.echo(json.dumps({"query": text, **result.to_dict()}, ensure_ascii=False))
+        try:
+            for line in queries:  # type: ignore[attr-defined]
+                text = line.rstrip("\n")
+                if not text.strip():
+                    continue
+                result = deliver.recall_for(
+                    state.store, state.config, here, text, settings=settings, record=False
+                )
+                click.echo(json.dumps({"query": text, **result.to_dict()}, ensure_ascii=False))
+        except UnicodeDecodeError:
+            raise KenningError("--queries: the file is not UTF-8 text") from None
         return Result()
     text = "" if prompt == ("-",) else " ".join(prompt)
     if not text.strip():
         if sys.stdin.isatty():
             raise click.UsageError("give a PROMPT, or --queries FILE")
-        text = sys.stdin.read()
+        text = read_stdin_text("nothing was recalled")
     result = deliver.recall_for(
         state.store, state.config, here, text, settings=settings, record=False
     )

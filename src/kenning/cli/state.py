@@ -4,6 +4,7 @@ the state. Command modules import this; nothing here imports a command module.""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -124,14 +125,25 @@ def guard_change(
     return policy.check_change(actor or state.actor(), item, action, new_scope, new_kind)
 
 
-def read_stdin_text() -> str:
+def read_stdin_text(nothing: str = "nothing was stored") -> str:
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
     if isinstance(data, bytes):
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
-            raise KenningError("stdin is not UTF-8 text; nothing was stored") from None
+            raise KenningError(f"stdin is not UTF-8 text; {nothing}") from None
     return data
+
+
+class Fraction(click.FloatRange):
+    """A number in a closed range, and a number: "nan" is in no range, though a
+    comparison with it is never false."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return number
 
 
 def scope_filter(state: State, scope: Sequence[str], here: bool) -> list[str]:

@@ -282,7 +282,10 @@ def _concepts(
     unknown = [
         s
         for s, w in words.items()
-        if MIN_TYPO <= len(w) <= MAX_TYPO and w.isalpha() and weights[s] >= 1.0 and not freqs.get(s, 0)
+        if MIN_TYPO <= len(w) <= MAX_TYPO
+        and w.isalpha()
+        and weights[s] >= 1.0
+        and not freqs.get(s, 0)
     ]
     typos = set(sorted(unknown, key=lambda s: -len(words[s]))[:MAX_TYPOS])
     for stem, word in words.items():
