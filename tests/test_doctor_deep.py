@@ -6,6 +6,7 @@ the file without kenning would do it."""
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import sqlite3
 from pathlib import Path
@@ -136,3 +137,22 @@ def test_an_item_whose_scope_no_longer_parses_is_reported_with_the_command_to_mo
     assert code == 1 and set(bad) == {"scopes"}
     assert "1 item in scope 'planet:mars'" in bad["scopes"]
     assert "ken update ID --scope SCOPE" in bad["scopes"]
+
+
+def test_a_store_whose_pages_are_garbage_is_reported_not_a_stop(tmp_path):
+    """The header reads, pages past it are noise: `ken doctor` printed one error line
+    and no report; it reports the store as bad, with every other check."""
+    copy, _ = stocked(tmp_path)
+    conn = sqlite3.connect(copy)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    noise = random.Random(7)
+    with copy.open("r+b") as fh:  # as `dd if=/dev/urandom seek=3 count=2` does
+        fh.seek(3 * page_size)
+        fh.write(bytes(noise.randrange(256) for _ in range(2 * page_size)))
+    for flags in ((), ("--deep",), ("--repair",)):
+        code, report = deep(*flags, db=copy)
+        store = {c["name"]: c for c in report["store"]}
+        assert code == 1 and store["store"]["ok"] is False, flags
+        assert store["store"]["fix"] == "restore a backup (or `sqlite3 FILE .recover`)"
+        assert report["config"] and report["hook_server"] is not None

@@ -193,6 +193,9 @@ def _has_mcp(python: str) -> bool:
     return done.returncode == 0
 
 
+RECOVER = "sqlite3 FILE .recover"
+
+
 def _store_checks() -> list[Check]:
     path = config_mod.db_path()
     checks: list[Check] = []
@@ -206,17 +209,20 @@ def _store_checks() -> list[Check]:
     try:
         result = store.integrity_check()
         counts = store.counts()
+    except KenningError as exc:  # pages damaged past the header: report it, go on
+        checks.append(Check("store", False, str(exc), f"restore a backup (or `{RECOVER}`)"))
+    else:
+        checks.append(
+            Check(
+                "store",
+                result == "ok",
+                f"{path}: integrity {result}, "
+                f"{sum(counts.values())} items ({counts.get('proposed', 0)} proposed)",
+                "" if result == "ok" else "restore a backup",
+            )
+        )
     finally:
         store.close()
-    checks.append(
-        Check(
-            "store",
-            result == "ok",
-            f"{path}: integrity {result}, "
-            f"{sum(counts.values())} items ({counts.get('proposed', 0)} proposed)",
-            "" if result == "ok" else "restore a backup",
-        )
-    )
     mode = stat.S_IMODE(path.stat().st_mode)
     checks.append(
         Check(
@@ -338,6 +344,8 @@ def _deep_checks(repair: bool) -> tuple[list[Check], list[str]]:
     try:
         done = list(store.repair().done) if repair else []
         health = store.deep_check()
+    except KenningError as exc:
+        return [Check("self-check", False, str(exc), f"restore a backup (or `{RECOVER}`)")], []
     finally:
         store.close()
     checks = []
@@ -349,7 +357,7 @@ def _deep_checks(repair: bool) -> tuple[list[Check], list[str]]:
             fix = (
                 "ken doctor --repair"
                 if problem.repairable
-                else "restore a backup (or `sqlite3 FILE .recover`)"
+                else f"restore a backup (or `{RECOVER}`)"
                 if name == "pages"
                 else ""
             )
