@@ -96,6 +96,7 @@ CASES = [
     (("import",), '{"title": "x", "id": "01ARZ3NDEKTSV4RRFFQ69G5FA!"}\n', "'id' is not"),
     (("import",), b'{"title": "fine"}\n{"title": "caf\xe9"}\n', "line 2: not UTF-8 text"),
     (("import",), '{"title": "x", "body": ["a"]}\n', "line 1: 'body' must be text"),
+    (("import",), '{"title": "x", "pinned": "false"}\n', "line 1: 'pinned' must be true or"),
     (("import",), '{"title": "x", "links": [1]}\n', "line 1: 'links' must be a list of text"),
     (
         ("import",),

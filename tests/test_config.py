@@ -101,6 +101,15 @@ def test_config_set_writes_the_summarizer_command_as_an_array() -> None:
     assert data["memory"]["summarize"]["command"] == ["claude", "-p", "--model", "claude haiku"]
     bad = ken("config", "set", "memory.summarize.command", "claude 'unclosed")
     assert bad.exit_code == 1 and "memory.summarize.command takes a command" in bad.stderr
+    # Typed as the help shows it, an array: its words, not "[claude," and "-p]".
+    assert ken("config", "set", "memory.summarize.command", '["claude", "-p"]').exit_code == 0
+    data = tomllib.loads(config_file().read_text(encoding="utf-8"))
+    assert data["memory"]["summarize"]["command"] == ["claude", "-p"]
+    assert ken("config", "set", "memory.summarize.repos", '["github.com/acme/*"]').exit_code == 0
+    data = tomllib.loads(config_file().read_text(encoding="utf-8"))
+    assert data["memory"]["summarize"]["repos"] == ["github.com/acme/*"]
+    bad = ken("config", "set", "memory.summarize.command", '["claude", 3]')
+    assert bad.exit_code == 1 and "memory.summarize.command takes a command" in bad.stderr
 
 
 def test_a_summarizer_command_that_is_not_text_or_an_array_is_one_clear_error() -> None:

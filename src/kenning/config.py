@@ -292,6 +292,8 @@ def parse_value(setting: Setting, raw: str, origin: str = "") -> Any:
             return check_range(setting, int(text), origin)
         if setting.type is float:
             return check_range(setting, float(text), origin)
+        if setting.type in (Command, list) and text.startswith("["):
+            return _array(text)  # as config.toml writes it: ["claude", "-p"]
         if setting.type is Command:
             return shlex.split(text)
         if setting.type is list:
@@ -299,6 +301,19 @@ def parse_value(setting: Setting, raw: str, origin: str = "") -> Any:
     except ValueError:
         raise InvalidInput(f"{setting.key} takes a {setting.type_name}, not '{raw}'") from None
     return check_choice(setting, text, origin)
+
+
+def _array(text: str) -> list[str]:
+    """A TOML array of strings, as typed; ValueError when it is not one."""
+    import tomllib
+
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        raise ValueError(text) from None
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise ValueError(text)
+    return value
 
 
 def check_choice(setting: Setting, value: str, origin: str = "") -> str:

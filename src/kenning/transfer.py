@@ -114,6 +114,9 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
         isinstance(created_at, str) and TIME.match(created_at)
     ):
         raise InvalidInput(f"{where}: 'created_at' must be a UTC time as `ken export` writes it")
+    pinned = data.get("pinned", False)
+    if not isinstance(pinned, bool):
+        raise InvalidInput(f"{where}: 'pinned' must be true or false")
     evidence = data.get("evidence", "") or ""
     prov = data.get("provenance", {})
     if not isinstance(evidence, str) or not isinstance(prov, dict):
@@ -126,7 +129,7 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
             tags=tags,
             links=links,
             # A pin makes an item told in every pack: only a person's own export keeps it.
-            pinned=keep_status and bool(data.get("pinned", False)),
+            pinned=keep_status and pinned,
             status=Status.PROPOSED,
             evidence=evidence,
             provenance=Provenance.from_dict(prov if keep_status else {**prov, "how": "import"}),
