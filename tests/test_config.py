@@ -146,8 +146,12 @@ def test_summarize_repos_take_globs(repo: str | None, patterns: list[str], expec
 
 def test_the_workspace_setting_puts_every_folder_in_that_workspace(tmp_path: Path) -> None:
     write(f'workspace = "acme"\n[workspaces]\nother = ["{tmp_path}"]\n')
-    scopes = [s["scope"] for s in json.loads(ken("where", "--json").stdout)["scopes"]]
+    found = json.loads(ken("where", "--json").stdout)["scopes"]
+    scopes = [s["scope"] for s in found]
     assert "workspace:acme" in scopes and "workspace:other" not in scopes
+    # And `ken where` says why: the setting, not an environment variable nobody set.
+    why = {s["scope"]: s["why"] for s in found}
+    assert why["workspace:acme"] == "the workspace setting (ken config get workspace)"
 
 
 def test_every_setting_has_one_typed_accessor_named_after_its_key() -> None:

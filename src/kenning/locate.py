@@ -24,8 +24,6 @@ def here(
     workspaces = config.file.get("workspaces")
     projects = store.projects() if store is not None else []
     env = dict(paths.environ() if env is None else env)
-    if config.workspace and not env.get("KEN_WORKSPACE"):
-        env["KEN_WORKSPACE"] = config.workspace  # the setting, from config.toml
     return where_mod.detect(
         cwd,
         env,
@@ -34,4 +32,5 @@ def here(
         workspaces=workspaces if isinstance(workspaces, dict) else None,
         projects={p.slug: p.folder for p in projects},
         project_repos={p.slug: p.repo for p in projects if p.repo},
+        workspace_setting=config.workspace,
     )

@@ -182,8 +182,12 @@ def detect(
     workspaces: Mapping[str, object] | None = None,
     projects: Mapping[str, str] | None = None,
     project_repos: Mapping[str, str] | None = None,
+    workspace_setting: str = "",
 ) -> Where:
     """The scopes that apply in `cwd`, most specific first, each with why.
+
+    `workspace_setting` is config's `workspace`, below KEN_WORKSPACE and above
+    `[workspaces]`.
 
     `workspaces` maps a workspace name to a folder or list of folders (config
     `[workspaces]`); `projects` maps a project slug to its folder, `project_repos` to the
@@ -232,6 +236,10 @@ def detect(
         scope = _from_setting(ScopeType.WORKSPACE, env["KEN_WORKSPACE"], "KEN_WORKSPACE")
         workspace = scope.value
         add(scope, "KEN_WORKSPACE is set")
+    elif workspace_setting.strip():
+        scope = _from_setting(ScopeType.WORKSPACE, workspace_setting, "workspace setting")
+        workspace = scope.value
+        add(scope, "the workspace setting (ken config get workspace)")
     else:
         for name, folders in sorted((workspaces or {}).items()):
             paths = [folders] if isinstance(folders, str) else list(folders or [])  # type: ignore[call-overload]
