@@ -160,13 +160,22 @@ def repo_key(text: str) -> str:
         value = os.path.expanduser(value)
     if value.startswith("/"):
         return _path_key(value)
+    if value.startswith("."):  # relative to where? A key names one repo from anywhere.
+        raise ValueError(
+            f"bad scope 'repo:{text}': a path must be the checkout's full path "
+            "(or use a bare `repo` for the repo here)"
+        )
     key = normalize_origin(value)
     if any(c.isspace() for c in key):
-        raise ValueError(
-            f"bad scope 'repo:{text}': a repo is its origin (github.com/org/name) "
-            "or, without one, its checkout's full path"
-        )
+        raise _not_a_repo(text)
     return key
+
+
+def _not_a_repo(text: str) -> ValueError:
+    return ValueError(
+        f"bad scope 'repo:{text}': a repo is its origin (github.com/org/name) "
+        "or, without one, its checkout's full path"
+    )
 
 
 def normalize_name(text: str) -> str:
@@ -180,7 +189,11 @@ def normalize_name(text: str) -> str:
 def _normalize_value(scope_type: ScopeType, value: str) -> str:
     match scope_type:
         case ScopeType.REPO:
-            return repo_key(value)
+            key = repo_key(value)
+            # An origin is a host and a path: one bare word ("repo:shop") names no repo.
+            if key and "/" not in key:
+                raise _not_a_repo(value)
+            return key
         case ScopeType.WORKSPACE | ScopeType.PROJECT:
             return normalize_name(value)
         case ScopeType.AGENT:
