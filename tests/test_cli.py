@@ -641,6 +641,21 @@ def test_approve_reject_archive_dismiss_restore_move_items_between_statuses():
     assert wrong.exit_code == 1 and "only proposed items" in wrong.stderr
 
 
+def test_several_ids_are_all_changed_or_none_and_an_id_given_twice_once():
+    a = add("Proposal A", status=Status.PROPOSED).id
+    b = add("Proposal B", status=Status.PROPOSED).id
+    live = add("Already active").id
+    before = snapshot()
+    refused = ken("approve", a[-6:], b[-6:], live[-6:])
+    assert refused.exit_code == 1 and "only proposed items" in refused.stderr
+    assert snapshot() == before  # A and B still wait: nothing was half done
+    twice = ok("approve", a[-6:], a.lower())  # the short id and the whole one
+    assert twice.stderr.count("approved") == 1
+    assert as_json("show", a[-6:])["status"] == "active"
+    ok("archive", b[-6:], b[-6:])
+    assert len(as_json("show", b[-6:])["history"]) == 2  # added, archived: not twice
+
+
 def test_dismiss_without_a_reason_records_other():
     item = add("A one-off thing").id[-6:]
     assert "dismissed" in ok("dismiss", item).stderr

@@ -16,8 +16,9 @@ from kenning.model import DismissReason, Item
 
 
 def _all_or_nothing(state: State, refs: Sequence[str], action: str) -> list[Item]:
-    """Resolve every id and check every change before making any."""
-    chosen = [items.get(state.store, ref) for ref in refs]
+    """Resolve every id and check every change before making any (an id given twice is
+    one memory, changed once)."""
+    chosen = list({i.id: i for i in (items.get(state.store, ref) for ref in refs)}.values())
     for item in chosen:
         items.check_status_change(item, action)
     return chosen
@@ -191,7 +192,7 @@ def _pin_command(name: str, value: bool) -> click.Command:
     @click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids())
     @pass_state
     def command(state: State, refs: tuple[str, ...]) -> None:
-        chosen = [items.get(state.store, ref) for ref in refs]
+        chosen = list({i.id: i for i in (items.get(state.store, ref) for ref in refs)}.values())
         actor = state.actor()
         for item in chosen:
             actor = guard_change(state, item, name, actor=actor)
