@@ -1166,6 +1166,81 @@ def test_an_agent_drafts_a_plan_it_can_preview_but_never_apply(
     assert stored(style.id).status.value == "archived"
 
 
+def _retire(item: Item) -> dict[str, Any]:
+    return {
+        "schema": 1,
+        "id": "cleanup",
+        "owner": "claude",
+        "operations": [
+            {"op": "retire", "id": item.id, "expected_revision": item.revision, "reason": "old"}
+        ],
+    }
+
+
+def test_a_plan_draft_and_session_history_obey_the_switches(
+    git_repo: Path, seeded: dict[str, Item], tmp_path: Path
+) -> None:
+    """A draft's preview shows a memory's text, and a draft is a file written: with
+    memory off, or for a repo whose memory is not delivered, no plan is drafted, and
+    with memory off no sessions are listed, from anywhere."""
+    deploy, style = seeded["deploy"], seeded["style"]
+    plans_dir = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "plans"
+    elsewhere = tmp_path / "plain"
+    elsewhere.mkdir()
+
+    async def withheld(server: Server) -> None:
+        text = await server.error("memory_plan_draft", {"plan": _retire(deploy)})
+        assert "not delivered to agents" in text and deploy.title not in text
+        assert (await server.ok("memory_plan_draft", {"plan": _retire(style)}))["saved_to"]
+
+    _write_config(f'[memory.repos."{REPO}"]\ndeliver = false\n')
+    drive(elsewhere, withheld)
+    assert len(list(plans_dir.iterdir())) == 1  # the global memory's plan only
+
+    async def off(server: Server) -> None:
+        text = await server.error("memory_plan_draft", {"plan": _retire(style)})
+        assert "turned off" in text
+        assert "turned off" in await server.error("session_history", {"where": "repo"})
+
+    _write_config("[memory]\nenabled = false\n")
+    drive(git_repo, off)
+    assert len(list(plans_dir.iterdir())) == 1
+
+
+def test_a_drafted_plan_is_saved_with_its_secrets_redacted(
+    git_repo: Path, seeded: dict[str, Item]
+) -> None:
+    plan = {
+        "schema": 1,
+        "id": "with-a-token",
+        "owner": "claude",
+        "operations": [
+            {
+                "op": "create",
+                "text": f"CI reads the token {TOKEN} from the vault",
+                "kind": "fact",
+                "scope": f"repo:{REPO}",
+                "evidence": f"the person pasted {TOKEN}",
+                "tags": ["ci"],
+            }
+        ],
+    }
+    answers: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        answers["draft"] = await server.ok("memory_plan_draft", {"plan": plan})
+
+    drive(git_repo, scenario)
+    saved = Path(answers["draft"]["saved_to"])
+    text = saved.read_text(encoding="utf-8")
+    assert TOKEN not in text and "[redacted:github_token]" in text
+    # The digest the agent was given is the saved file's: the person applies that file.
+    from conftest import ken_proc
+
+    shown = ken_proc("plan", "preview", str(saved), "--json")
+    assert json.loads(shown.stdout)["digest"] == answers["draft"]["digest"]
+
+
 def test_memory_search_answers_a_question_no_memory_holds_every_word_of(git_repo: Path) -> None:
     with opened() as store:
         deploy = add(

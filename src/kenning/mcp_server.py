@@ -405,6 +405,11 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             here = mem.where()
+            if not deliver.may_deliver(mem.config, mem.identity.agent, here):
+                raise ToolError(
+                    "memory delivery is turned off here (memory.enabled or "
+                    "memory.deliver_to); no sessions to show"
+                )
             value = {"repo": here.repo, "project": here.project, "workstream": here.workstream}[
                 where
             ]
@@ -500,7 +505,31 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         apply plans."""
 
         def work() -> dict[str, Any]:
-            checked = plans.parse_plan(plan, "the plan")
+            here = mem.where()
+            if not deliver.may_deliver(mem.config, mem.identity.agent, here):
+                raise ToolError(
+                    "memory delivery is turned off here (memory.enabled or "
+                    "memory.deliver_to); no plan was drafted"
+                )
+            # Secrets out first, so the file a person reviews holds none, and its digest
+            # is the digest of what is saved.
+            checked = plans.parse_plan(plans.redacted(plan), "the plan")
+            blocked = deliver.blocked_repos(mem.config)
+            touched = plans.scopes_written(checked)
+            for op in checked.operations:
+                for ref in op.all_refs:
+                    try:
+                        item = items.get(mem.store, ref)
+                    except KenningError:
+                        continue  # the preview names it as a missing target
+                    if deliver.withheld(item, blocked):
+                        raise ToolError(
+                            f"operations[{op.index}] names a memory of a repo whose memory "
+                            "is not delivered to agents (deliver = false in config.toml); "
+                            "no plan was drafted"
+                        )
+                    touched.append(item.scope)
+            deliver.check_write(mem.config, here, touched)
             seen = plans.preview(mem.store, checked)
             path = plans.save_draft(checked)
             return {

@@ -116,6 +116,11 @@ class Operation:
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, **self.raw}
 
+    @property
+    def all_refs(self) -> tuple[str, ...]:
+        """Every existing item it names, `into` included."""
+        return (*self.refs, self.into_ref) if self.into_ref else self.refs
+
 
 @dataclass(frozen=True, slots=True)
 class Plan:
@@ -199,6 +204,45 @@ def parse_plan(obj: Any, name: str = "the plan") -> Plan:
                 )
             seen[key] = op.index
     return Plan(plan_id, owner, operations, digest_of(plan_id, owner, raw_ops))
+
+
+_REDACTED_KEYS = ("text", "evidence", "reason", "tags", "sources")
+
+
+def redacted(obj: Any) -> Any:
+    """A plan as given (before `parse_plan`), its texts, evidence, reasons, tags and
+    sources (and those of an `into` record) with secrets redacted as in any memory; ids,
+    revisions and the rest as they were. Anything not shaped like a plan is returned as
+    it is, for `parse_plan` to refuse."""
+    from kenning.redact import redact
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact(value).text
+        if isinstance(value, list):
+            return [redact(v).text if isinstance(v, str) else v for v in value]
+        return value
+
+    def operation(raw: Any) -> Any:
+        if not isinstance(raw, Mapping):
+            return raw
+        out = {k: clean(v) if k in _REDACTED_KEYS else v for k, v in raw.items()}
+        return {**out, "into": operation(out["into"])} if "into" in out else out
+
+    if not (isinstance(obj, Mapping) and isinstance(obj.get("operations"), list)):
+        return obj
+    return {**obj, "operations": [operation(op) for op in obj["operations"]]}
+
+
+def scopes_written(plan: Plan) -> list[Scope]:
+    """The scopes a plan writes to: of what it creates, and of what it moves items to."""
+    out: list[Scope] = []
+    for op in plan.operations:
+        if op.new is not None:
+            out.append(op.new.scope)
+        if op.scope is not None:
+            out.append(op.scope)
+    return out
 
 
 def _name(value: Any, key: str, name: str) -> str:
