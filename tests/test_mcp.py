@@ -827,6 +827,48 @@ def test_writes_follow_the_agent_into_its_next_session(git_repo: Path) -> None:
         assert store.get_session(first).end_reason == "replaced"
 
 
+def test_a_refused_reflection_leaves_the_session_to_be_asked_again(git_repo: Path) -> None:
+    """A reflection that saved nothing because it was refused (over the size limit) does
+    not count as the session's reflection; dropped lessons say why they were dropped."""
+    here = where_mod.detect(git_repo)
+    with opened() as store:
+        session = sessions.start(
+            store,
+            agent="claude",
+            agent_session_id="reflect",
+            where=here,
+            source="startup",
+            pid=os.getpid(),
+        )
+        store.add_prompt(session.id, "No, we always run the linter before committing.")
+    quote = "we always run the linter before committing"
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        big = [{"lesson": "L" * 5000, "evidence": quote}]
+        assert "4 KB" in await server.error("record_reflection", {"lessons": big})
+        with opened() as store:
+            assert store.lesson_state(session.id).reflected_at is None
+        got["mixed"] = await server.ok(
+            "record_reflection",
+            {
+                "lessons": [
+                    {"lesson": "Run the linter before committing", "evidence": quote},
+                    {"lesson": "Say no", "evidence": "no"},
+                    {"lesson": "Deploy on Fridays", "evidence": "always deploy on Fridays"},
+                ]
+            },
+        )
+
+    drive(git_repo, scenario)
+    assert [s["title"] for s in got["mixed"]["saved"]] == ["Run the linter before committing"]
+    why = {d["lesson"]: d["why"] for d in got["mixed"]["dropped"]}
+    assert why["Say no"].startswith("its evidence is under 4 characters")
+    assert why["Deploy on Fridays"] == "its evidence is not in any of this session's prompts"
+    with opened() as store:
+        assert store.lesson_state(session.id).reflected_at is not None
+
+
 def test_other_places_working_scopes_are_not_the_agents_own(git_repo: Path) -> None:
     # Own scopes are the session, workstream and project the agent works in, not every
     # scope of those types: another repo's branch is shared with whoever works there.

@@ -261,12 +261,25 @@ def check_quotes(
     prompts = [_plain(p) for p in store.session_prompts(session_id)]
     kept, dropped = [], []
     for lesson in lessons:
-        quote = _plain(redact(lesson[1]).text).strip(" \"'.,;:!?")
+        quote = _quote(lesson[1])
         if len(quote) >= MIN_QUOTE_CHARS and any(quote in p for p in prompts):
             kept.append(lesson)
         else:
             dropped.append(lesson)
     return kept, dropped
+
+
+def _quote(evidence: str) -> str:
+    return _plain(redact(evidence).text).strip(" \"'.,;:!?")
+
+
+def why_dropped(evidence: str) -> str:
+    """Why `check_quotes` dropped a lesson with this evidence, in a person's words."""
+    if len(_quote(evidence)) < MIN_QUOTE_CHARS:
+        return (
+            f"its evidence is under {MIN_QUOTE_CHARS} characters: quote more of the person's words"
+        )
+    return "its evidence is not in any of this session's prompts"
 
 
 def reflected(store: Store, session_id: str) -> None:

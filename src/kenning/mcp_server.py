@@ -466,7 +466,6 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                         "person's prompt; nothing was saved"
                     )
                 kept, dropped = run_lessons.check_quotes(mem.store, ctx.session_id, entries)
-                run_lessons.reflected(mem.store, ctx.session_id)
                 for text, _, _ in dropped:
                     log(
                         ctx.agent,
@@ -475,11 +474,15 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                         f"{ctx.session_id}: its quote is in none of the session's prompts",
                     )
             saved = proposals.reflect(mem.store, ctx, kept) if kept else []
+            if ctx.session_id:
+                # Only once it stands: a reflection refused (too long, all secret) leaves
+                # the session to be asked again at its next stop.
+                run_lessons.reflected(mem.store, ctx.session_id)
             answer: dict[str, Any] = {"saved": [_item_brief(i) for i in saved]}
             if dropped:
                 answer["dropped"] = [
-                    {"lesson": text, "why": "its evidence is not in any of this session's prompts"}
-                    for text, _, _ in dropped
+                    {"lesson": text, "why": run_lessons.why_dropped(evidence)}
+                    for text, evidence, _ in dropped
                 ]
             return answer
 
