@@ -20,6 +20,9 @@ from kenning.model import (
     KINDS,
     MAX_EVIDENCE_BYTES,
     MAX_ITEM_BYTES,
+    MAX_LINK_CHARS,
+    MAX_LINKS,
+    MAX_TAGS,
     DismissReason,
     Item,
     Kind,
@@ -83,8 +86,13 @@ def parse_status(text: str) -> Status:
 
 
 def parse_links(texts: Iterable[str]) -> tuple[Link, ...]:
+    texts = list(texts)
+    if len(texts) > MAX_LINKS:
+        raise InvalidInput(f"{len(texts)} links, over {MAX_LINKS}: link a folder or a doc instead")
     links = []
     for text in texts:
+        if len(text) > MAX_LINK_CHARS:
+            raise InvalidInput(f"a link of {len(text):,} characters, over {MAX_LINK_CHARS:,}")
         try:
             links.append(Link.parse(text))
         except ValueError as exc:
@@ -96,6 +104,10 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
     """Tags as stored: lower case, each once.  A tag is redacted before it is lower-cased
     (AKIA... lower-cased is no longer an access key id to the redactor, but still one),
     a secret in it becoming ``redacted:<kind>``; and a bad tag is quoted redacted."""
+    tags = list(tags)
+    given = sum(raw.count(",") + 1 for raw in tags)
+    if given > MAX_TAGS:
+        raise InvalidInput(f"{given} tags, over {MAX_TAGS}: keep the few that find it")
     out: list[str] = []
     for raw in tags:
         for part in raw.split(","):

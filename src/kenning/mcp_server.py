@@ -29,12 +29,12 @@ from kenning import deliver, items, plans, proposals
 from kenning import lessons as run_lessons
 from kenning import where as where_mod
 from kenning.config import Config
-from kenning.errors import KenningError
+from kenning.errors import InvalidInput, KenningError
 from kenning.hooklog import log
 from kenning.identity import Identity, identify
 from kenning.ids import short_id
 from kenning.locate import here
-from kenning.model import Item
+from kenning.model import MAX_NAME, Item
 from kenning.pack import MIN_BUDGET
 from kenning.sessions import process_chain
 from kenning.store import SessionQuery, Store, open_store
@@ -113,6 +113,8 @@ class Memory:
         )
 
     def context(self, model: str | None) -> proposals.AgentContext:
+        if model and len(model) > MAX_NAME:
+            raise InvalidInput(f"'model' is {len(model):,} characters, over {MAX_NAME}")
         ident = self.identity
         session = ident.session
         return proposals.AgentContext(

@@ -15,6 +15,9 @@ from kenning.ids import short_id
 
 MAX_ITEM_BYTES = 4096
 MAX_EVIDENCE_BYTES = 8192
+MAX_TAGS = 32  # tags on one memory
+MAX_LINKS = 64  # links on one memory
+MAX_LINK_CHARS = 4096  # one link: a path or URL
 TASK_TTL_DAYS = 14
 
 

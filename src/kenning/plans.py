@@ -54,15 +54,25 @@ from typing import Any
 from kenning import config, ids, items, policy
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, PlanConflict
 from kenning.ids import short_id
-from kenning.model import MAX_EVIDENCE_BYTES, Item, Kind, Link, Provenance, Scope, Status
+from kenning.model import (
+    MAX_EVIDENCE_BYTES,
+    MAX_LINK_CHARS,
+    MAX_LINKS,
+    Item,
+    Kind,
+    Link,
+    Provenance,
+    Scope,
+    Status,
+)
 from kenning.store import PlanReceipt, ReceiptStep, ReceiptWrite, Store, now_iso
 from kenning.store.base import Conflict, PlannedChange
 
 SCHEMA = 1
 MAX_PLAN_BYTES = 1024 * 1024
 MAX_OPERATIONS = 100
-MAX_SOURCES = 64
-MAX_SOURCE_CHARS = 4096
+MAX_SOURCES = MAX_LINKS  # a source becomes a link
+MAX_SOURCE_CHARS = MAX_LINK_CHARS
 MAX_NAME = 200  # a plan's id and owner
 MIN_DIGEST_PREFIX = 12
 OPS = ("revise", "create", "retire", "retire_into")
