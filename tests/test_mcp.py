@@ -774,7 +774,10 @@ def test_the_server_finds_no_workstream_outside_a_repo(tmp_path: Path) -> None:
 
     async def scenario(server: Server) -> None:
         text = await server.error("memory_propose", {"text": "Where does this go?"})
-        assert "no workstream" in text and "scope" in text
+        assert "no workstream" in text and "pass a scope" in text
+        # memory_handoff takes no scope: its error does not ask for one.
+        text = await server.error("memory_handoff", {"done": "a", "state": "b", "next": "c"})
+        assert "a handoff belongs to a git branch" in text and "pass a scope" not in text
         text = await server.error("session_history", {"where": "repo"})
         assert "no repo here" in text
         text = await server.error("memory_propose", {"text": "Note", "scope": "project:side"})

@@ -49,8 +49,9 @@ class AgentContext:
         """Whether `scope` is one of this agent's own working scopes where it runs."""
         return self.actor.owns(scope)
 
-    def own_scope(self) -> Scope:
-        """The working scope an agent's notes default to."""
+    def own_scope(self, ask: str = "pass a scope") -> Scope:
+        """The working scope an agent's notes default to; `ask` says what the caller can
+        do when there is none."""
         if self.where.workstream:
             return Scope(ScopeType.WORKSTREAM, self.where.workstream)
         if self.where.project:
@@ -58,7 +59,7 @@ class AgentContext:
         if self.agent_session_id:
             return Scope(ScopeType.SESSION, f"{self.agent}:{self.agent_session_id}")
         raise InvalidInput(
-            "there is no workstream here (not a git branch) and no session: pass a scope"
+            f"there is no workstream here (not a git branch), no project and no session: {ask}"
         )
 
 
@@ -175,12 +176,9 @@ def handoff(
             # Indexed from the file (how: sync); whose session wrote it is known here.
             mine = replace(found.provenance, who=ctx.agent, model=ctx.model, session=ctx.session_id)
             return store.replace_item(replace(found, provenance=mine), "sync", new_version=False)
-    if ctx.where.workstream:
-        scope = Scope(ScopeType.WORKSTREAM, ctx.where.workstream)
-    elif ctx.where.project:
-        scope = Scope(ScopeType.PROJECT, ctx.where.project)
-    else:
-        scope = ctx.own_scope()
+    scope = ctx.own_scope(
+        "a handoff belongs to a git branch, a project (KEN_PROJECT) or an agent's session"
+    )
     title = f"Handoff from {ctx.agent}: {first}"
     return items.add(
         store,
