@@ -104,6 +104,7 @@ class Server:
         result = await self.call(name, args)
         assert result.is_error, result
         assert "Traceback" not in result.text, result.text
+        assert "\n" not in result.text.strip(), result.text  # one line, as mcp.md says
         return result.text
 
 
@@ -692,6 +693,7 @@ def test_bad_input_gives_clear_errors_and_the_server_keeps_serving(
             result = await server.call(tool, args)
             assert result.is_error, (tool, args, result)
             assert "Traceback" not in result.text
+            assert "\n" not in result.text.strip(), (tool, args, result.text)  # one line
             for word in words:
                 assert word.lower() in result.text.lower(), (tool, args, result.text)
             await next_call_works(server)

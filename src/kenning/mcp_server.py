@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from kenning import deliver, items, plans, proposals
 from kenning import lessons as run_lessons
@@ -171,9 +171,27 @@ def _saved_note(item: Item) -> str:
             return "proposed: a person will review it before other sessions see it"
 
 
+class _Server(MCPServer):
+    """The SDK's server, with arguments that fail their schema answered in one line
+    (the SDK gives pydantic's report: a line per error, and a link to its docs)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *rest: Any) -> Any:
+        try:
+            return await super().call_tool(name, arguments, *rest)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            wrong = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in cause.errors()
+            )
+            raise ToolError(f"bad arguments to {name}: {wrong}") from cause
+
+
 def build_server(memory: Memory | None = None) -> MCPServer:
     mem = memory or Memory()
-    server = MCPServer("ken", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = _Server("ken", instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool()
     def memory_context(
