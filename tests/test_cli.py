@@ -696,11 +696,11 @@ def test_forget_asks_first_and_no_keeps_everything():
     item = add("Keep me unless asked")
     result = ken("forget", item.id[-6:], input="n\n")
     assert result.exit_code == 1
-    assert "Forget 1 memories for good?" in result.stderr
+    assert "Forget 1 memory for good?" in result.stderr
     assert "nothing forgotten" in result.stderr
     assert as_json("show", item.id[-6:])["title"] == "Keep me unless asked"
     yes = ken("forget", item.id[-6:], input="y\n")
-    assert yes.exit_code == 0 and "forgot 1 memories" in yes.stderr
+    assert yes.exit_code == 0 and "forgot 1 memory" in yes.stderr
     assert ken("show", item.id[-6:]).exit_code == 1
 
 
@@ -887,7 +887,8 @@ def test_config_env_overrides_the_file_and_bad_values_are_refused(monkeypatch):
         "source": "env KEN_WORKSPACE",
     }
     bad = ken("config", "set", "recall.limit", "many")
-    assert bad.exit_code == 1 and bad.stderr.strip() == "ken: recall.limit takes a int, not 'many'"
+    said = "ken: recall.limit takes a whole number, not 'many'"
+    assert bad.exit_code == 1 and bad.stderr.strip() == said
     unknown = ken("config", "get", "no.such")
     assert unknown.exit_code == 1 and "unknown setting 'no.such'" in unknown.stderr
     assert ken("config", "set", "no.such", "1").exit_code == 1

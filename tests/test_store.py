@@ -295,7 +295,7 @@ def test_forget_with_a_reader_mid_transaction_finishes_in_seconds_and_says_what_
 
         assert result.returncode == 0, result.stderr
         said = result.stderr.splitlines()
-        assert said[0] == "forgot 1 memories"
+        assert said[0] == "forgot 1 memory"
         assert f"while {os.getpid()} (" in said[1] and "keeps reading the store" in said[1]
         assert said[1].endswith("the first ken command after that process stops reading wipes them")
         assert Path(f"{db_path}-wipe").exists()

@@ -102,7 +102,7 @@ def test_a_file_without_ids_imported_twice_adds_nothing_the_second_time():
     assert "added 0 proposed memories, skipped 3 already here" in again.stderr
     assert snapshot() == before
     elsewhere = ken("import", input=json.dumps({"title": "Ship on Fridays only"}))
-    assert "added 1 proposed memories" in elsewhere.stderr  # another scope's statement
+    assert "added 1 proposed memory" in elsewhere.stderr  # another scope's statement
 
 
 def test_import_reads_stdin_and_fills_defaults():

@@ -49,6 +49,13 @@ class Setting:
     def type_name(self) -> str:
         return self.type.__name__.lower()
 
+    @property
+    def takes(self) -> str:
+        """What the setting takes, as a message says it: "takes a whole number"."""
+        return _TYPE_NAMES.get(self.type, f"a {self.type_name}")
+
+
+_TYPE_NAMES = {int: "a whole number", float: "a number", bool: "true or false", str: "text"}
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("memory.enabled", bool, True, "Deliver and capture memory at all.", "KEN_ENABLED"),
@@ -299,7 +306,7 @@ def parse_value(setting: Setting, raw: str, origin: str = "") -> Any:
         if setting.type is list:
             return [part.strip() for part in text.split(",") if part.strip()]
     except ValueError:
-        raise InvalidInput(f"{setting.key} takes a {setting.type_name}, not '{raw}'") from None
+        raise InvalidInput(f"{setting.key} takes {setting.takes}, not '{raw}'") from None
     return check_choice(setting, text, origin)
 
 
@@ -343,7 +350,7 @@ def _check_type(setting: Setting, value: Any) -> Any:
         if isinstance(value, str):
             return check_choice(setting, value, origin)
         return check_range(setting, value, origin) if setting.type in (int, float) else value
-    raise InvalidInput(f"{setting.key} {origin} must be a {setting.type_name}")
+    raise InvalidInput(f"{setting.key} {origin} must be {setting.takes}")
 
 
 def read_file(path: Path | None = None) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import os
 import click
 
 from kenning import collect
-from kenning.cli.output import Result, say
+from kenning.cli.output import Result, memories, say
 from kenning.cli.state import State, example, pass_state, renders
 from kenning.ids import short_id
 from kenning.printable import clean
@@ -49,7 +49,7 @@ def _collected(done: collect.Collected, dry_run: bool) -> None:
     verb = "would bring" if dry_run else "brought"
     news = len(done.added) + len(done.updated) + len(done.revised)
     say(
-        f"{verb} in {news} memories to review and archived {len(done.archived)} "
+        f"{verb} in {memories(news)} to review and archived {len(done.archived)} "
         f"({done.unchanged} unchanged; {done.places_read} places read)"
         + ("; review them with `ken review`" if news and not dry_run else "")
     )

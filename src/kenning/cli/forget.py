@@ -6,7 +6,7 @@ import click
 
 from kenning import items, policy, sessions
 from kenning.cli import complete
-from kenning.cli.output import say
+from kenning.cli.output import memories, say
 from kenning.cli.state import State, example, pass_state
 from kenning.errors import NotFound
 from kenning.ids import short_id
@@ -64,7 +64,7 @@ def forget(
     plan = items.plan_forget(state.store, chosen, everywhere=everywhere)
     actor = policy.require_person(
         state.actor(),
-        f"forget {len(plan.items)} memories" + (" and a session's prompts" if session_id else ""),
+        f"forget {memories(len(plan.items))}" + (" and a session's prompts" if session_id else ""),
     )
     if not yes:
         for item in plan.items[:10]:
@@ -78,7 +78,7 @@ def forget(
             say(f"  {short_id(item.id)}  {item.title}{why}")
         if len(plan.items) > 10:
             say(f"  ... and {len(plan.items) - 10} more")
-        what = f"{len(plan.items)} memories" + (" and the session's record" if session_id else "")
+        what = memories(len(plan.items)) + (" and the session's record" if session_id else "")
         if not click.confirm(f"Forget {what} for good?", err=True):
             say("nothing forgotten")
             raise SystemExit(1)
@@ -94,7 +94,7 @@ def forget(
         if n
     ]
     say(
-        f"forgot {done.memories} memories"
+        f"forgot {memories(done.memories)}"
         + (" and the session's record" if session_id else "")
         + (f" ({'; '.join(extra)})" if extra else "")
     )

@@ -84,6 +84,12 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
 
 
+def memories(count: int, adjective: str = "") -> str:
+    """ "1 memory", "3 proposed memories": a count in a message."""
+    noun = "memory" if count == 1 else "memories"
+    return f"{count} {adjective} {noun}" if adjective else f"{count} {noun}"
+
+
 def say(message: str) -> None:
     """A message for the person, on stderr."""
     click.echo(clean(message), err=True)

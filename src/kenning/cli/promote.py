@@ -6,7 +6,7 @@ import click
 
 from kenning import promote
 from kenning.cli import options
-from kenning.cli.output import Result, say
+from kenning.cli.output import Result, memories, say
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
 
 
@@ -50,7 +50,7 @@ def _promoted(done: promote.Promoted) -> None:
     for item in done.added:
         say(f"  {promote.record_path(item)}  {item.title[:70]}")
     say(
-        f"promoted {len(done.added)} memories to {done.branch} (commit {done.commit[:12]}) "
+        f"promoted {memories(len(done.added))} to {done.branch} (commit {done.commit[:12]}) "
         f"in {done.repo}; skipped {done.skipped} already there. "
         f"See it: git -C {done.repo} log {done.branch}"
     )

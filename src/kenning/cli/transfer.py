@@ -10,7 +10,7 @@ import click
 
 from kenning import printable, transfer
 from kenning.cli import complete
-from kenning.cli.output import Result, say
+from kenning.cli.output import Result, memories, say
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
 from kenning.errors import KenningError
 from kenning.ids import short_id
@@ -51,7 +51,7 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             raise KenningError(f"cannot write {target}: {exc.strerror or exc}") from None
-        say(f"exported {count} memories to {target}")
+        say(f"exported {memories(count)} to {target}")
     else:
         for line in lines:
             click.echo(line)
@@ -114,9 +114,9 @@ def import_cmd(
         state.store, checked, progress=progress, actor=state.actor()
     )
     if keep_status:
-        said = f"added {added} memories as they were, skipped {skipped} already here"
+        said = f"added {memories(added)} as they were, skipped {skipped} already here"
     else:
-        said = f"added {added} proposed memories, skipped {skipped} already here" + (
+        said = f"added {memories(added, 'proposed')}, skipped {skipped} already here" + (
             "; review them with `ken list --status proposed`" if added else ""
         )
     return Result(data={"added": added, "skipped": skipped}, text=lambda: say(said))
@@ -148,7 +148,7 @@ def _onboarded(done: Onboarded, path: Path, scope: Scope, dry_run: bool) -> None
         say(f"{path.name}:{entry.line}: over 4 KB, not proposed: split that section")
     verb = "would propose" if dry_run else "proposed"
     say(
-        f"{verb} {len(done.proposed)} memories in {scope}"
+        f"{verb} {memories(len(done.proposed))} in {scope}"
         + (f", {len(done.already)} already in memory" if done.already else "")
         + ("; review them with `ken review`" if done.proposed and not dry_run else "")
     )
