@@ -656,6 +656,16 @@ def test_several_ids_are_all_changed_or_none_and_an_id_given_twice_once():
     assert len(as_json("show", b[-6:])["history"]) == 2  # added, archived: not twice
 
 
+def test_a_question_nobody_can_answer_is_a_no_in_one_line():
+    waiting = add("Waiting", status=Status.PROPOSED)
+    before = snapshot()
+    for args in (("approve", "--all"), ("forget", waiting.id[-6:])):
+        result = ken_proc(*args, input="")
+        assert result.returncode == 1 and "Aborted!" not in result.stderr, result.stderr
+        assert "no answer (stdin is closed); pass --yes" in result.stderr
+    assert snapshot() == before
+
+
 def test_dismiss_without_a_reason_records_other():
     item = add("A one-off thing").id[-6:]
     assert "dismissed" in ok("dismiss", item).stderr

@@ -6,7 +6,7 @@ import click
 
 from kenning import items, policy, sessions
 from kenning.cli import complete
-from kenning.cli.output import memories, say
+from kenning.cli.output import confirm, memories, say
 from kenning.cli.state import State, example, pass_state
 from kenning.errors import NotFound
 from kenning.ids import short_id
@@ -79,7 +79,7 @@ def forget(
         if len(plan.items) > 10:
             say(f"  ... and {len(plan.items) - 10} more")
         what = memories(len(plan.items)) + (" and the session's record" if session_id else "")
-        if not click.confirm(f"Forget {what} for good?", err=True):
+        if not confirm(f"Forget {what} for good?"):
             say("nothing forgotten")
             raise SystemExit(1)
     done = items.forget(state.store, plan, session_id=session_id, actor=actor)

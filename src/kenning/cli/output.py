@@ -90,6 +90,17 @@ def memories(count: int, adjective: str = "") -> str:
     return f"{count} {adjective} {noun}" if adjective else f"{count} {noun}"
 
 
+def confirm(question: str) -> bool:
+    """Ask the person; no answer (stdin closed, as under a script) is a no, said in one
+    line rather than click's bare "Aborted!"."""
+    try:
+        return click.confirm(question, err=True)
+    except click.Abort:
+        click.echo("", err=True)
+        say("no answer (stdin is closed); pass --yes to skip the question")
+        return False
+
+
 def say(message: str) -> None:
     """A message for the person, on stderr."""
     click.echo(clean(message), err=True)

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from kenning import plans, policy
-from kenning.cli.output import Result, echo, say
+from kenning.cli.output import Result, confirm, echo, say
 from kenning.cli.state import KenGroup, State, example, pass_state, renders
 from kenning.errors import InvalidInput, PlanConflict
 from kenning.ids import short_id
@@ -153,7 +153,7 @@ def apply_cmd(state: State, file: str, yes: bool, prefix: str | None) -> Result:
             f"Apply plan {plan.id} by {plan.owner}: {len(plan.operations)} operations, "
             f"digest {plan.digest.removeprefix('sha256:')[:12]}?"
         )
-        if not click.confirm(question, err=True):
+        if not confirm(question):
             say("nothing applied")
             raise SystemExit(1)
         digest = digest or plan.digest

@@ -9,7 +9,7 @@ import click
 
 from kenning import items, policy, review
 from kenning.cli import complete
-from kenning.cli.output import Result, say
+from kenning.cli.output import Result, confirm, say
 from kenning.cli.state import State, example, guard_change, pass_state, renders, scope_filter
 from kenning.ids import short_id
 from kenning.model import DismissReason, Item
@@ -107,7 +107,7 @@ def _waiting_batch(
         if len(chosen) > 10:
             say(f"  ... and {len(chosen) - 10} more")
         what = f"{len(chosen)} waiting {'memory' if len(chosen) == 1 else 'memories'}{filters}"
-        if not click.confirm(f"{action.capitalize()} {what}?", err=True):
+        if not confirm(f"{action.capitalize()} {what}?"):
             say("nothing changed")
             raise SystemExit(1)
     return chosen
