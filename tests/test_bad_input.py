@@ -79,6 +79,8 @@ CASES = [
     (("list", "--status", "deleted"), None, "unknown status 'deleted'"),
     (("list", "--scope", "nowhere"), None, "bad scope 'nowhere'"),
     (("search", "x", "--scope", "a b"), None, "bad scope"),
+    (("search", ""), None, "the search has no words in it"),
+    (("search", '"'), None, "the search has no words in it"),
     (("show", "zzzzzz"), None, "no item matches 'zzzzzz'; `ken list --all` shows every item"),
     (("show", "abc"), None, "'abc' is not an item id: give 4 to 26 of its characters"),
     (("show", "not-an-id!"), None, "is not an item id"),

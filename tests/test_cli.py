@@ -232,7 +232,7 @@ def test_a_question_in_a_person_s_words_finds_what_holds_some_of_them(corpus):
     assert set(ids) == {corpus["migrate"], corpus["deploy"], corpus["cache"]}
     assert not any(h["every_word"] for h in hits)
     result = ken("search", "how do we migrate with alembic and redis")
-    assert "(no memory holds every word: these hold some of them)" in result.output
+    assert "(no memory holds every word as typed: these fit the words best)" in result.output
     both = as_json("search", "migrate", "alembic")
     assert both[0]["short_id"] == corpus["migrate"] and both[0]["every_word"]
     assert all(not h["every_word"] for h in both[1:])

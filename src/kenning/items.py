@@ -734,6 +734,8 @@ def search(
     rarely has all of them in one memory, and recall weighs the rare ones, knows a
     word's other forms and a few synonyms, and leaves out "when", "we" and "the". Their
     score is recall's, not bm25's: a score orders one search's results only."""
+    if not text.strip():  # as a text of punctuation alone, which the store refuses
+        raise InvalidInput("the search has no words in it: give at least one word")
     query = ItemQuery(
         scopes=tuple(scopes),
         kinds=tuple(kinds),

@@ -63,6 +63,6 @@ def _found(found: Sequence[items.Found]) -> None:
     output.items_table([f.item for f in found], [f.score for f in found])
     some = sum(not f.every_word for f in found)
     if some == len(found):
-        say("(no memory holds every word: these hold some of them)")
+        say("(no memory holds every word as typed: these fit the words best)")
     elif some:
-        say(f"(the last {some} hold some of the words, not every one)")
+        say(f"(the last {some} fit the words, without holding each as typed)")
