@@ -312,6 +312,16 @@ def test_ken_project_add_refuses_bad_names_and_missing_folders(tmp_path: Path) -
     assert missing.exit_code == 1 and "is not a folder" in missing.stderr
 
 
+def test_a_project_name_follows_the_rule_of_project_scopes(notes: Path) -> None:
+    """`--scope project:Shop` is project:shop; so is `ken project add Shop`."""
+    added = ken("project", "add", "Shop", str(notes), "--json")
+    assert added.exit_code == 0, added.output
+    assert json.loads(added.stdout)["project"] == "shop"
+    assert ken("project", "sync", "SHOP").exit_code == 0
+    assert ken("project", "remove", "Shop").exit_code == 0
+    assert json.loads(ken("project", "list", "--json").stdout) == []
+
+
 def test_ken_edit_on_a_synced_item_points_to_the_file(notes: Path) -> None:
     ken("project", "add", "shop", str(notes))
     with opened() as store:

@@ -29,7 +29,16 @@ from pathlib import Path
 from kenning import ids, policy
 from kenning.config import state_dir
 from kenning.errors import InvalidInput, NotFound
-from kenning.model import MAX_ITEM_BYTES, Item, Kind, Provenance, Scope, ScopeType, Status
+from kenning.model import (
+    MAX_ITEM_BYTES,
+    Item,
+    Kind,
+    Provenance,
+    Scope,
+    ScopeType,
+    Status,
+    normalize_name,
+)
 from kenning.redact import redact
 from kenning.store import ItemQuery, Project, Store, now_iso
 
@@ -194,6 +203,7 @@ def _source(slug: str, name: str, key: str = "") -> str:
 
 
 def get_project(store: Store, slug: str) -> Project:
+    slug = normalize_name(slug)
     for project in store.projects():
         if project.slug == slug:
             return project
@@ -211,9 +221,11 @@ def add_project(
     """Register `folder` as project `slug` and index it. Its decisions become active
     memory told to every session there, so only a person registers a project."""
     policy.require_person(policy.resolve(actor), f"register project {slug}")
+    typed, slug = slug, normalize_name(slug)  # as in project:NAME: `Shop` is project:shop
     if not SLUG.match(slug):
         raise InvalidInput(
-            f"bad project name '{slug}': use lower-case letters, digits, '.', '_' and '-'"
+            f"bad project name '{typed}': use letters, digits, '.', '_' and '-' "
+            "(stored in lower case)"
         )
     path = Path(folder).expanduser().resolve()
     if not path.is_dir():
@@ -227,7 +239,7 @@ def add_project(
 def remove_project(store: Store, slug: str, *, actor: policy.Actor | None = None) -> None:
     """Stop indexing project `slug` (its memories stay). Only a person does."""
     policy.require_person(policy.resolve(actor), f"remove project {slug}")
-    if not store.remove_project(slug):
+    if not store.remove_project(normalize_name(slug)):
         raise NotFound(f"no project '{slug}'; `ken project list` shows them")
 
 
@@ -331,7 +343,7 @@ def _sync(store: Store, slug: str) -> SyncReport:
 
 def sync(store: Store, slug: str) -> SyncReport:
     """Index a project's files that changed since the last sync."""
-    get_project(store, slug)
+    slug = get_project(store, slug).slug
     with _project_lock(slug):
         return _sync(store, slug)
 
