@@ -372,6 +372,30 @@ def test_insert_many_skips_the_ids_it_holds_already(store: Store) -> None:
     assert [r.change for r in store.revisions(fresh.id)] == ["import"]
 
 
+def test_insert_many_brings_an_items_earlier_versions_before_its_own(store: Store) -> None:
+    from dataclasses import replace
+
+    from kenning.ids import new_ulid
+    from kenning.store import Version
+
+    item = _item("Use pnpm 9")
+    first = replace(item, title="Use pnpm", revision=new_ulid(), updated_at=item.created_at)
+    edited = replace(item, revision=new_ulid(), status=Status.ARCHIVED)
+    now = replace(item, revision=new_ulid())
+    history = {now.id: [Version(first, "add"), Version(edited, "archive")]}
+    assert store.insert_many([now], history=history) == (1, 0)
+    versions = store.revisions(now.id)
+    assert [(r.change, r.title, r.status) for r in versions] == [
+        ("add", "Use pnpm", "active"),
+        ("archive", "Use pnpm 9", "archived"),
+        ("import", "Use pnpm 9", "active"),
+    ]
+    assert versions[-1].id == store.get_item(now.id).revision
+    # An item already held brings nothing, its history neither.
+    assert store.insert_many([now], history=history) == (0, 1)
+    assert len(store.revisions(now.id)) == 3
+
+
 def test_list_filters_by_tag_pin_expiry_session_and_ids_and_pages_newest_first(
     store: Store,
 ) -> None:

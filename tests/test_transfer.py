@@ -225,6 +225,36 @@ def test_import_keep_status_brings_your_own_export_back_as_it_was(tmp_path, monk
         "wrong",
     )
     assert second[b.id]["status"] == "archived"
+    # Nothing is lost: every version comes back, as it was, then the import's own.
+    for key, line in first.items():
+        kept = second[key]["history"]
+        assert kept[:-1] == line["history"], key
+        assert kept[-1]["change"] == "import"
+    assert [h["title"] for h in second[a.id]["history"]] == [
+        "Use pnpm",
+        "Use pnpm 9",
+        "Use pnpm 9",
+        "Use pnpm 9",
+    ]
+
+
+def test_import_keep_status_checks_and_redacts_the_history_it_brings(tmp_path):
+    a, _ = seed()
+    line = next(x for x in export_json(ken("export").stdout) if x["id"] == a.id)
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    line["history"][0]["body"] = f"CI reads the deploy token from the vault; it was {secret} once"
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(json.dumps(line) + "\n")
+    restored = tmp_path / "restored.db"
+    done = ken("import", "--keep-status", str(dump), env={"KEN_DB": str(restored)})
+    assert done.exit_code == 0, done.stderr
+    with opened(restored) as store:
+        bodies = [r.body for r in store.revisions(a.id)]
+    assert secret not in " ".join(bodies) and "[redacted:github_token]" in bodies[0]
+    line["history"][1]["id"] = "not-a-revision"
+    dump.write_text(json.dumps(line) + "\n")
+    bad = ken("import", "--keep-status", str(dump), env={"KEN_DB": str(tmp_path / "b.db")})
+    assert bad.exit_code == 1 and "line 1: history[1]: 'id' is not a kenning id" in bad.stderr
 
 
 def test_import_keep_status_needs_a_person_and_checks_what_it_keeps(tmp_path):

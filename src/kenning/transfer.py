@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -29,8 +29,8 @@ from kenning.items import (
     parse_status,
     statement_key,
 )
-from kenning.model import DismissReason, Item, Provenance, Status
-from kenning.store import ItemQuery, Store
+from kenning.model import DismissReason, Item, Provenance, Scope, Status
+from kenning.store import ItemQuery, Store, Version
 
 TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 
@@ -141,10 +141,60 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
     return _as_it_was(item, data, where) if keep_status else item
 
 
-def read_items(lines: Iterable[str | bytes], keep_status: bool = False) -> list[Item]:
+def _history(item: Item, data: dict[str, Any], where: str) -> list[Version]:
+    """The versions an exported line lists (`history`), as the item stood at each: kept
+    with `keep_status`, checked and redacted like the item itself."""
+    raw = data.get("history", [])
+    if not isinstance(raw, list):
+        raise InvalidInput(f"{where}: 'history' must be a list of versions")
+    out: list[Version] = []
+    for n, rev in enumerate(raw):
+        at = f"{where}: history[{n}]"
+        if not isinstance(rev, dict):
+            raise InvalidInput(f"{at} must be an object, as `ken export` writes")
+        rev_id = rev.get("id")
+        if not (isinstance(rev_id, str) and len(rev_id) == 26 and ids.is_valid_ref(rev_id)):
+            raise InvalidInput(f"{at}: 'id' is not a kenning id")
+        change = rev.get("change")
+        if not (isinstance(change, str) and 0 < len(change) <= 40):
+            raise InvalidInput(f"{at}: 'change' must be a short text (add, edit, approve...)")
+        title, body = rev.get("title"), rev.get("body", "")
+        if not (isinstance(title, str) and title.strip() and isinstance(body, str)):
+            raise InvalidInput(f"{at}: 'title' and 'body' must be text")
+        tags, links = rev.get("tags", []), rev.get("links", [])
+        if not (isinstance(tags, list) and isinstance(links, list)):
+            raise InvalidInput(f"{at}: 'tags' and 'links' must be lists of text")
+        try:
+            version = new_item(
+                title.strip() + ("\n" + body if body else ""),
+                scope=Scope.from_stored(str(rev.get("scope", item.scope))),
+                kind=parse_kind(str(rev.get("kind", item.kind.value))),
+                tags=[str(t) for t in tags],
+                links=[str(x) for x in links],
+                status=parse_status(str(rev.get("status", item.status.value))),
+                evidence=str(rev.get("evidence", "") or ""),
+                provenance=Provenance.from_dict(rev.get("provenance") or {}),
+                item_id=item.id,
+                created_at=item.created_at,
+            )
+        except (InvalidInput, ValueError) as exc:
+            raise InvalidInput(f"{at}: {exc}") from None
+        when = _time(rev, "created_at", at) or item.created_at
+        out.append(
+            Version(replace(version, revision=ids.normalize_ref(rev_id), updated_at=when), change)
+        )
+    return out
+
+
+def read_items(
+    lines: Iterable[str | bytes],
+    keep_status: bool = False,
+    history: dict[str, list[Version]] | None = None,
+) -> list[Item]:
     """Parse and check every line; raises InvalidInput naming the first bad line.
 
-    Items come back proposed, unless `keep_status` (a person's own export, as it was).
+    Items come back proposed, unless `keep_status` (a person's own export, as it was):
+    then, given a `history` to fill, each item's earlier versions go in it, by item id.
     """
     items: list[Item] = []
     for number, raw in enumerate(lines, 1):
@@ -159,7 +209,10 @@ def read_items(lines: Iterable[str | bytes], keep_status: bool = False) -> list[
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"line {number}: not JSON ({exc.msg})") from None
-        items.append(_item_from(data, number, keep_status))
+        item = _item_from(data, number, keep_status)
+        if keep_status and history is not None and isinstance(data, dict):
+            history[item.id] = _history(item, data, f"line {number}")
+        items.append(item)
     return items
 
 
@@ -169,9 +222,11 @@ def import_items(
     progress: Callable[[int, int], None] | None = None,
     batch: int = 500,
     actor: policy.Actor | None = None,
+    history: Mapping[str, Sequence[Version]] | None = None,
 ) -> tuple[int, int]:
-    """Store checked items in batches; returns (added, skipped). Items that are not
-    proposals (an export brought back as it was) need a person."""
+    """Store checked items in batches, each with its earlier versions in `history`;
+    returns (added, skipped). Items that are not proposals (an export brought back as it
+    was) need a person."""
     if any(item.status is not Status.PROPOSED or item.pinned for item in items):
         policy.require_person(policy.resolve(actor), "import an export with its statuses")
     here = _already_said(store, items)
@@ -179,7 +234,9 @@ def import_items(
     items = [item for item in items if item.id not in here]
     skipped -= len(items)
     for start in range(0, len(items), batch):
-        a, s = store.insert_many(items[start : start + batch], change="import", batch=batch)
+        a, s = store.insert_many(
+            items[start : start + batch], change="import", batch=batch, history=history
+        )
         added, skipped = added + a, skipped + s
         if progress:
             progress(start + a + s, len(items))

@@ -15,7 +15,7 @@ from kenning.cli.state import State, example, pass_state, renders, scope_filter
 from kenning.errors import KenningError
 from kenning.ids import short_id
 from kenning.model import Scope
-from kenning.store import ItemQuery
+from kenning.store import ItemQuery, Version
 
 if TYPE_CHECKING:
     from kenning.onboard import Onboarded
@@ -105,13 +105,16 @@ def import_cmd(
         return _onboard(state, Path(instructions), scope, dry_run)
     if dry_run or scope:
         raise click.UsageError("--dry-run and --scope go with --from")
-    checked = transfer.read_items(file or sys.stdin.buffer, keep_status=keep_status)
+    history: dict[str, list[Version]] = {}
+    checked = transfer.read_items(
+        file or sys.stdin.buffer, keep_status=keep_status, history=history
+    )
 
     def progress(done: int, total: int) -> None:
         say(f"imported {done}/{total}")
 
     added, skipped = transfer.import_items(
-        state.store, checked, progress=progress, actor=state.actor()
+        state.store, checked, progress=progress, actor=state.actor(), history=history
     )
     if keep_status:
         said = f"added {memories(added)} as they were, skipped {skipped} already here"

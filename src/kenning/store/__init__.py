@@ -22,6 +22,7 @@ from kenning.store.base import (
     Signal,
     Store,
     Term,
+    Version,
     Words,
     now_iso,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "Signal",
     "Store",
     "Term",
+    "Version",
     "Words",
     "is_postgres_url",
     "now_iso",

@@ -6,7 +6,7 @@ without touching domain code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
@@ -201,6 +201,15 @@ class PlanReceipt:
 
 
 @dataclass(frozen=True, slots=True)
+class Version:
+    """An earlier version of an item, brought back with it (`insert_many`'s history): the
+    item as it stood, with `revision` the version's id and `updated_at` its time."""
+
+    item: Item
+    change: str
+
+
+@dataclass(frozen=True, slots=True)
 class Term:
     """A word (or a phrase) to look for, as written; `prefix` also finds the longer
     words it starts."""
@@ -261,7 +270,11 @@ class Store(Protocol):
     # items
     def insert_item(self, item: Item, change: str = "add") -> Item: ...
     def insert_many(
-        self, items: Iterable[Item], change: str = "import", batch: int = 500
+        self,
+        items: Iterable[Item],
+        change: str = "import",
+        batch: int = 500,
+        history: Mapping[str, Sequence[Version]] | None = None,
     ) -> tuple[int, int]: ...
     def get_item(self, item_id: str) -> Item: ...
     def find_ids(self, ref: str) -> list[str]: ...

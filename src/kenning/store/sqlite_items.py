@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from itertools import chain
 from typing import Any
@@ -22,7 +22,7 @@ from kenning.ids import short_id
 from kenning.model import Item, Revision
 from kenning.store import sqlite_columns as columns
 from kenning.store import sqlite_recent as recent
-from kenning.store.base import ItemQuery, now_iso
+from kenning.store.base import ItemQuery, Version, now_iso
 from kenning.store.sqlite_core import WIPE_WAIT_SECONDS, spoolable
 from kenning.store.sqlite_terms import Terms
 
@@ -91,9 +91,15 @@ class Items(Terms):
             return self._insert(conn, item, change)
 
     def insert_many(
-        self, items: Iterable[Item], change: str = "import", batch: int = 500
+        self,
+        items: Iterable[Item],
+        change: str = "import",
+        batch: int = 500,
+        history: Mapping[str, Sequence[Version]] | None = None,
     ) -> tuple[int, int]:
         """Insert in batches of one transaction each; items whose id exists are skipped.
+        An item added brings its earlier versions in `history` (by item id), before its
+        own.
 
         Returns (added, skipped). A batch either lands whole or not at all.
         """
@@ -118,6 +124,15 @@ class Items(Terms):
                         present.add(item.id)  # a second copy in the same batch is skipped
                         fresh.append(item)
                 self._insert_all(conn, fresh, change)
+                earlier = [v for i in fresh for v in (history or {}).get(i.id, ())]
+                self._insert_rows(
+                    conn,
+                    columns.INSERT_REVISION,
+                    [
+                        columns.revision_values(v.item, v.change, columns.item_values(v.item))
+                        for v in earlier
+                    ],
+                )
                 added += len(fresh)
             pending.clear()
 

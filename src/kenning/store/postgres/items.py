@@ -9,7 +9,7 @@ Search ranks with `ts_rank` over the weighted `tsv` (title above tags above body
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,7 @@ from psycopg.types.json import Jsonb
 from kenning.errors import InvalidInput, NotFound, RevisionConflict, StoreError
 from kenning.ids import short_id
 from kenning.model import Item, Revision
-from kenning.store.base import ItemQuery, Words, now_iso
+from kenning.store.base import ItemQuery, Version, Words, now_iso
 from kenning.store.columns import NAMES, REVISION_NAMES, reader, revision_values, writer
 from kenning.store.postgres.connection import Conn
 
@@ -137,10 +137,15 @@ class Items:
         return item
 
     def insert_many(
-        self, items: Iterable[Item], change: str = "import", batch: int = 500
+        self,
+        items: Iterable[Item],
+        change: str = "import",
+        batch: int = 500,
+        history: Mapping[str, Sequence[Version]] | None = None,
     ) -> tuple[int, int]:
         """Insert in batches of one transaction each; items whose id exists are skipped.
-        Returns (added, skipped); a batch lands whole or not at all."""
+        An item added brings its earlier versions in `history` (by item id), before its
+        own. Returns (added, skipped); a batch lands whole or not at all."""
         added = skipped = 0
         pending: list[Item] = []
 
@@ -160,6 +165,11 @@ class Items:
                         present.add(item.id)  # a second copy in the same batch is skipped
                         fresh.append(item)
                 insert_all(conn, fresh, change)
+                for version in (v for i in fresh for v in (history or {}).get(i.id, ())):
+                    conn.execute(
+                        _INSERT_REVISION,
+                        revision_values(version.item, version.change, item_values(version.item)),
+                    )
                 added += len(fresh)
             pending.clear()
 
