@@ -1137,6 +1137,10 @@ def test_with_deliver_off_no_mcp_read_returns_the_repos_memory_from_anywhere(
         for hidden in (deploy, note, session_note):
             text = await server.error("memory_get", {"id": hidden.id})
             assert "deliver = false" in text
+            update = {"id": hidden.id, "text": "x", "expected_revision": "0" * 26}
+            text = await server.error("memory_update", update)
+            assert "deliver = false" in text, text
+            assert hidden.revision not in text and str(hidden.scope) not in text
         assert (await server.ok("memory_get", {"id": style.id}))["id"] == style.id
         context = await server.ok("memory_context")
         assert deploy.title not in context["text"] and note.title not in context["text"]

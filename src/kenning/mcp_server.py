@@ -125,6 +125,17 @@ class Memory:
             agent_session_id=session.agent_session_id if session else None,
         )
 
+    def visible(self, ref: str) -> Item:
+        """The memory `ref` names, unless it belongs to a repo whose memory is not
+        delivered to agents."""
+        item = items.get(self.store, ref)
+        if deliver.withheld(item, deliver.blocked_repos(self.config)):
+            raise ToolError(
+                f"memory {short_id(item.id)} belongs to a repo whose memory is not "
+                "delivered to agents (deliver = false in config.toml)"
+            )
+        return item
+
     def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with self.lock:
             self._identity = None  # the agent's session may have changed since the last call
@@ -287,12 +298,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 raise ToolError(
                     "memory delivery is turned off here (memory.enabled or memory.deliver_to)"
                 )
-            item = items.get(mem.store, id)
-            if deliver.withheld(item, deliver.blocked_repos(mem.config)):
-                raise ToolError(
-                    f"memory {short_id(item.id)} belongs to a repo whose memory is not "
-                    "delivered to agents (deliver = false in config.toml)"
-                )
+            item = mem.visible(id)
             data = item.to_dict()
             data["history"] = [r.to_dict() for r in mem.store.revisions(item.id)]
             return data
@@ -370,7 +376,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             ctx = mem.context(model)
-            deliver.check_write(mem.config, ctx.where, [items.get(mem.store, id).scope])
+            # What it cannot read, it cannot change: the error says nothing of the memory.
+            deliver.check_write(mem.config, ctx.where, [mem.visible(id).scope])
             item, in_place = proposals.update(
                 mem.store,
                 ctx,
