@@ -648,6 +648,12 @@ def test_bad_input_gives_clear_errors_and_the_server_keeps_serving(
         ("record_reflection", {"lessons": [{"lesson": _long(5000), "evidence": "e"}]}, ("4 KB",)),
         ("memory_search", {"query": "word " * 500}, ("query",)),
         ("memory_propose", {"text": "ok", "model": "m" * 300}, ("'model' is 300 characters",)),
+        ("memory_propose", {"text": "ok", "Scope": "repo"}, ("takes no argument 'Scope'",)),
+        (
+            "memory_handoff",
+            {"done": "d", "state": "s", "next": "n", "scope": "repo"},
+            ("takes no argument 'scope'", "done, state, next"),
+        ),
         ("memory_propose", {"text": "ok", "tags": [f"t{n}" for n in range(40)]}, ("40 tags",)),
         ("memory_propose", {"text": "ok", "links": ["url:" + "a" * 5000]}, ("a link of",)),
         ("memory_get", {"id": "0" * 41}, ("id",)),

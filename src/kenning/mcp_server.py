@@ -182,11 +182,32 @@ def _saved_note(item: Item) -> str:
             return "proposed: a person will review it before other sessions see it"
 
 
+WRITING_TOOLS = frozenset(
+    {"memory_propose", "memory_update", "memory_handoff", "record_reflection", "memory_plan_draft"}
+)
+
+
 class _Server(MCPServer):
     """The SDK's server, with arguments that fail their schema answered in one line
-    (the SDK gives pydantic's report: a line per error, and a link to its docs)."""
+    (the SDK gives pydantic's report: a line per error, and a link to its docs), and an
+    argument a writing tool does not take refused, not ignored: a mistyped "Scope" would
+    save the memory to the default scope without a word. A read ignores one, harmlessly.
+    """
+
+    _takes: dict[str, tuple[str, ...]] | None = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], *rest: Any) -> Any:
+        if self._takes is None:
+            self._takes = {
+                t.name: tuple(t.input_schema.get("properties", {})) for t in await self.list_tools()
+            }
+        known = self._takes.get(name, ()) if name in WRITING_TOOLS else arguments
+        unknown = sorted(set(arguments) - set(known))
+        if unknown:
+            takes = ", ".join(self._takes[name]) or "nothing"
+            raise ToolError(
+                f"{name} takes no argument {', '.join(map(repr, unknown))}: it takes {takes}"
+            )
         try:
             return await super().call_tool(name, arguments, *rest)
         except ToolError as exc:
