@@ -677,6 +677,8 @@ def test_bad_input_gives_clear_errors_and_the_server_keeps_serving(
             {"text": "t", "scope": "agent:codex", "evidence": "e"},
             ("agent:codex",),
         ),
+        # with no agent to name, there is no agent scope to write to
+        ("memory_propose", {"text": "t", "scope": "agent:agent"}, ("cannot tell which agent",)),
         ("memory_propose", {"text": "t", "kind": "opinion"}, ("unknown kind", "opinion")),
         ("memory_propose", {"text": "t", "tags": ["bad tag!"]}, ("bad tag",)),
         ("memory_propose", {"text": "t", "links": ["ftp:x y"]}, ("bad link",)),

@@ -25,7 +25,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError
 
-from kenning import deliver, items, plans, proposals
+from kenning import deliver, items, plans, policy, proposals
 from kenning import lessons as run_lessons
 from kenning import where as where_mod
 from kenning.config import Config
@@ -118,7 +118,7 @@ class Memory:
         ident = self.identity
         session = ident.session
         return proposals.AgentContext(
-            agent=ident.agent or "agent",
+            agent=ident.agent or policy.UNKNOWN_AGENT,
             where=self.where(),
             model=model or (session.model if session else None),
             session_id=session.id if session else None,

@@ -103,10 +103,18 @@ def status_for_new(
     return Status.ACTIVE
 
 
+UNKNOWN_AGENT = "agent"  # the name of an agent the MCP server could not identify
+
+
 def check_new(actor: Actor, scope: Scope, kind: Kind, status: Status, evidence: str) -> None:
     """Refuse what an agent may not write as asked (nothing is stored then)."""
     if actor.agent is None:
         return
+    if scope.type is ScopeType.AGENT and actor.agent == UNKNOWN_AGENT:
+        raise InvalidInput(
+            f"kenning cannot tell which agent this is, so it has no agent scope ({scope} "
+            "would be told to no one): choose another scope"
+        )
     if scope.type is ScopeType.AGENT and scope.value != actor.agent:
         raise InvalidInput(f"{actor.agent} may write to agent:{actor.agent}, not {scope}")
     allowed = status_for_new(actor, scope, kind)
