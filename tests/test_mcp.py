@@ -806,6 +806,19 @@ def test_the_server_finds_no_workstream_outside_a_repo(tmp_path: Path) -> None:
         assert store.count_items() == 1
 
 
+def _claude_session(store: Any, here: Any, agent_session_id: str, source: str) -> Any:
+    """A Claude session the hooks would have opened, run by this process (which the
+    in-memory server takes for its agent's)."""
+    return sessions.start(
+        store,
+        agent="claude",
+        agent_session_id=agent_session_id,
+        where=here,
+        source=source,
+        pid=os.getpid(),
+    )
+
+
 def test_writes_follow_the_agent_into_its_next_session(git_repo: Path) -> None:
     # `/clear` (or a resume) opens a new session for the same agent process while the
     # server keeps running; writes after it belong to the new session. And a server that
@@ -816,14 +829,7 @@ def test_writes_follow_the_agent_into_its_next_session(git_repo: Path) -> None:
 
     def start(agent_session_id: str, source: str) -> None:
         with opened() as store:
-            session = sessions.start(
-                store,
-                agent="claude",
-                agent_session_id=agent_session_id,
-                where=here,
-                source=source,
-                pid=os.getpid(),
-            )
+            session = _claude_session(store, here, agent_session_id, source)
         opened_sessions.append(session.id)
 
     async def scenario(server: Server) -> None:
@@ -846,16 +852,8 @@ def test_writes_follow_the_agent_into_its_next_session(git_repo: Path) -> None:
 def test_a_refused_reflection_leaves_the_session_to_be_asked_again(git_repo: Path) -> None:
     """A reflection that saved nothing because it was refused (over the size limit) does
     not count as the session's reflection; dropped lessons say why they were dropped."""
-    here = where_mod.detect(git_repo)
     with opened() as store:
-        session = sessions.start(
-            store,
-            agent="claude",
-            agent_session_id="reflect",
-            where=here,
-            source="startup",
-            pid=os.getpid(),
-        )
+        session = _claude_session(store, where_mod.detect(git_repo), "reflect", "startup")
         store.add_prompt(session.id, "No, we always run the linter before committing.")
     quote = "we always run the linter before committing"
     got: dict[str, Any] = {}
