@@ -319,6 +319,23 @@ def test_pulled_team_memory_is_active_read_only_and_in_the_pack_and_recall(
         assert result.returncode == 1, args
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "team memory from workspace acme, read-only here" in lines[0]
+    # Nor through a plan, which changes tags, kind or scope without a text.
+    from kenning import plans
+
+    for op in (
+        {"op": "revise", "tags": ["mine"], "kind": "correction", "scope": "global"},
+        {"op": "retire", "reason": "meh"},
+    ):
+        plan = plans.parse_plan(
+            {
+                "schema": 1,
+                "id": "p",
+                "owner": "me",
+                "operations": [{**op, "id": copy.id, "expected_revision": copy.revision}],
+            }
+        )
+        with opened() as store, pytest.raises(InvalidInput, match=r"operations\[0\].*read-only"):
+            plans.preview(store, plan)
     with opened() as store:
         assert store.get_item(copy.id).revision == copy.revision
 

@@ -598,7 +598,12 @@ class _Resolver:
                 f"{short_id(item_id)}, which operations[{first}] names too: an id may be "
                 "in one operation only"
             )
-        return self.store.get_item(item_id)
+        item = self.store.get_item(item_id)
+        try:  # a team memory's copy changes on the server, never here
+            policy.check_local_change(item, op.op)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{self.name}: operations[{op.index}] ({op.op}): {exc}") from None
+        return item
 
 
 def _conflict_of(op: Operation, ref: str, item: Item | None, expected: str) -> Conflict | None:
