@@ -330,6 +330,36 @@ def test_the_agents_own_handoff_comes_first_and_the_automatic_one_is_a_fallback(
     assert f"  Session: {CLAUDE_SID}" not in lines  # its facts are the session's lines
 
 
+def test_the_agents_own_handoff_is_found_after_it_moved_to_another_branch(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session starts on main; the agent checks out a branch and leaves its handoff
+    there: `ken handoff` still shows it first (it looked in main's workstream only)."""
+    monkeypatch.chdir(git_repo)
+    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
+    run.prompt(FIRST)
+    git(git_repo, "checkout", "-q", "-b", "feature/refunds")
+    own = agent_handoff(git_repo, "claude", CLAUDE_SID, "The CSV export of orders works")
+    assert str(own.scope).endswith("#feature/refunds")
+    run.end()
+    lines = plan_json("--to", "codex")["pack"].splitlines()
+    assert f"- Handoff: {own.title} [m:{own.id[-6:].lower()}]" in lines
+
+
+def test_the_pack_lists_the_agents_own_handoff_not_the_automatic_one_beside_it(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(git_repo)
+    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
+    run.prompt(FIRST)
+    own = agent_handoff(git_repo, "claude", CLAUDE_SID, "The CSV export of orders works")
+    run.end()
+    [auto] = [i for i in handoffs() if i.provenance.how == "hook"]
+    pack = json.loads(ken("pack", "--for", "codex", "--json").stdout)
+    told = [i["id"] for i in pack["items"]]
+    assert own.id in told and auto.id not in told
+
+
 def test_since_your_last_turn_shows_the_agents_own_handoff_first(
     scene: Scene, tmp_path: Path
 ) -> None:

@@ -218,18 +218,12 @@ def _written_in(item: Item, session: Session) -> bool:
 
 
 def handoffs_of(store: Store, session: Session) -> list[Item]:
-    """The handoffs a session left: the agent's own (memory_handoff, in its workstream
-    or its project's log.md) first, newest first; then the automatic one of its end."""
-    scopes = [str(s) for s in (handoff_scope(session),) if s is not None]
-    if session.project and f"project:{session.project}" not in scopes:
-        scopes.append(f"project:{session.project}")
-    if not scopes:
-        return []
+    """The handoffs a session left: the agent's own (memory_handoff, wherever it went:
+    the branch it had moved to, or its project's log.md) first, newest first; then the
+    automatic one of its end."""
     found = {
         i.id: i
-        for i in store.list_items(
-            ItemQuery(scopes=tuple(scopes), kinds=("handoff",), session_id=session.id, limit=50)
-        )
+        for i in store.list_items(ItemQuery(kinds=("handoff",), session_id=session.id, limit=50))
     }
     if session.project:
         log = f"project:{session.project}:log.md#"

@@ -173,12 +173,24 @@ def gather(
                     kinds=kinds,
                     statuses=("active",),
                     pinned=pinned,
-                    limit=room + len(exclude),
+                    # a session's automatic handoff may give way to its agent's own
+                    limit=room + len(exclude) + (room if key == "handoffs" else 0),
                     recent_first=True,
                 )
             )
-            out[key] += [i for i in found if i.id not in exclude and not (skip and skip(i))][:room]
+            found = [i for i in found if i.id not in exclude and not (skip and skip(i))]
+            out[key] += (_own_handoffs_first(found) if key == "handoffs" else found)[:room]
     return out
+
+
+def _own_handoffs_first(found: list[Item]) -> list[Item]:
+    """Handoffs, newest first, without the automatic one (SessionEnd's) of a session
+    whose agent left its own (memory_handoff): that one is the fallback, not a second
+    entry, and it is written later, so it would come first."""
+    own = {
+        i.provenance.session for i in found if i.provenance.how != "hook" and i.provenance.session
+    }
+    return [i for i in found if not (i.provenance.how == "hook" and i.provenance.session in own)]
 
 
 def opening(budget: int) -> str:
