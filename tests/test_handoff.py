@@ -867,3 +867,32 @@ def test_a_session_ends_with_the_commits_since_its_start_and_none_without_a_git_
         ended = sessions.finish(store, session, "end")
         assert len(ended.commits) == 1 and ended.commits[0] != head
         assert [args[0] for args in ran] == ["diff", "rev-list", "diff"]
+
+
+def test_a_resumed_session_is_not_credited_with_the_commits_made_while_it_was_away(
+    git_repo: Path,
+) -> None:
+    """Claude commits and ends; Codex commits and ends; Claude is resumed and commits
+    nothing: its commits are its own one, not Codex's too."""
+    from kenning import sessions
+
+    with opened() as store:
+        where = here(store, Config(), str(git_repo), agent="claude")
+        claude = sessions.start(store, agent="claude", agent_session_id="c1", where=where)
+        mine = commit(git_repo, "a.txt", "a\n", "Claude's commit")
+        assert sessions.finish(store, claude, "exit").commits == (mine,)
+        where = here(store, Config(), str(git_repo), agent="codex")
+        codex = sessions.start(store, agent="codex", agent_session_id="x1", where=where)
+        theirs = commit(git_repo, "b.txt", "b\n", "Codex's commit")
+        assert sessions.finish(store, codex, "exit").commits == (theirs,)
+        where = here(store, Config(), str(git_repo), agent="claude")
+        again = sessions.start(
+            store, agent="claude", agent_session_id="c1", where=where, source="resume"
+        )
+        assert again.id == claude.id
+        assert sessions.finish(store, again, "exit").commits == (mine,)
+        resumed = sessions.start(
+            store, agent="claude", agent_session_id="c1", where=where, source="resume"
+        )
+        later = commit(git_repo, "c.txt", "c\n", "Claude's second commit")
+        assert sessions.finish(store, resumed, "exit").commits == (mine, later)

@@ -221,6 +221,9 @@ def start(
             pid=pid or existing.pid,
             ended_at=None,
             end_reason=None,
+            # Its commits so far are kept; those made while it was away (another agent's)
+            # are not its own: the next end counts from here.
+            start_commit=(where.git.head if where.git else None) or existing.start_commit,
         )
     else:
         session = Session(
@@ -265,16 +268,17 @@ def _head(cwd: str) -> str | None:
 
 
 def finish(store: Store, session: Session, reason: str | None = None) -> Session:
-    """Close a session: its end, the commits made since it started, the diff left."""
+    """Close a session: its end, the commits made since it started (or was last
+    resumed: what it made before stays), the diff left."""
     commits: tuple[str, ...] = session.commits
     diff = session.diff_stat
     if session.cwd and os.path.isdir(session.cwd):
-        if session.start_commit and _head(session.cwd) == session.start_commit:
-            commits = ()  # none since it started, as read from .git (a git process less)
-        elif session.start_commit:
+        if session.start_commit and _head(session.cwd) != session.start_commit:
+            # (the same head: none since, as read from .git, a git process less)
             log = _git(session.cwd, "rev-list", "--reverse", f"{session.start_commit}..HEAD")
             if log is not None:
-                commits = tuple(line for line in log.splitlines() if line)
+                made = (line for line in log.splitlines() if line)
+                commits = tuple(dict.fromkeys((*session.commits, *made)))
         stat = _git(session.cwd, "diff", "HEAD", "--shortstat")
         if stat is not None:
             diff = stat or None
