@@ -303,14 +303,24 @@ def agent_handoff(repo: Path, agent: str, sid: str, done: str) -> Item:
         )
 
 
+def claude_leaves_its_own_handoff(
+    repo: Path, tmp_path: Path, branch: str = ""
+) -> tuple[Item, Session]:
+    """A Claude session that calls memory_handoff (after checking out `branch`, when
+    given), then ends: its automatic handoff comes after, and is newer."""
+    run = Run("claude", repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
+    run.prompt(FIRST)
+    if branch:
+        git(repo, "checkout", "-q", "-b", branch)
+    own = agent_handoff(repo, "claude", CLAUDE_SID, "The CSV export of orders works")
+    return own, run.end()
+
+
 def test_the_agents_own_handoff_comes_first_and_the_automatic_one_is_a_fallback(
     git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(git_repo)
-    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
-    run.prompt(FIRST)
-    own = agent_handoff(git_repo, "claude", CLAUDE_SID, "The CSV export of orders works")
-    session = run.end()  # the automatic handoff comes after, and is newer
+    own, session = claude_leaves_its_own_handoff(git_repo, tmp_path)
     automatic = [i for i in handoffs() if i.provenance.how == "hook"]
     assert [i.provenance.session for i in automatic] == [session.id]
 
@@ -336,12 +346,8 @@ def test_the_agents_own_handoff_is_found_after_it_moved_to_another_branch(
     """The session starts on main; the agent checks out a branch and leaves its handoff
     there: `ken handoff` still shows it first (it looked in main's workstream only)."""
     monkeypatch.chdir(git_repo)
-    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
-    run.prompt(FIRST)
-    git(git_repo, "checkout", "-q", "-b", "feature/refunds")
-    own = agent_handoff(git_repo, "claude", CLAUDE_SID, "The CSV export of orders works")
+    own, _ = claude_leaves_its_own_handoff(git_repo, tmp_path, branch="feature/refunds")
     assert str(own.scope).endswith("#feature/refunds")
-    run.end()
     lines = plan_json("--to", "codex")["pack"].splitlines()
     assert f"- Handoff: {own.title} [m:{own.id[-6:].lower()}]" in lines
 
@@ -350,10 +356,7 @@ def test_the_pack_lists_the_agents_own_handoff_not_the_automatic_one_beside_it(
     git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(git_repo)
-    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
-    run.prompt(FIRST)
-    own = agent_handoff(git_repo, "claude", CLAUDE_SID, "The CSV export of orders works")
-    run.end()
+    own, _ = claude_leaves_its_own_handoff(git_repo, tmp_path)
     [auto] = [i for i in handoffs() if i.provenance.how == "hook"]
     pack = json.loads(ken("pack", "--for", "codex", "--json").stdout)
     told = [i["id"] for i in pack["items"]]
@@ -457,6 +460,26 @@ def test_a_session_left_without_session_end_leaves_the_same_handoff(
     with pytest.raises(Skip, match="ended already"):
         hook("SessionEnd", "codex", git_repo, CODEX_SID, reason="exit")
     assert len(handoffs()) == 1
+
+
+def test_ken_handoff_wraps_up_a_session_whose_agent_is_gone_before_reading_it(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent exited without SessionEnd and no agent has started since: `ken handoff`
+    closes that session as the next start would, with its commits and handoff."""
+    monkeypatch.chdir(git_repo)
+    old = old_session(git_repo, tmp_path)
+    sha = commit(git_repo, "refunds.py", "REFUNDS = []\n", "Add the refunds export")
+    with opened() as store:
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        store.update_session(old.id, SessionUpdate(pid=gone.pid))
+    pack = plan_json("--to", "claude")["pack"]
+    with opened() as store:
+        closed = store.get_session(old.id)
+    assert closed.end_reason == "agent exited" and closed.commits == (sha,)
+    item = handoff_of(closed)
+    assert f"[m:{item.id[-6:].lower()}]" in pack and short(sha) in pack
 
 
 # ------------------------------------------------------------------ ken handoff: the plan

@@ -313,6 +313,24 @@ def _last_active(session: Session) -> str:
     return max(session.started_at, session.ended_at or "")
 
 
+def _close_left(store: Store, config: Config) -> None:
+    """Close the sessions whose agent has exited (or that sat idle too long) without a
+    SessionEnd, leaving their commits and handoff as a clean end would, before reading
+    them: the next agent's hook would, but a handoff may come first."""
+    from kenning import sessions
+    from kenning.hooks.handlers import wrap_up
+
+    sessions.close_stale(
+        store,
+        "",
+        "",
+        None,
+        config.hooks_idle_close_hours,
+        source="handoff",
+        on_close=lambda ended: wrap_up(store, config, ended, summary=False),
+    )
+
+
 def plan(
     store: Store,
     config: Config,
@@ -324,6 +342,7 @@ def plan(
     fresh: bool = False,
 ) -> Launch:
     """How to continue the latest session here in agent `to`."""
+    _close_left(store, config)
     # Latest by last activity: a resumed session keeps its start but ends anew.
     line = sorted(
         (s for s in _line_sessions(store, where) if s.first_prompt or s.commits),
