@@ -13,7 +13,7 @@ from conftest import ken, ken_proc
 from helpers import add, opened
 from kenning import agents, slash
 from kenning.model import Status
-from kenning.store import ItemQuery
+from kenning.store import ItemQuery, SessionQuery
 
 WORDS = "Use pnpm, never npm — the lockfile is pnpm-lock.yaml"
 
@@ -31,6 +31,7 @@ WORDS = "Use pnpm, never npm — the lockfile is pnpm-lock.yaml"
         ("/remember --scope=workspace Use tabs", ("remember", "Use tabs", "workspace")),
         ("/recall deploys", ("recall", "deploys", None)),
         ("/remember", ("remember", "", None)),
+        ("/remember --scope global", ("remember", "", "global")),  # no words: not stored
     ],
 )
 def test_a_remember_or_recall_line_is_read_as_typed(prompt, expected):
@@ -134,3 +135,19 @@ def test_a_remember_command_of_the_persons_own_is_left_as_it_is():
     assert "is your own command: left as it is" in result.output
     ken("integrate", "claude", "--remove")
     assert path.read_text() == "my own /remember\n"
+
+
+def test_a_remembered_rule_is_neither_told_again_nor_asked_about_at_stop(git_repo):
+    """The memory `/remember` stores is the session's own: the next prompt's recall does
+    not tell it back, and Stop does not ask the agent to record the rule it states."""
+    env = {"CLAUDE_PROJECT_DIR": str(git_repo)}
+    rule = "Integration tests hit a real Postgres, never mocks"
+    _hook(git_repo, f"/remember {rule}", env)
+    with opened() as store:
+        [item] = store.list_items(ItemQuery())
+        [session] = store.list_sessions(SessionQuery(limit=5))
+        assert store.signals(session.id) == []  # nothing for Stop to ask about
+    assert item.provenance.session == session.id
+    told = _hook(git_repo, "can I mock postgres in the integration tests?", env)
+    assert f"[m:{item.id[-6:].lower()}]" not in told
+    assert _hook(git_repo, "/remember --scope global   ", env).count("needs words") == 1

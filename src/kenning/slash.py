@@ -32,7 +32,7 @@ from kenning.store import Store
 from kenning.where import Where
 
 _COMMAND = re.compile(r"^\s*/(?:prompts:)?(remember|recall)(?:\s+(.*))?\s*$", re.S)
-_SCOPE = re.compile(r"^--scope(?:=|\s+)(\S+)\s+(.*)$", re.S)
+_SCOPE = re.compile(r"^--scope(?:=|\s+)(\S+)(?:\s+(.*))?$", re.S)
 RECALL_LIMIT = 8
 
 
@@ -51,7 +51,7 @@ def parse(prompt: str) -> Command | None:
     name, rest = found.group(1), (found.group(2) or "").strip()
     scope = None
     if name == "remember" and (given := _SCOPE.match(rest)):
-        scope, rest = given.group(1), given.group(2).strip()
+        scope, rest = given.group(1), (given.group(2) or "").strip()
     return Command(name, rest, scope)
 
 
@@ -61,16 +61,20 @@ def run(
     where: Where,
     agent: str,
     from_cli: bool,
+    session: str | None = None,
 ) -> str:
-    """Do the command; what the agent is told (for it to confirm to the person)."""
+    """Do the command; what the agent is told (for it to confirm to the person). A
+    memory `/remember` stores is the `session`'s own: recall does not tell it again."""
     if not command.text:
         return f"kenning: /{command.name} needs words after it, e.g. /{command.name} use pnpm"
     if command.name == "recall":
         return _recall(store, command.text, where)
-    return _remember(store, command, where, agent, from_cli)
+    return _remember(store, command, where, agent, from_cli, session)
 
 
-def _remember(store: Store, command: Command, where: Where, agent: str, from_cli: bool) -> str:
+def _remember(
+    store: Store, command: Command, where: Where, agent: str, from_cli: bool, session: str | None
+) -> str:
     try:
         scope = where.scope(command.scope) if command.scope else _default_scope(where)
     except KenningError as exc:
@@ -87,7 +91,7 @@ def _remember(store: Store, command: Command, where: Where, agent: str, from_cli
         kind=guess_kind(words),
         status=Status.ACTIVE if from_cli else Status.PROPOSED,
         evidence="" if from_cli else words,
-        provenance=where.provenance(who, "slash"),
+        provenance=where.provenance(who, "slash", session=session),
         actor=actor,
     )
     what = (

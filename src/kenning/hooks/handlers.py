@@ -144,15 +144,17 @@ def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
         raise Skip(f"prompt of {len(text):,} characters is over the recall limit; no recall")
     where = locate(store, event, config)
     session = _session(store, event, config, where, later)
+    slashed = bool(SLASH.match(text))
     if session is not None and text.strip():
         clipped = sessions.clip_prompt(text)
         later.append(lambda: store.note_prompt(session.id, clipped))
-        later.append(lambda: lessons.note_prompt(store, session, text, config))
+        if not slashed:  # `/remember` stored the rule itself: nothing to ask about at Stop
+            later.append(lambda: lessons.note_prompt(store, session, text, config))
     if session is not None and not session.model:
         # Claude's hooks carry no model: its transcript has it once the agent answered.
         later.append(lambda: _note_model(store, session))
-    if SLASH.match(text):
-        return _slash(store, event, config, where, text)
+    if slashed:
+        return _slash(store, event, config, where, text, session)
     if not text.strip() or not deliver.may_deliver(config, event.agent, where):
         return ""
     from kenning import transcripts  # and with it the redactor: not SessionStart's
@@ -173,7 +175,12 @@ SLASH = re.compile(r"\s*/(?:prompts:)?(?:remember|recall)\b")  # before importin
 
 
 def _slash(
-    store: Store, event: HookEvent, config: Config, where: where_mod.Where, text: str
+    store: Store,
+    event: HookEvent,
+    config: Config,
+    where: where_mod.Where,
+    text: str,
+    session: Session | None,
 ) -> str:
     """`/remember` or `/recall`: the person's own words, stored as typed when the CLI ran
     this hook (see `kenning.slash`)."""
@@ -186,7 +193,8 @@ def _slash(
         return "kenning: memory capture is off here (config.toml): nothing was stored."
     agent = agents.get(event.agent)
     markers = (agent.hook_only_env, agent.tool_only_env)
-    return slash.run(store, command, where, event.agent, slash.from_cli(markers, config.env))
+    from_cli = slash.from_cli(markers, config.env)
+    return slash.run(store, command, where, event.agent, from_cli, session.id if session else None)
 
 
 def tool(store: Store, event: HookEvent, config: Config, later: Later) -> str:
