@@ -666,6 +666,18 @@ def test_a_question_nobody_can_answer_is_a_no_in_one_line():
     assert snapshot() == before
 
 
+def test_an_ambiguous_session_id_says_it_matches_sessions(git_repo):
+    from kenning import sessions, where
+
+    with opened() as store:
+        for agent in ("claude", "codex"):
+            sessions.start(
+                store, agent=agent, agent_session_id="shared-id", where=where.detect(git_repo)
+            )
+    told = ken("told", "shared-id")
+    assert told.exit_code == 1 and "matches 2 sessions" in told.stderr
+
+
 def test_dismiss_without_a_reason_records_other():
     item = add("A one-off thing").id[-6:]
     assert "dismissed" in ok("dismiss", item).stderr

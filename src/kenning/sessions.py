@@ -298,5 +298,5 @@ def resolve(store: Store, ref: str) -> Session:
     if not found:
         raise NotFound(f"no session matches '{ref}'; `ken sessions --all` lists them")
     if len(found) > 1:
-        raise AmbiguousId(ref, [f"{short_id(s)} ({s})" for s in found])
+        raise AmbiguousId(ref, [f"{short_id(s)} ({s})" for s in found], "sessions")
     return store.get_session(found[0])

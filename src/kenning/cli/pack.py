@@ -73,7 +73,7 @@ def _packed(result: Pack, as_toml: bool) -> None:
     else:
         echo_told(result.text)
     if not result.items and not result.sessions:
-        say("(nothing stored here yet: an agent starting here is told only that line)")
+        say("(nothing here for an agent yet: one starting here is told only that line)")
 
 
 @click.command(epilog=example('ken recall "why do the integration tests need postgres?" --explain'))
