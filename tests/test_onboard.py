@@ -191,6 +191,25 @@ def test_import_from_outside_a_repo_or_with_a_file_too_says_so(tmp_path, monkeyp
     assert empty.exit_code == 1 and "holds no bullets or sections" in empty.output
 
 
+def test_a_file_with_a_secret_or_bytes_that_are_not_text_proposes_nothing_and_names_the_line(
+    git_repo, monkeypatch
+):
+    monkeypatch.chdir(git_repo)
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    (git_repo / "CLAUDE.md").write_text(
+        f"# Rules\n\n- Use pnpm.\n- Run ruff.\n- {token}\n- Use tabs.\n"
+    )
+    for args in (("--dry-run",), ()):
+        refused = ken("import", "--from", "CLAUDE.md", *args)
+        assert refused.exit_code == 1, refused.output
+        assert "CLAUDE.md:5: " in refused.stderr and "nothing was proposed" in refused.stderr
+    (git_repo / "AGENTS.md").write_bytes(b"# Rules\n\n- Use pnpm.\n- caf\xe9\n")
+    binary = ken("import", "--from", "AGENTS.md")
+    assert binary.exit_code == 1 and "AGENTS.md:4: not UTF-8 text" in binary.stderr
+    with opened() as store:
+        assert store.count_items() == 0
+
+
 def test_a_sections_later_paragraphs_are_its_body():
     text = "## Releases\n\nWe ship on Tuesdays.\nNever on Fridays.\n\nHotfixes skip the train.\n"
     assert [e.text for e in onboard.entries(text)] == [

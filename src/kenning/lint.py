@@ -217,8 +217,9 @@ def against(store: Store, files: Sequence[Path], *, scopes: tuple[str, ...] = ()
     return findings
 
 
-def read_instructions(path: Path) -> str:
-    """An instruction file's text; at most 1 MiB, else InvalidInput."""
+def read_instructions(path: Path, strict: bool = False) -> str:
+    """An instruction file's text; at most 1 MiB, else InvalidInput. `strict`: bytes that
+    are not UTF-8 are InvalidInput too, not read as replacement characters."""
     try:
         with path.open("rb") as fh:
             data = fh.read(MAX_INSTRUCTION_BYTES + 1)
@@ -226,4 +227,8 @@ def read_instructions(path: Path) -> str:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > MAX_INSTRUCTION_BYTES:
         raise InvalidInput(f"{path} is over 1 MiB: an instruction file that long is not read")
-    return data.decode("utf-8", errors="replace")
+    try:
+        return data.decode("utf-8", errors="strict" if strict else "replace")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InvalidInput(f"{path}:{line}: not UTF-8 text; nothing was proposed") from None

@@ -135,45 +135,54 @@ def read_file(
     actor: policy.Actor | None = None,
 ) -> Onboarded:
     """Propose the statements of the instruction file at `path` in `scope` (the repo)."""
-    text = lint.read_instructions(path)
+    text = lint.read_instructions(path, strict=True)
     found = entries(text)
     if not found:
         raise InvalidInput(f"{path} holds no bullets or sections to propose")
     where = str(path.resolve())
     who = policy.resolve(actor)
-    proposed: list[Item] = []
+    chosen: list[tuple[Entry, Item]] = []
     already: list[Entry] = []
     too_long: list[Entry] = []
+    # Every entry is checked before any is proposed: one that cannot be stored (a
+    # secret) stops the file, named by its line, with nothing half done.
     for entry in found:
         if len(entry.text.encode("utf-8")) > MAX_ITEM_BYTES:
             too_long.append(entry)
             continue
-        item = items.new_item(
-            entry.text,
-            scope=scope,
-            kind=entry.kind,
-            links=[f"file:{where}"],
-            evidence=f"{path.name}:{entry.line}: {entry.text}"[:MAX_EVIDENCE_BYTES],
-            provenance=Provenance(who=who.agent or "user", how=HOW),
-        )
-        if items.same_text(store, item, limit=50) or any(
-            items.statement_key(p.text) == items.statement_key(item.text) for p in proposed
-        ):
-            already.append(entry)
-            continue
-        if not dry_run:
-            item = items.add(
-                store,
+        try:
+            item = items.new_item(
                 entry.text,
                 scope=scope,
                 kind=entry.kind,
-                status=Status.PROPOSED,
                 links=[f"file:{where}"],
-                evidence=item.evidence,
-                provenance=item.provenance,
-                actor=who,
+                evidence=f"{path.name}:{entry.line}: {entry.text}"[:MAX_EVIDENCE_BYTES],
+                provenance=Provenance(who=who.agent or "user", how=HOW),
             )
-        proposed.append(item)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{path.name}:{entry.line}: {exc}; nothing was proposed") from None
+        if items.same_text(store, item, limit=50) or any(
+            items.statement_key(p.text) == items.statement_key(item.text) for _, p in chosen
+        ):
+            already.append(entry)
+            continue
+        chosen.append((entry, item))
+    proposed = [
+        item
+        if dry_run
+        else items.add(
+            store,
+            entry.text,
+            scope=scope,
+            kind=entry.kind,
+            status=Status.PROPOSED,
+            links=[f"file:{where}"],
+            evidence=item.evidence,
+            provenance=item.provenance,
+            actor=who,
+        )
+        for entry, item in chosen
+    ]
     return Onboarded(where, tuple(proposed), tuple(already), tuple(too_long))
 
 
