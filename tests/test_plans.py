@@ -406,6 +406,10 @@ def test_apply_writes_every_operation_and_a_receipt_and_a_replay_writes_nothing(
     again = applied(path, digest)
     assert again.returncode == 0 and "nothing written now" in again.stderr
     assert snapshot() == after
+    # Its preview now says it was applied, not that its own writes conflict with it.
+    shown = ken_proc("plan", "preview", path)
+    assert shown.returncode == 0 and "was applied at" in shown.stderr
+    assert "CONFLICT" not in shown.stdout + shown.stderr
     first = json.loads(ken_proc("plan", "receipt", path, "--json").stdout)["receipt"]
     replay = json.loads(
         ken_proc("plan", "apply", path, "--yes", "--digest", digest, "--json").stdout

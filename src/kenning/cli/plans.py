@@ -107,8 +107,13 @@ def preview_cmd(state: State, file: str) -> Result:
     seen = plans.preview(state.store, plan, file)
     shown = Result(data=seen.to_dict(), text=lambda: echo(render(seen)))
     if seen.receipt is not None:
-        said = f"applied already at {seen.receipt.applied_at}: `ken plan receipt {file}`"
-        return replace(shown, after=[said])
+        # Its items have moved on since: the plan's before/after and "conflicts" now
+        # describe nothing to do. Say what happened instead.
+        said = (
+            f"plan {plan.id} was applied at {seen.receipt.applied_at}; nothing left to do "
+            f"(`ken plan receipt {file}` shows what it wrote)"
+        )
+        return Result(data=seen.to_dict(), text=lambda: say(said))
     if seen.conflicts:
         count = len(seen.conflicts)
         said = f"ken: {count} conflict{'s' if count > 1 else ''} block applying this plan"
