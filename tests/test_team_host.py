@@ -241,6 +241,16 @@ def test_an_agents_memory_a_person_approved_is_pushed() -> None:
     assert [e["local_id"] for e in chosen] == [proposal.id]
 
 
+def test_a_repo_whose_memory_is_not_delivered_is_not_pushed_for_other_hosts_agents() -> None:
+    with opened() as store:
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]
+        payroll = person_add(store, "Payroll runs on the 25th", f"repo:{REPO}")
+        assert team_sync.choose_pushes(store, member(), state, {REPO}) == []
+        [entry] = team_sync.choose_pushes(store, member(), state)
+    assert entry["local_id"] == payroll.id
+
+
 def test_a_version_is_pushed_once_and_a_later_one_as_a_revision_of_the_servers_copy() -> None:
     with opened() as store:
         state = team_sync.load_state(store.path)

@@ -218,10 +218,17 @@ def entry_for(item: Item, state: dict[str, Any], what: str, scope: Scope) -> dic
 
 
 def choose_pushes(
-    store: Store, membership: Membership, state: dict[str, Any]
+    store: Store,
+    membership: Membership,
+    state: dict[str, Any],
+    withheld: frozenset[str] | set[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """New push entries: versions not pushed yet (nor waiting in the outbox) of what a
-    person approved in a covered scope, and of what they shared (`ken team share`)."""
+    person approved in a covered scope, and of what they shared (`ken team share`). The
+    memory of a `withheld` repo (deliver = false: no agent is told it, from anywhere) is
+    not sent for other hosts' agents unless a person shares it by name."""
+    from kenning import deliver
+
     waiting = {(e.get("local_id"), e.get("revision")) for e in state["outbox"]}
 
     def fresh(item: Item) -> bool:
@@ -233,7 +240,7 @@ def choose_pushes(
     chosen = [
         entry_for(item, state, "memory", item.scope)
         for item in found
-        if approved_here(item) and fresh(item)
+        if approved_here(item) and fresh(item) and not deliver.withheld(item, set(withheld))
     ]
     for local_id, shared in state["shared"].items():
         try:
@@ -570,7 +577,8 @@ def sync(
                         if not state["repos"]:
                             raise
                         # The list last seen chooses what to queue; sending fails the same way.
-                fresh = choose_pushes(store, member, state)
+                withheld = config_mod.Config().repos_not_delivered()
+                fresh = choose_pushes(store, member, state, withheld)
                 if fresh:
                     state["outbox"].extend(fresh)
                     save(state)  # on disk before it is sent: a retry reuses the ids
