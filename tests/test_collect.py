@@ -146,6 +146,15 @@ def test_a_changed_source_of_an_approved_memory_files_a_revision_to_approve(git_
         assert store.get_item(approved.id).status is Status.ACTIVE  # untouched until decided
         assert revision.status is Status.PROPOSED
         assert f"item:{approved.id}" in [str(x) for x in revision.links]
+        # Changed again before anyone decided: the waiting revision is updated, not a
+        # second one filed beside it (approving both left two active copies).
+        _touch(
+            places["claude"] / "feedback_pnpm.md",
+            "---\ndescription: Use pnpm 10, never npm, in this repo\n---\nAsked again.\n",
+        )
+        again = collect.collect(store, cwd=str(git_repo), changed_only=True)
+        assert again.revised == [] and [i.id for i in again.updated] == [revision.id]
+        assert store.get_item(revision.id).title == "Use pnpm 10, never npm, in this repo"
         items.set_status(store, revision.id, "approve")
         assert store.get_item(approved.id).status is Status.SUPERSEDED
         # The approved revision is what the file says now: nothing more to collect.

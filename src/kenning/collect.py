@@ -9,8 +9,9 @@ the truth, so `ken edit` points there.
 
 - Idempotent: a memory is known by its source (the file, and the entry's key within
   it); the same text again changes nothing.
-- A changed source updates a waiting proposal in place, and files a proposed revision
-  of one already approved (a copy linked to it, which supersedes it when approved).
+- A changed source updates its waiting proposal in place (the first one, or a revision
+  filed earlier), and files a proposed revision of one already approved (a copy linked
+  to it, which supersedes it when approved): one proposal waits per source.
 - A removed source archives its memory (`archive_reason` "source removed").
 - Where it goes: a place that belongs to a checkout goes to that repo (Claude names the
   checkout's folder its own way; the checkouts kenning has seen, from sessions and
@@ -130,14 +131,15 @@ def _take(
         seen.add(source)
         title, body = _fit(memory.text)
         mine = known.get(source, [])
-        current = next((i for i in mine if i.status is Status.ACTIVE), None) or next(
-            (i for i in mine if i.status is Status.PROPOSED), None
-        )
+        current = next((i for i in mine if i.status is Status.ACTIVE), None)
+        # One proposal waits per source: the first collection's, or a revision of the
+        # approved one. A later change updates it rather than filing another beside it.
+        waiting = next((i for i in mine if i.status is Status.PROPOSED), None)
         if any((i.title, i.body) == (title, body) for i in mine if i.status is not Status.ARCHIVED):
             done.unchanged += 1
             continue
-        if current is not None and current.status is Status.PROPOSED:
-            changed = replace(current, title=title, body=body, updated_at=now_iso())
+        if waiting is not None:
+            changed = replace(waiting, title=title, body=body, updated_at=now_iso())
             if not dry_run:
                 changed = store.replace_item(replace(changed, revision=ids.new_ulid()), HOW)
             done.updated.append(changed)
