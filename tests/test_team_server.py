@@ -334,6 +334,21 @@ def test_approving_a_revision_rewrites_its_base_which_keeps_its_id(
     assert push(server, api, member, orphan)[0]["status"] == "refused"
 
 
+def test_a_revision_of_a_dismissed_memory_is_approved_as_a_memory_of_its_own(
+    server: Server, api: str, admin: str, member: str
+) -> None:
+    (base,) = push(server, api, member, entry(memory("Deploy on Tuesdays", SHOP)))
+    act(server, api, admin, base["id"], "dismiss", reason="wrong")
+    start = pull_all(server, api, member)["cursor"]
+    revision = entry(memory("Deploy on Tuesdays, then prod", SHOP), "revision", base=base["id"])
+    (rev,) = push(server, api, member, revision)
+    done = act(server, api, admin, rev["id"], "approve")
+    assert done.body["item"]["status"] == "active"  # not superseded into a dismissed base
+    (change,) = pull_all(server, api, member, since=start)["changes"]
+    assert (change["id"], change["change"]) == (rev["id"], "upsert")
+    assert server.call("GET", f"{api}/items/{base['id']}", member).body["status"] == "dismissed"
+
+
 def test_forget_deletes_the_memory_and_its_versions(
     server: Server, api: str, admin: str, member: str
 ) -> None:

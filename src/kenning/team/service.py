@@ -13,6 +13,8 @@ The HTTP API and the review page both call `Team`; neither holds a rule of its o
   version of the memory (forget deletes it and its versions), each recorded with who
   decided and why. Approving a *revision* writes its text onto the memory it revises (a
   new version of that memory, which keeps its id); the revision itself is superseded.
+  When that memory is no longer active (dismissed, rejected, archived), the revision is
+  approved as a team memory of its own.
 - **Uses.** Each host reports, per team memory it used, its own running count of
   uses; the directory keeps one count per (token, host, memory) and never lowers it,
   so a report sent twice counts once. A memory's `uses` is the sum, and the hosts.
@@ -431,8 +433,10 @@ def _decide(
             target = items.restored_status(store, item)
     rewritten = None
     links = item.links
-    if action == "approve" and base_id is not None:
-        base = _get(store, base_id)
+    base = _get(store, base_id) if action == "approve" and base_id is not None else None
+    # A revision of a memory no longer active (dismissed, rejected, archived) has nothing
+    # to rewrite: approved, it is a team memory of its own, as a new push would be.
+    if base is not None and base.status is Status.ACTIVE:
         rewritten = store.replace_item(
             replace(
                 base,
