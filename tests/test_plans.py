@@ -130,6 +130,7 @@ def test_text_that_is_not_json_is_refused_with_where(tmp_path):
         ({"owner": "a\nb"}, "'owner' must be one line"),
         ({"extra": 1}, "unknown field 'extra'"),
         ({"operations": []}, "'operations' must be a list of 1 to 100 operations, not 0"),
+        ({"operations": "x"}, "'operations' must be a list of 1 to 100 operations, not 'x'"),
     ],
 )
 def test_the_plan_itself_is_checked(tmp_path, change, said):

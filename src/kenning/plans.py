@@ -198,9 +198,9 @@ def parse_plan(obj: Any, name: str = "the plan") -> Plan:
     owner = _name(obj.get("owner"), "owner", name)
     raw_ops = obj.get("operations")
     if not isinstance(raw_ops, list) or not 1 <= len(raw_ops) <= MAX_OPERATIONS:
-        count = len(raw_ops) if isinstance(raw_ops, list) else "no"
+        given = f"{len(raw_ops)}" if isinstance(raw_ops, list) else f"{raw_ops!r}"[:40]
         raise InvalidInput(
-            f"{name}: 'operations' must be a list of 1 to {MAX_OPERATIONS} operations, not {count}"
+            f"{name}: 'operations' must be a list of 1 to {MAX_OPERATIONS} operations, not {given}"
         )
     operations = tuple(_operation(n, raw, name) for n, raw in enumerate(raw_ops))
     seen: dict[str, int] = {}

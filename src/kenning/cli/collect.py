@@ -46,10 +46,10 @@ def _collected(done: collect.Collected, dry_run: bool) -> None:
             click.echo(
                 f"{short}{label:<9} {who:<7} {item.scope}  {clean(item.title, one_line=True)}"
             )
-    verb = "would bring" if dry_run else "brought"
+    verb, archived = ("would bring", "would archive") if dry_run else ("brought", "archived")
     news = len(done.added) + len(done.updated) + len(done.revised)
     say(
-        f"{verb} in {memories(news)} to review and archived {len(done.archived)} "
+        f"{verb} in {memories(news)} to review and {archived} {len(done.archived)} "
         f"({done.unchanged} unchanged; {done.places_read} places read)"
         + ("; review them with `ken review`" if news and not dry_run else "")
     )

@@ -131,7 +131,11 @@ def token_create(
 
     def shown() -> None:
         click.echo(text)
-        say(f"{token.id}: a {role} token of workspace '{token.workspace}'; it is not shown again")
+        article = "an" if role == "admin" else "a"
+        say(
+            f"{token.id}: {article} {role} token of workspace '{token.workspace}'; "
+            "it is not shown again"
+        )
 
     return Result(data={"token": text, **token.to_dict()}, text=shown)
 
