@@ -317,17 +317,12 @@ def _close_left(store: Store, config: Config) -> None:
     """Close the sessions whose agent has exited (or that sat idle too long) without a
     SessionEnd, leaving their commits and handoff as a clean end would, before reading
     them: the next agent's hook would, but a handoff may come first."""
-    from kenning import sessions
-    from kenning.hooks.handlers import wrap_up
+
+    def leave_handoff(ended: Session) -> None:
+        session_handoff(store, sessions.note_model(store, ended))
 
     sessions.close_stale(
-        store,
-        "",
-        "",
-        None,
-        config.hooks_idle_close_hours,
-        source="handoff",
-        on_close=lambda ended: wrap_up(store, config, ended, summary=False),
+        store, "", "", None, config.hooks_idle_close_hours, "handoff", on_close=leave_handoff
     )
 
 
