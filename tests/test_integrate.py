@@ -185,6 +185,31 @@ def test_each_settings_file_keeps_one_backup_the_file_before_the_last_change(age
     assert read(path) == user_settings(agent)
 
 
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_command_that_writes_a_file_twice_backs_it_up_once_as_it_was_before(
+    agent: str,
+) -> None:
+    """With --mcp (and Codex's --trust) one command writes a file twice: its backup was
+    kenning's first change, and the person's own file was in no backup."""
+    files = {settings(agent), agents.get(agent).mcp.path(os.environ)}
+    codex_config = Path(os.environ["HOME"]) / ".codex" / "config.toml"
+    write(settings(agent), user_settings(agent))
+    if agent == "codex":
+        codex_config.parent.mkdir(parents=True, exist_ok=True)
+        codex_config.write_text('# mine\nmodel = "o3"\n', encoding="utf-8")
+        files.add(codex_config)
+    else:
+        mcp = agents.get(agent).mcp.path(os.environ)
+        if not mcp.exists():
+            write(mcp, {"theme": "dark"})
+    before = {f: f.read_bytes() for f in files if f.exists()}
+    flags = ("--mcp", "--trust") if agent == "codex" else ("--mcp",)
+    assert ken("integrate", agent, *flags).exit_code == 0
+    for path, was in before.items():
+        backup = path.with_name(f"{path.name}.ken-backup")
+        assert backup.read_bytes() == was, path
+
+
 def test_a_private_settings_file_stays_private_and_so_does_its_backup() -> None:
     path = agents.get("claude").mcp.path(os.environ)
     write(path, {"oauthAccount": {"token": "secret-ish"}})

@@ -6,7 +6,8 @@ Each agent keeps hooks in a file of its own, in a form of its own; its module in
 the file. Installing is idempotent: kenning's handlers are recognised by their command
 (`<path>/ken hook …`), replaced in place, and everything else in the file is kept.
 Before a file changes, it is copied to its one backup, `<name>.ken-backup`, which each
-change replaces (a file that is kenning's alone is simply rewritten). `remove` takes out
+command that changes it replaces: the file as it was before that command, however many
+times the command writes it (a file that is kenning's alone is simply rewritten). `remove` takes out
 exactly kenning's handlers, and the groups and events they leave empty.
 
 An agent that skips hooks the person has not trusted (Codex) gets, with `trust=True`,
@@ -16,6 +17,7 @@ and everything else in that TOML file are kept.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,6 +26,7 @@ import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,6 +122,21 @@ def read_json(path: Path) -> dict[str, Any]:
     return load_object(read_text(path), path)
 
 
+_BACKED_UP: set[Path] | None = None  # inside `one_command`: the files backed up so far
+
+
+@contextlib.contextmanager
+def one_command() -> Iterator[None]:
+    """A command's changes: a file it writes twice (hooks, then the MCP server, with
+    --mcp) is backed up once, as it was before the command."""
+    global _BACKED_UP
+    _BACKED_UP = set()
+    try:
+        yield
+    finally:
+        _BACKED_UP = None
+
+
 def write_file(path: Path, text: str, *, keep_backup: bool = True) -> Path | None:
     """Write atomically; an existing file that differs is first copied to its one backup,
     `<name>.ken-backup` (the file as it was before kenning last changed it), which is
@@ -137,7 +155,12 @@ def write_file(path: Path, text: str, *, keep_backup: bool = True) -> Path | Non
         mode = stat.S_IMODE(path.stat().st_mode)  # the target's, for a link
         if keep_backup:
             backup = path.with_name(f"{path.name}.ken-backup")
-            _write_atomically(backup, old, mode)
+            # One command may change a file twice (hooks, then the MCP server, with
+            # --mcp): its backup is the file as it was before the command, not between.
+            if _BACKED_UP is None or path.resolve() not in _BACKED_UP:
+                _write_atomically(backup, old, mode)
+            if _BACKED_UP is not None:
+                _BACKED_UP.add(path.resolve())
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     _write_atomically(target, text.encode("utf-8"), mode)

@@ -38,11 +38,14 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool) -> Result:
     if trust:
         policy.require_person(actor, f"trust kenning's hooks in {agent}")
 
-    changes = [integrate_mod.remove(agent) if remove else integrate_mod.install(agent, trust=trust)]
-    if with_mcp:
-        changes.append(
-            integrate_mod.remove_mcp(agent) if remove else integrate_mod.install_mcp(agent)
-        )
+    with integrate_mod.one_command():
+        changes = [
+            integrate_mod.remove(agent) if remove else integrate_mod.install(agent, trust=trust)
+        ]
+        if with_mcp:
+            changes.append(
+                integrate_mod.remove_mcp(agent) if remove else integrate_mod.install_mcp(agent)
+            )
     return Result(
         data=[c.to_dict() for c in changes], text=lambda: _integrated(agent, changes, remove)
     )
