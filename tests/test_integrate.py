@@ -15,6 +15,7 @@ import pytest
 
 from agents import harness  # its own Codex trust hash, to check ours against
 from conftest import ken, ken_proc
+from helpers import one_line_error
 from kenning import agents, config, integrate
 from kenning.agents.codex import codex_home
 from kenning.agents.hook_settings import is_ours
@@ -208,6 +209,45 @@ def test_a_command_that_writes_a_file_twice_backs_it_up_once_as_it_was_before(
     for path, was in before.items():
         backup = path.with_name(f"{path.name}.ken-backup")
         assert backup.read_bytes() == was, path
+
+
+@pytest.mark.parametrize(
+    ("agent", "where", "text", "says"),
+    [
+        ("claude", "mcp", '{"mcpServers": []}', "'mcpServers' in that file is not a table"),
+        ("gemini", "mcp", '{"mcpServers": "x"}', "'mcpServers' in that file is not a table"),
+        ("codex", "mcp", "mcp_servers = 3\n", "'mcp_servers' in that file is not a table"),
+        ("claude", "hooks", '{"permissions": []}', "'permissions' in that file is not a table"),
+        (
+            "claude",
+            "hooks",
+            '{"permissions": {"allow": "Bash"}}',
+            "'permissions.allow' in that file is not a list",
+        ),
+    ],
+)
+def test_a_settings_file_of_an_unexpected_shape_is_named_and_nothing_is_written(
+    agent: str, where: str, text: str, says: str
+) -> None:
+    """Valid JSON or TOML, but not what the agent reads there: a traceback, after the
+    hooks were written ("allow": "Bash" became ["B", "a", "s", "h", ...])."""
+    path = settings(agent) if where == "hooks" else agents.get(agent).mcp.path(os.environ)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    hooks = settings(agent)
+    before = {p: p.read_bytes() for p in {path, hooks} if p.exists()}
+    result = ken("integrate", agent, "--mcp")
+    assert result.exit_code == 1, result.output
+    line = one_line_error(result.stderr)
+    assert str(path) in line and says in line, line
+    assert {p: p.read_bytes() for p in before} == before
+    assert not hooks.exists() or hooks in before  # not even the hooks
+
+
+def test_a_folder_where_a_settings_file_belongs_is_one_line() -> None:
+    settings("claude").mkdir(parents=True)
+    result = ken("integrate", "claude")
+    assert result.exit_code == 1 and "cannot read" in one_line_error(result.stderr)
 
 
 def test_a_private_settings_file_stays_private_and_so_does_its_backup() -> None:

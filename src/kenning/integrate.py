@@ -116,6 +116,19 @@ def read_text(path: Path) -> str:
         return ""
     except UnicodeDecodeError:
         raise InvalidInput(f"{path} is not UTF-8 text; fix it by hand first") from None
+    except OSError as exc:  # a folder where the file belongs, no permission
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def _in_file(path: Path) -> Iterator[None]:
+    """Name `path` in a refusal about its contents that does not name it yet."""
+    try:
+        yield
+    except InvalidInput as exc:
+        if str(path) in str(exc):
+            raise
+        raise InvalidInput(f"{path}: {exc}") from None
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -146,6 +159,13 @@ def write_file(path: Path, text: str, *, keep_backup: bool = True) -> Path | Non
     A symlinked file (dotfiles kept in a repo) is written through: its target gets the
     new text, and the link stays a link.
     """
+    try:
+        return _write_file(path, text, keep_backup)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _write_file(path: Path, text: str, keep_backup: bool) -> Path | None:
     backup = None
     mode = 0o600
     if path.exists():
@@ -273,8 +293,15 @@ def _load_toml(path: Path) -> Any:
         raise InvalidInput(f"{path} is not valid TOML ({exc}); fix it by hand first") from None
 
 
+def _not_a_table(keys: tuple[str, ...], key: str) -> InvalidInput:
+    """A settings file holding something else where a table of settings belongs."""
+    name = ".".join((*keys[: keys.index(key)], key)) if key in keys else key
+    return InvalidInput(f"'{name}' in that file is not a table of settings; fix it by hand first")
+
+
 def _toml_table(doc: Any, keys: tuple[str, ...], *, create: bool, super_table: bool) -> Any:
-    """The table at `keys` in `doc` (made when `create`), or None."""
+    """The table at `keys` in `doc` (made when `create`), or None; InvalidInput when
+    something other than a table is there."""
     import tomlkit
 
     table = doc
@@ -284,6 +311,8 @@ def _toml_table(doc: Any, keys: tuple[str, ...], *, create: bool, super_table: b
                 return None
             table[key] = tomlkit.table(is_super_table=super_table)
         table = table[key]
+        if not isinstance(table, dict):  # tomlkit's tables are dicts; a number is not
+            raise _not_a_table(keys, key)
     return table
 
 
@@ -385,23 +414,30 @@ def _inside(path: str, folder: str) -> bool:
 
 
 def _json_table(data: dict[str, Any], keys: tuple[str, ...], *, create: bool) -> Any:
+    """The object at `keys` in `data` (made when `create`), or None; InvalidInput when
+    something other than an object is there (`"mcpServers": []`)."""
     table: Any = data
     for key in keys:
-        if not isinstance(table, dict):
-            return None
         if key not in table:
             if not create:
                 return None
             table[key] = {}
         table = table[key]
-    return table if isinstance(table, dict) else None
+        if not isinstance(table, dict):
+            raise _not_a_table(keys, key)
+    return table
 
 
 def _allow(settings: dict[str, Any], tools: tuple[str, ...], add: bool) -> dict[str, Any]:
     """`settings` with `tools` in (or out of) `permissions.allow`."""
     result: dict[str, Any] = json.loads(json.dumps(settings))
-    perms = result.setdefault("permissions", {})
-    allow = [a for a in perms.get("allow", []) if a not in tools]
+    perms = _json_table(result, ("permissions",), create=True)
+    given = perms.get("allow", [])
+    if not (isinstance(given, list) and all(isinstance(a, str) for a in given)):
+        raise InvalidInput(
+            "'permissions.allow' in that file is not a list of rules; fix it by hand first"
+        )
+    allow = [a for a in given if a not in tools]
     if add:
         allow += list(tools)
     if allow:
@@ -433,11 +469,33 @@ def _cli_register(agent: Agent, ken: str) -> bool:
     return done.returncode == 0
 
 
+def check_mcp(name: str) -> None:
+    """Refuse, in one line naming the file, what `install_mcp` could not write into: a
+    file it cannot read, or something else where its tables belong. Nothing is written,
+    so a command can check before it changes anything."""
+    reg = agents.get(name).mcp
+    path = reg.path(os.environ)
+    with _in_file(path):
+        if reg.syntax == "toml":
+            _toml_table(_load_toml(path), reg.table, create=False, super_table=True)
+        else:
+            _json_table(read_json(path), reg.table, create=False)
+    if reg.allow and reg.allow_path is not None:
+        with _in_file(reg.allow_path(os.environ)):
+            _allow(read_json(reg.allow_path(os.environ)), reg.allow, True)
+
+
 def _install_mcp(name: str, ken: str | None = None) -> Change:
     agent = agents.get(name)
-    reg = agent.mcp
     ken = ken or ken_command()
-    path = reg.path(os.environ)
+    check_mcp(name)
+    path = agent.mcp.path(os.environ)
+    with _in_file(path):
+        return _register(agent, ken, path)
+
+
+def _register(agent: Agent, ken: str, path: Path) -> Change:
+    reg = agent.mcp
     entry = reg.entry(ken, ["mcp"], mcp_env())
     notes = list(reg.notes)
     if reg.syntax == "toml":
@@ -484,11 +542,18 @@ def remove_mcp(name: str) -> Change:
     path = reg.path(os.environ)
     if reg.allow and reg.allow_path is not None:
         settings = reg.allow_path(os.environ)
-        old = read_json(settings)
-        if old:
-            new_settings = _allow(old, reg.allow, False)
-            if new_settings != old:
-                write_file(settings, dump_object(new_settings))
+        with _in_file(settings):
+            old = read_json(settings)
+            if old:
+                new_settings = _allow(old, reg.allow, False)
+                if new_settings != old:
+                    write_file(settings, dump_object(new_settings))
+    with _in_file(path):
+        return _unregister(agent, path)
+
+
+def _unregister(agent: Agent, path: Path) -> Change:
+    reg = agent.mcp
     if reg.syntax == "toml":
         import tomlkit
 

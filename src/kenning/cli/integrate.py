@@ -38,6 +38,8 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool) -> Result:
     if trust:
         policy.require_person(actor, f"trust kenning's hooks in {agent}")
 
+    if with_mcp and not remove:
+        integrate_mod.check_mcp(agent)  # before the hooks: all of it, or nothing
     with integrate_mod.one_command():
         changes = [
             integrate_mod.remove(agent) if remove else integrate_mod.install(agent, trust=trust)
