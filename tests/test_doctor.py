@@ -46,6 +46,24 @@ def test_a_config_that_does_not_parse_fails_with_a_fix_line() -> None:
     assert f"      fix: fix or remove {path}" in text
 
 
+def test_agent_settings_it_cannot_read_are_bad_not_not_installed() -> None:
+    """A broken settings file was "ok: not installed", with a fix line that then failed
+    on the same file; nobody can tell what it holds, and doctor says so."""
+    hooks = integrate.settings_path("claude")
+    hooks.parent.mkdir(parents=True, exist_ok=True)
+    hooks.write_text("{ broken", encoding="utf-8")
+    mcp = codex_home(os.environ) / "config.toml"
+    mcp.parent.mkdir(parents=True, exist_ok=True)
+    mcp.write_text("[mcp_servers\n", encoding="utf-8")
+    code, report, text = doctor()
+    claude = named(report["agents"]["claude"], "claude hooks")
+    assert code == 1 and claude["ok"] is False and "not valid JSON" in claude["detail"]
+    assert claude["fix"] == f"fix {hooks} by hand"
+    codex = named(report["agents"]["codex"], "codex mcp")
+    assert codex["ok"] is False and "not valid TOML" in codex["detail"]
+    assert "BAD claude hooks" in text
+
+
 def test_memory_turned_off_fails_with_how_to_turn_it_on() -> None:
     code, report, _ = doctor()
     assert code == 0 and named(report["config"], "memory")["ok"] is True

@@ -68,7 +68,12 @@ class Report:
 
 def _agent_checks(agent: str) -> list[Check]:
     path = integrate.settings_path(agent)
-    commands = integrate.installed_commands(agent)
+    try:
+        commands = integrate.installed_commands(agent)
+    except KenningError as exc:  # nobody can tell what is installed: not "not installed"
+        return [Check(f"{agent} hooks", False, str(exc), f"fix {path} by hand")] + _mcp_checks(
+            agent
+        )
     wanted = agents.get(agent).installs
     checks: list[Check] = []
     if not commands:
@@ -114,7 +119,11 @@ def _agent_checks(agent: str) -> list[Check]:
 
 def _mcp_checks(agent: str) -> list[Check]:
     """Whether the MCP server registered for `agent` can start, and on which store."""
-    server = integrate.installed_mcp(agent)
+    try:
+        server = integrate.installed_mcp(agent)
+    except KenningError as exc:
+        where = agents.get(agent).mcp.path(os.environ)
+        return [Check(f"{agent} mcp", False, str(exc), f"fix {where} by hand")]
     if not server:
         return [
             Check(

@@ -270,13 +270,12 @@ def _remove_hooks(agent: Agent) -> Change:
 
 
 def installed_commands(name: str) -> dict[str, str]:
-    """The kenning hook commands an agent's settings hold, by event."""
+    """The kenning hook commands an agent's settings hold, by event; InvalidInput when
+    the file cannot be read (so nobody can tell)."""
     agent = agents.get(name)
     path = agent.hooks.path(os.environ)
-    try:
+    with _in_file(path):
         return agent.hooks.commands(read_text(path), path)
-    except InvalidInput:
-        return {}
 
 
 # --- TOML files (Codex): edited with tomlkit, which keeps the person's comments -------
@@ -580,10 +579,11 @@ def _unregister(agent: Agent, path: Path) -> Change:
 
 
 def installed_mcp(name: str) -> dict[str, Any] | None:
-    """kenning's MCP server entry in an agent's config, if any."""
+    """kenning's MCP server entry in an agent's config, if any; InvalidInput when the
+    file cannot be read."""
     reg = agents.get(name).mcp
     path = reg.path(os.environ)
-    try:
+    with _in_file(path):
         if reg.syntax == "toml":
             if not path.exists():
                 return None
@@ -593,5 +593,3 @@ def installed_mcp(name: str) -> dict[str, Any] | None:
         servers = _json_table(read_json(path), reg.table, create=False)
         found = servers.get(MCP_NAME) if servers is not None else None
         return found if isinstance(found, dict) else None
-    except InvalidInput:
-        return None
