@@ -312,6 +312,10 @@ def test_approve_all_is_refused_inside_an_agents_shell_and_mixes_no_ids():
         item = propose(store, "Use pnpm, never npm")
     inside = ken_proc("approve", "--all", "--yes", env={"KEN_AGENT": "claude"})
     assert inside.returncode == 1 and "needs a person" in one_line_error(inside.stderr)
+    # Without --yes it is refused before it asks: an agent is not asked a person's question.
+    asked = ken_proc("approve", "--all", input="y\n", env={"KEN_AGENT": "claude"})
+    assert asked.returncode == 1 and "needs a person" in one_line_error(asked.stderr)
+    assert "Approve" not in asked.stderr
     assert ken("approve", "--all", item.id[-6:]).exit_code == 2
     assert ken("approve", "--scope", "global", item.id[-6:]).exit_code == 2
     assert ken("approve").exit_code == 2

@@ -36,10 +36,11 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
         if all_waiting:
             if refs:
                 raise click.UsageError("give ids or --all, not both")
+            # Who may decide comes before the question: an agent is refused, not asked.
+            actor = policy.require_person(state.actor(), f"{action} the waiting memories")
             chosen = _waiting_batch(state, action, scope, kind, yes)
             if not chosen:
                 return Result()
-            actor = policy.require_person(state.actor(), f"{action} {len(chosen)} memories")
         else:
             if not refs:
                 raise click.UsageError(
