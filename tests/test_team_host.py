@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -292,6 +293,25 @@ def test_a_shared_lesson_goes_to_the_repo_it_was_written_in_when_the_team_covers
         [entry] = team_sync.choose_pushes(store, who, state)
     assert entry["what"] == "lesson" and entry["item"]["scope"] == f"repo:{REPO}"
     assert entry["item"]["status"] == "proposed"
+
+
+def test_a_shared_memory_an_agent_saved_in_its_own_files_goes_too() -> None:
+    """`ken collect` brings an agent's memory in with its file as `source`; shared by
+    name, it was accepted and never sent."""
+    who = member()
+    with opened() as store:
+        collected = store.insert_item(
+            replace(
+                items.new_item(
+                    "Use pnpm 9", scope=Scope(ScopeType.REPO, REPO), status=Status.PROPOSED
+                ),
+                source="collect:claude:/home/x/.claude/memory/pnpm.md",
+            )
+        )
+        team_sync.share(store, collected, Scope(ScopeType.REPO, REPO), "proposal")
+        state = team_sync.load_state(store.path)
+        [entry] = team_sync.choose_pushes(store, who, state)
+    assert entry["local_id"] == collected.id and entry["what"] == "proposal"
 
 
 # --- a pull applied ---------------------------------------------------------------------

@@ -247,7 +247,13 @@ def choose_pushes(
             item = store.get_item(local_id)
         except NotFound:
             continue
-        if item.source or not fresh(item) or any(e["local_id"] == item.id for e in chosen):
+        # A team copy is the server's already; a file's or agent's memory a person shared
+        # by name goes like any other.
+        if (
+            policy.team_origin(item)
+            or not fresh(item)
+            or any(e["local_id"] == item.id for e in chosen)
+        ):
             continue
         chosen.append(entry_for(item, state, shared["what"], Scope.from_stored(shared["scope"])))
     return chosen
