@@ -312,6 +312,21 @@ def test_ken_project_add_refuses_bad_names_and_missing_folders(tmp_path: Path) -
     assert missing.exit_code == 1 and "is not a folder" in missing.stderr
 
 
+def test_a_second_project_from_the_same_repo_says_which_one_applies_there(
+    notes: Path, tmp_path: Path, git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(git_repo)
+    other = tmp_path / "other-notes"
+    other.mkdir()
+    assert ken("project", "add", "shop", str(notes)).exit_code == 0
+    second = ken("project", "add", "billing", str(other))
+    assert second.exit_code == 0
+    assert "projects billing, shop were all added from" in second.stderr
+    assert "only billing applies" in second.stderr
+    scopes = [s["scope"] for s in json.loads(ken("where", "--json").stdout)["scopes"]]
+    assert "project:billing" in scopes and "project:shop" not in scopes
+
+
 def test_a_project_name_follows_the_rule_of_project_scopes(notes: Path) -> None:
     """`--scope project:Shop` is project:shop; so is `ken project add Shop`."""
     added = ken("project", "add", "Shop", str(notes), "--json")

@@ -33,10 +33,19 @@ def project_add(state: State, slug: str, folder: str) -> Result:
     """Register FOLDER as project SLUG and index it. It applies inside FOLDER and inside
     the repo you run this from (refused inside an agent's shell: its decisions become
     memory told to every session there)."""
-    report = projects.add_project(
-        state.store, slug, folder, state.where().repo, actor=state.actor()
+    repo = state.where().repo
+    report = projects.add_project(state.store, slug, folder, repo, actor=state.actor())
+    # One project applies in a repo: the first by name of those added from it.
+    others = sorted(p.slug for p in state.store.projects() if p.repo == repo and repo)
+    after = (
+        [
+            f"note: projects {', '.join(others)} were all added from {repo}; in the repo "
+            f"only {others[0]} applies (each applies inside its own folder)"
+        ]
+        if len(others) > 1
+        else []
     )
-    return Result(data=report.to_dict(), text=lambda: _report(report))
+    return Result(data=report.to_dict(), text=lambda: _report(report), after=after)
 
 
 @project_group.command("list", epilog=example("ken project list --json"))
