@@ -376,6 +376,43 @@ def test_through_the_server_a_locked_store_is_answered_in_time_and_recorded_afte
     assert sorted(s["agent_session_id"] for s in sessions) == ["s7", "warm-up"]
 
 
+def test_a_server_leaves_another_servers_socket_and_a_probe_is_no_error(
+    tmp_path: Path, served: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Server A's socket file is deleted and B binds a new one; A's idle exit took B's
+    file away, leaving B running and unreachable. And a server starting beside a running
+    one connects to check it answers: that was logged as 'not a hook request'."""
+    monkeypatch.setenv("KEN_HOOK_SERVER_IDLE", "2")
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kenning.hooks.server", str(served)],
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    first = start()
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        assert wait_for(served.exists), "the first server never bound"
+        probe = start()  # finds the first answering, and goes
+        assert probe.wait(timeout=30) == 0
+        served.unlink()
+        monkeypatch.setenv("KEN_HOOK_SERVER_IDLE", "60")
+        second = start()
+        assert wait_for(lambda: served.exists() and os.stat(served).st_ino), "no second bind"
+        made = os.stat(served).st_ino
+        assert first.wait(timeout=30) == 0  # idle: it goes
+        assert served.exists() and os.stat(served).st_ino == made
+    finally:
+        for proc in (first, second):
+            if proc is not None:
+                proc.terminate()  # as `ken hook-server stop`: it takes its own socket away
+                proc.wait(timeout=30)
+    assert not served.exists()  # the second server's own, taken away by it
+    assert "not a hook request" not in log_text()
+
+
 def test_doctor_and_hook_server_status_show_the_running_server(tmp_path: Path, served: Path):
     assert "no hook server is running" in ken("hook-server", "status").stderr
     assert json.loads(ken("hook-server", "status", "--json").stdout)["running"] is False

@@ -216,6 +216,8 @@ def serve_one(
 ) -> bool:
     """Answer one request; False when it is time to go (changed code, or asked to)."""
     conn.settimeout(10)
+    if not request:  # a server starting beside this one, checking it answers: not an error
+        return True
     try:
         argv, env, stdin = wire.unpack_request(request)
     except ValueError as exc:
@@ -244,6 +246,28 @@ def serve_one(
     return True
 
 
+PROBE_AGAIN = 0.05  # seconds before a socket that did not answer is asked again
+
+
+def _answers(path: str) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def _same_file(path: str, stamp: tuple[int, int] | None) -> bool:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return False
+    return stamp == (found.st_dev, found.st_ino)
+
+
 def bind(path: str) -> socket.socket | None:
     """Listen on `path`; None when another server already does, or when its folder is
     not this user's alone (logged)."""
@@ -254,16 +278,13 @@ def bind(path: str) -> socket.socket | None:
         log("", "hook-server", str(exc))
         return None
     if os.path.exists(path):
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(path)
-        except OSError:
-            os.unlink(path)  # left behind by a server that died
-        else:
-            probe.close()
+        if _answers(path):
             return None
-        finally:
-            probe.close()
+        time.sleep(PROBE_AGAIN)  # a server between its bind and its listen answers later
+        if _answers(path):
+            return None
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # left behind by a server that died
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
@@ -308,6 +329,10 @@ def serve(path: str, idle: float) -> None:
     server = bind(path)
     if server is None:
         return
+    # The socket file this server made: at its end it takes that one away, never one
+    # another server bound after this one's was deleted.
+    made = os.stat(path)
+    mine = (made.st_dev, made.st_ino)
     pidfile = pid_path(path)
     write_pid(pidfile)
     status = Status(path, code, idle)
@@ -339,8 +364,9 @@ def serve(path: str, idle: float) -> None:
         server.close()
         _step_aside(jobs)
         STORES.close()
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+        if _same_file(path, mine):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         status.remove()
         remove_pid(pidfile)
 
