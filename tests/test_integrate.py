@@ -244,6 +244,19 @@ def test_a_settings_file_of_an_unexpected_shape_is_named_and_nothing_is_written(
     assert not hooks.exists() or hooks in before  # not even the hooks
 
 
+def test_claude_config_dir_holds_the_hooks_as_it_holds_the_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With CLAUDE_CONFIG_DIR, Claude Code reads its settings there: the hooks went to
+    ~/.claude/settings.json while /remember went to the folder it names."""
+    folder = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(folder))
+    assert ken("integrate", "claude").exit_code == 0
+    assert "SessionStart" in read(folder / "settings.json")["hooks"]
+    assert (folder / "commands" / "remember.md").exists()
+    assert not (Path(os.environ["HOME"]) / ".claude" / "settings.json").exists()
+
+
 def test_a_folder_where_a_settings_file_belongs_is_one_line() -> None:
     settings("claude").mkdir(parents=True)
     result = ken("integrate", "claude")

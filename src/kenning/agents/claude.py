@@ -72,7 +72,9 @@ TAIL_BYTES = 256 * 1024
 
 
 def settings_path(env: Env) -> Path:
-    return home(env) / ".claude" / "settings.json"
+    """Claude Code's user settings: in CLAUDE_CONFIG_DIR when set, as its commands and
+    projects are."""
+    return config_home(env) / "settings.json"
 
 
 # ------------------------------------------------------------------------- auto memory
