@@ -13,6 +13,8 @@ import pytest
 
 from conftest import KEN_BIN
 from helpers import opened
+from kenning import items as items_mod
+from kenning.model import Scope
 
 # Hooks held to the timeouts agents give them: alone on the cores (see pyproject's markers).
 pytestmark = pytest.mark.timing
@@ -101,6 +103,55 @@ def test_eight_processes_adding_at_once_leave_every_item_and_never_see_a_lock(db
             assert tagged == PER_WORKER
         revisions = store.conn.execute("SELECT count(*) FROM revisions").fetchone()[0]
         assert revisions == WORKERS * PER_WORKER
+
+
+CHANGER = """
+import sys
+from kenning import items
+from kenning.store import open_store
+
+ref, worker = sys.argv[1], int(sys.argv[2])
+print("ready", flush=True)
+sys.stdin.readline()
+store = open_store()
+try:
+    for n in range(5):
+        items.change(store, ref, add_tags=[f"w{worker}n{n}"])
+    if worker == 0:
+        items.set_status(store, ref, "archive")
+finally:
+    store.close()
+print("done", flush=True)
+"""
+
+
+def test_processes_changing_one_memory_at_once_lose_no_change(db_path):
+    """Each change is made to the memory as stored when it is written: 40 tags added at
+    once by 40 processes came out as 2, and an approval could be undone by an edit."""
+    with opened(db_path) as store:
+        item = items_mod.add(store, "Deploys go through make release", scope=Scope.parse("global"))
+    procs = [start(CHANGER, item.id, str(n)) for n in range(6)]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        results = [proc.communicate(timeout=240) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    for proc, (_, err) in zip(procs, results, strict=True):
+        assert proc.returncode == 0, err
+    with opened(db_path) as store:
+        stored = store.get_item(item.id)
+        versions = store.revisions(item.id)
+    assert set(stored.tags) == {f"w{w}n{n}" for w in range(6) for n in range(5)}
+    assert stored.status.value == "archived"
+    assert len(versions) == 1 + 30 + 1 and versions[-1].id == stored.revision
 
 
 def _wait_for_line(stream, prefix: str, timeout: float) -> str:

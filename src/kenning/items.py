@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
 from kenning import config, hooklog, ids, policy, rank, templates
-from kenning.errors import AmbiguousId, InvalidInput, NotFound
+from kenning.errors import AmbiguousId, InvalidInput, NotFound, RevisionConflict
 from kenning.ids import short_id
 from kenning.model import (
     KINDS,
@@ -439,6 +439,9 @@ def get(store: Store, ref: str) -> Item:
     return store.get_item(resolve(store, ref))
 
 
+WRITE_ATTEMPTS = 8  # reads of an item another process keeps changing before giving up
+
+
 def change(
     store: Store,
     ref: str,
@@ -459,28 +462,41 @@ def change(
     actor: policy.Actor | None = None,
 ) -> Item:
     """Change an item's text or fields; a new version unless `in_place`. An agent changes
-    only its own active working notes without a person (see `policy.check_change`)."""
-    item = get(store, ref)
-    policy.check_local_change(item, what)
-    policy.check_change(policy.resolve(actor), item, what, scope, kind)
-    updated = revised(
-        item,
-        text=text,
-        kind=kind,
-        scope=scope,
-        add_tags=add_tags,
-        remove_tags=remove_tags,
-        add_links=add_links,
-        remove_links=remove_links,
-        evidence=evidence,
-        provenance=provenance,
-        ttl_days=ttl_days,
-    )
-    if updated is item:
-        return item  # nothing changed: no new version
-    return store.replace_item(
-        updated, what, expected_revision=expected_revision, new_version=not in_place
-    )
+    only its own active working notes without a person (see `policy.check_change`).
+
+    The change is made to the item as it is stored when it is written: when another
+    process changed it between this read and that write, it is read again and the change
+    made anew (unless the caller gave `expected_revision`: then that is a conflict)."""
+    for attempt in range(WRITE_ATTEMPTS):
+        item = get(store, ref)
+        policy.check_local_change(item, what)
+        policy.check_change(policy.resolve(actor), item, what, scope, kind)
+        updated = revised(
+            item,
+            text=text,
+            kind=kind,
+            scope=scope,
+            add_tags=add_tags,
+            remove_tags=remove_tags,
+            add_links=add_links,
+            remove_links=remove_links,
+            evidence=evidence,
+            provenance=provenance,
+            ttl_days=ttl_days,
+        )
+        if updated is item:
+            return item  # nothing changed: no new version
+        try:
+            return store.replace_item(
+                updated,
+                what,
+                expected_revision=expected_revision or item.revision,
+                new_version=not in_place,
+            )
+        except RevisionConflict:
+            if expected_revision is not None or attempt == WRITE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def revised(
@@ -620,24 +636,30 @@ def set_status(
     """approve, reject, archive (with an optional reason in the person's words), dismiss
     (with a reason: covered, wrong, one_off, or other when none is given) or restore one
     item: a person's decision (see `policy.require_person`)."""
-    item = get(store, ref)
-    check_status_change(item, action)
-    policy.require_person(policy.resolve(actor), f"{action} {short_id(item.id)}")
-    dismiss_reason = dismiss_reason_of(reason) if action == "dismiss" else None
-    archive_reason = archive_reason_of(reason) if action == "archive" else None
-    now = now_iso()
-    target = restored_status(store, item) if action == "restore" else _TARGET[action]
-    updated = replace(
-        item,
-        status=target,
-        dismiss_reason=dismiss_reason,
-        archive_reason=archive_reason,
-        updated_at=now,
-        reviewed_at=now if target is Status.ACTIVE else item.reviewed_at,
-        expires_at=task_expiry(item.kind, now) if action == "restore" else item.expires_at,
-        revision=ids.new_ulid(),
-    )
-    stored = store.replace_item(updated, action)
+    for attempt in range(WRITE_ATTEMPTS):  # as in `change`: on the item as stored then
+        item = get(store, ref)
+        check_status_change(item, action)
+        policy.require_person(policy.resolve(actor), f"{action} {short_id(item.id)}")
+        dismiss_reason = dismiss_reason_of(reason) if action == "dismiss" else None
+        archive_reason = archive_reason_of(reason) if action == "archive" else None
+        now = now_iso()
+        target = restored_status(store, item) if action == "restore" else _TARGET[action]
+        updated = replace(
+            item,
+            status=target,
+            dismiss_reason=dismiss_reason,
+            archive_reason=archive_reason,
+            updated_at=now,
+            reviewed_at=now if target is Status.ACTIVE else item.reviewed_at,
+            expires_at=task_expiry(item.kind, now) if action == "restore" else item.expires_at,
+            revision=ids.new_ulid(),
+        )
+        try:
+            stored = store.replace_item(updated, action, expected_revision=item.revision)
+            break
+        except RevisionConflict:
+            if attempt == WRITE_ATTEMPTS - 1:
+                raise
     if action == "approve":
         _supersede_replaced(store, stored)
     if stored.status is Status.ACTIVE:
