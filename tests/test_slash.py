@@ -47,6 +47,20 @@ def test_other_prompts_are_no_command(prompt):
     assert slash.parse(prompt) is None
 
 
+def test_a_path_that_starts_like_a_command_still_gets_recall(git_repo):
+    """`/recall/hooks.py: the signature check fails` is a path, not `/recall`: it was
+    answered with nothing, as a command that parsed as none."""
+    repo = "repo:github.com/acme/shop"
+    with opened() as store:
+        add("Stripe webhook signatures are checked in hooks.py", store, scope=repo)
+        add("The remember-me cookie lasts thirty days", store, scope=repo)
+    env = {"CLAUDE_PROJECT_DIR": str(git_repo)}
+    out = _hook(git_repo, "/recall/hooks.py: stripe webhook signature check fails", env)
+    assert "Stripe webhook signatures" in out
+    out = _hook(git_repo, "/remember-me cookie: how many days does it last", env)
+    assert "remember-me cookie lasts" in out
+
+
 def test_the_hook_environment_tells_the_cli_from_its_models_shell():
     claude = agents.get("claude")
     markers = (claude.hook_only_env, claude.tool_only_env)

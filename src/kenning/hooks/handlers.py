@@ -171,7 +171,9 @@ def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     return result.text
 
 
-SLASH = re.compile(r"\s*/(?:prompts:)?(?:remember|recall)\b")  # before importing `slash`
+# Before importing `slash`: the command, then a space or the end ("/recall/hooks.py: ..."
+# is a path in a prompt, not the command).
+SLASH = re.compile(r"\s*/(?:prompts:)?(?:remember|recall)(?:\s|$)")
 
 
 def _slash(
