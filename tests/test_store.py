@@ -47,6 +47,22 @@ def test_ken_creates_its_default_store_0600_in_a_0700_kenning_folder(monkeypatch
     assert mode(target.parent) == 0o700
 
 
+def test_a_full_disk_is_said_as_such_and_a_relative_ken_db_is_made_whole(db_path, tmp_path):
+    """SQLite ends the transaction itself when the disk fills; a ROLLBACK after it failed
+    with 'no transaction is active', a traceback that hid what happened."""
+    from kenning.errors import StoreError
+    from kenning.paths import db_path as path_of
+
+    with opened(db_path) as store:
+        pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+        store.conn.execute(f"PRAGMA max_page_count = {pages + 3}")  # a disk that fills
+        with pytest.raises(StoreError, match="database or disk is full"):
+            for n in range(500):
+                add(f"memory {n} " + f"word{n} " * 50, store)
+        assert not store.conn.in_transaction
+    assert path_of({"KEN_DB": "rel.db"}) == os.path.join(os.getcwd(), "rel.db")
+
+
 def test_the_store_is_in_wal_mode_with_secure_delete_and_foreign_keys(db_path):
     with opened(db_path) as store:
         conn = store.conn

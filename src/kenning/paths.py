@@ -77,5 +77,7 @@ def db_path(env: Mapping[str, str] | None = None) -> str:
     if override:
         if override == "~" or override.startswith("~/"):
             return os.path.join(home(env), override[2:])
-        return os.path.expanduser(override)
+        # A relative path names a file from here: made whole now, so a hook server
+        # started here does not read it from the folder of the next hook.
+        return os.path.abspath(os.path.expanduser(override))
     return os.path.join(data_dir(env), "memory.db")

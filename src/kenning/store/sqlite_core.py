@@ -215,13 +215,19 @@ class Core:
             yield self.conn
             self.conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            self.conn.execute("ROLLBACK")
+            self._roll_back()
             raise friendly(exc, self.path) from None
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self._roll_back()
             raise
         finally:
             self._depth -= 1
+
+    def _roll_back(self) -> None:
+        """Undo the open transaction, unless SQLite ended it itself (a full disk does):
+        a ROLLBACK then would fail and hide the error that ended it."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     @contextmanager
     def together(self) -> Iterator[None]:
