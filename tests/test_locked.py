@@ -145,6 +145,24 @@ def test_a_whole_session_under_a_held_lock_is_answered_in_time_and_recorded_once
     assert len(sessions()) == 1 and len(handoffs()) == 1 and spool.pending(str(db_path)) == []
 
 
+def test_a_prompt_under_a_held_lock_still_gets_its_recall_and_its_prompt_is_kept_after(
+    repo: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prompt's own row for run lessons was a write that could not wait: under a lock
+    the hook printed nothing, and the prompt was lost."""
+    monkeypatch.setenv("KEN_HOOK_SERVER", "0")
+    with opened(db_path) as store:
+        store.conn.execute("SELECT 1")  # the store exists, with its tables
+    prompt = "are checkout totals rounded with bankers rounding?"
+    with write_locked(db_path):
+        asked = hook("UserPromptSubmit", payload(repo, "UserPromptSubmit", prompt=prompt))
+    assert asked.returncode == 0 and "bankers rounding" in asked.stdout, asked.stdout
+    ken("list")  # any ken command replays
+    [session] = sessions()
+    with opened(db_path) as store:
+        assert store.session_prompts(session.id) == [prompt]
+
+
 def test_a_later_hook_replays_the_spool_before_its_own_writes(repo: Path, db_path: Path) -> None:
     in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
     with write_locked(db_path):

@@ -15,9 +15,10 @@ its id in the store's `replays` table, then removes the file: a replay interrupt
 after its commit finds the id and skips the entry, so nothing is written twice. It
 stops at the first entry the lock still blocks, and leaves the rest in order.
 
-Only the writes a hook makes for the record are spooled (sessions, prompts, what was
-delivered and used, a new item such as a handoff); a project sync is not, since the
-file it reads stays the truth and the next sync reads it again.
+Only the writes a hook makes for the record are spooled (sessions, prompts and what they
+signal for run lessons, what was delivered and used, a new item such as a handoff); a
+project sync is not, since the file it reads stays the truth and the next sync reads it
+again.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ METHODS = frozenset(
         "upsert_session",
         "update_session",
         "note_prompt",
+        "add_prompt",
+        "add_signal",
         "record_delivery",
         "record_uses",
     }

@@ -11,6 +11,7 @@ from kenning import deliver, sessions
 from kenning import where as where_mod
 from kenning.agents.agent import Event, HookEvent
 from kenning.config import Config, team_path
+from kenning.errors import KenningError
 from kenning.locate import here
 from kenning.model import Session
 from kenning.store import ItemQuery, Store
@@ -325,5 +326,10 @@ def handle(
     out = handler(store, event, config, pending)
     if later is None:
         for action in pending:
-            action()
+            try:
+                action()
+            except KenningError as exc:  # bookkeeping after the answer: the answer stands
+                from kenning import hooklog
+
+                hooklog.log(event.agent, event.event.value, f"{type(exc).__name__}: {exc}")
     return out

@@ -12,12 +12,13 @@ tool call an agent makes.
 from __future__ import annotations
 
 from kenning.store.base import LessonState, Signal, now_iso
-from kenning.store.sqlite_core import Core
+from kenning.store.sqlite_core import Core, spoolable
 
 
 class Signals(Core):
     """The signals part of the SQLite store (mixed into `SQLiteStore`)."""
 
+    @spoolable(lambda args: None)
     def add_signal(self, session_id: str, kind: str, detail: str = "") -> None:
         with self._write() as conn:
             conn.execute(
@@ -31,6 +32,7 @@ class Signals(Core):
         )
         return [Signal(r["at"], r["kind"], r["detail"]) for r in rows]
 
+    @spoolable(lambda args: None)
     def add_prompt(self, session_id: str, text: str) -> None:
         with self._write() as conn:
             conn.execute(
