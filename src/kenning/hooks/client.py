@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import _socket
 
 CONNECT_SECONDS = 1.0  # to connect and send: a live server takes each request at once
-ANSWER_SECONDS = 5.0  # for the answer: over the longest store wait a hook has (3 s)
+ANSWER_SECONDS = wire.ANSWER_SECONDS
 
 
 class NotYours(OSError):

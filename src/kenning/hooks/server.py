@@ -70,6 +70,7 @@ class Job:
     request: bytes = b""
     pid: int | None = None  # the client's process, when the kernel says
     problem: str = ""
+    read_at: float = 0.0  # time.monotonic() when the request was read whole
 
 
 def read_request(conn: socket.socket, seconds: float = READ_SECONDS) -> bytes:
@@ -111,7 +112,7 @@ def reader(conn: socket.socket, jobs: queue.Queue[Job], slots: threading.Semapho
             conn.close()
             jobs.put(Job(problem=str(exc)))
             return
-        jobs.put(Job(conn, request, found[0] if found is not None else None))
+        jobs.put(Job(conn, request, found[0] if found is not None else None, "", time.monotonic()))
     finally:
         slots.release()
 
@@ -353,6 +354,11 @@ def serve(path: str, idle: float) -> None:
                 continue
             if job.conn is None:
                 log("", "hook-server", job.problem)
+                continue
+            if time.monotonic() - job.read_at > wire.STALE_SECONDS:
+                # Its client has given up waiting and answered the hook itself: answering
+                # it again would record the prompt twice.
+                job.conn.close()
                 continue
             with job.conn:
                 keep = serve_one(job.conn, job.request, code, status, job.pid)

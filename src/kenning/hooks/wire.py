@@ -29,6 +29,11 @@ STEP_ASIDE = b"S"
 AND_START = b"R"
 STARTABLE = frozenset({"summarize"})  # the `ken` commands a server may ask a client to start
 STOP = "--stop-server"
+# How long a client waits for the answer (over the longest store wait a hook has, 3 s)
+# before it answers its hook itself; a server does not start a request that waited in
+# its queue for most of that: its client will have answered it already.
+ANSWER_SECONDS = 5.0
+STALE_SECONDS = ANSWER_SECONDS - 1.0
 MAX_STDIN_BYTES = 8 * 1024 * 1024  # a hook's payload; a longer one is refused, and logged
 MAX_REQUEST_BYTES = MAX_STDIN_BYTES + 1024 * 1024  # with its arguments and environment
 
