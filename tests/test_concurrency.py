@@ -59,6 +59,24 @@ print("done", flush=True)
 """
 
 
+def run_together(procs: list[subprocess.Popen[str]]) -> list[tuple[str, str]]:
+    """Wait for every process to be ready, release them on the same line, and collect
+    what each printed (killing any left when something fails)."""
+    try:
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        for proc in procs:  # release them together
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        return [proc.communicate(timeout=240) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
 def start(code: str, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", code, *args],
@@ -75,19 +93,7 @@ def test_eight_processes_adding_at_once_leave_every_item_and_never_see_a_lock(db
     assert not db_path.exists()  # they race to create it, too
     procs = [start(WRITER, str(n), str(PER_WORKER)) for n in range(WORKERS)]
     procs += [start(READER) for _ in range(2)]
-    try:
-        for proc in procs:
-            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        for proc in procs:  # release them together
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-        results = [proc.communicate(timeout=240) for proc in procs]
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    results = run_together(procs)
     for proc, (out, err) in zip(procs, results, strict=True):
         assert "locked" not in err, err
         assert proc.returncode == 0, err
@@ -131,19 +137,7 @@ def test_processes_changing_one_memory_at_once_lose_no_change(db_path):
     with opened(db_path) as store:
         item = items_mod.add(store, "Deploys go through make release", scope=Scope.parse("global"))
     procs = [start(CHANGER, item.id, str(n)) for n in range(6)]
-    try:
-        for proc in procs:
-            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        for proc in procs:
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-        results = [proc.communicate(timeout=240) for proc in procs]
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    results = run_together(procs)
     for proc, (_, err) in zip(procs, results, strict=True):
         assert proc.returncode == 0, err
     with opened(db_path) as store:
