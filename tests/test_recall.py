@@ -551,6 +551,8 @@ def test_ken_recall_flags_change_the_rules(stocked: dict[str, Item]) -> None:
     assert kept("--max-tokens", str(just_rotate)) == {stocked["rotate"].id}
     assert stocked["rotate"].id not in kept("--max-tokens", str(just_rotate - 1))
     assert kept("--max-tokens", "10") == set()  # not even the header fits
+    said = ken("recall", prompt, "--max-tokens", "10").stderr
+    assert "2 memories fit that prompt, but none within the token budget" in said
     assert ken("recall", prompt, "--limit", "0").exit_code == 2
 
 

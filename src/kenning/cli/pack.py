@@ -8,7 +8,7 @@ import sys
 import click
 
 from kenning import agents, deliver
-from kenning.cli.output import Result, echo_told, say, table
+from kenning.cli.output import Result, echo_told, memories, say, table
 from kenning.cli.state import Fraction, State, example, pass_state, read_stdin_text, renders
 from kenning.errors import KenningError
 from kenning.ids import short_id
@@ -169,5 +169,9 @@ def _recalled(result: Recall, explain: bool) -> None:
         return
     if result.text:
         echo_told(result.text)
+        return
+    over = [c for c in result.candidates if "-token budget" in c.reason]
+    if over:
+        say(f"{memories(len(over))} fit that prompt, but none within the token budget")
     else:
         say("nothing here fits that prompt")
