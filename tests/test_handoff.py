@@ -918,4 +918,11 @@ def test_a_resumed_session_is_not_credited_with_the_commits_made_while_it_was_aw
             store, agent="claude", agent_session_id="c1", where=where, source="resume"
         )
         later = commit(git_repo, "c.txt", "c\n", "Claude's second commit")
-        assert sessions.finish(store, resumed, "exit").commits == (mine, later)
+        # A compaction starts the open session again: what it made before still counts.
+        where = here(store, Config(), str(git_repo), agent="claude")
+        compacted = sessions.start(
+            store, agent="claude", agent_session_id="c1", where=where, source="compact"
+        )
+        last = commit(git_repo, "d.txt", "d\n", "Claude's third commit")
+        assert resumed.id == compacted.id
+        assert sessions.finish(store, compacted, "exit").commits == (mine, later, last)

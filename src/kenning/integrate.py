@@ -7,8 +7,9 @@ the file. Installing is idempotent: kenning's handlers are recognised by their c
 (`<path>/ken hook …`), replaced in place, and everything else in the file is kept.
 Before a file changes, it is copied to its one backup, `<name>.ken-backup`, which each
 command that changes it replaces: the file as it was before that command, however many
-times the command writes it (a file that is kenning's alone is simply rewritten). `remove` takes out
-exactly kenning's handlers, and the groups and events they leave empty.
+times the command writes it (a file that is kenning's alone is simply rewritten).
+`remove` takes out exactly kenning's handlers, and the groups and events they leave
+empty.
 
 An agent that skips hooks the person has not trusted (Codex) gets, with `trust=True`,
 the trust of exactly the handlers written here recorded where it keeps trust; comments

@@ -9,7 +9,7 @@ change makes a version, agents' writes to shared scopes wait as proposals, and o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
@@ -442,6 +442,37 @@ def get(store: Store, ref: str) -> Item:
 WRITE_ATTEMPTS = 8  # reads of an item another process keeps changing before giving up
 
 
+def _rewrite(
+    store: Store,
+    ref: str,
+    build: Callable[[Item], Item],
+    change: str,
+    *,
+    expected_revision: str | None = None,
+    new_version: bool = True,
+) -> Item:
+    """Write `build(item)` over the item `ref` names, made from the item as stored when
+    it is written: when another process wrote it between this read and this write, it
+    is read and built again (unless the caller gave `expected_revision`: then that is a
+    conflict). `build` returning the item itself changes nothing."""
+    for attempt in range(WRITE_ATTEMPTS):
+        item = get(store, ref)
+        updated = build(item)
+        if updated is item:
+            return item  # nothing changed: no new version
+        try:
+            return store.replace_item(
+                updated,
+                change,
+                expected_revision=expected_revision or item.revision,
+                new_version=new_version,
+            )
+        except RevisionConflict:
+            if expected_revision is not None or attempt == WRITE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 def change(
     store: Store,
     ref: str,
@@ -464,14 +495,12 @@ def change(
     """Change an item's text or fields; a new version unless `in_place`. An agent changes
     only its own active working notes without a person (see `policy.check_change`).
 
-    The change is made to the item as it is stored when it is written: when another
-    process changed it between this read and that write, it is read again and the change
-    made anew (unless the caller gave `expected_revision`: then that is a conflict)."""
-    for attempt in range(WRITE_ATTEMPTS):
-        item = get(store, ref)
+    The change is made to the item as stored when it is written (see `_rewrite`)."""
+
+    def build(item: Item) -> Item:
         policy.check_local_change(item, what)
         policy.check_change(policy.resolve(actor), item, what, scope, kind)
-        updated = revised(
+        return revised(
             item,
             text=text,
             kind=kind,
@@ -484,19 +513,10 @@ def change(
             provenance=provenance,
             ttl_days=ttl_days,
         )
-        if updated is item:
-            return item  # nothing changed: no new version
-        try:
-            return store.replace_item(
-                updated,
-                what,
-                expected_revision=expected_revision or item.revision,
-                new_version=not in_place,
-            )
-        except RevisionConflict:
-            if expected_revision is not None or attempt == WRITE_ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
+
+    return _rewrite(
+        store, ref, build, what, expected_revision=expected_revision, new_version=not in_place
+    )
 
 
 def revised(
@@ -636,30 +656,24 @@ def set_status(
     """approve, reject, archive (with an optional reason in the person's words), dismiss
     (with a reason: covered, wrong, one_off, or other when none is given) or restore one
     item: a person's decision (see `policy.require_person`)."""
-    for attempt in range(WRITE_ATTEMPTS):  # as in `change`: on the item as stored then
-        item = get(store, ref)
+
+    def build(item: Item) -> Item:
         check_status_change(item, action)
         policy.require_person(policy.resolve(actor), f"{action} {short_id(item.id)}")
-        dismiss_reason = dismiss_reason_of(reason) if action == "dismiss" else None
-        archive_reason = archive_reason_of(reason) if action == "archive" else None
         now = now_iso()
         target = restored_status(store, item) if action == "restore" else _TARGET[action]
-        updated = replace(
+        return replace(
             item,
             status=target,
-            dismiss_reason=dismiss_reason,
-            archive_reason=archive_reason,
+            dismiss_reason=dismiss_reason_of(reason) if action == "dismiss" else None,
+            archive_reason=archive_reason_of(reason) if action == "archive" else None,
             updated_at=now,
             reviewed_at=now if target is Status.ACTIVE else item.reviewed_at,
             expires_at=task_expiry(item.kind, now) if action == "restore" else item.expires_at,
             revision=ids.new_ulid(),
         )
-        try:
-            stored = store.replace_item(updated, action, expected_revision=item.revision)
-            break
-        except RevisionConflict:
-            if attempt == WRITE_ATTEMPTS - 1:
-                raise
+
+    stored = _rewrite(store, ref, build, action)  # on the item as stored when written
     if action == "approve":
         _supersede_replaced(store, stored)
     if stored.status is Status.ACTIVE:

@@ -221,9 +221,14 @@ def start(
             pid=pid or existing.pid,
             ended_at=None,
             end_reason=None,
-            # Its commits so far are kept; those made while it was away (another agent's)
-            # are not its own: the next end counts from here.
-            start_commit=(where.git.head if where.git else None) or existing.start_commit,
+            # Resumed after it ended: its commits so far are kept, and those made while it
+            # was away (another agent's) are not its own, so its next end counts from here.
+            # A session still open (a compaction, a second start) counts from its start.
+            start_commit=(
+                (where.git.head if where.git else None) or existing.start_commit
+                if existing.ended_at
+                else existing.start_commit
+            ),
         )
     else:
         session = Session(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kenning import projects
+from kenning import locate, projects
 from kenning.cli.output import Result, say, table_or_say
 from kenning.cli.state import KenGroup, State, example, pass_state, renders
 
@@ -35,16 +35,14 @@ def project_add(state: State, slug: str, folder: str) -> Result:
     memory told to every session there)."""
     repo = state.where().repo
     report = projects.add_project(state.store, slug, folder, repo, actor=state.actor())
-    # One project applies in a repo: the first by name of those added from it.
-    others = sorted(p.slug for p in state.store.projects() if p.repo == repo and repo)
-    after = (
-        [
-            f"note: projects {', '.join(others)} were all added from {repo}; in the repo "
-            f"only {others[0]} applies (each applies inside its own folder)"
-        ]
-        if len(others) > 1
-        else []
-    )
+    after = []
+    sharing = sorted(p.slug for p in state.store.projects() if repo and p.repo == repo)
+    if len(sharing) > 1:  # one project applies in a repo: ask where which one it is now
+        applies = locate.here(state.store, state.config).project
+        after.append(
+            f"note: projects {', '.join(sharing)} were all added from {repo}; in the repo "
+            f"only {applies} applies (each applies inside its own folder)"
+        )
     return Result(data=report.to_dict(), text=lambda: _report(report), after=after)
 
 

@@ -9,16 +9,21 @@ import click
 
 from kenning import items, policy, review
 from kenning.cli import complete
-from kenning.cli.output import Result, confirm, say
+from kenning.cli.output import Result, confirm, memories, say
 from kenning.cli.state import State, example, guard_change, pass_state, renders, scope_filter
 from kenning.ids import short_id
 from kenning.model import DismissReason, Item
 
 
+def _each_once(state: State, refs: Sequence[str]) -> list[Item]:
+    """The memories the ids name, in order, each once: an id given twice (or its short and
+    whole forms) is one memory, changed once."""
+    return list({i.id: i for i in (items.get(state.store, ref) for ref in refs)}.values())
+
+
 def _all_or_nothing(state: State, refs: Sequence[str], action: str) -> list[Item]:
-    """Resolve every id and check every change before making any (an id given twice is
-    one memory, changed once)."""
-    chosen = list({i.id: i for i in (items.get(state.store, ref) for ref in refs)}.values())
+    """Resolve every id and check every change before making any."""
+    chosen = _each_once(state, refs)
     for item in chosen:
         items.check_status_change(item, action)
     return chosen
@@ -107,7 +112,7 @@ def _waiting_batch(
             say(f"  {short_id(item.id)}  {item.kind.value:<10}  {item.title}")
         if len(chosen) > 10:
             say(f"  ... and {len(chosen) - 10} more")
-        what = f"{len(chosen)} waiting {'memory' if len(chosen) == 1 else 'memories'}{filters}"
+        what = memories(len(chosen), "waiting") + filters
         if not confirm(f"{action.capitalize()} {what}?"):
             say("nothing changed")
             raise SystemExit(1)
@@ -193,7 +198,7 @@ def _pin_command(name: str, value: bool) -> click.Command:
     @click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids())
     @pass_state
     def command(state: State, refs: tuple[str, ...]) -> None:
-        chosen = list({i.id: i for i in (items.get(state.store, ref) for ref in refs)}.values())
+        chosen = _each_once(state, refs)
         actor = state.actor()
         for item in chosen:
             actor = guard_change(state, item, name, actor=actor)

@@ -112,7 +112,8 @@ def reader(conn: socket.socket, jobs: queue.Queue[Job], slots: threading.Semapho
             conn.close()
             jobs.put(Job(problem=str(exc)))
             return
-        jobs.put(Job(conn, request, found[0] if found is not None else None, "", time.monotonic()))
+        pid = found[0] if found is not None else None
+        jobs.put(Job(conn, request, pid, read_at=time.monotonic()))
     finally:
         slots.release()
 
