@@ -201,6 +201,13 @@ def test_an_agent_already_going_on_is_not_asked(shop: Path) -> None:
     assert asked(stop("claude", shop), "claude")  # the flag does not use up the question
 
 
+@pytest.mark.parametrize("flag", ["true", "True", "1"])
+def test_the_going_on_flag_given_as_a_string_is_read_as_yes(shop: Path, flag: str) -> None:
+    turn("claude", shop)
+    assert stop("claude", shop, stop_hook_active=flag) == ""
+    assert asked(stop("claude", shop), "claude")
+
+
 def test_a_session_whose_agent_saved_a_rule_already_is_not_asked(shop: Path) -> None:
     turn("claude", shop)
     with opened() as store:

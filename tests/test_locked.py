@@ -118,6 +118,9 @@ def test_a_session_end_under_a_held_lock_exits_in_time_and_its_handoff_arrives_l
         assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in kept)
         assert stat.S_IMODE(spool.folder().stat().st_mode) == 0o700
         assert sessions()[0].ended_at is None  # not written yet
+        said = ken("doctor").stdout  # says what waits, and makes nothing
+        assert "ok  spool: 2 writes that hooks could not make (the store was locked)" in said
+        assert len(spool.pending(str(db_path))) == 2
 
     [handoff] = handoffs()  # a ken command after the lock is gone writes what waited
     assert "fix the totals" in handoff["body"]

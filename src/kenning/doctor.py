@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning import agents, hookstate, integrate, paths
+from kenning import agents, hookstate, integrate, paths, spool
 from kenning import config as config_mod
 from kenning.errors import KenningError
 from kenning.store import open_store
@@ -232,6 +232,16 @@ def _store_checks() -> list[Check]:
         )
     finally:
         store.close()
+    waiting = len(spool.pending(str(path)))
+    if waiting:
+        checks.append(
+            Check(
+                "spool",
+                True,
+                f"{waiting} write{'s' if waiting > 1 else ''} that hooks could not make (the store was locked) "
+                f"wait in {spool.folder()}; the next `ken` command or hook makes them",
+            )
+        )
     mode = stat.S_IMODE(path.stat().st_mode)
     checks.append(
         Check(

@@ -405,7 +405,7 @@ class Agent(NamedTuple):
             model=model if isinstance(model, str) else None,
             reason=text_field(common, "reason"),
             raw=payload,
-            continuing=common.get("stop_hook_active") is True,
+            continuing=_said_yes(common.get("stop_hook_active")),
             tool=tool,
         )
 
@@ -437,3 +437,9 @@ class Agent(NamedTuple):
                     name = event.name or self.event_name(event.event)
                     out["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": text}
         return json.dumps(out, ensure_ascii=False)
+
+
+def _said_yes(value: object) -> bool:
+    """A payload's yes/no flag: true, or the strings "true" and "1" that a shell-built
+    payload may send."""
+    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "1"))
