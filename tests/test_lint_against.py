@@ -66,6 +66,21 @@ def test_a_memory_repeating_or_contradicting_a_line_is_reported_with_file_and_li
     assert "in_instructions" in text and "contradicts_instructions" in text
 
 
+def test_a_memory_imported_from_the_file_is_not_reported_as_repeating_it(shop):
+    ken("import", "--from", "CLAUDE.md")
+    ken("approve", "--all", "--yes")
+    imported = json.loads(ken("list", "--json").stdout)
+    assert any(i["title"].startswith("Use pnpm") for i in imported)
+    found = json.loads(ken("lint", "--against", "--json").stdout)
+    assert [f for f in found if f["rule"].endswith("instructions")] == []
+    # Imported from CLAUDE.md, it still repeats AGENTS.md when that says the same.
+    (shop / "AGENTS.md").write_text("- Use pnpm, not npm, for installs.\n")
+    found = json.loads(ken("lint", "--against", "--json").stdout)
+    assert {(Path(f["file"]).name, f["rule"]) for f in found if "file" in f} == {
+        ("AGENTS.md", "in_instructions")
+    }
+
+
 def test_files_named_are_read_instead_of_the_repos_own(shop, tmp_path):
     gemini = tmp_path / "GEMINI.md"
     gemini.write_text("- Never deploy on Fridays.\n")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning import statements
+from kenning.deliver import ONBOARD
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Status
@@ -181,7 +182,12 @@ def against(store: Store, files: Sequence[Path], *, scopes: tuple[str, ...] = ()
     lex = statements.lexicon(store)
     said, kept = read[: len(lines)], read[len(lines) :]
     findings: list[Finding] = []
+    resolved = {str(path): str(path.resolve()) for path in files}
     for memory, mine in zip(memories, kept, strict=True):
+        # A memory imported from a file repeats it on purpose: it carries the file's rule
+        # to the agents that do not load it (deliver.loaded_by_itself).
+        source = {x.target for x in memory.links if x.type == "file"}
+        imported = memory.provenance.how == ONBOARD
         for (name, number, text), theirs in zip(lines, said, strict=True):
             if not mine.content & theirs.content:
                 continue
@@ -189,6 +195,8 @@ def against(store: Store, files: Sequence[Path], *, scopes: tuple[str, ...] = ()
             if verdict.relation is None:
                 verdict = statements.relate(lex, mine, theirs)
             where = f"{Path(name).name}:{number}"
+            if verdict.relation == "copy" and imported and resolved[name] in source:
+                continue
             if verdict.relation == "copy":
                 findings.append(
                     Finding(
