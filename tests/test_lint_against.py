@@ -79,6 +79,13 @@ def test_a_memory_imported_from_the_file_is_not_reported_as_repeating_it(shop):
     assert {(Path(f["file"]).name, f["rule"]) for f in found if "file" in f} == {
         ("AGENTS.md", "in_instructions")
     }
+    # And the file changed to say the opposite contradicts what it once said.
+    (shop / "AGENTS.md").write_text("- Answer in British English.\n")
+    (shop / "CLAUDE.md").write_text(CLAUDE_MD.replace("Use pnpm, not npm", "Use npm, not pnpm"))
+    found = json.loads(ken("lint", "--against", "--json").stdout)
+    assert {(Path(f["file"]).name, f["rule"]) for f in found if "file" in f} == {
+        ("CLAUDE.md", "contradicts_instructions")
+    }
 
 
 def test_files_named_are_read_instead_of_the_repos_own(shop, tmp_path):
