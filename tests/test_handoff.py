@@ -253,6 +253,19 @@ def test_session_end_leaves_a_handoff_with_prompts_commits_and_the_diff(scene: S
     assert scene.claude.prompt_count == 2
 
 
+def test_an_automatic_handoff_is_not_recalled_for_a_prompt_that_repeats_its_own(
+    scene: Scene,
+) -> None:
+    """It echoes the person's prompts back: the pack gives it at the start, and recall
+    keeps its slots for what was taught."""
+    found = json.loads(ken("recall", "--json", "export the orders page as CSV in UTF-8").stdout)
+    kept = [c["id"] for c in found["items"]]
+    assert scene.during.id in kept
+    assert handoff_of(scene.claude).id not in kept
+    searched = json.loads(ken("search", "--json", "CSV export orders page").stdout)
+    assert handoff_of(scene.claude).id in [i["id"] for i in searched]
+
+
 def test_a_second_session_end_leaves_no_second_handoff(git_repo: Path, tmp_path: Path) -> None:
     run = Run("codex", git_repo, CODEX_SID, tmp_path / "rollout.jsonl", CODEX_MODEL).start()
     run.prompt("Add the refunds export")

@@ -232,8 +232,8 @@ def handoffs_of(store: Store, session: Session) -> list[Item]:
         )
         found.update((i.id, i) for i in entries if _written_in(i, session))
     newest = sorted(found.values(), key=lambda i: (i.created_at, i.id), reverse=True)
-    own = [i for i in newest if i.provenance.how != "hook"]
-    return own + [i for i in newest if i.provenance.how == "hook"]
+    own = [i for i in newest if not i.automatic_handoff]
+    return own + [i for i in newest if i.automatic_handoff]
 
 
 def _handoff_lines(item: Item, label: str, *, body: bool = True) -> list[str]:
@@ -260,8 +260,8 @@ def _session_block(store: Store, session: Session, heading: str) -> list[str]:
     if left:
         # The agent's own handoff wins; the automatic one is a fallback.
         lines += _handoff_lines(left[0], "Handoff")
-        automatic = [i for i in left[1:] if i.provenance.how == "hook"]
-        if automatic and left[0].provenance.how != "hook":
+        automatic = [i for i in left[1:] if i.automatic_handoff]
+        if automatic and not left[0].automatic_handoff:
             lines += _handoff_lines(automatic[0], "Automatic handoff", body=False)
     if session.transcript_path:
         lines.append(f"- Transcript: {session.transcript_path}")

@@ -353,6 +353,12 @@ class Item:
     def text(self) -> str:
         return f"{self.title}\n{self.body}" if self.body else self.title
 
+    @property
+    def automatic_handoff(self) -> bool:
+        """A handoff the hooks wrote when its session ended (its prompts, commits and
+        diff), not one its agent wrote (memory_handoff)."""
+        return self.kind is Kind.HANDOFF and self.provenance.how == "hook"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,

@@ -188,9 +188,9 @@ def _own_handoffs_first(found: list[Item]) -> list[Item]:
     whose agent left its own (memory_handoff): that one is the fallback, not a second
     entry, and it is written later, so it would come first."""
     own = {
-        i.provenance.session for i in found if i.provenance.how != "hook" and i.provenance.session
+        i.provenance.session for i in found if not i.automatic_handoff and i.provenance.session
     }
-    return [i for i in found if not (i.provenance.how == "hook" and i.provenance.session in own)]
+    return [i for i in found if not (i.automatic_handoff and i.provenance.session in own)]
 
 
 def opening(budget: int) -> str:

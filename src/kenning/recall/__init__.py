@@ -613,7 +613,15 @@ def recall(
         for other, word, _ in nearby[:NEAR_QUERY]
     }
     match = _match_query(seeking, lexicon_of(store).spelled, near)
-    found = [item for item, _ in store.search(match, query)]
+    # An automatic handoff echoes its session's prompts: a prompt that repeats one would
+    # find it before what was taught. The pack gives it at the start instead; it is
+    # recalled only when handoffs are asked for by kind.
+    echoes = "handoff" not in kinds
+    found = [
+        item
+        for item, _ in store.search(match, query)
+        if not (echoes and item.automatic_handoff)
+    ]
     if not found:
         return Recall(query_terms, (), "", 0)
     fields = _fields(store, found)
