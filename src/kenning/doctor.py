@@ -238,8 +238,9 @@ def _store_checks() -> list[Check]:
             Check(
                 "spool",
                 True,
-                f"{waiting} write{'s' if waiting > 1 else ''} that hooks could not make (the store was locked) "
-                f"wait in {spool.folder()}; the next `ken` command or hook makes them",
+                f"{waiting} write{'s' if waiting > 1 else ''} that hooks could not make "
+                f"(the store was locked) wait in {spool.folder()}; "
+                "the next `ken` command or hook makes them",
             )
         )
     mode = stat.S_IMODE(path.stat().st_mode)
