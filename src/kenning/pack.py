@@ -187,9 +187,7 @@ def _own_handoffs_first(found: list[Item]) -> list[Item]:
     """Handoffs, newest first, without the automatic one (SessionEnd's) of a session
     whose agent left its own (memory_handoff): that one is the fallback, not a second
     entry, and it is written later, so it would come first."""
-    own = {
-        i.provenance.session for i in found if not i.automatic_handoff and i.provenance.session
-    }
+    own = {i.provenance.session for i in found if not i.automatic_handoff and i.provenance.session}
     return [i for i in found if not (i.automatic_handoff and i.provenance.session in own)]
 
 

@@ -618,9 +618,7 @@ def recall(
     # recalled only when handoffs are asked for by kind.
     echoes = "handoff" not in kinds
     found = [
-        item
-        for item, _ in store.search(match, query)
-        if not (echoes and item.automatic_handoff)
+        item for item, _ in store.search(match, query) if not (echoes and item.automatic_handoff)
     ]
     if not found:
         return Recall(query_terms, (), "", 0)
