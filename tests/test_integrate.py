@@ -244,6 +244,36 @@ def test_a_settings_file_of_an_unexpected_shape_is_named_and_nothing_is_written(
     assert not hooks.exists() or hooks in before  # not even the hooks
 
 
+GEMINI_WITH_COMMENTS = """{
+  // the person's own note
+  "ui": {"theme": "GitHub // not a comment"}, /* and a block */
+  "general": {"vimMode": true,},
+}
+"""
+
+
+def test_gemini_settings_with_comments_are_read_and_never_written_without_them() -> None:
+    """Gemini CLI reads its settings with comments and trailing commas: doctor reads
+    them too, and integrate refuses in one line rather than drop the person's comments."""
+    path = settings("gemini")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(GEMINI_WITH_COMMENTS, encoding="utf-8")
+    result = ken("integrate", "gemini", "--mcp")
+    assert result.exit_code == 1
+    line = one_line_error(result.stderr)
+    assert str(path) in line and "holds comments or trailing commas" in line, line
+    assert path.read_text(encoding="utf-8") == GEMINI_WITH_COMMENTS
+    # Installed before the person wrote the comments in: doctor still sees the hooks.
+    path.write_text("{}", encoding="utf-8")
+    assert ken("integrate", "gemini", "--mcp").exit_code == 0
+    installed = path.read_text(encoding="utf-8")
+    path.write_text("// mine\n" + installed.replace("\n}", ",\n}", 1), encoding="utf-8")
+    report = json.loads(ken("doctor", "--json").stdout)
+    checks = {c["name"]: c for c in report["agents"]["gemini"]}
+    assert checks["gemini hooks"]["ok"] and "5 of 5 events" in checks["gemini hooks"]["detail"]
+    assert checks["gemini mcp"]["ok"], checks["gemini mcp"]
+
+
 def test_claude_config_dir_holds_the_hooks_as_it_holds_the_commands(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -132,8 +132,8 @@ def _in_file(path: Path) -> Iterator[None]:
         raise InvalidInput(f"{path}: {exc}") from None
 
 
-def read_json(path: Path) -> dict[str, Any]:
-    return load_object(read_text(path), path)
+def read_json(path: Path, *, lenient: bool = False) -> dict[str, Any]:
+    return load_object(read_text(path), path, lenient=lenient)
 
 
 _BACKED_UP: set[Path] | None = None  # inside `one_command`: the files backed up so far
@@ -591,6 +591,6 @@ def installed_mcp(name: str) -> dict[str, Any] | None:
             servers = _toml_table(_load_toml(path), reg.table, create=False, super_table=True)
             entry = servers.get(MCP_NAME) if servers is not None else None
             return dict(entry) if entry is not None else None
-        servers = _json_table(read_json(path), reg.table, create=False)
+        servers = _json_table(read_json(path, lenient=True), reg.table, create=False)
         found = servers.get(MCP_NAME) if servers is not None else None
         return found if isinstance(found, dict) else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -159,19 +160,47 @@ def home(env: Env) -> Path:
     return Path(env.get("HOME") or Path.home())
 
 
-def load_object(text: str, path: Path) -> dict[str, Any]:
-    """A JSON file's text as an object ({} when empty); a clear error otherwise."""
+def load_object(text: str, path: Path, *, lenient: bool = False) -> dict[str, Any]:
+    """A JSON file's text as an object ({} when empty); a clear error otherwise.
+
+    Gemini CLI reads its settings with comments and trailing commas. `lenient` (to read,
+    as doctor does) takes them; otherwise (to write) a file holding them is refused by
+    name, since writing it back as JSON would lose the person's comments."""
     if not text.strip():
         return {}
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix it by hand first"
-        ) from None
+        try:
+            data = json.loads(without_comments(text))
+        except json.JSONDecodeError:
+            raise InvalidInput(
+                f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix it by hand first"
+            ) from None
+        if not lenient:
+            raise InvalidInput(
+                f"{path} holds comments or trailing commas, which writing it would lose: "
+                "take them out and run again (nothing changed)"
+            ) from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{path} does not hold a JSON object; fix it by hand first")
     return data
+
+
+_JSONC = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+
+
+def without_comments(text: str) -> str:
+    """JSON with comments (`//`, `/* */`) and trailing commas, as plain JSON: strings are
+    kept whole, and line numbers stay as they were."""
+
+    def keep(found: re.Match[str]) -> str:
+        part = found.group()
+        if part.startswith('"'):
+            return part
+        return "\n" * part.count("\n")
+
+    return _JSONC.sub(keep, text)
 
 
 def dump_object(data: Mapping[str, Any]) -> str:

@@ -169,7 +169,7 @@ class GroupedHooks(NamedTuple):
 
     def commands(self, text: str, path: Path) -> dict[str, str]:
         """The kenning hook commands in the settings, by event."""
-        hooks = load_object(text, path).get("hooks")
+        hooks = load_object(text, path, lenient=True).get("hooks")
         found: dict[str, str] = {}
         if not isinstance(hooks, dict):
             return found
