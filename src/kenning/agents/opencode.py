@@ -13,6 +13,8 @@ OpenCode has no command hooks: it runs JS plugins in its own runtime, loading ev
 - each prompt (`chat.message`): `prompt`, whose recall is added to the person's message
   as one more text part, its id sorting after the prompt's;
 - a compaction (`experimental.session.compacting`): `pre_compact`;
+- a subagent's child session (the task tool's, with a `parentID`): nothing at all, since
+  its prompt is the model's words, not the person's;
 - the process exiting: `session_end` for each session it served. OpenCode has no
   session-end event (`session.idle` ends every turn), so a session killed with its
   process is closed at the next start instead, as any agent's is.
@@ -106,10 +108,26 @@ function hookNow(event, sessionID, cwd, more) {
   } catch {}
 }
 
-export const Kenning = async ({ directory }) => {
+export const Kenning = async ({ directory, client }) => {
   const folders = new Map() // sessionID -> its folder
   const packs = new Map() // sessionID -> Promise of its pack
+  // sessionID -> Promise of whether it is a subagent's (the task tool's child session):
+  // its prompt is the model's, not the person's, and it is no session of theirs.
+  const children = new Map()
   const folder = (sessionID) => folders.get(sessionID) ?? directory
+  const isChild = (sessionID) => {
+    if (!children.has(sessionID)) {
+      children.set(sessionID, (async () => {
+        try {
+          const found = await client.session.get({ path: { id: sessionID }, sessionID })
+          return Boolean((found?.data ?? found)?.parentID)
+        } catch {
+          return false
+        }
+      })())
+    }
+    return children.get(sessionID)
+  }
   const start = (sessionID) => {
     if (!packs.has(sessionID)) {
       packs.set(sessionID, hook("session_start", sessionID, folder(sessionID),
@@ -126,13 +144,16 @@ export const Kenning = async ({ directory }) => {
     event: async ({ event }) => {
       if (event.type === "session.created") {
         const info = event.properties?.info ?? {}
-        if (info.id && info.directory) folders.set(info.id, info.directory)
-        if (info.id) start(info.id)
+        if (!info.id) return
+        children.set(info.id, Promise.resolve(Boolean(info.parentID)))
+        if (info.parentID) return
+        if (info.directory) folders.set(info.id, info.directory)
+        start(info.id)
       }
     },
     "chat.message": async (input, output) => {
       const sessionID = input.sessionID ?? output.message?.sessionID
-      if (!sessionID) return
+      if (!sessionID || await isChild(sessionID)) return
       await start(sessionID)
       const parts = output.parts ?? []
       const prompt = parts
@@ -151,12 +172,12 @@ export const Kenning = async ({ directory }) => {
         text: recall, synthetic: true })
     },
     "experimental.chat.system.transform": async (input, output) => {
-      if (!input.sessionID) return
+      if (!input.sessionID || await isChild(input.sessionID)) return
       const pack = await start(input.sessionID)
       if (pack) output.system.push(pack)
     },
     "experimental.session.compacting": async (input) => {
-      if (!input.sessionID) return
+      if (!input.sessionID || await isChild(input.sessionID)) return
       await hook("pre_compact", input.sessionID, folder(input.sessionID), { trigger: "auto" })
     },
   }
