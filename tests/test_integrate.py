@@ -274,6 +274,20 @@ def test_gemini_settings_with_comments_are_read_and_never_written_without_them()
     assert checks["gemini mcp"]["ok"], checks["gemini mcp"]
 
 
+def test_a_remove_that_cannot_take_out_the_mcp_server_takes_out_nothing() -> None:
+    """`--remove --mcp` deleted the plugin and commands, then refused opencode.json (which
+    OpenCode reads with comments) saying "nothing changed"."""
+    assert ken("integrate", "opencode", "--mcp").exit_code == 0
+    config = agents.get("opencode").mcp.path(os.environ)
+    config.write_text("// mine\n" + config.read_text(encoding="utf-8"), encoding="utf-8")
+    home = Path(os.environ["XDG_CONFIG_HOME"]) / "opencode"
+    before = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
+    result = ken("integrate", "opencode", "--remove", "--mcp")
+    assert result.exit_code == 1
+    assert "holds comments" in one_line_error(result.stderr)
+    assert {p: p.read_bytes() for p in home.rglob("*") if p.is_file()} == before
+
+
 def test_claude_config_dir_holds_the_hooks_as_it_holds_the_commands(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

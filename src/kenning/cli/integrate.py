@@ -38,7 +38,7 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool) -> Result:
     if trust:
         policy.require_person(actor, f"trust kenning's hooks in {agent}")
 
-    if with_mcp and not remove:
+    if with_mcp:
         integrate_mod.check_mcp(agent)  # before the hooks: all of it, or nothing
     with integrate_mod.one_command():
         changes = [
