@@ -830,6 +830,18 @@ def resume_claude(scene: Scene, prompt: str) -> tuple[Session, str]:
     return found, sha
 
 
+def test_a_resumed_session_keeps_one_handoff_brought_up_to_date(scene: Scene) -> None:
+    """Ended, resumed and ended again: one handoff for the one session (two took two of
+    the pack's handoff slots), the earlier text kept as a version."""
+    first = handoff_of(scene.claude)
+    resume_claude(scene, "Now add a PDF export")
+    [now] = [i for i in handoffs() if i.provenance.session == scene.claude.id]
+    assert now.id == first.id
+    assert "Last prompt: Now add a PDF export" in now.body
+    assert len(json.loads(ken("show", now.id, "--json").stdout)["history"]) == 2
+    assert ken("pack").stdout.count("claude session") == 1
+
+
 def test_after_a_resumed_turn_the_next_handoff_continues_from_it(
     scene: Scene, tmp_path: Path
 ) -> None:

@@ -115,6 +115,12 @@ def session_handoff(store: Store, session: Session) -> Item | None:
     if session.transcript_path:
         lines.append(f"Transcript: {session.transcript_path}")
     text = title + "\n" + "\n".join(lines)
+    # A session resumed and ended again (`--continue`) keeps one handoff, brought up to
+    # date as a new version of it.
+    query = ItemQuery(kinds=("handoff",), session_id=session.id, include_expired=True)
+    earlier = [i for i in store.list_items(query) if i.automatic_handoff]
+    if earlier:
+        return items.change(store, earlier[0].id, text=text, scope=scope, actor=policy.KENNING)
     return items.add(
         store,
         text,
