@@ -335,6 +335,32 @@ def test_the_same_call_three_times_in_a_row_is_a_repeat(shop: Path) -> None:
     assert "The same tool call ran 3 times in a row: Bash" in reason
 
 
+TOKEN = "ghp_Rp1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2w"
+PASSWORD = "Vb7Qx2Lm9Rt4-5K"
+
+
+def test_a_tool_calls_secrets_are_stored_nowhere_and_said_nowhere(
+    shop: Path, db_path: Path
+) -> None:
+    """The repeat's detail and the call kept to tell a repeat held the raw input: a token
+    in a curl command, a password in a mysql one."""
+    turn("claude", shop, "Build it")
+    command = f'curl -H "Authorization: token {TOKEN}" https://api.github.com/user'
+    for _ in range(3):
+        tool("claude", shop, "Bash", {"command": command}, tool_response={})
+    failing = f"mysql -u app --password {PASSWORD} shop"
+    tool("claude", shop, "Bash", {"command": failing}, event="PostToolUseFailure", error="exit 1")
+    signals = session_signals()
+    assert [s.kind for s in signals] == ["repeat", "failure"]
+    reason = asked(stop("claude", shop), "claude")
+    for secret in (TOKEN, PASSWORD):
+        assert secret not in reason
+        assert all(secret not in s.detail for s in signals)
+        for path in db_path.parent.iterdir():
+            if path.is_file():
+                assert secret.encode() not in path.read_bytes(), path
+
+
 # ------------------------------------------------------------------------ statements
 
 

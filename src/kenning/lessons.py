@@ -22,6 +22,7 @@ hook path, on every prompt and every tool call.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -144,13 +145,14 @@ def note_prompt(store: Store, session: Session, prompt: str, config: Config) -> 
 
 def note_tool(store: Store, session: Session, tool: ToolUse) -> None:
     """Note a tool call: its failure or denial, and a third same call in a row."""
-    key = f"{tool.name}\0{tool.input}"
+    # Only a digest of the call is kept to tell a repeat: its input may hold a secret.
+    key = hashlib.sha256(f"{tool.name}\0{tool.input}".encode()).hexdigest()
     if store.note_call(session.id, key) == REPEATS:
-        store.add_signal(session.id, "repeat", _clip(f"{tool.name} {tool.input}", 200))
+        store.add_signal(session.id, "repeat", _clip(redact(f"{tool.name} {tool.input}").text, 200))
     if tool.outcome != "ok":
         kind = "failure" if tool.outcome == "failed" else "denial"
         detail = f"{tool.name}: {tool.detail}" if tool.detail else tool.name
-        store.add_signal(session.id, kind, redact(_clip(detail, 300)).text)
+        store.add_signal(session.id, kind, _clip(redact(detail).text, 300))
 
 
 def _held(store: Store, scopes: Sequence[str], sentence: str, openers: Sequence[str]) -> bool:
