@@ -375,3 +375,30 @@ def test_secrets_in_the_summarizers_answer_reach_neither_the_store_nor_the_hook_
     assert log.count("SummarizeError") == 2 * len(sample)
     assert "[redacted:" in log
     assert_no_value_on_disk(CASES)
+
+
+def test_a_handoff_cut_to_its_title_or_log_heading_keeps_no_part_of_a_token(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """The title was cut from `done` before redaction: 26 of a token's 40 characters were
+    stored, listed and written into the project's log.md heading."""
+    token = CASES[0].secret
+    done = f"Released version 2.4 of the shop after fixing the CSV export with {token} pushed"
+    part = token[:12]
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    with opened() as store:
+        projects.add_project(store, "shop", str(notes), None)
+    answers: list[dict[str, Any]] = []
+
+    async def scenario(server: Server) -> None:
+        answers.append(
+            await server.ok("memory_handoff", {"done": done, "state": "green", "next": "notes"})
+        )
+
+    drive(git_repo, scenario)
+    drive(git_repo, scenario, extra_env={"KEN_PROJECT": "shop"})
+    assert len(answers) == 2 and part not in json.dumps(answers)
+    assert all("[redacted:" in a["title"] for a in answers)
+    assert part not in (notes / "log.md").read_text(encoding="utf-8")
+    assert all(part.encode() not in data for data in raw_files().values())

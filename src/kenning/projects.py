@@ -358,7 +358,7 @@ def append_log(store: Store, slug: str, heading: str, body: str) -> Path:
     path = Path(project.folder) / "log.md"
     with _project_lock(slug):
         existing = read_file(path) or "# Log\n"
-        entry = f"\n## {heading}\n\n{redact(body.strip()).text}\n"
+        entry = f"\n## {redact(heading).text}\n\n{redact(body.strip()).text}\n"
         tmp = path.with_name(f".log.md.{os.getpid()}.{ids.new_ulid()[-6:]}")
         tmp.write_text(existing.rstrip("\n") + "\n" + entry, encoding="utf-8")
         os.replace(tmp, path)

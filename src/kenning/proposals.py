@@ -20,6 +20,7 @@ from kenning import items, policy, projects
 from kenning.errors import InvalidInput
 from kenning.lessons import REFLECTION_TAG
 from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Status
+from kenning.redact import redact
 from kenning.store import Store
 from kenning.where import Where
 
@@ -152,7 +153,8 @@ def handoff(
     Inside a registered project the handoff is appended to its log.md (the file is the
     truth) and indexed from there.
     """
-    first = " ".join(done.split())[:90] or "work in progress"
+    # Redacted before it is cut: a token cut short is no longer known as one.
+    first = " ".join(redact(done).text.split())[:90] or "work in progress"
     body = f"## Done\n{done.strip()}\n\n## State\n{state.strip()}\n\n## Next\n{next_steps.strip()}"
     if questions.strip():
         body += f"\n\n## Open questions\n{questions.strip()}"
