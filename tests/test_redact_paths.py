@@ -402,3 +402,15 @@ def test_a_handoff_cut_to_its_title_or_log_heading_keeps_no_part_of_a_token(
     assert all("[redacted:" in a["title"] for a in answers)
     assert part not in (notes / "log.md").read_text(encoding="utf-8")
     assert all(part.encode() not in data for data in raw_files().values())
+
+
+def test_a_session_end_reason_is_stored_redacted(git_repo: Path) -> None:
+    token = CASES[0].secret
+    start = payload("claude", "SessionStart", git_repo)
+    assert call_inproc("SessionStart", "claude", start)[0] == 0
+    end = payload("claude", "SessionEnd", git_repo, reason=f"logout {token}")
+    assert call_inproc("SessionEnd", "claude", end)[0] == 0
+    with opened() as store:
+        [session] = store.list_sessions(SessionQuery(limit=10))
+    assert session.end_reason == "logout [redacted:github_token]"
+    assert all(token.encode() not in data for data in raw_files().values())

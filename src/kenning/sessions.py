@@ -27,6 +27,7 @@ from kenning.store import SessionUpdate, Store, now_iso
 from kenning.where import Where, find_git
 
 MAX_PROMPT_CHARS = 500
+MAX_REASON_CHARS = 80  # a session's end reason, as its agent gave it
 
 
 def provenance(session: Session, how: str) -> Provenance:
@@ -277,6 +278,8 @@ def finish(store: Store, session: Session, reason: str | None = None) -> Session
     resumed: what it made before stays), the diff left."""
     commits: tuple[str, ...] = session.commits
     diff = session.diff_stat
+    if reason:  # an agent's word ("exit", "logout"), but the payload may say anything
+        reason = " ".join(_redacted(reason).split())[:MAX_REASON_CHARS]
     if session.cwd and os.path.isdir(session.cwd):
         if session.start_commit and _head(session.cwd) != session.start_commit:
             # (the same head: none since, as read from .git, a git process less)
