@@ -697,6 +697,22 @@ def test_codex_without_own_instructions_gets_the_pack_alone(scene: Scene, tmp_pa
     assert given == data["pack"]
 
 
+def test_a_token_in_a_commit_subject_is_redacted_in_what_the_next_agent_is_given(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stored handoff was redacted, but `ken handoff` read the subjects from git
+    again and put them raw into the next agent's arguments (seen in `ps`)."""
+    monkeypatch.chdir(git_repo)
+    token = "ghp_Cm1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2w"
+    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "t.jsonl", CLAUDE_MODEL).start()
+    run.prompt("commit the config")
+    commit(git_repo, "ci.yml", "on: push\n", f"rotate deploy token {token}")
+    run.end()
+    data = plan_json("--to", "codex")
+    assert "rotate deploy token [redacted:github_token]" in data["pack"]
+    assert token not in json.dumps(data)
+
+
 # ------------------------------------------------------------------------- going back
 
 

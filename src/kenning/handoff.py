@@ -36,6 +36,7 @@ from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import one_line, toml_string
+from kenning.redact import redact
 from kenning.store import ItemQuery, SessionQuery, Store
 from kenning.where import Where
 
@@ -378,6 +379,8 @@ def plan(
         pack = continuing_pack(store, latest, where.cwd)
         first = prompt or DEFAULT_PROMPT
         mode = "fresh"
+    # Commit subjects and file names come from git as they are: redacted like memory.
+    pack = redact(pack).text
     context = settings["context"]
     flag = settings.get("prompt_flag")
     before_first = [str(flag)] if flag else []
