@@ -869,7 +869,10 @@ def test_a_refused_reflection_leaves_the_session_to_be_asked_again(git_repo: Pat
                 "lessons": [
                     {"lesson": "Run the linter before committing", "evidence": quote},
                     {"lesson": "Say no", "evidence": "no"},
-                    {"lesson": "Deploy on Fridays", "evidence": "always deploy on Fridays"},
+                    {
+                        "lesson": f"Deploy on Fridays with {TOKEN}",
+                        "evidence": "always deploy on Fridays",
+                    },
                 ]
             },
         )
@@ -878,7 +881,11 @@ def test_a_refused_reflection_leaves_the_session_to_be_asked_again(git_repo: Pat
     assert [s["title"] for s in got["mixed"]["saved"]] == ["Run the linter before committing"]
     why = {d["lesson"]: d["why"] for d in got["mixed"]["dropped"]}
     assert why["Say no"].startswith("its evidence is under 4 characters")
-    assert why["Deploy on Fridays"] == "its evidence is not in any of this session's prompts"
+    # What is dropped is said back, and logged, redacted.
+    friday = "Deploy on Fridays with [redacted:github_token]"
+    assert why[friday] == "its evidence is not in any of this session's prompts"
+    log = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "log"
+    assert TOKEN not in json.dumps(got) and TOKEN not in log.read_text(encoding="utf-8")
     with opened() as store:
         assert store.lesson_state(session.id).reflected_at is not None
 

@@ -414,3 +414,32 @@ def test_a_session_end_reason_is_stored_redacted(git_repo: Path) -> None:
         [session] = store.list_sessions(SessionQuery(limit=10))
     assert session.end_reason == "logout [redacted:github_token]"
     assert all(token.encode() not in data for data in raw_files().values())
+
+
+def test_an_error_or_answer_that_echoes_its_input_says_no_secret(git_repo: Path) -> None:
+    """Errors echoed a bad scope, kind, id or revision whole: what an agent's shell or
+    tool call gets goes to its model."""
+    token = CASES[0].secret
+    for args in (
+        ("add", "A note long enough to be plain text", "--scope", f"repo:{token}"),
+        ("add", "A note long enough to be plain text", "--kind", token),
+        ("show", token),
+        ("search", "x", "--status", token),
+    ):
+        result = ken(*args)
+        assert result.exit_code != 0 and token not in result.output, args
+        assert "[redacted:github_token]" in result.stderr, args
+    said: list[str] = []
+
+    async def scenario(server: Server) -> None:
+        said.append(await server.error("memory_get", {"id": token}))
+        note = await server.ok("memory_propose", {"text": "Branch note on the mirror"})
+        said.append(
+            await server.error(
+                "memory_update", {"id": note["id"], "text": "x y z", "expected_revision": token}
+            )
+        )
+
+    drive(git_repo, scenario)
+    assert all(token not in text for text in said), said
+    assert all(token.encode() not in data for data in raw_files().values())

@@ -36,6 +36,7 @@ from kenning.ids import short_id
 from kenning.locate import here
 from kenning.model import MAX_NAME, Item
 from kenning.pack import MIN_BUDGET
+from kenning.redact import redact
 from kenning.sessions import process_chain
 from kenning.store import SessionQuery, Store, open_store
 
@@ -213,7 +214,8 @@ class _Server(MCPServer):
         except ToolError as exc:
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
-                raise
+                # An error may echo what it was given: an id, a revision, a scope.
+                raise ToolError(redact(str(exc)).text) from cause
             wrong = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
                 for err in cause.errors()
@@ -514,6 +516,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                         "person's prompt; nothing was saved"
                     )
                 kept, dropped = run_lessons.check_quotes(mem.store, ctx.session_id, entries)
+                # What is not saved is still said, in the log and the answer: redacted.
+                dropped = [(redact(text).text, quote, kind) for text, quote, kind in dropped]
                 for text, _, _ in dropped:
                     log(
                         ctx.agent,

@@ -34,8 +34,16 @@ class KenGroup(click.Group):
         except KenningError as exc:
             if isinstance(ctx.obj, State) and ctx.obj.debug:
                 raise
-            say(f"ken: {exc}")
+            say(f"ken: {said(str(exc))}")
             ctx.exit(exc.exit_code)
+
+
+def said(message: str) -> str:
+    """An error message with any secret it echoes from the input redacted: what goes to
+    an agent's shell goes to its model and transcript."""
+    from kenning.redact import redact
+
+    return redact(message).text
 
 
 class State:
