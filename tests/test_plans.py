@@ -418,6 +418,28 @@ def test_apply_writes_every_operation_and_a_receipt_and_a_replay_writes_nothing(
     assert replay["replayed"] is True and replay["applied_at"] == first["applied_at"]
 
 
+def test_a_plans_id_and_owner_are_redacted_where_they_are_shown_and_kept(tmp_path, db_path):
+    token = "ghp_y1QmbnwZSkNeid6s84wLpoSQUqsjhygVumj0"
+    plan = plan_of(
+        {"op": "create", "text": "CI runs on Buildkite", "kind": "fact", "scope": REPO},
+        plan_id=f"cleanup-{token}",
+    )
+    plan["owner"] = "dana AKIASSMD03KI4THVY39R"
+    path = write(tmp_path, plan)
+    digest = plans.read_plan(Path(path).read_bytes()).digest
+    shown = ken_proc("plan", "preview", path)
+    assert shown.returncode == 0
+    result = applied(path, digest)
+    assert result.returncode == 0, result.stderr
+    said = shown.stdout + shown.stderr + result.stdout + result.stderr
+    assert "cleanup-[redacted:github_token]" in said
+    for secret in (token, "AKIASSMD03KI4THVY39R"):
+        assert secret not in said
+        with opened() as store:
+            store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert secret.encode() not in db_path.read_bytes()
+
+
 def test_apply_needs_a_person_and_the_digest_they_saw(tmp_path):
     m = stock()
     path = write(tmp_path, full_plan(m))

@@ -194,8 +194,9 @@ def parse_plan(obj: Any, name: str = "the plan") -> Plan:
         )
     if obj.get("schema") != SCHEMA or isinstance(obj.get("schema"), bool):
         raise InvalidInput(f"{name}: 'schema' must be {SCHEMA}, not {obj.get('schema')!r}")
-    plan_id = _name(obj.get("id"), "id", name)
-    owner = _name(obj.get("owner"), "owner", name)
+    # Kept in receipts and shown in previews: redacted like any text that is stored.
+    plan_id = _name(_redact_name(obj.get("id")), "id", name)
+    owner = _name(_redact_name(obj.get("owner")), "owner", name)
     raw_ops = obj.get("operations")
     if not isinstance(raw_ops, list) or not 1 <= len(raw_ops) <= MAX_OPERATIONS:
         given = f"{len(raw_ops)}" if isinstance(raw_ops, list) else f"{raw_ops!r}"[:40]
@@ -217,6 +218,14 @@ def parse_plan(obj: Any, name: str = "the plan") -> Plan:
 
 
 _REDACTED_KEYS = ("text", "evidence", "reason", "tags", "sources")
+
+
+def _redact_name(value: Any) -> Any:
+    if not isinstance(value, str) or len(value) > MAX_NAME:
+        return value  # `_name` refuses it
+    from kenning.redact import redact
+
+    return redact(value).text
 
 
 def redacted(obj: Any) -> Any:
@@ -241,7 +250,8 @@ def redacted(obj: Any) -> Any:
 
     if not (isinstance(obj, Mapping) and isinstance(obj.get("operations"), list)):
         return obj
-    return {**obj, "operations": [operation(op) for op in obj["operations"]]}
+    names = {k: _redact_name(obj[k]) for k in ("id", "owner") if k in obj}
+    return {**obj, **names, "operations": [operation(op) for op in obj["operations"]]}
 
 
 def scopes_written(plan: Plan) -> list[Scope]:
