@@ -613,6 +613,9 @@ def test_update_changes_fields_and_makes_versions():
     assert len(shown["history"]) == 2
     stale = ken("update", short, "--text", "Use pnpm 10", "--expect", item.revision)
     assert stale.exit_code == 1
+    # Stale with nothing to change is still stale, not "updated".
+    unchanged = ken("update", short, "--expect", item.revision)
+    assert unchanged.exit_code == 1 and "is at revision" in unchanged.stderr
     assert "read it again" in stale.stderr
 
 

@@ -457,6 +457,9 @@ def _rewrite(
     conflict). `build` returning the item itself changes nothing."""
     for attempt in range(WRITE_ATTEMPTS):
         item = get(store, ref)
+        if expected_revision is not None and item.revision != expected_revision:
+            # A conflict even when nothing would change: the caller's view is stale.
+            raise RevisionConflict(item.id, expected_revision, item.revision)
         updated = build(item)
         if updated is item:
             return item  # nothing changed: no new version
