@@ -498,8 +498,20 @@ def test_long_base64_blob_is_one_span() -> None:
 
 def test_random_segment_of_a_url_path_is_caught() -> None:
     token = "Zq8Xw2Lp9Rt4Yu6Io1Pa3Sd5Fg7Hj0Kk"
-    url = f"https://api.example.com/v1/hooks/{token}/trigger"
+    url = f"https://api.example.com/v1/items/{token}/trigger"
     assert redact(url).text == url.replace(token, marker("high_entropy"))
+    # After /hooks/ the path is a webhook's secret, random or hex (which a commit is too).
+    hooks = f"https://api.example.com/v1/hooks/{token}/trigger"
+    assert redact(hooks).text == hooks.replace(token, marker("secret_assignment"))
+    hexed = "af38feae4302abd95e0434072e84c4f6d8b4afc0"
+    assert redact(f"https://ci.acme.dev/hooks/{hexed}").text.endswith(
+        "/hooks/" + marker("secret_assignment")
+    )
+    for kept in (
+        "https://api.github.com/repos/acme/api/hooks/12345678",
+        "https://example.com/webhooks/stripe-payment-events-handler",
+    ):
+        assert redact(kept).text == kept
 
 
 # --- mostly_secret ---------------------------------------------------------------------

@@ -8,7 +8,7 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kenning.redact import entropy, formats, named, vendors
+from kenning.redact import entropy, formats, named, phrases, vendors
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -174,6 +174,7 @@ def _structured(
     named.assignments(text, raw, add, low)
     named.commands(text, add)
     named.files(text, raw, add, low)
+    phrases.phrases(text, low, add)
     vendors.short_ids(text, add)
     if public is None:
         public = entropy.public_spans(text, raw, low)

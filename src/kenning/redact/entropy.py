@@ -256,8 +256,14 @@ _CID = lazy(r"ba[fg][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}", _F)
 _FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:", " h1:")
 
 
+# Keys made to be public: Stripe's publishable keys go into web pages.
+PUBLIC_PREFIXES = ("pk_live_", "pk_test_")
+
+
 def _public_id(text: str, start: int, run: str) -> bool:
     if _drive_id(run) or _BECH32.fullmatch(run) or _CID.fullmatch(run):
+        return True
+    if run.startswith(PUBLIC_PREFIXES):
         return True
     if text.endswith(_FINGERPRINT_BEFORE, max(0, start - 7), start) and len(run.rstrip("=")) in (
         27,

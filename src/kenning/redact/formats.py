@@ -320,7 +320,8 @@ _WEBHOOKS = lazy(
     r"|\.webhook\.office\.com/webhookb2/"
     r"|hooks\.zapier\.com/hooks/catch/[0-9]{3,12}/"
     r"|outlook\.office(?:365)?\.com/webhook/)"
-    r"(?P<s>[A-Za-z0-9@/_-]{8,}+)",
+    # (a Zapier catch hook's key is 6 characters; a slash after the key is no part of it)
+    r"(?P<s>[A-Za-z0-9@/_-]{4,}[A-Za-z0-9@_-])",
     _F,
 )
 _WEBHOOK_KIND = {
@@ -584,6 +585,8 @@ _HEX = frozenset(string.hexdigits)
 def _plausible(kind: str, body: str) -> bool:
     if (body.count("x") + body.count("X")) * 2 >= len(body):
         return False  # a placeholder of the format's shape: ghp_xxxx..., AKIAXXXX...
+    if body.endswith("EXAMPLE"):
+        return False  # the vendor's documented example: AWS's AKIAIOSFODNN7EXAMPLE
     checks = _CHECKS.get(kind)
     if checks is None:
         return True

@@ -39,6 +39,8 @@ _URL_USER = lazy(r"://(?P<user>[A-Za-z0-9_.~+-]{20,256})@(?P<host>[^\s/?#@]{1,25
 _URL_USER_HEX = lazy(r"[0-9a-f]{32,}", _F)
 # ${PASS}, $PASS, <password>, ****, xxx, [redacted:...]; literal words are redacted.
 _URL_PLACEHOLDER = lazy(r"\$|<[^<>]*>\Z|[*xX]+\Z|.*\[redacted:|\{+[^{}]*\}+\Z|%\(", _F)
+# The word itself, as docs write the shape: postgres://user:password@localhost/db
+_URL_WORDS = frozenset(("password", "passwd", "pwd", "secret"))
 _AUTH_HEADER = lazy(
     r"uthorization(?<=[Aa]uthorization)(?<![A-Za-z0-9_][Aa]uthorization)"
     r"[\"']?[ \t]*[:=][ \t]*[\"']?"
@@ -199,7 +201,7 @@ def urls_and_headers(text: str, add: Add) -> None:
     # Each scan only when its literal is there: a substring test costs far less.
     if "://" in text:
         for m in _URL_CREDS.finditer(text):
-            if not _URL_PLACEHOLDER.match(m.group(1)):
+            if not _URL_PLACEHOLDER.match(m.group(1)) and m.group(1).lower() not in _URL_WORDS:
                 add((m.start(1), m.end(1), "secret_assignment"))
         for m in _URL_USER.finditer(text):
             user = m.group("user")
@@ -882,7 +884,12 @@ _COMMAND_FLAGS = {
     "xfreerdp": lazy(r"(?<=[ \t])[/-]p:" + _ARG, _F),
     "rdesktop": lazy(r"(?<=[ \t])-p[ \t]+" + _ARG, _F),
     "az": lazy(r"(?<=[ \t])(?:-p|--password)[ \t]+" + _ARG, _F),
-    "htpasswd": lazy(r"(?<=[ \t])-[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG, _F),
+    # htpasswd -b [-c -B ...] FILE USER PASSWORD
+    "htpasswd": lazy(
+        r"(?<=[ \t])-[a-zA-Z]*b[a-zA-Z]*(?:[ \t]+-[a-zA-Z]+(?:[ \t]+[0-9]+)?)*"  # -C 12
+        r"[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG,
+        _F,
+    ),
     # openssl enc -k <password> (and -pass pass:<password>, which _FLAG finds)
     "openssl": lazy(r"(?<=[ \t])-k[ \t]+" + _ARG, _F),
     # poetry config http-basic.<repository> <user> <password>

@@ -23,7 +23,7 @@ import string
 from bisect import bisect_left
 from collections.abc import Callable
 
-from kenning.redact.entropy import random_letters, wordiness
+from kenning.redact.entropy import PUBLIC_PREFIXES, random_letters, wordiness
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -355,6 +355,8 @@ class Finder:
 
 @functools.lru_cache(maxsize=4096)
 def _shape(value: str, random: Callable[[str], bool]) -> str | None:
+    if value.startswith(PUBLIC_PREFIXES):
+        return None
     if _HEX.fullmatch(value):
         return "hex"
     if _UUID.fullmatch(value):

@@ -1,0 +1,177 @@
+"""Credentials said in ways the named rules do not read: another language's word for a
+password ("das Passwort ist ..."), the value before its name ("use ... as the password"),
+a login pair ("log in with admin / ..."), a Markdown table's password column, a
+webhook of one's own whose path is its secret, and Algolia's key given to its client.
+
+Each value must be shaped as only a credential is (letters mixed with digits or
+symbols, `named._credential_shaped`), so a sentence going on ("das Passwort ist falsch")
+is never taken for one. Each rule looks for its literal in the lower-cased text first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from kenning.redact.lazy import lazy
+from kenning.redact.named import _credential_shaped, _skip_value
+
+Add = Callable[[tuple[int, int, str]], None]
+
+_VALUE = r"(?:\"(?P<dq>[^\"\r\n]{4,100})\"|'(?P<sq>[^'\r\n]{4,100})'|(?P<bare>[^\s\"'`|]{4,200}+))"
+_TRAIL = ".,;:?)]}>"  # not "!": passwords end with one more often than these sentences do
+
+# A password's name in other languages, then up to four words, then "is" in that
+# language (or ":" or "="), then the value.
+_WORDS = (
+    "passwort",
+    "kennwort",
+    "mot de passe",
+    "contraseña",
+    "contrasena",
+    "senha",
+    "wachtwoord",
+    "hasło",
+    "haslo",
+    "lösenord",
+    "losenord",
+    "adgangskode",
+    "passord",
+    "salasana",
+    "пароль",
+)
+_IS = r"(?:ist|lautet|war|est|était|es|era|é|è|e|jest|är|er|on)"
+_FOREIGN = lazy(
+    r"(?:(?:passwort|kennwort|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|senha|wachtwoord"
+    r"|has(?:ł|l)o|l(?:ö|o)senord|adgangskode|passord|salasana|пароль)"
+    r"(?:[ \t]+\w{1,24}){0,4}?[ \t]*(?:" + _IS + r"|is|:|=)"
+    # the English word with another language's "is": "la password è ..."
+    r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,4}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
+    re.IGNORECASE,
+)
+# Looked for in the text as ASCII with every other character a "?" (see engine._structured)
+_FOREIGN_WORDS = tuple(w.encode("ascii", "replace") for w in _WORDS)
+
+# "use X as the password", "set X as the admin password", "with X as pw"
+_BEFORE_NAME = lazy(
+    r"\b(?:use|using|with|set|try|enter|type)[ \t]+" + _VALUE + r"[ \t]+as[ \t]+"
+    r"(?:(?:the|a|an|my|our|your|his|her|their)[ \t]+)?(?:[\w-]{1,20}[ \t]+){0,2}"
+    r"(?:password|passphrase|passcode|passwd|pw|pwd|pin)\b",
+    re.IGNORECASE,
+)
+
+# "log in to grafana with admin / X", "creds are deploy:X", "login: ops / X"
+_LOGIN = lazy(
+    r"\b(?:log(?:ged|ging)?[ \t-]?in|sign(?:ed|ing)?[ \t-]?in|creds|credentials|login)\b"
+    r"[^\r\n]{0,60}?(?<![\w/:.@-])(?P<user>[\w.@+-]{2,40})"
+    r"(?:[ \t]*/[ \t]*|:)" + _VALUE,
+    re.IGNORECASE,
+)
+_LOGIN_WORDS = (b"log", b"sign", b"cred")
+
+# A Markdown table whose header names a password column.
+_HEADER_NAME = lazy(
+    r"\A(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|api[ _-]?key|passwort|kennwort"
+    r"|mot de passe|contrase(?:ñ|n)a|senha)\Z",
+    re.IGNORECASE,
+)
+_RULE_ROW = lazy(r"\A\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*\Z")
+
+
+# A webhook of one's own whose path holds its secret: https://ci.acme.dev/hooks/<40 hex>
+_HOOK_PATH = lazy(
+    r"://[^\s/?#]+(?:/[^\s/?#]+)*?/(?:hooks?|webhooks?|incoming)/(?P<s>[A-Za-z0-9_-]{20,200})"
+    r"(?![A-Za-z0-9_-])",
+    re.ASCII,
+)
+# algoliasearch('APP_ID', 'API_KEY'): the second argument is the key.
+_ALGOLIA = lazy(
+    r"algoliasearch\([ \t]*(['\"])[A-Za-z0-9]{4,40}\1[ \t]*,[ \t]*"
+    r"(['\"])(?P<s>[A-Za-z0-9]{24,64})\2",
+    re.ASCII | re.IGNORECASE,
+)
+
+
+def phrases(text: str, low: bytes, add: Add) -> None:
+    """Add the spans of credentials said in the ways above."""
+    if any(word in low for word in _FOREIGN_WORDS) or b"passw" in low:
+        for m in _FOREIGN.finditer(text):
+            _value(m, add, "password")
+    if b" as " in low:
+        for m in _BEFORE_NAME.finditer(text):
+            _value(m, add, "password")
+    if any(word in low for word in _LOGIN_WORDS):
+        for m in _LOGIN.finditer(text):
+            if not m.group("user").isdigit():
+                _value(m, add, "password")
+    if b"|" in low:
+        _tables(text, add)
+    if b"hook" in low or b"incoming" in low:
+        for m in _HOOK_PATH.finditer(text):
+            if _credential_shaped(m.group("s")):
+                add((m.start("s"), m.end("s"), "secret_assignment"))
+    if b"algoliasearch" in low:
+        for m in _ALGOLIA.finditer(text):
+            add((m.start("s"), m.end("s"), "algolia_key"))
+
+
+def _value(m: re.Match[str], add: Add, kind: str) -> None:
+    group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+    value, start, end = m.group(group), m.start(group), m.end(group)
+    if group == "bare":
+        stripped = value.rstrip(_TRAIL)
+        value, end = stripped, end - (len(value) - len(stripped))
+    if _credential_shaped(value):
+        add((start, end, kind))
+
+
+def _cells(line: str) -> list[tuple[int, str]]:
+    """A table row's cells, each with where it starts in the line (stripped)."""
+    body = line.strip()
+    offset = len(line) - len(line.lstrip())
+    if body.startswith("|"):
+        body, offset = body[1:], offset + 1
+    if body.endswith("|"):
+        body = body[:-1]
+    out = []
+    pos = 0
+    for part in body.split("|"):
+        lead = len(part) - len(part.lstrip())
+        out.append((offset + pos + lead, part.strip()))
+        pos += len(part) + 1
+    return out
+
+
+def _tables(text: str, add: Add) -> None:
+    lines = text.split("\n")
+    starts = []
+    pos = 0
+    for line in lines:
+        starts.append(pos)
+        pos += len(line) + 1
+    n = 0
+    while n + 1 < len(lines):
+        header, rule = lines[n], lines[n + 1]
+        if "|" not in header or not _RULE_ROW.match(rule.strip()):
+            n += 1
+            continue
+        columns = [i for i, (_, name) in enumerate(_cells(header)) if _HEADER_NAME.match(name)]
+        n += 2
+        while n < len(lines) and "|" in lines[n]:
+            cells = _cells(lines[n])
+            for i in columns:
+                if i < len(cells):
+                    at, value = cells[i]
+                    value = value.strip("`")
+                    if _table_secret(value):
+                        start = starts[n] + lines[n].index(value, at)
+                        add((start, start + len(value), "password"))
+            n += 1
+
+
+def _table_secret(value: str) -> bool:
+    """A cell of a password column that gives one: one word, not a placeholder, not a
+    word of prose ("(in the vault)", "same", "none")."""
+    if len(value) < 4 or " " in value or value.startswith(("(", "-", "—")):
+        return False
+    return not _skip_value(value) and _credential_shaped(value)
