@@ -310,6 +310,29 @@ def test_dismiss_needs_a_reason_and_a_status_conflict_is_409(
     assert back.body["item"]["status"] == "proposed"  # it was waiting
 
 
+def test_a_reason_or_note_over_200_characters_is_refused_and_changes_nothing(
+    server: Server, api: str, admin: str, member: str
+) -> None:
+    (kept,) = push(server, api, member, entry(memory("Logs are kept 30 days", SHOP)))
+    (waiting,) = push(server, api, member, entry(memory("Logs go to Loki", SHOP)))
+    act(server, api, admin, kept["id"], "approve")
+    start = pull_all(server, api, member)["cursor"]
+    long = "too long " * 30
+    dismissed = act(server, api, admin, kept["id"], "dismiss", reason="wrong", note=long)
+    assert dismissed.status == 400
+    assert dismissed.body["message"].startswith("the note is 269 characters, over 200")
+    rejected = act(server, api, admin, waiting["id"], "reject", reason=long)
+    assert rejected.status == 400 and rejected.body["message"].startswith("the reason is")
+    got = server.call("GET", f"{api}/items/{kept['id']}", member).body
+    assert got["status"] == "active" and [h["change"] for h in got["history"]] == [
+        "push",
+        "approve",
+    ]
+    assert [d["action"] for d in got["decisions"]] == ["approve"]
+    assert server.call("GET", f"{api}/items/{waiting['id']}", member).body["status"] == "proposed"
+    assert pull_all(server, api, member, since=start)["changes"] == []
+
+
 def test_approving_a_revision_rewrites_its_base_which_keeps_its_id(
     server: Server, api: str, admin: str, member: str
 ) -> None:

@@ -185,6 +185,20 @@ def test_a_form_without_its_csrf_token_or_from_another_site_changes_nothing(
     assert status == 409 and "cannot approve" in html
 
 
+def test_a_dismiss_whose_note_is_too_long_is_refused_on_the_page_and_changes_nothing(
+    running: Server, ws: str, admin: str, member: str
+) -> None:
+    (item_id,) = push_ids(running, ws, member, entry(memory("Backups run at 3am", SHOP)))
+    client = Browserless(running)
+    client.sign_in(admin)
+    csrf = client.csrf("/")
+    form = {"csrf": csrf, "reason": "wrong", "note": "far too long " * 20}
+    status, _, html, _ = client.send("POST", f"/items/{item_id}/dismiss", form)
+    assert status == 400 and "the note is" in html
+    got = running.call("GET", f"/api/v1/w/{ws}/items/{item_id}", member).body
+    assert got["status"] == "proposed" and len(got["history"]) == 1 and got["decisions"] == []
+
+
 def test_revoking_the_token_ends_its_web_session_at_once(
     running: Server, directory: Directory, ws: str
 ) -> None:

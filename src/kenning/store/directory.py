@@ -476,7 +476,9 @@ class Directory:
         token_id: str,
         reason: str | None = None,
         note: str | None = None,
+        feed: Sequence[tuple[str, str]] = (),
     ) -> None:
+        """A decision and the feed rows it makes, in one transaction."""
         with self._tx() as conn:
             conn.execute(
                 "INSERT INTO ken_team.decisions "
@@ -484,6 +486,8 @@ class Directory:
                 "VALUES (%s, %s, %s, %s, %s, %s)",
                 (workspace, item_id, action, reason, note, token_id),
             )
+            if feed:
+                _append_feed(conn, workspace, feed)
 
     def decisions(self, workspace: str, item_id: str) -> list[dict[str, Any]]:
         with self._tx() as conn:

@@ -351,6 +351,11 @@ class Team:
         """An admin's decision on one memory; answers the memory as it is after it."""
         if action not in ACTIONS:
             raise NotFound(f"no action '{action}': use {', '.join(ACTIONS)}")
+        # Checked before anything is written: a bad reason or note changes nothing.
+        if action == "dismiss" and not (reason or "").strip():
+            raise InvalidInput("dismiss needs a reason: covered, wrong, one_off or other")
+        why = items.dismiss_reason_of(reason) if action == "dismiss" else _said(reason, "reason")
+        said_note = _said(note, "note")
         feed: list[tuple[str, str]] = []
         with self.workspaces.store(workspace) as store:
             item = _get(store, item_id)
@@ -359,7 +364,7 @@ class Team:
                 stored = None
                 feed.append((item.id, "remove"))
             else:
-                stored, base = _decide(store, item, action, reason, self._base_of(workspace, item))
+                stored, base = _decide(store, item, action, why, self._base_of(workspace, item))
                 if base is not None and base.status is Status.ACTIVE:
                     feed.append((base.id, "upsert"))
                 if stored.status is Status.ACTIVE:
@@ -368,12 +373,11 @@ class Team:
                     feed.append((stored.id, "remove"))
         if action == "forget":
             self.directory.forget(workspace, item.id)
+            self.directory.append_feed(workspace, feed)
         else:
-            kept_reason = items.dismiss_reason_of(reason) if action == "dismiss" else _note(reason)
             self.directory.record_decision(
-                workspace, item.id, action, token.id, kept_reason, _note(note)
+                workspace, item.id, action, token.id, why, said_note, feed
             )
-        self.directory.append_feed(workspace, feed)
         if stored is None:
             return {"item": None, "forgotten": item.id}
         return {"item": self.wire(workspace, [stored])[0]}
@@ -406,21 +410,21 @@ def _insert_once(store: Store, item: Item) -> Item:
     return store.get_item(item.id)
 
 
-def _note(text: str | None) -> str | None:
-    return items.archive_reason_of(text)
+def _said(text: str | None, what: str) -> str | None:
+    """A reason or note in the admin's words: one line, redacted, 200 characters at most."""
+    return items.archive_reason_of(text, what)
 
 
 def _decide(
     store: Store, item: Item, action: str, reason: str | None, base_id: str | None
 ) -> tuple[Item, Item | None]:
-    """The memory after `action` (stored), and the memory a revision rewrote."""
+    """The memory after `action` (stored), and the memory a revision rewrote. `reason`
+    is a dismiss's, already checked."""
     if item.status not in items.allowed_from(action):
         raise Conflict(
             f"cannot {action} {short_id(item.id)}: it is {item.status.value}, and only "
             f"{' or '.join(s.value for s in items.allowed_from(action))} memories can be"
         )
-    if action == "dismiss" and not (reason or "").strip():
-        raise InvalidInput("dismiss needs a reason: covered, wrong, one_off or other")
     now = now_iso()
     match action:
         case "approve":
@@ -458,7 +462,7 @@ def _decide(
         item,
         status=target,
         links=links,
-        dismiss_reason=items.dismiss_reason_of(reason) if action == "dismiss" else None,
+        dismiss_reason=reason if action == "dismiss" else None,
         updated_at=now,
         reviewed_at=now if action == "approve" else item.reviewed_at,
         revision=ids.new_ulid(),
