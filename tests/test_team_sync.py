@@ -206,6 +206,39 @@ def test_an_edit_of_a_team_memory_is_a_revision_the_admin_approves_into_every_co
     assert original["source"] == f"team:{ws}#{waiting['id']}"
 
 
+def test_a_revision_approved_while_its_base_waits_takes_its_place(
+    running: Server, team: Any, tmp_path: Path
+) -> None:
+    ws, admin, alice, bob = team
+    added = bob.json("add", "Cron jobs: 4 per node", "--scope", "repo")
+    bob.ken("team", "sync")
+    editor = tmp_path / "editor.sh"
+    bob.env["KEN_EDITOR"] = str(editor)
+    for before, after in (("4", "6"), ("6", "8")):  # the second: a revision of the revision
+        editor.write_text(f"#!/bin/sh\nsed -i 's/{before} per node/{after} per node/' \"$1\"\n")
+        editor.chmod(0o755)
+        bob.ken("edit", added["id"])
+        assert bob.json("team", "sync")["pushed"] == 1
+    waiting = proposed(running, ws, admin)
+    assert len(waiting) == 3
+    latest = next(i for i in waiting if i["origin"]["base"] not in (None, added["id"]))
+    approve(running, ws, admin, latest["id"])
+    for older in waiting:
+        if older["id"] == latest["id"]:
+            continue
+        refused = running.call("POST", f"/api/v1/w/{ws}/items/{older['id']}/approve", admin, {})
+        assert refused.status == 409 and "superseded" in refused.body["message"]
+    active = running.call("GET", f"/api/v1/w/{ws}/items?status=active", admin).body["items"]
+    assert [i["title"] for i in active] == ["Cron jobs: 8 per node"]
+    assert alice.json("team", "sync")["pulled"] == 1
+    assert [i["title"] for i in alice.json("list", "--scope", f"repo:{REPO}")] == [
+        "Cron jobs: 8 per node"
+    ]
+    assert bob.json("team", "sync")["own"] == 1
+    [original] = bob.json("list", "--scope", f"repo:{REPO}")
+    assert original["id"] == added["id"] and original["source"] == f"team:{ws}#{latest['id']}"
+
+
 def test_a_shared_lesson_goes_to_the_team_as_a_proposal(running: Server, team: Any) -> None:
     ws, admin, alice, _ = team
     lesson = alice.json(

@@ -13,8 +13,9 @@ The HTTP API and the review page both call `Team`; neither holds a rule of its o
   version of the memory (forget deletes it and its versions), each recorded with who
   decided and why. Approving a *revision* writes its text onto the memory it revises (a
   new version of that memory, which keeps its id); the revision itself is superseded.
-  When that memory is no longer active (dismissed, rejected, archived), the revision is
-  approved as a team memory of its own.
+  When that memory still waits (proposed), the revision takes its place: it is
+  superseded, and the revision is approved as a team memory of its own; so it is when
+  that memory is no longer active (dismissed, rejected, archived).
 - **Uses.** Each host reports, per team memory it used, its own running count of
   uses; the directory keeps one count per (token, host, memory) and never lowers it,
   so a report sent twice counts once. A memory's `uses` is the sum, and the hosts.
@@ -40,6 +41,7 @@ from kenning.team.stores import Workspaces
 MAX_PUSH = 500
 MAX_PULL = 1000
 MAX_USES = 500  # entries in one uses report
+MAX_CHAIN = 50  # revisions of revisions followed back
 MAX_COUNT = 2**53  # a use count the JSON of any client still reads exactly
 WHATS = ("memory", "lesson", "proposal", "revision")
 ACTIONS = ("approve", "reject", "dismiss", "restore", "forget")
@@ -364,7 +366,9 @@ class Team:
                 stored = None
                 feed.append((item.id, "remove"))
             else:
-                stored, base = _decide(store, item, action, why, self._base_of(workspace, item))
+                bases = self._bases_of(workspace, item) if action == "approve" else []
+                with store.together():
+                    stored, base = _decide(store, item, action, why, bases)
                 if base is not None and base.status is Status.ACTIVE:
                     feed.append((base.id, "upsert"))
                 if stored.status is Status.ACTIVE:
@@ -382,9 +386,18 @@ class Team:
             return {"item": None, "forgotten": item.id}
         return {"item": self.wire(workspace, [stored])[0]}
 
-    def _base_of(self, workspace: str, item: Item) -> str | None:
-        origin = self.directory.origins(workspace, [item.id]).get(item.id)
-        return origin["base"] if origin and origin["what"] == "revision" else None
+    def _bases_of(self, workspace: str, item: Item) -> list[str]:
+        """What `item` revises, nearest first: its base, and that base's base while the
+        base is a revision too (a second edit sent before the first was approved)."""
+        chain: list[str] = []
+        current = item.id
+        while len(chain) < MAX_CHAIN:
+            origin = self.directory.origins(workspace, [current]).get(current)
+            if not origin or origin["what"] != "revision" or origin["base"] in (None, *chain):
+                return chain
+            current = origin["base"]
+            chain.append(current)
+        return chain
 
 
 def _get(store: Store, item_id: str) -> Item:
@@ -416,10 +429,11 @@ def _said(text: str | None, what: str) -> str | None:
 
 
 def _decide(
-    store: Store, item: Item, action: str, reason: str | None, base_id: str | None
+    store: Store, item: Item, action: str, reason: str | None, bases: list[str]
 ) -> tuple[Item, Item | None]:
     """The memory after `action` (stored), and the memory a revision rewrote. `reason`
-    is a dismiss's, already checked."""
+    is a dismiss's, already checked; `bases` what an approved revision revises, nearest
+    first. Its writes are one transaction (the caller's `store.together()`)."""
     if item.status not in items.allowed_from(action):
         raise Conflict(
             f"cannot {action} {short_id(item.id)}: it is {item.status.value}, and only "
@@ -437,27 +451,47 @@ def _decide(
             target = items.restored_status(store, item)
     rewritten = None
     links = item.links
-    base = _get(store, base_id) if action == "approve" and base_id is not None else None
-    # A revision of a memory no longer active (dismissed, rejected, archived) has nothing
-    # to rewrite: approved, it is a team memory of its own, as a new push would be.
-    if base is not None and base.status is Status.ACTIVE:
-        rewritten = store.replace_item(
-            replace(
-                base,
-                title=item.title,
-                body=item.body,
-                kind=item.kind,
-                tags=item.tags,
-                links=item.links,
-                evidence=item.evidence,
-                updated_at=now,
-                reviewed_at=now,
-                revision=ids.new_ulid(),
-            ),
-            "revise",
-        )
-        target = Status.SUPERSEDED  # its text lives on in the memory it revised
-        links = (*item.links, Link("item", base.id))
+    for base_id in bases:
+        try:
+            base = store.get_item(base_id)
+        except NotFound:
+            break  # forgotten: nothing left to revise
+        if base.status is Status.PROPOSED:
+            # Approved while what it revises still waits: it takes that one's place, so
+            # approving the older text later cannot make a second, contradicting memory.
+            store.replace_item(
+                replace(
+                    base,
+                    status=Status.SUPERSEDED,
+                    links=(*base.links, Link("item", item.id)),
+                    updated_at=now,
+                    revision=ids.new_ulid(),
+                ),
+                "supersede",
+                expected_revision=base.revision,
+            )
+            continue
+        # A revision of a memory no longer active (dismissed, rejected, archived) has
+        # nothing to rewrite: approved, it is a team memory of its own.
+        if base.status is Status.ACTIVE:
+            rewritten = store.replace_item(
+                replace(
+                    base,
+                    title=item.title,
+                    body=item.body,
+                    kind=item.kind,
+                    tags=item.tags,
+                    links=item.links,
+                    evidence=item.evidence,
+                    updated_at=now,
+                    reviewed_at=now,
+                    revision=ids.new_ulid(),
+                ),
+                "revise",
+            )
+            target = Status.SUPERSEDED  # its text lives on in the memory it revised
+            links = (*item.links, Link("item", base.id))
+        break
     updated = replace(
         item,
         status=target,
