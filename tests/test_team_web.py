@@ -199,6 +199,34 @@ def test_a_dismiss_whose_note_is_too_long_is_refused_on_the_page_and_changes_not
     assert got["status"] == "proposed" and len(got["history"]) == 1 and got["decisions"] == []
 
 
+def test_a_revision_sent_before_its_memory_was_revised_is_a_conflict_the_page_explains(
+    running: Server, ws: str, admin: str, member: str
+) -> None:
+    (base,) = push_ids(running, ws, admin, entry(memory("Cron jobs: 4 per node", SHOP)))
+    revisions = [
+        entry(memory(f"Cron jobs: {n} per node", SHOP), "revision", base=base) for n in (6, 8)
+    ]
+    carols, bobs = push_ids(running, ws, member, *revisions)
+    client = Browserless(running)
+    client.sign_in(admin)
+    csrf = client.csrf("/")
+    assert client.send("POST", f"/items/{carols}/approve", {"csrf": csrf})[0] == 303
+    status, _, html, _ = client.send("GET", "/")
+    assert "(revision of <a href=\"/items/" + base + "\">“Cron jobs: 6 per node”</a>" in html
+    assert "that memory was revised since this was sent" in html
+    status, _, html, _ = client.send("POST", f"/items/{bobs}/approve", {"csrf": csrf})
+    assert status == 409
+    assert "this revision of “Cron jobs: 6 per node”" in html and "Reject it" in html
+    api = f"/api/v1/w/{ws}"
+    assert running.call("GET", f"{api}/items/{base}", member).body["title"] == (
+        "Cron jobs: 6 per node"
+    )
+    waiting = running.call("GET", f"{api}/items/{bobs}", member).body
+    assert waiting["status"] == "proposed" and waiting["origin"]["revises"]["changed"] is True
+    answer = running.call("POST", f"{api}/items/{bobs}/approve", admin, {})
+    assert answer.status == 409 and answer.body["error"] == "conflict"
+
+
 def test_revoking_the_token_ends_its_web_session_at_once(
     running: Server, directory: Directory, ws: str
 ) -> None:

@@ -176,9 +176,16 @@ def _m0002_uses(conn: psycopg.Connection[Any]) -> None:
     )
 
 
+def _m0003_base_revision(conn: psycopg.Connection[Any]) -> None:
+    # The version of its base a revision was sent against: approving it after the base
+    # was rewritten since is a conflict, not a silent undo.
+    conn.execute("ALTER TABLE ken_team.origins ADD COLUMN base_revision text")
+
+
 MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (
     _m0001_create,
     _m0002_uses,
+    _m0003_base_revision,
 )
 _TIME = "to_char(%s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
@@ -442,10 +449,10 @@ class Directory:
             if origin is not None:
                 conn.execute(
                     "INSERT INTO ken_team.origins "
-                    "(workspace, item_id, host, token_id, local_id, what, base) "
+                    "(workspace, item_id, host, token_id, local_id, what, base, base_revision) "
                     "VALUES (%(workspace)s, %(item_id)s, %(host)s, %(token_id)s, %(local_id)s, "
-                    "%(what)s, %(base)s) ON CONFLICT DO NOTHING",
-                    {"workspace": workspace, **origin},
+                    "%(what)s, %(base)s, %(base_revision)s) ON CONFLICT DO NOTHING",
+                    {"workspace": workspace, "base_revision": None, **origin},
                 )
             if feed:
                 _append_feed(conn, workspace, feed)
@@ -458,10 +465,11 @@ class Directory:
 
     def origins(self, workspace: str, item_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Who sent each of these memories: host, token_id, name (the token's), local_id,
-        what and base."""
+        what, base and base_revision (the base's version a revision was sent against)."""
         with self._tx() as conn:
             rows = conn.execute(
-                "SELECT o.item_id, o.host, o.token_id, t.name, o.local_id, o.what, o.base "
+                "SELECT o.item_id, o.host, o.token_id, t.name, o.local_id, o.what, o.base, "
+                "o.base_revision "
                 "FROM ken_team.origins o LEFT JOIN ken_team.tokens t ON t.id = o.token_id "
                 "WHERE o.workspace = %s AND o.item_id = ANY(%s)",
                 (workspace, list(item_ids)),

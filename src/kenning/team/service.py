@@ -125,6 +125,7 @@ class Team:
         item_ids = [i.id for i in found]
         origins = self.directory.origins(workspace, item_ids) if found else {}
         uses = self.directory.uses(workspace, item_ids) if found else {}
+        revises = self._revises(workspace, list(origins.values()))
         out = []
         for item in found:
             data = item.to_dict()
@@ -139,12 +140,34 @@ class Team:
                     "local_id": origin["local_id"],
                     "what": origin["what"],
                     "base": origin["base"],
+                    "revises": revises.get(origin["base"] or ""),
                 }
                 if origin
                 else None
             )
             out.append(data)
         return out
+
+    def _revises(self, workspace: str, origins: list[dict[str, Any]]) -> dict[str, Any]:
+        """For the review: what each revision revises (id, title, status), and whether
+        that memory was rewritten since the revision was sent (`changed`)."""
+        bases = {o["base"]: o["base_revision"] for o in origins if o["base"]}
+        found: dict[str, Any] = {}
+        if not bases:
+            return found
+        with self.workspaces.store(workspace) as store:
+            for base_id, seen in bases.items():
+                try:
+                    base = store.get_item(base_id)
+                except NotFound:
+                    continue
+                found[base_id] = {
+                    "id": base.id,
+                    "title": base.title,
+                    "status": base.status.value,
+                    "changed": _rewritten_since(store, base, seen),
+                }
+        return found
 
     def list_items(
         self, workspace: str, status: str | None = None, q: str | None = None, limit: int = 100
@@ -235,8 +258,7 @@ class Team:
             if what == "revision" and not isinstance(base, str):
                 raise Refused("a revision names the team memory it revises in 'base'")
             with self.workspaces.store(workspace) as store:
-                if base is not None:
-                    _get(store, base)
+                base_revision = _get(store, base).revision if base is not None else None
                 stored = _insert_once(store, item)
         except (Refused, InvalidInput, NotFound) as exc:
             reason = exc.reason if isinstance(exc, Refused) else str(exc)
@@ -264,6 +286,7 @@ class Team:
             "local_id": local if isinstance(local, str) else None,
             "what": what,
             "base": base,
+            "base_revision": base_revision,
         }
         feed = [(stored.id, "upsert")] if stored.status is Status.ACTIVE else []
         self.directory.finish_push(workspace, push_id, answer, origin, feed)
@@ -386,17 +409,19 @@ class Team:
             return {"item": None, "forgotten": item.id}
         return {"item": self.wire(workspace, [stored])[0]}
 
-    def _bases_of(self, workspace: str, item: Item) -> list[str]:
+    def _bases_of(self, workspace: str, item: Item) -> list[tuple[str, str | None]]:
         """What `item` revises, nearest first: its base, and that base's base while the
-        base is a revision too (a second edit sent before the first was approved)."""
-        chain: list[str] = []
+        base is a revision too (a second edit sent before the first was approved); each
+        with the version of it the revision was sent against."""
+        chain: list[tuple[str, str | None]] = []
         current = item.id
         while len(chain) < MAX_CHAIN:
             origin = self.directory.origins(workspace, [current]).get(current)
-            if not origin or origin["what"] != "revision" or origin["base"] in (None, *chain):
+            seen = [base for base, _ in chain]
+            if not origin or origin["what"] != "revision" or origin["base"] in (None, *seen):
                 return chain
             current = origin["base"]
-            chain.append(current)
+            chain.append((current, origin["base_revision"]))
         return chain
 
 
@@ -423,13 +448,23 @@ def _insert_once(store: Store, item: Item) -> Item:
     return store.get_item(item.id)
 
 
+def _rewritten_since(store: Store, base: Item, seen: str | None) -> bool:
+    """Whether an approved revision rewrote `base` after its version `seen` (unknown,
+    for a revision sent before the server kept it: then not)."""
+    if seen is None or seen == base.revision:
+        return False
+    history = store.revisions(base.id)
+    at = next((n for n, version in enumerate(history) if version.id == seen), None)
+    return at is not None and any(v.change == "revise" for v in history[at + 1 :])
+
+
 def _said(text: str | None, what: str) -> str | None:
     """A reason or note in the admin's words: one line, redacted, 200 characters at most."""
     return items.archive_reason_of(text, what)
 
 
 def _decide(
-    store: Store, item: Item, action: str, reason: str | None, bases: list[str]
+    store: Store, item: Item, action: str, reason: str | None, bases: list[tuple[str, str | None]]
 ) -> tuple[Item, Item | None]:
     """The memory after `action` (stored), and the memory a revision rewrote. `reason`
     is a dismiss's, already checked; `bases` what an approved revision revises, nearest
@@ -451,7 +486,7 @@ def _decide(
             target = items.restored_status(store, item)
     rewritten = None
     links = item.links
-    for base_id in bases:
+    for base_id, seen in bases:
         try:
             base = store.get_item(base_id)
         except NotFound:
@@ -474,6 +509,12 @@ def _decide(
         # A revision of a memory no longer active (dismissed, rejected, archived) has
         # nothing to rewrite: approved, it is a team memory of its own.
         if base.status is Status.ACTIVE:
+            if _rewritten_since(store, base, seen):
+                raise Conflict(
+                    f"this revision of “{base.title}” ({short_id(base.id)}) was sent before "
+                    "that memory was last revised: approving it would undo that change. "
+                    "Reject it, and edit the memory as it is now"
+                )
             rewritten = store.replace_item(
                 replace(
                     base,
