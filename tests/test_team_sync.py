@@ -258,6 +258,33 @@ def test_a_shared_lesson_goes_to_the_team_as_a_proposal(running: Server, team: A
     assert waiting["scope"] == f"repo:{REPO}"
 
 
+def test_a_refused_share_exits_1_and_sharing_it_to_a_covered_scope_sends_it(
+    running: Server, team: Any
+) -> None:
+    ws, admin, alice, _ = team
+    lesson = alice.json(
+        "add", "Flaky tests get a ticket", "--kind", "lesson", "--scope", "global", "--propose"
+    )
+    other = "repo:github.com/acme/other"
+    refused = alice.ken("team", "share", lesson["short_id"], "--scope", other, check=False)
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines()[-1].startswith(
+        f"ken: the team server refused {lesson['short_id']}: the team does not cover"
+    )
+    status = alice.json("team", "status")
+    assert (status["pushed"], status["refused"], status["shared"]) == (0, 1, 0)
+    shared = alice.ken("team", "share", lesson["short_id"], "--scope", f"workspace:{ws}")
+    assert "the team's admins review it" in shared.stderr
+    [waiting] = proposed(running, ws, admin)
+    assert waiting["title"] == "Flaky tests get a ticket" and waiting["scope"] == f"workspace:{ws}"
+    again = alice.ken("team", "share", lesson["short_id"], "--scope", f"repo:{REPO}", check=False)
+    assert again.returncode == 1
+    assert f"went to the team in workspace:{ws} already" in again.stderr.strip().splitlines()[-1]
+    status = alice.json("team", "status")
+    assert (status["pushed"], status["refused"], status["shared"]) == (1, 0, 1)
+    assert len(proposed(running, ws, admin)) == 1
+
+
 def test_a_revoked_token_is_told_in_one_line_and_leave_cleans_up(
     running: Server, team: Any
 ) -> None:

@@ -124,9 +124,7 @@ def team_status(state: State, offline: bool) -> Result:
         "member": member.to_dict(),
         "server": server,
         "copies": len(team_sync.copies(state.store, member.workspace)),
-        "pushed": len(kept["pushed"]),
-        "waiting": len(kept["outbox"]),
-        "shared": len(kept["shared"]),
+        **team_sync.tally(kept),
         "cursor": kept["cursor"],
         "last_sync": kept.get("last_sync"),
         "last_error": kept.get("last_error"),
@@ -143,7 +141,8 @@ def team_status(state: State, offline: bool) -> Result:
         lines.append(f"server     {server['error']}")
     lines += [
         f"here       {data['copies']} team memories pulled; {data['pushed']} pushed, "
-        f"{data['waiting']} waiting to be sent, {data['shared']} shared",
+        f"{data['refused']} refused, {data['waiting']} waiting to be sent, "
+        f"{data['shared']} shared",
         f"last sync  {data['last_sync'] or 'never'}"
         + (f" ({data['last_error']})" if data["last_error"] else ""),
     ]
@@ -198,19 +197,22 @@ def team_share(state: State, ref: str, scope: str | None) -> Result:
     team_sync.share(state.store, item, chosen, what)
     report = team_sync.sync(state.store, member, timeout=CLI_TIMEOUT, do_pull=False)
     sent = team_sync.load_state(state.store.path)["pushed"].get(item.id) or {}
-    done = sent.get("revision") == item.revision and sent.get("status") != "refused"
+    data = {"id": item.id, "scope": str(chosen), "what": what, **report.to_dict()}
+    if sent.get("status") == "refused":
+        refused = InvalidInput(
+            f"the team server refused {short_id(item.id)}: {sent.get('reason')}; "
+            "`ken team share ID --scope SCOPE` sends it to another scope"
+        )
+        return Result(data=data, error=refused)
+    done = sent.get("revision") == item.revision
 
     def shown() -> None:
-        if report.refused:
-            _report(report)
-            return
         say(
             f"shared {short_id(item.id)} as a {what} in {chosen}: "
             + ("the team's admins review it" if done else "it goes at the next `ken team sync`")
             + (f" ({report.error})" if report.error else "")
         )
 
-    data = {"id": item.id, "scope": str(chosen), "what": what, **report.to_dict()}
     return Result(data=data, text=shown)
 
 

@@ -47,6 +47,7 @@ from typing import Any
 from kenning import config as config_mod
 from kenning import ids, items, policy
 from kenning.errors import InvalidInput, KenningError, NotFound
+from kenning.ids import short_id
 from kenning.model import (
     KINDS,
     Item,
@@ -304,6 +305,7 @@ def send_outbox(
                 "push_id": entry["push_id"],
                 "server_id": result.get("id"),
                 "status": result.get("item_status") or status,
+                "scope": (entry.get("item") or {}).get("scope"),
             }
             if status == "refused":
                 record["status"] = "refused"
@@ -600,11 +602,33 @@ def sync(
 
 
 def share(store: Store, item: Item, scope: Scope, what: str) -> None:
-    """Mark `item` shared with the team in `scope`; the next sync pushes it."""
+    """Mark `item` shared with the team in `scope`; the next sync pushes it. A version
+    the server refused goes again (to the scope chosen now); one it stored keeps the
+    scope it went to (InvalidInput for another)."""
     with locked():
         state = load_state(store.path)
+        sent = state["pushed"].get(item.id) or {}
+        if sent.get("status") == "refused":
+            state["pushed"][item.id] = {**sent, "revision": None}  # fresh again
+        elif sent.get("server_id") and sent.get("scope") not in (None, str(scope)):
+            raise InvalidInput(
+                f"{short_id(item.id)} went to the team in {sent['scope']} already, and a "
+                "team memory keeps its scope"
+            )
         state["shared"][item.id] = {"scope": str(scope), "what": what}
         save_state(store.path, state)
+
+
+def tally(state: dict[str, Any]) -> dict[str, int]:
+    """What this store's sync state counts: versions the server stored (pushed) or
+    refused, entries waiting in the outbox, and memories shared and not refused."""
+    refused = {k for k, r in state["pushed"].items() if r.get("status") == "refused"}
+    return {
+        "pushed": len(state["pushed"]) - len(refused),
+        "refused": len(refused),
+        "waiting": len(state["outbox"]),
+        "shared": len([k for k in state["shared"] if k not in refused]),
+    }
 
 
 def file_revision(store: Store, copy: Item, revised: Item) -> None:
