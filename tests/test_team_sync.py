@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -283,6 +284,29 @@ def test_a_refused_share_exits_1_and_sharing_it_to_a_covered_scope_sends_it(
     status = alice.json("team", "status")
     assert (status["pushed"], status["refused"], status["shared"]) == (1, 0, 1)
     assert len(proposed(running, ws, admin)) == 1
+
+
+def test_what_is_added_while_the_server_is_away_waits_in_the_outbox_and_is_counted(
+    running: Server, team: Any
+) -> None:
+    ws, admin, alice, _ = team
+    alice.ken("team", "sync")  # the covered repos, seen once
+    team_file = Path(alice.env["XDG_CONFIG_HOME"]) / "kenning" / "team.json"
+    joined = json.loads(team_file.read_text())
+    with socket.socket() as sock:  # a port nothing listens on: the server is away
+        sock.bind(("127.0.0.1", 0))
+        away = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    team_file.write_text(json.dumps({**joined, "url": away}))
+    for name in ("billing", "ledger", "search"):
+        alice.ken("add", f"The {name} service deploys with make ship", "--scope", "repo")
+    failed = alice.ken("team", "sync", check=False)
+    assert failed.returncode == 1 and "cannot reach the team server" in failed.stderr
+    assert alice.json("team", "status", "--offline")["waiting"] == 3
+    assert "3 waiting to be sent" in alice.ken("team", "status", "--offline").stdout
+    team_file.write_text(json.dumps(joined))
+    report = alice.json("team", "sync")
+    assert (report["pushed"], report["waiting"]) == (3, 0)
+    assert len(proposed(running, ws, admin)) == 3
 
 
 def test_a_revoked_token_is_told_in_one_line_and_leave_cleans_up(

@@ -556,7 +556,8 @@ def sync(
     from_start: bool = False,
 ) -> Report:
     """Pull, then push, within `timeout` seconds in all. A server that cannot be reached
-    (or runs out the time) is the report's `error`; what was done before stays done.
+    (or runs out the time) is the report's `error`; what was done before stays done, and
+    what is to be pushed is queued in the outbox all the same.
     `from_start` pulls everything again (after the server was restored from a backup,
     the cursor may point past what it holds); the copies are updated in place."""
     member = membership or load_membership()
@@ -575,25 +576,26 @@ def sync(
         try:
             if do_pull:
                 pull(store, client, member, state, save, report)
-            if do_push:
-                stale = time.time() - float(state.get("repos_at") or 0) > REPOS_MAX_AGE
-                if refresh_repos or stale or not state["repos"]:
-                    try:
-                        state["repos"] = client.repos()
-                        state["repos_at"] = time.time()
-                    except TeamError:
-                        if not state["repos"]:
-                            raise
-                        # The list last seen chooses what to queue; sending fails the same way.
-                withheld = config_mod.Config().repos_not_delivered()
-                fresh = choose_pushes(store, member, state, withheld)
-                if fresh:
-                    state["outbox"].extend(fresh)
-                    save(state)  # on disk before it is sent: a retry reuses the ids
-                send_outbox(client, member, state, save, report)
-                report_uses(store, client, member, state, save, report)
+            stale = time.time() - float(state.get("repos_at") or 0) > REPOS_MAX_AGE
+            if do_push and (refresh_repos or stale or not state["repos"]):
+                state["repos"] = client.repos()
+                state["repos_at"] = time.time()
         except TeamError as exc:
             report.error = str(exc)
+        if do_push:
+            # Queued even when the server is away (chosen by the covered repos last seen):
+            # it waits in the outbox, counted, until a sync reaches the server.
+            withheld = config_mod.Config().repos_not_delivered()
+            fresh = choose_pushes(store, member, state, withheld)
+            if fresh:
+                state["outbox"].extend(fresh)
+                save(state)  # on disk before it is sent: a retry reuses the ids
+            try:
+                if report.error is None:
+                    send_outbox(client, member, state, save, report)
+                    report_uses(store, client, member, state, save, report)
+            except TeamError as exc:
+                report.error = str(exc)
         state["last_sync"] = now_iso()
         state["last_error"] = report.error
         report.waiting = len(state["outbox"])
