@@ -309,6 +309,29 @@ def test_what_is_added_while_the_server_is_away_waits_in_the_outbox_and_is_count
     assert len(proposed(running, ws, admin)) == 3
 
 
+def test_leaving_and_joining_the_same_team_again_pushes_nothing_twice(
+    running: Server, team: Any
+) -> None:
+    ws, admin, alice, _ = team
+    alice.ken("add", "Releases are tagged vX.Y.Z", "--scope", "repo")
+    alice.ken("add", "Hotfixes branch from the last tag", "--scope", "repo")
+    assert alice.json("team", "sync")["pushed"] == 2
+    first, _ = proposed(running, ws, admin)
+    approve(running, ws, admin, first["id"])
+    assert alice.json("team", "sync")["own"] == 1
+    team_file = Path(alice.env["XDG_CONFIG_HOME"]) / "kenning" / "team.json"
+    joined = json.loads(team_file.read_text())
+    alice.ken("team", "leave")
+    alice.ken("team", "join", joined["url"], "--token", "-", input=joined["token"] + "\n")
+    again = alice.json("team", "sync")
+    assert (again["pushed"], again["duplicates"], again["own"]) == (0, 0, 1)
+    assert len(proposed(running, ws, admin)) == 1
+    active = running.call("GET", f"/api/v1/w/{ws}/items?status=active", admin).body["items"]
+    assert [i["id"] for i in active] == [first["id"]]
+    sources = [i["source"] for i in alice.json("list", "--scope", f"repo:{REPO}")]
+    assert sorted(sources, key=str) == [None, f"team:{ws}#{first['id']}"]  # no copy beside
+
+
 def test_a_revoked_token_is_told_in_one_line_and_leave_cleans_up(
     running: Server, team: Any
 ) -> None:

@@ -184,8 +184,9 @@ def team_sync_cmd(state: State, timeout: float, from_start: bool) -> Result:
 @pass_state
 def team_share(state: State, ref: str, scope: str | None) -> Result:
     """Share a lesson or a proposal with the team: it is pushed (as a proposal for the
-    team's admins) now, or at the next sync when the server does not answer. A person's
-    command."""
+    team's admins) now, or at the next sync when the server does not answer. A refusal
+    (a scope the team does not cover) exits 1 with its reason: share it again with
+    another --scope. A memory the team holds keeps its scope. A person's command."""
     policy.require_person(state.actor(), "sharing with the team")
     member = _member()
     item = items.get(state.store, ref)
@@ -221,7 +222,9 @@ def team_share(state: State, ref: str, scope: str | None) -> Result:
 @pass_state
 def team_leave(state: State) -> Result:
     """Leave the team: remove the membership file, the sync's state and the team
-    memories sync brought into this store. Your own memories stay. A person's command."""
+    memories sync brought into this store. Your own memories stay, and so does the record
+    of what you pushed: joining the same team again sends none of it twice. A person's
+    command."""
     policy.require_person(state.actor(), "leaving a team")
     member = _member()
     gone = team_sync.leave(state.store, member)

@@ -26,7 +26,9 @@ per server id, so a sync sends only what grew.
 
 **State** is a JSON file beside the hook log, `$XDG_STATE_HOME/kenning/team-sync.json`,
 one section per store (the cursor, what was pushed, the outbox, the shared items, the
-covered repos last seen, the use counts last reported). One sync at a time holds its
+covered repos last seen, the use counts last reported). Leaving a team keeps only what
+was pushed to it, per server and workspace: joining the same team again sends none of
+it twice. One sync at a time holds its
 lock; the SessionStart hook does not wait for it (another sync is running, so it skips).
 
 The standard library only, like the client: the SessionStart hook runs `at_start`.
@@ -149,6 +151,7 @@ def load_state(store_path: str) -> dict[str, Any]:
     section.setdefault("shared", {})
     section.setdefault("repos", [])
     section.setdefault("uses", {})
+    section.setdefault("left", {})
     return dict(section)
 
 
@@ -567,6 +570,8 @@ def sync(
     client = Client.of(member, timeout)
     with locked(wait):
         state = load_state(store.path)
+        # Joined again after leaving this team: what was pushed to it then is known again.
+        state["pushed"] = {**state["left"].pop(team_key(member), {}), **state["pushed"]}
         if from_start:
             state["cursor"] = ""
 
@@ -666,8 +671,16 @@ def leave(store: Store, membership: Membership) -> int:
                 own_again(store, state, mine)
         if gone:
             store.delete_items([i.id for i in gone])
-        save_state(store.path, None)
+        # What was pushed is remembered (and only that), so joining this team again sends
+        # none of it twice: the server holds it already.
+        left = {**state["left"], team_key(membership): state["pushed"]}
+        save_state(store.path, {"left": left})
     return len(gone)
+
+
+def team_key(membership: Membership) -> str:
+    """One team: its server and workspace."""
+    return f"{membership.url} {membership.workspace}"
 
 
 def at_start(store: Store, timeout: float = START_TIMEOUT) -> str | None:
