@@ -618,6 +618,14 @@ def test_the_cli_lists_tokens_and_repos_and_says_what_is_missing(pg_dsn: str) ->
     assert sqlite.returncode == 1 and "postgresql://" in sqlite.stderr
 
 
+def test_a_blank_repo_is_refused_in_one_line_and_not_added(pg_dsn: str) -> None:
+    blank = ken("serve", "repos", "add", "--db", pg_dsn, "acme", "  ")
+    assert blank.returncode == 1 and len(blank.stderr.strip().splitlines()) == 1
+    assert "a repo is its origin" in blank.stderr
+    listed = ken("serve", "repos", "list", "--db", pg_dsn, "acme", "--json")
+    assert json.loads(listed.stdout)["repos"] == []
+
+
 def test_an_agent_cannot_make_a_token(pg_dsn: str) -> None:
     env = {**os.environ, "CLAUDECODE": "1"}
     out = ken("serve", "token", "create", "--db", pg_dsn, "-w", "acme", "--role", "admin", env=env)

@@ -227,6 +227,26 @@ def test_a_revision_sent_before_its_memory_was_revised_is_a_conflict_the_page_ex
     assert answer.status == 409 and answer.body["error"] == "conflict"
 
 
+def test_the_page_cannot_forget_and_its_log_lines_say_whose_session_it_was(
+    running: Server, directory: Directory, ws: str, member: str
+) -> None:
+    text, token = directory.create_token(ws, "admin", "lead")
+    (item_id,) = push_ids(running, ws, member, entry(memory("Caches expire hourly", SHOP)))
+    client = Browserless(running)
+    client.sign_in(text)
+    csrf = client.csrf("/")
+    status, _, html, _ = client.send("POST", f"/items/{item_id}/forget", {"csrf": csrf})
+    assert status == 404 and "no action 'forget' here" in html
+    got = running.call("GET", f"/api/v1/w/{ws}/items/{item_id}", member)
+    assert got.status == 200 and len(got.body["history"]) == 1
+    [line] = [
+        x
+        for x in running.logs()
+        if x.get("msg") == "request" and x.get("path") == f"/items/{item_id}/forget"
+    ]
+    assert (line["workspace"], line["token_id"], line["status"]) == (ws, token.id, 404)
+
+
 def test_revoking_the_token_ends_its_web_session_at_once(
     running: Server, directory: Directory, ws: str
 ) -> None:

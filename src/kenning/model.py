@@ -157,6 +157,8 @@ def repo_key(text: str) -> str:
     `~`) is kept as it is, since a repo without an origin is keyed by its main
     checkout's path; anything else is read as an origin and normalized."""
     value = text.strip()
+    if not value:
+        raise _not_a_repo(text)
     if value.startswith("~"):
         import os.path
 
