@@ -575,7 +575,7 @@ def test_one_push_id_sent_at_once_from_many_threads_is_stored_once(
     assert len(history) == 1
 
 
-def test_health_says_503_when_the_database_is_gone(pg_cluster: str) -> None:
+def test_health_and_every_request_say_503_at_once_when_the_database_is_gone(pg_cluster: str) -> None:
     with module_database(pg_cluster) as db:
         server = start_server(db)
         try:
@@ -587,6 +587,12 @@ def test_health_says_503_when_the_database_is_gone(pg_cluster: str) -> None:
                 conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
             answer = server.call("GET", "/health")
             assert answer.status == 503 and answer.body["ok"] is False
+            began = time.monotonic()
+            refused = server.call("GET", "/api/v1/whoami", "kt_any")
+            assert refused.status == 503 and refused.body["error"] == "unavailable"
+            assert time.monotonic() - began < 10  # not the pool's 30 s
+            failed = [x for x in server.logs() if str(x.get("msg", "")).startswith("request f")]
+            assert failed and all(x["level"] == "warning" and "exc" not in x for x in failed)
         finally:
             server.stop()
         with psycopg.connect(pg_cluster, autocommit=True) as conn:

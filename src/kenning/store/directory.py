@@ -47,6 +47,9 @@ SCHEMA = "ken_team"
 ROLES = tuple(role.value for role in TeamRole)
 TOKEN_PREFIX = "kt_"
 SESSION_DAYS = 7
+# Seconds a request waits for a connection: with the database down, every request (each
+# looks its token up here first) is a prompt 503, not a wait hosts give up on first.
+CONNECTION_WAIT = 5.0
 
 
 def token_hash(text: str) -> str:
@@ -231,6 +234,7 @@ class Directory:
                 max_size=max_size,
                 kwargs={"row_factory": dict_row},
                 open=False,
+                timeout=CONNECTION_WAIT,
             )
             self.pool.open(wait=True, timeout=15)
         except (psycopg.Error, Exception) as exc:  # the pool raises its own PoolTimeout
