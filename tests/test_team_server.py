@@ -599,6 +599,39 @@ def test_health_and_every_request_say_503_at_once_when_the_database_is_gone(pg_c
             conn.execute(f'CREATE DATABASE "{name}"')  # for module_database to drop
 
 
+def test_a_push_when_the_database_drops_its_connections_is_retried_never_refused(
+    pg_cluster: str,
+) -> None:
+    import psycopg
+
+    with module_database(pg_cluster) as db:
+        server = start_server(db)
+        try:
+            with open_directory(server) as directory:
+                ws = new_workspace(directory)
+                admin = directory.create_token(ws, "admin", "lead")[0]
+            api = f"/api/v1/w/{ws}"
+            push(server, api, admin, entry(memory("Warm the pools", SHOP)))
+            name = db.split("/")[3].split("?")[0]
+            with psycopg.connect(pg_cluster, autocommit=True) as conn:  # as after a restart
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = %s AND pid <> pg_backend_pid()",
+                    (name,),
+                )
+            sent = entry(memory("Pushed as the database came back", SHOP))
+            answers = [server.call("POST", f"{api}/push", admin, {"host": "h", "items": [sent]})]
+            while answers[-1].status == 503 and len(answers) < 20:
+                answers.append(
+                    server.call("POST", f"{api}/push", admin, {"host": "h", "items": [sent]})
+                )
+            assert {a.status for a in answers[:-1]} <= {503}
+            (result,) = answers[-1].body["results"]
+            assert result["status"] in ("stored", "duplicate"), result
+        finally:
+            server.stop()
+
+
 def test_the_cli_lists_tokens_and_repos_and_says_what_is_missing(pg_dsn: str) -> None:
     made = ken("serve", "token", "create", "--db", pg_dsn, "-w", "Acme", "--role", "admin")
     assert made.returncode == 0 and made.stdout.startswith("kt_")

@@ -437,14 +437,16 @@ def _get(store: Store, item_id: str) -> Item:
 def _insert_once(store: Store, item: Item) -> Item:
     """Store `item` unless its id is there: a retry of a push cut off after the write,
     or the same push sent twice at once, finds it there (one of two racing inserts
-    fails on the primary key; the item it lost to is the one)."""
+    fails on the primary key; the item it lost to is the one). When it is not there, the
+    store itself failed (the database just went away or came back): that error goes up,
+    a 503 that leaves the push unanswered, so its retry writes it; never a refusal."""
     try:
         store.insert_many([item], change="push")
-    except StoreError:
+    except StoreError as exc:
         try:
             return store.get_item(item.id)
         except NotFound:
-            raise
+            raise exc from None
     return store.get_item(item.id)
 
 
