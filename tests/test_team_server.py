@@ -575,7 +575,9 @@ def test_one_push_id_sent_at_once_from_many_threads_is_stored_once(
     assert len(history) == 1
 
 
-def test_health_and_every_request_say_503_at_once_when_the_database_is_gone(pg_cluster: str) -> None:
+def test_health_and_every_request_say_503_at_once_when_the_database_is_gone(
+    pg_cluster: str,
+) -> None:
     with module_database(pg_cluster) as db:
         server = start_server(db)
         try:

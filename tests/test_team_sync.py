@@ -269,8 +269,10 @@ def test_a_refused_share_exits_1_and_sharing_it_to_a_covered_scope_sends_it(
     other = "repo:github.com/acme/other"
     refused = alice.ken("team", "share", lesson["short_id"], "--scope", other, check=False)
     assert refused.returncode == 1
-    assert refused.stderr.strip().splitlines()[-1].startswith(
-        f"ken: the team server refused {lesson['short_id']}: the team does not cover"
+    assert (
+        refused.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"ken: the team server refused {lesson['short_id']}: the team does not cover")
     )
     status = alice.json("team", "status")
     assert (status["pushed"], status["refused"], status["shared"]) == (0, 1, 0)

@@ -212,7 +212,7 @@ def test_a_revision_sent_before_its_memory_was_revised_is_a_conflict_the_page_ex
     csrf = client.csrf("/")
     assert client.send("POST", f"/items/{carols}/approve", {"csrf": csrf})[0] == 303
     status, _, html, _ = client.send("GET", "/")
-    assert "(revision of <a href=\"/items/" + base + "\">“Cron jobs: 6 per node”</a>" in html
+    assert '(revision of <a href="/items/' + base + '">“Cron jobs: 6 per node”</a>' in html
     assert "that memory was revised since this was sent" in html
     status, _, html, _ = client.send("POST", f"/items/{bobs}/approve", {"csrf": csrf})
     assert status == 409
