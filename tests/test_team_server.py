@@ -662,7 +662,7 @@ def test_the_cli_lists_tokens_and_repos_and_says_what_is_missing(pg_dsn: str) ->
 def test_a_blank_repo_is_refused_in_one_line_and_not_added(pg_dsn: str) -> None:
     blank = ken("serve", "repos", "add", "--db", pg_dsn, "acme", "  ")
     assert blank.returncode == 1 and len(blank.stderr.strip().splitlines()) == 1
-    assert "a repo is its origin" in blank.stderr
+    assert "the name after 'repo:' is empty" in blank.stderr
     listed = ken("serve", "repos", "list", "--db", pg_dsn, "acme", "--json")
     assert json.loads(listed.stdout)["repos"] == []
 

@@ -158,7 +158,7 @@ def repo_key(text: str) -> str:
     checkout's path; anything else is read as an origin and normalized."""
     value = text.strip()
     if not value:
-        raise _not_a_repo(text)
+        raise ValueError(f"bad scope 'repo:{text}': the name after 'repo:' is empty")
     if value.startswith("~"):
         import os.path
 
