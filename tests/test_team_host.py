@@ -158,6 +158,20 @@ def test_a_url_that_is_not_http_is_refused() -> None:
         team_client.split_url("ftp://example.com")
 
 
+@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:abc"])
+def test_a_malformed_server_url_is_one_line_in_join_status_and_sync(url: str) -> None:
+    said = f"ken: bad team server URL '{url}': give http(s)://HOST[:PORT]"
+    joining = ken_proc("team", "join", url, "--token", "kt_x")
+    assert (joining.returncode, joining.stderr.strip()) == (1, said)
+    assert team_client.load_membership() is None
+    path = Path(team_client.membership_path())
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"url": url, "workspace": "acme", "token": "kt_x"}))
+    for args in (("status",), ("sync",)):
+        done = ken_proc("team", *args)
+        assert (done.returncode, done.stderr.strip()) == (1, said)
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -310,6 +310,29 @@ def test_dismiss_needs_a_reason_and_a_status_conflict_is_409(
     assert back.body["item"]["status"] == "proposed"  # it was waiting
 
 
+def test_a_reason_or_note_over_200_characters_is_refused_and_changes_nothing(
+    server: Server, api: str, admin: str, member: str
+) -> None:
+    (kept,) = push(server, api, member, entry(memory("Logs are kept 30 days", SHOP)))
+    (waiting,) = push(server, api, member, entry(memory("Logs go to Loki", SHOP)))
+    act(server, api, admin, kept["id"], "approve")
+    start = pull_all(server, api, member)["cursor"]
+    long = "too long " * 30
+    dismissed = act(server, api, admin, kept["id"], "dismiss", reason="wrong", note=long)
+    assert dismissed.status == 400
+    assert dismissed.body["message"].startswith("the note is 269 characters, over 200")
+    rejected = act(server, api, admin, waiting["id"], "reject", reason=long)
+    assert rejected.status == 400 and rejected.body["message"].startswith("the reason is")
+    got = server.call("GET", f"{api}/items/{kept['id']}", member).body
+    assert got["status"] == "active" and [h["change"] for h in got["history"]] == [
+        "push",
+        "approve",
+    ]
+    assert [d["action"] for d in got["decisions"]] == ["approve"]
+    assert server.call("GET", f"{api}/items/{waiting['id']}", member).body["status"] == "proposed"
+    assert pull_all(server, api, member, since=start)["changes"] == []
+
+
 def test_approving_a_revision_rewrites_its_base_which_keeps_its_id(
     server: Server, api: str, admin: str, member: str
 ) -> None:
@@ -552,7 +575,9 @@ def test_one_push_id_sent_at_once_from_many_threads_is_stored_once(
     assert len(history) == 1
 
 
-def test_health_says_503_when_the_database_is_gone(pg_cluster: str) -> None:
+def test_health_and_every_request_say_503_at_once_when_the_database_is_gone(
+    pg_cluster: str,
+) -> None:
     with module_database(pg_cluster) as db:
         server = start_server(db)
         try:
@@ -564,10 +589,49 @@ def test_health_says_503_when_the_database_is_gone(pg_cluster: str) -> None:
                 conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
             answer = server.call("GET", "/health")
             assert answer.status == 503 and answer.body["ok"] is False
+            began = time.monotonic()
+            refused = server.call("GET", "/api/v1/whoami", "kt_any")
+            assert refused.status == 503 and refused.body["error"] == "unavailable"
+            assert time.monotonic() - began < 10  # not the pool's 30 s
+            failed = [x for x in server.logs() if str(x.get("msg", "")).startswith("request f")]
+            assert failed and all(x["level"] == "warning" and "exc" not in x for x in failed)
         finally:
             server.stop()
         with psycopg.connect(pg_cluster, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')  # for module_database to drop
+
+
+def test_a_push_when_the_database_drops_its_connections_is_retried_never_refused(
+    pg_cluster: str,
+) -> None:
+    import psycopg
+
+    with module_database(pg_cluster) as db:
+        server = start_server(db)
+        try:
+            with open_directory(server) as directory:
+                ws = new_workspace(directory)
+                admin = directory.create_token(ws, "admin", "lead")[0]
+            api = f"/api/v1/w/{ws}"
+            push(server, api, admin, entry(memory("Warm the pools", SHOP)))
+            name = db.split("/")[3].split("?")[0]
+            with psycopg.connect(pg_cluster, autocommit=True) as conn:  # as after a restart
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = %s AND pid <> pg_backend_pid()",
+                    (name,),
+                )
+            sent = entry(memory("Pushed as the database came back", SHOP))
+            answers = [server.call("POST", f"{api}/push", admin, {"host": "h", "items": [sent]})]
+            while answers[-1].status == 503 and len(answers) < 20:
+                answers.append(
+                    server.call("POST", f"{api}/push", admin, {"host": "h", "items": [sent]})
+                )
+            assert {a.status for a in answers[:-1]} <= {503}
+            (result,) = answers[-1].body["results"]
+            assert result["status"] in ("stored", "duplicate"), result
+        finally:
+            server.stop()
 
 
 def test_the_cli_lists_tokens_and_repos_and_says_what_is_missing(pg_dsn: str) -> None:
@@ -593,6 +657,14 @@ def test_the_cli_lists_tokens_and_repos_and_says_what_is_missing(pg_dsn: str) ->
     assert missing.returncode == 1 and "--db postgresql://" in missing.stderr
     sqlite = ken("serve", "--db", "/tmp/x.db", env=env)
     assert sqlite.returncode == 1 and "postgresql://" in sqlite.stderr
+
+
+def test_a_blank_repo_is_refused_in_one_line_and_not_added(pg_dsn: str) -> None:
+    blank = ken("serve", "repos", "add", "--db", pg_dsn, "acme", "  ")
+    assert blank.returncode == 1 and len(blank.stderr.strip().splitlines()) == 1
+    assert "the name after 'repo:' is empty" in blank.stderr
+    listed = ken("serve", "repos", "list", "--db", pg_dsn, "acme", "--json")
+    assert json.loads(listed.stdout)["repos"] == []
 
 
 def test_an_agent_cannot_make_a_token(pg_dsn: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -206,6 +207,39 @@ def test_an_edit_of_a_team_memory_is_a_revision_the_admin_approves_into_every_co
     assert original["source"] == f"team:{ws}#{waiting['id']}"
 
 
+def test_a_revision_approved_while_its_base_waits_takes_its_place(
+    running: Server, team: Any, tmp_path: Path
+) -> None:
+    ws, admin, alice, bob = team
+    added = bob.json("add", "Cron jobs: 4 per node", "--scope", "repo")
+    bob.ken("team", "sync")
+    editor = tmp_path / "editor.sh"
+    bob.env["KEN_EDITOR"] = str(editor)
+    for before, after in (("4", "6"), ("6", "8")):  # the second: a revision of the revision
+        editor.write_text(f"#!/bin/sh\nsed -i 's/{before} per node/{after} per node/' \"$1\"\n")
+        editor.chmod(0o755)
+        bob.ken("edit", added["id"])
+        assert bob.json("team", "sync")["pushed"] == 1
+    waiting = proposed(running, ws, admin)
+    assert len(waiting) == 3
+    latest = next(i for i in waiting if i["origin"]["base"] not in (None, added["id"]))
+    approve(running, ws, admin, latest["id"])
+    for older in waiting:
+        if older["id"] == latest["id"]:
+            continue
+        refused = running.call("POST", f"/api/v1/w/{ws}/items/{older['id']}/approve", admin, {})
+        assert refused.status == 409 and "superseded" in refused.body["message"]
+    active = running.call("GET", f"/api/v1/w/{ws}/items?status=active", admin).body["items"]
+    assert [i["title"] for i in active] == ["Cron jobs: 8 per node"]
+    assert alice.json("team", "sync")["pulled"] == 1
+    assert [i["title"] for i in alice.json("list", "--scope", f"repo:{REPO}")] == [
+        "Cron jobs: 8 per node"
+    ]
+    assert bob.json("team", "sync")["own"] == 1
+    [original] = bob.json("list", "--scope", f"repo:{REPO}")
+    assert original["id"] == added["id"] and original["source"] == f"team:{ws}#{latest['id']}"
+
+
 def test_a_shared_lesson_goes_to_the_team_as_a_proposal(running: Server, team: Any) -> None:
     ws, admin, alice, _ = team
     lesson = alice.json(
@@ -223,6 +257,81 @@ def test_a_shared_lesson_goes_to_the_team_as_a_proposal(running: Server, team: A
     [waiting] = proposed(running, ws, admin)
     assert waiting["kind"] == "lesson" and waiting["origin"]["what"] == "lesson"
     assert waiting["scope"] == f"repo:{REPO}"
+
+
+def test_a_refused_share_exits_1_and_sharing_it_to_a_covered_scope_sends_it(
+    running: Server, team: Any
+) -> None:
+    ws, admin, alice, _ = team
+    lesson = alice.json(
+        "add", "Flaky tests get a ticket", "--kind", "lesson", "--scope", "global", "--propose"
+    )
+    other = "repo:github.com/acme/other"
+    refused = alice.ken("team", "share", lesson["short_id"], "--scope", other, check=False)
+    assert refused.returncode == 1
+    assert (
+        refused.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"ken: the team server refused {lesson['short_id']}: the team does not cover")
+    )
+    status = alice.json("team", "status")
+    assert (status["pushed"], status["refused"], status["shared"]) == (0, 1, 0)
+    shared = alice.ken("team", "share", lesson["short_id"], "--scope", f"workspace:{ws}")
+    assert "the team's admins review it" in shared.stderr
+    [waiting] = proposed(running, ws, admin)
+    assert waiting["title"] == "Flaky tests get a ticket" and waiting["scope"] == f"workspace:{ws}"
+    again = alice.ken("team", "share", lesson["short_id"], "--scope", f"repo:{REPO}", check=False)
+    assert again.returncode == 1
+    assert f"went to the team in workspace:{ws} already" in again.stderr.strip().splitlines()[-1]
+    status = alice.json("team", "status")
+    assert (status["pushed"], status["refused"], status["shared"]) == (1, 0, 1)
+    assert len(proposed(running, ws, admin)) == 1
+
+
+def test_what_is_added_while_the_server_is_away_waits_in_the_outbox_and_is_counted(
+    running: Server, team: Any
+) -> None:
+    ws, admin, alice, _ = team
+    alice.ken("team", "sync")  # the covered repos, seen once
+    team_file = Path(alice.env["XDG_CONFIG_HOME"]) / "kenning" / "team.json"
+    joined = json.loads(team_file.read_text())
+    with socket.socket() as sock:  # a port nothing listens on: the server is away
+        sock.bind(("127.0.0.1", 0))
+        away = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    team_file.write_text(json.dumps({**joined, "url": away}))
+    for name in ("billing", "ledger", "search"):
+        alice.ken("add", f"The {name} service deploys with make ship", "--scope", "repo")
+    failed = alice.ken("team", "sync", check=False)
+    assert failed.returncode == 1 and "cannot reach the team server" in failed.stderr
+    assert alice.json("team", "status", "--offline")["waiting"] == 3
+    assert "3 waiting to be sent" in alice.ken("team", "status", "--offline").stdout
+    team_file.write_text(json.dumps(joined))
+    report = alice.json("team", "sync")
+    assert (report["pushed"], report["waiting"]) == (3, 0)
+    assert len(proposed(running, ws, admin)) == 3
+
+
+def test_leaving_and_joining_the_same_team_again_pushes_nothing_twice(
+    running: Server, team: Any
+) -> None:
+    ws, admin, alice, _ = team
+    alice.ken("add", "Releases are tagged vX.Y.Z", "--scope", "repo")
+    alice.ken("add", "Hotfixes branch from the last tag", "--scope", "repo")
+    assert alice.json("team", "sync")["pushed"] == 2
+    first, _ = proposed(running, ws, admin)
+    approve(running, ws, admin, first["id"])
+    assert alice.json("team", "sync")["own"] == 1
+    team_file = Path(alice.env["XDG_CONFIG_HOME"]) / "kenning" / "team.json"
+    joined = json.loads(team_file.read_text())
+    alice.ken("team", "leave")
+    alice.ken("team", "join", joined["url"], "--token", "-", input=joined["token"] + "\n")
+    again = alice.json("team", "sync")
+    assert (again["pushed"], again["duplicates"], again["own"]) == (0, 0, 1)
+    assert len(proposed(running, ws, admin)) == 1
+    active = running.call("GET", f"/api/v1/w/{ws}/items?status=active", admin).body["items"]
+    assert [i["id"] for i in active] == [first["id"]]
+    sources = [i["source"] for i in alice.json("list", "--scope", f"repo:{REPO}")]
+    assert sorted(sources, key=str) == [None, f"team:{ws}#{first['id']}"]  # no copy beside
 
 
 def test_a_revoked_token_is_told_in_one_line_and_leave_cleans_up(

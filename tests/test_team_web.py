@@ -185,6 +185,68 @@ def test_a_form_without_its_csrf_token_or_from_another_site_changes_nothing(
     assert status == 409 and "cannot approve" in html
 
 
+def test_a_dismiss_whose_note_is_too_long_is_refused_on_the_page_and_changes_nothing(
+    running: Server, ws: str, admin: str, member: str
+) -> None:
+    (item_id,) = push_ids(running, ws, member, entry(memory("Backups run at 3am", SHOP)))
+    client = Browserless(running)
+    client.sign_in(admin)
+    csrf = client.csrf("/")
+    form = {"csrf": csrf, "reason": "wrong", "note": "far too long " * 20}
+    status, _, html, _ = client.send("POST", f"/items/{item_id}/dismiss", form)
+    assert status == 400 and "the note is" in html
+    got = running.call("GET", f"/api/v1/w/{ws}/items/{item_id}", member).body
+    assert got["status"] == "proposed" and len(got["history"]) == 1 and got["decisions"] == []
+
+
+def test_a_revision_sent_before_its_memory_was_revised_is_a_conflict_the_page_explains(
+    running: Server, ws: str, admin: str, member: str
+) -> None:
+    (base,) = push_ids(running, ws, admin, entry(memory("Cron jobs: 4 per node", SHOP)))
+    revisions = [
+        entry(memory(f"Cron jobs: {n} per node", SHOP), "revision", base=base) for n in (6, 8)
+    ]
+    carols, bobs = push_ids(running, ws, member, *revisions)
+    client = Browserless(running)
+    client.sign_in(admin)
+    csrf = client.csrf("/")
+    assert client.send("POST", f"/items/{carols}/approve", {"csrf": csrf})[0] == 303
+    status, _, html, _ = client.send("GET", "/")
+    assert '(revision of <a href="/items/' + base + '">“Cron jobs: 6 per node”</a>' in html
+    assert "that memory was revised since this was sent" in html
+    status, _, html, _ = client.send("POST", f"/items/{bobs}/approve", {"csrf": csrf})
+    assert status == 409
+    assert "this revision of “Cron jobs: 6 per node”" in html and "Reject it" in html
+    api = f"/api/v1/w/{ws}"
+    assert running.call("GET", f"{api}/items/{base}", member).body["title"] == (
+        "Cron jobs: 6 per node"
+    )
+    waiting = running.call("GET", f"{api}/items/{bobs}", member).body
+    assert waiting["status"] == "proposed" and waiting["origin"]["revises"]["changed"] is True
+    answer = running.call("POST", f"{api}/items/{bobs}/approve", admin, {})
+    assert answer.status == 409 and answer.body["error"] == "conflict"
+
+
+def test_the_page_cannot_forget_and_its_log_lines_say_whose_session_it_was(
+    running: Server, directory: Directory, ws: str, member: str
+) -> None:
+    text, token = directory.create_token(ws, "admin", "lead")
+    (item_id,) = push_ids(running, ws, member, entry(memory("Caches expire hourly", SHOP)))
+    client = Browserless(running)
+    client.sign_in(text)
+    csrf = client.csrf("/")
+    status, _, html, _ = client.send("POST", f"/items/{item_id}/forget", {"csrf": csrf})
+    assert status == 404 and "no action 'forget' here" in html
+    got = running.call("GET", f"/api/v1/w/{ws}/items/{item_id}", member)
+    assert got.status == 200 and len(got.body["history"]) == 1
+    [line] = [
+        x
+        for x in running.logs()
+        if x.get("msg") == "request" and x.get("path") == f"/items/{item_id}/forget"
+    ]
+    assert (line["workspace"], line["token_id"], line["status"]) == (ws, token.id, 404)
+
+
 def test_revoking_the_token_ends_its_web_session_at_once(
     running: Server, directory: Directory, ws: str
 ) -> None:

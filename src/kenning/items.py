@@ -727,16 +727,15 @@ def dismiss_reason_of(reason: str | None) -> str:
         ) from None
 
 
-def archive_reason_of(reason: str | None) -> str | None:
-    """An archive reason in the person's words: one line, redacted, 200 characters at
-    most; None when none is given."""
+def archive_reason_of(reason: str | None, what: str = "archive reason") -> str | None:
+    """An archive reason (or another `what` in the person's words): one line, redacted,
+    200 characters at most; None when none is given."""
     text = " ".join((reason or "").split())
     if not text:
         return None
     if len(text) > MAX_ARCHIVE_REASON:
         raise InvalidInput(
-            f"the archive reason is {len(text)} characters, over {MAX_ARCHIVE_REASON}: "
-            "say it in a line"
+            f"the {what} is {len(text)} characters, over {MAX_ARCHIVE_REASON}: say it in a line"
         )
     return redact(text).text
 

@@ -157,6 +157,8 @@ def repo_key(text: str) -> str:
     `~`) is kept as it is, since a repo without an origin is keyed by its main
     checkout's path; anything else is read as an origin and normalized."""
     value = text.strip()
+    if not value:
+        raise ValueError(f"bad scope 'repo:{text}': the name after 'repo:' is empty")
     if value.startswith("~"):
         import os.path
 

@@ -124,9 +124,7 @@ def team_status(state: State, offline: bool) -> Result:
         "member": member.to_dict(),
         "server": server,
         "copies": len(team_sync.copies(state.store, member.workspace)),
-        "pushed": len(kept["pushed"]),
-        "waiting": len(kept["outbox"]),
-        "shared": len(kept["shared"]),
+        **team_sync.tally(kept),
         "cursor": kept["cursor"],
         "last_sync": kept.get("last_sync"),
         "last_error": kept.get("last_error"),
@@ -143,7 +141,8 @@ def team_status(state: State, offline: bool) -> Result:
         lines.append(f"server     {server['error']}")
     lines += [
         f"here       {data['copies']} team memories pulled; {data['pushed']} pushed, "
-        f"{data['waiting']} waiting to be sent, {data['shared']} shared",
+        f"{data['refused']} refused, {data['waiting']} waiting to be sent, "
+        f"{data['shared']} shared",
         f"last sync  {data['last_sync'] or 'never'}"
         + (f" ({data['last_error']})" if data["last_error"] else ""),
     ]
@@ -185,8 +184,9 @@ def team_sync_cmd(state: State, timeout: float, from_start: bool) -> Result:
 @pass_state
 def team_share(state: State, ref: str, scope: str | None) -> Result:
     """Share a lesson or a proposal with the team: it is pushed (as a proposal for the
-    team's admins) now, or at the next sync when the server does not answer. A person's
-    command."""
+    team's admins) now, or at the next sync when the server does not answer. A refusal
+    (a scope the team does not cover) exits 1 with its reason: share it again with
+    another --scope. A memory the team holds keeps its scope. A person's command."""
     policy.require_person(state.actor(), "sharing with the team")
     member = _member()
     item = items.get(state.store, ref)
@@ -198,19 +198,22 @@ def team_share(state: State, ref: str, scope: str | None) -> Result:
     team_sync.share(state.store, item, chosen, what)
     report = team_sync.sync(state.store, member, timeout=CLI_TIMEOUT, do_pull=False)
     sent = team_sync.load_state(state.store.path)["pushed"].get(item.id) or {}
-    done = sent.get("revision") == item.revision and sent.get("status") != "refused"
+    data = {"id": item.id, "scope": str(chosen), "what": what, **report.to_dict()}
+    if sent.get("status") == "refused":
+        refused = InvalidInput(
+            f"the team server refused {short_id(item.id)}: {sent.get('reason')}; "
+            "`ken team share ID --scope SCOPE` sends it to another scope"
+        )
+        return Result(data=data, error=refused)
+    done = sent.get("revision") == item.revision
 
     def shown() -> None:
-        if report.refused:
-            _report(report)
-            return
         say(
             f"shared {short_id(item.id)} as a {what} in {chosen}: "
             + ("the team's admins review it" if done else "it goes at the next `ken team sync`")
             + (f" ({report.error})" if report.error else "")
         )
 
-    data = {"id": item.id, "scope": str(chosen), "what": what, **report.to_dict()}
     return Result(data=data, text=shown)
 
 
@@ -219,7 +222,9 @@ def team_share(state: State, ref: str, scope: str | None) -> Result:
 @pass_state
 def team_leave(state: State) -> Result:
     """Leave the team: remove the membership file, the sync's state and the team
-    memories sync brought into this store. Your own memories stay. A person's command."""
+    memories sync brought into this store. Your own memories stay, and so does the record
+    of what you pushed: joining the same team again sends none of it twice. A person's
+    command."""
     policy.require_person(state.actor(), "leaving a team")
     member = _member()
     gone = team_sync.leave(state.store, member)

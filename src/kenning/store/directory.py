@@ -47,6 +47,9 @@ SCHEMA = "ken_team"
 ROLES = tuple(role.value for role in TeamRole)
 TOKEN_PREFIX = "kt_"
 SESSION_DAYS = 7
+# Seconds a request waits for a connection: with the database down, every request (each
+# looks its token up here first) is a prompt 503, not a wait hosts give up on first.
+CONNECTION_WAIT = 5.0
 
 
 def token_hash(text: str) -> str:
@@ -176,9 +179,16 @@ def _m0002_uses(conn: psycopg.Connection[Any]) -> None:
     )
 
 
+def _m0003_base_revision(conn: psycopg.Connection[Any]) -> None:
+    # The version of its base a revision was sent against: approving it after the base
+    # was rewritten since is a conflict, not a silent undo.
+    conn.execute("ALTER TABLE ken_team.origins ADD COLUMN base_revision text")
+
+
 MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (
     _m0001_create,
     _m0002_uses,
+    _m0003_base_revision,
 )
 _TIME = "to_char(%s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
@@ -224,6 +234,7 @@ class Directory:
                 max_size=max_size,
                 kwargs={"row_factory": dict_row},
                 open=False,
+                timeout=CONNECTION_WAIT,
             )
             self.pool.open(wait=True, timeout=15)
         except (psycopg.Error, Exception) as exc:  # the pool raises its own PoolTimeout
@@ -442,10 +453,10 @@ class Directory:
             if origin is not None:
                 conn.execute(
                     "INSERT INTO ken_team.origins "
-                    "(workspace, item_id, host, token_id, local_id, what, base) "
+                    "(workspace, item_id, host, token_id, local_id, what, base, base_revision) "
                     "VALUES (%(workspace)s, %(item_id)s, %(host)s, %(token_id)s, %(local_id)s, "
-                    "%(what)s, %(base)s) ON CONFLICT DO NOTHING",
-                    {"workspace": workspace, **origin},
+                    "%(what)s, %(base)s, %(base_revision)s) ON CONFLICT DO NOTHING",
+                    {"workspace": workspace, "base_revision": None, **origin},
                 )
             if feed:
                 _append_feed(conn, workspace, feed)
@@ -458,10 +469,11 @@ class Directory:
 
     def origins(self, workspace: str, item_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Who sent each of these memories: host, token_id, name (the token's), local_id,
-        what and base."""
+        what, base and base_revision (the base's version a revision was sent against)."""
         with self._tx() as conn:
             rows = conn.execute(
-                "SELECT o.item_id, o.host, o.token_id, t.name, o.local_id, o.what, o.base "
+                "SELECT o.item_id, o.host, o.token_id, t.name, o.local_id, o.what, o.base, "
+                "o.base_revision "
                 "FROM ken_team.origins o LEFT JOIN ken_team.tokens t ON t.id = o.token_id "
                 "WHERE o.workspace = %s AND o.item_id = ANY(%s)",
                 (workspace, list(item_ids)),
@@ -476,7 +488,9 @@ class Directory:
         token_id: str,
         reason: str | None = None,
         note: str | None = None,
+        feed: Sequence[tuple[str, str]] = (),
     ) -> None:
+        """A decision and the feed rows it makes, in one transaction."""
         with self._tx() as conn:
             conn.execute(
                 "INSERT INTO ken_team.decisions "
@@ -484,6 +498,8 @@ class Directory:
                 "VALUES (%s, %s, %s, %s, %s, %s)",
                 (workspace, item_id, action, reason, note, token_id),
             )
+            if feed:
+                _append_feed(conn, workspace, feed)
 
     def decisions(self, workspace: str, item_id: str) -> list[dict[str, Any]]:
         with self._tx() as conn:

@@ -146,8 +146,10 @@ def build_app(
             except Exception as exc:
                 err = error_of(exc)
                 request.scope["state"]["log"]["error"] = err.code
-                if err.status >= 500:
+                if err.status == 500:  # a bug: its traceback
                     log.error("request failed", exc_info=exc)
+                elif err.status > 500:  # the database is away: said, not a bug
+                    log.warning("request failed: %s", err.message)
                 return error_response(err)
             return result if isinstance(result, Response) else JSONResponse(result)
 

@@ -118,8 +118,12 @@ def remove_membership() -> bool:
 def split_url(url: str) -> tuple[str, str | None]:
     """The server's base URL and the workspace a URL names (`…/w/acme`), if it names one."""
     text = url.strip().rstrip("/")
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - read to check it: a port that is no number raises
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidInput(f"bad team server URL '{url}': give http(s)://HOST[:PORT]")
     path = parts.path
     workspace = None

@@ -13,8 +13,9 @@ The HTTP API and the review page both call `Team`; neither holds a rule of its o
   version of the memory (forget deletes it and its versions), each recorded with who
   decided and why. Approving a *revision* writes its text onto the memory it revises (a
   new version of that memory, which keeps its id); the revision itself is superseded.
-  When that memory is no longer active (dismissed, rejected, archived), the revision is
-  approved as a team memory of its own.
+  When that memory still waits (proposed), the revision takes its place: it is
+  superseded, and the revision is approved as a team memory of its own; so it is when
+  that memory is no longer active (dismissed, rejected, archived).
 - **Uses.** Each host reports, per team memory it used, its own running count of
   uses; the directory keeps one count per (token, host, memory) and never lowers it,
   so a report sent twice counts once. A memory's `uses` is the sum, and the hosts.
@@ -40,6 +41,7 @@ from kenning.team.stores import Workspaces
 MAX_PUSH = 500
 MAX_PULL = 1000
 MAX_USES = 500  # entries in one uses report
+MAX_CHAIN = 50  # revisions of revisions followed back
 MAX_COUNT = 2**53  # a use count the JSON of any client still reads exactly
 WHATS = ("memory", "lesson", "proposal", "revision")
 ACTIONS = ("approve", "reject", "dismiss", "restore", "forget")
@@ -123,6 +125,7 @@ class Team:
         item_ids = [i.id for i in found]
         origins = self.directory.origins(workspace, item_ids) if found else {}
         uses = self.directory.uses(workspace, item_ids) if found else {}
+        revises = self._revises(workspace, list(origins.values()))
         out = []
         for item in found:
             data = item.to_dict()
@@ -137,12 +140,34 @@ class Team:
                     "local_id": origin["local_id"],
                     "what": origin["what"],
                     "base": origin["base"],
+                    "revises": revises.get(origin["base"] or ""),
                 }
                 if origin
                 else None
             )
             out.append(data)
         return out
+
+    def _revises(self, workspace: str, origins: list[dict[str, Any]]) -> dict[str, Any]:
+        """For the review: what each revision revises (id, title, status), and whether
+        that memory was rewritten since the revision was sent (`changed`)."""
+        bases = {o["base"]: o["base_revision"] for o in origins if o["base"]}
+        found: dict[str, Any] = {}
+        if not bases:
+            return found
+        with self.workspaces.store(workspace) as store:
+            for base_id, seen in bases.items():
+                try:
+                    base = store.get_item(base_id)
+                except NotFound:
+                    continue
+                found[base_id] = {
+                    "id": base.id,
+                    "title": base.title,
+                    "status": base.status.value,
+                    "changed": _rewritten_since(store, base, seen),
+                }
+        return found
 
     def list_items(
         self, workspace: str, status: str | None = None, q: str | None = None, limit: int = 100
@@ -233,8 +258,7 @@ class Team:
             if what == "revision" and not isinstance(base, str):
                 raise Refused("a revision names the team memory it revises in 'base'")
             with self.workspaces.store(workspace) as store:
-                if base is not None:
-                    _get(store, base)
+                base_revision = _get(store, base).revision if base is not None else None
                 stored = _insert_once(store, item)
         except (Refused, InvalidInput, NotFound) as exc:
             reason = exc.reason if isinstance(exc, Refused) else str(exc)
@@ -262,6 +286,7 @@ class Team:
             "local_id": local if isinstance(local, str) else None,
             "what": what,
             "base": base,
+            "base_revision": base_revision,
         }
         feed = [(stored.id, "upsert")] if stored.status is Status.ACTIVE else []
         self.directory.finish_push(workspace, push_id, answer, origin, feed)
@@ -351,6 +376,11 @@ class Team:
         """An admin's decision on one memory; answers the memory as it is after it."""
         if action not in ACTIONS:
             raise NotFound(f"no action '{action}': use {', '.join(ACTIONS)}")
+        # Checked before anything is written: a bad reason or note changes nothing.
+        if action == "dismiss" and not (reason or "").strip():
+            raise InvalidInput("dismiss needs a reason: covered, wrong, one_off or other")
+        why = items.dismiss_reason_of(reason) if action == "dismiss" else _said(reason, "reason")
+        said_note = _said(note, "note")
         feed: list[tuple[str, str]] = []
         with self.workspaces.store(workspace) as store:
             item = _get(store, item_id)
@@ -359,7 +389,9 @@ class Team:
                 stored = None
                 feed.append((item.id, "remove"))
             else:
-                stored, base = _decide(store, item, action, reason, self._base_of(workspace, item))
+                bases = self._bases_of(workspace, item) if action == "approve" else []
+                with store.together():
+                    stored, base = _decide(store, item, action, why, bases)
                 if base is not None and base.status is Status.ACTIVE:
                     feed.append((base.id, "upsert"))
                 if stored.status is Status.ACTIVE:
@@ -368,19 +400,29 @@ class Team:
                     feed.append((stored.id, "remove"))
         if action == "forget":
             self.directory.forget(workspace, item.id)
+            self.directory.append_feed(workspace, feed)
         else:
-            kept_reason = items.dismiss_reason_of(reason) if action == "dismiss" else _note(reason)
             self.directory.record_decision(
-                workspace, item.id, action, token.id, kept_reason, _note(note)
+                workspace, item.id, action, token.id, why, said_note, feed
             )
-        self.directory.append_feed(workspace, feed)
         if stored is None:
             return {"item": None, "forgotten": item.id}
         return {"item": self.wire(workspace, [stored])[0]}
 
-    def _base_of(self, workspace: str, item: Item) -> str | None:
-        origin = self.directory.origins(workspace, [item.id]).get(item.id)
-        return origin["base"] if origin and origin["what"] == "revision" else None
+    def _bases_of(self, workspace: str, item: Item) -> list[tuple[str, str | None]]:
+        """What `item` revises, nearest first: its base, and that base's base while the
+        base is a revision too (a second edit sent before the first was approved); each
+        with the version of it the revision was sent against."""
+        chain: list[tuple[str, str | None]] = []
+        current = item.id
+        while len(chain) < MAX_CHAIN:
+            origin = self.directory.origins(workspace, [current]).get(current)
+            seen = [base for base, _ in chain]
+            if not origin or origin["what"] != "revision" or origin["base"] in (None, *seen):
+                return chain
+            current = origin["base"]
+            chain.append((current, origin["base_revision"]))
+        return chain
 
 
 def _get(store: Store, item_id: str) -> Item:
@@ -395,32 +437,45 @@ def _get(store: Store, item_id: str) -> Item:
 def _insert_once(store: Store, item: Item) -> Item:
     """Store `item` unless its id is there: a retry of a push cut off after the write,
     or the same push sent twice at once, finds it there (one of two racing inserts
-    fails on the primary key; the item it lost to is the one)."""
+    fails on the primary key; the item it lost to is the one). When it is not there, the
+    store itself failed (the database just went away or came back): that error goes up,
+    a 503 that leaves the push unanswered, so its retry writes it; never a refusal."""
     try:
         store.insert_many([item], change="push")
-    except StoreError:
+    except StoreError as exc:
         try:
             return store.get_item(item.id)
         except NotFound:
-            raise
+            raise exc from None
     return store.get_item(item.id)
 
 
-def _note(text: str | None) -> str | None:
-    return items.archive_reason_of(text)
+def _rewritten_since(store: Store, base: Item, seen: str | None) -> bool:
+    """Whether an approved revision rewrote `base` after its version `seen` (unknown,
+    for a revision sent before the server kept it: then not)."""
+    if seen is None or seen == base.revision:
+        return False
+    history = store.revisions(base.id)
+    at = next((n for n, version in enumerate(history) if version.id == seen), None)
+    return at is not None and any(v.change == "revise" for v in history[at + 1 :])
+
+
+def _said(text: str | None, what: str) -> str | None:
+    """A reason or note in the admin's words: one line, redacted, 200 characters at most."""
+    return items.archive_reason_of(text, what)
 
 
 def _decide(
-    store: Store, item: Item, action: str, reason: str | None, base_id: str | None
+    store: Store, item: Item, action: str, reason: str | None, bases: list[tuple[str, str | None]]
 ) -> tuple[Item, Item | None]:
-    """The memory after `action` (stored), and the memory a revision rewrote."""
+    """The memory after `action` (stored), and the memory a revision rewrote. `reason`
+    is a dismiss's, already checked; `bases` what an approved revision revises, nearest
+    first. Its writes are one transaction (the caller's `store.together()`)."""
     if item.status not in items.allowed_from(action):
         raise Conflict(
             f"cannot {action} {short_id(item.id)}: it is {item.status.value}, and only "
             f"{' or '.join(s.value for s in items.allowed_from(action))} memories can be"
         )
-    if action == "dismiss" and not (reason or "").strip():
-        raise InvalidInput("dismiss needs a reason: covered, wrong, one_off or other")
     now = now_iso()
     match action:
         case "approve":
@@ -433,32 +488,58 @@ def _decide(
             target = items.restored_status(store, item)
     rewritten = None
     links = item.links
-    base = _get(store, base_id) if action == "approve" and base_id is not None else None
-    # A revision of a memory no longer active (dismissed, rejected, archived) has nothing
-    # to rewrite: approved, it is a team memory of its own, as a new push would be.
-    if base is not None and base.status is Status.ACTIVE:
-        rewritten = store.replace_item(
-            replace(
-                base,
-                title=item.title,
-                body=item.body,
-                kind=item.kind,
-                tags=item.tags,
-                links=item.links,
-                evidence=item.evidence,
-                updated_at=now,
-                reviewed_at=now,
-                revision=ids.new_ulid(),
-            ),
-            "revise",
-        )
-        target = Status.SUPERSEDED  # its text lives on in the memory it revised
-        links = (*item.links, Link("item", base.id))
+    for base_id, seen in bases:
+        try:
+            base = store.get_item(base_id)
+        except NotFound:
+            break  # forgotten: nothing left to revise
+        if base.status is Status.PROPOSED:
+            # Approved while what it revises still waits: it takes that one's place, so
+            # approving the older text later cannot make a second, contradicting memory.
+            store.replace_item(
+                replace(
+                    base,
+                    status=Status.SUPERSEDED,
+                    links=(*base.links, Link("item", item.id)),
+                    updated_at=now,
+                    revision=ids.new_ulid(),
+                ),
+                "supersede",
+                expected_revision=base.revision,
+            )
+            continue
+        # A revision of a memory no longer active (dismissed, rejected, archived) has
+        # nothing to rewrite: approved, it is a team memory of its own.
+        if base.status is Status.ACTIVE:
+            if _rewritten_since(store, base, seen):
+                raise Conflict(
+                    f"this revision of “{base.title}” ({short_id(base.id)}) was sent before "
+                    "that memory was last revised: approving it would undo that change. "
+                    "Reject it, and edit the memory as it is now"
+                )
+            rewritten = store.replace_item(
+                replace(
+                    base,
+                    title=item.title,
+                    body=item.body,
+                    kind=item.kind,
+                    tags=item.tags,
+                    links=item.links,
+                    evidence=item.evidence,
+                    updated_at=now,
+                    reviewed_at=now,
+                    revision=ids.new_ulid(),
+                ),
+                "revise",
+            )
+            target = Status.SUPERSEDED  # its text lives on in the memory it revised
+            links = (*item.links, Link("item", base.id))
+        break
     updated = replace(
         item,
         status=target,
         links=links,
-        dismiss_reason=items.dismiss_reason_of(reason) if action == "dismiss" else None,
+        dismiss_reason=reason if action == "dismiss" else None,
         updated_at=now,
         reviewed_at=now if action == "approve" else item.reviewed_at,
         revision=ids.new_ulid(),

@@ -26,7 +26,9 @@ per server id, so a sync sends only what grew.
 
 **State** is a JSON file beside the hook log, `$XDG_STATE_HOME/kenning/team-sync.json`,
 one section per store (the cursor, what was pushed, the outbox, the shared items, the
-covered repos last seen, the use counts last reported). One sync at a time holds its
+covered repos last seen, the use counts last reported). Leaving a team keeps only what
+was pushed to it, per server and workspace: joining the same team again sends none of
+it twice. One sync at a time holds its
 lock; the SessionStart hook does not wait for it (another sync is running, so it skips).
 
 The standard library only, like the client: the SessionStart hook runs `at_start`.
@@ -47,6 +49,7 @@ from typing import Any
 from kenning import config as config_mod
 from kenning import ids, items, policy
 from kenning.errors import InvalidInput, KenningError, NotFound
+from kenning.ids import short_id
 from kenning.model import (
     KINDS,
     Item,
@@ -148,6 +151,7 @@ def load_state(store_path: str) -> dict[str, Any]:
     section.setdefault("shared", {})
     section.setdefault("repos", [])
     section.setdefault("uses", {})
+    section.setdefault("left", {})
     return dict(section)
 
 
@@ -304,6 +308,7 @@ def send_outbox(
                 "push_id": entry["push_id"],
                 "server_id": result.get("id"),
                 "status": result.get("item_status") or status,
+                "scope": (entry.get("item") or {}).get("scope"),
             }
             if status == "refused":
                 record["status"] = "refused"
@@ -554,7 +559,8 @@ def sync(
     from_start: bool = False,
 ) -> Report:
     """Pull, then push, within `timeout` seconds in all. A server that cannot be reached
-    (or runs out the time) is the report's `error`; what was done before stays done.
+    (or runs out the time) is the report's `error`; what was done before stays done, and
+    what is to be pushed is queued in the outbox all the same.
     `from_start` pulls everything again (after the server was restored from a backup,
     the cursor may point past what it holds); the copies are updated in place."""
     member = membership or load_membership()
@@ -564,6 +570,8 @@ def sync(
     client = Client.of(member, timeout)
     with locked(wait):
         state = load_state(store.path)
+        # Joined again after leaving this team: what was pushed to it then is known again.
+        state["pushed"] = {**state["left"].pop(team_key(member), {}), **state["pushed"]}
         if from_start:
             state["cursor"] = ""
 
@@ -573,25 +581,26 @@ def sync(
         try:
             if do_pull:
                 pull(store, client, member, state, save, report)
-            if do_push:
-                stale = time.time() - float(state.get("repos_at") or 0) > REPOS_MAX_AGE
-                if refresh_repos or stale or not state["repos"]:
-                    try:
-                        state["repos"] = client.repos()
-                        state["repos_at"] = time.time()
-                    except TeamError:
-                        if not state["repos"]:
-                            raise
-                        # The list last seen chooses what to queue; sending fails the same way.
-                withheld = config_mod.Config().repos_not_delivered()
-                fresh = choose_pushes(store, member, state, withheld)
-                if fresh:
-                    state["outbox"].extend(fresh)
-                    save(state)  # on disk before it is sent: a retry reuses the ids
-                send_outbox(client, member, state, save, report)
-                report_uses(store, client, member, state, save, report)
+            stale = time.time() - float(state.get("repos_at") or 0) > REPOS_MAX_AGE
+            if do_push and (refresh_repos or stale or not state["repos"]):
+                state["repos"] = client.repos()
+                state["repos_at"] = time.time()
         except TeamError as exc:
             report.error = str(exc)
+        if do_push:
+            # Queued even when the server is away (chosen by the covered repos last seen):
+            # it waits in the outbox, counted, until a sync reaches the server.
+            withheld = config_mod.Config().repos_not_delivered()
+            fresh = choose_pushes(store, member, state, withheld)
+            if fresh:
+                state["outbox"].extend(fresh)
+                save(state)  # on disk before it is sent: a retry reuses the ids
+            try:
+                if report.error is None:
+                    send_outbox(client, member, state, save, report)
+                    report_uses(store, client, member, state, save, report)
+            except TeamError as exc:
+                report.error = str(exc)
         state["last_sync"] = now_iso()
         state["last_error"] = report.error
         report.waiting = len(state["outbox"])
@@ -600,11 +609,33 @@ def sync(
 
 
 def share(store: Store, item: Item, scope: Scope, what: str) -> None:
-    """Mark `item` shared with the team in `scope`; the next sync pushes it."""
+    """Mark `item` shared with the team in `scope`; the next sync pushes it. A version
+    the server refused goes again (to the scope chosen now); one it stored keeps the
+    scope it went to (InvalidInput for another)."""
     with locked():
         state = load_state(store.path)
+        sent = state["pushed"].get(item.id) or {}
+        if sent.get("status") == "refused":
+            state["pushed"][item.id] = {**sent, "revision": None}  # fresh again
+        elif sent.get("server_id") and sent.get("scope") not in (None, str(scope)):
+            raise InvalidInput(
+                f"{short_id(item.id)} went to the team in {sent['scope']} already, and a "
+                "team memory keeps its scope"
+            )
         state["shared"][item.id] = {"scope": str(scope), "what": what}
         save_state(store.path, state)
+
+
+def tally(state: dict[str, Any]) -> dict[str, int]:
+    """What this store's sync state counts: versions the server stored (pushed) or
+    refused, entries waiting in the outbox, and memories shared and not refused."""
+    refused = {k for k, r in state["pushed"].items() if r.get("status") == "refused"}
+    return {
+        "pushed": len(state["pushed"]) - len(refused),
+        "refused": len(refused),
+        "waiting": len(state["outbox"]),
+        "shared": len([k for k in state["shared"] if k not in refused]),
+    }
 
 
 def file_revision(store: Store, copy: Item, revised: Item) -> None:
@@ -640,8 +671,16 @@ def leave(store: Store, membership: Membership) -> int:
                 own_again(store, state, mine)
         if gone:
             store.delete_items([i.id for i in gone])
-        save_state(store.path, None)
+        # What was pushed is remembered (and only that), so joining this team again sends
+        # none of it twice: the server holds it already.
+        left = {**state["left"], team_key(membership): state["pushed"]}
+        save_state(store.path, {"left": left})
     return len(gone)
+
+
+def team_key(membership: Membership) -> str:
+    """One team: its server and workspace."""
+    return f"{membership.url} {membership.workspace}"
 
 
 def at_start(store: Store, timeout: float = START_TIMEOUT) -> str | None:

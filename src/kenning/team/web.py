@@ -48,8 +48,7 @@ PAST = {
     "reject": "Rejected",
     "dismiss": "Dismissed",
     "restore": "Restored",
-    "forget": "Forgot",
-}
+}  # the page's actions; forget (a delete) is the API's alone
 HEADERS = {
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -88,7 +87,11 @@ def web_routes(team: Team) -> list[Route]:
         cookie = request.cookies.get(SESSION_COOKIE)
         if not cookie:
             return None
-        return await run_in_threadpool(team.directory.session, cookie)
+        session = await run_in_threadpool(team.directory.session, cookie)
+        if session is not None:  # the request's log line says whose it was, as the API's
+            log = request.scope["state"]["log"]
+            log["workspace"], log["token_id"] = session.token.workspace, session.token.id
+        return session
 
     async def form_of(request: Request) -> dict[str, str]:
         if not _same_origin(request):
@@ -169,7 +172,7 @@ def web_routes(team: Team) -> list[Route]:
         if done in PAST and done_id:
             message = f"{PAST[done]} {short_id(done_id)}."
             title = next((i["title"] for i in found if i["id"] == done_id), None)
-            if title is None and done != "forget":
+            if title is None:
                 try:
                     title = (await run_in_threadpool(team.get_item, ws, done_id))["title"]
                 except KenningError:
@@ -227,6 +230,12 @@ def web_routes(team: Team) -> list[Route]:
                 headers=HEADERS,
             )
         item_id, action = request.path_params["id"], request.path_params["action"]
+        if action not in PAST:
+            return HTMLResponse(
+                f"no action '{action}' here: use approve, reject, dismiss or restore",
+                status_code=404,
+                headers=HEADERS,
+            )
         try:
             await run_in_threadpool(
                 team.act,
