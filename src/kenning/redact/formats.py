@@ -585,8 +585,6 @@ _HEX = frozenset(string.hexdigits)
 def _plausible(kind: str, body: str) -> bool:
     if (body.count("x") + body.count("X")) * 2 >= len(body):
         return False  # a placeholder of the format's shape: ghp_xxxx..., AKIAXXXX...
-    if body.endswith("EXAMPLE"):
-        return False  # the vendor's documented example: AWS's AKIAIOSFODNN7EXAMPLE
     checks = _CHECKS.get(kind)
     if checks is None:
         return True
