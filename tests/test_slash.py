@@ -151,6 +151,18 @@ def test_a_remember_command_of_the_persons_own_is_left_as_it_is():
     assert path.read_text() == "my own /remember\n"
 
 
+def test_an_opencode_command_of_the_persons_own_in_commands_is_left_as_its_own():
+    """OpenCode reads commands/ as well as command/: kenning wrote its /remember beside
+    the person's own there."""
+    path = list(agents.get("opencode").commands(os.environ))[0]
+    own = path.parent.parent / "commands" / path.name
+    own.parent.mkdir(parents=True)
+    own.write_text("my own /remember\n")
+    result = ken("integrate", "opencode")
+    assert f"{own} is your own command: none written" in result.output
+    assert not path.exists() and own.read_text() == "my own /remember\n"
+
+
 def test_a_remembered_rule_is_neither_told_again_nor_asked_about_at_stop(git_repo):
     """The memory `/remember` stores is the session's own: the next prompt's recall does
     not tell it back, and Stop does not ask the agent to record the rule it states."""

@@ -230,6 +230,10 @@ def install_commands(agent: Agent) -> list[str]:
         if old and COMMAND_MARK not in old:
             notes.append(f"{path} is your own command: left as it is, so /{path.stem} is yours")
             continue
+        twin = next((t for t in agent.command_twins(path) if t.is_file()), None)
+        if twin is not None and COMMAND_MARK not in read_text(twin):
+            notes.append(f"{twin} is your own command: none written, so /{path.stem} is yours")
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         write_file(path, text, keep_backup=False)
         notes.append(f"/{path.stem} installed: {path}")

@@ -376,6 +376,9 @@ class Agent(NamedTuple):
     shows_user_messages: bool = False
     # `/remember` and `/recall` in the agent's own way: file -> content (`ken integrate`).
     commands: Callable[[Env], dict[Path, str]] | None = None
+    # Other files the agent reads a command of that name from (a person's own there is
+    # theirs: kenning writes none beside it).
+    command_twins: Callable[[Path], tuple[Path, ...]] = lambda path: ()
     # What tells a hook the agent CLI ran (the person typed the prompt) from a command its
     # model ran: variables set only in its hooks, and only in its model's shells.
     hook_only_env: tuple[str, ...] = ()

@@ -340,6 +340,11 @@ def commands(env: Env) -> dict[Path, str]:
     }
 
 
+def command_twins(path: Path) -> tuple[Path, ...]:
+    """OpenCode reads commands from `commands/` as well as `command/`."""
+    return (path.parent.parent / "commands" / path.name,)
+
+
 AGENT = Agent(
     name="opencode",
     title="OpenCode",
@@ -375,5 +380,6 @@ AGENT = Agent(
     transcript=read_transcript,
     last_model=last_model,
     commands=commands,
+    command_twins=command_twins,
     hook_only_env=(PLUGIN_MARKER,),
 )
