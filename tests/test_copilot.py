@@ -316,6 +316,25 @@ def test_the_recorded_payloads_get_the_pack_and_recall_as_additional_context(
     assert log_lines() == []
 
 
+def test_a_prompt_answered_before_its_session_start_is_not_told_twice(git_repo: Path) -> None:
+    """Copilot runs sessionStart and userPromptSubmitted at once: when the prompt's
+    recall comes first, the pack leaves out what it told."""
+    rule = add(
+        "Never retry the flaky payments tests\nQuarantine the payments tests instead.",
+        scope=REPO,
+        kind="correction",
+    )
+    prompt = "why are the payments tests flaky? should I retry them?"
+    recall = context(
+        hook("userPromptSubmitted", recorded("userPromptSubmitted", git_repo, prompt=prompt))
+    )
+    mark = f"[m:{rule.id[-6:].lower()}]"
+    assert mark in recall
+    done = hook("sessionStart", recorded("sessionStart", git_repo))
+    assert done.returncode == 0 and mark not in done.stdout
+    assert log_lines() == []
+
+
 @pytest.mark.parametrize(
     ("event", "stdin"),
     [

@@ -158,12 +158,16 @@ def pack_for(
             log("", "project-sync", f"not synced: {exc}")
     blocked = blocked_repos(config)
     scopes = deliverable_scopes(where.scopes, blocked, where.repo)
+    # A prompt's recall may come first (Copilot CLI runs both hooks at once): what it
+    # told the session is not told again.
+    recalled = _recalled(store, session.id) if session is not None else set()
     pack = build_pack(
         store,
         scopes,
         budget=budget or config.memory_budget,
         repo=None if where.repo in blocked else where.repo,
         exclude_session=session.id if session else None,
+        exclude_items=recalled,
         max_chars=max_chars,
         skip=loaded_by_itself(where.agent),
     )
@@ -264,6 +268,17 @@ def in_context(store: Store, session_id: str) -> set[str]:
     told, since = _since_compaction(store, session_id)
     written = store.list_items(ItemQuery(session_id=session_id, since=since))
     return told | {item.id for item in written}
+
+
+def _recalled(store: Store, session_id: str) -> set[str]:
+    """What recall told a session since its last compaction."""
+    told: set[str] = set()
+    for entry in store.deliveries(session_id):
+        if entry.what == COMPACTION:
+            told = set()
+        elif entry.what == "recall":
+            told.update(entry.item_ids)
+    return told
 
 
 def _since_compaction(store: Store, session_id: str) -> tuple[set[str], str | None]:
