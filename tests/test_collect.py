@@ -161,6 +161,34 @@ def test_a_changed_source_of_an_approved_memory_files_a_revision_to_approve(git_
         assert collect.collect(store, cwd=str(git_repo)).revised == []
 
 
+def test_an_edited_gemini_bullet_is_a_revision_of_its_memory_not_a_removal(git_repo):
+    """A GEMINI.md bullet is known by its text: an edit archived the approved memory at
+    once (no agent was told it any more) and filed a new proposal beside nothing."""
+    places = _places(git_repo)
+    index = places["gemini"] / "GEMINI.md"
+    with opened() as store:
+        collect.collect(store, cwd=str(git_repo))
+        before = _by_title(store, "Answer in British English.")
+        items.set_status(store, before.id, "approve")
+        _touch(
+            index,
+            index.read_text().replace(
+                "- Answer in British English.\n", "- Answer in British English, always.\n"
+            ),
+        )
+        done = collect.collect(store, cwd=str(git_repo), changed_only=True)
+        assert done.archived == [] and done.added == []
+        [revision] = done.revised
+        assert revision.title == "Answer in British English, always."
+        assert f"item:{before.id}" in [str(x) for x in revision.links]
+        assert store.get_item(before.id).status is Status.ACTIVE
+        # Read again, nothing changes: the approved one stays until its revision is.
+        again = collect.collect(store, cwd=str(git_repo))
+        assert again.archived == [] and again.revised == [] and again.added == []
+        items.set_status(store, revision.id, "approve")
+        assert store.get_item(before.id).status is Status.SUPERSEDED
+
+
 def test_a_removed_source_archives_its_memory(git_repo):
     places = _places(git_repo)
     with opened() as store:

@@ -12,7 +12,10 @@ the truth, so `ken edit` points there.
 - A changed source updates its waiting proposal in place (the first one, or a revision
   filed earlier), and files a proposed revision of one already approved (a copy linked
   to it, which supersedes it when approved): one proposal waits per source.
-- A removed source archives its memory (`archive_reason` "source removed").
+- A removed source archives its memory (`archive_reason` "source removed"), unless it
+  was edited: where an entry is known by its text (a GEMINI.md bullet), an entry gone
+  and one new that share at least half their words are one edited, filed as a revision
+  of the approved memory, which stays until the revision is approved.
 - Where it goes: a place that belongs to a checkout goes to that repo (Claude names the
   checkout's folder its own way; the checkouts kenning has seen, from sessions and
   projects, are tried); one of a checkout kenning does not know goes to the agent's own
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -123,6 +127,8 @@ def _take(
         rest = (item.source or "")[len(prefix) :]
         if rest[:1] in ("", "/", "#"):  # not a sibling folder sharing the name's start
             known.setdefault(item.source or "", []).append(item)
+    sources = {source_of(agent, memory) for memory in saved}
+    edited = _edited(saved, agent, known, sources)
     seen: set[str] = set()
     for memory in saved:
         source = source_of(agent, memory)
@@ -130,7 +136,7 @@ def _take(
             continue
         seen.add(source)
         title, body = _fit(memory.text)
-        mine = known.get(source, [])
+        mine = known.get(source, []) or known.get(edited.get(source, ""), [])
         current = next((i for i in mine if i.status is Status.ACTIVE), None)
         # One proposal waits per source: the first collection's, or a revision of the
         # approved one. A later change updates it rather than filing another beside it.
@@ -139,7 +145,7 @@ def _take(
             done.unchanged += 1
             continue
         if waiting is not None:
-            changed = replace(waiting, title=title, body=body, updated_at=now_iso())
+            changed = replace(waiting, title=title, body=body, source=source, updated_at=now_iso())
             if not dry_run:
                 changed = store.replace_item(replace(changed, revision=ids.new_ulid()), HOW)
             done.updated.append(changed)
@@ -148,17 +154,63 @@ def _take(
         if not dry_run:
             new = store.insert_item(new, change=items.REPLACES if current else HOW)
         (done.revised if current else done.added).append(new)
+    # An approved memory whose edit waits as a revision stays until that is approved.
+    revised = {
+        x.target
+        for item in [*(i for mine in known.values() for i in mine), *done.revised]
+        if item.status is Status.PROPOSED
+        for x in item.links
+        if x.type == "item"
+    }
     for source, mine in known.items():
-        if source in seen:
+        if source in seen or source in edited.values():
             continue
         for item in mine:
-            if item.status in (Status.ACTIVE, Status.PROPOSED):
+            if item.status in (Status.ACTIVE, Status.PROPOSED) and item.id not in revised:
                 gone = replace(
                     item, status=Status.ARCHIVED, archive_reason=REMOVED, updated_at=now_iso()
                 )
                 if not dry_run:
                     gone = store.replace_item(replace(gone, revision=ids.new_ulid()), "archive")
                 done.archived.append(gone)
+
+
+def _edited(
+    saved: list[SavedMemory], agent: Agent, known: dict[str, list[Item]], sources: set[str]
+) -> dict[str, str]:
+    """New sources that are old ones edited, each with the old source it replaces: where
+    an entry is keyed by its text (a GEMINI.md bullet), an edit is a new key. Paired one
+    to one, most words in common first, when at least half their words are shared."""
+    gone = {
+        source: next(i for i in mine if i.status in (Status.ACTIVE, Status.PROPOSED))
+        for source, mine in known.items()
+        if source not in sources and any(i.status in (Status.ACTIVE, Status.PROPOSED) for i in mine)
+    }
+    new = [m for m in saved if source_of(agent, m) not in known]
+    if not gone or not new:
+        return {}
+    pairs = sorted(
+        (
+            (_overlap(m.text, item.text), source_of(agent, m), old)
+            for m in new
+            for old, item in gone.items()
+        ),
+        reverse=True,
+    )
+    out: dict[str, str] = {}
+    for share, source, old in pairs:
+        if share >= 0.5 and source not in out and old not in out.values():
+            out[source] = old
+    return out
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def _overlap(a: str, b: str) -> float:
+    """The share of words two texts have in common (of the larger set)."""
+    first, second = set(_WORDS.findall(a.lower())), set(_WORDS.findall(b.lower()))
+    return len(first & second) / max(len(first), len(second), 1)
 
 
 def _new(
