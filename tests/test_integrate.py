@@ -218,6 +218,8 @@ def test_a_command_that_writes_a_file_twice_backs_it_up_once_as_it_was_before(
         ("gemini", "mcp", '{"mcpServers": "x"}', "'mcpServers' in that file is not a table"),
         ("codex", "mcp", "mcp_servers = 3\n", "'mcp_servers' in that file is not a table"),
         ("claude", "hooks", '{"permissions": []}', "'permissions' in that file is not a table"),
+        # JSON would write it back as Infinity, which no agent then reads
+        ("gemini", "hooks", '{"ui": {"x": 1e400}}', "holds the number 1e400"),
         (
             "claude",
             "hooks",

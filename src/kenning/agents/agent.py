@@ -169,10 +169,10 @@ def load_object(text: str, path: Path, *, lenient: bool = False) -> dict[str, An
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_float=lambda number: _finite(number, path))
     except json.JSONDecodeError as exc:
         try:
-            data = json.loads(without_comments(text))
+            data = json.loads(without_comments(text), parse_float=lambda n: _finite(n, path))
         except json.JSONDecodeError:
             raise InvalidInput(
                 f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix it by hand first"
@@ -185,6 +185,15 @@ def load_object(text: str, path: Path, *, lenient: bool = False) -> dict[str, An
     if not isinstance(data, dict):
         raise InvalidInput(f"{path} does not hold a JSON object; fix it by hand first")
     return data
+
+
+def _finite(number: str, path: Path) -> float:
+    """A JSON number as Python reads it; one too large for a float would be written back
+    as `Infinity`, which is not JSON: refused, so the file is never broken."""
+    value = float(number)
+    if value in (float("inf"), float("-inf")):
+        raise InvalidInput(f"{path} holds the number {number[:40]}, too large to write back")
+    return value
 
 
 _JSONC = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
