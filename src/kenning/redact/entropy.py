@@ -125,6 +125,7 @@ class Scanner:
                         len(segment) >= _MIN_RUN
                         and looks_random(segment)
                         and not _drive_id(segment)
+                        and not (previous == "store" and "nix/store/" in run)  # a hash
                         and not (google and previous in ("d", "folders"))  # a document id
                         and not self._plain(segment)
                     ):
@@ -253,7 +254,7 @@ def _drive_id(run: str) -> bool:
 _BECH32 = lazy(r"(?:age|bc|tb|ltc|npub)1[02-9ac-hj-np-z]{20,}", _F)
 _CID = lazy(r"ba[fg][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}", _F)
 # SSH key fingerprints and Go module hashes (go.sum's "h1:"): base64 digests
-_FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:", " h1:")
+_FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:", " h1:", '"h1:')
 
 
 # Keys made to be public: Stripe's publishable keys go into web pages.
@@ -263,7 +264,7 @@ PUBLIC_PREFIXES = ("pk_live_", "pk_test_")
 def _public_id(text: str, start: int, run: str) -> bool:
     if _drive_id(run) or _BECH32.fullmatch(run) or _CID.fullmatch(run):
         return True
-    if run.startswith(PUBLIC_PREFIXES):
+    if run.startswith(PUBLIC_PREFIXES) or _decoded_public(run):
         return True
     if text.endswith(_FINGERPRINT_BEFORE, max(0, start - 7), start) and len(run.rstrip("=")) in (
         27,
@@ -288,6 +289,48 @@ def _b64_bytes(run: str, limit: int = 96) -> bytes | None:
         return base64.b64decode(core, validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+# What base64 decodes to when it is public: a PEM certificate or public key (a
+# kubeconfig's certificate-authority-data), an image, font or sound (a ConfigMap's
+# binaryData), a DER public key (DKIM's p=, a JWK's x5c).
+_PUBLIC_HEADS = (
+    b"-----BEGIN CERTIFICATE",
+    b"-----BEGIN PUBLIC KEY",
+    b"-----BEGIN RSA PUBLIC KEY",
+    b"-----BEGIN PGP PUBLIC KEY",
+    b"ssh-",
+    *_MAGIC,
+)
+
+
+def _decoded_public(run: str) -> bool:
+    if len(run) < 24 or not run[:1].isalnum():
+        return False
+    head = _b64_bytes(run, 48)
+    if head is None:
+        return False
+    return head.startswith(_PUBLIC_HEADS) or head[4:8] == b"ftyp" or _der_public_key(head)
+
+
+def _der_length_end(head: bytes, at: int) -> int:
+    """Where a DER element's contents start, its tag at `at`; -1 past the bytes."""
+    if at + 1 >= len(head):
+        return -1
+    size = head[at + 1]
+    return at + 2 + (size & 0x7F if size & 0x80 else 0)
+
+
+def _der_public_key(head: bytes) -> bool:
+    """A DER SubjectPublicKeyInfo: SEQUENCE { SEQUENCE { OID ... } BIT STRING }; a
+    private key has an INTEGER version where the inner SEQUENCE is."""
+    if not head or head[0] != 0x30:
+        return False
+    inner = _der_length_end(head, 0)
+    if inner < 0 or inner >= len(head) or head[inner] != 0x30:
+        return False
+    oid = _der_length_end(head, inner)
+    return 0 <= oid < len(head) and head[oid] == 0x06
 
 
 def _der_kind(run: str) -> str:

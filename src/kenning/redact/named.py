@@ -155,6 +155,7 @@ _PLACEHOLDER = lazy(
     | [A-Za-z][A-Za-z0-9+.-]*://   # a URL (credentials in it have their own rule)
     | (?:/|~/|\./|\.\./)           # a path
     | (?:env|file|fd|stdin|vault): # openssl -passin env:VAR, file:path, vault:kv/app#pw
+    | !vault\b                     # Ansible: password: !vault |
     """,
     _FI | re.VERBOSE,
 )
@@ -201,7 +202,12 @@ def urls_and_headers(text: str, add: Add) -> None:
     # Each scan only when its literal is there: a substring test costs far less.
     if "://" in text:
         for m in _URL_CREDS.finditer(text):
-            if not _URL_PLACEHOLDER.match(m.group(1)) and m.group(1).lower() not in _URL_WORDS:
+            value = m.group(1)
+            if (
+                not _URL_PLACEHOLDER.match(value)
+                and value.lower() not in _URL_WORDS
+                and not _METAVAR.fullmatch(value)  # USER:PASS@HOST, as docs write the shape
+            ):
                 add((m.start(1), m.end(1), "secret_assignment"))
         for m in _URL_USER.finditer(text):
             user = m.group("user")
@@ -865,7 +871,8 @@ _COMMAND = lazy(
     r"(?<![A-Za-z0-9_.-])(?P<cmd>mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump)?"
     r"|sshpass|curl|docker|podman|nerdctl|helm|redis-cli|sqlcmd|bcp|zip|unzip|7za?|smbclient"
     r"|ldap(?:search|add|modify|delete|whoami|passwd)|mongo(?:sh|dump|restore|import|export)?"
-    r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl|poetry)"
+    r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl|poetry"
+    r"|psexec|rabbitmqctl|net|rclone|gh)"
     r"(?![A-Za-z0-9_-])",
     _F,
 )
@@ -894,6 +901,16 @@ _COMMAND_FLAGS = {
     "openssl": lazy(r"(?<=[ \t])-k[ \t]+" + _ARG, _F),
     # poetry config http-basic.<repository> <user> <password>
     "poetry": lazy(r"(?<=[ \t])http-basic\.[A-Za-z0-9_.-]+[ \t]+\S+[ \t]+" + _ARG, _F),
+    # rabbitmqctl add_user <user> <password>, change_password <user> <password>
+    "rabbitmqctl": lazy(r"(?<=[ \t])(?:add_user|change_password)[ \t]+\S+[ \t]+" + _ARG, _F),
+    # net use Z: \\host\share /user:DOMAIN\name <password>
+    "net": lazy(r"(?<=[ \t])/user:\S+[ \t]+" + _ARG, _FI),
+    # rclone config create <name> <type> ... pass <password>
+    "rclone": lazy(r"(?<=[ \t])pass(?:word)?[ \t]+" + _ARG, _F),
+    # gh secret set <NAME> ... --body <value> (gh issue create --body is text)
+    "gh": lazy(
+        r"(?<=[ \t])secret[ \t]+set[ \t]+\S+[^\r\n|;&]*?[ \t](?:--body|-b)[ \t=]+" + _ARG, _F
+    ),
 }
 # user:password after -u/--user (curl, wget, http), user%password (smbclient),
 # user,password (lftp), user/password@ (sqlplus)
@@ -942,6 +959,11 @@ _COMMAND_RULE = {
     "sqlplus": "sqlplus",
     "openssl": "openssl",
     "poetry": "poetry",
+    "psexec": "rdesktop",  # -p <password>
+    "rabbitmqctl": "rabbitmqctl",
+    "net": "net",
+    "rclone": "rclone",
+    "gh": "gh",
 }
 
 
@@ -1040,10 +1062,13 @@ _NAME_VALUE = lazy(
 )
 # Session cookies: the cookie is the login (JSESSIONID, PHPSESSID, sessionid, connect.sid,
 # laravel_session, _myapp_session, __Host-session); the match starts at the word.
-_SESSION = lazy(r"(?:sessid|sessionid|session|\.sid)=(?P<v>[A-Za-z0-9%._~+/=-]{16,4096}+)", _FI)
+_SESSION = lazy(
+    r"(?:sessid|sessionid|session|sess|\.sid)=(?P<v>[A-Za-z0-9%._~+/=-]{16,4096}+)", _FI
+)
 # found on lower-cased bytes, each by a pattern that starts with a literal (one
 # alternation of the two would be tried at every position)
-_SESSION_WORDS = (lazy(rb"sess(?:id|ionid|ion)="), lazy(rb"\.sid="))
+# (_gh_sess=: "sess" alone only after an underscore)
+_SESSION_WORDS = (lazy(rb"sess(?:id|ionid|ion)="), lazy(rb"(?<=_)sess="), lazy(rb"\.sid="))
 
 
 def _session_name(head: str) -> bool:
@@ -1169,6 +1194,7 @@ _KV_ROW = lazy(
 _SEED_PHRASE = lazy(
     r"(?:(?<![A-Za-z])mnemonic|(?:(?<=seed)|(?<=seed[ _-])|(?<=recovery)|(?<=recovery[ _-])"
     r"|(?<=secret)|(?<=secret[ _-]))phrase)[A-Za-z0-9_]{0,40}+"
+    r"(?:[ \t]++[A-Za-z]{1,12}+){0,5}+"  # seed phrase for the test wallet: ...
     r"[\"']?[ \t]*+[:=][ \t]*+(?P<q>[\"'`]?)"
     r"(?P<v>[a-z]{3,8}+(?:[ \t]++[a-z]{3,8}+){11,23}+)(?P=q)(?![A-Za-z])",
     _FI,

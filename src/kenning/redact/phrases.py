@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from kenning.redact.lazy import lazy
-from kenning.redact.named import _credential_shaped, _skip_value
+from kenning.redact.named import _credential_shaped, _name_kind, _passwordish, _skip_value
 
 Add = Callable[[tuple[int, int, str]], None]
 
@@ -39,35 +39,45 @@ _WORDS = (
     "passord",
     "salasana",
     "пароль",
+    "mdp",
+    "clave",
 )
 _IS = r"(?:ist|lautet|war|est|était|es|era|é|è|e|jest|är|er|on)"
 _FOREIGN = lazy(
     r"(?:(?:passwort|kennwort|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|senha|wachtwoord"
-    r"|has(?:ł|l)o|l(?:ö|o)senord|adgangskode|passord|salasana|пароль)"
-    r"(?:[ \t]+\w{1,24}){0,4}?[ \t]*(?:" + _IS + r"|is|:|=)"
+    r"|has(?:ł|l)o|l(?:ö|o)senord|adgangskode|passord|salasana|пароль|mdp|clave)"
+    r"(?:[ \t]+\w{1,24}){0,6}?[ \t]*(?:" + _IS + r"|is|:|=)"
     # the English word with another language's "is": "la password è ..."
-    r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,4}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
+    r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,6}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
     re.IGNORECASE,
 )
 # Looked for in the text as ASCII with every other character a "?" (see engine._structured)
 _FOREIGN_WORDS = tuple(w.encode("ascii", "replace") for w in _WORDS)
 
-# "use X as the password", "set X as the admin password", "with X as pw"
+# "use X as the password", "set X as the admin password", "use X to sign in"
 _BEFORE_NAME = lazy(
-    r"\b(?:use|using|with|set|try|enter|type)[ \t]+" + _VALUE + r"[ \t]+as[ \t]+"
+    r"\b(?:use|using|with|set|try|enter|type)[ \t]+" + _VALUE + r"[ \t]+(?:as[ \t]+"
     r"(?:(?:the|a|an|my|our|your|his|her|their)[ \t]+)?(?:[\w-]{1,20}[ \t]+){0,2}"
-    r"(?:password|passphrase|passcode|passwd|pw|pwd|pin)\b",
+    r"(?:password|passphrase|passcode|passwd|pw|pwd|pin)\b"
+    r"|to[ \t]+(?:(?:sign|log)[ \t-]?in|authenticate|get[ \t]+in)\b)",
     re.IGNORECASE,
 )
 
 # "log in to grafana with admin / X", "creds are deploy:X", "login: ops / X"
 _LOGIN = lazy(
-    r"\b(?:log(?:ged|ging)?[ \t-]?in|sign(?:ed|ing)?[ \t-]?in|creds|credentials|login)\b"
+    r"\b(?:log(?:ged|ging)?[ \t-]?in(?:to)?|sign(?:ed|ing)?[ \t-]?in(?:to)?|creds|credentials"
+    r"|login)\b"
     r"[^\r\n]{0,60}?(?<![\w/:.@-])(?P<user>[\w.@+-]{2,40})"
     r"(?:[ \t]*/[ \t]*|:)" + _VALUE,
     re.IGNORECASE,
 )
 _LOGIN_WORDS = (b"log", b"sign", b"cred")
+# "try logging in as admin with ..."
+_LOGIN_AS = lazy(
+    r"\b(?:log|sign)(?:ged|ging)?[ \t-]?in(?:to)?\b[^\r\n]{0,40}?\bas[ \t]+[\w.@+-]{2,40}[ \t]+"
+    r"(?:with|using|and)[ \t]+(?:(?:the[ \t]+)?(?:password|passwd|pw|pass)[ \t]+)?" + _VALUE,
+    re.IGNORECASE,
+)
 
 # A Markdown table whose header names a password column.
 _HEADER_NAME = lazy(
@@ -92,20 +102,79 @@ _ALGOLIA = lazy(
 )
 
 
+# A password piped to a command that reads it from stdin.
+_PIPED = lazy(
+    r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?" + _VALUE + r"[ \t]*\|[ \t]*(?P<cmd>[^\r\n|;&]+)"
+)
+_READS_STDIN = lazy(
+    r"--password-stdin|--pass(?:word)?[_-]?stdin|\bsudo\b[^\r\n]*?(?<![\w-])-[a-zA-Z]*S\b"
+    r"|\bchpasswd\b|\bpasswd[ \t]+--stdin"
+)
+# Dockerfile ENV NAME value (the older form, with a space); setPassword("...") in code;
+# a Go MySQL DSN, user:password@tcp(host)/db
+_ENV_SPACE = lazy(r"^[ \t]*ENV[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+" + _VALUE, re.M)
+_SETTER = lazy(
+    r"\.set(?P<name>[A-Z][A-Za-z]{1,30})\([ \t]*(?:\"(?P<dq>[^\"\r\n]{4,100})\""
+    r"|'(?P<sq>[^'\r\n]{4,100})')[ \t]*\)"
+)
+_GO_DSN = lazy(r"(?<![\w/])[\w.-]{1,64}:(?P<bare>[^\s@/:\"']{4,128})@(?:tcp|unix)\(")
+
+
+# An OpenVPN static key (tls-auth, tls-crypt): hex lines between its markers.
+_OPENVPN = lazy(
+    r"-----BEGIN OpenVPN Static key V1-----(?P<body>[0-9a-fA-F\s]{32,}?)"
+    r"-----END OpenVPN Static key V1-----"
+)
+# LaunchDarkly's SDK and mobile keys: sdk- or mob- and a UUID.
+_LAUNCHDARKLY = lazy(
+    r"(?<![\w-])(?:sdk|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])"
+)
+# strongSwan's ipsec.secrets: : PSK "...", : XAUTH "...", : EAP "..."
+_IPSEC = lazy(r":[ \t]*(?:PSK|XAUTH|EAP)[ \t]+" + _VALUE)
+
+
 def phrases(text: str, low: bytes, add: Add) -> None:
     """Add the spans of credentials said in the ways above."""
     if any(word in low for word in _FOREIGN_WORDS) or b"passw" in low:
         for m in _FOREIGN.finditer(text):
             _value(m, add, "password")
-    if b" as " in low:
+    if b" as " in low or b" to " in low:
         for m in _BEFORE_NAME.finditer(text):
             _value(m, add, "password")
     if any(word in low for word in _LOGIN_WORDS):
         for m in _LOGIN.finditer(text):
             if not m.group("user").isdigit():
                 _value(m, add, "password")
+        for m in _LOGIN_AS.finditer(text):
+            _value(m, add, "password")
     if b"|" in low:
         _tables(text, add)
+        if b"echo" in low or b"printf" in low:
+            for m in _PIPED.finditer(text):
+                if _READS_STDIN.search(m.group("cmd")):
+                    _value(m, add, "password", user_first="chpasswd" in m.group("cmd"))
+    if b"env" in low:
+        for m in _ENV_SPACE.finditer(text):
+            if _name_kind(m.group("name")) is not None:
+                _value(m, add, "password", shaped=False)
+    if b".set" in low:
+        for m in _SETTER.finditer(text):
+            if _name_kind(m.group("name")) is not None:
+                _value(m, add, "password", shaped=False)
+    if b"openvpn static key" in low:
+        for m in _OPENVPN.finditer(text):
+            body = m.group("body").strip()
+            start = m.start("body") + m.group("body").index(body[:1])
+            add((start, start + len(body), "private_key"))
+    if b"psk" in low or b"xauth" in low or b"eap" in low:
+        for m in _IPSEC.finditer(text):
+            _value(m, add, "password", shaped=False)
+    if b"sdk-" in low or b"mob-" in low:
+        for m in _LAUNCHDARKLY.finditer(text):
+            add((m.start(), m.end(), "secret_assignment"))
+    if b"@tcp(" in low or b"@unix(" in low:
+        for m in _GO_DSN.finditer(text):
+            _value(m, add, "password", shaped=False)
     if b"hook" in low or b"incoming" in low:
         for m in _HOOK_PATH.finditer(text):
             if _credential_shaped(m.group("s")):
@@ -115,13 +184,24 @@ def phrases(text: str, low: bytes, add: Add) -> None:
             add((m.start("s"), m.end("s"), "algolia_key"))
 
 
-def _value(m: re.Match[str], add: Add, kind: str) -> None:
-    group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+def _value(
+    m: re.Match[str], add: Add, kind: str, *, shaped: bool = True, user_first: bool = False
+) -> None:
+    """Add the value `m` holds (in dq, sq or bare); `shaped`: only when it can be nothing
+    but a credential, else when it is no placeholder; `user_first`: user:password."""
+    group = next(g for g in ("dq", "sq", "bare") if m.groupdict().get(g) is not None)
     value, start, end = m.group(group), m.start(group), m.end(group)
     if group == "bare":
         stripped = value.rstrip(_TRAIL)
         value, end = stripped, end - (len(value) - len(stripped))
-    if _credential_shaped(value):
+    if user_first:
+        user, colon, rest = value.partition(":")
+        if not colon:
+            return
+        value, start = rest, start + len(user) + 1
+    if _skip_value(value) or value.startswith("$"):
+        return
+    if _credential_shaped(value) if shaped else _passwordish(value):
         add((start, end, kind))
 
 
@@ -155,12 +235,14 @@ def _tables(text: str, add: Add) -> None:
         if "|" not in header or not _RULE_ROW.match(rule.strip()):
             n += 1
             continue
-        columns = [i for i, (_, name) in enumerate(_cells(header)) if _HEADER_NAME.match(name)]
+        names = _cells(header)
+        # counted from the end too: text before the table may share the header's line
+        columns = [i - len(names) for i, (_, name) in enumerate(names) if _HEADER_NAME.match(name)]
         n += 2
         while n < len(lines) and "|" in lines[n]:
             cells = _cells(lines[n])
             for i in columns:
-                if i < len(cells):
+                if -i <= len(cells):
                     at, value = cells[i]
                     value = value.strip("`")
                     if _table_secret(value):
