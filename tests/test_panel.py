@@ -517,6 +517,33 @@ def test_a_memory_another_process_adds_appears_and_the_header_count_changes(db_p
     drive(check, tab="waiting", poll_seconds=0.05)
 
 
+def test_the_cursor_stays_on_its_memory_when_another_process_adds_one_above_it(db_path):
+    with opened() as store:
+        refs = [
+            add(text, store, kind="preference", status=Status.PROPOSED).id
+            for text in ("Use pnpm for installs", "Keep PR titles short", "Run make lint")
+        ]
+
+    async def check(app, pilot):
+        await press(app, pilot, "j", "j")
+        picked = app.rows.current.key
+        assert picked == refs[0]  # the oldest: the third row
+        with opened(db_path) as other:  # newer, so it is listed first
+            new = add("Use Bun for scripts", other, kind="preference", status=Status.PROPOSED)
+        for _ in range(200):  # bounded: the panel polls every 50 ms
+            await pilot.pause(0.02)
+            if new.id in row_keys(app):
+                break
+        await settle(app, pilot)
+        assert row_keys(app)[0] == new.id
+        assert app.rows.current.key == picked and app.rows.cursor == 3
+        await press(app, pilot, "a")
+        assert status_of(picked) == "active"
+        assert [status_of(r) for r in (new.id, refs[1], refs[2])] == ["proposed"] * 3
+
+    drive(check, tab="waiting", poll_seconds=0.05)
+
+
 # --- what is shown -----------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ what the matching `ken` command would. The panel holds no SQL, scoring or policy
   on screen, so 100,000 memories open as fast as ten.
 - **Outside changes.** Another process (an agent's hook, `ken add` in another terminal)
   commits; the store's `data_version` moves; a timer notices and the tab, its counts and
-  the header are read again, the cursor where it was.
+  the header are read again, the cursor on the memory it was on.
 - **Editing** suspends the app and runs the person's editor (`KEN_EDITOR`, ...). The
   editor is a seam (`editor=`): tests pass a function, since a headless pilot cannot
   suspend; the real suspend is driven in tmux.
@@ -45,7 +45,7 @@ from kenning.pack import Pack
 from kenning.printable import clean
 from kenning.store import Store
 from kenning.tui import show
-from kenning.tui.rows import Loader, Row, RowList
+from kenning.tui.rows import PAGE, Loader, Row, RowList
 from kenning.where import NONE_HERE, Where
 
 Editor = Callable[[str], str]  # the editor file's text in, the saved text out
@@ -109,14 +109,23 @@ def _session_rows(found: list[Session]) -> list[Row]:
     return [Row(s.id, show.session_row(s), s) for s in found]
 
 
+def _position(loader: Loader, key: str, near: int) -> int:
+    """Where the row `key` is now, looked for a page either side of `near`, its place
+    before the list was read again (other memories came or went above it); `near` when
+    it is not there, having left the list."""
+    start = max(0, near - PAGE)
+    found = loader(start, 2 * PAGE + 1)
+    return next((start + n for n, row in enumerate(found) if row.key == key), near)
+
+
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """What a tab lists: how many rows, how to read a page, the line above the list and
-    what an empty list says."""
+    """What a tab lists: how many rows, how to read a page (with the store in hand: the
+    panel takes its lock around it), the line above the list and what an empty list says."""
 
     total: int
     loader: Loader
@@ -387,16 +396,20 @@ class PanelApp(App[None]):
     # --- listing a tab ----------------------------------------------------------------------
 
     def load(self, *, keep_cursor: bool = False) -> None:
-        """Read the current tab again (its count, its first page, the waiting count)."""
+        """Read the current tab again (its count, its first page, the waiting count);
+        with `keep_cursor`, the cursor stays on the memory it was on, wherever that is
+        now, so a key pressed next acts on the memory the person picked."""
         self.generation += 1
         generation, tab = self.generation, self.tab
         state = self.tabs[tab]
         cursor = self.rows.cursor if keep_cursor else state.cursor
+        current = self.rows.current if keep_cursor else None
 
         def job() -> Callable[[], None]:
             listing = self._listing(tab, state.search)
+            at = cursor if current is None else _position(listing.loader, current.key, cursor)
             waiting = browse.waiting_count(self.store)
-            return lambda: self._shown(generation, tab, listing, waiting, cursor)
+            return lambda: self._shown(generation, tab, listing, waiting, at)
 
         self._background(job)
 
@@ -426,7 +439,7 @@ class PanelApp(App[None]):
             total = browse.session_count(store)
             return Listing(
                 total,
-                self._locked(lambda o, n: _session_rows(browse.sessions_page(store, o, n))),
+                lambda o, n: _session_rows(browse.sessions_page(store, o, n)),
                 f"sessions, newest first: {total:,} (Enter: what one was told)",
                 "no sessions recorded yet: they start when an agent's hooks run",
             )
@@ -440,7 +453,7 @@ class PanelApp(App[None]):
                 len(hits), _listed(hits), f"{found}: {len(hits)} found, best first{cap}", "none"
             )
         total = browse.count(store, view)
-        loader = self._locked(lambda o, n: _item_rows(browse.page(store, view, o, n)))
+        loader: Loader = lambda o, n: _item_rows(browse.page(store, view, o, n))  # noqa: E731
         if tab == "waiting":
             return Listing(
                 total,
@@ -477,7 +490,7 @@ class PanelApp(App[None]):
         rows = self.rows
         rows.empty = listing.empty
         rows.cursor = cursor
-        rows.reset(listing.total, listing.loader, keep_cursor=True)
+        rows.reset(listing.total, self._locked(listing.loader), keep_cursor=True)
         rows.move_to(rows.cursor)
         if not listing.total:
             self._show_detail(None, Text(""))
