@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 import pytest
 
-from conftest import ken, ken_proc
+from conftest import KEN_BIN, ken, ken_proc
 from helpers import add, one_line_error, opened, snapshot
 from kenning import items
 from kenning.errors import NotFound
@@ -568,6 +568,26 @@ def test_edit_that_changes_nothing_or_fails_changes_nothing(editor):
     editor("path.write_text(text.replace('kind: note', 'kind: opinion'))")
     assert ken("edit", item.id[-6:]).exit_code == 1
     assert len(as_json("show", item.id[-6:])["history"]) == 1
+
+
+def test_edit_refuses_to_overwrite_a_change_made_while_the_editor_was_open(editor):
+    item = add("Use Bun for scripts", kind="preference")
+    editor(  # meanwhile, another terminal changes the memory
+        "import subprocess\n"
+        f"subprocess.run([{str(KEN_BIN)!r}, 'update', {item.id!r}, '--text', "
+        "'Use Deno for scripts'], check=True)\n"
+        "path.write_text(text.replace('Use Bun', 'Use Bun 1.2'))"
+    )
+    result = ken("edit", item.id[-6:])
+    assert result.exit_code == 1
+    line = one_line_error(result.stderr)
+    assert f"{item.id[-6:].lower()} was changed while you edited it (text" in line
+    assert 'now "Use Deno for scripts"' in line and "nothing saved" in line
+    kept = Path(line.rsplit("your edit is kept in ", 1)[1])
+    assert "Use Bun 1.2 for scripts" in kept.read_text()
+    data = as_json("show", item.id[-6:])
+    assert data["title"] == "Use Deno for scripts"
+    assert [r["change"] for r in data["history"]] == ["add", "edit"]
 
 
 def test_edit_with_a_missing_editor_says_so(monkeypatch):

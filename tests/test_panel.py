@@ -270,6 +270,28 @@ def test_an_editor_that_changes_nothing_or_fails_saves_nothing():
         assert [r.change for r in store.revisions(ref)] == ["add"]
 
 
+def test_an_edit_is_refused_when_the_memory_changed_while_the_editor_was_open(db_path):
+    ref = seed("all", text="Use Bun for scripts")
+
+    def editor(text: str) -> str:
+        with opened(db_path) as other:  # meanwhile, `ken update` in another terminal
+            items.change(other, ref, text="Use Deno for scripts", actor=policy.PERSON)
+        return text.replace("Use Bun", "Use Bun 1.2")
+
+    async def check(app, pilot):
+        await press(app, pilot, "e")
+        assert f"{ref[-6:].lower()} was changed while you edited it (text" in app.message
+        assert "nothing saved" in app.message
+        with opened() as store:
+            assert store.get_item(ref).title == "Use Deno for scripts"
+            assert [r.change for r in store.revisions(ref)] == ["add", "edit"]
+        kept = Path(app.message.rsplit("your edit is kept in ", 1)[1])
+        assert "Use Bun 1.2 for scripts" in kept.read_text()
+        assert kept.name in screen_text(app)  # the whole line, wrapped, not cut at 80
+
+    drive(check, tab="all", editor=editor)
+
+
 def test_a_memory_kept_in_sync_from_a_file_is_not_edited_here():
     with opened() as store:
         item = add("Deploy on Fridays", store, kind="decision")

@@ -226,7 +226,7 @@ class PanelApp(App[None]):
     #body { height: 1fr; }
     #rows { width: 45%; min-width: 30; border-right: vkey $panel-lighten-2; }
     #detail { width: 1fr; padding: 0 1; }
-    #say { height: 1; padding: 0 1; }
+    #say { height: auto; min-height: 1; max-height: 4; padding: 0 1; }
     #search { height: 1; border: none; padding: 0 1; display: none; }
     #search.-shown { display: block; }
     App:nocolor RowList > .rowlist--cursor { text-style: bold reverse; }
