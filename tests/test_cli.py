@@ -239,6 +239,17 @@ def test_a_question_in_a_person_s_words_finds_what_holds_some_of_them(corpus):
     assert as_json("search", "how do we", "--limit", "5") == []  # stop words alone: nothing
 
 
+def test_a_question_finds_what_holds_some_of_its_words_in_any_status_searched(corpus):
+    """Not only among active memories: --all and --status search the same way."""
+    assert [h["short_id"] for h in as_json("search", "--all", "how do we deploy")] == [
+        corpus["deploy"]
+    ]
+    proposed = as_json("search", "--status", "proposed", "maybe we should move to sqlalchemy")
+    assert [h["short_id"] for h in proposed] == [corpus["proposed"]]
+    assert not proposed[0]["every_word"]
+    assert as_json("search", "--status", "proposed", "how do we deploy") == []  # not proposed
+
+
 def test_search_matches_word_stems(corpus):
     assert set(search_ids("migrations")) == {corpus["migrate"], corpus["deploy"]}
     assert search_ids("caching") == [corpus["cache"]]

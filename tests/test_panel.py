@@ -416,6 +416,23 @@ def test_slash_searches_within_the_tab_and_esc_shows_the_whole_list(tab):
     drive(check, tab=tab)
 
 
+@pytest.mark.parametrize(
+    ("tab", "words"),
+    [("here", "make the release"), ("all", "release banana"), ("waiting", "mock banana")],
+)
+def test_slash_finds_what_holds_some_of_the_words_as_ken_search_does(tab, words):
+    seed(tab, Status.ACTIVE, "Use pnpm for installs")
+    status = Status.PROPOSED if tab == "waiting" else Status.ACTIVE
+    text = "Never mock the database" if tab == "waiting" else "Deploys go through make release"
+    wanted = seed(tab, status, text)
+
+    async def check(app, pilot):
+        await press(app, pilot, "slash", *(c if c != " " else "space" for c in words), "enter")
+        assert row_keys(app) == [wanted], app.status_line
+
+    drive(check, tab=tab)
+
+
 def test_a_search_with_no_words_finds_nothing_and_esc_closes_the_box():
     seed("all")
 

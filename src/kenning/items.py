@@ -764,9 +764,9 @@ def search(
     """Full-text search, best first. Words match their stems; the last word is a prefix
     of the words as typed (`deploy` finds "Deployment") as well as of their stems.
 
-    The memories that hold every word come first. When fewer than `limit` do, `fill`
-    is on and the search is of active memories, the rest are those recall ranks best
-    for the words (every threshold off): a question asked in a person's own words
+    The memories that hold every word come first. When fewer than `limit` do and
+    `fill` is on, the rest are those recall ranks best for the words among the same
+    memories (every threshold off): a question asked in a person's own words
     rarely has all of them in one memory, and recall weighs the rare ones, knows a
     word's other forms and a few synonyms, and leaves out "when", "we" and "the". Their
     score is recall's, not bm25's: a score orders one search's results only."""
@@ -781,7 +781,7 @@ def search(
         limit=limit,
     )
     found = [Found(item, score) for item, score in store.search(Words(typed=text), query)]
-    if fill and len(found) < limit and query.statuses == ("active",):
+    if fill and len(found) < limit:
         found += _some_words(store, text, query, {f.item.id for f in found})
     return found[:limit]
 
@@ -791,7 +791,14 @@ def _some_words(store: Store, text: str, query: ItemQuery, seen: set[str]) -> li
 
     settings = RecallSettings(limit=FILL_POOL, max_tokens=10**9, min_score=0.0, min_shared=0)
     ranked = recall(
-        store, text, query.scopes, settings=settings, kinds=query.kinds, tags=query.tags
+        store,
+        text,
+        query.scopes,
+        settings=settings,
+        kinds=query.kinds,
+        tags=query.tags,
+        statuses=query.statuses,
+        include_expired=query.include_expired,
     ).kept
     return [Found(c.item, c.score, every_word=False) for c in ranked if c.item.id not in seen]
 

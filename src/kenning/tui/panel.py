@@ -418,10 +418,7 @@ class PanelApp(App[None]):
         found = f'"{search}" in {dict(TABS)[tab]}' if search else ""
         if tab == "here":
             pack = browse.here(store, self.kconfig, self.where)
-            shown = list(pack.items)
-            if search:
-                words = search.lower().split()
-                shown = [i for i in shown if all(w in i.text.lower() for w in words)]
+            shown = browse.find_told(store, pack, search) if search else list(pack.items)
             more = f"; {pack.omitted} more did not fit" if pack.omitted else ""
             status = (
                 f"{found}: {len(shown)} of the pack"
