@@ -95,6 +95,25 @@ def test_the_same_statement_in_unrelated_repos_folds_into_one_record_in_global(t
     assert {x.target for x in record.links} == {shop.id, mill.id}
 
 
+def added(*args: str, env: dict[str, str] | None = None) -> str:
+    """The id `ken add ARGS` gives."""
+    return str(json.loads(ken("add", *args, "--json", env=env).stdout)["id"])
+
+
+def test_the_newer_of_a_reversal_is_what_a_person_stood_behind_last_not_what_was_stored_last():
+    """A proposal stored first, a rule added after it, then the proposal approved: the
+    card names the change approving it makes, and curation keeps what was approved."""
+    claude = {"CLAUDECODE": "1"}
+    buildkite = added("Use Buildkite for CI pipelines", "-k", "decision", "-e", "x", env=claude)
+    circleci = added("Use CircleCI for CI pipelines", "--kind", "decision")
+    card = ken("review", input="q").output
+    assert "Use CircleCI for CI pipelines  [this reverses it: CircleCI becomes Buildkite]" in card
+    assert ken("approve", buildkite).exit_code == 0
+    shown = ken("curate").stdout
+    assert f"supersede {circleci[-6:].lower()} by {buildkite[-6:].lower()}" in shown
+    assert "CircleCI becomes Buildkite" in shown
+
+
 def test_a_newer_rule_that_reverses_an_older_one_supersedes_it_once_applied(tmp_path):
     old = add("Use npm for installs", kind="preference", scope=SHOP)
     new = add("Use pnpm, never npm", kind="preference", scope=SHOP)

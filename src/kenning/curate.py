@@ -12,7 +12,8 @@
     statement repeated in unrelated places holds everywhere. The others are marked
     superseded by it;
   - *supersede*: a newer active rule that reverses or replaces an older one on the same
-    topic, in a scope that covers the older's: the older is superseded by it. A
+    topic, in a scope that covers the older's: the older is superseded by it. Newer is
+    what a person stood behind last (`older_first`), not what was stored last. A
     proposal that reverses an active rule is left to review (approving it does that);
   - *retire*: expired tasks, and active memories unused for `lint.unused_days` with no
     pin (archived, with the reason).
@@ -125,8 +126,17 @@ def _pairs(read: Sequence[statements.Statement]) -> Iterable[tuple[int, int]]:
                     yield i, j
 
 
-def _older_first(a: Item, b: Item) -> tuple[Item, Item]:
-    return (a, b) if (a.created_at, a.id) <= (b.created_at, b.id) else (b, a)
+def older_first(a: Item, b: Item) -> tuple[Item, Item]:
+    """Two memories, the older statement first: whichever a person stood behind last is
+    the newer, however they were stored. A proposal is newer than what is told (what
+    approving it would change); of two others, the one written, approved or restored
+    last (`reviewed_at`: approving an old proposal makes it the newest rule)."""
+
+    def said(item: Item) -> tuple[bool, str, str]:
+        stated = max(item.created_at, item.reviewed_at or "")
+        return item.status is Status.PROPOSED, stated, item.id
+
+    return (a, b) if said(a) <= said(b) else (b, a)
 
 
 def curate(
@@ -147,7 +157,7 @@ def curate(
     copies: list[tuple[Item, Item, str]] = []
     reversals: list[tuple[Item, Item, str]] = []
     for i, j in _pairs(read):
-        older, newer = _older_first(live[i], live[j])
+        older, newer = older_first(live[i], live[j])
         a, b = (read[i], read[j]) if older is live[i] else (read[j], read[i])
         verdict = statements.relate(lex, a, b)
         if verdict.relation == "copy":
