@@ -716,6 +716,32 @@ def test_dismiss_without_a_reason_records_other():
     assert (data["status"], data["dismiss_reason"]) == ("dismissed", "other")
 
 
+@pytest.mark.parametrize(
+    ("verb", "status", "allowed"),
+    [
+        ("archive", "archived", "active or proposed items can be archived"),
+        ("approve", "active", "proposed items can be approved"),
+        ("reject", "active", "proposed items can be rejected"),
+        (
+            "restore",
+            "active",
+            "archived or rejected or dismissed or superseded items can be restored",
+        ),
+    ],
+)
+def test_a_status_change_refused_says_in_a_whole_sentence_what_can_be_changed(
+    verb, status, allowed
+):
+    item = add("Use pnpm", kind="note")
+    if status == "archived":
+        ok("archive", item.id)
+    result = ken(verb, item.id)
+    assert result.exit_code == 1
+    assert one_line_error(result.stderr) == (
+        f"ken: cannot {verb} item {item.id[-6:].lower()}: it is {status}, and only {allowed}"
+    )
+
+
 def test_archive_keeps_the_reason_given_and_show_lists_it_until_restored():
     item = add("The old staging cluster is at 10.0.0.5").id[-6:]
     said = ok("archive", item, "--reason", "  the cluster   was retired ").stderr

@@ -145,7 +145,7 @@ def test_a_on_a_memory_already_told_changes_nothing_and_says_why():
     async def check(app, pilot):
         await press(app, pilot, "a")
         assert status_of(ref) == "active"
-        assert "cannot approve" in app.message
+        assert app.message.endswith("only proposed items can be approved")
 
     drive(check, tab="here")
 

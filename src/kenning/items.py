@@ -628,7 +628,7 @@ def check_status_change(item: Item, action: str) -> None:
         allowed = " or ".join(s.value for s in _ALLOWED_FROM[action])
         raise InvalidInput(
             f"cannot {action} item {short_id(item.id)}: it is {item.status.value}, "
-            f"and only {allowed} items can be"
+            f"and only {allowed} items can be {action.removesuffix('e')}ed"
         )
 
 
