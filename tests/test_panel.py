@@ -586,6 +586,36 @@ def test_the_cursor_stays_on_its_memory_when_another_process_adds_one_above_it(d
 # --- what is shown -----------------------------------------------------------------------------
 
 
+def test_J_and_K_page_the_pane_on_the_right_down_to_what_a_long_proposal_hides():  # noqa: N802
+    with opened() as store:
+        add("Use npm for installs", store, kind="preference")
+        reasons = "".join(f"\nreason {n}: yarn workspaces are what we need" for n in range(24))
+        add(
+            "Use yarn for installs" + reasons,
+            store,
+            kind="preference",
+            status=Status.PROPOSED,
+            provenance=Provenance(who="claude", how="cli"),
+            evidence="asked",
+        )
+
+    async def check(app, pilot):
+        reversal = "[this reverses it: npm becomes yarn]"
+        assert "Use yarn for installs" in screen_text(app)
+        assert reversal not in screen_text(app)
+        for _ in range(5):  # bounded: a page at a time
+            await press(app, pilot, "J")
+            if reversal in screen_text(app):
+                break
+        assert reversal in screen_text(app) and "asked" in screen_text(app)
+        assert app.focused is app.rows  # the list keeps the keys
+        for _ in range(5):
+            await press(app, pilot, "K")
+        assert "Use yarn for installs" in screen_text(app)
+
+    drive(check, tab="waiting")
+
+
 def test_control_characters_in_a_memory_are_shown_escaped():
     with opened() as store:
         add(

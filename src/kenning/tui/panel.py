@@ -94,6 +94,7 @@ Keys on a memory
   ?   this help       q   quit
 
 Moving: up/down or j/k, PgUp/PgDn or space, Home/End or g/G; Enter opens.
+The pane on the right: J/K or Shift+Down/Up page it down and up.
 """
 
 
@@ -246,6 +247,8 @@ class PanelApp(App[None]):
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
         Binding("escape", "leave", "back", show=False),
+        Binding("J,shift+down", "scroll_detail(1)", "pane down", show=False),
+        Binding("K,shift+up", "scroll_detail(-1)", "pane up", show=False),
         Binding("tab", "next_tab(1)", "next tab", show=False, priority=True),
         Binding("shift+tab", "next_tab(-1)", "previous tab", show=False, priority=True),
         *(
@@ -528,6 +531,15 @@ class PanelApp(App[None]):
             return lambda: self._show_detail(key, text)
 
         self._background(job)
+
+    def action_scroll_detail(self, step: int) -> None:
+        """Page the pane on the right (a long memory's provenance, neighbours and
+        versions are below it), the list keeping the keys."""
+        pane = self.query_one("#detail-scroll", VerticalScroll)
+        if step > 0:
+            pane.scroll_page_down(animate=False)
+        else:
+            pane.scroll_page_up(animate=False)
 
     def _show_detail(self, key: str | None, text: Text) -> None:
         if key is not None and key != self.detail_key:
