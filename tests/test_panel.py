@@ -653,6 +653,50 @@ def test_the_cursor_is_plain_to_see_with_colour_and_with_no_color(monkeypatch):
     drive(monochrome, tab="all")
 
 
+@pytest.mark.parametrize(
+    ("made", "then", "shown", "hidden"),
+    [
+        (Status.PROPOSED, None, ["a approve", "x reject", "d dismiss"], ["restore", "archive"]),
+        (Status.ACTIVE, None, ["x archive", "d dismiss", "p pin"], ["a approve", "a restore"]),
+        (Status.ACTIVE, "archive", ["a restore", "d dismiss"], ["a approve", "x "]),
+        (Status.PROPOSED, "reject", ["a restore", "e edit"], ["a approve", "x ", "d dismiss"]),
+    ],
+)
+def test_the_footer_offers_only_the_keys_that_apply_to_the_highlighted_memory(
+    made, then, shown, hidden
+):
+    ref = seed("all", made)
+    if then:
+        with opened() as store:
+            items.set_status(store, ref, then, actor=policy.PERSON)
+
+    async def check(app, pilot):
+        if app.rows.current.key != ref:  # the other project's note came first
+            await press(app, pilot, "j")
+        assert app.rows.current.key == ref
+        footer = screen_text(app).splitlines()[-1]
+        assert all(key in footer for key in shown), footer
+        assert not any(key in footer for key in hidden), footer
+        if then == "archive":  # pressed anyway, a key that does not apply says why
+            await press(app, pilot, "x")
+            assert app.message.endswith("only active or proposed items can be archived")
+            assert status_of(ref) == "archived"
+
+    drive(check, tab="all")
+
+
+def test_an_empty_tab_offers_no_key_for_a_memory():
+    async def check(app, pilot):
+        footer = screen_text(app).splitlines()[-1]
+        assert "/ find" in footer and "? help" in footer and "q quit" in footer
+        for key in ("a ", "x ", "d dismiss", "p pin", "e edit", "D forget"):
+            assert key not in footer, footer
+        await press(app, pilot, "a")
+        assert app.message == "no memory is highlighted"
+
+    drive(check, tab="waiting")
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
 def test_every_key_is_in_the_footer_from_80_columns(size):
     seed("waiting", Status.PROPOSED)

@@ -69,6 +69,7 @@ PAST = {
     "restore": "restored",
 }
 REASON_KEYS = {"c": "covered", "w": "wrong", "o": "one_off", "t": "other"}
+REFUSED = {"a": "approve", "x": "archive", "d": "dismiss"}  # the action a refusal names
 MEMORY_ACTIONS = frozenset(
     {"approve", "restore", "reject", "archive", "dismiss", "pin", "edit", "forget", "undo"}
 )
@@ -239,6 +240,8 @@ class PanelApp(App[None]):
         Binding("x", "reject", "reject"),
         Binding("x", "archive", "archive"),
         Binding("d", "dismiss", "dismiss"),
+        # A key that does not apply is not in the footer; pressed anyway, it says why.
+        *(Binding(key, f"refused('{action}')", show=False) for key, action in REFUSED.items()),
         Binding("p", "pin", "pin"),
         Binding("e", "edit", "edit"),
         Binding("D", "forget", "forget"),
@@ -561,18 +564,14 @@ class PanelApp(App[None]):
         if action == "undo":
             return True
         item = self.current_item()
-        inactive = item is not None and show.is_dim(item)
-        proposed = item is not None and item.status is Status.PROPOSED
+        if item is None:
+            return False  # nothing highlighted: no key for a memory applies
         match action:
-            case "approve":
-                return not inactive
-            case "restore":
-                return inactive
-            case "reject":
-                return proposed or item is None
-            case "archive":
-                return not proposed and item is not None
-        return True if item is not None else None
+            case "approve" | "restore" | "reject" | "dismiss":
+                return item.status in items.allowed_from(action)
+            case "archive":  # x on a proposal rejects it
+                return item.status is Status.ACTIVE
+        return True
 
     # --- tabs and search ---------------------------------------------------------------------
 
@@ -650,6 +649,11 @@ class PanelApp(App[None]):
         if item is None:
             self.say("no memory is highlighted")
         return item
+
+    def action_refused(self, action: str) -> None:
+        """A key that does not apply to the highlighted memory: the library says why."""
+        if self.tab != "sessions":
+            self._decide(action)
 
     def action_approve(self) -> None:
         self._decide("approve")
