@@ -373,7 +373,10 @@ def test_undo_after_someone_else_changed_the_memory_changes_nothing():
             items.change(other, ref, text="Use pnpm 9, never npm", actor=policy.PERSON)
         await press(app, pilot, "u")
         assert status_of(ref) == "active"
-        assert app.message.startswith("ken: ")
+        short = ref[-6:].lower()
+        assert app.message == f"ken: nothing undone: {short} has been changed since, elsewhere"
+        await press(app, pilot, "u")
+        assert app.message.startswith("nothing to undo")
 
     drive(check, tab="waiting")
 

@@ -695,7 +695,8 @@ def undo_status(
     back to the status, reasons and review time it had in `before`, as a new version.
 
     Only while nothing else changed it: `expected_revision` is the revision the change
-    made, else RevisionConflict. What the change did to other memories (an approved
+    made, else RevisionConflict (nothing undone; no revision to retry with, since the
+    change to undo is no longer the last). What the change did to other memories (an approved
     replacement superseding the one it replaces, the cap archiving) stays as it is."""
     item = store.get_item(before.id)
     policy.check_local_change(item, "undo the change to")
@@ -710,7 +711,15 @@ def undo_status(
         updated_at=now_iso(),
         revision=ids.new_ulid(),
     )
-    return store.replace_item(updated, UNDO, expected_revision=expected_revision)
+    try:
+        return store.replace_item(updated, UNDO, expected_revision=expected_revision)
+    except RevisionConflict as exc:
+        raise RevisionConflict(
+            item.id,
+            expected_revision,
+            exc.current,
+            f"nothing undone: {short_id(item.id)} has been changed since, elsewhere",
+        ) from None
 
 
 def dismiss_reason_of(reason: str | None) -> str:

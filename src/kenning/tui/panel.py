@@ -746,10 +746,10 @@ class PanelApp(App[None]):
             return
 
         def job() -> Callable[[], None]:
+            self.last_change = None  # undone, or changed since: either way, no undo left
             back = items.undo_status(
                 self.store, change.before, expected_revision=change.revision, actor=self.actor
             )
-            self.last_change = None
             message = f"undid the {change.action} of {short_id(back.id)}: {back.status.value} again"
             return lambda: self._changed(message)
 
