@@ -95,6 +95,37 @@ def test_the_same_statement_in_unrelated_repos_folds_into_one_record_in_global(t
     assert {x.target for x in record.links} == {shop.id, mill.id}
 
 
+def test_copies_with_one_in_global_fold_into_that_copy_not_a_new_global_record(tmp_path):
+    linked = add("Run the linter with ruff check", kind="fact", scope=SHOP, links=["file:x.py"])
+    everywhere = add("Run the linter with ruff check", kind="fact", scope="global")
+    short = add("Lint with ruff check", kind="fact", scope=SHOP)
+    last = add("lint with Ruff check.", kind="fact", scope=SHOP)
+    shown = ken("curate").stdout
+    assert f"into {everywhere.id[-6:].lower()}" in shown, shown
+    assert "unrelated places" not in shown
+    apply_plan(tmp_path)
+    with opened() as store:
+        assert store.get_item(everywhere.id).status is Status.ACTIVE
+        copies = [store.get_item(i.id) for i in (linked, short, last)]
+        assert {i.status for i in copies} == {Status.SUPERSEDED}
+        assert [i.id for i in store.list_items(items.ItemQuery())] == [everywhere.id]
+        assert "file:x.py" in {str(x) for x in copies[0].links}
+
+
+def test_copies_in_unrelated_repos_fold_into_a_new_global_record_that_keeps_their_sources(
+    tmp_path,
+):
+    shop = add("Run the linter with ruff check", kind="fact", scope=SHOP, links=["file:x.py"])
+    mill = add("Lint with ruff check", kind="fact", scope=MILL)
+    [fold] = by_action(proposals(), "fold")
+    assert fold.keep is None and "unrelated places" in fold.why
+    apply_plan(tmp_path)
+    with opened() as store:
+        record = store.get_item(store.get_item(shop.id).links[-1].target)
+        assert record.scope == Scope(ScopeType.GLOBAL) and store.get_item(mill.id).links
+        assert {str(x) for x in record.links} >= {"file:x.py", f"item:{shop.id}"}
+
+
 def added(*args: str, env: dict[str, str] | None = None) -> str:
     """The id `ken add ARGS` gives."""
     return str(json.loads(ken("add", *args, "--json", env=env).stdout)["id"])

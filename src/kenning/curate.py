@@ -7,10 +7,10 @@
 - **proposals**, each with the reason it was made:
   - *fold*: memories that say the same thing (`kenning.statements`: the same statement
     in other words, in any scope) become one record that cites them all. The record is
-    the best-ranked copy when its scope covers the others' (the same scope, `global`,
-    or a repo over its own workstreams); otherwise a new record in `global`, since a
-    statement repeated in unrelated places holds everywhere. The others are marked
-    superseded by it;
+    the best-ranked of the copies whose scope covers all the others' (the same scope,
+    `global`, or a repo over its own workstreams); when none does, a new record in
+    `global` with the copies' sources, since a statement repeated in unrelated places
+    holds everywhere. The others are marked superseded by it;
   - *supersede*: a newer active rule that reverses or replaces an older one on the same
     topic, in a scope that covers the older's: the older is superseded by it. Newer is
     what a person stood behind last (`older_first`), not what was stored last. A
@@ -226,14 +226,15 @@ def _folds(copies: Sequence[tuple[Item, Item, str]]) -> list[Proposal]:
         groups[root(item_id)].append(item)
     out = []
     for group in groups.values():
-        # The record that stays: an active one before a proposal, then the best ranked,
-        # then the broadest scope.
+        # The record that stays: of the copies whose scope covers all the others', an
+        # active one before a proposal, then the best ranked. None covers them when the
+        # copies are in unrelated places: then a new record in global.
         order = rank.ranked(group)
         order.sort(key=lambda i: i.status is not Status.ACTIVE)
-        keep = order[0]
-        rest = tuple(i for i in order[1:])
+        keep = next((i for i in order if all(covers(i.scope, o.scope) for o in group)), None)
         scopes = sorted({str(i.scope) for i in group})
-        if all(covers(keep.scope, i.scope) for i in rest):
+        if keep is not None:
+            rest = tuple(i for i in order if i is not keep)
             where = f"in {scopes[0]}" if len(scopes) == 1 else f"in {', '.join(scopes)}"
             out.append(
                 Proposal(
@@ -324,6 +325,9 @@ def _operation(proposal: Proposal) -> dict[str, Any]:
             "kind": first.kind.value,
             "scope": str(proposal.into_scope),
             "tags": list(dict.fromkeys(t for i in proposal.items for t in i.tags)),
+            "sources": list(  # where the copies came from; the record cites the copies too
+                dict.fromkeys(str(x) for i in proposal.items for x in i.links if x.type != "item")
+            ),
         }
     return {
         "op": "retire_into",
