@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 import pytest
 
-from conftest import ken, ken_proc
+from conftest import KEN_BIN, ken, ken_proc
 from helpers import add, one_line_error, opened, snapshot
 from kenning import items
 from kenning.errors import NotFound
@@ -237,6 +237,17 @@ def test_a_question_in_a_person_s_words_finds_what_holds_some_of_them(corpus):
     assert both[0]["short_id"] == corpus["migrate"] and both[0]["every_word"]
     assert all(not h["every_word"] for h in both[1:])
     assert as_json("search", "how do we", "--limit", "5") == []  # stop words alone: nothing
+
+
+def test_a_question_finds_what_holds_some_of_its_words_in_any_status_searched(corpus):
+    """Not only among active memories: --all and --status search the same way."""
+    assert [h["short_id"] for h in as_json("search", "--all", "how do we deploy")] == [
+        corpus["deploy"]
+    ]
+    proposed = as_json("search", "--status", "proposed", "maybe we should move to sqlalchemy")
+    assert [h["short_id"] for h in proposed] == [corpus["proposed"]]
+    assert not proposed[0]["every_word"]
+    assert as_json("search", "--status", "proposed", "how do we deploy") == []  # not proposed
 
 
 def test_search_matches_word_stems(corpus):
@@ -570,6 +581,26 @@ def test_edit_that_changes_nothing_or_fails_changes_nothing(editor):
     assert len(as_json("show", item.id[-6:])["history"]) == 1
 
 
+def test_edit_refuses_to_overwrite_a_change_made_while_the_editor_was_open(editor):
+    item = add("Use Bun for scripts", kind="preference")
+    editor(  # meanwhile, another terminal changes the memory
+        "import subprocess\n"
+        f"subprocess.run([{str(KEN_BIN)!r}, 'update', {item.id!r}, '--text', "
+        "'Use Deno for scripts'], check=True)\n"
+        "path.write_text(text.replace('Use Bun', 'Use Bun 1.2'))"
+    )
+    result = ken("edit", item.id[-6:])
+    assert result.exit_code == 1
+    line = one_line_error(result.stderr)
+    assert f"{item.id[-6:].lower()} was changed while you edited it (text" in line
+    assert 'now "Use Deno for scripts"' in line and "nothing saved" in line
+    kept = Path(line.rsplit("your edit is kept in ", 1)[1])
+    assert "Use Bun 1.2 for scripts" in kept.read_text()
+    data = as_json("show", item.id[-6:])
+    assert data["title"] == "Use Deno for scripts"
+    assert [r["change"] for r in data["history"]] == ["add", "edit"]
+
+
 def test_edit_with_a_missing_editor_says_so(monkeypatch):
     item = add("Edit me")
     monkeypatch.setenv("KEN_EDITOR", "/nonexistent/editor")
@@ -686,6 +717,32 @@ def test_dismiss_without_a_reason_records_other():
     assert "dismissed" in ok("dismiss", item).stderr
     data = as_json("show", item)
     assert (data["status"], data["dismiss_reason"]) == ("dismissed", "other")
+
+
+@pytest.mark.parametrize(
+    ("verb", "status", "allowed"),
+    [
+        ("archive", "archived", "active or proposed items can be archived"),
+        ("approve", "active", "proposed items can be approved"),
+        ("reject", "active", "proposed items can be rejected"),
+        (
+            "restore",
+            "active",
+            "archived or rejected or dismissed or superseded items can be restored",
+        ),
+    ],
+)
+def test_a_status_change_refused_says_in_a_whole_sentence_what_can_be_changed(
+    verb, status, allowed
+):
+    item = add("Use pnpm", kind="note")
+    if status == "archived":
+        ok("archive", item.id)
+    result = ken(verb, item.id)
+    assert result.exit_code == 1
+    assert one_line_error(result.stderr) == (
+        f"ken: cannot {verb} item {item.id[-6:].lower()}: it is {status}, and only {allowed}"
+    )
 
 
 def test_archive_keeps_the_reason_given_and_show_lists_it_until_restored():

@@ -95,6 +95,56 @@ def test_the_same_statement_in_unrelated_repos_folds_into_one_record_in_global(t
     assert {x.target for x in record.links} == {shop.id, mill.id}
 
 
+def test_copies_with_one_in_global_fold_into_that_copy_not_a_new_global_record(tmp_path):
+    linked = add("Run the linter with ruff check", kind="fact", scope=SHOP, links=["file:x.py"])
+    everywhere = add("Run the linter with ruff check", kind="fact", scope="global")
+    short = add("Lint with ruff check", kind="fact", scope=SHOP)
+    last = add("lint with Ruff check.", kind="fact", scope=SHOP)
+    shown = ken("curate").stdout
+    assert f"into {everywhere.id[-6:].lower()}" in shown, shown
+    assert "unrelated places" not in shown
+    apply_plan(tmp_path)
+    with opened() as store:
+        assert store.get_item(everywhere.id).status is Status.ACTIVE
+        copies = [store.get_item(i.id) for i in (linked, short, last)]
+        assert {i.status for i in copies} == {Status.SUPERSEDED}
+        assert [i.id for i in store.list_items(items.ItemQuery())] == [everywhere.id]
+        assert "file:x.py" in {str(x) for x in copies[0].links}
+
+
+def test_copies_in_unrelated_repos_fold_into_a_new_global_record_that_keeps_their_sources(
+    tmp_path,
+):
+    shop = add("Run the linter with ruff check", kind="fact", scope=SHOP, links=["file:x.py"])
+    mill = add("Lint with ruff check", kind="fact", scope=MILL)
+    [fold] = by_action(proposals(), "fold")
+    assert fold.keep is None and "unrelated places" in fold.why
+    apply_plan(tmp_path)
+    with opened() as store:
+        record = store.get_item(store.get_item(shop.id).links[-1].target)
+        assert record.scope == Scope(ScopeType.GLOBAL) and store.get_item(mill.id).links
+        assert {str(x) for x in record.links} >= {"file:x.py", f"item:{shop.id}"}
+
+
+def added(*args: str, env: dict[str, str] | None = None) -> str:
+    """The id `ken add ARGS` gives."""
+    return str(json.loads(ken("add", *args, "--json", env=env).stdout)["id"])
+
+
+def test_the_newer_of_a_reversal_is_what_a_person_stood_behind_last_not_what_was_stored_last():
+    """A proposal stored first, a rule added after it, then the proposal approved: the
+    card names the change approving it makes, and curation keeps what was approved."""
+    claude = {"CLAUDECODE": "1"}
+    buildkite = added("Use Buildkite for CI pipelines", "-k", "decision", "-e", "x", env=claude)
+    circleci = added("Use CircleCI for CI pipelines", "--kind", "decision")
+    card = ken("review", input="q").output
+    assert "Use CircleCI for CI pipelines  [this reverses it: CircleCI becomes Buildkite]" in card
+    assert ken("approve", buildkite).exit_code == 0
+    shown = ken("curate").stdout
+    assert f"supersede {circleci[-6:].lower()} by {buildkite[-6:].lower()}" in shown
+    assert "CircleCI becomes Buildkite" in shown
+
+
 def test_a_newer_rule_that_reverses_an_older_one_supersedes_it_once_applied(tmp_path):
     old = add("Use npm for installs", kind="preference", scope=SHOP)
     new = add("Use pnpm, never npm", kind="preference", scope=SHOP)

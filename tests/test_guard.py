@@ -198,6 +198,17 @@ def test_an_agent_answering_yes_on_a_terminal_it_made_itself_cannot_approve():
         assert [i.status for i in store.list_items(_query())] == [Status.PROPOSED]
 
 
+def test_the_cli_reference_says_a_decision_on_an_agents_terminal_is_refused_as_it_is():
+    ref = proposal()
+    code, shown = in_agent_pty(["approve", ref])
+    [line] = [x.strip() for x in shown.splitlines() if x.startswith("ken: ")]
+    reference = (Path(__file__).parent.parent / "docs/reference/cli.md").read_text()
+    start = reference.index("- **Inside an agent's shell**")
+    said = " ".join(reference[start : reference.index("\n- **", start + 1)].split())
+    assert code == 1 and "ask a person" not in said
+    assert line.replace(ref, "7hq2xa") in said
+
+
 PERSON_ONLY = {
     "approve": lambda tmp, ref: ["approve", ref],
     "forget": lambda tmp, ref: ["forget", ref, "--yes"],

@@ -145,7 +145,7 @@ def test_a_on_a_memory_already_told_changes_nothing_and_says_why():
     async def check(app, pilot):
         await press(app, pilot, "a")
         assert status_of(ref) == "active"
-        assert "cannot approve" in app.message
+        assert app.message.endswith("only proposed items can be approved")
 
     drive(check, tab="here")
 
@@ -270,6 +270,28 @@ def test_an_editor_that_changes_nothing_or_fails_saves_nothing():
         assert [r.change for r in store.revisions(ref)] == ["add"]
 
 
+def test_an_edit_is_refused_when_the_memory_changed_while_the_editor_was_open(db_path):
+    ref = seed("all", text="Use Bun for scripts")
+
+    def editor(text: str) -> str:
+        with opened(db_path) as other:  # meanwhile, `ken update` in another terminal
+            items.change(other, ref, text="Use Deno for scripts", actor=policy.PERSON)
+        return text.replace("Use Bun", "Use Bun 1.2")
+
+    async def check(app, pilot):
+        await press(app, pilot, "e")
+        assert f"{ref[-6:].lower()} was changed while you edited it (text" in app.message
+        assert "nothing saved" in app.message
+        with opened() as store:
+            assert store.get_item(ref).title == "Use Deno for scripts"
+            assert [r.change for r in store.revisions(ref)] == ["add", "edit"]
+        kept = Path(app.message.rsplit("your edit is kept in ", 1)[1])
+        assert "Use Bun 1.2 for scripts" in kept.read_text()
+        assert kept.name in screen_text(app)  # the whole line, wrapped, not cut at 80
+
+    drive(check, tab="all", editor=editor)
+
+
 def test_a_memory_kept_in_sync_from_a_file_is_not_edited_here():
     with opened() as store:
         item = add("Deploy on Fridays", store, kind="decision")
@@ -351,7 +373,10 @@ def test_undo_after_someone_else_changed_the_memory_changes_nothing():
             items.change(other, ref, text="Use pnpm 9, never npm", actor=policy.PERSON)
         await press(app, pilot, "u")
         assert status_of(ref) == "active"
-        assert app.message.startswith("ken: ")
+        short = ref[-6:].lower()
+        assert app.message == f"ken: nothing undone: {short} has been changed since, elsewhere"
+        await press(app, pilot, "u")
+        assert app.message.startswith("nothing to undo")
 
     drive(check, tab="waiting")
 
@@ -390,6 +415,23 @@ def test_slash_searches_within_the_tab_and_esc_shows_the_whole_list(tab):
         assert '"pnpm"' in app.status_line
         await press(app, pilot, "escape")
         assert set(row_keys(app)) == whole
+
+    drive(check, tab=tab)
+
+
+@pytest.mark.parametrize(
+    ("tab", "words"),
+    [("here", "make the release"), ("all", "release banana"), ("waiting", "mock banana")],
+)
+def test_slash_finds_what_holds_some_of_the_words_as_ken_search_does(tab, words):
+    seed(tab, Status.ACTIVE, "Use pnpm for installs")
+    status = Status.PROPOSED if tab == "waiting" else Status.ACTIVE
+    text = "Never mock the database" if tab == "waiting" else "Deploys go through make release"
+    wanted = seed(tab, status, text)
+
+    async def check(app, pilot):
+        await press(app, pilot, "slash", *(c if c != " " else "space" for c in words), "enter")
+        assert row_keys(app) == [wanted], app.status_line
 
     drive(check, tab=tab)
 
@@ -517,7 +559,64 @@ def test_a_memory_another_process_adds_appears_and_the_header_count_changes(db_p
     drive(check, tab="waiting", poll_seconds=0.05)
 
 
+def test_the_cursor_stays_on_its_memory_when_another_process_adds_one_above_it(db_path):
+    with opened() as store:
+        refs = [
+            add(text, store, kind="preference", status=Status.PROPOSED).id
+            for text in ("Use pnpm for installs", "Keep PR titles short", "Run make lint")
+        ]
+
+    async def check(app, pilot):
+        await press(app, pilot, "j", "j")
+        picked = app.rows.current.key
+        assert picked == refs[0]  # the oldest: the third row
+        with opened(db_path) as other:  # newer, so it is listed first
+            new = add("Use Bun for scripts", other, kind="preference", status=Status.PROPOSED)
+        for _ in range(200):  # bounded: the panel polls every 50 ms
+            await pilot.pause(0.02)
+            if new.id in row_keys(app):
+                break
+        await settle(app, pilot)
+        assert row_keys(app)[0] == new.id
+        assert app.rows.current.key == picked and app.rows.cursor == 3
+        await press(app, pilot, "a")
+        assert status_of(picked) == "active"
+        assert [status_of(r) for r in (new.id, refs[1], refs[2])] == ["proposed"] * 3
+
+    drive(check, tab="waiting", poll_seconds=0.05)
+
+
 # --- what is shown -----------------------------------------------------------------------------
+
+
+def test_J_and_K_page_the_pane_on_the_right_down_to_what_a_long_proposal_hides():  # noqa: N802
+    with opened() as store:
+        add("Use npm for installs", store, kind="preference")
+        reasons = "".join(f"\nreason {n}: yarn workspaces are what we need" for n in range(24))
+        add(
+            "Use yarn for installs" + reasons,
+            store,
+            kind="preference",
+            status=Status.PROPOSED,
+            provenance=Provenance(who="claude", how="cli"),
+            evidence="asked",
+        )
+
+    async def check(app, pilot):
+        reversal = "[this reverses it: npm becomes yarn]"
+        assert "Use yarn for installs" in screen_text(app)
+        assert reversal not in screen_text(app)
+        for _ in range(5):  # bounded: a page at a time
+            await press(app, pilot, "J")
+            if reversal in screen_text(app):
+                break
+        assert reversal in screen_text(app) and "asked" in screen_text(app)
+        assert app.focused is app.rows  # the list keeps the keys
+        for _ in range(5):
+            await press(app, pilot, "K")
+        assert "Use yarn for installs" in screen_text(app)
+
+    drive(check, tab="waiting")
 
 
 def test_control_characters_in_a_memory_are_shown_escaped():
@@ -555,6 +654,50 @@ def test_the_cursor_is_plain_to_see_with_colour_and_with_no_color(monkeypatch):
     drive(coloured, tab="all")
     monkeypatch.setenv("NO_COLOR", "1")
     drive(monochrome, tab="all")
+
+
+@pytest.mark.parametrize(
+    ("made", "then", "shown", "hidden"),
+    [
+        (Status.PROPOSED, None, ["a approve", "x reject", "d dismiss"], ["restore", "archive"]),
+        (Status.ACTIVE, None, ["x archive", "d dismiss", "p pin"], ["a approve", "a restore"]),
+        (Status.ACTIVE, "archive", ["a restore", "d dismiss"], ["a approve", "x "]),
+        (Status.PROPOSED, "reject", ["a restore", "e edit"], ["a approve", "x ", "d dismiss"]),
+    ],
+)
+def test_the_footer_offers_only_the_keys_that_apply_to_the_highlighted_memory(
+    made, then, shown, hidden
+):
+    ref = seed("all", made)
+    if then:
+        with opened() as store:
+            items.set_status(store, ref, then, actor=policy.PERSON)
+
+    async def check(app, pilot):
+        if app.rows.current.key != ref:  # the other project's note came first
+            await press(app, pilot, "j")
+        assert app.rows.current.key == ref
+        footer = screen_text(app).splitlines()[-1]
+        assert all(key in footer for key in shown), footer
+        assert not any(key in footer for key in hidden), footer
+        if then == "archive":  # pressed anyway, a key that does not apply says why
+            await press(app, pilot, "x")
+            assert app.message.endswith("only active or proposed items can be archived")
+            assert status_of(ref) == "archived"
+
+    drive(check, tab="all")
+
+
+def test_an_empty_tab_offers_no_key_for_a_memory():
+    async def check(app, pilot):
+        footer = screen_text(app).splitlines()[-1]
+        assert "/ find" in footer and "? help" in footer and "q quit" in footer
+        for key in ("a ", "x ", "d dismiss", "p pin", "e edit", "D forget"):
+            assert key not in footer, footer
+        await press(app, pilot, "a")
+        assert app.message == "no memory is highlighted"
+
+    drive(check, tab="waiting")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])

@@ -67,6 +67,32 @@ def test_two_memories_are_copies_reversals_or_neither(older, newer, relation):
     assert relate(older, newer).relation == relation
 
 
+@pytest.mark.parametrize(
+    ("older", "newer", "why"),
+    [
+        (
+            "Use Buildkite for CI pipelines",
+            "Use CircleCI for CI pipelines",
+            "Buildkite becomes CircleCI",
+        ),
+        ("Use GitHub Actions for CI", "Use CircleCI for CI", "GitHub Actions becomes CircleCI"),
+        ("Requests is our HTTP client", "Use httpx, not requests", "requests is rejected now"),
+        (
+            "Run migrations after deploying",
+            "Run migrations before deploying",
+            "after becomes its opposite, before",
+        ),
+        (
+            "The billing service owns the invoices table",
+            "The ledger service owns the invoices table now",
+            "an update (now): billing becomes ledger",
+        ),
+    ],
+)
+def test_a_reversal_says_why_in_the_words_the_memories_use_not_their_stems(older, newer, why):
+    assert relate(older, newer).why == why
+
+
 def test_go_the_language_is_a_topic_and_go_the_verb_is_not():
     assert "go" in read("The auth service is written in Go").content
     assert "go" not in read("Deploys go through make release").content

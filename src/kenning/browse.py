@@ -93,6 +93,15 @@ def find(store: Store, view: View, text: str, limit: int = SEARCH_LIMIT) -> list
     return [f.item for f in found]
 
 
+def find_told(store: Store, pack: Pack, text: str) -> list[Item]:
+    """The memories of `pack` that match `text`, best first (as `ken search` matches)."""
+    told = {i.id for i in pack.items}
+    if not told:
+        return []
+    view = View(scopes=tuple({str(i.scope) for i in pack.items}), statuses=(Status.ACTIVE.value,))
+    return [i for i in find(store, view, text) if i.id in told]
+
+
 def waiting_count(store: Store) -> int:
     return count(store, WAITING)
 

@@ -7,12 +7,13 @@
 - **proposals**, each with the reason it was made:
   - *fold*: memories that say the same thing (`kenning.statements`: the same statement
     in other words, in any scope) become one record that cites them all. The record is
-    the best-ranked copy when its scope covers the others' (the same scope, `global`,
-    or a repo over its own workstreams); otherwise a new record in `global`, since a
-    statement repeated in unrelated places holds everywhere. The others are marked
-    superseded by it;
+    the best-ranked of the copies whose scope covers all the others' (the same scope,
+    `global`, or a repo over its own workstreams); when none does, a new record in
+    `global` with the copies' sources, since a statement repeated in unrelated places
+    holds everywhere. The others are marked superseded by it;
   - *supersede*: a newer active rule that reverses or replaces an older one on the same
-    topic, in a scope that covers the older's: the older is superseded by it. A
+    topic, in a scope that covers the older's: the older is superseded by it. Newer is
+    what a person stood behind last (`older_first`), not what was stored last. A
     proposal that reverses an active rule is left to review (approving it does that);
   - *retire*: expired tasks, and active memories unused for `lint.unused_days` with no
     pin (archived, with the reason).
@@ -125,8 +126,17 @@ def _pairs(read: Sequence[statements.Statement]) -> Iterable[tuple[int, int]]:
                     yield i, j
 
 
-def _older_first(a: Item, b: Item) -> tuple[Item, Item]:
-    return (a, b) if (a.created_at, a.id) <= (b.created_at, b.id) else (b, a)
+def older_first(a: Item, b: Item) -> tuple[Item, Item]:
+    """Two memories, the older statement first: whichever a person stood behind last is
+    the newer, however they were stored. A proposal is newer than what is told (what
+    approving it would change); of two others, the one written, approved or restored
+    last (`reviewed_at`: approving an old proposal makes it the newest rule)."""
+
+    def said(item: Item) -> tuple[bool, str, str]:
+        stated = max(item.created_at, item.reviewed_at or "")
+        return item.status is Status.PROPOSED, stated, item.id
+
+    return (a, b) if said(a) <= said(b) else (b, a)
 
 
 def curate(
@@ -147,7 +157,7 @@ def curate(
     copies: list[tuple[Item, Item, str]] = []
     reversals: list[tuple[Item, Item, str]] = []
     for i, j in _pairs(read):
-        older, newer = _older_first(live[i], live[j])
+        older, newer = older_first(live[i], live[j])
         a, b = (read[i], read[j]) if older is live[i] else (read[j], read[i])
         verdict = statements.relate(lex, a, b)
         if verdict.relation == "copy":
@@ -216,14 +226,15 @@ def _folds(copies: Sequence[tuple[Item, Item, str]]) -> list[Proposal]:
         groups[root(item_id)].append(item)
     out = []
     for group in groups.values():
-        # The record that stays: an active one before a proposal, then the best ranked,
-        # then the broadest scope.
+        # The record that stays: of the copies whose scope covers all the others', an
+        # active one before a proposal, then the best ranked. None covers them when the
+        # copies are in unrelated places: then a new record in global.
         order = rank.ranked(group)
         order.sort(key=lambda i: i.status is not Status.ACTIVE)
-        keep = order[0]
-        rest = tuple(i for i in order[1:])
+        keep = next((i for i in order if all(covers(i.scope, o.scope) for o in group)), None)
         scopes = sorted({str(i.scope) for i in group})
-        if all(covers(keep.scope, i.scope) for i in rest):
+        if keep is not None:
+            rest = tuple(i for i in order if i is not keep)
             where = f"in {scopes[0]}" if len(scopes) == 1 else f"in {', '.join(scopes)}"
             out.append(
                 Proposal(
@@ -314,6 +325,9 @@ def _operation(proposal: Proposal) -> dict[str, Any]:
             "kind": first.kind.value,
             "scope": str(proposal.into_scope),
             "tags": list(dict.fromkeys(t for i in proposal.items for t in i.tags)),
+            "sources": list(  # where the copies came from; the record cites the copies too
+                dict.fromkeys(str(x) for i in proposal.items for x in i.links if x.type != "item")
+            ),
         }
     return {
         "op": "retire_into",

@@ -6,7 +6,10 @@ the memory itself: its title on the first line, its body below. `ken edit`, `ken
 every editor session, and an edit means the same wherever it was made.
 
 The editor is `editor` in config.toml (`KEN_EDITOR`), else `$VISUAL`, else `$EDITOR`,
-else `vi`. `save` writes the result through `items.change`.
+else `vi`. `save` writes the result through `items.change`, against the revision that
+was opened: an edit takes minutes, and a change made meanwhile (an agent, `ken update` in
+another terminal) is not overwritten unseen. Then nothing is saved, and the edited file
+is kept under the state folder for the person to take their text from.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from pathlib import Path
 from typing import TypedDict
 
 from kenning import items, policy
-from kenning.config import Config
-from kenning.errors import InvalidInput, KenningError
+from kenning.config import Config, state_dir
+from kenning.errors import InvalidInput, KenningError, RevisionConflict
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope
 from kenning.store import Store
@@ -53,10 +56,12 @@ def editor_text(item: Item) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Edit:
-    """What the person wrote: the header fields they kept (as typed) and the text."""
+    """What the person wrote: the header fields they kept (as typed), the text, and the
+    whole file as saved."""
 
     fields: dict[str, str]
     text: str
+    written: str = ""
 
     @property
     def kind(self) -> str | None:
@@ -87,7 +92,7 @@ def parse(text: str) -> Edit:
             if not colon or key.strip() not in FIELDS:
                 raise InvalidInput(f"unknown header line '{line}'; nothing changed")
             fields[key.strip()] = value.strip()
-    return Edit(fields, body)
+    return Edit(fields, body, text)
 
 
 def command(config: Config | None = None) -> str:
@@ -125,11 +130,51 @@ def save(
 ) -> Item:
     """Save what the person wrote over `item` as a new version (unless `in_place`).
 
-    `scope` is the header's scope as the caller reads it (a bare `repo` means the one
-    where the caller is), None to keep it. The person check is `items.change`'s."""
-    return items.change(
-        store, item.id, actor=actor, scope=scope, in_place=in_place, **changes(item, edit)
-    )
+    `item` is the memory as it was opened in the editor: when it has changed since,
+    nothing is written and `RevisionConflict` says what changed and where the edited
+    file is kept. `scope` is the header's scope as the caller reads it (a bare `repo`
+    means the one where the caller is), None to keep it. The person check is
+    `items.change`'s."""
+    try:
+        return items.change(
+            store,
+            item.id,
+            actor=actor,
+            scope=scope,
+            in_place=in_place,
+            expected_revision=item.revision,
+            **changes(item, edit),
+        )
+    except RevisionConflict as exc:
+        now = items.get(store, item.id)
+        message = (
+            f"{short_id(item.id)} was changed while you edited it ({_difference(item, now)}): "
+            f"nothing saved, your edit is kept in {_keep(item, edit.written)}"
+        )
+        raise RevisionConflict(item.id, item.revision, exc.current, message) from None
+
+
+def _difference(before: Item, now: Item) -> str:
+    """What changed between two revisions of a memory, in a few words."""
+    changed = ["text"] if (now.title, now.body) != (before.title, before.body) else []
+    changed += [
+        name
+        for name in ("kind", "scope", "status", "pinned", "tags", "links", "evidence")
+        if getattr(now, name) != getattr(before, name)
+    ]
+    title = now.title if len(now.title) <= 60 else now.title[:59] + "…"
+    return f'{", ".join(changed) or "a new revision"}; now "{title}"'
+
+
+def _keep(item: Item, text: str) -> Path:
+    """Keep an edit that could not be saved, in a file of its own (private: a memory
+    may be), and say where."""
+    folder = state_dir() / "edits"
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix=f"{short_id(item.id)}-", suffix=".md", dir=folder)
+    with os.fdopen(handle, "w", encoding="utf-8") as file:
+        file.write(text)
+    return Path(name)
 
 
 class Changes(TypedDict):

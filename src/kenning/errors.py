@@ -34,10 +34,13 @@ class AmbiguousId(KenningError):
 class RevisionConflict(KenningError):
     """The item changed since the revision the caller expected."""
 
-    def __init__(self, item_id: str, expected: str, current: str) -> None:
+    def __init__(
+        self, item_id: str, expected: str, current: str, message: str | None = None
+    ) -> None:
         self.current = current
         super().__init__(
-            f"item {short_id(item_id)} is at revision {current}, not {expected}; "
+            message
+            or f"item {short_id(item_id)} is at revision {current}, not {expected}; "
             "read it again and retry with the current revision"
         )
 

@@ -631,7 +631,7 @@ def check_status_change(item: Item, action: str) -> None:
         allowed = " or ".join(s.value for s in _ALLOWED_FROM[action])
         raise InvalidInput(
             f"cannot {action} item {short_id(item.id)}: it is {item.status.value}, "
-            f"and only {allowed} items can be"
+            f"and only {allowed} items can be {action.removesuffix('e')}ed"
         )
 
 
@@ -698,7 +698,8 @@ def undo_status(
     back to the status, reasons and review time it had in `before`, as a new version.
 
     Only while nothing else changed it: `expected_revision` is the revision the change
-    made, else RevisionConflict. What the change did to other memories (an approved
+    made, else RevisionConflict (nothing undone; no revision to retry with, since the
+    change to undo is no longer the last). What the change did to other memories (an approved
     replacement superseding the one it replaces, the cap archiving) stays as it is."""
     item = store.get_item(before.id)
     policy.check_local_change(item, "undo the change to")
@@ -713,7 +714,15 @@ def undo_status(
         updated_at=now_iso(),
         revision=ids.new_ulid(),
     )
-    return store.replace_item(updated, UNDO, expected_revision=expected_revision)
+    try:
+        return store.replace_item(updated, UNDO, expected_revision=expected_revision)
+    except RevisionConflict as exc:
+        raise RevisionConflict(
+            item.id,
+            expected_revision,
+            exc.current,
+            f"nothing undone: {short_id(item.id)} has been changed since, elsewhere",
+        ) from None
 
 
 def dismiss_reason_of(reason: str | None) -> str:
@@ -766,9 +775,9 @@ def search(
     """Full-text search, best first. Words match their stems; the last word is a prefix
     of the words as typed (`deploy` finds "Deployment") as well as of their stems.
 
-    The memories that hold every word come first. When fewer than `limit` do, `fill`
-    is on and the search is of active memories, the rest are those recall ranks best
-    for the words (every threshold off): a question asked in a person's own words
+    The memories that hold every word come first. When fewer than `limit` do and
+    `fill` is on, the rest are those recall ranks best for the words among the same
+    memories (every threshold off): a question asked in a person's own words
     rarely has all of them in one memory, and recall weighs the rare ones, knows a
     word's other forms and a few synonyms, and leaves out "when", "we" and "the". Their
     score is recall's, not bm25's: a score orders one search's results only."""
@@ -783,7 +792,7 @@ def search(
         limit=limit,
     )
     found = [Found(item, score) for item, score in store.search(Words(typed=text), query)]
-    if fill and len(found) < limit and query.statuses == ("active",):
+    if fill and len(found) < limit:
         found += _some_words(store, text, query, {f.item.id for f in found})
     return found[:limit]
 
@@ -793,7 +802,14 @@ def _some_words(store: Store, text: str, query: ItemQuery, seen: set[str]) -> li
 
     settings = RecallSettings(limit=FILL_POOL, max_tokens=10**9, min_score=0.0, min_shared=0)
     ranked = recall(
-        store, text, query.scopes, settings=settings, kinds=query.kinds, tags=query.tags
+        store,
+        text,
+        query.scopes,
+        settings=settings,
+        kinds=query.kinds,
+        tags=query.tags,
+        statuses=query.statuses,
+        include_expired=query.include_expired,
     ).kept
     return [Found(c.item, c.score, every_word=False) for c in ranked if c.item.id not in seen]
 

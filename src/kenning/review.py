@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kenning import rank, statements
+from kenning import curate, rank, statements
 from kenning.errors import NotFound
 from kenning.model import Item, Session, Status
 from kenning.store import ItemQuery, Store, Term, Words
@@ -124,7 +124,8 @@ def neighbours(store: Store, item: Item, limit: int = SHOWN) -> list[Neighbour]:
     """Active memories, in any scope, that `item` repeats or reverses, closest first.
 
     Candidates are the memories that share a word with it, best bm25 first; each is
-    compared with it as `ken curate` compares two memories, the older one first."""
+    compared with it as `ken curate` compares two memories, the older one first (a
+    proposal is the newer: the card says what approving it would change)."""
     [mine] = statements.read(store, [item.text])
     words = [w for w, c in zip(mine.words, mine.concepts, strict=True) if c]
     query = ItemQuery(statuses=(Status.ACTIVE.value,), limit=CANDIDATES, exclude_ids=(item.id,))
@@ -135,10 +136,10 @@ def neighbours(store: Store, item: Item, limit: int = SHOWN) -> list[Neighbour]:
     lex = statements.lexicon(store)
     out: list[tuple[float, Neighbour]] = []
     for other, theirs in zip(others, statements.read(store, [o.text for o in others]), strict=True):
-        older_first = (other.created_at, other.id) <= (item.created_at, item.id)
+        older, _ = curate.older_first(other, item)
         verdict = (
             statements.relate(lex, theirs, mine)
-            if older_first
+            if older is other
             else statements.relate(lex, mine, theirs)
         )
         if verdict.relation is not None:

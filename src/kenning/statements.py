@@ -348,39 +348,44 @@ def relate(lex: Lexicon, a: Statement, b: Statement) -> Verdict:
     for older, newer, turns in ((a, b, "rejected"), (b, a, "asserted")):
         flips = sorted((newer.rejects & older.asserts) - older.rejects - newer.asserts)
         if flips:
-            return Verdict("reversal", f"{flips[0]} is {turns} now", share)
+            return Verdict("reversal", f"{_said(newer, {flips[0]})} is {turns} now", share)
     only_a, only_b = ca - cb, cb - ca
     for x in only_a:
         for y in only_b:
             if frozenset((x, y)) in lex.opposites:
-                return Verdict("reversal", f"{x} becomes its opposite, {y}", share)
+                why = f"{_said(a, {x})} becomes its opposite, {_said(b, {y})}"
+                return Verdict("reversal", why, share)
     swaps = _swaps(lex, a, b, only_a, only_b)
     kinds = {k for k, _, _ in swaps}
     if swaps and kinds <= {"value", "choice"}:
         _, old, new = swaps[0]
-        return Verdict(
-            "reversal", f"{'/'.join(sorted(old))} becomes {'/'.join(sorted(new))}", share
-        )
+        return Verdict("reversal", f"{_said(a, old)} becomes {_said(b, new)}", share)
     values_a = {c for c in only_a if lex.is_value(c)}
     values_b = {c for c in only_b if lex.is_value(c)}
     if values_a and values_b and not swaps:
-        return Verdict(
-            "reversal", f"{'/'.join(sorted(values_a))} becomes {'/'.join(sorted(values_b))}", share
-        )
+        return Verdict("reversal", f"{_said(a, values_a)} becomes {_said(b, values_b)}", share)
     cue = [w for w in b.words if w in UPDATE_CUES and w not in a.words]
     if cue and len(swaps) == 1:
         _, old, new = swaps[0]
-        return Verdict(
-            "reversal",
-            f"an update ({cue[0]}): {'/'.join(sorted(old))} becomes {'/'.join(sorted(new))}",
-            share,
-        )
+        why = f"an update ({_said(b, {cue[0]})}): {_said(a, old)} becomes {_said(b, new)}"
+        return Verdict("reversal", why, share)
     both = len(shared) / max(len(ca), len(cb))
     # One shared word is too little to call two texts the same, unless it is all they say.
     enough = len(shared) >= 2 or len(ca) == len(cb) == 1
     if share >= MIN_COPY and both >= MIN_COPY_BOTH and enough and not swaps:
         return Verdict("copy", f"{len(shared)} of {min(len(ca), len(cb))} concepts shared", share)
     return Verdict(None, "looks alike, says something else" if swaps else "shares a topic", share)
+
+
+def _said(statement: Statement, concepts: set[str]) -> str:
+    """The words of `statement` that carry `concepts` (or are them), in its order and
+    as it spells them: a message names what a person wrote, not a stem."""
+    said = []
+    for word, concept in zip(statement.words, statement.concepts, strict=True):
+        if concept in concepts or word in concepts:
+            spelled = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", statement.text, re.I)
+            said.append(spelled.group() if spelled else word)
+    return " ".join(dict.fromkeys(said)) or "/".join(sorted(concepts))
 
 
 def _swaps(

@@ -218,8 +218,10 @@ def edit(state: State, ref: str, in_place: bool) -> None:
     """Edit a memory in your editor ($KEN_EDITOR, else $VISUAL, else $EDITOR).
 
     A small header above '---' holds kind, scope, tags and links. Saving makes a new
-    version; --in-place fixes a typo without one. A team memory (read-only here) is not
-    changed: the edit goes to the team server as a proposed revision.
+    version; --in-place fixes a typo without one. When the memory was changed elsewhere
+    while the editor was open, nothing is saved: ken says what changed and where your
+    edited file is kept. A team memory (read-only here) is not changed: the edit goes to
+    the team server as a proposed revision.
     """
     item = items.get(state.store, ref)
     team = policy.team_origin(item) is not None

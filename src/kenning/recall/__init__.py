@@ -532,9 +532,12 @@ def recall(
     now: datetime | None = None,
     kinds: Sequence[str] = (),
     tags: Sequence[str] = (),
+    statuses: Sequence[str] = ("active",),
+    include_expired: bool = False,
 ) -> Recall:
-    """The memories that fit `prompt` among active items of `scopes` (of `kinds` and
-    holding `tags`, when given), best first."""
+    """The memories that fit `prompt` among the items of `scopes` in `statuses` (any
+    when empty; active, unexpired ones unless told), of `kinds` and holding `tags` when
+    given, best first."""
     settings = settings or RecallSettings()
     now = now or datetime.now(UTC)
     concepts, total, freqs = _concepts(store, prompt, context)
@@ -603,7 +606,8 @@ def recall(
         scopes=tuple(scopes),
         kinds=tuple(kinds),
         tags=tuple(tags),
-        statuses=("active",),
+        statuses=tuple(statuses),
+        include_expired=include_expired,
         exclude_ids=tuple(sorted(exclude)),  # left out before choosing, not after
         limit=CANDIDATES,
     )

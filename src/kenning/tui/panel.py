@@ -15,7 +15,7 @@ what the matching `ken` command would. The panel holds no SQL, scoring or policy
   on screen, so 100,000 memories open as fast as ten.
 - **Outside changes.** Another process (an agent's hook, `ken add` in another terminal)
   commits; the store's `data_version` moves; a timer notices and the tab, its counts and
-  the header are read again, the cursor where it was.
+  the header are read again, the cursor on the memory it was on.
 - **Editing** suspends the app and runs the person's editor (`KEN_EDITOR`, ...). The
   editor is a seam (`editor=`): tests pass a function, since a headless pilot cannot
   suspend; the real suspend is driven in tmux.
@@ -45,7 +45,7 @@ from kenning.pack import Pack
 from kenning.printable import clean
 from kenning.store import Store
 from kenning.tui import show
-from kenning.tui.rows import Loader, Row, RowList
+from kenning.tui.rows import PAGE, Loader, Row, RowList
 from kenning.where import NONE_HERE, Where
 
 Editor = Callable[[str], str]  # the editor file's text in, the saved text out
@@ -69,6 +69,7 @@ PAST = {
     "restore": "restored",
 }
 REASON_KEYS = {"c": "covered", "w": "wrong", "o": "one_off", "t": "other"}
+REFUSED = {"a": "approve", "x": "archive", "d": "dismiss"}  # the action a refusal names
 MEMORY_ACTIONS = frozenset(
     {"approve", "restore", "reject", "archive", "dismiss", "pin", "edit", "forget", "undo"}
 )
@@ -94,6 +95,7 @@ Keys on a memory
   ?   this help       q   quit
 
 Moving: up/down or j/k, PgUp/PgDn or space, Home/End or g/G; Enter opens.
+The pane on the right: J/K or Shift+Down/Up page it down and up.
 """
 
 
@@ -109,14 +111,23 @@ def _session_rows(found: list[Session]) -> list[Row]:
     return [Row(s.id, show.session_row(s), s) for s in found]
 
 
+def _position(loader: Loader, key: str, near: int) -> int:
+    """Where the row `key` is now, looked for a page either side of `near`, its place
+    before the list was read again (other memories came or went above it); `near` when
+    it is not there, having left the list."""
+    start = max(0, near - PAGE)
+    found = loader(start, 2 * PAGE + 1)
+    return next((start + n for n, row in enumerate(found) if row.key == key), near)
+
+
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """What a tab lists: how many rows, how to read a page, the line above the list and
-    what an empty list says."""
+    """What a tab lists: how many rows, how to read a page (with the store in hand: the
+    panel takes its lock around it), the line above the list and what an empty list says."""
 
     total: int
     loader: Loader
@@ -217,7 +228,7 @@ class PanelApp(App[None]):
     #body { height: 1fr; }
     #rows { width: 45%; min-width: 30; border-right: vkey $panel-lighten-2; }
     #detail { width: 1fr; padding: 0 1; }
-    #say { height: 1; padding: 0 1; }
+    #say { height: auto; min-height: 1; max-height: 4; padding: 0 1; }
     #search { height: 1; border: none; padding: 0 1; display: none; }
     #search.-shown { display: block; }
     App:nocolor RowList > .rowlist--cursor { text-style: bold reverse; }
@@ -229,6 +240,8 @@ class PanelApp(App[None]):
         Binding("x", "reject", "reject"),
         Binding("x", "archive", "archive"),
         Binding("d", "dismiss", "dismiss"),
+        # A key that does not apply is not in the footer; pressed anyway, it says why.
+        *(Binding(key, f"refused('{action}')", show=False) for key, action in REFUSED.items()),
         Binding("p", "pin", "pin"),
         Binding("e", "edit", "edit"),
         Binding("D", "forget", "forget"),
@@ -237,6 +250,8 @@ class PanelApp(App[None]):
         Binding("question_mark", "help", "help"),
         Binding("q", "quit", "quit"),
         Binding("escape", "leave", "back", show=False),
+        Binding("J,shift+down", "scroll_detail(1)", "pane down", show=False),
+        Binding("K,shift+up", "scroll_detail(-1)", "pane up", show=False),
         Binding("tab", "next_tab(1)", "next tab", show=False, priority=True),
         Binding("shift+tab", "next_tab(-1)", "previous tab", show=False, priority=True),
         *(
@@ -387,16 +402,20 @@ class PanelApp(App[None]):
     # --- listing a tab ----------------------------------------------------------------------
 
     def load(self, *, keep_cursor: bool = False) -> None:
-        """Read the current tab again (its count, its first page, the waiting count)."""
+        """Read the current tab again (its count, its first page, the waiting count);
+        with `keep_cursor`, the cursor stays on the memory it was on, wherever that is
+        now, so a key pressed next acts on the memory the person picked."""
         self.generation += 1
         generation, tab = self.generation, self.tab
         state = self.tabs[tab]
         cursor = self.rows.cursor if keep_cursor else state.cursor
+        current = self.rows.current if keep_cursor else None
 
         def job() -> Callable[[], None]:
             listing = self._listing(tab, state.search)
+            at = cursor if current is None else _position(listing.loader, current.key, cursor)
             waiting = browse.waiting_count(self.store)
-            return lambda: self._shown(generation, tab, listing, waiting, cursor)
+            return lambda: self._shown(generation, tab, listing, waiting, at)
 
         self._background(job)
 
@@ -405,10 +424,7 @@ class PanelApp(App[None]):
         found = f'"{search}" in {dict(TABS)[tab]}' if search else ""
         if tab == "here":
             pack = browse.here(store, self.kconfig, self.where)
-            shown = list(pack.items)
-            if search:
-                words = search.lower().split()
-                shown = [i for i in shown if all(w in i.text.lower() for w in words)]
+            shown = browse.find_told(store, pack, search) if search else list(pack.items)
             more = f"; {pack.omitted} more did not fit" if pack.omitted else ""
             status = (
                 f"{found}: {len(shown)} of the pack"
@@ -426,7 +442,7 @@ class PanelApp(App[None]):
             total = browse.session_count(store)
             return Listing(
                 total,
-                self._locked(lambda o, n: _session_rows(browse.sessions_page(store, o, n))),
+                lambda o, n: _session_rows(browse.sessions_page(store, o, n)),
                 f"sessions, newest first: {total:,} (Enter: what one was told)",
                 "no sessions recorded yet: they start when an agent's hooks run",
             )
@@ -440,7 +456,7 @@ class PanelApp(App[None]):
                 len(hits), _listed(hits), f"{found}: {len(hits)} found, best first{cap}", "none"
             )
         total = browse.count(store, view)
-        loader = self._locked(lambda o, n: _item_rows(browse.page(store, view, o, n)))
+        loader: Loader = lambda o, n: _item_rows(browse.page(store, view, o, n))  # noqa: E731
         if tab == "waiting":
             return Listing(
                 total,
@@ -477,7 +493,7 @@ class PanelApp(App[None]):
         rows = self.rows
         rows.empty = listing.empty
         rows.cursor = cursor
-        rows.reset(listing.total, listing.loader, keep_cursor=True)
+        rows.reset(listing.total, self._locked(listing.loader), keep_cursor=True)
         rows.move_to(rows.cursor)
         if not listing.total:
             self._show_detail(None, Text(""))
@@ -519,6 +535,15 @@ class PanelApp(App[None]):
 
         self._background(job)
 
+    def action_scroll_detail(self, step: int) -> None:
+        """Page the pane on the right (a long memory's provenance, neighbours and
+        versions are below it), the list keeping the keys."""
+        pane = self.query_one("#detail-scroll", VerticalScroll)
+        if step > 0:
+            pane.scroll_page_down(animate=False)
+        else:
+            pane.scroll_page_up(animate=False)
+
     def _show_detail(self, key: str | None, text: Text) -> None:
         if key is not None and key != self.detail_key:
             return
@@ -539,18 +564,14 @@ class PanelApp(App[None]):
         if action == "undo":
             return True
         item = self.current_item()
-        inactive = item is not None and show.is_dim(item)
-        proposed = item is not None and item.status is Status.PROPOSED
+        if item is None:
+            return False  # nothing highlighted: no key for a memory applies
         match action:
-            case "approve":
-                return not inactive
-            case "restore":
-                return inactive
-            case "reject":
-                return proposed or item is None
-            case "archive":
-                return not proposed and item is not None
-        return True if item is not None else None
+            case "approve" | "restore" | "reject" | "dismiss":
+                return item.status in items.allowed_from(action)
+            case "archive":  # x on a proposal rejects it
+                return item.status is Status.ACTIVE
+        return True
 
     # --- tabs and search ---------------------------------------------------------------------
 
@@ -628,6 +649,11 @@ class PanelApp(App[None]):
         if item is None:
             self.say("no memory is highlighted")
         return item
+
+    def action_refused(self, action: str) -> None:
+        """A key that does not apply to the highlighted memory: the library says why."""
+        if self.tab != "sessions":
+            self._decide(action)
 
     def action_approve(self) -> None:
         self._decide("approve")
@@ -720,10 +746,10 @@ class PanelApp(App[None]):
             return
 
         def job() -> Callable[[], None]:
+            self.last_change = None  # undone, or changed since: either way, no undo left
             back = items.undo_status(
                 self.store, change.before, expected_revision=change.revision, actor=self.actor
             )
-            self.last_change = None
             message = f"undid the {change.action} of {short_id(back.id)}: {back.status.value} again"
             return lambda: self._changed(message)
 
