@@ -102,6 +102,10 @@ def test_add_says_when_a_memory_with_the_same_text_is_already_there():
     assert other not in again.stderr
     quiet = ok("add", "Use pnpm, not npm\nIn every package, and in CI.")
     assert "note:" not in quiet.stderr
+    # The same words for another repo are not a copy of this one.
+    ok("add", "Squash before merging", "--scope", "repo:github.com/acme/x")
+    elsewhere = ok("add", "Squash before merging", "--scope", "repo:github.com/acme/y")
+    assert "note:" not in elsewhere.stderr
 
 
 def test_add_joins_its_words_into_one_title():

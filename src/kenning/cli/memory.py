@@ -97,7 +97,13 @@ def add(
         actor=state.actor(),
     )
     redacted = items.redactions(item, [body, evidence or "", *tags, *links])
-    copies = [] if item.status is Status.DISMISSED else items.same_text(state.store, item)[:3]
+    # A copy for another repo is no copy here: forgetting this one would leave none.
+    here = {str(s) for s in state.where().scopes} | {str(item.scope), "global"}
+    copies = (
+        []
+        if item.status is Status.DISMISSED
+        else [c for c in items.same_text(state.store, item) if str(c.scope) in here][:3]
+    )
     return Result(
         data={**item.to_dict(), "redacted": redacted},
         text=lambda: _added(item, redacted),
