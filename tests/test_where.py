@@ -33,6 +33,11 @@ def git(cwd, *args: str) -> str:
         ("file:///srv/git/Shop.git", "/srv/git/Shop"),  # a path keeps its case
         ("/srv/git/shop.git", "/srv/git/shop"),
         ("https://gitlab.example.com/group/sub/proj.git", "gitlab.example.com/group/sub/proj"),
+        ("https://github.com/acme/shop.GIT", REPO),
+        ("https://dev.azure.com/Org/Proj/_git/Repo", "dev.azure.com/org/proj/_git/repo"),
+        ("git@ssh.dev.azure.com:v3/Org/Proj/Repo", "dev.azure.com/org/proj/_git/repo"),
+        ("https://org.visualstudio.com/Proj/_git/Repo", "dev.azure.com/org/proj/_git/repo"),
+        ("ssh://git@[::1]:2222/acme/shop.git", "[::1]/acme/shop"),
     ],
 )
 def test_origins_normalize_to_one_key(url, key):
@@ -94,6 +99,97 @@ def test_a_repo_without_origin_is_keyed_by_its_main_checkout_path(tmp_path):
     assert here.repo == str(repo.resolve())
     assert here.workstream == f"{repo.resolve()}#trunk"
     assert here.reasons[f"repo:{repo.resolve()}"] == "this repo has no origin: its path"
+
+
+def _committed(repo):
+    who = ("-c", "user.email=t@t", "-c", "user.name=t")
+    git(repo, *who, "commit", "-q", "--allow-empty", "-m", "i")
+
+
+def test_repos_without_origin_kept_apart_from_their_checkout_have_keys_of_their_own(tmp_path):
+    """Worktrees of two bare repos in one folder, and two --separate-git-dir repos whose
+    git dirs share a folder, were keyed by that folder: one client's memory reached the
+    other's repo."""
+    keys = []
+    for name in ("a", "b"):
+        bare = tmp_path / f"{name}.git"
+        git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+        seed = tmp_path / f"{name}-seed"
+        git(tmp_path, "clone", "-q", str(bare), str(seed))
+        _committed(seed)
+        git(seed, "push", "-q", "origin", "HEAD:main")
+        git(bare, "worktree", "add", "-q", str(tmp_path / f"{name}-wt"), "main")
+        keys.append(where.detect(tmp_path / f"{name}-wt", env={}).repo)
+        work = tmp_path / f"{name}-work"
+        (tmp_path / "gitdirs").mkdir(exist_ok=True)
+        git(tmp_path, "init", "-q", f"--separate-git-dir={tmp_path / 'gitdirs' / name}", str(work))
+        keys.append(where.detect(work, env={}).repo)
+    assert len(set(keys)) == 4, keys
+    assert keys[0] == str((tmp_path / "a.git").resolve())
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'url = "git@github.com:acme/shop.git" ; a comment',
+        "url = git@github.com:acme/shop.git # a comment",
+        'url = "git@github.com:Acme/Shop.git"',
+    ],
+)
+def test_an_origin_is_read_from_config_as_git_reads_it(tmp_path, line):
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", str(repo))
+    config = repo / ".git" / "config"
+    config.write_text(config.read_text() + f'[remote "origin"]\n\t{line}\n')
+    assert where.detect(repo, env={}).repo == REPO
+
+
+def test_a_relative_origin_is_read_against_its_checkout(tmp_path):
+    keys = []
+    for client in ("A", "B"):
+        git(tmp_path, "init", "-q", "--bare", str(tmp_path / client / "upstream"))
+        work = tmp_path / client / "work"
+        git(tmp_path, "init", "-q", str(work))
+        git(work, "remote", "add", "origin", "../upstream")
+        keys.append(where.detect(work, env={}).repo)
+    assert keys == [str((tmp_path / c / "upstream").resolve()) for c in ("A", "B")]
+
+
+def test_a_rebase_in_progress_keeps_its_branchs_workstream(git_repo):
+    git(git_repo, "checkout", "-q", "-b", "topic")
+    (git_repo / "f").write_text("topic\n")
+    git(git_repo, "add", "f")
+    git(git_repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "topic")
+    git(git_repo, "checkout", "-q", "-")
+    (git_repo / "f").write_text("main\n")
+    git(git_repo, "add", "f")
+    git(git_repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "main")
+    git(git_repo, "checkout", "-q", "topic")
+    main = git(git_repo, "rev-parse", "HEAD~1")  # rebase onto the other branch's tip
+    other = git(git_repo, "rev-parse", "--abbrev-ref", "@{-1}")
+    done = subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", "rebase", other],
+        cwd=git_repo,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0 and main  # stopped on the conflict, HEAD detached
+    assert where.detect(git_repo, env={}).workstream == f"{REPO}#topic"
+
+
+def test_a_workspace_entry_of_the_wrong_type_is_passed_over(git_repo):
+    here = where.detect(git_repo, env={}, workspaces={"acme": True, "shop": [str(git_repo)]})
+    assert here.workspace == "shop"
+
+
+def test_a_folder_that_no_longer_exists_is_one_line(tmp_path, monkeypatch):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    result = ken("where")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "ken: the current folder no longer exists: cd to one that does"
 
 
 def test_outside_a_repo_only_global_applies(tmp_path):

@@ -136,15 +136,31 @@ def normalize_origin(url: str) -> str:
     if "://" in text:
         rest = text.split("://", 1)[1]
         host, _, path = rest.partition("/")
-        host = host.rsplit("@", 1)[-1].split(":", 1)[0]
+        host = host.rsplit("@", 1)[-1]
+        host = host[: host.index("]") + 1] if host.startswith("[") and "]" in host else host
+        host = host if host.startswith("[") else host.split(":", 1)[0]
     elif text.startswith(("/", ".", "~")):
         return _path_key(text, strip_git=True)
     elif match := _SCP.match(text):
         host, path = match.group(1), match.group(2)
     else:  # already `host/path`
-        return text.strip("/").removesuffix(".git").rstrip("/").lower()
-    path = path.strip("/").removesuffix(".git").rstrip("/")
-    return f"{host}/{path}".lower()
+        return _strip_git(text.strip("/")).rstrip("/").lower()
+    path = _strip_git(path.strip("/")).rstrip("/")
+    host, path = host.lower(), path.lower()
+    # Azure DevOps over SSH (ssh.dev.azure.com:v3/org/project/repo) and its older
+    # org.visualstudio.com host name the repo its https form names.
+    if host in ("ssh.dev.azure.com", "vs-ssh.visualstudio.com") and path.startswith("v3/"):
+        org, _, rest = path[3:].partition("/")
+        project, _, repo = rest.partition("/")
+        return f"dev.azure.com/{org}/{project}/_git/{repo}"
+    if host.endswith(".visualstudio.com") and "/_git/" in path:
+        return f"dev.azure.com/{host.removesuffix('.visualstudio.com')}/{path}"
+    return f"{host}/{path}"
+
+
+def _strip_git(path: str) -> str:
+    """A path without its `.git` ending, in any case (`Shop.GIT`)."""
+    return path[:-4] if path.lower().endswith(".git") else path
 
 
 def _path_key(path: str, strip_git: bool = False) -> str:

@@ -46,10 +46,14 @@ class GitInfo:
 
     @property
     def key(self) -> str:
-        """The repo's scope key: normalized origin, else the main checkout's path."""
+        """The repo's scope key: normalized origin, else the main checkout's path (the
+        folder holding `.git`), or for a bare repository or a git dir kept apart
+        (`--separate-git-dir`), that folder itself: its parent may hold others."""
         if self.origin:
             return normalize_origin(self.origin)
-        return str(self.common_dir.parent)
+        if self.common_dir.name == ".git":
+            return str(self.common_dir.parent)
+        return str(self.common_dir)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +132,23 @@ def _origin_from_config(text: str) -> str | None:
         if section == 'remote"origin"' and "=" in line:
             key, _, value = line.partition("=")
             if key.strip().lower() == "url":
-                return value.strip().strip('"')
+                return _config_value(value)
     return None
+
+
+def _config_value(raw: str) -> str:
+    """A git config value as git reads it: quotes taken off, and a `;` or `#` outside
+    them starting a comment."""
+    out: list[str] = []
+    quoted = False
+    for char in raw.strip():
+        if char == '"':
+            quoted = not quoted
+        elif char in ";#" and not quoted:
+            break
+        else:
+            out.append(char)
+    return "".join(out).strip()
 
 
 def _resolve_ref(common_dir: Path, ref: str) -> str | None:
@@ -141,6 +160,15 @@ def _resolve_ref(common_dir: Path, ref: str) -> str | None:
         sha, _, name = line.partition(" ")
         if name.strip() == ref:
             return sha.strip()
+    return None
+
+
+def _rebasing(git_dir: Path) -> str | None:
+    """The branch a rebase in progress is on (HEAD is detached meanwhile), else None."""
+    for folder in ("rebase-merge", "rebase-apply"):
+        name = (_read(git_dir / folder / "head-name") or "").strip()
+        if name.startswith("refs/heads/"):
+            return name.removeprefix("refs/heads/")
     return None
 
 
@@ -161,6 +189,10 @@ def find_git(start: str | os.PathLike[str]) -> GitInfo | None:
         common_text = _read(git_dir / "commondir")
         common_dir = (git_dir / common_text.strip()).resolve() if common_text else git_dir
         origin = _origin_from_config(_read(common_dir / "config") or "")
+        if origin and origin.startswith(("./", "../")):
+            # A local path relative to the checkout, as git reads it: made whole, else
+            # every repo with an origin of ../upstream would share one key.
+            origin = str((folder / origin).resolve())
         head_text = (_read(git_dir / "HEAD") or "").strip()
         branch = head = None
         if head_text.startswith("ref:"):
@@ -169,6 +201,7 @@ def find_git(start: str | os.PathLike[str]) -> GitInfo | None:
             head = _resolve_ref(git_dir, ref) or _resolve_ref(common_dir, ref)
         elif head_text:
             head = head_text
+            branch = _rebasing(git_dir)
         return GitInfo(folder, common_dir, origin, branch, head)
     return None
 
@@ -194,7 +227,10 @@ def detect(
     repo it was added from (a project applies anywhere in that repo).
     """
     env = paths_mod.environ() if env is None else env
-    here = str(Path(cwd or os.getcwd()).resolve())
+    try:
+        here = str(Path(cwd or os.getcwd()).resolve())
+    except FileNotFoundError:
+        raise InvalidInput("the current folder no longer exists: cd to one that does") from None
     git = find_git(here)
     scopes: list[Scope] = []
     reasons: dict[str, str] = {}
@@ -242,7 +278,12 @@ def detect(
         add(scope, "the workspace setting (ken config get workspace)")
     else:
         for name, folders in sorted((workspaces or {}).items()):
-            paths = [folders] if isinstance(folders, str) else list(folders or [])  # type: ignore[call-overload]
+            if isinstance(folders, str):
+                paths = [folders]
+            elif isinstance(folders, list):
+                paths = [str(f) for f in folders]
+            else:
+                continue  # not a folder or a list of them: `ken doctor` reports it
             hit = next((f for f in paths if _inside(here, str(f))), None)
             if hit:
                 scope = _from_setting(ScopeType.WORKSPACE, name, f"[workspaces] {name!r}")

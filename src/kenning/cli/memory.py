@@ -98,11 +98,11 @@ def add(
     )
     redacted = items.redactions(item, [body, evidence or "", *tags, *links])
     # A copy for another repo is no copy here: forgetting this one would leave none.
-    here = {str(s) for s in state.where().scopes} | {str(item.scope), "global"}
+    applies = {str(s) for s in here.scopes} | {str(item.scope), "global"}
     copies = (
         []
         if item.status is Status.DISMISSED
-        else [c for c in items.same_text(state.store, item) if str(c.scope) in here][:3]
+        else [c for c in items.same_text(state.store, item) if str(c.scope) in applies][:3]
     )
     return Result(
         data={**item.to_dict(), "redacted": redacted},
