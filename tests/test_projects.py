@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ken, ken_proc
-from helpers import opened
+from helpers import one_line_error, opened
 from kenning import projects, proposals
 from kenning.config import Config
 from kenning.hooks import run as hook_run
@@ -310,6 +310,28 @@ def test_ken_project_add_refuses_bad_names_and_missing_folders(tmp_path: Path) -
     assert bad.exit_code == 1 and "bad project name 'Shop Notes'" in bad.stderr
     missing = ken("project", "add", "shop", str(tmp_path / "nowhere"))
     assert missing.exit_code == 1 and "is not a folder" in missing.stderr
+
+
+def test_a_name_taken_by_a_project_elsewhere_is_refused_and_a_gone_folder_archives_nothing(
+    notes: Path, tmp_path: Path
+) -> None:
+    """Adding the name again pointed it at another folder and archived what the first one
+    said; a folder gone (moved, unmounted) archived everything, saying it read its files."""
+    assert ken("project", "add", "shop", str(notes)).exit_code == 0
+    with opened() as store:
+        before = {k: i.status for k, i in synced(store).items()}
+    other = tmp_path / "other"
+    other.mkdir()
+    taken = ken("project", "add", "shop", str(other))
+    assert taken.exit_code == 1
+    assert f"project shop is {notes.resolve()} already" in one_line_error(taken.stderr)
+    assert ken("project", "add", "shop", str(notes)).exit_code == 0  # the same folder: a sync
+    moved = notes.with_name("notes-moved")
+    notes.rename(moved)
+    gone = ken("project", "sync", "shop")
+    assert gone.exit_code == 1 and "is not there: its memories stay as they are" in gone.stderr
+    with opened() as store:
+        assert {k: i.status for k, i in synced(store).items()} == before
 
 
 def test_a_second_project_from_the_same_repo_says_which_one_applies_there(

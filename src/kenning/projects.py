@@ -230,6 +230,12 @@ def add_project(
     path = Path(folder).expanduser().resolve()
     if not path.is_dir():
         raise InvalidInput(f"{folder} is not a folder")
+    known = next((p for p in store.projects() if p.slug == slug), None)
+    if known is not None and Path(known.folder) != path:
+        raise InvalidInput(
+            f"project {slug} is {known.folder} already: `ken project remove {slug}` first "
+            "to point it elsewhere (its memories stay), or choose another name"
+        )
     for name in FILES:
         read_file(path / name)  # a file kenning cannot read refuses the project
     store.add_project(slug, str(path), repo)
@@ -336,6 +342,9 @@ def _sync(store: Store, slug: str) -> SyncReport:
     project = get_project(store, slug)
     folder = Path(project.folder)
     report = SyncReport(slug, [])
+    if not folder.is_dir():  # moved or unmounted: its files are not gone, only out of reach
+        report.skipped.append(f"{folder} is not there: its memories stay as they are")
+        return report
     for name in FILES:
         _sync_file(store, slug, folder, name, report)
     return report
