@@ -274,3 +274,12 @@ def test_config_workspaces_reach_ken_where(isolated_home, tmp_path, monkeypatch)
     data = json.loads(ken("where", "--json").stdout)
     assert data["workspace"] == "acme"
     assert "workspace:acme" in [s["scope"] for s in data["scopes"]]
+
+
+def test_a_project_name_follows_one_rule_wherever_it_is_given(git_repo):
+    """`ken project add` refused 'bad name!', while KEN_PROJECT and --scope took it."""
+    with pytest.raises(where.InvalidInput, match="KEN_PROJECT: bad project name 'bad name!'"):
+        where.detect(git_repo, env={"KEN_PROJECT": "bad name!"})
+    result = ken("add", "A note for it", "--scope", "project:bad name!")
+    assert result.exit_code == 1 and "bad project name 'bad name!'" in result.stderr
+    assert where.detect(git_repo, env={"KEN_PROJECT": "Web.App"}).project == "web.app"

@@ -122,6 +122,8 @@ LINK_TYPES = ("file", "url", "item", "commit", "session")
 MAX_SCOPE_VALUE = 4096  # a repo without an origin is keyed by its path, which may be long
 MAX_NAME = 200  # workspace and project names
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# A project's name, as `ken project add` takes it and `project:NAME` names it.
+PROJECT_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
 
 
@@ -256,6 +258,11 @@ class Scope:
         clean = _normalize_value(scope_type, value)
         if not clean or clean == "#":
             raise ValueError(f"bad scope '{name}:{value}': the name after '{name}:' is empty")
+        if scope_type is ScopeType.PROJECT and not PROJECT_NAME.match(clean):
+            raise ValueError(
+                f"bad project name '{value}': use letters, digits, '.', '_' and '-' "
+                "(stored in lower case)"
+            )
         limit = MAX_NAME if scope_type in (ScopeType.WORKSPACE, ScopeType.PROJECT) else None
         if len(clean) > (limit or MAX_SCOPE_VALUE):
             raise ValueError(

@@ -44,7 +44,6 @@ from kenning.store import ItemQuery, Project, Store, now_iso
 
 FILES = ("decisions.md", "plan.md", "log.md")
 MAX_FILE_BYTES = 1024 * 1024
-SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TASK = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s+(.+?)\s*$")
 
@@ -222,11 +221,10 @@ def add_project(
     memory told to every session there, so only a person registers a project."""
     policy.require_person(policy.resolve(actor), f"register project {slug}")
     typed, slug = slug, normalize_name(slug)  # as in project:NAME: `Shop` is project:shop
-    if not SLUG.match(slug):
-        raise InvalidInput(
-            f"bad project name '{typed}': use letters, digits, '.', '_' and '-' "
-            "(stored in lower case)"
-        )
+    try:
+        Scope.of(ScopeType.PROJECT, typed)  # the one rule of project names
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
     path = Path(folder).expanduser().resolve()
     if not path.is_dir():
         raise InvalidInput(f"{folder} is not a folder")
