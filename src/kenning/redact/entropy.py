@@ -186,6 +186,24 @@ _PUBLIC_NAMED = lazy(
 )
 
 
+# A JSON Web Key: one object with "kty". Its public members (n, e, x, y, x5c) are
+# public when it holds no private one ("d", "p", "q", "dp", "dq", "qi", "k").
+_JWK = lazy(r"\{[^{}]*\"kty\"[^{}]*\}", _F)
+_JWK_PRIVATE = lazy(r"\"(?:d|p|q|dp|dq|qi|k)\"[ \t]*:", _F)
+_JWK_PUBLIC = lazy(r"\"(?:n|e|x|y)\"[ \t]*:[ \t]*\"(?P<v>[A-Za-z0-9_-]{1,2048})\"", _F)
+
+
+def _jwk_public(text: str) -> list[tuple[int, int]]:
+    out = []
+    for key in _JWK.finditer(text):
+        if _JWK_PRIVATE.search(key.group()) is None:
+            base = key.start()
+            out += [
+                (base + m.start("v"), base + m.end("v")) for m in _JWK_PUBLIC.finditer(key.group())
+            ]
+    return out
+
+
 def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[tuple[int, int]]:
     """Where the text holds certificates, public keys, signatures and inlined media.
     (``raw``: the text as one byte a character, where the literals are found faster;
@@ -204,6 +222,8 @@ def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[
         found += [m.span() for m in _DATA_URI.finditer(text) if _media(m.group("data"))]
     if b"ENC[" in raw:
         found += [m.span() for m in _SOPS.finditer(text)]
+    if b'"kty"' in raw:
+        found += _jwk_public(text)
     low = low or raw.lower()
     if b"pub" in low:
         at = low.find(b"pub")
