@@ -189,6 +189,30 @@ def test_an_edited_gemini_bullet_is_a_revision_of_its_memory_not_a_removal(git_r
         assert store.get_item(before.id).status is Status.SUPERSEDED
 
 
+def test_a_rejected_revision_of_an_edited_bullet_leaves_the_approved_memory(git_repo):
+    places = _places(git_repo)
+    index = places["gemini"] / "GEMINI.md"
+    with opened() as store:
+        collect.collect(store, cwd=str(git_repo))
+        before = _by_title(store, "Answer in British English.")
+        items.set_status(store, before.id, "approve")
+        text = index.read_text().replace("British English.", "British English, always.")
+        _touch(index, text)
+        [revision] = collect.collect(store, cwd=str(git_repo), changed_only=True).revised
+        items.set_status(store, revision.id, "reject")
+        again = collect.collect(store, cwd=str(git_repo))
+        assert again.archived == [] and again.revised == []
+        assert store.get_item(before.id).status is Status.ACTIVE
+
+
+def test_a_saved_memory_that_is_only_a_secret_is_not_collected(git_repo):
+    places = _places(git_repo)
+    (places["claude"] / "key.md").write_text("AKIA" + "IOSFODNN7EXAMPLE\n")
+    with opened() as store:
+        done = collect.collect(store, cwd=str(git_repo))
+        assert not [i for i in done.added if "[redacted:" in i.title]
+
+
 def test_a_removed_source_archives_its_memory(git_repo):
     places = _places(git_repo)
     with opened() as store:

@@ -118,6 +118,7 @@ def _take(
     dry_run: bool,
 ) -> None:
     from kenning import items
+    from kenning.redact import mostly_secret
 
     prefix = f"{HOW}:{agent.name}:{place.path}"
     known: dict[str, list[Item]] = {}
@@ -135,6 +136,8 @@ def _take(
         if source in seen:
             continue
         seen.add(source)
+        if mostly_secret(memory.text):
+            continue  # as anywhere else, a secret is no memory: where to find it is
         title, body = _fit(memory.text)
         mine = known.get(source, []) or known.get(edited.get(source, ""), [])
         current = next((i for i in mine if i.status is Status.ACTIVE), None)
@@ -154,11 +157,13 @@ def _take(
         if not dry_run:
             new = store.insert_item(new, change=items.REPLACES if current else HOW)
         (done.revised if current else done.added).append(new)
-    # An approved memory whose edit waits as a revision stays until that is approved.
+    # An approved memory whose edit waits as a revision stays until that is approved;
+    # and when the person turned the revision down, it stays as they chose.
+    kept = (Status.PROPOSED, Status.REJECTED, Status.DISMISSED)
     revised = {
         x.target
         for item in [*(i for mine in known.values() for i in mine), *done.revised]
-        if item.status is Status.PROPOSED
+        if item.status in kept and item.source in sources
         for x in item.links
         if x.type == "item"
     }
