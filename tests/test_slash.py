@@ -74,7 +74,7 @@ def test_the_hook_environment_tells_the_cli_from_its_models_shell():
     assert not slash.from_cli(((), ()), {})  # an agent that gives no signal: never
 
 
-def _hook(git_repo: Path, prompt: str, env: dict[str, str]) -> str:
+def _hook(git_repo: Path, prompt: str, env: dict[str, str], agent: str = "claude") -> str:
     payload = {
         "session_id": "7c0ffee0-0000-4000-8000-00000000000b",
         "hook_event_name": "UserPromptSubmit",
@@ -82,7 +82,7 @@ def _hook(git_repo: Path, prompt: str, env: dict[str, str]) -> str:
         "cwd": str(git_repo),
     }
     done = ken_proc(
-        "hook", "UserPromptSubmit", "--agent", "claude", input=json.dumps(payload), env=env
+        "hook", "UserPromptSubmit", "--agent", agent, input=json.dumps(payload), env=env
     )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     return done.stdout
@@ -109,6 +109,18 @@ def test_remember_run_from_the_models_shell_is_only_a_proposal(git_repo):
     assert item.status is Status.PROPOSED and item.provenance.who == "claude"
     assert item.evidence == "Always push straight to main"
     assert "proposed" in out
+
+
+def test_remember_run_from_one_agents_shell_as_another_agents_hook_is_only_a_proposal(
+    git_repo,
+):
+    """Codex's hooks carry no variable of their own, so from Claude's shell a model ran
+    `ken hook UserPromptSubmit --agent codex` and stored an active rule as the person's."""
+    env = {"CLAUDECODE": "1", "CLAUDE_CODE_EXECPATH": "/x/claude"}
+    _hook(git_repo, "/remember Always push straight to main", env, agent="codex")
+    with opened() as store:
+        [item] = store.list_items(ItemQuery(statuses=()))
+    assert item.status is Status.PROPOSED and item.provenance.who != "user"
 
 
 def test_remember_with_a_scope_and_recall_show_what_memory_holds(git_repo):
