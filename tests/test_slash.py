@@ -123,6 +123,19 @@ def test_remember_run_from_one_agents_shell_as_another_agents_hook_is_only_a_pro
     assert item.status is Status.PROPOSED and item.provenance.who != "user"
 
 
+def test_remember_that_cannot_be_stored_says_so(git_repo):
+    """A secret or an over-long text stored nothing and said nothing, while the installed
+    command tells the agent to confirm it was saved."""
+    env = {"CLAUDE_PROJECT_DIR": str(git_repo)}
+    token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    for words in (f"CI token is {token}", "x" * 5000):
+        told = json.loads(_hook(git_repo, f"/remember {words}", env))
+        context = told["hookSpecificOutput"]["additionalContext"]
+        assert context.startswith("kenning: nothing stored: ") and token not in context
+    with opened() as store:
+        assert store.list_items(ItemQuery(statuses=())) == []
+
+
 def test_remember_with_a_scope_and_recall_show_what_memory_holds(git_repo):
     env = {"CLAUDE_PROJECT_DIR": str(git_repo)}
     _hook(git_repo, "/remember --scope global Answer in British English", env)

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kenning import items, policy
-from kenning.errors import KenningError
+from kenning.errors import InvalidInput, KenningError
 from kenning.ids import short_id
 from kenning.model import Scope, ScopeType, Status
 from kenning.store import Store
@@ -84,16 +84,19 @@ def _remember(
     words = command.text
     # The person's own words, or an agent's proposal with themselves as the evidence.
     who, actor = ("user", policy.PERSON) if from_cli else (agent, policy.Actor(agent, where.scopes))
-    item = items.add(
-        store,
-        words,
-        scope=scope,
-        kind=guess_kind(words),
-        status=Status.ACTIVE if from_cli else Status.PROPOSED,
-        evidence="" if from_cli else words,
-        provenance=where.provenance(who, "slash", session=session),
-        actor=actor,
-    )
+    try:
+        item = items.add(
+            store,
+            words,
+            scope=scope,
+            kind=guess_kind(words),
+            status=Status.ACTIVE if from_cli else Status.PROPOSED,
+            evidence="" if from_cli else words,
+            provenance=where.provenance(who, "slash", session=session),
+            actor=actor,
+        )
+    except InvalidInput as exc:  # a secret, or too long: say so, rather than nothing
+        return f"kenning: nothing stored: {exc}. Tell the person so in one short line."
     what = (
         "stored the person's words as"
         if from_cli
