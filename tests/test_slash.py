@@ -202,3 +202,8 @@ def test_a_remembered_rule_is_neither_told_again_nor_asked_about_at_stop(git_rep
     told = _hook(git_repo, "can I mock postgres in the integration tests?", env)
     assert f"[m:{item.id[-6:].lower()}]" not in told
     assert _hook(git_repo, "/remember --scope global   ", env).count("needs words") == 1
+    # A correction after it is still asked about: the /remember was the person's save.
+    _hook(git_repo, "No, never use sudo in the deploy scripts.", env)
+    stop = {"session_id": "7c0ffee0-0000-4000-8000-00000000000b", "cwd": str(git_repo)}
+    asked = ken_proc("hook", "Stop", "--agent", "claude", input=json.dumps(stop), env=env)
+    assert "never use sudo" in asked.stdout

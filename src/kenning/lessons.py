@@ -187,10 +187,9 @@ def _saved_a_rule(store: Store, session: Session) -> bool:
     a preference, ...): it acted on what the person taught, so it is not asked."""
     from kenning.store import ItemQuery
 
-    query = ItemQuery(
-        session_id=session.id, kinds=RULE_KINDS, statuses=(), include_expired=True, limit=1
-    )
-    return bool(store.list_items(query))
+    query = ItemQuery(session_id=session.id, kinds=RULE_KINDS, statuses=(), include_expired=True)
+    # What the person stored with /remember is theirs, not the agent acting on a lesson.
+    return any(i.provenance.how != "slash" for i in store.list_items(query))
 
 
 @dataclass(frozen=True, slots=True)
