@@ -67,11 +67,12 @@ def entries(text: str) -> list[Entry]:
     heading: tuple[int, str] | None = None
     prose: list[tuple[int, str]] = []
     bullet: list[tuple[int, str]] = []
-    fenced = commented = False
+    fenced = commented = gap = False
+    text = text.removeprefix("\ufeff")  # a byte order mark is no part of the first line
 
     def end_bullet() -> None:
         if bullet:
-            out.append(Entry(bullet[0][0], " ".join(t for _, t in bullet)))
+            out.append(Entry(bullet[0][0], " ".join(t for _, t in bullet).replace(" \n ", "\n")))
             bullet.clear()
 
     def end_section() -> None:
@@ -85,14 +86,27 @@ def entries(text: str) -> list[Entry]:
 
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
+        indented = raw[:1].isspace()
         if line.startswith(("```", "~~~")):
             fenced = not fenced
-            end_bullet()
+            if bullet and indented:  # a block inside a bullet leaves it open
+                gap = False
+            else:
+                end_bullet()
             continue
         if commented or line.startswith("<!--"):
             commented = "-->" not in line
             continue
         if fenced:
+            continue
+        if bullet and gap:
+            gap = False
+            if line and indented and not _BULLET.match(raw):
+                bullet.append((number, "\n"))  # a paragraph of the bullet, indented under it
+            else:
+                end_bullet()
+        if not line and bullet:
+            gap = True  # the bullet may go on after a blank line, indented
             continue
         if found := _HEADING.match(line):
             end_section()
@@ -107,7 +121,7 @@ def entries(text: str) -> list[Entry]:
         if found := _BULLET.match(raw):
             end_bullet()
             bullet.append((number, _CHECKBOX.sub("", found.group(2).strip())))
-        elif bullet and raw[:1].isspace():
+        elif bullet and indented:
             bullet.append((number, line))  # a wrapped bullet goes on, indented
         else:
             end_bullet()
@@ -142,6 +156,7 @@ def read_file(
     where = str(path.resolve())
     who = policy.resolve(actor)
     chosen: list[tuple[Entry, Item]] = []
+    keys: set[str] = set()  # the statements chosen so far
     already: list[Entry] = []
     too_long: list[Entry] = []
     # Every entry is checked before any is proposed: one that cannot be stored (a
@@ -161,11 +176,11 @@ def read_file(
             )
         except InvalidInput as exc:
             raise InvalidInput(f"{path.name}:{entry.line}: {exc}; nothing was proposed") from None
-        if items.same_text(store, item, limit=50) or any(
-            items.statement_key(p.text) == items.statement_key(item.text) for _, p in chosen
-        ):
+        key = items.statement_key(item.text)
+        if key in keys or items.same_text(store, item, limit=50):
             already.append(entry)
             continue
+        keys.add(key)
         chosen.append((entry, item))
     proposed = [
         item
