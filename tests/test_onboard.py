@@ -149,6 +149,7 @@ def test_after_approval_codex_is_told_the_rules_and_claude_which_loads_the_file_
     assert "Use pnpm for every install" in gemini
     assert "Use pnpm for every install" not in claude and "outbox table" not in claude
     assert "Staging deploys need the VPN" in claude  # other memories still reach it
+    assert "did not fit" not in claude  # what it has already is not said to be left out
 
     # Per prompt too: recall gives Codex the rule and Claude nothing of the file.
     with opened() as store:

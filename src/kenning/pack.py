@@ -155,13 +155,15 @@ def gather(
     scopes: Sequence[str],
     exclude: set[str] | frozenset[str],
     skip: Callable[[Item], bool] | None = None,
-) -> dict[str, list[Item]]:
-    """Each section's candidates: scope by scope, most specific first, newest first.
+) -> tuple[dict[str, list[Item]], int]:
+    """Each section's candidates: scope by scope, most specific first, newest first;
+    and how many read were left out by `skip`.
 
     Only as many as a pack could hold are read, so a pack costs the same with a
     hundred items or a hundred thousand.
     """
     out: dict[str, list[Item]] = {key: [] for key, _ in SECTIONS}
+    skipped = 0
     for key, (kinds, pinned, most) in SECTION_KINDS.items():
         for scope in scopes:
             room = most - len(out[key])
@@ -178,9 +180,13 @@ def gather(
                     recent_first=True,
                 )
             )
-            found = [i for i in found if i.id not in exclude and not (skip and skip(i))]
+            found = [i for i in found if i.id not in exclude]
+            if skip is not None:
+                kept = [i for i in found if not skip(i)]
+                skipped += len(found) - len(kept)
+                found = kept
             out[key] += (_own_handoffs_first(found) if key == "handoffs" else found)[:room]
-    return out
+    return out, skipped
 
 
 def _own_handoffs_first(found: list[Item]) -> list[Item]:
@@ -239,10 +245,11 @@ def build_pack(
     MIN_BUDGET) and, when given, `max_chars` characters: what a hook's output may hold.
     Items `skip` says the agent has already are left out."""
     budget = max(budget, MIN_BUDGET)
-    by_section = gather(store, scopes, exclude_items, skip)
+    by_section, skipped = gather(store, scopes, exclude_items, skip)
     total = store.count_items(ItemQuery(scopes=tuple(scopes), statuses=("active",)))
     gathered = sum(len(found) for found in by_section.values())
-    overflow = max(0, total - len(exclude_items) - gathered)
+    # What the agent has already (its own file's rules) did not "not fit": not counted.
+    overflow = max(0, total - len(exclude_items) - skipped - gathered)
     sessions: list[Session] = []
     if repo:
         # Read past the sessions that did nothing (and this one) to find the last three.
