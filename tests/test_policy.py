@@ -234,6 +234,29 @@ def test_a_dismissed_statement_proposed_again_waits_for_two_more_sessions(store,
     assert {i.id for i in proposed} == {third.id, other.id}
 
 
+def test_an_agent_whose_session_is_unknown_counts_as_one_session(store, git_repo):
+    """With no session, each proposal counted as a session of its own: one MCP
+    connection proposing a dismissed statement three times brought it back."""
+    first = proposals.propose(
+        store, _agent_in(git_repo, "S0"), "Deploy with the blue-green script", kind="decision"
+    )
+    items.set_status(store, first.id, "dismiss", reason="wrong")
+    nowhere = proposals.AgentContext("claude", where_mod.detect(git_repo, env={}))
+    again = [
+        proposals.propose(store, nowhere, "Deploy with the blue-green script", kind="decision")
+        for _ in range(4)
+    ]
+    assert [i.status for i in again] == [Status.DISMISSED] * 4
+
+
+def test_a_reflection_saves_one_lesson_once(store, git_repo):
+    ctx = _agent_in(git_repo, "S1")
+    lesson = ("Never retry the flaky payments tests", "No, don't retry them")
+    saved = proposals.reflect(store, ctx, [lesson, lesson])
+    assert len(saved) == 1
+    assert proposals.reflect(store, ctx, [lesson]) == []  # waiting already
+
+
 def test_a_person_adding_a_dismissed_statement_is_not_set_aside(store):
     first = add("Use tabs", store, status=Status.PROPOSED, provenance=Provenance(who="codex"))
     items.set_status(store, first.id, "dismiss", reason="wrong")

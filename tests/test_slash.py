@@ -136,6 +136,15 @@ def test_remember_that_cannot_be_stored_says_so(git_repo):
         assert store.list_items(ItemQuery(statuses=())) == []
 
 
+def test_remember_typed_twice_keeps_one_memory(git_repo):
+    env = {"CLAUDE_PROJECT_DIR": str(git_repo)}
+    _hook(git_repo, "/remember Use pnpm, never npm", env)
+    again = json.loads(_hook(git_repo, "/remember use pnpm -- never NPM", env))
+    assert "kenning holds this already" in again["hookSpecificOutput"]["additionalContext"]
+    with opened() as store:
+        assert len(store.list_items(ItemQuery(statuses=()))) == 1
+
+
 def test_remember_with_a_scope_and_recall_show_what_memory_holds(git_repo):
     env = {"CLAUDE_PROJECT_DIR": str(git_repo)}
     _hook(git_repo, "/remember --scope global Answer in British English", env)

@@ -393,7 +393,9 @@ def file_proposal(store: Store, item: Item) -> Item:
     since = [t for t in repeats if t.created_at > last.updated_at]
 
     def session_of(one: Item) -> str:
-        return one.provenance.session or f"item:{one.id}"
+        # An agent whose session is not known counts as one session, however many times
+        # it asks: one MCP connection proposing thrice is not three sessions.
+        return one.provenance.session or f"agent:{one.provenance.who}"
 
     asked = {session_of(t) for t in since} | {session_of(item)}
     asked.discard(session_of(last))

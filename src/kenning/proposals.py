@@ -228,4 +228,14 @@ def reflect(
         )
         for lesson, kind in zip(lessons, kinds, strict=True)
     ]
-    return [items.file_proposal(store, item) for item in built]
+    # The same lesson twice (in this call, or waiting or active there already) is one.
+    fresh: dict[str, Item] = {}
+    for item in built:
+        key = items.statement_key(item.text)
+        if key in fresh or any(
+            t.scope == item.scope and t.status in (Status.ACTIVE, Status.PROPOSED)
+            for t in items.same_text(store, item, limit=20)
+        ):
+            continue
+        fresh[key] = item
+    return [items.file_proposal(store, item) for item in fresh.values()]

@@ -85,6 +85,17 @@ def _remember(
     # The person's own words, or an agent's proposal with themselves as the evidence.
     who, actor = ("user", policy.PERSON) if from_cli else (agent, policy.Actor(agent, where.scopes))
     try:
+        held = [
+            i
+            for i in items.same_text(store, items.new_item(words, scope=scope), limit=20)
+            if i.scope == scope and i.status in (Status.ACTIVE, Status.PROPOSED)
+        ]
+        if held:  # typed again: one memory, not two
+            return (
+                f"kenning holds this already: [m:{short_id(held[0].id)}] in {scope} "
+                f'({held[0].status.value}): "{held[0].title}". Tell the person so in one '
+                "short line."
+            )
         item = items.add(
             store,
             words,
