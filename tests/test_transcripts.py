@@ -167,6 +167,38 @@ def test_claude_lines_of_subagents_meta_and_odd_shapes_are_skipped(tmp_path: Pat
     ]
 
 
+def test_blocks_injected_into_a_persons_turn_are_taken_out_and_their_words_kept(
+    tmp_path: Path,
+) -> None:
+    """An IDE's opened-file block before the words dropped the whole turn (the person's
+    correction never reached a summary), and a reminder after them was kept as theirs."""
+    path = tmp_path / "claude.jsonl"
+    opened = "<ide_opened_file>The user opened /x/orders.py</ide_opened_file>"
+    lines = [
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {"type": "text", "text": opened},
+                    {"type": "text", "text": "No, German CSV exports use semicolons"},
+                ]
+            },
+        },
+        {
+            "type": "user",
+            "message": {"content": "never npm\n\n<system-reminder>X</system-reminder>"},
+        },
+        {"type": "user", "message": {"content": "<system-reminder>only this</system-reminder>"}},
+        {"type": "user", "message": {"content": "keep <b>bold</b> as typed"}},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    assert turns_of(conversation("claude", str(path))) == [
+        ("user", "No, German CSV exports use semicolons"),
+        ("user", "never npm"),
+        ("user", "keep <b>bold</b> as typed"),
+    ]
+
+
 def test_a_deeply_nested_or_huge_line_is_skipped_and_the_prompts_around_it_stay(
     tmp_path: Path,
 ) -> None:

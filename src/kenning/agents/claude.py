@@ -38,9 +38,9 @@ from kenning.agents.hook_settings import GroupedHooks
 from kenning.agents.saved import note_files
 from kenning.agents.transcript import (
     Turn,
-    is_person,
     json_line,
     jsonl_reader,
+    person_words,
     read_lines,
     text_of,
     timestamp,
@@ -159,7 +159,9 @@ def _said(record: dict[str, Any] | None) -> tuple[str, str, dict[str, Any]] | No
     if kind not in ("user", "assistant") or not isinstance(message, dict):
         return None
     text = text_of(message.get("content")).strip()
-    if not text or (kind == "user" and not is_person(text)):
+    if kind == "user":
+        text = person_words(text)
+    if not text:
         return None
     return str(kind), text, message
 

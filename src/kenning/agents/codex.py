@@ -37,9 +37,9 @@ from kenning.agents.hook_settings import GroupedHooks, is_ours
 from kenning.agents.saved import note_files
 from kenning.agents.transcript import (
     Turn,
-    is_person,
     json_line,
     jsonl_reader,
+    person_words,
     read_lines,
     timestamp,
 )
@@ -168,7 +168,9 @@ def turns(lines: list[str]) -> list[Turn]:
             if isinstance(b, dict) and b.get("type") in ("input_text", "output_text")
         ]
         text = "\n".join(parts).strip()
-        if not text or (role == "user" and not is_person(text)):
+        if role == "user":
+            text = person_words(text)
+        if not text:
             continue
         found.append(Turn(str(role), text, timestamp(record)))
     return found

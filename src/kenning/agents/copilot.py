@@ -53,9 +53,9 @@ from kenning.agents.agent import (
 from kenning.agents.hook_settings import is_ours
 from kenning.agents.transcript import (
     Turn,
-    is_person,
     json_line,
     jsonl_reader,
+    person_words,
     read_lines,
     timestamp,
 )
@@ -179,8 +179,10 @@ def turns(lines: list[str]) -> list[Turn]:
         if not text:
             continue  # an assistant message that only calls tools
         role = "user" if kind == "user.message" else "assistant"
-        if role == "user" and not is_person(text):
-            continue
+        if role == "user":
+            text = person_words(text)
+            if not text:
+                continue
         found.append(Turn(role, text, timestamp(record)))
     return found
 

@@ -45,7 +45,7 @@ from kenning.agents.agent import (
     McpRegistration,
     home,
 )
-from kenning.agents.transcript import Turn, is_person
+from kenning.agents.transcript import Turn, person_words
 
 INSTALLS = ("session_start", "prompt", "pre_compact", "session_end")
 EVENTS = {name: Event(name) for name in INSTALLS}
@@ -280,8 +280,10 @@ def read_transcript(path: str, session_id: str | None, tail: int | None) -> list
         if message_id == last and turns:
             turns[-1] = Turn(role, f"{turns[-1].text}\n{text}", turns[-1].at)
             continue
-        if role == "user" and not is_person(text):
-            continue
+        if role == "user":
+            text = person_words(text)
+            if not text:
+                continue
         created = (message.get("time") or {}).get("created")
         at = _iso(created) if isinstance(created, int | float) else None
         turns.append(Turn(role, text, at))

@@ -9,6 +9,7 @@ context, instructions, command output), which starts with a tag or a known headi
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -64,10 +65,20 @@ def text_of(content: Any) -> str:
     return ""
 
 
-def is_person(text: str) -> bool:
-    """Whether a user turn is the person's words, not something injected."""
-    stripped = text.lstrip()
-    return bool(stripped) and not stripped.startswith(("<", "# AGENTS.md", "Caveat:"))
+# A block an agent or IDE puts into the person's turn: <system-reminder>...</...>,
+# <ide_opened_file>, <command-name>, <environment_context> (names with - or _, which
+# HTML a person pastes rarely has).
+_INJECTED = re.compile(r"<([A-Za-z]+[_-][\w-]*)(?:\s[^>]*)?>.*?</\1>", re.S)
+
+
+def person_words(text: str) -> str:
+    """The person's words in a user turn: the blocks injected before or after them taken
+    out; "" when nothing of theirs is left (the whole turn was injected)."""
+    words = _INJECTED.sub("", text).strip() if "<" in text else text.strip()
+    if not words or words.startswith(("<", "# AGENTS.md", "Caveat:")):
+        return ""
+    return words
+
 
 
 def timestamp(record: dict[str, Any], key: str = "timestamp") -> str | None:
