@@ -421,6 +421,20 @@ def same_text(store: Store, item: Item, limit: int = 200) -> list[Item]:
     return _twins(store, item, ItemQuery(statuses=(), include_expired=True, limit=limit))
 
 
+def held_there(store: Store, item: Item) -> Item | None:
+    """The memory, active or waiting in `item`'s scope, that is the same statement: what
+    flows in again (a second /remember, a lesson or summary said again) is not kept
+    twice."""
+    return next(
+        (
+            t
+            for t in same_text(store, item, limit=20)
+            if t.scope == item.scope and t.status in (Status.ACTIVE, Status.PROPOSED)
+        ),
+        None,
+    )
+
+
 def resolve(store: Store, ref: str) -> str:
     """The full id for a short id: any unique start or end of 4+ characters, or the
     start of the six characters people see."""

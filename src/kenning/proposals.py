@@ -232,10 +232,7 @@ def reflect(
     fresh: dict[str, Item] = {}
     for item in built:
         key = items.statement_key(item.text)
-        if key in fresh or any(
-            t.scope == item.scope and t.status in (Status.ACTIVE, Status.PROPOSED)
-            for t in items.same_text(store, item, limit=20)
-        ):
+        if key in fresh or items.held_there(store, item) is not None:
             continue
         fresh[key] = item
     return [items.file_proposal(store, item) for item in fresh.values()]

@@ -85,16 +85,11 @@ def _remember(
     # The person's own words, or an agent's proposal with themselves as the evidence.
     who, actor = ("user", policy.PERSON) if from_cli else (agent, policy.Actor(agent, where.scopes))
     try:
-        held = [
-            i
-            for i in items.same_text(store, items.new_item(words, scope=scope), limit=20)
-            if i.scope == scope and i.status in (Status.ACTIVE, Status.PROPOSED)
-        ]
-        if held:  # typed again: one memory, not two
+        held = items.held_there(store, items.new_item(words, scope=scope))
+        if held is not None:  # typed again: one memory, not two
             return (
-                f"kenning holds this already: [m:{short_id(held[0].id)}] in {scope} "
-                f'({held[0].status.value}): "{held[0].title}". Tell the person so in one '
-                "short line."
+                f"kenning holds this already: [m:{short_id(held.id)}] in {scope} "
+                f'({held.status.value}): "{held.title}". Tell the person so in one short line.'
             )
         item = items.add(
             store,

@@ -278,10 +278,13 @@ def summarize(
                 except InvalidInput:
                     parsed = Kind.NOTE
                 try:
+                    text = str(entry["text"])
+                    if items.held_there(store, items.new_item(text, scope=target)):
+                        continue  # said again (a compaction's summary, then the end's)
                     result.items.append(
                         items.add(
                             store,
-                            str(entry["text"]),
+                            text,
                             scope=target,
                             kind=parsed,
                             status=Status.PROPOSED,
