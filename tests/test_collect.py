@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ken, ken_proc
-from helpers import opened
+from helpers import add, opened
 from kenning import collect, items
 from kenning.agents import claude
 from kenning.model import Session, Status
@@ -211,6 +211,16 @@ def test_a_saved_memory_that_is_only_a_secret_is_not_collected(git_repo):
     with opened() as store:
         done = collect.collect(store, cwd=str(git_repo))
         assert not [i for i in done.added if "[redacted:" in i.title]
+
+
+def test_a_saved_memory_that_memory_holds_there_already_is_not_proposed_again(git_repo):
+    places = _places(git_repo)
+    with opened() as store:
+        held = add("Answer in British English.", store, scope="global")
+        done = collect.collect(store, cwd=str(git_repo))
+        assert "Answer in British English." not in [i.title for i in done.added]
+        assert store.get_item(held.id).status is Status.ACTIVE
+    assert (places["gemini"] / "GEMINI.md").exists()
 
 
 def test_a_removed_source_archives_its_memory(git_repo):

@@ -154,6 +154,9 @@ def _take(
             done.updated.append(changed)
             continue
         new = _new(agent, memory, scope, title, body, source, replaces=current)
+        if current is None and items.held_there(store, new) is not None:
+            done.unchanged += 1  # memory holds it there already (the person added it)
+            continue
         if not dry_run:
             new = store.insert_item(new, change=items.REPLACES if current else HOW)
         (done.revised if current else done.added).append(new)

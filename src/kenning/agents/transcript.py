@@ -80,7 +80,6 @@ def person_words(text: str) -> str:
     return words
 
 
-
 def timestamp(record: dict[str, Any], key: str = "timestamp") -> str | None:
     value = record.get(key)
     return value if isinstance(value, str) else None
