@@ -277,8 +277,20 @@ _CID = lazy(r"ba[fg][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}", _F)
 _FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:", " h1:", '"h1:')
 
 
-# Keys made to be public: Stripe's publishable keys go into web pages.
-PUBLIC_PREFIXES = ("pk_live_", "pk_test_")
+# Keys made to be public (Stripe's publishable keys and Mapbox's public tokens go into
+# web pages), and Stripe's object ids (a price, a customer), which name, not grant.
+PUBLIC_PREFIXES = (
+    "pk_live_",
+    "pk_test_",
+    "pk.eyJ",
+    "price_",
+    "prod_",
+    "cus_",
+    "sub_",
+    "acct_",
+    "evt_",
+    "plan_",
+)
 
 
 def _public_id(text: str, start: int, run: str) -> bool:
@@ -286,6 +298,10 @@ def _public_id(text: str, start: int, run: str) -> bool:
         return True
     if run.startswith(PUBLIC_PREFIXES) or _decoded_public(run):
         return True
+    if text.startswith(".apps.googleusercontent.com", start + len(run)):
+        return True  # an OAuth client id, which web pages hold
+    if run.startswith("eyJ") and text.endswith("pk.", max(0, start - 3), start):
+        return True  # a Mapbox public token: pk.eyJ...
     if text.endswith(_FINGERPRINT_BEFORE, max(0, start - 7), start) and len(run.rstrip("=")) in (
         27,
         43,
@@ -394,7 +410,8 @@ def _decoded_text(run: str) -> str | None:
     if not data or any(b not in _PRINTABLE for b in data):
         return None
     decoded = data.decode("ascii")
-    if decoded.count(" ") < 2 and decoded[:1] not in "{[<":
+    fields = decoded.count("=") >= 2 and "&" in decoded  # a query: user_id=42&plan=pro
+    if decoded.count(" ") < 2 and decoded[:1] not in "{[<" and not fields:
         return None  # one word or a user:password pair: not plainly text
     return decoded
 

@@ -582,9 +582,14 @@ _CHECKS = {
 _HEX = frozenset(string.hexdigits)
 
 
+_PLACEHOLDER_BODY = lazy(r"(?:^|[-_])(?:your|here|example|placeholder)(?:[-_]|$)", re.I)
+
+
 def _plausible(kind: str, body: str) -> bool:
     if (body.count("x") + body.count("X")) * 2 >= len(body):
         return False  # a placeholder of the format's shape: ghp_xxxx..., AKIAXXXX...
+    if _PLACEHOLDER_BODY.search(body):
+        return False  # xoxb-your-token-here, sk-your-key
     checks = _CHECKS.get(kind)
     if checks is None:
         return True

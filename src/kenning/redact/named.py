@@ -546,7 +546,7 @@ _PROSE = lazy(
     (?![A-Za-z0-9_])
     # up to five words in between (for root on db-1), never a connecting word
     (?P<gap>(?:[ \t]++(?!(?:is|was|are|were|set|changed|reset|rotated|updated|reads|became
-        |has|got|been)(?![A-Za-z0-9_]))[A-Za-z0-9_@.'-]{1,24}+){0,5}+)
+        |has|got|been)(?![A-Za-z0-9_]))[A-Za-z0-9_@.'-]{1,24}+){0,6}+)
     [ \t]*+
     (?P<conn>
         (?:(?:is|was|has[ \t]+been|got|been)[ \t]++)?+(?:set|changed|reset|rotated|updated)
@@ -904,7 +904,7 @@ _COMMAND_FLAGS = {
     # rabbitmqctl add_user <user> <password>, change_password <user> <password>
     "rabbitmqctl": lazy(r"(?<=[ \t])(?:add_user|change_password)[ \t]+\S+[ \t]+" + _ARG, _F),
     # net use Z: \\host\share /user:DOMAIN\name <password>
-    "net": lazy(r"(?<=[ \t])/user:\S+[ \t]+" + _ARG, _FI),
+    "net": lazy(r"(?<=[ \t])(?:/user:\S+|user[ \t]+[^\s/]+)[ \t]+" + _ARG, _FI),
     # rclone config create <name> <type> ... pass <password>
     "rclone": lazy(r"(?<=[ \t])pass(?:word)?[ \t]+" + _ARG, _F),
     # gh secret set <NAME> ... --body <value> (gh issue create --body is text)
@@ -1079,10 +1079,12 @@ def _session_name(head: str) -> bool:
 
 # Calls that take the password as a positional argument: PHP's PDO and mysqli
 # (dsn or host, user, password), Twilio's clients (account SID, auth token).
-_POSITIONAL_CALLS = (b"PDO", b"mysqli", b"mysql_connect")  # mysqli_connect among mysqli
+# (and JDBC's DriverManager.getConnection(url, user, password))
+_POSITIONAL_CALLS = (b"PDO", b"mysqli", b"mysql_connect", b"getConnection")
 _POSITIONAL = lazy(
     r"(?:_connect)?[ \t]*\([ \t]*(?:[\"'][^\"'\r\n]{0,200}[\"']"
-    r"|\$[A-Za-z_]\w*)[ \t]*,[ \t]*(?:[\"'][^\"'\r\n]{0,100}[\"']|\$[A-Za-z_]\w*)[ \t]*,[ \t]*"
+    r"|\$?[A-Za-z_][\w.]*)[ \t]*,[ \t]*(?:[\"'][^\"'\r\n]{0,100}[\"']|\$?[A-Za-z_][\w.]*)"
+    r"[ \t]*,[ \t]*"
     r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})')",
     _F,
 )

@@ -14,7 +14,13 @@ import re
 from collections.abc import Callable
 
 from kenning.redact.lazy import lazy
-from kenning.redact.named import _credential_shaped, _name_kind, _passwordish, _skip_value
+from kenning.redact.named import (
+    _PASSPHRASE,
+    _credential_shaped,
+    _name_kind,
+    _passwordish,
+    _skip_value,
+)
 
 Add = Callable[[tuple[int, int, str]], None]
 
@@ -41,15 +47,24 @@ _WORDS = (
     "пароль",
     "mdp",
     "clave",
+    "heslo",
+    "sifre",
+    "şifre",
+    "parola",
 )
-_IS = r"(?:ist|lautet|war|est|était|es|era|é|è|e|jest|är|er|on)"
+_IS = r"(?:ist|lautet|war|est|était|es|era|é|è|e|jest|är|er|on|je|van)"
 _FOREIGN = lazy(
     r"(?:(?:passwort|kennwort|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|senha|wachtwoord"
-    r"|has(?:ł|l)o|l(?:ö|o)senord|adgangskode|passord|salasana|пароль|mdp|clave)"
-    r"(?:[ \t]+\w{1,24}){0,6}?[ \t]*(?:" + _IS + r"|is|:|=)"
+    r"|has(?:ł|l)o|heslo|jelsz(?:ó|o)|l(?:ö|o)senord|adgangskode|passord|salasana|пароль"
+    r"|(?:ş|s)ifre|parola|mdp|clave)\w{0,4}"  # lösenordet, şifresi, paroladır
+    r"(?:[ \t]+\w{1,24}){0,6}?[ \t]*(?:" + _IS + r"|is|:|=|：)"
     # the English word with another language's "is": "la password è ..."
     r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,6}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
     re.IGNORECASE,
+)
+# Chinese, Japanese, Korean: 数据库密码是 …, パスワードは …, 비밀번호는 …
+_CJK = lazy(
+    r"(?:密码|密碼|口令|パスワード|비밀번호)[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*" + _VALUE
 )
 # Looked for in the text as ASCII with every other character a "?" (see engine._structured)
 _FOREIGN_WORDS = tuple(w.encode("ascii", "replace") for w in _WORDS)
@@ -76,6 +91,11 @@ _LOGIN_WORDS = (b"log", b"sign", b"cred")
 _LOGIN_AS = lazy(
     r"\b(?:log|sign)(?:ged|ging)?[ \t-]?in(?:to)?\b[^\r\n]{0,40}?\bas[ \t]+[\w.@+-]{2,40}[ \t]+"
     r"(?:with|using|and)[ \t]+(?:(?:the[ \t]+)?(?:password|passwd|pw|pass)[ \t]+)?" + _VALUE,
+    re.IGNORECASE,
+)
+# "login with root and ..."
+_LOGIN_AND = lazy(
+    r"\blog(?:ging)?[ \t-]?in[ \t]+(?:with|as)[ \t]+[\w.@+-]{2,40}[ \t]+and[ \t]+" + _VALUE,
     re.IGNORECASE,
 )
 
@@ -120,6 +140,36 @@ _SETTER = lazy(
 _GO_DSN = lazy(r"(?<![\w/])[\w.-]{1,64}:(?P<bare>[^\s@/:\"']{4,128})@(?:tcp|unix)\(")
 
 
+# Code that gives a secret's name a value other rules do not read: PHP's 'password' =>
+# '...', a typed declaration (const DB_PASSWORD: &str = "...", val apiKey: String = "..."),
+# an environment variable's fallback (process.env.JWT_SECRET || '...',
+# os.getenv("DB_PASSWORD", "...")), PowerShell's ConvertTo-SecureString "...".
+_ARROW = lazy(r"[\"'](?P<name>[A-Za-z_][\w.-]{1,60})[\"'][ \t]*=>[ \t]*" + _VALUE)
+_TYPED = lazy(
+    r"\b(?P<name>[A-Za-z_]\w{1,60})[ \t]*:[ \t]*[\w&<>' ]{1,30}?=[ \t]*"
+    r"(?:\"(?P<dq>[^\"\r\n]{4,200})\"|'(?P<sq>[^'\r\n]{4,200})')"
+)
+_FALLBACK = lazy(
+    r"(?:env|environ|getenv)\b[.\[(]?[ \t]*(?:get\()?[ \t]*[\"']?(?P<name>[A-Za-z_]\w{1,60})[\"']?"
+    r"[ \t]*\]?[ \t]*(?:\|\||\?\?|,|\bor\b)[ \t]*(?:\"(?P<dq>[^\"\r\n]{4,200})\""
+    r"|'(?P<sq>[^'\r\n]{4,200})')"
+)
+_SECURE_STRING = lazy(
+    r"ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?:\"(?P<dq>[^\"\r\n]{1,200})\""
+    r"|'(?P<sq>[^'\r\n]{1,200})')",
+    re.IGNORECASE,
+)
+# redis.conf: requirepass ..., masterauth ...
+_REDIS_CONF = lazy(r"^[ \t]*(?:requirepass|masterauth)[ \t]+" + _VALUE, re.M)
+# "need the db password? it's ...", "ssh in (user ubuntu, pass ...)"
+_ITS = lazy(
+    r"\b(?:password|passwd|pw|pwd|creds?)\b[^\r\n]{0,40}?\b(?:it'?s|it[ \t]+is)[ \t]+" + _VALUE,
+    re.IGNORECASE,
+)
+_USER_PASS = lazy(
+    r"\buser(?:name)?[ \t]+[\w.@-]{1,40}[ \t]*,[ \t]*pass(?:word)?[ \t]+" + _VALUE,
+    re.IGNORECASE,
+)
 # An OpenVPN static key (tls-auth, tls-crypt): hex lines between its markers.
 _OPENVPN = lazy(
     r"-----BEGIN OpenVPN Static key V1-----(?P<body>[0-9a-fA-F\s]{32,}?)"
@@ -135,9 +185,12 @@ _IPSEC = lazy(r":[ \t]*(?:PSK|XAUTH|EAP)[ \t]+" + _VALUE)
 
 def phrases(text: str, low: bytes, add: Add) -> None:
     """Add the spans of credentials said in the ways above."""
-    if any(word in low for word in _FOREIGN_WORDS) or b"passw" in low:
+    if any(word in low for word in _FOREIGN_WORDS) or b"passw" in low or b"??" in low:
         for m in _FOREIGN.finditer(text):
             _value(m, add, "password")
+        if b"??" in low:
+            for m in _CJK.finditer(text):
+                _value(m, add, "password")
     if b" as " in low or b" to " in low:
         for m in _BEFORE_NAME.finditer(text):
             _value(m, add, "password")
@@ -145,7 +198,7 @@ def phrases(text: str, low: bytes, add: Add) -> None:
         for m in _LOGIN.finditer(text):
             if not m.group("user").isdigit():
                 _value(m, add, "password")
-        for m in _LOGIN_AS.finditer(text):
+        for m in (*_LOGIN_AS.finditer(text), *_LOGIN_AND.finditer(text)):
             _value(m, add, "password")
     if b"|" in low:
         _tables(text, add)
@@ -161,6 +214,30 @@ def phrases(text: str, low: bytes, add: Add) -> None:
         for m in _SETTER.finditer(text):
             if _name_kind(m.group("name")) is not None:
                 _value(m, add, "password", shaped=False)
+    if b"=>" in low:
+        for m in _ARROW.finditer(text):
+            if _name_kind(m.group("name")) is not None:
+                _value(m, add, "password", shaped=False)
+    if b":" in low and b"=" in low:
+        for m in _TYPED.finditer(text):
+            if _name_kind(m.group("name")) is not None:
+                _value(m, add, "password", shaped=False)
+    if b"env" in low:
+        for m in _FALLBACK.finditer(text):
+            if _name_kind(m.group("name")) is not None:
+                _value(m, add, "password", shaped=False)
+    if b"securestring" in low:
+        for m in _SECURE_STRING.finditer(text):
+            _value(m, add, "password", shaped=False)
+    if b"requirepass" in low or b"masterauth" in low:
+        for m in _REDIS_CONF.finditer(text):
+            _value(m, add, "password", shaped=False)
+    if b"it" in low:
+        for m in _ITS.finditer(text):
+            _value(m, add, "password")
+    if b"user" in low:
+        for m in _USER_PASS.finditer(text):
+            _value(m, add, "password")
     if b"openvpn static key" in low:
         for m in _OPENVPN.finditer(text):
             body = m.group("body").strip()
@@ -201,7 +278,11 @@ def _value(
         value, start = rest, start + len(user) + 1
     if _skip_value(value) or value.startswith("$"):
         return
-    if _credential_shaped(value) if shaped else _passwordish(value):
+    if (
+        (_credential_shaped(value) or _PASSPHRASE.fullmatch(value))
+        if shaped
+        else _passwordish(value)
+    ):
         add((start, end, kind))
 
 

@@ -117,7 +117,7 @@ for _kind, _words in (
     ("api_service_key", "rapidapi finnhub nytimes openweather weatherstack ipinfo ipstack"),
     ("chat_key", "sendbird gitter mattermost rocketchat"),
     ("commerce_key", "squarespace etsy bigcommerce gocardless"),
-    ("media_key", "flickr vimeo youtube"),
+    ("media_key", "flickr vimeo"),  # (YouTube's keys are Google's AIza...; its ids are public)
     ("bi_key", "looker metabase tableau"),
 ):
     for _word in _words.split():
