@@ -11,7 +11,7 @@ is never taken for one. Each rule looks for its literal in the lower-cased text 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from kenning.redact.lazy import lazy
 from kenning.redact.named import (
@@ -48,6 +48,7 @@ _WORDS = (
     "mdp",
     "clave",
     "heslo",
+    "jelsz",
     "sifre",
     "şifre",
     "parola",
@@ -186,24 +187,30 @@ _IPSEC = lazy(r":[ \t]*(?:PSK|XAUTH|EAP)[ \t]+" + _VALUE)
 def phrases(text: str, low: bytes, add: Add) -> None:
     """Add the spans of credentials said in the ways above."""
     if any(word in low for word in _FOREIGN_WORDS) or b"passw" in low or b"??" in low:
-        for m in _FOREIGN.finditer(text):
-            _value(m, add, "password")
+        # matched where a name of a password starts, found in the bytes: a scan of the
+        # whole text with every language's words costs a third of all redaction
+        starts = sorted({at for word in (*_FOREIGN_WORDS, b"passw") for at in _hits(low, word)})
+        for at in starts:
+            if (m := _FOREIGN.match(text, at)) is not None:
+                _value(m, add, "password")
         if b"??" in low:
             for m in _CJK.finditer(text):
                 _value(m, add, "password")
     if b" as " in low or b" to " in low:
-        for m in _BEFORE_NAME.finditer(text):
+        for m in _at(_BEFORE_NAME, text, low, _BEFORE_WORDS):
             _value(m, add, "password")
     if any(word in low for word in _LOGIN_WORDS):
-        for m in _LOGIN.finditer(text):
+        for m in _at(_LOGIN, text, low, _LOGIN_WORDS):
             if not m.group("user").isdigit():
                 _value(m, add, "password")
-        for m in (*_LOGIN_AS.finditer(text), *_LOGIN_AND.finditer(text)):
+        for m in _at(_LOGIN_AS, text, low, _LOGIN_WORDS):
+            _value(m, add, "password")
+        for m in _at(_LOGIN_AND, text, low, (b"log",)):
             _value(m, add, "password")
     if b"|" in low:
         _tables(text, add)
         if b"echo" in low or b"printf" in low:
-            for m in _PIPED.finditer(text):
+            for m in _at(_PIPED, text, low, (b"echo", b"printf")):
                 if _READS_STDIN.search(m.group("cmd")):
                     _value(m, add, "password", user_first="chpasswd" in m.group("cmd"))
     if b"env" in low:
@@ -219,11 +226,13 @@ def phrases(text: str, low: bytes, add: Add) -> None:
             if _name_kind(m.group("name")) is not None:
                 _value(m, add, "password", shaped=False)
     if b":" in low and b"=" in low:
-        for m in _TYPED.finditer(text):
-            if _name_kind(m.group("name")) is not None:
+        names = {_name_start(text, at) for word in _NAME_WORDS for at in _hits(low, word)}
+        for at in sorted(names):
+            m = _TYPED.match(text, at)
+            if m is not None and _name_kind(m.group("name")) is not None:
                 _value(m, add, "password", shaped=False)
     if b"env" in low:
-        for m in _FALLBACK.finditer(text):
+        for m in _at(_FALLBACK, text, low, (b"env", b"getenv")):
             if _name_kind(m.group("name")) is not None:
                 _value(m, add, "password", shaped=False)
     if b"securestring" in low:
@@ -233,10 +242,10 @@ def phrases(text: str, low: bytes, add: Add) -> None:
         for m in _REDIS_CONF.finditer(text):
             _value(m, add, "password", shaped=False)
     if b"it" in low:
-        for m in _ITS.finditer(text):
+        for m in _at(_ITS, text, low, (b"passw", b"pw", b"cred")):
             _value(m, add, "password")
     if b"user" in low:
-        for m in _USER_PASS.finditer(text):
+        for m in _at(_USER_PASS, text, low, (b"user",)):
             _value(m, add, "password")
     if b"openvpn static key" in low:
         for m in _OPENVPN.finditer(text):
@@ -259,6 +268,41 @@ def phrases(text: str, low: bytes, add: Add) -> None:
     if b"algoliasearch" in low:
         for m in _ALGOLIA.finditer(text):
             add((m.start("s"), m.end("s"), "algolia_key"))
+
+
+_BEFORE_WORDS = (b"use", b"with", b"set", b"try", b"enter", b"type")
+_NAME_WORDS = (b"pass", b"secret", b"token", b"key", b"pwd", b"auth", b"cred")
+_WORD_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _at(
+    pattern: re.Pattern[str], text: str, low: bytes, words: tuple[bytes, ...]
+) -> Iterator[re.Match[str]]:
+    """The matches of `pattern` where one of `words` starts a word: found in the bytes,
+    then matched there, rather than a scan of the whole text for each pattern."""
+    starts = {
+        at for word in words for at in _hits(low, word) if not at or low[at - 1] not in _WORD_CHARS
+    }
+    for at in sorted(starts):
+        if (m := pattern.match(text, at)) is not None:
+            yield m
+
+
+def _name_start(text: str, at: int) -> int:
+    """Where the identifier holding position `at` starts."""
+    while at and (text[at - 1].isalnum() or text[at - 1] == "_"):
+        at -= 1
+    return at
+
+
+def _hits(low: bytes, word: bytes) -> list[int]:
+    """Where `word` starts in `low`."""
+    found = []
+    at = low.find(word)
+    while at >= 0:
+        found.append(at)
+        at = low.find(word, at + 1)
+    return found
 
 
 def _value(
