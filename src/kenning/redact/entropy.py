@@ -340,8 +340,15 @@ _PUBLIC_HEADS = (
 )
 
 
+# The first base64 character of each head above (and of DER's SEQUENCE, and of the
+# size before "ftyp"): a run starting otherwise is not decoded at all.
+_PUBLIC_FIRST = frozenset(
+    base64.b64encode(head[:1] + b"\0\0").decode()[0] for head in (*_PUBLIC_HEADS, b"0", b"\0")
+)
+
+
 def _decoded_public(run: str) -> bool:
-    if len(run) < 24 or not run[:1].isalnum():
+    if len(run) < 24 or run[0] not in _PUBLIC_FIRST:
         return False
     head = _b64_bytes(run, 48)
     if head is None:

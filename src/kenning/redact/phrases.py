@@ -60,8 +60,11 @@ _FOREIGN = lazy(
     r"|(?:ş|s)ifre|parola|mdp|clave)\w{0,4}"  # lösenordet, şifresi, paroladır
     r"(?:[ \t]+\w{1,24}){0,6}?[ \t]*(?:" + _IS + r"|is|:|=|：)"
     # the English word with another language's "is": "la password è ..."
-    r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,6}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
+    r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,3}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
     re.IGNORECASE,
+)
+_FOREIGN_IS = re.compile(
+    rb"[ \t](?:ist|lautet|war|est|\?tait|es|era|\?|e|jest|\?r|er|on|je|van)[ \t]"
 )
 # Chinese, Japanese, Korean: 数据库密码是 …, パスワードは …, 비밀번호는 …
 _CJK = lazy(
@@ -189,8 +192,10 @@ def phrases(text: str, low: bytes, add: Add) -> None:
     if any(word in low for word in _FOREIGN_WORDS) or b"passw" in low or b"??" in low:
         # matched where a name of a password starts, found in the bytes: a scan of the
         # whole text with every language's words costs a third of all redaction
-        starts = sorted({at for word in (*_FOREIGN_WORDS, b"passw") for at in _hits(low, word)})
-        for at in starts:
+        starts = {at for word in _FOREIGN_WORDS for at in _hits(low, word)}
+        # the English word counts only with another language's "is" close after it
+        starts |= {at for at in _hits(low, b"passw") if _FOREIGN_IS.search(low, at, at + 120)}
+        for at in sorted(starts):
             if (m := _FOREIGN.match(text, at)) is not None:
                 _value(m, add, "password")
         if b"??" in low:
@@ -242,7 +247,7 @@ def phrases(text: str, low: bytes, add: Add) -> None:
         for m in _REDIS_CONF.finditer(text):
             _value(m, add, "password", shaped=False)
     if b"it" in low:
-        for m in _at(_ITS, text, low, (b"passw", b"pw", b"cred")):
+        for m in _at(_ITS, text, low, (b"passw", b"pw", b"cred"), near=b"it"):
             _value(m, add, "password")
     if b"user" in low:
         for m in _at(_USER_PASS, text, low, (b"user",)):
@@ -276,12 +281,21 @@ _WORD_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def _at(
-    pattern: re.Pattern[str], text: str, low: bytes, words: tuple[bytes, ...]
+    pattern: re.Pattern[str],
+    text: str,
+    low: bytes,
+    words: tuple[bytes, ...],
+    near: bytes = b"",
 ) -> Iterator[re.Match[str]]:
-    """The matches of `pattern` where one of `words` starts a word: found in the bytes,
-    then matched there, rather than a scan of the whole text for each pattern."""
+    """The matches of `pattern` where one of `words` starts a word (and, given `near`,
+    that follows within 60 characters): found in the bytes, then matched there, rather
+    than a scan of the whole text for each pattern."""
     starts = {
-        at for word in words for at in _hits(low, word) if not at or low[at - 1] not in _WORD_CHARS
+        at
+        for word in words
+        for at in _hits(low, word)
+        if (not at or low[at - 1] not in _WORD_CHARS)
+        and (not near or low.find(near, at, at + 60) >= 0)
     }
     for at in sorted(starts):
         if (m := pattern.match(text, at)) is not None:
