@@ -212,12 +212,12 @@ def _edited(
     return out
 
 
-_WORDS = re.compile(r"\w+")
+_WORDS = r"\w+"  # compiled by `re` when first used: most starts collect nothing
 
 
 def _overlap(a: str, b: str) -> float:
     """The share of words two texts have in common (of the larger set)."""
-    first, second = set(_WORDS.findall(a.lower())), set(_WORDS.findall(b.lower()))
+    first, second = set(re.findall(_WORDS, a.lower())), set(re.findall(_WORDS, b.lower()))
     return len(first & second) / max(len(first), len(second), 1)
 
 

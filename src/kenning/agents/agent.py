@@ -196,7 +196,8 @@ def _finite(number: str, path: Path) -> float:
     return value
 
 
-_JSONC = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+# (compiled by `re` at its first use: a hook that reads no settings file never needs it)
+_JSONC = r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])'
 
 
 def without_comments(text: str) -> str:
@@ -209,7 +210,7 @@ def without_comments(text: str) -> str:
             return part
         return "\n" * part.count("\n")
 
-    return _JSONC.sub(keep, text)
+    return re.sub(_JSONC, keep, text, flags=re.S)
 
 
 def dump_object(data: Mapping[str, Any]) -> str:

@@ -68,13 +68,13 @@ def text_of(content: Any) -> str:
 # A block an agent or IDE puts into the person's turn: <system-reminder>...</...>,
 # <ide_opened_file>, <command-name>, <environment_context> (names with - or _, which
 # HTML a person pastes rarely has).
-_INJECTED = re.compile(r"<([A-Za-z]+[_-][\w-]*)(?:\s[^>]*)?>.*?</\1>", re.S)
+_INJECTED = r"<([A-Za-z]+[_-][\w-]*)(?:\s[^>]*)?>.*?</\1>"  # compiled by `re` when first used
 
 
 def person_words(text: str) -> str:
     """The person's words in a user turn: the blocks injected before or after them taken
     out; "" when nothing of theirs is left (the whole turn was injected)."""
-    words = _INJECTED.sub("", text).strip() if "<" in text else text.strip()
+    words = re.sub(_INJECTED, "", text, flags=re.S).strip() if "<" in text else text.strip()
     if not words or words.startswith(("<", "# AGENTS.md", "Caveat:")):
         return ""
     return words
