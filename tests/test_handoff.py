@@ -713,6 +713,20 @@ def test_a_token_in_a_commit_subject_is_redacted_in_what_the_next_agent_is_given
     assert token not in json.dumps(data)
 
 
+def test_a_new_file_git_does_not_track_is_an_uncommitted_change_in_the_pack(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pack said "Uncommitted change: none", then listed `?? notes.txt` under it."""
+    monkeypatch.chdir(git_repo)
+    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "t.jsonl", CLAUDE_MODEL).start()
+    run.prompt("write notes")
+    (git_repo / "notes.txt").write_text("new\n")
+    run.end()
+    pack = plan_json("--to", "codex")["pack"]
+    change = pack.split("## Uncommitted change\n", 1)[1]
+    assert change.startswith("no tracked file changed\n```\n?? notes.txt")
+
+
 # ------------------------------------------------------------------------- going back
 
 

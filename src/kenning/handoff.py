@@ -278,13 +278,20 @@ def _session_block(store: Store, session: Session, heading: str) -> list[str]:
 def continuing_pack(store: Store, latest: Session, cwd: str) -> str:
     lines = ["# Continuing from another agent", ""]
     lines += _session_block(store, latest, "Previous session")
-    uncommitted = git_text(cwd, "diff", "HEAD", "--shortstat")
-    status = git_text(cwd, "status", "--short")
     lines.append("")
-    lines.append(f"## Uncommitted change\n{uncommitted or 'none'}")
-    if status:
-        lines.append("```\n" + "\n".join(status.splitlines()[:30]) + "\n```")
+    lines += uncommitted_lines(cwd)
     return "\n".join(lines)
+
+
+def uncommitted_lines(cwd: str) -> list[str]:
+    """The uncommitted change: git's summary of the tracked files, and `git status
+    --short` (new files git does not track yet count too)."""
+    stat = git_text(cwd, "diff", "HEAD", "--shortstat")
+    status = git_text(cwd, "status", "--short")
+    if not status:
+        return ["## Uncommitted change", stat or "none"]
+    listed = "\n".join(status.splitlines()[:30])
+    return ["## Uncommitted change", stat or "no tracked file changed", f"```\n{listed}\n```"]
 
 
 def since_pack(
@@ -311,8 +318,8 @@ def since_pack(
     lines += [f"- ({i.kind.value}) {i.title} [m:{short_id(i.id)}]" for i in added[:20]]
     if not added:
         lines.append("nothing")
-    uncommitted = git_text(cwd, "diff", "HEAD", "--shortstat")
-    lines.append(f"\n## Uncommitted change\n{uncommitted or 'none'}")
+    lines.append("")
+    lines += uncommitted_lines(cwd)
     return "\n".join(lines)
 
 
