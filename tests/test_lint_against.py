@@ -88,6 +88,14 @@ def test_a_memory_imported_from_the_file_is_not_reported_as_repeating_it(shop):
     }
 
 
+def test_a_contradiction_says_what_the_file_holds_against_the_memory(shop, tmp_path):
+    agents_md = tmp_path / "AGENTS.md"
+    agents_md.write_text("- Use npm, not pnpm, for installs.\n")
+    add("Use pnpm for installs, never npm", scope=REPO, kind="preference")
+    [found] = [f for f in json.loads(ken("lint", "--json", str(agents_md)).stdout) if "file" in f]
+    assert "(pnpm is rejected now)" in found["detail"], found
+
+
 def test_files_named_are_read_instead_of_the_repos_own(shop, tmp_path):
     gemini = tmp_path / "GEMINI.md"
     gemini.write_text("- Never deploy on Fridays.\n")

@@ -191,9 +191,10 @@ def against(store: Store, files: Sequence[Path], *, scopes: tuple[str, ...] = ()
         for (name, number, text), theirs in zip(lines, said, strict=True):
             if not mine.content & theirs.content:
                 continue
-            verdict = statements.relate(lex, theirs, mine)
+            # The file is what agents read now: the why says what it holds against the memory.
+            verdict = statements.relate(lex, mine, theirs)
             if verdict.relation is None:
-                verdict = statements.relate(lex, mine, theirs)
+                verdict = statements.relate(lex, theirs, mine)
             where = f"{Path(name).name}:{number}"
             if verdict.relation == "copy" and imported and resolved[name] in source:
                 continue
