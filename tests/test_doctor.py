@@ -46,6 +46,17 @@ def test_a_config_that_does_not_parse_fails_with_a_fix_line() -> None:
     assert f"      fix: fix or remove {path}" in text
 
 
+def test_a_setting_out_of_its_range_fails_with_a_fix_line() -> None:
+    """It stops every command and the prompt hook, which then tells the agent nothing;
+    doctor said the config was fine."""
+    write_config("[recall]\nhalf_life_days = 0.0\n")
+    code, report, _ = doctor()
+    assert code == 1
+    check = named(report["config"], "config")
+    assert check["ok"] is False and "recall.half_life_days must be from 0.1" in check["detail"]
+    assert check["fix"] == "ken config set recall.half_life_days 30.0"
+
+
 def test_agent_settings_it_cannot_read_are_bad_not_not_installed() -> None:
     """A broken settings file was "ok: not installed", with a fix line that then failed
     on the same file; nobody can tell what it holds, and doctor says so."""

@@ -2,7 +2,7 @@
 the hook server, recent hook errors, and what to do about each problem.
 
 It tells the truth about what an agent will get: memory turned off, a config.toml
-that does not parse, an MCP server that cannot start (its command gone, or the MCP SDK
+that does not parse or holds a value out of its range, an MCP server that cannot start (its command gone, or the MCP SDK
 missing from the Python it runs with) or that opens another store than this one (a
 KEN_DB or XDG_* written into its registration) each fail, with the line that fixes
 them. The hook server is read from the status file it keeps beside its socket.
@@ -277,6 +277,20 @@ def _config_checks() -> list[Check]:
         source = config.source(config_mod.Config.memory_enabled.setting)
     except KenningError as exc:
         return [Check("config", False, str(exc), f"fix {path}")]
+    # Every value as a command would read it: one out of its range stops them all (the
+    # prompt hook included, which then tells the agent nothing).
+    for setting in config_mod.SETTINGS:
+        try:
+            config.value_of(setting)
+        except KenningError as exc:
+            default = setting.default
+            shown = str(default).lower() if isinstance(default, bool) else str(default)
+            fix = (
+                f"ken config set {setting.key} {shown}"
+                if isinstance(default, int | float | str) and default != ""
+                else f"fix {setting.key} in {path}"
+            )
+            return [Check("config", False, str(exc), fix)]
     memory = Check("memory", True, "on: agents are told memories and sessions are recorded")
     if not enabled:
         memory = Check(
