@@ -186,3 +186,16 @@ def test_an_accessor_reads_the_env_then_the_file_then_the_default(monkeypatch) -
     write("[recall]\nlimit = 99\n")
     with pytest.raises(InvalidInput, match="recall.limit must be from 0 to 50"):
         assert Config().recall_limit
+
+
+def test_config_set_reads_a_negative_number_as_the_value_and_refuses_it_by_its_range() -> None:
+    """`ken config set recall.limit -1` was click's "No such option '-1'", exit 2."""
+    result = ken("config", "set", "recall.limit", "-1")
+    assert result.exit_code == 1
+    assert one_line_error(result.stderr) == "ken: recall.limit must be from 0 to 50, not -1"
+
+
+def test_config_set_refuses_a_workspace_name_every_command_would_refuse() -> None:
+    result = ken("config", "set", "workspace", "a\x01b")
+    assert result.exit_code == 1 and "holds a control character" in result.stderr
+    assert ken("where").exit_code == 0

@@ -546,14 +546,17 @@ def test_ken_recall_flags_change_the_rules(stocked: dict[str, Item]) -> None:
     assert kept("--min-shared", "3") == {stocked["rotate"].id}
     assert kept("--min-shared", "4") == set()
     assert kept("--min-score", "0.9") == {stocked["rotate"].id}
-    assert kept("--min-score", "9") == set()
+    assert kept("--min-score", "1") <= {stocked["rotate"].id}
+    # a flag takes the range of the setting it overrides (recall.min_score: 0 to 1)
+    assert ken("recall", prompt, "--min-score", "9").exit_code == 2
     just_rotate = estimate_tokens(f"{HEADER}\n{render_item(stocked['rotate'])}")
     assert kept("--max-tokens", str(just_rotate)) == {stocked["rotate"].id}
     assert stocked["rotate"].id not in kept("--max-tokens", str(just_rotate - 1))
     assert kept("--max-tokens", "10") == set()  # not even the header fits
     said = ken("recall", prompt, "--max-tokens", "10").stderr
     assert "2 memories fit that prompt, but none within the token budget" in said
-    assert ken("recall", prompt, "--limit", "0").exit_code == 2
+    assert kept("--limit", "0") == set()  # as recall.limit = 0 gives nothing
+    assert ken("recall", prompt, "--limit", "51").exit_code == 2
 
 
 def test_ken_recall_explain_shows_kept_and_dropped_with_reasons(stocked: dict[str, Item]) -> None:

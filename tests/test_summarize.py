@@ -251,7 +251,7 @@ def test_a_good_answer_stores_the_summary_and_proposes_up_to_five_items(
         ("I could not summarize this, sorry.", 0, "did not print JSON"),
         ('{"items": []}', 0, 'no "summary" text'),
         ('{"summary": "fine", "items": "none"}', 0, '"items" is not a list'),
-        (json.dumps(GOOD), 3, "exited with 3"),
+        (json.dumps(GOOD), 3, "exited with 3: it wrote nothing on stderr"),
     ],
 )
 def test_a_bad_answer_stores_nothing_and_keeps_the_progress(

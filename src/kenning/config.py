@@ -307,6 +307,13 @@ def parse_value(setting: Setting, raw: str, origin: str = "") -> Any:
             return [part.strip() for part in text.split(",") if part.strip()]
     except ValueError:
         raise InvalidInput(f"{setting.key} takes {setting.takes}, not '{raw}'") from None
+    if setting.key == "workspace" and text:
+        from kenning.model import Scope, ScopeType
+
+        try:  # the one rule of workspace names, refused here rather than by every command
+            Scope.of(ScopeType.WORKSPACE, text)
+        except ValueError as exc:
+            raise InvalidInput(f"{setting.key}: {exc}") from None
     return check_choice(setting, text, origin)
 
 

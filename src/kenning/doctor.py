@@ -2,10 +2,11 @@
 the hook server, recent hook errors, and what to do about each problem.
 
 It tells the truth about what an agent will get: memory turned off, a config.toml
-that does not parse or holds a value out of its range, an MCP server that cannot start (its command gone, or the MCP SDK
-missing from the Python it runs with) or that opens another store than this one (a
-KEN_DB or XDG_* written into its registration) each fail, with the line that fixes
-them. The hook server is read from the status file it keeps beside its socket.
+that does not parse or holds a value out of its range, an MCP server that cannot
+start (its command gone, or the MCP SDK missing from the Python it runs with) or that
+opens another store than this one (a KEN_DB or XDG_* written into its registration)
+each fail, with the line that fixes them. The hook server is read from the status
+file it keeps beside its socket.
 """
 
 from __future__ import annotations

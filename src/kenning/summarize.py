@@ -187,9 +187,8 @@ def run_command(command: list[str], prompt: str, timeout: float) -> str:
         tail = stderr[-8192:]
         if len(stderr) > len(tail):  # cut inside a word, maybe a secret: start after it
             tail = tail.split(None, 1)[-1] if tail[:1].strip() else tail
-        raise SummarizeError(
-            f"the summarizer exited with {proc.returncode}: {one_line(redact(tail).text)[:200]}"
-        )
+        said = one_line(redact(tail).text)[:200] or "it wrote nothing on stderr"
+        raise SummarizeError(f"the summarizer exited with {proc.returncode}: {said}")
     return stdout
 
 

@@ -75,7 +75,12 @@ def config_get(state: State, key: str) -> Result:
     )
 
 
-@config_group.command("set", epilog=example("ken config set recall.limit 3"))
+@config_group.command(
+    "set",
+    epilog=example("ken config set recall.limit 3"),
+    # a value may start with '-' (a negative number): it is the value, not an option
+    context_settings={"ignore_unknown_options": True},
+)
 @click.argument("key")
 @click.argument("value")
 def config_set(key: str, value: str) -> None:

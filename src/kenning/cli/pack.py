@@ -9,7 +9,7 @@ import click
 
 from kenning import agents, deliver
 from kenning.cli.output import Result, echo_told, memories, say, table
-from kenning.cli.state import Fraction, State, example, pass_state, read_stdin_text, renders
+from kenning.cli.state import State, example, in_range, pass_state, read_stdin_text, renders
 from kenning.errors import KenningError
 from kenning.ids import short_id
 from kenning.pack import MIN_BUDGET, Pack, toml_string
@@ -78,10 +78,14 @@ def _packed(result: Pack, as_toml: bool) -> None:
 
 @click.command(epilog=example('ken recall "why do the integration tests need postgres?" --explain'))
 @click.argument("prompt", nargs=-1)
-@click.option("--limit", type=click.IntRange(1, 50), help="Most items (config recall.limit).")
-@click.option("--min-score", type=Fraction(0, 10), help="Lowest normalized score; 0: off.")
-@click.option("--min-shared", type=click.IntRange(0, 20), help="Prompt words to match; 0: off.")
-@click.option("--max-tokens", type=click.IntRange(10, 100_000), help="Token cap.")
+@click.option("--limit", type=in_range("recall.limit"), help="Most items (config recall.limit).")
+@click.option(
+    "--min-score", type=in_range("recall.min_score"), help="Lowest normalized score; 0: off."
+)
+@click.option(
+    "--min-shared", type=in_range("recall.min_shared"), help="Prompt words to match; 0: off."
+)
+@click.option("--max-tokens", type=in_range("recall.max_tokens"), help="Token cap.")
 @click.option("--explain", is_flag=True, help="Show every candidate's score parts.")
 @click.option(
     "--queries",

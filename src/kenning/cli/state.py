@@ -154,6 +154,16 @@ class Fraction(click.FloatRange):
         return number
 
 
+def in_range(key: str) -> click.FloatRange | click.IntRange:
+    """A flag's type that takes what the setting `key` it overrides takes: one range,
+    wherever a value comes from."""
+    setting = config.BY_KEY[key]
+    if setting.type is float:
+        return Fraction(setting.low, setting.high)
+    low, high = setting.low, setting.high
+    return click.IntRange(None if low is None else int(low), None if high is None else int(high))
+
+
 def scope_filter(state: State, scope: Sequence[str], here: bool) -> list[str]:
     """The scopes a command's --scope (a bare `repo` means this repo) and --here name."""
     scopes = [str(state.scope(s)) for s in scope]

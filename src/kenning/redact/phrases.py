@@ -63,9 +63,7 @@ _FOREIGN = lazy(
     r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,3}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
     re.IGNORECASE,
 )
-_FOREIGN_IS = lazy(
-    rb"[ \t](?:ist|lautet|war|est|\?tait|es|era|\?|e|jest|\?r|er|on|je|van)[ \t]"
-)
+_FOREIGN_IS = lazy(rb"[ \t](?:ist|lautet|war|est|\?tait|es|era|\?|e|jest|\?r|er|on|je|van)[ \t]")
 # Chinese, Japanese, Korean: 数据库密码是 …, パスワードは …, 비밀번호는 …
 _CJK = lazy(
     r"(?:密码|密碼|口令|パスワード|비밀번호)[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*" + _VALUE
