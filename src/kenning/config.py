@@ -307,7 +307,7 @@ def parse_value(setting: Setting, raw: str, origin: str = "") -> Any:
             return [part.strip() for part in text.split(",") if part.strip()]
     except ValueError:
         raise InvalidInput(f"{setting.key} takes {setting.takes}, not '{raw}'") from None
-    if setting.key == "workspace" and text:
+    if setting.key == "workspace" and text and not origin:  # (KEN_WORKSPACE: `where` says)
         from kenning.model import Scope, ScopeType
 
         try:  # the one rule of workspace names, refused here rather than by every command
