@@ -161,21 +161,21 @@ def test_a_changed_source_of_an_approved_memory_files_a_revision_to_approve(git_
         assert collect.collect(store, cwd=str(git_repo)).revised == []
 
 
+def _approve_then_edit_the_bullet(store, git_repo):
+    """Collect, approve "Answer in British English.", then edit that GEMINI.md bullet."""
+    index = _places(git_repo)["gemini"] / "GEMINI.md"
+    collect.collect(store, cwd=str(git_repo))
+    before = _by_title(store, "Answer in British English.")
+    items.set_status(store, before.id, "approve")
+    _touch(index, index.read_text().replace("British English.", "British English, always."))
+    return before
+
+
 def test_an_edited_gemini_bullet_is_a_revision_of_its_memory_not_a_removal(git_repo):
     """A GEMINI.md bullet is known by its text: an edit archived the approved memory at
     once (no agent was told it any more) and filed a new proposal beside nothing."""
-    places = _places(git_repo)
-    index = places["gemini"] / "GEMINI.md"
     with opened() as store:
-        collect.collect(store, cwd=str(git_repo))
-        before = _by_title(store, "Answer in British English.")
-        items.set_status(store, before.id, "approve")
-        _touch(
-            index,
-            index.read_text().replace(
-                "- Answer in British English.\n", "- Answer in British English, always.\n"
-            ),
-        )
+        before = _approve_then_edit_the_bullet(store, git_repo)
         done = collect.collect(store, cwd=str(git_repo), changed_only=True)
         assert done.archived == [] and done.added == []
         [revision] = done.revised
@@ -190,14 +190,8 @@ def test_an_edited_gemini_bullet_is_a_revision_of_its_memory_not_a_removal(git_r
 
 
 def test_a_rejected_revision_of_an_edited_bullet_leaves_the_approved_memory(git_repo):
-    places = _places(git_repo)
-    index = places["gemini"] / "GEMINI.md"
     with opened() as store:
-        collect.collect(store, cwd=str(git_repo))
-        before = _by_title(store, "Answer in British English.")
-        items.set_status(store, before.id, "approve")
-        text = index.read_text().replace("British English.", "British English, always.")
-        _touch(index, text)
+        before = _approve_then_edit_the_bullet(store, git_repo)
         [revision] = collect.collect(store, cwd=str(git_repo), changed_only=True).revised
         items.set_status(store, revision.id, "reject")
         again = collect.collect(store, cwd=str(git_repo))
