@@ -44,6 +44,7 @@ class Setting:
     low: float | None = None  # the range of a number, both ends included
     high: float | None = None
     choices: tuple[str, ...] = ()  # the words a text setting may be
+    names: str = ""  # the scope type whose name it holds: that name's rule applies
 
     @property
     def type_name(self) -> str:
@@ -226,7 +227,9 @@ SETTINGS: tuple[Setting, ...] = (
         high=10,
     ),
     Setting("editor", str, "", "Editor for `ken edit` (else $VISUAL, else $EDITOR).", "KEN_EDITOR"),
-    Setting("workspace", str, "", "Workspace name for every folder.", "KEN_WORKSPACE"),
+    Setting(
+        "workspace", str, "", "Workspace name for every folder.", "KEN_WORKSPACE", names="workspace"
+    ),
     Setting(
         "serve.db",
         str,
@@ -307,11 +310,11 @@ def parse_value(setting: Setting, raw: str, origin: str = "") -> Any:
             return [part.strip() for part in text.split(",") if part.strip()]
     except ValueError:
         raise InvalidInput(f"{setting.key} takes {setting.takes}, not '{raw}'") from None
-    if setting.key == "workspace" and text and not origin:  # (KEN_WORKSPACE: `where` says)
+    if setting.names and text and not origin:  # (from the environment, `where` says it)
         from kenning.model import Scope, ScopeType
 
-        try:  # the one rule of workspace names, refused here rather than by every command
-            Scope.of(ScopeType.WORKSPACE, text)
+        try:  # the one rule of such names, refused here rather than by every command
+            Scope.of(ScopeType(setting.names), text)
         except ValueError as exc:
             raise InvalidInput(f"{setting.key}: {exc}") from None
     return check_choice(setting, text, origin)

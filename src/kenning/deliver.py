@@ -272,22 +272,17 @@ def in_context(store: Store, session_id: str) -> set[str]:
 
 def _recalled(store: Store, session_id: str) -> set[str]:
     """What recall told a session since its last compaction."""
-    told: set[str] = set()
-    for entry in store.deliveries(session_id):
-        if entry.what == COMPACTION:
-            told = set()
-        elif entry.what == "recall":
-            told.update(entry.item_ids)
-    return told
+    return _since_compaction(store, session_id, only="recall")[0]
 
 
-def _since_compaction(store: Store, session_id: str) -> tuple[set[str], str | None]:
-    """What a session was told since its last compaction, and when that was."""
+def _since_compaction(store: Store, session_id: str, only: str = "") -> tuple[set[str], str | None]:
+    """What a session was told since its last compaction (by `only`, when given: "pack"
+    or "recall"), and when that was."""
     told: set[str] = set()
     since: str | None = None
     for entry in store.deliveries(session_id):
         if entry.what == COMPACTION:
             told, since = set(), entry.at
-        else:
+        elif not only or entry.what == only:
             told.update(entry.item_ids)
     return told, since

@@ -27,6 +27,9 @@ AGENTS: dict[str, Agent] = {
     )
 }
 NAMES: tuple[str, ...] = tuple(AGENTS)
+# Variables set only in the shells an agent's model runs commands in, of every agent: a
+# model may run `ken hook ... --agent OTHER` from its own shell.
+MODEL_SHELL_ENV: tuple[str, ...] = tuple(v for a in AGENTS.values() for v in a.tool_only_env)
 
 
 def get(name: str) -> Agent:

@@ -174,8 +174,7 @@ def _recalled(result: Recall, explain: bool) -> None:
     if result.text:
         echo_told(result.text)
         return
-    over = [c for c in result.candidates if "-token budget" in c.reason]
-    if over:
-        say(f"{memories(len(over))} fit that prompt, but none within the token budget")
+    if result.over_budget:
+        say(f"{memories(result.over_budget)} fit that prompt, but none within the token budget")
     else:
         say("nothing here fits that prompt")

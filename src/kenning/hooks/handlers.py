@@ -195,10 +195,7 @@ def _slash(
     if command.name == "remember" and not deliver.may_capture(config, where):
         return "kenning: memory capture is off here (config.toml): nothing was stored."
     agent = agents.get(event.agent)
-    # A model of any agent may run `ken hook ... --agent OTHER` from its shell: the shells
-    # of every agent's model are looked for, not only this agent's.
-    tool_only = tuple(v for a in agents.AGENTS.values() for v in a.tool_only_env)
-    from_cli = slash.from_cli((agent.hook_only_env, tool_only), config.env)
+    from_cli = slash.from_cli((agent.hook_only_env, agents.MODEL_SHELL_ENV), config.env)
     return slash.run(store, command, where, event.agent, from_cli, session.id if session else None)
 
 

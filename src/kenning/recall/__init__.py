@@ -204,6 +204,7 @@ class Recall:
     text: str
     tokens: int
     kept: tuple[Candidate, ...] = field(default=())
+    over_budget: int = 0  # memories that fit the prompt but not within the token budget
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -717,6 +718,7 @@ def _budget(
     text = HEADER
     used = estimate_tokens(HEADER)
     final: list[Candidate] = []
+    over = 0
     for cand in candidates:
         if not cand.kept:
             final.append(cand)
@@ -729,13 +731,14 @@ def _budget(
         cost = estimate_tokens(longer)
         if cost > settings.max_tokens:
             final.append(_drop(cand, f"over the {settings.max_tokens}-token budget"))
+            over += 1
             continue
         text, used = longer, cost
         kept.append(cand)
         final.append(cand)
     if not kept:
         text, used = "", 0
-    return Recall(query_terms, tuple(final), text, used, tuple(kept))
+    return Recall(query_terms, tuple(final), text, used, tuple(kept), over)
 
 
 def _drop(cand: Candidate, reason: str) -> Candidate:
