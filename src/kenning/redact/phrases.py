@@ -1,7 +1,9 @@
 """Credentials said in ways the named rules do not read: another language's word for a
 password ("das Passwort ist ..."), the value before its name ("use ... as the password"),
-a login pair ("log in with admin / ..."), a Markdown table's password column, a
-webhook of one's own whose path is its secret, and Algolia's key given to its client.
+a login pair ("log in with admin / ..."), a database's superuser ("mysql root = ..."),
+basic auth as a pair in code (``auth=('admin', ...)``), PHP's ``define('AUTH_KEY', ...)``,
+a Markdown table's password column, a webhook of one's own whose path is its secret,
+and Algolia's key given to its client.
 
 Each value must be shaped as only a credential is (letters mixed with digits or
 symbols, `named._credential_shaped`), so a sentence going on ("das Passwort ist falsch")
@@ -183,6 +185,30 @@ _LAUNCHDARKLY = lazy(
 )
 # strongSwan's ipsec.secrets: : PSK "...", : XAUTH "...", : EAP "..."
 _IPSEC = lazy(r":[ \t]*(?:PSK|XAUTH|EAP)[ \t]+" + _VALUE)
+# A database's superuser named by the database: "mysql root = ...", "postgres admin pw: ..."
+_DB_ROOT = lazy(
+    r"\b(?:my[ \t]?sql|mariadb|postgres(?:ql)?|psql|pg|mongo(?:db)?|redis|mssql|sql[ \t]?server"
+    r"|oracle|db|database|rabbitmq|elastic(?:search)?)[ \t]+(?:root|admin|sa|postgres|superuser)"
+    r"(?:[ \t]+(?:password|passwd|pass|pw|pwd))?[ \t]*(?:=|:|->|→|\bis\b)[ \t]*" + _VALUE,
+    re.IGNORECASE,
+)
+_DB_WORDS = (b"my", b"maria", b"postgres", b"psql", b"pg", b"mongo", b"redis", b"mssql", b"sql",
+             b"oracle", b"db", b"database", b"rabbit", b"elastic")
+_SUPERUSERS = (b"root", b"admin", b" sa", b"postgres", b"superuser")
+# HTTP basic auth given as a pair in code: requests' auth=('user', '...'),
+# HTTPBasicAuth('user', '...'), aiohttp.BasicAuth("user", "...")
+_BASIC_AUTH = lazy(
+    r"\b(?:auth[ \t]*=[ \t]*(?:[\w.]*BasicAuth)?|[\w.]*BasicAuth)[ \t]*\([ \t]*"
+    r"(?:\"[^\"\r\n]{1,80}\"|'[^'\r\n]{1,80}')[ \t]*,[ \t]*"
+    r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})')",
+    re.IGNORECASE,
+)
+# PHP's define('AUTH_KEY', '...'): WordPress's keys and salts, and any secret's name
+_DEFINE = lazy(
+    r"\bdefine[ \t]*\([ \t]*([\"'])(?P<name>[A-Za-z_]\w{1,60})\1[ \t]*,[ \t]*"
+    r"(?:\"(?P<dq>[^\"\r\n]{4,200})\"|'(?P<sq>[^'\r\n]{4,200})')[ \t]*\)",
+    re.IGNORECASE,
+)
 
 
 def phrases(text: str, low: bytes, add: Add) -> None:
@@ -271,6 +297,17 @@ def phrases(text: str, low: bytes, add: Add) -> None:
     if b"algoliasearch" in low:
         for m in _ALGOLIA.finditer(text):
             add((m.start("s"), m.end("s"), "algolia_key"))
+    if any(word in low for word in _SUPERUSERS):
+        for m in _at(_DB_ROOT, text, low, _DB_WORDS):
+            _value(m, add, "password")
+    if b"auth" in low:
+        for m in _at(_BASIC_AUTH, text, low, (b"auth", b"basicauth", b"httpbasicauth")):
+            _value(m, add, "password", shaped=False)
+    if b"define" in low:
+        for m in _at(_DEFINE, text, low, (b"define",)):
+            name = m.group("name")
+            if _name_kind(name) is not None or name.upper().endswith("_SALT"):
+                _value(m, add, "secret_assignment")
 
 
 _BEFORE_WORDS = (b"use", b"with", b"set", b"try", b"enter", b"type")

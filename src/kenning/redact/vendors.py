@@ -156,6 +156,7 @@ _SECRET_NAMING = (
     "pwd",
     "credential",
     "credentials",
+    "creds",
     "auth",
     "signature",
     "sig",
@@ -245,6 +246,7 @@ class Finder:
         self._starts: list[int] = []
         self._scanned = 0
         self._seen: dict[tuple[str, str], str | None] = {}
+        self._cues: list[int] | None = None
 
     def names(self, lo: int, hi: int) -> list[_Name]:
         """The naming words in ``text[lo:hi]``.  Values are judged in order, so the text
@@ -290,13 +292,54 @@ class Finder:
                 # than their shape.
                 window = self._window(s, lo)
                 names = self.names(window, s)
+                kind = None
                 if names and names[0][1] <= s:
                     shape = _shape(text[s:e], self.random)
                     if shape is not None:
                         kind = self._remembered(window, s, shape, names)
-                        if kind is not None:
-                            out.append((s, e, kind))
+                if kind is None and self._cued(s):
+                    kind = self._complained(s, e)
+                if kind is not None:
+                    out.append((s, e, kind))
             start = mapped.find(_NEEDLE, end, hi)
+
+    def _cued(self, start: int) -> bool:
+        """Is a word of complaint about a key (``rejecting``, ``401``, ``dashboard``...)
+        on the line of ``start`` or the next?  Found once over the whole text."""
+        if self._cues is None:
+            if not self._low:
+                self._low = self.raw.translate(_LOWER_BYTES)
+            self._cues = [m.start() for m in _CUE.finditer(self._low)]
+        if not self._cues:
+            return False
+        lo, hi = _around(self.text, start, start, 2)
+        at = bisect_left(self._cues, lo)
+        return at < len(self._cues) and self._cues[at] < hi
+
+    def _complained(self, start: int, end: int) -> str | None:
+        """The vendor's kind of a key-shaped value that no word before it names, said in
+        a line that names the vendor and complains about a key: "why does Twilio keep
+        rejecting 3f9c...", "tried 3f9c... with Deepgram, 401", a key alone on its line
+        with "^ that's the one from the Snyk dashboard" below it.  Nothing on those lines
+        may make it an identifier or a commit (``id``, ``event``, ``deployed``...), and a
+        vendor whose name is a plain word ("plaid", "square") does not count."""
+        text = self.text
+        shape = _shape(text[start:end], self.random)
+        if shape is None:
+            return None
+        lo, line_end = _around(text, start, end, 1)
+        alone = not text[end:line_end].strip()
+        hi = _around(text, start, end, 2)[1] if alone else line_end
+        if any(w.lower() in _META or w.lower() in _SHIPPED for w in _WORD.findall(text, lo, hi)):
+            return None
+        if _CUE.search(self._low, lo, hi) is None:
+            return None
+        for m in _NAMING.finditer(self._low, lo, hi):
+            vendor = _VENDOR_BYTES.get(m.group())
+            at = m.start()
+            if vendor and vendor not in _PLAIN_WORDS and (at == 0 or not text[at - 1].isalnum()):
+                return VENDORS[vendor]
+        return None
 
     def _window(self, start: int, gap: int) -> int:
         """Where the words that may name a value at ``start`` begin: on its line, at most
@@ -351,6 +394,29 @@ class Finder:
         if not secret_word and not wallet and all(v in _PLAIN_WORDS for v in vendors):
             return None  # "render", "linear", "square" alone are words, not vendors
         return vendor or "secret_assignment"
+
+
+# Words said of a commit (and of CI), whose hash the lines of a complaint may hold too.
+_SHIPPED = _wordset(
+    "deploy deployed deploying push pushed merged revert reverted rebased bisect ci pipeline workflow"
+)
+# Words said of a key that does not work, or of where one was copied from.
+_CUE = lazy(
+    rb"reject|(?<![0-9])40[13](?![0-9])|unauthori[sz]ed|forbidden|dashboard|console|pasted"
+    rb"|copied|revoked|expired|invalid|leaked|rotate|creds"
+)
+
+
+def _around(text: str, start: int, end: int, lines: int) -> tuple[int, int]:
+    """The line of a value at ``start:end`` (with ``lines`` 2, and the line after it),
+    at most _WINDOW characters each side of it."""
+    lo = max(0, start - _WINDOW)
+    lo = max(lo, text.rfind("\n", lo, start) + 1)
+    hi = min(len(text), end + _WINDOW)
+    stop = text.find("\n", end, hi)
+    if stop >= 0 and lines > 1:
+        stop = text.find("\n", stop + 1, hi)
+    return lo, hi if stop < 0 else stop
 
 
 @functools.lru_cache(maxsize=4096)
