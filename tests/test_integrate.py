@@ -276,6 +276,22 @@ def test_gemini_settings_with_comments_are_read_and_never_written_without_them()
     assert checks["gemini mcp"]["ok"], checks["gemini mcp"]
 
 
+def test_removing_codex_tables_keeps_the_persons_comment_on_the_table_after_them() -> None:
+    """tomlkit keeps a comment written above a table with the table before it: taking out
+    kenning's MCP server (and its hook trust) took the person's comment on their own
+    server with it."""
+    assert ken("integrate", "codex", "--mcp", "--trust").exit_code == 0
+    path = codex_config()
+    mine = '\n# my own server\n[mcp_servers.other]\ncommand = "true"\n\n# the end\n'
+    path.write_text(path.read_text(encoding="utf-8") + mine, encoding="utf-8")
+    assert ken("integrate", "codex", "--remove", "--mcp").exit_code == 0
+    text = path.read_text(encoding="utf-8")
+    assert "[mcp_servers.ken]" not in text and "[hooks" not in text, text
+    assert '# my own server\n[mcp_servers.other]\ncommand = "true"' in text, text
+    assert "# the end" in text
+    assert tomllib.loads(text)["mcp_servers"] == {"other": {"command": "true"}}
+
+
 def test_a_remove_that_cannot_take_out_the_mcp_server_takes_out_nothing() -> None:
     """`--remove --mcp` deleted the plugin and commands, then refused opencode.json (which
     OpenCode reads with comments) saying "nothing changed"."""

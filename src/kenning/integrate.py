@@ -328,6 +328,31 @@ def _drop_empty(doc: Any, keys: tuple[str, ...]) -> None:
             del parent[keys[depth - 1]]
 
 
+def _keeping_comments(before: str, after: str) -> str:
+    """`after` (a TOML file with kenning's tables taken out of `before`), with the
+    comments and blank lines that ended a removed table put back: tomlkit keeps a comment
+    written above a table with the table before it, so taking ours out took the person's
+    comment on theirs too."""
+    import difflib
+
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        out += new[j1:j2]
+        if tag in ("delete", "replace"):
+            removed = old[i1:i2]
+            kept = [n for n, line in enumerate(removed) if not _comment_or_blank(line)]
+            tail = removed[kept[-1] + 1 :] if kept else removed
+            if any(line.strip() for line in tail):
+                out += tail
+    return "".join(out)
+
+
+def _comment_or_blank(line: str) -> bool:
+    return not line.strip() or line.lstrip().startswith("#")
+
+
 def _drop_entries(table: Any, entries: dict[str, dict[str, Any]]) -> int:
     dropped = 0
     for key, value in entries.items():
@@ -366,10 +391,11 @@ def remove_trust(agent: Agent, old: str, hooks_path: Path) -> None:
         return
     doc = _load_toml(path)
     table = _toml_table(doc, agent.trust.table, create=False, super_table=False)
+    before = tomlkit.dumps(doc)
     if table is None or not _drop_entries(table, agent.trust.entries(old, hooks_path)):
         return
     _drop_empty(doc, agent.trust.table)
-    write_file(path, tomlkit.dumps(doc))
+    write_file(path, _keeping_comments(before, tomlkit.dumps(doc)))
 
 
 # --- MCP server registration -----------------------------------------------------------
@@ -567,9 +593,10 @@ def _unregister(agent: Agent, path: Path) -> Change:
         servers = _toml_table(doc, reg.table, create=False, super_table=True)
         if servers is None or MCP_NAME not in servers:
             return Change(agent.name, path, "absent")
+        before = tomlkit.dumps(doc)
         del servers[MCP_NAME]
         _drop_empty(doc, reg.table)
-        backup = write_file(path, tomlkit.dumps(doc))
+        backup = write_file(path, _keeping_comments(before, tomlkit.dumps(doc)))
         return Change(agent.name, path, "removed", backup=backup)
     data = read_json(path)
     servers = _json_table(data, reg.table, create=False)
