@@ -273,8 +273,9 @@ def _drive_id(run: str) -> bool:
 # ids (CIDv1 in base32, bafy..., and CIDv0, Qm and 44 base58), which are hashes
 _BECH32 = lazy(r"(?:age|bc|tb|ltc|npub)1[02-9ac-hj-np-z]{20,}", _F)
 _CID = lazy(r"ba[fg][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}", _F)
-# SSH key fingerprints and Go module hashes (go.sum's "h1:"): base64 digests
-_FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:", " h1:", '"h1:')
+# SSH key fingerprints, Go module hashes (go.sum's "h1:") and certificate pins
+# ("sha256/..." in OkHttp, HPKP): base64 digests
+_FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:", " h1:", '"h1:', "sha256/")
 
 
 # Keys made to be public (Stripe's publishable keys and Mapbox's public tokens go into
@@ -302,6 +303,8 @@ def _public_id(text: str, start: int, run: str) -> bool:
         return True  # an OAuth client id, which web pages hold
     if run.startswith("eyJ") and text.endswith("pk.", max(0, start - 3), start):
         return True  # a Mapbox public token: pk.eyJ...
+    if run.startswith(("sha256/", "sha1/")) and len(run.partition("/")[2].rstrip("=")) in (27, 43):
+        return True  # a certificate pin, the run holding its "sha256/"
     if text.endswith(_FINGERPRINT_BEFORE, max(0, start - 7), start) and len(run.rstrip("=")) in (
         27,
         43,

@@ -16,7 +16,7 @@ import re
 import string
 from collections.abc import Callable, Iterator
 
-from kenning.redact.entropy import random_letters
+from kenning.redact.entropy import PUBLIC_PREFIXES, random_letters
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -32,7 +32,10 @@ def _wordset(words: str) -> frozenset[str]:
 # --- URLs and headers ----------------------------------------------------------------
 
 # The password runs to the last @ of the authority: "p@ss" is often left unencoded.
-_URL_CREDS = lazy(r"://[^\s/?#@:\[\]]{0,256}:([^\s/?]{1,256})@", _F)
+# (a password holding a raw "?" is read too: people paste postgres://app:Ab?cd@host)
+_URL_CREDS = lazy(
+    r"://[^\s/?#@:\[\]]{0,256}:([^\s/?]{1,256}|[^\s/?=&@]{1,128}\?[^\s/?=&@]{1,128})@", _F
+)
 # A token alone before the @ is the credential (a Sentry DSN's key, a token used as the
 # user name): https://<32 hex>@o1.ingest.sentry.io/2, https://<token>@git.example.com
 _URL_USER = lazy(r"://(?P<user>[A-Za-z0-9_.~+-]{20,256})@(?P<host>[^\s/?#@]{1,256})", _F)
@@ -43,7 +46,9 @@ _URL_PLACEHOLDER = lazy(r"\$|<[^<>]*>\Z|[*xX]+\Z|.*\[redacted:|\{+[^{}]*\}+\Z|%\
 _URL_WORDS = frozenset(("password", "passwd", "pwd", "secret"))
 _AUTH_HEADER = lazy(
     r"uthorization(?<=[Aa]uthorization)(?<![A-Za-z0-9_][Aa]uthorization)"
-    r"[\"']?[ \t]*[:=][ \t]*[\"']?"
+    # its value after : or =, or after a space when a scheme follows (nginx's
+    # proxy_set_header Authorization "Basic ...")
+    r"[\"']?(?:[ \t]*[:=][ \t]*[\"']?|[ \t]+[\"']?(?=(?:bearer|basic|token|digest)[ \t]))"
     r"(?P<scheme>(?:bearer|basic|token|digest|ssws|splunk|geniekey|api-?key|key|oauth|jwt|mac)"
     r"[ \t]+|key=)?"
     r"(?P<v>[A-Za-z0-9._~+/=-]{8,}+)",
@@ -474,8 +479,8 @@ def _placeholder(value: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _skip_value(value: str) -> bool:
     """Values that are not secrets whatever they are assigned to."""
-    if not _ALNUM.search(value) or _placeholder(value):
-        return True
+    if not _ALNUM.search(value) or _placeholder(value) or value.startswith(PUBLIC_PREFIXES):
+        return True  # (a publishable key, Mapbox's pk. token: public by design)
     if _IDENT.fullmatch(value) and not _DIGIT.search(value):
         # another secret's name: token=access_token, CHALLENGE_PASSWORD: "challengePassword"
         flat = value.lower().replace("_", "")
@@ -876,7 +881,9 @@ _COMMAND = lazy(
     r"(?![A-Za-z0-9_-])",
     _F,
 )
-_SEGMENT_END = lazy(r"[\r\n|;&]|$", _F)
+# A command's segment ends at a newline, a pipe, ; or &, but not inside quotes
+# ('violet&4062river' is one argument).
+_SEGMENT = lazy(r"(?:\"[^\"\r\n]*+\"|'[^'\r\n]*+'|[^\r\n|;&])*+", _F)
 _ARG = r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})'|(?P<bare>[^\s\"'`|;&<>]{1,200}))"
 _COMMAND_FLAGS = {
     "mysql": lazy(r"(?<=[ \t])-p" + _ARG, _F),
@@ -977,7 +984,7 @@ def commands(text: str, add: Add) -> None:
     segment (up to a newline, pipe, ; or &) is read once."""
     pos = 0
     while (m := _COMMAND.search(text, pos)) is not None:
-        seg_end = _SEGMENT_END.search(text, m.end()).start()  # type: ignore[union-attr]
+        seg_end = _SEGMENT.match(text, m.end()).end()  # type: ignore[union-attr]
         cmd = m.group("cmd").lower()
         family = next((f for f in ("mysql", "mariadb", "ldap", "mongo") if cmd.startswith(f)), cmd)
         rule = _COMMAND_RULE.get(family)
@@ -1057,7 +1064,7 @@ _PRIVATE_KEY_ID = lazy(
 _NAME_VALUE = lazy(
     r"name[\"']?[ \t]*:[ \t]*[\"']?(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,80}+)[\"']?[ \t]*"
     r"(?:,[ \t\r\n]*|\r?\n(?:[ \t]*>)*[ \t]*-?[ \t]*)[\"']?value[\"']?[ \t]*:[ \t]*"
-    r"(?:\"(?P<dq>[^\"\r\n]{1,256})\"|'(?P<sq>[^'\r\n]{1,256})'|(?P<bare>[^\s\"'#,}]{1,256}))",
+    r"(?:\"(?P<dq>[^\"\r\n]{1,256})\"|'(?P<sq>[^'\r\n]{1,256})'|(?P<bare>[^\s\"'#,}][^\s\"',}]{0,255}))",
     _F,
 )
 # Session cookies: the cookie is the login (JSESSIONID, PHPSESSID, sessionid, connect.sid,

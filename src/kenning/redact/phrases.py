@@ -54,21 +54,33 @@ _WORDS = (
     "sifre",
     "şifre",
     "parola",
+    "mật khẩu",
+    "mat khau",
+    "kata sandi",
 )
 _IS = r"(?:ist|lautet|war|est|était|es|era|é|è|e|jest|är|er|on|je|van)"
 _FOREIGN = lazy(
     r"(?:(?:passwort|kennwort|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|senha|wachtwoord"
     r"|has(?:ł|l)o|heslo|jelsz(?:ó|o)|l(?:ö|o)senord|adgangskode|passord|salasana|пароль"
-    r"|(?:ş|s)ifre|parola|mdp|clave)\w{0,4}"  # lösenordet, şifresi, paroladır
-    r"(?:[ \t]+\w{1,24}){0,6}?[ \t]*(?:" + _IS + r"|is|:|=|：)"
-    # the English word with another language's "is": "la password è ..."
-    r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,3}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
+    r"|(?:ş|s)ifre|parola|mdp|clave|m(?:ậ|a)t[ \t]kh(?:ẩ|a)u|kata[ \t]sandi)\w{0,4}"
+    # lösenordet, şifresi, paroladır; then a few words and "is", or the value at once
+    # ("sunucu şifresi Xy7..."): it must be shaped as only a credential is
+    r"(?:(?:[ \t]+\w{1,24}){0,6}?[ \t]*(?:" + _IS + r"|to|là|adalah|ialah|is|:|=|：))?"
+    # the English word with another language's "is": "la password del database è ..."
+    r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,6}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
     re.IGNORECASE,
 )
 _FOREIGN_IS = lazy(rb"[ \t](?:ist|lautet|war|est|\?tait|es|era|\?|e|jest|\?r|er|on|je|van)[ \t]")
 # Chinese, Japanese, Korean: 数据库密码是 …, パスワードは …, 비밀번호는 …
 _CJK = lazy(
     r"(?:密码|密碼|口令|パスワード|비밀번호)[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*" + _VALUE
+)
+# Arabic, Greek, Hebrew, Hindi: كلمة المرور … هي, ο κωδικός … είναι, הסיסמה … היא,
+# पासवर्ड … है (the value before its "is")
+_SCRIPTS = lazy(
+    r"(?:كلمة[ \t](?:المرور|السر)|κωδικός|סיסמ[הא])[^\r\n:]{0,40}?(?:هي|είναι|היא|:)[ \t]*"
+    + _VALUE
+    + r"|पासवर्ड[^\r\n]{0,30}?[ \t](?P<before>[^\s\"'`|]{4,200})[ \t]+(?:है|हे)"
 )
 # Looked for in the text as ASCII with every other character a "?" (see engine._structured)
 _FOREIGN_WORDS = tuple(w.encode("ascii", "replace") for w in _WORDS)
@@ -105,7 +117,8 @@ _LOGIN_AND = lazy(
 
 # A Markdown table whose header names a password column.
 _HEADER_NAME = lazy(
-    r"\A(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|api[ _-]?key|passwort|kennwort"
+    r"\A(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|(?:api[ _-]?)?keys?|creds|credentials?"
+    r"|passwort|kennwort"
     r"|mot de passe|contrase(?:ñ|n)a|senha)\Z",
     re.IGNORECASE,
 )
@@ -170,6 +183,12 @@ _ITS = lazy(
     r"\b(?:password|passwd|pw|pwd|creds?)\b[^\r\n]{0,40}?\b(?:it'?s|it[ \t]+is)[ \t]+" + _VALUE,
     re.IGNORECASE,
 )
+# "the DB password got rotated, new one: ...", "password changed, now: ..."
+_NEW_ONE = lazy(
+    r"\b(?:password|passwd|passphrase|pw|pwd|creds?)\b[^\r\n]{0,60}?"
+    r"\b(?:new[ \t]+(?:one|password|pw)|now)[ \t]*(?:[:=]|is)[ \t]*" + _VALUE,
+    re.IGNORECASE,
+)
 _USER_PASS = lazy(
     r"\buser(?:name)?[ \t]+[\w.@-]{1,40}[ \t]*,[ \t]*pass(?:word)?[ \t]+" + _VALUE,
     re.IGNORECASE,
@@ -192,8 +211,22 @@ _DB_ROOT = lazy(
     r"(?:[ \t]+(?:password|passwd|pass|pw|pwd))?[ \t]*(?:=|:|->|→|\bis\b)[ \t]*" + _VALUE,
     re.IGNORECASE,
 )
-_DB_WORDS = (b"my", b"maria", b"postgres", b"psql", b"pg", b"mongo", b"redis", b"mssql", b"sql",
-             b"oracle", b"db", b"database", b"rabbit", b"elastic")
+_DB_WORDS = (
+    b"my",
+    b"maria",
+    b"postgres",
+    b"psql",
+    b"pg",
+    b"mongo",
+    b"redis",
+    b"mssql",
+    b"sql",
+    b"oracle",
+    b"db",
+    b"database",
+    b"rabbit",
+    b"elastic",
+)
 _SUPERUSERS = (b"root", b"admin", b" sa", b"postgres", b"superuser")
 # HTTP basic auth given as a pair in code: requests' auth=('user', '...'),
 # HTTPBasicAuth('user', '...'), aiohttp.BasicAuth("user", "...")
@@ -202,6 +235,18 @@ _BASIC_AUTH = lazy(
     r"(?:\"[^\"\r\n]{1,80}\"|'[^'\r\n]{1,80}')[ \t]*,[ \t]*"
     r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})')",
     re.IGNORECASE,
+)
+# A directive of a config language: a secret's name, a space, its value, alone on its
+# line (Gradle's storePassword '...', Apache's AuthLDAPBindPassword "...")
+_DIRECTIVE = lazy(
+    r"(?:[ \t]*(?:[-*+>]|[0-9]{1,3}[.)])[ \t]+)*[ \t]*(?P<name>[A-Za-z_][\w.-]{2,60})[ \t]+"
+    r"(?:\"(?P<dq>[^\"\r\n]{4,200})\"|'(?P<sq>[^'\r\n]{4,200})'|(?P<bare>[^\s\"'`|;{}]{6,200}))"
+    r"[ \t]*;?[ \t]*(?:\r?\n|\Z)"
+)
+# Terraform: variable "db_password" { ... default = "..." }
+_TF_DEFAULT = lazy(
+    r"variable[ \t]+\"(?P<name>[\w-]{1,80})\"[ \t]*\{[^{}]{0,600}?\bdefault[ \t]*=[ \t]*"
+    r"\"(?P<dq>[^\"\r\n]{4,200})\""
 )
 # PHP's define('AUTH_KEY', '...'): WordPress's keys and salts, and any secret's name
 _DEFINE = lazy(
@@ -225,6 +270,14 @@ def phrases(text: str, low: bytes, add: Add) -> None:
         if b"??" in low:
             for m in _CJK.finditer(text):
                 _value(m, add, "password")
+            for m in _SCRIPTS.finditer(text):
+                if m.group("before") is not None:
+                    if _credential_shaped(m.group("before")) or _PASSPHRASE.fullmatch(
+                        m.group("before")
+                    ):
+                        add((m.start("before"), m.end("before"), "password"))
+                else:
+                    _value(m, add, "password")
     if b" as " in low or b" to " in low:
         for m in _at(_BEFORE_NAME, text, low, _BEFORE_WORDS):
             _value(m, add, "password")
@@ -273,6 +326,9 @@ def phrases(text: str, low: bytes, add: Add) -> None:
     if b"it" in low:
         for m in _at(_ITS, text, low, (b"passw", b"pw", b"cred"), near=b"it"):
             _value(m, add, "password")
+    if b"new" in low or b"now" in low:
+        for m in _at(_NEW_ONE, text, low, (b"passw", b"pw", b"cred")):
+            _value(m, add, "password")
     if b"user" in low:
         for m in _at(_USER_PASS, text, low, (b"user",)):
             _value(m, add, "password")
@@ -303,11 +359,28 @@ def phrases(text: str, low: bytes, add: Add) -> None:
     if b"auth" in low:
         for m in _at(_BASIC_AUTH, text, low, (b"auth", b"basicauth", b"httpbasicauth")):
             _value(m, add, "password", shaped=False)
+    lines = {text.rfind("\n", 0, at) + 1 for word in _DIRECTIVE_WORDS for at in _hits(low, word)}
+    for at in sorted(lines):
+        m = _DIRECTIVE.match(text, at)
+        if m is not None and _secret_kind(m.group("name")):
+            _value(m, add, "password", shaped=m.group("bare") is not None)
+    if b"variable" in low and b"default" in low:
+        for m in _at(_TF_DEFAULT, text, low, (b"variable",)):
+            if _secret_kind(m.group("name")):
+                _value(m, add, "password", shaped=False)
     if b"define" in low:
         for m in _at(_DEFINE, text, low, (b"define",)):
             name = m.group("name")
             if _name_kind(name) is not None or name.upper().endswith("_SALT"):
                 _value(m, add, "secret_assignment")
+
+
+_DIRECTIVE_WORDS = (b"password", b"passwd", b"secret", b"token")
+
+
+def _secret_kind(name: str) -> bool:
+    """Does `name` name a secret (not merely a key, which is often a config key)?"""
+    return _name_kind(name) not in (None, "key", "auth")
 
 
 _BEFORE_WORDS = (b"use", b"with", b"set", b"try", b"enter", b"type")

@@ -199,7 +199,7 @@ _META = _wordset(
     primary foreign sort partition lookup idempotency etag integrity object map
     correlation event message msg device serial sku product customer account_id app_id
     tenant subscription_id key_id keyid kid cid pid receipt payment charge refund
-    transfer base workspace view rsa dsa ecdsa eddsa ed25519 cv25519
+    transfer base workspace view rsa dsa ecdsa eddsa ed25519 cv25519 recv keyserver
     """
 )
 _WORD = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
@@ -224,6 +224,7 @@ _ASSIGNED = lazy(r"[A-Za-z_][A-Za-z0-9_.-]*+", _F)
 # A host and a path (docs.google.com/document/d/...): a URL, whose parts are judged by
 # the rules for URLs, not a key
 _URL_VALUE = lazy(r"[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++/", _F)
+_ADDRESS = lazy(r"0x[0-9a-fA-F]{40}", _F)
 _ULID = lazy(r"[0-9A-HJKMNP-TV-Z]{26}", _F)  # ULIDs and their look-alikes
 
 
@@ -299,6 +300,8 @@ class Finder:
                         kind = self._remembered(window, s, shape, names)
                 if kind is None and self._cued(s):
                     kind = self._complained(s, e)
+                if kind == "ethereum_key" and _ADDRESS.fullmatch(text, s, e):
+                    kind = None  # an address (0x and 40 hex) is public; a key is 64 hex
                 if kind is not None:
                     out.append((s, e, kind))
             start = mapped.find(_NEEDLE, end, hi)
@@ -398,7 +401,8 @@ class Finder:
 
 # Words said of a commit (and of CI), whose hash the lines of a complaint may hold too.
 _SHIPPED = _wordset(
-    "deploy deployed deploying push pushed merged revert reverted rebased bisect ci pipeline workflow"
+    "deploy deployed deploying push pushed merged revert reverted rebased bisect ci pipeline"
+    " workflow"
 )
 # Words said of a key that does not work, or of where one was copied from.
 _CUE = lazy(
