@@ -981,3 +981,148 @@ def test_a_resumed_session_is_not_credited_with_the_commits_made_while_it_was_aw
         last = commit(git_repo, "d.txt", "d\n", "Claude's third commit")
         assert resumed.id == compacted.id
         assert sessions.finish(store, compacted, "exit").commits == (mine, later, last)
+
+
+# ------------------------------------------------ sessions of only kenning's own commands
+
+REMEMBER = "/remember Money amounts are stored as integer cents"
+GEMINI_SID = "5d1e7a2b-4444-4c4c-9f9f-000000000004"
+
+
+def gemini_remembers(repo: Path, tmp_path: Path, *prompts: str) -> Session:
+    """`gemini -p "/remember …"`: Gemini's own hook names (BeforeAgent is its prompt hook),
+    and the prompt as its /remember command passes it on."""
+    chats = tmp_path / "home" / ".gemini" / "tmp" / "shop" / "chats"
+    chats.mkdir(parents=True, exist_ok=True)
+    transcript = str(chats / f"session-{GEMINI_SID}.json")
+    hook("SessionStart", "gemini", repo, GEMINI_SID, transcript_path=transcript, source="startup")
+    for text in prompts or (REMEMBER,):
+        hook("BeforeAgent", "gemini", repo, GEMINI_SID, transcript_path=transcript, prompt=text)
+    hook("SessionEnd", "gemini", repo, GEMINI_SID, transcript_path=transcript, reason="exit")
+    with opened() as store:
+        found = store.find_session("gemini", GEMINI_SID)
+    assert found is not None and found.ended_at
+    return found
+
+
+def test_a_session_of_only_remember_and_recall_leaves_no_handoff_and_is_not_continued(
+    scene: Scene, tmp_path: Path
+) -> None:
+    """Claude works; then Gemini only stores a memory and looks one up: the next agent
+    continues from Claude, and no pack's handoffs or recall quote the commands."""
+    gemini = gemini_remembers(scene.repo, tmp_path, REMEMBER, "/recall feature flags")
+    assert gemini.prompt_count == 0 and gemini.first_prompt is None
+    assert [i.provenance.session for i in handoffs()] == [scene.claude.id]
+
+    data = plan_json("--to", "codex")
+    assert data["continues"] == scene.claude.id
+    assert f"- First prompt: {FIRST}" in data["pack"]
+    assert "/remember" not in data["pack"] and "gemini" not in data["pack"]
+    pack = ken("pack", "--for", "codex").stdout
+    assert "Latest handoffs" in pack and "/remember" not in pack and "/recall" not in pack
+    found = json.loads(ken("search", "feature flags", "--json").stdout)
+    assert [m["title"] for m in found if m["kind"] == "handoff"] == []
+
+
+def test_a_prompt_to_the_agent_beside_a_remember_is_the_sessions_first_prompt(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(git_repo)
+    gemini = gemini_remembers(git_repo, tmp_path, REMEMBER, CODEX_PROMPT, "/recall exports")
+    assert (gemini.prompt_count, gemini.first_prompt) == (1, CODEX_PROMPT)
+    [left] = handoffs()
+    assert left.title.endswith(f": {CODEX_PROMPT}") and "/re" not in left.text
+    assert plan_json("--to", "codex")["continues"] == gemini.id
+
+
+def test_going_back_to_claude_resumes_its_work_session_not_a_later_remember_one(
+    scene: Scene, tmp_path: Path
+) -> None:
+    """claude works → claude only types /remember (a new session) → codex works: going
+    back to Claude resumes the session that worked."""
+    later = Run("claude", scene.repo, "9b2f6c1e-5555-4a4a-9c9c-000000000005", tmp_path / "r.jsonl")
+    later.start()
+    later.prompt(REMEMBER)
+    remembered = later.end()
+    codex, _ = codex_session(scene, tmp_path)
+
+    data = plan_json("--to", "claude")
+
+    assert data["mode"] == "resume"
+    assert data["argv"][1:3] == ["--resume", CLAUDE_SID]
+    assert data["continues"] == codex.id
+    assert remembered.id not in {i.provenance.session for i in handoffs()}
+
+
+def test_a_remember_session_whose_agent_left_its_own_handoff_is_continued(
+    scene: Scene, tmp_path: Path
+) -> None:
+    """An agent handoff is work to hand on, whatever the person typed."""
+    later = Run("claude", scene.repo, "9b2f6c1e-6666-4a4a-9c9c-000000000006", tmp_path / "h.jsonl")
+    later.start()
+    later.prompt(REMEMBER)
+    own = agent_handoff(scene.repo, "claude", later.sid, "Wrote down the money rule")
+    session = later.end()
+    assert [i.id for i in handoffs() if i.provenance.session == session.id] == [own.id]
+    data = plan_json("--to", "codex")
+    assert data["continues"] == session.id
+    assert f"- Handoff: {own.title} [m:{own.id[-6:].lower()}]" in data["pack"]
+
+
+# ------------------------------------------------------- what a pack leaves out on purpose
+
+
+def test_the_automatic_handoff_its_agents_own_replaced_is_not_counted_as_not_fitting(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(git_repo)
+    claude_leaves_its_own_handoff(git_repo, tmp_path)
+    pack = json.loads(ken("pack", "--for", "codex", "--json").stdout)
+    assert pack["omitted"] == 0
+    assert "did not fit" not in pack["text"]
+
+
+def test_a_compacted_session_is_not_told_its_own_handoffs(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`claude -p …`, then `claude --continue -p "/compact"`: the pack after the
+    compaction holds neither handoff the session left (its agent's, SessionEnd's)."""
+    monkeypatch.chdir(git_repo)
+    own, session = claude_leaves_its_own_handoff(git_repo, tmp_path)
+    [auto] = [i for i in handoffs() if i.provenance.how == "hook"]
+    with opened() as store:
+        other = items.add(
+            store, "Refunds are exported as UTF-8", scope=items.parse_scope(WORKSTREAM)
+        )
+    transcript = session.transcript_path
+    hook(
+        "SessionStart", "claude", git_repo, CLAUDE_SID, transcript_path=transcript, source="resume"
+    )
+    hook("PreCompact", "claude", git_repo, CLAUDE_SID, transcript_path=transcript, trigger="manual")
+    pack = hook(
+        "SessionStart", "claude", git_repo, CLAUDE_SID, transcript_path=transcript, source="compact"
+    )
+    assert other.title in pack
+    assert f"m:{own.id[-6:].lower()}" not in pack and f"m:{auto.id[-6:].lower()}" not in pack
+    assert "did not fit" not in pack
+    told = ken("told", session.id).output
+    assert own.title not in told and auto.title not in told
+
+
+def test_after_a_compaction_recall_does_not_tell_a_session_its_own_handoff(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(git_repo)
+    own, session = claude_leaves_its_own_handoff(git_repo, tmp_path)
+    transcript = session.transcript_path
+    hook(
+        "SessionStart", "claude", git_repo, CLAUDE_SID, transcript_path=transcript, source="resume"
+    )
+    # A compaction with no pack after it (an agent whose compaction is PreCompact alone).
+    hook("PreCompact", "claude", git_repo, CLAUDE_SID, transcript_path=transcript, trigger="auto")
+    asked = "Should the refunds export include fees? Finish the refunds export first"
+    out = hook("UserPromptSubmit", "claude", git_repo, CLAUDE_SID, prompt=asked)
+    assert f"m:{own.id[-6:].lower()}" not in out
+    # What it asks for is recalled: to another session, which did not write it.
+    recalled = ken("recall", asked, "--json")
+    assert own.id in recalled.stdout, recalled.stdout

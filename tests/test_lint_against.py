@@ -117,3 +117,22 @@ def test_without_instruction_files_to_read_lint_against_says_so(git_repo, monkey
     assert result.exit_code == 1 and "name them" in one_line_error(result.stderr)
     result = ken("lint", str(tmp_path / "missing.md"))
     assert result.exit_code == 1 and "cannot read" in one_line_error(result.stderr)
+
+
+def test_an_automatic_session_handoff_is_not_held_against_the_files(shop):
+    """A session asked "npm or pnpm?": its handoff quotes the question, which states
+    nothing the file could contradict."""
+    import json as _json
+
+    from kenning.hooks import run as hook_run
+
+    for event, extra in (
+        ("SessionStart", {"source": "startup"}),
+        ("UserPromptSubmit", {"prompt": "should installs use npm rather than pnpm?"}),
+        ("SessionEnd", {"reason": "exit"}),
+    ):
+        payload = {"session_id": "s-npm", "cwd": str(shop), "hook_event_name": event}
+        hook_run.run([event, "--agent", "claude"], _json.dumps({**payload, **extra}).encode())
+    add("Use npm rather than pnpm", scope=REPO, kind="preference")
+    found = _json.loads(ken("lint", "--against", "--json").stdout)
+    assert [f["title"] for f in found] == ["Use npm rather than pnpm"]

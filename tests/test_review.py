@@ -340,3 +340,31 @@ def test_undo_puts_the_status_back_as_a_new_version_while_nothing_else_changed_i
             items.undo_status(store, back, expected_revision=dismissed.revision)
         with pytest.raises(Exception, match="needs a person"):
             items.undo_status(store, back, expected_revision="x", actor=CLAUDE)
+
+
+def test_an_automatic_session_handoff_is_never_what_a_proposal_reverses(git_repo, monkeypatch):
+    """Codex is asked "httpx or requests?"; its SessionEnd leaves a handoff quoting that
+    prompt; a proposal to use httpx is not said to reverse that quote."""
+    import json
+
+    from kenning.hooks import run as hook_run
+
+    monkeypatch.chdir(git_repo)
+    for event, extra in (
+        ("SessionStart", {"source": "startup"}),
+        ("UserPromptSubmit", {"prompt": "should new code use httpx or requests?"}),
+        ("SessionEnd", {"reason": "exit"}),
+    ):
+        payload = {"session_id": "019a-httpx", "cwd": str(git_repo), "hook_event_name": event}
+        hook_run.run([event, "--agent", "codex"], json.dumps({**payload, **extra}).encode())
+    with opened() as store:
+        [handoff] = store.list_items(ItemQuery(kinds=("handoff",)))
+        assert handoff.automatic_handoff and "httpx or requests" in handoff.title
+        older = person(store, "Use requests for HTTP calls", scope="repo:github.com/acme/shop")
+        item = propose(store, "Use httpx rather than requests for HTTP calls")
+        assert [(n.item.id, n.relation) for n in review.neighbours(store, item)] == [
+            (older.id, "reversal")
+        ]
+    result = run_review(keys="q")
+    assert "httpx or requests?" not in result.output
+    assert result.output.count("this reverses it") == 1

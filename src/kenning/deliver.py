@@ -26,7 +26,7 @@ from pathlib import Path
 from kenning import agents
 from kenning.config import Config
 from kenning.errors import InvalidInput
-from kenning.model import Item, Scope, ScopeType, Session
+from kenning.model import Item, Kind, Scope, ScopeType, Session
 from kenning.pack import Pack, build_pack
 from kenning.recall import Recall, RecallSettings, recall
 from kenning.sessions import clip_prompt
@@ -106,6 +106,22 @@ def loaded_by_itself(agent: str | None) -> Callable[[Item], bool] | None:
     return has
 
 
+def own_handoff(item: Item, session_id: str) -> bool:
+    """Whether `item` is a handoff session `session_id` left (SessionEnd's before a
+    resume, or its agent's own): written for the next session, never told to itself."""
+    return item.kind is Kind.HANDOFF and item.provenance.session == session_id
+
+
+def _known_to(agent: str | None, session: Session | None) -> Callable[[Item], bool] | None:
+    """What a pack leaves out as the agent's already (`loaded_by_itself`), and the
+    session's own handoffs: a pack after a compaction would tell it its own otherwise."""
+    has = loaded_by_itself(agent)
+    if session is None:
+        return has
+    mine = session.id
+    return lambda item: own_handoff(item, mine) or (has is not None and has(item))
+
+
 def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
     if not config.memory_enabled:
         return False
@@ -169,7 +185,7 @@ def pack_for(
         exclude_session=session.id if session else None,
         exclude_items=recalled,
         max_chars=max_chars,
-        skip=loaded_by_itself(where.agent),
+        skip=_known_to(where.agent, session),
     )
     if record and session is not None:
         ids = [item.id for item in pack.items]
@@ -266,8 +282,10 @@ def in_context(store: Store, session_id: str) -> set[str]:
     (the handoff its own SessionEnd left before a resume, what it proposed), since its
     last compaction. A resumed conversation holds them already."""
     told, since = _since_compaction(store, session_id)
-    written = store.list_items(ItemQuery(session_id=session_id, since=since))
-    return told | {item.id for item in written}
+    written = store.list_items(ItemQuery(session_id=session_id))
+    # Its own handoffs are for the next session: held, however long ago they were written.
+    held = (i for i in written if own_handoff(i, session_id) or not since or i.created_at >= since)
+    return told | {item.id for item in held}
 
 
 def _recalled(store: Store, session_id: str) -> set[str]:

@@ -1,8 +1,10 @@
 """Handoffs: leaving work for the next agent, and continuing it in another one.
 
-At SessionEnd, a session that did something (a prompt or a commit) leaves a handoff
-item in its workstream (or project): agent, model, session, first and last prompt,
-commits, and the change left uncommitted.
+At SessionEnd, a session that did something (a prompt to its agent or a commit) leaves
+a handoff item in its workstream (or project): agent, model, session, first and last
+prompt, commits, and the change left uncommitted. Kenning's own commands typed in the
+agent (`/remember`, `/recall`) are not prompts to it: a session of only those leaves no
+handoff, and `ken handoff` continues the session before it (`worked`).
 
 `ken handoff --to AGENT` continues the latest session here in another agent. It builds
 a pack headed "Continuing from" (the previous agent's prompts, commits, the uncommitted
@@ -327,6 +329,17 @@ def _last_active(session: Session) -> str:
     return max(session.started_at, session.ended_at or "")
 
 
+def worked(store: Store, session: Session) -> bool:
+    """Whether a session did something to continue from: the person prompted its agent
+    (kenning's own `/remember` and `/recall` are not prompts: `hooks.handlers.prompt`),
+    it made commits, or its agent left a handoff of its own. The change left uncommitted
+    is not the session's to claim: it may be an earlier one's, and `ken handoff` reads it
+    from git anyway."""
+    if session.first_prompt or session.commits:
+        return True
+    return any(not i.automatic_handoff for i in handoffs_of(store, session))
+
+
 def _close_left(store: Store, config: Config) -> None:
     """Close the sessions whose agent has exited (or that sat idle too long) without a
     SessionEnd, leaving their commits and handoff as a clean end would, before reading
@@ -354,7 +367,7 @@ def plan(
     _close_left(store, config)
     # Latest by last activity: a resumed session keeps its start but ends anew.
     line = sorted(
-        (s for s in _line_sessions(store, where) if s.first_prompt or s.commits),
+        (s for s in _line_sessions(store, where) if worked(store, s)),
         key=_last_active,
         reverse=True,
     )

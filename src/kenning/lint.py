@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning import statements
+from kenning.curate import FOLDABLE
 from kenning.deliver import ONBOARD
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
@@ -175,7 +176,12 @@ def against(store: Store, files: Sequence[Path], *, scopes: tuple[str, ...] = ()
     lines: list[tuple[str, int, str]] = []
     for path in files:
         lines += [(str(path), n, text) for n, text in instruction_lines(read_instructions(path))]
-    memories = store.list_items(ItemQuery(scopes=scopes, statuses=("active", "proposed")))
+    # Only the kinds curation compares: a handoff or summary says where a session stood
+    # (an automatic handoff only quotes its prompts), not a rule to hold a file against.
+    kinds = tuple(sorted(k.value for k in FOLDABLE))
+    memories = store.list_items(
+        ItemQuery(scopes=scopes, kinds=kinds, statuses=("active", "proposed"))
+    )
     if not lines or not memories:
         return []
     read = statements.read(store, [t for _, _, t in lines] + [m.text for m in memories])

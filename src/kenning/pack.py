@@ -185,7 +185,11 @@ def gather(
                 kept = [i for i in found if not skip(i)]
                 skipped += len(found) - len(kept)
                 found = kept
-            out[key] += (_own_handoffs_first(found) if key == "handoffs" else found)[:room]
+            if key == "handoffs":
+                kept = _own_handoffs_first(found)
+                skipped += len(found) - len(kept)  # left out on purpose: not "did not fit"
+                found = kept
+            out[key] += found[:room]
     return out, skipped
 
 

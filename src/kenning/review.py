@@ -128,7 +128,15 @@ def neighbours(store: Store, item: Item, limit: int = SHOWN) -> list[Neighbour]:
     proposal is the newer: the card says what approving it would change)."""
     [mine] = statements.read(store, [item.text])
     words = [w for w, c in zip(mine.words, mine.concepts, strict=True) if c]
-    query = ItemQuery(statuses=(Status.ACTIVE.value,), limit=CANDIDATES, exclude_ids=(item.id,))
+    # Only the kinds curation compares: a handoff or a summary says where a session
+    # stood (an automatic handoff only quotes its prompts), so nothing repeats or
+    # reverses it.
+    query = ItemQuery(
+        kinds=tuple(sorted(k.value for k in curate.FOLDABLE)),
+        statuses=(Status.ACTIVE.value,),
+        limit=CANDIDATES,
+        exclude_ids=(item.id,),
+    )
     seek = Words(any_of=tuple(Term(w) for w in words[:MAX_WORDS]))
     others = [found for found, _ in store.search(seek, query)]
     if not others:

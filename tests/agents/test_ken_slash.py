@@ -94,3 +94,27 @@ def test_remember_in_the_agent_keeps_the_persons_words_and_a_forged_line_only_pr
     assert planted, (done.stdout[-1500:], log.read_text() if log.exists() else "")
     assert [(m["status"], m["provenance"]["who"]) for m in planted] == [("proposed", agent)]
     assert len(saved) == 2, saved
+
+
+@pytest.mark.agents
+def test_a_gemini_run_of_only_remember_leaves_no_handoff_to_continue(
+    gemini_stub: StubServer, gemini_box: Sandbox
+) -> None:
+    """`gemini -p "/remember …"`: the memory is kept, and the session, which did nothing
+    else, is no work to hand on: no handoff memory, nothing for `ken handoff` to continue."""
+    harness.run_ken(gemini_box, "integrate", "gemini")
+    gemini_stub.queue(Text("Stored."))
+
+    done = harness.run_gemini(gemini_box, "/remember Money amounts are stored as integer cents")
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [m["title"] for m in memories(gemini_box)] == [
+        "Money amounts are stored as integer cents"
+    ]
+    [session] = json.loads(harness.run_ken(gemini_box, "sessions", "--all", "--json").stdout)
+    assert (session["agent"], session["ended_at"] is not None) == ("gemini", True)
+    assert (session["prompt_count"], session["first_prompt"]) == (0, None)
+    listed = json.loads(harness.run_ken(gemini_box, "list", "--all", "--json").stdout)
+    assert [m["title"] for m in listed if m["kind"] == "handoff"] == []
+    handed = harness.run_ken(gemini_box, "handoff", "--to", "codex", "--print", check=False)
+    assert handed.returncode == 1 and "no earlier agent session here" in handed.stderr

@@ -146,11 +146,13 @@ def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     where = locate(store, event, config)
     session = _session(store, event, config, where, later)
     slashed = bool(SLASH.match(text))
-    if session is not None and text.strip():
+    # `/remember` and `/recall` are the person's words to kenning, not to the agent: not
+    # the session's prompts (a session of only those did nothing to hand off), and
+    # `/remember` stored the rule itself, so nothing to ask about at Stop either.
+    if session is not None and text.strip() and not slashed:
         clipped = sessions.clip_prompt(text)
         later.append(lambda: store.note_prompt(session.id, clipped))
-        if not slashed:  # `/remember` stored the rule itself: nothing to ask about at Stop
-            later.append(lambda: lessons.note_prompt(store, session, text, config))
+        later.append(lambda: lessons.note_prompt(store, session, text, config))
     if session is not None and not session.model:
         # Claude's hooks carry no model: its transcript has it once the agent answered.
         later.append(lambda: _note_model(store, session))
