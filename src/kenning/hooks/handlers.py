@@ -138,18 +138,22 @@ def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     which the hook server runs after it has answered (a hook process, at once)."""
     from kenning import lessons  # a prompt's, a tool's and Stop's: not SessionStart's
 
-    text = event.prompt or ""
-    if lessons.is_ours(text):
+    sent = event.prompt or ""
+    if lessons.is_ours(sent):
         return ""  # Stop's own question, sent back as a prompt (Gemini): not the person's
+    # `ken handoff`'s first message: its pack and its request are not the person's words
+    # (nor a label for the session, nor something to recall for); what they added is.
+    text = sessions.person_prompt(sent)
     if len(text.encode("utf-8", "replace")) > MAX_PROMPT_BYTES:
         raise Skip(f"prompt of {len(text):,} characters is over the recall limit; no recall")
     where = locate(store, event, config)
     session = _session(store, event, config, where, later)
     slashed = bool(SLASH.match(text))
-    if session is not None and text.strip():
-        clipped = sessions.clip_prompt(text)
+    if session is not None and sent.strip():
+        # Counted either way: the session had a turn, even on kenning's words alone.
+        clipped = sessions.clip_prompt(text) if text.strip() else None
         later.append(lambda: store.note_prompt(session.id, clipped))
-        if not slashed:  # `/remember` stored the rule itself: nothing to ask about at Stop
+        if text.strip() and not slashed:  # `/remember` stored the rule itself
             later.append(lambda: lessons.note_prompt(store, session, text, config))
     if session is not None and not session.model:
         # Claude's hooks carry no model: its transcript has it once the agent answered.
