@@ -446,8 +446,8 @@ def test_handoff_starts_copilot_interactive_with_the_pack_or_resumes_its_session
     # Without its transcript there is nothing to resume: a new interactive session.
     assert fresh["mode"] == "fresh"
     assert fresh["argv"][:2] == ["copilot", "-i"] and len(fresh["argv"]) == 3
-    assert fresh["argv"][2].startswith("# Continuing from another agent\n")
-    assert fresh["argv"][2].endswith(f"\n\n{handoff.DEFAULT_PROMPT}")
+    assert fresh["argv"][2].startswith("<kenning-handoff>\n# Continuing from another agent\n")
+    assert fresh["argv"][2].endswith(f"\n\n{handoff.DEFAULT_PROMPT}\n</kenning-handoff>")
 
     events = copilot_home() / "session-state" / SESSION / "events.jsonl"
     events.parent.mkdir(parents=True)
@@ -455,5 +455,5 @@ def test_handoff_starts_copilot_interactive_with_the_pack_or_resumes_its_session
     back = json.loads(ken("handoff", "--to", "copilot", "--model", "gpt-6-sol", "--json").output)
     assert back["mode"] == "resume"
     assert back["argv"][:5] == ["copilot", "--model", "gpt-6-sol", f"--resume={SESSION}", "-i"]
-    assert back["argv"][5].startswith("# Since your last turn\n")
-    assert back["argv"][5].endswith(f"\n\n{handoff.RESUME_PROMPT}")
+    assert back["argv"][5].startswith("<kenning-handoff>\n# Since your last turn\n")
+    assert back["argv"][5].endswith(f"\n\n{handoff.RESUME_PROMPT}\n</kenning-handoff>")

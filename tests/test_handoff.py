@@ -23,7 +23,7 @@ import pytest
 
 from conftest import ken, ken_proc
 from helpers import one_line_error, opened
-from kenning import handoff, items, proposals
+from kenning import handoff, items, proposals, sessions
 from kenning.config import Config
 from kenning.hooks import run as hook_run
 from kenning.hooks.handlers import Skip
@@ -40,6 +40,9 @@ CLAUDE_MODEL = "claude-opus-4-5"
 FIRST = "Add a CSV export to the orders page"
 LAST = "Also export the refunds"
 CODEX_PROMPT = "Write tests for the CSV export"
+# The first message `ken handoff` gives when the person gave none: its own request, in the
+# block that tells the hooks it is not the person's prompt.
+OUR_REQUEST = sessions.handoff_message(handoff.DEFAULT_PROMPT)
 
 FAKE_AGENT = """\
 import json
@@ -509,7 +512,7 @@ def test_handoff_json_shows_the_command_and_the_continuing_pack(scene: Scene) ->
         "codex",
         "-c",
         f"developer_instructions={json.dumps(pack, ensure_ascii=False)}",
-        handoff.DEFAULT_PROMPT,
+        OUR_REQUEST,
     ]
     assert data["command"].startswith("codex -c 'developer_instructions=")
     lines = pack.splitlines()
@@ -535,7 +538,7 @@ def test_handoff_print_shows_the_command_then_the_pack(scene: Scene) -> None:
     assert result.exit_code == 0, result.output
     first, _, rest = result.stdout.partition("\n\n")
     assert first.startswith("$ codex -c 'developer_instructions=")
-    assert first.endswith(f"{handoff.DEFAULT_PROMPT}'")
+    assert first.endswith(f"{handoff.DEFAULT_PROMPT}\n</kenning-handoff>'")
     assert rest.startswith("# Continuing from another agent\n")
     assert f"- First prompt: {FIRST}" in rest
     assert f"- Transcript: {scene.claude.transcript_path}" in rest
@@ -553,7 +556,7 @@ def test_claude_gets_the_pack_as_appended_system_prompt(scene: Scene, tmp_path: 
     assert argv[1] == "--append-system-prompt"
     assert argv[2].startswith("# Continuing from another agent\n")
     assert f"- First prompt: {FIRST}" in argv[2]
-    assert argv[3:] == [handoff.DEFAULT_PROMPT]
+    assert argv[3:] == [OUR_REQUEST]
     assert got["continues"] == scene.claude.id
     assert got["stdin"] == ""
     assert Path(got["cwd"]).resolve() == scene.repo.resolve()
@@ -572,7 +575,7 @@ def test_codex_gets_the_pack_as_developer_instructions(scene: Scene, tmp_path: P
     pack = tomllib.loads(argv[2].replace("developer_instructions=", "x = ", 1))["x"]
     assert pack.startswith("# Continuing from another agent\n")
     assert f"- Last prompt: {LAST}" in pack
-    assert argv[3:] == [handoff.DEFAULT_PROMPT]
+    assert argv[3:] == [OUR_REQUEST]
     assert got["continues"] == scene.claude.id
 
 
@@ -586,8 +589,8 @@ def test_other_agents_get_the_pack_at_the_start_of_the_first_message(
     argv = got["argv"]
     assert argv[1:-1] == flag
     message = argv[-1]
-    assert message.startswith("# Continuing from another agent\n")
-    assert message.endswith(f"\n\n{handoff.DEFAULT_PROMPT}")
+    assert message.startswith("<kenning-handoff>\n# Continuing from another agent\n")
+    assert message.endswith(f"\n\n{handoff.DEFAULT_PROMPT}\n</kenning-handoff>")
     assert f"- First prompt: {FIRST}" in message
     assert got["continues"] == scene.claude.id
 
@@ -625,7 +628,7 @@ def test_a_model_flag_can_be_configured(
     fake_agents(tmp_path, "aider", extra=f"model_flag = {json.dumps(model_flag)}\n")
     data = plan_json("--to", "aider", "--model", "sonnet")
     assert data["argv"][1 : 1 + len(args)] == args
-    assert data["argv"][1 + len(args)].startswith("# Continuing from another agent")
+    assert data["argv"][1 + len(args)].startswith("<kenning-handoff>\n# Continuing from")
 
 
 @pytest.mark.parametrize(
@@ -646,12 +649,12 @@ def test_every_context_mode_and_its_older_name(
 ) -> None:
     fake_agents(tmp_path, "aider", extra=f'context = "{context}"\nprompt_flag = "-i"\n')
     data = plan_json("--to", "aider")
-    argv, pack, first = data["argv"], data["pack"], handoff.DEFAULT_PROMPT
+    argv, pack, first = data["argv"], data["pack"], OUR_REQUEST
     assert pack.startswith("# Continuing from another agent\n")
     expected = {
         "system": ["--append-system-prompt", pack, "-i", first],
         "developer": ["-c", f"developer_instructions={handoff.toml_string(pack)}", "-i", first],
-        "message": ["-i", f"{pack}\n\n{first}"],
+        "message": ["-i", sessions.handoff_message(f"{pack}\n\n{handoff.DEFAULT_PROMPT}")],
         "flag": ["--system-prompt", pack, "-i", first],
         "none": ["-i", first],  # the agent's own SessionStart hook gives the usual pack
     }[form]
@@ -742,11 +745,16 @@ def test_going_back_to_claude_resumes_its_session_with_what_happened_since(
 
     argv = got["argv"]
     assert argv[1:3] == ["--resume", CLAUDE_SID]
-    assert argv[3] == "--append-system-prompt"
-    assert argv[5:] == [handoff.RESUME_PROMPT]
+    # A resumed Claude keeps its first session's appended system prompt and ignores a new
+    # one: the update goes in the message, before kenning's request.
+    [message] = argv[3:]
+    assert "--append-system-prompt" not in argv
+    assert message.startswith("<kenning-handoff>\n# Since your last turn\n")
+    assert message.endswith(f"\n\n{handoff.RESUME_PROMPT}\n</kenning-handoff>")
+    assert sessions.person_prompt(message) == ""
     assert got["continues"] == codex.id
     assert "resuming claude (continuing codex session" in got["stderr"]
-    pack = argv[4]
+    pack = message.removeprefix("<kenning-handoff>\n")
     lines = pack.splitlines()
     assert lines[0] == "# Since your last turn"
     when = codex.started_at[:16].replace("T", " ")
@@ -1126,3 +1134,55 @@ def test_after_a_compaction_recall_does_not_tell_a_session_its_own_handoff(
     # What it asks for is recalled: to another session, which did not write it.
     recalled = ken("recall", asked, "--json")
     assert own.id in recalled.stdout, recalled.stdout
+
+
+def test_a_handoff_title_never_cuts_a_redaction_marker_in_half(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The title was cut at 80 characters in the middle of the marker: `…my token is
+    [redacted:github_token` with its `]` lost."""
+    monkeypatch.chdir(git_repo)
+    token = "ghp_Cm1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2w"
+    words = "The deploy fails with a 401 again on the staging box, and my token is"
+    assert len(words) < 80 < len(f"{words} [redacted:github_token]")
+    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "t.jsonl", CLAUDE_MODEL).start()
+    run.prompt(f"{words} {token}, please look")
+    session = run.end()
+
+    title = handoff_of(session).title
+    assert title.endswith(f": {words}")
+    assert "[redacted:" not in title and token not in title
+
+
+def test_what_ken_handoff_wrote_in_a_first_message_is_not_the_persons_prompt(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pack and kenning's request in the first message were recorded as the
+    person's first prompt, and recalled against; only their own words after it count."""
+    monkeypatch.chdir(git_repo)
+    pack = (
+        "# Continuing from another agent\n\n## Previous session: claude\n"
+        "- First prompt: does the CSV export stream rows? where do refunds go?"
+    )
+    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "t.jsonl").start()
+    # Added after the session's start: not in its pack, so recall would bring it.
+    added = ken("add", "The CSV export streams rows; refunds go in their own file")
+    assert added.exit_code == 0, added.output
+
+    told = hook(
+        "UserPromptSubmit",
+        "claude",
+        git_repo,
+        CLAUDE_SID,
+        prompt=sessions.handoff_message(f"{pack}\n\n{handoff.DEFAULT_PROMPT}"),
+    )
+    assert told == ""  # nothing recalled for kenning's own words
+    with opened() as store:
+        only_ours = store.find_session("claude", CLAUDE_SID)
+    assert only_ours is not None and only_ours.prompt_count == 1
+    assert only_ours.first_prompt is None and only_ours.last_prompt is None
+
+    run.prompt(sessions.handoff_message(pack, "Finish the refunds CSV export"))
+    session = run.end()
+    assert session.first_prompt == session.last_prompt == "Finish the refunds CSV export"
+    assert handoff_of(session).title.endswith(": Finish the refunds CSV export")

@@ -201,13 +201,15 @@ def test_sessions_are_stored_found_updated_and_listed(store: Store) -> None:
         Session(id=ids.new_ulid(), agent="claude", agent_session_id="abc", repo=str(REPO.value))
     )
     assert store.find_session("claude", "abc") == store.get_session(session.id)
+    store.note_prompt(session.id, None)  # a turn of none of the person's words: counted
     store.note_prompt(session.id, "first prompt")
     store.note_prompt(session.id, "second prompt")
+    store.note_prompt(session.id, None)
     again = store.get_session(session.id)
     assert (again.first_prompt, again.last_prompt, again.prompt_count) == (
         "first prompt",
         "second prompt",
-        2,
+        4,
     )
     store.update_session(
         session.id, SessionUpdate(ended_at="2026-12-01T10:00:00.000Z", end_reason="exit")

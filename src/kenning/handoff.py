@@ -11,7 +11,13 @@ a pack headed "Continuing from" (the previous agent's prompts, commits, the unco
 change, its handoff and its transcript) and starts the agent with it, the agent's own
 way. Going back to an agent already used in this line of work resumes that agent's own
 session when its transcript still exists, with a "Since your last turn" update instead:
-each agent that worked since, the commits since and what memory gained since.
+each agent that worked since, the commits since and what memory gained since. That
+update goes in the first message whatever the context mode: a resumed Claude Code or
+Codex keeps the system prompt and developer instructions its session began with.
+
+What kenning writes into a first message (a pack, its own request) is one
+`<kenning-handoff>` block, the person's `--prompt` after it: the hooks record and
+recall only the person's words (`sessions.person_prompt`).
 
 How each agent is started is configurable under `[agents.NAME]` in config.toml:
 `command`, `context` (append_system_prompt, developer_instructions, first_message,
@@ -37,7 +43,7 @@ from kenning.config import Config
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
-from kenning.pack import one_line, toml_string
+from kenning.pack import cut_to, one_line, toml_string
 from kenning.redact import redact
 from kenning.store import ItemQuery, SessionQuery, Store
 from kenning.where import Where
@@ -102,7 +108,7 @@ def session_handoff(store: Store, session: Session) -> Item | None:
         return None
     when = (session.started_at or "")[:16].replace("T", " ")
     first = one_line(session.first_prompt or "")
-    title = f"{session.agent} session {when}: {first[:80] or 'no prompt'}"
+    title = f"{session.agent} session {when}: {cut_to(first, 80) or 'no prompt'}"
     lines = [
         f"Agent: {session.agent}" + (f" ({session.model})" if session.model else ""),
         f"Session: {session.agent_session_id or session.id}",
@@ -330,12 +336,12 @@ def _last_active(session: Session) -> str:
 
 
 def worked(store: Store, session: Session) -> bool:
-    """Whether a session did something to continue from: the person prompted its agent
-    (kenning's own `/remember` and `/recall` are not prompts: `hooks.handlers.prompt`),
-    it made commits, or its agent left a handoff of its own. The change left uncommitted
-    is not the session's to claim: it may be an earlier one's, and `ken handoff` reads it
-    from git anyway."""
-    if session.first_prompt or session.commits:
+    """Whether a session did something to continue from: its agent was prompted (by the
+    person, or by `ken handoff`'s words alone; kenning's own `/remember` and `/recall` are
+    not prompts: `hooks.handlers.prompt`), it made commits, or its agent left a handoff
+    of its own. The change left uncommitted is not the session's to claim: it may be an
+    earlier one's, and `ken handoff` reads it from git anyway."""
+    if session.prompt_count or session.first_prompt or session.commits:
         return True
     return any(not i.automatic_handoff for i in handoffs_of(store, session))
 
@@ -393,24 +399,33 @@ def plan(
         later = [s for s in line if s.id != resumed.id and _last_active(s) > since]
         pack = since_pack(store, resumed, later, where.cwd, [str(s) for s in where.scopes])
         argv += [a.replace("{id}", str(resumed.agent_session_id)) for a in settings["resume"]]
-        first = prompt or RESUME_PROMPT
+        default = RESUME_PROMPT
         mode = "resume"
     else:
         pack = continuing_pack(store, latest, where.cwd)
-        first = prompt or DEFAULT_PROMPT
+        default = DEFAULT_PROMPT
         mode = "fresh"
     # Commit subjects and file names come from git as they are: redacted like memory.
     pack = redact(pack).text
     context = settings["context"]
+    if mode == "resume" and context != "none":
+        # A resumed session keeps the system prompt and developer instructions it began
+        # with (Claude's --append-system-prompt and Codex's -c developer_instructions
+        # given again do not reach the model): the update goes in the message.
+        context = "first_message"
     flag = settings.get("prompt_flag")
     before_first = [str(flag)] if flag else []
+    # kenning's words (the pack, its request) in their block: not recorded as the
+    # person's prompt (`sessions.person_prompt`); the person's own --prompt after it.
+    first = prompt or sessions.handoff_message(default)
     if context == "append_system_prompt":
         argv += ["--append-system-prompt", pack, *before_first, first]
     elif context == "developer_instructions":
         instructions = "\n\n".join(t for t in (own_instructions(to), pack) if t)
         argv += ["-c", f"developer_instructions={toml_string(instructions)}", *before_first, first]
     elif context == "first_message":
-        argv += [*before_first, f"{pack}\n\n{first}"]
+        ours = pack if prompt else f"{pack}\n\n{default}"
+        argv += [*before_first, sessions.handoff_message(ours, prompt)]
     elif context == "none":
         argv += [*before_first, first]
     else:

@@ -64,6 +64,18 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def cut_to(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, never inside a `[redacted:kind]` marker
+    (`kenning.redact`): one the cut would split is left out whole, not shown half-open."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    opened = head.rfind("[redacted:")
+    if opened >= 0 and "]" not in head[opened:]:
+        head = head[:opened]
+    return head.rstrip()
+
+
 HEADING = re.compile(r" {0,3}#{1,6}[ \t]+(.*?)[ \t#]*")
 FENCE = re.compile(r" {0,3}(```|~~~)")
 
@@ -101,7 +113,7 @@ def render_item(item: Item, max_chars: int = 400, kind_label: bool = True) -> st
 def render_session(session: Session) -> str:
     when = (session.started_at or "")[:16].replace("T", " ")
     who = session.agent + (f" ({session.model})" if session.model else "")
-    prompt = one_line(session.first_prompt or "")[:160]
+    prompt = cut_to(one_line(session.first_prompt or ""), 160)
     commits = len(session.commits)
     tail = f"; {commits} commit{'s' if commits != 1 else ''}" if commits else ""
     quoted = f': "{prompt}"' if prompt else ""
@@ -260,7 +272,7 @@ def build_pack(
         sessions = [
             s
             for s in store.list_sessions(SessionQuery(repo=repo, limit=SESSION_READ_LIMIT))
-            if s.id != exclude_session and (s.first_prompt or s.commits)
+            if s.id != exclude_session and (s.prompt_count or s.first_prompt or s.commits)
         ][:MAX_SESSIONS]
     if not gathered and not sessions and not overflow:
         # Nothing to tell: the rule and the tools, in one line.

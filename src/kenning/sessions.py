@@ -1,10 +1,11 @@
 """Sessions: one run of one agent, opened and closed by the hooks.
 
 A session row records who ran (agent, model, the agent's own session id and transcript),
-where (repo, folder, scopes), when, the first and last prompt (redacted, 500 characters
-at most), the commit it started on, the commits made during it and the uncommitted
-change at the end. It also records the agent's process id, so that other processes of
-that agent (its MCP server) can find the session by walking up their process tree.
+where (repo, folder, scopes), when, the first and last prompt (the person's own words
+only, see `person_prompt`; redacted, 500 characters at most), the commit it started
+on, the commits made during it and the uncommitted change at the end. It also records
+the agent's process id, so that other processes of that agent (its MCP server) can
+find the session by walking up their process tree.
 
 Sessions are closed by SessionEnd; a new start after `/clear` in the same folder closes
 the one it replaces; sessions whose agent process is gone, or idle past a limit, are
@@ -28,6 +29,10 @@ from kenning.where import Where, find_git
 
 MAX_PROMPT_CHARS = 500
 MAX_REASON_CHARS = 80  # a session's end reason, as its agent gave it
+# What `ken handoff` writes into an agent's first message (its pack, and its own request
+# when the person gave none) is one block in this tag, the person's words after it.
+HANDOFF_TAG = "kenning-handoff"
+_HANDOFF_OPEN, _HANDOFF_CLOSE = f"<{HANDOFF_TAG}>", f"</{HANDOFF_TAG}>"
 
 
 def provenance(session: Session, how: str) -> Provenance:
@@ -51,6 +56,24 @@ def _redacted(text: str) -> str:
     from kenning.redact import redact
 
     return redact(text).text
+
+
+def handoff_message(ours: str, words: str | None = None) -> str:
+    """A first message from `ken handoff`: kenning's text in its block, then the
+    person's `words` when there are any."""
+    block = f"{_HANDOFF_OPEN}\n{ours.strip()}\n{_HANDOFF_CLOSE}"
+    return f"{block}\n\n{words}" if words and words.strip() else block
+
+
+def person_prompt(prompt: str) -> str:
+    """The person's words in a prompt: the block `ken handoff` opened it with taken out
+    ("" when that was all). Up to the block's last closing tag: the pack quotes commit
+    subjects and memory titles, which may name the tag."""
+    text = prompt.lstrip()
+    if not text.startswith(_HANDOFF_OPEN):
+        return prompt
+    end = text.rfind(_HANDOFF_CLOSE)
+    return text[end + len(_HANDOFF_CLOSE) :].strip() if end >= 0 else ""
 
 
 def clip_prompt(prompt: str) -> str:

@@ -227,7 +227,7 @@ class Spool:
                 current = replace(
                     current,
                     first_prompt=current.first_prompt or args[1],
-                    last_prompt=args[1],
+                    last_prompt=args[1] or current.last_prompt,
                     prompt_count=current.prompt_count + 1,
                 )
         return current

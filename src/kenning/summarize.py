@@ -34,7 +34,7 @@ from kenning import items, policy, sessions
 from kenning.config import Config, state_dir
 from kenning.errors import InvalidInput, KenningError
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Scope, ScopeType, Session, Status
-from kenning.pack import one_line
+from kenning.pack import cut_to, one_line
 from kenning.redact import redact
 from kenning.store import Store
 from kenning.tokens import estimate_tokens
@@ -244,7 +244,7 @@ def summarize(
         )
         part = parts + 1
         result = SummaryResult(session.id, part, kept, len(text), estimate_tokens(text))
-        first = one_line(session.first_prompt or "")[:70]
+        first = cut_to(one_line(session.first_prompt or ""), 70)
         label = "Session summary" if final and parts == 0 else f"Session summary, part {part}"
         scope, status = _summary_scope(session)
         provenance = sessions.provenance(session, "summarizer")

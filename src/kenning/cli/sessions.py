@@ -15,7 +15,7 @@ from kenning.cli.state import State, example, pass_state, renders
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Session
-from kenning.pack import one_line
+from kenning.pack import cut_to, one_line
 from kenning.printable import clean
 from kenning.store import SessionQuery, Signal
 
@@ -62,7 +62,7 @@ def sessions_cmd(state: State, show_all: bool, project: str | None, limit: int) 
                     s.started_at[:16].replace("T", " "),
                     (s.ended_at or "open")[:16].replace("T", " "),
                     str(s.prompt_count),
-                    one_line(s.first_prompt or "")[:60],
+                    cut_to(one_line(s.first_prompt or ""), 60),
                 ]
                 for s in found
             ],

@@ -138,9 +138,12 @@ def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     which the hook server runs after it has answered (a hook process, at once)."""
     from kenning import lessons  # a prompt's, a tool's and Stop's: not SessionStart's
 
-    text = event.prompt or ""
-    if lessons.is_ours(text):
+    sent = event.prompt or ""
+    if lessons.is_ours(sent):
         return ""  # Stop's own question, sent back as a prompt (Gemini): not the person's
+    # `ken handoff`'s first message: its pack and its request are not the person's words
+    # (nor a label for the session, nor something to recall for); what they added is.
+    text = sessions.person_prompt(sent)
     if len(text.encode("utf-8", "replace")) > MAX_PROMPT_BYTES:
         raise Skip(f"prompt of {len(text):,} characters is over the recall limit; no recall")
     where = locate(store, event, config)
@@ -148,11 +151,13 @@ def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     slashed = bool(SLASH.match(text))
     # `/remember` and `/recall` are the person's words to kenning, not to the agent: not
     # the session's prompts (a session of only those did nothing to hand off), and
-    # `/remember` stored the rule itself, so nothing to ask about at Stop either.
-    if session is not None and text.strip() and not slashed:
-        clipped = sessions.clip_prompt(text)
+    # `/remember` stored the rule itself, so nothing to ask about at Stop either. A turn
+    # of kenning's own handoff words alone is counted, not recorded.
+    if session is not None and sent.strip() and not slashed:
+        clipped = sessions.clip_prompt(text) if text.strip() else None
         later.append(lambda: store.note_prompt(session.id, clipped))
-        later.append(lambda: lessons.note_prompt(store, session, text, config))
+        if text.strip():
+            later.append(lambda: lessons.note_prompt(store, session, text, config))
     if session is not None and not session.model:
         # Claude's hooks carry no model: its transcript has it once the agent answered.
         later.append(lambda: _note_model(store, session))

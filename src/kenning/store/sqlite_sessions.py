@@ -106,13 +106,14 @@ class Sessions(Core):
             )
 
     @spoolable(lambda args: None)
-    def note_prompt(self, session_id: str, prompt: str) -> None:
-        """Record a prompt: the first one stays, the last one and the count move on."""
+    def note_prompt(self, session_id: str, prompt: str | None) -> None:
+        """Record a prompt: the first one stays, the last one and the count move on. A
+        prompt of None (none of the person's words in it) is counted, not recorded."""
         with self._write() as conn:
             conn.execute(
                 "UPDATE sessions SET first_prompt = coalesce(first_prompt, ?), "
-                "last_prompt = ?, prompt_count = prompt_count + 1, last_seen_at = ? "
-                "WHERE id = ?",
+                "last_prompt = coalesce(?, last_prompt), prompt_count = prompt_count + 1, "
+                "last_seen_at = ? WHERE id = ?",
                 (prompt, prompt, now_iso(), session_id),
             )
 

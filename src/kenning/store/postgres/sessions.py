@@ -95,13 +95,14 @@ class Sessions:
         with self._write() as conn:
             conn.execute(statement, [*(fields[n] for n in names), session_id])
 
-    def note_prompt(self, session_id: str, prompt: str) -> None:
-        """Record a prompt: the first one stays, the last one and the count move on."""
+    def note_prompt(self, session_id: str, prompt: str | None) -> None:
+        """Record a prompt: the first one stays, the last one and the count move on. A
+        prompt of None (none of the person's words in it) is counted, not recorded."""
         with self._write() as conn:
             conn.execute(
                 "UPDATE sessions SET first_prompt = coalesce(first_prompt, %s), "
-                "last_prompt = %s, prompt_count = prompt_count + 1, last_seen_at = %s "
-                "WHERE id = %s",
+                "last_prompt = coalesce(%s, last_prompt), prompt_count = prompt_count + 1, "
+                "last_seen_at = %s WHERE id = %s",
                 (prompt, prompt, now_iso(), session_id),
             )
 
