@@ -642,8 +642,13 @@ def _prose(text: str, hit: int, add: Add) -> bool:
         return False
     if not _passwordish(value) or "=" in value or "/" in value:
         return False
+    if group == "bare" and " to" in text[hit : m.start(group)] and _THING_IS.match(text, end):
+        return False  # "the password to server01 is in the vault": what it opens
     add((m.start(group), end, "password"))
     return True
+
+
+_THING_IS = lazy(r"[ \t]+(?:is|was|are|lives|sits)\b", _F)
 
 
 def _prose_verb(text: str, hit: int, add: Add) -> bool:
