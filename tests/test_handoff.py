@@ -1186,3 +1186,21 @@ def test_what_ken_handoff_wrote_in_a_first_message_is_not_the_persons_prompt(
     session = run.end()
     assert session.first_prompt == session.last_prompt == "Finish the refunds CSV export"
     assert handoff_of(session).title.endswith(": Finish the refunds CSV export")
+
+
+def test_a_session_on_a_detached_head_leaves_its_handoff_in_the_repo(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tag checked out to try an old release has no branch, so no workstream: the
+    session's handoff went nowhere. It goes to the repo, where the next agent there sees it."""
+    monkeypatch.chdir(git_repo)
+    subprocess.run(["git", "checkout", "-q", "--detach"], cwd=git_repo, check=True)
+    run = Run("claude", git_repo, "detached-1", tmp_path / "t" / "detached.jsonl").start()
+    run.prompt("Why does the 1.2 release crash on start?")
+    session = run.end()
+    assert session.workstream is None and session.repo
+    with opened() as store:
+        found = store.list_items(ItemQuery(kinds=("handoff",)))
+    [left] = [i for i in found if i.provenance.session == session.id]
+    assert str(left.scope) == f"repo:{session.repo}"
+    assert "Why does the 1.2 release crash" in ken("pack", "--for", "codex").stdout

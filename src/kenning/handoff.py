@@ -92,10 +92,14 @@ def commit_lines(cwd: str | None, shas: tuple[str, ...] | list[str]) -> list[str
 
 
 def handoff_scope(session: Session) -> Scope | None:
+    """Where a session's automatic handoff goes: its workstream, else its project, else
+    (on a detached HEAD, checking out a tag or bisecting) its repo."""
     if session.workstream:
         return Scope(ScopeType.WORKSTREAM, session.workstream)
     if session.project:
         return Scope(ScopeType.PROJECT, session.project)
+    if session.repo:
+        return Scope(ScopeType.REPO, session.repo)
     return None
 
 
