@@ -156,6 +156,33 @@ def test_most_specific_scope_first_then_newest() -> None:
     assert "Not here" not in pack.text
 
 
+def test_agents_unreviewed_notes_never_hide_what_a_person_approved() -> None:
+    """Sixty working notes an agent saved in its workstream (active at once, unreviewed)
+    filled the pack's knowledge section, and the repo's approved decision was left out.
+    They now take at most UNREVIEWED_PER_SECTION places, after what people wrote."""
+    from kenning.model import Provenance
+
+    agent = Provenance(who="codex", how="mcp")
+    with opened() as store:
+        for n in range(60):
+            put(
+                store,
+                f"Scratch note number {n} about the parser",
+                scope=f"workstream:{WORKSTREAM}",
+                minute=10 + n % 40,
+                provenance=agent,
+            )
+        decision = put(store, "Yak shaving is forbidden on Fridays", kind="decision", minute=1)
+        pack = build_pack(store, SCOPES, repo=REPO)
+    knowledge = [i for i in pack.items if i.kind.value in ("decision", "note")]
+    assert knowledge[0].id == decision.id
+    from kenning.pack import UNREVIEWED_PER_SECTION
+
+    assert sum("Scratch note" in i.title for i in pack.items) == UNREVIEWED_PER_SECTION
+    assert "(from codex, unreviewed)" in pack.text
+    assert pack.omitted == 60 - UNREVIEWED_PER_SECTION
+
+
 def test_tasks_handoffs_and_sessions_are_capped() -> None:
     with opened() as store:
         tasks = [

@@ -49,6 +49,7 @@ MAX_TASKS = 5
 MAX_HANDOFFS = 3
 MAX_SESSIONS = 3
 READ_PER_SECTION = 40
+UNREVIEWED_PER_SECTION = 10  # agents' working notes no person reviewed, in one section
 SESSION_READ_LIMIT = 50
 SECTIONS = (
     ("pinned", "Pinned"),
@@ -177,6 +178,7 @@ def gather(
     out: dict[str, list[Item]] = {key: [] for key, _ in SECTIONS}
     skipped = 0
     for key, (kinds, pinned, most) in SECTION_KINDS.items():
+        agents_own = 0  # agents' working notes no person reviewed, read so far
         for scope in scopes:
             room = most - len(out[key])
             if room <= 0:
@@ -201,7 +203,21 @@ def gather(
                 kept = _own_handoffs_first(found)
                 skipped += len(found) - len(kept)  # left out on purpose: not "did not fit"
                 found = kept
+            if key != "handoffs":
+                # An agent's unreviewed notes take at most UNREVIEWED_PER_SECTION places:
+                # sixty of them in a workstream must not hide what a person approved for
+                # the repo. The rest count among those that did not fit.
+                kept = []
+                for item in found:
+                    if unreviewed_from(item) is not None:
+                        if agents_own >= UNREVIEWED_PER_SECTION:
+                            continue
+                        agents_own += 1
+                    kept.append(item)
+                found = kept
             out[key] += found[:room]
+        # What people wrote or approved comes before agents' unreviewed notes.
+        out[key].sort(key=lambda i: unreviewed_from(i) is not None)
     return out, skipped
 
 
