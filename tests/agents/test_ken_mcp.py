@@ -233,3 +233,27 @@ def test_agent_proposes_and_searches_through_ken_mcp(
     assert EXISTING in results[search_key], results[search_key]
     assert existing.id in results[search_key]
     assert EXISTING not in "".join(r.raw for r in requests[:2])  # only the tool told it
+
+
+def test_codex_passes_the_shells_switches_to_ken_mcp(
+    codex_box: Sandbox, openai_stub: StubServer
+) -> None:
+    """Codex gives an MCP server only HOME, LANG, PATH and TMPDIR: with KEN_ENABLED=0 in
+    the shell its hooks went quiet but `ken mcp` still saved. The registration names the
+    switches to pass on."""
+    integrate(codex_box)
+    codex_box.env["KEN_ENABLED"] = "0"
+    openai_stub.queue(
+        ToolCall(
+            "mcp__ken__memory_propose",
+            {"text": "Saved with memory off", "kind": "note"},
+            call_id="call_off",
+        ),
+        Text(FINAL),
+    )
+    run_agent(codex_box)
+    results = [r for req in openai_stub.model_requests() for r in tool_results("codex", req.body)]
+    assert any(call == "call_off" and "turned off" in text for call, text in results), results
+    with open_store(codex_box.db) as store:
+        found = store.list_items(ItemQuery(statuses=(), include_expired=True))
+        assert not [i for i in found if "memory off" in i.title]

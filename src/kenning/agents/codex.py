@@ -126,10 +126,16 @@ def trust_entries(text: str, hooks_path: Path) -> dict[str, dict[str, Any]]:
     return entries
 
 
+# What a shell sets to change what kenning does there (`memory.enabled` and where it
+# is): Codex gives an MCP server only HOME, LANG, PATH and TMPDIR, and these by name.
+SHELL_SWITCHES = ("KEN_ENABLED", "KEN_PROJECT", "KEN_WORKSPACE", "KEN_WORKSTREAM")
+
+
 def _mcp_entry(command: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
     entry: dict[str, Any] = {"command": command, "args": args}
     if env:
         entry["env"] = env
+    entry["env_vars"] = list(SHELL_SWITCHES)
     entry["startup_timeout_sec"] = 20
     entry["required"] = True
     entry["default_tools_approval_mode"] = "approve"
