@@ -1095,17 +1095,26 @@ def test_with_memory_off_every_mcp_write_is_refused_and_says_why(
     assert set(all_items()) == {i.id for i in seeded.values()}
 
 
+# A privacy switch as people write it: the spellings of false, and a value that is
+# neither true nor false, which is read as off (the private side), never ignored.
+OFF_SPELLINGS = ["false", '"false"', '"off"', "0", '"maybe"']
+
+
+@pytest.mark.parametrize("written", OFF_SPELLINGS)
 def test_with_capture_off_for_the_repo_mcp_writes_there_are_refused(
-    git_repo: Path, seeded: dict[str, Item], tmp_path: Path
+    git_repo: Path, seeded: dict[str, Item], tmp_path: Path, written: str
 ) -> None:
-    _write_config(f'[memory.repos."{REPO}"]\ncapture = false\n')
+    _write_config(f'[memory.repos."{REPO}"]\ncapture = {written}\n')
     elsewhere = tmp_path / "plain"
     elsewhere.mkdir()
 
     async def in_repo(server: Server) -> None:
         for tool, args in WRITES:
             text = await server.error(tool, args)
-            assert f"memory capture is off for {REPO}" in text, tool
+            assert (
+                f'memory capture is off for {REPO} ([memory.repos."{REPO}"] capture = {written} '
+                "in config.toml)"
+            ) in text, tool
         note = seeded["note"]
         update = {"id": note.id, "text": "t", "expected_revision": note.revision}
         assert "capture is off" in await server.error("memory_update", update)
@@ -1125,10 +1134,11 @@ def test_with_capture_off_for_the_repo_mcp_writes_there_are_refused(
     assert len(all_items()) == len(seeded) + 1
 
 
+@pytest.mark.parametrize("written", OFF_SPELLINGS)
 def test_with_deliver_off_no_mcp_read_returns_the_repos_memory_from_anywhere(
-    git_repo: Path, seeded: dict[str, Item], tmp_path: Path
+    git_repo: Path, seeded: dict[str, Item], tmp_path: Path, written: str
 ) -> None:
-    _write_config(f'[memory.repos."{REPO}"]\ndeliver = false\n')
+    _write_config(f'[memory.repos."{REPO}"]\ndeliver = {written}\n')
     deploy, note, style = seeded["deploy"], seeded["note"], seeded["style"]
     with opened() as store:
         session_note = add(
@@ -1160,6 +1170,31 @@ def test_with_deliver_off_no_mcp_read_returns_the_repos_memory_from_anywhere(
 
     drive(git_repo, anywhere)
     drive(elsewhere, anywhere)
+
+
+def test_a_capture_refusal_names_the_table_as_the_persons_file_writes_it(
+    git_repo: Path,
+) -> None:
+    _write_config('[repos."git@github.com:Acme/Shop.git"]\ncapture = false\n')
+
+    async def scenario(server: Server) -> None:
+        text = await server.error("memory_propose", {"text": "A note"})
+        assert '([repos."git@github.com:Acme/Shop.git"] capture = false in config.toml)' in text
+
+    drive(git_repo, scenario)
+    assert all_items() == {}
+
+
+@pytest.mark.parametrize("written", ["true", '"yes"', "1"])
+def test_a_switch_written_as_a_spelling_of_true_stays_on(git_repo: Path, written: str) -> None:
+    _write_config(f'[memory.repos."{REPO}"]\ncapture = {written}\ndeliver = {written}\n')
+
+    async def scenario(server: Server) -> None:
+        saved = await server.ok("memory_propose", {"text": "Checkout uses the zebrafish queue"})
+        found = await server.ok("memory_search", {"query": "zebrafish"})
+        assert [r["id"] for r in found["results"]] == [saved["id"]]
+
+    drive(git_repo, scenario)
 
 
 def test_memory_search_matches_the_last_word_as_typed_before_stemming(git_repo: Path) -> None:
