@@ -1309,6 +1309,42 @@ def test_a_plan_draft_and_session_history_obey_the_switches(
     assert len(list(plans_dir.iterdir())) == 1
 
 
+@pytest.mark.parametrize(
+    "scope",
+    [
+        f"workstream:{REPO}#{TOKEN}",
+        f"session:claude:{TOKEN}",
+        f"project:{TOKEN.lower()}",
+        f"workspace:acme {TOKEN}",
+        f"repo:github.com/acme/{TOKEN}",
+    ],
+)
+def test_a_scope_whose_name_holds_a_secret_is_refused_and_nothing_is_written(
+    git_repo: Path, scope: str
+) -> None:
+    plan = {
+        "schema": 1,
+        "id": "scoped",
+        "owner": "claude",
+        "operations": [{"op": "create", "text": "x", "kind": "note", "scope": scope}],
+    }
+
+    async def scenario(server: Server) -> None:
+        for tool, args in (
+            ("memory_propose", {"text": "x", "scope": scope, "evidence": "e"}),
+            ("memory_plan_draft", {"plan": plan}),
+            ("memory_search", {"query": "x", "scopes": [scope]}),
+        ):
+            text = await server.error(tool, args)
+            assert TOKEN not in text and TOKEN.lower() not in text, tool
+            assert "holds a secret (github_token)" in text, (tool, text)
+
+    drive(git_repo, scenario)
+    assert all_items() == {}
+    plans_dir = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "plans"
+    assert not plans_dir.exists() or not any(plans_dir.iterdir())
+
+
 def test_a_drafted_plan_is_saved_with_its_secrets_redacted(
     git_repo: Path, seeded: dict[str, Item]
 ) -> None:
