@@ -1345,6 +1345,26 @@ def test_a_scope_whose_name_holds_a_secret_is_refused_and_nothing_is_written(
     assert not plans_dir.exists() or not any(plans_dir.iterdir())
 
 
+def test_blank_handoffs_empty_scopes_and_unknown_lesson_keys_are_refused_and_save_nothing(
+    git_repo: Path,
+) -> None:
+    async def scenario(server: Server) -> None:
+        text = await server.error("memory_handoff", {"done": "   ", "state": "  ", "next": "\n"})
+        assert "all three are blank; nothing was saved" in text
+        text = await server.error("memory_propose", {"text": "x", "scope": "", "evidence": "e"})
+        assert "bad scope ''" in text
+        lesson = {"lesson": "Run ruff", "evidence": "you forgot", "extra": "x"}
+        text = await server.error("record_reflection", {"lessons": [lesson]})
+        assert "a lesson takes no key 'extra': it takes lesson, evidence, kind" in text
+        text = await server.error("memory_propose", {"text": "x", "links": ["x"]})
+        assert "bad link 'x'" in text
+        # One blank section is fine: the others say enough.
+        await server.ok("memory_handoff", {"done": "Fixed the cart", "state": " ", "next": " "})
+
+    drive(git_repo, scenario)
+    assert [i.kind.value for i in all_items().values()] == ["handoff"]
+
+
 def test_a_drafted_plan_is_saved_with_its_secrets_redacted(
     git_repo: Path, seeded: dict[str, Item]
 ) -> None:
