@@ -174,6 +174,24 @@ def test_add_takes_kind_scope_tags_links_pin_and_evidence():
     assert item["status"] == "active"
 
 
+def test_add_refuses_a_scope_whose_name_holds_a_secret_without_echoing_it(git_repo, monkeypatch):
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # fake: a GitHub token's shape
+    monkeypatch.chdir(git_repo)
+    for scope, says in (
+        (f"workstream:github.com/acme/shop#{token}", "holds a secret (github_token)"),
+        (f"session:claude:{token}", "holds a secret (github_token)"),
+        (f"wrkstream:{token}", "use global or one of"),  # the usual error, without the token
+    ):
+        result = ken("add", "x", "--scope", scope)
+        assert result.exit_code == 1
+        line = one_line_error(result.stderr)
+        assert token not in line and "[redacted:github_token]" in line and says in line, line
+    from kenning.store import ItemQuery
+
+    with opened() as store:
+        assert store.list_items(ItemQuery(statuses=(), include_expired=True)) == []
+
+
 def test_add_propose_stores_a_proposal_and_says_so():
     result = ok("add", "Maybe use uv", "--propose")
     assert "proposed" in result.stderr and "ken approve" in result.stderr

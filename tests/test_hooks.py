@@ -894,8 +894,13 @@ def test_an_agent_left_out_of_deliver_to_gets_nothing_but_is_recorded(
     assert out.startswith(PACK_START)  # the config above has no small budget
 
 
-def test_a_repo_with_capture_off_records_no_session(shop: Path, memories: dict[str, str]) -> None:
-    write_config(f'[repos."{REPO}"]\ncapture = false\n')
+@pytest.mark.parametrize("written", ["false", '"false"', "0", '"maybe"'])
+def test_a_repo_with_capture_off_records_no_session(
+    shop: Path, memories: dict[str, str], written: str
+) -> None:
+    # "false" and 0 mean off; a value that is neither true nor false is off too
+    # (the private side), never ignored.
+    write_config(f'[repos."{REPO}"]\ncapture = {written}\n')
     for agent in AGENTS:
         for event in ORDER[agent]:
             code, _ = call_inproc(event, agent, payload(agent, event, shop))
@@ -904,8 +909,9 @@ def test_a_repo_with_capture_off_records_no_session(shop: Path, memories: dict[s
     assert use_count(memories["pinned"]) == 0
 
 
-def test_a_repo_with_deliver_off_is_never_told(shop: Path) -> None:
-    write_config(f'[repos."{REPO}"]\ndeliver = false\n')
+@pytest.mark.parametrize("written", ["false", '"no"', "0", '"maybe"'])
+def test_a_repo_with_deliver_off_is_never_told(shop: Path, written: str) -> None:
+    write_config(f'[repos."{REPO}"]\ndeliver = {written}\n')
     secret_ws = add(
         "Shop branch main freezes checkout changes on Fridays",
         scope=f"workstream:{REPO}#main",

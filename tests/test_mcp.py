@@ -1095,17 +1095,26 @@ def test_with_memory_off_every_mcp_write_is_refused_and_says_why(
     assert set(all_items()) == {i.id for i in seeded.values()}
 
 
+# A privacy switch as people write it: the spellings of false, and a value that is
+# neither true nor false, which is read as off (the private side), never ignored.
+OFF_SPELLINGS = ["false", '"false"', '"off"', "0", '"maybe"']
+
+
+@pytest.mark.parametrize("written", OFF_SPELLINGS)
 def test_with_capture_off_for_the_repo_mcp_writes_there_are_refused(
-    git_repo: Path, seeded: dict[str, Item], tmp_path: Path
+    git_repo: Path, seeded: dict[str, Item], tmp_path: Path, written: str
 ) -> None:
-    _write_config(f'[memory.repos."{REPO}"]\ncapture = false\n')
+    _write_config(f'[memory.repos."{REPO}"]\ncapture = {written}\n')
     elsewhere = tmp_path / "plain"
     elsewhere.mkdir()
 
     async def in_repo(server: Server) -> None:
         for tool, args in WRITES:
             text = await server.error(tool, args)
-            assert f"memory capture is off for {REPO}" in text, tool
+            assert (
+                f'memory capture is off for {REPO} ([memory.repos."{REPO}"] capture = {written} '
+                "in config.toml)"
+            ) in text, tool
         note = seeded["note"]
         update = {"id": note.id, "text": "t", "expected_revision": note.revision}
         assert "capture is off" in await server.error("memory_update", update)
@@ -1125,10 +1134,11 @@ def test_with_capture_off_for_the_repo_mcp_writes_there_are_refused(
     assert len(all_items()) == len(seeded) + 1
 
 
+@pytest.mark.parametrize("written", OFF_SPELLINGS)
 def test_with_deliver_off_no_mcp_read_returns_the_repos_memory_from_anywhere(
-    git_repo: Path, seeded: dict[str, Item], tmp_path: Path
+    git_repo: Path, seeded: dict[str, Item], tmp_path: Path, written: str
 ) -> None:
-    _write_config(f'[memory.repos."{REPO}"]\ndeliver = false\n')
+    _write_config(f'[memory.repos."{REPO}"]\ndeliver = {written}\n')
     deploy, note, style = seeded["deploy"], seeded["note"], seeded["style"]
     with opened() as store:
         session_note = add(
@@ -1160,6 +1170,31 @@ def test_with_deliver_off_no_mcp_read_returns_the_repos_memory_from_anywhere(
 
     drive(git_repo, anywhere)
     drive(elsewhere, anywhere)
+
+
+def test_a_capture_refusal_names_the_table_as_the_persons_file_writes_it(
+    git_repo: Path,
+) -> None:
+    _write_config('[repos."git@github.com:Acme/Shop.git"]\ncapture = false\n')
+
+    async def scenario(server: Server) -> None:
+        text = await server.error("memory_propose", {"text": "A note"})
+        assert '([repos."git@github.com:Acme/Shop.git"] capture = false in config.toml)' in text
+
+    drive(git_repo, scenario)
+    assert all_items() == {}
+
+
+@pytest.mark.parametrize("written", ["true", '"yes"', "1"])
+def test_a_switch_written_as_a_spelling_of_true_stays_on(git_repo: Path, written: str) -> None:
+    _write_config(f'[memory.repos."{REPO}"]\ncapture = {written}\ndeliver = {written}\n')
+
+    async def scenario(server: Server) -> None:
+        saved = await server.ok("memory_propose", {"text": "Checkout uses the zebrafish queue"})
+        found = await server.ok("memory_search", {"query": "zebrafish"})
+        assert [r["id"] for r in found["results"]] == [saved["id"]]
+
+    drive(git_repo, scenario)
 
 
 def test_memory_search_matches_the_last_word_as_typed_before_stemming(git_repo: Path) -> None:
@@ -1272,6 +1307,62 @@ def test_a_plan_draft_and_session_history_obey_the_switches(
     _write_config("[memory]\nenabled = false\n")
     drive(git_repo, off)
     assert len(list(plans_dir.iterdir())) == 1
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [
+        f"workstream:{REPO}#{TOKEN}",
+        f"session:claude:{TOKEN}",
+        f"project:{TOKEN.lower()}",
+        f"workspace:acme {TOKEN}",
+        f"repo:github.com/acme/{TOKEN}",
+    ],
+)
+def test_a_scope_whose_name_holds_a_secret_is_refused_and_nothing_is_written(
+    git_repo: Path, scope: str
+) -> None:
+    plan = {
+        "schema": 1,
+        "id": "scoped",
+        "owner": "claude",
+        "operations": [{"op": "create", "text": "x", "kind": "note", "scope": scope}],
+    }
+
+    async def scenario(server: Server) -> None:
+        for tool, args in (
+            ("memory_propose", {"text": "x", "scope": scope, "evidence": "e"}),
+            ("memory_plan_draft", {"plan": plan}),
+            ("memory_search", {"query": "x", "scopes": [scope]}),
+        ):
+            text = await server.error(tool, args)
+            assert TOKEN not in text and TOKEN.lower() not in text, tool
+            assert "holds a secret (github_token)" in text, (tool, text)
+
+    drive(git_repo, scenario)
+    assert all_items() == {}
+    plans_dir = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "plans"
+    assert not plans_dir.exists() or not any(plans_dir.iterdir())
+
+
+def test_blank_handoffs_empty_scopes_and_unknown_lesson_keys_are_refused_and_save_nothing(
+    git_repo: Path,
+) -> None:
+    async def scenario(server: Server) -> None:
+        text = await server.error("memory_handoff", {"done": "   ", "state": "  ", "next": "\n"})
+        assert "all three are blank; nothing was saved" in text
+        text = await server.error("memory_propose", {"text": "x", "scope": "", "evidence": "e"})
+        assert "bad scope ''" in text
+        lesson = {"lesson": "Run ruff", "evidence": "you forgot", "extra": "x"}
+        text = await server.error("record_reflection", {"lessons": [lesson]})
+        assert "a lesson takes no key 'extra': it takes lesson, evidence, kind" in text
+        text = await server.error("memory_propose", {"text": "x", "links": ["x"]})
+        assert "bad link 'x'" in text
+        # One blank section is fine: the others say enough.
+        await server.ok("memory_handoff", {"done": "Fixed the cart", "state": " ", "next": " "})
+
+    drive(git_repo, scenario)
+    assert [i.kind.value for i in all_items().values()] == ["handoff"]
 
 
 def test_a_drafted_plan_is_saved_with_its_secrets_redacted(

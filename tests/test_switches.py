@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from conftest import ken
 from helpers import add
 from kenning import config, deliver
@@ -39,8 +41,29 @@ def test_repo_switches_are_read_from_memory_repos_and_the_old_table_still_works(
     assert deliver.blocked_repos(both) == {REPO, "/home/Me/Local Repo"}
 
 
-def test_ken_pack_honours_deliver_false_in_the_memory_repos_table(git_repo, monkeypatch):
-    write_config(f'[memory.repos."{REPO}"]\ndeliver = false\n')
+@pytest.mark.parametrize(
+    ("written", "on"),
+    [
+        *[(v, False) for v in ("false", '"false"', '"No"', '" off "', '"0"', "0")],
+        *[(v, True) for v in ("true", '"true"', '"yes"', '"ON"', '"1"', "1")],
+        # neither: the private side
+        *[(v, False) for v in ('"maybe"', "2", "0.0", '""', "[]", "{ on = true }")],
+    ],
+)
+def test_a_switch_is_read_as_the_person_meant_it_and_else_off(written, on):
+    path = write_config(f'[repos."{REPO}"]\ncapture = {written}\ndeliver = {written}\n')
+    read = config.Config()
+    assert (read.repo_capture(REPO), read.repo_deliver(REPO)) == (on, on)
+    assert (REPO in deliver.blocked_repos(read)) is not on
+    if written not in ("true", "false"):  # reported all the same
+        problems = config.file_problems(config.read_file(path))
+        reported = [p for p in problems if p.key.endswith(".capture")]
+        assert f"read as {'on' if on else 'off'}" in reported[0].detail
+
+
+@pytest.mark.parametrize("written", ["false", '"off"', "0"])
+def test_ken_pack_honours_deliver_false_in_the_memory_repos_table(git_repo, monkeypatch, written):
+    write_config(f'[memory.repos."{REPO}"]\ndeliver = {written}\n')
     add("Shop deploys freeze on Fridays", scope=f"repo:{REPO}")
     add("Answer in British English", scope="global")
     monkeypatch.chdir(git_repo)

@@ -12,6 +12,7 @@ negative idle time close every live session.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shlex
@@ -500,8 +501,9 @@ class Config:
         `[repos."<repo>"]` where the new table does not say (`ken doctor` asks to move
         it). Repo names are normalized as `--scope repo:` is, so
         `"GitHub.com/Acme/Shop"` and `"git@github.com:acme/shop.git"` both name
-        `github.com/acme/shop`; values that are not true or false are ignored here and
-        reported by `ken doctor`.
+        `github.com/acme/shop`. A switch written other than as true or false is read as
+        the person meant it (`switch_value`: "false", "off", 0 are off), or as off when
+        it says neither; `ken doctor` and `ken config list` report it either way.
         """
         found: dict[str, dict[str, bool]] = {}
         memory = self.file.get("memory")
@@ -517,10 +519,30 @@ class Config:
                 except ValueError:
                     continue
                 switches = found.setdefault(key, {})
-                switches.update(
-                    {k: v for k, v in entry.items() if k in SWITCHES and isinstance(v, bool)}
-                )
+                switches.update({k: switch_value(v) for k, v in entry.items() if k in SWITCHES})
         return found
+
+    def switch_source(self, repo: str, switch: str) -> str:
+        """Where `repo`'s `switch` is set, as the person's file writes it
+        (`[repos."git@github.com:acme/shop.git"] capture = false`), for a message that
+        sends them there; the documented form when the file does not set it."""
+        memory = self.file.get("memory")
+        for prefix, table in (
+            ("memory.repos", memory.get("repos") if isinstance(memory, dict) else None),
+            ("repos", self.file.get("repos")),
+        ):  # the new form first: it wins
+            if not isinstance(table, dict):
+                continue
+            for name, entry in table.items():
+                if not (isinstance(entry, dict) and switch in entry):
+                    continue
+                try:
+                    if repo_key(str(name)) != repo:
+                        continue
+                except ValueError:
+                    continue
+                return f'[{prefix}."{name}"] {switch} = {_as_written(entry[switch])}'
+        return f'[memory.repos."{repo}"] {switch} = false'
 
     def repo_capture(self, repo: str | None) -> bool:
         """Whether sessions in `repo` are recorded and may propose memories
@@ -539,6 +561,34 @@ class Config:
 # --- what config.toml holds that kenning does not read ------------------------------
 
 SWITCHES = ("capture", "deliver")
+_ON = frozenset({"true", "yes", "on", "1"})
+_OFF = frozenset({"false", "no", "off", "0"})
+
+
+def switch_value(value: Any) -> bool:
+    """A privacy switch as the person meant it: true or false, or a spelling of either
+    (`"false"`, `"off"`, `"no"`, `0`; `"true"`, `"on"`, `1`). Anything else is off: a
+    switch that keeps memory private errs on the private side rather than being ignored
+    (which would leave it on)."""
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, str | int) and str(value).strip().lower() in _ON
+
+
+def _as_written(value: Any) -> str:
+    """A switch's value as TOML writes it: false, "false", 0."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+def _switch_reading(value: Any) -> str:
+    """How a switch that is not true or false is read, as doctor says it."""
+    if isinstance(value, str | int) and str(value).strip().lower() in _ON | _OFF:
+        return "on" if switch_value(value) else "off"
+    return "off (neither true nor false, so the private side)"
+
+
 # `[agents.NAME]`: how `ken handoff` starts an agent.
 AGENT_KEYS = LAUNCH_KEYS
 _TABLES = {key.rpartition(".")[0] for key in BY_KEY} - {""}
@@ -577,7 +627,11 @@ def _switch_problems(table: dict[str, Any], prefix: str) -> list[FileProblem]:
                 )
             elif not isinstance(value, bool):
                 out.append(
-                    FileProblem(f"{where}.{key}", f"is {value!r}", "set it to true or false")
+                    FileProblem(
+                        f"{where}.{key}",
+                        f"is {value!r}, read as {_switch_reading(value)}",
+                        "set it to true or false, without quotes",
+                    )
                 )
     return out
 

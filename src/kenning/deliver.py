@@ -144,7 +144,7 @@ def check_write(config: Config, where: Where, scopes: Iterable[Scope] = ()) -> N
     for repo in dict.fromkeys(r for r in repos if r):
         if not config.repo_capture(repo):
             raise InvalidInput(
-                f'memory capture is off for {repo} ([memory.repos."{repo}"] capture = false '
+                f"memory capture is off for {repo} ({config.switch_source(repo, 'capture')} "
                 "in config.toml): nothing was saved"
             )
 

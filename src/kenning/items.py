@@ -63,13 +63,24 @@ _scopes: dict[str, Scope] = {}  # scopes read before: an import names a few, man
 
 
 def parse_scope(text: str) -> Scope:
+    """A scope as a person or an agent writes it (`--scope`, an MCP argument, a plan).
+
+    A name that holds a secret is refused rather than redacted: a scope is a key, and
+    redacting two different names to one marker would merge their scopes. Nothing the
+    refusal or any other error says holds the secret."""
     found = _scopes.get(text)
     if found is not None:
         return found
     try:
         found = Scope.parse(text)
     except ValueError as exc:
-        raise InvalidInput(str(exc)) from None
+        raise InvalidInput(redact(str(exc)).text) from None
+    secret = redact(str(found))
+    if secret.kinds:
+        raise InvalidInput(
+            f"bad scope '{secret.text}': its name holds a secret ({', '.join(secret.kinds)}); "
+            "a scope's name is a key, never redacted, so name the scope without it"
+        )
     if len(_scopes) >= 1024:
         _scopes.clear()
     _scopes[text] = found

@@ -223,6 +223,9 @@ class _Server(MCPServer):
             raise ToolError(f"bad arguments to {name}: {wrong}") from cause
 
 
+LESSON_KEYS = ("lesson", "evidence", "kind")  # what one lesson of record_reflection holds
+
+
 def build_server(memory: Memory | None = None) -> MCPServer:
     mem = memory or Memory()
     server = _Server("ken", instructions=INSTRUCTIONS, log_level="WARNING")
@@ -366,7 +369,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             ctx = mem.context(model)
-            target = ctx.where.scope(scope) if scope else None
+            # "" is a scope written badly, refused as a read refuses it, not the default.
+            target = ctx.where.scope(scope) if scope is not None else None
             deliver.check_write(mem.config, ctx.where, [target] if target else [])
             item = proposals.propose(
                 mem.store,
@@ -502,6 +506,12 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             for entry in lessons:
                 if not isinstance(entry, dict) or not entry.get("lesson"):
                     raise ToolError('each lesson is {"lesson": "...", "evidence": "..."}')
+                unknown = sorted(set(entry) - set(LESSON_KEYS))
+                if unknown:  # as a writing tool refuses an argument it does not take
+                    raise ToolError(
+                        f"a lesson takes no key {', '.join(map(repr, unknown))}: it takes "
+                        f"{', '.join(LESSON_KEYS)}; nothing was saved"
+                    )
                 kind = str(entry.get("kind") or "lesson").strip().lower()
                 entries.append((str(entry["lesson"]), str(entry.get("evidence", "")), kind))
             ctx = mem.context(model)

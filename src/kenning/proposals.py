@@ -77,7 +77,7 @@ def propose(
 ) -> Item:
     """Save an agent's memory: a working note in its own scopes is active; its rules, and
     anything in a shared scope (which needs evidence), are proposed."""
-    target = ctx.where.scope(scope) if scope else ctx.own_scope()
+    target = ctx.where.scope(scope) if scope is not None else ctx.own_scope()
     return items.add(
         store,
         text,
@@ -153,6 +153,11 @@ def handoff(
     Inside a registered project the handoff is appended to its log.md (the file is the
     truth) and indexed from there.
     """
+    if not any(part.strip() for part in (done, state, next_steps)):
+        raise InvalidInput(
+            "a handoff needs what was done, where things stand or what comes next: all three "
+            "are blank; nothing was saved"
+        )
     # Redacted before it is cut: a token cut short is no longer known as one.
     first = " ".join(redact(done).text.split())[:90] or "work in progress"
     body = f"## Done\n{done.strip()}\n\n## State\n{state.strip()}\n\n## Next\n{next_steps.strip()}"

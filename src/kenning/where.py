@@ -95,10 +95,9 @@ class Where:
             if found is None:
                 raise InvalidInput(NONE_HERE[ScopeType(name)])
             return found
-        try:
-            return Scope.parse(text)
-        except ValueError as exc:
-            raise InvalidInput(str(exc)) from None
+        from kenning import items  # not on the hook path's way in
+
+        return items.parse_scope(text)
 
     def to_dict(self) -> dict[str, object]:
         return {
