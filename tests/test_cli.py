@@ -1256,3 +1256,15 @@ def test_an_empty_list_under_a_filter_says_nothing_matches():
     ):
         result = ok("list", *args)
         assert result.stdout == "" and result.stderr.strip() == "no memories match", args
+
+
+@pytest.mark.parametrize("scope", ["", "  "])
+def test_add_and_update_refuse_an_empty_scope_rather_than_use_the_default(scope: str) -> None:
+    """`memory_propose` refuses "scope": "", and `ken add --scope ""` saved to the
+    default scope."""
+    result = ken("add", "Empty scopes are refused", "--scope", scope)
+    assert result.exit_code == 1 and "bad scope" in one_line_error(result.stderr)
+    assert json.loads(ken("list", "--json").stdout) == []
+    made = json.loads(ken("add", "A memory to move", "--json").stdout)
+    moved = ken("update", made["id"], "--scope", scope)
+    assert moved.exit_code == 1 and "bad scope" in one_line_error(moved.stderr)

@@ -80,7 +80,7 @@ def add(
             raise click.UsageError("give the memory as TEXT or on stdin")
         body = read_stdin_text()
     here = state.where()
-    target = state.scope(scope) if scope else items.default_scope(here.repo)
+    target = state.scope(scope) if scope is not None else items.default_scope(here.repo)
     item = items.add(
         state.store,
         body,
@@ -281,7 +281,7 @@ def update(
 ) -> Result:
     """Change a memory through flags (edit, for scripts). Each change is a new version."""
     item = items.get(state.store, ref)
-    new_scope = state.scope(scope) if scope else None
+    new_scope = state.scope(scope) if scope is not None else None
     new_kind = items.parse_kind(kind)
     actor = guard_change(state, item, "update", new_scope, new_kind)
     updated = items.change(
