@@ -38,7 +38,7 @@ from kenning import sessions
 from kenning import where as where_mod
 from kenning.ids import new_ulid
 from kenning.mcp_server import Memory, build_server
-from kenning.model import Item
+from kenning.model import Item, Provenance
 from kenning.store import open_store
 
 KEN = Path(sys.executable).with_name("ken")
@@ -759,7 +759,14 @@ def test_secrets_are_redacted_in_every_write(git_repo: Path, seeded: dict[str, I
 
     drive(git_repo, scenario)
 
-    ids = [got["propose"]["id"], note.id, got["handoff"]["id"], got["reflection"]["saved"][0]["id"]]
+    # The person's note is not the agent's to rewrite: the update filed a replacement.
+    assert got["update"]["note"].startswith("proposed as a replacement")
+    ids = [
+        got["propose"]["id"],
+        got["update"]["id"],
+        got["handoff"]["id"],
+        got["reflection"]["saved"][0]["id"],
+    ]
     for item_id in ids:
         item = stored(item_id)
         whole = f"{item.title}\n{item.body}\n{item.evidence}"
@@ -922,6 +929,54 @@ def test_other_places_working_scopes_are_not_the_agents_own(git_repo: Path) -> N
     for key in ("proposed", "replacement"):
         item = stored(got[key]["id"])
         assert (item.status.value, str(item.scope)) == ("proposed", elsewhere), key
+
+
+def test_an_update_rewrites_only_the_agents_own_note_not_a_persons_or_another_agents(
+    git_repo: Path,
+) -> None:
+    # All three notes are active in the agent's own workstream; only the one claude wrote
+    # is claude's to replace. The others get a proposed replacement, and stay as they were.
+    with opened() as store:
+        person = add("Person's branch note", store, scope=f"workstream:{WORKSTREAM}")
+        codex = add(
+            "Codex's branch note",
+            store,
+            scope=f"workstream:{WORKSTREAM}",
+            provenance=Provenance(who="codex", how="mcp"),
+        )
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        own = await server.ok("memory_propose", {"text": "Claude's branch note"})
+        for key, item_id in (("person", person.id), ("codex", codex.id), ("own", own["id"])):
+            read = await server.ok("memory_get", {"id": item_id})
+            got[key] = await server.ok(
+                "memory_update",
+                {
+                    "id": item_id,
+                    "text": f"claude rewrote {key}",
+                    "expected_revision": read["revision"],
+                },
+            )
+        got["context"] = (await server.ok("memory_context"))["text"]
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+
+    for key, before in (("person", person), ("codex", codex)):
+        assert got[key]["note"] == "proposed as a replacement", key
+        assert stored(before.id) == before, key
+        assert history(before.id) == ["add"], key
+        replacement = stored(got[key]["id"])
+        assert (replacement.status.value, str(replacement.scope)) == (
+            "proposed",
+            f"workstream:{WORKSTREAM}",
+        )
+        assert f"item:{before.id}" in [str(x) for x in replacement.links]
+    assert got["own"]["note"] == "updated"
+    assert stored(got["own"]["id"]).title == "claude rewrote own"
+    assert "Person's branch note" in got["context"]
+    assert "Person's branch note (from" not in got["context"]
+    assert "claude rewrote person" not in got["context"]
 
 
 def _rpc(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> dict[str, Any] | None:

@@ -6,8 +6,9 @@
 - Its rules (preference, correction, decision, fact, lesson) wait as *proposed*
   wherever they go, and so does anything in a shared scope (repo, workspace, agent,
   global), which also needs evidence: the excerpt that prompted it.
-- An update to the agent's own working note names the revision it expects; an
-  update to anything else files a proposed replacement linked to the original.
+- An update names the revision it expects. One to the agent's own working note (one it
+  wrote) replaces it; one to anything else, a person's note or another agent's in the
+  same workstream included, files a proposed replacement linked to the original.
 - Agents never delete, approve or reject.
 """
 
@@ -122,7 +123,8 @@ def update(
             actor=ctx.actor,
         )
         return updated, True
-    if not evidence.strip():
+    if not evidence.strip() and not ctx.owns(current.scope):
+        # As for a new memory: only what goes to a shared scope needs evidence.
         raise InvalidInput(
             f"{current.scope} is shared: a replacement needs evidence of why it is better"
         )
