@@ -741,9 +741,10 @@ def test_secrets_are_redacted_in_every_write(git_repo: Path, seeded: dict[str, I
                 "expected_revision": note.revision,
             },
         )
+        got["model"] = await server.ok("memory_propose", {"text": "Model only", "model": TOKEN})
         got["handoff"] = await server.ok(
             "memory_handoff",
-            {"done": "rotated the token", "state": f"old one was {TOKEN}", "next": "check CI"},
+            {"done": f"rotated {TOKEN}", "state": f"old one was {TOKEN}", "next": "check CI"},
         )
         got["reflection"] = await server.ok(
             "record_reflection",
@@ -759,6 +760,17 @@ def test_secrets_are_redacted_in_every_write(git_repo: Path, seeded: dict[str, I
 
     drive(git_repo, scenario)
 
+    # Every answer says what was redacted, from every field, each secret once (a
+    # handoff's title repeats the start of its Done section).
+    one, two = {"github_token": 1}, {"github_token": 2}
+    assert got["propose"]["redacted"] == two  # text and evidence
+    assert got["model"]["redacted"] == one
+    assert got["model"]["note"].endswith("; redacted 1 secret: github_token")
+    assert got["update"]["redacted"] == one
+    assert got["handoff"]["redacted"] == two  # done and state
+    assert got["reflection"]["redacted"] == one
+    assert got["reflection"]["saved"][0]["redacted"] == one
+    assert stored(got["model"]["id"]).provenance.model == "[redacted:github_token]"
     # The person's note is not the agent's to rewrite: the update filed a replacement.
     assert got["update"]["note"].startswith("proposed as a replacement")
     ids = [
@@ -977,6 +989,30 @@ def test_an_update_rewrites_only_the_agents_own_note_not_a_persons_or_another_ag
     assert "Person's branch note" in got["context"]
     assert "Person's branch note (from" not in got["context"]
     assert "claude rewrote person" not in got["context"]
+
+
+def test_a_handoff_to_a_projects_log_redacts_the_model_and_says_so(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    from kenning import projects
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    with opened() as store:
+        projects.add_project(store, "cart", str(notes), None)
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["handoff"] = await server.ok(
+            "memory_handoff",
+            {"done": "moved the cart", "state": "green", "next": "ship", "model": TOKEN},
+        )
+
+    drive(git_repo, scenario, extra_env={"KEN_PROJECT": "cart"})
+    item = stored(got["handoff"]["id"])
+    assert item.provenance.how == "sync"  # indexed from the project's log.md
+    assert item.provenance.model == "[redacted:github_token]"
+    assert got["handoff"]["redacted"] == {"github_token": 1}
 
 
 def _rpc(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> dict[str, Any] | None:
@@ -1356,6 +1392,7 @@ def test_a_drafted_plan_is_saved_with_its_secrets_redacted(
     saved = Path(answers["draft"]["saved_to"])
     text = saved.read_text(encoding="utf-8")
     assert TOKEN not in text and "[redacted:github_token]" in text
+    assert answers["draft"]["redacted"] == {"github_token": 2}  # the text and the evidence
     # The digest the agent was given is the saved file's: the person applies that file.
     from conftest import ken_proc
 

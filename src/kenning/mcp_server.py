@@ -15,9 +15,11 @@ and how=mcp.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
+from collections import Counter
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -36,7 +38,7 @@ from kenning.ids import short_id
 from kenning.locate import here
 from kenning.model import MAX_NAME, Item
 from kenning.pack import MIN_BUDGET
-from kenning.redact import redact
+from kenning.redact import count_markers, redact
 from kenning.sessions import process_chain
 from kenning.store import SessionQuery, Store, open_store
 
@@ -147,11 +149,23 @@ class Memory:
                 raise ToolError(str(exc)) from None
 
 
-def _redacted(answer: dict[str, Any], item: Item, given: list[str]) -> dict[str, Any]:
-    """Say in an answer what was redacted: kinds and counts, never the values."""
-    counts = items.redactions(item, given)
+def _redacted(
+    answer: dict[str, Any],
+    item: Item,
+    given: list[str],
+    ctx: proposals.AgentContext,
+    *,
+    title: bool = True,
+) -> dict[str, Any]:
+    """Say in an answer what was redacted (`given`, and the provenance `ctx` wrote with:
+    the model name is the agent's text too): kinds and counts, never the values."""
+    counts = items.redactions(item, given, provenance=ctx.provenance(), title=title)
+    return _say_redacted(answer, counts)
+
+
+def _say_redacted(answer: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
     answer["redacted"] = counts
-    if counts:
+    if counts and "note" in answer:
         answer["note"] = f"{answer['note']}; {items.describe_redactions(counts)}"
     return answer
 
@@ -379,7 +393,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 evidence=evidence,
             )
             given = [text, evidence, *(tags or []), *(links or [])]
-            return _redacted({**_item_brief(item), "note": _saved_note(item)}, item, given)
+            return _redacted({**_item_brief(item), "note": _saved_note(item)}, item, given, ctx)
 
         result: dict[str, Any] = mem.run(work)
         return result
@@ -415,7 +429,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             }
             # what it kept from before (evidence, tags, links) was redacted before
             kept = [evidence or item.evidence, *item.tags, *(str(x) for x in item.links)]
-            return _redacted(answer, item, [text, *kept])
+            return _redacted(answer, item, [text, *kept], ctx)
 
         result: dict[str, Any] = mem.run(work)
         return result
@@ -441,7 +455,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 next_steps=next,
                 questions=open_questions,
             )
-            return _item_brief(item)
+            # Its title repeats the start of Done, so the body alone says what was redacted.
+            given = [done, state, next, open_questions]
+            return _redacted(_item_brief(item), item, given, ctx, title=False)
 
         result: dict[str, Any] = mem.run(work)
         return result
@@ -530,7 +546,14 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 # Only once it stands: a reflection refused (too long, all secret) leaves
                 # the session to be asked again at its next stop.
                 run_lessons.reflected(mem.store, ctx.session_id)
-            answer: dict[str, Any] = {"saved": [_item_brief(i) for i in saved]}
+            given = [text for lesson, evidence, _ in kept for text in (lesson, evidence)]
+            answer: dict[str, Any] = {
+                "saved": [_redacted(_item_brief(i), i, given, ctx) for i in saved]
+            }
+            total: Counter[str] = Counter()
+            for brief in answer["saved"]:
+                total.update(brief["redacted"])
+            _say_redacted(answer, dict(total))
             if dropped:
                 answer["dropped"] = [
                     {"lesson": text, "why": run_lessons.why_dropped(evidence)}
@@ -568,7 +591,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 )
             # Secrets out first, so the file a person reviews holds none, and its digest
             # is the digest of what is saved.
-            checked = plans.parse_plan(plans.redacted(plan), "the plan")
+            clean = plans.redacted(plan)
+            checked = plans.parse_plan(clean, "the plan")
             blocked = deliver.blocked_repos(mem.config)
             touched = plans.scopes_written(checked)
             for op in checked.operations:
@@ -587,12 +611,15 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             deliver.check_write(mem.config, here, touched)
             seen = plans.preview(mem.store, checked)
             path = plans.save_draft(checked)
-            return {
+            answer = {
                 **seen.to_dict(),
                 "saved_to": str(path),
                 "next": f"ask the person to run: ken plan preview {path}, then "
                 f"ken plan apply {path}",
             }
+            # What redaction took out of the plan: the markers it holds now, less those given.
+            found = count_markers(json.dumps(clean)) - count_markers(json.dumps(plan))
+            return _say_redacted(answer, dict(found))
 
         result: dict[str, Any] = mem.run(work)
         return result

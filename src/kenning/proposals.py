@@ -178,7 +178,9 @@ def handoff(
         found = projects.find_synced(store, slug, "log.md", projects.entry_key(heading))
         if found is not None:
             # Indexed from the file (how: sync); whose session wrote it is known here.
-            mine = replace(found.provenance, who=ctx.agent, model=ctx.model, session=ctx.session_id)
+            mine = items.redact_provenance(
+                replace(found.provenance, who=ctx.agent, model=ctx.model, session=ctx.session_id)
+            )
             return store.replace_item(replace(found, provenance=mine), "sync", new_version=False)
     scope = ctx.own_scope(
         "a handoff belongs to a git branch, a project (KEN_PROJECT) or an agent's session"
