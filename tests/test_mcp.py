@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -45,6 +46,7 @@ KEN = Path(sys.executable).with_name("ken")
 PASSED_ENV = (
     "HOME",
     "PATH",
+    "PYTHONPATH",  # where a checkout's tests point `ken` at its own source
     "KEN_DB",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
@@ -1074,6 +1076,69 @@ def test_the_server_stops_when_the_client_stops_it(git_repo: Path, stop: str) ->
             proc.kill()
     with opened() as store:
         assert store.count_items() == 1
+
+
+def _next_line(proc: subprocess.Popen[bytes], timeout: float = 30) -> dict[str, Any]:
+    """The server's next answer, or a failure after `timeout` seconds (the SDK drops a
+    line it cannot read, and then no answer ever comes)."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "no answer from ken mcp"
+    line = proc.stdout.readline()
+    assert line, "ken mcp closed its output"
+    return dict(json.loads(line))
+
+
+def test_a_lone_surrogate_is_replaced_and_a_line_that_is_not_json_answered_with_an_error(
+    git_repo: Path,
+) -> None:
+    # Node's JSON.stringify writes a lone surrogate escape for an emoji cut in half; the
+    # SDK cannot read such a line, nor one that is not JSON, and used to drop it unanswered.
+    env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
+    with subprocess.Popen(
+        [str(KEN), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=git_repo,
+    ) as proc:
+        assert proc.stdin is not None and proc.stderr is not None
+
+        def send(line: str) -> None:
+            assert proc.stdin is not None
+            proc.stdin.write(line.encode() + b"\n")
+            proc.stdin.flush()
+
+        try:
+            hello = {"protocolVersion": "2025-11-25", "capabilities": {}}
+            hello["clientInfo"] = {"name": "test", "version": "1"}
+            send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}))
+            assert "result" in _next_line(proc)
+            send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+            send(
+                '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":'
+                '"memory_propose","arguments":{"text":"Broken emoji \\ud83d here"}}}'
+            )
+            saved = _next_line(proc)
+            assert saved["id"] == 2 and not saved["result"]["isError"], saved
+            assert saved["result"]["structuredContent"]["title"] == "Broken emoji \ufffd here"
+            send("this is not json")
+            bad = _next_line(proc)
+            assert (bad["id"], bad["error"]["code"]) == (None, -32700), bad
+            send('{"id": 7, "hello": "not a JSON-RPC message"}')
+            wrong = _next_line(proc)
+            assert (wrong["id"], wrong["error"]["code"]) == (7, -32600), wrong
+            # ...and the server still serves.
+            send('{"jsonrpc":"2.0","id":3,"method":"tools/list"}')
+            assert _next_line(proc)["id"] == 3
+            proc.stdin.close()
+            assert proc.wait(timeout=10) == 0
+            stderr = proc.stderr.read().decode()
+            assert "Parse error" in stderr and "Traceback" not in stderr
+        finally:
+            proc.kill()
+    assert stored(saved["result"]["structuredContent"]["id"]).title == "Broken emoji \ufffd here"
 
 
 def test_secrets_in_links_are_redacted(git_repo: Path) -> None:
