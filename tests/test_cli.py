@@ -16,7 +16,7 @@ from conftest import KEN_BIN, ken, ken_proc
 from helpers import add, one_line_error, opened, snapshot
 from kenning import items
 from kenning.errors import NotFound
-from kenning.model import Status
+from kenning.model import Provenance, Status
 
 ITEM_KEYS = {
     "id",
@@ -921,7 +921,9 @@ def test_inside_an_agent_shared_scopes_are_proposed_and_working_scopes_active(gi
 
 def test_inside_an_agent_reading_works_and_changing_shared_memory_needs_a_person():
     item = add("Readable by agents").id[-6:]
-    own = add("Agent working note", scope="workstream:ws1").id[-6:]
+    own = add("Agent working note", scope="workstream:ws1", provenance=Provenance(who="codex")).id[
+        -6:
+    ]
     before = snapshot()
     show, search, listed, config, pin, update, edit_own = ken_procs(
         [

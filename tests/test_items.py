@@ -130,11 +130,14 @@ def test_agents_write_shared_scopes_as_proposals_and_their_own_scopes_directly()
 
 
 def test_an_agent_changing_anything_but_its_own_active_working_note_needs_a_person(store):
-    own = add("Working note", store, scope="session:s1")
+    own = add("Working note", store, scope="session:s1", provenance=Provenance(who="claude"))
+    persons = add("A person's working note", store, scope="session:s1")
     shared = add("Shared memory", store)
     proposed = add("Proposal", store, scope="project:p", status=Status.PROPOSED)
     claude, codex = policy.Actor("claude"), policy.Actor("codex")
     assert policy.is_free_for(claude, own)
+    assert not policy.is_free_for(codex, own)  # another agent's note
+    assert not policy.is_free_for(claude, persons)
     assert not policy.is_free_for(claude, own, parse_scope("global"))
     assert not policy.is_free_for(claude, shared)
     assert not policy.is_free_for(codex, proposed)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -38,13 +39,14 @@ from kenning import sessions
 from kenning import where as where_mod
 from kenning.ids import new_ulid
 from kenning.mcp_server import Memory, build_server
-from kenning.model import Item
+from kenning.model import Item, Provenance
 from kenning.store import open_store
 
 KEN = Path(sys.executable).with_name("ken")
 PASSED_ENV = (
     "HOME",
     "PATH",
+    "PYTHONPATH",  # where a checkout's tests point `ken` at its own source
     "KEN_DB",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
@@ -741,9 +743,10 @@ def test_secrets_are_redacted_in_every_write(git_repo: Path, seeded: dict[str, I
                 "expected_revision": note.revision,
             },
         )
+        got["model"] = await server.ok("memory_propose", {"text": "Model only", "model": TOKEN})
         got["handoff"] = await server.ok(
             "memory_handoff",
-            {"done": "rotated the token", "state": f"old one was {TOKEN}", "next": "check CI"},
+            {"done": f"rotated {TOKEN}", "state": f"old one was {TOKEN}", "next": "check CI"},
         )
         got["reflection"] = await server.ok(
             "record_reflection",
@@ -759,7 +762,25 @@ def test_secrets_are_redacted_in_every_write(git_repo: Path, seeded: dict[str, I
 
     drive(git_repo, scenario)
 
-    ids = [got["propose"]["id"], note.id, got["handoff"]["id"], got["reflection"]["saved"][0]["id"]]
+    # Every answer says what was redacted, from every field, each secret once (a
+    # handoff's title repeats the start of its Done section).
+    one, two = {"github_token": 1}, {"github_token": 2}
+    assert got["propose"]["redacted"] == two  # text and evidence
+    assert got["model"]["redacted"] == one
+    assert got["model"]["note"].endswith("; redacted 1 secret: github_token")
+    assert got["update"]["redacted"] == one
+    assert got["handoff"]["redacted"] == two  # done and state
+    assert got["reflection"]["redacted"] == one
+    assert got["reflection"]["saved"][0]["redacted"] == one
+    assert stored(got["model"]["id"]).provenance.model == "[redacted:github_token]"
+    # The person's note is not the agent's to rewrite: the update filed a replacement.
+    assert got["update"]["note"].startswith("proposed as a replacement")
+    ids = [
+        got["propose"]["id"],
+        got["update"]["id"],
+        got["handoff"]["id"],
+        got["reflection"]["saved"][0]["id"],
+    ]
     for item_id in ids:
         item = stored(item_id)
         whole = f"{item.title}\n{item.body}\n{item.evidence}"
@@ -924,6 +945,78 @@ def test_other_places_working_scopes_are_not_the_agents_own(git_repo: Path) -> N
         assert (item.status.value, str(item.scope)) == ("proposed", elsewhere), key
 
 
+def test_an_update_rewrites_only_the_agents_own_note_not_a_persons_or_another_agents(
+    git_repo: Path,
+) -> None:
+    # All three notes are active in the agent's own workstream; only the one claude wrote
+    # is claude's to replace. The others get a proposed replacement, and stay as they were.
+    with opened() as store:
+        person = add("Person's branch note", store, scope=f"workstream:{WORKSTREAM}")
+        codex = add(
+            "Codex's branch note",
+            store,
+            scope=f"workstream:{WORKSTREAM}",
+            provenance=Provenance(who="codex", how="mcp"),
+        )
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        own = await server.ok("memory_propose", {"text": "Claude's branch note"})
+        for key, item_id in (("person", person.id), ("codex", codex.id), ("own", own["id"])):
+            read = await server.ok("memory_get", {"id": item_id})
+            got[key] = await server.ok(
+                "memory_update",
+                {
+                    "id": item_id,
+                    "text": f"claude rewrote {key}",
+                    "expected_revision": read["revision"],
+                },
+            )
+        got["context"] = (await server.ok("memory_context"))["text"]
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+
+    for key, before in (("person", person), ("codex", codex)):
+        assert got[key]["note"] == "proposed as a replacement", key
+        assert stored(before.id) == before, key
+        assert history(before.id) == ["add"], key
+        replacement = stored(got[key]["id"])
+        assert (replacement.status.value, str(replacement.scope)) == (
+            "proposed",
+            f"workstream:{WORKSTREAM}",
+        )
+        assert f"item:{before.id}" in [str(x) for x in replacement.links]
+    assert got["own"]["note"] == "updated"
+    assert stored(got["own"]["id"]).title == "claude rewrote own"
+    assert "Person's branch note" in got["context"]
+    assert "Person's branch note (from" not in got["context"]
+    assert "claude rewrote person" not in got["context"]
+
+
+def test_a_handoff_to_a_projects_log_redacts_the_model_and_says_so(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    from kenning import projects
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    with opened() as store:
+        projects.add_project(store, "cart", str(notes), None)
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["handoff"] = await server.ok(
+            "memory_handoff",
+            {"done": "moved the cart", "state": "green", "next": "ship", "model": TOKEN},
+        )
+
+    drive(git_repo, scenario, extra_env={"KEN_PROJECT": "cart"})
+    item = stored(got["handoff"]["id"])
+    assert item.provenance.how == "sync"  # indexed from the project's log.md
+    assert item.provenance.model == "[redacted:github_token]"
+    assert got["handoff"]["redacted"] == {"github_token": 1}
+
+
 def _rpc(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> dict[str, Any] | None:
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(json.dumps(message).encode() + b"\n")
@@ -983,6 +1076,69 @@ def test_the_server_stops_when_the_client_stops_it(git_repo: Path, stop: str) ->
             proc.kill()
     with opened() as store:
         assert store.count_items() == 1
+
+
+def _next_line(proc: subprocess.Popen[bytes], timeout: float = 30) -> dict[str, Any]:
+    """The server's next answer, or a failure after `timeout` seconds (the SDK drops a
+    line it cannot read, and then no answer ever comes)."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "no answer from ken mcp"
+    line = proc.stdout.readline()
+    assert line, "ken mcp closed its output"
+    return dict(json.loads(line))
+
+
+def test_a_lone_surrogate_is_replaced_and_a_line_that_is_not_json_answered_with_an_error(
+    git_repo: Path,
+) -> None:
+    # Node's JSON.stringify writes a lone surrogate escape for an emoji cut in half; the
+    # SDK cannot read such a line, nor one that is not JSON, and used to drop it unanswered.
+    env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
+    with subprocess.Popen(
+        [str(KEN), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=git_repo,
+    ) as proc:
+        assert proc.stdin is not None and proc.stderr is not None
+
+        def send(line: str) -> None:
+            assert proc.stdin is not None
+            proc.stdin.write(line.encode() + b"\n")
+            proc.stdin.flush()
+
+        try:
+            hello = {"protocolVersion": "2025-11-25", "capabilities": {}}
+            hello["clientInfo"] = {"name": "test", "version": "1"}
+            send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}))
+            assert "result" in _next_line(proc)
+            send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+            send(
+                '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":'
+                '"memory_propose","arguments":{"text":"Broken emoji \\ud83d here"}}}'
+            )
+            saved = _next_line(proc)
+            assert saved["id"] == 2 and not saved["result"]["isError"], saved
+            assert saved["result"]["structuredContent"]["title"] == "Broken emoji \ufffd here"
+            send("this is not json")
+            bad = _next_line(proc)
+            assert (bad["id"], bad["error"]["code"]) == (None, -32700), bad
+            send('{"id": 7, "hello": "not a JSON-RPC message"}')
+            wrong = _next_line(proc)
+            assert (wrong["id"], wrong["error"]["code"]) == (7, -32600), wrong
+            # ...and the server still serves.
+            send('{"jsonrpc":"2.0","id":3,"method":"tools/list"}')
+            assert _next_line(proc)["id"] == 3
+            proc.stdin.close()
+            assert proc.wait(timeout=10) == 0
+            stderr = proc.stderr.read().decode()
+            assert "Parse error" in stderr and "Traceback" not in stderr
+        finally:
+            proc.kill()
+    assert stored(saved["result"]["structuredContent"]["id"]).title == "Broken emoji \ufffd here"
 
 
 def test_secrets_in_links_are_redacted(git_repo: Path) -> None:
@@ -1392,6 +1548,7 @@ def test_a_drafted_plan_is_saved_with_its_secrets_redacted(
     saved = Path(answers["draft"]["saved_to"])
     text = saved.read_text(encoding="utf-8")
     assert TOKEN not in text and "[redacted:github_token]" in text
+    assert answers["draft"]["redacted"] == {"github_token": 2}  # the text and the evidence
     # The digest the agent was given is the saved file's: the person applies that file.
     from conftest import ken_proc
 

@@ -136,7 +136,7 @@ def test_an_approved_or_persons_memory_carries_no_label(store):
 def test_deciding_and_changing_shared_memory_through_the_library_needs_a_person(store, monkeypatch):
     shared = add("Deploys go through make release", store, scope=f"repo:{REPO}")
     proposal = add("A proposal", store, status=Status.PROPOSED)
-    own = add("Agent's working note", store, scope=WORKSTREAM)
+    own = add("Agent's working note", store, scope=WORKSTREAM, provenance=Provenance(who="claude"))
     before = snapshot()
     monkeypatch.setenv("CLAUDECODE", "1")  # an agent's shell: the library acts as claude
     attempts = [
@@ -158,6 +158,38 @@ def test_deciding_and_changing_shared_memory_through_the_library_needs_a_person(
     assert changed.title == "Agent's working note, updated"
     person = policy.PERSON
     assert items.set_status(store, proposal.id, "approve", actor=person).status is Status.ACTIVE
+
+
+def test_ken_update_from_an_agents_shell_changes_only_a_note_that_agent_wrote(git_repo):
+    # A person's note and another agent's note in the same workstream are theirs: from
+    # claude's shell, `ken update` and `ken pin` refuse them; claude's own note changes.
+    def added(text: str, env: dict[str, str]) -> str:
+        done = ken_proc("add", text, "-s", "workstream", "--json", env=env, cwd=git_repo)
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["id"])
+
+    person = added("Person's branch note", {})
+    codex = added("Codex's branch note", {"CODEX_THREAD_ID": "t1"})
+    claude = added("Claude's branch note", {"CLAUDECODE": "1"})
+    before = snapshot()
+    for ref in (person, codex):
+        for args in (("update", ref, "--text", "claude rewrote it"), ("pin", ref)):
+            done = ken_proc(*args, env={"CLAUDECODE": "1"}, cwd=git_repo)
+            assert done.returncode == 1, (args, done.stdout)
+            assert "needs a person" in one_line_error(done.stderr), args
+    assert snapshot() == before
+    done = ken_proc(
+        "update",
+        claude,
+        "--text",
+        "Claude's branch note, v2",
+        env={"CLAUDECODE": "1"},
+        cwd=git_repo,
+    )
+    assert done.returncode == 0, done.stderr
+    with opened() as store:
+        assert store.get_item(claude).title == "Claude's branch note, v2"
+        assert store.get_item(person).title == "Person's branch note"
 
 
 def test_the_mcp_write_path_cannot_decide_even_with_a_persons_environment(store, git_repo):

@@ -178,13 +178,34 @@ def redact_provenance(provenance: Provenance) -> Provenance:
     return replace(provenance, **changed) if changed else provenance
 
 
-def redactions(item: Item, given: Iterable[str]) -> dict[str, int]:
+def redactions(
+    item: Item,
+    given: Iterable[str],
+    *,
+    provenance: Provenance | None = None,
+    title: bool = True,
+) -> dict[str, int]:
     """What redaction took out of ``given`` (the text, evidence, tags and links a caller
-    passed) to make ``item``: each kind and how many, never a value."""
+    passed) to make ``item``: each kind and how many, never a value.
+
+    With ``provenance`` (the one the caller wrote with, before redaction: an agent's
+    model name is its own text) its fields count too. Without ``title`` the title is left
+    out, for an item whose title repeats the start of its body (a handoff), so that one
+    secret is not counted twice."""
     tags = [_TAG_MARKER.sub(r"[redacted:\1]", tag) for tag in item.tags]
-    stored = [item.title, item.body, item.evidence, *tags, *(str(x) for x in item.links)]
+    stored = [item.title if title else "", item.body, item.evidence, *tags]
+    stored += [str(x) for x in item.links]
+    given = list(given)
+    if provenance is not None:
+        stored += _provenance_texts(item.provenance)
+        given += _provenance_texts(provenance)
     found = count_markers("\n".join(stored)) - count_markers("\n".join(given))
     return dict(found)
+
+
+def _provenance_texts(provenance: Provenance) -> list[str]:
+    values = (getattr(provenance, name) for name in Provenance.__slots__)
+    return [value for value in values if isinstance(value, str)]
 
 
 def describe_redactions(counts: dict[str, int]) -> str:

@@ -5,7 +5,8 @@ memory_handoff, session_history, record_reflection, memory_plan_draft. There is 
 delete tool, and no tool applies a plan. The
 write policy lives in `kenning.proposals`; this module only maps tools onto the
 library and library errors onto tool errors, which the SDK returns to the model as
-error results while the server keeps serving.
+error results while the server keeps serving. It reads stdin through `_Wire`, so that a
+line the SDK cannot read is answered with an error rather than dropped.
 
 The server reads its process tree once and, at every call, finds the open session whose
 agent process is one of its ancestors (see `kenning.identity`): a `/clear` or a resume
@@ -15,14 +16,24 @@ and how=mcp.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+import logging
 import os
+import re
 import signal
 import threading
-from collections.abc import Mapping
-from typing import Annotated, Any
+from collections import Counter
+from collections.abc import AsyncIterator, Mapping
+from typing import Annotated, Any, cast
 
+import anyio
+import mcp_types
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 from pydantic import Field, ValidationError
 
 from kenning import deliver, items, plans, policy, proposals
@@ -36,7 +47,7 @@ from kenning.ids import short_id
 from kenning.locate import here
 from kenning.model import MAX_NAME, Item
 from kenning.pack import MIN_BUDGET
-from kenning.redact import redact
+from kenning.redact import count_markers, redact
 from kenning.sessions import process_chain
 from kenning.store import SessionQuery, Store, open_store
 
@@ -147,11 +158,23 @@ class Memory:
                 raise ToolError(str(exc)) from None
 
 
-def _redacted(answer: dict[str, Any], item: Item, given: list[str]) -> dict[str, Any]:
-    """Say in an answer what was redacted: kinds and counts, never the values."""
-    counts = items.redactions(item, given)
+def _redacted(
+    answer: dict[str, Any],
+    item: Item,
+    given: list[str],
+    ctx: proposals.AgentContext,
+    *,
+    title: bool = True,
+) -> dict[str, Any]:
+    """Say in an answer what was redacted (`given`, and the provenance `ctx` wrote with:
+    the model name is the agent's text too): kinds and counts, never the values."""
+    counts = items.redactions(item, given, provenance=ctx.provenance(), title=title)
+    return _say_redacted(answer, counts)
+
+
+def _say_redacted(answer: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
     answer["redacted"] = counts
-    if counts:
+    if counts and "note" in answer:
         answer["note"] = f"{answer['note']}; {items.describe_redactions(counts)}"
     return answer
 
@@ -188,6 +211,88 @@ WRITING_TOOLS = frozenset(
 )
 
 
+# A JSON string escape of a UTF-16 surrogate: paired, it is one character; alone (Node's
+# JSON.stringify writes one for an emoji cut in half) the SDK cannot read the message.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]", re.ASCII)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_lone_surrogates(value: Any) -> Any:
+    """`value` (parsed JSON) with each lone surrogate replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_no_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_no_lone_surrogates(k): _no_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _wire_error(line: str) -> mcp_types.JSONRPCError | None:
+    """The JSON-RPC error to answer a line the SDK cannot read with (it would drop the
+    line, and the client would wait for its answer until it timed out); None for a line
+    it reads."""
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except ValidationError:
+        pass
+    try:
+        raw = json.loads(line)
+    except ValueError as exc:
+        code, message, request_id = mcp_types.PARSE_ERROR, f"Parse error: {exc}", None
+    else:
+        found = raw.get("id") if isinstance(raw, dict) else None
+        request_id = found if isinstance(found, str | int) and not isinstance(found, bool) else None
+        code, message = mcp_types.INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
+    return mcp_types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=mcp_types.ErrorData(code=code, message=message)
+    )
+
+
+class _Wire:
+    """The lines of stdin, as the SDK's stdio transport reads them, made readable first.
+
+    A lone surrogate escape is replaced (U+FFFD) and the call goes on; a line that is
+    not JSON, or not a JSON-RPC message, is answered here with a parse (or invalid
+    request) error and logged, rather than dropped without a word. The SDK points fd 0
+    at the null device while it serves, so that children read no protocol bytes; given
+    its own stream it does not, so this does it (and puts fd 0 back at the end).
+    """
+
+    def __init__(self) -> None:
+        self.replies: Any = None  # the transport's write stream, once it is open
+        self.ready = anyio.Event()
+        self._wire = os.dup(0)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+
+    def close(self) -> None:
+        # The wire stays open: the thread reading it may still be blocked there.
+        os.dup2(self._wire, 0)
+
+    async def lines(self) -> AsyncIterator[str]:
+        binary = os.fdopen(self._wire, "rb", closefd=False)
+        text = anyio.wrap_file(io.TextIOWrapper(binary, encoding="utf-8", errors="replace"))
+        async for line in text:
+            if _SURROGATE_ESCAPE.search(line):
+                with contextlib.suppress(ValueError):  # not JSON: answered below
+                    line = json.dumps(_no_lone_surrogates(json.loads(line))) + "\n"
+            error = _wire_error(line) if line.strip() else None
+            if error is None:
+                yield line
+                continue
+            logging.getLogger(__name__).warning(
+                "ken mcp: %s (line of %d characters)", error.error.message, len(line)
+            )
+            await self.ready.wait()
+            try:
+                await self.replies.send(SessionMessage(error))
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+
+
 class _Server(MCPServer):
     """The SDK's server, with arguments that fail their schema answered in one line
     (the SDK gives pydantic's report: a line per error, and a link to its docs), and an
@@ -221,6 +326,20 @@ class _Server(MCPServer):
                 for err in cause.errors()
             )
             raise ToolError(f"bad arguments to {name}: {wrong}") from cause
+
+    async def run_stdio_async(self) -> None:
+        """As the SDK's, reading stdin through `_Wire`."""
+        wire = _Wire()
+        try:
+            stdin = cast("anyio.AsyncFile[str]", wire.lines())  # the SDK only iterates it
+            async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+                wire.replies = write_stream
+                wire.ready.set()
+                await self._lowlevel_server.run(
+                    read_stream, write_stream, self._lowlevel_server.create_initialization_options()
+                )
+        finally:
+            wire.close()
 
 
 LESSON_KEYS = ("lesson", "evidence", "kind")  # what one lesson of record_reflection holds
@@ -383,7 +502,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 evidence=evidence,
             )
             given = [text, evidence, *(tags or []), *(links or [])]
-            return _redacted({**_item_brief(item), "note": _saved_note(item)}, item, given)
+            return _redacted({**_item_brief(item), "note": _saved_note(item)}, item, given, ctx)
 
         result: dict[str, Any] = mem.run(work)
         return result
@@ -419,7 +538,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             }
             # what it kept from before (evidence, tags, links) was redacted before
             kept = [evidence or item.evidence, *item.tags, *(str(x) for x in item.links)]
-            return _redacted(answer, item, [text, *kept])
+            return _redacted(answer, item, [text, *kept], ctx)
 
         result: dict[str, Any] = mem.run(work)
         return result
@@ -445,7 +564,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 next_steps=next,
                 questions=open_questions,
             )
-            return _item_brief(item)
+            # Its title repeats the start of Done, so the body alone says what was redacted.
+            given = [done, state, next, open_questions]
+            return _redacted(_item_brief(item), item, given, ctx, title=False)
 
         result: dict[str, Any] = mem.run(work)
         return result
@@ -540,7 +661,14 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 # Only once it stands: a reflection refused (too long, all secret) leaves
                 # the session to be asked again at its next stop.
                 run_lessons.reflected(mem.store, ctx.session_id)
-            answer: dict[str, Any] = {"saved": [_item_brief(i) for i in saved]}
+            given = [text for lesson, evidence, _ in kept for text in (lesson, evidence)]
+            answer: dict[str, Any] = {
+                "saved": [_redacted(_item_brief(i), i, given, ctx) for i in saved]
+            }
+            total: Counter[str] = Counter()
+            for brief in answer["saved"]:
+                total.update(brief["redacted"])
+            _say_redacted(answer, dict(total))
             if dropped:
                 answer["dropped"] = [
                     {"lesson": text, "why": run_lessons.why_dropped(evidence)}
@@ -578,7 +706,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 )
             # Secrets out first, so the file a person reviews holds none, and its digest
             # is the digest of what is saved.
-            checked = plans.parse_plan(plans.redacted(plan), "the plan")
+            clean = plans.redacted(plan)
+            checked = plans.parse_plan(clean, "the plan")
             blocked = deliver.blocked_repos(mem.config)
             touched = plans.scopes_written(checked)
             for op in checked.operations:
@@ -597,12 +726,15 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             deliver.check_write(mem.config, here, touched)
             seen = plans.preview(mem.store, checked)
             path = plans.save_draft(checked)
-            return {
+            answer = {
                 **seen.to_dict(),
                 "saved_to": str(path),
                 "next": f"ask the person to run: ken plan preview {path}, then "
                 f"ken plan apply {path}",
             }
+            # What redaction took out of the plan: the markers it holds now, less those given.
+            found = count_markers(json.dumps(clean)) - count_markers(json.dumps(plan))
+            return _say_redacted(answer, dict(found))
 
         result: dict[str, Any] = mem.run(work)
         return result

@@ -6,8 +6,9 @@
 - Its rules (preference, correction, decision, fact, lesson) wait as *proposed*
   wherever they go, and so does anything in a shared scope (repo, workspace, agent,
   global), which also needs evidence: the excerpt that prompted it.
-- An update to the agent's own working note names the revision it expects; an
-  update to anything else files a proposed replacement linked to the original.
+- An update names the revision it expects. One to the agent's own working note (one it
+  wrote) replaces it; one to anything else, a person's note or another agent's in the
+  same workstream included, files a proposed replacement linked to the original.
 - Agents never delete, approve or reject.
 """
 
@@ -122,7 +123,8 @@ def update(
             actor=ctx.actor,
         )
         return updated, True
-    if not evidence.strip():
+    if not evidence.strip() and not ctx.owns(current.scope):
+        # As for a new memory: only what goes to a shared scope needs evidence.
         raise InvalidInput(
             f"{current.scope} is shared: a replacement needs evidence of why it is better"
         )
@@ -181,7 +183,9 @@ def handoff(
         found = projects.find_synced(store, slug, "log.md", projects.entry_key(heading))
         if found is not None:
             # Indexed from the file (how: sync); whose session wrote it is known here.
-            mine = replace(found.provenance, who=ctx.agent, model=ctx.model, session=ctx.session_id)
+            mine = items.redact_provenance(
+                replace(found.provenance, who=ctx.agent, model=ctx.model, session=ctx.session_id)
+            )
             return store.replace_item(replace(found, provenance=mine), "sync", new_version=False)
     scope = ctx.own_scope(
         "a handoff belongs to a git branch, a project (KEN_PROJECT) or an agent's session"
