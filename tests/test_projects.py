@@ -20,6 +20,7 @@ from conftest import ken, ken_proc
 from helpers import one_line_error, opened
 from kenning import projects, proposals
 from kenning.config import Config
+from kenning.errors import InvalidInput
 from kenning.hooks import run as hook_run
 from kenning.locate import here
 from kenning.model import MAX_ITEM_BYTES, Item, Status
@@ -371,6 +372,30 @@ def test_ken_edit_on_a_synced_item_points_to_the_file(notes: Path) -> None:
     assert "edit that file" in result.stderr
     with opened() as store:
         assert store.get_item(item.id).revision == item.revision
+
+
+def test_an_agent_cannot_propose_a_replacement_for_a_synced_decision(
+    notes: Path, git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """memory_update on a decision kept from decisions.md filed a replacement; approved, it
+    superseded the file's decision, which the next sync brought back: both were told."""
+    from kenning import where as where_mod
+
+    monkeypatch.chdir(git_repo)
+    ken("project", "add", "shop", str(notes))
+    with opened() as store:
+        item = synced(store)["project:shop:decisions.md#keep-the-cli-small"]
+        ctx = proposals.AgentContext("codex", where_mod.detect(git_repo, env={}))
+        with pytest.raises(InvalidInput, match="kept in sync from .*: edit that file"):
+            proposals.update(
+                store,
+                ctx,
+                item.id,
+                "Make the CLI big",
+                expected_revision=item.revision,
+                evidence="the person said so",
+            )
+        assert [i.id for i in store.list_items(ItemQuery(statuses=("proposed",)))] == []
 
 
 # ------------------------------------------------------------------------ hostile files

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from kenning import items, policy, projects
 from kenning.errors import InvalidInput
+from kenning.ids import short_id
 from kenning.lessons import REFLECTION_TAG
 from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Status
 from kenning.redact import redact
@@ -112,6 +113,12 @@ def update(
         from kenning.errors import RevisionConflict
 
         raise RevisionConflict(current.id, expected_revision, current.revision)
+    if current.source:
+        # A project file keeps it (decisions.md): a replacement approved here would be
+        # brought back by the file's next sync, and then both would be told.
+        raise InvalidInput(
+            f"item {short_id(current.id)} is kept in sync from {current.source}: edit that file"
+        )
     if policy.is_free_for(ctx.actor, current):
         updated = items.change(
             store,
