@@ -426,3 +426,13 @@ def test_a_search_filled_by_recall_draws_from_the_kinds_and_tags_asked_for(store
     assert [f.item.id for f in found] == [decision.id]
     found = items.search(store, question, tags=["deploys"], limit=5)
     assert [f.item.id for f in found] == [tagged.id]
+
+
+def test_a_nul_in_a_memorys_text_is_dropped_before_it_is_stored() -> None:
+    """A NUL written through memory_handoff reached every agent's pack raw."""
+    with opened() as store:
+        item = items.add(
+            store, "Title with a \x00 NUL\nand a body\x00 too", scope=items.parse_scope("global")
+        )
+    assert "\x00" not in item.title + item.body
+    assert (item.title, item.body) == ("Title with a  NUL", "and a body too")

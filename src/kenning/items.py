@@ -142,8 +142,9 @@ _TAG_MARKER = re.compile(r"(?<!\[)redacted:([a-z0-9_]+)")
 
 
 def split_text(text: str) -> tuple[str, str]:
-    """The first non-empty line is the title; the rest, trimmed, is the body."""
-    lines = text.replace("\r\n", "\n").strip().split("\n")
+    """The first non-empty line is the title; the rest, trimmed, is the body. A NUL is
+    dropped: it means nothing in a memory, and packs would give it to agents raw."""
+    lines = text.replace("\x00", "").replace("\r\n", "\n").strip().split("\n")
     title = lines[0].strip().lstrip("#").strip() if lines else ""
     body = "\n".join(lines[1:]).strip("\n").rstrip()
     if not title:
