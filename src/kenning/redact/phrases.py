@@ -359,7 +359,14 @@ def phrases(text: str, low: bytes, add: Add) -> None:
     if b"auth" in low:
         for m in _at(_BASIC_AUTH, text, low, (b"auth", b"basicauth", b"httpbasicauth")):
             _value(m, add, "password", shaped=False)
-    lines = {text.rfind("\n", 0, at) + 1 for word in _DIRECTIVE_WORDS for at in _hits(low, word)}
+    # A directive's name starts its line (after indentation or a list's marker): looked
+    # for only a few characters back, so a long line of names costs no more than a short
+    lines = set()
+    for word in _DIRECTIVE_WORDS:
+        for at in _hits(low, word):
+            start = text.rfind("\n", max(0, at - _DIRECTIVE_LEAD), at) + 1
+            if start or at <= _DIRECTIVE_LEAD:
+                lines.add(start)
     for at in sorted(lines):
         m = _DIRECTIVE.match(text, at)
         if m is not None and _secret_kind(m.group("name")):
@@ -376,6 +383,7 @@ def phrases(text: str, low: bytes, add: Add) -> None:
 
 
 _DIRECTIVE_WORDS = (b"password", b"passwd", b"secret", b"token")
+_DIRECTIVE_LEAD = 80  # characters a directive's name may start after its line does
 
 
 def _secret_kind(name: str) -> bool:
