@@ -313,8 +313,10 @@ class Finder:
             if not self._low:
                 self._low = self.raw.translate(_LOWER_BYTES)
             self._cues = [m.start() for m in _CUE.finditer(self._low)]
-        if not self._cues:
-            return False
+        cues = self._cues
+        near = bisect_left(cues, start - _WINDOW)
+        if near == len(cues) or cues[near] > start + 2 * _WINDOW:
+            return False  # most values: no cue anywhere near, seen without reading the text
         lo, hi = _around(self.text, start, start, 2)
         at = bisect_left(self._cues, lo)
         return at < len(self._cues) and self._cues[at] < hi
