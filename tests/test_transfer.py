@@ -85,6 +85,24 @@ def test_importing_the_same_file_twice_adds_nothing(tmp_path):
     assert snapshot() == before
 
 
+def test_an_import_that_has_a_memory_otherwise_says_so_and_changes_nothing(tmp_path):
+    """An export brought back from a machine where a memory was edited was "skipped 1
+    already here", with no word that the file's text differed."""
+    seed()
+    lines = [json.loads(line) for line in ken("export").stdout.splitlines()]
+    lines[0]["title"] += " and NEWERTEXT"
+    dump = tmp_path / "edited.jsonl"
+    dump.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    before = snapshot()
+    again = ken("import", str(dump), "--json")
+    assert again.exit_code == 0
+    data = json.loads(again.stdout)
+    assert data["skipped"] == 2 and data["differ"] == [lines[0]["id"][-6:].lower()]
+    said = ken("import", str(dump)).stderr
+    assert "1 of those differ from the file and were not changed" in said
+    assert snapshot() == before
+
+
 def test_a_file_without_ids_imported_twice_adds_nothing_the_second_time():
     lines = "\n".join(
         json.dumps(line)

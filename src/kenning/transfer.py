@@ -223,13 +223,15 @@ def import_items(
     batch: int = 500,
     actor: policy.Actor | None = None,
     history: Mapping[str, Sequence[Version]] | None = None,
+    differ: list[str] | None = None,
 ) -> tuple[int, int]:
     """Store checked items in batches, each with its earlier versions in `history`;
     returns (added, skipped). Items that are not proposals (an export brought back as it
-    was) need a person."""
+    was) need a person. `differ`, when given, gets the ids of the skipped items whose
+    text differs from the stored memory of that id: an import never changes a memory."""
     if any(item.status is not Status.PROPOSED or item.pinned for item in items):
         policy.require_person(policy.resolve(actor), "import an export with its statuses")
-    here = _already_said(store, items)
+    here = _already_said(store, items, differ)
     added, skipped = 0, len(items)
     items = [item for item in items if item.id not in here]
     skipped -= len(items)
@@ -243,13 +245,20 @@ def import_items(
     return added, skipped
 
 
-def _already_said(store: Store, items: list[Item]) -> set[str]:
+def _already_said(store: Store, items: list[Item], differ: list[str] | None = None) -> set[str]:
     """Ids of the items whose scope already holds a memory of the same statement (in any
-    status), under another id. Copies within the file are kept: they were written so."""
+    status), under another id. Copies within the file are kept: they were written so.
+    `differ` gets the ids stored already with another text."""
     stored: dict[str, set[str]] = {}
+    texts: dict[str, str] = {}
     for scope in {str(item.scope) for item in items}:
         query = ItemQuery(scopes=(scope,), statuses=(), include_expired=True)
-        stored[scope] = {statement_key(f.text) for f in store.list_items(query)}
+        found = store.list_items(query)
+        stored[scope] = {statement_key(f.text) for f in found}
+        if differ is not None:
+            texts.update((f.id, f.text) for f in found)
+    if differ is not None:
+        differ += [i.id for i in items if i.id in texts and texts[i.id] != i.text]
     return {
         item.id
         for item in items

@@ -88,7 +88,8 @@ def import_cmd(
     """Import JSON lines (as `ken export` writes) as proposed memories, unpinned.
 
     Nothing an import brings is told to agents until a person approves it; importing
-    the same file twice adds nothing. One bad line imports nothing. --keep-status
+    the same file twice adds nothing, and a memory here already is never changed (the
+    import says which ones the file holds otherwise). One bad line imports nothing. --keep-status
     brings your own export back as it was (active memories are told at once), so a
     person must run it.
 
@@ -113,8 +114,9 @@ def import_cmd(
     def progress(done: int, total: int) -> None:
         say(f"imported {done}/{total}")
 
+    differ: list[str] = []
     added, skipped = transfer.import_items(
-        state.store, checked, progress=progress, actor=state.actor(), history=history
+        state.store, checked, progress=progress, actor=state.actor(), history=history, differ=differ
     )
     if keep_status:
         said = f"added {memories(added)} as they were, skipped {skipped} already here"
@@ -122,7 +124,15 @@ def import_cmd(
         said = f"added {memories(added, 'proposed')}, skipped {skipped} already here" + (
             "; review them with `ken list --status proposed`" if added else ""
         )
-    return Result(data={"added": added, "skipped": skipped}, text=lambda: say(said))
+    if differ:
+        # An import never changes a memory: say which ones the file has otherwise.
+        shown = ", ".join(short_id(i) for i in differ[:5]) + (", ..." if len(differ) > 5 else "")
+        said += (
+            f"; {len(differ)} of those differ from the file and were not changed ({shown}): "
+            "`ken update ID --text` brings a newer text in as a version"
+        )
+    data = {"added": added, "skipped": skipped, "differ": [short_id(i) for i in differ]}
+    return Result(data=data, text=lambda: say(said))
 
 
 def _onboard(state: State, path: Path, scope: str | None, dry_run: bool) -> Result:
