@@ -1270,3 +1270,12 @@ def test_add_and_update_refuse_an_empty_scope_rather_than_use_the_default(scope:
     made = json.loads(ken("add", "A memory to move", "--json").stdout)
     moved = ken("update", made["id"], "--scope", scope)
     assert moved.exit_code == 1 and "bad scope" in one_line_error(moved.stderr)
+
+
+def test_an_update_that_changes_nothing_says_so() -> None:
+    made = json.loads(ken("add", "Nothing changes here", "--json").stdout)
+    for args in ((), ("--remove-tag", "absent")):
+        result = ken("update", made["id"], *args)
+        assert result.exit_code == 0
+        assert "nothing to change" in result.stderr and "updated" not in result.stderr
+    assert "updated" in ken("update", made["id"], "--add-tag", "new").stderr

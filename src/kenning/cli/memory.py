@@ -299,6 +299,12 @@ def update(
         in_place=in_place,
         expected_revision=expect,
     )
+    if updated.revision == item.revision:
+        # No flag, or only ones that change nothing (a tag it does not have): say so.
+        return Result(
+            data=updated.to_dict(),
+            text=lambda: say(f"nothing to change in {short_id(updated.id)}: it is as asked"),
+        )
     return Result(
         data=updated.to_dict(),
         text=lambda: say(f"updated {short_id(updated.id)} (revision {updated.revision})"),
