@@ -660,10 +660,11 @@ def test_update_changes_fields_and_makes_versions():
     assert data["tags"] == ["node"]
     assert data["links"] == ["https://pnpm.io"]
     assert data["evidence"] == "said in standup"
-    ok("update", short, "--scope", "project:web", "--in-place")
+    ok("update", short, "--scope", "project:web")
+    ok("update", short, "--text", "Use pnpm 9\nsince Marhc", "--in-place")  # a typo: no version
     shown = as_json("show", short)
-    assert shown["scope"] == "project:web"
-    assert len(shown["history"]) == 2
+    assert (shown["scope"], shown["body"]) == ("project:web", "since Marhc")
+    assert len(shown["history"]) == 3
     stale = ken("update", short, "--text", "Use pnpm 10", "--expect", item.revision)
     assert stale.exit_code == 1
     # Stale with nothing to change is still stale, not "updated".
@@ -1279,3 +1280,19 @@ def test_an_update_that_changes_nothing_says_so() -> None:
         assert result.exit_code == 0
         assert "nothing to change" in result.stderr and "updated" not in result.stderr
     assert "updated" in ken("update", made["id"], "--add-tag", "new").stderr
+
+
+def test_in_place_fixes_a_typo_and_refuses_a_rewrite() -> None:
+    """`--in-place` (no version, "for typo fixes") rewrote a whole memory, its scope and
+    kind, and the old text could not be brought back."""
+    made = json.loads(ken("add", "Use pnmp, never npm", "--kind", "preference", "--json").stdout)
+    assert ken("update", made["id"], "--text", "Use pnpm, never npm", "--in-place").exit_code == 0
+    before = snapshot()
+    for args in (
+        ("--text", "Totally different content about deployment via helm"),
+        ("--kind", "fact"),
+        ("--scope", "repo:github.com/acme/shop", "--text", "Use pnpm, never npm!"),
+    ):
+        result = ken("update", made["id"], *args, "--in-place")
+        assert result.exit_code == 1 and "--in-place" in one_line_error(result.stderr)
+    assert snapshot() == before

@@ -552,7 +552,7 @@ def change(
     def build(item: Item) -> Item:
         policy.check_local_change(item, what)
         policy.check_change(policy.resolve(actor), item, what, scope, kind)
-        return revised(
+        new = revised(
             item,
             text=text,
             kind=kind,
@@ -565,10 +565,30 @@ def change(
             provenance=provenance,
             ttl_days=ttl_days,
         )
+        if in_place:
+            _check_typo_fix(item, new)
+        return new
 
     return _rewrite(
         store, ref, build, what, expected_revision=expected_revision, new_version=not in_place
     )
+
+
+IN_PLACE_SIMILARITY = 0.8  # how alike a text changed without a version must stay
+
+
+def _check_typo_fix(old: Item, new: Item) -> None:
+    """A change without a new version is for a typo: the text alike, nothing else moved.
+    Anything more is a change, and every change makes a version (nothing is lost)."""
+    import difflib
+
+    if (new.kind, new.scope, new.tags, new.links) != (old.kind, old.scope, old.tags, old.links):
+        raise InvalidInput("--in-place fixes a typo in the text only: drop it to change more")
+    alike = difflib.SequenceMatcher(None, old.text, new.text, autojunk=False).ratio()
+    if alike < IN_PLACE_SIMILARITY:
+        raise InvalidInput(
+            "--in-place is for a typo, and this rewrites the text: drop it to make a version"
+        )
 
 
 def revised(
