@@ -478,6 +478,24 @@ def test_memory_context_refuses_a_budget_under_the_minimum(in_repo: Path) -> Non
     assert anyio.run(scenario) == (True, False)
 
 
+def test_a_new_start_pack_drops_what_earlier_packs_told_but_not_what_recall_did() -> None:
+    """A resume that rebuilds the start pack (Copilot, OpenCode) keeps the conversation,
+    with recall's answers in it, and drops the old pack; a compaction drops both."""
+    from kenning import deliver
+
+    with opened() as store:
+        told = session(store, 1, "one")
+        store.record_delivery(told.id, "pack", ["m-pack"])
+        store.record_delivery(told.id, "recall", ["m-recall"])
+        deliver.note_repack(store, told)
+        assert deliver.in_context(store, told.id) == {"m-recall"}
+        store.record_delivery(told.id, "pack", ["m-new"])
+        assert deliver.told_since_compaction(store, told.id) == {"m-recall", "m-new"}
+        never = session(store, 2, "two")  # given no pack yet: nothing to replace
+        deliver.note_repack(store, never)
+        assert store.deliveries(never.id) == []
+
+
 def session_start_output(agent: str, cwd: Path) -> str:
     """What the installed `ken hook SessionStart` gives `agent` starting in `cwd`."""
     data = {

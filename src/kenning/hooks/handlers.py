@@ -89,6 +89,10 @@ def session_start(store: Store, event: HookEvent, config: Config, later: Later) 
         later.append(lambda: _collect(store, where.cwd))
     if source not in PACK_SOURCES:
         return ""
+    if source in NOTICE_SOURCES and session is not None:
+        # A session given a pack before starts again (Copilot's and OpenCode's resumes):
+        # the agent rebuilt its start context, and the old pack is gone from it.
+        deliver.note_repack(store, session)
     if source in NOTICE_SOURCES and config.team_sync_at_start:
         _team_sync(store, config, event)
     # Within what the hook may print, so the session is told exactly what is recorded.
