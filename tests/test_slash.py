@@ -136,6 +136,29 @@ def test_remember_that_cannot_be_stored_says_so(git_repo):
         assert store.list_items(ItemQuery(statuses=())) == []
 
 
+@pytest.mark.parametrize("switch", ["env", "config"])
+def test_remember_and_recall_with_memory_off_say_nothing_was_done(git_repo, switch):
+    """With memory off the hook said nothing: the model saw the bare `/remember ...` and
+    could claim it was saved. Kenning's own commands are told; other prompts stay silent."""
+    env = {"CLAUDE_PROJECT_DIR": str(git_repo)}
+    if switch == "env":
+        env["KEN_ENABLED"] = "0"
+    else:
+        config = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text("[memory]\nenabled = false\n", encoding="utf-8")
+    off = "kenning: memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0)"
+    for prompt, done in (
+        (f"/remember {WORDS}", "nothing was stored"),
+        ("/recall deploys", "nothing was recalled"),
+    ):
+        told = json.loads(_hook(git_repo, prompt, env))
+        assert told["hookSpecificOutput"]["additionalContext"] == f"{off}: {done}."
+    assert _hook(git_repo, "how do we deploy?", env) == ""
+    with opened() as store:
+        assert store.list_items(ItemQuery(statuses=())) == []
+
+
 def test_remember_typed_twice_keeps_one_memory(git_repo):
     env = {"CLAUDE_PROJECT_DIR": str(git_repo)}
     _hook(git_repo, "/remember Use pnpm, never npm", env)
