@@ -32,6 +32,15 @@ WORDS = "Use pnpm, never npm — the lockfile is pnpm-lock.yaml"
         ("/recall deploys", ("recall", "deploys", None)),
         ("/remember", ("remember", "", None)),
         ("/remember --scope global", ("remember", "", "global")),  # no words: not stored
+        # `opencode run --command remember 'Use pnpm, never npm'`: one argument, quoted
+        ('/remember "Use pnpm, never npm"', ("remember", "Use pnpm, never npm", None)),
+        ("/remember 'Use pnpm, never npm'", ("remember", "Use pnpm, never npm", None)),
+        (
+            '/remember "--scope global Answer in British English"',
+            ("remember", "Answer in British English", "global"),
+        ),
+        ('/recall "pnpm npm"', ("recall", "pnpm npm", None)),
+        ('/remember "pnpm" over "npm"', ("remember", '"pnpm" over "npm"', None)),
     ],
 )
 def test_a_remember_or_recall_line_is_read_as_typed(prompt, expected):
