@@ -335,6 +335,31 @@ def test_a_prompt_answered_before_its_session_start_is_not_told_twice(git_repo: 
     assert log_lines() == []
 
 
+def test_a_resume_that_drops_the_old_pack_lets_recall_give_its_memories_again(
+    git_repo: Path,
+) -> None:
+    """Copilot rebuilds the session-start context on a resume and keeps no earlier one:
+    a memory of the first pack that the new pack has no room for is no longer in the
+    session's context, so recall gives it when asked."""
+    cron = add("The billing cron runs at 04:15 UTC on host batch7", scope=REPO, kind="fact")
+    for n in range(20):
+        add(f"Service svc{n} listens on port {8000 + n} behind nginx", scope=REPO, kind="fact")
+    cron_mark = f"[m:{cron.id[-6:].lower()}]"
+    assert cron_mark in context(hook("sessionStart", recorded("sessionStart", git_repo)))
+    for n in range(60):
+        add(f"Queue worker qw{n} drains topic orders-{n} every {n + 1} minutes", scope=REPO)
+    again = context(hook("sessionStart", recorded("sessionStart", git_repo, source="resume")))
+    assert cron_mark not in again  # newer memories took its room
+    ask_cron = "when does the billing cron run?"
+    recall = context(
+        hook("userPromptSubmitted", recorded("userPromptSubmitted", git_repo, prompt=ask_cron))
+    )
+    assert cron_mark in recall
+    told = ken("told", SESSION).output
+    assert "a new start pack: what earlier packs told may be recalled again" in told
+    assert log_lines() == []
+
+
 @pytest.mark.parametrize(
     ("event", "stdin"),
     [

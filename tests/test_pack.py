@@ -213,6 +213,41 @@ def test_tasks_handoffs_and_sessions_are_capped() -> None:
     assert len(tasks) == MAX_TASKS + 2
 
 
+@pytest.mark.parametrize("budget", [MIN_BUDGET, 150, 300, 600, 1000, 1500, 3000])
+def test_the_latest_handoff_keeps_its_room_when_knowledge_fills_the_budget(budget: int) -> None:
+    """Dozens of longer facts filled the budget before the handoffs were reached, while
+    the short session lines after them still fit: a new session never saw what the last
+    one left. The latest handoff keeps its room, cut with the marker when long."""
+    with opened() as store:
+        for n in range(40):
+            put(
+                store,
+                f"Service svc{n} listens on port {8000 + n} behind nginx; its health check "
+                f"is /healthz and its logs go to /var/log/svc{n}/current, rotated daily.",
+                kind="fact",
+                minute=n % 60,
+            )
+        put(store, "Handoff: the importer is half ported", kind="handoff", minute=1)
+        latest = put(
+            store,
+            "Handoff: refunds moved to the ledger service\n"
+            + " ".join(f"step {n}: check the ledger totals." for n in range(40)),
+            kind="handoff",
+            minute=50,
+        )
+        session(store, 2, "port the importer")
+        pack = build_pack(store, SCOPES, repo=REPO, budget=budget)
+    short = latest.id[-6:].lower()
+    assert "## Latest handoffs" in pack.text
+    [line] = [line for line in pack.text.splitlines() if line.endswith(f"[m:{short}]")]
+    assert line.startswith("- Handoff: refunds moved" if budget >= 300 else "- Handoff")
+    assert line.endswith(f"… [cut: ken show {short}] [m:{short}]")
+    assert latest in pack.items
+    assert pack.tokens == estimate_tokens(pack.text) <= budget
+    assert pack.omitted == 42 - len(pack.items)
+    assert any(i.kind.value == "fact" for i in pack.items)  # the handoff took not all
+
+
 def test_expired_tasks_are_left_out() -> None:
     with opened() as store:
         stale = put(
@@ -476,6 +511,24 @@ def test_memory_context_refuses_a_budget_under_the_minimum(in_repo: Path) -> Non
             return bool(low.is_error), bool(least.is_error)
 
     assert anyio.run(scenario) == (True, False)
+
+
+def test_a_new_start_pack_drops_what_earlier_packs_told_but_not_what_recall_did() -> None:
+    """A resume that rebuilds the start pack (Copilot, OpenCode) keeps the conversation,
+    with recall's answers in it, and drops the old pack; a compaction drops both."""
+    from kenning import deliver
+
+    with opened() as store:
+        told = session(store, 1, "one")
+        store.record_delivery(told.id, "pack", ["m-pack"])
+        store.record_delivery(told.id, "recall", ["m-recall"])
+        deliver.note_repack(store, told)
+        assert deliver.in_context(store, told.id) == {"m-recall"}
+        store.record_delivery(told.id, "pack", ["m-new"])
+        assert deliver.told_since_compaction(store, told.id) == {"m-recall", "m-new"}
+        never = session(store, 2, "two")  # given no pack yet: nothing to replace
+        deliver.note_repack(store, never)
+        assert store.deliveries(never.id) == []
 
 
 def session_start_output(agent: str, cwd: Path) -> str:

@@ -32,6 +32,15 @@ WORDS = "Use pnpm, never npm — the lockfile is pnpm-lock.yaml"
         ("/recall deploys", ("recall", "deploys", None)),
         ("/remember", ("remember", "", None)),
         ("/remember --scope global", ("remember", "", "global")),  # no words: not stored
+        # `opencode run --command remember 'Use pnpm, never npm'`: one argument, quoted
+        ('/remember "Use pnpm, never npm"', ("remember", "Use pnpm, never npm", None)),
+        ("/remember 'Use pnpm, never npm'", ("remember", "Use pnpm, never npm", None)),
+        (
+            '/remember "--scope global Answer in British English"',
+            ("remember", "Answer in British English", "global"),
+        ),
+        ('/recall "pnpm npm"', ("recall", "pnpm npm", None)),
+        ('/remember "pnpm" over "npm"', ("remember", '"pnpm" over "npm"', None)),
     ],
 )
 def test_a_remember_or_recall_line_is_read_as_typed(prompt, expected):
@@ -132,6 +141,29 @@ def test_remember_that_cannot_be_stored_says_so(git_repo):
         told = json.loads(_hook(git_repo, f"/remember {words}", env))
         context = told["hookSpecificOutput"]["additionalContext"]
         assert context.startswith("kenning: nothing stored: ") and token not in context
+    with opened() as store:
+        assert store.list_items(ItemQuery(statuses=())) == []
+
+
+@pytest.mark.parametrize("switch", ["env", "config"])
+def test_remember_and_recall_with_memory_off_say_nothing_was_done(git_repo, switch):
+    """With memory off the hook said nothing: the model saw the bare `/remember ...` and
+    could claim it was saved. Kenning's own commands are told; other prompts stay silent."""
+    env = {"CLAUDE_PROJECT_DIR": str(git_repo)}
+    if switch == "env":
+        env["KEN_ENABLED"] = "0"
+    else:
+        config = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text("[memory]\nenabled = false\n", encoding="utf-8")
+    off = "kenning: memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0)"
+    for prompt, done in (
+        (f"/remember {WORDS}", "nothing was stored"),
+        ("/recall deploys", "nothing was recalled"),
+    ):
+        told = json.loads(_hook(git_repo, prompt, env))
+        assert told["hookSpecificOutput"]["additionalContext"] == f"{off}: {done}."
+    assert _hook(git_repo, "how do we deploy?", env) == ""
     with opened() as store:
         assert store.list_items(ItemQuery(statuses=())) == []
 

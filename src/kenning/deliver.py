@@ -263,12 +263,23 @@ def record_recall(store: Store, session: Session, prompt: str, result: Recall) -
 
 
 COMPACTION = "compact"  # a delivery row with no items: the session's context was compacted
+# A delivery row with no items: the agent rebuilt the session's start-of-session context
+# (Copilot's and OpenCode's resumes give the pack again and keep no earlier one).
+REPACK = "repack"
 
 
 def note_compaction(store: Store, session: Session) -> None:
     """Record that a session's context was compacted: what it was told before may be
     recalled again."""
     store.record_delivery(session.id, COMPACTION, [])
+
+
+def note_repack(store: Store, session: Session) -> None:
+    """Before a new start pack for a session that was given one already: the packs it
+    was given before are no longer in its context (what recall told it, in its
+    conversation, still is), so recall may give their memories again."""
+    if any(entry.what == "pack" for entry in store.deliveries(session.id)):
+        store.record_delivery(session.id, REPACK, [])
 
 
 def told_since_compaction(store: Store, session_id: str) -> set[str]:
@@ -295,12 +306,19 @@ def _recalled(store: Store, session_id: str) -> set[str]:
 
 def _since_compaction(store: Store, session_id: str, only: str = "") -> tuple[set[str], str | None]:
     """What a session was told since its last compaction (by `only`, when given: "pack"
-    or "recall"), and when that was."""
-    told: set[str] = set()
+    or "recall"), and when that was. What packs told it before a new start pack
+    (`REPACK`) is left out: the agent dropped them."""
+    packed: set[str] = set()
+    recalled: set[str] = set()
     since: str | None = None
     for entry in store.deliveries(session_id):
         if entry.what == COMPACTION:
-            told, since = set(), entry.at
-        elif not only or entry.what == only:
-            told.update(entry.item_ids)
+            packed, recalled, since = set(), set(), entry.at
+        elif entry.what == REPACK:
+            packed = set()  # the new pack replaced the old one; recall's answers stay
+        elif entry.what == "recall":
+            recalled.update(entry.item_ids)
+        else:
+            packed.update(entry.item_ids)
+    told = {"pack": packed, "recall": recalled}.get(only, packed | recalled)
     return told, since

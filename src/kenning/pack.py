@@ -5,7 +5,9 @@ the MCP tools), then sections in a fixed order: pinned; preferences and correcti
 decisions, facts and notes; current tasks (5 at most); latest handoffs (3); recent
 sessions here (3). Within a section the most specific scope comes first, then the
 newest. Items are added until the token budget is spent; what does not fit is counted
-in a last line that points to `ken search`. Each item ends in `[m:<short id>]` so an
+in a last line that points to `ken search`. The latest handoff keeps its room (a quarter
+of the pack's at most) while the sections before it fill: where the last session left
+the work is where a new one starts. Each item ends in `[m:<short id>]` so an
 agent (or a person) can ask for it by id.
 
 The opening never crowds out memories: both lines from 600 tokens, one short line from
@@ -262,6 +264,29 @@ def cut_to_fit(item: Item, kind_label: bool, tokens: float, chars: float) -> str
     return render_item(item, max_chars=low, kind_label=kind_label)
 
 
+HANDOFF_SHARE = 4  # the latest handoff keeps at most 1/4 of a pack's room
+
+
+def _handoff_room(
+    handoffs: Sequence[tuple[Item | Session, str, int]], limit: float, char_limit: float
+) -> tuple[float, float]:
+    """The tokens and characters kept for the latest handoff (its line and heading, at
+    most a quarter of the room) while the sections before it fill."""
+    if not handoffs:
+        return 0, 0
+    _, line, cost = handoffs[0]
+    heading = "## " + dict(SECTIONS)["handoffs"]
+    tokens = cost + estimate_tokens(heading)
+    chars = len(line) + len(heading) + 3
+    return min(tokens, limit / HANDOFF_SHARE), min(chars, char_limit / HANDOFF_SHARE)
+
+
+def _fits_cut(item: Item, extra_tokens: int, tokens: float, chars: float) -> bool:
+    """Whether the shortest cut of a handoff's line (no kind label) fits."""
+    shortest = render_item(item, max_chars=1, kind_label=False)
+    return estimate_tokens(shortest) + extra_tokens <= tokens and len(shortest) <= chars
+
+
 def build_pack(
     store: Store,
     scopes: Sequence[str],
@@ -316,23 +341,38 @@ def build_pack(
         shown: list[Session] = []
         lines: dict[str, list[str]] = {}
         omitted = overflow
+        # The latest handoff keeps its room (at most a quarter of it) from the sections
+        # before it: what the last session left is where a new one starts.
+        kept_tokens, kept_chars = _handoff_room(rendered["handoffs"], limit, char_limit)
         for key, title in SECTIONS:
             heading = f"## {title}"
-            for obj, line, cost in rendered[key]:
+            if key == "handoffs":
+                kept_tokens, kept_chars = 0, 0
+            for n, (obj, line, cost) in enumerate(rendered[key]):
                 length = len(line) + 1
                 if key not in lines:
                     cost += heading_cost[key]
                     length += len(heading) + 2
-                if used + cost > limit or chars + length > char_limit:
-                    if isinstance(obj, Item) and not given:
-                        # The first memory is always given: cut to the room left.
-                        extra_tokens = cost - estimate_tokens(line)
-                        extra_chars = length - len(line)
+                tokens_left = limit - kept_tokens - used
+                chars_left = char_limit - kept_chars - chars
+                if cost > tokens_left or length > chars_left:
+                    extra_tokens = cost - estimate_tokens(line)
+                    extra_chars = length - len(line)
+                    # The first memory is always given, and the latest handoff whenever
+                    # its shortest cut fits: cut to the room left.
+                    if isinstance(obj, Item) and (
+                        not given
+                        or (
+                            key == "handoffs"
+                            and n == 0
+                            and _fits_cut(obj, extra_tokens, tokens_left, chars_left - extra_chars)
+                        )
+                    ):
                         line = cut_to_fit(
                             obj,
                             key in ("pinned", "knowledge"),
-                            limit - used - extra_tokens,
-                            char_limit - chars - extra_chars,
+                            tokens_left - extra_tokens,
+                            chars_left - extra_chars,
                         )
                         cost = extra_tokens + estimate_tokens(line)
                         length = extra_chars + len(line)

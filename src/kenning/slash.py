@@ -48,11 +48,22 @@ def parse(prompt: str) -> Command | None:
     found = _COMMAND.match(prompt)
     if not found:
         return None
-    name, rest = found.group(1), (found.group(2) or "").strip()
+    name, rest = found.group(1), _unquoted((found.group(2) or "").strip())
     scope = None
     if name == "remember" and (given := _SCOPE.match(rest)):
         scope, rest = given.group(1), (given.group(2) or "").strip()
     return Command(name, rest, scope)
+
+
+def _unquoted(words: str) -> str:
+    """The words without one pair of quotes around all of them: `opencode run --command
+    remember 'Use pnpm, never npm'` passes its one argument on so (OpenCode quotes an
+    argument that holds a space), options and all. `"a" or "b"` is left as it is."""
+    if len(words) >= 2 and words[0] == words[-1] and words[0] in "\"'":
+        inner = words[1:-1]
+        if words[0] not in inner:
+            return inner.strip()
+    return words
 
 
 def run(

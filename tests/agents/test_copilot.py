@@ -267,7 +267,7 @@ def test_copilot_continue_packs_again_its_events_file_reads_as_the_conversation_
     assert session["last_prompt"] == PROMPTS[1]
     assert session["ended_at"]
     told = ken_json(box, "told", session["id"])
-    assert [d["what"] for d in told["deliveries"]] == ["pack", "pack"]
+    assert [d["what"] for d in told["deliveries"]] == ["pack", "repack", "pack"]
 
     live = Path(session["transcript_path"])
     events = live.read_text(encoding="utf-8")

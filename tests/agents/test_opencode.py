@@ -135,7 +135,13 @@ def test_opencode_gets_the_pack_and_recall_its_session_is_recorded_and_continue_
     assert again["ended_at"]
     told = ken_json(box, "told", session["id"])
     given = [(d["what"], d["item_ids"]) for d in told["deliveries"]]
-    assert given == [("pack", [pinned["id"]]), ("recall", [rule["id"]]), ("pack", [pinned["id"]])]
+    # The new pack replaced the old one: what only that told may be recalled again.
+    assert given == [
+        ("pack", [pinned["id"]]),
+        ("recall", [rule["id"]]),
+        ("repack", []),
+        ("pack", [pinned["id"]]),
+    ]
     assert hook_log(box) == []
 
 

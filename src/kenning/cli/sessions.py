@@ -94,6 +94,8 @@ def _told(found: Session, given: Sequence[browse.Delivery]) -> None:
         what = entry.what + (f' for "{one_line(entry.query)[:60]}"' if entry.query else "")
         if entry.is_compaction:
             what = "compaction: what came before may be recalled again"
+        elif entry.is_repack:
+            what = "a new start pack: what earlier packs told may be recalled again"
         echo(f"{entry.at}  {what}")
         for item_id, _ in entry.items:
             echo(f"  {short_id(item_id)}  {clean(titles[item_id], one_line=True)}")

@@ -89,6 +89,10 @@ def session_start(store: Store, event: HookEvent, config: Config, later: Later) 
         later.append(lambda: _collect(store, where.cwd))
     if source not in PACK_SOURCES:
         return ""
+    if source in NOTICE_SOURCES and session is not None:
+        # A session given a pack before starts again (Copilot's and OpenCode's resumes):
+        # the agent rebuilt its start context, and the old pack is gone from it.
+        deliver.note_repack(store, session)
     if source in NOTICE_SOURCES and config.team_sync_at_start:
         _team_sync(store, config, event)
     # Within what the hook may print, so the session is told exactly what is recorded.
@@ -181,7 +185,18 @@ def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
 
 # Before importing `slash`: the command, then a space or the end ("/recall/hooks.py: ..."
 # is a path in a prompt, not the command).
-SLASH = re.compile(r"\s*/(?:prompts:)?(?:remember|recall)(?:\s|$)")
+SLASH = re.compile(r"\s*/(?:prompts:)?(remember|recall)(?:\s|$)")
+OFF = "kenning: memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0)"
+NOTHING_DONE = {"remember": "nothing was stored", "recall": "nothing was recalled"}
+
+
+def off_notice(event: HookEvent) -> str:
+    """With memory turned off, what a prompt of kenning's own command is told: that
+    nothing was done (every other event stays silent). Reads no store."""
+    if event.event is not Event.PROMPT:
+        return ""
+    command = SLASH.match(sessions.person_prompt(event.prompt or ""))
+    return f"{OFF}: {NOTHING_DONE[command.group(1)]}." if command else ""
 
 
 def _slash(

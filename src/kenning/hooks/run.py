@@ -140,7 +140,9 @@ def run(
     event = replace(event, chain=tuple(chain))
     config = config_mod.Config()
     if not config.memory_enabled:
-        return ""
+        # Silent, but for kenning's own commands: the agent would take a bare
+        # `/remember ...` as done.
+        return agent.render(event, handlers.off_notice(event), "")
     budget = BUSY_BUDGET.get(event.event.value, 2.0)
     if stores is not None:
         store = stores.get(env)
