@@ -271,14 +271,25 @@ def _handoff_room(
     handoffs: Sequence[tuple[Item | Session, str, int]], limit: float, char_limit: float
 ) -> tuple[float, float]:
     """The tokens and characters kept for the latest handoff (its line and heading, at
-    most a quarter of the room) while the sections before it fill."""
+    most a quarter of the room, but never less than its shortest cut) while the sections
+    before it fill."""
     if not handoffs:
         return 0, 0
-    _, line, cost = handoffs[0]
+    latest, line, cost = handoffs[0]
     heading = "## " + dict(SECTIONS)["handoffs"]
     tokens = cost + estimate_tokens(heading)
     chars = len(line) + len(heading) + 3
-    return min(tokens, limit / HANDOFF_SHARE), min(chars, char_limit / HANDOFF_SHARE)
+    least_tokens, least_chars = tokens, chars
+    if isinstance(latest, Item):
+        # the shortest cut's cost depends on its id's characters: a quarter of a small
+        # pack is sometimes under it, and then an older, shorter handoff took its place
+        shortest = render_item(latest, max_chars=1, kind_label=False)
+        least_tokens = estimate_tokens(shortest) + estimate_tokens(heading)
+        least_chars = len(shortest) + len(heading) + 3
+    return (
+        min(tokens, max(limit / HANDOFF_SHARE, least_tokens)),
+        min(chars, max(char_limit / HANDOFF_SHARE, least_chars)),
+    )
 
 
 def _fits_cut(item: Item, extra_tokens: int, tokens: float, chars: float) -> bool:
