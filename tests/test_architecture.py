@@ -30,9 +30,10 @@ FACES = ("cli", "hooks", "mcp_server", "tui", "team")
 UI_LIBS = ("click", "rich", "mcp", "textual")
 VALUES = ("model", "errors", "config", "ids", "paths", "agents")
 # The host's side of team memory lives beside the server in kenning/team/ but is domain
-# code: `ken team` and the SessionStart hook call it (the standard library only). The
-# package itself imports nothing.
-HOST_SIDE = (("team",), ("team", "client"), ("team", "sync"))
+# code: `ken team` and the SessionStart hook call it (the standard library only), and
+# `items.forget` takes a forgotten memory out of its outbox. The package itself imports
+# nothing.
+HOST_SIDE = (("team",), ("team", "client"), ("team", "state"), ("team", "sync"))
 AGENT_MAY_IMPORT = ("kenning.model", "kenning.errors", "kenning.agents")
 READ_ONLY_SQL = re.compile(r"^\s*(SELECT|PRAGMA\s+\w+\s*$)", re.IGNORECASE)
 HEAVY = (

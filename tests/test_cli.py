@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import stat
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -621,6 +622,54 @@ def test_edit_refuses_to_overwrite_a_change_made_while_the_editor_was_open(edito
     data = as_json("show", item.id[-6:])
     assert data["title"] == "Use Deno for scripts"
     assert [r["change"] for r in data["history"]] == ["add", "edit"]
+
+
+def test_an_edit_kept_after_a_conflict_is_private_and_goes_with_forget(editor):
+    item = add("Use Bun for scripts", kind="preference")
+    editor(
+        "import subprocess\n"
+        f"subprocess.run([{str(KEN_BIN)!r}, 'update', {item.id!r}, '--text', "
+        "'Use Deno for scripts'], check=True)\n"
+        "path.write_text(text.replace('Use Bun', 'Use Bun 1.2'))"
+    )
+    line = one_line_error(ken("edit", item.id[-6:]).stderr)
+    kept = Path(line.rsplit("your edit is kept in ", 1)[1])
+    assert kept.exists()
+    assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(kept.parent.parent.stat().st_mode) == 0o700  # the state folder
+    other = add("Use uv for Python", kind="preference")
+    editor(
+        "import subprocess\n"
+        f"subprocess.run([{str(KEN_BIN)!r}, 'update', {other.id!r}, '--text', "
+        "'Use pip for Python'], check=True)\n"
+        "path.write_text(text.replace('Use uv', 'Use uv 0.5'))"
+    )
+    other_kept = Path(one_line_error(ken("edit", other.id[-6:]).stderr).rsplit(" in ", 1)[1])
+
+    result = ok("forget", item.id[-6:], "--yes")
+
+    assert "1 kept edits and drafted plans removed" in result.stderr
+    assert not kept.exists()
+    assert other_kept.exists()  # another memory's kept edit stays
+
+
+def test_an_edit_with_a_header_ken_refuses_is_kept_and_the_error_says_where(editor):
+    item = add("Use pnpm 8")
+    editor(
+        "path.write_text(text.replace('kind: note', 'kind: bogus')"
+        ".replace('Use pnpm 8', 'Use pnpm 9 for every package, typed with care'))"
+    )
+    result = ken("edit", item.id[-6:])
+    assert result.exit_code == 1
+    line = one_line_error(result.stderr)
+    assert line.startswith("ken: unknown kind 'bogus'")
+    kept = Path(line.rsplit("your edit is kept in ", 1)[1])
+    assert "typed with care" in kept.read_text()
+    editor("path.write_text(text.replace('kind: note', 'mood: sunny'))")
+    line = one_line_error(ken("edit", item.id[-6:]).stderr)
+    assert line.startswith("ken: unknown header line 'mood: sunny'")
+    assert "mood: sunny" in Path(line.rsplit("your edit is kept in ", 1)[1]).read_text()
+    assert as_json("show", item.id[-6:])["title"] == "Use pnpm 8"
 
 
 def test_edit_with_a_missing_editor_says_so(monkeypatch):

@@ -1424,6 +1424,58 @@ def test_an_agent_drafts_a_plan_it_can_preview_but_never_apply(
     assert stored(style.id).status.value == "archived"
 
 
+def test_a_drafted_plan_that_names_or_quotes_a_memory_goes_when_it_is_forgotten(
+    git_repo: Path, seeded: dict[str, Item]
+) -> None:
+    deploy, style = seeded["deploy"], seeded["style"]
+    revise = {
+        "schema": 1,
+        "id": "agent-cleanup",
+        "owner": "claude",
+        "operations": [
+            {
+                "op": "revise",
+                "id": deploy.id[-6:],
+                "expected_revision": deploy.revision,
+                "text": "Deploys go through the zebrafish pipeline, never by hand",
+            }
+        ],
+    }
+    quoting = {  # names no id, but its new memory quotes the revised text
+        "schema": 1,
+        "id": "agent-notes",
+        "owner": "claude",
+        "operations": [
+            {
+                "op": "create",
+                "text": "Remember: deploys go through the zebrafish pipeline, never by hand",
+                "kind": "note",
+                "scope": "global",
+            }
+        ],
+    }
+    answers: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        for name, plan in (("revise", revise), ("quoting", quoting), ("other", _retire(style))):
+            answers[name] = await server.ok("memory_plan_draft", {"plan": plan})
+
+    drive(git_repo, scenario)
+    from conftest import ken_proc
+
+    draft = answers["revise"]
+    applied = ken_proc("plan", "apply", draft["saved_to"], "--yes", "--digest", draft["digest"])
+    assert applied.returncode == 0, applied.stderr
+    forgot = ken_proc("forget", deploy.id, "--yes")
+    assert forgot.returncode == 0, forgot.stderr
+    assert "2 kept edits and drafted plans removed" in forgot.stderr
+    assert not Path(draft["saved_to"]).exists()
+    assert not Path(answers["quoting"]["saved_to"]).exists()
+    assert Path(answers["other"]["saved_to"]).exists()  # names another memory: it stays
+    state = Path(os.environ["XDG_STATE_HOME"]) / "kenning"
+    assert not any(b"zebrafish" in f.read_bytes() for f in state.rglob("*") if f.is_file())
+
+
 def _retire(item: Item) -> dict[str, Any]:
     return {
         "schema": 1,

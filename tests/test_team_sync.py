@@ -311,6 +311,31 @@ def test_what_is_added_while_the_server_is_away_waits_in_the_outbox_and_is_count
     assert len(proposed(running, ws, admin)) == 3
 
 
+def test_a_memory_forgotten_while_it_waits_in_the_outbox_is_never_sent(
+    running: Server, team: Any
+) -> None:
+    ws, admin, alice, _ = team
+    alice.ken("team", "sync")  # the covered repos, seen once
+    team_file = Path(alice.env["XDG_CONFIG_HOME"]) / "kenning" / "team.json"
+    joined = json.loads(team_file.read_text())
+    with socket.socket() as sock:  # a port nothing listens on: the server is away
+        sock.bind(("127.0.0.1", 0))
+        away = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    team_file.write_text(json.dumps({**joined, "url": away}))
+    secret = alice.json("add", "The vault unseal runbook lives on the red laptop", "-s", "repo")
+    kept = alice.json("add", "The billing service deploys with make ship", "--scope", "repo")
+    assert alice.ken("team", "sync", check=False).returncode == 1
+    state_file = Path(alice.env["XDG_STATE_HOME"]) / "kenning" / "team-sync.json"
+    assert "red laptop" in state_file.read_text()
+    alice.ken("forget", secret["id"], "-y")
+    assert "red laptop" not in state_file.read_text()
+    assert alice.json("team", "status", "--offline")["waiting"] == 1
+    team_file.write_text(json.dumps(joined))
+    assert alice.json("team", "sync")["pushed"] == 1
+    [sent] = proposed(running, ws, admin)
+    assert sent["title"] == kept["title"]
+
+
 def test_leaving_and_joining_the_same_team_again_pushes_nothing_twice(
     running: Server, team: Any
 ) -> None:

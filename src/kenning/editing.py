@@ -9,7 +9,8 @@ The editor is `editor` in config.toml (`KEN_EDITOR`), else `$VISUAL`, else `$EDI
 else `vi`. `save` writes the result through `items.change`, against the revision that
 was opened: an edit takes minutes, and a change made meanwhile (an agent, `ken update` in
 another terminal) is not overwritten unseen. Then nothing is saved, and the edited file
-is kept under the state folder for the person to take their text from.
+is kept under the state folder for the person to take their text from (`kenning.drafts`);
+so is an edit refused for its header (`kept_if_refused`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-from kenning import items, policy
-from kenning.config import Config, state_dir
-from kenning.errors import InvalidInput, KenningError, RevisionConflict
+from kenning import drafts, items, policy
+from kenning.config import Config
+from kenning.errors import InvalidInput, KenningError, NeedsPerson, RevisionConflict, StoreError
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope
 from kenning.store import Store
@@ -154,6 +157,18 @@ def save(
         raise RevisionConflict(item.id, item.revision, exc.current, message) from None
 
 
+@contextmanager
+def kept_if_refused(item: Item, text: str) -> Iterator[None]:
+    """Run the reading and saving of an edit of `item` (the file as saved: `text`); when
+    the edit is refused (a header ken does not take, a scope or kind it does not know, a
+    change only a person may make, a store it cannot write), what the person typed is
+    kept as on a conflict, and the error says where."""
+    try:
+        yield
+    except (InvalidInput, NeedsPerson, StoreError) as exc:
+        raise type(exc)(f"{exc}; your edit is kept in {_keep(item, text)}") from None
+
+
 def _difference(before: Item, now: Item) -> str:
     """What changed between two revisions of a memory, in a few words."""
     changed = ["text"] if (now.title, now.body) != (before.title, before.body) else []
@@ -169,12 +184,7 @@ def _difference(before: Item, now: Item) -> str:
 def _keep(item: Item, text: str) -> Path:
     """Keep an edit that could not be saved, in a file of its own (private: a memory
     may be), and say where."""
-    folder = state_dir() / "edits"
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f"{short_id(item.id)}-", suffix=".md", dir=folder)
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        file.write(text)
-    return Path(name)
+    return drafts.keep_edit(item.id, text)
 
 
 class Changes(TypedDict):

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
-from kenning import config, hooklog, ids, policy, rank, templates
+from kenning import config, drafts, hooklog, ids, policy, rank, templates
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, RevisionConflict
 from kenning.ids import short_id
 from kenning.model import (
@@ -34,6 +34,7 @@ from kenning.model import (
 )
 from kenning.redact import count_markers, redact, redact_lines
 from kenning.store import ItemQuery, Store, Words, now_iso
+from kenning.team import state as team_state
 
 TAG = re.compile(r"^[\w][\w.:/-]{0,63}$")
 
@@ -977,11 +978,14 @@ class ForgetPlan:
 @dataclass(frozen=True, slots=True)
 class Forgotten:
     """What a `forget` did: memories deleted, session prompts and recall queries
-    blanked, hook log lines dropped."""
+    blanked, hook log lines dropped, entries taken out of the team outbox (never sent),
+    kept edits and drafted plans removed."""
 
     memories: int
     quotes: int = 0
     log_lines: int = 0
+    unsent: int = 0
+    drafts: int = 0
 
 
 def plan_forget(store: Store, chosen: Sequence[Item], *, everywhere: bool = False) -> ForgetPlan:
@@ -1009,13 +1013,17 @@ def forget(
     actor: policy.Actor | None = None,
 ) -> Forgotten:
     """Delete items and every version of them (and a session's own record, prompts and
-    deliveries, when named); their text is gone from disk afterwards, and from the hook
-    log. A plain list of items is planned first (their replacement copies go too); a
+    deliveries, when named); their text is gone from disk afterwards: from the hook log,
+    the team outbox (it is never sent), and the edits and plans kept in the state folder
+    (`kenning.drafts`). A plain list of items is planned first (their replacement copies go too); a
     plan made `everywhere` also blanks the session prompts and recall queries that
     quote them. Only a person forgets."""
     plan = items if isinstance(items, ForgetPlan) else plan_forget(store, items)
     policy.require_person(policy.resolve(actor), f"forget {len(plan.items)} memories")
     needles = quotable([*plan.chosen, *plan.copies])
-    deleted = store.delete_items([item.id for item in plan.items], session_id=session_id)
+    gone = [item.id for item in plan.items]
+    # Out of the outbox first: a sync between the two would push what is being forgotten.
+    unsent = team_state.forget(store.path, gone)
+    deleted = store.delete_items(gone, session_id=session_id)
     quotes = store.scrub_quotes(needles) if plan.everywhere else 0
-    return Forgotten(deleted, quotes, hooklog.scrub(needles))
+    return Forgotten(deleted, quotes, hooklog.scrub(needles), unsent, drafts.forget(gone, needles))

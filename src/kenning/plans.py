@@ -44,14 +44,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kenning import config, ids, items, policy
+from kenning import drafts, ids, items, policy
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, PlanConflict
 from kenning.ids import short_id
 from kenning.model import (
@@ -887,12 +886,7 @@ def receipt(store: Store, plan: Plan) -> tuple[PlanReceipt | None, list[PlanRece
 
 def save_draft(plan: Plan) -> Path:
     """Write a drafted plan (an agent's, over MCP) where a person can review and apply
-    it: `plans/<digest start>.json` in kenning's state folder, readable only by the user."""
-    folder = config.state_dir() / "plans"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = folder / f"{plan.digest.removeprefix('sha256:')[:16]}.json"
+    it: `plans/<digest start>.json` in kenning's state folder, readable only by the user
+    (`ken forget` removes it with a memory it names or quotes)."""
     text = json.dumps(plan.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    return path
+    return drafts.save_plan(plan.digest.removeprefix("sha256:")[:16], text)

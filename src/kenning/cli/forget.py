@@ -38,8 +38,9 @@ def forget(
 ) -> None:
     """Delete memories for good, with every version: the only command that deletes.
 
-    Afterwards their text is gone from the database file, its WAL, the search index and
-    the hook log, and so are the proposed copies that would have replaced them. With
+    Afterwards their text is gone from the database file, its WAL, the search index, the
+    hook log, the team outbox (never sent) and the edits and plans kept for you, and so
+    are the proposed copies that would have replaced them. With
     --everywhere, so is every other memory that quotes a line of theirs (12 characters
     or more), and the session prompts and recall queries that quote one are blanked.
     With --session, the session's own record (its prompts, what it was told) goes too.
@@ -90,6 +91,8 @@ def forget(
             (len(plan.quoting), "memories that quoted them"),
             (done.quotes, "session prompts and recall queries blanked"),
             (done.log_lines, "hook log lines dropped"),
+            (done.unsent, "waiting team pushes dropped"),
+            (done.drafts, "kept edits and drafted plans removed"),
         )
         if n
     ]

@@ -226,8 +226,8 @@ def edit(state: State, ref: str, in_place: bool) -> None:
     A small header above '---' holds kind, scope, tags and links. Saving makes a new
     version; --in-place fixes a typo without one. When the memory was changed elsewhere
     while the editor was open, nothing is saved: ken says what changed and where your
-    edited file is kept. A team memory (read-only here) is not changed: the edit goes to
-    the team server as a proposed revision.
+    edited file is kept; so is an edit whose header ken refuses. A team memory (read-only
+    here) is not changed: the edit goes to the team server as a proposed revision.
     """
     item = items.get(state.store, ref)
     team = policy.team_origin(item) is not None
@@ -245,9 +245,12 @@ def edit(state: State, ref: str, in_place: bool) -> None:
     if team:  # the server is where team memory changes: the edit goes there as a proposal
         from kenning.cli.team import propose_revision
 
-        say(propose_revision(state, item, editing.parse(after)))
+        with editing.kept_if_refused(item, after):
+            said = propose_revision(state, item, editing.parse(after))
+        say(said)
         return
-    updated = save_edit(state, item, editing.parse(after), in_place=in_place)
+    with editing.kept_if_refused(item, after):
+        updated = save_edit(state, item, editing.parse(after), in_place=in_place)
     say(f"saved {short_id(updated.id)}" + (" in place" if in_place else " as a new version"))
 
 

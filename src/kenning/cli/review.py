@@ -184,7 +184,8 @@ class Reviewing:
         before = editing.editor_text(item)
         after = editing.run_editor(before, editing.command(self.state.config))
         if after != before:
-            item = save_edit(self.state, item, editing.parse(after), actor=self.actor)
+            with editing.kept_if_refused(item, after):
+                item = save_edit(self.state, item, editing.parse(after), actor=self.actor)
             say(f"saved {short_id(item.id)} as a new version")
         self.status(item, "approve")
 

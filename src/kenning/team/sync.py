@@ -24,12 +24,13 @@ it, so a report that timed out and is sent again, or arrives twice, counts once:
 is exactly-once without a receipt per report. The state keeps the count last reported
 per server id, so a sync sends only what grew.
 
-**State** is a JSON file beside the hook log, `$XDG_STATE_HOME/kenning/team-sync.json`,
-one section per store (the cursor, what was pushed, the outbox, the shared items, the
-covered repos last seen, the use counts last reported). Leaving a team keeps only what
-was pushed to it, per server and workspace: joining the same team again sends none of
-it twice. One sync at a time holds its
-lock; the SessionStart hook does not wait for it (another sync is running, so it skips).
+**State** is a JSON file beside the hook log, `$XDG_STATE_HOME/kenning/team-sync.json`
+(`kenning.team.state`), one section per store (the cursor, what was pushed, the outbox,
+the shared items, the covered repos last seen, the use counts last reported). Leaving a
+team keeps only what was pushed to it, per server and workspace: joining the same team
+again sends none of it twice. `ken forget` takes a forgotten memory out of the outbox,
+so it is never sent. One sync at a time holds its lock; the SessionStart hook does not
+wait for it (another sync is running, so it skips).
 
 The standard library only, like the client: the SessionStart hook runs `at_start`.
 """
@@ -37,18 +38,14 @@ The standard library only, like the client: the SessionStart hook runs `at_start
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
-import os
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kenning import config as config_mod
 from kenning import ids, items, policy
-from kenning.errors import InvalidInput, KenningError, NotFound
+from kenning.errors import InvalidInput, NotFound
 from kenning.ids import short_id
 from kenning.model import (
     KINDS,
@@ -63,7 +60,12 @@ from kenning.model import (
 from kenning.store import ItemQuery, Store, now_iso
 from kenning.team.client import Client, Membership, TeamError, load_membership
 
-STATE_FILE = "team-sync.json"
+# Re-exported: `ken team` and the tests read the state through the sync.
+from kenning.team.state import Busy as Busy
+from kenning.team.state import load_state as load_state
+from kenning.team.state import locked as locked
+from kenning.team.state import save_state as save_state
+
 PAGE = 500  # the contract's most entries a push, and the pull page asked for
 REPOS_MAX_AGE = 3600  # seconds SessionStart trusts the covered repos it last asked for
 START_TIMEOUT = 1.5  # seconds SessionStart gives the whole sync (team.start_timeout_secs)
@@ -102,74 +104,6 @@ class Report:
             "more": self.more,
             "error": self.error,
         }
-
-
-# --- state ----------------------------------------------------------------------------
-
-
-def state_path() -> str:
-    return os.path.join(str(config_mod.state_dir()), STATE_FILE)
-
-
-class Busy(KenningError):
-    """Another sync holds the state's lock."""
-
-
-@contextlib.contextmanager
-def locked(wait: bool = True) -> Iterator[None]:
-    """Hold the sync lock; Busy at once when `wait` is False and another sync has it."""
-    path = state_path() + ".lock"
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            raise Busy("another team sync is running") from None
-        yield
-    finally:
-        os.close(fd)
-
-
-def _read_all() -> dict[str, Any]:
-    try:
-        with open(state_path(), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        return {}  # a broken state file: start again (push ids make resending safe)
-    return data if isinstance(data, dict) else {}
-
-
-def load_state(store_path: str) -> dict[str, Any]:
-    """This store's sync state (empty parts filled in)."""
-    section = _read_all().get("stores", {}).get(store_path, {})
-    section.setdefault("cursor", "")
-    section.setdefault("pushed", {})
-    section.setdefault("outbox", [])
-    section.setdefault("shared", {})
-    section.setdefault("repos", [])
-    section.setdefault("uses", {})
-    section.setdefault("left", {})
-    return dict(section)
-
-
-def save_state(store_path: str, section: dict[str, Any] | None) -> None:
-    """Write this store's section (None removes it), replacing the file whole."""
-    data = _read_all()
-    stores = data.setdefault("stores", {})
-    if section is None:
-        stores.pop(store_path, None)
-    else:
-        stores[store_path] = section
-    path = state_path()
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1)
-    os.replace(tmp, path)
 
 
 # --- what to push ---------------------------------------------------------------------

@@ -783,9 +783,10 @@ class PanelApp(App[None]):
             return
 
         def job() -> Callable[[], None]:
-            edit = editing.parse(after)
-            scope = self.where.scope(edit.scope) if edit.scope else None
-            saved = editing.save(self.store, item, edit, scope=scope, actor=self.actor)
+            with editing.kept_if_refused(item, after):
+                edit = editing.parse(after)
+                scope = self.where.scope(edit.scope) if edit.scope else None
+                saved = editing.save(self.store, item, edit, scope=scope, actor=self.actor)
             return lambda: self._changed(f"saved {short_id(saved.id)} as a new version")
 
         self._background(job)

@@ -1,0 +1,115 @@
+"""The host's team sync state on disk: one JSON file beside the hook log,
+`$XDG_STATE_HOME/kenning/team-sync.json`, with a section per store (kenning.team.sync
+says what each holds), and the lock one sync at a time holds.
+
+Apart from `kenning.team.sync` so that `kenning.items.forget` can take a forgotten
+memory out of the outbox (`forget`) without importing the sync, which imports items.
+The standard library only, like the sync.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Collection, Iterator
+from typing import Any
+
+from kenning import config as config_mod
+from kenning import drafts
+from kenning.errors import KenningError
+
+STATE_FILE = "team-sync.json"
+
+
+def state_path() -> str:
+    return os.path.join(str(config_mod.state_dir()), STATE_FILE)
+
+
+class Busy(KenningError):
+    """Another sync holds the state's lock."""
+
+
+@contextlib.contextmanager
+def locked(wait: bool = True) -> Iterator[None]:
+    """Hold the sync lock; Busy at once when `wait` is False and another sync has it."""
+    path = state_path() + ".lock"
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise Busy("another team sync is running") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _read_all() -> dict[str, Any]:
+    try:
+        with open(state_path(), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError):
+        return {}  # a broken state file: start again (push ids make resending safe)
+    return data if isinstance(data, dict) else {}
+
+
+def load_state(store_path: str) -> dict[str, Any]:
+    """This store's sync state (empty parts filled in)."""
+    section = _read_all().get("stores", {}).get(store_path, {})
+    section.setdefault("cursor", "")
+    section.setdefault("pushed", {})
+    section.setdefault("outbox", [])
+    section.setdefault("shared", {})
+    section.setdefault("repos", [])
+    section.setdefault("uses", {})
+    section.setdefault("left", {})
+    return dict(section)
+
+
+def save_state(store_path: str, section: dict[str, Any] | None) -> None:
+    """Write this store's section (None removes it), replacing the file whole."""
+    data = _read_all()
+    stores = data.setdefault("stores", {})
+    if section is None:
+        stores.pop(store_path, None)
+    else:
+        stores[store_path] = section
+    path = state_path()
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1)
+    os.replace(tmp, path)
+
+
+def forget(store_path: str, item_ids: Collection[str]) -> int:
+    """Take forgotten memories out of this store's sync state: their entries waiting in
+    the outbox (a memory's text, not sent yet: it never is now) and their share marks.
+    What was pushed stays recorded (ids, no text): the server holds it already, and a
+    host forgets only its own copies. Returns how many outbox entries went."""
+    if not os.path.exists(state_path()):
+        return 0
+    wanted = set(item_ids)
+
+    def names(entry: dict[str, Any]) -> bool:
+        item = entry.get("item") if isinstance(entry.get("item"), dict) else {}
+        return entry.get("local_id") in wanted or (item or {}).get("id") in wanted
+
+    with locked():
+        state = load_state(store_path)
+        kept = [e for e in state["outbox"] if not (isinstance(e, dict) and names(e))]
+        gone = len(state["outbox"]) - len(kept)
+        shared = {k: v for k, v in state["shared"].items() if k not in wanted}
+        if gone or len(shared) != len(state["shared"]):
+            # The file is replaced whole; the one it replaces is zeroed through a handle
+            # held across the replace, so its text does not linger in freed blocks.
+            with open(state_path(), "r+b") as before:
+                save_state(store_path, {**state, "outbox": kept, "shared": shared})
+                drafts.zero(before)
+    return gone
