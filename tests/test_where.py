@@ -69,6 +69,18 @@ def test_a_worktree_gives_the_same_repo_scope_and_its_own_workstream(git_repo, t
     assert here.git.head == git(worktree, "rev-parse", "HEAD")
 
 
+def test_a_worktree_made_outside_a_workspace_folder_keeps_its_repos_workspace(git_repo, tmp_path):
+    """Projects followed a repo into a worktree made elsewhere; workspaces did not."""
+    worktree = tmp_path / "elsewhere" / "shop-side"
+    git(git_repo, "worktree", "add", "-q", "-b", "side", str(worktree))
+    spaces = {"acme": [str(git_repo)]}
+    assert where.detect(git_repo, env={}, workspaces=spaces).workspace == "acme"
+    here = where.detect(worktree, env={}, workspaces=spaces)
+    assert here.workspace == "acme"
+    assert "a worktree of" in here.reasons["workspace:acme"]
+    assert where.detect(tmp_path / "elsewhere", env={}, workspaces=spaces).workspace is None
+
+
 def test_a_second_clone_with_an_https_origin_gives_the_same_repo_scope(git_repo, tmp_path):
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(git_repo), str(clone))

@@ -205,6 +205,15 @@ def find_git(start: str | os.PathLike[str]) -> GitInfo | None:
     return None
 
 
+def _main_checkout(git: GitInfo | None) -> str | None:
+    """The main checkout of a linked worktree (the folder holding the common .git),
+    when `git` is one; else None."""
+    if git is None or git.common_dir.name != ".git":
+        return None
+    main = git.common_dir.parent
+    return str(main) if main != git.root else None
+
+
 def detect(
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
@@ -284,10 +293,17 @@ def detect(
             else:
                 continue  # not a folder or a list of them: `ken doctor` reports it
             hit = next((f for f in paths if _inside(here, str(f))), None)
+            why = f"inside {hit} (config workspaces)"
+            main = _main_checkout(git)
+            if not hit and main is not None:
+                # A worktree made elsewhere belongs where its repo's main checkout is, as
+                # a project added from the repo applies in its worktrees.
+                hit = next((f for f in paths if _inside(main, str(f))), None)
+                why = f"a worktree of {main}, inside {hit} (config workspaces)"
             if hit:
                 scope = _from_setting(ScopeType.WORKSPACE, name, f"[workspaces] {name!r}")
                 workspace = scope.value
-                add(scope, f"inside {hit} (config workspaces)")
+                add(scope, why)
                 break
     if git and repo:
         why = "git origin of this repo" if git.origin else "this repo has no origin: its path"
