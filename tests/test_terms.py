@@ -39,7 +39,7 @@ def test_word_counts_follow_adds_edits_imports_and_forgets(tmp_path: Path) -> No
         items.change(
             store, a.id, text="Run migrations after backups\nthen deploy", add_tags=["ops"]
         )
-        items.change(store, b.id, text="Deploys use the release script", in_place=True)
+        items.change(store, b.id, text="Deploys go thru make release", in_place=True)  # a typo fix
         store.insert_many(
             [items.new_item(f"Imported note {n} about caching", scope=scope) for n in range(30)]
         )
