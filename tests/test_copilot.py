@@ -176,6 +176,26 @@ def test_a_moved_ken_is_written_anew_and_doctor_sees_a_gone_one(tmp_path: Path) 
     assert all(c["ok"] for c in checks.values()), checks
 
 
+def test_doctor_names_kenning_hooks_written_by_hand_beside_kenning_json() -> None:
+    """Copilot's docs lead people to write a hook in settings.json; with `ken integrate
+    copilot` beside it both ran, every prompt was recorded twice, and doctor said 4 of 4."""
+    integrate.install("copilot")
+    settings = copilot_home() / "settings.json"
+    mine = {"hooks": {"userPromptSubmitted": [{"bash": "ken hook userPromptSubmitted"}]}}
+    settings.write_text(json.dumps(mine))
+    (copilot_home() / "hooks" / "other.json").write_text(
+        json.dumps({"version": 1, "hooks": {"sessionStart": [{"bash": "echo hi"}]}})
+    )
+    report = json.loads(ken("doctor", "--json").output)["agents"]["copilot"]
+    checks = {c["name"]: c for c in report}
+    stray = checks["copilot hooks written by hand"]
+    assert stray["ok"] is False and f"{settings} (userPromptSubmitted)" in stray["detail"]
+    assert "other.json" not in stray["detail"] and str(hook_file()) in stray["fix"]
+    settings.write_text(json.dumps({"hooks": {}}))
+    report = json.loads(ken("doctor", "--json").output)["agents"]["copilot"]
+    assert "copilot hooks written by hand" not in {c["name"] for c in report}
+
+
 # ----------------------------------------------------------------------------- MCP
 
 

@@ -97,6 +97,18 @@ def _agent_checks(agent: str) -> list[Check]:
             f"ken integrate {agent}" if missing else "",
         )
     )
+    spec = agents.get(agent)
+    stray = spec.stray_hooks(os.environ) if spec.stray_hooks else []
+    if stray:
+        checks.append(
+            Check(
+                f"{agent} hooks written by hand",
+                False,
+                f"kenning's hooks also in {', '.join(stray)}: {agent} runs both, so each "
+                "prompt is recorded twice",
+                f"remove them there: {path} holds kenning's hooks",
+            )
+        )
     checks += _mcp_checks(agent)
     for event, command in sorted(commands.items()):
         binary = shlex.split(command)[0]

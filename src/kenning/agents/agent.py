@@ -389,6 +389,9 @@ class Agent(NamedTuple):
     # Other files the agent reads a command of that name from (a person's own there is
     # theirs: kenning writes none beside it).
     command_twins: Callable[[Path], tuple[Path, ...]] = lambda path: ()
+    # kenning hooks a person wrote by hand where the agent also reads hooks, beside the
+    # ones `ken integrate` wrote (each event would run twice): "file (event)" each.
+    stray_hooks: Callable[[Env], list[str]] | None = None
     # What tells a hook the agent CLI ran (the person typed the prompt) from a command its
     # model ran: variables set only in its hooks, and only in its model's shells.
     hook_only_env: tuple[str, ...] = ()

@@ -128,6 +128,36 @@ def hook_commands(text: str, path: Path) -> dict[str, str]:
 # --- payloads ------------------------------------------------------------------------
 
 
+_KEN_HOOK = re.compile(r"(?:^|[\s/\\])ken(?:\.exe)?\s+hook\b")
+
+
+def stray_hooks(env: Env) -> list[str]:
+    """kenning hooks written by hand in settings.json or another hooks file (as Copilot's
+    own docs lead people to): Copilot runs them beside kenning.json's, and every prompt
+    is recorded twice."""
+    import json
+
+    home = copilot_home(env)
+    ours = hooks_path(env)
+    found = []
+    for path in [home / "settings.json", *sorted((home / "hooks").glob("*.json"))]:
+        if path == ours:
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        for event, entries in (hooks if isinstance(hooks, dict) else {}).items():
+            for entry in entries if isinstance(entries, list) else []:
+                if not isinstance(entry, dict):
+                    continue
+                commands = [entry.get(k) for k in ("bash", "command", "powershell")]
+                if any(isinstance(c, str) and _KEN_HOOK.search(c) for c in commands):
+                    found.append(f"{path} ({event})")
+    return found
+
+
 def adapt(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     """Copilot's payload in the common spelling, with kenning's `source` words and the
     transcript's path, which sessionStart and userPromptSubmitted do not send."""
@@ -256,6 +286,7 @@ AGENT = Agent(
     prompt_context="additional",
     adapt=adapt,
     recognizes=recognizes,
+    stray_hooks=stray_hooks,
     transcript=jsonl_reader(turns),
     last_model=last_model,
     # No command file: in `copilot -p` a typed /remember reaches the prompt hook as is.
