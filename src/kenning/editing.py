@@ -36,15 +36,6 @@ HEADER_END = "---"
 FIELDS = ("kind", "scope", "tags", "links")
 
 
-def check_editable(item: Item) -> None:
-    """Refuse to edit a memory that a file keeps in sync (a project's decisions.md): the
-    next sync would overwrite the edit, so the file is where to change it."""
-    if item.source:
-        raise KenningError(
-            f"item {short_id(item.id)} is kept in sync from {item.source}: edit that file"
-        )
-
-
 def editor_text(item: Item) -> str:
     """What the editor opens for `item`."""
     return (

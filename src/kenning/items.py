@@ -575,6 +575,15 @@ def change(
     )
 
 
+def check_not_synced(item: Item) -> None:
+    """Refuse to rewrite a memory a file keeps in sync (a project's decisions.md): the
+    next sync would bring the file's words back, so the file is where to change it."""
+    if item.source:
+        raise InvalidInput(
+            f"item {short_id(item.id)} is kept in sync from {item.source}: edit that file"
+        )
+
+
 IN_PLACE_SIMILARITY = 0.8  # how alike a text changed without a version must stay
 
 
@@ -608,10 +617,8 @@ def revised(
 ) -> Item:
     """`item` changed as asked, checked and redacted, with a new revision id (not yet
     stored); `item` itself when nothing changes."""
-    if item.source and text is not None:
-        raise InvalidInput(
-            f"item {short_id(item.id)} is kept in sync from {item.source}: edit that file"
-        )
+    if text is not None:
+        check_not_synced(item)
     title, body = (item.title, item.body) if text is None else split_text(text)
     tags = list(item.tags)
     tags += [t for t in clean_tags(add_tags) if t not in tags]

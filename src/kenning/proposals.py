@@ -19,7 +19,6 @@ from dataclasses import dataclass, replace
 
 from kenning import items, policy, projects
 from kenning.errors import InvalidInput
-from kenning.ids import short_id
 from kenning.lessons import REFLECTION_TAG
 from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Status
 from kenning.redact import redact
@@ -113,12 +112,9 @@ def update(
         from kenning.errors import RevisionConflict
 
         raise RevisionConflict(current.id, expected_revision, current.revision)
-    if current.source:
-        # A project file keeps it (decisions.md): a replacement approved here would be
-        # brought back by the file's next sync, and then both would be told.
-        raise InvalidInput(
-            f"item {short_id(current.id)} is kept in sync from {current.source}: edit that file"
-        )
+    # A replacement approved here would be brought back by the file's next sync too,
+    # and then both would be told.
+    items.check_not_synced(current)
     if policy.is_free_for(ctx.actor, current):
         updated = items.change(
             store,

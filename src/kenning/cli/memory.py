@@ -236,7 +236,7 @@ def edit(state: State, ref: str, in_place: bool) -> None:
             state.actor(), f"proposing a revision of team memory {short_id(item.id)}"
         )
     else:
-        editing.check_editable(item)
+        items.check_not_synced(item)
     before = editing.editor_text(item)
     after = editing.run_editor(before, editing.command(state.config))
     if after == before:

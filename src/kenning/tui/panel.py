@@ -766,7 +766,7 @@ class PanelApp(App[None]):
 
         def job() -> Callable[[], None]:
             fresh = items.get(self.store, ref)
-            editing.check_editable(fresh)
+            items.check_not_synced(fresh)
             return lambda: self._edit(fresh)
 
         self._background(job)
