@@ -105,7 +105,7 @@ def handoff_scope(session: Session) -> Scope | None:
 
 def session_handoff(store: Store, session: Session) -> Item | None:
     """The handoff a finished session leaves, when it did something."""
-    if not (session.prompt_count or session.first_prompt or session.commits):
+    if not session.did_something:
         return None
     scope = handoff_scope(session)
     if scope is None:
@@ -345,7 +345,7 @@ def worked(store: Store, session: Session) -> bool:
     not prompts: `hooks.handlers.prompt`), it made commits, or its agent left a handoff
     of its own. The change left uncommitted is not the session's to claim: it may be an
     earlier one's, and `ken handoff` reads it from git anyway."""
-    if session.prompt_count or session.first_prompt or session.commits:
+    if session.did_something:
         return True
     return any(not i.automatic_handoff for i in handoffs_of(store, session))
 

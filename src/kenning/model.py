@@ -498,6 +498,12 @@ class Session:
     end_reason: str | None = None
     prompt_count: int = 0
 
+    @property
+    def did_something(self) -> bool:
+        """Its agent was prompted (kenning's own /remember and /recall are not prompts)
+        or it made commits: a session worth a handoff and a line in a pack."""
+        return bool(self.prompt_count or self.first_prompt or self.commits)
+
     def to_dict(self) -> dict[str, Any]:
         data = {name: getattr(self, name) for name in SESSION_FIELDS}
         data["commits"] = list(self.commits)

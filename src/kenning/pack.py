@@ -324,7 +324,7 @@ def build_pack(
         sessions = [
             s
             for s in store.list_sessions(SessionQuery(repo=repo, limit=SESSION_READ_LIMIT))
-            if s.id != exclude_session and (s.prompt_count or s.first_prompt or s.commits)
+            if s.id != exclude_session and s.did_something
         ][:MAX_SESSIONS]
     if not gathered and not sessions and not overflow:
         # Nothing to tell: the rule and the tools, in one line.
