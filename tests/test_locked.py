@@ -15,6 +15,8 @@ import os
 import sqlite3
 import stat
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +26,7 @@ import pytest
 
 from conftest import KEN_BIN, ken
 from helpers import add, opened
-from kenning import spool
+from kenning import items, spool
 from kenning.agents import get as get_agent
 from kenning.agents.agent import HOOK_TIMEOUTS
 from kenning.hooks import run as hook_run
@@ -50,6 +52,29 @@ def write_locked(db: Path, *, exclusive: bool = False) -> Iterator[None]:
     finally:
         conn.execute("ROLLBACK")
         conn.close()
+
+
+@contextmanager
+def locked_for(db: Path, seconds: float) -> Iterator[None]:
+    """Another connection holding the store's write lock from the start of the block
+    until `seconds` later, while what the block runs waits for it."""
+    held = threading.Event()
+
+    def hold() -> None:
+        conn = sqlite3.connect(db, isolation_level=None)
+        conn.execute("BEGIN IMMEDIATE")
+        held.set()
+        time.sleep(seconds)
+        conn.execute("ROLLBACK")
+        conn.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait()
+    try:
+        yield
+    finally:
+        holder.join()
 
 
 def hook(event: str, payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
@@ -253,3 +278,115 @@ def test_a_spooled_write_that_can_never_be_made_is_dropped_not_left_blocking(
     assert spool.pending(str(db_path)) == []
     assert len(sessions()) == 1
     assert "dropped record_delivery" in log_text()
+
+
+def test_a_replay_the_lock_held_up_gives_the_store_back_its_own_wait(
+    repo: Path, db_path: Path
+) -> None:
+    """A `ken` command's replay waits a second; after it the command's own writes waited
+    at most that second too (none, once it had timed out), not the store's 30."""
+    in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
+    [session] = sessions()
+    assert spool.keep(str(db_path), "note_prompt", (session.id, "kept for later"), {})
+    with opened(db_path) as store:
+        with write_locked(db_path):
+            assert spool.replay(store, wait=0.2) == 1
+        assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] == store.busy_ms
+
+
+MARKER = "Quokkaflint Vexbrandt"  # in no dictionary: any byte of it found is a leak
+
+
+def raw(db: Path) -> bytes:
+    """The store's bytes on disk, its WAL's and the spool's."""
+    files = [Path(f"{db}{end}") for end in ("", "-wal")]
+    if spool.folder().is_dir():
+        files += [spool.folder() / name for name in os.listdir(spool.folder())]
+    return b"".join(p.read_bytes() for p in files if p.is_file())
+
+
+def test_forget_everywhere_forgets_a_prompt_that_waited_in_the_spool(
+    repo: Path, db_path: Path
+) -> None:
+    """A prompt that pasted a memory, kept in the spool while the store was locked, was
+    written after `ken forget --everywhere` (still locked as it began, so its replay gave
+    up): the forgotten text came back into the session's prompts."""
+    memory = add(f"The {MARKER} rotation runs on Fridays")
+    in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
+    pasted = f"remember: the {MARKER} rotation runs on Fridays"
+    with write_locked(db_path):
+        hook("UserPromptSubmit", payload(repo, "UserPromptSubmit", prompt=pasted))
+    assert spool.pending(str(db_path))  # no ken command since: it waits
+
+    with locked_for(db_path, 2.0):  # a command of another process, as forget starts
+        forgot = ken("forget", memory.id, "--everywhere", "--yes")
+    ken("list")  # any ken command replays what is left
+
+    assert forgot.exit_code == 0, forgot.output
+    assert "session prompts and recall queries blanked" in forgot.output
+    [session] = sessions()
+    assert session.first_prompt is None and session.prompt_count == 1
+    with opened(db_path) as store:
+        assert store.session_prompts(session.id) == [""]
+    assert spool.pending(str(db_path)) == []
+    assert MARKER.encode() not in raw(db_path)
+
+
+def test_forget_everywhere_takes_a_handoff_quoting_it_that_waited_in_the_spool(
+    db_path: Path,
+) -> None:
+    """Through the library, as the panel forgets: the spool is written first, and a
+    memory quoting the forgotten one that came from it goes too."""
+    memory = add(f"The {MARKER} rotation runs on Fridays")
+    handoff = items.new_item(
+        f"Handoff\nNext: the {MARKER} rotation runs on Fridays", scope=items.parse_scope("global")
+    )
+    assert spool.keep(str(db_path), "insert_item", (handoff,), {})  # as a SessionEnd would
+    with opened(db_path) as store:
+        plan = items.plan_forget(store, [store.get_item(memory.id)], everywhere=True)
+        done = items.forget(store, plan)
+    with opened(db_path) as store:
+        assert spool.replay(store) == 0
+
+    assert done.memories == 2
+    with opened(db_path) as store:
+        assert store.list_items(items.ItemQuery(statuses=())) == []
+    assert MARKER.encode() not in raw(db_path)
+
+
+def test_one_store_keeps_one_spool_whatever_path_names_it(
+    repo: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spool was keyed by KEN_DB as given: a hook run with the store's path through a
+    symlink kept writes that no `ken` command run with its real path ever made."""
+    (tmp_path / "link").symlink_to(tmp_path, target_is_directory=True)
+    monkeypatch.setenv("KEN_DB", str(tmp_path / "link" / db_path.name))
+    with write_locked(db_path):
+        hook("UserPromptSubmit", payload(repo, "UserPromptSubmit", prompt="through the link"))
+    assert len(spool.pending(str(db_path))) == 3  # the session, its prompt, run lessons' copy
+
+    monkeypatch.setenv("KEN_DB", str(db_path))
+    ken("list")  # any ken command replays
+
+    [session] = sessions()
+    assert session.first_prompt == "through the link"
+    assert spool.pending(str(db_path)) == []
+    assert spool.pending(str(tmp_path / "link" / db_path.name)) == []
+
+
+def test_a_write_an_older_kenning_spooled_under_another_path_is_still_made(
+    repo: Path, db_path: Path, tmp_path: Path
+) -> None:
+    in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
+    [session] = sessions()
+    assert spool.keep(str(db_path), "note_prompt", (session.id, "kept for later"), {})
+    [entry] = spool.pending(str(db_path))
+    (tmp_path / "link").symlink_to(tmp_path, target_is_directory=True)
+    kept = json.loads(entry.read_text())
+    # Before entries named the real path, each named the store as KEN_DB spelt it.
+    entry.write_text(json.dumps({**kept, "db": str(tmp_path / "link" / db_path.name)}))
+
+    ken("list")
+
+    assert sessions()[0].last_prompt == "kept for later"
+    assert spool.pending(str(db_path)) == []

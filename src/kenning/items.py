@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
-from kenning import config, drafts, hooklog, ids, policy, rank, templates
-from kenning.errors import AmbiguousId, InvalidInput, NotFound, RevisionConflict
+from kenning import config, drafts, hooklog, ids, policy, rank, spool, templates
+from kenning.errors import AmbiguousId, InvalidInput, NotFound, RevisionConflict, StoreBusy
 from kenning.ids import short_id
 from kenning.model import (
     KINDS,
@@ -995,6 +995,22 @@ class Forgotten:
     drafts: int = 0
 
 
+def write_spooled(store: Store) -> bool:
+    """Make the writes hooks kept in the spool for this store (`kenning.spool`) before
+    forgetting, so that forget treats a prompt, a record of what was told or a handoff
+    waiting there as it treats the store's own: left there, it would be written after
+    the forget, the forgotten text with it. Whether there was any; StoreBusy when the
+    store stays locked past the wait, and nothing is forgotten."""
+    if not spool.pending(store.path):
+        return False
+    if spool.replay(store):
+        raise StoreBusy(
+            f"the store {store.path} stayed locked by another process, with writes of "
+            "hooks still waiting to be made; nothing forgotten; try again"
+        )
+    return True
+
+
 def plan_forget(store: Store, chosen: Sequence[Item], *, everywhere: bool = False) -> ForgetPlan:
     """The whole of what forgetting `chosen` deletes, to show a person before it does:
     its proposed replacement copies always, and with `everywhere` the memories (a
@@ -1022,13 +1038,17 @@ def forget(
     """Delete items and every version of them (and a session's own record, prompts and
     deliveries, when named); their text is gone from disk afterwards: from the hook log,
     the team outbox (it is never sent), and the edits and plans kept in the state folder
-    (`kenning.drafts`). A plain list of items is planned first (their replacement copies go too); a
-    plan made `everywhere` also blanks the session prompts and recall queries that
-    quote them. Only a person forgets."""
+    (`kenning.drafts`). The writes waiting in the spool are made first (`write_spooled`)
+    and forgotten as the store's own. A plain list of items is planned first (their
+    replacement copies go too); a plan made `everywhere` also blanks the session prompts
+    and recall queries that quote them. Only a person forgets."""
     plan = items if isinstance(items, ForgetPlan) else plan_forget(store, items)
     policy.require_person(policy.resolve(actor), f"forget {len(plan.items)} memories")
     needles = quotable([*plan.chosen, *plan.copies])
     gone = [item.id for item in plan.items]
+    if write_spooled(store) and plan.everywhere:
+        # A hook's handoff quoting it, written from the spool since the plan, goes too.
+        gone += [item.id for item in store.items_quoting(needles, exclude_ids=gone)]
     # Out of the outbox first: a sync between the two would push what is being forgotten.
     unsent = team_state.forget(store.path, gone)
     deleted = store.delete_items(gone, session_id=session_id)

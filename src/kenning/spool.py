@@ -10,10 +10,17 @@ entry), mode 0600, named by time so that replaying them in name order keeps the 
 they were made in. The spool is bounded (MAX_ENTRIES files of at most MAX_ENTRY_BYTES);
 a write past that is dropped with a line in the hook log.
 
+An entry names its store by the file's real path (`key`), so every spelling of one
+store (a symlink, a relative KEN_DB) keeps one spool; an entry a kenning before that
+kept under another spelling is still found, by resolving the name it holds.
+
 `replay` makes the waiting writes, oldest first, each in one transaction together with
-its id in the store's `replays` table, then removes the file: a replay interrupted
-after its commit finds the id and skips the entry, so nothing is written twice. It
-stops at the first entry the lock still blocks, and leaves the rest in order.
+its id in the store's `replays` table, then removes the file, its bytes zeroed first (a
+prompt in it may quote a memory that is later forgotten): a replay interrupted after
+its commit finds the id and skips the entry, so nothing is written twice. It stops at
+the first entry the lock still blocks, and leaves the rest in order. `ken forget`
+replays the spool before it deletes, so a waiting write is forgotten, or kept, as the
+store's own writes are.
 
 Only the writes a hook makes for the record are spooled (sessions, prompts and what they
 signal for run lessons, what was delivered and used, a new item such as a handoff); a
@@ -134,12 +141,20 @@ def _entries() -> list[Path]:
     return [folder() / n for n in sorted(names) if n.endswith(".json") and not n.startswith(".")]
 
 
+def key(db: str) -> str:
+    """The name an entry gives its store: the file's real path, the same for every
+    spelling of it."""
+    return os.path.realpath(db)
+
+
 def pending(db: str) -> list[Path]:
     """The spooled entries waiting for the store at `db`, oldest first."""
+    wanted = key(db)
     found = []
     for path in _entries():
         try:
-            if json.loads(path.read_bytes()).get("db") == db:
+            named = json.loads(path.read_bytes()).get("db")
+            if isinstance(named, str) and (named == wanted or key(named) == wanted):
                 found.append(path)
         except (OSError, ValueError, AttributeError):
             continue
@@ -149,7 +164,7 @@ def pending(db: str) -> list[Path]:
 def keep(db: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Write one entry; False (and a log line) when it cannot be kept."""
     entry_id = ids.new_ulid()
-    entry = {"id": entry_id, "db": db, "method": method, "args": _encode(args)}
+    entry = {"id": entry_id, "db": key(db), "method": method, "args": _encode(args)}
     entry["kwargs"] = _encode(kwargs)
     data = json.dumps(entry, ensure_ascii=False).encode("utf-8")
     where = folder()
@@ -233,6 +248,19 @@ class Spool:
         return current
 
 
+def _remove(path: Path) -> None:
+    """Take a replayed entry out of the spool, then zero its bytes and delete it (out of
+    the spool first: another process replaying now finds it gone, not zeroed)."""
+    from kenning.drafts import erase  # only when there was something to replay
+
+    gone = path.with_name(f".{path.name}.gone")
+    try:
+        os.replace(path, gone)
+    except FileNotFoundError:
+        return
+    erase(gone)
+
+
 def replay(store: Any, wait: float | None = None) -> int:
     """Make the writes waiting for `store`, oldest first; how many are left (0: none).
 
@@ -257,7 +285,7 @@ def replay(store: Any, wait: float | None = None) -> int:
                 continue  # another process replayed it just now
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 log("", "spool", f"dropped unreadable entry {path.name}: {exc}")
-                path.unlink(missing_ok=True)
+                _remove(path)
                 continue
             try:
                 with store.replaying(entry["id"]) as fresh:
@@ -269,7 +297,10 @@ def replay(store: Any, wait: float | None = None) -> int:
                 # It can never be made (its session was forgotten, say): keeping it would
                 # hold up every write behind it.
                 log("", "spool", f"dropped {method} ({path.name}): {exc}")
-            path.unlink(missing_ok=True)
+            _remove(path)
         return 0
     finally:
-        store.deadline, store.spool = saved_deadline, saved_spool
+        # The wait given here is undone too: left as it was, every write after it in
+        # this process would wait that long at most (none, after a replay that timed out).
+        store.spool = saved_spool
+        store.set_deadline(saved_deadline)

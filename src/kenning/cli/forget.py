@@ -40,12 +40,14 @@ def forget(
 
     Afterwards their text is gone from the database file, its WAL, the search index, the
     hook log, the team outbox (never sent) and the edits and plans kept for you, and so
-    are the proposed copies that would have replaced them. With
+    are the proposed copies that would have replaced them. The writes hooks kept in the
+    spool while the store was locked are made first, and forgotten as the rest. With
     --everywhere, so is every other memory that quotes a line of theirs (12 characters
     or more), and the session prompts and recall queries that quote one are blanked.
     With --session, the session's own record (its prompts, what it was told) goes too.
     """
 
+    items.write_spooled(state.store)  # what hooks wrote under a lock is forgotten too
     session_id = None
     if session:
         try:
