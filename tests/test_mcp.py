@@ -836,7 +836,7 @@ def test_the_server_finds_no_workstream_outside_a_repo(tmp_path: Path) -> None:
         text = await server.error("session_history", {"where": "repo"})
         assert "no repo here" in text
         text = await server.error("memory_propose", {"text": "Note", "scope": "project:side"})
-        assert "evidence" in text  # not a project it works in
+        assert "no project 'side'" in text  # not one it works in, nor a registered one
         assert (await server.ok("memory_context"))["text"]
 
     async def in_project(server: Server) -> None:
@@ -1076,12 +1076,18 @@ def test_a_refused_reflection_leaves_the_session_to_be_asked_again(git_repo: Pat
         assert store.lesson_state(session.id).reflected_at is not None
 
 
-def test_other_places_working_scopes_are_not_the_agents_own(git_repo: Path) -> None:
+def test_other_places_working_scopes_are_not_the_agents_own(git_repo: Path, tmp_path: Path) -> None:
     # Own scopes are the session, workstream and project the agent works in, not every
     # scope of those types: another repo's branch is shared with whoever works there.
+    from kenning import policy, projects
+
     elsewhere = "workstream:github.com/acme/billing#main"
+    (tmp_path / "other-notes").mkdir()
     with opened() as store:
         theirs = add("Billing branch: freeze merges until Friday", store, scope=elsewhere)
+        projects.add_project(
+            store, "not-this-one", str(tmp_path / "other-notes"), None, actor=policy.PERSON
+        )
     got: dict[str, Any] = {}
 
     async def scenario(server: Server) -> None:
@@ -1108,6 +1114,27 @@ def test_other_places_working_scopes_are_not_the_agents_own(git_repo: Path) -> N
     for key in ("proposed", "replacement"):
         item = stored(got[key]["id"])
         assert (item.status.value, str(item.scope)) == ("proposed", elsewhere), key
+
+
+def test_a_memory_for_a_project_no_one_registered_is_refused_and_says_how_to_add_it(
+    git_repo: Path,
+) -> None:
+    # As `ken add --scope project:X` is: a project no one registered (mistyped, made up,
+    # or removed) would be a scope no session is ever told.
+    async def scenario(server: Server) -> None:
+        for kind in ("note", "decision"):
+            text = await server.error(
+                "memory_propose",
+                {"text": "Cart rule", "kind": kind, "scope": "project:nope", "evidence": "p: x"},
+            )
+            assert "no project 'nope'" in text and "ken project add nope FOLDER" in text
+        # The project it works in (KEN_PROJECT) is one to write to, registered or not.
+        saved = await server.ok("memory_propose", {"text": "Cart note", "scope": "project"})
+        assert (saved["status"], saved["scope"]) == ("active", "project:cart")
+
+    drive(git_repo, scenario, extra_env={"KEN_PROJECT": "cart"})
+    with opened() as store:
+        assert store.count_items() == 1
 
 
 def test_an_update_rewrites_only_the_agents_own_note_not_a_persons_or_another_agents(
