@@ -78,6 +78,13 @@ def as_json(*args: str, **kwargs):
     return json.loads(ok(*args, "--json", **kwargs).stdout)
 
 
+def registered(slug: str) -> None:
+    """Register project `slug` (an empty notes folder), so memories may go to it."""
+    folder = Path(f"{slug}-notes")
+    folder.mkdir()
+    ok("project", "add", slug, str(folder))
+
+
 # --- add ----------------------------------------------------------------------------------
 
 
@@ -92,6 +99,7 @@ def test_add_prints_the_short_id_on_stdout_and_a_message_on_stderr():
 
 
 def test_add_says_when_a_memory_with_the_same_text_is_already_there():
+    registered("x")
     first = added_id(ok("add", "Use pnpm, not npm.\nIn every package."))
     other = added_id(ok("add", "Use npm, not pnpm\nIn every package.", "--scope", "project:x"))
     again = ok("add", "use PNPM -- not  npm\n\nin every package!", "--scope", "project:x")
@@ -144,6 +152,7 @@ def test_add_reads_the_memory_from_stdin():
 
 
 def test_add_takes_kind_scope_tags_links_pin_and_evidence():
+    registered("billing")
     item = as_json(
         "add",
         "Billing uses Decimal",
@@ -681,6 +690,7 @@ def test_edit_with_a_missing_editor_says_so(monkeypatch):
 
 
 def test_update_changes_fields_and_makes_versions():
+    registered("web")
     item = add("Use pnpm 8", tags=["js"], links=["file:package.json"])
     short = item.id[-6:]
     data = as_json(

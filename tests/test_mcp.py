@@ -33,6 +33,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp_types import Implementation
 
 from helpers import add, opened
 from kenning import sessions
@@ -123,13 +124,24 @@ def server_params(cwd: Path, extra_env: dict[str, str] | None = None) -> StdioSe
     )
 
 
+def client_info(name: str | None) -> Implementation | None:
+    """What the client says it is in `initialize` (None: the SDK's default, "mcp")."""
+    return None if name is None else Implementation(name=name, version="1.0.0")
+
+
 @asynccontextmanager
 async def connect(
-    cwd: Path, errlog: Any, mode: str = "auto", extra_env: dict[str, str] | None = None
+    cwd: Path,
+    errlog: Any,
+    mode: str = "auto",
+    extra_env: dict[str, str] | None = None,
+    client: str | None = None,
 ) -> AsyncIterator[Server]:
     transport = stdio_client(server_params(cwd, extra_env), errlog=errlog)
-    async with Client(transport, mode=mode, read_timeout_seconds=30) as client:
-        yield Server(client)
+    async with Client(
+        transport, mode=mode, read_timeout_seconds=30, client_info=client_info(client)
+    ) as session:
+        yield Server(session)
 
 
 def drive_stdio(
@@ -137,13 +149,15 @@ def drive_stdio(
     scenario: Callable[[Server], Awaitable[None]],
     mode: str = "auto",
     extra_env: dict[str, str] | None = None,
+    client: str | None = None,
 ) -> str:
-    """Run `scenario` against one `ken mcp` process; returns what the server wrote to stderr."""
+    """Run `scenario` against one `ken mcp` process (the client calling itself `client`);
+    returns what the server wrote to stderr."""
     with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
 
         async def main() -> None:
             with anyio.fail_after(SCENARIO_TIMEOUT):
-                async with connect(cwd, errlog, mode, extra_env) as server:
+                async with connect(cwd, errlog, mode, extra_env, client) as server:
                     await scenario(server)
 
         try:
@@ -175,19 +189,28 @@ def drive(
     scenario: Callable[[Server], Awaitable[None]],
     mode: str = "auto",
     extra_env: dict[str, str] | None = None,
+    client: str | None = None,
+    chain: list[tuple[int, str]] | None = None,
 ) -> str:
     """Run `scenario` against `build_server(...)` in this process, through the SDK's
-    in-memory client, as `ken mcp` would run in `cwd` with the server's environment,
-    under this test process; returns what the server logged."""
-    memory = Memory(cwd=cwd, env=server_env(extra_env), chain=sessions.process_chain(os.getpid()))
+    in-memory client (calling itself `client`), as `ken mcp` would run in `cwd` with the
+    server's environment, under this test process (or the processes `chain` names);
+    returns what the server logged."""
+    chain = sessions.process_chain(os.getpid()) if chain is None else chain
+    memory = Memory(cwd=cwd, env=server_env(extra_env), chain=chain)
     logged = _Logged()
     root = logging.getLogger()
     root.addHandler(logged)
 
     async def main() -> None:
         with anyio.fail_after(SCENARIO_TIMEOUT):
-            async with Client(build_server(memory), mode=mode, read_timeout_seconds=30) as client:
-                await scenario(Server(client))
+            async with Client(
+                build_server(memory),
+                mode=mode,
+                read_timeout_seconds=30,
+                client_info=client_info(client),
+            ) as session:
+                await scenario(Server(session))
 
     try:
         anyio.run(main)
@@ -462,8 +485,9 @@ def test_every_tool_and_the_write_policy(git_repo: Path, seeded: dict[str, Item]
         found = await server.ok("memory_search", {"query": "heron"})
         assert found["results"] == []
 
-    # KEN_PROJECT names the project the agent works in: one of its own scopes.
-    drive(git_repo, scenario, extra_env={"KEN_PROJECT": "cart-migration"})
+    # KEN_PROJECT names the project the agent works in: one of its own scopes. The client
+    # names itself: an agent kenning cannot name owns no note to update in place.
+    drive(git_repo, scenario, extra_env={"KEN_PROJECT": "cart-migration"}, client="shop-ide")
 
     items = all_items()
     # Nothing was deleted, and nobody but the own-note update changed an existing item.
@@ -513,7 +537,7 @@ def test_every_tool_and_the_write_policy(git_repo: Path, seeded: dict[str, Item]
     for item in written:
         prov = item.provenance
         assert prov.how == "mcp", item
-        assert prov.who  # the agent the server found, or "agent"
+        assert prov.who  # the agent the server found, else the client's name
         assert prov.session is None  # no session row has this server's ancestors
         assert prov.repo == REPO and prov.workstream == WORKSTREAM
         assert Path(prov.cwd or "").resolve() == git_repo.resolve()
@@ -812,7 +836,7 @@ def test_the_server_finds_no_workstream_outside_a_repo(tmp_path: Path) -> None:
         text = await server.error("session_history", {"where": "repo"})
         assert "no repo here" in text
         text = await server.error("memory_propose", {"text": "Note", "scope": "project:side"})
-        assert "evidence" in text  # not a project it works in
+        assert "no project 'side'" in text  # not one it works in, nor a registered one
         assert (await server.ok("memory_context"))["text"]
 
     async def in_project(server: Server) -> None:
@@ -825,6 +849,147 @@ def test_the_server_finds_no_workstream_outside_a_repo(tmp_path: Path) -> None:
     drive(folder, in_project, extra_env={"KEN_PROJECT": "side"})
     with opened() as store:
         assert store.count_items() == 1
+
+
+# A process tree with no agent in it: only the environment and the client can name one.
+NO_AGENT = [(os.getpid(), "python")]
+
+
+def _under_an_agent() -> bool:
+    """Whether this test runs under an agent's own process (its tree names the agent
+    before any client could)."""
+    from kenning import agents
+
+    return any(agents.from_process(name) for _, name in sessions.process_chain(os.getpid()))
+
+
+@pytest.mark.skipif(_under_an_agent(), reason="the process tree names the agent here")
+def test_two_servers_no_agent_names_tell_their_clients_apart_and_keep_to_their_own_notes(
+    git_repo: Path,
+) -> None:
+    # Two real `ken mcp` servers, neither named by its environment or process tree: each
+    # client's own name (clientInfo of initialize) is who writes. Before, both wrote as
+    # "agent", and so each could rewrite the other's notes in place.
+    got: dict[str, Any] = {}
+
+    async def main() -> None:
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+            with anyio.fail_after(SCENARIO_TIMEOUT):
+                async with (
+                    connect(git_repo, errlog, "legacy", client="Shop IDE") as ide,
+                    connect(git_repo, errlog, "legacy", client="other-tool") as other,
+                ):
+                    theirs = await ide.ok("memory_propose", {"text": "The IDE's branch note"})
+                    mine = await other.ok("memory_propose", {"text": "Other tool's branch note"})
+                    for key, server, item in (
+                        ("theirs", other, theirs),
+                        ("mine", other, mine),
+                    ):
+                        read = await server.ok("memory_get", {"id": item["id"]})
+                        got[key] = await server.ok(
+                            "memory_update",
+                            {
+                                "id": item["id"],
+                                "text": f"other-tool rewrote {key}",
+                                "expected_revision": read["revision"],
+                            },
+                        )
+                    got["ids"] = (theirs["id"], mine["id"])
+            errlog.seek(0)
+            assert "Traceback" not in errlog.read()
+
+    anyio.run(main)
+
+    theirs_id, mine_id = got["ids"]
+    theirs = stored(theirs_id)
+    assert (theirs.provenance.who, theirs.title) == ("shop-ide", "The IDE's branch note")
+    assert history(theirs_id) == ["add"]
+    assert got["theirs"]["note"] == "proposed as a replacement"
+    replacement = stored(got["theirs"]["id"])
+    assert replacement.status.value == "proposed"
+    assert replacement.provenance.who == "other-tool"
+    assert f"item:{theirs_id}" in [str(x) for x in replacement.links]
+    # Its own note, which it is known to have written, it still updates in place.
+    assert got["mine"]["note"] == "updated"
+    assert (stored(mine_id).title, stored(mine_id).provenance.who) == (
+        "other-tool rewrote mine",
+        "other-tool",
+    )
+
+
+@pytest.mark.parametrize("client", [None, "user", "ken", "  ", "agent"])
+def test_an_agent_no_one_can_name_rewrites_no_note_in_place_not_even_one_it_wrote(
+    git_repo: Path, client: str | None
+) -> None:
+    # No registration, environment, process or usable client name says which agent this
+    # is (None: the SDK's default name, "mcp"; "user" and "ken" would pass for a person).
+    # Two such servers cannot be told apart, so neither owns a note: each update is a
+    # proposal linked to the note, which stays as it was.
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["note"] = await server.ok("memory_propose", {"text": "Unnamed branch note"})
+        got["update"] = await server.ok(
+            "memory_update",
+            {
+                "id": got["note"]["id"],
+                "text": "Rewritten by whoever",
+                "expected_revision": got["note"]["revision"],
+            },
+        )
+
+    drive(git_repo, scenario, client=client, chain=NO_AGENT)
+
+    note = stored(got["note"]["id"])
+    assert (note.status.value, note.provenance.who) == ("active", "agent")
+    assert (note.title, history(note.id)) == ("Unnamed branch note", ["add"])
+    assert got["update"]["note"] == "proposed as a replacement"
+    replacement = stored(got["update"]["id"])
+    assert (replacement.status.value, replacement.provenance.who) == ("proposed", "agent")
+    assert f"item:{note.id}" in [str(x) for x in replacement.links]
+
+
+@pytest.mark.parametrize(
+    ("client", "env", "who"),
+    [
+        # The names the agents' own MCP clients give (Claude Code 2.1, Codex 0.171,
+        # Gemini CLI 0.61, OpenCode 1.18, Copilot CLI 1.0) are those agents.
+        ("claude-code", {}, "claude"),
+        ("codex-mcp-client", {}, "codex"),
+        ("gemini-cli-mcp-client", {}, "gemini"),
+        ("opencode", {}, "opencode"),
+        ("copilot-cli", {}, "copilot"),
+        # Any other is kept, as a name: lower case, no spaces or slashes, 40 at most.
+        ("Visual Studio Code", {}, "visual-studio-code"),
+        ("../Zed Editor\n; rm -rf ~", {}, "zed-editor-rm-rf"),
+        ("x" * 300, {}, "x" * 40),
+        # What the registration's environment names wins over what the client says.
+        ("claude-code", {"KEN_AGENT": "aider"}, "aider"),
+        ("claude-code", {"CODEX_THREAD_ID": "thread-1"}, "codex"),
+        ("user", {"KEN_AGENT": "aider"}, "aider"),
+    ],
+)
+def test_the_client_names_the_agent_only_when_nothing_else_does(
+    git_repo: Path, client: str, env: dict[str, str], who: str
+) -> None:
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["note"] = await server.ok("memory_propose", {"text": "A branch note"})
+        got["update"] = await server.ok(
+            "memory_update",
+            {
+                "id": got["note"]["id"],
+                "text": "Its branch note, updated",
+                "expected_revision": got["note"]["revision"],
+            },
+        )
+
+    drive(git_repo, scenario, extra_env=env, client=client, chain=NO_AGENT)
+
+    note = stored(got["note"]["id"])
+    assert note.provenance.who == who
+    assert (got["update"]["note"], note.title) == ("updated", "Its branch note, updated")
 
 
 def _claude_session(store: Any, here: Any, agent_session_id: str, source: str) -> Any:
@@ -911,12 +1076,18 @@ def test_a_refused_reflection_leaves_the_session_to_be_asked_again(git_repo: Pat
         assert store.lesson_state(session.id).reflected_at is not None
 
 
-def test_other_places_working_scopes_are_not_the_agents_own(git_repo: Path) -> None:
+def test_other_places_working_scopes_are_not_the_agents_own(git_repo: Path, tmp_path: Path) -> None:
     # Own scopes are the session, workstream and project the agent works in, not every
     # scope of those types: another repo's branch is shared with whoever works there.
+    from kenning import policy, projects
+
     elsewhere = "workstream:github.com/acme/billing#main"
+    (tmp_path / "other-notes").mkdir()
     with opened() as store:
         theirs = add("Billing branch: freeze merges until Friday", store, scope=elsewhere)
+        projects.add_project(
+            store, "not-this-one", str(tmp_path / "other-notes"), None, actor=policy.PERSON
+        )
     got: dict[str, Any] = {}
 
     async def scenario(server: Server) -> None:
@@ -943,6 +1114,27 @@ def test_other_places_working_scopes_are_not_the_agents_own(git_repo: Path) -> N
     for key in ("proposed", "replacement"):
         item = stored(got[key]["id"])
         assert (item.status.value, str(item.scope)) == ("proposed", elsewhere), key
+
+
+def test_a_memory_for_a_project_no_one_registered_is_refused_and_says_how_to_add_it(
+    git_repo: Path,
+) -> None:
+    # As `ken add --scope project:X` is: a project no one registered (mistyped, made up,
+    # or removed) would be a scope no session is ever told.
+    async def scenario(server: Server) -> None:
+        for kind in ("note", "decision"):
+            text = await server.error(
+                "memory_propose",
+                {"text": "Cart rule", "kind": kind, "scope": "project:nope", "evidence": "p: x"},
+            )
+            assert "no project 'nope'" in text and "ken project add nope FOLDER" in text
+        # The project it works in (KEN_PROJECT) is one to write to, registered or not.
+        saved = await server.ok("memory_propose", {"text": "Cart note", "scope": "project"})
+        assert (saved["status"], saved["scope"]) == ("active", "project:cart")
+
+    drive(git_repo, scenario, extra_env={"KEN_PROJECT": "cart"})
+    with opened() as store:
+        assert store.count_items() == 1
 
 
 def test_an_update_rewrites_only_the_agents_own_note_not_a_persons_or_another_agents(

@@ -683,3 +683,62 @@ def test_a_heading_inside_a_code_fence_does_not_start_a_section(tmp_path: Path) 
     entries = parse("decisions.md", text)
     assert [e.title for e in entries] == ["Use make for releases", "Second decision"]
     assert "## not a heading" in entries[0].body and "## nor this" in entries[0].body
+
+
+@pytest.mark.parametrize("env", [{}, {"CLAUDECODE": "1"}], ids=["person", "agent"])
+def test_writing_to_a_project_no_one_registered_is_refused_in_one_line(
+    notes: Path, env: dict[str, str]
+) -> None:
+    # A mistyped or made-up project would be a scope no session is ever told: refused,
+    # from a person's shell and an agent's alike, saying how to register it.
+    assert ken("project", "add", "shop", str(notes)).exit_code == 0
+    evidence = ["--evidence", "person: we deploy on Tuesdays"]
+    refused = ken("add", "Deploys are on Tuesdays", "--scope", "project:shpo", *evidence, env=env)
+    assert refused.exit_code == 1
+    line = one_line_error(refused.stderr)
+    assert "no project 'shpo'" in line and "`ken project add shpo FOLDER`" in line
+    saved = ken("add", "Deploys are on Tuesdays", "--scope", "project:shop", *evidence, env=env)
+    assert saved.exit_code == 0, saved.output
+    with opened() as store:
+        [item] = store.list_items(ItemQuery(statuses=(), scopes=("project:shop",), kinds=("note",)))
+        assert store.list_items(ItemQuery(statuses=(), scopes=("project:shpo",))) == []
+    if not env:  # a person may move a memory, but not into a project that is not there
+        moved = ken("update", item.id, "--scope", "project:shpo")
+        assert moved.exit_code == 1 and "no project 'shpo'" in one_line_error(moved.stderr)
+        assert stored_scope(item.id) == "project:shop"
+
+
+def stored_scope(item_id: str) -> str:
+    with opened() as store:
+        return str(store.get_item(item_id).scope)
+
+
+def test_a_removed_projects_memories_are_read_searched_and_forgotten_but_not_added_to(
+    notes: Path,
+) -> None:
+    assert ken("project", "add", "shop", str(notes)).exit_code == 0
+    added = ken("add", "Refunds go through the heron queue", "--scope", "project:shop")
+    assert added.exit_code == 0
+    assert ken("project", "remove", "shop").exit_code == 0
+
+    refused = ken("add", "One more about herons", "--scope", "project:shop")
+    assert refused.exit_code == 1 and "no project 'shop'" in one_line_error(refused.stderr)
+    listed = json.loads(ken("list", "--scope", "project:shop", "--json").stdout)
+    assert "Refunds go through the heron queue" in [i["title"] for i in listed]
+    found = json.loads(ken("search", "heron queue", "--json").stdout)
+    assert [i["title"] for i in found] == ["Refunds go through the heron queue"]
+    forgot = ken("forget", "--scope", "project:shop", "--yes")
+    assert forgot.exit_code == 0, forgot.output
+    assert json.loads(ken("list", "--scope", "project:shop", "--all", "--json").stdout) == []
+
+
+def test_ken_project_puts_you_in_a_project_you_can_write_to_without_registering_it(
+    tmp_path: Path,
+) -> None:
+    # KEN_PROJECT puts you in a project wherever you are (docs/howto/projects.md): the one
+    # you work in is there to write to; another unregistered one is not.
+    env = {"KEN_PROJECT": "side"}
+    assert ken("add", "A side note", "--scope", "project", env=env).exit_code == 0
+    assert ken("add", "Another", "--scope", "project:side", env=env).exit_code == 0
+    other = ken("add", "Elsewhere", "--scope", "project:other", env=env)
+    assert other.exit_code == 1 and "no project 'other'" in one_line_error(other.stderr)

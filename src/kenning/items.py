@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
-from kenning import config, drafts, hooklog, ids, policy, rank, spool, templates
+from kenning import config, drafts, hooklog, ids, policy, projects, rank, spool, templates
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, RevisionConflict, StoreBusy
 from kenning.ids import short_id
 from kenning.model import (
@@ -333,6 +333,7 @@ def add(
     """
     who = policy.resolve(actor)
     item = new_item(text, scope=scope, kind=kind, evidence=evidence, **options)  # type: ignore[arg-type]
+    projects.check_registered(store, scope, who)
     chosen = status or policy.status_for_new(who, scope, item.kind, propose)
     policy.check_new(who, scope, item.kind, chosen, evidence)
     item = replace(item, status=chosen)
@@ -550,9 +551,13 @@ def change(
 
     The change is made to the item as stored when it is written (see `_rewrite`)."""
 
+    who = policy.resolve(actor)
+
     def build(item: Item) -> Item:
         policy.check_local_change(item, what)
-        policy.check_change(policy.resolve(actor), item, what, scope, kind)
+        policy.check_change(who, item, what, scope, kind)
+        if scope is not None and scope != item.scope:
+            projects.check_registered(store, scope, who)
         new = revised(
             item,
             text=text,

@@ -10,8 +10,9 @@ line the SDK cannot read is answered with an error rather than dropped.
 
 The server reads its process tree once and, at every call, finds the open session whose
 agent process is one of its ancestors (see `kenning.identity`): a `/clear` or a resume
-opens a new session under the same server. Every write records agent, model, session
-and how=mcp.
+opens a new session under the same server. When nothing there names the agent, the name
+the client gave itself in `initialize` (`clientInfo.name`) does. Every write records
+agent, model, session and how=mcp.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import Field, ValidationError
 
-from kenning import deliver, items, plans, policy, proposals
+from kenning import deliver, items, plans, proposals
 from kenning import lessons as run_lessons
 from kenning import where as where_mod
 from kenning.config import Config
@@ -81,6 +82,7 @@ class Memory:
         self._cwd = None if cwd is None else os.fspath(cwd)
         self._env = None if env is None else dict(env)
         self._chain = chain
+        self.client: str | None = None  # the client's own name (`clientInfo.name`)
         self.config = Config()
 
     @property
@@ -98,7 +100,9 @@ class Memory:
         if self._identity is None:
             if self._chain is None:
                 self._chain = process_chain(os.getpid())
-            self._identity = identify(self.store, self._chain, cwd=self._cwd, env=self._env)
+            self._identity = identify(
+                self.store, self._chain, cwd=self._cwd, env=self._env, client=self.client
+            )
         return self._identity
 
     def close(self) -> None:
@@ -116,7 +120,7 @@ class Memory:
             self.config,
             ident.cwd,
             env=self._env,
-            agent=ident.agent,
+            agent=ident.agent or ident.client,
             session=(
                 f"{session.agent}:{session.agent_session_id}"
                 if session and session.agent_session_id
@@ -130,7 +134,7 @@ class Memory:
         ident = self.identity
         session = ident.session
         return proposals.AgentContext(
-            agent=ident.agent or policy.UNKNOWN_AGENT,
+            agent=ident.writer,
             where=self.where(),
             model=model or (session.model if session else None),
             session_id=session.id if session else None,
@@ -301,8 +305,11 @@ class _Server(MCPServer):
     """
 
     _takes: dict[str, tuple[str, ...]] | None = None
+    memory: Memory | None = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], *rest: Any) -> Any:
+        if self.memory is not None and rest:
+            self.memory.client = _client_name(rest[0])
         if self._takes is None:
             self._takes = {
                 t.name: tuple(t.input_schema.get("properties", {})) for t in await self.list_tools()
@@ -342,12 +349,23 @@ class _Server(MCPServer):
             wire.close()
 
 
+def _client_name(context: Any) -> str | None:
+    """The name the client gave itself (`clientInfo` of `initialize`, or of the request's
+    own envelope under the 2026 protocol), if any."""
+    try:
+        params = context.session.client_params
+    except (AttributeError, ValueError):  # a call from outside a request
+        return None
+    return params.client_info.name if params is not None else None
+
+
 LESSON_KEYS = ("lesson", "evidence", "kind")  # what one lesson of record_reflection holds
 
 
 def build_server(memory: Memory | None = None) -> MCPServer:
     mem = memory or Memory()
     server = _Server("ken", instructions=INSTRUCTIONS, log_level="WARNING")
+    server.memory = mem
 
     @server.tool()
     def memory_context(

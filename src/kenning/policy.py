@@ -19,7 +19,8 @@ without repeating the rule.
 - **Changing** an item is free for an agent only on its own active working note: one
   that agent wrote (its provenance names it), in one of its own scopes. A person's
   note, or another agent's, in the same workstream is not its own; changing anything
-  else needs a person. **Deciding** (approve, reject, archive, dismiss,
+  else needs a person. An agent kenning cannot name (`UNKNOWN_AGENT`) owns no note: two
+  such are not known to be the same agent. **Deciding** (approve, reject, archive, dismiss,
   restore, forget, applying a maintenance plan) always needs a person; an agent may
   draft and preview a plan (`kenning.plans`), never apply it.
 - **A person** is there only when the actor is one. Inside an agent's shell there is
@@ -165,13 +166,15 @@ def is_free_for(
 ) -> bool:
     """Whether `actor` may change `item` without a person: always for a person; for an
     agent only its own active working note (one it wrote: a person's note, or another
-    agent's, in the same workstream is theirs), kept a working note in its own scopes."""
+    agent's, in the same workstream is theirs), kept a working note in its own scopes.
+    An agent that could not be named wrote no note kenning can tell is its own."""
     if actor.is_person:
         return True
     scopes = [item.scope] + ([new_scope] if new_scope else [])
     kinds = [item.kind] + ([new_kind] if new_kind else [])
     return (
         item.status is Status.ACTIVE
+        and actor.agent != UNKNOWN_AGENT
         and item.provenance.who == actor.agent
         and all(actor.owns(s) for s in scopes)
         and all(k in WORKING_KINDS for k in kinds)

@@ -209,6 +209,22 @@ def get_project(store: Store, slug: str) -> Project:
     raise NotFound(f"no project '{slug}'; `ken project list` shows them")
 
 
+def check_registered(store: Store, scope: Scope, actor: policy.Actor) -> None:
+    """Refuse a write to a project that is not registered (mistyped, or removed since):
+    it would make a project no one is ever told. The project the writer works in counts
+    (`KEN_PROJECT` puts you in one wherever you are), and so does any when where it
+    works is not known (kenning recording a session). Reading, searching and forgetting
+    a removed project's memories are not writes."""
+    if scope.type is not ScopeType.PROJECT or actor.here is None or scope in actor.here:
+        return
+    if any(project.slug == scope.value for project in store.projects()):
+        return
+    raise InvalidInput(
+        f"there is no project '{scope.value}' (`ken project list` shows them): a person "
+        f"registers it with `ken project add {scope.value} FOLDER`; nothing was saved"
+    )
+
+
 def add_project(
     store: Store,
     slug: str,

@@ -94,7 +94,8 @@ def _remember(
 
     words = command.text
     # The person's own words, or an agent's proposal with themselves as the evidence.
-    who, actor = ("user", policy.PERSON) if from_cli else (agent, policy.Actor(agent, where.scopes))
+    who = "user" if from_cli else agent
+    actor = policy.Actor(None if from_cli else agent, where.scopes)
     try:
         held = items.held_there(store, items.new_item(words, scope=scope))
         if held is not None:  # typed again: one memory, not two

@@ -57,6 +57,14 @@ def from_env(env: Mapping[str, str]) -> Agent | None:
     return None
 
 
+def from_mcp_client(name: str) -> Agent | None:
+    """The agent whose MCP client calls itself `name` (`clientInfo.name`), if known."""
+    for agent in AGENTS.values():
+        if name in agent.mcp.client_names:
+            return agent
+    return None
+
+
 def from_process(name: str) -> Agent | None:
     """The agent a process is, by its name (never by a host such as node)."""
     for agent in AGENTS.values():

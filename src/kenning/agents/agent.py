@@ -253,7 +253,9 @@ class McpRegistration(NamedTuple):
     `passes_env` lists the variables the agent gives its servers (None: all of its own).
     `allow` names tools to let run without asking, written to `allow_path`'s
     `permissions.allow`; `cli` gives the agent's own commands that register (and first
-    unregister) a server, used when that CLI is installed.
+    unregister) a server, used when that CLI is installed. `client_names` are the names
+    its MCP client gives itself (`clientInfo.name` of `initialize`): `ken mcp` names the
+    agent by them when nothing else does.
     """
 
     path: Callable[[Env], Path]
@@ -266,6 +268,7 @@ class McpRegistration(NamedTuple):
     allow_path: Callable[[Env], Path] | None = None
     cli: Callable[[str, str, list[str], dict[str, str]], tuple[list[str], list[str]]] | None = None
     notes: tuple[str, ...] = ()
+    client_names: tuple[str, ...] = ()
 
 
 def standard_server(entry: Mapping[str, Any]) -> tuple[str, list[str], dict[str, str]]:

@@ -252,6 +252,7 @@ AGENT = Agent(
         allow=ALLOWED,
         allow_path=settings_path,
         cli=_mcp_cli,
+        client_names=("claude-code",),
     ),
     launch=LaunchSettings(
         command="claude",

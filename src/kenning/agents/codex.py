@@ -257,6 +257,7 @@ AGENT = Agent(
             'default_tools_approval_mode = "approve" (else calls are refused '
             'under approval_policy = "never")',
         ),
+        client_names=("codex-mcp-client",),
     ),
     launch=LaunchSettings(
         command="codex",

@@ -274,6 +274,7 @@ AGENT = Agent(
             "`copilot -p` runs the tools only with --allow-tool=ken (or --allow-all-tools): "
             "no setting of Copilot's allows them for good",
         ),
+        client_names=("copilot-cli",),
     ),
     launch=LaunchSettings(
         command="copilot",

@@ -187,6 +187,7 @@ AGENT = Agent(
         entry=_mcp_entry,
         server=standard_server,
         notes=("set trust = true so Gemini offers the tools and runs them without asking",),
+        client_names=("gemini-cli-mcp-client",),
     ),
     launch=LaunchSettings(
         command="gemini", context="first_message", model_flag="-m {model}", prompt_flag="-i"

@@ -368,6 +368,7 @@ AGENT = Agent(
         table=("mcp",),
         entry=_mcp_entry,
         server=_mcp_server,
+        client_names=("opencode",),
     ),
     launch=LaunchSettings(
         command="opencode",
