@@ -159,7 +159,12 @@ public lines and MAC of a PuTTY key; ``ssh-ed25519 AAAA…`` public keys; base64
 certificates (``"x5c": ["MII…"]``); ``data:image/…;base64,`` URIs whose bytes start as
 an image, font or sound does; IPFS content ids (``bafy…``, ``Qm…``); SSH fingerprints
 (``SHA256:…``); bech32 public keys (``age1…``); base64 assigned to a public key's name
-(WireGuard's ``PublicKey = …``, ``"public_key": …``); SOPS's encrypted values
+(WireGuard's ``PublicKey = …`` and ``peer: …``, ``"public_key": …``); a value named as an
+identifier (``"id": "chatcmpl-…"``, ``x-amz-id-2:``, ``Change-Id:``, ``BuildID=``);
+``ipfs://`` addresses, DNS verification tokens, CAPTCHA site keys, DKIM's ``b=``/``bh=``,
+minisign and signify public keys; AWS's documentation keys (``…EXAMPLE``) and webhooks
+of X's; an interface's words for a password (``"Passwort"``, ``"APIキー"``), page tokens
+(``nextPageToken``) and a token's scopes, lifetime and errors; SOPS's encrypted values
 (``ENC[AES256_GCM,data:…,iv:…,tag:…,type:str]``); Google Docs, Sheets and Drive ids (44 or
 33 characters starting with ``1``, or after ``/d/`` in a Google URL); base64 that
 decodes to plain text (a test fixture: printable, with spaces or markup) and holds no

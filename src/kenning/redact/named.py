@@ -119,9 +119,11 @@ _META_WORDS = _wordset(
     path paths pattern placeholder policy position prefix price prompt provider range
     rate ref regex required rules schema settings size source store strength suffix
     timeout ttl type types uri url usage validator var id ids stdin hash digest
-    fingerprint
+    fingerprint scope scopes duration policies
     """
 )
+# A token that says where a paged listing goes on, not who may read it.
+_CURSOR_WORDS = frozenset(("page", "continuation", "pagination", "cursor", "sync"))
 # "<word> key" names that are not about credentials: primary key, cache_key, ...
 _NOT_CREDENTIAL_KEYS = _wordset(
     """
@@ -130,7 +132,7 @@ _NOT_CREDENTIAL_KEYS = _wordset(
     file table column field json yaml registry translation i18n list dict react keyboard
     private_key_id fingerprint gpg pgp ssh next prev previous last first cursor
     page event message msg item node entry record lock redis s3 bucket storage_path kms
-    ordering order search tenant user customer account_id metric label tag env var
+    ordering order search tenant user customer account_id metric label tag env var site
     """
 )
 _PLACEHOLDER_WORDS = _wordset(
@@ -139,7 +141,7 @@ _PLACEHOLDER_WORDS = _wordset(
     fixme dummy example secret secrets password passwd pass token tokens apikey key
     required optional str string bytes int bool any number unknown object bearer basic
     include omit same-origin sameorigin hidden empty masked sensitive prompt stdin yes no
-    on off
+    on off passwort kennwort contraseña contrasena senha wachtwoord parola haslo hasło
     """
 )
 _PLACEHOLDER = lazy(
@@ -445,7 +447,9 @@ def _name_kind(name: str) -> str | None:
         return "auth"
     if last in ("key", "keys") or (last.endswith("key") and len(last) > 3):
         qualifiers = words[:-1] if last in ("key", "keys") else [last[:-3]]
-        if not qualifiers or any(w in _NOT_CREDENTIAL_KEYS or w in _META_WORDS for w in words):
+        if not qualifiers or any(
+            w in _NOT_CREDENTIAL_KEYS or w in _META_WORDS for w in (*words, *qualifiers)
+        ):
             return None
         return "key"
     return None
@@ -462,6 +466,8 @@ def _secret_name(words: list[str]) -> bool:
                 if at >= 0 and word[at + len(secret) :] in ("", "key", "keys"):
                     hit = True
                     break
+        if hit and i and words[i - 1] in _CURSOR_WORDS and word in ("token", "tokens"):
+            continue  # nextPageToken, continuation_token: where a listing goes on
         if hit and not any(w in _META_WORDS for w in words[i + 1 :]):
             return True
     return False
@@ -473,6 +479,8 @@ def _placeholder(value: str) -> bool:
         return True
     if "****" in value or "xxxxxxxx" in value.lower():
         return True  # masked: sk-proj-XXXXXXXX..., sk-ab12****cd34
+    if value.endswith(("EXAMPLE", "EXAMPLEKEY")):
+        return True  # AWS's documentation keys: AKIAIOSFODNN7EXAMPLE
     return value.lower().replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
 
 
@@ -481,6 +489,8 @@ def _skip_value(value: str) -> bool:
     """Values that are not secrets whatever they are assigned to."""
     if not _ALNUM.search(value) or _placeholder(value) or value.startswith(PUBLIC_PREFIXES):
         return True  # (a publishable key, Mapbox's pk. token: public by design)
+    if value.isalpha() and not value.isascii():
+        return True  # a word of an interface's language: "api_key": "APIキー"
     if _IDENT.fullmatch(value) and not _DIGIT.search(value):
         # another secret's name: token=access_token, CHALLENGE_PASSWORD: "challengePassword"
         flat = value.lower().replace("_", "")
@@ -579,6 +589,7 @@ _GAP_STOP = _wordset(
     changes strength complexity store stores vault vaults rotation history hint hints
     form forms input inputs column columns auth authentication login logins flow flows
     endpoint endpoints id ids name names type types count limit limits budget usage
+    scope scopes failed failure error errors duration
     """
 )
 # Words after "password is" that describe it rather than give it.

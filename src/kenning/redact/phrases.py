@@ -72,8 +72,10 @@ _FOREIGN = lazy(
 )
 _FOREIGN_IS = lazy(rb"[ \t](?:ist|lautet|war|est|\?tait|es|era|\?|e|jest|\?r|er|on|je|van)[ \t]")
 # Chinese, Japanese, Korean: 数据库密码是 …, パスワードは …, 비밀번호는 …
+# (a bare value typed in ASCII: what follows "パスワードは" in a sentence is the sentence)
 _CJK = lazy(
-    r"(?:密码|密碼|口令|パスワード|비밀번호)[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*" + _VALUE
+    r"(?:密码|密碼|口令|パスワード|비밀번호)[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*"
+    + _VALUE.replace(r"[^\s\"'`|]{4,200}+", r"[!#-&(-_a-{}~]{4,200}+")
 )
 # Arabic, Greek, Hebrew, Hindi: كلمة المرور … هي, ο κωδικός … είναι, הסיסמה … היא,
 # पासवर्ड … है (the value before its "is")
