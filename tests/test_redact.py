@@ -1440,3 +1440,83 @@ def test_a_secret_after_an_identifier_or_a_placeholder_is_still_redacted() -> No
     assert redact("export TOKEN=pQ7vR2xK9mL4tZ8wB3nD6fH1jS5gY0cE").kinds == ("secret_assignment",)
     hook = "https://hooks.slack.com/services/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"
     assert "Xq7pLm2vZz9" not in redact(hook).text
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "kind"),
+    [
+        # SQL's password clauses: PostgreSQL, SQL Server (N'' literals), MySQL
+        ("ALTER USER app WITH ENCRYPTED PASSWORD 'Rk7~q=*L+Vd2^x';", "Rk7~q=*L+Vd2^x", "password"),
+        ("CREATE ROLE etl LOGIN PASSWORD 'Wn4#pQz8Lm2v';", "Wn4#pQz8Lm2v", "password"),
+        ("ALTER LOGIN sa WITH PASSWORD = N'Quartz.lily9031@';", "Quartz.lily9031@", "password"),
+        (
+            "EXEC sp_addlinkedsrvlogin @rmtsrvname = N'RPT', @rmtuser = N'etl', "
+            "@rmtpassword = N'Tq7!mVz2pLk9';",
+            "Tq7!mVz2pLk9",
+            "password",
+        ),
+        (
+            "SET PASSWORD FOR 'report'@'%' = 'amber-otter-sequoia-lunar';",
+            "amber-otter-sequoia-lunar",
+            "password",
+        ),
+        # a value under a secret's column of an INSERT, a key-value settings UPDATE
+        (
+            "INSERT INTO users (id, email, password, role) VALUES "
+            "(7, 'ana@example.com', 'Gq8vR*t2Lm0pZx', 'admin');",
+            "Gq8vR*t2Lm0pZx",
+            "password",
+        ),
+        (
+            "INSERT INTO api_tokens (id, name, token) VALUES\n  (1, 'ci', NULL),\n"
+            "  (2, 'zapier', '3f9c2e4a6b8d0f1e3a5c7e9b1d3f5a7c9e0b2d4f');",
+            "3f9c2e4a6b8d0f1e3a5c7e9b1d3f5a7c9e0b2d4f",
+            "secret_assignment",
+        ),
+        (
+            "UPDATE settings SET value = 'c0ffee4a6b8d0f1e3a5c7e9b1d3f5a7c' "
+            "WHERE key = 'mailgun_api_key';",
+            "c0ffee4a6b8d0f1e3a5c7e9b1d3f5a7c",
+            "secret_assignment",
+        ),
+        # a tool's table whose key cell names a secret: doppler's box, mysql's grid
+        (
+            "│ NAME           │ VALUE              │\n├────────────────┼────────────────────┤\n"
+            "│ DB_PASSWORD    │ Tundra.maple4821!  │\n│ DOPPLER_CONFIG │ prd                │\n",
+            "Tundra.maple4821!",
+            "password",
+        ),
+        (
+            "| smtp_host     | smtp.mailgun.org   |\n| smtp_password | Harbor.willow7731# |\n",
+            "Harbor.willow7731#",
+            "password",
+        ),
+        # a Markdown table's password column holding a generated passphrase
+        (
+            "| env | user | password |\n|---|---|---|\n"
+            "| prod | admin | cobalt-heron-lilac-vesper |\n",
+            "cobalt-heron-lilac-vesper",
+            "password",
+        ),
+    ],
+)
+def test_sql_password_clauses_and_tables_keyed_by_a_secret_name(
+    text: str, value: str, kind: str
+) -> None:
+    assert redact(text).text == text.replace(value, marker(kind))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ALTER USER app WITH PASSWORD NULL;",
+        "INSERT INTO users (id, email, password_hash) VALUES (1, 'a@b.c', '$2b$12$abcdefghijk');",
+        "INSERT INTO users (id, name, password) VALUES (1, 'ana', NULL);",
+        "UPDATE settings SET value = 'true' WHERE key = 'signup_enabled';",
+        "| Setting | Description |\n|---|---|\n| DB_PASSWORD | required, the db password |\n"
+        "| API_TOKEN | `string` |\n| password | hashed |\n| token_ttl | 3600s |\n",
+        "│ STRIPE_SECRET_KEY │ sk_live_xxxxxxxxxxxxxxxx │\n│ DEBUG │ Tundra.maple4821! │\n",
+    ],
+)
+def test_sql_and_tables_that_give_no_secret_are_left_alone(text: str) -> None:
+    assert redact(text).text == text

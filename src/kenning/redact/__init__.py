@@ -83,7 +83,11 @@ Redaction works in two phases over the *original* text:
        http-basic.repo user X``, the password argument of PHP's ``PDO``/``mysqli``
        and of credential constructors (``NetworkCredential("u", "X")``,
        ``HTTPBasicAuth``, ``SetBasicAuth``, ``PasswordAuthentication``, ``.login``),
-       SQL's ``IDENTIFIED [WITH plugin] BY 'X'``, ``the pass for ... is X`` (a value
+       SQL's ``IDENTIFIED [WITH plugin] BY 'X'``, ``[WITH] [ENCRYPTED] PASSWORD [=] [N]'X'``,
+       ``@rmtpassword = N'X'``, ``SET PASSWORD FOR u = 'X'``, the values under a secret's
+       column of an ``INSERT`` and ``UPDATE … SET value = 'X' WHERE key = '<secret name>'``;
+       the cell after a secret's name in a tool's table (mysql's ``| a | b |``, doppler's
+       ``│ a │ b │``), ``the pass for ... is X`` (a value
        that can only be a credential: ``pass`` is also a word of prose), and a
        passphrase of lower-case words to the end of its sentence.
        Docker, Podman and nerdctl take ``-p`` as a password only in ``login``

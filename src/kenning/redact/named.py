@@ -1136,6 +1136,17 @@ def files(text: str, raw: bytes, add: Add, low: bytes = b"") -> None:
             if _skip_value(value) or (group == "bare" and not _credential_shaped(value)):
                 continue
             add((m.start(group), m.end(group), "password"))
+    if b"password" in low:
+        _sql_passwords(text, low, add)
+    if b"insert" in low and b"values" in low:
+        for at in _hits(low, b"insert"):
+            _sql_insert(text, at, add)
+    if b"update" in low and b"where" in low:
+        for at in _hits(low, b"update"):
+            if (m := _SQL_SETTING.match(text, at)) is not None and _named_secret(
+                m.group("n"), m.group("v")
+            ):
+                add((m.start("v"), m.end("v"), _secret_word(m.group("n"))))
     if b"---" in raw and b"Value" in raw:
         _kv_tables(text, raw, add)
     for needle in (b"mnemonic", b"phr"):
@@ -1192,6 +1203,66 @@ _IDENTIFIED_BY = lazy(
     r"(?:'(?P<sq>[^'\r\n]{1,200})'|\"(?P<dq>[^\"\r\n]{1,200})\"|(?P<bare>[^\s;'\"]{1,200}+))",
     _FI,
 )
+# SQL's password clauses: PostgreSQL's CREATE/ALTER ROLE|USER ... [WITH] [ENCRYPTED]
+# PASSWORD 'x', SQL Server's CREATE/ALTER LOGIN ... WITH PASSWORD = N'x' and a stored
+# procedure's @password = N'x' (@rmtpassword), MySQL's SET PASSWORD FOR u = 'x'.
+_SQL_PASSWORD_BEFORE = lazy(
+    r"(?:(?<![A-Za-z])(?:with|encrypted|unencrypted|(?:role|user)[ \t]++[\w\"]{1,64}+)"
+    r"[ \t]++|@[A-Za-z_]{0,24}+|(?<![A-Za-z])set[ \t]++)\Z",
+    _FI,
+)
+_SQL_PASSWORD = lazy(
+    r"password(?:[ \t]++for[ \t]++[^\s=]{1,120}+)?[ \t]*+(?:=[ \t]*+)?N?'(?P<v>[^'\r\n]{1,200})'",
+    _FI,
+)
+# INSERT INTO t (a, password, c) VALUES (1, 'x', 3), (...): the values under a secret's
+# column; UPDATE settings SET value = 'x' WHERE key = 'stripe_secret_key'.
+_SQL_INSERT = lazy(
+    r"insert[ \t]++into[ \t]++[\w.\"`\[\]]{1,120}+[ \t]*+\((?P<cols>[^()]{1,2000})\)"
+    r"\s*+values\s*+",
+    _FI,
+)
+_SQL_ROW = lazy(r"\s*+\((?P<row>(?:'(?:[^'\r\n]|'')*+'|[^'()\r\n]|\([^()\r\n]*+\))*+)\)\s*+,?", _F)
+_SQL_CELL = lazy(r"[ \t]*+(?:N?'(?P<q>(?:[^'\r\n]|'')*+)'|[^,]*+)[ \t]*+(?:,|\Z)", _F)
+_SQL_SETTING = lazy(
+    r"update[ \t]++[\w.\"`]{1,120}+[ \t]++set[ \t]++[\w\"`]{1,40}+[ \t]*+=[ \t]*+"
+    r"N?'(?P<v>[^'\r\n]{1,500})'[ \t]++where[ \t]++[\w\"`]{1,40}+[ \t]*+=[ \t]*+"
+    r"'(?P<n>[\w.-]{1,80})'",
+    _FI,
+)
+
+
+def _sql_passwords(text: str, low: bytes, add: Add) -> None:
+    for at in _hits(low, b"password"):
+        if _SQL_PASSWORD_BEFORE.search(text, max(0, at - 80), at) is None:
+            continue
+        m = _SQL_PASSWORD.match(text, at)
+        if m is not None and not _skip_value(m.group("v")):
+            add((m.start("v"), m.end("v"), "password"))
+
+
+def _sql_insert(text: str, at: int, add: Add) -> None:
+    m = _SQL_INSERT.match(text, at)
+    if m is None:
+        return
+    names = [c.strip().strip('"`[]') for c in m.group("cols").split(",")]
+    secret = {i: n for i, n in enumerate(names) if _name_kind(n) is not None}
+    if not secret:
+        return
+    pos = m.end()
+    while (row := _SQL_ROW.match(text, pos)) is not None and row.group("row"):
+        cell_at, column = row.start("row"), 0
+        while cell_at < row.end("row") and (cell := _SQL_CELL.match(text, cell_at, row.end("row"))):
+            value = cell.group("q")
+            name = secret.get(column)
+            if name is not None and value and _named_secret(name, value, quoted=True):
+                add((cell.start("q"), cell.end("q"), _secret_word(name)))
+            if cell.end() == cell_at:
+                break
+            cell_at, column = cell.end(), column + 1
+        pos = row.end()
+
+
 # Constructors and calls that take a user and a password: .NET's NetworkCredential,
 # requests' and httpx's HTTPBasicAuth/BasicAuth/DigestAuth, Go's SetBasicAuth, Java's
 # PasswordAuthentication and UsernamePasswordCredentials, smtplib's and ftplib's login.

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from kenning.redact.lazy import lazy
 from kenning.redact.named import (
     _PASSPHRASE,
+    _credential_like,
     _credential_shaped,
     _name_kind,
     _passwordish,
@@ -291,6 +292,8 @@ def phrases(text: str, low: bytes, add: Add) -> None:
             _value(m, add, "password")
         for m in _at(_LOGIN_AND, text, low, (b"log",)):
             _value(m, add, "password")
+    if b"|" in low or "\u2502" in text:
+        _keyed_rows(text, add)
     if b"|" in low:
         _tables(text, add)
         if b"echo" in low or b"printf" in low:
@@ -508,9 +511,48 @@ def _tables(text: str, add: Add) -> None:
             n += 1
 
 
+# A row of a table drawn by a tool (mysql's | a | b |, doppler's and psql's box lines
+# │ a │ b │) whose key cell names a secret: the next cell is its value.
+_ROW_START = lazy(r"^[ \t]*+[|\u2502┃║]", re.M)
+_ROW_SPLIT = lazy(r"[|\u2502┃║]")
+_ROW_NAME = lazy(r"[A-Za-z_][\w.-]{1,80}", re.ASCII)
+
+
+def _keyed_rows(text: str, add: Add) -> None:
+    for row in _ROW_START.finditer(text):
+        end = text.find("\n", row.end())
+        end = len(text) if end < 0 else end
+        pos = row.end()
+        cells = []
+        for sep in _ROW_SPLIT.finditer(text, pos, end):
+            cells.append((pos, sep.start()))
+            pos = sep.end()
+        for (ns, ne), (vs, ve) in zip(cells, cells[1:], strict=False):
+            name, value = text[ns:ne].strip(), text[vs:ve].strip()
+            if not value or " " in value or not _ROW_NAME.fullmatch(name):
+                continue
+            if _name_kind(name) is None or _skip_value(value):
+                continue
+            if (
+                _credential_shaped(value)
+                or _PASSPHRASE.fullmatch(value)
+                or (len(value) >= 16 and _credential_like(value))
+            ):
+                start = text.index(value, vs)
+                add(
+                    (
+                        start,
+                        start + len(value),
+                        "password" if "pass" in name.lower() else "secret_assignment",
+                    )
+                )
+
+
 def _table_secret(value: str) -> bool:
     """A cell of a password column that gives one: one word, not a placeholder, not a
     word of prose ("(in the vault)", "same", "none")."""
     if len(value) < 4 or " " in value or value.startswith(("(", "-", "—")):
         return False
-    return not _skip_value(value) and _credential_shaped(value)
+    return not _skip_value(value) and (
+        _credential_shaped(value) or _PASSPHRASE.fullmatch(value) is not None
+    )
