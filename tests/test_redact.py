@@ -1520,3 +1520,57 @@ def test_sql_password_clauses_and_tables_keyed_by_a_secret_name(
 )
 def test_sql_and_tables_that_give_no_secret_are_left_alone(text: str) -> None:
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        # Wi-Fi: a QR code's string, netsh's key=clear, wpa_passphrase, nmcli -s -g ...psk
+        (
+            "the guest QR decodes to WIFI:T:WPA;S:Cafe_5G;P:Lq8v\\;Rt2%pZ;H:false;;",
+            ["Lq8v\\;Rt2%pZ"],
+        ),
+        (
+            "    Security key           : Present\n    Key Content            : 7rain&bow2201K\n",
+            ["7rain&bow2201K"],
+        ),
+        ("$ wpa_passphrase \"Home-2G\" 'Kq4&9vLm2#'\n", ["Kq4&9vLm2#"]),
+        (
+            "$ sudo nmcli -s -g 802-11-wireless-security.psk connection show Home-2G\n"
+            "Harbor_meadow42%\n",
+            ["Harbor_meadow42%"],
+        ),
+        # recovery codes: a file name for a heading, advice before the list, 4-4-4 codes
+        (
+            "github-recovery-codes.txt\n\na1b2c-3d4e5\nf6a7b-8c9d0\ne1f2a-3b4c5\n",
+            ["a1b2c-3d4e5", "f6a7b-8c9d0", "e1f2a-3b4c5"],
+        ),
+        (
+            "Google backup codes for ana@example.com\nKeep them somewhere safe.\n\n"
+            "1. 4821 0937\n2. 1180 4466\n3. 9023 7751\n",
+            ["4821 0937", "1180 4466", "9023 7751"],
+        ),
+        (
+            "Backup codes (each can be used once):\n"
+            "7QKA-ZM3P-RT8W\nN2XB-L5VD-9CEH\nP0GJ-H4TU-W6YS\n",
+            ["7QKA-ZM3P-RT8W", "N2XB-L5VD-9CEH", "P0GJ-H4TU-W6YS"],
+        ),
+    ],
+)
+def test_wifi_passwords_and_recovery_code_lists(text: str, values: list[str]) -> None:
+    out = redact(text).text
+    assert not [v for v in values if v in out]
+    assert out.count("[redacted:") == len(values)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "WIFI:T:WPA;S:Cafe_5G;P:;;",
+        "wpa_passphrase <ssid> [passphrase]",
+        "Recovery codes:\n- print them\n- keep them somewhere safe\n",
+        "backup codes\nsee the 1Password vault\n\n- ask IT\n",
+    ],
+)
+def test_wifi_and_recovery_code_rules_leave_prose_alone(text: str) -> None:
+    assert redact(text).text == text

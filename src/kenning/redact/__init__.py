@@ -83,6 +83,8 @@ Redaction works in two phases over the *original* text:
        http-basic.repo user X``, the password argument of PHP's ``PDO``/``mysqli``
        and of credential constructors (``NetworkCredential("u", "X")``,
        ``HTTPBasicAuth``, ``SetBasicAuth``, ``PasswordAuthentication``, ``.login``),
+       Wi-Fi passwords (a QR code's ``WIFI:…;P:X;``, netsh's ``Key Content : X``,
+       ``wpa_passphrase ssid X``, the line ``nmcli -s -g …psk`` prints),
        SQL's ``IDENTIFIED [WITH plugin] BY 'X'``, ``[WITH] [ENCRYPTED] PASSWORD [=] [N]'X'``,
        ``@rmtpassword = N'X'``, ``SET PASSWORD FOR u = 'X'``, the values under a secret's
        column of an ``INSERT`` and ``UPDATE … SET value = 'X' WHERE key = '<secret name>'``;
@@ -123,7 +125,9 @@ Redaction works in two phases over the *original* text:
          or ``secret``.
    ``recovery_code``
        Three or more codes, one a line, under a ``recovery codes``/``backup codes``
-       heading (GitHub's ``xxxxx-xxxxx``, Google's ``1234 5678``).
+       heading (GitHub's ``xxxxx-xxxxx``, Google's ``1234 5678``, ``XXXX-XXXX-XXXX``; the
+       heading may be a file name, ``github-recovery-codes.txt``, and one line of advice
+       may come between it and the codes).
    A token rule does not fire inside a longer word (``task-…`` is not ``sk-…``), unless
    the character before it belongs to another secret: a key glued to the dashes of a
    PEM ``END`` line is still a key; nor on a body that is half ``x`` (``ghp_xxxx…``,

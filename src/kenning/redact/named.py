@@ -1305,15 +1305,16 @@ _SETUP_KEY = lazy(
 # Recovery (backup) codes listed under their heading, one a line: GitHub's 5-5 hex,
 # Google's 4 4 digits, and others of 8 to 12 letters and digits.
 _CODES_BEFORE = lazy(
-    r"(?<![A-Za-z])(?:recovery|backup|2fa|two[ -]factor|mfa|emergency|one[ -]time)[ \t]++\Z", _FI
+    r"(?<![A-Za-z])(?:recovery|backup|2fa|two[ -]factor|mfa|emergency|one[ -]time)[ \t_-]++\Z", _FI
 )
 _CODES_HEAD = lazy(r"codes?(?![A-Za-z])[^\r\n]{0,120}+(?:\r?\n|\Z)", _FI)
 _CODE_LINE = lazy(
     r"[ \t]*+(?:[-*+\u2022]|[0-9]{1,2}[.)])?+[ \t]*+"
-    r"(?P<c>[A-Za-z0-9]{4,6}[- ][A-Za-z0-9]{4,6}|[A-Za-z0-9]{8,12})[ \t]*+(?:\r?\n|\Z)",
+    r"(?P<c>[A-Za-z0-9]{4,6}(?:[- ][A-Za-z0-9]{4,6}){1,3}|[A-Za-z0-9]{8,12})[ \t]*+(?:\r?\n|\Z)",
     _F,
 )
 _BLANK_LINES = lazy(r"(?:[ \t]*+\r?\n)*+", _F)
+_NOTE_LINE = lazy(r"[^\r\n]{1,120}+\r?\n(?:[ \t]*+\r?\n)*+", _F)  # "Keep them somewhere safe."
 
 
 def _credential_calls(text: str, raw: bytes, add: Add) -> None:
@@ -1373,6 +1374,8 @@ def _recovery_codes(text: str, at: int, add: Add) -> None:
         return
     if (head := _CODES_HEAD.match(text, at)) is not None:
         pos = _BLANK_LINES.match(text, head.end()).end()  # type: ignore[union-attr]
+        if _CODE_LINE.match(text, pos) is None and (note := _NOTE_LINE.match(text, pos)):
+            pos = note.end()  # one line of advice between the heading and the codes
         codes = []
         while (line := _CODE_LINE.match(text, pos)) is not None:
             code = line.group("c")

@@ -261,6 +261,8 @@ _DEFINE = lazy(
 
 def phrases(text: str, low: bytes, add: Add) -> None:
     """Add the spans of credentials said in the ways above."""
+    if b"wifi:" in low or b"key content" in low or b"wpa_passphrase" in low or b".psk" in low:
+        _wifi(text, low, add)
     if any(word in low for word in _FOREIGN_WORDS) or b"passw" in low or b"??" in low:
         # matched where a name of a password starts, found in the bytes: a scan of the
         # whole text with every language's words costs a third of all redaction
@@ -389,6 +391,32 @@ def phrases(text: str, low: bytes, add: Add) -> None:
 
 _DIRECTIVE_WORDS = (b"password", b"passwd", b"secret", b"token")
 _DIRECTIVE_LEAD = 80  # characters a directive's name may start after its line does
+
+
+# Wi-Fi passwords: a QR code's WIFI:T:WPA;S:ssid;P:password;; (";" escaped as "\;"),
+# Windows' `netsh wlan show profile key=clear` (Key Content : ...), `wpa_passphrase ssid
+# password`, and the line `nmcli -s -g 802-11-wireless-security.psk ...` prints.
+_WIFI_QR = lazy(r"WIFI:(?:[^;\r\n]{0,64}+;){0,6}?P:(?P<bare>(?:\\.|[^;\\\r\n]){1,200}+);", re.I)
+_NETSH_KEY = lazy(r"key content[ \t]*+:[ \t]*+(?P<bare>[^\r\n]{1,200}?)[ \t]*+(?:\r?\n|\Z)", re.I)
+_WPA_PASSPHRASE = lazy(
+    r"wpa_passphrase[ \t]++(?:\"[^\"\r\n]{1,64}\"|'[^'\r\n]{1,64}'|[^\s\"']{1,64}+)[ \t]++" + _VALUE
+)
+_NMCLI_PSK = lazy(
+    r"nmcli[ \t][^\r\n]{0,200}?(?:-s|--show-secrets)[ \t][^\r\n]{0,200}?psk[^\r\n]{0,200}+\r?\n"
+    r"(?P<bare>[^\s]{8,63}+)[ \t]*+(?:\r?\n|\Z)"
+)
+
+
+def _wifi(text: str, low: bytes, add: Add) -> None:
+    for pattern, word in (
+        (_WIFI_QR, b"wifi:"),
+        (_NETSH_KEY, b"key content"),
+        (_WPA_PASSPHRASE, b"wpa_passphrase"),
+        (_NMCLI_PSK, b"nmcli"),
+    ):
+        for at in _hits(low, word):
+            if (m := pattern.match(text, at)) is not None:
+                _value(m, add, "password", shaped=False)
 
 
 def _secret_kind(name: str) -> bool:
