@@ -312,23 +312,33 @@ PUBLIC_PREFIXES = (
 )
 
 
+def _named_public(text: str, start: int) -> bool:
+    """Does what comes just before the run at ``start`` make it public?  (Only a run
+    after ``:``, ``=`` or a line break is looked at more closely.)"""
+    before = text[max(0, start - 3) : start]
+    if ":" in before or "=" in before:
+        if _ID_NAME.search(text, max(0, start - 40), start) or _PUBLIC_BEFORE.search(
+            text, max(0, start - 24), start
+        ):
+            return True
+        if _SIGNATURE_TAG.search(text, max(0, start - 8), start) and (
+            "DKIM-Signature" in text[max(0, start - 1000) : start]
+            or "ARC-" in text[max(0, start - 1000) : start]
+        ):
+            return True  # a mail's DKIM or ARC signature and body hash: b=..., bh=...
+    elif before.endswith("\n"):
+        line, lo = start - 1, max(0, start - 201)
+        previous = text[text.rfind("\n", lo, line) + 1 or lo : line]
+        if previous.startswith("untrusted comment:") and "secret key" not in previous:
+            return True  # a minisign or signify public key or signature
+    return False
+
+
 def _public_id(text: str, start: int, run: str) -> bool:
     if _drive_id(run) or _BECH32.fullmatch(run) or _CID.fullmatch(run):
         return True
-    if _ID_NAME.search(text, max(0, start - 40), start) or _PUBLIC_BEFORE.search(
-        text, max(0, start - 24), start
-    ):
+    if _named_public(text, start):
         return True
-    if _SIGNATURE_TAG.search(text, max(0, start - 8), start) and (
-        "DKIM-Signature" in text[max(0, start - 1000) : start]
-        or "ARC-" in text[max(0, start - 1000) : start]
-    ):
-        return True  # a mail's DKIM or ARC signature and body hash: b=..., bh=...
-    line = text.rfind("\n", 0, start)
-    if line > 0 and text[start - 1] == "\n":
-        previous = text[text.rfind("\n", 0, line) + 1 : line]
-        if previous.startswith("untrusted comment:") and "secret key" not in previous:
-            return True  # a minisign or signify public key or signature
     if run.startswith(PUBLIC_PREFIXES) or _decoded_public(run):
         return True
     if run.endswith(("EXAMPLE", "EXAMPLEKEY")):
