@@ -1384,3 +1384,193 @@ def test_a_flags_value_is_still_redacted_after_prose_words_were_left() -> None:
         redact("login --token ghx7Kq2mZp9Lw4").text == "login --token [redacted:secret_assignment]"
     )
     assert redact("--password hunter2x and go").text == "--password [redacted:password] and go"
+
+
+# --- what chat transcripts, tool output and docs hold that is public (2026-12-03) --------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a value named as an identifier: API response ids, request ids, commit trailers
+        '{\n  "id": "chatcmpl-Bq4Zt7XnLw2KcR9mVd0sYe3HuPj6A",\n  "object": "chat.completion"\n}',
+        "x-amz-id-2: Qm3vT8rLk2ZcX9pW/4nYd7sHf0jA6bRe1uK5tGi+oNwM8lVq2yEzCx3DhJs7Ua=\n",
+        "    Change-Id: I8c2d5e7f90a1b3c4d6e8f0a2b4c6d8e0f1a3b5c7\n",
+        "Go BuildID=aB3dE5fG7hJ9kL1mN3pQ/rS5tU7vW9xY1zA3bC5dE/fG7hJ9kL1mN3pQ5rS7tU9\n",
+        '{"requestId": "Zk4mPq7Rt2Vw9Xy3Bn6Cd8Fg1Hj5Kl0Lm2Np4Qr"}',
+        # content addresses, DNS verification tokens, CAPTCHA site keys: public
+        "ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi1x9q\n",
+        'example.com. 300 IN TXT "google-site-verification=Tq8sR3vW6xZ0bC2dF5gH7jK9mN1pQ4rS7tU"',
+        '<div class="g-recaptcha" data-sitekey="6Lc9xT2mQ7vR4kW8nZ1pB5sD3fG6hJ0kL2mN4pQ"></div>',
+        # a mail's DKIM signature and body hash, a minisign public key, WireGuard's peers
+        "DKIM-Signature: v=1; a=rsa-sha256; d=example.com; s=s1;\n"
+        " h=from:to:subject; bh=Rk3vT8qLm2ZcX9pWn4Yd7sHf0jA6bRe1uK5tGiQoNwM=;\n"
+        " b=Zx7cV4bN1mQ9wE3rT6yU2iO8pA5sD0fG4hJ7kL1zX9cV3bN6mQ2wE8rT5yU1iO7pA4sD0fG\n",
+        "untrusted comment: minisign public key 5A3C7E9B1D2F4A6C\n"
+        "RWQk3vT8qLm2ZcX9pWn4Yd7sHf0jA6bRe1uK5tGiQoNwMx8Ls2Dk4Fj\n",
+        "interface: wg0\n  public key: Yk3vT8qLm2ZcX9pWn4Yd7sHf0jA6bRe1uK5tGiQoNwM=\n"
+        "peer: Hs8vT2qLm9ZcX4pWn7Yd1sHf6jA3bRe0uK2tGiQoNwM=\n",
+        # base64 in a JSON string with escaped line breaks (gh api .../contents)
+        '"content": "IyBhY21lLWFwaQoKQSBzbWFsbCBzZXJ2aWNlIHRoYXQgZG9lcyBtYW55IHRo\\n'
+        'aW5ncyB3ZWxsLgoKIyMgSW5zdGFsbAoKICAgIHBpcCBpbnN0YWxsIGFjbWUK\\n"',
+        # placeholders: a webhook of X's, AWS's documentation keys
+        "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/XXX/YYY/ZZZ",
+        "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXX",
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+        # an interface's words for "password" and "API key", and its password policy
+        '{"password": "Passwort", "api_key": "APIキー", "token": "トークン"}',
+        "パスワードは12文字以上で、英字と数字を含めてください。",
+        # a cursor, a token's scopes and lifetime, an error about a token
+        "nextPageToken: eyJvZmZzZXQiOiAxMDB9\n",
+        '{"continuation_token": "Rk3vT8qLm2ZcX9pWn4Yd7sHf0jA6"}',
+        "  - Token scopes: 'gist', 'read:org', 'repo'\n",
+        '{"level": "error", "message": "token refresh failed: invalid_grant"}',
+        "token_duration       768h\ntoken_policies       [default ops]\n",
+    ],
+)
+def test_public_ids_and_interface_words_are_left_alone(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_a_secret_after_an_identifier_or_a_placeholder_is_still_redacted() -> None:
+    secret = "Wq7zK2mR9tV4xB8nL3pD6fH1jS5gY0cEuA2iO4eT"
+    assert secret not in redact(f"DB_PASSWORD={secret}\nid: 42").text
+    assert secret not in redact(f"x-api-key: {secret}").text
+    assert redact("export TOKEN=pQ7vR2xK9mL4tZ8wB3nD6fH1jS5gY0cE").kinds == ("secret_assignment",)
+    hook = "https://hooks.slack.com/services/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"
+    assert "Xq7pLm2vZz9" not in redact(hook).text
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "kind"),
+    [
+        # SQL's password clauses: PostgreSQL, SQL Server (N'' literals), MySQL
+        ("ALTER USER app WITH ENCRYPTED PASSWORD 'Rk7~q=*L+Vd2^x';", "Rk7~q=*L+Vd2^x", "password"),
+        ("CREATE ROLE etl LOGIN PASSWORD 'Wn4#pQz8Lm2v';", "Wn4#pQz8Lm2v", "password"),
+        ("ALTER LOGIN sa WITH PASSWORD = N'Quartz.lily9031@';", "Quartz.lily9031@", "password"),
+        (
+            "EXEC sp_addlinkedsrvlogin @rmtsrvname = N'RPT', @rmtuser = N'etl', "
+            "@rmtpassword = N'Tq7!mVz2pLk9';",
+            "Tq7!mVz2pLk9",
+            "password",
+        ),
+        (
+            "SET PASSWORD FOR 'report'@'%' = 'amber-otter-sequoia-lunar';",
+            "amber-otter-sequoia-lunar",
+            "password",
+        ),
+        # a value under a secret's column of an INSERT, a key-value settings UPDATE
+        (
+            "INSERT INTO users (id, email, password, role) VALUES "
+            "(7, 'ana@example.com', 'Gq8vR*t2Lm0pZx', 'admin');",
+            "Gq8vR*t2Lm0pZx",
+            "password",
+        ),
+        (
+            "INSERT INTO api_tokens (id, name, token) VALUES\n  (1, 'ci', NULL),\n"
+            "  (2, 'zapier', '3f9c2e4a6b8d0f1e3a5c7e9b1d3f5a7c9e0b2d4f');",
+            "3f9c2e4a6b8d0f1e3a5c7e9b1d3f5a7c9e0b2d4f",
+            "secret_assignment",
+        ),
+        (
+            "UPDATE settings SET value = 'c0ffee4a6b8d0f1e3a5c7e9b1d3f5a7c' "
+            "WHERE key = 'mailgun_api_key';",
+            "c0ffee4a6b8d0f1e3a5c7e9b1d3f5a7c",
+            "secret_assignment",
+        ),
+        # a tool's table whose key cell names a secret: doppler's box, mysql's grid
+        (
+            "│ NAME           │ VALUE              │\n├────────────────┼────────────────────┤\n"
+            "│ DB_PASSWORD    │ Tundra.maple4821!  │\n│ DOPPLER_CONFIG │ prd                │\n",
+            "Tundra.maple4821!",
+            "password",
+        ),
+        (
+            "| smtp_host     | smtp.mailgun.org   |\n| smtp_password | Harbor.willow7731# |\n",
+            "Harbor.willow7731#",
+            "password",
+        ),
+        # a Markdown table's password column holding a generated passphrase
+        (
+            "| env | user | password |\n|---|---|---|\n"
+            "| prod | admin | cobalt-heron-lilac-vesper |\n",
+            "cobalt-heron-lilac-vesper",
+            "password",
+        ),
+    ],
+)
+def test_sql_password_clauses_and_tables_keyed_by_a_secret_name(
+    text: str, value: str, kind: str
+) -> None:
+    assert redact(text).text == text.replace(value, marker(kind))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ALTER USER app WITH PASSWORD NULL;",
+        "INSERT INTO users (id, email, password_hash) VALUES (1, 'a@b.c', '$2b$12$abcdefghijk');",
+        "INSERT INTO users (id, name, password) VALUES (1, 'ana', NULL);",
+        "UPDATE settings SET value = 'true' WHERE key = 'signup_enabled';",
+        "| Setting | Description |\n|---|---|\n| DB_PASSWORD | required, the db password |\n"
+        "| API_TOKEN | `string` |\n| password | hashed |\n| token_ttl | 3600s |\n",
+        "│ STRIPE_SECRET_KEY │ sk_live_xxxxxxxxxxxxxxxx │\n│ DEBUG │ Tundra.maple4821! │\n",
+    ],
+)
+def test_sql_and_tables_that_give_no_secret_are_left_alone(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        # Wi-Fi: a QR code's string, netsh's key=clear, wpa_passphrase, nmcli -s -g ...psk
+        (
+            "the guest QR decodes to WIFI:T:WPA;S:Cafe_5G;P:Lq8v\\;Rt2%pZ;H:false;;",
+            ["Lq8v\\;Rt2%pZ"],
+        ),
+        (
+            "    Security key           : Present\n    Key Content            : 7rain&bow2201K\n",
+            ["7rain&bow2201K"],
+        ),
+        ("$ wpa_passphrase \"Home-2G\" 'Kq4&9vLm2#'\n", ["Kq4&9vLm2#"]),
+        (
+            "$ sudo nmcli -s -g 802-11-wireless-security.psk connection show Home-2G\n"
+            "Harbor_meadow42%\n",
+            ["Harbor_meadow42%"],
+        ),
+        # recovery codes: a file name for a heading, advice before the list, 4-4-4 codes
+        (
+            "github-recovery-codes.txt\n\na1b2c-3d4e5\nf6a7b-8c9d0\ne1f2a-3b4c5\n",
+            ["a1b2c-3d4e5", "f6a7b-8c9d0", "e1f2a-3b4c5"],
+        ),
+        (
+            "Google backup codes for ana@example.com\nKeep them somewhere safe.\n\n"
+            "1. 4821 0937\n2. 1180 4466\n3. 9023 7751\n",
+            ["4821 0937", "1180 4466", "9023 7751"],
+        ),
+        (
+            "Backup codes (each can be used once):\n"
+            "7QKA-ZM3P-RT8W\nN2XB-L5VD-9CEH\nP0GJ-H4TU-W6YS\n",
+            ["7QKA-ZM3P-RT8W", "N2XB-L5VD-9CEH", "P0GJ-H4TU-W6YS"],
+        ),
+    ],
+)
+def test_wifi_passwords_and_recovery_code_lists(text: str, values: list[str]) -> None:
+    out = redact(text).text
+    assert not [v for v in values if v in out]
+    assert out.count("[redacted:") == len(values)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "WIFI:T:WPA;S:Cafe_5G;P:;;",
+        "wpa_passphrase <ssid> [passphrase]",
+        "Recovery codes:\n- print them\n- keep them somewhere safe\n",
+        "backup codes\nsee the 1Password vault\n\n- ask IT\n",
+    ],
+)
+def test_wifi_and_recovery_code_rules_leave_prose_alone(text: str) -> None:
+    assert redact(text).text == text

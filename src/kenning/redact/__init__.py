@@ -83,7 +83,13 @@ Redaction works in two phases over the *original* text:
        http-basic.repo user X``, the password argument of PHP's ``PDO``/``mysqli``
        and of credential constructors (``NetworkCredential("u", "X")``,
        ``HTTPBasicAuth``, ``SetBasicAuth``, ``PasswordAuthentication``, ``.login``),
-       SQL's ``IDENTIFIED [WITH plugin] BY 'X'``, ``the pass for ... is X`` (a value
+       Wi-Fi passwords (a QR code's ``WIFI:…;P:X;``, netsh's ``Key Content : X``,
+       ``wpa_passphrase ssid X``, the line ``nmcli -s -g …psk`` prints),
+       SQL's ``IDENTIFIED [WITH plugin] BY 'X'``, ``[WITH] [ENCRYPTED] PASSWORD [=] [N]'X'``,
+       ``@rmtpassword = N'X'``, ``SET PASSWORD FOR u = 'X'``, the values under a secret's
+       column of an ``INSERT`` and ``UPDATE … SET value = 'X' WHERE key = '<secret name>'``;
+       the cell after a secret's name in a tool's table (mysql's ``| a | b |``, doppler's
+       ``│ a │ b │``), ``the pass for ... is X`` (a value
        that can only be a credential: ``pass`` is also a word of prose), and a
        passphrase of lower-case words to the end of its sentence.
        Docker, Podman and nerdctl take ``-p`` as a password only in ``login``
@@ -119,7 +125,9 @@ Redaction works in two phases over the *original* text:
          or ``secret``.
    ``recovery_code``
        Three or more codes, one a line, under a ``recovery codes``/``backup codes``
-       heading (GitHub's ``xxxxx-xxxxx``, Google's ``1234 5678``).
+       heading (GitHub's ``xxxxx-xxxxx``, Google's ``1234 5678``, ``XXXX-XXXX-XXXX``; the
+       heading may be a file name, ``github-recovery-codes.txt``, and one line of advice
+       may come between it and the codes).
    A token rule does not fire inside a longer word (``task-…`` is not ``sk-…``), unless
    the character before it belongs to another secret: a key glued to the dashes of a
    PEM ``END`` line is still a key; nor on a body that is half ``x`` (``ghp_xxxx…``,
@@ -159,7 +167,12 @@ public lines and MAC of a PuTTY key; ``ssh-ed25519 AAAA…`` public keys; base64
 certificates (``"x5c": ["MII…"]``); ``data:image/…;base64,`` URIs whose bytes start as
 an image, font or sound does; IPFS content ids (``bafy…``, ``Qm…``); SSH fingerprints
 (``SHA256:…``); bech32 public keys (``age1…``); base64 assigned to a public key's name
-(WireGuard's ``PublicKey = …``, ``"public_key": …``); SOPS's encrypted values
+(WireGuard's ``PublicKey = …`` and ``peer: …``, ``"public_key": …``); a value named as an
+identifier (``"id": "chatcmpl-…"``, ``x-amz-id-2:``, ``Change-Id:``, ``BuildID=``);
+``ipfs://`` addresses, DNS verification tokens, CAPTCHA site keys, DKIM's ``b=``/``bh=``,
+minisign and signify public keys; AWS's documentation keys (``…EXAMPLE``) and webhooks
+of X's; an interface's words for a password (``"Passwort"``, ``"APIキー"``), page tokens
+(``nextPageToken``) and a token's scopes, lifetime and errors; SOPS's encrypted values
 (``ENC[AES256_GCM,data:…,iv:…,tag:…,type:str]``); Google Docs, Sheets and Drive ids (44 or
 33 characters starting with ``1``, or after ``/d/`` in a Google URL); base64 that
 decodes to plain text (a test fixture: printable, with spaces or markup) and holds no

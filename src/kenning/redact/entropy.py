@@ -106,6 +106,8 @@ class Scanner:
         text = self.text
         for begin, stop in _runs(self.raw, self.mapped, self.non_hex, lo, hi):
             start = begin
+            if begin and text[begin - 1] == "\\" and text[begin] in "nrt":
+                start += 1  # a JSON string's escaped line break: "...\nYnVsYSB0aGlu..."
             if begin and text[begin - 1] == ":":
                 while start < stop and text[start] == "/":
                     start += 1  # the slashes of "://" are not part of what follows
@@ -172,7 +174,7 @@ _DATA_URI = lazy(
 
 
 # Values encrypted by SOPS (the data, its IV and tag are ciphertext, not secrets), and
-# base64 values assigned to a public key's name (WireGuard's PublicKey = ..., a VAPID or
+# base64 values assigned to a public key's name (WireGuard's PublicKey = ..., peer: ..., a VAPID or
 # JWK "public_key": ...).
 _SOPS = lazy(
     r"ENC\[[A-Z0-9_]{3,20},data:[A-Za-z0-9+/=]*+,iv:[A-Za-z0-9+/=]++,tag:[A-Za-z0-9+/=]++"
@@ -180,7 +182,7 @@ _SOPS = lazy(
     _F,
 )
 _PUBLIC_NAMED = lazy(
-    r"(?<![A-Za-z])(?:public[_-]?key|pubkey)s?[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"(?<![A-Za-z])(?:public[ _-]?key|pubkey|peer)s?[\"']?[ \t]*[:=][ \t]*[\"']?"
     r"[A-Za-z0-9+/_-]{32,}+={0,2}(?![A-Za-z0-9+/=_-])",
     _FI,
 )
@@ -225,12 +227,12 @@ def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[
     if b'"kty"' in raw:
         found += _jwk_public(text)
     low = low or raw.lower()
-    if b"pub" in low:
-        at = low.find(b"pub")
+    for needle in (b"pub", b"peer"):  # (a WireGuard peer is named by its public key)
+        at = low.find(needle)
         while at >= 0:
             if (m := _PUBLIC_NAMED.match(text, at)) is not None:
                 found.append(m.span())
-            at = low.find(b"pub", at + 3)
+            at = low.find(needle, at + len(needle))
     return found
 
 
@@ -278,6 +280,22 @@ _CID = lazy(r"ba[fg][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}", _F)
 _FINGERPRINT_BEFORE = ("SHA256:", "sha256:", "SHA1:", "MD5:", " h1:", '"h1:', "sha256/")
 
 
+# A value named as an identifier (an "id" is never the secret; a "key id" names a key):
+# "id": "chatcmpl-...", x-amz-id-2: ..., Change-Id: I..., BuildID=..., requestId
+_ID_NAME = lazy(
+    r"(?:(?<![A-Za-z0-9])[Ii][Dd]|(?<=[a-z])Id|(?<=[A-Za-z])ID|(?<=[-_.])(?:id|ID|Id)(?:-2)?)"
+    r"[\"']?[ \t]*[:=][ \t]*[\"']?\Z",
+)
+# Content addresses, which are hashes: ipfs://..., /ipfs/...
+# domain verification tokens, which are published in DNS (google-site-verification=), and
+# CAPTCHA site keys, which web pages hold (data-sitekey="...")
+_PUBLIC_BEFORE = lazy(
+    r"(?:ipfs://|/ipfs/|ipns://|site-verification=|site[-_]?key[\"']?[ \t]*[:=][ \t]*[\"']?)\Z",
+    _FI,
+)
+_SIGNATURE_TAG = lazy(r"(?<![A-Za-z])bh?=\Z", _F)
+
+
 # Keys made to be public (Stripe's publishable keys and Mapbox's public tokens go into
 # web pages), and Stripe's object ids (a price, a customer), which name, not grant.
 PUBLIC_PREFIXES = (
@@ -294,11 +312,37 @@ PUBLIC_PREFIXES = (
 )
 
 
+def _named_public(text: str, start: int) -> bool:
+    """Does what comes just before the run at ``start`` make it public?  (Only a run
+    after ``:``, ``=`` or a line break is looked at more closely.)"""
+    before = text[max(0, start - 3) : start]
+    if ":" in before or "=" in before:
+        if _ID_NAME.search(text, max(0, start - 40), start) or _PUBLIC_BEFORE.search(
+            text, max(0, start - 24), start
+        ):
+            return True
+        if _SIGNATURE_TAG.search(text, max(0, start - 8), start) and (
+            "DKIM-Signature" in text[max(0, start - 1000) : start]
+            or "ARC-" in text[max(0, start - 1000) : start]
+        ):
+            return True  # a mail's DKIM or ARC signature and body hash: b=..., bh=...
+    elif before.endswith("\n"):
+        line, lo = start - 1, max(0, start - 201)
+        previous = text[text.rfind("\n", lo, line) + 1 or lo : line]
+        if previous.startswith("untrusted comment:") and "secret key" not in previous:
+            return True  # a minisign or signify public key or signature
+    return False
+
+
 def _public_id(text: str, start: int, run: str) -> bool:
     if _drive_id(run) or _BECH32.fullmatch(run) or _CID.fullmatch(run):
         return True
+    if _named_public(text, start):
+        return True
     if run.startswith(PUBLIC_PREFIXES) or _decoded_public(run):
         return True
+    if run.endswith(("EXAMPLE", "EXAMPLEKEY")):
+        return True  # AWS's documentation keys: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
     if text.startswith(".apps.googleusercontent.com", start + len(run)):
         return True  # an OAuth client id, which web pages hold
     if run.startswith("eyJ") and text.endswith("pk.", max(0, start - 3), start):

@@ -543,7 +543,8 @@ def find_formats(text: str, raw: bytes, add: Callable[[_Span], None]) -> None:
     for m in _WEBHOOKS.finditer(text):
         host = m.group("host")
         kind = next((k for h, k in _WEBHOOK_KIND.items() if h in host), "teams_webhook")
-        add((m.start("s"), m.end("s"), kind))
+        if len(set(m.group("s").replace("/", ""))) > 4:  # not XXX/YYY/ZZZ, T000/B000/XXXX
+            add((m.start("s"), m.end("s"), kind))
 
 
 def _discord(text: str, raw: bytes, lo: int, hi: int, add: Callable[[_Span], None]) -> None:
@@ -582,7 +583,10 @@ _CHECKS = {
 _HEX = frozenset(string.hexdigits)
 
 
-_PLACEHOLDER_BODY = lazy(r"(?:^|[-_])(?:your|here|example|placeholder)(?:[-_]|$)", re.I)
+# (and AWS's documentation keys: AKIAIOSFODNN7EXAMPLE)
+_PLACEHOLDER_BODY = lazy(
+    r"(?:^|[-_])(?:your|here|example|placeholder)(?:[-_]|$)|EXAMPLE(?:KEY)?$", re.I
+)
 
 
 def _plausible(kind: str, body: str) -> bool:

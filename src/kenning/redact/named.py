@@ -119,9 +119,11 @@ _META_WORDS = _wordset(
     path paths pattern placeholder policy position prefix price prompt provider range
     rate ref regex required rules schema settings size source store strength suffix
     timeout ttl type types uri url usage validator var id ids stdin hash digest
-    fingerprint
+    fingerprint scope scopes duration policies
     """
 )
+# A token that says where a paged listing goes on, not who may read it.
+_CURSOR_WORDS = frozenset(("page", "continuation", "pagination", "cursor", "sync"))
 # "<word> key" names that are not about credentials: primary key, cache_key, ...
 _NOT_CREDENTIAL_KEYS = _wordset(
     """
@@ -130,7 +132,7 @@ _NOT_CREDENTIAL_KEYS = _wordset(
     file table column field json yaml registry translation i18n list dict react keyboard
     private_key_id fingerprint gpg pgp ssh next prev previous last first cursor
     page event message msg item node entry record lock redis s3 bucket storage_path kms
-    ordering order search tenant user customer account_id metric label tag env var
+    ordering order search tenant user customer account_id metric label tag env var site
     """
 )
 _PLACEHOLDER_WORDS = _wordset(
@@ -139,7 +141,7 @@ _PLACEHOLDER_WORDS = _wordset(
     fixme dummy example secret secrets password passwd pass token tokens apikey key
     required optional str string bytes int bool any number unknown object bearer basic
     include omit same-origin sameorigin hidden empty masked sensitive prompt stdin yes no
-    on off
+    on off passwort kennwort contraseña contrasena senha wachtwoord parola haslo hasło
     """
 )
 _PLACEHOLDER = lazy(
@@ -445,7 +447,9 @@ def _name_kind(name: str) -> str | None:
         return "auth"
     if last in ("key", "keys") or (last.endswith("key") and len(last) > 3):
         qualifiers = words[:-1] if last in ("key", "keys") else [last[:-3]]
-        if not qualifiers or any(w in _NOT_CREDENTIAL_KEYS or w in _META_WORDS for w in words):
+        if not qualifiers or any(
+            w in _NOT_CREDENTIAL_KEYS or w in _META_WORDS for w in (*words, *qualifiers)
+        ):
             return None
         return "key"
     return None
@@ -462,6 +466,8 @@ def _secret_name(words: list[str]) -> bool:
                 if at >= 0 and word[at + len(secret) :] in ("", "key", "keys"):
                     hit = True
                     break
+        if hit and i and words[i - 1] in _CURSOR_WORDS and word in ("token", "tokens"):
+            continue  # nextPageToken, continuation_token: where a listing goes on
         if hit and not any(w in _META_WORDS for w in words[i + 1 :]):
             return True
     return False
@@ -473,6 +479,8 @@ def _placeholder(value: str) -> bool:
         return True
     if "****" in value or "xxxxxxxx" in value.lower():
         return True  # masked: sk-proj-XXXXXXXX..., sk-ab12****cd34
+    if value.endswith(("EXAMPLE", "EXAMPLEKEY")):
+        return True  # AWS's documentation keys: AKIAIOSFODNN7EXAMPLE
     return value.lower().replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
 
 
@@ -481,6 +489,8 @@ def _skip_value(value: str) -> bool:
     """Values that are not secrets whatever they are assigned to."""
     if not _ALNUM.search(value) or _placeholder(value) or value.startswith(PUBLIC_PREFIXES):
         return True  # (a publishable key, Mapbox's pk. token: public by design)
+    if value.isalpha() and not value.isascii():
+        return True  # a word of an interface's language: "api_key": "APIキー"
     if _IDENT.fullmatch(value) and not _DIGIT.search(value):
         # another secret's name: token=access_token, CHALLENGE_PASSWORD: "challengePassword"
         flat = value.lower().replace("_", "")
@@ -579,6 +589,7 @@ _GAP_STOP = _wordset(
     changes strength complexity store stores vault vaults rotation history hint hints
     form forms input inputs column columns auth authentication login logins flow flows
     endpoint endpoints id ids name names type types count limit limits budget usage
+    scope scopes failed failure error errors duration
     """
 )
 # Words after "password is" that describe it rather than give it.
@@ -1125,6 +1136,17 @@ def files(text: str, raw: bytes, add: Add, low: bytes = b"") -> None:
             if _skip_value(value) or (group == "bare" and not _credential_shaped(value)):
                 continue
             add((m.start(group), m.end(group), "password"))
+    if b"password" in low:
+        _sql_passwords(text, low, add)
+    if b"insert" in low and b"values" in low:
+        for at in _hits(low, b"insert"):
+            _sql_insert(text, at, add)
+    if b"update" in low and b"where" in low:
+        for at in _hits(low, b"update"):
+            if (m := _SQL_SETTING.match(text, at)) is not None and _named_secret(
+                m.group("n"), m.group("v")
+            ):
+                add((m.start("v"), m.end("v"), _secret_word(m.group("n"))))
     if b"---" in raw and b"Value" in raw:
         _kv_tables(text, raw, add)
     for needle in (b"mnemonic", b"phr"):
@@ -1181,6 +1203,66 @@ _IDENTIFIED_BY = lazy(
     r"(?:'(?P<sq>[^'\r\n]{1,200})'|\"(?P<dq>[^\"\r\n]{1,200})\"|(?P<bare>[^\s;'\"]{1,200}+))",
     _FI,
 )
+# SQL's password clauses: PostgreSQL's CREATE/ALTER ROLE|USER ... [WITH] [ENCRYPTED]
+# PASSWORD 'x', SQL Server's CREATE/ALTER LOGIN ... WITH PASSWORD = N'x' and a stored
+# procedure's @password = N'x' (@rmtpassword), MySQL's SET PASSWORD FOR u = 'x'.
+_SQL_PASSWORD_BEFORE = lazy(
+    r"(?:(?<![A-Za-z])(?:with|encrypted|unencrypted|(?:role|user)[ \t]++[\w\"]{1,64}+)"
+    r"[ \t]++|@[A-Za-z_]{0,24}+|(?<![A-Za-z])set[ \t]++)\Z",
+    _FI,
+)
+_SQL_PASSWORD = lazy(
+    r"password(?:[ \t]++for[ \t]++[^\s=]{1,120}+)?[ \t]*+(?:=[ \t]*+)?N?'(?P<v>[^'\r\n]{1,200})'",
+    _FI,
+)
+# INSERT INTO t (a, password, c) VALUES (1, 'x', 3), (...): the values under a secret's
+# column; UPDATE settings SET value = 'x' WHERE key = 'stripe_secret_key'.
+_SQL_INSERT = lazy(
+    r"insert[ \t]++into[ \t]++[\w.\"`\[\]]{1,120}+[ \t]*+\((?P<cols>[^()]{1,2000})\)"
+    r"\s*+values\s*+",
+    _FI,
+)
+_SQL_ROW = lazy(r"\s*+\((?P<row>(?:'(?:[^'\r\n]|'')*+'|[^'()\r\n]|\([^()\r\n]*+\))*+)\)\s*+,?", _F)
+_SQL_CELL = lazy(r"[ \t]*+(?:N?'(?P<q>(?:[^'\r\n]|'')*+)'|[^,]*+)[ \t]*+(?:,|\Z)", _F)
+_SQL_SETTING = lazy(
+    r"update[ \t]++[\w.\"`]{1,120}+[ \t]++set[ \t]++[\w\"`]{1,40}+[ \t]*+=[ \t]*+"
+    r"N?'(?P<v>[^'\r\n]{1,500})'[ \t]++where[ \t]++[\w\"`]{1,40}+[ \t]*+=[ \t]*+"
+    r"'(?P<n>[\w.-]{1,80})'",
+    _FI,
+)
+
+
+def _sql_passwords(text: str, low: bytes, add: Add) -> None:
+    for at in _hits(low, b"password"):
+        if _SQL_PASSWORD_BEFORE.search(text, max(0, at - 80), at) is None:
+            continue
+        m = _SQL_PASSWORD.match(text, at)
+        if m is not None and not _skip_value(m.group("v")):
+            add((m.start("v"), m.end("v"), "password"))
+
+
+def _sql_insert(text: str, at: int, add: Add) -> None:
+    m = _SQL_INSERT.match(text, at)
+    if m is None:
+        return
+    names = [c.strip().strip('"`[]') for c in m.group("cols").split(",")]
+    secret = {i: n for i, n in enumerate(names) if _name_kind(n) is not None}
+    if not secret:
+        return
+    pos = m.end()
+    while (row := _SQL_ROW.match(text, pos)) is not None and row.group("row"):
+        cell_at, column = row.start("row"), 0
+        while cell_at < row.end("row") and (cell := _SQL_CELL.match(text, cell_at, row.end("row"))):
+            value = cell.group("q")
+            name = secret.get(column)
+            if name is not None and value and _named_secret(name, value, quoted=True):
+                add((cell.start("q"), cell.end("q"), _secret_word(name)))
+            if cell.end() == cell_at:
+                break
+            cell_at, column = cell.end(), column + 1
+        pos = row.end()
+
+
 # Constructors and calls that take a user and a password: .NET's NetworkCredential,
 # requests' and httpx's HTTPBasicAuth/BasicAuth/DigestAuth, Go's SetBasicAuth, Java's
 # PasswordAuthentication and UsernamePasswordCredentials, smtplib's and ftplib's login.
@@ -1223,15 +1305,16 @@ _SETUP_KEY = lazy(
 # Recovery (backup) codes listed under their heading, one a line: GitHub's 5-5 hex,
 # Google's 4 4 digits, and others of 8 to 12 letters and digits.
 _CODES_BEFORE = lazy(
-    r"(?<![A-Za-z])(?:recovery|backup|2fa|two[ -]factor|mfa|emergency|one[ -]time)[ \t]++\Z", _FI
+    r"(?<![A-Za-z])(?:recovery|backup|2fa|two[ -]factor|mfa|emergency|one[ -]time)[ \t_-]++\Z", _FI
 )
 _CODES_HEAD = lazy(r"codes?(?![A-Za-z])[^\r\n]{0,120}+(?:\r?\n|\Z)", _FI)
 _CODE_LINE = lazy(
     r"[ \t]*+(?:[-*+\u2022]|[0-9]{1,2}[.)])?+[ \t]*+"
-    r"(?P<c>[A-Za-z0-9]{4,6}[- ][A-Za-z0-9]{4,6}|[A-Za-z0-9]{8,12})[ \t]*+(?:\r?\n|\Z)",
+    r"(?P<c>[A-Za-z0-9]{4,6}(?:[- ][A-Za-z0-9]{4,6}){1,3}|[A-Za-z0-9]{8,12})[ \t]*+(?:\r?\n|\Z)",
     _F,
 )
 _BLANK_LINES = lazy(r"(?:[ \t]*+\r?\n)*+", _F)
+_NOTE_LINE = lazy(r"[^\r\n]{1,120}+\r?\n(?:[ \t]*+\r?\n)*+", _F)  # "Keep them somewhere safe."
 
 
 def _credential_calls(text: str, raw: bytes, add: Add) -> None:
@@ -1291,6 +1374,8 @@ def _recovery_codes(text: str, at: int, add: Add) -> None:
         return
     if (head := _CODES_HEAD.match(text, at)) is not None:
         pos = _BLANK_LINES.match(text, head.end()).end()  # type: ignore[union-attr]
+        if _CODE_LINE.match(text, pos) is None and (note := _NOTE_LINE.match(text, pos)):
+            pos = note.end()  # one line of advice between the heading and the codes
         codes = []
         while (line := _CODE_LINE.match(text, pos)) is not None:
             code = line.group("c")

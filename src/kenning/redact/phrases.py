@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from kenning.redact.lazy import lazy
 from kenning.redact.named import (
     _PASSPHRASE,
+    _credential_like,
     _credential_shaped,
     _name_kind,
     _passwordish,
@@ -72,8 +73,10 @@ _FOREIGN = lazy(
 )
 _FOREIGN_IS = lazy(rb"[ \t](?:ist|lautet|war|est|\?tait|es|era|\?|e|jest|\?r|er|on|je|van)[ \t]")
 # Chinese, Japanese, Korean: 数据库密码是 …, パスワードは …, 비밀번호는 …
+# (a bare value typed in ASCII: what follows "パスワードは" in a sentence is the sentence)
 _CJK = lazy(
-    r"(?:密码|密碼|口令|パスワード|비밀번호)[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*" + _VALUE
+    r"(?:密码|密碼|口令|パスワード|비밀번호)[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*"
+    + _VALUE.replace(r"[^\s\"'`|]{4,200}+", r"[!#-&(-_a-{}~]{4,200}+")
 )
 # Arabic, Greek, Hebrew, Hindi: كلمة المرور … هي, ο κωδικός … είναι, הסיסמה … היא,
 # पासवर्ड … है (the value before its "is")
@@ -258,6 +261,8 @@ _DEFINE = lazy(
 
 def phrases(text: str, low: bytes, add: Add) -> None:
     """Add the spans of credentials said in the ways above."""
+    if b"wifi:" in low or b"key content" in low or b"wpa_passphrase" in low or b".psk" in low:
+        _wifi(text, low, add)
     if any(word in low for word in _FOREIGN_WORDS) or b"passw" in low or b"??" in low:
         # matched where a name of a password starts, found in the bytes: a scan of the
         # whole text with every language's words costs a third of all redaction
@@ -289,6 +294,8 @@ def phrases(text: str, low: bytes, add: Add) -> None:
             _value(m, add, "password")
         for m in _at(_LOGIN_AND, text, low, (b"log",)):
             _value(m, add, "password")
+    if b"|" in low or "\u2502" in text:
+        _keyed_rows(text, add)
     if b"|" in low:
         _tables(text, add)
         if b"echo" in low or b"printf" in low:
@@ -384,6 +391,32 @@ def phrases(text: str, low: bytes, add: Add) -> None:
 
 _DIRECTIVE_WORDS = (b"password", b"passwd", b"secret", b"token")
 _DIRECTIVE_LEAD = 80  # characters a directive's name may start after its line does
+
+
+# Wi-Fi passwords: a QR code's WIFI:T:WPA;S:ssid;P:password;; (";" escaped as "\;"),
+# Windows' `netsh wlan show profile key=clear` (Key Content : ...), `wpa_passphrase ssid
+# password`, and the line `nmcli -s -g 802-11-wireless-security.psk ...` prints.
+_WIFI_QR = lazy(r"WIFI:(?:[^;\r\n]{0,64}+;){0,6}?P:(?P<bare>(?:\\.|[^;\\\r\n]){1,200}+);", re.I)
+_NETSH_KEY = lazy(r"key content[ \t]*+:[ \t]*+(?P<bare>[^\r\n]{1,200}?)[ \t]*+(?:\r?\n|\Z)", re.I)
+_WPA_PASSPHRASE = lazy(
+    r"wpa_passphrase[ \t]++(?:\"[^\"\r\n]{1,64}\"|'[^'\r\n]{1,64}'|[^\s\"']{1,64}+)[ \t]++" + _VALUE
+)
+_NMCLI_PSK = lazy(
+    r"nmcli[ \t][^\r\n]{0,200}?(?:-s|--show-secrets)[ \t][^\r\n]{0,200}?psk[^\r\n]{0,200}+\r?\n"
+    r"(?P<bare>[^\s]{8,63}+)[ \t]*+(?:\r?\n|\Z)"
+)
+
+
+def _wifi(text: str, low: bytes, add: Add) -> None:
+    for pattern, word in (
+        (_WIFI_QR, b"wifi:"),
+        (_NETSH_KEY, b"key content"),
+        (_WPA_PASSPHRASE, b"wpa_passphrase"),
+        (_NMCLI_PSK, b"nmcli"),
+    ):
+        for at in _hits(low, word):
+            if (m := pattern.match(text, at)) is not None:
+                _value(m, add, "password", shaped=False)
 
 
 def _secret_kind(name: str) -> bool:
@@ -506,9 +539,48 @@ def _tables(text: str, add: Add) -> None:
             n += 1
 
 
+# A row of a table drawn by a tool (mysql's | a | b |, doppler's and psql's box lines
+# │ a │ b │) whose key cell names a secret: the next cell is its value.
+_ROW_START = lazy(r"^[ \t]*+[|\u2502┃║]", re.M)
+_ROW_SPLIT = lazy(r"[|\u2502┃║]")
+_ROW_NAME = lazy(r"[A-Za-z_][\w.-]{1,80}", re.ASCII)
+
+
+def _keyed_rows(text: str, add: Add) -> None:
+    for row in _ROW_START.finditer(text):
+        end = text.find("\n", row.end())
+        end = len(text) if end < 0 else end
+        pos = row.end()
+        cells = []
+        for sep in _ROW_SPLIT.finditer(text, pos, end):
+            cells.append((pos, sep.start()))
+            pos = sep.end()
+        for (ns, ne), (vs, ve) in zip(cells, cells[1:], strict=False):
+            name, value = text[ns:ne].strip(), text[vs:ve].strip()
+            if not value or " " in value or not _ROW_NAME.fullmatch(name):
+                continue
+            if _name_kind(name) is None or _skip_value(value):
+                continue
+            if (
+                _credential_shaped(value)
+                or _PASSPHRASE.fullmatch(value)
+                or (len(value) >= 16 and _credential_like(value))
+            ):
+                start = text.index(value, vs)
+                add(
+                    (
+                        start,
+                        start + len(value),
+                        "password" if "pass" in name.lower() else "secret_assignment",
+                    )
+                )
+
+
 def _table_secret(value: str) -> bool:
     """A cell of a password column that gives one: one word, not a placeholder, not a
     word of prose ("(in the vault)", "same", "none")."""
     if len(value) < 4 or " " in value or value.startswith(("(", "-", "—")):
         return False
-    return not _skip_value(value) and _credential_shaped(value)
+    return not _skip_value(value) and (
+        _credential_shaped(value) or _PASSPHRASE.fullmatch(value) is not None
+    )

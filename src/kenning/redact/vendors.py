@@ -200,6 +200,7 @@ _META = _wordset(
     correlation event message msg device serial sku product customer account_id app_id
     tenant subscription_id key_id keyid kid cid pid receipt payment charge refund
     transfer base workspace view rsa dsa ecdsa eddsa ed25519 cv25519 recv keyserver
+    continuation pagination cursor sitekey site
     """
 )
 _WORD = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
@@ -427,8 +428,8 @@ def _around(text: str, start: int, end: int, lines: int) -> tuple[int, int]:
 
 @functools.lru_cache(maxsize=4096)
 def _shape(value: str, random: Callable[[str], bool]) -> str | None:
-    if value.startswith(PUBLIC_PREFIXES):
-        return None
+    if value.startswith(PUBLIC_PREFIXES) or value.endswith(("EXAMPLE", "EXAMPLEKEY")):
+        return None  # (AWS's documentation keys: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY)
     if _HEX.fullmatch(value):
         return "hex"
     if _UUID.fullmatch(value):
