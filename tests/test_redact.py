@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from kenning.redact import KINDS, Redaction, formats, mostly_secret, redact
+from kenning.redact import KINDS, Redaction, formats, mostly_secret, redact, redact_lines
 
 FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
 
@@ -712,9 +712,22 @@ def test_redact_is_idempotent(parts: list[str]) -> None:
 
 @given(st.lists(_FRAGMENTS, max_size=30))
 @settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+# A marker joins a PEM header to what follows it into a new assignment's shape.
+@example(["-----BEGIN PRIVATE KEY-----", "AKIA00000000a=", "tokentoken00A00="])
 def test_redact_is_idempotent_on_glued_fragments(parts: list[str]) -> None:
     once = redact("".join(parts))
     assert redact(once.text).text == once.text
+
+
+def test_no_rule_cuts_into_a_marker_of_an_earlier_redaction() -> None:
+    """`curl -u KEY:` keeps `-u [redacted:stripe_key]:`; read again, `user:password`
+    must not take the marker apart into a user and a password."""
+    key = "sk_live_" + "Rl9Gqb4gsXt6L7CT5rvmqQyp"
+    once = redact(f"curl https://api.stripe.com/v1/charges -u {key}:")
+    assert once.text == "curl https://api.stripe.com/v1/charges -u [redacted:stripe_key]:"
+    assert redact(once.text).text == once.text
+    title, body, _ = redact_lines("stripe", once.text)
+    assert body == once.text
 
 
 @given(st.text())

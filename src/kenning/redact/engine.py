@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kenning.redact import entropy, formats, named, phrases, vendors
 from kenning.redact.lazy import lazy
@@ -88,7 +88,43 @@ def redact(text: str) -> Redaction:
         if len(_clean) >= _CLEAN_KEPT:
             _clean.clear()
         _clean.add(text)
+    # A marker can join what was around it into a new secret's shape (a PEM header glued
+    # to the name of an assignment): redacting the redacted text again must change
+    # nothing, so a memory's text is redacted until it does not change, a few times at
+    # most. A longer text (a transcript, a pasted log) is read once: another pass would
+    # double its cost, and it is redacted again whole if it is ever stored again.
+    for _ in range(_PASSES - 1 if len(text) <= _AGAIN_LONGEST else 0):
+        if not found.kinds or not (again := _spans(found.text)):
+            break
+        found = _again(text, found, _apply(found.text, again))
     return found
+
+
+def _outside_markers(text: str, spans: list[_Span]) -> list[_Span]:
+    """The spans that neither start nor end inside a marker: a marker is a word, and
+    what cuts into one (`user:password` read across `[redacted:stripe_key]`) is not a
+    secret."""
+    marks = [m.span() for m in _MARKER.finditer(text)]
+    return [
+        (start, end, kind)
+        for start, end, kind in spans
+        if not any(a < start < b or a < end < b for a, b in marks)
+    ]
+
+
+_PASSES = 4
+_AGAIN_LONGEST = 20_000
+
+
+def _again(text: str, before: Redaction, after: Redaction) -> Redaction:
+    """`after` (a pass over `before.text`) as a redaction of `text`: its markers less the
+    ones `text` held already, the secret characters of both passes."""
+    counts = count_markers(after.text) - count_markers(text)
+    kinds = tuple(dict.fromkeys(k for k in _MARKER.findall(after.text) if counts[k] > 0))
+    secret = min(len(text), before.secret_chars + after.secret_chars)
+    if not kinds:  # it only joined markers the text held already
+        return replace(after, kinds=before.kinds, secret_chars=secret, counts=before.counts)
+    return Redaction(after.text, kinds, secret, tuple((k, counts[k]) for k in kinds))
 
 
 def _apply(text: str, spans: list[_Span]) -> Redaction:
@@ -120,7 +156,10 @@ def redact_lines(first: str, rest: str) -> tuple[str, str, bool]:
         return redact(first).text, redact(rest).text, secret * 2 > total
     head = [sp for sp in spans if sp[1] <= joint]
     tail = [(s - joint - 1, e - joint - 1, k) for s, e, k in spans if s > joint]
-    return _apply(first, head).text, _apply(rest, tail).text, secret * 2 > total
+    title, body = _apply(first, head).text, _apply(rest, tail).text
+    if spans:  # as `redact`, until it does not change
+        title, body = redact(title).text, redact(body).text
+    return title, body, secret * 2 > total
 
 
 def mostly_secret(text: str) -> bool:
@@ -234,6 +273,8 @@ def _spans(text: str) -> list[_Span]:
         scanner.spans(lo, hi, extra)
     if extra:
         merged = sorted(merged + extra)
+    if "[redacted:" in text:  # redacted before: a marker is a word no span cuts into
+        merged = _outside_markers(text, merged)
     return merged
 
 

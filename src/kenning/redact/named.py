@@ -1234,10 +1234,11 @@ _SQL_SETTING = lazy(
 
 def _sql_passwords(text: str, low: bytes, add: Add) -> None:
     for at in _hits(low, b"password"):
-        if _SQL_PASSWORD_BEFORE.search(text, max(0, at - 80), at) is None:
-            continue
+        # The quoted value first: it is rare, and the words before it cost a search back.
         m = _SQL_PASSWORD.match(text, at)
-        if m is not None and not _skip_value(m.group("v")):
+        if m is None or _SQL_PASSWORD_BEFORE.search(text, max(0, at - 80), at) is None:
+            continue
+        if not _skip_value(m.group("v")):
             add((m.start("v"), m.end("v"), "password"))
 
 
