@@ -950,9 +950,10 @@ DENSE_SHAPES: dict[str, dict[str, Any]] = {
 @pytest.mark.timeout(120)
 def test_dense_random_tokens_cost_a_bounded_multiple_of_a_plain_scan(shape: str) -> None:
     """Fresh random values, each of which the named-value and entropy rules must judge:
-    redaction costs at most 150 times one ``\\w+`` scan of the same text (random tokens
+    redaction costs at most 200 times one ``\\w+`` scan of the same text (random tokens
     cost ~300 times when every naming word was looked for with a case-insensitive
-    alternation), and four times the text costs at most eight times as much: linear work
+    alternation; `apiKey<random>` measures 105-160 with the table, SQL and Wi-Fi rules of
+    2026-12-07, under load), and four times the text costs at most eight times as much: linear work
     takes 4x, quadratic 16x. (The bar was 6x until a CI run measured 6.3x on a busy
     machine; by itself this machine measures 2.7-5.8x, with the best of three texts.)"""
     options = DENSE_SHAPES[shape]
@@ -961,7 +962,7 @@ def test_dense_random_tokens_cost_a_bounded_multiple_of_a_plain_scan(shape: str)
     words = re.compile(r"\w+")
     redacted = _cpu(redact, large)  # measured once, for both ratios
     ratio = redacted / _cpu(words.findall, large)
-    assert ratio <= 150, f"{ratio:.0f}x a plain scan"
+    assert ratio <= 200, f"{ratio:.0f}x a plain scan"
     scaling = redacted / _cpu(redact, small)
     assert scaling <= 8, f"4x the text took {scaling:.1f}x the time"
 
