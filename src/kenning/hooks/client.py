@@ -189,7 +189,7 @@ def main(argv: list[str]) -> int:
             _log(argv, f"{exc}: refused, nothing sent; hooks run in their own process")
         else:
             if out is not None:
-                _write(out[0])
+                write_answer(argv, out[0])
                 for args, cwd in out[1]:
                     start_ken(args, cwd)
                 return 0
@@ -212,10 +212,23 @@ def _trace(message: str) -> None:
 def _log(argv: list[str], message: str) -> None:
     from kenning.hooklog import log
 
-    log("", argv[0] if argv else "", message)
+    event, agent, _ = wire.hook_args(argv)
+    log(agent or "", event or "", message)
 
 
-def _write(out: str) -> None:
-    if out:
+def write_answer(argv: list[str], out: str) -> None:
+    """Print a hook's answer. An agent that stops reading before the end (its pipe
+    closed: `ken hook ... | head -c1`) is no fault of kenning's: one line in the log
+    says so, and the hook exits quietly."""
+    if not out:
+        return
+    try:
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
         sys.stdout.flush()
+    except BrokenPipeError:
+        # What is still buffered goes to /dev/null, or Python's exit would flush it
+        # into the closed pipe again and complain on stderr.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        _log(argv, "the agent stopped reading the hook's output before its end (broken pipe)")
