@@ -325,6 +325,8 @@ def _from_setting(scope_type: ScopeType, value: str, source: str) -> Scope:
 
 
 def _inside(path: str, folder: str) -> bool:
+    if not paths_mod.is_full_path(folder):
+        return False  # a relative folder names no place (`ken doctor` reports it)
     try:
         base = str(Path(folder).expanduser().resolve())
     except OSError:
