@@ -19,6 +19,7 @@ import os
 import sys
 
 from kenning.hooks import wire
+from kenning.hooks.answer import write_answer
 from kenning.hookstate import Refused, socket_path
 
 TYPE_CHECKING = False  # typing costs more to import than this whole client
@@ -214,21 +215,3 @@ def _log(argv: list[str], message: str) -> None:
 
     event, agent, _ = wire.hook_args(argv)
     log(agent or "", event or "", message)
-
-
-def write_answer(argv: list[str], out: str) -> None:
-    """Print a hook's answer. An agent that stops reading before the end (its pipe
-    closed: `ken hook ... | head -c1`) is no fault of kenning's: one line in the log
-    says so, and the hook exits quietly."""
-    if not out:
-        return
-    try:
-        sys.stdout.write(out if out.endswith("\n") else out + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # What is still buffered goes to /dev/null, or Python's exit would flush it
-        # into the closed pipe again and complain on stderr.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        _log(argv, "the agent stopped reading the hook's output before its end (broken pipe)")

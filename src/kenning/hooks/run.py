@@ -23,6 +23,7 @@ from typing import Any
 
 from kenning import config as config_mod
 from kenning.hooklog import log
+from kenning.hooks.answer import write_answer
 from kenning.hooks.wire import MAX_STDIN_BYTES, hook_args
 
 # Seconds a hook may wait for the store's write lock, counted from its start: well under
@@ -194,7 +195,5 @@ def main(argv: list[str], stdin: bytes | None = None) -> int:
         except Exception as exc:  # noqa: BLE001
             log(agent or "", event_name or "", f"cannot read stdin: {exc}")
             return 0
-    from kenning.hooks.client import write_answer
-
     write_answer(argv, handle_bytes(argv, stdin, debug))
     return 0
