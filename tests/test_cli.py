@@ -949,7 +949,7 @@ def test_inside_an_agent_shared_scopes_are_proposed_and_working_scopes_active(gi
         "global": "proposed",
         "repo:github.com/acme/shop": "proposed",
         "workspace:acme": "proposed",
-        "session:abc123": "proposed",  # the shell does not know its session
+        "session:claude:abc123": "proposed",  # the shell does not know its session
         "workstream:github.com/acme/shop#main": "active",
         "project:billing": "active",
     }
