@@ -583,6 +583,21 @@ def change(
     )
 
 
+def move_to(store: Store, ref: str, scope: Scope, *, actor: policy.Actor | None = None) -> Item:
+    """Put an item in another scope, a new version with nothing else changed: a task
+    keeps its expiry, where a change of its text would renew it (a repo's memories
+    moving to the key it has now are the same memories)."""
+
+    def build(item: Item) -> Item:
+        policy.check_local_change(item, "move")
+        policy.check_change(policy.resolve(actor), item, "move", scope)
+        if item.scope == scope:
+            return item
+        return replace(item, scope=scope, updated_at=now_iso(), revision=ids.new_ulid())
+
+    return _rewrite(store, ref, build, "move")
+
+
 def check_not_synced(item: Item) -> None:
     """Refuse to rewrite a memory a file keeps in sync (a project's decisions.md): the
     next sync would bring the file's words back, so the file is where to change it."""
