@@ -148,9 +148,7 @@ def test_a_hook_without_a_server_answers_itself_and_starts_one(tmp_path: Path, s
     assert all(s["first_prompt"] == PROMPT for s in sessions)
 
 
-def test_an_answer_from_the_server_nobody_reads_is_one_plain_log_line(
-    tmp_path: Path, served: Path
-):
+def test_an_answer_from_the_server_nobody_reads_is_one_plain_log_line(tmp_path: Path, served: Path):
     """The server's answer comes back, but the agent closed the hook's stdout early
     (`ken hook ... | head -c1`): the client logs it as that, with the agent named."""
     seed()
