@@ -1085,6 +1085,7 @@ def test_json_output_of_reading_commands_has_stable_shapes(git_repo, monkeypatch
         "agent",
         "session",
         "scopes",
+        "earlier_keys",
     }
     assert all(set(s) == {"scope", "why"} for s in where["scopes"])
     assert set(as_json("path")) == {"path", "config"}
