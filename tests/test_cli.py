@@ -959,7 +959,7 @@ def test_inside_an_agent_shared_scopes_are_proposed_and_working_scopes_active(gi
         "global": "proposed",
         "repo:github.com/acme/shop": "proposed",
         "workspace:acme": "proposed",
-        "session:abc123": "proposed",  # the shell does not know its session
+        "session:claude:abc123": "proposed",  # the shell does not know its session
         "workstream:github.com/acme/shop#main": "active",
         "project:billing": "active",
     }
@@ -1095,6 +1095,7 @@ def test_json_output_of_reading_commands_has_stable_shapes(git_repo, monkeypatch
         "agent",
         "session",
         "scopes",
+        "earlier_keys",
     }
     assert all(set(s) == {"scope", "why"} for s in where["scopes"])
     assert set(as_json("path")) == {"path", "config"}

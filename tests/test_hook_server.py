@@ -148,6 +148,35 @@ def test_a_hook_without_a_server_answers_itself_and_starts_one(tmp_path: Path, s
     assert all(s["first_prompt"] == PROMPT for s in sessions)
 
 
+def test_an_answer_from_the_server_nobody_reads_is_one_plain_log_line(tmp_path: Path, served: Path):
+    """The server's answer comes back, but the agent closed the hook's stdout early
+    (`ken hook ... | head -c1`): the client logs it as that, with the agent named."""
+    seed()
+    cwd = repo(tmp_path)
+    hook(cwd, "s1")
+    started(served)
+    reader, writer = os.pipe()
+    os.close(reader)
+    payload = {"session_id": "s2", "cwd": str(cwd), "hook_event_name": "UserPromptSubmit"}
+    try:
+        done = subprocess.run(
+            [str(KEN_BIN), "hook", "UserPromptSubmit", "--agent", "claude"],
+            input=json.dumps({**payload, "prompt": PROMPT}).encode(),
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            timeout=60,
+        )
+    finally:
+        os.close(writer)
+    assert answered_by_server(served, 1), "the server did not answer"
+    assert (done.returncode, done.stderr) == (0, b"")
+    log = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "log"
+    assert [line.split(" ", 1)[1] for line in log.read_text().splitlines()] == [
+        "claude UserPromptSubmit the agent stopped reading the hook's output before its end "
+        "(broken pipe)"
+    ]
+
+
 def test_the_server_a_hook_starts_holds_none_of_the_agent_s_files(tmp_path: Path, served: Path):
     """An agent may hand its hook more than the three standard streams; the server the
     hook starts lives on, and must not keep the agent waiting on a pipe it holds."""

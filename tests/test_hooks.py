@@ -1134,6 +1134,33 @@ def test_bad_input_through_the_binary(
     assert len(log_lines()) == 1
 
 
+def test_an_agent_that_stops_reading_the_pack_gets_one_plain_log_line_naming_it(
+    shop: Path, memories: dict[str, str]
+) -> None:
+    """`ken hook SessionStart --agent claude | head -c1`: the reader is gone before the
+    pack is written. Not a broken install: one plain line, with the agent named."""
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody will read: the first write fails with EPIPE
+    try:
+        done = subprocess.run(
+            [str(KEN_BIN), "hook", "SessionStart", "--agent", "claude"],
+            input=encode(payload("claude", "SessionStart", shop)),
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+            start_new_session=True,
+        )
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert [line.split(" ", 1)[1] for line in log_lines()] == [
+        "claude SessionStart the agent stopped reading the hook's output before its end "
+        "(broken pipe)"
+    ]
+    assert one_session().agent == "claude"  # the hook did its work all the same
+
+
 def test_debug_flag_shows_the_traceback_on_stderr(shop: Path) -> None:
     done = subprocess.run(
         [str(KEN_BIN), "hook", "UserPromptSubmit", "--agent", "claude", "--debug"],

@@ -122,16 +122,16 @@ def test_agents_write_shared_scopes_as_proposals_and_their_own_scopes_directly()
     for shared in ("global", "repo:github.com/a/b", "workspace:acme", "agent:claude"):
         assert policy.status_for_new(claude, parse(shared)) is Status.PROPOSED
         assert policy.status_for_new(policy.PERSON, parse(shared)) is Status.ACTIVE
-    for own in ("session:abc", "workstream:github.com/a/b#main", "project:billing"):
+    for own in ("session:codex:abc", "workstream:github.com/a/b#main", "project:billing"):
         assert policy.status_for_new(codex, parse(own)) is Status.ACTIVE
-    assert policy.status_for_new(policy.PERSON, parse("session:abc"), propose=True) is (
+    assert policy.status_for_new(policy.PERSON, parse("session:codex:abc"), propose=True) is (
         Status.PROPOSED
     )
 
 
 def test_an_agent_changing_anything_but_its_own_active_working_note_needs_a_person(store):
-    own = add("Working note", store, scope="session:s1", provenance=Provenance(who="claude"))
-    persons = add("A person's working note", store, scope="session:s1")
+    own = add("Working note", store, scope="session:claude:s1", provenance=Provenance(who="claude"))
+    persons = add("A person's working note", store, scope="session:claude:s1")
     shared = add("Shared memory", store)
     proposed = add("Proposal", store, scope="project:p", status=Status.PROPOSED)
     claude, codex = policy.Actor("claude"), policy.Actor("codex")

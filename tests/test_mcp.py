@@ -1815,3 +1815,31 @@ def test_memory_search_answers_a_question_no_memory_holds_every_word_of(git_repo
         assert [(r["id"], r["every_word"]) for r in found["results"]][:1] == [(deploy.id, True)]
 
     drive(git_repo, scenario)
+
+
+NEVER_APPLIES = ("workstream:github.com/a/b", "workstream:#main", "session:claude")
+
+
+def test_a_scope_that_never_applies_is_refused_in_one_line_and_still_searched(
+    git_repo: Path,
+) -> None:
+    with opened() as store:  # stored by a kenning that took such scopes
+        old = add("Zebrafish tanks by the window", store, scope="global")
+        store.conn.execute("UPDATE items SET scope = 'session:claude' WHERE id = ?", (old.id,))
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        for scope in NEVER_APPLIES:
+            got[scope] = await server.error(
+                "memory_propose", {"text": "Never told", "scope": scope, "evidence": "e"}
+            )
+        found = await server.ok(
+            "memory_search", {"query": "zebrafish", "scopes": ["session:claude"]}
+        )
+        got["found"] = [r["id"] for r in found["results"]]
+
+    drive(git_repo, scenario)
+    for scope in NEVER_APPLIES:
+        assert f"bad scope '{scope}'" in got[scope] and "never apply" in got[scope], got[scope]
+    assert got["found"] == [old.id]
+    assert "Never told" not in json.dumps([i.title for i in all_items().values()])

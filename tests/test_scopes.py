@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from conftest import ken, ken_proc
 from helpers import add, one_line_error, opened
-from kenning import where
+from kenning import items, where
 from kenning.errors import InvalidInput
 from kenning.model import Scope, ScopeType
 from kenning.store import ItemQuery
@@ -213,3 +213,92 @@ def test_a_store_holding_any_scope_value_still_lists_and_searches(db_path):
         conn.execute("UPDATE items SET scope = 'repo:/tmp/odd \tpath\nhere'")
     assert ken("list").exit_code == 0
     assert ken("search", "readable").exit_code == 0
+
+
+# --- scopes that never apply ---------------------------------------------------------------
+
+# Each names no place detection ever gives: a workstream is `<repo>#<branch>` (or a name
+# KEN_WORKSTREAM gives, never a repo's), a session `<agent>:<the agent's session id>`.
+NEVER_APPLIES = [
+    "workstream:github.com/acme/shop",
+    "workstream:git@github.com:acme/shop.git",
+    "workstream:/home/me/shop",
+    "workstream:#main",
+    "workstream:github.com/acme/shop#",
+    "session:claude",
+    "session:claude:",
+    "session::3c65df25",
+]
+
+
+@pytest.mark.parametrize("typed", NEVER_APPLIES)
+def test_a_scope_that_never_applies_is_refused_in_one_line_by_add_and_update(
+    typed, git_repo, monkeypatch
+):
+    monkeypatch.chdir(git_repo)
+    kept = add("Told in this repo", scope=f"repo:{REPO}")
+    for args in (("add", "--scope", typed, "Never told"), ("update", kept.id, "--scope", typed)):
+        result = ken(*args)
+        assert result.exit_code == 1, args
+        line = one_line_error(result.stderr)
+        assert f"bad scope '{typed}'" in line and "so it would never apply: write " in line
+    with opened() as store:
+        assert [str(i.scope) for i in store.list_items(ItemQuery(statuses=()))] == [f"repo:{REPO}"]
+
+
+def test_a_refusal_says_what_to_write_instead():
+    def refusal(typed: str) -> str:
+        with pytest.raises(InvalidInput) as caught:
+            items.parse_scope(typed)
+        return str(caught.value)
+
+    assert refusal("workstream:git@github.com:Acme/Shop.git").endswith(
+        f"write workstream:{REPO}#BRANCH"
+    )
+    assert refusal("workstream:#main").endswith("write workstream:REPO#main")
+    assert refusal("session:claude").endswith("write session:AGENT:ID (`ken sessions` shows them)")
+
+
+def test_every_agent_s_real_session_ids_make_session_scopes_and_workstreams_may_be_names():
+    found: set[tuple[str, str]] = set()
+
+    def walk(agent: str, value: object) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key in ("session_id", "sessionId", "sessionID") and isinstance(inner, str):
+                    found.add((agent, inner))
+                walk(agent, inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(agent, inner)
+
+    for path in (Path(__file__).parent / "fixtures" / "hooks").glob("*/*.json"):
+        walk(path.parent.name, json.loads(path.read_text(encoding="utf-8")))
+    assert {agent for agent, _ in found} == {"claude", "codex", "gemini", "copilot", "opencode"}
+    for agent, session_id in found:
+        typed = f"session:{agent}:{session_id}"
+        assert items.parse_scope(typed) == Scope(ScopeType.SESSION, f"{agent}:{session_id}")
+    # What KEN_WORKSTREAM may name: any name but a repo's.
+    for name in ("feature/login", "release-1.2/fix", "billing-v2", "feature X"):
+        assert str(items.parse_scope(f"workstream:{name}")) == f"workstream:{name}"
+
+
+def test_memories_an_older_kenning_stored_where_nothing_applies_are_still_found_and_forgotten(
+    db_path,
+):
+    stored = {}
+    with opened() as store:
+        for scope in ("workstream:github.com/acme/shop", "workstream:#main", "session:claude"):
+            item = add(f"Kept in {scope}", store)
+            store.conn.execute("UPDATE items SET scope = ? WHERE id = ?", (scope, item.id))
+            stored[scope] = item.id
+    for scope, item_id in stored.items():
+        listed = json.loads(ken("list", "--scope", scope, "--json").stdout)
+        assert [i["id"] for i in listed] == [item_id], scope
+    deep = ken("doctor", "--deep", "--json")
+    problems = [c["detail"] for c in json.loads(deep.stdout)["deep"] if not c["ok"]]
+    assert all(any(repr(scope) in p for p in problems) for scope in stored), problems
+    for scope in stored:
+        assert ken("forget", "--scope", scope, "--yes").exit_code == 0, scope
+    with opened() as store:
+        assert store.list_items(ItemQuery(statuses=())) == []

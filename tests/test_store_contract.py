@@ -512,6 +512,24 @@ def test_completion_offers_short_ids_and_scopes(store: Store) -> None:
     assert store.scopes_in_use() == ["global", str(REPO)]
 
 
+def test_the_scopes_in_use_that_start_with_a_prefix(store: Store) -> None:
+    for scope in (
+        "workstream:github.com/a/b#main",
+        "workstream:github.com/a/b#feat/x",
+        "workstream:github.com/a/bc#main",
+        "repo:github.com/a/b",
+    ):
+        store.insert_item(_item(f"In {scope}", Scope.from_stored(scope)))
+    assert store.scopes_in_use(prefix="workstream:github.com/a/b#") == [
+        "workstream:github.com/a/b#main",
+        "workstream:github.com/a/b#feat/x",
+    ]
+    assert store.scopes_in_use(prefix="workstream:github.com/a/b#f") == [
+        "workstream:github.com/a/b#feat/x"
+    ]
+    assert store.scopes_in_use(prefix="project:") == []
+
+
 def test_word_statistics_as_typed_stemmed_and_by_prefix(store: Store) -> None:
     store.insert_item(_item("Deploying payments on Tuesday"))
     store.insert_item(_item("Payments retry twice"))

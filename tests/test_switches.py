@@ -114,3 +114,30 @@ def test_a_config_kenning_reads_whole_has_nothing_to_report(git_repo):
     )
     assert config.file_problems(config.read_file()) == []
     assert ken("config", "list").stderr == ""
+
+
+def test_a_relative_workspace_folder_matches_nothing_and_doctor_and_config_list_say_so(
+    tmp_path, monkeypatch
+):
+    home = Path(os.environ["HOME"])
+    (home / "src" / "acme").mkdir(parents=True)
+    path = write_config(
+        '[workspaces]\nacme = "src/acme"\nhere = "."\nmixed = ["~/src/other", "./tools"]\n'
+    )
+    for cwd in (home, home / "src" / "acme", tmp_path):  # `.` held every folder
+        monkeypatch.chdir(cwd)
+        assert json.loads(ken("where", "--json").stdout)["workspace"] is None, cwd
+    listed = ken("config", "list").stderr
+    assert (
+        f"workspaces.acme in {path} holds 'src/acme', not a full path: it matches no folder; "
+        'write it from / or from your home: "~/src/acme"'
+    ) in listed
+    assert "workspaces.mixed" in listed and "'./tools'" in listed and "'~/src" not in listed
+    doctor = ken("doctor", "--json")
+    assert doctor.exit_code == 1
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["config"]}
+    for name in ("acme", "here", "mixed"):
+        assert not checks[f"config workspaces.{name}"]["ok"], name
+    assert (
+        checks["config workspaces.acme"]["fix"] == 'write it from / or from your home: "~/src/acme"'
+    )

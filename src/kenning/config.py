@@ -637,20 +637,33 @@ def _switch_problems(table: dict[str, Any], prefix: str) -> list[FileProblem]:
 
 
 def _workspace_problems(table: dict[str, Any]) -> list[FileProblem]:
-    def folders(value: Any) -> bool:
-        return isinstance(value, str) or (
-            isinstance(value, list) and all(isinstance(f, str) for f in value)
-        )
-
-    return [
-        FileProblem(
-            f"workspaces.{_quoted(name)}",
-            "is not a folder or a list of folders",
-            'write NAME = ["~/src/a", "~/src/b"]',
-        )
-        for name, value in table.items()
-        if not folders(value)
-    ]
+    out = []
+    for name, value in table.items():
+        key = f"workspaces.{_quoted(name)}"
+        folders = [value] if isinstance(value, str) else value
+        if not (isinstance(folders, list) and all(isinstance(f, str) for f in folders)):
+            out.append(
+                FileProblem(
+                    key,
+                    "is not a folder or a list of folders",
+                    'write NAME = ["~/src/a", "~/src/b"]',
+                )
+            )
+            continue
+        # Not read against the home folder either: no one wrote `~/`.
+        relative = [f for f in folders if not paths.is_full_path(f)]
+        if relative:
+            example = relative[0].removeprefix("./").strip("/")
+            example = f"src/{name}" if example in ("", ".", "..") else example
+            out.append(
+                FileProblem(
+                    key,
+                    f"holds {', '.join(repr(f) for f in relative)}, not a full path: it "
+                    "matches no folder",
+                    f'write it from / or from your home: "~/{example}"',
+                )
+            )
+    return out
 
 
 def _agent_problems(table: dict[str, Any]) -> list[FileProblem]:

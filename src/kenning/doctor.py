@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning import agents, hookstate, integrate, paths, spool
+from kenning import agents, hookstate, integrate, locate, paths, repokeys, spool
 from kenning import config as config_mod
 from kenning.errors import KenningError
 from kenning.store import open_store
@@ -44,6 +44,7 @@ class Report:
     log: list[str] = field(default_factory=list)
     config: list[Check] = field(default_factory=list)
     hook_server: list[Check] = field(default_factory=list)
+    here: list[Check] = field(default_factory=list)  # the repo here: its earlier keys
     deep: list[Check] = field(default_factory=list)  # --deep: the store's self-check
     repaired: list[str] = field(default_factory=list)  # --repair: what it did
 
@@ -51,7 +52,8 @@ class Report:
     def ok(self) -> bool:
         checks = [c for group in self.agents.values() for c in group]
         return all(
-            c.ok for c in [*checks, *self.store, *self.config, *self.hook_server, *self.deep]
+            c.ok
+            for c in [*checks, *self.store, *self.config, *self.hook_server, *self.here, *self.deep]
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,6 +63,7 @@ class Report:
             "store": [c.to_dict() for c in self.store],
             "config": [c.to_dict() for c in self.config],
             "hook_server": [c.to_dict() for c in self.hook_server],
+            "here": [c.to_dict() for c in self.here],
             "recent_errors": self.log,
             "deep": [c.to_dict() for c in self.deep],
             "repaired": self.repaired,
@@ -324,6 +327,35 @@ def _config_checks() -> list[Check]:
     ]
 
 
+def _here_checks() -> list[Check]:
+    """What is stored under an earlier key of the repo here (before its origin was
+    added or changed): memories and projects that no longer apply are a nudge with the
+    command that moves them; privacy switches that no longer apply are a failure."""
+    path = config_mod.db_path()
+    if not path.exists():
+        return []
+    try:
+        store = open_store(path, create=False)
+    except KenningError:
+        return []  # the store's own check says why
+    try:
+        config = config_mod.Config()
+        found = repokeys.earlier_keys(store, locate.here(store, config), config)
+    except KenningError:
+        return []  # the store's, the config's or the folder's own check says why
+    finally:
+        store.close()
+    checks = []
+    for earlier in found:
+        key = earlier.stored.key
+        if earlier.stored.what():
+            checks.append(Check(f"repo:{key}", True, earlier.notes()[0], earlier.command))
+        if earlier.switches_lost:
+            detail, fix = repokeys.switches_left(key, earlier.stored.switches, earlier.now)
+            checks.append(Check(f"switches of {key}", False, detail, fix))
+    return checks
+
+
 def describe_hook_server(status: dict[str, Any]) -> str:
     """One line about the running hook server, from its status."""
     code = f"code {status.get('version', '?')} of {status.get('code_changed_at', '?')}"
@@ -425,5 +457,6 @@ def diagnose(
         report.deep, report.repaired = _deep_checks(repair)
     report.config = _config_checks()
     report.hook_server = _hook_server_checks()
+    report.here = _here_checks()
     report.log = recent_errors()
     return report

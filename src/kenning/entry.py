@@ -65,11 +65,13 @@ def _log_broken(argv: list[str], exc: BaseException) -> None:
     still be imported, else with nothing but `os`."""
     message = f"kenning is not whole here ({type(exc).__name__}: {exc}); reinstall it"
     event = argv[0] if argv else "-"
+    # `--agent NAME`, as `ken integrate` installs it (read here with nothing of kenning's)
+    agent = next((argv[n + 1].lower() for n, a in enumerate(argv[:-1]) if a == "--agent"), "-")
     try:
         import kenning.redact  # noqa: F401 - `log` imports it when it writes, silently
         from kenning.hooklog import log
 
-        log("", event, message)
+        log(agent, event, message)
         return
     except Exception:  # noqa: BLE001, S110 - the log below needs nothing of kenning's
         pass
@@ -86,7 +88,7 @@ def _log_broken(argv: list[str], exc: BaseException) -> None:
         fd = os.open(os.path.join(folder, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         with os.fdopen(fd, "a", encoding="utf-8") as fh:
-            fh.write(f"{stamp} - {event} {' '.join(message.split())[:500]}\n")
+            fh.write(f"{stamp} {agent} {event} {' '.join(message.split())[:500]}\n")
     except Exception:  # noqa: BLE001, S110 - the log is best effort
         pass
 

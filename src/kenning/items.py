@@ -27,6 +27,7 @@ from kenning.model import (
     Item,
     Kind,
     Link,
+    NeverApplies,
     Provenance,
     Scope,
     ScopeType,
@@ -63,17 +64,24 @@ def parse_kind(text: str | None) -> Kind | None:
 _scopes: dict[str, Scope] = {}  # scopes read before: an import names a few, many times
 
 
-def parse_scope(text: str) -> Scope:
+def parse_scope(text: str, *, to_find: bool = False) -> Scope:
     """A scope as a person or an agent writes it (`--scope`, an MCP argument, a plan).
 
     A name that holds a secret is refused rather than redacted: a scope is a key, and
     redacting two different names to one marker would merge their scopes. Nothing the
-    refusal or any other error says holds the secret."""
+    refusal or any other error says holds the secret. A scope that never applies
+    (`session:claude`) is refused too, unless it is only looked for (`to_find`: a
+    filter, an import of what was stored): memories an older kenning stored there stay
+    within reach."""
     found = _scopes.get(text)
     if found is not None:
         return found
     try:
         found = Scope.parse(text)
+    except NeverApplies as exc:
+        if not to_find:
+            raise InvalidInput(redact(str(exc)).text) from None
+        return exc.scope  # not kept: the next writer is refused it
     except ValueError as exc:
         raise InvalidInput(redact(str(exc)).text) from None
     secret = redact(str(found))
@@ -580,6 +588,21 @@ def change(
     )
 
 
+def move_to(store: Store, ref: str, scope: Scope, *, actor: policy.Actor | None = None) -> Item:
+    """Put an item in another scope, a new version with nothing else changed: a task
+    keeps its expiry, where a change of its text would renew it (a repo's memories
+    moving to the key it has now are the same memories)."""
+
+    def build(item: Item) -> Item:
+        policy.check_local_change(item, "move")
+        policy.check_change(policy.resolve(actor), item, "move", scope)
+        if item.scope == scope:
+            return item
+        return replace(item, scope=scope, updated_at=now_iso(), revision=ids.new_ulid())
+
+    return _rewrite(store, ref, build, "move")
+
+
 def check_not_synced(item: Item) -> None:
     """Refuse to rewrite a memory a file keeps in sync (a project's decisions.md): the
     next sync would bring the file's words back, so the file is where to change it."""
@@ -938,7 +961,9 @@ def select_for_forget(
     if since and not _is_date(since):
         raise InvalidInput(f"--since takes a date as YYYY-MM-DD, not '{since}'")
     query = ItemQuery(
-        scopes=(str(parse_scope(scope) if isinstance(scope, str) else scope),) if scope else (),
+        scopes=(str(parse_scope(scope, to_find=True) if isinstance(scope, str) else scope),)
+        if scope
+        else (),
         statuses=(),
         include_expired=True,
         since=since,

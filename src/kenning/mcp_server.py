@@ -420,7 +420,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 )
             blocked = deliver.blocked_repos(mem.config)
             chosen = deliver.deliverable_scopes(
-                [here.scope(s) for s in scopes] if scopes else here.scopes, blocked, here.repo
+                [here.scope(s, to_find=True) for s in scopes] if scopes else here.scopes,
+                blocked,
+                here.repo,
             )
             if not chosen:
                 return {"results": []}  # every scope asked for is private

@@ -229,6 +229,60 @@ def _normalize_value(scope_type: ScopeType, value: str) -> str:
             return value.strip()
 
 
+class NeverApplies(ValueError):
+    """A scope that reads as one, but that no place ever has: `workstream:REPO` with no
+    branch, `workstream:#main` with no repo, `session:claude` with no session id. A
+    memory written there would be told to no one, so writing one is refused; looking
+    for one (`ken list --scope`, `ken forget --scope`) still finds what an older kenning
+    stored there: `scope` is the scope as it was stored."""
+
+    def __init__(self, message: str, scope: Scope) -> None:
+        super().__init__(message)
+        self.scope = scope
+
+
+# An origin or a path where a workstream's name should be: a host with a dot and at
+# least two path parts (`github.com/acme/shop`), a URL, `user@host:`, or a path.
+_REPO_LIKE = re.compile(
+    r"^(?:[/~]"  # a path
+    r"|[a-z][a-z0-9+.-]*://"  # a URL
+    r"|[^@/\s]+@[^:/\s]+:"  # git@host:
+    r"|[^/\s]+\.[a-z]{2,}(?::\d+)?(?:/[^/]+){2,}/?$)",  # host.tld/org/name
+    re.IGNORECASE,
+)
+
+
+def _never_applies(scope_type: ScopeType, value: str) -> str | None:
+    """Why a scope with this (normalized) value can never apply anywhere, and what to
+    write instead; None when it can. Detection names a branch's workstream
+    `<repo>#<branch>` (KEN_WORKSTREAM any name, but not a repo's), and an agent's
+    session `<agent>:<its session id>`: whatever shape the agent gives its ids."""
+    never = "so it would never apply"
+    match scope_type:
+        case ScopeType.WORKSTREAM:
+            repo, sep, branch = value.partition("#")
+            if sep and not repo:
+                return f"it names a branch and no repo, {never}: write workstream:REPO#{branch}"
+            if sep and not branch:
+                return f"it names no branch, {never}: write workstream:{repo}#BRANCH"
+            if not sep and _REPO_LIKE.match(value):
+                try:
+                    repo = repo_key(value)
+                except ValueError:
+                    repo = value
+                return f"it names a repo and no branch, {never}: write workstream:{repo}#BRANCH"
+        case ScopeType.SESSION:
+            agent, sep, session_id = value.partition(":")
+            if not (sep and agent.strip() and session_id.strip()):
+                return (
+                    f"a session is its agent and the agent's id for it, {never}: write "
+                    "session:AGENT:ID (`ken sessions` shows them)"
+                )
+        case _:
+            pass
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """A place memory belongs to, written `type:value` (or just `global`).
@@ -247,9 +301,10 @@ class Scope:
             )
 
     @classmethod
-    def of(cls, scope_type: ScopeType, value: str) -> Scope:
+    def of(cls, scope_type: ScopeType, value: str, *, to_find: bool = False) -> Scope:
         """The scope for a value as given by a person, an env var or config: normalized
-        (repo origins as keys, names trimmed and lowercased) and checked."""
+        (repo origins as keys, names trimmed and lowercased) and checked. One that can
+        never apply raises NeverApplies, unless it is only looked for (`to_find`)."""
         if scope_type is ScopeType.GLOBAL:
             return cls(ScopeType.GLOBAL)
         name = scope_type.value
@@ -268,11 +323,18 @@ class Scope:
             raise ValueError(
                 f"bad scope '{name}:…': the name is over {limit or MAX_SCOPE_VALUE} characters"
             )
+        never = None if to_find else _never_applies(scope_type, clean)
+        if never:
+            raise NeverApplies(
+                f"bad scope '{name}:{value}': {never}",
+                cls(scope_type, clean),
+            )
         return cls(scope_type, clean)
 
     @classmethod
-    def parse(cls, text: str) -> Scope:
-        """A scope a person typed (`repo:github.com/org/app`, `workspace:acme`, `global`)."""
+    def parse(cls, text: str, *, to_find: bool = False) -> Scope:
+        """A scope a person typed (`repo:github.com/org/app`, `workspace:acme`, `global`);
+        `to_find`: one only looked for, which may be one that never applies."""
         raw = text.strip()
         if raw == "global":
             return cls(ScopeType.GLOBAL)
@@ -287,7 +349,7 @@ class Scope:
                 f"bad scope '{text}': use global or one of {names} "
                 "(a bare type, such as repo, means the one that applies here)"
             )
-        return cls.of(scope_type, value)
+        return cls.of(scope_type, value, to_find=to_find)
 
     @classmethod
     def from_stored(cls, text: str) -> Scope:

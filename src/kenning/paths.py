@@ -54,6 +54,13 @@ def home(env: Mapping[str, str] | None = None) -> str:
     return (environ() if env is None else env).get("HOME") or os.path.expanduser("~")
 
 
+def is_full_path(folder: str) -> bool:
+    """Whether a folder a person wrote in config names one place: a full path, or one
+    from a home folder (`~/src`, `~me/src`). A relative one names none: relative to
+    where a command runs, `.` would hold every folder."""
+    return folder.startswith(("/", "~"))
+
+
 def xdg(var: str, fallback: str, env: Mapping[str, str] | None = None) -> str:
     value = (environ() if env is None else env).get(var)
     return value if value and os.path.isabs(value) else os.path.join(home(env), fallback)

@@ -124,7 +124,8 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
     try:
         item = new_item(
             title.strip() + ("\n" + body if body else ""),
-            scope=parse_scope(str(data.get("scope", "global"))),
+            # As it was stored, even where it never applies: an import loses nothing.
+            scope=parse_scope(str(data.get("scope", "global")), to_find=True),
             kind=parse_kind(str(data.get("kind", "note"))),
             tags=tags,
             links=links,

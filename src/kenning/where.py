@@ -86,9 +86,10 @@ class Where:
             commit=self.git.head if self.git else None,
         )
 
-    def scope(self, text: str) -> Scope:
+    def scope(self, text: str, *, to_find: bool = False) -> Scope:
         """A scope as typed: a bare `repo`, `workspace`, `workstream`, `project`, `session`
-        or `agent` is the one that applies here; anything else is parsed as written."""
+        or `agent` is the one that applies here; anything else is parsed as written
+        (`to_find`: one looked for, which may be one that never applies)."""
         name = text.strip().lower()
         if name in NONE_HERE:
             found = next((s for s in self.scopes if s.type.value == name), None)
@@ -97,7 +98,7 @@ class Where:
             return found
         from kenning import items  # not on the hook path's way in
 
-        return items.parse_scope(text)
+        return items.parse_scope(text, to_find=to_find)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -325,6 +326,8 @@ def _from_setting(scope_type: ScopeType, value: str, source: str) -> Scope:
 
 
 def _inside(path: str, folder: str) -> bool:
+    if not paths_mod.is_full_path(folder):
+        return False  # a relative folder names no place (`ken doctor` reports it)
     try:
         base = str(Path(folder).expanduser().resolve())
     except OSError:

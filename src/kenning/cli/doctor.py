@@ -52,6 +52,7 @@ def _diagnosed(report: Report) -> None:
         *((("self-check", report.deep),) if report.deep else ()),
         ("config", report.config),
         ("hook server", report.hook_server),
+        *((("this repo", report.here),) if report.here else ()),
     ):
         click.echo(f"{title}:")
         for c in group:

@@ -57,7 +57,7 @@ def forget(
     chosen = items.select_for_forget(
         state.store,
         refs=refs,
-        scope=state.scope(scope) if scope else None,
+        scope=state.scope(scope, to_find=True) if scope else None,
         since=since,
         session=session_id or session,
     )

@@ -121,7 +121,7 @@ def recall(
     if scope:
         from dataclasses import replace
 
-        here = replace(here, scopes=tuple(here.scope(s) for s in scope), repo=None)
+        here = replace(here, scopes=tuple(here.scope(s, to_find=True) for s in scope), repo=None)
     if queries is not None:
         # A batch: each answer is printed as its query is read, as a JSON line, in
         # either form.

@@ -80,11 +80,13 @@ class State:
         """Who runs this command: a person, or the agent whose shell this is."""
         return policy.Actor.from_env(here=self.where().scopes)
 
-    def scope(self, text: str) -> Scope:
-        """A scope as typed on the command line; a bare `repo` etc. is the one here."""
+    def scope(self, text: str, *, to_find: bool = False) -> Scope:
+        """A scope as typed on the command line; a bare `repo` etc. is the one here.
+        `to_find`: a filter, which may name a scope that never applies (memories an older
+        kenning stored there are still listed and forgotten by it)."""
         if ":" in text or text.strip() == "global":
-            return items.parse_scope(text)
-        return self.where().scope(text)
+            return items.parse_scope(text, to_find=to_find)
+        return self.where().scope(text, to_find=to_find)
 
     def close(self) -> None:
         if self._store is not None:
@@ -166,7 +168,7 @@ def in_range(key: str) -> click.FloatRange | click.IntRange:
 
 def scope_filter(state: State, scope: Sequence[str], here: bool) -> list[str]:
     """The scopes a command's --scope (a bare `repo` means this repo) and --here name."""
-    scopes = [str(state.scope(s)) for s in scope]
+    scopes = [str(state.scope(s, to_find=True)) for s in scope]
     if here:
         scopes += [str(s) for s in state.where().scopes]
     return scopes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kenning import config
+from kenning import config, repokeys
 from kenning import where as where_mod
 from kenning.cli import output
 from kenning.cli.output import Result
@@ -26,9 +26,22 @@ def path() -> Result:
 @renders
 @pass_state
 def where(state: State) -> Result:
-    """Show the scopes that apply in this folder, most specific first, and why."""
+    """Show the scopes that apply in this folder, most specific first, and why.
+
+    A note follows when memories are stored under this repo's earlier key (from before
+    its origin was added or changed), with the command that moves them here.
+    """
     here = state.where()
-    return Result(data=here.to_dict(), text=lambda: _where_text(here))
+    earlier = (
+        repokeys.earlier_keys(state.store, here, state.config)
+        if here.repo and config.db_path().exists()
+        else []
+    )
+    return Result(
+        data={**here.to_dict(), "earlier_keys": [e.to_dict() for e in earlier]},
+        text=lambda: _where_text(here),
+        after=[f"note: {line}" for e in earlier for line in e.notes()],
+    )
 
 
 def _where_text(here: where_mod.Where) -> None:

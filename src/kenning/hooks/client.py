@@ -19,6 +19,7 @@ import os
 import sys
 
 from kenning.hooks import wire
+from kenning.hooks.answer import write_answer
 from kenning.hookstate import Refused, socket_path
 
 TYPE_CHECKING = False  # typing costs more to import than this whole client
@@ -189,7 +190,7 @@ def main(argv: list[str]) -> int:
             _log(argv, f"{exc}: refused, nothing sent; hooks run in their own process")
         else:
             if out is not None:
-                _write(out[0])
+                write_answer(argv, out[0])
                 for args, cwd in out[1]:
                     start_ken(args, cwd)
                 return 0
@@ -212,10 +213,5 @@ def _trace(message: str) -> None:
 def _log(argv: list[str], message: str) -> None:
     from kenning.hooklog import log
 
-    log("", argv[0] if argv else "", message)
-
-
-def _write(out: str) -> None:
-    if out:
-        sys.stdout.write(out if out.endswith("\n") else out + "\n")
-        sys.stdout.flush()
+    event, agent, _ = wire.hook_args(argv)
+    log(agent or "", event or "", message)

@@ -23,7 +23,8 @@ from typing import Any
 
 from kenning import config as config_mod
 from kenning.hooklog import log
-from kenning.hooks.wire import MAX_STDIN_BYTES
+from kenning.hooks.answer import write_answer
+from kenning.hooks.wire import MAX_STDIN_BYTES, hook_args
 
 # Seconds a hook may wait for the store's write lock, counted from its start: well under
 # the timeout `ken integrate` installs for the event (SessionEnd 3 s, prompts 10 s,
@@ -37,23 +38,6 @@ BUSY_BUDGET = {
     "session_end": 1.0,
 }
 REPLAY_WAIT = 0.25  # seconds the replay of earlier writes waits before they stay spooled
-
-
-def _args(argv: list[str]) -> tuple[str | None, str | None, bool]:
-    event = agent = None
-    debug = False
-    rest = list(argv)
-    while rest:
-        arg = rest.pop(0)
-        if arg == "--agent" and rest:
-            agent = rest.pop(0).lower()
-        elif arg.startswith("--agent="):
-            agent = arg.split("=", 1)[1].lower()
-        elif arg == "--debug":
-            debug = True
-        elif event is None and not arg.startswith("-"):
-            event = arg
-    return event, agent, debug
 
 
 class OpenStores:
@@ -119,7 +103,7 @@ def run(
     from kenning.store import open_store
 
     started = time.monotonic()
-    event_name, name, _ = _args(argv)
+    event_name, name, _ = hook_args(argv)
     if not stdin.strip():
         raise BadPayload("empty stdin")
     if len(stdin) > MAX_STDIN_BYTES:
@@ -191,7 +175,7 @@ def handle_bytes(
 
         with serving(env):
             return handle_bytes(argv, stdin, debug, stores, later, caller, starts)
-    event_name, agent, _ = _args(argv)
+    event_name, agent, _ = hook_args(argv)
     try:
         return run(argv, stdin, stores, later, caller, starts)
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
@@ -204,17 +188,12 @@ def handle_bytes(
 
 
 def main(argv: list[str], stdin: bytes | None = None) -> int:
-    event_name, agent, debug = _args(argv)
+    event_name, agent, debug = hook_args(argv)
     if stdin is None:
         try:
             stdin = sys.stdin.buffer.read()
         except Exception as exc:  # noqa: BLE001
             log(agent or "", event_name or "", f"cannot read stdin: {exc}")
             return 0
-    out = handle_bytes(argv, stdin, debug)
-    if out:
-        sys.stdout.write(out)
-        if not out.endswith("\n"):
-            sys.stdout.write("\n")
-        sys.stdout.flush()
+    write_answer(argv, handle_bytes(argv, stdin, debug))
     return 0

@@ -77,6 +77,25 @@ _NAMES = frozenset(name for name in HOOK_ENV if not name.endswith("*"))
 _PREFIXES = tuple(name[:-1] for name in HOOK_ENV if name.endswith("*"))
 
 
+def hook_args(argv: list[str]) -> tuple[str | None, str | None, bool]:
+    """(event, agent, debug) of `ken hook EVENT [--agent NAME] [--debug]`: read by the
+    client, the server and the wrapper alike, so each log line names the same agent."""
+    event = agent = None
+    debug = False
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--agent" and rest:
+            agent = rest.pop(0).lower()
+        elif arg.startswith("--agent="):
+            agent = arg.split("=", 1)[1].lower()
+        elif arg == "--debug":
+            debug = True
+        elif event is None and not arg.startswith("-"):
+            event = arg
+    return event, agent, debug
+
+
 def hook_env(env: Mapping[str, str]) -> dict[str, str]:
     """The part of `env` a hook reads (HOOK_ENV)."""
     return {k: v for k, v in env.items() if k in _NAMES or k.startswith(_PREFIXES)}

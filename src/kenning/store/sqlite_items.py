@@ -191,10 +191,21 @@ class Items(Terms):
         )
         return [(r["id"], r["title"], r["status"]) for r in rows]
 
-    def scopes_in_use(self, limit: int = 200) -> list[str]:
-        """The scopes that hold items, fewest characters first."""
+    def scopes_in_use(self, limit: int = 200, prefix: str = "") -> list[str]:
+        """The scopes that hold items (those that start with `prefix`), fewest characters
+        first."""
+        if not prefix:
+            rows = self._read(
+                "SELECT DISTINCT scope FROM items ORDER BY length(scope), scope LIMIT ?", (limit,)
+            )
+            return [r["scope"] for r in rows]
+        # A range of the scope index: every text that starts with the prefix sorts from it
+        # to the prefix with its last character one higher, and none other does.
+        above = prefix[:-1] + chr(ord(prefix[-1]) + 1) if ord(prefix[-1]) < 0x10FFFF else None
         rows = self._read(
-            "SELECT DISTINCT scope FROM items ORDER BY length(scope), scope LIMIT ?", (limit,)
+            "SELECT DISTINCT scope FROM items WHERE scope >= ? AND (? IS NULL OR scope < ?) "
+            "AND substr(scope, 1, ?) = ? ORDER BY length(scope), scope LIMIT ?",
+            (prefix, above, above, len(prefix), prefix, limit),
         )
         return [r["scope"] for r in rows]
 

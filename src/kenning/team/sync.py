@@ -317,7 +317,7 @@ def local_copy(data: dict[str, Any], membership: Membership, existing: Item | No
     """The local copy of a server memory; InvalidInput when it cannot be stored here."""
     server_id = str(data.get("id") or "")
     try:
-        scope = Scope.parse(str(data.get("scope") or ""))
+        scope = Scope.parse(str(data.get("scope") or ""), to_find=True)  # as the server has it
         kind = Kind(str(data.get("kind") or "note"))
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None

@@ -223,12 +223,13 @@ class Items:
         )
         return [(r["id"], r["title"], r["status"]) for r in rows]
 
-    def scopes_in_use(self, limit: int = 200) -> list[str]:
-        """The scopes that hold items, fewest characters first."""
+    def scopes_in_use(self, limit: int = 200, prefix: str = "") -> list[str]:
+        """The scopes that hold items (those that start with `prefix`), fewest characters
+        first."""
         rows = self._read(
-            "SELECT scope FROM (SELECT DISTINCT scope FROM items) s "
+            "SELECT scope FROM (SELECT DISTINCT scope FROM items WHERE left(scope, %s) = %s) s "
             "ORDER BY length(scope), scope LIMIT %s",
-            (limit,),
+            (len(prefix), prefix, limit),
         )
         return [r["scope"] for r in rows]
 

@@ -1,0 +1,251 @@
+"""A repo's earlier keys, and moving what is stored under one to the key it has now.
+
+A repo is keyed by its normalized origin, or without one by its main checkout's path
+(`kenning.where`). So adding an origin (the first push) or changing it gives the repo
+another key, and what was stored under the one before no longer applies there: its
+memories in `repo:<old>` and `workstream:<old>#<branch>`, the projects added from it,
+its switches in config.toml. Nothing is lost, but nothing says so either, so
+`ken where` and `ken doctor` look for it (`earlier_keys`), and `ken repo move` moves it
+in one transaction (`move`), when a person decides to: only a person moves memories,
+since an agent moving them would change what every other agent there is told.
+
+The earlier keys of the repo here are its path (when it has an origin now) and the
+repos recorded for sessions that ran in this checkout (an origin changed since). An
+origin changed with no session recorded here is not found; `ken repo move OLD` moves
+it all the same.
+
+Each memory moved is a new version in its new scope, nothing else changed (a task keeps
+its expiry). A team memory's local copy stays: the team server is where it changes.
+The switches in config.toml are the person's file: a move says which table to rename.
+Sessions keep the repo they ran in: they are a record of what happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kenning import items, policy
+from kenning.config import Config
+from kenning.errors import InvalidInput, NotFound
+from kenning.model import Scope, ScopeType
+from kenning.store import ItemQuery, SessionQuery, Store
+from kenning.where import Where
+
+SESSIONS_READ = 50  # recent sessions of a checkout read for the repo keys they had
+MAX_WORKSTREAMS = 10_000  # branches of one repo key whose workstreams are moved
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """What is stored under one repo key."""
+
+    key: str
+    scopes: dict[str, int]  # each scope that holds memories (repo:K, workstream:K#…): how many
+    projects: tuple[str, ...]  # added from the repo: they apply where it is
+    switches: dict[str, bool]  # its `capture` and `deliver` in config.toml
+
+    @property
+    def memories(self) -> int:
+        return sum(self.scopes.values())
+
+    def what(self) -> str:
+        """`3 memories and project app`: what moving it moves."""
+        parts = []
+        if self.memories:
+            parts.append(f"{self.memories} memor{'y' if self.memories == 1 else 'ies'}")
+        if self.projects:
+            parts.append(
+                f"project{'s' if len(self.projects) > 1 else ''} {', '.join(self.projects)}"
+            )
+        return " and ".join(parts)
+
+
+def stored_under(store: Store, key: str, config: Config) -> Stored:
+    """The memories, projects and switches kept under repo key `key`."""
+    scopes = [
+        f"repo:{key}",
+        *store.scopes_in_use(limit=MAX_WORKSTREAMS, prefix=f"workstream:{key}#"),
+    ]
+    counts = {
+        scope: store.count_items(ItemQuery(scopes=(scope,), statuses=(), include_expired=True))
+        for scope in scopes
+    }
+    return Stored(
+        key,
+        {scope: n for scope, n in counts.items() if n},
+        tuple(p.slug for p in store.projects() if p.repo == key),
+        config.repo_switches().get(key, {}),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierKey:
+    """An earlier key of the repo here that still holds something for it."""
+
+    stored: Stored
+    why: str  # how it was this repo's key
+    now: str  # the repo's key now
+    switches_lost: bool  # its switches in config.toml, and none for the key now
+
+    @property
+    def command(self) -> str:
+        return f"ken repo move {shlex.quote(self.stored.key)}"
+
+    def notes(self) -> list[str]:
+        """What to say about it, one line each: what is left there and the command that
+        moves it; switches that no longer apply and the table to rename."""
+        out = []
+        what = self.stored.what()
+        if what:
+            one = self.stored.memories + len(self.stored.projects) == 1
+            out.append(
+                f"{what} {'is' if one else 'are'} stored under repo:{self.stored.key}, "
+                f"{self.why}: {'it does' if one else 'they do'} not apply here; "
+                f"`{self.command}` moves {'it' if one else 'them'} to repo:{self.now}"
+            )
+        if self.switches_lost:
+            out.append("; ".join(switches_left(self.stored.key, self.stored.switches, self.now)))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.stored.key,
+            "why": self.why,
+            "scopes": self.stored.scopes,
+            "memories": self.stored.memories,
+            "projects": list(self.stored.projects),
+            "switches": self.stored.switches if self.switches_lost else {},
+            "move": self.command,
+        }
+
+
+def switches_left(key: str, switches: dict[str, bool], now: str) -> tuple[str, str]:
+    """What to say of `key`'s switches in config.toml, which do not apply to repo key
+    `now`, and how to fix it."""
+    said = ", ".join(f"{name} = {str(on).lower()}" for name, on in sorted(switches.items()))
+    return (
+        f'the switches of [memory.repos."{key}"] in config.toml ({said}) do not apply to '
+        f"repo:{now}",
+        f'rename that table to [memory.repos."{now}"]',
+    )
+
+
+def earlier_keys(store: Store, here: Where, config: Config) -> list[EarlierKey]:
+    """The repo here's earlier keys that still hold memories, projects or switches."""
+    git = here.git
+    if git is None or here.repo is None:
+        return []
+    path_key = replace(git, origin=None).key  # its key were it without an origin
+    found: dict[str, str] = {}
+    if git.origin:
+        found[path_key] = "this repo's key before it had an origin"
+    for folder in dict.fromkeys((str(git.root), path_key)):
+        for session in store.list_sessions(SessionQuery(cwd=folder, limit=SESSIONS_READ)):
+            if session.repo and session.repo != here.repo:
+                found.setdefault(
+                    session.repo,
+                    f"this repo's key when a session ran here on {session.started_at[:10]}",
+                )
+    switched = config.repo_switches()
+    out = []
+    for key, why in found.items():
+        stored = stored_under(store, key, config)
+        lost = bool(stored.switches) and here.repo not in switched
+        if stored.scopes or stored.projects or lost:
+            out.append(EarlierKey(stored, why, here.repo, lost))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """What `move` moved, and what it left."""
+
+    source: str
+    target: str
+    scopes: dict[str, str] = field(default_factory=dict)  # each scope moved: where to
+    memories: int = 0
+    projects: tuple[str, ...] = ()
+    team_copies: int = 0  # team memory's local copies, left: the server holds them
+    switches: dict[str, bool] = field(default_factory=dict)  # the source's, to rename
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "from": f"repo:{self.source}",
+            "to": f"repo:{self.target}",
+            "scopes": self.scopes,
+            "memories": self.memories,
+            "projects": list(self.projects),
+            "team_copies_left": self.team_copies,
+            "switches_left": self.switches,
+        }
+
+
+def source_key(store: Store, text: str) -> str:
+    """The repo key `text` names, as the store holds it: as written (an older kenning
+    may have keyed it otherwise than `--scope repo:` would now), else as `--scope repo:`
+    reads it."""
+    written = text.strip().removeprefix("repo:").strip()
+    if not written:
+        raise InvalidInput("name the repo key to move from, as `ken where` shows it")
+    keys = [written]
+    with contextlib.suppress(ValueError):  # a key no longer typed so: as written only
+        keys.append(Scope.of(ScopeType.REPO, written, to_find=True).value)
+    for key in dict.fromkeys(keys):
+        held = store.count_items(
+            ItemQuery(scopes=(f"repo:{key}",), statuses=(), include_expired=True)
+        )
+        if (
+            held
+            or any(p.repo == key for p in store.projects())
+            or store.scopes_in_use(limit=1, prefix=f"workstream:{key}#")
+        ):
+            return key
+    raise NotFound(f"nothing is stored under repo:{written}; `ken where` names what is")
+
+
+def move(
+    store: Store,
+    source: str,
+    target: str,
+    config: Config,
+    *,
+    actor: policy.Actor | None = None,
+) -> Moved:
+    """Move every memory under repo key `source` (its `repo:` and `workstream:` scopes)
+    and every project added from it to repo key `target`, in one transaction. Only a
+    person does."""
+    who = policy.require_person(policy.resolve(actor), f"moving the memories of repo:{source}")
+    old = source_key(store, source)
+    try:
+        new = Scope.of(ScopeType.REPO, target).value
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+    if new == old:
+        raise InvalidInput(f"repo:{old} is the key to move to: nothing to move")
+    stored = stored_under(store, old, config)
+    scopes: dict[str, str] = {}
+    moved = left = 0
+    with store.together():
+        for scope in stored.scopes:
+            kind, _, value = scope.partition(":")
+            branch = value.removeprefix(f"{old}#") if kind == "workstream" else None
+            to = (
+                Scope(ScopeType.REPO, new)
+                if branch is None
+                else Scope(ScopeType.WORKSTREAM, f"{new}#{branch}")
+            )
+            scopes[scope] = str(to)
+            query = ItemQuery(scopes=(scope,), statuses=(), include_expired=True)
+            for item in store.list_items(query):
+                if policy.team_origin(item) is not None:
+                    left += 1
+                    continue
+                items.move_to(store, item.id, to, actor=who)
+                moved += 1
+        for project in store.projects():
+            if project.repo == old:
+                store.add_project(project.slug, project.folder, new)
+    return Moved(old, new, scopes, moved, stored.projects, left, stored.switches)

@@ -1,0 +1,162 @@
+"""A repo whose origin is added or changed gets another key: what was stored under the one
+before is named by `ken where` and `ken doctor`, and `ken repo move` brings it over."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ken
+from helpers import add, one_line_error, opened
+from kenning.model import Session, Status
+from kenning.store import ItemQuery
+
+NEW = "github.com/me/app"
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+
+
+@pytest.fixture
+def app(git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repo without an origin, on branch `feat`, holding a preference, a task on its
+    branch and a project added from it; the shell is in it."""
+    git(git_repo, "remote", "remove", "origin")
+    git(git_repo, "checkout", "-q", "-b", "feat")
+    monkeypatch.chdir(git_repo)
+    assert ken("add", "--kind", "preference", "App: use uv, never pip").exit_code == 0
+    assert ken("add", "--kind", "task", "--scope", "workstream", "Cart halfway").exit_code == 0
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "decisions.md").write_text("# Decisions\n\n## App stores money as cents\nx\n")
+    assert ken("project", "add", "app", str(notes)).exit_code == 0
+    return git_repo
+
+
+def here_json() -> dict[str, object]:
+    return json.loads(ken("where", "--json").stdout)
+
+
+def listed_here() -> list[str]:
+    return sorted(i["title"] for i in json.loads(ken("list", "--here", "--json").stdout))
+
+
+def test_adding_an_origin_is_named_by_where_and_doctor_and_one_move_brings_it_all_back(app):
+    before = listed_here()
+    assert before == ["App stores money as cents", "App: use uv, never pip", "Cart halfway"]
+    with opened() as store:
+        task = next(i for i in store.list_items(ItemQuery()) if i.title == "Cart halfway")
+    git(app, "remote", "add", "origin", "git@github.com:me/app.git")  # the first push
+
+    assert listed_here() == []
+    where = ken("where")
+    assert one_line_error(where.stderr.replace("note: ", "ken: ")) == (
+        f"ken: 2 memories and project app are stored under repo:{app}, this repo's key "
+        f"before it had an origin: they do not apply here; `ken repo move {app}` moves them "
+        f"to repo:{NEW}"
+    )
+    [earlier] = here_json()["earlier_keys"]  # type: ignore[misc]
+    assert earlier["scopes"] == {f"repo:{app}": 1, f"workstream:{app}#feat": 1}
+    assert earlier["projects"] == ["app"] and earlier["move"] == f"ken repo move {app}"
+    doctor = {c["name"]: c for c in json.loads(ken("doctor", "--json").stdout)["here"]}
+    assert doctor[f"repo:{app}"]["ok"] and doctor[f"repo:{app}"]["fix"] == f"ken repo move {app}"
+
+    moved = ken("repo", "move", str(app))
+    assert moved.exit_code == 0, moved.stderr
+    assert moved.stderr.splitlines() == [
+        f"moved 2 memories and project app from repo:{app} to repo:{NEW}",
+        f"  workstream:{app}#feat -> workstream:{NEW}#feat",
+    ]
+    assert listed_here() == before
+    assert here_json()["project"] == "app" and here_json()["earlier_keys"] == []
+    assert ken("where").stderr == ""
+    assert json.loads(ken("doctor", "--json").stdout)["here"] == []
+    with opened() as store:
+        now = store.get_item(task.id)
+        versions = store.revisions(task.id)
+    assert str(now.scope) == f"workstream:{NEW}#feat"
+    assert now.expires_at == task.expires_at  # a move is no new work on the task
+    assert [(v.change, v.scope) for v in versions] == [
+        ("add", f"workstream:{app}#feat"),
+        ("move", f"workstream:{NEW}#feat"),
+    ]
+
+
+def test_an_agent_shell_may_not_move_a_person_s_memories(app):
+    git(app, "remote", "add", "origin", "git@github.com:me/app.git")
+    refused = ken("repo", "move", str(app), env={"CLAUDECODE": "1"})
+    assert refused.exit_code == 1
+    assert "needs a person" in one_line_error(refused.stderr)
+    assert listed_here() == []
+    assert len(here_json()["earlier_keys"]) == 1  # type: ignore[arg-type]
+
+
+def test_a_changed_origin_is_found_from_the_sessions_that_ran_in_the_checkout(
+    git_repo, monkeypatch
+):
+    monkeypatch.chdir(git_repo)
+    old = "github.com/acme/shop"
+    add("Shop deploys freeze on Fridays", scope=f"repo:{old}")
+    with opened() as store:
+        store.upsert_session(
+            Session(
+                id="01SESSIONINTHESHOPCHECKOUT",
+                agent="claude",
+                agent_session_id="3c65df25-9f7d-4669-b22c-a2621c627068",
+                repo=old,
+                cwd=str(git_repo),
+                started_at="2026-11-02T09:00:00.000Z",
+            )
+        )
+    git(git_repo, "remote", "set-url", "origin", "git@github.com:acme-corp/shop.git")
+    note = ken("where").stderr
+    assert note == (
+        f"note: 1 memory is stored under repo:{old}, this repo's key when a session ran here "
+        f"on 2026-11-02: it does not apply here; `ken repo move {old}` moves it to "
+        "repo:github.com/acme-corp/shop\n"
+    )
+    assert ken("repo", "move", old).exit_code == 0
+    assert [i["scope"] for i in json.loads(ken("list", "--here", "--json").stdout)] == [
+        "repo:github.com/acme-corp/shop"
+    ]
+
+
+def test_switches_kept_under_the_earlier_key_fail_doctor_with_the_table_to_rename(app):
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[memory.repos."{app}"]\ncapture = false\n')
+    git(app, "remote", "add", "origin", "git@github.com:me/app.git")
+    doctor = ken("doctor", "--json")
+    assert doctor.exit_code == 1
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["here"]}
+    switches = checks[f"switches of {app}"]
+    assert not switches["ok"]
+    assert switches["detail"] == (
+        f'the switches of [memory.repos."{app}"] in config.toml (capture = false) do not '
+        f"apply to repo:{NEW}"
+    )
+    assert switches["fix"] == f'rename that table to [memory.repos."{NEW}"]'
+    moved = ken("repo", "move", str(app))  # memories move; the person's file is theirs
+    assert moved.exit_code == 0
+    assert f'rename that table to [memory.repos."{NEW}"]' in moved.stderr
+    assert config.read_text() == f'[memory.repos."{app}"]\ncapture = false\n'
+
+
+def test_a_move_names_its_keys_clearly(app):
+    git(app, "remote", "add", "origin", "git@github.com:me/app.git")
+    for args, words in (
+        (("repo", "move", "/nowhere/app"), "nothing is stored under repo:/nowhere/app"),
+        (("repo", "move", str(app), str(app)), "is the key to move to: nothing to move"),
+        (("repo", "move", str(app), "shop"), "bad scope 'repo:shop'"),
+    ):
+        result = ken(*args)
+        assert result.exit_code == 1, args
+        assert words in one_line_error(result.stderr), args
+    with opened() as store:
+        statuses = {i.status for i in store.list_items(ItemQuery(statuses=()))}
+    assert statuses == {Status.ACTIVE} and listed_here() == []
