@@ -1,6 +1,7 @@
 """The arrows between kenning's layers, checked by reading the source with `ast`.
 
-Layers: values (model, errors, config, ids, paths, agents) <- domain (items, search,
+Layers: values (model, errors, config, ids, paths, agents, and git and ssh, which read
+what git's and ssh's files say a repo is) <- domain (items, search,
 transfer, ...) <- faces (cli/, hooks/, mcp_server.py, tui/). Only `store/` talks SQL
 (an agent module may read its agent's own database: SELECT only). `entry.py` is the one
 place that dispatches to a face. An agent lives in `agents/<name>.py`, which imports only
@@ -28,7 +29,8 @@ from kenning.agents import NAMES as AGENT_NAMES
 SRC = Path(kenning.__file__).parent
 FACES = ("cli", "hooks", "mcp_server", "tui", "team")
 UI_LIBS = ("click", "rich", "mcp", "textual")
-VALUES = ("model", "errors", "config", "ids", "paths", "agents")
+# git and ssh read files as config does: config keys its per-repo switches by them.
+VALUES = ("model", "errors", "config", "ids", "paths", "agents", "git", "ssh")
 # The host's side of team memory lives beside the server in kenning/team/ but is domain
 # code: `ken team` and the SessionStart hook call it (the standard library only), and
 # `items.forget` takes a forgotten memory out of its outbox. The package itself imports
@@ -250,6 +252,8 @@ HOOK_START = (
     ("ids",),
     ("model",),
     ("where",),
+    ("git",),
+    ("ssh",),
     ("sessions",),
     ("deliver",),
     ("pack",),

@@ -909,6 +909,40 @@ def test_a_repo_with_capture_off_records_no_session(
     assert use_count(memories["pinned"]) == 0
 
 
+@pytest.mark.parametrize(
+    ("origin", "table"),
+    [
+        ("gh:Acme/Shop", REPO),  # url."git@github.com:".insteadOf gh:
+        ("git@github-work:acme/shop.git", REPO),  # an ssh alias for github.com
+        ("git@github.com:acme/shop.git", "git@github-work:acme/shop.git"),  # the table's
+    ],
+)
+def test_a_repo_with_capture_and_deliver_off_stays_private_through_an_alias_of_its_origin(
+    shop: Path, memories: dict[str, str], isolated_home: Path, origin: str, table: str
+) -> None:
+    """The origin as `git remote get-url` and ssh read it: a shorthand or a host alias in
+    it, or in the switch's table name, is the same repo, so its switches hold."""
+    subprocess.run(
+        ["git", "config", "--global", "url.git@github.com:.insteadOf", "gh:"], check=True
+    )
+    (isolated_home / ".ssh").mkdir()
+    (isolated_home / ".ssh" / "config").write_text("Host github-work\n  HostName github.com\n")
+    subprocess.run(["git", "remote", "set-url", "origin", origin], cwd=shop, check=True)
+    write_config(
+        f"[memory]\nbudget = {memories['budget']}\n"
+        f'[memory.repos."{table}"]\ncapture = false\ndeliver = false\n'
+    )
+    for event in ORDER["claude"]:
+        data = payload("claude", event, shop)
+        if event == "UserPromptSubmit":
+            data["prompt"] = "how do deploys go? does the harness greet in French?"
+        code, out = call_proc(event, "claude", data)
+        assert code == 0
+        assert "make ship" not in out and "bonjour" not in out.lower(), event
+    assert all_sessions() == []
+    assert use_count(memories["pinned"]) == 0
+
+
 @pytest.mark.parametrize("written", ["false", '"no"', "0", '"maybe"'])
 def test_a_repo_with_deliver_off_is_never_told(shop: Path, written: str) -> None:
     write_config(f'[repos."{REPO}"]\ndeliver = {written}\n')

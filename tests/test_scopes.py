@@ -117,7 +117,7 @@ def test_every_way_of_typing_a_repo_is_stored_as_its_normalized_key(typed, git_r
 
 def test_a_repo_typed_as_a_path_keeps_its_case_and_spaces():
     assert Scope.parse("repo:/home/Me/My Shop/").value == "/home/Me/My Shop"
-    assert where.normalize_origin("/srv/git/Shop.git") == "/srv/git/Shop"
+    assert where.normalize_origin("/srv/git/Shop.git") == "/srv/git/Shop.git"
     with pytest.raises(ValueError, match="a repo is its origin"):
         Scope.parse("repo:not a repo")
 

@@ -30,14 +30,59 @@ def git(cwd, *args: str) -> str:
         ("ssh://git@github.com/acme/shop", REPO),
         ("git://github.com/acme/shop.git", REPO),
         ("github.com:acme/shop.git", REPO),
-        ("file:///srv/git/Shop.git", "/srv/git/Shop"),  # a path keeps its case
-        ("/srv/git/shop.git", "/srv/git/shop"),
+        # A path keeps its case and `.git`: a bare repository there has that key.
+        ("file:///srv/git/Shop.git", "/srv/git/Shop.git"),
+        ("/srv/git/shop.git", "/srv/git/shop.git"),
+        ("file:///srv/my%20git/Shop.git", "/srv/my git/Shop.git"),
+        ("file:///srv/my git/Shop.git", "/srv/my git/Shop.git"),
         ("https://gitlab.example.com/group/sub/proj.git", "gitlab.example.com/group/sub/proj"),
         ("https://github.com/acme/shop.GIT", REPO),
         ("https://dev.azure.com/Org/Proj/_git/Repo", "dev.azure.com/org/proj/_git/repo"),
         ("git@ssh.dev.azure.com:v3/Org/Proj/Repo", "dev.azure.com/org/proj/_git/repo"),
         ("https://org.visualstudio.com/Proj/_git/Repo", "dev.azure.com/org/proj/_git/repo"),
         ("ssh://git@[::1]:2222/acme/shop.git", "[::1]/acme/shop"),
+        # SSH over port 443 names the forge (`Host github.com` / `HostName ssh.github.com`).
+        ("ssh://git@ssh.github.com:443/Acme/Shop.git", REPO),
+        ("git@altssh.gitlab.com:group/proj.git", "gitlab.com/group/proj"),
+        # Azure DevOps: the old host with its DefaultCollection, the old SSH form, a repo
+        # named after its project, and a project name with a space in it.
+        (
+            "https://org.visualstudio.com/DefaultCollection/Proj/_git/Repo",
+            "dev.azure.com/org/proj/_git/repo",
+        ),
+        (
+            "ssh://org@org.visualstudio.com:22/DefaultCollection/Proj/_ssh/Repo",
+            "dev.azure.com/org/proj/_git/repo",
+        ),
+        ("https://dev.azure.com/Org/_git/Repo", "dev.azure.com/org/repo/_git/repo"),
+        ("https://org.visualstudio.com/_git/Repo", "dev.azure.com/org/repo/_git/repo"),
+        (
+            "https://dev.azure.com/org/My%20Project/_git/Repo",
+            "dev.azure.com/org/my project/_git/repo",
+        ),
+        (
+            "https://dev.azure.com/org/My Project/_git/Repo",
+            "dev.azure.com/org/my project/_git/repo",
+        ),
+        (
+            "git@ssh.dev.azure.com:v3/org/My%20Project/Repo",
+            "dev.azure.com/org/my project/_git/repo",
+        ),
+        # AWS CodeCommit: the region kept, the profile dropped, its https form the same.
+        (
+            "codecommit::us-east-1://billing",
+            "git-codecommit.us-east-1.amazonaws.com/v1/repos/billing",
+        ),
+        (
+            "codecommit::eu-west-1://prod@Billing",
+            "git-codecommit.eu-west-1.amazonaws.com/v1/repos/billing",
+        ),
+        (
+            "https://git-codecommit.us-east-1.amazonaws.com/v1/repos/billing",
+            "git-codecommit.us-east-1.amazonaws.com/v1/repos/billing",
+        ),
+        # Without a region, and none to read it from: a key of its own, never a path.
+        ("codecommit://prod@billing", "codecommit/billing"),
     ],
 )
 def test_origins_normalize_to_one_key(url, key):

@@ -23,7 +23,6 @@ from typing import Any, Generic, TypeVar, cast, overload
 from kenning import agents, paths
 from kenning.agents.agent import LAUNCH_KEYS
 from kenning.errors import InvalidInput
-from kenning.model import repo_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -499,12 +498,15 @@ class Config:
 
         Read from `[memory.repos."<repo>"]`, the form in the docs, and from the older
         `[repos."<repo>"]` where the new table does not say (`ken doctor` asks to move
-        it). Repo names are normalized as `--scope repo:` is, so
-        `"GitHub.com/Acme/Shop"` and `"git@github.com:acme/shop.git"` both name
-        `github.com/acme/shop`. A switch written other than as true or false is read as
-        the person meant it (`switch_value`: "false", "off", 0 are off), or as off when
-        it says neither; `ken doctor` and `ken config list` report it either way.
+        it). Repo names are read as `--scope repo:` is (kenning.git.repo_key), so
+        `"GitHub.com/Acme/Shop"`, `"git@github.com:acme/shop.git"`, an ssh alias for
+        github.com and the path of a checkout of it all name `github.com/acme/shop`. A
+        switch written other than as true or false is read as the person meant it
+        (`switch_value`: "false", "off", 0 are off), or as off when it says neither; `ken
+        doctor` and `ken config list` report it either way.
         """
+        from kenning.git import repo_key  # reads git's and ssh's files
+
         found: dict[str, dict[str, bool]] = {}
         memory = self.file.get("memory")
         tables = [self.file.get("repos"), memory.get("repos") if isinstance(memory, dict) else None]
@@ -526,6 +528,8 @@ class Config:
         """Where `repo`'s `switch` is set, as the person's file writes it
         (`[repos."git@github.com:acme/shop.git"] capture = false`), for a message that
         sends them there; the documented form when the file does not set it."""
+        from kenning.git import repo_key
+
         memory = self.file.get("memory")
         for prefix, table in (
             ("memory.repos", memory.get("repos") if isinstance(memory, dict) else None),

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
-from kenning import config, drafts, hooklog, ids, policy, projects, rank, spool, templates
+from kenning import config, drafts, git, hooklog, ids, policy, projects, rank, spool, templates
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, RevisionConflict, StoreBusy
 from kenning.ids import short_id
 from kenning.model import (
@@ -77,7 +77,7 @@ def parse_scope(text: str, *, to_find: bool = False) -> Scope:
     if found is not None:
         return found
     try:
-        found = Scope.parse(text)
+        found = _repo_resolved(Scope.parse(text), text)
     except NeverApplies as exc:
         if not to_find:
             raise InvalidInput(redact(str(exc)).text) from None
@@ -90,10 +90,29 @@ def parse_scope(text: str, *, to_find: bool = False) -> Scope:
             f"bad scope '{secret.text}': its name holds a secret ({', '.join(secret.kinds)}); "
             "a scope's name is a key, never redacted, so name the scope without it"
         )
+    typed_path = text.strip().partition(":")[2].strip().startswith(("/", "~"))
+    if typed_path and found.type in (ScopeType.REPO, ScopeType.WORKSTREAM):
+        return found  # a repo named by its path: read again each time, as checkouts change
     if len(_scopes) >= 1024:
         _scopes.clear()
     _scopes[text] = found
     return found
+
+
+def _repo_resolved(scope: Scope, text: str) -> Scope:
+    """A typed repo (or a workstream's repo) keyed as detection keys it (git.repo_key): a
+    path to a checkout, through a symlink, `..` or from a subfolder, is that repo's key,
+    its origin when it has one; an ssh alias or an insteadOf shorthand is the origin it
+    stands for."""
+    if scope.type not in (ScopeType.REPO, ScopeType.WORKSTREAM):
+        return scope
+    value = text.strip().partition(":")[2]
+    if scope.type is ScopeType.REPO:
+        return Scope.of(ScopeType.REPO, git.repo_key(value))
+    repo, sep, branch = value.strip().partition("#")
+    if not (sep and repo.strip()):
+        return scope
+    return Scope.of(ScopeType.WORKSTREAM, f"{git.repo_key(repo)}#{branch}")
 
 
 def parse_status(text: str) -> Status:

@@ -125,39 +125,103 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # A project's name, as `ken project add` takes it and `project:NAME` names it.
 PROJECT_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
+# AWS CodeCommit through git-remote-codecommit: `codecommit::REGION://[PROFILE@]NAME`, or
+# `codecommit://[PROFILE@]NAME` in the profile's region.
+_CODECOMMIT = re.compile(r"^codecommit:(?::([A-Za-z0-9-]+):)?//(?:([^@/]*)@)?([^/@]+?)/?$", re.I)
+# The hosts a forge serves SSH on port 443 from, for networks that close port 22; an ssh
+# config names them (`Host github.com` / `HostName ssh.github.com`) for the forge itself.
+_SSH_443 = {
+    "ssh.github.com": "github.com",
+    "altssh.gitlab.com": "gitlab.com",
+    "altssh.bitbucket.org": "bitbucket.org",
+}
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
-def normalize_origin(url: str) -> str:
+def normalize_origin(
+    url: str,
+    *,
+    ssh_host: Callable[[str], str] | None = None,
+    aws_region: Callable[[str | None], str | None] | None = None,
+) -> str:
     """A git origin as a repo key: `git@github.com:Org/App.git` and
     `https://u@github.com/org/app` give `github.com/org/app` (lowercase, no scheme, user,
-    port or `.git`). An origin that is a local path (`/srv/git/App.git`, `file://…`)
-    keeps its case: paths are case-sensitive."""
+    port or `.git`, percent-escapes decoded: `My%20Project` is `my project`). An origin
+    that is a local path (`/srv/git/App.git`, `file:///srv/git/App.git`) is that path, case
+    and `.git` kept: a bare repository there is keyed by the same path.
+
+    `ssh_host` gives the host an ssh alias stands for (an ssh config's `HostName`), for
+    origins reached over ssh; `aws_region` the region of an AWS profile (None: the
+    default one), for a CodeCommit origin that names none. Both read files: kenning.git
+    passes them, so that this stays a rule on text."""
     text = url.strip()
-    if text.startswith("file://"):
-        return _path_key(text.removeprefix("file://"), strip_git=True)
+    if match := _CODECOMMIT.match(text):
+        region, profile, name = match.group(1), match.group(2), match.group(3).lower()
+        region = region or (aws_region(profile or None) if aws_region else None)
+        if not region:  # git-remote-codecommit cannot reach it either
+            return f"codecommit/{name}"
+        return f"git-codecommit.{region.lower()}.amazonaws.com/v1/repos/{name}"
+    if text[:7].lower() == "file://":
+        return _path_key(_decoded(text[7:]))
     if "://" in text:
-        rest = text.split("://", 1)[1]
+        scheme, _, rest = text.partition("://")
         host, _, path = rest.partition("/")
         host = host.rsplit("@", 1)[-1]
         host = host[: host.index("]") + 1] if host.startswith("[") and "]" in host else host
         host = host if host.startswith("[") else host.split(":", 1)[0]
+        if ssh_host and scheme.lower() in ("ssh", "git+ssh", "ssh+git"):
+            host = ssh_host(host)
+        path = _decoded(path)
     elif text.startswith(("/", ".", "~")):
-        return _path_key(text, strip_git=True)
+        return _path_key(text)
     elif match := _SCP.match(text):
-        host, path = match.group(1), match.group(2)
-    else:  # already `host/path`
-        return _strip_git(text.strip("/")).rstrip("/").lower()
-    path = _strip_git(path.strip("/")).rstrip("/")
-    host, path = host.lower(), path.lower()
-    # Azure DevOps over SSH (ssh.dev.azure.com:v3/org/project/repo) and its older
-    # org.visualstudio.com host name the repo its https form names.
+        host, path = match.group(1), _decoded(match.group(2))
+        if ssh_host:
+            host = ssh_host(host)
+    else:  # already a key, `host/path`: taken as written (a key is never decoded twice)
+        host, _, path = text.strip("/").partition("/")
+    return _key(host, path)
+
+
+def _key(host: str, path: str) -> str:
+    path = _strip_git(path.strip("/")).rstrip("/").lower()
+    host = host.lower()
+    host = _SSH_443.get(host, host)
+    host, path = _azure(host, path)
+    return f"{host}/{path}" if path else host
+
+
+def _azure(host: str, path: str) -> tuple[str, str]:
+    """An Azure DevOps repo as its https form names it (`dev.azure.com/org/project/_git/repo`),
+    from its SSH forms and the older `org.visualstudio.com` host (with or without
+    `DefaultCollection`). A repo named after its project may leave the project out."""
     if host in ("ssh.dev.azure.com", "vs-ssh.visualstudio.com") and path.startswith("v3/"):
         org, _, rest = path[3:].partition("/")
         project, _, repo = rest.partition("/")
-        return f"dev.azure.com/{org}/{project}/_git/{repo}"
-    if host.endswith(".visualstudio.com") and "/_git/" in path:
-        return f"dev.azure.com/{host.removesuffix('.visualstudio.com')}/{path}"
-    return f"{host}/{path}"
+        return "dev.azure.com", f"{org}/{project}/_git/{repo}"
+    if host.endswith(".visualstudio.com"):
+        rest = path.removeprefix("defaultcollection/")
+        parts = rest.split("/")
+        if "_git" not in parts and "_ssh" not in parts:
+            return host, path
+        host, path = "dev.azure.com", f"{host.removesuffix('.visualstudio.com')}/{rest}"
+    if host == "dev.azure.com":
+        parts = path.split("/")
+        if len(parts) == 3 and parts[1] == "_git":  # org/_git/repo: the project is the repo
+            parts = [parts[0], parts[2], "_git", parts[2]]
+        if len(parts) == 4 and parts[2] == "_ssh":  # the old SSH form
+            parts[2] = "_git"
+        path = "/".join(parts)
+    return host, path
+
+
+def _decoded(text: str) -> str:
+    """`text` with its percent-escapes decoded (`My%20Project`), as a forge names the repo."""
+    if "%" not in text or not _ESCAPE.search(text):
+        return text
+    from urllib.parse import unquote  # rarely needed: not on every hook's way in
+
+    return unquote(text)
 
 
 def _strip_git(path: str) -> str:
@@ -165,31 +229,36 @@ def _strip_git(path: str) -> str:
     return path[:-4] if path.lower().endswith(".git") else path
 
 
-def _path_key(path: str, strip_git: bool = False) -> str:
-    key = path.rstrip("/") or "/"
-    return (key.removesuffix(".git") or key) if strip_git else key
+def _path_key(path: str) -> str:
+    """A repo's path as a key: without a trailing `/`, `~` made whole, otherwise as written
+    (case, spaces and a `.git` ending kept)."""
+    if path.startswith("~"):
+        import os.path
+
+        path = os.path.expanduser(path)
+    return path.rstrip("/") or "/"
 
 
 def repo_key(text: str) -> str:
-    """The repo key for what a person typed after `repo:`: a path (starting with `/` or
-    `~`) is kept as it is, since a repo without an origin is keyed by its main
-    checkout's path; anything else is read as an origin and normalized."""
+    """The repo key for what a person typed after `repo:`, read as text alone: a path
+    (starting with `/`, `~` or `file://`) is kept as it is, since a repo without an origin
+    is keyed by its main checkout's path; anything else is read as an origin and
+    normalized. `kenning.git.repo_key` adds what the files say (a path's repo, an ssh
+    alias, `url.<base>.insteadOf`)."""
     value = text.strip()
     if not value:
         raise ValueError(f"bad scope 'repo:{text}': the name after 'repo:' is empty")
-    if value.startswith("~"):
-        import os.path
-
-        value = os.path.expanduser(value)
-    if value.startswith("/"):
-        return _path_key(value)
+    if value.startswith(("/", "~")) or value[:7].lower() == "file://":
+        return normalize_origin(value)
     if value.startswith("."):  # relative to where? A key names one repo from anywhere.
         raise ValueError(
             f"bad scope 'repo:{text}': a path must be the checkout's full path "
             "(or use a bare `repo` for the repo here)"
         )
     key = normalize_origin(value)
-    if any(c.isspace() for c in key):
+    # A host holds no space: `repo:use pnpm/npm` is words, not a repo. A path may (an Azure
+    # DevOps project named `My Project`).
+    if any(c.isspace() for c in key.partition("/")[0]):
         raise _not_a_repo(text)
     return key
 

@@ -1,10 +1,8 @@
 """Which scopes apply where you are.
 
-The repo, branch and origin are read straight from the `.git` files rather than by
-running git: hooks call this on every prompt, and spawning git costs more than the
-rest of the hook. Worktrees (a `.git` file pointing into the main repository) share
-the main repository's config, so every clone and worktree of a repo maps to one key:
-its normalized origin, or the main checkout's path when there is no origin.
+The repo, branch and origin come from kenning.git, which reads the `.git` files rather
+than running git: hooks call this on every prompt. Every clone and worktree of a repo
+maps to one key: its normalized origin, or the main checkout's path when there is none.
 """
 
 from __future__ import annotations
@@ -16,6 +14,7 @@ from pathlib import Path
 
 from kenning import paths as paths_mod
 from kenning.errors import InvalidInput
+from kenning.git import GitInfo, find_git
 from kenning.model import Provenance, Scope, ScopeType, normalize_origin
 
 __all__ = ["GitInfo", "Where", "detect", "find_git", "normalize_origin"]
@@ -34,26 +33,6 @@ NONE_HERE = {
     ScopeType.AGENT: "no agent here: ken is not running inside an agent's shell (KEN_AGENT "
     "names one)",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class GitInfo:
-    root: Path  # the working tree holding cwd
-    common_dir: Path  # the main repository's .git folder
-    origin: str | None  # remote.origin.url as written
-    branch: str | None  # None when HEAD is detached
-    head: str | None  # the commit HEAD points at, when it can be read
-
-    @property
-    def key(self) -> str:
-        """The repo's scope key: normalized origin, else the main checkout's path (the
-        folder holding `.git`), or for a bare repository or a git dir kept apart
-        (`--separate-git-dir`), that folder itself: its parent may hold others."""
-        if self.origin:
-            return normalize_origin(self.origin)
-        if self.common_dir.name == ".git":
-            return str(self.common_dir.parent)
-        return str(self.common_dir)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,97 +94,6 @@ class Where:
         }
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-
-
-def _origin_from_config(text: str) -> str | None:
-    section = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("["):
-            section = line.strip("[]").replace(" ", "").lower()
-            continue
-        if section == 'remote"origin"' and "=" in line:
-            key, _, value = line.partition("=")
-            if key.strip().lower() == "url":
-                return _config_value(value)
-    return None
-
-
-def _config_value(raw: str) -> str:
-    """A git config value as git reads it: quotes taken off, and a `;` or `#` outside
-    them starting a comment."""
-    out: list[str] = []
-    quoted = False
-    for char in raw.strip():
-        if char == '"':
-            quoted = not quoted
-        elif char in ";#" and not quoted:
-            break
-        else:
-            out.append(char)
-    return "".join(out).strip()
-
-
-def _resolve_ref(common_dir: Path, ref: str) -> str | None:
-    loose = _read(common_dir / ref)
-    if loose:
-        return loose.strip()
-    packed = _read(common_dir / "packed-refs") or ""
-    for line in packed.splitlines():
-        sha, _, name = line.partition(" ")
-        if name.strip() == ref:
-            return sha.strip()
-    return None
-
-
-def _rebasing(git_dir: Path) -> str | None:
-    """The branch a rebase in progress is on (HEAD is detached meanwhile), else None."""
-    for folder in ("rebase-merge", "rebase-apply"):
-        name = (_read(git_dir / folder / "head-name") or "").strip()
-        if name.startswith("refs/heads/"):
-            return name.removeprefix("refs/heads/")
-    return None
-
-
-def find_git(start: str | os.PathLike[str]) -> GitInfo | None:
-    """The git repository holding `start`, read from its files; None outside one."""
-    here = Path(start).resolve()
-    for folder in (here, *here.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir():
-            git_dir = dot_git
-        elif dot_git.is_file():
-            text = _read(dot_git) or ""
-            if not text.startswith("gitdir:"):
-                return None
-            git_dir = (folder / text.split(":", 1)[1].strip()).resolve()
-        else:
-            continue
-        common_text = _read(git_dir / "commondir")
-        common_dir = (git_dir / common_text.strip()).resolve() if common_text else git_dir
-        origin = _origin_from_config(_read(common_dir / "config") or "")
-        if origin and origin.startswith(("./", "../")):
-            # A local path relative to the checkout, as git reads it: made whole, else
-            # every repo with an origin of ../upstream would share one key.
-            origin = str((folder / origin).resolve())
-        head_text = (_read(git_dir / "HEAD") or "").strip()
-        branch = head = None
-        if head_text.startswith("ref:"):
-            ref = head_text[4:].strip()
-            branch = ref.removeprefix("refs/heads/")
-            head = _resolve_ref(git_dir, ref) or _resolve_ref(common_dir, ref)
-        elif head_text:
-            head = head_text
-            branch = _rebasing(git_dir)
-        return GitInfo(folder, common_dir, origin, branch, head)
-    return None
-
-
 def _main_checkout(git: GitInfo | None) -> str | None:
     """The main checkout of a linked worktree (the folder holding the common .git),
     when `git` is one; else None."""
@@ -240,7 +128,7 @@ def detect(
         here = str(Path(cwd or os.getcwd()).resolve())
     except FileNotFoundError:
         raise InvalidInput("the current folder no longer exists: cd to one that does") from None
-    git = find_git(here)
+    git = find_git(here, env)
     scopes: list[Scope] = []
     reasons: dict[str, str] = {}
 
@@ -307,7 +195,12 @@ def detect(
                 add(scope, why)
                 break
     if git and repo:
-        why = "git origin of this repo" if git.origin else "this repo has no origin: its path"
+        if git.remote == "origin":
+            why = "git origin of this repo"
+        elif git.remote:
+            why = f"git remote {git.remote} of this repo (its only remote; none is named origin)"
+        else:
+            why = "this repo has no origin: its path"
         add(Scope(ScopeType.REPO, repo), why)
     if agent:
         add(Scope(ScopeType.AGENT, agent), f"running inside {agent}")

@@ -40,9 +40,11 @@ MAX_REQUEST_BYTES = MAX_STDIN_BYTES + 1024 * 1024  # with its arguments and envi
 # Every environment variable a hook reads (a name, or a prefix ending in `*`): where the
 # store, config and state are (KEN_*, XDG_*, HOME), the agent markers (each agent
 # module's `env_markers`; the client cannot afford to import them), Codex's and
-# Copilot's homes, and what the programs a hook starts need to run (git, the summarizer):
-# PATH, locale, time zone, temp folder. Nothing else leaves the agent's shell; a test
-# checks that every variable kenning's code reads is here.
+# Copilot's homes, what decides the repo as git and git-remote-codecommit read it (GIT_DIR,
+# which config files, an AWS profile's region: names, never credentials), and what the
+# programs a hook starts need to run (git, the summarizer): PATH, locale, time zone, temp
+# folder. Nothing else leaves the agent's shell; a test checks that every variable
+# kenning's code reads is here.
 HOOK_ENV = (
     "KEN_*",
     "XDG_*",
@@ -66,6 +68,15 @@ HOOK_ENV = (
     "COPILOT_HOME",
     "COPILOT_CLI",
     "COPILOT_AGENT_SESSION_ID",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+    "AWS_PROFILE",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_CONFIG_FILE",
     "PATH",
     "LANG",
     "LC_ALL",

@@ -1,0 +1,594 @@
+"""A git repository as its files say: where it is, its origin, its branch, its repo key.
+
+Read straight from the files rather than by running git: hooks call this on every
+prompt, and spawning git costs more than the rest of the hook. The one exception is a
+repository that keeps its refs in a reftable (git 2.45's opt-in, Git 3's default): its
+`HEAD` file holds `ref: refs/heads/.invalid` whatever is checked out, so there git is
+asked for the branch.
+
+Found as git finds it: up from the folder to the first `.git` (a folder, or a file
+pointing into a main repository's `worktrees/`), or a bare repository (a folder holding
+`HEAD`, `objects` and `refs`); `GIT_DIR` (and `GIT_WORK_TREE`) in the environment decide
+instead when they are set. Every clone and worktree of a repo maps to one key: its
+origin normalized (`model.normalize_origin`), else its main checkout's path (for a bare
+repository or a git dir kept apart, that folder itself).
+
+The origin is what `git remote get-url origin` prints: `remote.origin.url` from every
+config file git reads (`/etc/gitconfig`, `$XDG_CONFIG_HOME/git/config`, `~/.gitconfig`,
+the repo's, a worktree's, and what they pull in with `[include]` and `[includeIf
+"gitdir:..."]`), with the longest matching `url.<base>.insteadOf` applied. A repo with
+no remote named `origin` (the name is case-sensitive, as git reads it) but exactly one
+other remote uses that one. An ssh alias in it (`git@github-work:acme/app.git`) is
+replaced by the host it stands for (kenning.ssh). A local-path origin is resolved
+against the main checkout (so every worktree agrees) and keyed as the repo at that path
+is keyed: a clone of a local clone shares the first clone's key.
+
+Each config file is parsed once per change (path, size, time and inode): the hook
+server pays a `stat` per file for each prompt.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from kenning import model, paths, ssh
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["GitInfo", "find_git", "repo_key"]
+
+MAX_INCLUDE_DEPTH = 10  # git's own limit
+MAX_HOPS = 8  # local origins followed from repo to repo, at most
+INVALID_HEAD = "ref: refs/heads/.invalid"  # what a reftable repository keeps in HEAD
+
+# One config entry: (section, subsection, key, value). Section and key are lowercase; the
+# subsection is as written (`[remote "Origin"]` is not origin), None when there is none;
+# the value is None for a key written alone (a boolean true).
+Entry = tuple[str, str | None, str, str | None]
+
+_SECTION = re.compile(r'\[([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\]')
+_KEY = re.compile(r"([A-Za-z][A-Za-z0-9-]*)[ \t]*")
+_HEX_HEAD = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "\\": "\\", '"': '"'}
+
+_parsed: dict[str, tuple[tuple[int, int, int], list[Entry]]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class GitInfo:
+    root: Path  # the working tree holding cwd (a bare repository: the repository)
+    common_dir: Path  # the main repository's git folder
+    origin: str | None  # the origin's URL as git reads it (insteadOf applied)
+    branch: str | None  # None when HEAD is detached
+    head: str | None  # the commit HEAD points at, when it can be read
+    key: str  # the repo's scope key
+    remote: str | None = None  # the remote `origin` came from: "origin", or the only one
+
+
+def find_git(start: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> GitInfo | None:
+    """The git repository holding `start`, read from its files; None outside one. `env`
+    may hold `GIT_DIR` and `GIT_WORK_TREE`, read as git reads them."""
+    return _find(Path(start), env or {}, frozenset())
+
+
+def repo_key(text: str) -> str:
+    """The repo key for a repo as a person names it (after `repo:`, a config table's
+    name), by the rule detection keys it: an origin in any form, rewritten by the global
+    `url.<base>.insteadOf` and ssh's `HostName`, normalized; a path that exists is the key
+    of the repo there (a subfolder, a symlink or `..` give the repo's key: its origin,
+    when it has one); a path that does not is kept as written, so a removed checkout's
+    memories can still be named. Raises ValueError for what names no repo."""
+    key = model.repo_key(text)  # the checks, and the rule for text alone
+    if key.startswith("/"):
+        return _key_at(key, frozenset())
+    value = text.strip()
+    url = _rewrite(value, _global().rules)
+    if url != value and _is_local(url):  # a shorthand for a local path
+        path = _local_path(url)
+        return _key_at(path, frozenset()) if os.path.isabs(path) else key
+    return model.repo_key(_origin_key(url))
+
+
+# --- finding the repository -----------------------------------------------------------
+
+
+def _find(start: Path, env: Mapping[str, str], seen: frozenset[Path]) -> GitInfo | None:
+    here = start.resolve()
+    found = _from_env(here, env) if env.get("GIT_DIR") else _discover(here)
+    if found is None:
+        return None
+    root, git_dir = found
+    work_tree = env.get("GIT_WORK_TREE")
+    if work_tree:
+        root = (here / work_tree).resolve()
+    return _read_repo(root, git_dir, seen)
+
+
+def _discover(here: Path) -> tuple[Path, Path] | None:
+    """(work tree, git dir) as git finds them walking up from `here`."""
+    for folder in (here, *here.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return folder, dot_git
+        if dot_git.is_file():
+            text = _read(dot_git) or ""
+            if not text.startswith("gitdir:"):
+                return None
+            return folder, (folder / text.split(":", 1)[1].strip()).resolve()
+        if _is_git_dir(folder):  # a bare repository, or inside a .git folder
+            return (folder.parent if folder.name == ".git" else folder), folder
+    return None
+
+
+def _from_env(here: Path, env: Mapping[str, str]) -> tuple[Path, Path] | None:
+    """(work tree, git dir) from `GIT_DIR`, relative to the folder asked about; git
+    takes that folder as the top of the work tree unless `GIT_WORK_TREE` says."""
+    git_dir = (here / env["GIT_DIR"]).resolve()
+    if git_dir.is_file():
+        text = _read(git_dir) or ""
+        if not text.startswith("gitdir:"):
+            return None
+        git_dir = (git_dir.parent / text.split(":", 1)[1].strip()).resolve()
+    return (here, git_dir) if _is_git_dir(git_dir) else None
+
+
+def _is_git_dir(folder: Path) -> bool:
+    """Whether `folder` is a git dir, as git tells: a valid HEAD, and objects and refs in
+    it or in the main repository its `commondir` names."""
+    head = folder / "HEAD"
+    if not head.is_file():
+        return False
+    common_text = _read(folder / "commondir")
+    common = (folder / common_text.strip()) if common_text else folder
+    if not ((common / "objects").is_dir() and (common / "refs").is_dir()):
+        return False
+    text = (_read(head) or "").strip()
+    return text.startswith("ref: refs/") or _HEX_HEAD.match(text) is not None
+
+
+def _read_repo(root: Path, git_dir: Path, seen: frozenset[Path]) -> GitInfo:
+    if not git_dir.is_dir():
+        # A worktree whose main checkout moved or was removed: its git dir named where the
+        # repository was (`<main>/.git/worktrees/<name>`), which is what keys it.
+        common_dir = git_dir.parent.parent if git_dir.parent.name == "worktrees" else git_dir
+        return GitInfo(root, common_dir, None, None, None, _path_of(common_dir))
+    common_text = _read(git_dir / "commondir")
+    common_dir = (git_dir / common_text.strip()).resolve() if common_text else git_dir
+    settings = _repo_settings(git_dir, common_dir)
+    remote, origin = settings.origin()
+    head_text = (_read(git_dir / "HEAD") or "").strip()
+    branch = head = None
+    if head_text == INVALID_HEAD or settings.ref_storage == "reftable":
+        branch, head = _ask_git(git_dir)
+        branch = branch or _rebasing(git_dir)
+    elif head_text.startswith("ref:"):
+        ref = head_text[4:].strip()
+        branch = ref.removeprefix("refs/heads/")
+        head = _resolve_ref(git_dir, ref) or _resolve_ref(common_dir, ref)
+    elif head_text:
+        head = head_text
+        branch = _rebasing(git_dir)
+    if origin is None:
+        key = _path_of(common_dir)
+    else:
+        if _is_local(origin):
+            origin = _local_path(origin, _main_top(root, git_dir, common_dir))
+        key = _remote_key(origin, common_dir, seen)
+    return GitInfo(root, common_dir, origin, branch, head, key, remote)
+
+
+def _path_of(common_dir: Path) -> str:
+    """A repository's key without an origin: the main checkout's path (the folder holding
+    `.git`), or for a bare repository or a git dir kept apart (`--separate-git-dir`),
+    that folder itself: its parent may hold others."""
+    return str(common_dir.parent if common_dir.name == ".git" else common_dir)
+
+
+def _main_top(root: Path, git_dir: Path, common_dir: Path) -> Path:
+    """The folder a relative origin (`../upstream`) is read against: the main checkout's
+    top, so that every worktree of the repo reads it alike."""
+    if common_dir.name == ".git":
+        return common_dir.parent
+    return root if git_dir == common_dir else common_dir
+
+
+def _remote_key(origin: str, common_dir: Path, seen: frozenset[Path]) -> str:
+    if not _is_local(origin):
+        return _origin_key(origin)
+    if common_dir in seen or len(seen) >= MAX_HOPS:  # `origin = .`, or a round of clones
+        return model.normalize_origin(origin)
+    if not os.path.isdir(origin) and os.path.isdir(origin + ".git"):
+        origin += ".git"  # as git finds a local repository named without its `.git`
+    return _key_at(origin, seen | {common_dir})
+
+
+def _key_at(path: str, seen: frozenset[Path]) -> str:
+    """What detection gives at `path`: the key of the repo holding it, the folder itself
+    outside one, or, where nothing is there any more, the path as written."""
+    if not os.path.isdir(path):
+        return model.normalize_origin(path)
+    found = _find(Path(path), {}, seen)
+    return found.key if found is not None else str(Path(path).resolve())
+
+
+def _origin_key(url: str) -> str:
+    return model.normalize_origin(url, ssh_host=_ssh_host, aws_region=_aws_region)
+
+
+def _is_local(url: str) -> bool:
+    """Whether git reads `url` as a local path (a `file://` URL, or no `host:` before the
+    first `/`), not a remote."""
+    if url[:7].lower() == "file://":
+        return True
+    if "://" in url or url.startswith("codecommit:"):
+        return False
+    colon, slash = url.find(":"), url.find("/")
+    return colon < 0 or 0 <= slash < colon
+
+
+def _local_path(url: str, base: Path | None = None) -> str:
+    """A local origin as a full path: `file://` taken off (escapes decoded), `~` made
+    whole, a relative one read against `base`."""
+    if url[:7].lower() == "file://":
+        return model.normalize_origin(url)
+    path = os.path.expanduser(url) if url.startswith("~") else url
+    if base is not None and not os.path.isabs(path):
+        path = os.path.normpath(os.path.join(base, path))
+    return path
+
+
+def _ssh_host(host: str) -> str:
+    """The host an ssh alias stands for; the alias itself when ssh's config names no
+    host for it, or names an address (the alias is the name people know the server by)."""
+    name = ssh.host_name(host)
+    if not name or _IPV4.match(name) or ":" in name:
+        return host
+    return name
+
+
+def _aws_region(profile: str | None) -> str | None:
+    """The region git-remote-codecommit uses for `profile`: AWS_DEFAULT_REGION or
+    AWS_REGION, else the profile's `region` in ~/.aws/config (AWS_CONFIG_FILE)."""
+    env = paths.environ()
+    region = env.get("AWS_DEFAULT_REGION") or env.get("AWS_REGION")
+    if region:
+        return region
+    name = profile or env.get("AWS_PROFILE") or "default"
+    path = env.get("AWS_CONFIG_FILE") or os.path.join(paths.home(), ".aws", "config")
+    wanted = "default" if name == "default" else f"profile {name}"
+    section = None
+    for raw in (_read(Path(path)) or "").splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = " ".join(line.strip("[]").split())
+        elif section == wanted and "=" in line:
+            key, _, value = line.partition("=")
+            if key.strip().lower() == "region" and value.strip():
+                return value.strip()
+    return None
+
+
+# --- refs -----------------------------------------------------------------------------
+
+
+def _resolve_ref(common_dir: Path, ref: str) -> str | None:
+    loose = _read(common_dir / ref)
+    if loose:
+        return loose.strip()
+    packed = _read(common_dir / "packed-refs") or ""
+    for line in packed.splitlines():
+        sha, _, name = line.partition(" ")
+        if name.strip() == ref:
+            return sha.strip()
+    return None
+
+
+def _rebasing(git_dir: Path) -> str | None:
+    """The branch a rebase in progress is on (HEAD is detached meanwhile), else None."""
+    for folder in ("rebase-merge", "rebase-apply"):
+        name = (_read(git_dir / folder / "head-name") or "").strip()
+        if name.startswith("refs/heads/"):
+            return name.removeprefix("refs/heads/")
+    return None
+
+
+def _ask_git(git_dir: Path) -> tuple[str | None, str | None]:
+    """(branch, commit) of a reftable repository, from git itself: its refs are not in
+    files kenning reads. (None, None) when git cannot say (too old to read it)."""
+    import subprocess  # only for a reftable repository
+
+    def ask(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", f"--git-dir={git_dir}", *args],
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=False,
+                env=paths.served_env(),  # a served hook's own PATH and HOME
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+    ref = ask("symbolic-ref", "-q", "HEAD")
+    head = ask("rev-parse", "-q", "--verify", "HEAD")
+    return (ref.removeprefix("refs/heads/") if ref else None), head
+
+
+# --- config files ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    """What kenning reads from a repository's config files, in git's order."""
+
+    remotes: dict[str, str]  # name -> its first url
+    rules: list[tuple[str, str]]  # (insteadOf prefix, base), in the order written
+    ref_storage: str | None
+    worktree_config: bool
+
+    def origin(self) -> tuple[str | None, str | None]:
+        """(remote name, URL as git reads it): `origin`, else the only remote there is."""
+        if "origin" in self.remotes:
+            name = "origin"
+        elif len(self.remotes) == 1:
+            name = next(iter(self.remotes))
+        else:
+            return None, None
+        return name, _rewrite(self.remotes[name], self.rules)
+
+
+def _settings(entries: list[Entry]) -> _Settings:
+    remotes: dict[str, str] = {}
+    rules: list[tuple[str, str]] = []
+    ref_storage = None
+    worktree_config = False
+    for section, sub, key, value in entries:
+        if section == "remote" and sub is not None and key == "url" and value:
+            remotes.setdefault(sub, value)
+        elif section == "url" and sub is not None and key == "insteadof" and value:
+            rules.append((value, sub))
+        elif section == "extensions" and sub is None and key == "refstorage":
+            ref_storage = (value or "").lower()
+        elif section == "extensions" and sub is None and key == "worktreeconfig":
+            worktree_config = _true(value)
+    return _Settings(remotes, rules, ref_storage, worktree_config)
+
+
+def _rewrite(url: str, rules: list[tuple[str, str]]) -> str:
+    """`url` with the longest `insteadOf` prefix that starts it replaced by its base (the
+    first written, among equals), as git rewrites a remote's URL."""
+    best: tuple[str, str] | None = None
+    for prefix, base in rules:
+        if url.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
+            best = (prefix, base)
+    return url if best is None else best[1] + url[len(best[0]) :]
+
+
+def _repo_settings(git_dir: Path, common_dir: Path) -> _Settings:
+    entries: list[Entry] = []
+    for path in (*_user_files(), str(common_dir / "config")):
+        _load(path, git_dir, entries, 0)
+    settings = _settings(entries)
+    if settings.worktree_config:
+        _load(str(git_dir / "config.worktree"), git_dir, entries, 0)
+        settings = _settings(entries)
+    return settings
+
+
+def _global() -> _Settings:
+    """The system and global config (no repository's): what a typed origin is read by."""
+    entries: list[Entry] = []
+    for path in _user_files():
+        _load(path, None, entries, 0)
+    return _settings(entries)
+
+
+def _user_files() -> list[str]:
+    """The system and global config files, in the order git reads them."""
+    env = paths.environ()
+    files = []
+    if not _true(env.get("GIT_CONFIG_NOSYSTEM", "false")):
+        files.append(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
+    if "GIT_CONFIG_GLOBAL" in env:
+        files.append(env["GIT_CONFIG_GLOBAL"])
+    else:
+        home = paths.home()
+        xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        files += [os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig")]
+    return [f for f in files if f]
+
+
+def _load(path: str, git_dir: Path | None, out: list[Entry], depth: int) -> None:
+    """The entries of the config file at `path`, each include followed where it stands."""
+    for entry in _entries(path):
+        out.append(entry)
+        section, sub, key, value = entry
+        if key != "path" or not value or depth >= MAX_INCLUDE_DEPTH:
+            continue
+        if (section == "include" and sub is None) or (
+            section == "includeif" and sub is not None and _condition(sub, path, git_dir)
+        ):
+            _load(_include_path(value, path), git_dir, out, depth + 1)
+
+
+def _include_path(value: str, including: str) -> str:
+    if value.startswith("~/") or value == "~":
+        return paths.home() + value[1:]
+    return os.path.join(os.path.dirname(including), value)
+
+
+def _condition(condition: str, including: str, git_dir: Path | None) -> bool:
+    """Whether an `[includeIf "..."]` holds: `gitdir:` and `gitdir/i:` are read; what
+    else a condition may ask (`onbranch:`, `hasconfig:`) is taken as not holding."""
+    if git_dir is None:
+        return False
+    kind, _, pattern = condition.partition(":")
+    if kind not in ("gitdir", "gitdir/i"):
+        return False
+    fold = kind == "gitdir/i"
+    if pattern.startswith("~/"):
+        pattern = paths.home() + pattern[1:]
+    elif pattern.startswith("./"):
+        pattern = os.path.dirname(including) + pattern[1:]
+    if not pattern.startswith("/"):
+        pattern = "**/" + pattern
+    if pattern.endswith("/"):
+        pattern += "**"
+    regex = re.compile(_wildmatch(pattern), re.IGNORECASE if fold else 0)
+    return any(regex.fullmatch(text) for text in {str(git_dir), os.path.realpath(git_dir)})
+
+
+def _wildmatch(pattern: str) -> str:
+    """git's wildmatch with WM_PATHNAME as a regex: `*` and `?` stop at `/`, `**/` is any
+    number of folders, a trailing `/**` everything inside."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i) and (i == 0 or pattern[i - 1] == "/"):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end]
+            negate = body[:1] in ("!", "^")
+            body = body[1:] if negate else body
+            out.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        elif pattern[i] == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+def _entries(path: str) -> list[Entry]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+    cached = _parsed.get(path)
+    if cached is not None and cached[0] == sig:
+        return cached[1]
+    entries = parse_config(_read(Path(path)) or "")
+    if len(_parsed) > 64:
+        _parsed.clear()
+    _parsed[path] = (sig, entries)
+    return entries
+
+
+def parse_config(text: str) -> list[Entry]:
+    """A git config file's entries, read as git reads them: sections (`[remote "x"]`,
+    the older `[remote.x]`, whose name git lowercases), `key = value` or a key alone,
+    values with quotes, escapes (`\\t`, `\\n`, `\\"`, `\\\\`), `\\` continuing a line,
+    and comments after `;` or `#`. Reading stops where git would report an error."""
+    out: list[Entry] = []
+    section: str | None = None
+    subsection: str | None = None
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
+    i = 0
+    while i < len(lines):
+        rest = lines[i].lstrip()
+        i += 1
+        while rest and rest[0] not in "#;":
+            if rest[0] == "[":
+                match = _SECTION.match(rest)
+                if match is None:
+                    return out
+                name, quoted = match.group(1).lower(), match.group(2)
+                if quoted is not None:
+                    section, subsection = name, re.sub(r"\\(.)", r"\1", quoted)
+                elif "." in name:
+                    section, subsection = name.split(".", 1)
+                else:
+                    section, subsection = name, None
+                rest = rest[match.end() :].lstrip()
+                continue
+            match = _KEY.match(rest)
+            if match is None or section is None:
+                return out
+            key = match.group(1).lower()
+            rest = rest[match.end() :]
+            if not rest or rest[0] in "#;\r\n":
+                out.append((section, subsection, key, None))
+            elif rest[0] != "=":
+                return out
+            else:
+                value, i = _value(rest[1:], lines, i)
+                if value is None:
+                    return out
+                out.append((section, subsection, key, value))
+            break
+    return out
+
+
+def _value(text: str, lines: list[str], i: int) -> tuple[str | None, int]:
+    """A config value from `text` on, taking in the lines a trailing `\\` continues it
+    to: (value, index of the next line). The value is None when git would refuse it (an
+    open quote, an unknown escape)."""
+    out: list[str] = []
+    quoted = False
+    spaces = 0
+    while True:
+        j, n = 0, len(text)
+        continued = False
+        while j < n:
+            char = text[j]
+            j += 1
+            if char.isspace() and not quoted:
+                if out:
+                    spaces += 1
+                continue
+            if not quoted and char in ";#":
+                return "".join(out), i
+            if spaces:
+                out.append(" " * spaces)
+                spaces = 0
+            if char == "\\":
+                if j == n:
+                    continued = True
+                    break
+                escaped = _ESCAPES.get(text[j])
+                if escaped is None:
+                    return None, i
+                out.append(escaped)
+                j += 1
+            elif char == '"':
+                quoted = not quoted
+            else:
+                out.append(char)
+        if not continued:
+            return (None if quoted else "".join(out)), i
+        if i >= len(lines):
+            return "".join(out), i
+        text = lines[i]
+        i += 1
+
+
+def _true(value: str | None) -> bool:
+    return value is None or value.strip().lower() in ("true", "yes", "on", "1")
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
