@@ -12,6 +12,7 @@ import pytest
 
 from conftest import ken
 from helpers import add, one_line_error, opened
+from kenning.config import Config
 from kenning.model import Session, Status
 from kenning.store import ItemQuery
 
@@ -126,25 +127,54 @@ def test_a_changed_origin_is_found_from_the_sessions_that_ran_in_the_checkout(
     ]
 
 
-def test_switches_kept_under_the_earlier_key_fail_doctor_with_the_table_to_rename(app):
+def test_a_switch_named_by_the_checkout_s_path_follows_it_when_an_origin_is_added(app):
+    """A table named by a folder that exists is keyed as the repo there, as `--scope` is:
+    its origin once it has one, so a private repo stays private after its first push."""
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f'[memory.repos."{app}"]\ncapture = false\n')
     git(app, "remote", "add", "origin", "git@github.com:me/app.git")
+    doctor = json.loads(ken("doctor", "--json").stdout)
+    assert not any(c["name"].startswith("switches of") for c in doctor["here"])
+    assert Config().repo_switches()[NEW] == {"capture": False}
+
+
+def test_switches_kept_under_an_earlier_origin_fail_doctor_with_the_table_to_rename(
+    git_repo, monkeypatch
+):
+    monkeypatch.chdir(git_repo)
+    old = "github.com/acme/shop"
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[memory.repos."{old}"]\ncapture = false\n')
+    with opened() as store:
+        store.upsert_session(
+            Session(
+                id="01SESSIONINTHESHOPCHECKOUT",
+                agent="claude",
+                agent_session_id="3c65df25-9f7d-4669-b22c-a2621c627068",
+                repo=old,
+                cwd=str(git_repo),
+                started_at="2026-11-02T09:00:00.000Z",
+            )
+        )
+    new = "github.com/acme-corp/shop"
+    git(git_repo, "remote", "set-url", "origin", "git@github.com:acme-corp/shop.git")
     doctor = ken("doctor", "--json")
     assert doctor.exit_code == 1
     checks = {c["name"]: c for c in json.loads(doctor.stdout)["here"]}
-    switches = checks[f"switches of {app}"]
+    switches = checks[f"switches of {old}"]
     assert not switches["ok"]
     assert switches["detail"] == (
-        f'the switches of [memory.repos."{app}"] in config.toml (capture = false) do not '
-        f"apply to repo:{NEW}"
+        f'the switches of [memory.repos."{old}"] in config.toml (capture = false) do not '
+        f"apply to repo:{new}"
     )
-    assert switches["fix"] == f'rename that table to [memory.repos."{NEW}"]'
-    moved = ken("repo", "move", str(app))  # memories move; the person's file is theirs
+    assert switches["fix"] == f'rename that table to [memory.repos."{new}"]'
+    add("Shop deploys freeze on Fridays", scope=f"repo:{old}")
+    moved = ken("repo", "move", old)  # memories move; the person's file is theirs
     assert moved.exit_code == 0
-    assert f'rename that table to [memory.repos."{NEW}"]' in moved.stderr
-    assert config.read_text() == f'[memory.repos."{app}"]\ncapture = false\n'
+    assert f'rename that table to [memory.repos."{new}"]' in moved.stderr
+    assert config.read_text() == f'[memory.repos."{old}"]\ncapture = false\n'
 
 
 def test_a_move_names_its_keys_clearly(app):

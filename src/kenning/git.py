@@ -70,6 +70,11 @@ class GitInfo:
     key: str  # the repo's scope key
     remote: str | None = None  # the remote `origin` came from: "origin", or the only one
 
+    @property
+    def path_key(self) -> str:
+        """The repo's key were it without an origin (what it was before its first push)."""
+        return _path_of(self.common_dir)
+
 
 def find_git(start: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> GitInfo | None:
     """The git repository holding `start`, read from its files; None outside one. `env`

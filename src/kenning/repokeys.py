@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from kenning import items, policy
@@ -138,7 +138,7 @@ def earlier_keys(store: Store, here: Where, config: Config) -> list[EarlierKey]:
     git = here.git
     if git is None or here.repo is None:
         return []
-    path_key = replace(git, origin=None).key  # its key were it without an origin
+    path_key = git.path_key
     found: dict[str, str] = {}
     if git.origin:
         found[path_key] = "this repo's key before it had an origin"
