@@ -1427,11 +1427,9 @@ def test_a_flags_value_is_still_redacted_after_prose_words_were_left() -> None:
         # base64 in a JSON string with escaped line breaks (gh api .../contents)
         '"content": "IyBhY21lLWFwaQoKQSBzbWFsbCBzZXJ2aWNlIHRoYXQgZG9lcyBtYW55IHRo\\n'
         'aW5ncyB3ZWxsLgoKIyMgSW5zdGFsbAoKICAgIHBpcCBpbnN0YWxsIGFjbWUK\\n"',
-        # placeholders: a webhook of X's, AWS's documentation keys
+        # placeholders: a webhook of X's
         "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/XXX/YYY/ZZZ",
         "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXX",
-        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
-        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
         # an interface's words for "password" and "API key", and its password policy
         '{"password": "Passwort", "api_key": "APIキー", "token": "トークン"}',
         "パスワードは12文字以上で、英字と数字を含めてください。",

@@ -583,10 +583,7 @@ _CHECKS = {
 _HEX = frozenset(string.hexdigits)
 
 
-# (and AWS's documentation keys: AKIAIOSFODNN7EXAMPLE)
-_PLACEHOLDER_BODY = lazy(
-    r"(?:^|[-_])(?:your|here|example|placeholder)(?:[-_]|$)|EXAMPLE(?:KEY)?$", re.I
-)
+_PLACEHOLDER_BODY = lazy(r"(?:^|[-_])(?:your|here|example|placeholder)(?:[-_]|$)", re.I)
 
 
 def _plausible(kind: str, body: str) -> bool:

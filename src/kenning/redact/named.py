@@ -479,8 +479,6 @@ def _placeholder(value: str) -> bool:
         return True
     if "****" in value or "xxxxxxxx" in value.lower():
         return True  # masked: sk-proj-XXXXXXXX..., sk-ab12****cd34
-    if value.endswith(("EXAMPLE", "EXAMPLEKEY")):
-        return True  # AWS's documentation keys: AKIAIOSFODNN7EXAMPLE
     return value.lower().replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
 
 
