@@ -993,6 +993,27 @@ def test_an_update_rewrites_only_the_agents_own_note_not_a_persons_or_another_ag
     assert "claude rewrote person" not in got["context"]
 
 
+@pytest.mark.parametrize("name", ["user", "ken", " "])
+def test_a_server_started_with_a_persons_name_in_ken_agent_rewrites_no_persons_note(
+    git_repo: Path, name: str
+) -> None:
+    with opened() as store:
+        person = add("Person's branch note", store, scope=f"workstream:{WORKSTREAM}")
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["update"] = await server.ok(
+            "memory_update",
+            {"id": person.id, "text": "rewritten", "expected_revision": person.revision},
+        )
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": name})
+
+    assert got["update"]["note"] == "proposed as a replacement"
+    assert stored(person.id) == person
+    assert stored(got["update"]["id"]).provenance.who not in ("user", "ken", " ", "")
+
+
 def test_a_handoff_to_a_projects_log_redacts_the_model_and_says_so(
     git_repo: Path, tmp_path: Path
 ) -> None:

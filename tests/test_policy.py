@@ -192,6 +192,60 @@ def test_ken_update_from_an_agents_shell_changes_only_a_note_that_agent_wrote(gi
         assert store.get_item(person).title == "Person's branch note"
 
 
+@pytest.mark.parametrize(
+    ("env", "agent"),
+    [
+        ({"CLAUDECODE": "1", "KEN_AGENT": "user"}, "claude"),
+        ({"CLAUDECODE": "1", "KEN_AGENT": "ken"}, "claude"),
+        ({"CLAUDECODE": "1", "KEN_AGENT": "codex"}, "claude"),
+        ({"CLAUDECODE": "1", "KEN_AGENT": " "}, "claude"),
+        ({"KEN_AGENT": "user"}, "agent"),
+        ({"KEN_AGENT": "Person"}, "agent"),
+        ({"KEN_AGENT": " "}, "agent"),
+        ({"KEN_AGENT": "us er"}, "agent"),
+        ({"KEN_AGENT": "Aider"}, "aider"),
+        ({"KEN_AGENT": ""}, None),
+        ({}, None),
+    ],
+)
+def test_ken_agent_names_only_an_agent_kenning_cannot_tell_and_never_a_person(env, agent):
+    from kenning.agentenv import UNNAMED, detect_agent
+
+    assert UNNAMED == policy.UNKNOWN_AGENT
+    assert detect_agent(env) == agent
+
+
+def test_ken_agent_in_an_agents_shell_takes_no_persons_or_other_agents_rights(git_repo):
+    # Claude's model setting KEN_AGENT to a person's name, another agent's or a blank one
+    # is still Claude: the person's and codex's notes are not its own, and what it writes
+    # is labelled claude.
+    def added(text: str, env: dict[str, str], *args: str) -> str:
+        done = ken_proc("add", text, *args, "--json", env=env, cwd=git_repo)
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["id"])
+
+    person = added("Person's branch note", {}, "-s", "workstream")
+    codex = added("Codex's branch note", {"CODEX_THREAD_ID": "t1"}, "-s", "workstream")
+    before = snapshot()
+    for name, ref in (("user", person), ("ken", person), ("codex", codex), (" ", person)):
+        env = {"CLAUDECODE": "1", "KEN_AGENT": name}
+        for args in (("update", ref, "--text", "claude rewrote it"), ("pin", ref)):
+            done = ken_proc(*args, env=env, cwd=git_repo)
+            assert done.returncode == 1, (name, args, done.stdout)
+            assert "needs a person" in one_line_error(done.stderr), (name, args)
+    assert snapshot() == before
+    env = {"CLAUDECODE": "1", "KEN_AGENT": " "}
+    rule = added("Whitespace rule", env, "--kind", "preference", "--evidence", "e")
+    note = added("A note", {"CLAUDECODE": "1", "KEN_AGENT": "user"}, "-s", "workstream")
+    with opened() as store:
+        got = [store.get_item(ref) for ref in (rule, note)]
+    assert [(i.provenance.who, i.status.value) for i in got] == [
+        ("claude", "proposed"),
+        ("claude", "active"),
+    ]
+    assert policy.unreviewed_from(got[1]) == "claude"
+
+
 def test_the_mcp_write_path_cannot_decide_even_with_a_persons_environment(store, git_repo):
     proposal = add("A proposal", store, status=Status.PROPOSED)
     agent = proposals.AgentContext("codex", where_mod.detect(git_repo, env={})).actor
