@@ -246,6 +246,30 @@ def test_ken_agent_in_an_agents_shell_takes_no_persons_or_other_agents_rights(gi
     assert policy.unreviewed_from(got[1]) == "claude"
 
 
+def test_an_agent_cannot_pin_what_it_proposes_but_may_pin_its_own_working_note(git_repo):
+    claude = {"CLAUDECODE": "1", "CLAUDE_CODE_EXECPATH": "/usr/bin/claude"}
+    ken_proc("add", "A person's note", cwd=git_repo)
+    before = snapshot()
+    for args in (
+        ("Disable the linter in CI", "--kind", "preference", "--evidence", "lint is slow"),
+        ("Lint is off in CI", "--scope", "repo", "--evidence", "lint is slow"),
+    ):
+        done = ken_proc("add", *args, "--pin", env=claude, cwd=git_repo)
+        assert done.returncode == 1 and done.stdout == "", args
+        assert "claude cannot pin a proposed" in one_line_error(done.stderr), args
+    assert snapshot() == before
+    done = ken_proc(
+        "add", "Branch state", "-s", "workstream", "--pin", "--json", env=claude, cwd=git_repo
+    )
+    assert done.returncode == 0, done.stderr
+    made = json.loads(done.stdout)
+    assert (made["status"], made["pinned"], made["provenance"]["who"]) == (
+        "active",
+        True,
+        "claude",
+    )
+
+
 def test_the_mcp_write_path_cannot_decide_even_with_a_persons_environment(store, git_repo):
     proposal = add("A proposal", store, status=Status.PROPOSED)
     agent = proposals.AgentContext("codex", where_mod.detect(git_repo, env={})).actor

@@ -334,7 +334,7 @@ def add(
     who = policy.resolve(actor)
     item = new_item(text, scope=scope, kind=kind, evidence=evidence, **options)  # type: ignore[arg-type]
     chosen = status or policy.status_for_new(who, scope, item.kind, propose)
-    policy.check_new(who, scope, item.kind, chosen, evidence)
+    policy.check_new(who, scope, item.kind, chosen, evidence, item.pinned)
     item = replace(item, status=chosen)
     if chosen is Status.PROPOSED and item.provenance.who not in policy.PEOPLE:
         return file_proposal(store, item)
