@@ -378,10 +378,7 @@ def enforce_cap(
     movable = [
         i
         for i in active
-        if not i.pinned
-        and not i.source
-        and i.id not in keep
-        and writer in (None, i.provenance.who)
+        if not i.pinned and not i.source and i.id not in keep and writer in (None, i.provenance.who)
     ]
     archived = []
     now = now_iso()
