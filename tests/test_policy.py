@@ -270,6 +270,24 @@ def test_an_agent_cannot_pin_what_it_proposes_but_may_pin_its_own_working_note(g
     )
 
 
+def test_ken_edit_in_an_agents_shell_refuses_a_persons_note_before_any_editor_opens(
+    git_repo, tmp_path
+):
+    opened_by = tmp_path / "editor-ran"
+    editor = tmp_path / "editor.sh"
+    editor.write_text(f"#!/bin/sh\necho ran > {opened_by}\n")
+    editor.chmod(0o755)
+    done = ken_proc("add", "Person's branch note", "-s", "workstream", "--json", cwd=git_repo)
+    ref = str(json.loads(done.stdout)["id"])[-6:]
+    before = snapshot()
+    env = {"CLAUDECODE": "1", "KEN_EDITOR": str(editor)}
+    done = ken_proc("edit", ref, env=env, cwd=git_repo)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "needs a person" in one_line_error(done.stderr)
+    assert not opened_by.exists(), "the editor opened before the refusal"
+    assert snapshot() == before
+
+
 def test_the_mcp_write_path_cannot_decide_even_with_a_persons_environment(store, git_repo):
     proposal = add("A proposal", store, status=Status.PROPOSED)
     agent = proposals.AgentContext("codex", where_mod.detect(git_repo, env={})).actor
