@@ -339,7 +339,8 @@ def handle(
         return ""
     if not os.path.isdir(event.cwd):
         raise Skip(f"cwd {event.cwd} is not a folder")
-    foreign = sessions.foreign_payload(event.agent, event.cwd, event.chain)
+    foreign = sessions.foreign_shell(event.agent, config.env, event.chain)
+    foreign = foreign or sessions.foreign_payload(event.agent, event.cwd, event.chain)
     if foreign is not None:
         raise Skip(foreign)
     pending: Later = [] if later is None else later
