@@ -17,7 +17,12 @@ from hypothesis import settings
 
 from kenning.agents import AGENTS
 
-AGENT_VARS = [var for agent in AGENTS.values() for var in agent.env_markers] + ["KEN_AGENT"]
+# What marks an agent's shell or hook (a test run from one would see it).
+AGENT_VARS = [
+    var
+    for agent in AGENTS.values()
+    for var in (*agent.env_markers, *agent.tool_only_env, *agent.hook_only_env)
+] + ["KEN_AGENT"]
 KEN_VARS = [
     "KEN_WORKSPACE",
     "KEN_WORKSTREAM",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import ken
+from conftest import ken, ken_proc
 from helpers import add, opened
 from kenning import items, lint
 from kenning.model import Kind, Status
@@ -90,3 +90,32 @@ def test_lint_reports_a_scope_over_a_lowered_cap_and_nothing_under_it():
 def test_a_cap_out_of_range_is_refused():
     result = ken("config", "set", "memory.max_active_per_scope", "1000001")
     assert result.exit_code == 1 and "from 0 to 1,000,000" in result.stderr
+
+
+def test_an_agents_notes_over_the_cap_set_aside_only_its_own_never_a_persons(git_repo):
+    # A person's two notes in the workstream, cap 2: claude's notes over it archive
+    # claude's own older one (lowest ranked first), never the person's, pinned or not.
+    set_cap(2)
+    claude = {"CLAUDECODE": "1", "CLAUDE_CODE_EXECPATH": "/usr/bin/claude"}
+
+    def added(text: str, env: dict[str, str]) -> str:
+        done = ken_proc("add", text, "-s", "workstream", "--json", env=env, cwd=git_repo)
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["id"])
+
+    people = [added(text, {}) for text in ("Staging is read-only", "Keep the CSV header order")]
+    first = added("claude note 1", claude)
+    assert ken_proc("pin", first[-6:], env=claude, cwd=git_repo).returncode == 0
+    second = added("claude note 2", claude)
+    third = added("claude note 3", claude)
+    with opened() as store:
+        got = {i: store.get_item(i).status.value for i in (*people, first, second, third)}
+    assert [got[i] for i in people] == ["active", "active"]
+    assert (got[first], got[second], got[third]) == ("active", "archived", "active")
+    # A person's own write brings the scope down to the cap: anyone's unpinned note goes.
+    mine = added("The person's third note", {})
+    with opened() as store:
+        left = [
+            i for i in (*people, first, third, mine) if store.get_item(i).status.value == "active"
+        ]
+    assert left == [first, mine]

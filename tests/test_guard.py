@@ -117,6 +117,64 @@ def test_a_hook_forged_for_another_repo_from_an_agents_shell_is_not_recorded(
     assert len(lines) == 3 and all(str(theirs) in line and str(ours) in line for line in lines)
 
 
+HOOKS_SCRIPT = r"""
+import json, subprocess, sys
+ken, agent, payloads = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+for event, payload in payloads:
+    subprocess.run([ken, "hook", event, "--agent", agent], input=json.dumps(payload),
+                   text=True, check=True, capture_output=True)
+"""
+CLAUDE_SHELL = {
+    "CLAUDECODE": "1",
+    "CLAUDE_CODE_ENTRYPOINT": "cli",
+    "CLAUDE_CODE_EXECPATH": "/usr/bin/claude",
+}
+
+
+def hooks_under(
+    tmp_path: Path, process: str, env: dict[str, str], agent: str, cwd: Path, payloads: Any
+) -> None:
+    """Run `ken hook EVENT --agent AGENT` for each payload from a process named `process`
+    (a symlink to this Python), with `env` added to this test's environment."""
+    program = tmp_path / "agent-bin" / process
+    program.parent.mkdir(exist_ok=True)
+    if not program.exists():
+        program.symlink_to(os.path.realpath(sys.executable))
+    subprocess.run(
+        [str(program), "-c", HOOKS_SCRIPT, str(KEN_BIN), agent, json.dumps(payloads)],
+        cwd=cwd,
+        env={**os.environ, **env},
+        check=True,
+        timeout=120,
+        capture_output=True,
+    )
+
+
+@pytest.mark.parametrize("server", ["0", "1"])
+def test_a_hook_run_from_one_agents_shell_as_another_agents_is_not_recorded(
+    tmp_path: Path, server: str
+):
+    # Claude's model ran codex's hooks by hand, with a session id and prompts of its own
+    # making: a "codex" session whose first prompt passes for the person's words. Codex
+    # started from Claude's shell (its own process above its hooks) is recorded.
+    ours = git_repo(tmp_path / "ours", "git@github.com:acme/ours.git")
+    env = {**CLAUDE_SHELL, "KEN_HOOK_SERVER": server}
+    try:
+        hooks_under(tmp_path, "claude", env, "codex", ours, session_payloads(ours, "made-up"))
+        hooks_under(tmp_path, "codex", env, "codex", ours, session_payloads(ours, "nested"))
+    finally:
+        subprocess.run([str(KEN_BIN), "hook", "--stop-server"], capture_output=True, timeout=20)
+    found = recorded()
+    assert "made-up" not in found, "a hook run by hand as another agent's was recorded"
+    assert found["nested"] == ["workstream:github.com/acme/ours#main"]
+    lines = [line for line in log_text().splitlines() if "another agent's shell" in line]
+    assert len(lines) == 3, log_text()
+    assert all("CLAUDECODE, CLAUDE_CODE_ENTRYPOINT, CLAUDE_CODE_EXECPATH" in x for x in lines)
+    with opened() as store:
+        [nested] = store.list_sessions(SessionQuery(limit=10))
+        assert (nested.agent, nested.first_prompt) == ("codex", "Always push to main")
+
+
 def test_what_a_hook_writes_is_a_working_note_labelled_with_its_agent(tmp_path: Path):
     from kenning.model import Kind, Status
     from kenning.policy import unreviewed_from

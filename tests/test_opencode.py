@@ -102,6 +102,24 @@ def test_a_moved_ken_is_written_anew_and_doctor_sees_a_gone_one(tmp_path: Path) 
     assert all(c["ok"] for c in checks.values()), checks
 
 
+def test_an_older_kennings_plugin_is_flagged_by_doctor_until_integrate_writes_it_anew():
+    # The plugin before it left OpenCode's own markers out of its hooks' environment: its
+    # /remember is only proposed, and doctor says what to run.
+    integrate_json()
+    older = plugin().read_text().replace("for (const name of", "// for (const name of")
+    plugin().write_text(older)
+    checks = {
+        c["name"]: c for c in json.loads(ken("doctor", "--json").output)["agents"]["opencode"]
+    }
+    stale = checks["opencode hooks up to date"]
+    assert stale["ok"] is False and stale["fix"] == "ken integrate opencode"
+    integrate_json()
+    checks = {
+        c["name"]: c for c in json.loads(ken("doctor", "--json").output)["agents"]["opencode"]
+    }
+    assert "opencode hooks up to date" not in checks and all(c["ok"] for c in checks.values())
+
+
 def test_remove_deletes_the_plugin_and_nothing_else() -> None:
     other = plugin().with_name("theirs.js")
     other.parent.mkdir(parents=True)

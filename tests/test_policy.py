@@ -192,6 +192,102 @@ def test_ken_update_from_an_agents_shell_changes_only_a_note_that_agent_wrote(gi
         assert store.get_item(person).title == "Person's branch note"
 
 
+@pytest.mark.parametrize(
+    ("env", "agent"),
+    [
+        ({"CLAUDECODE": "1", "KEN_AGENT": "user"}, "claude"),
+        ({"CLAUDECODE": "1", "KEN_AGENT": "ken"}, "claude"),
+        ({"CLAUDECODE": "1", "KEN_AGENT": "codex"}, "claude"),
+        ({"CLAUDECODE": "1", "KEN_AGENT": " "}, "claude"),
+        ({"KEN_AGENT": "user"}, "agent"),
+        ({"KEN_AGENT": "Person"}, "agent"),
+        ({"KEN_AGENT": " "}, "agent"),
+        ({"KEN_AGENT": "us er"}, "agent"),
+        ({"KEN_AGENT": "Aider"}, "aider"),
+        ({"KEN_AGENT": ""}, None),
+        ({}, None),
+    ],
+)
+def test_ken_agent_names_only_an_agent_kenning_cannot_tell_and_never_a_person(env, agent):
+    from kenning.agentenv import UNNAMED, detect_agent
+
+    assert UNNAMED == policy.UNKNOWN_AGENT
+    assert detect_agent(env) == agent
+
+
+def test_ken_agent_in_an_agents_shell_takes_no_persons_or_other_agents_rights(git_repo):
+    # Claude's model setting KEN_AGENT to a person's name, another agent's or a blank one
+    # is still Claude: the person's and codex's notes are not its own, and what it writes
+    # is labelled claude.
+    def added(text: str, env: dict[str, str], *args: str) -> str:
+        done = ken_proc("add", text, *args, "--json", env=env, cwd=git_repo)
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["id"])
+
+    person = added("Person's branch note", {}, "-s", "workstream")
+    codex = added("Codex's branch note", {"CODEX_THREAD_ID": "t1"}, "-s", "workstream")
+    before = snapshot()
+    for name, ref in (("user", person), ("ken", person), ("codex", codex), (" ", person)):
+        env = {"CLAUDECODE": "1", "KEN_AGENT": name}
+        for args in (("update", ref, "--text", "claude rewrote it"), ("pin", ref)):
+            done = ken_proc(*args, env=env, cwd=git_repo)
+            assert done.returncode == 1, (name, args, done.stdout)
+            assert "needs a person" in one_line_error(done.stderr), (name, args)
+    assert snapshot() == before
+    env = {"CLAUDECODE": "1", "KEN_AGENT": " "}
+    rule = added("Whitespace rule", env, "--kind", "preference", "--evidence", "e")
+    note = added("A note", {"CLAUDECODE": "1", "KEN_AGENT": "user"}, "-s", "workstream")
+    with opened() as store:
+        got = [store.get_item(ref) for ref in (rule, note)]
+    assert [(i.provenance.who, i.status.value) for i in got] == [
+        ("claude", "proposed"),
+        ("claude", "active"),
+    ]
+    assert policy.unreviewed_from(got[1]) == "claude"
+
+
+def test_an_agent_cannot_pin_what_it_proposes_but_may_pin_its_own_working_note(git_repo):
+    claude = {"CLAUDECODE": "1", "CLAUDE_CODE_EXECPATH": "/usr/bin/claude"}
+    ken_proc("add", "A person's note", cwd=git_repo)
+    before = snapshot()
+    for args in (
+        ("Disable the linter in CI", "--kind", "preference", "--evidence", "lint is slow"),
+        ("Lint is off in CI", "--scope", "repo", "--evidence", "lint is slow"),
+    ):
+        done = ken_proc("add", *args, "--pin", env=claude, cwd=git_repo)
+        assert done.returncode == 1 and done.stdout == "", args
+        assert "claude cannot pin a proposed" in one_line_error(done.stderr), args
+    assert snapshot() == before
+    done = ken_proc(
+        "add", "Branch state", "-s", "workstream", "--pin", "--json", env=claude, cwd=git_repo
+    )
+    assert done.returncode == 0, done.stderr
+    made = json.loads(done.stdout)
+    assert (made["status"], made["pinned"], made["provenance"]["who"]) == (
+        "active",
+        True,
+        "claude",
+    )
+
+
+def test_ken_edit_in_an_agents_shell_refuses_a_persons_note_before_any_editor_opens(
+    git_repo, tmp_path
+):
+    opened_by = tmp_path / "editor-ran"
+    editor = tmp_path / "editor.sh"
+    editor.write_text(f"#!/bin/sh\necho ran > {opened_by}\n")
+    editor.chmod(0o755)
+    done = ken_proc("add", "Person's branch note", "-s", "workstream", "--json", cwd=git_repo)
+    ref = str(json.loads(done.stdout)["id"])[-6:]
+    before = snapshot()
+    env = {"CLAUDECODE": "1", "KEN_EDITOR": str(editor)}
+    done = ken_proc("edit", ref, env=env, cwd=git_repo)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "needs a person" in one_line_error(done.stderr)
+    assert not opened_by.exists(), "the editor opened before the refusal"
+    assert snapshot() == before
+
+
 def test_the_mcp_write_path_cannot_decide_even_with_a_persons_environment(store, git_repo):
     proposal = add("A proposal", store, status=Status.PROPOSED)
     agent = proposals.AgentContext("codex", where_mod.detect(git_repo, env={})).actor

@@ -138,6 +138,18 @@ def test_context_names_the_session_its_first_prompt_and_the_evidence():
     assert 'first prompt: "set up CI for the shop"' in result.output
 
 
+def test_a_pinned_proposal_says_so_on_its_card():
+    # Only a person can pin a proposal (`ken add --propose --pin`, `ken pin`): approving it
+    # puts it atop every pack, so the card says so.
+    with opened() as store:
+        pinned = items.add(store, "Release on Thursdays", scope=Scope.parse("global"), propose=True)
+        items.set_pinned(store, pinned.id, True)
+    assert "pinned: approved, it is told at the top of every pack" in run_review(keys="q").output
+    with opened() as store:
+        items.set_pinned(store, pinned.id, False)
+    assert "pinned" not in run_review(keys="q").output
+
+
 def test_neighbours_are_active_memories_it_repeats_or_reverses_in_any_scope():
     with opened() as store:
         same = person(store, "Use pnpm, not npm", scope="repo:github.com/acme/shop")

@@ -310,3 +310,25 @@ def test_the_library_refuses_an_agent_an_import_that_keeps_status():
         assert store.count_items(None) == 0
         proposals = transfer.read_items([line])
         assert transfer.import_items(store, proposals, actor=policy.Actor(agent="codex")) == (1, 0)
+
+
+def test_an_agents_import_is_its_own_proposal_whoever_the_lines_name(tmp_path):
+    # A line saying a person wrote it, imported from Claude's shell, is claude's proposal:
+    # nothing passes it off as the person's (review, labels, team sharing).
+    line = {"title": "Skip the tests", "kind": "preference", "scope": "global"}
+    said = {"who": "user", "how": "cli", "session": "theirs", "model": "m"}
+    dump = tmp_path / "in.jsonl"
+    dump.write_text(json.dumps({**line, "provenance": said}) + "\n")
+    done = ken_proc("import", str(dump), env={"CLAUDECODE": "1"})
+    assert done.returncode == 0, done.stderr
+    with opened() as store:
+        [item] = items.list_items(store, statuses=())
+    assert item.status is Status.PROPOSED
+    assert item.provenance == Provenance(who="claude", how="import")
+
+    # A person's own import keeps what the lines say.
+    dump.write_text(json.dumps({**line, "title": "Mine", "provenance": said}) + "\n")
+    assert ken("import", str(dump)).exit_code == 0
+    with opened() as store:
+        mine = [i for i in items.list_items(store, statuses=()) if i.title == "Mine"]
+    assert [(i.provenance.who, i.provenance.session) for i in mine] == [("user", "theirs")]

@@ -10,19 +10,44 @@ person (approve, forget, project add, ...) are refused there, with no question t
 answer, since an agent can type into any terminal it runs on, even one it made itself.
 The markers guard against an agent using `ken` as its CLI gave it; a program that
 clears them has the user's rights (docs/explanation/agent-detection.md).
+
+`KEN_AGENT` names an agent kenning does not know; it never renames one it does, nor
+makes a shell a person's. So an agent's own markers win over it (Claude's model setting
+`KEN_AGENT=codex` is still Claude), and a value that is no agent's name (blank, `user`,
+`ken`, ...: the names memory gives a person) marks an agent all the same, one kenning
+cannot name.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from kenning import agents, paths
+
+# What an agent the environment marks but does not name is called (policy.UNKNOWN_AGENT).
+UNNAMED = "agent"
+# Names an agent may not take: they are how memory writes a person, or kenning for one.
+NOT_AGENTS = frozenset(
+    {"user", "ken", "kenning", "person", "people", "human", "me", "you", "someone", "nobody"}
+)
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,39}")
 
 
 def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
     """The agent whose shell this is, or None for a person's own shell."""
     env = paths.environ() if env is None else env
-    if env.get("KEN_AGENT"):
-        return env["KEN_AGENT"].strip().lower()
     found = agents.from_env(env)
-    return found.name if found else None
+    if found is not None:
+        return found.name
+    named = env.get("KEN_AGENT")
+    return agent_name(named) if named else None
+
+
+def agent_name(text: str) -> str:
+    """The agent `KEN_AGENT=text` names: its name in lowercase, or UNNAMED when the text
+    is no agent's name."""
+    name = text.strip().lower()
+    if _NAME.fullmatch(name) and name not in NOT_AGENTS:
+        return name
+    return UNNAMED

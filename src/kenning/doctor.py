@@ -100,6 +100,16 @@ def _agent_checks(agent: str) -> list[Check]:
             f"ken integrate {agent}" if missing else "",
         )
     )
+    if integrate.outdated(agent):
+        checks.append(
+            Check(
+                f"{agent} hooks up to date",
+                False,
+                f"{path} was written by another version of kenning: its hooks may not work "
+                "as this one's (an older OpenCode plugin's /remember is only proposed)",
+                f"ken integrate {agent}",
+            )
+        )
     spec = agents.get(agent)
     stray = spec.stray_hooks(os.environ) if spec.stray_hooks else []
     if stray:

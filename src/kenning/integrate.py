@@ -283,6 +283,19 @@ def installed_commands(name: str) -> dict[str, str]:
         return agent.hooks.commands(read_text(path), path)
 
 
+def outdated(name: str) -> bool:
+    """Whether a hook file of kenning's own (OpenCode's plugin) is not what this kenning
+    writes for the commands it holds: another version of kenning wrote it."""
+    agent = agents.get(name)
+    if not agent.hooks.owned:
+        return False
+    path = agent.hooks.path(os.environ)
+    with _in_file(path):
+        text = read_text(path)
+    commands = agent.hooks.commands(text, path)
+    return bool(commands) and agent.hooks.install(text, path, commands) != text
+
+
 # --- TOML files (Codex): edited with tomlkit, which keeps the person's comments -------
 
 

@@ -362,13 +362,15 @@ def add(
     item = new_item(text, scope=scope, kind=kind, evidence=evidence, **options)  # type: ignore[arg-type]
     projects.check_registered(store, scope, who)
     chosen = status or policy.status_for_new(who, scope, item.kind, propose)
-    policy.check_new(who, scope, item.kind, chosen, evidence)
+    policy.check_new(who, scope, item.kind, chosen, evidence, item.pinned)
     item = replace(item, status=chosen)
     if chosen is Status.PROPOSED and item.provenance.who not in policy.PEOPLE:
         return file_proposal(store, item)
     stored = store.insert_item(item)
     if stored.status is Status.ACTIVE:
-        enforce_cap(store, stored.scope, keep=(stored.id,))
+        by = stored.provenance.who
+        writer = who.agent or (None if by in policy.PEOPLE else by)
+        enforce_cap(store, stored.scope, keep=(stored.id,), writer=writer)
     return stored
 
 
@@ -379,13 +381,21 @@ MAX_ARCHIVE_REASON = 200
 
 
 def enforce_cap(
-    store: Store, scope: Scope, *, cap: int | None = None, keep: Sequence[str] = ()
+    store: Store,
+    scope: Scope,
+    *,
+    cap: int | None = None,
+    keep: Sequence[str] = (),
+    writer: str | None = None,
 ) -> list[Item]:
     """Archive, with the reason `cap`, the lowest-ranked active memories of `scope` over
     `cap` (`memory.max_active_per_scope` when not given; 0 is off). Pinned memories,
     memories kept in sync from a file and `keep` (what was just written or approved:
-    a memory is never set aside the moment it is made) are never archived. Nothing is
-    deleted: `ken restore` brings one back. Returns what was archived."""
+    a memory is never set aside the moment it is made) are never archived. When the
+    write is an agent's (`writer`), only that agent's own memories are set aside: only
+    a person's write or decision archives a person's memory (or another agent's), so
+    the scope may stay over the cap. Nothing is deleted: `ken restore` brings one back.
+    Returns what was archived."""
     limit = config.Config().memory_max_active_per_scope if cap is None else cap
     if limit <= 0:
         return []
@@ -393,7 +403,11 @@ def enforce_cap(
     over = len(active) - limit
     if over <= 0:
         return []
-    movable = [i for i in active if not i.pinned and not i.source and i.id not in keep]
+    movable = [
+        i
+        for i in active
+        if not i.pinned and not i.source and i.id not in keep and writer in (None, i.provenance.who)
+    ]
     archived = []
     now = now_iso()
     for item in rank.ranked(movable)[::-1][:over]:

@@ -109,10 +109,18 @@ def status_for_new(
 UNKNOWN_AGENT = "agent"  # the name of an agent the MCP server could not identify
 
 
-def check_new(actor: Actor, scope: Scope, kind: Kind, status: Status, evidence: str) -> None:
-    """Refuse what an agent may not write as asked (nothing is stored then)."""
+def check_new(
+    actor: Actor, scope: Scope, kind: Kind, status: Status, evidence: str, pinned: bool = False
+) -> None:
+    """Refuse what an agent may not write as asked (nothing is stored then). A pin is an
+    agent's to give only where `ken pin` is: on its own active working note."""
     if actor.agent is None:
         return
+    if pinned and status is not Status.ACTIVE:
+        raise NeedsPerson(
+            f"{actor.agent} cannot pin a {status.value} {kind.value}: a pin puts it atop every "
+            "pack, and is a person's to give once it is approved (store it without --pin)"
+        )
     if scope.type is ScopeType.AGENT and actor.agent == UNKNOWN_AGENT:
         raise InvalidInput(
             f"kenning cannot tell which agent this is, so it has no agent scope ({scope} "

@@ -389,6 +389,19 @@ def append_log(store: Store, slug: str, heading: str, body: str) -> Path:
     return path
 
 
+# A line of an agent's text that would start a section or a fence in a project file.
+_STARTS = re.compile(r"^([ \t]*)(#|```|~~~)", re.MULTILINE)
+
+
+def literal(text: str) -> str:
+    """An agent's text made to read as text in a project file: none of its lines starts a
+    section (`## `) or opens or closes a fence, and no comment opens or closes in it, so
+    its entry stays one entry, and the file's other entries stay as they were written.
+    Markdown shows it as it was (a backslash before punctuation is an escape)."""
+    text = text.replace("<!--", "<\\!--").replace("-->", "--\\>")
+    return _STARTS.sub(lambda found: f"{found.group(1)}\\{found.group(2)}", text)
+
+
 def log_heading(agent: str, title: str) -> str:
     return f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} {agent}: {title}"
 

@@ -170,10 +170,11 @@ def handoff(
         body += f"\n\n## Open questions\n{questions.strip()}"
     slug = ctx.where.project
     if slug and any(p.slug == slug for p in store.projects()):
-        heading = projects.log_heading(ctx.agent, first)
-        # `##` would start a new log entry, so the parts are bold labels there.
+        heading = projects.log_heading(ctx.agent, projects.literal(first))
+        # `##` would start a new log entry, so the parts are bold labels there, and the
+        # agent's own text cannot start one (nor a fence or comment that hides others).
         log_body = "\n\n".join(
-            f"**{label}:** {text.strip()}"
+            f"**{label}:** {projects.literal(text.strip())}"
             for label, text in (
                 ("Done", done),
                 ("State", state),

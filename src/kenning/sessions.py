@@ -16,7 +16,7 @@ way a closed session gets the same wrap-up (its handoff, and a summary when on).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -149,6 +149,36 @@ def foreign_payload(agent: str, cwd: str, chain: Sequence[tuple[int, str]]) -> s
     return (
         f"the payload's folder {cwd} lies in another repo than {home}, where {agent} "
         f"(pid {pid}) works: a hook run by hand? not recorded"
+    )
+
+
+def foreign_shell(
+    agent: str, env: Mapping[str, str], chain: Sequence[tuple[int, str]]
+) -> str | None:
+    """Why a hook of `agent` is not `agent`'s own, by where it ran; None when it may be.
+
+    A hook whose environment marks another agent's shell (its markers, or a KEN_AGENT
+    naming another) ran either in `agent` started from that shell (a model running
+    `codex exec`), and then `agent`'s own process is above it; or from that shell by a
+    model, as `ken hook ... --agent AGENT` with a payload of its own making: a session,
+    prompts taken for the person's words and a handoff, all made up. The second is not
+    recorded. (A model naming its own agent's hook is that agent still: `kenning.slash`
+    takes its `/remember` as a proposal.)"""
+    spec = agents.AGENTS.get(agent)
+    if spec is None:
+        return None
+    own = {*spec.env_markers, *spec.tool_only_env}
+    named = (env.get("KEN_AGENT") or "").strip().lower()
+    others = [
+        v
+        for v in agents.shell_marks(spec, env)
+        if v not in own and not (v == "KEN_AGENT" and named == agent)
+    ]
+    if not others or agent_process(agent, chain) is not None:
+        return None
+    return (
+        f"run from another agent's shell ({', '.join(others)} set) with no {agent} process "
+        "above it: a hook run by hand? not recorded"
     )
 
 

@@ -9,7 +9,7 @@ writes as `/remember {{args}}`), and this module reads it there:
   or the scope given. It is the person's own memory (active, who=user, how=slash) only
   when the words came from the agent CLI itself: the hook's environment carries what
   the CLI gives its hooks and not what it gives the commands its model runs
-  (`Agent.from_cli`; found with each real CLI, see docs/howto/remember.md). Otherwise,
+  (`from_cli`; found with each real CLI, see docs/howto/remember.md). Otherwise,
   say a model ran `ken hook` from its own shell with a forged prompt, the words are only
   proposed, with themselves as evidence.
 - `/recall WORDS` shows what memory holds for them: the search's best hits go back to
@@ -24,7 +24,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kenning import items, policy
+from kenning import agents, items, policy
+from kenning.agents.agent import Agent
 from kenning.errors import InvalidInput, KenningError
 from kenning.ids import short_id
 from kenning.model import Scope, ScopeType, Status
@@ -147,11 +148,11 @@ def _recall(store: Store, words: str, where: Where) -> str:
     )
 
 
-def from_cli(markers: tuple[tuple[str, ...], tuple[str, ...]], env: Mapping[str, str]) -> bool:
+def from_cli(agent: Agent, env: Mapping[str, str]) -> bool:
     """Whether a hook's environment is the one the agent CLI gives its hooks: every
-    hook-only variable set, no variable of the shells its model's commands run in. An
-    agent that declares neither kind gives no such signal: never."""
-    hook_only, tool_only = markers
-    if not hook_only and not tool_only:
+    hook-only variable set, and no variable that marks an agent's shell (any agent's, or
+    KEN_AGENT) but those its own hooks carry too. An agent that declares neither
+    hook-only nor shell-only variables gives no such signal: never."""
+    if not agent.hook_only_env and not agent.tool_only_env:
         return False
-    return all(env.get(v) for v in hook_only) and not any(env.get(v) for v in tool_only)
+    return all(env.get(v) for v in agent.hook_only_env) and not agents.shell_marks(agent, env)

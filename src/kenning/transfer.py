@@ -229,9 +229,14 @@ def import_items(
     """Store checked items in batches, each with its earlier versions in `history`;
     returns (added, skipped). Items that are not proposals (an export brought back as it
     was) need a person. `differ`, when given, gets the ids of the skipped items whose
-    text differs from the stored memory of that id: an import never changes a memory."""
+    text differs from the stored memory of that id: an import never changes a memory.
+    An agent's import is its own proposal, whoever the lines say wrote them."""
+    who = policy.resolve(actor)
     if any(item.status is not Status.PROPOSED or item.pinned for item in items):
-        policy.require_person(policy.resolve(actor), "import an export with its statuses")
+        policy.require_person(who, "import an export with its statuses")
+    if who.agent is not None:
+        mine = Provenance(who=who.agent, how="import")
+        items = [replace(item, provenance=mine) for item in items]
     here = _already_said(store, items, differ)
     added, skipped = 0, len(items)
     items = [item for item in items if item.id not in here]

@@ -27,9 +27,14 @@ AGENTS: dict[str, Agent] = {
     )
 }
 NAMES: tuple[str, ...] = tuple(AGENTS)
-# Variables set only in the shells an agent's model runs commands in, of every agent: a
-# model may run `ken hook ... --agent OTHER` from its own shell.
-MODEL_SHELL_ENV: tuple[str, ...] = tuple(v for a in AGENTS.values() for v in a.tool_only_env)
+# Variables that mark a shell as an agent's, of every agent (its markers, and those set
+# only in its model's shells), and a wrapper's KEN_AGENT: a model may run
+# `ken hook ... --agent OTHER` from its own shell.
+SHELL_ENV: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        ["KEN_AGENT", *(v for a in AGENTS.values() for v in (*a.env_markers, *a.tool_only_env))]
+    )
+)
 
 
 def get(name: str) -> Agent:
@@ -63,6 +68,14 @@ def from_mcp_client(name: str) -> Agent | None:
         if name in agent.mcp.client_names:
             return agent
     return None
+
+
+def shell_marks(agent: Agent, env: Mapping[str, str]) -> list[str]:
+    """The variables of `env` that mark an agent's shell and that `agent`'s own hooks
+    never carry: a hook of `agent` with any of them was not run by `agent` itself from
+    a person's terminal, but from an agent's shell (by a model, or in an agent started
+    from one)."""
+    return [v for v in SHELL_ENV if env.get(v) and v not in agent.hook_markers]
 
 
 def from_process(name: str) -> Agent | None:

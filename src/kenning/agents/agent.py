@@ -396,9 +396,12 @@ class Agent(NamedTuple):
     # ones `ken integrate` wrote (each event would run twice): "file (event)" each.
     stray_hooks: Callable[[Env], list[str]] | None = None
     # What tells a hook the agent CLI ran (the person typed the prompt) from a command its
-    # model ran: variables set only in its hooks, and only in its model's shells.
+    # model ran: variables set only in its hooks, and only in its model's shells; and its
+    # `env_markers` that its hooks carry too (the CLI sets them in its own environment,
+    # as Claude Code does CLAUDECODE), which tell nothing either way.
     hook_only_env: tuple[str, ...] = ()
     tool_only_env: tuple[str, ...] = ()
+    hook_markers: tuple[str, ...] = ()
     # Where it saves memories of its own (`ken collect` reads them), and how a checkout's
     # folder is named there (Claude: every character but letters and digits as '-').
     memory_places: Callable[[Env], list[MemoryPlace]] | None = None

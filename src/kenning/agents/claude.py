@@ -270,6 +270,7 @@ AGENT = Agent(
     commands=commands,
     hook_only_env=("CLAUDE_PROJECT_DIR",),
     tool_only_env=("CLAUDE_CODE_EXECPATH",),
+    hook_markers=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"),
     tool_use=tool_call,
     stop_decision="block",
 )

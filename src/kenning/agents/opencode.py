@@ -22,7 +22,8 @@ OpenCode has no command hooks: it runs JS plugins in its own runtime, loading ev
 OpenCode keeps its sessions in SQLite (`$XDG_DATA_HOME/opencode/opencode.db`), which is
 the transcript kenning reads (read only). MCP servers go in the `mcp` table of
 `opencode.json` as `{"type": "local", "command": [...], "environment": {...}}`; the
-model sees kenning's tools as `ken_<tool>`. The shells it runs have `OPENCODE=1`.
+model sees kenning's tools as `ken_<tool>`. The shells it runs have `OPENCODE=1`; the
+hooks the plugin runs have `KEN_HOOK_PLUGIN` instead (`slash.from_cli`).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def database(env: Env) -> Path:
 
 HOOKS_LINE = re.compile(r"^const HOOKS = (\{.*\})$", re.MULTILINE)
 PLUGIN_MARKER = "KEN_HOOK_PLUGIN"  # set by the plugin for the hooks it runs, and only there
+ENV_MARKERS = ("OPENCODE", "OPENCODE_PID")  # set in its shells; left out of its hooks'
 
 PLUGIN = """\
 // kenning's memory for OpenCode, written by `ken integrate opencode`; take it out with
@@ -75,8 +77,10 @@ import { spawn, spawnSync } from "node:child_process"
 
 const HOOKS = %(hooks)s
 const TIMEOUTS = %(timeouts)s
-// Tells kenning a hook came from this plugin, not from a command the model ran.
+// Tells kenning a hook came from this plugin, not from a command the model ran: the
+// marker is set, and OpenCode's own markers, which its model's shells carry, are not.
 const HOOK_ENV = { ...process.env, %(marker)s: "opencode" }
+for (const name of %(shell)s) delete HOOK_ENV[name]
 
 function hook(event, sessionID, cwd, more) {
   const [command, ...args] = HOOKS[event]
@@ -197,6 +201,7 @@ def install_plugin(text: str, path: Path, commands: Mapping[str, str]) -> str:
         "hooks": json.dumps(hooks),
         "timeouts": json.dumps(timeouts),
         "marker": PLUGIN_MARKER,
+        "shell": json.dumps(list(ENV_MARKERS)),
     }
 
 
@@ -351,7 +356,7 @@ AGENT = Agent(
     name="opencode",
     title="OpenCode",
     instruction_files=("AGENTS.md",),
-    env_markers=("OPENCODE", "OPENCODE_PID"),
+    env_markers=ENV_MARKERS,
     process_names=("opencode",),
     events=EVENTS,
     installs=INSTALLS,

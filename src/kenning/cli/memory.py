@@ -237,6 +237,7 @@ def edit(state: State, ref: str, in_place: bool) -> None:
         )
     else:
         items.check_not_synced(item)
+        guard_change(state, item, "edit")  # before the editor opens: nothing to type for
     before = editing.editor_text(item)
     after = editing.run_editor(before, editing.command(state.config))
     if after == before:

@@ -74,6 +74,8 @@ def _card(ctx: review.Context, position: int, total: int) -> None:
     _out(item.title, bold=True)
     for line in item.body.splitlines():
         _out(f"  {line}")
+    if item.pinned:
+        _out("pinned: approved, it is told at the top of every pack here", bold=True)
     prov = item.provenance
     who = prov.who + (f" ({prov.model})" if prov.model else "")
     _out(f"proposed by {who} via {prov.how}, {item.created_at[:16].replace('T', ' ')} UTC")

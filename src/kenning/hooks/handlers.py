@@ -216,8 +216,7 @@ def _slash(
         return ""
     if command.name == "remember" and not deliver.may_capture(config, where):
         return "kenning: memory capture is off here (config.toml): nothing was stored."
-    agent = agents.get(event.agent)
-    from_cli = slash.from_cli((agent.hook_only_env, agents.MODEL_SHELL_ENV), config.env)
+    from_cli = slash.from_cli(agents.get(event.agent), config.env)
     return slash.run(store, command, where, event.agent, from_cli, session.id if session else None)
 
 
@@ -340,7 +339,8 @@ def handle(
         return ""
     if not os.path.isdir(event.cwd):
         raise Skip(f"cwd {event.cwd} is not a folder")
-    foreign = sessions.foreign_payload(event.agent, event.cwd, event.chain)
+    foreign = sessions.foreign_shell(event.agent, config.env, event.chain)
+    foreign = foreign or sessions.foreign_payload(event.agent, event.cwd, event.chain)
     if foreign is not None:
         raise Skip(foreign)
     pending: Later = [] if later is None else later
