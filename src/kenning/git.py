@@ -306,21 +306,9 @@ def _rebasing(git_dir: Path) -> str | None:
 def _ask_git(git_dir: Path) -> tuple[str | None, str | None]:
     """(branch, commit) of a reftable repository, from git itself: its refs are not in
     files kenning reads. (None, None) when git cannot say (too old to read it)."""
-    import subprocess  # only for a reftable repository
 
     def ask(*args: str) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", f"--git-dir={git_dir}", *args],
-                capture_output=True,
-                text=True,
-                timeout=5,
-                check=False,
-                env=paths.served_env(),  # a served hook's own PATH and HOME
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return (done.stdout.strip() or None) if done.returncode == 0 else None
+        return (run(f"--git-dir={git_dir}", *args) or "").strip() or None
 
     ref = ask("symbolic-ref", "-q", "HEAD")
     head = ask("rev-parse", "-q", "--verify", "HEAD")
@@ -485,19 +473,7 @@ def _wildmatch(pattern: str) -> str:
 
 
 def _entries(path: str) -> list[Entry]:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return []
-    sig = (st.st_mtime_ns, st.st_size, st.st_ino)
-    cached = _parsed.get(path)
-    if cached is not None and cached[0] == sig:
-        return cached[1]
-    entries = parse_config(_read(Path(path)) or "")
-    if len(_parsed) > 64:
-        _parsed.clear()
-    _parsed[path] = (sig, entries)
-    return entries
+    return paths.read_parsed(path, parse_config, _parsed, [])
 
 
 def parse_config(text: str) -> list[Entry]:
@@ -597,3 +573,24 @@ def _read(path: Path) -> str | None:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
+
+
+def run(*args: str, cwd: str | None = None, timeout: float = 5) -> str | None:
+    """What `git ARGS` prints; None when it fails or cannot run. Only where the files
+    cannot say (a reftable repository, a session's commits and diff, a handoff's commit
+    subjects): the hook path reads git's files itself."""
+    import subprocess  # not on the hook path
+
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env=paths.served_env(),  # a served hook's own PATH and HOME
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None

@@ -32,12 +32,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kenning import agents, items, paths, policy, sessions
+from kenning import agents, git, items, paths, policy, sessions
 from kenning.agents.agent import LaunchSettings
 from kenning.config import Config
 from kenning.errors import InvalidInput
@@ -68,19 +67,7 @@ RESUME_PROMPT = (
 def git_text(cwd: str | None, *args: str) -> str:
     if not cwd or not os.path.isdir(cwd):
         return ""
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-            env=paths.served_env(),  # a served hook's own PATH and HOME
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return done.stdout.rstrip() if done.returncode == 0 else ""
+    return (git.run(*args, cwd=cwd, timeout=10) or "").rstrip()
 
 
 def commit_lines(cwd: str | None, shas: tuple[str, ...] | list[str]) -> list[str]:

@@ -16,7 +16,10 @@ from contextvars import ContextVar
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 _SERVED: ContextVar[Mapping[str, str] | None] = ContextVar("kenning_served_env", default=None)
 
@@ -88,3 +91,32 @@ def db_path(env: Mapping[str, str] | None = None) -> str:
         # started here does not read it from the folder of the next hook.
         return os.path.abspath(os.path.expanduser(override))
     return os.path.join(data_dir(env), "memory.db")
+
+
+KEPT_FILES = 64  # parsed files a process keeps (`read_parsed`), then it starts again
+
+
+def read_parsed(
+    path: str, parse: Callable[[str], T], kept: dict[str, tuple[tuple[int, int, int], T]], empty: T
+) -> T:
+    """`parse` of the text of the file at `path`, kept in `kept` until the file changes
+    (its time, size or inode): a hook server reads git's and ssh's config files once,
+    not on every prompt. `empty` when the file cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return empty
+    sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+    cached = kept.get(path)
+    if cached is not None and cached[0] == sig:
+        return cached[1]
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            text = file.read()
+    except OSError:
+        return empty
+    parsed = parse(text)
+    if len(kept) >= KEPT_FILES:
+        kept.clear()
+    kept[path] = (sig, parsed)
+    return parsed

@@ -21,7 +21,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from kenning import agents, ids, paths
+from kenning import agents, git, ids
 from kenning.ids import short_id
 from kenning.model import Provenance, Session
 from kenning.store import SessionUpdate, Store, now_iso
@@ -195,21 +195,8 @@ def _alive(pid: int | None) -> bool:
 
 
 def _git(cwd: str, *args: str) -> str | None:
-    import subprocess  # only at session start and end, not on every prompt
-
-    try:
-        result = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-            env=paths.served_env(),  # a served hook's own PATH and HOME
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return result.stdout.strip() if result.returncode == 0 else None
+    out = git.run(*args, cwd=cwd)  # only at session start and end, not on every prompt
+    return None if out is None else out.strip()
 
 
 def close_stale(

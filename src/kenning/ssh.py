@@ -167,28 +167,16 @@ def _included(pattern: str, base: str, home: str) -> list[str]:
 
 
 def _lines(path: str) -> list[tuple[str, list[str]]]:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return []
-    sig = (st.st_mtime_ns, st.st_size, st.st_ino)
-    cached = _parsed.get(path)
-    if cached is not None and cached[0] == sig:
-        return cached[1]
-    try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            text = file.read()
-    except OSError:
-        return []
+    return paths.read_parsed(path, _parse, _parsed, [])
+
+
+def _parse(text: str) -> list[tuple[str, list[str]]]:
     lines = []
     for raw in text.splitlines():
         match = _LINE.match(raw)
         if match is None:  # a comment, a blank line or a keyword alone
             continue
         lines.append((match.group(1).lower(), _arguments(match.group(2))))
-    if len(_parsed) > 64:
-        _parsed.clear()
-    _parsed[path] = (sig, lines)
     return lines
 
 
