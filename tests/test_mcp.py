@@ -917,6 +917,21 @@ def test_two_servers_no_agent_names_tell_their_clients_apart_and_keep_to_their_o
     )
 
 
+def propose_then_update(
+    got: dict[str, Any], text: str, new: str
+) -> Callable[[Server], Awaitable[None]]:
+    """A scenario: propose a note, then update it, keeping both answers in `got`."""
+
+    async def scenario(server: Server) -> None:
+        got["note"] = await server.ok("memory_propose", {"text": text})
+        got["update"] = await server.ok(
+            "memory_update",
+            {"id": got["note"]["id"], "text": new, "expected_revision": got["note"]["revision"]},
+        )
+
+    return scenario
+
+
 @pytest.mark.parametrize("client", [None, "user", "ken", "  ", "agent"])
 def test_an_agent_no_one_can_name_rewrites_no_note_in_place_not_even_one_it_wrote(
     git_repo: Path, client: str | None
@@ -926,18 +941,7 @@ def test_an_agent_no_one_can_name_rewrites_no_note_in_place_not_even_one_it_wrot
     # Two such servers cannot be told apart, so neither owns a note: each update is a
     # proposal linked to the note, which stays as it was.
     got: dict[str, Any] = {}
-
-    async def scenario(server: Server) -> None:
-        got["note"] = await server.ok("memory_propose", {"text": "Unnamed branch note"})
-        got["update"] = await server.ok(
-            "memory_update",
-            {
-                "id": got["note"]["id"],
-                "text": "Rewritten by whoever",
-                "expected_revision": got["note"]["revision"],
-            },
-        )
-
+    scenario = propose_then_update(got, "Unnamed branch note", "Rewritten by whoever")
     drive(git_repo, scenario, client=client, chain=NO_AGENT)
 
     note = stored(got["note"]["id"])
@@ -973,18 +977,7 @@ def test_the_client_names_the_agent_only_when_nothing_else_does(
     git_repo: Path, client: str, env: dict[str, str], who: str
 ) -> None:
     got: dict[str, Any] = {}
-
-    async def scenario(server: Server) -> None:
-        got["note"] = await server.ok("memory_propose", {"text": "A branch note"})
-        got["update"] = await server.ok(
-            "memory_update",
-            {
-                "id": got["note"]["id"],
-                "text": "Its branch note, updated",
-                "expected_revision": got["note"]["revision"],
-            },
-        )
-
+    scenario = propose_then_update(got, "A branch note", "Its branch note, updated")
     drive(git_repo, scenario, extra_env=env, client=client, chain=NO_AGENT)
 
     note = stored(got["note"]["id"])

@@ -39,6 +39,21 @@ def app(git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     return git_repo
 
 
+def session_ran_here(checkout: Path, repo: str) -> None:
+    """A Claude session recorded in `checkout` on 2026-11-02, when its key was `repo`."""
+    with opened() as store:
+        store.upsert_session(
+            Session(
+                id="01SESSIONINTHESHOPCHECKOUT",
+                agent="claude",
+                agent_session_id="3c65df25-9f7d-4669-b22c-a2621c627068",
+                repo=repo,
+                cwd=str(checkout),
+                started_at="2026-11-02T09:00:00.000Z",
+            )
+        )
+
+
 def here_json() -> dict[str, object]:
     return json.loads(ken("where", "--json").stdout)
 
@@ -103,17 +118,7 @@ def test_a_changed_origin_is_found_from_the_sessions_that_ran_in_the_checkout(
     monkeypatch.chdir(git_repo)
     old = "github.com/acme/shop"
     add("Shop deploys freeze on Fridays", scope=f"repo:{old}")
-    with opened() as store:
-        store.upsert_session(
-            Session(
-                id="01SESSIONINTHESHOPCHECKOUT",
-                agent="claude",
-                agent_session_id="3c65df25-9f7d-4669-b22c-a2621c627068",
-                repo=old,
-                cwd=str(git_repo),
-                started_at="2026-11-02T09:00:00.000Z",
-            )
-        )
+    session_ran_here(git_repo, old)
     git(git_repo, "remote", "set-url", "origin", "git@github.com:acme-corp/shop.git")
     note = ken("where").stderr
     assert note == (
@@ -147,17 +152,7 @@ def test_switches_kept_under_an_earlier_origin_fail_doctor_with_the_table_to_ren
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f'[memory.repos."{old}"]\ncapture = false\n')
-    with opened() as store:
-        store.upsert_session(
-            Session(
-                id="01SESSIONINTHESHOPCHECKOUT",
-                agent="claude",
-                agent_session_id="3c65df25-9f7d-4669-b22c-a2621c627068",
-                repo=old,
-                cwd=str(git_repo),
-                started_at="2026-11-02T09:00:00.000Z",
-            )
-        )
+    session_ran_here(git_repo, old)
     new = "github.com/acme-corp/shop"
     git(git_repo, "remote", "set-url", "origin", "git@github.com:acme-corp/shop.git")
     doctor = ken("doctor", "--json")
