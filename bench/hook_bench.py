@@ -244,9 +244,9 @@ class Setup:
 
     def start_server(self) -> None:
         self.hook("UserPromptSubmit", server=True)  # the first hook starts it
-        sock = self.folder / "state" / "kenning" / "hooks.sock"
+        socks = (self.folder / "state" / "kenning").glob
         deadline = time.monotonic() + 30
-        while not sock.exists() and time.monotonic() < deadline:
+        while not any(socks("hooks-*.sock")) and time.monotonic() < deadline:
             time.sleep(0.05)
         for _ in range(3):  # its first answers warm its caches
             self.hook("UserPromptSubmit", server=True)

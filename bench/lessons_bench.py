@@ -76,8 +76,8 @@ def triples(folder: Path, db: Path, repo: Path, rounds: int, server: bool) -> di
     hook("SessionStart", {**start, "source": "startup"}, by_mode["ask"], repo)
     if server:  # the first hook started the server; wait until it listens
         deadline = time.monotonic() + 20
-        sock = folder / "state" / "kenning" / "hooks.sock"
-        while not sock.exists() and time.monotonic() < deadline:
+        socks = (folder / "state" / "kenning").glob
+        while not any(socks("hooks-*.sock")) and time.monotonic() < deadline:
             time.sleep(0.05)
     ask: list[float] = []
     off: list[float] = []

@@ -148,6 +148,73 @@ def test_a_hook_without_a_server_answers_itself_and_starts_one(tmp_path: Path, s
     assert all(s["first_prompt"] == PROMPT for s in sessions)
 
 
+SECRET_PROMPT = "run set -x DB_PASSWORD Qx7pLm2vZr9 then deploy"
+
+
+def other_install(tmp_path: Path) -> Path:
+    """A copy of kenning at another path (a second install) whose redaction is that of
+    an older version: it redacts nothing. Its folder, to put on PYTHONPATH."""
+    import shutil
+
+    import kenning
+
+    root = tmp_path / "other-install"
+    shutil.copytree(
+        Path(kenning.__file__).parent,
+        root / "kenning",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    engine = root / "kenning" / "redact" / "engine.py"
+    text = engine.read_text()
+    head = "    short = len(text) <= _CLEAN_LONGEST\n"
+    assert head in text
+    engine.write_text(text.replace(head, "    return Redaction(text, (), 0)\n" + head, 1))
+    return root
+
+
+def test_another_installs_server_never_answers_this_installs_hooks(tmp_path: Path, served: Path):
+    """After an upgrade into a new virtualenv the old install's server may still run:
+    the new install's hooks are answered by the new code (in process, then by a server of
+    its own), never by the old server's, which would store what the new code redacts."""
+    seed()
+    cwd = repo(tmp_path)
+    other = other_install(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(other), "KEN_HOOK_SERVER_IDLE": "60"}
+    where = subprocess.run(
+        [sys.executable, "-c", "from kenning.hookstate import socket_path; print(socket_path())"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    old = subprocess.Popen(
+        [sys.executable, "-m", "kenning.hooks.server", where],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_for(lambda: Path(status_path(where)).exists()), "the other server did not start"
+        answer = hook(cwd, "s1", prompt=SECRET_PROMPT, env={"KEN_HOOK_TRACE": "1"})
+        assert "ken hook: answered in its own process (pid " in answer.stderr
+        mine = started(served)  # this install's own server, for the next hooks
+        assert mine["pid"] != old.pid
+        shown = json.loads(ken("hook-server", "status", "--json").stdout)
+        assert shown["pid"] == mine["pid"] and shown["current_code"] is True
+        again = hook(cwd, "s2", prompt=SECRET_PROMPT, env={"KEN_HOOK_TRACE": "1"})
+        assert again.stderr == f"ken hook: answered by the hook server (pid {mine['pid']})\n"
+        assert int(status(Path(where))["served"]) == 0, "the other install's server answered"
+    finally:
+        old.terminate()
+        old.wait(timeout=20)
+    sessions = json.loads(ken("sessions", "--all", "--json").output)
+    assert sorted(s["agent_session_id"] for s in sessions) == ["s1", "s2"]
+    for session in sessions:
+        assert "Qx7pLm2vZr9" not in session["first_prompt"]
+        assert "[redacted:password]" in session["first_prompt"]
+
+
 def test_an_answer_from_the_server_nobody_reads_is_one_plain_log_line(tmp_path: Path, served: Path):
     """The server's answer comes back, but the agent closed the hook's stdout early
     (`ken hook ... | head -c1`): the client logs it as that, with the agent named."""
@@ -586,7 +653,9 @@ def test_a_short_state_folder_keeps_the_socket(monkeypatch: pytest.MonkeyPatch):
 
     with tempfile.TemporaryDirectory(prefix="ken-", dir="/tmp") as short:
         monkeypatch.setenv("XDG_STATE_HOME", short)
-        assert socket_path() == str(Path(short) / "kenning" / "hooks.sock")
+        path = Path(socket_path())
+        assert path.parent == Path(short) / "kenning"
+        assert path.name.startswith("hooks-") and path.name.endswith(".sock")
 
 
 def test_a_long_state_folder_puts_the_socket_in_the_runtime_folder(

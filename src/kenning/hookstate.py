@@ -5,9 +5,13 @@ imports nothing but `os` up front. The server (`kenning.hooks.server`) keeps a s
 file beside its socket: its pid, when it started, the code it runs, how many hooks it
 answered. `ken doctor` and `ken hook-server` read it, and stop the server through it.
 
-The socket is `hooks.sock` in kenning's state folder. A Unix socket's path holds about
-100 bytes, so when that path is longer the socket goes to a folder of this user's
-alone: `$XDG_RUNTIME_DIR/kenning/`, else `kenning-<uid>/` in `$TMPDIR` or `/tmp`. Such a
+Each install of kenning has a socket of its own, `hooks-<install>.sock` in kenning's
+state folder, named after where its code is and the Python environment it runs in
+(`install`): a second install (a new virtualenv, another version) never has its hooks
+answered by the other's server, with the other's code. (An install upgraded in place
+keeps its socket: its server finds its code changed and steps aside.) A Unix socket's
+path holds about 100 bytes, so when that path is longer the socket goes to a folder of
+this user's alone: `$XDG_RUNTIME_DIR/kenning/`, else `kenning-<uid>/` in `$TMPDIR` or `/tmp`. Such a
 folder has a name another local user can guess, and make first to catch every hook's
 prompt: it is used only when it is a real folder (no link) owned by this user with mode
 0700, and refused otherwise (`Refused`; hooks then run in their own process). The
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to about 108 bytes
 
@@ -38,18 +43,24 @@ def _fits(path: str) -> bool:
     return len(path.encode("utf-8", "surrogateescape")) <= MAX_SOCKET_PATH
 
 
+def install() -> str:
+    """This install of kenning: the folder its code is in, and the Python environment
+    (virtualenv) it runs in. Known without a look at the disk."""
+    return f"{os.path.dirname(os.path.abspath(__file__))}\0{sys.prefix}"
+
+
 def socket_path() -> str:
-    """The server's socket: in kenning's state folder, or, when that path is too long for
-    a socket, in this user's private runtime folder. Raises Refused when that folder is
-    not this user's alone."""
+    """This install's server's socket: in kenning's state folder, or, when that path is
+    too long for a socket, in this user's private runtime folder. Raises Refused when
+    that folder is not this user's alone."""
     from kenning import paths
 
     state = paths.state_dir()
-    path = os.path.join(state, "hooks.sock")
+    path = os.path.join(state, f"hooks-{_digest(install())}.sock")
     if _fits(path):
         check_folder(state, private=False)
         return path
-    name = f"hooks-{_digest(state)}.sock"
+    name = f"hooks-{_digest(state + chr(0) + install())}.sock"
     uid = os.getuid()
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     temp = os.environ.get("TMPDIR", "")
@@ -93,15 +104,15 @@ def check_folder(folder: str, private: bool = True, create: bool = False) -> Non
 
 
 def status_path(socket: str) -> str:
-    """The status file of the server at `socket`: `hooks-server.json` beside
-    `hooks.sock`."""
+    """The status file of the server at `socket`: `hooks-<install>-server.json` beside
+    `hooks-<install>.sock`."""
     base = socket[: -len(".sock")] if socket.endswith(".sock") else socket
     return base + "-server.json"
 
 
 def pid_path(socket: str) -> str:
-    """The pid file of the server at `socket`: `hooks-server.pid` beside `hooks.sock`,
-    holding its pid and a newline while it listens there."""
+    """The pid file of the server at `socket`: `hooks-<install>-server.pid` beside
+    `hooks-<install>.sock`, holding its pid and a newline while it listens there."""
     base = socket[: -len(".sock")] if socket.endswith(".sock") else socket
     return base + "-server.pid"
 

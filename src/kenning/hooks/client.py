@@ -7,7 +7,9 @@ server its argv, the environment a hook reads (`wire.HOOK_ENV`) and stdin over a
 socket, and prints the answer. It sends nothing before the kernel has said that the
 server runs as this user. When no server answers in time, it handles the hook itself
 (`run.py`) and starts a server for the next prompt. A server that finds kenning's code
-changed under it steps aside, and is replaced the same way.
+changed under it steps aside, and is replaced the same way. Each install of kenning (its
+code's folder and virtualenv) has a socket of its own (`hookstate.socket_path`), so
+another install's server, running other code, never answers this one's hooks.
 
 `KEN_HOOK_SERVER=0` turns the server off (every hook runs in its own process).
 `KEN_HOOK_TRACE=1` says on stderr which process answered: the server (its pid) or this one.

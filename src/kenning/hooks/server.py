@@ -7,9 +7,9 @@ terminal, and exits after `KEN_HOOK_SERVER_IDLE` seconds (default 600) without a
 request, when it finds kenning's code changed on disk (it looks at most once a
 second, before a request), or when asked to stop (`ken hook-server stop` sends it
 SIGTERM; `ken hook --stop-server` asks over the socket). Beside its
-socket it keeps a small status file (`hooks-server.json`, mode 0600): its pid, when it
+socket it keeps a small status file (`hooks-<install>-server.json`, mode 0600): its pid, when it
 started, the code it runs and how many hooks it answered, for `ken doctor` and
-`ken hook-server status`; and a pid file (`hooks-server.pid`), which it removes when it
+`ken hook-server status`; and a pid file (`hooks-<install>-server.pid`), which it removes when it
 exits.
 
 Each connection is read in a thread of its own, which first asks the kernel who is at
