@@ -280,6 +280,39 @@ def test_a_spooled_write_that_can_never_be_made_is_dropped_not_left_blocking(
     assert "dropped record_delivery" in log_text()
 
 
+def test_an_entry_another_process_replays_as_this_one_reads_it_is_no_error(
+    repo: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes replay at once: one reads an entry just as the other, having made
+    it, moves it out of the spool and zeroes it. Nothing was lost: nothing is logged. An
+    entry that is unreadable is logged by its id, which the log's redaction leaves whole."""
+    in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
+    [session] = sessions()
+    assert spool.keep(str(db_path), "note_prompt", (session.id, "kept for later"), {})
+    assert spool.keep(str(db_path), "no_such_method", (session.id,), {})
+    raced, unknown = spool.pending(str(db_path))
+    read = Path.read_bytes
+    reads: list[Path] = []
+
+    def racing(self: Path) -> bytes:
+        reads.append(self)
+        if self != raced or reads.count(self) == 1:  # the first read is pending()'s
+            return read(self)
+        with open(self, "rb") as fh:
+            spool._remove(self)  # the other process: out of the spool, zeroed, deleted
+            return fh.read()
+
+    with monkeypatch.context() as patched, opened() as store:
+        patched.setattr(Path, "read_bytes", racing)
+        assert spool.replay(store) == 0
+
+    assert spool.pending(str(db_path)) == []
+    entry_id = unknown.stem.rpartition("-")[2]
+    [line] = [line for line in log_text().splitlines() if "spool" in line]
+    assert f"dropped unreadable entry {entry_id}: unknown method 'no_such_method'" in line
+    assert "redacted" not in line
+
+
 def test_a_replay_the_lock_held_up_gives_the_store_back_its_own_wait(
     repo: Path, db_path: Path
 ) -> None:

@@ -248,6 +248,13 @@ class Spool:
         return current
 
 
+def _named(path: Path) -> str:
+    """How a log line names an entry: by its id (a ULID), the end of its file's name.
+    The whole name, its time and id run together, reads to the log's redaction as a
+    secret (high entropy); the id alone does not."""
+    return f"entry {path.stem.rpartition('-')[2]}"
+
+
 def _remove(path: Path) -> None:
     """Take a replayed entry out of the spool, then zero its bytes and delete it (out of
     the spool first: another process replaying now finds it gone, not zeroed)."""
@@ -276,15 +283,23 @@ def replay(store: Any, wait: float | None = None) -> int:
     store.spool = None
     try:
         for n, path in enumerate(entries):
+            data = b""
             try:
-                entry = json.loads(path.read_bytes())
+                data = path.read_bytes()
+                entry = json.loads(data)
                 method, args, kwargs = _call(entry)
                 if method not in METHODS:
                     raise ValueError(f"unknown method {method!r}")
             except FileNotFoundError:
                 continue  # another process replayed it just now
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                log("", "spool", f"dropped unreadable entry {path.name}: {exc}")
+                # Read as another process, which replayed it, zeroed its bytes: not a
+                # problem to log. Gone from the spool now, or zeroed where it is (nothing
+                # in it to keep), it is no entry that was lost.
+                if not path.exists():
+                    continue
+                if not data or data.strip(b"\0"):
+                    log("", "spool", f"dropped unreadable {_named(path)}: {exc}")
                 _remove(path)
                 continue
             try:
@@ -296,7 +311,7 @@ def replay(store: Any, wait: float | None = None) -> int:
             except StoreError as exc:
                 # It can never be made (its session was forgotten, say): keeping it would
                 # hold up every write behind it.
-                log("", "spool", f"dropped {method} ({path.name}): {exc}")
+                log("", "spool", f"dropped {method} ({_named(path)}): {exc}")
             _remove(path)
         return 0
     finally:
