@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
 import venv
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from conftest import KEN_BIN, ken
 from helpers import one_line_error, run_python
@@ -186,3 +189,68 @@ def test_ken_mcp_without_the_sdk_prints_one_line_with_the_install_command() -> N
 def test_the_install_hint_asks_for_the_mcp_sdk_the_package_declares() -> None:
     pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
     assert pyproject["project"]["optional-dependencies"]["mcp"] == [integrate.MCP_REQUIREMENT]
+
+
+def another_install(tmp_path: Path, long_path: bool = False) -> tuple[Path, Path]:
+    """A second install of kenning, version 0.0.9, in a venv of its own (an upgrade's old
+    venv left behind): its site-packages and its `ken` console script, as pip writes one
+    (with a `#!/bin/sh` start when the Python's path is too long for a #! line)."""
+    folder = tmp_path / "old-venv"
+    venv.create(folder, with_pip=False)
+    python = folder / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    shutil.copytree(Path(integrate.kenning_root()) / "kenning", site / "kenning")
+    meta = site / "kenning-0.0.9.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: kenning\nVersion: 0.0.9\n")
+    start = (
+        f"#!/bin/sh\n'''exec' \"{python}\" \"$0\" \"$@\"\n' '''\n" if long_path else f"#!{python}\n"
+    )
+    ken_script = folder / "bin" / "ken"
+    ken_script.write_text(start + "import sys\nfrom kenning.entry import main\nsys.exit(main())\n")
+    ken_script.chmod(0o755)
+    return site, ken_script
+
+
+@pytest.mark.parametrize("long_path", [False, True])
+def test_hooks_and_an_mcp_server_of_another_install_fail_with_the_integrate_line(
+    tmp_path: Path, long_path: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an upgrade into a new venv, the agents' hooks still run the old venv's
+    kenning, which cannot open the store the new one migrated: every hook fails while
+    their commands are all there."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)  # a checkout's src would come first
+    site, old_ken = another_install(tmp_path, long_path)
+    integrate.install("claude", ken=str(old_ken))
+    integrate.install_mcp("codex", ken=str(old_ken))
+    code, report, text = doctor()
+    assert code == 1
+    hooks = named(report["agents"]["claude"], "claude hooks kenning")
+    this = os.path.realpath(integrate.kenning_root())
+    assert hooks["ok"] is False
+    assert hooks["detail"] == (
+        f"the hooks run the kenning in {site} (version 0.0.9), not this one (in {this}): "
+        "another install, whose code may not work as this one's, nor open a store this one "
+        "has migrated"
+    )
+    assert hooks["fix"] == f"{integrate.ken_command()} integrate claude"
+    assert f"fix: {integrate.ken_command()} integrate claude" in text
+    mcp = named(report["agents"]["codex"], "codex mcp kenning")
+    assert mcp["ok"] is False and mcp["detail"].startswith(
+        f"the MCP server runs the kenning in {site}"
+    )
+    assert mcp["fix"] == f"{integrate.ken_command()} integrate codex --mcp"
+
+    integrate.install("claude")  # as `ken integrate claude` run by this kenning
+    integrate.install_mcp("codex", ken=str(KEN_BIN))
+    code, report, _ = doctor()
+    assert code == 0, report
+    names = {c["name"] for checks in report["agents"].values() for c in checks}
+    assert not names & {"claude hooks kenning", "codex mcp kenning"}

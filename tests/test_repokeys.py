@@ -13,7 +13,7 @@ import pytest
 from conftest import ken
 from helpers import add, one_line_error, opened
 from kenning.config import Config
-from kenning.model import Session, Status
+from kenning.model import Scope, ScopeType, Session, Status
 from kenning.store import ItemQuery
 
 NEW = "github.com/me/app"
@@ -185,3 +185,34 @@ def test_a_move_names_its_keys_clearly(app):
     with opened() as store:
         statuses = {i.status for i in store.list_items(ItemQuery(statuses=()))}
     assert statuses == {Status.ACTIVE} and listed_here() == []
+
+
+def test_a_key_an_older_kenning_read_from_an_ssh_alias_is_named_and_moved(git_repo, monkeypatch):
+    """An older kenning keyed `git@github-work:acme/payroll.git` by its ssh alias; today's
+    reads the alias's HostName. What it stored, in the repo and on a branch, is named by
+    `ken where` and `ken doctor` with the move that brings it here."""
+    monkeypatch.chdir(git_repo)
+    ssh = Path(os.environ["HOME"]) / ".ssh"
+    ssh.mkdir(parents=True, exist_ok=True)
+    (ssh / "config").write_text("Host github-work\n  HostName github.com\n  User git\n")
+    git(git_repo, "remote", "set-url", "origin", "git@github-work:acme/payroll.git")
+    old, new = "github-work/acme/payroll", "github.com/acme/payroll"
+    assert here_json()["repo"] == new
+    add("Ledger is append only", kind="decision", scope=Scope(ScopeType.REPO, old))
+    add("Payroll export half done", kind="task", scope=Scope(ScopeType.WORKSTREAM, f"{old}#main"))
+    add("Billing is another repo", scope=Scope(ScopeType.REPO, "github-work/acme/billing"))
+    assert listed_here() == []
+
+    assert ken("where").stderr == (
+        f"note: 2 memories are stored under repo:{old}, the key an older kenning read from "
+        f"this repo's origin: they do not apply here; `ken repo move {old}` moves them to "
+        f"repo:{new}\n"
+    )
+    [earlier] = here_json()["earlier_keys"]  # type: ignore[misc]
+    assert earlier["scopes"] == {f"repo:{old}": 1, f"workstream:{old}#main": 1}
+    doctor = {c["name"]: c for c in json.loads(ken("doctor", "--json").stdout)["here"]}
+    assert doctor[f"repo:{old}"]["fix"] == f"ken repo move {old}"
+
+    assert ken("repo", "move", old).exit_code == 0
+    assert listed_here() == ["Ledger is append only", "Payroll export half done"]
+    assert here_json()["earlier_keys"] == []

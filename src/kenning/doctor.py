@@ -4,20 +4,24 @@ the hook server, recent hook errors, and what to do about each problem.
 It tells the truth about what an agent will get: memory turned off, a config.toml
 that does not parse or holds a value out of its range, an MCP server that cannot
 start (its command gone, or the MCP SDK missing from the Python it runs with) or that
-opens another store than this one (a KEN_DB or XDG_* written into its registration)
-each fail, with the line that fixes them. The hook server is read from the status
-file it keeps beside its socket.
+opens another store than this one (a KEN_DB or XDG_* written into its registration),
+and hooks or an MCP server that run another install's kenning than this one (an old
+venv left behind by an upgrade, whose code may not even open the store this one
+migrated) each fail, with the line that fixes them. The hook server is read from the
+status file it keeps beside its socket.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shlex
 import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from importlib.metadata import distributions
 from typing import Any
 
 from kenning import agents, hookstate, integrate, locate, paths, repokeys, spool
@@ -122,6 +126,19 @@ def _agent_checks(agent: str) -> list[Check]:
                 f"remove them there: {path} holds kenning's hooks",
             )
         )
+    programs = {integrate.hook_root(c) or shlex.split(c)[0]: c for c in commands.values()}
+    others = {
+        found for found in map(_kenning_run_by, programs.values()) if found not in (None, _ours())
+    }
+    if others:
+        checks.append(
+            Check(
+                f"{agent} hooks kenning",
+                False,
+                f"the hooks run {_another(sorted(others))}",
+                f"{shlex.quote(integrate.ken_command())} integrate {agent}",
+            )
+        )
     checks += _mcp_checks(agent)
     for event, command in sorted(commands.items()):
         binary = shlex.split(command)[0]
@@ -165,6 +182,16 @@ def _mcp_checks(agent: str) -> list[Check]:
         return [Check(f"{agent} mcp", False, f"{command} is gone", f"run `{again}` again")]
     checks = [Check(f"{agent} mcp", True, f"server registered: {shlex.join([command, *args])}")]
     python = _interpreter(command)
+    theirs = _kenning_of(python) if python else None
+    if theirs not in (None, _ours()):
+        checks.append(
+            Check(
+                f"{agent} mcp kenning",
+                False,
+                f"the MCP server runs {_another([str(theirs)])}",
+                f"{shlex.quote(integrate.ken_command())} integrate {agent} --mcp",
+            )
+        )
     if python and not _has_mcp(python):
         checks.append(
             Check(
@@ -174,15 +201,15 @@ def _mcp_checks(agent: str) -> list[Check]:
                 integrate.mcp_install_hint(python),
             )
         )
-    theirs = os.path.realpath(paths.db_path({**_agent_env(agent), **env}))
+    store = os.path.realpath(paths.db_path({**_agent_env(agent), **env}))
     ours = os.path.realpath(config_mod.db_path())
-    if theirs != ours:
+    if store != ours:
         how = ", ".join(f"{k}={v}" for k, v in env.items()) or "the agent's environment"
         checks.append(
             Check(
                 f"{agent} mcp store",
                 False,
-                f"the MCP server opens {theirs} ({how}), not this store, {ours}",
+                f"the MCP server opens {store} ({how}), not this store, {ours}",
                 f"run `{again}` in the environment whose store {agent} should use "
                 "(it writes KEN_DB and XDG_* as they are set there)",
             )
@@ -201,16 +228,81 @@ def _agent_env(agent: str) -> dict[str, str]:
 
 
 def _interpreter(command: str) -> str | None:
-    """The Python a console script runs with (its #! line), when it is one."""
+    """The Python a console script runs with (its #! line), when it is one. A script
+    whose Python's path is too long for a #! line starts with `#!/bin/sh` and names
+    it on the next line, as pip writes it (SH_EXEC)."""
     try:
         with open(command, "rb") as fh:
-            first = fh.readline(512)
+            first, second = fh.readline(512), fh.readline(4096)
     except OSError:
         return None
     if not first.startswith(b"#!"):
         return None
     parts = first[2:].decode(errors="replace").split()
+    if parts and os.path.basename(parts[0]) == "sh":
+        named = SH_EXEC.match(second.decode(errors="replace"))
+        parts = [named.group(1)] if named else []
     return parts[0] if parts and os.path.isfile(parts[0]) else None
+
+
+SH_EXEC = re.compile("^'''exec' \"([^\"]+)\"")  # pip's #!/bin/sh start
+
+
+def _ours() -> str:
+    """The folder holding this kenning (site-packages, or a checkout's src), resolved."""
+    return os.path.realpath(integrate.kenning_root())
+
+
+def _kenning_run_by(command: str) -> str | None:
+    """The folder holding the kenning a hook command runs, resolved; None when it
+    cannot tell (its program gone, not a Python script: each event's check says so)."""
+    root = integrate.hook_root(command)
+    if root is not None:
+        there = os.path.isfile(os.path.join(root, "kenning", "entry.py"))
+        return os.path.realpath(root) if there else None
+    python = _interpreter(shlex.split(command)[0])
+    return _kenning_of(python) if python else None
+
+
+def _kenning_of(python: str) -> str | None:
+    """The folder holding the kenning `python` imports, resolved, asked of it (with this
+    environment, as an agent started here passes it on); None when it has none or
+    cannot tell. A Python of this one's environment imports this one's."""
+    home = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+    if os.path.realpath(home) == os.path.realpath(sys.prefix):
+        return _ours()
+    code = (
+        "import importlib.util as u, os; s = u.find_spec('kenning'); "
+        "print(os.path.dirname(os.path.dirname(s.origin)) if s and s.origin else '')"
+    )
+    try:
+        done = subprocess.run(
+            [python, "-c", code], capture_output=True, text=True, timeout=10, check=False, cwd="/"
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    root = done.stdout.strip()
+    return os.path.realpath(root) if done.returncode == 0 and root else None
+
+
+def _version_at(root: str) -> str | None:
+    """The version of the kenning installed in `root`, when its metadata is there."""
+    return next((d.version for d in distributions(name="kenning", path=[root])), None)
+
+
+def _another(roots: list[str]) -> str:
+    """`the kenning in ROOT (version V), not this one (in ROOT)`: what another
+    install's hooks or MCP server run, for a check's detail."""
+    ours = _ours()
+    mine = _version_at(ours)
+    said = []
+    for root in roots:
+        version = _version_at(root)
+        said.append(f"{root}{f' (version {version})' if version and version != mine else ''}")
+    return (
+        f"the kenning in {', '.join(said)}, not this one (in {ours}): another install, whose "
+        "code may not work as this one's, nor open a store this one has migrated"
+    )
 
 
 def _has_mcp(python: str) -> bool:

@@ -9,10 +9,12 @@ its switches in config.toml. Nothing is lost, but nothing says so either, so
 in one transaction (`move`), when a person decides to: only a person moves memories,
 since an agent moving them would change what every other agent there is told.
 
-The earlier keys of the repo here are its path (when it has an origin now) and the
-repos recorded for sessions that ran in this checkout (an origin changed since). An
-origin changed with no session recorded here is not found; `ken repo move OLD` moves
-it all the same.
+The earlier keys of the repo here are its path (when it has an origin now), the
+repos recorded for sessions that ran in this checkout (an origin changed since), and
+the stored keys that today's rule (`git.repo_key`: insteadOf, ssh aliases, CodeCommit,
+Azure, local paths) reads as the repo here: keys an older kenning read otherwise from
+the same origin. An origin changed with no session recorded here is not found; `ken
+repo move OLD` moves it all the same.
 
 Each memory moved is a new version in its new scope, nothing else changed (a task keeps
 its expiry). A team memory's local copy stays: the team server is where it changes.
@@ -30,12 +32,14 @@ from typing import Any
 from kenning import items, policy
 from kenning.config import Config
 from kenning.errors import InvalidInput, NotFound
+from kenning.git import repo_key
 from kenning.model import Scope, ScopeType
 from kenning.store import ItemQuery, SessionQuery, Store
 from kenning.where import Where
 
 SESSIONS_READ = 50  # recent sessions of a checkout read for the repo keys they had
 MAX_WORKSTREAMS = 10_000  # branches of one repo key whose workstreams are moved
+KEYS_REREAD = 1_000  # stored repo keys (and workstreams) re-read by today's rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +153,8 @@ def earlier_keys(store: Store, here: Where, config: Config) -> list[EarlierKey]:
                     session.repo,
                     f"this repo's key when a session ran here on {session.started_at[:10]}",
                 )
+    for key in reread_as(store, here.repo):
+        found.setdefault(key, "the key an older kenning read from this repo's origin")
     switched = config.repo_switches()
     out = []
     for key, why in found.items():
@@ -156,6 +162,36 @@ def earlier_keys(store: Store, here: Where, config: Config) -> list[EarlierKey]:
         lost = bool(stored.switches) and here.repo not in switched
         if stored.scopes or stored.projects or lost:
             out.append(EarlierKey(stored, why, here.repo, lost))
+    return out
+
+
+def reread_as(store: Store, key: str) -> list[str]:
+    """The repo keys of stored `repo:` and `workstream:` scopes that are not `key` but
+    that today's rule reads as `key`: written by an older kenning that read the same
+    origin otherwise (an ssh alias, an insteadOf shorthand, …)."""
+    stored = [
+        scope.removeprefix("repo:")
+        for scope in store.scopes_in_use(limit=KEYS_REREAD, prefix="repo:")
+    ] + [
+        scope.removeprefix("workstream:").partition("#")[0]
+        for scope in store.scopes_in_use(limit=KEYS_REREAD, prefix="workstream:")
+    ]
+    return [w for w in dict.fromkeys(stored) if w != key and key in reread(w)]
+
+
+def reread(written: str) -> set[str]:
+    """What today's rule reads stored repo key `written` as: as a name (a path, a URL);
+    for `host/path`, as the origin `host:path` it was read from (an ssh alias or an
+    insteadOf shorthand then taken as a host, an Azure `%20`); for `name/`, as the
+    CodeCommit origin `codecommit://name` an older kenning read so."""
+    host, slash, rest = written.partition("/")
+    names = [written]
+    if slash and host and not written.startswith(("/", "~")):
+        names.append(f"{host}:{rest}" if rest else f"codecommit://{host}")
+    out = set()
+    for name in names:
+        with contextlib.suppress(ValueError):  # no longer a repo key at all
+            out.add(repo_key(name))
     return out
 
 

@@ -29,7 +29,8 @@ def where(state: State) -> Result:
     """Show the scopes that apply in this folder, most specific first, and why.
 
     A note follows when memories are stored under this repo's earlier key (from before
-    its origin was added or changed), with the command that moves them here.
+    its origin was added or changed, or as an older kenning read its origin), with the
+    command that moves them here.
     """
     here = state.where()
     earlier = (
