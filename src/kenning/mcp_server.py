@@ -50,7 +50,7 @@ from kenning.model import MAX_NAME, Item
 from kenning.pack import MIN_BUDGET
 from kenning.redact import count_markers, redact
 from kenning.sessions import process_chain
-from kenning.store import SessionQuery, Store, open_store
+from kenning.store import SessionQuery, Store, open_store, report_migrations_to
 
 INSTRUCTIONS = (
     "kenning is the memory the person's coding agents share. Search it before you ask "
@@ -767,6 +767,7 @@ def main() -> int:
     # blocked reading stdin, so the server never exits (clients such as Claude Code send
     # SIGINT first). Leave at once instead: SQLite's journal makes that safe.
     signal.signal(signal.SIGINT, lambda *_: os._exit(0))
+    report_migrations_to(lambda line: logging.getLogger(__name__).warning("ken mcp: %s", line))
     build_server().run()
     return 0
 

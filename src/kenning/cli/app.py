@@ -55,6 +55,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
     Example:
       ken add "Use pnpm, not npm, in this repo" --kind preference
     """
+    from kenning.cli.output import say
+    from kenning.store import report_migrations_to
+
+    report_migrations_to(say)  # a person sees that the store was migrated, and its copy
     state = State(debug)
     ctx.obj = state
     ctx.call_on_close(state.close)

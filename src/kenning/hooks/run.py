@@ -100,7 +100,7 @@ def run(
     from kenning import agents, paths, sessions
     from kenning.agents.agent import BadPayload
     from kenning.hooks import handlers
-    from kenning.store import open_store
+    from kenning.store import open_store, report_migrations_to
 
     started = time.monotonic()
     event_name, name, _ = hook_args(argv)
@@ -128,6 +128,8 @@ def run(
         # `/remember ...` as done.
         return agent.render(event, handlers.off_notice(event), "")
     budget = BUSY_BUDGET.get(event.event.value, 2.0)
+    # A hook says nothing to its agent: that it migrated the store goes to the hook log.
+    report_migrations_to(lambda line: log(agent.name, event.event.value, line))
     if stores is not None:
         store = stores.get(env)
         _bound(store, started + budget)

@@ -26,6 +26,7 @@ from kenning.store.base import (
     Words,
     now_iso,
 )
+from kenning.store.migrations import report_to as report_migrations_to
 from kenning.store.sqlite import SQLiteStore
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "is_postgres_url",
     "now_iso",
     "open_store",
+    "report_migrations_to",
 ]
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 

@@ -4,15 +4,36 @@ Each migration is a function `mNNNN_name(conn)`; `apply` runs the missing ones i
 each in its own transaction together with its row in `_migrations`, so a crash never
 leaves a half-applied step. A database that records a migration this code does not know
 was made by a newer kenning, and is refused rather than guessed at.
+
+Before a store that already holds data is migrated, a copy of it as it was is kept next
+to it, `ken.db.before-m0016` (named by the first migration it did not have), made with
+SQLite's online backup while this process holds the write lock, so no other process
+changes it meanwhile;
+the two newest such copies are kept. When the copy cannot be written, nothing is
+migrated: the older kenning can still open the store, and the newer one says why not.
+The face that opened the store says it migrated it where its person or log sees it
+(`report_to`).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
 from kenning.errors import StoreError
 from kenning.store import sqlite_recent as recent
+
+COPIES_KEPT = 2  # copies of a store as it was before a migration, the newest kept
+_tell: Callable[[str], None] | None = None
+
+
+def report_to(tell: Callable[[str], None] | None) -> None:
+    """Where this process says, in one line, that it migrated a store and where the copy
+    from before is: a person's stderr, the hook log, the MCP server's log. None: nowhere."""
+    global _tell
+    _tell = tell
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
@@ -384,6 +405,32 @@ def m0015_recent_index(conn: sqlite3.Connection) -> None:
     recent.fill(conn)
 
 
+def m0016_scope_versions(conn: sqlite3.Connection) -> None:
+    # m0006 moved items to the scope its rule gives without a version, so their newest
+    # version still names the scope as typed (`workspace:Acme`). Each item whose newest
+    # version's scope is not its own gets a version, `migrate`, with the scope it has:
+    # its history keeps the old one.
+    from kenning import ids
+    from kenning.store.base import now_iso
+
+    stale = conn.execute(
+        "SELECT items.id, items.scope, revisions.id FROM items JOIN revisions ON revisions.id "
+        "= (SELECT max(id) FROM revisions WHERE item_id = items.id) "
+        "WHERE revisions.scope != items.scope"
+    ).fetchall()
+    at = now_iso()
+    for item_id, scope, newest in stale:
+        version = ids.new_ulid()
+        conn.execute(
+            "INSERT INTO revisions (id, item_id, created_at, kind, scope, status, pinned, "
+            "title, body, tags, links, evidence, provenance, change) "
+            "SELECT ?, item_id, ?, kind, ?, status, pinned, title, body, tags, links, "
+            "evidence, provenance, 'migrate' FROM revisions WHERE id = ?",
+            (version, at, scope, newest),
+        )
+        conn.execute("UPDATE items SET revision = ? WHERE id = ?", (version, item_id))
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
@@ -400,6 +447,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0013_session_signals,
     m0014_scope_counts,
     m0015_recent_index,
+    m0016_scope_versions,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 
@@ -420,10 +468,24 @@ def check_not_newer(done: list[str]) -> None:
         )
 
 
-def apply(conn: sqlite3.Connection) -> int:
-    """Apply the missing migrations; returns how many ran. Safe with many processes."""
+def apply(conn: sqlite3.Connection, path: str | None = None) -> int:
+    """Apply the missing migrations; returns how many ran. Safe with many processes.
+
+    A store at `path` that already had migrations is first copied as it was (see the
+    module's doc); a StoreError, with nothing changed, when that copy fails."""
     done = set(applied(conn))
     check_not_newer(sorted(done))
+    missing = [m.__name__ for m in MIGRATIONS if m.__name__ not in done]
+    if not missing:
+        return 0
+    if done and path is not None:
+        copy = _keep_copy(conn, path, done)
+        if copy is not None and _tell is not None:
+            _tell(
+                f"migrating the store {path} for this kenning ({len(missing)} "
+                f"migration{'s' if len(missing) != 1 else ''}); the store as it was is "
+                f"kept in {copy}"
+            )
     ran = 0
     for migration in MIGRATIONS:
         if migration.__name__ in done:
@@ -446,3 +508,46 @@ def apply(conn: sqlite3.Connection) -> int:
             conn.execute("ROLLBACK")
             raise
     return ran
+
+
+def _keep_copy(conn: sqlite3.Connection, path: str, done: set[str]) -> Path | None:
+    """Copy the store as it is to `<path>.before-mNNNN` under the write lock, unless
+    another process migrated it meanwhile (None then); keep the newest copies only."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if set(applied(conn)) != done:
+            return None  # another process is migrating it, and kept the copy
+        first = next(m.__name__ for m in MIGRATIONS if m.__name__ not in done)
+        copy = Path(f"{path}.before-{first.split('_')[0]}")
+        partial = copy.with_name(copy.name + ".partial")
+        try:
+            fd = os.open(partial, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+            os.close(fd)
+            # Read through a second connection: the backup cannot read through one that
+            # holds the write lock; WAL lets it read beside it, the state that lock keeps.
+            source, target = sqlite3.connect(path), sqlite3.connect(partial)
+            try:
+                source.backup(target)
+            finally:
+                source.close()
+                target.close()
+            os.replace(partial, copy)
+        except (OSError, sqlite3.Error) as exc:
+            partial.unlink(missing_ok=True)
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise StoreError(
+                f"the store {path} needs migrating for this kenning, but its copy as it was "
+                f"could not be written to {copy} ({reason}); nothing was changed: make room "
+                "there and run the command again"
+            ) from None
+    finally:
+        conn.execute("COMMIT")
+    prefix = f"{Path(path).name}.before-m"
+    older = sorted(
+        p
+        for p in copy.parent.iterdir()
+        if p.name.startswith(prefix) and p.name[len(prefix) :].isdigit()
+    )
+    for stale in older[:-COPIES_KEPT]:
+        stale.unlink(missing_ok=True)
+    return copy

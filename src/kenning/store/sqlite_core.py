@@ -141,7 +141,7 @@ class Core:
         self.conn.row_factory = sqlite3.Row
         try:
             self._configure()
-            migrations.apply(self.conn)
+            migrations.apply(self.conn, self.path)
             if self.wipe_pending():  # a forget waited for a reader that has gone since?
                 self.checkpoint(0)
         except sqlite3.Error as exc:

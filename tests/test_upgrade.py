@@ -1,0 +1,133 @@
+"""Opening a store an older kenning wrote: the copy kept before it is migrated, what each
+face says about it, and the migration that brings old versions in line with their items."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from conftest import ken_proc
+from kenning.config import log_path
+from kenning.ids import new_ulid
+from kenning.store import migrations, open_store
+
+OLD_SCHEMA = 14  # the migrations the "older kenning" here had: m0015 and on are new
+
+
+def old_store(path: Path, had: int = OLD_SCHEMA, scope: str = "workspace:shop") -> str:
+    """A store as an older kenning left it: its first `had` migrations, one item added
+    with its version (as `ken add` wrote them then); returns the item's id."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for migration in migrations.MIGRATIONS[:had]:
+        migration(conn)
+        conn.execute("INSERT INTO _migrations VALUES (?, datetime('now'))", (migration.__name__,))
+    item, version, at = new_ulid(), new_ulid(), "2026-01-02T03:04:05.000Z"
+    conn.execute(
+        "INSERT INTO items (id, kind, scope, status, title, created_at, updated_at, revision) "
+        "VALUES (?, 'note', ?, 'active', 'CI runners are shared', ?, ?, ?)",
+        (item, scope, at, at, version),
+    )
+    conn.execute(
+        "INSERT INTO revisions (id, item_id, created_at, kind, scope, status, title, body, "
+        "tags, links, evidence, provenance, change) VALUES (?, ?, ?, 'note', ?, 'active', "
+        "'CI runners are shared', '', '[]', '[]', '', '{}', 'add')",
+        (version, item, at, scope),
+    )
+    conn.close()
+    return item
+
+
+def migrations_in(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY name")]
+    finally:
+        conn.close()
+
+
+def copies(db: Path) -> list[str]:
+    return sorted(p.name for p in db.parent.iterdir() if p.name.startswith(f"{db.name}.before"))
+
+
+def test_a_cli_command_keeps_a_copy_of_an_older_store_and_says_so_in_one_line(db_path):
+    old_store(db_path)
+    had = migrations_in(db_path)
+    done = ken_proc("list")
+    assert done.returncode == 0, done.stderr
+    assert "CI runners are shared" in done.stdout
+    copy = db_path.with_name("memory.db.before-m0015")
+    assert done.stderr.splitlines() == [
+        f"migrating the store {db_path} for this kenning (2 migrations); "
+        f"the store as it was is kept in {copy}"
+    ]
+    assert migrations_in(copy) == had  # the store as it was, whole, and readable
+    assert copy.stat().st_mode & 0o777 == 0o600
+    assert migrations_in(db_path) == [m.__name__ for m in migrations.MIGRATIONS]
+    again = ken_proc("list")
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+    assert copies(db_path) == ["memory.db.before-m0015"]
+
+
+def test_a_new_store_is_made_without_a_copy_or_a_word(db_path):
+    done = ken_proc("add", "First memory")
+    assert done.returncode == 0, done.stderr
+    assert "migrating" not in done.stderr
+    assert copies(db_path) == []
+
+
+def test_when_the_copy_cannot_be_written_nothing_is_migrated_and_one_line_says_why(db_path):
+    old_store(db_path)
+    had = migrations_in(db_path)
+    in_the_way = db_path.with_name("memory.db.before-m0015")  # a folder where the copy goes
+    in_the_way.mkdir()
+    (in_the_way / "keep").write_text("x")
+    done = ken_proc("list")
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert f"its copy as it was could not be written to {in_the_way}" in line
+    assert "nothing was changed" in line
+    assert migrations_in(db_path) == had
+    assert copies(db_path) == ["memory.db.before-m0015"]  # no partial copy left behind
+
+
+def test_only_the_two_newest_copies_are_kept(db_path):
+    old_store(db_path)
+    for older in ("m0003", "m0009"):
+        db_path.with_name(f"memory.db.before-{older}").write_bytes(b"")
+    open_store(db_path).close()
+    assert copies(db_path) == ["memory.db.before-m0009", "memory.db.before-m0015"]
+
+
+def test_a_hook_migrates_silently_and_says_so_in_the_hook_log(db_path, tmp_path):
+    old_store(db_path)
+    payload = {
+        "session_id": "s1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(tmp_path),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    done = ken_proc("hook", "SessionStart", "--agent", "claude", input=json.dumps(payload))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    logged = log_path().read_text()
+    assert "migrating the store" in logged
+    assert "memory.db.before-m0015" in logged
+    assert db_path.with_name("memory.db.before-m0015").exists()
+
+
+def test_a_scope_normalized_by_m0006_gets_a_version_so_the_newest_agrees_and_history_keeps_it(
+    db_path,
+):
+    item_id = old_store(db_path, had=5, scope="workspace:Acme")
+    with open_store(db_path) as store:
+        item = store.get_item(item_id)
+        history = store.revisions(item_id)
+    assert str(item.scope) == "workspace:acme"
+    assert [(v.change, v.scope) for v in history] == [
+        ("add", "workspace:Acme"),
+        ("migrate", "workspace:acme"),
+    ]
+    assert item.revision == history[-1].id
