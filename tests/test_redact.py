@@ -1586,3 +1586,34 @@ def test_wifi_passwords_and_recovery_code_lists(text: str, values: list[str]) ->
 )
 def test_wifi_and_recovery_code_rules_leave_prose_alone(text: str) -> None:
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("url: jdbc:oracle:thin:scott/Tg7kPq29xLm@//db.internal:1521/ORCLPDB1", "Tg7kPq29xLm"),
+        ("jdbc:oracle:thin:app_user/s3cr3tPass!@db.example.com:1521:XE", "s3cr3tPass!"),
+        ("cf login -a https://api.sys.example.com -u admin -p Kx9mQ2vLp7 -o org", "Kx9mQ2vLp7"),
+        ("sudo chpasswd <<< 'deploy:Wq8nLp3xZt'", "Wq8nLp3xZt"),
+    ],
+)
+def test_oracle_thin_urls_cf_login_and_a_chpasswd_here_string(text: str, secret: str) -> None:
+    out = redact(text).text
+    assert secret not in out
+    assert out == text.replace(secret, "[redacted:password]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "jdbc:oracle:thin:@//db.internal:1521/ORCLPDB1",
+        "jdbc:oracle:thin:/@wallet_alias",
+        "jdbc:oracle:thin:scott/${DB_PASSWORD}@//db:1521/x",
+        "cf push -p ./build/libs/app.jar",
+        "see cf. the docs -p 4",
+        "chpasswd <<< 'deploy:$NEWPASS'",
+        "cat <<< 'hello world'",
+    ],
+)
+def test_oracle_cf_and_chpasswd_rules_leave_what_names_no_password(text: str) -> None:
+    assert redact(text).text == text

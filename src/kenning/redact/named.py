@@ -891,7 +891,7 @@ _COMMAND = lazy(
     r"|sshpass|curl|docker|podman|nerdctl|helm|redis-cli|sqlcmd|bcp|zip|unzip|7za?|smbclient"
     r"|ldap(?:search|add|modify|delete|whoami|passwd)|mongo(?:sh|dump|restore|import|export)?"
     r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl|poetry"
-    r"|psexec|rabbitmqctl|net|rclone|gh)"
+    r"|psexec|rabbitmqctl|net|rclone|gh|cf)"
     r"(?![A-Za-z0-9_-])",
     _F,
 )
@@ -985,11 +985,12 @@ _COMMAND_RULE = {
     "net": "net",
     "rclone": "rclone",
     "gh": "gh",
+    "cf": "az",  # Cloud Foundry: cf login -u USER -p PASSWORD
 }
 
 
-# Container engines take a password only in their login command.
-_LOGIN_ONLY = frozenset(("docker", "podman", "nerdctl"))
+# Container engines (and Cloud Foundry's cf) take a password only in their login command.
+_LOGIN_ONLY = frozenset(("docker", "podman", "nerdctl", "cf"))
 _LOGIN = lazy(r"(?<![A-Za-z0-9_-])login(?![A-Za-z0-9_-])", _F)
 
 
@@ -1136,6 +1137,9 @@ def files(text: str, raw: bytes, add: Add, low: bytes = b"") -> None:
             add((m.start(group), m.end(group), "password"))
     if b"password" in low:
         _sql_passwords(text, low, add)
+    for at in _hits(low, b"jdbc:oracle:"):
+        if (m := _ORACLE_THIN.match(text, at)) is not None and not _skip_value(m.group("v")):
+            add((m.start("v"), m.end("v"), "password"))
     if b"insert" in low and b"values" in low:
         for at in _hits(low, b"insert"):
             _sql_insert(text, at, add)
@@ -1204,6 +1208,11 @@ _IDENTIFIED_BY = lazy(
 # SQL's password clauses: PostgreSQL's CREATE/ALTER ROLE|USER ... [WITH] [ENCRYPTED]
 # PASSWORD 'x', SQL Server's CREATE/ALTER LOGIN ... WITH PASSWORD = N'x' and a stored
 # procedure's @password = N'x' (@rmtpassword), MySQL's SET PASSWORD FOR u = 'x'.
+# Oracle's JDBC thin URL takes user/password before the @: jdbc:oracle:thin:scott/tiger@//h
+# (jdbc:oracle:thin:@//h and /@wallet name no password).
+_ORACLE_THIN = lazy(
+    r"jdbc:oracle:(?:thin|oci8?):[A-Za-z0-9_$#.\"-]{1,64}/(?P<v>[^\s@/\"']{1,128})@", _FI
+)
 _SQL_PASSWORD_BEFORE = lazy(
     r"(?:(?<![A-Za-z])(?:with|encrypted|unencrypted|(?:role|user)[ \t]++[\w\"]{1,64}+)"
     r"[ \t]++|@[A-Za-z_]{0,24}+|(?<![A-Za-z])set[ \t]++)\Z",

@@ -146,6 +146,8 @@ _ALGOLIA = lazy(
 _PIPED = lazy(
     r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?" + _VALUE + r"[ \t]*\|[ \t]*(?P<cmd>[^\r\n|;&]+)"
 )
+# ... or given to it as a here-string: chpasswd <<< 'user:password'.
+_HERE_STRING = lazy(r"\bchpasswd[ \t]*<<<[ \t]*" + _VALUE)
 _READS_STDIN = lazy(
     r"--password-stdin|--pass(?:word)?[_-]?stdin|\bsudo\b[^\r\n]*?(?<![\w-])-[a-zA-Z]*S\b"
     r"|\bchpasswd\b|\bpasswd[ \t]+--stdin"
@@ -302,6 +304,9 @@ def phrases(text: str, low: bytes, add: Add) -> None:
             for m in _at(_PIPED, text, low, (b"echo", b"printf")):
                 if _READS_STDIN.search(m.group("cmd")):
                     _value(m, add, "password", user_first="chpasswd" in m.group("cmd"))
+    if b"<<<" in low:
+        for m in _at(_HERE_STRING, text, low, (b"chpasswd",)):
+            _value(m, add, "password", user_first=True)
     if b"env" in low:
         for m in _ENV_SPACE.finditer(text):
             if _name_kind(m.group("name")) is not None:
