@@ -1617,3 +1617,34 @@ def test_oracle_thin_urls_cf_login_and_a_chpasswd_here_string(text: str, secret:
 )
 def test_oracle_cf_and_chpasswd_rules_leave_what_names_no_password(text: str) -> None:
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("WLAN-Schlüssel: Mk4!trPz92qa", "Mk4!trPz92qa"),
+        ("API-Schlüssel: Mk4trPz92qaXv", "Mk4trPz92qaXv"),
+        ("Segue a senha do wi-fi: Hq7#vLp3Zx", "Hq7#vLp3Zx"),
+        ("와이파이 비번: Wn5$kRt8Qy", "Wn5$kRt8Qy"),
+        ("Para entrar usa Pz2!mKq9Lr como contraseña.", "Pz2!mKq9Lr"),
+    ],
+)
+def test_a_password_or_key_named_in_german_portuguese_korean_and_spanish(
+    text: str, secret: str
+) -> None:
+    out = redact(text).text
+    assert secret not in out
+    assert out == text.replace(secret, "[redacted:password]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Der Schlüssel liegt unter der Matte",
+        "Der WLAN-Schlüssel ist auf der Rückseite",
+        "usa la opción como contraseña temporal",
+        "use React como framework",
+    ],
+)
+def test_those_words_in_prose_that_gives_no_password(text: str) -> None:
+    assert redact(text).text == text

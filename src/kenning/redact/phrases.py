@@ -58,15 +58,18 @@ _WORDS = (
     "mật khẩu",
     "mat khau",
     "kata sandi",
+    "schlüssel",
+    "schluessel",
 )
 _IS = r"(?:ist|lautet|war|est|était|es|era|é|è|e|jest|är|er|on|je|van)"
 _FOREIGN = lazy(
     r"(?:(?:passwort|kennwort|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|senha|wachtwoord"
     r"|has(?:ł|l)o|heslo|jelsz(?:ó|o)|l(?:ö|o)senord|adgangskode|passord|salasana|пароль"
-    r"|(?:ş|s)ifre|parola|mdp|clave|m(?:ậ|a)t[ \t]kh(?:ẩ|a)u|kata[ \t]sandi)\w{0,4}"
+    r"|(?:ş|s)ifre|parola|mdp|clave|m(?:ậ|a)t[ \t]kh(?:ẩ|a)u|kata[ \t]sandi"
+    r"|schl(?:ü|ue)ssel)\w{0,4}"
     # lösenordet, şifresi, paroladır; then a few words and "is", or the value at once
     # ("sunucu şifresi Xy7..."): it must be shaped as only a credential is
-    r"(?:(?:[ \t]+\w{1,24}){0,6}?[ \t]*(?:" + _IS + r"|to|là|adalah|ialah|is|:|=|：))?"
+    r"(?:(?:[ \t]+[\w-]{1,24}){0,6}?[ \t]*(?:" + _IS + r"|to|là|adalah|ialah|is|:|=|：))?"
     # the English word with another language's "is": "la password del database è ..."
     r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,6}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
     re.IGNORECASE,
@@ -75,7 +78,7 @@ _FOREIGN_IS = lazy(rb"[ \t](?:ist|lautet|war|est|\?tait|es|era|\?|e|jest|\?r|er|
 # Chinese, Japanese, Korean: 数据库密码是 …, パスワードは …, 비밀번호는 …
 # (a bare value typed in ASCII: what follows "パスワードは" in a sentence is the sentence)
 _CJK = lazy(
-    r"(?:密码|密碼|口令|パスワード|비밀번호)[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*"
+    r"(?:密码|密碼|口令|パスワード|비밀번호|비번)[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*"
     + _VALUE.replace(r"[^\s\"'`|]{4,200}+", r"[!#-&(-_a-{}~]{4,200}+")
 )
 # Arabic, Greek, Hebrew, Hindi: كلمة المرور … هي, ο κωδικός … είναι, הסיסמה … היא,
@@ -261,6 +264,15 @@ _DEFINE = lazy(
 )
 
 
+# "usa X como contraseña", "use X como senha": the value before the word, in Spanish and
+# Portuguese
+_BEFORE_COMO = lazy(
+    r"\b(?:usa|usar|use|usá|utiliza|utilice|utilize)[ \t]+" + _VALUE + r"[ \t]+como[ \t]+"
+    r"(?:(?:la|el|a|o|tu|su|sua)[ \t]+)?(?:contraseña|contrasena|clave|senha|password)\b",
+    re.IGNORECASE,
+)
+
+
 def phrases(text: str, low: bytes, add: Add) -> None:
     """Add the spans of credentials said in the ways above."""
     if b"wifi:" in low or b"key content" in low or b"wpa_passphrase" in low or b".psk" in low:
@@ -285,6 +297,9 @@ def phrases(text: str, low: bytes, add: Add) -> None:
                         add((m.start("before"), m.end("before"), "password"))
                 else:
                     _value(m, add, "password")
+    if b" como " in low:
+        for m in _at(_BEFORE_COMO, text, low, (b"us", b"utiliz")):
+            _value(m, add, "password")
     if b" as " in low or b" to " in low:
         for m in _at(_BEFORE_NAME, text, low, _BEFORE_WORDS):
             _value(m, add, "password")
