@@ -209,9 +209,9 @@ def test_ken_update_from_an_agents_shell_changes_only_a_note_that_agent_wrote(gi
     ],
 )
 def test_ken_agent_names_only_an_agent_kenning_cannot_tell_and_never_a_person(env, agent):
-    from kenning.agentenv import UNNAMED, detect_agent
+    from kenning.agentenv import NOT_AGENTS, detect_agent
 
-    assert UNNAMED == policy.UNKNOWN_AGENT
+    assert policy.PEOPLE <= NOT_AGENTS  # no agent takes a name memory gives a person
     assert detect_agent(env) == agent
 
 

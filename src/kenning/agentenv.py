@@ -27,7 +27,8 @@ from kenning import agents, paths
 
 # What an agent the environment marks but does not name is called (policy.UNKNOWN_AGENT).
 UNNAMED = "agent"
-# Names an agent may not take: they are how memory writes a person, or kenning for one.
+# Names an agent may not take: they are how memory writes a person (policy.PEOPLE), or
+# kenning for one; the same for an MCP client's own name (`kenning.identity`).
 NOT_AGENTS = frozenset(
     {"user", "ken", "kenning", "person", "people", "human", "me", "you", "someone", "nobody"}
 )

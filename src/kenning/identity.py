@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kenning import agents, policy
-from kenning.agentenv import detect_agent
+from kenning.agentenv import NOT_AGENTS, detect_agent
 from kenning.model import Session
 from kenning.sessions import process_chain
 from kenning.store import Store
@@ -58,7 +58,7 @@ def client_name(client: str | None) -> str | None:
     name, which any program may send."""
     given = (client or "").lower()
     name = _NOT_IN_NAME.sub("-", given).strip("-._")[:MAX_CLIENT_NAME].rstrip("-._")
-    if name in policy.PEOPLE or name in SDK_DEFAULT_NAMES or name == policy.UNKNOWN_AGENT:
+    if name in NOT_AGENTS or name in SDK_DEFAULT_NAMES or name == policy.UNKNOWN_AGENT:
         return None
     return name or None
 

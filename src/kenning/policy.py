@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kenning.agentenv import detect_agent
+from kenning.agentenv import UNNAMED, detect_agent
 from kenning.errors import InvalidInput, NeedsPerson
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Status, kinds_where
@@ -106,7 +106,7 @@ def status_for_new(
     return Status.ACTIVE
 
 
-UNKNOWN_AGENT = "agent"  # the name of an agent the MCP server could not identify
+UNKNOWN_AGENT = UNNAMED  # the name of an agent that neither the markers nor the MCP server can tell
 
 
 def check_new(
