@@ -21,8 +21,9 @@ import pytest
 
 from conftest import KEN_BIN, ken
 from helpers import add
+from kenning import __version__
 from kenning.hooks import client, wire
-from kenning.hookstate import code_stamp, pid_path, socket_path, status_path
+from kenning.hookstate import code_digest, code_stamp, pid_path, socket_path, status_path
 
 # Hooks held to the timeouts agents give them: alone on the cores (see pyproject's markers).
 pytestmark = pytest.mark.timing
@@ -521,12 +522,18 @@ def test_doctor_and_hook_server_status_show_the_running_server(tmp_path: Path, s
     shown = json.loads(ken("hook-server", "status", "--json").stdout)
     assert shown["running"] is True and shown["pid"] == server["pid"]
     assert shown["served"] == 1 and shown["current_code"] is True
+    # The code it runs, as `ken --version` says it: the version and the code's digest.
+    assert (shown["version"], shown["code_digest"]) == (__version__, code_digest())
+    version = ken("--version").stdout
+    assert f"version {shown['version']} (code {shown['code_digest']} in " in version
+    code = f"code {__version__} ({code_digest()}) of "
     text = ken("hook-server", "status").stdout
-    assert text.startswith(f"running: pid {server['pid']}, started {server['started_at']}, code ")
+    assert text.startswith(f"running: pid {server['pid']}, started {server['started_at']}, {code}")
     assert "1 hooks answered" in text
     report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
     [check] = report["hook_server"]
     assert check["ok"] is True and check["detail"].startswith(f"pid {server['pid']}, started")
+    assert code in check["detail"]
 
     stopped = ken("hook-server", "stop")
     assert stopped.exit_code == 0

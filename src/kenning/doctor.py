@@ -460,7 +460,8 @@ def _here_checks() -> list[Check]:
 
 def describe_hook_server(status: dict[str, Any]) -> str:
     """One line about the running hook server, from its status."""
-    code = f"code {status.get('version', '?')} of {status.get('code_changed_at', '?')}"
+    digest = f" ({status['code_digest']})" if status.get("code_digest") else ""
+    code = f"code {status.get('version', '?')}{digest} of {status.get('code_changed_at', '?')}"
     stale = (
         ""
         if status.get("current_code")

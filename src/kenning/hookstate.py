@@ -129,6 +129,27 @@ def code_stamp() -> int:
     return newest
 
 
+def code_digest() -> str:
+    """A digest of kenning's modules as they are on disk, their paths and contents (12 hex
+    digits): which code runs, said by `ken --version`, and by a hook server for the code
+    it started on. Two installs of the same code give the same digest; an editable
+    checkout that has moved on gives another."""
+    import hashlib
+
+    root = os.path.dirname(os.path.abspath(__file__))
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        found += [os.path.join(folder, name) for name in files if name.endswith(".py")]
+    digest = hashlib.sha256()
+    for path in sorted(found):
+        digest.update(os.path.relpath(path, root).encode("utf-8", "surrogateescape") + b"\0")
+        with open(path, "rb") as fh:
+            digest.update(fh.read())
+        digest.update(b"\0")
+    return digest.hexdigest()[:12]
+
+
 def running() -> dict[str, object] | None:
     """The running server's status (pid, started_at, version, code_changed_at, served,
     ..., and current_code: whether it runs the code installed now), or None."""
