@@ -6,7 +6,8 @@ the MCP server, `ken pack` and `ken recall`):
 
 - `memory.enabled = false` turns everything off: nothing is delivered, and every
   write an agent asks for is refused with why.
-- `memory.deliver_to` names the agent kinds that get packs and recall.
+- `memory.deliver_to` names the agents that get packs and recall; unset (`*`), every
+  agent does, one kenning knows only by `KEN_AGENT` too.
 - A repo with `deliver = false` in `[memory.repos."<repo>"]` never has its items or
   sessions given to an agent, wherever the agent runs: not in a pack, a recall, a
   search, a get by id or a session history. Its items are those in its repo scope, in
@@ -123,9 +124,7 @@ def _known_to(agent: str | None, session: Session | None) -> Callable[[Item], bo
 
 
 def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
-    if not config.memory_enabled:
-        return False
-    return not (agent and agent not in config.memory_deliver_to)
+    return bool(config.memory_enabled) and config.delivers_to(agent)
 
 
 def may_capture(config: Config, where: Where) -> bool:
