@@ -940,7 +940,9 @@ def search(
 def _some_words(store: Store, text: str, query: ItemQuery, seen: set[str]) -> list[Found]:
     from kenning.recall import RecallSettings, recall
 
-    settings = RecallSettings(limit=FILL_POOL, max_tokens=10**9, min_score=0.0, min_shared=0)
+    # What shares no word with the search (a note only for the one it follows) is
+    # recall's to give, not a search's.
+    settings = RecallSettings(limit=FILL_POOL, max_tokens=10**9, min_score=0.0, min_shared=1)
     ranked = recall(
         store,
         text,
