@@ -1,0 +1,154 @@
+"""Which handoff to show first: one rule for every face that shows handoffs.
+
+A session may leave two kinds of handoff. Its agent's own (`memory_handoff`: done,
+state, next, open questions) goes to the workstream it runs in (which may be a branch
+it checked out mid-session), its project's `log.md`, or on a detached HEAD outside a
+project its session scope; an entry someone writes into `log.md` by hand, headed
+`YYYY-MM-DD HH:MM AGENT: title` within the session's time, counts as the agent's own
+too. The automatic one SessionEnd writes (or the next start, for a session left
+without one) holds its prompts, commits and the change left, in the workstream the
+session began in (else its project, else its repo).
+
+The agent's own wins: it stands in for its session's automatic handoff, which is then
+a fallback: a pack leaves it out, and `ken handoff` gives it as a one-line pointer
+after the agent's own. Between sessions, the handoffs of the session active last come
+first (as `ken handoff` continues the session active last): a later session's
+automatic handoff is where the work stands now, and comes before an earlier session's
+own. A handoff no session left (one a person wrote) counts from when it was written.
+
+`to_show` orders the handoffs a pack gathers, `left_by` the handoffs of one session,
+for `ken handoff`; both go by this rule, so the pack (`ken pack`, the SessionStart
+hooks, MCP `memory_context`) and `ken handoff` ("Continuing from", "Since your last
+turn") agree on which comes first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from kenning.errors import NotFound
+from kenning.model import Item, ScopeType, Session
+from kenning.store import ItemQuery, Store
+
+_LOG_HEADING = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}) (\S+): ")
+READ_PER_SESSION = 50  # handoffs of one session read (a resumed one keeps one automatic)
+READ_LOG = 200  # log.md entries read to find a session's
+
+
+def last_active(session: Session) -> str:
+    """When a session was last active: its end, else its start (a resumed session keeps
+    its start and ends anew)."""
+    return max(session.started_at, session.ended_at or "")
+
+
+def written_in(item: Item, session: Session) -> bool:
+    """Whether a project's log.md entry is this session's: headed (as memory_handoff
+    writes it) with the session's agent and a time within the session."""
+    match = _LOG_HEADING.match(item.title)
+    if not match or match.group(2) != session.agent:
+        return False
+    start = session.started_at[:16].replace("T", " ")
+    end = (session.ended_at or "9999")[:16].replace("T", " ")
+    return start <= match.group(1) <= end
+
+
+def _newest_first(found: Sequence[Item]) -> list[Item]:
+    return sorted(found, key=lambda i: (i.updated_at, i.created_at, i.id), reverse=True)
+
+
+def left_by(store: Store, session: Session, log: Sequence[Item] | None = None) -> list[Item]:
+    """The handoffs a session left: its agent's own (wherever it went) first, newest
+    first; then the automatic one of its end. `log`: its project's log.md entries, when
+    read already."""
+    found = {
+        i.id: i
+        for i in store.list_items(
+            ItemQuery(kinds=("handoff",), session_id=session.id, limit=READ_PER_SESSION)
+        )
+    }
+    if session.project:
+        entries = log if log is not None else log_entries(store, session.project)
+        found.update((i.id, i) for i in entries if written_in(i, session))
+    newest = _newest_first(list(found.values()))
+    own = [i for i in newest if not i.automatic_handoff]
+    return own + [i for i in newest if i.automatic_handoff]
+
+
+def log_entries(store: Store, project: str) -> list[Item]:
+    """A project's log.md entries (its handoffs), newest first."""
+    log = f"project:{project}:log.md#"
+    return store.list_items(
+        ItemQuery(kinds=("handoff",), source_prefix=log, recent_first=True, limit=READ_LOG)
+    )
+
+
+def to_show(
+    store: Store,
+    found: Sequence[Item],
+    *,
+    scopes: Sequence[str] | None = None,
+    keep: Callable[[Item], bool] | None = None,
+) -> list[Item]:
+    """The handoffs in `found` to show, the first to show first: each session's
+    automatic handoff replaced by its agent's own, the session active last first.
+
+    An agent's own handoff that is not in `found` stands in for its automatic one too
+    (it went to a branch the agent checked out, or to its session scope on a detached
+    HEAD), when it lies in `scopes` (None: anywhere) or in the same repo, and `keep`
+    keeps it; one `keep` leaves out (already told) still replaces it.
+    """
+    sessions: dict[str, Session | None] = {}
+    logs: dict[str, list[Item]] = {}
+
+    def session_of(session_id: str | None) -> Session | None:
+        if not session_id:
+            return None
+        if session_id not in sessions:
+            try:
+                sessions[session_id] = store.get_session(session_id)
+            except NotFound:  # forgotten with its session
+                sessions[session_id] = None
+        return sessions[session_id]
+
+    shown = {i.id: i for i in found}
+    owner: dict[str, Session] = {}  # the session of an own handoff that names none
+    for item in found:
+        session = session_of(item.provenance.session) if item.automatic_handoff else None
+        if session is None:
+            continue
+        log = None
+        if session.project:
+            log = logs.setdefault(session.project, log_entries(store, session.project))
+        own = [i for i in left_by(store, session, log) if not i.automatic_handoff]
+        for mine in own:
+            owner.setdefault(mine.id, session)
+        standing = [i for i in own if i.id in shown or _may_pull(i, item, scopes)]
+        if not standing:
+            continue
+        del shown[item.id]
+        if standing[0].id not in shown and (keep is None or keep(standing[0])):
+            shown[standing[0].id] = standing[0]
+
+    def when(item: Item) -> tuple[str, str, str]:
+        session = owner.get(item.id) or session_of(item.provenance.session)
+        active = last_active(session) if session is not None else ""
+        return (max(item.updated_at, active), item.updated_at, item.id)
+
+    return sorted(shown.values(), key=when, reverse=True)
+
+
+def _may_pull(own: Item, automatic: Item, scopes: Sequence[str] | None) -> bool:
+    """Whether a session's own handoff found outside the scopes read may stand in for
+    its automatic one there: anywhere when no scopes are given, else only within them, or
+    within the repo the automatic one was read in (its branch or the repo itself, so the
+    repo's memory may be given here): a branch of it, or the session's scope there."""
+    if scopes is None or str(own.scope) in scopes:
+        return True
+    if automatic.scope.type not in (ScopeType.WORKSTREAM, ScopeType.REPO):
+        return False
+    repo = automatic.provenance.repo
+    return bool(repo) and own.provenance.repo == repo and own.scope.type in _IN_A_REPO
+
+
+_IN_A_REPO = (ScopeType.WORKSTREAM, ScopeType.SESSION, ScopeType.REPO)
