@@ -89,6 +89,7 @@ def to_show(
     *,
     scopes: Sequence[str] | None = None,
     keep: Callable[[Item], bool] | None = None,
+    most: int | None = None,
 ) -> list[Item]:
     """The handoffs in `found` to show, the first to show first: each session's
     automatic handoff replaced by its agent's own, the session active last first.
@@ -97,6 +98,9 @@ def to_show(
     (it went to a branch the agent checked out, or to its session scope on a detached
     HEAD), when it lies in `scopes` (None: anywhere) or in the same repo, and `keep`
     keeps it; one `keep` leaves out (already told) still replaces it.
+
+    With `most`, only the first `most` are sure to be in their places: the sessions of
+    the rest, written before them, are not looked up (a pack is made at every start).
     """
     sessions: dict[str, Session | None] = {}
     logs: dict[str, list[Item]] = {}
@@ -111,27 +115,44 @@ def to_show(
                 sessions[session_id] = None
         return sessions[session_id]
 
-    shown = {i.id: i for i in found}
-    owner: dict[str, Session] = {}  # the session of an own handoff that names none
-    for item in found:
-        session = session_of(item.provenance.session) if item.automatic_handoff else None
-        if session is None:
-            continue
+    def own_of(session: Session) -> list[Item]:
         log = None
         if session.project:
-            log = logs.setdefault(session.project, log_entries(store, session.project))
-        own = [i for i in left_by(store, session, log) if not i.automatic_handoff]
+            if session.project not in logs:
+                logs[session.project] = log_entries(store, session.project)
+            log = logs[session.project]
+        return [i for i in left_by(store, session, log) if not i.automatic_handoff]
+
+    newest = _newest_first(found)
+    shown = {i.id: i for i in newest}
+    owner: dict[str, Session] = {}  # the session of each own handoff looked at
+    settled = 0
+    for item in newest:
+        if most is not None and settled >= most:
+            break
+        if item.id not in shown:
+            continue
+        settled += 1
+        session = session_of(item.provenance.session)
+        if session is None:
+            continue
+        if not item.automatic_handoff:
+            owner.setdefault(item.id, session)
+            continue
+        own = own_of(session)
         for mine in own:
             owner.setdefault(mine.id, session)
         standing = [i for i in own if i.id in shown or _may_pull(i, item, scopes)]
         if not standing:
             continue
         del shown[item.id]
+        settled -= 1
         if standing[0].id not in shown and (keep is None or keep(standing[0])):
             shown[standing[0].id] = standing[0]
+            settled += 1
 
     def when(item: Item) -> tuple[str, str, str]:
-        session = owner.get(item.id) or session_of(item.provenance.session)
+        session = owner.get(item.id)
         active = last_active(session) if session is not None else ""
         return (max(item.updated_at, active), item.updated_at, item.id)
 

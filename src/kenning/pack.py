@@ -262,7 +262,7 @@ def _handoffs(
         left_out += len(read) - len(kept)
         found += kept
     found = sorted(found, key=lambda i: (i.updated_at, i.id), reverse=True)[:HANDOFFS_READ]
-    shown = handoffs.to_show(store, found, scopes=scopes, keep=keep)
+    shown = handoffs.to_show(store, found, scopes=scopes, keep=keep, most=most)
     # Replaced on purpose, not "did not fit"; one from outside the scopes read (a branch
     # the agent moved to) is not among the memories here that the last line counts.
     ids = {i.id for i in shown}
