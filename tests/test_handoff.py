@@ -1441,3 +1441,35 @@ def test_a_session_whose_agent_is_gone_keeps_its_own_project_handoff_first(
 
     assert first == dict.fromkeys(first, marker(own)), first
     assert marker(auto) not in pack_handoffs(ken("pack", "--for", "gemini").stdout)
+
+
+def test_a_typo_fixed_in_an_older_log_md_entry_does_not_make_it_the_latest_handoff(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older entry edited (its heading too, which makes it an entry read anew) stays
+    behind the handoff left after it."""
+    monkeypatch.chdir(git_repo)
+    assert ken("project", "add", "shop", str(git_repo)).exit_code == 0
+    claude = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
+    claude.prompt(FIRST)
+    older = agent_handoff(git_repo, "claude", CLAUDE_SID, "The CSV export of ordrs works")
+    claude.end()
+    codex = Run("codex", git_repo, CODEX_SID, tmp_path / "rollout.jsonl", CODEX_MODEL).start()
+    codex.prompt(CODEX_PROMPT)
+    newer = agent_handoff(git_repo, "codex", CODEX_SID, "Tests for the CSV export are written")
+    codex.end()
+    log = git_repo / "log.md"
+    log.write_text(log.read_text(encoding="utf-8").replace("ordrs", "orders"), encoding="utf-8")
+    assert ken("project", "sync", "shop").exit_code == 0
+    with opened() as store:
+        [edited] = [
+            i
+            for i in store.list_items(ItemQuery(kinds=("handoff",), scopes=("project:shop",)))
+            if i.id != newer.id
+        ]
+    assert edited.title == older.title.replace("ordrs", "orders")
+
+    first = shown_first(git_repo, tmp_path)
+
+    assert first == dict.fromkeys(first, marker(newer)), first
+    assert pack_handoffs(ken("pack", "--for", "gemini").stdout) == [marker(newer), marker(edited)]

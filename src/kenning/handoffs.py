@@ -14,7 +14,8 @@ a fallback: a pack leaves it out, and `ken handoff` gives it as a one-line point
 after the agent's own. Between sessions, the handoffs of the session active last come
 first (as `ken handoff` continues the session active last): a later session's
 automatic handoff is where the work stands now, and comes before an earlier session's
-own. A handoff no session left (one a person wrote) counts from when it was written.
+own. A handoff no session left (one a person wrote) counts from when it was written,
+and a log.md entry edited later from when it was first read.
 
 `to_show` orders the handoffs a pack gathers, `left_by` the handoffs of one session,
 for `ken handoff`; both go by this rule, so the pack (`ken pack`, the SessionStart
@@ -53,8 +54,15 @@ def written_in(item: Item, session: Session) -> bool:
     return start <= match.group(1) <= end
 
 
+def written_at(item: Item) -> str:
+    """When a handoff was left: an automatic one at its session's last end (a resumed
+    session brings it up to date), any other when written (an older log.md entry
+    edited in place is no newer for it)."""
+    return item.updated_at if item.automatic_handoff else item.created_at
+
+
 def _newest_first(found: Sequence[Item]) -> list[Item]:
-    return sorted(found, key=lambda i: (i.updated_at, i.created_at, i.id), reverse=True)
+    return sorted(found, key=lambda i: (written_at(i), i.id), reverse=True)
 
 
 def left_by(store: Store, session: Session, log: Sequence[Item] | None = None) -> list[Item]:
@@ -152,9 +160,11 @@ def to_show(
             settled += 1
 
     def when(item: Item) -> tuple[str, str, str]:
+        # An ended session's own handoff counts from its end, as its automatic one does
+        # (a log.md entry whose heading is edited is read anew, but is no newer).
         session = owner.get(item.id)
-        active = last_active(session) if session is not None else ""
-        return (max(item.updated_at, active), item.updated_at, item.id)
+        at = last_active(session) if session is not None and session.ended_at else ""
+        return (at or written_at(item), written_at(item), item.id)
 
     return sorted(shown.values(), key=when, reverse=True)
 

@@ -261,7 +261,8 @@ def _handoffs(
         kept = [i for i in read if keep(i)]
         left_out += len(read) - len(kept)
         found += kept
-    found = sorted(found, key=lambda i: (i.updated_at, i.id), reverse=True)[:HANDOFFS_READ]
+    found = sorted(found, key=lambda i: (handoffs.written_at(i), i.id), reverse=True)
+    found = found[:HANDOFFS_READ]
     shown = handoffs.to_show(store, found, scopes=scopes, keep=keep, most=most)
     # Replaced on purpose, not "did not fit"; one from outside the scopes read (a branch
     # the agent moved to) is not among the memories here that the last line counts.
