@@ -14,8 +14,9 @@ a fallback: a pack leaves it out, and `ken handoff` gives it as a one-line point
 after the agent's own. Between sessions, the handoffs of the session active last come
 first (as `ken handoff` continues the session active last): a later session's
 automatic handoff is where the work stands now, and comes before an earlier session's
-own. A handoff no session left (one a person wrote) counts from when it was written,
-and a log.md entry edited later from when it was first read.
+own. A session's handoffs count from its end once it ended (a log.md entry edited
+later is no newer), from when they were written while it runs; a handoff no session
+left (one a person wrote) from when it was written.
 
 `to_show` orders the handoffs a pack gathers, `left_by` the handoffs of one session,
 for `ken handoff`; both go by this rule, so the pack (`ken pack`, the SessionStart
