@@ -1323,6 +1323,11 @@ def test_a_handoff_left_on_another_branch_stands_in_for_the_automatic_one_back_o
     """The agent checked out a branch, left its handoff there, and the person went back
     to main: the session's automatic handoff is main's, its own is the branch's."""
     monkeypatch.chdir(git_repo)
+    earlier = [
+        ken("add", f"Handoff {n}: the importer is half ported", "--kind", "handoff")
+        for n in range(3)
+    ]
+    assert all(added.exit_code == 0 for added in earlier)
     own, session = claude_leaves_its_own_handoff(git_repo, tmp_path, branch="feature/refunds")
     git(git_repo, "checkout", "-q", "main")
     auto = automatic_of(session)
@@ -1331,7 +1336,12 @@ def test_a_handoff_left_on_another_branch_stands_in_for_the_automatic_one_back_o
     first = shown_first(git_repo, tmp_path)
 
     assert first == dict.fromkeys(first, marker(own)), first
-    assert marker(auto) not in pack_handoffs(ken("pack", "--for", "gemini").stdout)
+    pack = json.loads(ken("pack", "--for", "gemini", "--json").stdout)
+    assert marker(auto) not in pack_handoffs(pack["text"])
+    # The oldest of the three before it did not fit; the automatic one was replaced on
+    # purpose, and the one in its place is not among the memories here.
+    assert len(pack_handoffs(pack["text"])) == 3
+    assert pack["omitted"] == 1
 
 
 def test_a_handoff_left_on_a_detached_head_stands_in_for_the_automatic_one_in_the_repo(
@@ -1349,7 +1359,9 @@ def test_a_handoff_left_on_a_detached_head_stands_in_for_the_automatic_one_in_th
     first = shown_first(git_repo, tmp_path)
 
     assert first == dict.fromkeys(first, marker(own)), first
-    assert marker(auto) not in pack_handoffs(ken("pack", "--for", "gemini").stdout)
+    pack = json.loads(ken("pack", "--for", "gemini", "--json").stdout)
+    assert marker(auto) not in pack_handoffs(pack["text"])
+    assert pack["omitted"] == 0  # replaced on purpose, and the one in its place is not here
 
 
 def test_a_later_sessions_automatic_handoff_comes_before_an_earlier_sessions_own(
