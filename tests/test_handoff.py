@@ -1485,3 +1485,34 @@ def test_a_typo_fixed_in_an_older_log_md_entry_does_not_make_it_the_latest_hando
 
     assert first == dict.fromkeys(first, marker(newer)), first
     assert pack_handoffs(ken("pack", "--for", "gemini").stdout) == [marker(newer), marker(edited)]
+
+
+def test_a_compacted_session_is_not_told_the_log_md_entry_its_agent_wrote_by_hand(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent edits log.md itself (no memory_handoff), heading its entry as
+    memory_handoff would: the entry is its session's own handoff, not told to it."""
+    monkeypatch.chdir(git_repo)
+    assert ken("project", "add", "shop", str(git_repo)).exit_code == 0
+    transcript = str(tmp_path / "claude.jsonl")
+    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
+    run.prompt(FIRST)
+    with opened() as store:
+        started = store.find_session("claude", CLAUDE_SID)
+    assert started is not None
+    when = started.started_at[:16].replace("T", " ")
+    (git_repo / "log.md").write_text(
+        f"# Log\n\n## {when} claude: Export half done\n\nThe refunds are next.\n",
+        encoding="utf-8",
+    )
+    hook("PreCompact", "claude", git_repo, CLAUDE_SID, transcript_path=transcript, trigger="auto")
+    pack = hook(
+        "SessionStart", "claude", git_repo, CLAUDE_SID, transcript_path=transcript, source="compact"
+    )
+    assert "Export half done" not in pack
+    asked = "Is the refunds export half done, and are the refunds next?"
+    out = hook("UserPromptSubmit", "claude", git_repo, CLAUDE_SID, prompt=asked)
+    assert "Export half done" not in out
+    # Another agent is told it, and recalled it.
+    assert "Export half done" in ken("pack", "--for", "codex").stdout
+    assert "Export half done" in ken("recall", asked).stdout

@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from kenning.errors import NotFound
-from kenning.model import Item, ScopeType, Session
+from kenning.model import Item, Kind, ScopeType, Session
 from kenning.store import ItemQuery, Store
 
 _LOG_HEADING = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}) (\S+): ")
@@ -53,6 +53,18 @@ def written_in(item: Item, session: Session) -> bool:
     start = session.started_at[:16].replace("T", " ")
     end = (session.ended_at or "9999")[:16].replace("T", " ")
     return start <= match.group(1) <= end
+
+
+def left_in(item: Item, session: Session) -> bool:
+    """Whether `item` is a handoff `session` left: its automatic one, its agent's own,
+    or an entry of its project's log.md headed as its (`written_in`)."""
+    if item.kind is not Kind.HANDOFF:
+        return False
+    if item.provenance.session == session.id:
+        return True
+    log = f"project:{session.project}:log.md#"
+    in_log = bool(session.project) and (item.source or "").startswith(log)
+    return in_log and written_in(item, session)
 
 
 def written_at(item: Item) -> str:
