@@ -1516,3 +1516,26 @@ def test_a_compacted_session_is_not_told_the_log_md_entry_its_agent_wrote_by_han
     # Another agent is told it, and recalled it.
     assert "Export half done" in ken("pack", "--for", "codex").stdout
     assert "Export half done" in ken("recall", asked).stdout
+
+
+def test_a_handoff_whose_session_is_not_in_this_store_is_still_shown(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Imported from another machine's store (`ken import`): its session is not here."""
+    from dataclasses import replace as changed
+
+    from kenning.model import Provenance
+
+    monkeypatch.chdir(git_repo)
+    with opened() as store:
+        made = items.new_item(
+            "claude session 2026-11-29 16:43: Add the CSV export\nAgent: claude",
+            scope=items.parse_scope(WORKSTREAM),
+            kind=items.parse_kind("handoff"),
+        )
+        made = changed(
+            made,
+            provenance=Provenance(who="claude", how="hook", session="01JZZZZZZZZZZZZZZZZZZZZZZZ"),
+        )
+        store.insert_item(made)
+    assert pack_handoffs(ken("pack", "--for", "gemini").stdout) == [marker(made)]

@@ -132,7 +132,7 @@ def to_show(
         if session_id not in sessions:
             try:
                 sessions[session_id] = store.get_session(session_id)
-            except NotFound:  # forgotten with its session
+            except NotFound:  # not in this store (imported from another), or forgotten
                 sessions[session_id] = None
         return sessions[session_id]
 
