@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from kenning import agents
+from kenning import agents, handoffs
 from kenning.config import Config
 from kenning.errors import InvalidInput
 from kenning.model import Item, Kind, Scope, ScopeType, Session
@@ -115,12 +115,12 @@ def own_handoff(item: Item, session_id: str) -> bool:
 
 def _known_to(agent: str | None, session: Session | None) -> Callable[[Item], bool] | None:
     """What a pack leaves out as the agent's already (`loaded_by_itself`), and the
-    session's own handoffs: a pack after a compaction would tell it its own otherwise."""
+    session's own handoffs (a log.md entry its agent headed as its too): a pack after a
+    compaction would tell it its own otherwise."""
     has = loaded_by_itself(agent)
     if session is None:
         return has
-    mine = session.id
-    return lambda item: own_handoff(item, mine) or (has is not None and has(item))
+    return lambda item: handoffs.left_in(item, session) or (has is not None and has(item))
 
 
 def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
@@ -240,8 +240,16 @@ def recall_for(
     settings = settings or RecallSettings.from_config(config)
     result = recall(store, prompt, scopes, settings=settings, context=context, exclude=exclude)
     has = loaded_by_itself(where.agent)
-    for _ in range(3):  # rare: only when an onboarded memory fits, for its own agent
-        known = {c.item.id for c in result.kept if has and has(c.item)}
+
+    def known_to(item: Item) -> bool:
+        # its own handoffs: those it wrote are in `exclude`; a log.md entry its agent
+        # headed as its is found by its heading
+        if session is not None and handoffs.left_in(item, session):
+            return True
+        return has is not None and has(item)
+
+    for _ in range(3):  # rare: only when an onboarded memory or such an entry fits
+        known = {c.item.id for c in result.kept if known_to(c.item)}
         if not known:
             break
         exclude = exclude | known
