@@ -163,6 +163,7 @@ _PLACEHOLDER = lazy(
     | (?:/|~/|\./|\.\./)           # a path
     | (?:env|file|fd|stdin|vault): # openssl -passin env:VAR, file:path, vault:kv/app#pw
     | !vault\b                     # Ansible: password: !vault |
+    | !(?:secret|env_var|include|input)\b  # Home Assistant: password: !secret wifi_password
     """,
     _FI | re.VERBOSE,
 )
@@ -340,9 +341,12 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     before_keyword = text[max(0, head - 64) : head]
     head -= len(before_keyword) - len(before_keyword.rstrip(_NAME_CHARS))
     # token.info is an attribute of a token object; settings.SECRET_KEY is a secret.
-    name_kind = _name_kind(text[head : m.start("nq")].lstrip(".-").rpartition(".")[2])
+    name = text[head : m.start("nq")].lstrip(".-").rpartition(".")[2]
+    name_kind = _name_kind(name)
     if name_kind is None:
         return None
+    if name_kind == "key" and _KEY_ID.fullmatch(value) and "signing" in name.lower():
+        return None  # git's user.signingkey: the id of a key in gpg's keyring
     quote = m.group("nq")
     opening = "[" + quote[0] if quote.endswith("]") else quote  # environ["TOKEN"] = ...
     if quote and not text.endswith(opening, 0, head):
@@ -398,6 +402,8 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     return (start, end, "secret_assignment")
 
 
+# A gpg key's short or long id, or its fingerprint: 8, 16 or 40 hex digits.
+_KEY_ID = lazy(r"(?:0x)?(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{16}|[0-9A-Fa-f]{40})!?", _F)
 _AWS_SECRET_VALUE = lazy(r"[A-Za-z0-9/+]{40}", _F)
 _KEY_AFTER = lazy(r"\\?[ \t]*:", _F)
 
@@ -477,9 +483,21 @@ def _secret_name(words: list[str]) -> bool:
 def _placeholder(value: str) -> bool:
     if _PLACEHOLDER.match(value):
         return True
-    if "****" in value or "xxxxxxxx" in value.lower():
-        return True  # masked: sk-proj-XXXXXXXX..., sk-ab12****cd34
+    if "****" in value or "xxxxxxxx" in value.lower() or _MASKED.search(value):
+        return True  # masked: sk-proj-XXXXXXXX..., sk-ab12****cd34, ghp_••••••••abcd
     return value.lower().replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
+
+
+# Four mask characters in a row: how an interface shows a secret it hides.
+_MASKED = lazy("[\u2022\u25cf\u00b7\u2217]{4}")
+# A version or a range of versions, as package manifests give them: "^9.0.2", "~1.0.0",
+# ">=2.1,<3", "16.4.6", "1.2.x", "2.0.0-rc.1" (a dependency named "jsonwebtoken" names a
+# package, not a token).
+_VERSION = lazy(
+    r"(?:(?:[\^~]|[<>]=?|==?|v)?[0-9]{1,5}(?:\.(?:[0-9]{1,5}|[x*])){1,3}"
+    r"(?:-[0-9A-Za-z.]{1,20})?(?:\+[0-9A-Za-z.]{1,20})?(?:[ \t]*(?:,|\|\|)[ \t]*|[ \t]+|\Z))+",
+    _F,
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -487,6 +505,8 @@ def _skip_value(value: str) -> bool:
     """Values that are not secrets whatever they are assigned to."""
     if not _ALNUM.search(value) or _placeholder(value) or value.startswith(PUBLIC_PREFIXES):
         return True  # (a publishable key, Mapbox's pk. token: public by design)
+    if value[:1] in "^~<>=v0123456789" and _VERSION.fullmatch(value):
+        return True
     if value.isalpha() and not value.isascii():
         return True  # a word of an interface's language: "api_key": "APIキー"
     if _IDENT.fullmatch(value) and not _DIGIT.search(value):
