@@ -17,12 +17,13 @@ from collections.abc import Callable, Iterator
 
 from kenning.redact.lazy import lazy
 from kenning.redact.named import (
-    _PASSPHRASE,
     _credential_like,
     _credential_shaped,
     _name_kind,
     _passwordish,
     _skip_value,
+    passphrase,
+    password_shaped,
 )
 
 Add = Callable[[tuple[int, int, str]], None]
@@ -60,16 +61,19 @@ _WORDS = (
     "kata sandi",
     "schlüssel",
     "schluessel",
+    "kodeord",
 )
-_IS = r"(?:ist|lautet|war|est|était|es|era|é|è|e|jest|är|er|on|je|van)"
+_IS = r"(?:ist|lautet|war|c'est|c’est|est|était|este|es|era|é|è|e|jest|är|er|on|je|van)"
 _FOREIGN = lazy(
     r"(?:(?:passwort|kennwort|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|senha|wachtwoord"
     r"|has(?:ł|l)o|heslo|jelsz(?:ó|o)|l(?:ö|o)senord|adgangskode|passord|salasana|пароль"
     r"|(?:ş|s)ifre|parola|mdp|clave|m(?:ậ|a)t[ \t]kh(?:ẩ|a)u|kata[ \t]sandi"
-    r"|schl(?:ü|ue)ssel)\w{0,4}"
+    r"|schl(?:ü|ue)ssel|kodeord)\w{0,4}"
     # lösenordet, şifresi, paroladır; then a few words and "is", or the value at once
-    # ("sunucu şifresi Xy7..."): it must be shaped as only a credential is
-    r"(?:(?:[ \t]+[\w-]{1,24}){0,6}?[ \t]*(?:" + _IS + r"|to|là|adalah|ialah|is|:|=|：))?"
+    # ("sunucu şifresi Xy7...") or after a few words ("пароль от вайфая Xy7...", a value
+    # with a digit or a symbol): it must be shaped as only a credential is
+    r"(?:(?:[ \t]+[\w-]{1,24}){0,6}?[ \t]*(?:" + _IS + r"|to|là|adalah|ialah|is|:|=|：)"
+    r"|(?:[ \t]+[\w-]{1,24}){1,3}?(?=[ \t]+[^\s\"'`|]*[0-9!#$%&*+=?@^_~]))?"
     # the English word with another language's "is": "la password del database è ..."
     r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,6}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
     re.IGNORECASE,
@@ -78,16 +82,19 @@ _FOREIGN_IS = lazy(rb"[ \t](?:ist|lautet|war|est|\?tait|es|era|\?|e|jest|\?r|er|
 # Chinese, Japanese, Korean: 数据库密码是 …, パスワードは …, 비밀번호는 …
 # (a bare value typed in ASCII: what follows "パスワードは" in a sentence is the sentence)
 _CJK = lazy(
-    r"(?:密码|密碼|口令|パスワード|비밀번호|비번)[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*"
+    r"(?:密码|密碼|口令|密钥|密鑰|パスワード|暗証番号|비밀번호|비번)"
+    r"(?:[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*|[ \t]+)"
     + _VALUE.replace(r"[^\s\"'`|]{4,200}+", r"[!#-&(-_a-{}~]{4,200}+")
 )
 # Arabic, Greek, Hebrew, Hindi: كلمة المرور … هي, ο κωδικός … είναι, הסיסמה … היא,
 # पासवर्ड … है (the value before its "is")
 _SCRIPTS = lazy(
-    r"(?:كلمة[ \t](?:المرور|السر)|κωδικός|סיסמ[הא])[^\r\n:]{0,40}?(?:هي|είναι|היא|:)[ \t]*"
+    r"(?:كلمة[ \t](?:المرور|السر|سر)|κωδικός|סיסמ[הא])[^\r\n:]{0,40}?(?:هي|είναι|היא|:)[ \t]*"
     + _VALUE
     + r"|पासवर्ड[^\r\n]{0,30}?[ \t](?P<before>[^\s\"'`|]{4,200})[ \t]+(?:है|हे)"
 )
+# पासवर्ड: ..., पासवर्ड है ... (the value after its "is")
+_HINDI = lazy(r"पासवर्ड(?:[ \t]*:|[ \t]+(?:है|हे)[ \t]*:?)[ \t]*" + _VALUE)
 # Looked for in the text as ASCII with every other character a "?" (see engine._structured)
 _FOREIGN_WORDS = tuple(w.encode("ascii", "replace") for w in _WORDS)
 
@@ -291,12 +298,12 @@ def phrases(text: str, low: bytes, add: Add) -> None:
                 _value(m, add, "password")
             for m in _SCRIPTS.finditer(text):
                 if m.group("before") is not None:
-                    if _credential_shaped(m.group("before")) or _PASSPHRASE.fullmatch(
-                        m.group("before")
-                    ):
+                    if _credential_shaped(m.group("before")) or passphrase(m.group("before")):
                         add((m.start("before"), m.end("before"), "password"))
                 else:
                     _value(m, add, "password")
+            for m in _HINDI.finditer(text):
+                _value(m, add, "password")
     if b" como " in low:
         for m in _at(_BEFORE_COMO, text, low, (b"us", b"utiliz")):
             _value(m, add, "password")
@@ -505,11 +512,7 @@ def _value(
         value, start = rest, start + len(user) + 1
     if _skip_value(value) or value.startswith("$"):
         return
-    if (
-        (_credential_shaped(value) or _PASSPHRASE.fullmatch(value))
-        if shaped
-        else _passwordish(value)
-    ):
+    if password_shaped(value) if shaped else _passwordish(value):
         add((start, end, kind))
 
 
@@ -583,7 +586,7 @@ def _keyed_rows(text: str, add: Add) -> None:
                 continue
             if (
                 _credential_shaped(value)
-                or _PASSPHRASE.fullmatch(value)
+                or passphrase(value)
                 or (len(value) >= 16 and _credential_like(value))
             ):
                 start = text.index(value, vs)
@@ -601,6 +604,4 @@ def _table_secret(value: str) -> bool:
     word of prose ("(in the vault)", "same", "none")."""
     if len(value) < 4 or " " in value or value.startswith(("(", "-", "—")):
         return False
-    return not _skip_value(value) and (
-        _credential_shaped(value) or _PASSPHRASE.fullmatch(value) is not None
-    )
+    return not _skip_value(value) and (_credential_shaped(value) or passphrase(value))
