@@ -235,3 +235,69 @@ def test_cards_pins_answers_seed_phrases_recovery_codes_setup_keys_and_hashes(
 )
 def test_what_reads_like_a_card_pin_answer_phrase_or_code_but_gives_none(text: str) -> None:
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("$ heroku auth:token\n5f1e2d3c-4b5a-4987-8c6d-5e4f3a2b1c0d\n", "5f1e2d3c-4b5a"),
+        ("$ security find-generic-password -s gh -w\nq%r_*T=I~~T8F.En?Tuo\n$ ", "q%r_*T=I~~T8F"),
+        ("$ pass show mail/example.org\nfinch.quartz.ember\nuser: ana\n", "finch.quartz.ember"),
+        ("$ secret-tool lookup service nextcloud user ana\nP3Kzd.O4UB4R#p*\n", "P3Kzd.O4UB4R#p*"),
+        ("$ cat config/master.key\n0f4c2a7d9e1b3c5a7f9e2d4c6b8a0e1f\n", "0f4c2a7d9e1b3c5a"),
+        (
+            "$ cat ~/.ansible/vault_pass.txt\nKY!RW.43c*H_M%4_bkDP\n$ ansible-playbook x.yml\n",
+            "KY!RW.43c",
+        ),
+        ("$ cat /etc/openvpn/auth.txt\nana@example.org\nbiscuit52951\n", "biscuit52951"),
+        ("Password for the elastic user (reset with `x`):\n  PWaCCcf6urmFI0uSdR8m\n", "PWaCCcf6ur"),
+        ("Username\nana@example.org\nPassword\np*sIL=-b.b?qW?m6d3*2\nCreated: today\n", "p*sIL="),
+        ('$ dotnet user-secrets set "Smtp:Password" "L4nt3rn%63"', "L4nt3rn%63"),
+        (
+            "Successfully saved Smtp:Password = Tangerine1995* to the secret store.",
+            "Tangerine1995*",
+        ),
+        ("ssh-keygen -t ed25519 -N 'walrus.paprika.Walrus9' -f ~/.ssh/id_work", "walrus.paprika"),
+        ("cmdkey /add:fs /user:CORP\\ana /pass:Rocky.99!", "Rocky.99!"),
+        ("geth account unlock 0xabc --password <(echo Felix15)", "Felix15"),
+        ('nmcli dev wifi connect "Home" password "Ct8=ATDEglgrb5E9+R"', "Ct8=ATDEglgrb5E9+R"),
+        (
+            "api.openweathermap.org/data/2.5/weather?q=Lyon&appid=d22f1db4c39b1560d8cdddcdb3db0464",
+            "d22f1db4",
+        ),
+        ("snmp-server community YJB3WMdg4Nrh RO", "YJB3WMdg4Nrh"),
+        ("username admin privilege 15 password 7 844718190260B5349C8F08", "844718190260B5349C8F08"),
+        ("Haruto*2017walr is the password for the admin panel", "Haruto*2017walr"),
+        ("Lantern1966# ← that's the root password", "Lantern1966#"),
+        ("copenhagen92405 (wifi)", "copenhagen92405"),
+        ("fatima75 : X%-3mPBAV5afPk0fD_ on 192.168.0.109", "X%-3mPBAV5afPk0fD_"),
+        ('accounts: ["0x' + "ab12" * 16 + '"],  // hardhat', "ab12ab12ab12"),
+        ("ok I regenerated it, new one: 7533131c7e68d14bc4841da9aac71435ca91d411", "7533131c7e"),
+        ("guests use network Livebox-3A1F, the key is walrus.kangaroo.galaxy", "walrus.kangaroo"),
+        ("klucz API: 9d3e34f49c96fa6004976fa643b65615795cc1c2 (nie udostępniaj)", "9d3e34f49c96"),
+    ],
+)
+def test_what_a_command_prints_and_commands_that_take_a_password(text: str, secret: str) -> None:
+    _gone(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$ heroku auth:token | pbcopy\n$ echo done\n",
+        "$ cat ~/.ssh/id_ed25519.pub\n"
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ana\n",
+        "$ cat /etc/openvpn/auth.txt\nana@example.org\n",
+        "Password:\n********\n",
+        "Enter your password:\nLogin successful, welcome back\n",
+        "snmp-server community public RO",
+        "the password is 7 characters long",
+        "this is the password field for the admin panel",
+        "see README (wifi)",
+        "status : failed on 10.0.0.1",
+        "accounts: [deployer, admin]",
+        "we rotated the logo, new one: logo-v2.svg",
+    ],
+)
+def test_commands_labels_and_prose_that_print_or_give_no_secret(text: str) -> None:
+    assert redact(text).text == text

@@ -8,7 +8,16 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from kenning.redact import entropy, exports, formats, named, personal, phrases, vendors
+from kenning.redact import (
+    entropy,
+    exports,
+    formats,
+    named,
+    personal,
+    phrases,
+    printed,
+    vendors,
+)
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -224,6 +233,7 @@ def _structured(
     personal.seed_phrases(text, low, add)
     personal.recovery_and_setup_keys(text, low, add)
     personal.password_hashes(text, add)
+    printed.printed(text, low, add)
     vendors.short_ids(text, add)
     if public is None:
         public = entropy.public_spans(text, raw, low)

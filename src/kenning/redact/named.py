@@ -721,7 +721,7 @@ def _prose(text: str, hit: int, add: Add) -> bool:
     others = not value.isalpha()
     if not (letters and others) or _skip_value(value) or _code(value) or value.startswith("-"):
         return False
-    if not _passwordish(value) or "=" in value or "/" in value:
+    if not _passwordish(value) or (group == "bare" and ("=" in value or "/" in value)):
         return False
     if group == "bare" and " to" in text[hit : m.start(group)] and _THING_IS.match(text, end):
         return False  # "the password to server01 is in the vault": what it opens
@@ -963,7 +963,7 @@ _COMMAND = lazy(
     r"|sshpass|curl|docker|podman|nerdctl|helm|redis-cli|sqlcmd|bcp|zip|unzip|7za?|smbclient"
     r"|ldap(?:search|add|modify|delete|whoami|passwd)|mongo(?:sh|dump|restore|import|export)?"
     r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl|poetry"
-    r"|psexec|rabbitmqctl|net|rclone|gh|cf)"
+    r"|psexec|rabbitmqctl|net|rclone|gh|cf|dotnet|ssh-keygen|cmdkey)"
     r"(?![A-Za-z0-9_-])",
     _F,
 )
@@ -1000,6 +1000,12 @@ _COMMAND_FLAGS = {
     "net": lazy(r"(?<=[ \t])(?:/user:\S+|user[ \t]+[^\s/]+)[ \t]+" + _ARG, _FI),
     # rclone config create <name> <type> ... pass <password>
     "rclone": lazy(r"(?<=[ \t])pass(?:word)?[ \t]+" + _ARG, _F),
+    # dotnet user-secrets set <KEY> <value>: the project's secret store
+    "dotnet": lazy(r"(?<=[ \t])user-secrets[ \t]+set[ \t]+(?:\"[^\"\r\n]+\"|\S+)[ \t]+" + _ARG, _F),
+    # ssh-keygen -N <new passphrase>, -P <old passphrase>
+    "ssh-keygen": lazy(r"(?<=[ \t])-[NP][ \t]*" + _ARG, _F),
+    # cmdkey /add:<target> /user:<name> /pass:<password>
+    "cmdkey": lazy(r"(?<=[ \t])/pass(?:word)?:" + _ARG, _FI),
     # gh secret set <NAME> ... --body <value> (gh issue create --body is text)
     "gh": lazy(
         r"(?<=[ \t])secret[ \t]+set[ \t]+\S+[^\r\n|;&]*?[ \t](?:--body|-b)[ \t=]+" + _ARG, _F
@@ -1058,6 +1064,9 @@ _COMMAND_RULE = {
     "rclone": "rclone",
     "gh": "gh",
     "cf": "az",  # Cloud Foundry: cf login -u USER -p PASSWORD
+    "dotnet": "dotnet",
+    "ssh-keygen": "ssh-keygen",
+    "cmdkey": "cmdkey",
 }
 
 

@@ -164,14 +164,21 @@ def seed_phrases(text: str, low: bytes, add: Add) -> None:
     numbered 1 to 12 (or 24) in a grid."""
     if not any(cue in low for cue in _SEED_CUES):
         return
+    # A run of listed words; one word off the list inside it (a typo, a word misheard)
+    # does not end it, if listed words follow.
     run: list[tuple[int, int]] = []
+    odd = -1  # where in the run the word off the list is
     for m in _LOWER_WORD.finditer(text):
-        if m.group() in BIP39 and (not run or _joined(text, run[-1][1], m.start())):
+        listed = m.group() in BIP39
+        joined = bool(run) and _joined(text, run[-1][1], m.start())
+        if joined and (listed or (odd < 0 and len(run) >= 6)):
+            if not listed:
+                odd = len(run)
             run.append(m.span())
             continue
-        _seed_run(run, add)
-        run = [m.span()] if m.group() in BIP39 else []
-    _seed_run(run, add)
+        _seed_run(run[:odd] if odd == len(run) - 1 else run, add)
+        run, odd = ([m.span()] if listed else []), -1
+    _seed_run(run[:odd] if odd == len(run) - 1 else run, add)
     if ". " in text or ") " in text or ".\t" in text:
         _seed_grid(text, add)
 

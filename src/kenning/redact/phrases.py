@@ -62,13 +62,20 @@ _WORDS = (
     "schlüssel",
     "schluessel",
     "kodeord",
+    "klucz",
+    "ключ",
+    "clé",
+    "chave",
+    "chiave",
+    "sleutel",
+    "nyckel",
 )
 _IS = r"(?:ist|lautet|war|c'est|c’est|est|était|este|es|era|é|è|e|jest|är|er|on|je|van)"
 _FOREIGN = lazy(
     r"(?:(?:passwort|kennwort|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|senha|wachtwoord"
     r"|has(?:ł|l)o|heslo|jelsz(?:ó|o)|l(?:ö|o)senord|adgangskode|passord|salasana|пароль"
     r"|(?:ş|s)ifre|parola|mdp|clave|m(?:ậ|a)t[ \t]kh(?:ẩ|a)u|kata[ \t]sandi"
-    r"|schl(?:ü|ue)ssel|kodeord)\w{0,4}"
+    r"|schl(?:ü|ue)ssel|kodeord|klucz|ключ|clé|chave|chiave|sleutel|nyckel)\w{0,4}"
     # lösenordet, şifresi, paroladır; then a few words and "is", or the value at once
     # ("sunucu şifresi Xy7...") or after a few words ("пароль от вайфая Xy7...", a value
     # with a digit or a symbol): it must be shaped as only a credential is
@@ -280,6 +287,73 @@ _BEFORE_COMO = lazy(
 )
 
 
+# A password given to a secret's flag by process substitution: --password <(echo ...)
+_SUBSTITUTED = lazy(
+    r"--?(?:password|passwd|passphrase|pass|secret|token)[\w-]*(?:[ \t]+|=)<\([ \t]*"
+    r"(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:\"(?P<dq>[^\"\r\n]{1,100})\""
+    r"|'(?P<sq>[^'\r\n]{1,100})'|(?P<bare>[^\s\"'`|)]{1,200}))[ \t]*\)",
+    re.IGNORECASE,
+)
+# OpenWeather's (and Wolfram's) API key is the query's appid: ?q=Lyon&appid=<32 hex>
+_APPID = lazy(r"[?&]appid=(?P<bare>[0-9a-f]{32})(?![0-9A-Za-z])", re.IGNORECASE)
+# Cisco IOS: snmp-server community <string> RO|RW (the community is the password)
+_SNMP = lazy(r"\bsnmp-server[ \t]+community[ \t]+(?P<bare>[^\s]{4,64})", re.IGNORECASE)
+_SNMP_DEFAULTS = frozenset(("public", "private"))
+# Cisco IOS: password 7 <hex> (reversible), secret 5|8|9 <hash>, password 0 <clear text>
+_CISCO_PASSWORD = lazy(
+    r"(?<![\w-])(?:password|secret)[ \t]+(?:7[ \t]+(?P<hex>[0-9A-Fa-f]{4,200})"
+    r"|[589][ \t]+(?P<hash>\$[^\s]{8,200})|0[ \t]+(?P<bare>[^\s]{4,200}))(?![^\s])",
+    re.IGNORECASE,
+)
+# The value before its name: "X is the password for the panel", "X <- that's the root
+# password", read back from the word "password" over its line.
+_VALUE_FIRST = lazy(
+    r"(?:^|[ \t(])(?P<bare>[^\s\"'`]{4,100})[ \t]+(?:is|was|=|←|<-|—|–|--?)[ \t]+"
+    r"(?:(?:that'?s|that[ \t]+is|it'?s|this[ \t]+is)[ \t]+)?"
+    r"(?:the|my|our|your|his|her|their)[ \t]+(?:[\w-]{1,20}[ \t]+){0,3}\Z",
+    re.IGNORECASE,
+)
+# ... or what it opens, in brackets after it: "Xy7... (wifi)"
+_WHAT_IT_OPENS = lazy(
+    r"(?:^|[ \t])(?P<bare>[^\s\"'`]{6,100})[ \t]+\((?:wifi|wi-fi|wlan|password|pw|pin)\)"
+    r"[ \t]*(?:\r?\n|\Z)",
+    re.IGNORECASE,
+)
+# "ana : Xy7... on 10.0.0.5": a user, a colon with blanks around it, a password, a host
+_USER_COLON = lazy(
+    r"(?P<user>[\w.@+-]{2,40})[ \t]+:[ \t]+(?P<bare>[^\s\"'`]{6,100})[ \t]+(?:on|@|at|for)[ \t]+"
+    r"(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[\w-]{1,63}(?:\.[\w-]{1,63})+)(?![\w.-])"
+)
+# Hardhat's and Truffle's network config: accounts: ["0x<64 hex>", ...] are private keys
+_ACCOUNTS = lazy(r"accounts[\"']?[ \t]*:[ \t]*\[(?P<list>[^\]\r\n]{66,2000})\]")
+_HEX_KEY = lazy(r"[\"'`](?P<v>(?:0x)?[0-9a-fA-F]{64})[\"'`]")
+# "I regenerated it, new one: ...": a key rotated, its new value (a key's shape)
+_REGENERATED = lazy(
+    r"\b(?:regenerat|rotat|reissu|recreat|reset|revok)\w*\b[^\r\n]{0,60}?"
+    r"\bnew[ \t]+(?:one|key|token|secret)[ \t]*(?:[:=]|is)[ \t]*" + _VALUE,
+    re.IGNORECASE,
+)
+# A Wi-Fi network's key in prose: "guests can use network X, the key is ..."
+_WIFI_KEY = lazy(
+    r"\b(?:wifi|wi-fi|wlan|network|ssid|wpa2?|router)\b[^\r\n]{0,80}?\bkey[ \t]*(?:is|:|=)[ \t]*"
+    + _VALUE,
+    re.IGNORECASE,
+)
+# dotnet user-secrets' answer: "Successfully saved Smtp:Password = ... to the secret store."
+_SAVED_SECRET = lazy(
+    r"Successfully[ \t]+saved[ \t]+\S+[ \t]+=[ \t]+(?P<bare>.{1,200}?)[ \t]+to[ \t]+the[ \t]+secret"
+    r"[ \t]+store"
+)
+
+
+def _value_first(text: str, low: bytes, add: Add) -> None:
+    for word in (b"password", b"passphrase", b"passcode"):
+        for at in _hits(low, word):
+            start = max(text.rfind("\n", 0, at) + 1, at - 200)
+            if (m := _VALUE_FIRST.search(text, start, at)) is not None:
+                _value(m, add, "password")
+
+
 def phrases(text: str, low: bytes, add: Add) -> None:
     """Add the spans of credentials said in the ways above."""
     if b"wifi:" in low or b"key content" in low or b"wpa_passphrase" in low or b".psk" in low:
@@ -409,6 +483,60 @@ def phrases(text: str, low: bytes, add: Add) -> None:
         for m in _at(_TF_DEFAULT, text, low, (b"variable",)):
             if _secret_kind(m.group("name")):
                 _value(m, add, "password", shaped=False)
+    if b"<(" in low:
+        for m in _SUBSTITUTED.finditer(text):
+            _value(m, add, "password", shaped=False)
+    if b"appid=" in low:
+        for m in _APPID.finditer(text):
+            add((m.start("bare"), m.end("bare"), "api_service_key"))
+    if b"password 7 " in low or b"secret " in low or b"password 0 " in low:
+        for m in _CISCO_PASSWORD.finditer(text):
+            group = "hex" if m.group("hex") else "hash" if m.group("hash") else "bare"
+            if group != "bare" or not _skip_value(m.group("bare")):
+                add((m.start(group), m.end(group), "password"))
+    if b"snmp-server" in low:
+        for m in _SNMP.finditer(text):
+            if m.group("bare").lower() not in _SNMP_DEFAULTS:
+                _value(m, add, "password", shaped=False)
+    if b" is " in low or b" was " in low or b"- " in low or b"= " in low or b"?" in low:
+        _value_first(text, low, add)
+    if b"(w" in low or b"(p" in low:
+        for word in (b"(wifi)", b"(wi-fi)", b"(wlan)", b"(pw)", b"(pin)", b"(password)"):
+            for at in _hits(low, word):
+                start = max(text.rfind("\n", 0, at) + 1, at - 110)
+                m = _WHAT_IT_OPENS.search(text, start, min(len(text), at + len(word) + 2))
+                if m is not None:
+                    _value(m, add, "password")
+    if b" : " in low:
+        for at in _hits(low, b" : "):
+            start = max(text.rfind("\n", 0, at) + 1, at - 42)
+            m = _USER_COLON.search(text, start, min(len(text), at + 200))
+            if m is not None and not m.group("user").isdigit():
+                _value(m, add, "password")
+    if b"accounts" in low:
+        for at in _hits(low, b"accounts"):
+            if (m := _ACCOUNTS.match(text, at)) is not None:
+                for key in _HEX_KEY.finditer(text, m.start("list"), m.end("list")):
+                    add((key.start("v"), key.end("v"), "ethereum_key"))
+    if b"new " in low:
+        for m in _at(
+            _REGENERATED,
+            text,
+            low,
+            (b"regenerat", b"rotat", b"reissu", b"recreat", b"reset", b"revok"),
+        ):
+            _value(m, add, "secret_assignment")
+    if b"key" in low:
+        for m in _at(
+            _WIFI_KEY,
+            text,
+            low,
+            (b"wifi", b"wi-fi", b"wlan", b"network", b"ssid", b"wpa", b"router"),
+        ):
+            _value(m, add, "password")
+    if b"successfully saved" in low:
+        for m in _SAVED_SECRET.finditer(text):
+            _value(m, add, "password", shaped=False)
     if b"define" in low:
         for m in _at(_DEFINE, text, low, (b"define",)):
             name = m.group("name")
