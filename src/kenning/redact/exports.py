@@ -30,6 +30,7 @@ _COLUMN_WORDS = frozenset(
 _HEADER_CELL = lazy(r"[A-Za-z][A-Za-z0-9 _.()/-]{0,39}", re.ASCII)
 _HEADER_WORDS = (b"pass", b"pwd", b"totp", b"otp", b"secret")
 _ROWS_MAX = 2000  # rows read under one header
+_LINE_MAX = 2000  # a header is a short line: its start is looked for this far back
 
 
 def csv_columns(text: str, low: bytes, add: Add) -> None:
@@ -40,7 +41,7 @@ def csv_columns(text: str, low: bytes, add: Add) -> None:
     for word in _HEADER_WORDS:
         at = low.find(word)
         while at >= 0:
-            heads.add(text.rfind("\n", 0, at) + 1)
+            heads.add(text.rfind("\n", max(0, at - _LINE_MAX), at) + 1)
             line_end = text.find("\n", at)
             at = low.find(word, line_end + 1) if line_end >= 0 else -1
     done = -1

@@ -67,7 +67,7 @@ def cards(text: str, low: bytes, add: Add) -> None:
         digits = m.group().replace(" ", "").replace("-", "")
         if not 13 <= len(digits) <= 19 or not _luhn(digits):
             continue
-        lo = max(text.rfind("\n", 0, m.start()) + 1, m.start() - 80)
+        lo = max(text.rfind("\n", max(0, m.start() - 80), m.start()) + 1, m.start() - 80)
         hi = text.find("\n", m.end())
         hi = min(len(text) if hi < 0 else hi, m.end() + 80)
         around = text[lo : m.start()] + " " + text[m.end() : hi]
@@ -90,6 +90,9 @@ _PIN = lazy(
     r"[ \t]*(?P<v>[0-9]{4,8})(?![0-9]|[.,:/-][0-9])",
 )
 _PIN_WORDS = (b"pin", b"puk", b"??", b"geheimzahl", b"passcode", b"unlock", b"code")
+# where a PIN's name may start: its ASCII words in the bytes, the others in the text
+_PIN_STARTS = (b"pin", b"puk", b"geheimzahl", b"passcode", b"unlock", b"code")
+_PIN_OTHER = ("ПИН", "пин", "Пин", "暗証番号", "código", "Código")
 # Words after a PIN's name that say when or where, not what: "PIN changed in 2024".
 _PIN_GAP_STOP = _wordset(
     """
@@ -103,7 +106,15 @@ _YEAR = lazy(r"(?:19|20)[0-9]{2}", _F)
 def pins(text: str, low: bytes, add: Add) -> None:
     if not any(word in low for word in _PIN_WORDS):
         return
-    for m in _PIN.finditer(text):
+    starts = set(_word_hits(low, _PIN_STARTS))
+    for word in _PIN_OTHER:
+        at = text.find(word)
+        while at >= 0:
+            starts.add(at)
+            at = text.find(word, at + 1)
+    for at in sorted(starts):
+        if (m := _PIN.match(text, at)) is None:
+            continue
         gap = [w.lower() for w in m.group("gap").split()]
         if any(w in _PIN_GAP_STOP for w in gap):
             continue
@@ -128,7 +139,7 @@ def security_answers(text: str, low: bytes, add: Add) -> None:
     """Answers to security questions, on a line that says it gives them."""
     at = low.find(b"question")
     while at >= 0:
-        start = low.rfind(b"\n", 0, at) + 1
+        start = low.rfind(b"\n", max(0, at - 400), at) + 1
         end = low.find(b"\n", at)
         end = len(text) if end < 0 else end
         for m in _QUESTION.finditer(text, start, end):
@@ -148,27 +159,45 @@ _SEED_CUES = (
     b"phrase",
     b"mnemonic",
     b"wallet",
-    b"recovery",
     b"metamask",
     b"ledger",
     b"trezor",
     b"bip39",
     b"bip-39",
-    b"words",
 )
 _GRID_CELL = lazy(r"(?<![0-9])(?P<n>[0-9]{1,2})[.):][ \t]*(?P<w>[a-z]{3,8})(?![a-z])", _F)
 
 
 def seed_phrases(text: str, low: bytes, add: Add) -> None:
     """12 to 24 words of BIP-39's list in a row (one line, quoted in code or not), or
-    numbered 1 to 12 (or 24) in a grid."""
-    if not any(cue in low for cue in _SEED_CUES):
-        return
+    numbered 1 to 12 (or 24) in a grid, near a word that names one (read only there)."""
+    windows: list[list[int]] = []
+    for cue in _SEED_CUES:
+        for at in _hits(low, cue):
+            lo, hi = max(0, at - _SEED_REACH), min(len(text), at + _SEED_REACH)
+            windows.append([lo, hi])
+    windows.sort()
+    merged: list[list[int]] = []
+    for lo, hi in windows:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    for lo, hi in merged:
+        _seed_words(text, lo, hi, add)
+        if ". " in text[lo:hi] or ") " in text[lo:hi]:
+            _seed_grid(text, lo, hi, add)
+
+
+_SEED_REACH = 600  # characters either side of a cue where a phrase is looked for
+
+
+def _seed_words(text: str, lo: int, hi: int, add: Add) -> None:
     # A run of listed words; one word off the list inside it (a typo, a word misheard)
     # does not end it, if listed words follow.
     run: list[tuple[int, int]] = []
     odd = -1  # where in the run the word off the list is
-    for m in _LOWER_WORD.finditer(text):
+    for m in _LOWER_WORD.finditer(text, lo, hi):
         listed = m.group() in BIP39
         joined = bool(run) and _joined(text, run[-1][1], m.start())
         if joined and (listed or (odd < 0 and len(run) >= 6)):
@@ -179,8 +208,6 @@ def seed_phrases(text: str, low: bytes, add: Add) -> None:
         _seed_run(run[:odd] if odd == len(run) - 1 else run, add)
         run, odd = ([m.span()] if listed else []), -1
     _seed_run(run[:odd] if odd == len(run) - 1 else run, add)
-    if ". " in text or ") " in text or ".\t" in text:
-        _seed_grid(text, add)
 
 
 def _joined(text: str, end: int, start: int) -> bool:
@@ -193,8 +220,8 @@ def _seed_run(run: list[tuple[int, int]], add: Add) -> None:
         add((run[0][0], run[-1][1], "secret_assignment"))
 
 
-def _seed_grid(text: str, add: Add) -> None:
-    cells = [m for m in _GRID_CELL.finditer(text) if m.group("w") in BIP39]
+def _seed_grid(text: str, lo: int, hi: int, add: Add) -> None:
+    cells = [m for m in _GRID_CELL.finditer(text, lo, hi) if m.group("w") in BIP39]
     i = 0
     while i < len(cells):
         if cells[i].group("n") != "1":
@@ -231,20 +258,47 @@ _SETUP_KEY = lazy(
 _DIGITS = lazy(r"[0-9]", _F)
 
 
+_DIGITS_AS_ZERO = bytes(ord("0") if 48 <= b <= 57 else b for b in range(256))
+_BITLOCKER_SHAPE = b"-".join([b"000000"] * 8)
+_CODE_WORDS = (b"recovery", b"backup", b"emergency", b"rescue")
+_SETUP_WORDS = (b"setup", b"2fa", b"two-factor", b"totp", b"otp", b"mfa", b"authenticator")
+
+
 def recovery_and_setup_keys(text: str, low: bytes, add: Add) -> None:
-    if b"-" in low:
-        for m in _BITLOCKER.finditer(text):
-            add((m.start(), m.end(), "recovery_code"))
-    if b"recovery" in low or b"backup" in low or b"emergency" in low or b"rescue" in low:
-        for m in _ONE_CODE.finditer(text):
+    # each pattern is matched only where its first word is (a scan of the whole text
+    # for an alternation of words, case-insensitive, costs a tenth of all redaction)
+    if b"-" in low and (shape := low.translate(_DIGITS_AS_ZERO)).find(_BITLOCKER_SHAPE) >= 0:
+        for at in _hits(shape, _BITLOCKER_SHAPE):
+            if (m := _BITLOCKER.match(text, at)) is not None:
+                add((m.start(), m.end(), "recovery_code"))
+    for at in _word_hits(low, _CODE_WORDS):
+        if (m := _ONE_CODE.match(text, at)) is not None:
             value = m.group("v")
             shaped = _DIGITS.search(value) and not value.isdigit() or len(value) >= 20
             if shaped and not _skip_value(value):
                 add((m.start("v"), m.end("v"), "recovery_code"))
-    if b"key" in low or b"secret" in low or b"seed" in low or b"code" in low:
-        for m in _SETUP_KEY.finditer(text):
-            if _DIGITS.search(m.group("v")):
-                add((m.start("v"), m.end("v"), "secret_assignment"))
+    for at in _word_hits(low, _SETUP_WORDS):
+        if (m := _SETUP_KEY.match(text, at)) is not None and _DIGITS.search(m.group("v")):
+            add((m.start("v"), m.end("v"), "secret_assignment"))
+
+
+def _hits(low: bytes, word: bytes) -> list[int]:
+    found = []
+    at = low.find(word)
+    while at >= 0:
+        found.append(at)
+        at = low.find(word, at + len(word))
+    return found
+
+
+def _word_hits(low: bytes, words: tuple[bytes, ...]) -> list[int]:
+    """Where one of ``words`` starts a word in ``low``."""
+    return sorted(
+        at
+        for word in words
+        for at in _hits(low, word)
+        if not at or not (chr(low[at - 1]).isalnum() or low[at - 1] == 95)
+    )
 
 
 # --- password hashes ----------------------------------------------------------------------

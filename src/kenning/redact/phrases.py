@@ -13,6 +13,7 @@ is never taken for one. Each rule looks for its literal in the lower-cased text 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
 from kenning.redact.lazy import lazy
@@ -299,6 +300,7 @@ _APPID = lazy(r"[?&]appid=(?P<bare>[0-9a-f]{32})(?![0-9A-Za-z])", re.IGNORECASE)
 # Cisco IOS: snmp-server community <string> RO|RW (the community is the password)
 _SNMP = lazy(r"\bsnmp-server[ \t]+community[ \t]+(?P<bare>[^\s]{4,64})", re.IGNORECASE)
 _SNMP_DEFAULTS = frozenset(("public", "private"))
+_CISCO_WORDS = (b"password 7 ", b"password 0 ", b"secret 5 ", b"secret 8 ", b"secret 9 ")
 # Cisco IOS: password 7 <hex> (reversible), secret 5|8|9 <hash>, password 0 <clear text>
 _CISCO_PASSWORD = lazy(
     r"(?<![\w-])(?:password|secret)[ \t]+(?:7[ \t]+(?P<hex>[0-9A-Fa-f]{4,200})"
@@ -346,10 +348,21 @@ _SAVED_SECRET = lazy(
 )
 
 
+_DETERMINERS = (b"the ", b"my ", b"our ", b"your ", b"his ", b"her ", b"their ")
+
+
 def _value_first(text: str, low: bytes, add: Add) -> None:
+    # the common case, seen at C speed: no "the", "my"... in the 40 characters before
+    # the word (the determiners' places are found once, then looked up by bisection)
+    dets = sorted(at for d in _DETERMINERS for at in _hits(low, d))
+    if not dets:
+        return
     for word in (b"password", b"passphrase", b"passcode"):
         for at in _hits(low, word):
-            start = max(text.rfind("\n", 0, at) + 1, at - 200)
+            near = bisect_left(dets, at - 40)
+            if near == len(dets) or dets[near] >= at:
+                continue
+            start = max(low.rfind(b"\n", max(0, at - 200), at) + 1, at - 200)
             if (m := _VALUE_FIRST.search(text, start, at)) is not None:
                 _value(m, add, "password")
 
@@ -489,8 +502,10 @@ def phrases(text: str, low: bytes, add: Add) -> None:
     if b"appid=" in low:
         for m in _APPID.finditer(text):
             add((m.start("bare"), m.end("bare"), "api_service_key"))
-    if b"password 7 " in low or b"secret " in low or b"password 0 " in low:
-        for m in _CISCO_PASSWORD.finditer(text):
+    for at in sorted(
+        at for word in _CISCO_WORDS if word in low for at in _hits(low, word.partition(b" ")[0])
+    ):
+        if (m := _CISCO_PASSWORD.match(text, at)) is not None:
             group = "hex" if m.group("hex") else "hash" if m.group("hash") else "bare"
             if group != "bare" or not _skip_value(m.group("bare")):
                 add((m.start(group), m.end(group), "password"))
@@ -503,13 +518,13 @@ def phrases(text: str, low: bytes, add: Add) -> None:
     if b"(w" in low or b"(p" in low:
         for word in (b"(wifi)", b"(wi-fi)", b"(wlan)", b"(pw)", b"(pin)", b"(password)"):
             for at in _hits(low, word):
-                start = max(text.rfind("\n", 0, at) + 1, at - 110)
+                start = max(text.rfind("\n", max(0, at - 110), at) + 1, at - 110)
                 m = _WHAT_IT_OPENS.search(text, start, min(len(text), at + len(word) + 2))
                 if m is not None:
                     _value(m, add, "password")
     if b" : " in low:
         for at in _hits(low, b" : "):
-            start = max(text.rfind("\n", 0, at) + 1, at - 42)
+            start = max(text.rfind("\n", max(0, at - 42), at) + 1, at - 42)
             m = _USER_COLON.search(text, start, min(len(text), at + 200))
             if m is not None and not m.group("user").isdigit():
                 _value(m, add, "password")

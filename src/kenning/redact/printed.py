@@ -81,6 +81,10 @@ _LABEL = lazy(
     r"|[ \t]*(?:password|passwort|passphrase|passcode|pin|secret|token|api[ _-]?key)[ \t]*)$"
 )
 _LABEL_WORDS = (b"pass", b"pin", b"key", b"secret", b"token")
+_LABEL_NAMES = frozenset(
+    (b"password", b"passwort", b"passphrase", b"passcode", b"pin", b"secret", b"token")
+    + (b"api key", b"api_key", b"api-key", b"apikey")
+)
 _PROMPT = lazy(r"[ \t]*(?:\$|#|>|PS[ >]|[\w.@-]+[@:][^\s]*[$#%>])[ \t]", re.ASCII)
 _WORD = lazy(r"[ \t]*(?P<v>[^\s]{6,512})[ \t]*\r?$")
 _EMAIL = lazy(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.ASCII)
@@ -104,6 +108,9 @@ def printed(text: str, low: bytes, add: Add) -> None:
     if any(word in low for word in _LABEL_WORDS):
         for start in _lines_with(text, low, _LABEL_WORDS):
             end = _line_end(text, start)
+            line = low[start:end].rstrip(b" \t\r")
+            if not (line.endswith(b":") or line.strip() in _LABEL_NAMES):
+                continue  # the common case: a line that does not end as a label does
             if end - start <= 200 and _LABEL.match(text, start, end):
                 _next_word(text, end, add, shaped=True)
 
@@ -114,7 +121,7 @@ def _lines_with(text: str, low: bytes, words: tuple[bytes, ...]) -> list[int]:
     for word in words:
         at = low.find(word)
         while at >= 0:
-            starts.add(text.rfind("\n", 0, at) + 1)
+            starts.add(text.rfind("\n", max(0, at - 2000), at) + 1)
             end = text.find("\n", at)
             at = low.find(word, end) if end >= 0 else -1
     return sorted(starts)
