@@ -127,7 +127,21 @@ Redaction works in two phases over the *original* text:
        Three or more codes, one a line, under a ``recovery codes``/``backup codes``
        heading (GitHub's ``xxxxx-xxxxx``, Google's ``1234 5678``, ``XXXX-XXXX-XXXX``; the
        heading may be a file name, ``github-recovery-codes.txt``, and one line of advice
-       may come between it and the codes).
+       may come between it and the codes; two in three must hold a digit);
+       BitLocker's eight groups of six digits; one code after ``recovery code:``.
+   ``card_number``, ``password_hash`` and a person's own secrets (``personal``)
+       A Luhn-valid card number with an expiry or CVC on its line; crypt's ``$6$...``,
+       ``$apr1$``, ``$2b$`` (``$$`` escaped too); PINs and PUKs after their word, answers
+       on a security question's line, BIP-39 seed phrases (a line of 12+ listed words,
+       or a numbered grid), a TOTP setup key after its name.
+   the exports of password managers (``exports``)
+       The values under a CSV header's password or TOTP column, KeePass XML's
+       ``<Key>Password</Key><Value>``.
+   what a command prints (``printed``)
+       The value alone on the line after ``heroku auth:token``, ``security
+       find-generic-password -w``, ``pass show``, ``vault kv get -field=`` and the like,
+       after ``cat`` of a file named as a secret, and under a line that names a password
+       and ends with a colon (or is only the password's name).
    A token rule does not fire inside a longer word (``task-…`` is not ``sk-…``), unless
    the character before it belongs to another secret: a key glued to the dashes of a
    PEM ``END`` line is still a key; nor on a body that is half ``x`` (``ghp_xxxx…``,

@@ -8,7 +8,16 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from kenning.redact import entropy, formats, named, phrases, vendors
+from kenning.redact import (
+    entropy,
+    exports,
+    formats,
+    named,
+    personal,
+    phrases,
+    printed,
+    vendors,
+)
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -32,6 +41,8 @@ KINDS: tuple[str, ...] = tuple(
             "azure_sas",
             *vendors.KINDS,
             "recovery_code",
+            "card_number",
+            "password_hash",
             "password",
             "secret_assignment",
             "high_entropy",
@@ -214,6 +225,15 @@ def _structured(
     named.commands(text, add)
     named.files(text, raw, add, low)
     phrases.phrases(text, low, add)
+    exports.csv_columns(text, low, add)
+    exports.keepass(text, add)
+    personal.cards(text, low, add)
+    personal.pins(text, low, add)
+    personal.security_answers(text, low, add)
+    personal.seed_phrases(text, low, add)
+    personal.recovery_and_setup_keys(text, low, add)
+    personal.password_hashes(text, add)
+    printed.printed(text, low, add)
     vendors.short_ids(text, add)
     if public is None:
         public = entropy.public_spans(text, raw, low)
@@ -239,7 +259,7 @@ def _structured(
 
 def _spans(text: str) -> list[_Span]:
     """All secret spans of ``text``, merged, sorted and non-overlapping."""
-    if len(text) < formats.MIN_TOKEN and text.isalnum():
+    if len(text) < formats.MIN_TOKEN and text.isalnum() and text.isascii():
         return []  # no rule can find anything in a short word ("user", "cli", a tag)
     # One byte per character (non-ASCII becomes "?"), for fast case-folded and
     # character-class searches that keep the offsets of ``text``.

@@ -334,8 +334,21 @@ def _named_public(text: str, start: int) -> bool:
     return False
 
 
+# A Solana (or other base58) address: 32 to 44 base58 characters, named as an address or
+# by its coin just before it ("SOL: 7xKX...", "deposit address 9WzD..."); a Solana
+# secret key is 87 or 88.
+_BASE58_ADDRESS = lazy(r"[1-9A-HJ-NP-Za-km-z]{32,44}", _F)
+_ADDRESS_BEFORE = lazy(
+    r"(?<![A-Za-z])(?:sol|solana|address|addr|pubkey|recipient|mint|account|wallet[ _-]address)"
+    r"(?![A-Za-z])[^\r\n:=]{0,24}[:=]?[ \t\"'`]*\Z",
+    _FI,
+)
+
+
 def _public_id(text: str, start: int, run: str) -> bool:
     if _drive_id(run) or _BECH32.fullmatch(run) or _CID.fullmatch(run):
+        return True
+    if _BASE58_ADDRESS.fullmatch(run) and _ADDRESS_BEFORE.search(text, max(0, start - 40), start):
         return True
     if _named_public(text, start):
         return True

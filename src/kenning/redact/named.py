@@ -160,9 +160,12 @@ _PLACEHOLDER = lazy(
     | %[-\#0-9.]*[sdrfxiu]\Z       # printf-style %s, %r
     | \#[0-9a-f]{3,8}\Z            # a colour
     | [A-Za-z][A-Za-z0-9+.-]*://   # a URL (credentials in it have their own rule)
-    | (?:/|~/|\./|\.\./)           # a path
+    | (?:~|\.{1,2})?/(?:[\w.@+~-]*+/)++  # a path of folders: /run/secrets/db, ./x/
+    | (?:~|\.{1,2})?/[\w.@+~-]*+\Z     # a path: ~/.pgpass, /data (not /Xk9~Qv2=p)
+    | (?:~|\.{1,2})?/[\w.@+~-]*+\.[A-Za-z]{1,5}\Z  # a file: /id_rsa.pub
     | (?:env|file|fd|stdin|vault): # openssl -passin env:VAR, file:path, vault:kv/app#pw
     | !vault\b                     # Ansible: password: !vault |
+    | !(?:secret|env_var|include|input)\b  # Home Assistant: password: !secret wifi_password
     """,
     _FI | re.VERBOSE,
 )
@@ -188,14 +191,46 @@ _VALUE_PARTS = lazy(r"[-_./:]+", _F)
 _LETTER = lazy(r"[^\W\d_]")  # a letter, of any script
 _DIGIT_OR_SYMBOL = lazy(r"[0-9!@#$%^&*+=~?]")
 _HYPHENATED_WORDS = lazy(r"[A-Za-z]++(?:-[A-Za-z]++)++", _F)
-# A generated passphrase: three words or more of three letters or more, in lower case
-# joined by hyphens (orchid-kestrel-nimbus), or capitalised and joined by one of - . _
-# with digits at the end (Sorrel.Pylon.Orchid91, as password managers make them).
+# A generated passphrase: three words or more of three letters or more joined by one of
+# - . _ (orchid-kestrel-nimbus, Sorrel.Pylon.Orchid91, walrus_paprika_Walrus9, as password
+# managers and people make them), each in lower case or capitalised, digits at the end
+# of one.
+_PASS_WORD = r"(?:[A-Z][a-z]{2,11}|[a-z]{3,12})[0-9]{0,4}"
 _PASSPHRASE = lazy(
-    r"[a-z]{3,12}(?:-[a-z]{3,12}){2,7}|[A-Z][a-z]{2,11}(?:([-._])[A-Z][a-z]{2,11})"
-    r"(?:\1[A-Z][a-z]{2,11}){1,6}[0-9]{0,4}",
+    _PASS_WORD + r"([-._])" + _PASS_WORD + r"(?:\1" + _PASS_WORD + r"){1,6}",
     _F,
 )
+# Words that make dotted or snake_case words a name rather than a passphrase: a host's or
+# a file's (www.example.com, config.yaml.example), code's (self.db.password,
+# max_new_tokens, get_user_name).
+_NAME_PARTS = _wordset(
+    """
+    www com net org io dev app co uk de fr eu us local lan internal intranet corp home
+    example sample test tmp temp json yaml yml toml ini cfg conf config txt md py js ts
+    env xml html sh lock log bak old new dist min map gz zip tar
+    self this cls super config settings options opts params args kwargs env environ os
+    process request req response res ctx context app db database data user users name
+    names id key keys value values item items list dict count size len type types error
+    result default get set has is to from max min num str int bool file path dir url
+    uri auth token tokens secret secrets password passwd pass pwd credentials creds
+    api client server service host port mode flag field table index model view form
+    page info init load save read write text image time date main handler profile
+    admin login session cache state store props field vault prod staging
+    """
+)
+
+
+def passphrase(value: str) -> bool:
+    """Words joined as a passphrase (see _PASSPHRASE), not a host, a file or code."""
+    m = _PASSPHRASE.fullmatch(value)
+    if m is None:
+        return False
+    if m.group(1) == "-" and value.islower() and not _DIGIT.search(value):
+        return True  # orchid-kestrel-nimbus (hyphenated words of prose stay: see callers)
+    parts = value.lower().split(m.group(1))
+    return not any(part.rstrip("0123456789") in _NAME_PARTS for part in parts)
+
+
 _MORE_ON_LINE = lazy(r"[ \t]*+[,;][ \t]*+[A-Za-z]", _F)
 _SPACES = frozenset(" \t")
 _QUOTES = frozenset("\"'`")
@@ -340,9 +375,12 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     before_keyword = text[max(0, head - 64) : head]
     head -= len(before_keyword) - len(before_keyword.rstrip(_NAME_CHARS))
     # token.info is an attribute of a token object; settings.SECRET_KEY is a secret.
-    name_kind = _name_kind(text[head : m.start("nq")].lstrip(".-").rpartition(".")[2])
+    name = text[head : m.start("nq")].lstrip(".-").rpartition(".")[2]
+    name_kind = _name_kind(name)
     if name_kind is None:
         return None
+    if name_kind == "key" and _KEY_ID.fullmatch(value) and "signing" in name.lower():
+        return None  # git's user.signingkey: the id of a key in gpg's keyring
     quote = m.group("nq")
     opening = "[" + quote[0] if quote.endswith("]") else quote  # environ["TOKEN"] = ...
     if quote and not text.endswith(opening, 0, head):
@@ -350,10 +388,14 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     quoted_name = bool(quote)
     comma = m.group("sep").endswith(",")
     if comma and (
-        not quoted_name or m.group("bare") is not None or _KEY_AFTER.match(text, end + 1)
+        not quoted_name
+        or m.group("bare") is not None
+        or _KEY_AFTER.match(text, end + 1)
+        or _LIST_GOES_ON.match(text, end + 1)
     ):
-        # define('DB_PASSWORD', 'x') passes a value; f("token", tok) a variable, and
-        # {"name": "DB_PASSWORD", "value": ...} goes on with a key
+        # define('DB_PASSWORD', 'x') passes a value; f("token", tok) a variable,
+        # {"name": "DB_PASSWORD", "value": ...} goes on with a key, and "password",
+        # "httpRealm", ... is a list of names (a CSV file's header)
         return None
     colon = m.group("sep") == ":" and not quoted_name  # YAML, headers, prose
     if colon and not m.group("sp"):
@@ -398,8 +440,11 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     return (start, end, "secret_assignment")
 
 
+# A gpg key's short or long id, or its fingerprint: 8, 16 or 40 hex digits.
+_KEY_ID = lazy(r"(?:0x)?(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{16}|[0-9A-Fa-f]{40})!?", _F)
 _AWS_SECRET_VALUE = lazy(r"[A-Za-z0-9/+]{40}", _F)
 _KEY_AFTER = lazy(r"\\?[ \t]*:", _F)
+_LIST_GOES_ON = lazy(r"[ \t]*,", _F)
 
 
 def _colon_value_ends(text: str, end: int, value: str) -> bool:
@@ -426,6 +471,16 @@ def _credential_shaped(value: str) -> bool:
         return False
     parts = [p for p in _VALUE_PARTS.split(value) if p]
     return not all(p.isalpha() or p.isdigit() or (len(p) <= 6 and p.isalnum()) for p in parts)
+
+
+# A password as people choose one: a word, digits, perhaps a symbol between or after
+# (Simba.19!, Kiki86, Luna95!), which `_credential_shaped` reads as a word and a number.
+_HUMAN_PASSWORD = lazy(r"[A-Za-z][a-z]{1,11}[._@#*+-]?[0-9]{2,6}[!?#*.$%&@]{0,3}", _F)
+
+
+def password_shaped(value: str) -> bool:
+    """After a word that names a password: a value that can be nothing else."""
+    return _credential_shaped(value) or passphrase(value) or bool(_HUMAN_PASSWORD.fullmatch(value))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -477,9 +532,21 @@ def _secret_name(words: list[str]) -> bool:
 def _placeholder(value: str) -> bool:
     if _PLACEHOLDER.match(value):
         return True
-    if "****" in value or "xxxxxxxx" in value.lower():
-        return True  # masked: sk-proj-XXXXXXXX..., sk-ab12****cd34
+    if "****" in value or "xxxxxxxx" in value.lower() or _MASKED.search(value):
+        return True  # masked: sk-proj-XXXXXXXX..., sk-ab12****cd34, ghp_••••••••abcd
     return value.lower().replace("_", "").replace("-", "") in _PLACEHOLDER_WORDS
+
+
+# Four mask characters in a row: how an interface shows a secret it hides.
+_MASKED = lazy("[\u2022\u25cf\u00b7\u2217]{4}")
+# A version or a range of versions, as package manifests give them: "^9.0.2", "~1.0.0",
+# ">=2.1,<3", "16.4.6", "1.2.x", "2.0.0-rc.1" (a dependency named "jsonwebtoken" names a
+# package, not a token).
+_VERSION = lazy(
+    r"(?:(?:[\^~]|[<>]=?|==?|v)?[0-9]{1,5}(?:\.(?:[0-9]{1,5}|[x*])){1,3}"
+    r"(?:-[0-9A-Za-z.]{1,20})?(?:\+[0-9A-Za-z.]{1,20})?(?:[ \t]*(?:,|\|\|)[ \t]*|[ \t]+|\Z))+",
+    _F,
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -487,6 +554,8 @@ def _skip_value(value: str) -> bool:
     """Values that are not secrets whatever they are assigned to."""
     if not _ALNUM.search(value) or _placeholder(value) or value.startswith(PUBLIC_PREFIXES):
         return True  # (a publishable key, Mapbox's pk. token: public by design)
+    if value[:1] in "^~<>=v0123456789" and _VERSION.fullmatch(value):
+        return True
     if value.isalpha() and not value.isascii():
         return True  # a word of an interface's language: "api_key": "APIキー"
     if _IDENT.fullmatch(value) and not _DIGIT.search(value):
@@ -501,8 +570,11 @@ def _code(value: str) -> bool:
     """An unquoted value that is an expression, constant or number rather than data."""
     return (
         bool(_CALL.match(value))  # get_token(), os.environ[
-        or bool(  # self.token
-            _DOTTED.fullmatch(value) and not _DIGIT.search(value) and not random_letters(value)
+        or bool(  # self.token (but not a passphrase of dotted words)
+            _DOTTED.fullmatch(value)
+            and not _DIGIT.search(value)
+            and not random_letters(value)
+            and not passphrase(value)
         )
         or bool(_CONSTANT.fullmatch(value))  # FG_DEFAULT
         or bool(_SMALL_NUMBER.fullmatch(value))  # ERRORTOKEN = 60, token = -1
@@ -649,7 +721,7 @@ def _prose(text: str, hit: int, add: Add) -> bool:
     others = not value.isalpha()
     if not (letters and others) or _skip_value(value) or _code(value) or value.startswith("-"):
         return False
-    if not _passwordish(value) or "=" in value or "/" in value:
+    if not _passwordish(value) or (group == "bare" and ("=" in value or "/" in value)):
         return False
     if group == "bare" and " to" in text[hit : m.start(group)] and _THING_IS.match(text, end):
         return False  # "the password to server01 is in the vault": what it opens
@@ -682,7 +754,7 @@ def _prose_verb(text: str, hit: int, add: Add) -> bool:
         if value is not None:
             if _skip_value(value) or len(value.split()) > 6:
                 return False
-            if bare_pass and not _credential_shaped(value):
+            if bare_pass and not password_shaped(value):
                 return False
             add(
                 (
@@ -699,7 +771,7 @@ def _prose_verb(text: str, hit: int, add: Add) -> bool:
     conn = m.group("conn").strip().lower()
     if not value or _skip_value(value) or not _passwordish(value, conn):
         return False
-    if bare_pass and not _credential_shaped(value):
+    if bare_pass and not password_shaped(m.group("bare").rstrip(".,;:)]}>")):
         return False
     if conn in (":", "=") and not gap_words:
         return False  # NAME: value and NAME=value are assignments, judged as such
@@ -740,7 +812,7 @@ def _passwordish(value: str, conn: str = "") -> bool:
     """Could an unquoted word of prose be a password (``hunter2``, ``Tr0ub4dor&3``,
     ``swordfish``) rather than the sentence going on (``stored``, ``in``)?"""
     low = value.lower()
-    if _PASSPHRASE.fullmatch(value):
+    if passphrase(value):
         return True
     if low in _NOT_A_PASSWORD or _code(value) or (_DOTTED.fullmatch(value) and _dotted_name(value)):
         return False
@@ -891,7 +963,7 @@ _COMMAND = lazy(
     r"|sshpass|curl|docker|podman|nerdctl|helm|redis-cli|sqlcmd|bcp|zip|unzip|7za?|smbclient"
     r"|ldap(?:search|add|modify|delete|whoami|passwd)|mongo(?:sh|dump|restore|import|export)?"
     r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl|poetry"
-    r"|psexec|rabbitmqctl|net|rclone|gh|cf)"
+    r"|psexec|rabbitmqctl|net|rclone|gh|cf|dotnet|ssh-keygen|cmdkey)"
     r"(?![A-Za-z0-9_-])",
     _F,
 )
@@ -928,6 +1000,12 @@ _COMMAND_FLAGS = {
     "net": lazy(r"(?<=[ \t])(?:/user:\S+|user[ \t]+[^\s/]+)[ \t]+" + _ARG, _FI),
     # rclone config create <name> <type> ... pass <password>
     "rclone": lazy(r"(?<=[ \t])pass(?:word)?[ \t]+" + _ARG, _F),
+    # dotnet user-secrets set <KEY> <value>: the project's secret store
+    "dotnet": lazy(r"(?<=[ \t])user-secrets[ \t]+set[ \t]+(?:\"[^\"\r\n]+\"|\S+)[ \t]+" + _ARG, _F),
+    # ssh-keygen -N <new passphrase>, -P <old passphrase>
+    "ssh-keygen": lazy(r"(?<=[ \t])-[NP][ \t]*" + _ARG, _F),
+    # cmdkey /add:<target> /user:<name> /pass:<password>
+    "cmdkey": lazy(r"(?<=[ \t])/pass(?:word)?:" + _ARG, _FI),
     # gh secret set <NAME> ... --body <value> (gh issue create --body is text)
     "gh": lazy(
         r"(?<=[ \t])secret[ \t]+set[ \t]+\S+[^\r\n|;&]*?[ \t](?:--body|-b)[ \t=]+" + _ARG, _F
@@ -986,6 +1064,9 @@ _COMMAND_RULE = {
     "rclone": "rclone",
     "gh": "gh",
     "cf": "az",  # Cloud Foundry: cf login -u USER -p PASSWORD
+    "dotnet": "dotnet",
+    "ssh-keygen": "ssh-keygen",
+    "cmdkey": "cmdkey",
 }
 
 
@@ -1313,7 +1394,9 @@ _SETUP_KEY = lazy(
 # Recovery (backup) codes listed under their heading, one a line: GitHub's 5-5 hex,
 # Google's 4 4 digits, and others of 8 to 12 letters and digits.
 _CODES_BEFORE = lazy(
-    r"(?<![A-Za-z])(?:recovery|backup|2fa|two[ -]factor|mfa|emergency|one[ -]time)[ \t_-]++\Z", _FI
+    r"(?<![A-Za-z])(?:recovery|backup|2fa|two[ -]factor|mfa|emergency|one[ -]time)[ \t_-]++"
+    r"(?:(?:verification|login|sign-in|security|access)[ \t_-]++)?\Z",  # BACKUP VERIFICATION CODES
+    _FI,
 )
 _CODES_HEAD = lazy(r"codes?(?![A-Za-z])[^\r\n]{0,120}+(?:\r?\n|\Z)", _FI)
 _CODE_LINE = lazy(
@@ -1378,20 +1461,20 @@ def _login_pair(text: str, at: int, add: Add) -> None:
 
 
 def _recovery_codes(text: str, at: int, add: Add) -> None:
-    if _CODES_BEFORE.search(text, max(0, at - 16), at) is None:
+    if _CODES_BEFORE.search(text, max(0, at - 40), at) is None:
         return
     if (head := _CODES_HEAD.match(text, at)) is not None:
         pos = _BLANK_LINES.match(text, head.end()).end()  # type: ignore[union-attr]
         if _CODE_LINE.match(text, pos) is None and (note := _NOTE_LINE.match(text, pos)):
-            pos = note.end()  # one line of advice between the heading and the codes
+            pos = note.end()  # one line of advice (or the account's address) first
         codes = []
         while (line := _CODE_LINE.match(text, pos)) is not None:
-            code = line.group("c")
-            if not _DIGIT.search(code) or not any(c.isalnum() for c in code):
-                break
             codes.append(line.span("c"))
             pos = line.end()
-        if len(codes) >= 3:
+        # codes are random: most hold a digit (a list of words does not), though some
+        # of Discord's eight letters happen to hold none
+        digits = sum(1 for start, end in codes if _DIGIT.search(text, start, end))
+        if len(codes) >= 3 and digits * 3 >= len(codes) * 2:
             for start, end in codes:
                 add((start, end, "recovery_code"))
 

@@ -13,16 +13,18 @@ is never taken for one. Each rule looks for its literal in the lower-cased text 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
 from kenning.redact.lazy import lazy
 from kenning.redact.named import (
-    _PASSPHRASE,
     _credential_like,
     _credential_shaped,
     _name_kind,
     _passwordish,
     _skip_value,
+    passphrase,
+    password_shaped,
 )
 
 Add = Callable[[tuple[int, int, str]], None]
@@ -60,16 +62,26 @@ _WORDS = (
     "kata sandi",
     "schlüssel",
     "schluessel",
+    "kodeord",
+    "klucz",
+    "ключ",
+    "clé",
+    "chave",
+    "chiave",
+    "sleutel",
+    "nyckel",
 )
-_IS = r"(?:ist|lautet|war|est|était|es|era|é|è|e|jest|är|er|on|je|van)"
+_IS = r"(?:ist|lautet|war|c'est|c’est|est|était|este|es|era|é|è|e|jest|är|er|on|je|van)"
 _FOREIGN = lazy(
     r"(?:(?:passwort|kennwort|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|senha|wachtwoord"
     r"|has(?:ł|l)o|heslo|jelsz(?:ó|o)|l(?:ö|o)senord|adgangskode|passord|salasana|пароль"
     r"|(?:ş|s)ifre|parola|mdp|clave|m(?:ậ|a)t[ \t]kh(?:ẩ|a)u|kata[ \t]sandi"
-    r"|schl(?:ü|ue)ssel)\w{0,4}"
+    r"|schl(?:ü|ue)ssel|kodeord|klucz|ключ|clé|chave|chiave|sleutel|nyckel)\w{0,4}"
     # lösenordet, şifresi, paroladır; then a few words and "is", or the value at once
-    # ("sunucu şifresi Xy7..."): it must be shaped as only a credential is
-    r"(?:(?:[ \t]+[\w-]{1,24}){0,6}?[ \t]*(?:" + _IS + r"|to|là|adalah|ialah|is|:|=|：))?"
+    # ("sunucu şifresi Xy7...") or after a few words ("пароль от вайфая Xy7...", a value
+    # with a digit or a symbol): it must be shaped as only a credential is
+    r"(?:(?:[ \t]+[\w-]{1,24}){0,6}?[ \t]*(?:" + _IS + r"|to|là|adalah|ialah|is|:|=|：)"
+    r"|(?:[ \t]+[\w-]{1,24}){1,3}?(?=[ \t]+[^\s\"'`|]*[0-9!#$%&*+=?@^_~]))?"
     # the English word with another language's "is": "la password del database è ..."
     r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,6}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
     re.IGNORECASE,
@@ -78,16 +90,19 @@ _FOREIGN_IS = lazy(rb"[ \t](?:ist|lautet|war|est|\?tait|es|era|\?|e|jest|\?r|er|
 # Chinese, Japanese, Korean: 数据库密码是 …, パスワードは …, 비밀번호는 …
 # (a bare value typed in ASCII: what follows "パスワードは" in a sentence is the sentence)
 _CJK = lazy(
-    r"(?:密码|密碼|口令|パスワード|비밀번호|비번)[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*"
+    r"(?:密码|密碼|口令|密钥|密鑰|パスワード|暗証番号|비밀번호|비번)"
+    r"(?:[^\s:：]{0,8}?(?:是|为|為|は|는|:|：)[ \t]*|[ \t]+)"
     + _VALUE.replace(r"[^\s\"'`|]{4,200}+", r"[!#-&(-_a-{}~]{4,200}+")
 )
 # Arabic, Greek, Hebrew, Hindi: كلمة المرور … هي, ο κωδικός … είναι, הסיסמה … היא,
 # पासवर्ड … है (the value before its "is")
 _SCRIPTS = lazy(
-    r"(?:كلمة[ \t](?:المرور|السر)|κωδικός|סיסמ[הא])[^\r\n:]{0,40}?(?:هي|είναι|היא|:)[ \t]*"
+    r"(?:كلمة[ \t](?:المرور|السر|سر)|κωδικός|סיסמ[הא])[^\r\n:]{0,40}?(?:هي|είναι|היא|:)[ \t]*"
     + _VALUE
     + r"|पासवर्ड[^\r\n]{0,30}?[ \t](?P<before>[^\s\"'`|]{4,200})[ \t]+(?:है|हे)"
 )
+# पासवर्ड: ..., पासवर्ड है ... (the value after its "is")
+_HINDI = lazy(r"पासवर्ड(?:[ \t]*:|[ \t]+(?:है|हे)[ \t]*:?)[ \t]*" + _VALUE)
 # Looked for in the text as ASCII with every other character a "?" (see engine._structured)
 _FOREIGN_WORDS = tuple(w.encode("ascii", "replace") for w in _WORDS)
 
@@ -273,6 +288,85 @@ _BEFORE_COMO = lazy(
 )
 
 
+# A password given to a secret's flag by process substitution: --password <(echo ...)
+_SUBSTITUTED = lazy(
+    r"--?(?:password|passwd|passphrase|pass|secret|token)[\w-]*(?:[ \t]+|=)<\([ \t]*"
+    r"(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:\"(?P<dq>[^\"\r\n]{1,100})\""
+    r"|'(?P<sq>[^'\r\n]{1,100})'|(?P<bare>[^\s\"'`|)]{1,200}))[ \t]*\)",
+    re.IGNORECASE,
+)
+# OpenWeather's (and Wolfram's) API key is the query's appid: ?q=Lyon&appid=<32 hex>
+_APPID = lazy(r"[?&]appid=(?P<bare>[0-9a-f]{32})(?![0-9A-Za-z])", re.IGNORECASE)
+# Cisco IOS: snmp-server community <string> RO|RW (the community is the password)
+_SNMP = lazy(r"\bsnmp-server[ \t]+community[ \t]+(?P<bare>[^\s]{4,64})", re.IGNORECASE)
+_SNMP_DEFAULTS = frozenset(("public", "private"))
+_CISCO_WORDS = (b"password 7 ", b"password 0 ", b"secret 5 ", b"secret 8 ", b"secret 9 ")
+# Cisco IOS: password 7 <hex> (reversible), secret 5|8|9 <hash>, password 0 <clear text>
+_CISCO_PASSWORD = lazy(
+    r"(?<![\w-])(?:password|secret)[ \t]+(?:7[ \t]+(?P<hex>[0-9A-Fa-f]{4,200})"
+    r"|[589][ \t]+(?P<hash>\$[^\s]{8,200})|0[ \t]+(?P<bare>[^\s]{4,200}))(?![^\s])",
+    re.IGNORECASE,
+)
+# The value before its name: "X is the password for the panel", "X <- that's the root
+# password", read back from the word "password" over its line.
+_VALUE_FIRST = lazy(
+    r"(?:^|[ \t(])(?P<bare>[^\s\"'`]{4,100})[ \t]+(?:is|was|=|←|<-|—|–|--?)[ \t]+"
+    r"(?:(?:that'?s|that[ \t]+is|it'?s|this[ \t]+is)[ \t]+)?"
+    r"(?:the|my|our|your|his|her|their)[ \t]+(?:[\w-]{1,20}[ \t]+){0,3}\Z",
+    re.IGNORECASE,
+)
+# ... or what it opens, in brackets after it: "Xy7... (wifi)"
+_WHAT_IT_OPENS = lazy(
+    r"(?:^|[ \t])(?P<bare>[^\s\"'`]{6,100})[ \t]+\((?:wifi|wi-fi|wlan|password|pw|pin)\)"
+    r"[ \t]*(?:\r?\n|\Z)",
+    re.IGNORECASE,
+)
+# "ana : Xy7... on 10.0.0.5": a user, a colon with blanks around it, a password, a host
+_USER_COLON = lazy(
+    r"(?P<user>[\w.@+-]{2,40})[ \t]+:[ \t]+(?P<bare>[^\s\"'`]{6,100})[ \t]+(?:on|@|at|for)[ \t]+"
+    r"(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[\w-]{1,63}(?:\.[\w-]{1,63})+)(?![\w.-])"
+)
+# Hardhat's and Truffle's network config: accounts: ["0x<64 hex>", ...] are private keys
+_ACCOUNTS = lazy(r"accounts[\"']?[ \t]*:[ \t]*\[(?P<list>[^\]\r\n]{66,2000})\]")
+_HEX_KEY = lazy(r"[\"'`](?P<v>(?:0x)?[0-9a-fA-F]{64})[\"'`]")
+# "I regenerated it, new one: ...": a key rotated, its new value (a key's shape)
+_REGENERATED = lazy(
+    r"\b(?:regenerat|rotat|reissu|recreat|reset|revok)\w*\b[^\r\n]{0,60}?"
+    r"\bnew[ \t]+(?:one|key|token|secret)[ \t]*(?:[:=]|is)[ \t]*" + _VALUE,
+    re.IGNORECASE,
+)
+# A Wi-Fi network's key in prose: "guests can use network X, the key is ..."
+_WIFI_KEY = lazy(
+    r"\b(?:wifi|wi-fi|wlan|network|ssid|wpa2?|router)\b[^\r\n]{0,80}?\bkey[ \t]*(?:is|:|=)[ \t]*"
+    + _VALUE,
+    re.IGNORECASE,
+)
+# dotnet user-secrets' answer: "Successfully saved Smtp:Password = ... to the secret store."
+_SAVED_SECRET = lazy(
+    r"Successfully[ \t]+saved[ \t]+\S+[ \t]+=[ \t]+(?P<bare>.{1,200}?)[ \t]+to[ \t]+the[ \t]+secret"
+    r"[ \t]+store"
+)
+
+
+_DETERMINERS = (b"the ", b"my ", b"our ", b"your ", b"his ", b"her ", b"their ")
+
+
+def _value_first(text: str, low: bytes, add: Add) -> None:
+    # the common case, seen at C speed: no "the", "my"... in the 40 characters before
+    # the word (the determiners' places are found once, then looked up by bisection)
+    dets = sorted(at for d in _DETERMINERS for at in _hits(low, d))
+    if not dets:
+        return
+    for word in (b"password", b"passphrase", b"passcode"):
+        for at in _hits(low, word):
+            near = bisect_left(dets, at - 40)
+            if near == len(dets) or dets[near] >= at:
+                continue
+            start = max(low.rfind(b"\n", max(0, at - 200), at) + 1, at - 200)
+            if (m := _VALUE_FIRST.search(text, start, at)) is not None:
+                _value(m, add, "password")
+
+
 def phrases(text: str, low: bytes, add: Add) -> None:
     """Add the spans of credentials said in the ways above."""
     if b"wifi:" in low or b"key content" in low or b"wpa_passphrase" in low or b".psk" in low:
@@ -291,12 +385,12 @@ def phrases(text: str, low: bytes, add: Add) -> None:
                 _value(m, add, "password")
             for m in _SCRIPTS.finditer(text):
                 if m.group("before") is not None:
-                    if _credential_shaped(m.group("before")) or _PASSPHRASE.fullmatch(
-                        m.group("before")
-                    ):
+                    if _credential_shaped(m.group("before")) or passphrase(m.group("before")):
                         add((m.start("before"), m.end("before"), "password"))
                 else:
                     _value(m, add, "password")
+            for m in _HINDI.finditer(text):
+                _value(m, add, "password")
     if b" como " in low:
         for m in _at(_BEFORE_COMO, text, low, (b"us", b"utiliz")):
             _value(m, add, "password")
@@ -402,6 +496,62 @@ def phrases(text: str, low: bytes, add: Add) -> None:
         for m in _at(_TF_DEFAULT, text, low, (b"variable",)):
             if _secret_kind(m.group("name")):
                 _value(m, add, "password", shaped=False)
+    if b"<(" in low:
+        for m in _SUBSTITUTED.finditer(text):
+            _value(m, add, "password", shaped=False)
+    if b"appid=" in low:
+        for m in _APPID.finditer(text):
+            add((m.start("bare"), m.end("bare"), "api_service_key"))
+    for at in sorted(
+        at for word in _CISCO_WORDS if word in low for at in _hits(low, word.partition(b" ")[0])
+    ):
+        if (m := _CISCO_PASSWORD.match(text, at)) is not None:
+            group = "hex" if m.group("hex") else "hash" if m.group("hash") else "bare"
+            if group != "bare" or not _skip_value(m.group("bare")):
+                add((m.start(group), m.end(group), "password"))
+    if b"snmp-server" in low:
+        for m in _SNMP.finditer(text):
+            if m.group("bare").lower() not in _SNMP_DEFAULTS:
+                _value(m, add, "password", shaped=False)
+    if b" is " in low or b" was " in low or b"- " in low or b"= " in low or b"?" in low:
+        _value_first(text, low, add)
+    if b"(w" in low or b"(p" in low:
+        for word in (b"(wifi)", b"(wi-fi)", b"(wlan)", b"(pw)", b"(pin)", b"(password)"):
+            for at in _hits(low, word):
+                start = max(text.rfind("\n", max(0, at - 110), at) + 1, at - 110)
+                m = _WHAT_IT_OPENS.search(text, start, min(len(text), at + len(word) + 2))
+                if m is not None:
+                    _value(m, add, "password")
+    if b" : " in low:
+        for at in _hits(low, b" : "):
+            start = max(text.rfind("\n", max(0, at - 42), at) + 1, at - 42)
+            m = _USER_COLON.search(text, start, min(len(text), at + 200))
+            if m is not None and not m.group("user").isdigit():
+                _value(m, add, "password")
+    if b"accounts" in low:
+        for at in _hits(low, b"accounts"):
+            if (m := _ACCOUNTS.match(text, at)) is not None:
+                for key in _HEX_KEY.finditer(text, m.start("list"), m.end("list")):
+                    add((key.start("v"), key.end("v"), "ethereum_key"))
+    if b"new " in low:
+        for m in _at(
+            _REGENERATED,
+            text,
+            low,
+            (b"regenerat", b"rotat", b"reissu", b"recreat", b"reset", b"revok"),
+        ):
+            _value(m, add, "secret_assignment")
+    if b"key" in low:
+        for m in _at(
+            _WIFI_KEY,
+            text,
+            low,
+            (b"wifi", b"wi-fi", b"wlan", b"network", b"ssid", b"wpa", b"router"),
+        ):
+            _value(m, add, "password")
+    if b"successfully saved" in low:
+        for m in _SAVED_SECRET.finditer(text):
+            _value(m, add, "password", shaped=False)
     if b"define" in low:
         for m in _at(_DEFINE, text, low, (b"define",)):
             name = m.group("name")
@@ -505,11 +655,7 @@ def _value(
         value, start = rest, start + len(user) + 1
     if _skip_value(value) or value.startswith("$"):
         return
-    if (
-        (_credential_shaped(value) or _PASSPHRASE.fullmatch(value))
-        if shaped
-        else _passwordish(value)
-    ):
+    if password_shaped(value) if shaped else _passwordish(value):
         add((start, end, kind))
 
 
@@ -583,7 +729,7 @@ def _keyed_rows(text: str, add: Add) -> None:
                 continue
             if (
                 _credential_shaped(value)
-                or _PASSPHRASE.fullmatch(value)
+                or passphrase(value)
                 or (len(value) >= 16 and _credential_like(value))
             ):
                 start = text.index(value, vs)
@@ -601,6 +747,4 @@ def _table_secret(value: str) -> bool:
     word of prose ("(in the vault)", "same", "none")."""
     if len(value) < 4 or " " in value or value.startswith(("(", "-", "—")):
         return False
-    return not _skip_value(value) and (
-        _credential_shaped(value) or _PASSPHRASE.fullmatch(value) is not None
-    )
+    return not _skip_value(value) and (_credential_shaped(value) or passphrase(value))

@@ -1,0 +1,303 @@
+"""The redactor's rules for what a person pastes: password-manager exports, passphrases,
+cards and PINs, seed phrases, what a command prints, and the look-alikes from the same
+places (the personal-secrets corpus, tests/fixtures/secrets_personal, found them; each
+case here is written for the rule, not taken from the corpus)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.redact import redact
+
+
+def _gone(text: str, *secrets: str) -> str:
+    out = redact(text).text
+    for secret in secrets:
+        assert secret not in out, out
+    return out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"dependencies": {\n  "jsonwebtoken": "^9.0.2",\n  "passport-local": "~1.0.0"\n}',
+        '"devDependencies": { "@types/jsonwebtoken": "9.0.7" }',
+        'tokenizers = ">=0.19,<0.21"',
+        "[user]\n\tname = Ana\n\tsigningkey = 3AA5C34371567BD2\n[commit]\n\tgpgsign = true",
+        "git config --global user.signingkey 0x3AA5C34371567BD2",
+        "Token: ghp_\u2022\u2022\u2022\u2022\u2022\u2022\u2022\u2022\u2022\u2022\u2022\u2022Xq7d",
+        "API key: sk-\u25cf\u25cf\u25cf\u25cf\u25cf\u25cf\u25cf\u25cf4f2a",
+        "SOL: 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+        "send it to my Solana address 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
+        "wifi_password: !secret wifi_password\napi_password: !secret esphome_api",
+    ],
+)
+def test_versions_key_ids_masked_values_addresses_and_references_are_left(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('JWT_SIGNING_KEY = "Qm9vb3Rz7hX2kLpV9dZr4wYc"', "Qm9vb3Rz7hX2kLpV9dZr4wYc"),
+        ('"token": "9.0.2a7Xk3pQ8vLm2"', "9.0.2a7Xk3pQ8vLm2"),
+        (
+            "Token: ghp_Xq7dLm2vKp9sTr4wYz6bNc8hJf3gHq1eAa5u",
+            "ghp_Xq7dLm2vKp9sTr4wYz6bNc8hJf3gHq1eAa5u",
+        ),
+        (
+            "api token: 3yRkq7v2WJtB8mXcLpZ9dQe4aHs5nGfUoK",
+            "3yRkq7v2WJtB8mXcLpZ9dQe4aHs5nGfUoK",
+        ),
+    ],
+)
+def test_secrets_next_to_those_look_alikes_still_go(text: str, secret: str) -> None:
+    _gone(text, secret)
+
+
+BITWARDEN = (
+    "folder,favorite,type,name,notes,fields,reprompt,login_uri,login_username,"
+    "login_password,login_totp\n"
+    "Work,1,login,mail,,,0,https://mail.example.org/,ana@example.org,"
+    "quartz-ember-willow-finch,JBSWY3DPEHPK3PXPQ7RTZ2KA\n"
+    ",,login,shop,,,0,https://shop.example.com/,ana@example.org,Nova22!!,\n"
+)
+FIREFOX = (
+    '"url","username","password","httpRealm","formActionOrigin","guid","timeCreated",'
+    '"timeLastUsed","timePasswordChanged"\n'
+    '"https://a.example","ana@example.org","/~Qv-Tz9=k,x",,"https://a.example",'
+    '"{0f6c1a9e-3a5b-4c55-9e7a-2b9d0c8e1f00}","1733968401407","1733968410407","1733968401407"\n'
+)
+KEEPASS = (
+    "<Entry>\n\t<String>\n\t\t<Key>Password</Key>\n"
+    '\t\t<Value ProtectInMemory="True">tk7%Mb&amp;h^qfJ</Value>\n\t</String>\n'
+    "\t<String>\n\t\t<Key>URL</Key>\n\t\t<Value>https://git.example.org</Value>\n"
+    "\t</String>\n</Entry>"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets"),
+    [
+        (BITWARDEN, ["quartz-ember-willow-finch", "JBSWY3DPEHPK3PXPQ7RTZ2KA", "Nova22!!"]),
+        (FIREFOX, ["/~Qv-Tz9=k,x"]),
+        ("name,url,username,password,note\nmail,https://m.example,ana,Bruno18!!,\n", ["Bruno18!!"]),
+        (
+            "Title,URL,Username,Password,Notes,OTPAuth\n"
+            "Mail (ana),https://m.example/,ana@example.org,oyster-paprika-galaxy,,\n",
+            ["oyster-paprika-galaxy"],
+        ),
+        (KEEPASS, ["tk7%Mb&amp;h^qfJ"]),
+    ],
+)
+def test_a_password_managers_export_loses_its_password_and_totp_columns(
+    text: str, secrets: list[str]
+) -> None:
+    out = _gone(text, *secrets)
+    for secret in secrets:
+        text = text.replace(secret, "[redacted:password]")
+    assert out == text  # the names, addresses, URLs and times stay
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "user,password_hint,created\nana,the cat's name,2024-01-02\n",
+        "id,name,password_changed_at\n1,ana,2024-01-02T10:00:00Z\n",
+        "username,password\nana,\nbob,changeme\n",
+        "<Key>URL</Key><Value>https://example.org</Value>",
+    ],
+)
+def test_columns_and_fields_that_hold_no_password_are_left(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("spring:\n  datasource:\n    password: quartz.ember.willow\n", "quartz.ember.willow"),
+        ("ossrhPassword=ember.willow.finch.Quartz4\n", "ember.willow.finch.Quartz4"),
+        ("Server=db;User Id=sa;Password=willow.finch.quartz.ember;Encrypt=True", "willow.finch"),
+        ("WIFI:T:WPA;S:Home;P:finch.quartz.ember.willow;;", "finch.quartz.ember.willow"),
+        ("Das WLAN-Passwort lautet ember_willow_finch", "ember_willow_finch"),
+        ("mi contraseña del banco es willow_quartz_ember, no se la digas", "willow_quartz_ember"),
+        ("parola este quartz.finch.ember.willow", "quartz.finch.ember.willow"),
+        ("kodeordet til wifi er Qu4s4r8", "Qu4s4r8"),
+        ("passordet er Nova86", "Nova86"),
+        ("wifi şifresi Nova95!", "Nova95!"),
+        ("логін ana, пароль Nova.19!", "Nova.19!"),
+        ("пароль от вайфая Zq+7x*Lp?w2", "Zq+7x*Lp?w2"),
+        ("Mon mot de passe Gmail c'est Zq#7xLp=w2, ne le partage pas", "Zq#7xLp=w2"),
+        ("वाईफाई का पासवर्ड: NovaFinch868", "NovaFinch868"),
+        ("पासवर्ड है ember-willow-Quartz0-finch", "ember-willow-Quartz0-finch"),
+        ("كلمة سر الواي فاي هي Nova.71!!", "Nova.71!!"),
+        ("와이파이 비번 dPTq8F.0?jbuE", "dPTq8F.0?jbuE"),
+        ("账号 ana 密码 Zq7~xLp*w2", "Zq7~xLp*w2"),
+        ("这是我的API密钥：c084a82bea52a2fd77cc7096324b3a156e688b5c，别外传", "c084a82bea52a2fd"),
+        ("pass is Nova67! lol", "Nova67!"),
+    ],
+)
+def test_passphrases_and_chosen_passwords_after_their_name_in_any_language(
+    text: str, secret: str
+) -> None:
+    _gone(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = self.config.password",
+        "token=request.form.token",
+        "the password is in config.yaml.example",
+        "the password is stored in vault.corp.example.com",
+        "password: max_new_tokens",
+        "the password is up-to-date",
+        "Das Passwort ist falsch",
+        "пароль от вайфая на роутере",
+        "wifi şifresi nedir?",
+        "pass the python311 build to CI",
+    ],
+)
+def test_names_hosts_and_prose_after_a_passwords_name_are_left(text: str) -> None:
+    assert redact(text).text == text
+
+
+SEED = "legal winner thank year wave sausage worth useful legal winner thank yellow"
+GRID = (
+    "Recovery phrase:\n1. legal   2. winner   3. thank\n4. year   5. wave   6. sausage\n"
+    "7. worth   8. useful   9. legal\n10. winner   11. thank   12. yellow\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets"),
+    [
+        ("try my card 4111 1111 1111 1111 exp 09/29 cvc 123", ["4111 1111 1111 1111"]),
+        ('card={"number": "5555555555554444", "exp_month": 4, "cvc": "311"}', ["5555555555554444"]),
+        ("Amex 378282246310005, expires 11/27", ["378282246310005"]),
+        ("the PIN for the debit card is 4821, don't tell", ["4821"]),
+        ("SIM PIN 7391, PUK 52816390", ["7391", "52816390"]),
+        ("Geheimzahl der Karte: 6604", ["6604"]),
+        ("il PIN del bancomat è 2290", ["2290"]),
+        ("de pincode is 918273", ["918273"]),
+        ("暗証番号は583920です", ["583920"]),
+        ("phone unlock code is 662019 if you need it", ["662019"]),
+        (
+            "security questions: mother's maiden name Okonkwo, first school St Ives Primary",
+            ["Okonkwo", "St Ives Primary"],
+        ),
+        ("Security question: first pet? answer: Biscuit77", ["Biscuit77"]),
+        (f"my wallet's recovery phrase is {SEED} - does it derive?", [SEED]),
+        (f'ethers.Wallet.fromPhrase("{SEED}")', [SEED]),
+        (GRID, ["legal", "winner", "sausage", "yellow"]),
+        (
+            "BitLocker recovery key:\n123456-234567-345678-456789-567890-678901-789012-890123",
+            ["123456-2"],
+        ),
+        ("Microsoft account recovery code: 4QM6A-TGPNL-AX7CF-SR6BU-VUEH2", ["4QM6A-TGPNL"]),
+        ("2FA setup key for the exchange: JBSWY3DPEHPK3PXP (in Aegis)", ["JBSWY3DPEHPK3PXP"]),
+        ("TOTP secret:\nKRSXG5CTMVRXEZLU\n", ["KRSXG5CTMVRXEZLU"]),
+        ("root:$6$Zq1.abcDEF$0123456789abcdefABCDEF./ghij:19700:0:99999:7:::", ["$6$Zq1.abc"]),
+        (
+            "traefik.http.middlewares.a.basicauth.users=admin:$$apr1$$Hx1/aBc9$$kt.mfB1erjnnEbrDMJo",
+            ["kt.mfB1erjnnEbrDMJo"],
+        ),
+        (
+            "BACKUP VERIFICATION CODES\nana@example.org\n\n4238 1724\n0115 4997\n9610 5829\n",
+            ["4238 1724", "9610 5829"],
+        ),
+        ("Your backup codes:\n* rxnm-nyez\n* 23e9-4asw\n* 63m8-9e5y\n* jlp4-4ta6\n", ["rxnm-nyez"]),
+    ],
+)
+def test_cards_pins_answers_seed_phrases_recovery_codes_setup_keys_and_hashes(
+    text: str, secrets: list[str]
+) -> None:
+    _gone(text, *secrets)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "order 4111 1111 1111 1111 shipped",  # a card number alone: no expiry, no code
+        "Visa ending in 1234, exp 09/29",
+        "tracking 1Z999AA10123456784, expected 09/12",
+        "connect the LED to GPIO pin 13",
+        "PIN changed in 2024",
+        "the PIN has 4 digits",
+        "security question: what was your first pet?",
+        "we never use the legal winner thank you note again for this year",
+        "1. Install\n2. Configure\n3. Run\n",
+        "recovery key is stored in the vault",
+        "build 123456-234567 done",
+        "price is $5 and $6 total",
+        "Your backup codes:\n* keep them safe\n* print them\n* do not share\n",
+    ],
+)
+def test_what_reads_like_a_card_pin_answer_phrase_or_code_but_gives_none(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("$ heroku auth:token\n5f1e2d3c-4b5a-4987-8c6d-5e4f3a2b1c0d\n", "5f1e2d3c-4b5a"),
+        ("$ security find-generic-password -s gh -w\nq%r_*T=I~~T8F.En?Tuo\n$ ", "q%r_*T=I~~T8F"),
+        ("$ pass show mail/example.org\nfinch.quartz.ember\nuser: ana\n", "finch.quartz.ember"),
+        ("$ secret-tool lookup service nextcloud user ana\nP3Kzd.O4UB4R#p*\n", "P3Kzd.O4UB4R#p*"),
+        ("$ cat config/master.key\n0f4c2a7d9e1b3c5a7f9e2d4c6b8a0e1f\n", "0f4c2a7d9e1b3c5a"),
+        (
+            "$ cat ~/.ansible/vault_pass.txt\nKY!RW.43c*H_M%4_bkDP\n$ ansible-playbook x.yml\n",
+            "KY!RW.43c",
+        ),
+        ("$ cat /etc/openvpn/auth.txt\nana@example.org\nbiscuit52951\n", "biscuit52951"),
+        ("Password for the elastic user (reset with `x`):\n  PWaCCcf6urmFI0uSdR8m\n", "PWaCCcf6ur"),
+        ("Username\nana@example.org\nPassword\np*sIL=-b.b?qW?m6d3*2\nCreated: today\n", "p*sIL="),
+        ('$ dotnet user-secrets set "Smtp:Password" "L4nt3rn%63"', "L4nt3rn%63"),
+        (
+            "Successfully saved Smtp:Password = Tangerine1995* to the secret store.",
+            "Tangerine1995*",
+        ),
+        ("ssh-keygen -t ed25519 -N 'walrus.paprika.Walrus9' -f ~/.ssh/id_work", "walrus.paprika"),
+        ("cmdkey /add:fs /user:CORP\\ana /pass:Rocky.99!", "Rocky.99!"),
+        ("geth account unlock 0xabc --password <(echo Felix15)", "Felix15"),
+        ('nmcli dev wifi connect "Home" password "Ct8=ATDEglgrb5E9+R"', "Ct8=ATDEglgrb5E9+R"),
+        (
+            "api.openweathermap.org/data/2.5/weather?q=Lyon&appid=d22f1db4c39b1560d8cdddcdb3db0464",
+            "d22f1db4",
+        ),
+        ("snmp-server community YJB3WMdg4Nrh RO", "YJB3WMdg4Nrh"),
+        ("username admin privilege 15 password 7 844718190260B5349C8F08", "844718190260B5349C8F08"),
+        ("Haruto*2017walr is the password for the admin panel", "Haruto*2017walr"),
+        ("Lantern1966# ← that's the root password", "Lantern1966#"),
+        ("copenhagen92405 (wifi)", "copenhagen92405"),
+        ("fatima75 : X%-3mPBAV5afPk0fD_ on 192.168.0.109", "X%-3mPBAV5afPk0fD_"),
+        ('accounts: ["0x' + "ab12" * 16 + '"],  // hardhat', "ab12ab12ab12"),
+        ("ok I regenerated it, new one: 7533131c7e68d14bc4841da9aac71435ca91d411", "7533131c7e"),
+        ("guests use network Livebox-3A1F, the key is walrus.kangaroo.galaxy", "walrus.kangaroo"),
+        ("klucz API: 9d3e34f49c96fa6004976fa643b65615795cc1c2 (nie udostępniaj)", "9d3e34f49c96"),
+    ],
+)
+def test_what_a_command_prints_and_commands_that_take_a_password(text: str, secret: str) -> None:
+    _gone(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$ heroku auth:token | pbcopy\n$ echo done\n",
+        "$ cat ~/.ssh/id_ed25519.pub\n"
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ana\n",
+        "$ cat /etc/openvpn/auth.txt\nana@example.org\n",
+        "Password:\n********\n",
+        "Enter your password:\nLogin successful, welcome back\n",
+        "snmp-server community public RO",
+        "the password is 7 characters long",
+        "this is the password field for the admin panel",
+        "see README (wifi)",
+        "status : failed on 10.0.0.1",
+        "accounts: [deployer, admin]",
+        "we rotated the logo, new one: logo-v2.svg",
+    ],
+)
+def test_commands_labels_and_prose_that_print_or_give_no_secret(text: str) -> None:
+    assert redact(text).text == text
