@@ -106,10 +106,28 @@ def test_a_password_managers_export_loses_its_password_and_totp_columns(
         "id,name,password_changed_at\n1,ana,2024-01-02T10:00:00Z\n",
         "username,password\nana,\nbob,changeme\n",
         "<Key>URL</Key><Value>https://example.org</Value>",
+        # A key's column in a Markdown table holds names: dotted words are one.
+        "| key | default |\n|---|---|\n| `memory.summarize.enabled` | `false` |",
+        "| Key | Type |\n| --- | --- |\n| logging.handlers.rotating | str |",
+        # "answer" said in passing on a line about a question.
+        "There is no question to answer here.",
+        "the hook fires for the question, not its answer) for a tool",
     ],
 )
 def test_columns_and_fields_that_hold_no_password_are_left(text: str) -> None:
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("| password | site |\n|---|---|\n| Orchid.Kestrel.Nimbus7 | bank |", "Orchid.Kestrel"),
+        ("Security question: first pet? Answer: Biscuit", "Biscuit"),
+        ("security question - the answer is Okafor", "Okafor"),
+    ],
+)
+def test_a_password_column_and_an_answer_given_as_one_still_go(text: str, secret: str) -> None:
+    _gone(text, secret)
 
 
 @pytest.mark.parametrize(

@@ -126,12 +126,16 @@ def pins(text: str, low: bytes, add: Add) -> None:
 # --- security questions -----------------------------------------------------------------
 
 _QUESTION = lazy(
-    r"(?i:(?:mother'?s[ \t]+)?maiden[ \t]+name|first[ \t]+(?:pet|school|car|teacher|job)"
+    r"(?:(?i:(?:mother'?s[ \t]+)?maiden[ \t]+name|first[ \t]+(?:pet|school|car|teacher|job)"
     r"(?:'s[ \t]+name)?|childhood[ \t]+(?:friend|nickname|street|hero)"
     r"|city[ \t]+(?:you[ \t]+were|i[ \t]+was)[ \t]+born(?:[ \t]+in)?"
     r"|favou?rite[ \t]+(?:teacher|book|movie|food|colou?r|team|place|band)"
-    r"|street[ \t]+you[ \t]+grew[ \t]+up[ \t]+on|answer)"
-    r"[?]?(?:[ \t]+(?:is|was|answer))?[ \t]*[:=]?[ \t]*(?P<v>[^\s,;?][^,;?\r\n]{0,59})"
+    r"|street[ \t]+you[ \t]+grew[ \t]+up[ \t]+on)"
+    r"[?]?(?:[ \t]+(?i:is|was|answer))?[ \t]*[:=]?[ \t]*"
+    # "answer" alone only as a label ("answer: X", "the answer is X"): a line about a
+    # question says "answer" in passing too ("no question to answer here").
+    r"|(?i:answer)(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is|was)[ \t]+))"
+    r"(?P<v>[^\s,;?][^,;?\r\n]{0,59})"
 )
 
 

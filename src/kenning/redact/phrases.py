@@ -143,6 +143,8 @@ _HEADER_NAME = lazy(
     r"|mot de passe|contrase(?:ñ|n)a|senha)\Z",
     re.IGNORECASE,
 )
+# ... of which a key's column holds names as often as keys.
+_KEY_HEADER = lazy(r"\A(?:(?:api[ _-]?)?keys?)\Z", re.IGNORECASE)
 _RULE_ROW = lazy(r"\A\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*\Z")
 
 
@@ -691,15 +693,19 @@ def _tables(text: str, add: Add) -> None:
             continue
         names = _cells(header)
         # counted from the end too: text before the table may share the header's line
-        columns = [i - len(names) for i, (_, name) in enumerate(names) if _HEADER_NAME.match(name)]
+        columns = {
+            i - len(names): not _KEY_HEADER.match(name)
+            for i, (_, name) in enumerate(names)
+            if _HEADER_NAME.match(name)
+        }
         n += 2
         while n < len(lines) and "|" in lines[n]:
             cells = _cells(lines[n])
-            for i in columns:
+            for i, words in columns.items():
                 if -i <= len(cells):
                     at, value = cells[i]
                     value = value.strip("`")
-                    if _table_secret(value):
+                    if _table_secret(value, words):
                         start = starts[n] + lines[n].index(value, at)
                         add((start, start + len(value), "password"))
             n += 1
@@ -742,9 +748,11 @@ def _keyed_rows(text: str, add: Add) -> None:
                 )
 
 
-def _table_secret(value: str) -> bool:
+def _table_secret(value: str, words: bool = True) -> bool:
     """A cell of a password column that gives one: one word, not a placeholder, not a
-    word of prose ("(in the vault)", "same", "none")."""
+    word of prose ("(in the vault)", "same", "none"); words joined as a passphrase only
+    under a password's column (`words`), not a key's, where they are a name
+    (`memory.summarize.enabled`)."""
     if len(value) < 4 or " " in value or value.startswith(("(", "-", "—")):
         return False
-    return not _skip_value(value) and (_credential_shaped(value) or passphrase(value))
+    return not _skip_value(value) and (_credential_shaped(value) or (words and passphrase(value)))
