@@ -96,7 +96,7 @@ def _remember(
     words = command.text
     # The person's own words, or an agent's proposal with themselves as the evidence.
     who = "user" if from_cli else agent
-    actor = policy.Actor(None if from_cli else agent, where.scopes)
+    actor = policy.Actor.working_in(None if from_cli else agent, where)
     try:
         held = items.held_there(store, items.new_item(words, scope=scope))
         if held is not None:  # typed again: one memory, not two
