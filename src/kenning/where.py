@@ -167,8 +167,10 @@ def detect(
         project = scope.value
         folder = (projects or {}).get(project)
         from_repo = (project_repos or {}).get(project)
-        if not ((folder and _inside(here, folder)) or (repo and from_repo == repo)):
-            elsewhere.append(scope)  # not registered for this folder or this repo
+        # A project registered for another folder (and not added from this repo) is that
+        # folder's; a name no one registered is the line of work named for this place.
+        if folder and not (_inside(here, folder) or (repo and from_repo == repo)):
+            elsewhere.append(scope)
         add(scope, "KEN_PROJECT is set" + (SHARED_HERE if scope in elsewhere else ""))
     else:
         for slug, folder in sorted((projects or {}).items()):

@@ -84,6 +84,8 @@ class State:
         """The repos whose memories and sessions this command may not show: none in a
         person's shell; in an agent's, those the switches keep from agents, as the MCP
         tools keep them (refused outright when memory reaches no agent here)."""
+        if agentenv.detect_agent() is None:
+            return frozenset()  # a person's: read no config for it (it may not parse)
         here = self.where()
         return deliver.hidden_from(self.config, here.agent, here)
 
