@@ -259,9 +259,7 @@ def check_handoff(config: Config, where: Where, to: str) -> frozenset[str]:
         )
     blocked = frozenset(blocked_repos(config))
     if where.repo in blocked:
-        raise InvalidInput(
-            f"{where.repo} is {NOT_DELIVERED.removeprefix('a ')}: nothing was handed over"
-        )
+        raise InvalidInput(f"{where.repo} is {NOT_DELIVERED}: nothing was handed over")
     return blocked
 
 
