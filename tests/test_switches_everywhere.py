@@ -397,3 +397,15 @@ def test_a_hook_naming_a_capture_off_repos_workstream_records_nothing(
     in_(repos["shop"], monkeypatch)
     done = ken("add", "x", "--scope", "workstream", "--evidence", "e", env=AGENT)
     assert done.exit_code == 1 and f"capture is off for {HR}" in done.stderr
+
+
+def test_slash_recall_in_an_agent_finds_nothing_of_a_private_repo(
+    private: dict[str, Any], repos: dict[str, Path]
+) -> None:
+    with opened() as store:  # a global memory written in payroll is payroll's too
+        written = where_mod.detect(repos["payroll"], env={}).provenance("user", "cli")
+        add(f"Global bonuses note {SECRET}", store, provenance=written)
+    for folder in (repos["payroll"], repos["shop"]):
+        told = hook("UserPromptSubmit", folder, f"s-{folder.name}", prompt="/recall bonuses")
+        assert "bonuses" in told and SECRET not in told, folder
+    assert "PUBLIC" in told  # shop's own
