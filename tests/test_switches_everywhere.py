@@ -18,12 +18,17 @@ from typing import Any
 
 import pytest
 
+import test_handoff
 from conftest import ken
 from helpers import add, opened
 from kenning import where as where_mod
 from kenning.hooks import run as hook_run
 from kenning.store import ItemQuery, SessionQuery
+from test_handoff import codex_session, fake_agents
+from test_handoff import plan_json as handoff_plan
 from test_mcp import Server, drive
+
+handoff_scene = test_handoff.scene  # the fixture: a Claude session in shop, ended
 
 SHOP, PAYROLL, HR = "github.com/acme/shop", "github.com/acme/payroll", "github.com/acme/hr"
 AGENT = {"CLAUDECODE": "1"}
@@ -409,3 +414,20 @@ def test_slash_recall_in_an_agent_finds_nothing_of_a_private_repo(
         told = hook("UserPromptSubmit", folder, f"s-{folder.name}", prompt="/recall bonuses")
         assert "bonuses" in told and SECRET not in told, folder
     assert "PUBLIC" in told  # shop's own
+
+
+def test_since_your_last_turn_tells_nothing_added_in_a_private_repo(
+    handoff_scene: Any, tmp_path: Path
+) -> None:
+    scene = handoff_scene
+    write_config(SWITCHES)
+    codex_session(scene, tmp_path)
+    payroll = make_repo(tmp_path / "payroll", "git@github.com:acme/payroll.git")
+    with opened() as store:
+        written = where_mod.detect(payroll, env={}).provenance("user", "cli")
+        add(f"Bonus plan written in payroll {SECRET}", store, provenance=written)
+        add("Exports must stream rows", store)
+    fake_agents(tmp_path, "claude", extra="\n" + SWITCHES)
+    data = handoff_plan("--to", "claude")
+    assert data["mode"] == "resume"
+    assert "Exports must stream rows" in data["pack"] and SECRET not in data["pack"]
