@@ -124,8 +124,8 @@ DELIVERY_OFF = "memory delivery is turned off here (memory.enabled or memory.del
 def hidden_from(config: Config, agent: str | None, where: Where) -> frozenset[str]:
     """The repos whose memories and sessions a reader may not see: none for a person
     (the store is theirs); for an agent, every repo with `deliver = false`, as the MCP
-    tools read them. An agent memory does not reach here (memory.enabled,
-    memory.deliver_to) is refused, as the MCP tools refuse it."""
+    tools read them. An agent that memory does not reach here (memory.enabled,
+    memory.deliver_to) is refused outright, as the MCP tools refuse it."""
     if agent is None:
         return frozenset()
     if not may_deliver(config, agent, where):
