@@ -1158,8 +1158,36 @@ def test_the_top_level_help_shows_an_example_and_every_command():
         assert f"  {name} " in text
 
 
-def test_version_prints_the_version():
-    assert "ken, version" in ok("--version").stdout
+def test_version_prints_the_version_and_the_digest_of_the_code_that_runs(tmp_path):
+    import shutil
+    import tomllib
+
+    import kenning
+    from kenning import hookstate
+
+    digest = hookstate.code_digest()
+    assert len(digest) == 12 and digest == hookstate.code_digest()
+    said = f"ken, version {kenning.__version__} (code {digest} in "
+    assert ok("--version").stdout.startswith(said)
+    installed = ken_proc("--version")
+    assert installed.returncode == 0 and installed.stdout.startswith(said)
+
+    # A checkout whose code has moved on keeps its version and says another digest.
+    moved = tmp_path / "moved"
+    shutil.copytree(
+        Path(kenning.__file__).parent, moved / "kenning", ignore=shutil.ignore_patterns("*.pyc")
+    )
+    with (moved / "kenning" / "where.py").open("a", encoding="utf-8") as fh:
+        fh.write("\n# a later commit\n")
+    other = ken_proc("--version", env={"PYTHONPATH": str(moved)})
+    assert other.returncode == 0, other.stderr
+    assert other.stdout.startswith(f"ken, version {kenning.__version__} (code ")
+    assert digest not in other.stdout and str(moved / "kenning") in other.stdout
+
+    # The package's version is the one in kenning/__init__.py, written nowhere else.
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["hatch"]["version"]["path"] == "src/kenning/__init__.py"
 
 
 def test_the_installed_command_and_the_runner_agree(tmp_path):

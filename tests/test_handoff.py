@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -46,6 +47,7 @@ OUR_REQUEST = sessions.handoff_message(handoff.DEFAULT_PROMPT)
 
 FAKE_AGENT = """\
 import json
+import re
 import os
 import sys
 
@@ -304,7 +306,7 @@ def agent_handoff(repo: Path, agent: str, sid: str, done: str) -> Item:
         assert session is not None
         ctx = proposals.AgentContext(
             agent=agent,
-            where=here(store, Config(), repo, agent=agent),
+            where=here(store, Config(), repo, agent=agent, session=f"{agent}:{sid}"),
             model=session.model,
             session_id=session.id,
             agent_session_id=sid,
@@ -1204,3 +1206,336 @@ def test_a_session_on_a_detached_head_leaves_its_handoff_in_the_repo(
     [left] = [i for i in found if i.provenance.session == session.id]
     assert str(left.scope) == f"repo:{session.repo}"
     assert "Why does the 1.2 release crash" in ken("pack", "--for", "codex").stdout
+
+
+# ------------------------------------------- which handoff comes first, in every face
+#
+# Every face that shows handoffs shows the same one first: a pack (`ken pack`, the
+# SessionStart hook, MCP memory_context) in "Latest handoffs", and `ken handoff` (its
+# --print and --json) in its "Handoff:" line. A session's own (memory_handoff, wherever
+# it went) stands in for its automatic one; between sessions, the latest one's first.
+
+MARKER = re.compile(r"\[m:([0-9a-z]{6})\]")
+
+
+def marker(item: Item) -> str:
+    return item.id[-6:].lower()
+
+
+def pack_handoffs(text: str) -> list[str]:
+    """The markers of a pack's "Latest handoffs", in order."""
+    if "## Latest handoffs\n" not in text:
+        return []
+    section = text.split("## Latest handoffs\n", 1)[1].split("\n\n", 1)[0]
+    return [MARKER.findall(line)[-1] for line in section.splitlines()]
+
+
+def shown_first(repo: Path, tmp_path: Path, resume_to: str = "") -> dict[str, str]:
+    """The handoff each face shows first here (its marker): `ken pack`, a new Claude
+    session's SessionStart, MCP memory_context, and `ken handoff --to gemini` (--print
+    and --json); `ken handoff --to RESUME_TO` too ("Since your last turn"), when given."""
+    from test_mcp import Server, drive
+
+    first: dict[str, str] = {}
+    printed = ken("handoff", "--to", "gemini", "--print")
+    assert printed.exit_code == 0, printed.output
+    for name, text in (
+        ("ken handoff --print", printed.stdout),
+        ("ken handoff --json", plan_json("--to", "gemini")["pack"]),
+        *((("Since your last turn", plan_json("--to", resume_to)["pack"]),) if resume_to else ()),
+    ):
+        lines = [line for line in text.splitlines() if line.startswith("- Handoff: ")]
+        first[name] = MARKER.findall(lines[0])[-1] if lines else ""
+    packs = {"ken pack": ken("pack", "--for", "gemini").stdout}
+
+    async def context(server: Server) -> None:
+        packs["memory_context"] = (await server.ok("memory_context"))["text"]
+
+    drive(repo, context, extra_env={"KEN_AGENT": "gemini"})
+    transcript = str(tmp_path / "next" / "claude.jsonl")
+    packs["SessionStart"] = hook(
+        "SessionStart", "claude", repo, "claude-next", source="startup", transcript_path=transcript
+    )
+    for name, text in packs.items():
+        found = pack_handoffs(text)
+        first[name] = found[0] if found else ""
+    return first
+
+
+def automatic_of(session: Session) -> Item:
+    with opened() as store:
+        found = store.list_items(ItemQuery(kinds=("handoff",), session_id=session.id))
+    [auto] = [i for i in found if i.automatic_handoff]
+    return auto
+
+
+def test_every_face_shows_the_agents_own_project_handoff_first(
+    scene: Scene, tmp_path: Path
+) -> None:
+    """D3: the handoff an agent left in its project's log.md (project scope) lost to the
+    automatic one of its own session (its workstream, a more specific scope) in packs."""
+    assert ken("project", "add", "shop", str(scene.repo)).exit_code == 0
+    rollout = tmp_path / "home" / ".codex" / "sessions" / f"rollout-x-{CODEX_SID}.jsonl"
+    run = Run("codex", scene.repo, CODEX_SID, rollout, CODEX_MODEL).start()
+    run.prompt(CODEX_PROMPT)
+    own = agent_handoff(scene.repo, "codex", CODEX_SID, "Tests for the CSV export are written")
+    assert str(own.scope) == "project:shop"
+    auto = automatic_of(run.end())
+
+    first = shown_first(scene.repo, tmp_path, resume_to="claude")
+
+    assert first == dict.fromkeys(first, marker(own)), first
+    # In a pack the automatic one does not take a second place beside it.
+    assert marker(auto) not in pack_handoffs(ken("pack", "--for", "gemini").stdout)
+
+
+def test_a_log_md_entry_the_agent_wrote_by_hand_stands_in_for_its_automatic_handoff(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry headed `YYYY-MM-DD HH:MM AGENT: title` within the session's time is the
+    session's own handoff, though it names no session: in the pack too."""
+    monkeypatch.chdir(git_repo)
+    assert ken("project", "add", "shop", str(git_repo)).exit_code == 0
+    run = Run("codex", git_repo, CODEX_SID, tmp_path / "rollout.jsonl", CODEX_MODEL).start()
+    run.prompt(CODEX_PROMPT)
+    with opened() as store:
+        started = store.find_session("codex", CODEX_SID)
+    assert started is not None
+    when = started.started_at[:16].replace("T", " ")
+    (git_repo / "log.md").write_text(
+        f"# Log\n\n## {when} codex: Wrote the log by hand\n\nThe totals row is next.\n",
+        encoding="utf-8",
+    )
+    assert ken("project", "sync", "shop").exit_code == 0
+    auto = automatic_of(run.end())
+    with opened() as store:
+        [own] = store.list_items(ItemQuery(kinds=("handoff",), scopes=("project:shop",)))
+
+    first = shown_first(git_repo, tmp_path)
+
+    assert first == dict.fromkeys(first, marker(own)), first
+    assert marker(auto) not in pack_handoffs(ken("pack", "--for", "gemini").stdout)
+
+
+def test_a_handoff_left_on_another_branch_stands_in_for_the_automatic_one_back_on_main(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent checked out a branch, left its handoff there, and the person went back
+    to main: the session's automatic handoff is main's, its own is the branch's."""
+    monkeypatch.chdir(git_repo)
+    earlier = [
+        ken("add", f"Handoff {n}: the importer is half ported", "--kind", "handoff")
+        for n in range(3)
+    ]
+    assert all(added.exit_code == 0 for added in earlier)
+    own, session = claude_leaves_its_own_handoff(git_repo, tmp_path, branch="feature/refunds")
+    git(git_repo, "checkout", "-q", "main")
+    auto = automatic_of(session)
+    assert str(auto.scope) == WORKSTREAM
+
+    first = shown_first(git_repo, tmp_path)
+
+    assert first == dict.fromkeys(first, marker(own)), first
+    pack = json.loads(ken("pack", "--for", "gemini", "--json").stdout)
+    assert marker(auto) not in pack_handoffs(pack["text"])
+    # The oldest of the three before it did not fit; the automatic one was replaced on
+    # purpose, and the one in its place is not among the memories here.
+    assert len(pack_handoffs(pack["text"])) == 3
+    assert pack["omitted"] == 1
+
+
+def test_a_handoff_left_on_a_detached_head_stands_in_for_the_automatic_one_in_the_repo(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No branch and no project: the agent's own handoff is its session's (scope
+    session:AGENT:ID), the automatic one the repo's."""
+    monkeypatch.chdir(git_repo)
+    git(git_repo, "checkout", "-q", "--detach")
+    own, session = claude_leaves_its_own_handoff(git_repo, tmp_path)
+    assert str(own.scope) == f"session:claude:{CLAUDE_SID}"
+    auto = automatic_of(session)
+    assert str(auto.scope) == f"repo:{REPO}"
+
+    first = shown_first(git_repo, tmp_path)
+
+    assert first == dict.fromkeys(first, marker(own)), first
+    pack = json.loads(ken("pack", "--for", "gemini", "--json").stdout)
+    assert marker(auto) not in pack_handoffs(pack["text"])
+    assert pack["omitted"] == 0  # replaced on purpose, and the one in its place is not here
+
+
+def test_a_later_sessions_automatic_handoff_comes_before_an_earlier_sessions_own(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude leaves its own handoff and ends; then Codex works and ends without one:
+    where the work stands now is Codex's, in every face; Claude's own follows it in a
+    pack, in place of Claude's automatic one."""
+    monkeypatch.chdir(git_repo)
+    own, claude = claude_leaves_its_own_handoff(git_repo, tmp_path)
+    run = Run("codex", git_repo, CODEX_SID, tmp_path / "rollout.jsonl", CODEX_MODEL).start()
+    run.prompt(CODEX_PROMPT)
+    commit(git_repo, "test_export.py", "def test_export(): ...\n", "Test the export")
+    codex = automatic_of(run.end())
+
+    first = shown_first(git_repo, tmp_path, resume_to="claude")
+
+    # Since your last turn tells Claude what Codex did: Codex's is the handoff there.
+    assert first == dict.fromkeys(first, marker(codex)), first
+    listed = pack_handoffs(ken("pack", "--for", "gemini").stdout)
+    assert listed == [marker(codex), marker(own)]
+    assert marker(automatic_of(claude)) not in listed
+
+
+def test_an_own_handoff_of_the_session_active_last_comes_first_though_written_earlier(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude leaves its own handoff; Codex, beside it, works and ends; then Claude ends:
+    Claude's session is the latest, and `ken handoff` continues it with its own handoff.
+    The pack put Codex's automatic one first, being written after Claude's own."""
+    monkeypatch.chdir(git_repo)
+    claude = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
+    claude.prompt(FIRST)
+    own = agent_handoff(git_repo, "claude", CLAUDE_SID, "The CSV export of orders works")
+    codex = Run("codex", git_repo, CODEX_SID, tmp_path / "rollout.jsonl", CODEX_MODEL).start()
+    codex.prompt(CODEX_PROMPT)
+    codex_auto = automatic_of(codex.end())
+    commit(git_repo, "export.py", "def export(): ...\n", "Add the CSV export")
+    claude_auto = automatic_of(claude.end())
+
+    first = shown_first(git_repo, tmp_path)
+
+    assert first == dict.fromkeys(first, marker(own)), first
+    listed = pack_handoffs(ken("pack", "--for", "gemini").stdout)
+    assert listed == [marker(own), marker(codex_auto)]
+    assert marker(claude_auto) not in listed
+
+
+def test_an_own_handoff_written_after_a_later_sessions_end_comes_first(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex works beside Claude and ends; Claude then leaves its own handoff and ends."""
+    monkeypatch.chdir(git_repo)
+    claude = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
+    claude.prompt(FIRST)
+    codex = Run("codex", git_repo, CODEX_SID, tmp_path / "rollout.jsonl", CODEX_MODEL).start()
+    codex.prompt(CODEX_PROMPT)
+    codex_auto = automatic_of(codex.end())
+    own = agent_handoff(git_repo, "claude", CLAUDE_SID, "The CSV export of orders works")
+    claude.end()
+
+    first = shown_first(git_repo, tmp_path)
+
+    assert first == dict.fromkeys(first, marker(own)), first
+    assert pack_handoffs(ken("pack", "--for", "gemini").stdout) == [marker(own), marker(codex_auto)]
+
+
+def test_a_session_whose_agent_is_gone_keeps_its_own_project_handoff_first(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex left its own handoff in the project's log.md and its process went away
+    without SessionEnd: the next start closes it and writes its automatic handoff, which
+    stays behind its own in the next pack."""
+    monkeypatch.chdir(git_repo)
+    assert ken("project", "add", "shop", str(git_repo)).exit_code == 0
+    old = old_session(git_repo, tmp_path)
+    own = agent_handoff(git_repo, "codex", CODEX_SID, "The refunds export is started")
+    with opened() as store:
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        store.update_session(old.id, SessionUpdate(pid=gone.pid))
+    hook("SessionStart", "claude", git_repo, CLAUDE_SID, source="startup")
+    with opened() as store:
+        closed = store.get_session(old.id)
+    assert closed.end_reason == "agent exited"
+    auto = automatic_of(closed)
+
+    first = shown_first(git_repo, tmp_path)
+
+    assert first == dict.fromkeys(first, marker(own)), first
+    assert marker(auto) not in pack_handoffs(ken("pack", "--for", "gemini").stdout)
+
+
+def test_a_typo_fixed_in_an_older_log_md_entry_does_not_make_it_the_latest_handoff(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older entry edited (its heading too, which makes it an entry read anew) stays
+    behind the handoff left after it."""
+    monkeypatch.chdir(git_repo)
+    assert ken("project", "add", "shop", str(git_repo)).exit_code == 0
+    claude = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
+    claude.prompt(FIRST)
+    older = agent_handoff(git_repo, "claude", CLAUDE_SID, "The CSV export of ordrs works")
+    claude.end()
+    codex = Run("codex", git_repo, CODEX_SID, tmp_path / "rollout.jsonl", CODEX_MODEL).start()
+    codex.prompt(CODEX_PROMPT)
+    newer = agent_handoff(git_repo, "codex", CODEX_SID, "Tests for the CSV export are written")
+    codex.end()
+    log = git_repo / "log.md"
+    log.write_text(log.read_text(encoding="utf-8").replace("ordrs", "orders"), encoding="utf-8")
+    assert ken("project", "sync", "shop").exit_code == 0
+    with opened() as store:
+        [edited] = [
+            i
+            for i in store.list_items(ItemQuery(kinds=("handoff",), scopes=("project:shop",)))
+            if i.id != newer.id
+        ]
+    assert edited.title == older.title.replace("ordrs", "orders")
+
+    first = shown_first(git_repo, tmp_path)
+
+    assert first == dict.fromkeys(first, marker(newer)), first
+    assert pack_handoffs(ken("pack", "--for", "gemini").stdout) == [marker(newer), marker(edited)]
+
+
+def test_a_compacted_session_is_not_told_the_log_md_entry_its_agent_wrote_by_hand(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent edits log.md itself (no memory_handoff), heading its entry as
+    memory_handoff would: the entry is its session's own handoff, not told to it."""
+    monkeypatch.chdir(git_repo)
+    assert ken("project", "add", "shop", str(git_repo)).exit_code == 0
+    transcript = str(tmp_path / "claude.jsonl")
+    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "claude.jsonl", CLAUDE_MODEL).start()
+    run.prompt(FIRST)
+    with opened() as store:
+        started = store.find_session("claude", CLAUDE_SID)
+    assert started is not None
+    when = started.started_at[:16].replace("T", " ")
+    (git_repo / "log.md").write_text(
+        f"# Log\n\n## {when} claude: Export half done\n\nThe refunds are next.\n",
+        encoding="utf-8",
+    )
+    hook("PreCompact", "claude", git_repo, CLAUDE_SID, transcript_path=transcript, trigger="auto")
+    pack = hook(
+        "SessionStart", "claude", git_repo, CLAUDE_SID, transcript_path=transcript, source="compact"
+    )
+    assert "Export half done" not in pack
+    asked = "Is the refunds export half done, and are the refunds next?"
+    out = hook("UserPromptSubmit", "claude", git_repo, CLAUDE_SID, prompt=asked)
+    assert "Export half done" not in out
+    # Another agent is told it, and recalled it.
+    assert "Export half done" in ken("pack", "--for", "codex").stdout
+    assert "Export half done" in ken("recall", asked).stdout
+
+
+def test_a_handoff_whose_session_is_not_in_this_store_is_still_shown(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Imported from another machine's store (`ken import`): its session is not here."""
+    from dataclasses import replace as changed
+
+    from kenning.model import Provenance
+
+    monkeypatch.chdir(git_repo)
+    with opened() as store:
+        made = items.new_item(
+            "claude session 2026-11-29 16:43: Add the CSV export\nAgent: claude",
+            scope=items.parse_scope(WORKSTREAM),
+            kind=items.parse_kind("handoff"),
+        )
+        made = changed(
+            made,
+            provenance=Provenance(who="claude", how="hook", session="01JZZZZZZZZZZZZZZZZZZZZZZZ"),
+        )
+        store.insert_item(made)
+    assert pack_handoffs(ken("pack", "--for", "gemini").stdout) == [marker(made)]

@@ -21,8 +21,9 @@ import pytest
 
 from conftest import KEN_BIN, ken
 from helpers import add
+from kenning import __version__
 from kenning.hooks import client, wire
-from kenning.hookstate import code_stamp, pid_path, socket_path, status_path
+from kenning.hookstate import code_digest, code_stamp, pid_path, socket_path, status_path
 
 # Hooks held to the timeouts agents give them: alone on the cores (see pyproject's markers).
 pytestmark = pytest.mark.timing
@@ -521,12 +522,18 @@ def test_doctor_and_hook_server_status_show_the_running_server(tmp_path: Path, s
     shown = json.loads(ken("hook-server", "status", "--json").stdout)
     assert shown["running"] is True and shown["pid"] == server["pid"]
     assert shown["served"] == 1 and shown["current_code"] is True
+    # The code it runs, as `ken --version` says it: the version and the code's digest.
+    assert (shown["version"], shown["code_digest"]) == (__version__, code_digest())
+    version = ken("--version").stdout
+    assert f"version {shown['version']} (code {shown['code_digest']} in " in version
+    code = f"code {__version__} ({code_digest()}) of "
     text = ken("hook-server", "status").stdout
-    assert text.startswith(f"running: pid {server['pid']}, started {server['started_at']}, code ")
+    assert text.startswith(f"running: pid {server['pid']}, started {server['started_at']}, {code}")
     assert "1 hooks answered" in text
     report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
     [check] = report["hook_server"]
     assert check["ok"] is True and check["detail"].startswith(f"pid {server['pid']}, started")
+    assert code in check["detail"]
 
     stopped = ken("hook-server", "stop")
     assert stopped.exit_code == 0
@@ -536,6 +543,128 @@ def test_doctor_and_hook_server_status_show_the_running_server(tmp_path: Path, s
     assert "no hook server is running" in ken("hook-server", "stop").stderr
     report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
     assert report["hook_server"][0]["detail"] == "not running (the next hook starts it)"
+
+
+@pytest.fixture(params=["state folder", "runtime folder"])
+def sockets_in(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A state folder short enough for the sockets to be in it, or so deep that they go
+    to the runtime folder every state folder of this user's shares."""
+    import shutil
+    import tempfile
+
+    monkeypatch.setenv("KEN_HOOK_SERVER", "1")
+    monkeypatch.setenv("KEN_HOOK_SERVER_IDLE", "60")
+    if request.param == "runtime folder":
+        monkeypatch.setenv("XDG_STATE_HOME", os.environ["XDG_STATE_HOME"] + "/" + "deep-" * 20)
+        yield request.param
+        return
+    short = tempfile.mkdtemp(prefix="ken-", dir="/tmp")
+    monkeypatch.setenv("XDG_STATE_HOME", short)
+    try:
+        yield request.param
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def test_status_doctor_and_stop_see_every_installs_server_and_stop_all_stops_them(
+    tmp_path: Path, sockets_in: str
+):
+    """Two checkouts (or virtualenvs) each start a server of their own: `ken hook-server
+    status` and `ken doctor` show both, this install's marked, and plain `stop` stops only
+    this install's, `stop --all` every one."""
+    import shutil
+
+    import kenning
+
+    served = Path(socket_path())
+    state = Path(os.environ["XDG_STATE_HOME"]) / "kenning"
+    assert (served.parent == state) is (sockets_in == "state folder")
+
+    other = tmp_path / "other-checkout"
+    shutil.copytree(
+        Path(kenning.__file__).parent,
+        other / "kenning",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    other_env = {**os.environ, "PYTHONPATH": str(other)}
+    theirs = subprocess.run(
+        [sys.executable, "-c", "from kenning.hookstate import socket_path; print(socket_path())"],
+        env=other_env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert Path(theirs).parent == served.parent and Path(theirs) != served
+
+    def start(socket: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kenning.hooks.server", socket],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    procs = [start(str(served), dict(os.environ)), start(theirs, other_env)]
+    try:
+        mine, other_one = started(served), started(Path(theirs))
+        assert wait_for(lambda: served.exists() and Path(theirs).exists())
+
+        shown = json.loads(ken("hook-server", "status", "--json").stdout)
+        assert shown["running"] is True and shown["pid"] == mine["pid"]
+        listed = shown["servers"]
+        assert [(s["pid"], s["current"]) for s in listed] == [
+            (mine["pid"], True),
+            (other_one["pid"], False),
+        ]
+        assert all(s["running"] and s["answers"] for s in listed)
+        assert [s["install"] for s in listed] == [
+            str(Path(kenning.__file__).parent),
+            str(other / "kenning"),
+        ]
+        assert [s["socket"] for s in listed] == [str(served), theirs]
+        assert all(s["version"] == __version__ and s["code_digest"] for s in listed)
+        text = ken("hook-server", "status").stdout.splitlines()
+        assert text[0].startswith(f"running: pid {mine['pid']}, ")
+        [star] = [line for line in text if line.startswith("* ")]
+        [plain] = [line for line in text if line.startswith("  pid ")]
+        assert star.startswith(f"* pid {mine['pid']}, started {mine['started_at']}, code ")
+        assert plain.startswith(f"  pid {other_one['pid']}, started {other_one['started_at']}")
+        assert f"kenning in {other / 'kenning'}, python {sys.executable}; answers" in plain
+
+        report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
+        checks = {c["name"]: c for c in report["hook_server"]}
+        assert checks["hook server"]["detail"].startswith(f"pid {mine['pid']}, ")
+        assert checks["hook server of another install"]["detail"].startswith(
+            f"pid {other_one['pid']}, "
+        )
+
+        alone = ken("hook-server", "stop")
+        assert f"stopping the hook server (pid {mine['pid']})" in alone.stderr
+        assert "another install's hook server still runs" in alone.stderr
+        assert procs[0].wait(timeout=30) == 0
+        assert procs[1].poll() is None and alive(other_one["pid"])
+
+        procs[0] = start(str(served), dict(os.environ))
+        again = started(served)
+        assert wait_for(lambda: status(served)["pid"] == procs[0].pid)
+        every = ken("hook-server", "stop", "--all")
+        assert every.exit_code == 0
+        for pid, install in (
+            (procs[0].pid, Path(kenning.__file__).parent),
+            (other_one["pid"], other / "kenning"),
+        ):
+            assert f"stopping the hook server (pid {pid}) of the kenning in {install}" in (
+                every.stderr
+            )
+        assert [p.wait(timeout=30) for p in procs] == [0, 0]
+        assert not served.exists() and not Path(theirs).exists()
+        assert again["pid"] == procs[0].pid
+        assert json.loads(ken("hook-server", "status", "--json").stdout)["servers"] == []
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=30)
 
 
 def test_a_status_file_left_by_a_dead_server_is_not_taken_for_a_running_one(served: Path):

@@ -558,6 +558,23 @@ def test_session_end_for_an_unknown_session_is_logged_not_shown(shop: Path) -> N
 # ----------------------------------------------------------------------------- recall
 
 
+@pytest.mark.parametrize("alias", ["prompt", "PROMPT", "user-prompt-submit"])
+def test_a_hook_named_by_an_alias_answers_with_the_agents_own_event_name(
+    shop: Path, alias: str
+) -> None:
+    add("Webhook retries are disabled in the payments service", scope=f"repo:{REPO}")
+    data = payload(
+        "claude",
+        "UserPromptSubmit",
+        shop,
+        prompt="are webhook retries disabled in the payments service?",
+        hook_event_name=None,
+    )
+    code, out = call_inproc(alias, "claude", data)
+    assert code == 0
+    assert "Webhook retries are disabled" in context_of(out, "UserPromptSubmit")
+
+
 def test_gemini_hook_context_is_stripped_before_recall(shop: Path) -> None:
     census = add("Giraffe census spreadsheet is updated quarterly", scope=f"repo:{REPO}")
     data = payload("gemini", "BeforeAgent", shop)

@@ -1493,6 +1493,28 @@ def test_with_memory_off_every_mcp_write_is_refused_and_says_why(
     assert set(all_items()) == {i.id for i in seeded.values()}
 
 
+def test_an_agent_named_only_by_ken_agent_is_told_unless_deliver_to_leaves_it_out(
+    git_repo: Path, seeded: dict[str, Item]
+) -> None:
+    deploy = seeded["deploy"]
+
+    async def told(server: Server) -> None:
+        assert deploy.title in (await server.ok("memory_context"))["text"]
+        found = await server.ok("memory_search", {"query": "zebrafish pipeline"})
+        assert [r["id"] for r in found["results"]] == [deploy.id]
+
+    drive(git_repo, told, extra_env={"KEN_AGENT": "aider"})
+
+    _write_config('[memory]\ndeliver_to = ["claude"]\n')
+
+    async def not_told(server: Server) -> None:
+        assert (await server.ok("memory_context"))["text"] == "Memory delivery is turned off here."
+        assert "memory.deliver_to" in await server.error("memory_search", {"query": "zebrafish"})
+
+    drive(git_repo, not_told, extra_env={"KEN_AGENT": "aider"})
+    drive(git_repo, told, extra_env={"KEN_AGENT": "claude"})
+
+
 # A privacy switch as people write it: the spellings of false, and a value that is
 # neither true nor false, which is read as off (the private side), never ignored.
 OFF_SPELLINGS = ["false", '"false"', '"off"', "0", '"maybe"']

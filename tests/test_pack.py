@@ -583,6 +583,32 @@ def test_ken_pack_for_an_agent_left_out_of_deliver_to_shows_nothing(in_repo: Pat
     assert "Deploys go through make ship" in ken("pack", "--for", "codex").stdout
 
 
+def test_with_deliver_to_unset_every_agent_is_told_one_named_only_by_ken_agent_too(
+    in_repo: Path,
+) -> None:
+    # An agent kenning has no module for, marked by KEN_AGENT=aider in its wrapper.
+    told = ken("pack", "--for", "aider")
+    assert told.exit_code == 0, told.output
+    assert "Deploys go through make ship" in told.stdout
+    assert Config().delivers_to("aider") and Config().delivers_to("claude")
+    assert json.loads(ken("config", "get", "memory.deliver_to", "--json").stdout)["value"] == ["*"]
+
+    # Once the person lists agents, only those are, and `ken pack --for` says why.
+    ken("config", "set", "memory.deliver_to", "claude,codex")
+    left_out = ken("pack", "--for", "aider")
+    assert left_out.exit_code == 0 and left_out.stdout == ""
+    assert (
+        "aider is told nothing here: aider is not in memory.deliver_to (claude, codex)"
+        in left_out.stderr
+    )
+    assert "Deploys go through make ship" in ken("pack", "--for", "claude").stdout
+    ken("config", "set", "memory.deliver_to", "claude,*")
+    assert "Deploys go through make ship" in ken("pack", "--for", "aider").stdout
+
+    bad = ken("pack", "--for", "no such/agent")
+    assert bad.exit_code == 2 and "'no such/agent' is no agent's name" in bad.stderr
+
+
 def test_ken_pack_counts_no_use(in_repo: Path) -> None:
     ken("pack")
     ken("pack", "--json")

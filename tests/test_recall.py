@@ -308,7 +308,7 @@ def test_told_memories_never_hide_untold_ones_among_the_candidates(store) -> Non
     # if the told ones were left out only after choosing.
     for n in range(400):
         put(store, f"Lunch order {n}\nSoup on Mondays, noodles otherwise")
-    told = [put(store, f"Rotate staging credentials {n}") for n in range(45)]
+    told = [put(store, f"Rotate staging credentials {n}", kind="fact") for n in range(45)]
     untold = put(store, "Rotate the vendor's staging credentials before the audit")
     prompt = "rotate the staging credentials"
     assert untold.id not in {c.item.id for c in ask(store, prompt).candidates}
@@ -655,8 +655,8 @@ OPEN = RecallSettings(min_score=0.0, min_shared=0)
 def test_a_near_word_finds_a_memory_that_shares_no_word_with_the_prompt(store) -> None:
     """neighbours.tsv: "garbage" is near "trash", at a weight well under a synonym's."""
     wanted = put(store, "Trash bags are kept under the sink by the back door")
-    put(store, "Invoices are numbered without gaps")
-    put(store, "Deploys happen on Tuesdays after the standup")
+    put(store, "Invoices are numbered without gaps", kind="fact")
+    put(store, "Deploys happen on Tuesdays after the standup", kind="fact")
     result = ask(store, "where is the garbage", settings=OPEN)
     assert [c.item.id for c in result.kept] == [wanted.id]
     assert result.kept[0].shared == ("garbage",)
@@ -726,3 +726,35 @@ def test_request_words_alone_look_for_nothing(store) -> None:
     put(store, "The Invoice class keeps its lines in a list")
     put(store, "Hana: my class has twenty-two children")
     assert ask(store, "rename this class and the list", settings=OPEN).candidates == ()
+
+
+OPEN = RecallSettings(min_score=0.0, min_shared=0)
+
+
+def _conversation(store, kind: str = "note", gap_days: float = 0.0) -> tuple[Item, Item]:
+    """Turns of one conversation, each a note; the reply names nothing the question asks."""
+    for turn in range(8):
+        put(store, f"Ivy: weather talk number {turn}, sunny spells", days_old=1 + gap_days)
+    asked = put(store, "Ivy: Jonah must be excited about the houseboat", days_old=1 + gap_days)
+    reply = put(
+        store, "Marcus: He hated the smell but loved the little stove", kind=kind, days_old=1
+    )
+    for turn in range(2):
+        put(store, f"Jonah: the houseboat mooring fees went up, turn {turn}", kind="fact")
+    return asked, reply
+
+
+def test_a_note_captured_right_after_a_fitting_note_ranks_by_what_it_follows(store) -> None:
+    asked, reply = _conversation(store)
+    prompt = "what did Jonah think of the houseboat when he first saw it?"
+    ranked = [c.item.id for c in ask(store, prompt, settings=OPEN).kept]
+    assert ranked[0] == asked.id and reply.id in ranked[:5]
+    # The gates judge the reply on its own words: it shares none with the prompt.
+    assert reply.id not in [c.item.id for c in ask(store, prompt).kept]
+
+
+@pytest.mark.parametrize("kind, gap_days", [("fact", 0.0), ("note", 2.0)])
+def test_only_a_note_of_the_same_sitting_follows_a_note(store, kind: str, gap_days: float) -> None:
+    _, reply = _conversation(store, kind=kind, gap_days=gap_days)
+    prompt = "what did Jonah think of the houseboat when he first saw it?"
+    assert reply.id not in [c.item.id for c in ask(store, prompt, settings=OPEN).kept][:5]

@@ -597,3 +597,21 @@ def test_recall_and_packs_read_memories_through_the_backend(store: Store) -> Non
     assert [c.item.id for c in found.kept][:1] == [rule.id]
     pack = build_pack(store, [str(REPO)])
     assert rule.id in {i.id for i in pack.items} and "pnpm" in pack.text
+
+
+def test_the_item_captured_next_in_a_scope_is_found_through_the_filters(store: Store) -> None:
+    first = store.insert_item(_item("Maya: how was the move?", kind=Kind.NOTE))
+    elsewhere = store.insert_item(_item("A global note between them", scope=GLOBAL))
+    reply = store.insert_item(_item("Leo: exhausting, four flights of stairs", kind=Kind.NOTE))
+    last = store.insert_item(_item("Maya: no lift at all?", kind=Kind.NOTE))
+    query = ItemQuery(scopes=(str(REPO), str(GLOBAL)))
+    after = store.next_captured([first.id, reply.id, last.id, elsewhere.id], query)
+    # Within each item's own scope; the newest has none.
+    assert {k: v.id for k, v in after.items()} == {first.id: reply.id, reply.id: last.id}
+    # What the filters leave out is not given, and no other item takes its place.
+    told = replace(query, exclude_ids=(reply.id,))
+    assert store.next_captured([first.id], told) == {}
+    assert store.next_captured([first.id], replace(query, scopes=(str(GLOBAL),))) == {}
+    store.replace_item(replace(reply, status=Status.ARCHIVED), "archive", new_version=False)
+    assert store.next_captured([first.id], query) == {}
+    assert store.next_captured([], query) == {}

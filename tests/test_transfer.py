@@ -332,3 +332,75 @@ def test_an_agents_import_is_its_own_proposal_whoever_the_lines_name(tmp_path):
     with opened() as store:
         mine = [i for i in items.list_items(store, statuses=()) if i.title == "Mine"]
     assert [(i.provenance.who, i.provenance.session) for i in mine] == [("user", "theirs")]
+
+
+def test_an_export_and_import_keep_status_round_trip_every_scope_status_and_provenance(
+    tmp_path, monkeypatch
+):
+    # Scopes that apply nowhere near the import (another repo, another agent's session, a
+    # workstream on a branch that is not checked out, an agent kenning knows only by name,
+    # a checkout without an origin that has been given one since), each status, and
+    # writers of every kind: a person's export brings them all back.
+    import subprocess
+    from dataclasses import replace
+
+    checkout = tmp_path / "no-origin"
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    checkout = checkout.resolve()
+    made = [
+        ("Build with make", f"repo:{checkout}", "fact", Status.ACTIVE, False, (), "hook"),
+        ("Port is half done", f"workstream:{checkout}#port", "task", Status.ACTIVE, False,
+         (), "mcp"),
+        ("Ship on Fridays never", "global", "decision", Status.ACTIVE, True, ("ops",), None),
+        ("Shop uses pnpm", "repo:github.com/acme/shop", "fact", Status.ACTIVE, False, (), "hook"),
+        ("Half-way through the port", "workstream:github.com/acme/shop#port", "task",
+         Status.PROPOSED, False, ("port",), "mcp"),
+        ("Codex saw the flaky test", "session:codex:sess-77", "note", Status.ACTIVE, False,
+         (), "hook"),
+        ("Aider prefers small diffs", "agent:aider", "preference", Status.PROPOSED, True,
+         ("style", "diffs"), "mcp"),
+        ("Old billing plan", "project:billing", "decision", Status.ARCHIVED, False, (), "cli"),
+        ("Wrong guess", "workspace:acme", "fact", Status.REJECTED, False, (), "summarizer"),
+    ]  # fmt: skip
+    agents = ["claude", "gemini", "user", "claude", "codex", "codex", "aider", "user", "ken"]
+    with opened() as store:
+        for (text, scope, kind, status, pinned, tags, how), who in zip(made, agents, strict=True):
+            prov = Provenance(who=who, how=how or "cli", session=f"s-{who}", model="m1")
+            item = items.new_item(
+                text,
+                scope=items.parse_scope(scope, to_find=True),
+                kind=items.parse_kind(kind),
+                tags=tags,
+                pinned=pinned,
+                status=status,
+                provenance=prov,
+            )
+            store.insert_item(replace(item, reviewed_at=None))
+    first = {line["id"]: line for line in export_json(ken("export").stdout)}
+    assert len(first) == len(made)
+    assert {line["scope"] for line in first.values()} >= {f"repo:{checkout}"}
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("\n".join(json.dumps(v) for v in first.values()) + "\n")
+    origin = "https://github.com/acme/no-origin.git"
+    subprocess.run(["git", "-C", str(checkout), "remote", "add", "origin", origin], check=True)
+
+    monkeypatch.setenv("KEN_DB", str(tmp_path / "fresh.db"))
+    kept = ken("import", "--keep-status", str(dump))
+    assert kept.exit_code == 0, kept.output
+    second = {line["id"]: line for line in export_json(ken("export").stdout)}
+    assert set(second) == set(first)
+    for key, line in first.items():
+        for field in ("scope", "status", "pinned", "kind", "tags", "provenance", "title"):
+            assert second[key][field] == line[field], (line["title"], field)
+
+    # Without the flag, the same file makes proposals, each marked as imported.
+    monkeypatch.setenv("KEN_DB", str(tmp_path / "plain.db"))
+    plain = ken("import", str(dump))
+    assert plain.exit_code == 0, plain.output
+    third = {line["id"]: line for line in export_json(ken("export").stdout)}
+    assert set(third) == set(first)
+    for key, line in first.items():
+        assert third[key]["status"] == "proposed" and third[key]["pinned"] is False
+        assert third[key]["provenance"] == {**line["provenance"], "how": "import"}
+        for field in ("scope", "kind", "tags"):
+            assert third[key][field] == line[field], (line["title"], field)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast, overload
 
-from kenning import agents, paths
+from kenning import paths
 from kenning.agents.agent import LAUNCH_KEYS
 from kenning.errors import InvalidInput
 
@@ -56,6 +56,10 @@ class Setting:
         return _TYPE_NAMES.get(self.type, f"a {self.type_name}")
 
 
+# In `memory.deliver_to`: every agent, whatever it is called. The default, so that an
+# agent kenning does not know (`KEN_AGENT=aider`) is told as the ones it knows are.
+EVERY_AGENT = "*"
+
 _TYPE_NAMES = {int: "a whole number", float: "a number", bool: "true or false", str: "text"}
 
 SETTINGS: tuple[Setting, ...] = (
@@ -70,8 +74,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "memory.deliver_to",
         list,
-        list(agents.NAMES),
-        "Agent kinds that get context packs and recall.",
+        [EVERY_AGENT],
+        "Agents that get context packs and recall, by name; `*`: every agent, one named "
+        "only by KEN_AGENT too.",
     ),
     Setting(
         "memory.max_active_per_scope",
@@ -492,6 +497,12 @@ class Config:
         if _dig(self.file, key) is not _MISSING:
             return "file"
         return "default"
+
+    def delivers_to(self, agent: str | None) -> bool:
+        """Whether `memory.deliver_to` lets `agent` be told memory: every agent, unless the
+        person listed the ones that are. One no name is known for is never left out."""
+        listed = self.memory_deliver_to
+        return agent is None or EVERY_AGENT in listed or agent in listed
 
     def repo_switches(self) -> dict[str, dict[str, bool]]:
         """Each repo's switches (`capture`, `deliver`), keyed as scopes key repos.

@@ -8,7 +8,8 @@ whole store: it is theirs.
 
 - `memory.enabled = false` turns everything off: nothing is delivered, and every
   write an agent asks for is refused with why.
-- `memory.deliver_to` names the agent kinds that get packs and recall.
+- `memory.deliver_to` names the agents that get packs and recall; unset (`*`), every
+  agent does, one kenning knows only by `KEN_AGENT` too.
 - A repo with `deliver = false` in `[memory.repos."<repo>"]` never has its items or
   sessions given to an agent, wherever the agent runs: not in a pack, a recall, a
   search, a get by id, a session history or a handoff. What belongs to a repo
@@ -29,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from kenning import agents
+from kenning import agents, handoffs
 from kenning.config import Config
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
@@ -170,12 +171,12 @@ def own_handoff(item: Item, session_id: str) -> bool:
 
 def _known_to(agent: str | None, session: Session | None) -> Callable[[Item], bool] | None:
     """What a pack leaves out as the agent's already (`loaded_by_itself`), and the
-    session's own handoffs: a pack after a compaction would tell it its own otherwise."""
+    session's own handoffs (a log.md entry its agent headed as its too): a pack after a
+    compaction would tell it its own otherwise."""
     has = loaded_by_itself(agent)
     if session is None:
         return has
-    mine = session.id
-    return lambda item: own_handoff(item, mine) or (has is not None and has(item))
+    return lambda item: handoffs.left_in(item, session) or (has is not None and has(item))
 
 
 def _left_out(blocked: set[str], known: Callable[[Item], bool] | None) -> Callable[[Item], bool]:
@@ -187,9 +188,7 @@ def _left_out(blocked: set[str], known: Callable[[Item], bool] | None) -> Callab
 
 
 def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
-    if not config.memory_enabled:
-        return False
-    return not (agent and agent not in config.memory_deliver_to)
+    return bool(config.memory_enabled) and config.delivers_to(agent)
 
 
 def _repos_written(where: Where, scopes: Iterable[Scope] = ()) -> list[str]:
@@ -249,11 +248,7 @@ def check_handoff(config: Config, where: Where, to: str) -> frozenset[str]:
             "memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0): "
             "nothing was handed over"
         )
-    listed = config.memory_deliver_to
-    # Left at its default (every agent kenning knows), it does not hold back an agent
-    # kenning does not know, started by the name the person gave it (`[agents.NAME]`).
-    default = set(listed) == set(agents.NAMES) and to not in agents.AGENTS
-    if to not in listed and not default:
+    if not config.delivers_to(to):
         raise InvalidInput(
             f"{to} is not in memory.deliver_to: it is told no memory, so nothing was handed over"
         )
@@ -365,8 +360,16 @@ def recall_for(
 
     result = fitting(exclude)
     has = loaded_by_itself(where.agent)
-    for _ in range(3):  # rare: only when an onboarded memory fits, for its own agent
-        known = {c.item.id for c in result.kept if has and has(c.item)}
+
+    def known_to(item: Item) -> bool:
+        # its own handoffs: those it wrote are in `exclude`; a log.md entry its agent
+        # headed as its is found by its heading
+        if session is not None and handoffs.left_in(item, session):
+            return True
+        return has is not None and has(item)
+
+    for _ in range(3):  # rare: only when an onboarded memory or such an entry fits
+        known = {c.item.id for c in result.kept if known_to(c.item)}
         if not known:
             break
         exclude = exclude | known

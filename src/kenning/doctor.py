@@ -460,7 +460,8 @@ def _here_checks() -> list[Check]:
 
 def describe_hook_server(status: dict[str, Any]) -> str:
     """One line about the running hook server, from its status."""
-    code = f"code {status.get('version', '?')} of {status.get('code_changed_at', '?')}"
+    digest = f" ({status['code_digest']})" if status.get("code_digest") else ""
+    code = f"code {status.get('version', '?')}{digest} of {status.get('code_changed_at', '?')}"
     stale = (
         ""
         if status.get("current_code")
@@ -472,9 +473,32 @@ def describe_hook_server(status: dict[str, Any]) -> str:
     )
 
 
+def describe_install(server: dict[str, Any]) -> str:
+    """One line about any install's hook server (`hookstate.servers`): what it runs,
+    which install started it, and whether it answers."""
+    if not server.get("running"):
+        said = "not running: its socket was left behind"
+    else:
+        digest = f" ({server['code_digest']})" if server.get("code_digest") else ""
+        said = (
+            f"pid {server['pid']}, started {server.get('started_at', '?')}, "
+            f"code {server.get('version', '?')}{digest}"
+        )
+    where = f"kenning in {server['install']}, " if server.get("install") else ""
+    python = server.get("python", "?")
+    answers = "answers" if server.get("answers") else "does not answer"
+    return f"{said}; {where}python {python}; {answers} at {server['socket']}"
+
+
 def _hook_server_checks() -> list[Check]:
+    others = [
+        Check("hook server of another install", True, describe_install(server))
+        for server in hookstate.servers()
+        if not server["current"] and server["running"]
+    ]
     if os.environ.get("KEN_HOOK_SERVER", "1") in ("0", "false", "no", "off"):
-        return [Check("hook server", True, "off (KEN_HOOK_SERVER=0): each hook runs alone")]
+        off = "off (KEN_HOOK_SERVER=0): each hook runs alone"
+        return [Check("hook server", True, off), *others]
     try:
         hookstate.socket_path()
     except hookstate.Refused as exc:
@@ -485,12 +509,13 @@ def _hook_server_checks() -> list[Check]:
                 f"{exc}; each hook runs alone",
                 "remove that folder if it is not yours, or set XDG_RUNTIME_DIR to a folder "
                 "of your own (mode 0700)",
-            )
+            ),
+            *others,
         ]
     status = hookstate.running()
     if status is None:
-        return [Check("hook server", True, "not running (the next hook starts it)")]
-    return [Check("hook server", True, describe_hook_server(status))]
+        return [Check("hook server", True, "not running (the next hook starts it)"), *others]
+    return [Check("hook server", True, describe_hook_server(status)), *others]
 
 
 def recent_errors(limit: int = 10) -> list[str]:

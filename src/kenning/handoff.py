@@ -30,13 +30,12 @@ module's `launch` (`kenning.agents`).
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kenning import agents, deliver, git, items, paths, policy, sessions
+from kenning import agents, deliver, git, handoffs, items, paths, policy, sessions
 from kenning.agents.agent import LaunchSettings
 from kenning.config import Config
 from kenning.errors import InvalidInput
@@ -209,39 +208,6 @@ def _line_sessions(store: Store, where: Where) -> list[Session]:
     return store.list_sessions(SessionQuery(cwd=where.cwd, limit=200))
 
 
-_LOG_HEADING = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}) (\S+): ")
-
-
-def _written_in(item: Item, session: Session) -> bool:
-    """Whether a project's log.md entry is this session's: headed (as memory_handoff
-    writes it) with the session's agent and a time within the session."""
-    match = _LOG_HEADING.match(item.title)
-    if not match or match.group(2) != session.agent:
-        return False
-    start = session.started_at[:16].replace("T", " ")
-    end = (session.ended_at or "9999")[:16].replace("T", " ")
-    return start <= match.group(1) <= end
-
-
-def handoffs_of(store: Store, session: Session) -> list[Item]:
-    """The handoffs a session left: the agent's own (memory_handoff, wherever it went:
-    the branch it had moved to, or its project's log.md) first, newest first; then the
-    automatic one of its end."""
-    found = {
-        i.id: i
-        for i in store.list_items(ItemQuery(kinds=("handoff",), session_id=session.id, limit=50))
-    }
-    if session.project:
-        log = f"project:{session.project}:log.md#"
-        entries = store.list_items(
-            ItemQuery(kinds=("handoff",), source_prefix=log, recent_first=True, limit=200)
-        )
-        found.update((i.id, i) for i in entries if _written_in(i, session))
-    newest = sorted(found.values(), key=lambda i: (i.created_at, i.id), reverse=True)
-    own = [i for i in newest if not i.automatic_handoff]
-    return own + [i for i in newest if i.automatic_handoff]
-
-
 def _handoff_lines(item: Item, label: str, *, body: bool = True) -> list[str]:
     lines = [f"- {label}: {item.title} [m:{short_id(item.id)}]"]
     if body:
@@ -262,7 +228,7 @@ def _session_block(store: Store, session: Session, heading: str) -> list[str]:
         lines.append(f"- Last prompt: {one_line(session.last_prompt)}")
     if session.commits:
         lines.append("- Commits: " + "; ".join(commit_lines(session.cwd, session.commits)))
-    left = handoffs_of(store, session)
+    left = handoffs.left_by(store, session)
     if left:
         # The agent's own handoff wins; the automatic one is a fallback.
         lines += _handoff_lines(left[0], "Handoff")
@@ -327,10 +293,6 @@ def since_pack(
     return "\n".join(lines)
 
 
-def _last_active(session: Session) -> str:
-    return max(session.started_at, session.ended_at or "")
-
-
 def worked(store: Store, session: Session) -> bool:
     """Whether a session did something to continue from: its agent was prompted (by the
     person, or by `ken handoff`'s words alone; kenning's own `/remember` and `/recall` are
@@ -339,7 +301,7 @@ def worked(store: Store, session: Session) -> bool:
     earlier one's, and `ken handoff` reads it from git anyway."""
     if session.did_something:
         return True
-    return any(not i.automatic_handoff for i in handoffs_of(store, session))
+    return any(not i.automatic_handoff for i in handoffs.left_by(store, session))
 
 
 def _close_left(store: Store, config: Config) -> None:
@@ -376,7 +338,7 @@ def plan(
             for s in _line_sessions(store, where)
             if not deliver.session_withheld(s, blocked) and worked(store, s)
         ),
-        key=_last_active,
+        key=handoffs.last_active,
         reverse=True,
     )
     if not line:
@@ -397,8 +359,8 @@ def plan(
     )
     if resumable:
         resumed = mine[0]
-        since = _last_active(resumed)
-        later = [s for s in line if s.id != resumed.id and _last_active(s) > since]
+        since = handoffs.last_active(resumed)
+        later = [s for s in line if s.id != resumed.id and handoffs.last_active(s) > since]
         scopes = deliver.deliverable_scopes(where.scopes, set(blocked), where.repo)
         pack = since_pack(store, resumed, later, where.cwd, scopes, blocked)
         argv += [a.replace("{id}", str(resumed.agent_session_id)) for a in settings["resume"]]

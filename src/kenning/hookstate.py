@@ -3,7 +3,8 @@
 The hook client (on every prompt) finds the server's socket here, so this module
 imports nothing but `os` up front. The server (`kenning.hooks.server`) keeps a status
 file beside its socket: its pid, when it started, the code it runs, how many hooks it
-answered. `ken doctor` and `ken hook-server` read it, and stop the server through it.
+answered. `ken doctor` and `ken hook-server` read it, and stop the server through it:
+this install's, and the other installs' whose sockets are beside it (`servers`).
 
 Each install of kenning has a socket of its own, `hooks-<install>.sock` in kenning's
 state folder, named after where its code is and the Python environment it runs in
@@ -46,7 +47,7 @@ def _fits(path: str) -> bool:
 def install() -> str:
     """This install of kenning: the folder its code is in, and the Python environment
     (virtualenv) it runs in. Known without a look at the disk."""
-    return f"{os.path.dirname(os.path.abspath(__file__))}\0{sys.prefix}"
+    return f"{code_folder()}\0{sys.prefix}"
 
 
 def socket_path() -> str:
@@ -129,36 +130,139 @@ def code_stamp() -> int:
     return newest
 
 
-def running() -> dict[str, object] | None:
-    """The running server's status (pid, started_at, version, code_changed_at, served,
-    ..., and current_code: whether it runs the code installed now), or None."""
+def code_digest() -> str:
+    """A digest of kenning's modules as they are on disk, their paths and contents (12 hex
+    digits): which code runs, said by `ken --version`, and by a hook server for the code
+    it started on. Two installs of the same code give the same digest; an editable
+    checkout that has moved on gives another."""
+    import hashlib
+
+    root = os.path.dirname(os.path.abspath(__file__))
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        found += [os.path.join(folder, name) for name in files if name.endswith(".py")]
+    digest = hashlib.sha256()
+    for path in sorted(found):
+        digest.update(os.path.relpath(path, root).encode("utf-8", "surrogateescape") + b"\0")
+        with open(path, "rb") as fh:
+            digest.update(fh.read())
+        digest.update(b"\0")
+    return digest.hexdigest()[:12]
+
+
+def code_folder() -> str:
+    """The folder of the kenning code that runs (the first half of `install`)."""
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+def _status_at(socket: str) -> dict[str, object] | None:
+    """The status of the server whose socket is `socket`, when it runs."""
     import json
 
     try:
-        with open(status_path(socket_path()), encoding="utf-8") as fh:
+        with open(status_path(socket), encoding="utf-8") as fh:
             status = json.load(fh)
         pid = int(status["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if not _is_hook_server(pid):
         return None  # a server that died without tidying up
-    status["current_code"] = status.get("code_stamp") == code_stamp()
     return dict(status)
 
 
+def running() -> dict[str, object] | None:
+    """This install's running server's status (pid, started_at, version, code_digest,
+    code_changed_at, served, ..., and current_code: whether it runs the code installed
+    now), or None."""
+    try:
+        status = _status_at(socket_path())
+    except Refused:
+        return None  # no socket of this user's alone: no server either
+    if status is not None:
+        status["current_code"] = status.get("code_stamp") == code_stamp()
+    return status
+
+
+def servers() -> list[dict[str, object]]:
+    """Every hook server of kenning's state folder: one per install that started one (two
+    checkouts, two virtualenvs), this install's first, found by their sockets
+    (`hooks*.sock`) in the state folder, and in the runtime folder this install's socket
+    is in when that path is too long (there, only those whose status names this state
+    folder: the folder is shared by every state folder of this user's). Each is its
+    status (when its server runs: pid, started_at, version, code_digest, install,
+    python, ...) with `socket`, `current` (this install's), `running` and `answers`
+    (whether its socket takes a connection now)."""
+    from kenning import paths
+
+    state = paths.state_dir()
+    try:
+        mine: str | None = socket_path()
+    except Refused:
+        mine = None
+    found: dict[str, dict[str, object] | None] = {}
+    for folder in dict.fromkeys([state, *([os.path.dirname(mine)] if mine else [])]):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if not (name.startswith("hooks") and name.endswith(".sock")):
+                continue
+            socket = os.path.join(folder, name)
+            status = _status_at(socket)
+            theirs = status is not None and status.get("state") == state
+            if folder == state or socket == mine or theirs:
+                found[socket] = status
+    out: list[dict[str, object]] = []
+    for socket in sorted(found, key=lambda path: (path != mine, path)):
+        status = found[socket]
+        entry: dict[str, object] = {**(status or {}), "socket": socket}
+        entry |= {"current": socket == mine, "running": status is not None}
+        entry["answers"] = _answers(socket)
+        if socket == mine and status is not None:
+            entry["current_code"] = status.get("code_stamp") == code_stamp()
+        out.append(entry)
+    return out
+
+
+def _answers(path: str) -> bool:
+    """Whether a server takes a connection at `path` now (it is sent nothing, which a
+    server reads as a probe)."""
+    import socket
+
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(path)
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
 def stop() -> dict[str, object] | None:
-    """Ask the running server to stop (SIGTERM: it finishes the hook in hand, then
-    exits and tidies up); its status, or None when none runs."""
+    """Ask this install's running server to stop (SIGTERM: it finishes the hook in
+    hand, then exits and tidies up); its status, or None when none runs."""
+    status = running()
+    return status if status is not None and _terminate(status) else None
+
+
+def stop_all() -> list[dict[str, object]]:
+    """Ask every running hook server (`servers`) to stop, whichever install started
+    it; the status of each one asked."""
+    return [s for s in servers() if s["running"] and _terminate(s)]
+
+
+def _terminate(status: dict[str, object]) -> bool:
     import signal
 
-    status = running()
-    if status is None:
-        return None
     try:
         os.kill(int(str(status["pid"])), signal.SIGTERM)
     except ProcessLookupError:
-        return None
-    return status
+        return False
+    return True
 
 
 def _is_hook_server(pid: int) -> bool:

@@ -35,7 +35,7 @@ class Identity:
     cwd: str
     # An agent kenning does not know, by the name its MCP client gave (when nothing else
     # names the agent): it writes under that name, and is told what an agent kenning
-    # cannot name is told (`memory.deliver_to` lists agents kenning knows).
+    # cannot name is told (`memory.deliver_to` names agents, never such a client).
     client: str | None = None
 
     @property

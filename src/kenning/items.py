@@ -64,7 +64,7 @@ def parse_kind(text: str | None) -> Kind | None:
 _scopes: dict[str, Scope] = {}  # scopes read before: an import names a few, many times
 
 
-def parse_scope(text: str, *, to_find: bool = False) -> Scope:
+def parse_scope(text: str, *, to_find: bool = False, as_key: bool = False) -> Scope:
     """A scope as a person or an agent writes it (`--scope`, an MCP argument, a plan).
 
     A name that holds a secret is refused rather than redacted: a scope is a key, and
@@ -72,12 +72,14 @@ def parse_scope(text: str, *, to_find: bool = False) -> Scope:
     refusal or any other error says holds the secret. A scope that never applies
     (`session:claude`) is refused too, unless it is only looked for (`to_find`: a
     filter, an import of what was stored): memories an older kenning stored there stay
-    within reach."""
-    found = _scopes.get(text)
+    within reach. `as_key`: the key as kenning stored it (an export), read as text alone,
+    never through the git files here, which would move a repo keyed by its checkout's path
+    to the origin that checkout has since been given."""
+    found = None if as_key else _scopes.get(text)
     if found is not None:
         return found
     try:
-        found = _repo_resolved(Scope.parse(text), text)
+        found = Scope.parse(text) if as_key else _repo_resolved(Scope.parse(text), text)
     except NeverApplies as exc:
         if not to_find:
             raise InvalidInput(redact(str(exc)).text) from None
@@ -91,8 +93,8 @@ def parse_scope(text: str, *, to_find: bool = False) -> Scope:
             "a scope's name is a key, never redacted, so name the scope without it"
         )
     typed_path = text.strip().partition(":")[2].strip().startswith(("/", "~"))
-    if typed_path and found.type in (ScopeType.REPO, ScopeType.WORKSTREAM):
-        return found  # a repo named by its path: read again each time, as checkouts change
+    if as_key or (typed_path and found.type in (ScopeType.REPO, ScopeType.WORKSTREAM)):
+        return found  # a key as stored, or a repo named by its path: checkouts change
     if len(_scopes) >= 1024:
         _scopes.clear()
     _scopes[text] = found
@@ -938,7 +940,9 @@ def search(
 def _some_words(store: Store, text: str, query: ItemQuery, seen: set[str]) -> list[Found]:
     from kenning.recall import RecallSettings, recall
 
-    settings = RecallSettings(limit=FILL_POOL, max_tokens=10**9, min_score=0.0, min_shared=0)
+    # What shares no word with the search (a note only for the one it follows) is
+    # recall's to give, not a search's.
+    settings = RecallSettings(limit=FILL_POOL, max_tokens=10**9, min_score=0.0, min_shared=1)
     ranked = recall(
         store,
         text,

@@ -4,8 +4,9 @@ A pack opens with two short lines (what this memory is, the rule for writing to 
 the MCP tools), then sections in a fixed order: pinned; preferences and corrections;
 decisions, facts and notes; current tasks (5 at most); latest handoffs (3); recent
 sessions here (3). Within a section the most specific scope comes first, then the
-newest. Items are added until the token budget is spent; what does not fit is counted
-in a last line that points to `ken search`. The latest handoff keeps its room (a quarter
+newest; handoffs come in the order every face shows them (`kenning.handoffs`). Items
+are added until the token budget is spent; what does not fit is counted in a last line
+that points to `ken search`. The latest handoff keeps its room (a quarter
 of the pack's at most) while the sections before it fill: where the last session left
 the work is where a new one starts. Each item ends in `[m:<short id>]` so an
 agent (or a person) can ask for it by id.
@@ -26,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning import handoffs
 from kenning.ids import short_id
 from kenning.model import Item, Session, kinds_where
 from kenning.policy import unreviewed_from
@@ -53,6 +55,9 @@ MAX_SESSIONS = 3
 READ_PER_SECTION = 40
 UNREVIEWED_PER_SECTION = 10  # agents' working notes no person reviewed, in one section
 SESSION_READ_LIMIT = 50
+# Handoffs read, the newest of every scope: enough for three once each session's own
+# stands in for its automatic one.
+HANDOFFS_READ = 3 * MAX_HANDOFFS
 SECTIONS = (
     ("pinned", "Pinned"),
     ("rules", "Preferences and corrections"),
@@ -171,8 +176,9 @@ def gather(
     exclude: set[str] | frozenset[str],
     skip: Callable[[Item], bool] | None = None,
 ) -> tuple[dict[str, list[Item]], int]:
-    """Each section's candidates: scope by scope, most specific first, newest first;
-    and how many read were left out by `skip`.
+    """Each section's candidates: scope by scope, most specific first, newest first
+    (handoffs: in the order `handoffs.to_show` gives); and how many read were left out
+    on purpose (by `skip`, or an automatic handoff its agent's own stands in for).
 
     Only as many as a pack could hold are read, so a pack costs the same with a
     hundred items or a hundred thousand.
@@ -180,6 +186,10 @@ def gather(
     out: dict[str, list[Item]] = {key: [] for key, _ in SECTIONS}
     skipped = 0
     for key, (kinds, pinned, most) in SECTION_KINDS.items():
+        if key == "handoffs":
+            out[key], left_out = _handoffs(store, scopes, exclude, skip)
+            skipped += left_out
+            continue
         agents_own = 0  # agents' working notes no person reviewed, read so far
         for scope in scopes:
             room = most - len(out[key])
@@ -191,8 +201,7 @@ def gather(
                     kinds=kinds,
                     statuses=("active",),
                     pinned=pinned,
-                    # a session's automatic handoff may give way to its agent's own
-                    limit=room + len(exclude) + (room if key == "handoffs" else 0),
+                    limit=room + len(exclude),
                     recent_first=True,
                 )
             )
@@ -201,34 +210,66 @@ def gather(
                 kept = [i for i in found if not skip(i)]
                 skipped += len(found) - len(kept)
                 found = kept
-            if key == "handoffs":
-                kept = _own_handoffs_first(found)
-                skipped += len(found) - len(kept)  # left out on purpose: not "did not fit"
-                found = kept
-            if key != "handoffs":
-                # An agent's unreviewed notes take at most UNREVIEWED_PER_SECTION places:
-                # sixty of them in a workstream must not hide what a person approved for
-                # the repo. The rest count among those that did not fit.
-                kept = []
-                for item in found:
-                    if unreviewed_from(item) is not None:
-                        if agents_own >= UNREVIEWED_PER_SECTION:
-                            continue
-                        agents_own += 1
-                    kept.append(item)
-                found = kept
-            out[key] += found[:room]
+            # An agent's unreviewed notes take at most UNREVIEWED_PER_SECTION places:
+            # sixty of them in a workstream must not hide what a person approved for
+            # the repo. The rest count among those that did not fit.
+            kept = []
+            for item in found:
+                if unreviewed_from(item) is not None:
+                    if agents_own >= UNREVIEWED_PER_SECTION:
+                        continue
+                    agents_own += 1
+                kept.append(item)
+            out[key] += kept[:room]
         # What people wrote or approved comes before agents' unreviewed notes.
         out[key].sort(key=lambda i: unreviewed_from(i) is not None)
     return out, skipped
 
 
-def _own_handoffs_first(found: list[Item]) -> list[Item]:
-    """Handoffs, newest first, without the automatic one (SessionEnd's) of a session
-    whose agent left its own (memory_handoff): that one is the fallback, not a second
-    entry, and it is written later, so it would come first."""
-    own = {i.provenance.session for i in found if not i.automatic_handoff and i.provenance.session}
-    return [i for i in found if not (i.automatic_handoff and i.provenance.session in own)]
+def _handoffs(
+    store: Store,
+    scopes: Sequence[str],
+    exclude: set[str] | frozenset[str],
+    skip: Callable[[Item], bool] | None,
+) -> tuple[list[Item], int]:
+    """The latest handoffs, in the order every face shows them (`handoffs.to_show`: a
+    session's own stands in for its automatic one, wherever either went; the session
+    active last first), and how many read were left out on purpose.
+
+    Handoffs are read from every scope, not the most specific first: the agent's own may
+    be in the project (its log.md) while its automatic one is in the workstream.
+    """
+    kinds, _, most = SECTION_KINDS["handoffs"]
+
+    def keep(item: Item) -> bool:
+        return item.id not in exclude and not (skip is not None and skip(item))
+
+    found: list[Item] = []
+    left_out = 0
+    for scope in scopes:
+        read = store.list_items(
+            ItemQuery(
+                scopes=(scope,),
+                kinds=kinds,
+                statuses=("active",),
+                pinned=False,
+                limit=HANDOFFS_READ + len(exclude),
+                recent_first=True,
+            )
+        )
+        read = [i for i in read if i.id not in exclude]
+        kept = [i for i in read if keep(i)]
+        left_out += len(read) - len(kept)
+        found += kept
+    found = sorted(found, key=lambda i: (handoffs.written_at(i), i.id), reverse=True)
+    found = found[:HANDOFFS_READ]
+    shown = handoffs.to_show(store, found, scopes=scopes, keep=keep, most=most)
+    # Replaced on purpose, not "did not fit"; one from outside the scopes read (a branch
+    # the agent moved to) is not among the memories here that the last line counts.
+    ids = {i.id for i in shown}
+    left_out += sum(1 for i in found if i.id not in ids)
+    left_out -= sum(1 for i in shown[:most] if str(i.scope) not in scopes)
+    return shown[:most], left_out
 
 
 def opening(budget: int) -> str:

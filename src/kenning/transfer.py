@@ -2,7 +2,8 @@
 
 An export line is an item with its provenance and version history. An import brings
 items back as *proposed*, so it never changes what agents are told until a person
-approves them, and it keeps their ids, so importing the same file twice adds nothing. A
+approves them, and it keeps their ids, so importing the same file twice adds nothing, and
+their scopes as the export wrote them (read as text, not through the checkouts here). A
 line is also skipped when its scope already holds the same statement (the same text after
 case, punctuation and spacing) under another id: a hand-written file without ids, imported
 twice, adds nothing either.
@@ -131,8 +132,9 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
     try:
         item = new_item(
             title.strip() + ("\n" + body if body else ""),
-            # As it was stored, even where it never applies: an import loses nothing.
-            scope=parse_scope(str(data.get("scope", "global")), to_find=True),
+            # As it was stored, even where it never applies or where a checkout here has
+            # since changed: an import loses nothing.
+            scope=parse_scope(str(data.get("scope", "global")), to_find=True, as_key=True),
             kind=parse_kind(str(data.get("kind", "note"))),
             tags=tags,
             links=links,

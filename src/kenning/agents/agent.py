@@ -485,7 +485,10 @@ class Agent(NamedTuple):
                     out["additionalContext"] = text
             case "hook_specific":
                 if text:
-                    name = event.name or self.event_name(event.event)
+                    # The agent's own name for the event, also when the hook was named
+                    # by an alias (`ken hook prompt`): the agent checks this field.
+                    name = event.name if event.name in self.events else None
+                    name = name or self.event_name(event.event)
                     out["hookSpecificOutput"] = {"hookEventName": name, "additionalContext": text}
         return json.dumps(out, ensure_ascii=False)
 

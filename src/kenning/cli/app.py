@@ -41,9 +41,30 @@ from kenning.cli import (
 from kenning.cli.state import KenGroup, State
 
 
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """`ken --version`: the version, and which code it is (an editable checkout that has
+    moved on keeps its version and changes its digest)."""
+    if not value or ctx.resilient_parsing:
+        return
+    import os
+
+    from kenning import __version__, hookstate
+
+    where = os.path.dirname(os.path.abspath(hookstate.__file__))
+    click.echo(f"ken, version {__version__} (code {hookstate.code_digest()} in {where})")
+    ctx.exit()
+
+
 @click.group(cls=KenGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
-@click.version_option(package_name="kenning", prog_name="ken")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_version,
+    help="Show the version, and the digest of the code that runs, and exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """kenning: one memory that every coding agent on this machine shares.

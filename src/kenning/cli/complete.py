@@ -1,4 +1,4 @@
-"""Shell completion (bash, zsh, fish) for ids, kinds and scopes.
+"""Shell completion (bash, zsh, fish) for ids, kinds, scopes and agents.
 
 click drives the protocol: the shell runs `ken` with `_KEN_COMPLETE=<shell>_complete`
 and the words typed so far, and these callbacks say what fits the word being typed.
@@ -31,6 +31,14 @@ def kinds(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[C
         for k, spec in KINDS.items()
         if k.value.startswith(start)
     ]
+
+
+def agents(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """The agents kenning knows (`ken pack --for` takes any other name too)."""
+    from kenning.agents import AGENTS
+
+    start = incomplete.lower()
+    return [CompletionItem(name) for name in (*AGENTS, "markdown") if name.startswith(start)]
 
 
 def statuses(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:

@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from kenning import agents, deliver
+from kenning import agentenv, agents, deliver
+from kenning.cli import complete
 from kenning.cli.output import Result, echo_told, memories, say, table
 from kenning.cli.state import State, example, in_range, pass_state, read_stdin_text, renders
 from kenning.errors import KenningError
@@ -16,14 +17,30 @@ from kenning.pack import MIN_BUDGET, Pack, toml_string
 from kenning.recall import Recall, RecallSettings
 
 
+def _agent_named(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """`--for`: an agent kenning knows, or any other by the name `KEN_AGENT` gives it."""
+    if value == "markdown" or value in agents.AGENTS:
+        return value
+    name = agentenv.agent_name(value)
+    if name == agentenv.UNNAMED and value.strip().lower() != agentenv.UNNAMED:
+        raise click.BadParameter(
+            f"'{value}' is no agent's name: give {', '.join(agents.AGENTS)}, or the name "
+            "KEN_AGENT gives another (letters, digits, '.', '_' and '-')"
+        )
+    return name
+
+
 @click.command(epilog=example('codex -c developer_instructions="$(ken pack --for codex --toml)"'))
 @click.option(
     "--for",
     "target",
-    type=click.Choice([*agents.AGENTS, "markdown"]),
+    metavar="AGENT",
     default="markdown",
     show_default=True,
-    help="Show exactly what this agent is told when it starts here.",
+    callback=_agent_named,
+    shell_complete=complete.agents,
+    help="Show exactly what this agent is told when it starts here: "
+    f"{', '.join(agents.AGENTS)}, or any other by the name KEN_AGENT gives it.",
 )
 @click.option(
     "--toml",
@@ -42,7 +59,8 @@ def pack(state: State, target: str, as_toml: bool, budget: int | None) -> Result
     """Print the context pack for this folder: what an agent is told at start.
 
     With --for AGENT, exactly what that agent's SessionStart hook gives here: its own
-    `agent:` memories included, nothing when memory.deliver_to leaves it out.
+    `agent:` memories included, nothing when memory.deliver_to leaves it out (unset, it
+    names every agent).
     """
     if target == "markdown":
         here = state.where()
@@ -55,11 +73,14 @@ def pack(state: State, target: str, as_toml: bool, budget: int | None) -> Result
             state.store, state.config, here, target, budget=budget, record=False
         )
         if told is None:
+            why = (
+                "memory is off (memory.enabled)"
+                if not state.config.memory_enabled
+                else f"{target} is not in memory.deliver_to "
+                f"({', '.join(state.config.memory_deliver_to) or 'empty'})"
+            )
             return Result(
-                before=[
-                    f"{target} is told nothing here: memory is off (memory.enabled) or "
-                    f"{target} is not in memory.deliver_to"
-                ],
+                before=[f"{target} is told nothing here: {why}"],
                 data=None,
                 text=(lambda: click.echo(toml_string(""))) if as_toml else None,
             )

@@ -8,7 +8,8 @@ request, when it finds kenning's code changed on disk (it looks at most once a
 second, before a request), or when asked to stop (`ken hook-server stop` sends it
 SIGTERM; `ken hook --stop-server` asks over the socket). Beside its
 socket it keeps a small status file (`hooks-<install>-server.json`, mode 0600): its pid, when it
-started, the code it runs and how many hooks it answered, for `ken doctor` and
+started, the code it runs (kenning's version and `hookstate.code_digest`) and how many
+hooks it answered, for `ken doctor` and
 `ken hook-server status`; and a pid file (`hooks-<install>-server.pid`), which it removes when it
 exits.
 
@@ -40,10 +41,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kenning import __version__
 from kenning.hooklog import log
 from kenning.hooks import wire
 from kenning.hooks.run import OpenStores, handle_bytes
-from kenning.hookstate import Refused, check_folder, code_stamp, pid_path, status_path
+from kenning.hookstate import (
+    Refused,
+    check_folder,
+    code_digest,
+    code_folder,
+    code_stamp,
+    pid_path,
+    status_path,
+)
 from kenning.paths import serving, state_dir
 
 
@@ -139,6 +149,7 @@ class Code:
 
     def __init__(self) -> None:
         self.stamp = code_stamp()
+        self.digest = code_digest()
         self.checked = time.monotonic()
 
     def current(self) -> bool:
@@ -153,15 +164,6 @@ def _utc(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("kenning")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 class Status:
     """The server's status file: who it is, the code it runs, what it has answered."""
 
@@ -172,7 +174,10 @@ class Status:
             "started_at": _utc(time.time()),
             "socket": socket_path,
             "python": sys.executable,
-            "version": _version(),
+            "install": code_folder(),
+            "state": state_dir(),
+            "version": __version__,
+            "code_digest": code.digest,
             "code_stamp": code.stamp,
             "code_changed_at": _utc(code.stamp / 1e9),
             "idle_exit_secs": idle,

@@ -17,13 +17,15 @@ How a prompt is judged (docs/explanation/recall.md has the reasons and the figur
 2. Candidates. Every topic concept's forms (its NEAR_QUERY nearest words only), then
    request words few memories hold, are ORed into one full-text query over the active
    memories of the scopes that apply, minus what this session was already told; the
-   best CANDIDATES by the index's bm25 are scored here.
+   best CANDIDATES by the index's bm25 are scored here, with the note captured next
+   after each candidate note in its scope, within SITTING (a conversation's reply).
 3. Score. A BM25F sum over concepts: each concept counts once, by its best-matching
    form (a related form counts less), and a word of the memory counts for one concept
    only, with the title worth TITLE_BOOST times the body and tags TAG_BOOST. Then x a
    prior for the memory's scope (a workstream's memory a little above the repo's, a
    global preference a little below) and its kind (`recall.rule_weight`), x recency,
-   which never takes off more than a fifth.
+   which never takes off more than a fifth. A note that follows a candidate note adds
+   FOLLOW_WEIGHT of that one's score to its own, never ranking above it on that account.
 4. Relevance. How much of the prompt the memory matched: the idf of what it matched
    (body-only matches at BODY_MASS) over the prompt's own idf, where the prompt's is
    counted as at least PROMPT_MIN and at most PROMPT_MAX times the idf of a word no
@@ -31,7 +33,8 @@ How a prompt is judged (docs/explanation/recall.md has the reasons and the figur
    a few rare matches.
 5. Gates. normalized = min(score / best score, relevance / RELEVANCE_FULL); a memory is
    kept when normalized >= `recall.min_score` and it matches at least
-   `recall.min_shared` concepts. Both 0: every candidate is ranked, none judged.
+   `recall.min_shared` concepts, on its own words (what it follows only ranks it). Both
+   0: every candidate is ranked, none judged.
 6. Budget. At most `recall.limit` memories and `recall.max_tokens` tokens; a memory over
    `recall.max_item_chars` characters is cut with a visible marker.
 
@@ -49,7 +52,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kenning.ids import short_id
-from kenning.model import Item, ScopeType, kinds_where
+from kenning.model import Item, Kind, ScopeType, kinds_where
 from kenning.pack import render_item
 from kenning.recall.lexicon import (
     SYNONYM_WEIGHT,
@@ -101,6 +104,11 @@ PROMPT_MAX = 2.25
 RELEVANCE_FULL = 0.76
 BODY_MASS = 0.8
 RECENCY_FLOOR = 0.8
+# A note captured right after a fitting note, in its scope and within SITTING seconds of
+# it, ranks by this share of that one's score on top of its own (a conversation's reply),
+# never above it on that account.
+FOLLOW_WEIGHT = 0.5
+SITTING = 30 * 60
 SCOPE_PRIOR = {
     ScopeType.SESSION: 1.1,
     ScopeType.WORKSTREAM: 1.1,
@@ -469,6 +477,34 @@ def _assign(
 # ----------------------------------------------------------------------------- recall
 
 
+def _followers(store: Store, found: list[Item], query: ItemQuery) -> dict[str, tuple[str, Item]]:
+    """The notes that follow the candidate notes: for each, the candidate it follows
+    and itself. A note captured next in the same scope within
+    SITTING of a note may continue it: a conversation's reply says "he hated the smell
+    but loved the stove" and nothing of the boat or of Jonah the question asks about,
+    which the turn before it named. Only notes: a rule or a fact stands alone, and a
+    store loaded in one go holds them side by side by chance."""
+    notes = [item for item in found if item.kind is Kind.NOTE]
+    if not notes:
+        return {}
+    after = store.next_captured([item.id for item in notes], query)
+    out: dict[str, tuple[str, Item]] = {}
+    for item in notes:
+        nxt = after.get(item.id)
+        if nxt is not None and nxt.kind is Kind.NOTE and _sitting(item, nxt):
+            out[nxt.id] = (item.id, nxt)
+    return out
+
+
+def _sitting(first: Item, then: Item) -> bool:
+    """Whether `then` was captured within SITTING seconds after `first`."""
+    try:
+        gap = datetime.fromisoformat(then.created_at) - datetime.fromisoformat(first.created_at)
+    except ValueError:
+        return False
+    return 0 <= gap.total_seconds() <= SITTING
+
+
 def _age_days(item: Item, now: datetime) -> float:
     stamp = item.reviewed_at or item.updated_at or item.created_at
     try:
@@ -631,6 +667,9 @@ def recall(
     ]
     if not found:
         return Recall(query_terms, (), "", 0)
+    follows = _followers(store, found, query)
+    have = {item.id for item in found}
+    found += [item for _, item in follows.values() if item.id not in have]
     fields = _fields(store, found)
     # Each stem of the candidates is looked at once for the concepts it matches as an
     # affix (`_affixes` of them all), then shared out to the candidates that hold it.
@@ -690,8 +729,10 @@ def recall(
         )
 
     best = max((s[-1] for s in scored), default=0.0)
+    own = {s[0].id: s[-1] for s in scored}
     judged: list[Candidate] = []
     for item, shared, via, relevance, prior, decay, score in scored:
+        # The gates judge a memory on its own words; what it follows only ranks it.
         normalized = min(score / best if best else 0.0, relevance / RELEVANCE_FULL)
         if len(shared) < settings.min_shared:
             reason = f"shares {len(shared)} content word(s), needs {settings.min_shared}"
@@ -703,6 +744,9 @@ def recall(
             )
         else:
             reason = ""
+        if item.id in follows:
+            led = own[follows[item.id][0]]
+            score = max(score, min(score + FOLLOW_WEIGHT * led, led))
         judged.append(
             Candidate(
                 item, shared, relevance, normalized, prior, decay, score, not reason, reason, via

@@ -22,6 +22,7 @@ to the whole index only when that holds too few hits and older items exist: from
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from kenning.errors import InvalidInput
 from kenning.model import Item
@@ -35,6 +36,30 @@ SEARCH_WINDOW = 2_000
 
 class Search(Items):
     """Full-text search over the items (mixed into `SQLiteStore`)."""
+
+    def next_captured(self, item_ids: Sequence[str], query: ItemQuery) -> dict[str, Item]:
+        """For each of `item_ids`, the item captured right after it in its scope, when
+        `query`'s filters keep that one: what may continue it (a conversation's next
+        turn). The scope's own index walks to it."""
+        if not item_ids:
+            return {}
+        marks = ", ".join("?" * len(item_ids))
+        pairs = self._read(
+            "SELECT items.id, (SELECT n.rowid FROM items AS n WHERE n.scope = items.scope "
+            "AND n.rowid > items.rowid ORDER BY n.rowid LIMIT 1) "
+            f"FROM items WHERE items.id IN ({marks})",
+            list(item_ids),
+        )
+        after = {row[1]: row[0] for row in pairs if row[1] is not None}
+        if not after:
+            return {}
+        where, params = self._where(query)
+        rows = self._read(
+            f"SELECT {columns.SELECT_QUALIFIED}, items.rowid FROM items "
+            f"WHERE items.rowid IN ({', '.join('?' * len(after))}) AND {where}",
+            [*after, *params],
+        )
+        return {after[row[-1]]: columns.row_to_item(row) for row in rows}
 
     def search(self, words: Words, query: ItemQuery) -> list[tuple[Item, float]]:
         """Full-text search, best first; the score is bm25 negated (higher is better).

@@ -19,7 +19,6 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from importlib.metadata import version
 from typing import Any
 
 from starlette.applications import Starlette
@@ -29,6 +28,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kenning import __version__
 from kenning.errors import InvalidInput, KenningError, NotFound, StoreError
 from kenning.team.observe import Metrics
 from kenning.team.service import Team, TeamError
@@ -186,9 +186,7 @@ def build_app(
 
     async def health(request: Request) -> Response:
         ok = await run_in_threadpool(team.directory.ping)
-        return JSONResponse(
-            {"ok": ok, "version": version("kenning")}, status_code=200 if ok else 503
-        )
+        return JSONResponse({"ok": ok, "version": __version__}, status_code=200 if ok else 503)
 
     async def metrics_page(request: Request) -> Response:
         await caller(request)

@@ -278,6 +278,28 @@ class Items:
         params += [query.limit or None, max(0, int(query.offset))]
         return [row_to_item(r) for r in self._read(sql, params)]
 
+    def next_captured(self, item_ids: Sequence[str], query: ItemQuery) -> dict[str, Item]:
+        """For each of `item_ids`, the item captured right after it in its scope, when
+        `query`'s filters keep that one: what may continue it (a conversation's next
+        turn). The scope's own index walks to it."""
+        if not item_ids:
+            return {}
+        pairs = self._read(
+            "SELECT items.id, (SELECT n.seq FROM items AS n WHERE n.scope = items.scope "
+            "AND n.seq > items.seq ORDER BY n.seq LIMIT 1) AS after "
+            "FROM items WHERE items.id = ANY(%s)",
+            [list(item_ids)],
+        )
+        after = {row["after"]: row["id"] for row in pairs if row["after"] is not None}
+        if not after:
+            return {}
+        clause, params = where(query)
+        rows = self._read(
+            f"SELECT {COLUMNS}, seq FROM items WHERE seq = ANY(%s) AND {clause}",
+            [list(after), *params],
+        )
+        return {after[row["seq"]]: row_to_item(row) for row in rows}
+
     def search(self, words: Words, query: ItemQuery) -> list[tuple[Item, float]]:
         """Full-text search, best first among the newest SEARCH_WINDOW matches; the score
         is ts_rank's (higher is better). Typed words with no word in them are
