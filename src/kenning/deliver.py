@@ -1,8 +1,10 @@
 """Giving memory to agents: packs and recall, with the privacy switches applied, and a
 record of exactly what each session was told.
 
-The switches bind every face that gives memory to agents or takes it from them (hooks,
-the MCP server, `ken pack` and `ken recall`):
+The switches bind every face that gives memory to agents or takes it from them: hooks,
+the MCP server, `ken pack`, `ken recall`, `ken handoff`, and the read and write commands
+of `ken` run in an agent's shell (`kenning.agentenv`). A person's own shell sees the
+whole store: it is theirs.
 
 - `memory.enabled = false` turns everything off: nothing is delivered, and every
   write an agent asks for is refused with why.
@@ -10,13 +12,17 @@ the MCP server, `ken pack` and `ken recall`):
   agent does, one kenning knows only by `KEN_AGENT` too.
 - A repo with `deliver = false` in `[memory.repos."<repo>"]` never has its items or
   sessions given to an agent, wherever the agent runs: not in a pack, a recall, a
-  search, a get by id or a session history. Its items are those in its repo scope, in
-  its workstreams (`<repo>#<branch>`), and session notes written in it.
+  search, a get by id, a session history or a handoff. What belongs to a repo
+  (`origin_repos`): what is in its repo scope or its workstreams (`<repo>#<branch>`),
+  and whatever was written in it, in any scope (a workstream KEN_WORKSTREAM names, a
+  project, a detached HEAD's repo scope, global): its provenance records the repo.
+  A session belongs to the repo it ran in.
 - A memory onboarded from an instruction file (`ken import --from CLAUDE.md`) is never
   told to an agent that loads that file itself (`Agent.instruction_files`), nor one
   collected from an agent's own memory (`ken collect`) to that agent.
 - A repo with `capture = false` is not recorded at all (not even a session row), and
-  an agent's write there, or to that repo's scopes from elsewhere, is refused.
+  an agent's write there, or to that repo's scopes from elsewhere (its workstreams, a
+  project added from it), is refused.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from pathlib import Path
 from kenning import agents, handoffs
 from kenning.config import Config
 from kenning.errors import InvalidInput
+from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Session
 from kenning.pack import Pack, build_pack
 from kenning.recall import Recall, RecallSettings, recall
@@ -71,11 +78,60 @@ def deliverable_scopes(
     return out
 
 
-def withheld(item: Item, blocked: set[str]) -> bool:
+def origin_repos(item: Item) -> set[str]:
+    """The repos `item` belongs to: the one its scope names (repo:, a workstream's
+    `<repo>#<branch>`) and the one it was written in (its provenance), whatever scope it
+    sits in. A memory written before provenance named a repo has its scope's alone."""
+    found = {item.provenance.repo} if item.provenance.repo else set()
+    repo = scope_repo(item.scope)
+    if repo:
+        found.add(repo)
+    return found
+
+
+def withheld(item: Item, blocked: set[str] | frozenset[str]) -> bool:
     """Whether `item` belongs to a repo whose memory is not delivered."""
-    if _in_blocked(item.scope, blocked):
-        return True
-    return item.scope.type is ScopeType.SESSION and item.provenance.repo in blocked
+    if item.scope.type is ScopeType.WORKSTREAM and _in_blocked(item.scope, set(blocked)):
+        return True  # a branch name may hold '#': scope_repo alone would miss it
+    return not origin_repos(item).isdisjoint(blocked)
+
+
+def session_withheld(session: Session, blocked: set[str] | frozenset[str]) -> bool:
+    """Whether `session` ran in a repo whose memory is not delivered."""
+    return session.repo in blocked
+
+
+NOT_DELIVERED = "a repo whose memory is not delivered to agents (deliver = false in config.toml)"
+
+
+def check_visible(item: Item, blocked: set[str] | frozenset[str]) -> Item:
+    """`item`, unless it belongs to a repo whose memory is not delivered: then refused,
+    with nothing of the memory said but its id."""
+    if withheld(item, blocked):
+        raise InvalidInput(f"memory {short_id(item.id)} belongs to {NOT_DELIVERED}")
+    return item
+
+
+def check_session_visible(session: Session, blocked: set[str] | frozenset[str]) -> Session:
+    """`session`, unless it ran in a repo whose memory is not delivered."""
+    if session_withheld(session, blocked):
+        raise InvalidInput(f"session {short_id(session.id)} ran in {NOT_DELIVERED}")
+    return session
+
+
+DELIVERY_OFF = "memory delivery is turned off here (memory.enabled or memory.deliver_to)"
+
+
+def hidden_from(config: Config, agent: str | None, where: Where) -> frozenset[str]:
+    """The repos whose memories and sessions a reader may not see: none for a person
+    (the store is theirs); for an agent, every repo with `deliver = false`, as the MCP
+    tools read them. An agent that memory does not reach here (memory.enabled,
+    memory.deliver_to) is refused outright, as the MCP tools refuse it."""
+    if agent is None:
+        return frozenset()
+    if not may_deliver(config, agent, where):
+        raise InvalidInput(f"{DELIVERY_OFF}: {agent} is told nothing")
+    return frozenset(blocked_repos(config))
 
 
 ONBOARD = "onboard"  # provenance.how of a memory onboarded from an instruction file
@@ -123,12 +179,37 @@ def _known_to(agent: str | None, session: Session | None) -> Callable[[Item], bo
     return lambda item: handoffs.left_in(item, session) or (has is not None and has(item))
 
 
+def _left_out(blocked: set[str], known: Callable[[Item], bool] | None) -> Callable[[Item], bool]:
+    """What a pack or recall leaves out: what belongs to a repo whose memory is not
+    delivered (whatever scope it sits in), and what the agent knows already."""
+    if known is None:
+        return lambda item: withheld(item, blocked)
+    return lambda item: withheld(item, blocked) or known(item)
+
+
 def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
     return bool(config.memory_enabled) and config.delivers_to(agent)
 
 
+def _repos_written(where: Where, scopes: Iterable[Scope] = ()) -> list[str]:
+    """The repos a write from `where` to `scopes` touches: the one it runs in, the repos
+    of its workstream and project (a branch of another repo, a project added from one),
+    and those of the scopes written to."""
+    repos = [where.repo, where.project_repo]
+    repos += [scope_repo(s) for s in where.scopes if s.type is ScopeType.WORKSTREAM]
+    for scope in scopes:
+        repos.append(scope_repo(scope))
+        if scope.type is ScopeType.PROJECT and scope.value == where.project:
+            repos.append(where.project_repo)
+    return list(dict.fromkeys(r for r in repos if r))
+
+
 def may_capture(config: Config, where: Where) -> bool:
-    return bool(config.memory_enabled) and config.repo_capture(where.repo)
+    """Whether anything may be recorded from `where`: memory is on, and capture is on for
+    every repo this place belongs to (`_repos_written`)."""
+    if not config.memory_enabled:
+        return False
+    return all(config.repo_capture(repo) for repo in _repos_written(where))
 
 
 def check_write(config: Config, where: Where, scopes: Iterable[Scope] = ()) -> None:
@@ -139,13 +220,42 @@ def check_write(config: Config, where: Where, scopes: Iterable[Scope] = ()) -> N
             "memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0): "
             "nothing was saved"
         )
-    repos = [where.repo, *(scope_repo(s) for s in scopes)]
-    for repo in dict.fromkeys(r for r in repos if r):
+    for repo in _repos_written(where, scopes):
         if not config.repo_capture(repo):
             raise InvalidInput(
                 f"memory capture is off for {repo} ({config.switch_source(repo, 'capture')} "
                 "in config.toml): nothing was saved"
             )
+
+
+def check_agent_write(
+    config: Config, agent: str | None, where: Where, scopes: Iterable[Scope] = ()
+) -> None:
+    """`check_write` for an agent's write, from any face; a person's own write is
+    theirs (the switches say what kenning and agents may keep, not what the person
+    may)."""
+    if agent is not None:
+        check_write(config, where, scopes)
+
+
+def check_handoff(config: Config, where: Where, to: str) -> frozenset[str]:
+    """Refuse to hand this place's work over to agent `to` when the switches say it may
+    not be told it: memory is off, `to` is not in memory.deliver_to, or this repo's
+    memory is not delivered. The repos whose sessions and memories it may not be told
+    otherwise."""
+    if not config.memory_enabled:
+        raise InvalidInput(
+            "memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0): "
+            "nothing was handed over"
+        )
+    if not config.delivers_to(to):
+        raise InvalidInput(
+            f"{to} is not in memory.deliver_to: it is told no memory, so nothing was handed over"
+        )
+    blocked = frozenset(blocked_repos(config))
+    if where.repo in blocked:
+        raise InvalidInput(f"{where.repo} is {NOT_DELIVERED}: nothing was handed over")
+    return blocked
 
 
 def pack_for(
@@ -184,7 +294,7 @@ def pack_for(
         exclude_session=session.id if session else None,
         exclude_items=recalled,
         max_chars=max_chars,
-        skip=_known_to(where.agent, session),
+        skip=_left_out(blocked, _known_to(where.agent, session)),
     )
     if record and session is not None:
         ids = [item.id for item in pack.items]
@@ -235,10 +345,20 @@ def recall_for(
     """Recall for a prompt here, skipping what this session already holds: what it was
     told and what it wrote (since its last compaction: what came before is no longer in
     its context)."""
-    scopes = deliverable_scopes(where.scopes, blocked_repos(config), where.repo)
+    blocked = blocked_repos(config)
+    scopes = deliverable_scopes(where.scopes, blocked, where.repo)
+    if not scopes:
+        return Recall((), (), "", 0)  # every scope asked for is private (none: every scope)
     exclude = in_context(store, session.id) if session is not None else set()
     settings = settings or RecallSettings.from_config(config)
-    result = recall(store, prompt, scopes, settings=settings, context=context, exclude=exclude)
+    skip = _left_out(blocked, None)
+
+    def fitting(exclude: set[str]) -> Recall:
+        return recall(
+            store, prompt, scopes, settings=settings, context=context, exclude=exclude, skip=skip
+        )
+
+    result = fitting(exclude)
     has = loaded_by_itself(where.agent)
 
     def known_to(item: Item) -> bool:
@@ -253,7 +373,7 @@ def recall_for(
         if not known:
             break
         exclude = exclude | known
-        result = recall(store, prompt, scopes, settings=settings, context=context, exclude=exclude)
+        result = fitting(exclude)
     if record and session is not None:
         record_recall(store, session, prompt, result)
     return result

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kenning import agents, git, handoffs, items, paths, policy, sessions
+from kenning import agents, deliver, git, handoffs, items, paths, policy, sessions
 from kenning.agents.agent import LaunchSettings
 from kenning.config import Config
 from kenning.errors import InvalidInput
@@ -260,7 +260,12 @@ def uncommitted_lines(cwd: str) -> list[str]:
 
 
 def since_pack(
-    store: Store, resumed: Session, later: list[Session], cwd: str, scopes: list[str]
+    store: Store,
+    resumed: Session,
+    later: list[Session],
+    cwd: str,
+    scopes: list[str],
+    blocked: frozenset[str] = frozenset(),
 ) -> str:
     since = resumed.ended_at or resumed.started_at
     lines = ["# Since your last turn", ""]
@@ -276,7 +281,7 @@ def since_pack(
         for i in store.list_items(
             ItemQuery(scopes=tuple(scopes), statuses=("active", "proposed"), limit=200)
         )
-        if i.created_at > since and i.kind is not Kind.HANDOFF
+        if i.created_at > since and i.kind is not Kind.HANDOFF and not deliver.withheld(i, blocked)
     ]
     lines.append("")
     lines.append("## Added to memory since")
@@ -322,11 +327,17 @@ def plan(
     prompt: str | None = None,
     fresh: bool = False,
 ) -> Launch:
-    """How to continue the latest session here in agent `to`."""
+    """How to continue the latest session here in agent `to`, as the switches allow
+    (`deliver.check_handoff`): nothing of a repo whose memory is not delivered."""
+    blocked = deliver.check_handoff(config, where, to)
     _close_left(store, config)
     # Latest by last activity: a resumed session keeps its start but ends anew.
     line = sorted(
-        (s for s in _line_sessions(store, where) if worked(store, s)),
+        (
+            s
+            for s in _line_sessions(store, where)
+            if not deliver.session_withheld(s, blocked) and worked(store, s)
+        ),
         key=handoffs.last_active,
         reverse=True,
     )
@@ -350,7 +361,8 @@ def plan(
         resumed = mine[0]
         since = handoffs.last_active(resumed)
         later = [s for s in line if s.id != resumed.id and handoffs.last_active(s) > since]
-        pack = since_pack(store, resumed, later, where.cwd, [str(s) for s in where.scopes])
+        scopes = deliver.deliverable_scopes(where.scopes, set(blocked), where.repo)
+        pack = since_pack(store, resumed, later, where.cwd, scopes, blocked)
         argv += [a.replace("{id}", str(resumed.agent_session_id)) for a in settings["resume"]]
         default = RESUME_PROMPT
         mode = "resume"

@@ -144,13 +144,7 @@ class Memory:
     def visible(self, ref: str) -> Item:
         """The memory `ref` names, unless it belongs to a repo whose memory is not
         delivered to agents."""
-        item = items.get(self.store, ref)
-        if deliver.withheld(item, deliver.blocked_repos(self.config)):
-            raise ToolError(
-                f"memory {short_id(item.id)} belongs to a repo whose memory is not "
-                "delivered to agents (deliver = false in config.toml)"
-            )
-        return item
+        return deliver.check_visible(items.get(self.store, ref), deliver.blocked_repos(self.config))
 
     def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with self.lock:
@@ -618,7 +612,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 limit=limit,
             )
             found = mem.store.list_sessions(query)
-            return {"sessions": [s.to_dict() for s in found if s.repo not in blocked]}
+            kept = [s for s in found if not deliver.session_withheld(s, blocked)]
+            return {"sessions": [s.to_dict() for s in kept]}
 
         result: dict[str, Any] = mem.run(work)
         return result

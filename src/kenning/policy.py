@@ -12,7 +12,10 @@ without repeating the rule.
   caller does not say, the environment decides: inside an agent's shell (see
   `kenning.agentenv`) the actor is that agent.
 - **An agent's working notes** (note, task, handoff, summary) in its own scopes (the
-  session, workstream and project it works in) are active at once. **Its rules**
+  session, workstream and project it works in) are active at once. A workstream or
+  project that KEN_WORKSTREAM or KEN_PROJECT names is its own only when it belongs
+  where it runs (a branch of this repo, a project of this folder or repo): another
+  repo's branch is a shared scope like any other place's. **Its rules**
   (preference, correction, decision, fact, lesson: anything that steers other agents)
   and whatever it writes to a shared scope (repo, workspace, agent, global, another
   place's working scope) wait as proposals. A write to a shared scope needs evidence.
@@ -39,11 +42,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kenning.agentenv import UNNAMED, detect_agent
 from kenning.errors import InvalidInput, NeedsPerson
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Status, kinds_where
+
+if TYPE_CHECKING:
+    from kenning.where import Where
 
 # Kinds an agent writes as its own working state, told at once in its own scopes.
 WORKING_KINDS = frozenset(kinds_where(lambda spec: spec.working))
@@ -69,6 +76,13 @@ class Actor:
     ) -> Actor:
         """The agent whose shell this is, else a person."""
         return cls(detect_agent(env), None if here is None else tuple(here))
+
+    @classmethod
+    def working_in(cls, agent: str | None, where: Where) -> Actor:
+        """`agent` working at `where`: its own scopes are those of this place, not a
+        workstream or project a setting borrows from another repo or folder
+        (`Where.elsewhere`): writing there is writing to a shared scope."""
+        return cls(agent, tuple(s for s in where.scopes if s not in where.elsewhere))
 
     @property
     def is_person(self) -> bool:

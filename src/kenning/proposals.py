@@ -45,7 +45,7 @@ class AgentContext:
     @property
     def actor(self) -> policy.Actor:
         """The agent, working where it runs (no person can be asked from here)."""
-        return policy.Actor(self.agent, self.where.scopes)
+        return policy.Actor.working_in(self.agent, self.where)
 
     def owns(self, scope: Scope) -> bool:
         """Whether `scope` is one of this agent's own working scopes where it runs."""

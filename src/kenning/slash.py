@@ -74,13 +74,15 @@ def run(
     agent: str,
     from_cli: bool,
     session: str | None = None,
+    withheld: frozenset[str] = frozenset(),
 ) -> str:
     """Do the command; what the agent is told (for it to confirm to the person). A
-    memory `/remember` stores is the `session`'s own: recall does not tell it again."""
+    memory `/remember` stores is the `session`'s own: recall does not tell it again.
+    `/recall` finds nothing of the `withheld` repos (`deliver.withheld`)."""
     if not command.text:
         return f"kenning: /{command.name} needs words after it, e.g. /{command.name} use pnpm"
     if command.name == "recall":
-        return _recall(store, command.text, where)
+        return _recall(store, command.text, where, withheld)
     return _remember(store, command, where, agent, from_cli, session)
 
 
@@ -96,7 +98,7 @@ def _remember(
     words = command.text
     # The person's own words, or an agent's proposal with themselves as the evidence.
     who = "user" if from_cli else agent
-    actor = policy.Actor(None if from_cli else agent, where.scopes)
+    actor = policy.Actor.working_in(None if from_cli else agent, where)
     try:
         held = items.held_there(store, items.new_item(words, scope=scope))
         if held is not None:  # typed again: one memory, not two
@@ -131,12 +133,13 @@ def _default_scope(where: Where) -> Scope:
     return where.scope("repo") if where.repo else Scope(ScopeType.GLOBAL)
 
 
-def _recall(store: Store, words: str, where: Where) -> str:
-    scopes = [str(s) for s in where.scopes]
+def _recall(store: Store, words: str, where: Where, withheld: frozenset[str]) -> str:
+    from kenning import deliver
+
+    scopes = deliver.deliverable_scopes(where.scopes, set(withheld), where.repo)
     try:
-        hits = [
-            found.item for found in items.search(store, words, scopes=scopes, limit=RECALL_LIMIT)
-        ]
+        found = items.search(store, words, scopes=scopes, limit=RECALL_LIMIT) if scopes else []
+        hits = [f.item for f in found if not deliver.withheld(f.item, withheld)]
     except KenningError:
         hits = []
     if not hits:

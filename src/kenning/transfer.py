@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from kenning import ids, policy
+from kenning.deliver import withheld
 from kenning.errors import InvalidInput
 from kenning.items import (
     archive_reason_of,
@@ -36,9 +37,15 @@ from kenning.store import ItemQuery, Store, Version
 TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 
 
-def export_lines(store: Store, query: ItemQuery | None = None) -> Iterator[str]:
+def export_lines(
+    store: Store, query: ItemQuery | None = None, skip: frozenset[str] = frozenset()
+) -> Iterator[str]:
+    """Each memory `query` finds as a JSON line with its history; none that belongs to a
+    repo in `skip` (`deliver.withheld`: what an agent's shell may not read)."""
     query = query or ItemQuery(statuses=(), include_expired=True)
     for item in store.list_items(query):
+        if skip and withheld(item, skip):
+            continue
         data = item.to_dict()
         data["history"] = [rev.to_dict() for rev in store.revisions(item.id)]
         yield json.dumps(data, ensure_ascii=False, sort_keys=True)

@@ -34,6 +34,9 @@ NONE_HERE = {
     "names one)",
 }
 
+# Why a scope a setting names is shared here: it belongs to another repo or folder.
+SHARED_HERE = " (it belongs elsewhere: a shared scope here, as another place's)"
+
 
 @dataclass(frozen=True, slots=True)
 class Where:
@@ -47,6 +50,12 @@ class Where:
     session: str | None
     scopes: tuple[Scope, ...]
     reasons: dict[str, str] = field(default_factory=dict)
+    # Scopes that apply here by a setting (KEN_WORKSTREAM, KEN_PROJECT) but belong to
+    # another place: another repo's branch, a project of another folder. They are no
+    # agent's own working scopes here (`policy.Actor.working_in`).
+    elsewhere: tuple[Scope, ...] = ()
+    # The repo the project here was added from (`ken project add` in a repo), if any.
+    project_repo: str | None = None
 
     def provenance(
         self, who: str, how: str, *, model: str | None = None, session: str | None = None
@@ -140,10 +149,15 @@ def detect(
         add(Scope(ScopeType.SESSION, session), "this agent session")
     repo = git.key if git else None
     workstream = None
+    elsewhere: list[Scope] = []
     if env.get("KEN_WORKSTREAM", "").strip():
         scope = _from_setting(ScopeType.WORKSTREAM, env["KEN_WORKSTREAM"], "KEN_WORKSTREAM")
         workstream = scope.value
-        add(scope, "KEN_WORKSTREAM is set")
+        # A branch of another repo (`<repo>#<branch>`); a name with no repo in it is the
+        # line of work the person named for this place.
+        if "#" in workstream and workstream.rpartition("#")[0] != repo:
+            elsewhere.append(scope)
+        add(scope, "KEN_WORKSTREAM is set" + (SHARED_HERE if elsewhere else ""))
     elif git and git.branch:
         workstream = f"{repo}#{git.branch}"
         add(Scope(ScopeType.WORKSTREAM, workstream), f"branch {git.branch} of this repo")
@@ -151,7 +165,13 @@ def detect(
     if env.get("KEN_PROJECT", "").strip():
         scope = _from_setting(ScopeType.PROJECT, env["KEN_PROJECT"], "KEN_PROJECT")
         project = scope.value
-        add(scope, "KEN_PROJECT is set")
+        folder = (projects or {}).get(project)
+        from_repo = (project_repos or {}).get(project)
+        # A project registered for another folder (and not added from this repo) is that
+        # folder's; a name no one registered is the line of work named for this place.
+        if folder and not (_inside(here, folder) or (repo and from_repo == repo)):
+            elsewhere.append(scope)
+        add(scope, "KEN_PROJECT is set" + (SHARED_HERE if scope in elsewhere else ""))
     else:
         for slug, folder in sorted((projects or {}).items()):
             if _inside(here, folder):
@@ -206,7 +226,18 @@ def detect(
         add(Scope(ScopeType.AGENT, agent), f"running inside {agent}")
     add(Scope(ScopeType.GLOBAL), "everywhere")
     return Where(
-        here, git, repo, workstream, project, workspace, agent, session, tuple(scopes), reasons
+        here,
+        git,
+        repo,
+        workstream,
+        project,
+        workspace,
+        agent,
+        session,
+        tuple(scopes),
+        reasons,
+        tuple(elsewhere),
+        (project_repos or {}).get(project) if project else None,
     )
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import click
 
-from kenning import editing, items, policy, templates
+from kenning import deliver, editing, items, policy, templates
 from kenning.cli import complete, options, output
 from kenning.cli.output import Result, say
 from kenning.cli.state import (
@@ -81,6 +81,9 @@ def add(
         body = read_stdin_text()
     here = state.where()
     target = state.scope(scope) if scope is not None else items.default_scope(here.repo)
+    # In an agent's shell the switches hold as for its MCP writes; a person's own add is
+    # theirs (memory.enabled = false stops what kenning and agents keep, not the person).
+    deliver.check_agent_write(state.config, here.agent, here, [target])
     item = items.add(
         state.store,
         body,
@@ -104,14 +107,20 @@ def add(
         if item.status is Status.DISMISSED
         else [c for c in items.same_text(state.store, item) if str(c.scope) in applies][:3]
     )
+    after = [
+        f"note: {short_id(other.id)} ({other.status.value}, {other.scope}) already says "
+        f"the same; `ken forget {short_id(item.id)}` drops this copy"
+        for other in copies
+    ]
+    if not state.config.memory_enabled:
+        after.append(
+            "note: memory is turned off (memory.enabled = false, or KEN_ENABLED=0): no agent "
+            "is told this until it is on again"
+        )
     return Result(
         data={**item.to_dict(), "redacted": redacted},
         text=lambda: _added(item, redacted),
-        after=[
-            f"note: {short_id(other.id)} ({other.status.value}, {other.scope}) already says "
-            f"the same; `ken forget {short_id(item.id)}` drops this copy"
-            for other in copies
-        ],
+        after=after,
     )
 
 
@@ -171,9 +180,10 @@ def list_cmd(
         include_expired=show_all,
         limit=limit or None,
     )
-    found = state.store.list_items(query)
+    blocked = state.withheld()
+    found = [i for i in state.store.list_items(query) if not deliver.withheld(i, blocked)]
     after = []
-    if limit and len(found) == limit:
+    if limit and len(found) == limit and not blocked:
         total = state.store.count_items(replace(query, limit=None))
         if total > limit:
             after.append(f"(showing {limit} of {total}; `--limit 0` shows them all)")
@@ -205,7 +215,7 @@ def _listed(state: State, found: Sequence[Item], query: ItemQuery, filtered: boo
 @pass_state
 def show(state: State, ref: str) -> Result:
     """Show one memory: text, provenance, tags, links, uses, expiry and versions."""
-    item = items.get(state.store, ref)
+    item = deliver.check_visible(items.get(state.store, ref), state.withheld())
     history = state.store.revisions(item.id)
     return Result(
         data={**item.to_dict(), "history": [r.to_dict() for r in history]},

@@ -138,6 +138,7 @@ def recall(
         min_shared=min_shared,
         max_tokens=max_tokens,
     )
+    state.withheld()  # in an agent's shell, refused when memory reaches no agent here
     here = state.where()
     if scope:
         from dataclasses import replace

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import click
 
-from kenning import items
+from kenning import deliver, items
 from kenning.cli import options, output
 from kenning.cli.output import Result, say
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
@@ -37,6 +37,7 @@ def search(
     "Deployment"). When fewer than --limit hold every word, memories that hold some
     of the words (not stop words) follow. Punctuation is just text.
     """
+    blocked = state.withheld()
     found = items.search(
         state.store,
         " ".join(query),
@@ -47,6 +48,7 @@ def search(
         include_expired=show_all,
         limit=limit,
     )
+    found = [f for f in found if not deliver.withheld(f.item, blocked)]
     return Result(
         data=[
             {**f.item.to_dict(), "score": round(f.score, 4), "every_word": f.every_word}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kenning import agents, browse, sessions
+from kenning import agents, browse, deliver, sessions
 from kenning.cli.output import Result, echo, echo_told, say, table_or_say
 from kenning.cli.state import State, example, pass_state, renders
 from kenning.errors import InvalidInput
@@ -50,7 +50,10 @@ def sessions_cmd(state: State, show_all: bool, project: str | None, limit: int) 
             raise InvalidInput(
                 "this folder is not in a git repo or a project: use --all or --project SLUG"
             )
-    found = state.store.list_sessions(query)
+    blocked = state.withheld()
+    found = [
+        s for s in state.store.list_sessions(query) if not deliver.session_withheld(s, blocked)
+    ]
     return Result(
         data=[s.to_dict() for s in found],
         text=table_or_say(
@@ -77,8 +80,15 @@ def sessions_cmd(state: State, show_all: bool, project: str | None, limit: int) 
 @pass_state
 def told(state: State, session: str) -> Result:
     """Show exactly what a session was told: each pack and recall, with item ids."""
-    found = sessions.resolve(state.store, session)
-    given = browse.told(state.store, found.id)
+    blocked = state.withheld()
+    found = deliver.check_session_visible(sessions.resolve(state.store, session), blocked)
+    given = [
+        replace(
+            d,
+            items=tuple((i, it) for i, it in d.items if not (it and deliver.withheld(it, blocked))),
+        )
+        for d in browse.told(state.store, found.id)
+    ]
     return Result(
         data={"session": found.to_dict(), "deliveries": [d.to_dict() for d in given]},
         text=lambda: _told(found, given),

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from kenning import agentenv, config, editing, items, locate, policy
+from kenning import agentenv, config, deliver, editing, items, locate, policy
 from kenning import where as where_mod
 from kenning.cli import output
 from kenning.cli.output import say
@@ -78,7 +78,16 @@ class State:
 
     def actor(self) -> policy.Actor:
         """Who runs this command: a person, or the agent whose shell this is."""
-        return policy.Actor.from_env(here=self.where().scopes)
+        return policy.Actor.working_in(agentenv.detect_agent(), self.where())
+
+    def withheld(self) -> frozenset[str]:
+        """The repos whose memories and sessions this command may not show: none in a
+        person's shell; in an agent's, those the switches keep from agents, as the MCP
+        tools keep them (refused outright when memory reaches no agent here)."""
+        if agentenv.detect_agent() is None:
+            return frozenset()  # a person's: read no config for it (it may not parse)
+        here = self.where()
+        return deliver.hidden_from(self.config, here.agent, here)
 
     def scope(self, text: str, *, to_find: bool = False) -> Scope:
         """A scope as typed on the command line; a bare `repo` etc. is the one here.
@@ -131,8 +140,17 @@ def guard_change(
     actor: policy.Actor | None = None,
 ) -> policy.Actor:
     """Refuse the change when the policy wants a person (from an agent's shell, for
-    anything but its own working note); the actor to change it as."""
-    return policy.check_change(actor or state.actor(), item, action, new_scope, new_kind)
+    anything but its own working note), or the switches refuse an agent's write (as
+    MCP's memory_update: what it may not read it may not change); the actor to change it
+    as."""
+    actor = actor or state.actor()
+    if actor.agent is not None:
+        here = state.where()
+        deliver.check_visible(item, state.withheld())
+        deliver.check_agent_write(
+            state.config, actor.agent, here, [item.scope, *([new_scope] if new_scope else [])]
+        )
+    return policy.check_change(actor, item, action, new_scope, new_kind)
 
 
 def read_stdin_text(nothing: str = "nothing was stored") -> str:

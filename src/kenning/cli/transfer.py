@@ -38,7 +38,7 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
     query = ItemQuery(
         scopes=tuple(scope_filter(state, scope, False)), statuses=(), include_expired=True
     )
-    lines = transfer.export_lines(state.store, query)
+    lines = transfer.export_lines(state.store, query, skip=state.withheld())
     if target:
         tmp = Path(f"{target}.tmp")
         count = 0

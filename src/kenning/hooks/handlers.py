@@ -216,8 +216,12 @@ def _slash(
         return ""
     if command.name == "remember" and not deliver.may_capture(config, where):
         return "kenning: memory capture is off here (config.toml): nothing was stored."
+    if command.name == "recall" and not deliver.may_deliver(config, event.agent, where):
+        return f"kenning: {deliver.DELIVERY_OFF}: nothing was recalled."
     from_cli = slash.from_cli(agents.get(event.agent), config.env)
-    return slash.run(store, command, where, event.agent, from_cli, session.id if session else None)
+    withheld = frozenset(deliver.blocked_repos(config))
+    ses = session.id if session else None
+    return slash.run(store, command, where, event.agent, from_cli, ses, withheld)
 
 
 def tool(store: Store, event: HookEvent, config: Config, later: Later) -> str:

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -571,10 +571,12 @@ def recall(
     tags: Sequence[str] = (),
     statuses: Sequence[str] = ("active",),
     include_expired: bool = False,
+    skip: Callable[[Item], bool] | None = None,
 ) -> Recall:
     """The memories that fit `prompt` among the items of `scopes` in `statuses` (any
     when empty; active, unexpired ones unless told), of `kinds` and holding `tags` when
-    given, best first."""
+    given, best first. What `skip` says is left out before choosing (a memory the
+    switches keep from agents)."""
     settings = settings or RecallSettings()
     now = now or datetime.now(UTC)
     concepts, total, freqs = _concepts(store, prompt, context)
@@ -659,7 +661,9 @@ def recall(
     # recalled only when handoffs are asked for by kind.
     echoes = "handoff" not in kinds
     found = [
-        item for item, _ in store.search(match, query) if not (echoes and item.automatic_handoff)
+        item
+        for item, _ in store.search(match, query)
+        if not (echoes and item.automatic_handoff) and not (skip and skip(item))
     ]
     if not found:
         return Recall(query_terms, (), "", 0)

@@ -1,0 +1,433 @@
+"""The privacy switches on every face: what belongs to a repo with `deliver = false` (its
+scopes, and whatever was written in it, in any scope) reaches no agent by any road, and
+nothing is taken where `capture = false` or `memory.enabled = false` says no.
+
+The repos: shop (no switch), payroll (`deliver = false`) and hr (`capture = false`). An
+agent's shell is `CLAUDECODE=1`; a person's has no marker."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import test_handoff
+from conftest import ken
+from helpers import add, opened
+from kenning import where as where_mod
+from kenning.hooks import run as hook_run
+from kenning.store import ItemQuery, SessionQuery
+from test_handoff import codex_session, fake_agents
+from test_handoff import plan_json as handoff_plan
+from test_mcp import Server, drive
+
+handoff_scene = test_handoff.scene  # the fixture: a Claude session in shop, ended
+
+SHOP, PAYROLL, HR = "github.com/acme/shop", "github.com/acme/payroll", "github.com/acme/hr"
+AGENT = {"CLAUDECODE": "1"}
+SECRET = "SALARY-LEAK-TOKEN"
+
+
+def write_config(text: str) -> None:
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+SWITCHES = (
+    f'[memory.repos."{PAYROLL}"]\ndeliver = false\n\n[memory.repos."{HR}"]\ncapture = false\n'
+)
+
+
+def make_repo(folder: Path, origin: str) -> Path:
+    folder.mkdir(parents=True)
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["remote", "add", "origin", origin],
+        ["-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-q"]
+        + ["--allow-empty", "-m", "first"],
+    ):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+    return folder
+
+
+@pytest.fixture
+def repos(tmp_path: Path) -> dict[str, Path]:
+    write_config(SWITCHES)
+    return {
+        name: make_repo(tmp_path / name, f"git@github.com:acme/{name}.git")
+        for name in ("shop", "payroll", "hr")
+    }
+
+
+def hook(event: str, cwd: Path, session: str, **fields: Any) -> str:
+    """`ken hook EVENT --agent claude` in this process, run from `cwd`: its stdout."""
+    data = {"session_id": session, "cwd": str(cwd), "hook_event_name": event, **fields}
+    out = io.StringIO()
+    saved, here = sys.stdin, os.getcwd()
+    sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(data).encode()), encoding="utf-8")
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out):
+            assert hook_run.main([event, "--agent", "claude"]) == 0
+    finally:
+        sys.stdin = saved
+        os.chdir(here)
+    return out.getvalue()
+
+
+def a_session(cwd: Path, session: str, prompt: str) -> None:
+    """A whole session: start, one prompt, end (which leaves the automatic handoff)."""
+    hook("SessionStart", cwd, session, source="startup")
+    hook("UserPromptSubmit", cwd, session, prompt=prompt)
+    hook("SessionEnd", cwd, session, reason="exit")
+
+
+def handoffs() -> list[Any]:
+    with opened() as store:
+        return store.list_items(ItemQuery(kinds=("handoff",), statuses=()))
+
+
+def in_(folder: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> None:
+    monkeypatch.chdir(folder)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+
+
+# --- G1: a handoff belongs to the repo its session ran in, whatever scope it sits in ---
+
+
+def test_a_handoff_left_in_a_named_workstream_of_a_private_repo_reaches_no_agent(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEN_WORKSTREAM", "payroll-q4")
+    a_session(repos["payroll"], "s1", f"Raise the CFO salary {SECRET}")
+    [left] = handoffs()
+    assert str(left.scope) == "workstream:payroll-q4" and SECRET in left.body
+    # The next session there is not told it, nor is a shop session in the same workstream.
+    for folder in (repos["payroll"], repos["shop"]):
+        told = hook("SessionStart", folder, f"next-{folder.name}", source="startup")
+        assert SECRET not in told, folder
+    in_(repos["shop"], monkeypatch)
+    assert SECRET not in ken("pack").stdout
+    assert SECRET not in ken("pack", "--for", "claude").stdout
+
+    async def reads(server: Server) -> None:
+        text = await server.error("memory_get", {"id": left.id})
+        assert "deliver = false" in text and SECRET not in text
+        for scopes in (None, ["workstream:payroll-q4"], ["workstream"]):
+            args: dict[str, Any] = {"query": "CFO salary", "limit": 50}
+            if scopes:
+                args["scopes"] = scopes
+            found = await server.ok("memory_search", args)
+            assert left.id not in json.dumps(found), scopes
+        assert SECRET not in (await server.ok("memory_context"))["text"]
+
+    drive(repos["shop"], reads, extra_env={"KEN_WORKSTREAM": "payroll-q4"})
+    drive(repos["payroll"], reads, extra_env={"KEN_WORKSTREAM": "payroll-q4"})
+
+
+def test_a_handoff_left_in_a_project_on_a_detached_head_of_a_private_repo_reaches_no_agent(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_(repos["payroll"], monkeypatch)
+    assert ken("project", "add", "payproj", str(repos["payroll"])).exit_code == 0
+    subprocess.run(["git", "checkout", "-q", "--detach"], cwd=repos["payroll"], check=True)
+    monkeypatch.setenv("KEN_PROJECT", "payproj")
+    a_session(repos["payroll"], "s1", f"Raise the CFO salary {SECRET}")
+    [left] = handoffs()
+    assert str(left.scope) == "project:payproj"
+
+    async def reads(server: Server) -> None:
+        assert "deliver = false" in await server.error("memory_get", {"id": left.id})
+        found = await server.ok("memory_search", {"query": "CFO salary", "scopes": ["project"]})
+        assert found["results"] == []
+
+    drive(repos["shop"], reads, extra_env={"KEN_PROJECT": "payproj"})
+
+
+def test_a_private_repos_memory_in_a_shared_scope_is_withheld_as_its_repo_scope_is(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with opened() as store:
+        written = where_mod.detect(repos["payroll"], env={}).provenance("user", "cli")
+        private = add("Bonus plan PAYROLL-GLOBAL-NOTE", store, provenance=written)
+        public = add("Answer in British English", store)
+    in_(repos["shop"], monkeypatch)
+    pack = ken("pack").stdout
+    assert public.title in pack and private.title not in pack
+    recalled = ken("recall", "--min-score", "0", "--min-shared", "0", "bonus plan note").stdout
+    assert private.title not in recalled
+
+
+# --- G2: `ken handoff` obeys memory.enabled, deliver_to and deliver = false ---------
+
+
+def test_ken_handoff_hands_nothing_of_a_private_repo_over_from_any_shell(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a_session(repos["payroll"], "s1", f"Fix the payroll bonus {SECRET}")
+    for env in ({}, AGENT):
+        in_(repos["payroll"], monkeypatch)
+        done = ken("handoff", "--to", "codex", "--print", env=env)
+        assert done.exit_code == 1, done.output
+        assert SECRET not in done.output
+        assert done.stderr.strip().splitlines() == [
+            f"ken: {PAYROLL} is a repo whose memory is not delivered to agents "
+            "(deliver = false in config.toml): nothing was handed over"
+        ]
+    # Nor from a shop folder that names the same line of work.
+    monkeypatch.setenv("KEN_WORKSTREAM", "payroll-q4")
+    a_session(repos["payroll"], "s2", f"More on the bonus {SECRET}")
+    in_(repos["shop"], monkeypatch)
+    done = ken("handoff", "--to", "codex", "--print")
+    assert done.exit_code == 1 and SECRET not in done.output
+    assert "no earlier agent session here" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "env", "said"),
+    [
+        ("[memory]\nenabled = false\n", {}, "memory is turned off"),
+        ("", {"KEN_ENABLED": "0"}, "memory is turned off"),
+        ('[memory]\ndeliver_to = ["claude"]\n', {}, "gemini is not in memory.deliver_to"),
+    ],
+)
+def test_ken_handoff_hands_nothing_over_when_memory_may_not_reach_the_agent(
+    repos: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    config: str,
+    env: dict[str, str],
+    said: str,
+) -> None:
+    a_session(repos["shop"], "s1", "Fix the CSV export SHOP-TOKEN")
+    in_(repos["shop"], monkeypatch)
+    assert "SHOP-TOKEN" in ken("handoff", "--to", "gemini", "--print").stdout  # switches on
+    write_config(SWITCHES + config)
+    done = ken("handoff", "--to", "gemini", "--print", env=env)
+    assert done.exit_code == 1 and "SHOP-TOKEN" not in done.output
+    [line] = done.stderr.strip().splitlines()
+    assert said in line and "nothing was handed over" in line
+    if "deliver_to" in config:  # an agent it lists is still handed the work
+        assert "SHOP-TOKEN" in ken("handoff", "--to", "claude", "--print").stdout
+
+
+# --- G4 and G8: an agent's shell reads nothing of a private repo --------------------
+
+
+@pytest.fixture
+def private(repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """A memory in payroll's repo scope, one in its branch, and a session of payroll."""
+    with opened() as store:
+        made = {
+            "repo": add(
+                f"Payroll plan PRIVATE-REPO about bonuses {SECRET}", store, scope=f"repo:{PAYROLL}"
+            ),
+            "branch": add(
+                f"Payroll branch note PRIVATE-BRANCH about bonuses {SECRET}",
+                store,
+                scope=f"workstream:{PAYROLL}#main",
+            ),
+            "public": add("Shop note PUBLIC about bonuses", store, scope=f"repo:{SHOP}"),
+        }
+    a_session(repos["payroll"], "s-pay", f"Payroll bonuses {SECRET}")
+    with opened() as store:
+        made["session"] = store.find_session("claude", "s-pay")
+    in_(repos["shop"], monkeypatch)
+    return made
+
+
+def test_ken_recall_with_scope_gives_an_agent_nothing_of_a_private_repo(
+    private: dict[str, Any],
+) -> None:
+    for env in ({}, AGENT):
+        for scope in (f"repo:{PAYROLL}", f"workstream:{PAYROLL}#main"):
+            done = ken(
+                "recall", "-s", scope, "--min-score", "0", "--min-shared", "0", "--json",
+                "payroll plan bonuses", env=env,
+            )  # fmt: skip
+            assert done.exit_code == 0 and json.loads(done.stdout)["items"] == [], (env, scope)
+    mixed = ken(
+        "recall", "-s", f"repo:{PAYROLL}", "-s", f"repo:{SHOP}", "--min-score", "0",
+        "--min-shared", "0", "note about bonuses", env=AGENT,
+    )  # fmt: skip
+    assert "PUBLIC" in mixed.stdout and SECRET not in mixed.stdout
+
+
+def test_the_read_commands_in_an_agents_shell_withhold_a_private_repo_as_mcp_does(
+    private: dict[str, Any],
+) -> None:
+    session = private["session"]
+    reads = [
+        ("search", "bonuses"),
+        ("search", "bonuses", "--scope", f"repo:{PAYROLL}"),
+        ("list",),
+        ("list", "--all", "--scope", f"workstream:{PAYROLL}#main"),
+        ("export",),
+        ("sessions", "--all"),
+        ("sessions", "--all", "--json"),
+    ]
+    for args in reads:
+        mine = ken(*args)  # the person's own shell sees their whole store
+        assert mine.exit_code == 0 and SECRET in mine.output, args
+        agents = ken(*args, env=AGENT)
+        assert agents.exit_code == 0 and SECRET not in agents.output, (args, agents.output)
+    assert "PUBLIC" in ken("search", "bonuses", env=AGENT).stdout
+    for hidden in (private["repo"], private["branch"]):
+        assert SECRET in ken("show", hidden.id).stdout
+        done = ken("show", hidden.id, env=AGENT)
+        assert done.exit_code == 1 and SECRET not in done.output
+        assert "deliver = false" in done.stderr
+    assert ken("told", session.id).exit_code == 0
+    done = ken("told", session.id, env=AGENT)
+    assert done.exit_code == 1 and "deliver = false" in done.stderr
+
+
+def test_the_read_commands_in_an_agents_shell_tell_nothing_when_memory_is_off(
+    private: dict[str, Any],
+) -> None:
+    write_config(SWITCHES + "[memory]\nenabled = false\n")
+    for args in (("search", "bonuses"), ("list",), ("show", private["public"].id)):
+        assert ken(*args).exit_code == 0
+        done = ken(*args, env=AGENT)
+        assert done.exit_code == 1 and "PUBLIC" not in done.output
+        assert "memory delivery is turned off" in done.stderr
+
+
+# --- G7: `ken add` in an agent's shell obeys memory.enabled and capture = false -----
+
+
+def test_ken_add_in_an_agents_shell_is_refused_where_capture_is_off(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_(repos["hr"], monkeypatch)
+    for args in (
+        ("agent cli note in hr", "--scope", "workstream"),
+        ("A rule", "--kind", "preference", "--scope", "repo", "--evidence", "x"),
+    ):
+        done = ken("add", *args, env=AGENT)
+        assert done.exit_code == 1, done.output
+        assert (
+            f"memory capture is off for {HR}" in done.stderr and "nothing was saved" in done.stderr
+        )
+    in_(repos["shop"], monkeypatch)
+    done = ken("add", "x", "--scope", f"repo:{HR}", "--evidence", "x", env=AGENT)
+    assert done.exit_code == 1 and "capture is off" in done.stderr
+    with opened() as store:
+        assert store.count_items() == 0
+    # A person's own add is theirs.
+    in_(repos["hr"], monkeypatch)
+    assert ken("add", "The person's own note in hr").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("config", "env"), [("[memory]\nenabled = false\n", {}), ("", {"KEN_ENABLED": "0"})]
+)
+def test_ken_add_in_an_agents_shell_is_refused_when_memory_is_off(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch, config: str, env: dict[str, str]
+) -> None:
+    write_config(SWITCHES + config)
+    in_(repos["shop"], monkeypatch)
+    done = ken("add", "note while memory off", "--scope", "workstream", env={**AGENT, **env})
+    assert done.exit_code == 1 and "memory is turned off" in done.stderr
+    with opened() as store:
+        assert store.count_items() == 0
+    mine = ken("add", "The person's note while memory is off", env=env)
+    assert mine.exit_code == 0 and "no agent is told this until it is on again" in mine.stderr
+
+
+def test_an_agents_update_in_its_shell_is_refused_where_capture_is_off(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_(repos["shop"], monkeypatch)
+    note = ken("add", "Agent note in shop", "--scope", "workstream", env=AGENT).stdout.strip()
+    write_config(SWITCHES + f'[memory.repos."{SHOP}"]\ncapture = false\n')
+    done = ken("update", note, "--text", "rewritten", env=AGENT)
+    assert done.exit_code == 1 and "capture is off" in done.stderr
+
+
+# --- G9: another repo's branch or another folder's project is a shared scope --------
+
+
+def test_a_workstream_named_for_another_repo_is_a_shared_scope_for_an_agent(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_(repos["shop"], monkeypatch, KEN_WORKSTREAM=f"{PAYROLL}#main")
+    done = ken("add", "x", "--scope", "workstream", env=AGENT)
+    assert done.exit_code == 1 and "needs evidence" in done.stderr
+    done = ken("add", "y", "--scope", "workstream", "--evidence", "e", "--json", env=AGENT)
+    assert json.loads(done.stdout)["status"] == "proposed"
+    assert "a shared scope here" in ken("where").stdout
+    # Of this repo, or a name of no repo, it is the agent's own.
+    for named in (f"{SHOP}#feature", "checkout-rework"):
+        monkeypatch.setenv("KEN_WORKSTREAM", named)
+        done = ken("add", f"own note {named}", "--scope", "workstream", "--json", env=AGENT)
+        assert json.loads(done.stdout)["status"] == "active", named
+
+    async def propose(server: Server) -> None:
+        text = await server.error("memory_propose", {"text": "z"})
+        assert "needs evidence" in text
+
+    drive(repos["shop"], propose, extra_env={"KEN_WORKSTREAM": f"{PAYROLL}#main"})
+
+
+def test_a_project_registered_for_another_folder_is_a_shared_scope_for_an_agent(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_(repos["payroll"], monkeypatch)
+    assert ken("project", "add", "payproj", str(repos["payroll"])).exit_code == 0
+    in_(repos["shop"], monkeypatch, KEN_PROJECT="payproj")
+    done = ken("add", "x", "--scope", "project", env=AGENT)
+    assert done.exit_code == 1 and "needs evidence" in done.stderr
+    in_(repos["payroll"], monkeypatch)
+    done = ken("add", "own project note", "--scope", "project", "--json", env=AGENT)
+    assert json.loads(done.stdout)["status"] == "active"
+
+
+def test_a_hook_naming_a_capture_off_repos_workstream_records_nothing(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEN_WORKSTREAM", f"{HR}#main")
+    a_session(repos["shop"], "s1", "Fix the hr export")
+    with opened() as store:
+        assert store.list_sessions(SessionQuery(limit=10)) == []
+    assert handoffs() == []
+    in_(repos["shop"], monkeypatch)
+    done = ken("add", "x", "--scope", "workstream", "--evidence", "e", env=AGENT)
+    assert done.exit_code == 1 and f"capture is off for {HR}" in done.stderr
+
+
+def test_slash_recall_in_an_agent_finds_nothing_of_a_private_repo(
+    private: dict[str, Any], repos: dict[str, Path]
+) -> None:
+    with opened() as store:  # a global memory written in payroll is payroll's too
+        written = where_mod.detect(repos["payroll"], env={}).provenance("user", "cli")
+        add(f"Global bonuses note {SECRET}", store, provenance=written)
+    for folder in (repos["payroll"], repos["shop"]):
+        told = hook("UserPromptSubmit", folder, f"s-{folder.name}", prompt="/recall bonuses")
+        assert "bonuses" in told and SECRET not in told, folder
+    assert "PUBLIC" in told  # shop's own
+
+
+def test_since_your_last_turn_tells_nothing_added_in_a_private_repo(
+    handoff_scene: Any, tmp_path: Path
+) -> None:
+    scene = handoff_scene
+    write_config(SWITCHES)
+    codex_session(scene, tmp_path)
+    payroll = make_repo(tmp_path / "payroll", "git@github.com:acme/payroll.git")
+    with opened() as store:
+        written = where_mod.detect(payroll, env={}).provenance("user", "cli")
+        add(f"Bonus plan written in payroll {SECRET}", store, provenance=written)
+        add("Exports must stream rows", store)
+    fake_agents(tmp_path, "claude", extra="\n" + SWITCHES)
+    data = handoff_plan("--to", "claude")
+    assert data["mode"] == "resume"
+    assert "Exports must stream rows" in data["pack"] and SECRET not in data["pack"]
