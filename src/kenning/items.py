@@ -169,11 +169,17 @@ _MARKER_BRACKETS = re.compile(r"\[redacted:([a-z0-9_]+)\]")
 _TAG_MARKER = re.compile(r"(?<!\[)redacted:([a-z0-9_]+)")
 
 
+# What `str.splitlines` breaks a line at, but the newline that ends a title.
+_LINE_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
 def split_text(text: str) -> tuple[str, str]:
     """The first non-empty line is the title; the rest, trimmed, is the body. A NUL is
-    dropped: it means nothing in a memory, and packs would give it to agents raw."""
+    dropped: it means nothing in a memory, and packs would give it to agents raw. A
+    title is one line wherever it is read: any other line break in it (a carriage
+    return, U+2028, ...) is a space."""
     lines = text.replace("\x00", "").replace("\r\n", "\n").strip().split("\n")
-    title = lines[0].strip().lstrip("#").strip() if lines else ""
+    title = _LINE_BREAKS.sub(" ", lines[0]).strip().lstrip("#").strip() if lines else ""
     body = "\n".join(lines[1:]).strip("\n").rstrip()
     if not title:
         raise InvalidInput("the memory is empty: give a title on its first line")
