@@ -136,7 +136,7 @@ def update(
         scope=current.scope,
         kind=current.kind,
         tags=current.tags,
-        links=[*(str(x) for x in current.links), f"item:{current.id}"],
+        links=items.replacement_links(current.links, current.id),
         status=Status.PROPOSED,
         evidence=evidence,
         provenance=ctx.provenance(),
