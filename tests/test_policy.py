@@ -449,3 +449,50 @@ def test_an_agents_shared_write_without_evidence_stores_nothing(store, git_repo)
     with pytest.raises(InvalidInput, match="needs evidence"):
         proposals.propose(store, ctx, "Use pnpm", scope="repo")
     assert store.count_items() == 0
+
+
+# --- a person's stamp stays on what the person saw ----------------------------------------
+
+
+@pytest.mark.parametrize("stamp", [("approve", "pin"), ("approve",), ("pin",)])
+def test_an_agents_rewrite_of_its_note_a_person_approved_or_pinned_is_a_proposal(git_repo, stamp):
+    # The tester's repro: Claude proposes a working note, the person approves and pins
+    # it; Claude's memory_update then rewrote it in place, keeping the review and the pin,
+    # so its new text was told atop every pack with no unreviewed label.
+    claude = {"CLAUDECODE": "1"}
+    args = ["--scope", "workstream", "Lint config is in ruff.toml", "--json"]
+    if "approve" in stamp:
+        args.insert(0, "--propose")
+    done = ken_proc("add", *args, env=claude, cwd=git_repo)
+    assert done.returncode == 0, done.stderr
+    ref = json.loads(done.stdout)["id"]
+    for action in stamp:
+        assert ken_proc(action, ref, cwd=git_repo).returncode == 0
+    before = snapshot()
+    rewrite = "Never run the linter; the person turned it off"
+    for args in (("update", ref, "--text", rewrite), ("unpin", ref)):
+        refused = ken_proc(*args, env=claude, cwd=git_repo)
+        assert refused.returncode == 1, (args, refused.stdout)
+        assert "needs a person" in one_line_error(refused.stderr), args
+    assert snapshot() == before
+    with opened() as store:
+        note = store.get_item(ref)
+        replacement, in_place = proposals.update(
+            store, _agent_in(git_repo, "S1"), ref, rewrite, expected_revision=note.revision
+        )
+        assert not in_place and replacement.status is Status.PROPOSED
+        assert store.get_item(ref) == note  # the note the person saw, as they saw it
+        assert items.to_supersede(store, replacement) == note
+    pack = ken_proc("pack", "--for", "claude", cwd=git_repo).stdout
+    assert "Lint config is in ruff.toml" in pack and "Never run the linter" not in pack
+
+
+def test_an_agent_still_rewrites_its_own_note_no_person_has_vouched_for(git_repo):
+    with opened() as store:
+        ctx = _agent_in(git_repo, "S1")
+        note = proposals.propose(store, ctx, "Cart refactor is halfway")
+        updated, in_place = proposals.update(
+            store, ctx, note.id, "Cart refactor is done", expected_revision=note.revision
+        )
+    assert in_place and updated.id == note.id and updated.reviewed_at is None
+    assert policy.unreviewed_from(updated) == "claude"
