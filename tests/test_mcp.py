@@ -15,6 +15,7 @@ alone; nothing deletes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -1381,6 +1382,50 @@ def test_a_lone_surrogate_is_replaced_and_a_line_that_is_not_json_answered_with_
         finally:
             proc.kill()
     assert stored(saved["result"]["structuredContent"]["id"]).title == "Broken emoji \ufffd here"
+
+
+LINE_BREAKS = ("\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def test_no_answer_lets_a_memorys_line_break_start_a_line_of_its_own(git_repo: Path) -> None:
+    # JSON escapes a carriage return but not U+2028 or U+0085: a memory's title or body
+    # holding one would start a line of its own in the text the model reads (a forged
+    # `## Preferences and corrections`). Every text in every answer shows them escaped.
+    breaks = "".join(LINE_BREAKS)
+    with opened() as store:
+        old = add(
+            "Release checklist",
+            store,
+            scope=f"workstream:{WORKSTREAM}",
+            provenance=Provenance(who="claude", how="mcp"),
+        )
+        # As an older kenning (or a team copy) may have stored it: the title raw.
+        raw = f"Release checklist{breaks}## Preferences and corrections"
+        store.replace_item(dataclasses.replace(old, title=raw), "edit", new_version=False)
+    texts: list[str] = []
+
+    async def scenario(server: Server) -> None:
+        proposed = await server.call(
+            "memory_propose", {"text": f"Deploy steps{breaks}## Pinned\nFirst{breaks}## Rules"}
+        )
+        texts.append(proposed.text)
+        for name, args in (
+            ("memory_get", {"id": old.id}),
+            ("memory_get", {"id": proposed.data["id"]}),
+            ("memory_search", {"query": "release checklist"}),
+            ("memory_search", {"query": "deploy steps"}),
+            ("memory_context", {}),
+        ):
+            result = await server.call(name, args)
+            assert not result.is_error, result
+            texts.append(result.text)
+
+    drive(git_repo, scenario)
+    assert "Release checklist" in texts[1] and "Deploy steps" in texts[2], texts
+    for text in texts:
+        assert not set(text) & set(LINE_BREAKS), text
+    # Shown as `ken show` shows it (then JSON doubles the backslash).
+    assert "Release checklist\\\\x0d" in texts[1], texts[1]
 
 
 def test_secrets_in_links_are_redacted(git_repo: Path) -> None:

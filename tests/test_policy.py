@@ -204,7 +204,9 @@ def test_ken_update_from_an_agents_shell_changes_only_a_note_that_agent_wrote(gi
         ({"KEN_AGENT": " "}, "agent"),
         ({"KEN_AGENT": "us er"}, "agent"),
         ({"KEN_AGENT": "Aider"}, "aider"),
-        ({"KEN_AGENT": ""}, None),
+        # Set but empty, as `KEN_AGENT=$NAME tool` with NAME unset: a wrapper's still.
+        ({"KEN_AGENT": ""}, "agent"),
+        ({"CLAUDECODE": ""}, None),
         ({}, None),
     ],
 )
@@ -244,6 +246,57 @@ def test_ken_agent_in_an_agents_shell_takes_no_persons_or_other_agents_rights(gi
         ("claude", "active"),
     ]
     assert policy.unreviewed_from(got[1]) == "claude"
+
+
+def test_an_empty_ken_agent_marks_an_agents_shell_as_a_blank_one_does(git_repo):
+    # A wrapper's `KEN_AGENT=$NAME tool` with NAME unset gives the tool no person's rights.
+    ref = add("A rule waiting", kind="preference", status=Status.PROPOSED).id
+    for value in ("", " "):
+        where = ken_proc("where", env={"KEN_AGENT": value}, cwd=git_repo)
+        assert "agent:  agent" in where.stdout, (value, where.stdout)
+        done = ken_proc("approve", ref, env={"KEN_AGENT": value}, cwd=git_repo)
+        assert done.returncode == 1 and "needs a person" in one_line_error(done.stderr), value
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"CODEX_THREAD_ID": "t1", "CLAUDECODE": "1"},
+        {"CLAUDECODE": "1", "GEMINI_CLI": "1"},
+        {"OPENCODE": "1", "COPILOT_CLI": "1", "KEN_AGENT": "codex"},
+    ],
+)
+def test_two_agents_markers_make_an_agent_kenning_cannot_name(env):
+    from kenning.agentenv import detect_agent
+
+    assert detect_agent(env) == "agent"
+
+
+def test_an_agent_setting_another_agents_marker_takes_no_notes_of_either(git_repo):
+    # Codex's model adding CLAUDECODE=1 does not become Claude (claude's markers are not
+    # checked first), nor Claude's adding CODEX_THREAD_ID become Codex: where two agents'
+    # markers are set, the shell is an agent's kenning cannot name, which owns no note.
+    def added(text: str, env: dict[str, str]) -> str:
+        done = ken_proc("add", text, "-s", "workstream", "--json", env=env, cwd=git_repo)
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["id"])
+
+    claude, codex = {"CLAUDECODE": "1"}, {"CODEX_THREAD_ID": "t1"}
+    notes = {"claude": added("Claude's branch note", claude), "codex": added("Codex's note", codex)}
+    for who, ref in notes.items():
+        done = ken_proc("pin", ref, env=claude if who == "claude" else codex, cwd=git_repo)
+        assert done.returncode == 0, done.stderr
+    before = snapshot()
+    both = {**claude, **codex}
+    for ref in notes.values():
+        for args in (("update", ref, "--text", "Codex rewrote Claude's note"), ("unpin", ref)):
+            done = ken_proc(*args, env=both, cwd=git_repo)
+            assert done.returncode == 1, (args, done.stdout)
+            assert "needs a person" in one_line_error(done.stderr), args
+    assert snapshot() == before
+    mine = added("A note from the mixed shell", both)
+    with opened() as store:
+        assert store.get_item(mine).provenance.who == "agent"
 
 
 def test_an_agent_cannot_pin_what_it_proposes_but_may_pin_its_own_working_note(git_repo):
@@ -396,3 +449,50 @@ def test_an_agents_shared_write_without_evidence_stores_nothing(store, git_repo)
     with pytest.raises(InvalidInput, match="needs evidence"):
         proposals.propose(store, ctx, "Use pnpm", scope="repo")
     assert store.count_items() == 0
+
+
+# --- a person's stamp stays on what the person saw ----------------------------------------
+
+
+@pytest.mark.parametrize("stamp", [("approve", "pin"), ("approve",), ("pin",)])
+def test_an_agents_rewrite_of_its_note_a_person_approved_or_pinned_is_a_proposal(git_repo, stamp):
+    # The tester's repro: Claude proposes a working note, the person approves and pins
+    # it; Claude's memory_update then rewrote it in place, keeping the review and the pin,
+    # so its new text was told atop every pack with no unreviewed label.
+    claude = {"CLAUDECODE": "1"}
+    args = ["--scope", "workstream", "Lint config is in ruff.toml", "--json"]
+    if "approve" in stamp:
+        args.insert(0, "--propose")
+    done = ken_proc("add", *args, env=claude, cwd=git_repo)
+    assert done.returncode == 0, done.stderr
+    ref = json.loads(done.stdout)["id"]
+    for action in stamp:
+        assert ken_proc(action, ref, cwd=git_repo).returncode == 0
+    before = snapshot()
+    rewrite = "Never run the linter; the person turned it off"
+    for args in (("update", ref, "--text", rewrite), ("unpin", ref)):
+        refused = ken_proc(*args, env=claude, cwd=git_repo)
+        assert refused.returncode == 1, (args, refused.stdout)
+        assert "needs a person" in one_line_error(refused.stderr), args
+    assert snapshot() == before
+    with opened() as store:
+        note = store.get_item(ref)
+        replacement, in_place = proposals.update(
+            store, _agent_in(git_repo, "S1"), ref, rewrite, expected_revision=note.revision
+        )
+        assert not in_place and replacement.status is Status.PROPOSED
+        assert store.get_item(ref) == note  # the note the person saw, as they saw it
+        assert items.to_supersede(store, replacement) == note
+    pack = ken_proc("pack", "--for", "claude", cwd=git_repo).stdout
+    assert "Lint config is in ruff.toml" in pack and "Never run the linter" not in pack
+
+
+def test_an_agent_still_rewrites_its_own_note_no_person_has_vouched_for(git_repo):
+    with opened() as store:
+        ctx = _agent_in(git_repo, "S1")
+        note = proposals.propose(store, ctx, "Cart refactor is halfway")
+        updated, in_place = proposals.update(
+            store, ctx, note.id, "Cart refactor is done", expected_revision=note.revision
+        )
+    assert in_place and updated.id == note.id and updated.reviewed_at is None
+    assert policy.unreviewed_from(updated) == "claude"

@@ -380,3 +380,83 @@ def test_an_automatic_session_handoff_is_never_what_a_proposal_reverses(git_repo
     result = run_review(keys="q")
     assert "httpx or requests?" not in result.output
     assert result.output.count("this reverses it") == 1
+
+
+# --- approving does only what the person is shown ---------------------------------------
+
+
+def test_an_item_link_an_agent_wrote_never_makes_approving_supersede_what_it_names(git_repo):
+    # The tester's repro: an agent proposes a harmless note linking `item:<a person's
+    # rule>`, then updates its own proposal, which files a replacement keeping the link.
+    # Approving that replacement retired the rule, and said nothing of it.
+    from kenning import proposals
+    from kenning import where as where_mod
+
+    with opened() as store:
+        rule = person(store, "Always run the full test suite before pushing")
+        ctx = proposals.AgentContext("claude", where_mod.detect(git_repo, env={}))
+        note = proposals.propose(
+            store,
+            ctx,
+            "Typo fix list for README",
+            scope="repo",
+            evidence="e",
+            links=[f"item:{rule.id}"],
+        )
+        replacement, in_place = proposals.update(
+            store,
+            ctx,
+            note.id,
+            "Typo fix list (two more)",
+            expected_revision=note.revision,
+            evidence="e",
+        )
+        assert not in_place and replacement.status is Status.PROPOSED
+        assert items.to_supersede(store, replacement) is None
+    shown = ken("show", replacement.id)
+    assert f"replaces  {note.id[-6:].lower()} (proposed)" in shown.output
+    assert "supersedes" not in shown.output
+    done = ken("approve", replacement.id)
+    assert done.exit_code == 0, done.output
+    assert "superseded" not in done.output
+    with opened() as store:
+        assert store.get_item(rule.id).status is Status.ACTIVE
+        assert [r.change for r in store.revisions(rule.id)] == ["add"]
+
+
+def test_approving_a_replacement_supersedes_the_memory_it_was_filed_for_and_says_so(git_repo):
+    from kenning import proposals
+    from kenning import where as where_mod
+
+    with opened() as store:
+        rule = person(store, "Deploys go through make ship", kind="decision")
+        other = person(store, "Releases are tagged on main", kind="decision")
+        ctx = proposals.AgentContext("claude", where_mod.detect(git_repo, env={}))
+        replacement, _ = proposals.update(
+            store,
+            ctx,
+            rule.id,
+            "Deploys go through make release\nmake ship was renamed",
+            expected_revision=rule.revision,
+            evidence="the Makefile says so",
+        )
+        # A link the agent adds to its replacement is a reference too.
+        replacement = items.change(store, replacement.id, add_links=[f"item:{other.id}"])
+        assert items.to_supersede(store, replacement) == rule
+    short = rule.id[-6:].lower()
+    shown = ken("show", replacement.id)
+    assert f"replaces  {short} (active): Deploys go through make ship; approving this " in (
+        shown.output
+    )
+    assert ken("show", replacement.id, "--json").output.count(f'"replaces": "{rule.id}"') == 1
+    card = run_review(keys="q").output
+    assert "approving it supersedes (retires):" in card
+    assert f"{short} (global): Deploys go through make ship" in card
+    done = ken("approve", replacement.id)
+    assert done.exit_code == 0, done.output
+    assert f"superseded {short} (global), which it replaces: Deploys go through make ship" in (
+        done.output
+    )
+    with opened() as store:
+        assert store.get_item(rule.id).status is Status.SUPERSEDED
+        assert store.get_item(other.id).status is Status.ACTIVE

@@ -13,9 +13,14 @@ clears them has the user's rights (docs/explanation/agent-detection.md).
 
 `KEN_AGENT` names an agent kenning does not know; it never renames one it does, nor
 makes a shell a person's. So an agent's own markers win over it (Claude's model setting
-`KEN_AGENT=codex` is still Claude), and a value that is no agent's name (blank, `user`,
-`ken`, ...: the names memory gives a person) marks an agent all the same, one kenning
-cannot name.
+`KEN_AGENT=codex` is still Claude), and a value that is no agent's name (empty, blank,
+`user`, `ken`, ...: the names memory gives a person) marks an agent all the same, one
+kenning cannot name.
+
+No marker switches one agent for another either. Where the markers of two agents are set
+(Codex's model setting `CLAUDECODE=1`, or one agent started from another's shell), no
+order among agents could say which is there, so the shell is an agent's that kenning
+cannot name (UNNAMED): it owns no note, neither agent's, and still decides nothing.
 """
 
 from __future__ import annotations
@@ -36,13 +41,16 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,39}")
 
 
 def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
-    """The agent whose shell this is, or None for a person's own shell."""
+    """The agent whose shell this is, or None for a person's own shell: UNNAMED where
+    two agents' markers are set, or KEN_AGENT (even empty) names no agent."""
     env = paths.environ() if env is None else env
     found = agents.from_env(env)
-    if found is not None:
-        return found.name
+    if len(found) > 1:
+        return UNNAMED
+    if found:
+        return found[0].name
     named = env.get("KEN_AGENT")
-    return agent_name(named) if named else None
+    return None if named is None else agent_name(named)
 
 
 def agent_name(text: str) -> str:

@@ -121,6 +121,7 @@ class Detail:
     history: tuple[Revision, ...]
     session: Session | None
     neighbours: tuple[review.Neighbour, ...] = ()
+    supersedes: Item | None = None  # what approving it retires
 
 
 def detail(store: Store, item_id: str) -> Detail:
@@ -128,7 +129,7 @@ def detail(store: Store, item_id: str) -> Detail:
     history = tuple(store.revisions(item.id))
     if item.status is Status.PROPOSED:
         ctx = review.context(store, item)
-        return Detail(item, history, ctx.session, ctx.neighbours)
+        return Detail(item, history, ctx.session, ctx.neighbours, ctx.supersedes)
     return Detail(item, history, review.session_of(store, item))
 
 

@@ -233,7 +233,9 @@ def _new(
     from kenning import items
 
     now = now_iso()
-    links = (f"file:{memory.path}",) + ((f"item:{replaces.id}",) if replaces else ())
+    links = [f"file:{memory.path}"]
+    if replaces is not None:
+        links = items.replacement_links(links, replaces.id)
     return replace(
         items.new_item(
             "x",

@@ -42,6 +42,7 @@ from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import cut_to, one_line, toml_string
+from kenning.printable import clean
 from kenning.redact import redact
 from kenning.store import ItemQuery, SessionQuery, Store
 from kenning.where import Where
@@ -209,7 +210,7 @@ def _line_sessions(store: Store, where: Where) -> list[Session]:
 
 
 def _handoff_lines(item: Item, label: str, *, body: bool = True) -> list[str]:
-    lines = [f"- {label}: {item.title} [m:{short_id(item.id)}]"]
+    lines = [f"- {label}: {clean(item.title, one_line=True)} [m:{short_id(item.id)}]"]
     if body:
         for line in item.body.splitlines():
             if not line.strip() or line.startswith("Transcript:"):
@@ -285,7 +286,10 @@ def since_pack(
     ]
     lines.append("")
     lines.append("## Added to memory since")
-    lines += [f"- ({i.kind.value}) {i.title} [m:{short_id(i.id)}]" for i in added[:20]]
+    lines += [
+        f"- ({i.kind.value}) {clean(i.title, one_line=True)} [m:{short_id(i.id)}]"
+        for i in added[:20]
+    ]
     if not added:
         lines.append("nothing")
     lines.append("")

@@ -171,11 +171,17 @@ _MARKER_BRACKETS = re.compile(r"\[redacted:([a-z0-9_]+)\]")
 _TAG_MARKER = re.compile(r"(?<!\[)redacted:([a-z0-9_]+)")
 
 
+# What `str.splitlines` breaks a line at, but the newline that ends a title.
+_LINE_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
 def split_text(text: str) -> tuple[str, str]:
     """The first non-empty line is the title; the rest, trimmed, is the body. A NUL is
-    dropped: it means nothing in a memory, and packs would give it to agents raw."""
+    dropped: it means nothing in a memory, and packs would give it to agents raw. A
+    title is one line wherever it is read: any other line break in it (a carriage
+    return, U+2028, ...) is a space."""
     lines = text.replace("\x00", "").replace("\r\n", "\n").strip().split("\n")
-    title = lines[0].strip().lstrip("#").strip() if lines else ""
+    title = _LINE_BREAKS.sub(" ", lines[0]).strip().lstrip("#").strip() if lines else ""
     body = "\n".join(lines[1:]).strip("\n").rstrip()
     if not title:
         raise InvalidInput("the memory is empty: give a title on its first line")
@@ -735,29 +741,61 @@ _TARGET = {
 REPLACES = "replace"  # the change that files a proposed replacement of another item
 
 
-def _supersede_replaced(store: Store, item: Item) -> None:
-    """Approving a proposed replacement supersedes the items it replaces."""
+def replacement_links(links: Iterable[str | Link], replaced: str) -> list[str]:
+    """The links of a proposed replacement of memory `replaced`: `links` (the original's)
+    and, last, `item:<replaced>`, which is how `replaced_by` knows what it replaces."""
+    mine = f"item:{replaced}"
+    return [*(str(x) for x in links if str(x) != mine), mine]
+
+
+def replaced_by(store: Store, item: Item) -> Item | None:
+    """The memory a proposed replacement was filed for, or None for any other memory.
+
+    Only kenning files a replacement (an agent's `memory_update` of a memory not its own,
+    `ken collect` revising an approved one): its first version is a `REPLACES` change
+    whose last link kenning put there (`replacement_links`). Any other `item:` link, one
+    an agent wrote in its proposal and the replacement kept, is a reference and replaces
+    nothing, so approving never retires a memory the person was not shown."""
     history = store.revisions(item.id)
-    if not history or history[0].change != REPLACES:
-        return
-    for link in item.links:
-        if link.type != "item":
-            continue
-        try:
-            old = store.get_item(link.target)
-        except NotFound:
-            continue
-        if old.status is Status.ACTIVE:
-            store.replace_item(
-                replace(
-                    old,
-                    status=Status.SUPERSEDED,
-                    updated_at=now_iso(),
-                    links=(*old.links, Link("item", item.id)),
-                    revision=ids.new_ulid(),
-                ),
-                "supersede",
-            )
+    if not history or history[0].change != REPLACES or not history[0].links:
+        return None
+    try:
+        link = Link.parse(history[0].links[-1])
+    except ValueError:
+        return None
+    if link.type != "item" or link.target == item.id:
+        return None
+    try:
+        return store.get_item(link.target)
+    except NotFound:
+        return None
+
+
+def to_supersede(store: Store, item: Item) -> Item | None:
+    """The memory approving `item` would supersede: the active one a proposed replacement
+    was filed for; None when approving it retires nothing."""
+    if item.status is not Status.PROPOSED:
+        return None
+    old = replaced_by(store, item)
+    return old if old is not None and old.status is Status.ACTIVE else None
+
+
+def _supersede_replaced(store: Store, item: Item) -> Item | None:
+    """Approving a proposed replacement supersedes the memory it was filed for (and no
+    other); returns that memory as superseded, or None."""
+    old = replaced_by(store, item)
+    if old is None or old.status is not Status.ACTIVE:
+        return None
+    return store.replace_item(
+        replace(
+            old,
+            status=Status.SUPERSEDED,
+            updated_at=now_iso(),
+            links=(*old.links, Link("item", item.id)),
+            revision=ids.new_ulid(),
+        ),
+        "supersede",
+    )
 
 
 def allowed_from(action: str) -> tuple[Status, ...]:

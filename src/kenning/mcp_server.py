@@ -37,7 +37,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import Field, ValidationError
 
-from kenning import deliver, items, plans, proposals
+from kenning import deliver, items, plans, printable, proposals
 from kenning import lessons as run_lessons
 from kenning import where as where_mod
 from kenning.config import Config
@@ -151,9 +151,24 @@ class Memory:
             self._identity = None  # the agent's session may have changed since the last call
             try:
                 self.config = Config()  # the person may have flipped a switch meanwhile
-                return fn(*args, **kwargs)
+                return _shown(fn(*args, **kwargs))
             except KenningError as exc:
                 raise ToolError(str(exc)) from None
+
+
+def _shown(value: Any) -> Any:
+    """A tool's answer (parsed JSON) with every text in it as `ken show` shows it
+    (`printable.clean`): a memory's carriage return, U+2028 or other line break but the
+    newline, and its control characters, escaped. JSON escapes a carriage return but not
+    U+2028 or U+0085, and the model reads the answer's text: a title must not start a
+    line of its own there."""
+    if isinstance(value, str):
+        return printable.clean(value)
+    if isinstance(value, list | tuple):
+        return [_shown(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _shown(v) for k, v in value.items()}
+    return value
 
 
 def _redacted(

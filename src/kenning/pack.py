@@ -31,6 +31,7 @@ from kenning import handoffs
 from kenning.ids import short_id
 from kenning.model import Item, Session, kinds_where
 from kenning.policy import unreviewed_from
+from kenning.printable import clean
 from kenning.store import ItemQuery, SessionQuery, Store
 from kenning.tokens import estimate_tokens
 
@@ -106,11 +107,16 @@ def body_line(body: str) -> str:
 
 
 def render_item(item: Item, max_chars: int = 400, kind_label: bool = True) -> str:
-    """One item as a Markdown bullet ending in its id marker; long bodies are cut."""
+    """One item as a Markdown bullet ending in its id marker; long bodies are cut.
+
+    One line whatever the memory holds: a title with a carriage return, U+2028 or any
+    other character `str.splitlines` breaks at would start a line of its own in what the
+    agent reads (a forged `## Preferences and corrections` heading with no unreviewed
+    label), so each is shown escaped, as `ken list` shows it (`printable.clean`)."""
     short = short_id(item.id)
     label = f"({item.kind.value}) " if kind_label else ""
     body = body_line(item.body)
-    text = f"{item.title}: {body}" if body else item.title
+    text = clean(f"{item.title}: {body}" if body else item.title, one_line=True)
     if len(text) > max_chars:
         text = text[: max(0, max_chars - 1)].rstrip() + f"… [cut: ken show {short}]"
     agent = unreviewed_from(item)
@@ -125,7 +131,8 @@ def render_session(session: Session) -> str:
     commits = len(session.commits)
     tail = f"; {commits} commit{'s' if commits != 1 else ''}" if commits else ""
     quoted = f': "{prompt}"' if prompt else ""
-    return f"- {when} UTC, {who}{quoted}{tail}"
+    # The model's name is what the agent's hook payload said: one line too.
+    return clean(f"- {when} UTC, {who}{quoted}{tail}", one_line=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,10 +20,14 @@ without repeating the rule.
   and whatever it writes to a shared scope (repo, workspace, agent, global, another
   place's working scope) wait as proposals. A write to a shared scope needs evidence.
 - **Changing** an item is free for an agent only on its own active working note: one
-  that agent wrote (its provenance names it), in one of its own scopes. A person's
-  note, or another agent's, in the same workstream is not its own; changing anything
-  else needs a person. An agent kenning cannot name (`UNKNOWN_AGENT`) owns no note: two
-  such are not known to be the same agent. **Deciding** (approve, reject, archive, dismiss,
+  that agent wrote (its provenance names it), in one of its own scopes, that no person
+  has vouched for. A person's note, or another agent's, in the same workstream is not
+  its own; nor is its own once a person approved (or restored) it or it is pinned:
+  packs tell that one with the person's stamp (no unreviewed label, or atop every
+  pack), which a rewrite must not keep. Changing anything else needs a person (through
+  MCP an update of it is a proposed replacement the person reviews). An agent kenning
+  cannot name (`UNKNOWN_AGENT`) owns no note: two such are not known to be the same
+  agent. **Deciding** (approve, reject, archive, dismiss,
   restore, forget, applying a maintenance plan) always needs a person; an agent may
   draft and preview a plan (`kenning.plans`), never apply it.
 - **A person** is there only when the actor is one. Inside an agent's shell there is
@@ -188,14 +192,18 @@ def is_free_for(
 ) -> bool:
     """Whether `actor` may change `item` without a person: always for a person; for an
     agent only its own active working note (one it wrote: a person's note, or another
-    agent's, in the same workstream is theirs), kept a working note in its own scopes.
-    An agent that could not be named wrote no note kenning can tell is its own."""
+    agent's, in the same workstream is theirs), kept a working note in its own scopes,
+    while no person has reviewed it and it is not pinned (the person's stamp would be
+    kept on text they never saw). An agent that could not be named wrote no note kenning
+    can tell is its own."""
     if actor.is_person:
         return True
     scopes = [item.scope] + ([new_scope] if new_scope else [])
     kinds = [item.kind] + ([new_kind] if new_kind else [])
     return (
         item.status is Status.ACTIVE
+        and item.reviewed_at is None
+        and not item.pinned
         and actor.agent != UNKNOWN_AGENT
         and item.provenance.who == actor.agent
         and all(actor.owns(s) for s in scopes)

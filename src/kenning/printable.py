@@ -6,6 +6,11 @@ in a terminal, a carriage return can print over it, a bidi override can reverse 
 face that shows such text to a person (the CLI's lines, the panel's rows and details)
 passes it through `clean`, which shows those characters escaped (`\\x1b`, `\\u202e`)
 instead of letting the terminal act on them.
+
+What kenning gives an agent goes through it too (a pack's or recall's line for a memory,
+`/recall`'s list, every MCP answer): there a carriage return, U+2028 or any other
+character `str.splitlines` breaks at would start a line of the agent's context, where
+an agent's note could pass for a `## Preferences and corrections` section of its own.
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@
   wherever they go, and so does anything in a shared scope (repo, workspace, agent,
   global), which also needs evidence: the excerpt that prompted it.
 - An update names the revision it expects. One to the agent's own working note (one it
-  wrote) replaces it; one to anything else, a person's note or another agent's in the
-  same workstream included, files a proposed replacement linked to the original.
+  wrote, that no person approved or pinned) replaces it; one to anything else, a
+  person's note or another agent's in the same workstream included, files a proposed
+  replacement linked to the original, which approving it supersedes
+  (`items.replaced_by`).
 - Agents never delete, approve or reject.
 """
 
@@ -136,7 +138,7 @@ def update(
         scope=current.scope,
         kind=current.kind,
         tags=current.tags,
-        links=[*(str(x) for x in current.links), f"item:{current.id}"],
+        links=items.replacement_links(current.links, current.id),
         status=Status.PROPOSED,
         evidence=evidence,
         provenance=ctx.provenance(),

@@ -7,7 +7,8 @@ proposals one at a time and `ken panel` lists them; both read them here:
   cap (rules a person gave first, status notes last, then uses), read from the store a
   page at a time (`rank.query`), so a long queue is never read whole to show its top;
 - **with its context**: who proposed it and why (the evidence, the session that wrote it
-  and the prompt that started that session), and the memories already told that it
+  and the prompt that started that session), the memory approving it supersedes (for a
+  replacement kenning filed: `items.to_supersede`), and the memories already told that it
   repeats or reverses, found as `ken curate` finds them (`kenning.statements`: the same
   statement in other words, or a rule turned around), so a person sees "this is already
   there" before approving a copy;
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kenning import curate, rank, statements
+from kenning import curate, items, rank, statements
 from kenning.errors import NotFound
 from kenning.model import Item, Session, Status
 from kenning.store import ItemQuery, Store, Term, Words
@@ -49,6 +50,7 @@ class Context:
     item: Item
     session: Session | None  # the session that proposed it, when it is still recorded
     neighbours: tuple[Neighbour, ...]
+    supersedes: Item | None = None  # what approving it retires, the person is shown
 
 
 def waiting_query(
@@ -157,5 +159,11 @@ def neighbours(store: Store, item: Item, limit: int = SHOWN) -> list[Neighbour]:
 
 
 def context(store: Store, item: Item) -> Context:
-    """`item` with its session and the memories it repeats or reverses."""
-    return Context(item, session_of(store, item), tuple(neighbours(store, item)))
+    """`item` with its session, the memory approving it supersedes and the memories it
+    repeats or reverses."""
+    return Context(
+        item,
+        session_of(store, item),
+        tuple(neighbours(store, item)),
+        items.to_supersede(store, item),
+    )

@@ -29,6 +29,7 @@ from kenning.agents.agent import Agent
 from kenning.errors import InvalidInput, KenningError
 from kenning.ids import short_id
 from kenning.model import Scope, ScopeType, Status
+from kenning.printable import clean
 from kenning.store import Store
 from kenning.where import Where
 
@@ -104,7 +105,8 @@ def _remember(
         if held is not None:  # typed again: one memory, not two
             return (
                 f"kenning holds this already: [m:{short_id(held.id)}] in {scope} "
-                f'({held.status.value}): "{held.title}". Tell the person so in one short line.'
+                f'({held.status.value}): "{clean(held.title, one_line=True)}". '
+                "Tell the person so in one short line."
             )
         item = items.add(
             store,
@@ -125,7 +127,8 @@ def _remember(
     )
     return (
         f"kenning {what} memory [m:{short_id(item.id)}] in {item.scope}: "
-        f'"{item.title}". Tell the person so in one short line; do nothing else.'
+        f'"{clean(item.title, one_line=True)}". Tell the person so in one short line; '
+        "do nothing else."
     )
 
 
@@ -144,7 +147,10 @@ def _recall(store: Store, words: str, where: Where, withheld: frozenset[str]) ->
         hits = []
     if not hits:
         return f'kenning holds nothing for "{words}" here. Tell the person so in one line.'
-    lines = [f"- ({i.kind.value}) {i.title} [m:{short_id(i.id)}] ({i.scope})" for i in hits]
+    lines = [
+        f"- ({i.kind.value}) {clean(i.title, one_line=True)} [m:{short_id(i.id)}] ({i.scope})"
+        for i in hits
+    ]
     return (
         f'What kenning\'s memory holds for "{words}" here, best first. Show the person this '
         "list as it is, and nothing else:\n" + "\n".join(lines)

@@ -54,12 +54,10 @@ def from_payload(payload: Mapping[str, Any]) -> Agent:
     return next(iter(AGENTS.values()))
 
 
-def from_env(env: Mapping[str, str]) -> Agent | None:
-    """The agent whose shell this environment is, by the variables it sets."""
-    for agent in AGENTS.values():
-        if any(env.get(var) for var in agent.env_markers):
-            return agent
-    return None
+def from_env(env: Mapping[str, str]) -> list[Agent]:
+    """Every agent whose shell this environment says it is, by the variables it sets:
+    more than one when several agents' are set (`agentenv.detect_agent` decides then)."""
+    return [a for a in AGENTS.values() if any(env.get(var) for var in a.env_markers)]
 
 
 def from_mcp_client(name: str) -> Agent | None:
@@ -75,7 +73,13 @@ def shell_marks(agent: Agent, env: Mapping[str, str]) -> list[str]:
     never carry: a hook of `agent` with any of them was not run by `agent` itself from
     a person's terminal, but from an agent's shell (by a model, or in an agent started
     from one)."""
-    return [v for v in SHELL_ENV if env.get(v) and v not in agent.hook_markers]
+    return [v for v in SHELL_ENV if _marks(v, env) and v not in agent.hook_markers]
+
+
+def _marks(var: str, env: Mapping[str, str]) -> bool:
+    """Whether `var` marks `env` as an agent's shell: set to anything, or for KEN_AGENT
+    set at all (`KEN_AGENT=$NAME tool` with NAME unset is still a wrapper's)."""
+    return bool(env.get(var)) or (var == "KEN_AGENT" and var in env)
 
 
 def from_process(name: str) -> Agent | None:

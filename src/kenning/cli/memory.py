@@ -217,9 +217,14 @@ def show(state: State, ref: str) -> Result:
     """Show one memory: text, provenance, tags, links, uses, expiry and versions."""
     item = deliver.check_visible(items.get(state.store, ref), state.withheld())
     history = state.store.revisions(item.id)
+    replaces = items.replaced_by(state.store, item)
     return Result(
-        data={**item.to_dict(), "history": [r.to_dict() for r in history]},
-        text=lambda: output.show_item(item, history),
+        data={
+            **item.to_dict(),
+            "replaces": replaces.id if replaces else None,
+            "history": [r.to_dict() for r in history],
+        },
+        text=lambda: output.show_item(item, history, replaces),
     )
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from kenning.ids import short_id
-from kenning.model import Item, Revision
+from kenning.model import Item, Revision, Status
 from kenning.printable import clean
 
 
@@ -186,7 +186,17 @@ def render_items(items: Sequence[Item], scores: Sequence[float] | None = None) -
     return render_table(headers, rows)
 
 
-def show_item(item: Item, history: Sequence[Revision]) -> None:
+def _replaces(item: Item, old: Item | None) -> list[tuple[str, str]]:
+    """The line naming the memory a replacement was filed for, and what approving does."""
+    if old is None:
+        return []
+    line = f"{short_id(old.id)} ({old.status.value}): {old.title}"
+    if item.status is Status.PROPOSED and old.status is Status.ACTIVE:
+        line += "; approving this supersedes it"
+    return [("replaces", line)]
+
+
+def show_item(item: Item, history: Sequence[Revision], replaces: Item | None = None) -> None:
     lines = [f"# {item.title}"]
     if item.body:
         lines += ["", item.body]
@@ -204,6 +214,7 @@ def show_item(item: Item, history: Sequence[Revision]) -> None:
         ("pinned", "yes" if item.pinned else "no"),
         ("tags", ", ".join(item.tags) or "-"),
         ("links", ", ".join(str(x) for x in item.links) or "-"),
+        *_replaces(item, replaces),
         ("created", item.created_at),
         ("updated", item.updated_at),
         ("reviewed", item.reviewed_at or "-"),

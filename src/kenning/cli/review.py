@@ -91,6 +91,10 @@ def _card(ctx: review.Context, position: int, total: int) -> None:
         )
     elif prov.session:
         _out(f"session {prov.session} (no longer recorded)")
+    if ctx.supersedes is not None:
+        old = ctx.supersedes
+        _out("approving it supersedes (retires):", bold=True)
+        _out(f"  {short_id(old.id)} ({old.scope}): {old.title}")
     if ctx.neighbours:
         _out("already in memory:", bold=True)
         for n in ctx.neighbours:

@@ -55,13 +55,25 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
                 raise click.UsageError("--scope and --kind choose what --all decides")
             chosen = _all_or_nothing(state, refs, action)
             actor = policy.require_person(state.actor(), f"{action} {' '.join(refs)}")
+        # What approving a replacement retires, said with it: approving does only what the
+        # person is told.
+        retires = {
+            i.id: old
+            for i in chosen
+            if action == "approve" and (old := items.to_supersede(state.store, i)) is not None
+        }
         done = [items.set_status(state.store, i.id, action, actor=actor) for i in chosen]
-        return Result(data=[i.to_dict() for i in done], text=lambda: _decided(past, done))
+        return Result(data=[i.to_dict() for i in done], text=lambda: _decided(past, done, retires))
 
-    def _decided(past: str, done: Sequence[Item]) -> None:
+    def _decided(past: str, done: Sequence[Item], retires: dict[str, Item]) -> None:
         for item in done:
             status = f" as {item.status.value}" if action == "restore" else ""
             say(f"{past} {short_id(item.id)}{status}: {item.title}")
+            if item.id in retires:
+                old = retires[item.id]
+                say(
+                    f"  superseded {short_id(old.id)} ({old.scope}), which it replaces: {old.title}"
+                )
 
     if batch:
         command = click.option("--yes", "-y", is_flag=True, help="Do not ask first.")(command)
@@ -109,7 +121,9 @@ def _waiting_batch(
         return []
     if not yes:
         for item in chosen[:10]:
-            say(f"  {short_id(item.id)}  {item.kind.value:<10}  {item.title}")
+            old = items.to_supersede(state.store, item) if action == "approve" else None
+            retires = f"  (supersedes {short_id(old.id)}: {old.title})" if old else ""
+            say(f"  {short_id(item.id)}  {item.kind.value:<10}  {item.title}{retires}")
         if len(chosen) > 10:
             say(f"  ... and {len(chosen) - 10} more")
         what = memories(len(chosen), "waiting") + filters

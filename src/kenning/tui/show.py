@@ -124,6 +124,10 @@ def memory(detail: Detail) -> Text:
         f", last {when(item.last_used_at)}" if item.last_used_at else ""
     )
     _line(out, "told", used)
+    if detail.supersedes is not None:
+        old = detail.supersedes
+        out.append("\napproving it supersedes:\n", style="bold")
+        out.append(f"  {short_id(old.id)} ({clean(str(old.scope))}): {flat(old.title)}\n")
     if detail.neighbours:
         out.append("\nalready in memory:\n", style="bold")
         for n in detail.neighbours:
