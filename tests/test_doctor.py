@@ -173,16 +173,34 @@ def test_integrate_mcp_says_it_bakes_the_store_in(tmp_path: Path) -> None:
     assert "run `ken integrate gemini --mcp` again without them" in notes[0]
 
 
-def test_ken_mcp_without_the_sdk_prints_one_line_with_the_install_command() -> None:
+@pytest.mark.parametrize("missing", ["mcp", "mcp_types", "anyio", "pydantic"])
+def test_ken_mcp_without_the_sdk_prints_one_line_with_the_install_command(missing: str) -> None:
+    # A plain `pip install kenning` has neither the SDK nor what it needs (anyio first).
     done = run_python(
-        "import sys; sys.modules['mcp'] = None\nfrom kenning.entry import main\nmain(['mcp'])\n"
+        f"import sys; sys.modules[{missing!r}] = None\n"
+        "from kenning.entry import main\nmain(['mcp'])\n"
     )
     assert done.returncode == 1
     line = one_line_error(done.stderr)
     assert line == (
-        "ken: `ken mcp` needs the MCP SDK, which is not installed for this kenning: "
-        f"{sys.executable} -m pip install 'mcp>=2.3,<3'"
+        "ken: `ken mcp` needs the MCP SDK, which is not installed for this kenning "
+        f"(no module {missing!r}): {sys.executable} -m pip install 'mcp>=2.3,<3'"
     )
+    assert done.stdout == ""
+
+
+def test_ken_mcp_with_a_config_that_does_not_parse_says_so_in_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "config" / "kenning" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[memory]\nenabled = true\n[memory]\n")
+    done = run_python(
+        "from kenning.entry import main\nmain(['mcp'])\n",
+        env={"XDG_CONFIG_HOME": str(tmp_path / "config")},
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1
+    line = one_line_error(done.stderr)
+    assert line.startswith("ken: `ken mcp` cannot start: ") and "config.toml" in line
     assert done.stdout == ""
 
 

@@ -17,19 +17,7 @@ def main(argv: list[str] | None = None) -> None:
     if args[:1] == ["hook"] and not set(args[1:]) & {"-h", "--help"}:
         raise SystemExit(hook(args[1:]))
     if args[:1] == ["mcp"] and not set(args[1:]) & {"-h", "--help"}:
-        try:
-            from kenning.mcp_server import main as mcp_main
-        except ModuleNotFoundError as exc:
-            if (exc.name or "").split(".")[0] not in ("mcp", "pydantic"):
-                raise
-            from kenning.integrate import mcp_install_hint
-
-            sys.stderr.write(
-                f"ken: `ken mcp` needs the MCP SDK, which is not installed for this kenning: "
-                f"{mcp_install_hint()}\n"
-            )
-            raise SystemExit(1) from None
-        raise SystemExit(mcp_main())
+        raise SystemExit(mcp())
     for number, arg in enumerate(args, 1):
         if not _is_text(arg):
             # Python keeps bytes that are not UTF-8 as lone surrogates, which nothing can
@@ -39,6 +27,32 @@ def main(argv: list[str] | None = None) -> None:
     from kenning.cli import cli
 
     cli.main(args=args, prog_name="ken")
+
+
+def mcp() -> int:
+    """`ken mcp`: the MCP server, or one line saying why it cannot start."""
+    try:
+        from kenning.mcp_server import main as mcp_main
+    except ModuleNotFoundError as exc:
+        # Whatever is missing that is not kenning's own is the SDK or what it needs
+        # (mcp, mcp_types, pydantic, anyio, ...): a plain `pip install kenning` has none.
+        missing = (exc.name or "kenning").split(".")[0]
+        if missing == "kenning":
+            raise
+        from kenning.integrate import mcp_install_hint
+
+        sys.stderr.write(
+            f"ken: `ken mcp` needs the MCP SDK, which is not installed for this kenning "
+            f"(no module {missing!r}): {mcp_install_hint()}\n"
+        )
+        return 1
+    from kenning.errors import KenningError
+
+    try:
+        return mcp_main()
+    except KenningError as exc:  # a config.toml that does not parse, a store it cannot open
+        sys.stderr.write(f"ken: `ken mcp` cannot start: {exc}\n")
+        return 1
 
 
 def _is_text(arg: str) -> bool:
