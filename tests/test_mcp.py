@@ -43,6 +43,7 @@ from kenning.ids import new_ulid
 from kenning.mcp_server import Memory, build_server
 from kenning.model import Item, Provenance
 from kenning.store import ItemQuery, open_store
+from kenning.tokens import estimate_tokens
 
 KEN = Path(sys.executable).with_name("ken")
 PASSED_ENV = (
@@ -1960,3 +1961,24 @@ def test_a_scope_that_never_applies_is_refused_in_one_line_and_still_searched(
         assert f"bad scope '{scope}'" in got[scope] and "never apply" in got[scope], got[scope]
     assert got["found"] == [old.id]
     assert "Never told" not in json.dumps([i.title for i in all_items().values()])
+
+
+def test_memory_context_takes_its_budget_from_config_as_the_session_start_pack_does(
+    git_repo: Path, seeded: dict[str, Item]
+) -> None:
+    _write_config("[memory]\nbudget = 120\n")
+
+    async def small(server: Server) -> None:
+        context = (await server.ok("memory_context"))["text"]
+        assert estimate_tokens(context) <= 120, context
+        # the opening lines shrink with the budget: the pack is the 120-token one
+        assert context == (await server.ok("memory_context", {"budget": 120}))["text"]
+        assert context != (await server.ok("memory_context", {"budget": 1500}))["text"]
+
+    drive(git_repo, small)
+    _write_config("[memory]\nbudget = 50\n")  # under the least there is: one line, naming it
+
+    async def bad(server: Server) -> None:
+        assert "memory.budget" in await server.error("memory_context")
+
+    drive(git_repo, bad)

@@ -378,7 +378,14 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
     @server.tool()
     def memory_context(
-        budget: Annotated[int, Field(ge=MIN_BUDGET, le=20000, description="Token budget")] = 1500,
+        budget: Annotated[
+            int | None,
+            Field(
+                ge=MIN_BUDGET,
+                le=20000,
+                description="Token budget (default: memory.budget, as the SessionStart pack)",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """The context pack for where you run: pinned memories, preferences and
         corrections, decisions and facts, tasks, handoffs and recent sessions."""
