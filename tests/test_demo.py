@@ -15,6 +15,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_demo_shows_what_agents_are_told_a_recall_and_a_handoff(tmp_path: Path) -> None:
     temp = tmp_path / "tmp"
     temp.mkdir()
+    # The person's own Codex settings: the handoff the tour prints never shows them.
+    codex = Path(os.environ["HOME"]) / ".codex"
+    codex.mkdir(parents=True, exist_ok=True)
+    (codex / "config.toml").write_text('developer_instructions = "MY-OWN-CODEX-RULES"\n')
     env = {"TMPDIR": str(temp), "CLAUDECODE": "1", "KEN_AGENT": "codex", "KEN_ENABLED": "0"}
     done = ken_proc("demo", env=env, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -41,6 +45,7 @@ def test_the_demo_shows_what_agents_are_told_a_recall_and_a_handoff(tmp_path: Pa
         assert found >= 0, f"not in the tour after position {at}: {step!r}"
         at = found + len(step)
     assert "ghp_4fT9" not in out.split("$ ken pack")[1]  # the secret never reached the store
+    assert "MY-OWN-CODEX-RULES" not in out
     assert not Path(os.environ["KEN_DB"]).exists()  # the person's store is never touched
     assert list(temp.iterdir()) == []  # and nothing of the tour is left behind
 

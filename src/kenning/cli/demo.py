@@ -151,10 +151,16 @@ def run_demo(keep: bool = False) -> None:
         repo = _make_repo(folder)
         os.chdir(repo)  # the tour happens in a repo, as an agent's session would
         cleared: dict[str, str | None] = dict.fromkeys(CLEARED)
+        # A home of its own too: the handoff it prints reads the agents' own settings
+        # (Codex's developer_instructions), and a tour never shows the person's.
+        (folder / "home").mkdir()
         with _env(
             KEN_DB=str(db),
+            HOME=str(folder / "home"),
             XDG_CONFIG_HOME=str(folder / "config"),
             XDG_STATE_HOME=str(folder / "state"),
+            XDG_DATA_HOME=str(folder / "data"),
+            CODEX_HOME=None,
             **cleared,
         ):
             _tour(db, repo)
