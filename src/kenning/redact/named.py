@@ -710,8 +710,8 @@ def _prose(text: str, hit: int, add: Add) -> bool:
     if _prose_verb(text, hit, add):
         return True
     m = _PROSE_BARE.match(text, hit)
-    if m is None or (hit and (text[hit - 1].isalnum() or text[hit - 1] == "_")):
-        return False
+    if m is None or (hit and (text[hit - 1].isalnum() or text[hit - 1] in "_/\\")):
+        return False  # (a file in a path names no password: awk </etc/passwd '...')
     group = m.lastgroup or "bare"  # the one of dq, sq, bare that matched
     value, end = m.group(group), m.end(group)
     if group == "bare":
