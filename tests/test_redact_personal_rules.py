@@ -370,6 +370,8 @@ def test_an_answer_after_a_security_question_on_its_line_still_goes(text: str, s
         # a line of more cells than the "header" above it is none of its rows
         "\tadd CC_FOR_BUILD, AR_FOR_BUILD, LD_FOR_BUILD.  Pass\n"
         "\tBUILD_FLAGS, which sets CC, AR, LD and NM, to each subdir.",
+        # a call's arguments: a name's brackets close what they open ("Email (work)")
+        "    base.set_login(None, host, user, passwd)\nbase.set_login(realm, host, user, passwd)",
     ],
 )
 def test_lists_of_names_and_prose_with_commas_are_no_password_managers_export(

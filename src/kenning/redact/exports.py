@@ -8,10 +8,10 @@ pastes its first rows to ask about an import.  The values under a column whose n
 in a password's or a one-time password's word are secrets, whatever their shape (a
 passphrase of words, ``Bruno18!!``): the header says so.  A column whose name only holds
 the word (Firefox's ``timePasswordChanged``, a ``password_hint``) does not count.  A header
-is a line of names, a few words each, that ends the line; a list of names that goes on
-to the next line (``"text", "password", "label",``) and prose between commas ("if you
-run one pass, it ...") are none, and a line of more cells than the header is none of its
-rows.
+is a line of names, a few words each, that ends the line; a call's arguments
+(``f(None, user, passwd)``), a list of names that goes on to the next line (``"text",
+"password", "label",``) and prose between commas ("if you run one pass, it ...") are
+none, and a line of more cells than the header is none of its rows.
 
 KeePass's XML export holds each field as ``<Key>Password</Key><Value>...</Value>``.
 """
@@ -65,10 +65,7 @@ def _table(text: str, start: int, add: Add) -> int:
     names = [text[s:e].strip().strip("\"'").strip() for s, e in header]
     if not names[-1]:
         return end  # a list that goes on to the next line ("text", "password", ...,)
-    if not all(
-        not name or (_HEADER_CELL.fullmatch(name) and len(name.split()) <= _NAME_WORDS)
-        for name in names
-    ):
+    if not all(not name or _column_name(name) for name in names):
         return end  # not names: code, or clauses of prose between commas
     columns = [i for i, name in enumerate(names) if _secret_column(name)]
     if not columns:
@@ -98,6 +95,19 @@ def _table(text: str, start: int, add: Add) -> int:
                     add((s, e, "password"))
         pos = row_end + 1
     return pos
+
+
+def _column_name(name: str) -> bool:
+    """A column's name: a few words, whose brackets close what they open ("Email (work)",
+    not a call's ``set_login(None``)."""
+    if not _HEADER_CELL.fullmatch(name) or len(name.split()) > _NAME_WORDS:
+        return False
+    depth = 0
+    for c in name:
+        depth += (c == "(") - (c == ")")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _secret_column(name: str) -> bool:
