@@ -400,3 +400,40 @@ def test_a_file_named_passwd_in_a_path_names_no_password() -> None:
     text = "awk -F: </etc/passwd '$7 ~ /bash/ {print $1}'"
     assert redact(text).text == text
     _gone("nmcli con modify home wifi-sec.psk password 'Ct8=AT/Degl'", "Ct8=AT/Degl")
+
+
+def test_another_settings_name_after_a_slash_is_no_value() -> None:
+    # prose that lists two settings as "A=/B=" (a man page's, say)
+    for text in (
+        "the folder is filled by LoadCredential=/SetCredential=. It is read-only.",
+        "by ImportCredential=/LoadCredential= (see the manual).",
+    ):
+        assert redact(text).text == text
+    _gone("SESSION_SECRET=/Qv7Xk9Lp2Tz4=", "Qv7Xk9Lp2Tz4")
+    _gone("DB_PASSWORD=/SetHunter2Now=", "SetHunter2Now")
+
+
+def test_a_keys_word_inside_another_word_names_no_key() -> None:
+    # Russian "отключить" (switch off) holds "ключ" (key); the text JSON-escaped
+    text = "перезапуск может отключить ваши сессии X11.\\n\\nЭтот сценарий"
+    assert redact(text).text == text
+    _gone("ключ от сервера Xq7#Lp2Tz9", "Xq7#Lp2Tz9")
+    _gone("de API-sleutel is Xq7#Lp2Tz9", "Xq7#Lp2Tz9")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a chave pública fica em id_ed25519.pub",
+        "la chiave è in id_rsa4096.pem",
+        "ключ лежит в id_ed25519.pub",
+        "de sleutel staat in backup2024.gpg",
+    ],
+)
+def test_a_file_that_holds_a_key_is_not_the_key(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_a_key_given_after_its_name_in_those_languages_still_goes() -> None:
+    _gone("a chave da API é Xq7#Lp2Tz9", "Xq7#Lp2Tz9")
+    _gone("la chiave del server è Xq7#Lp2Tz9", "Xq7#Lp2Tz9")
