@@ -319,3 +319,121 @@ def test_what_a_command_prints_and_commands_that_take_a_password(text: str, secr
 )
 def test_commands_labels_and_prose_that_print_or_give_no_secret(text: str) -> None:
     assert redact(text).text == text
+
+
+# Ordinary text that the rules above once changed: Python and C sources, their docs and
+# changelogs (each case written here for the rule it tests).
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "answer" on a line about questions that are no security question's
+        "# The questions put to the client last time: an answer is accepted only once.",
+        "Every question goes out once - its answer is kept in `state` between calls",
+        # ... or before the question it is the answer to: code that asks one
+        "const answer = await prompt.question('Which port should it listen on? ');",
+        "const answer = await rl.question('What is your favorite colour? ');",
+        # a line about a first school, above a long line (over 400 characters) that
+        # mentions a question: the question's line is read, not the text before it
+        "Our first school trip went to Lyon.\n"
+        + "The notes below are long, " * 18
+        + "and one question is left open.",
+    ],
+)
+def test_an_answer_on_a_line_about_questions_that_are_not_security_questions_is_left(
+    text: str,
+) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Secret question: the name of my first street? answer: Okafor Lane", "Okafor Lane"),
+        ("Secret question (mother's maiden name), answer: Okonkwo", "Okonkwo"),
+    ],
+)
+def test_an_answer_after_a_security_question_on_its_line_still_goes(text: str, secret: str) -> None:
+    _gone(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a list of names goes on to the next line: no header of a table
+        'STRING_ARGS = (\n    "text", "password", "label", "prefix",\n'
+        '    "pattern", "topic", "reason", "note",\n)',
+        "the lookup covers the group, passwd, hosts, services,\n"
+        "shadow, netgroup, and alias databases.",
+        # clauses of prose, not a header's names
+        "  but if you run a lint pass, it finds nothing, and then\n"
+        "  no problem, it reports nothing more, and it stops",
+        # a line of more cells than the "header" above it is none of its rows
+        "\tadd CC_FOR_BUILD, AR_FOR_BUILD, LD_FOR_BUILD.  Pass\n"
+        "\tBUILD_FLAGS, which sets CC, AR, LD and NM, to each subdir.",
+        # a call's arguments: a name's brackets close what they open ("Email (work)")
+        "    base.set_login(None, host, user, passwd)\nbase.set_login(realm, host, user, passwd)",
+    ],
+)
+def test_lists_of_names_and_prose_with_commas_are_no_password_managers_export(
+    text: str,
+) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # a pasted row cut short after its password is still a row
+        ("name,url,username,password,note\nmail,https://m.example,ana,Bruno18!!\n", "Bruno18!!"),
+        (
+            '"Group","Title","Username","Password","Last Modified"\n'
+            '"Root","mail","ana","oyster.paprika.Galaxy4","2026-11-03"\n',
+            "oyster.paprika.Galaxy4",
+        ),
+    ],
+)
+def test_an_exports_password_column_still_goes(text: str, secret: str) -> None:
+    _gone(text, secret)
+
+
+def test_a_file_named_passwd_in_a_path_names_no_password() -> None:
+    text = "awk -F: </etc/passwd '$7 ~ /bash/ {print $1}'"
+    assert redact(text).text == text
+    _gone("nmcli con modify home wifi-sec.psk password 'Ct8=AT/Degl'", "Ct8=AT/Degl")
+
+
+def test_another_settings_name_after_a_slash_is_no_value() -> None:
+    # prose that lists two settings as "A=/B=" (a man page's, say)
+    for text in (
+        "the folder is filled by LoadCredential=/SetCredential=. It is read-only.",
+        "by ImportCredential=/LoadCredential= (see the manual).",
+    ):
+        assert redact(text).text == text
+    _gone("SESSION_SECRET=/Qv7Xk9Lp2Tz4=", "Qv7Xk9Lp2Tz4")
+    _gone("DB_PASSWORD=/SetHunter2Now=", "SetHunter2Now")
+
+
+def test_a_keys_word_inside_another_word_names_no_key() -> None:
+    # Russian "отключить" (switch off) holds "ключ" (key); the text JSON-escaped
+    text = "перезапуск может отключить ваши сессии X11.\\n\\nЭтот сценарий"
+    assert redact(text).text == text
+    _gone("ключ от сервера Xq7#Lp2Tz9", "Xq7#Lp2Tz9")
+    _gone("de API-sleutel is Xq7#Lp2Tz9", "Xq7#Lp2Tz9")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a chave pública fica em id_ed25519.pub",
+        "la chiave è in id_rsa4096.pem",
+        "ключ лежит в id_ed25519.pub",
+        "de sleutel staat in backup2024.gpg",
+    ],
+)
+def test_a_file_that_holds_a_key_is_not_the_key(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_a_key_given_after_its_name_in_those_languages_still_goes() -> None:
+    _gone("a chave da API é Xq7#Lp2Tz9", "Xq7#Lp2Tz9")
+    _gone("la chiave del server è Xq7#Lp2Tz9", "Xq7#Lp2Tz9")

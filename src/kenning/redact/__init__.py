@@ -132,11 +132,11 @@ Redaction works in two phases over the *original* text:
    ``card_number``, ``password_hash`` and a person's own secrets (``personal``)
        A Luhn-valid card number with an expiry or CVC on its line; crypt's ``$6$...``,
        ``$apr1$``, ``$2b$`` (``$$`` escaped too); PINs and PUKs after their word, answers
-       on a security question's line, BIP-39 seed phrases (a line of 12+ listed words,
-       or a numbered grid), a TOTP setup key after its name.
+       after a security question named on their line, BIP-39 seed phrases (a line of 12+
+       listed words, or a numbered grid), a TOTP setup key after its name.
    the exports of password managers (``exports``)
-       The values under a CSV header's password or TOTP column, KeePass XML's
-       ``<Key>Password</Key><Value>``.
+       The values under a CSV header's password or TOTP column (a header of short
+       names that ends its line), KeePass XML's ``<Key>Password</Key><Value>``.
    what a command prints (``printed``)
        The value alone on the line after ``heroku auth:token``, ``security
        find-generic-password -w``, ``pass show``, ``vault kv get -field=`` and the like,

@@ -7,7 +7,11 @@ Every password manager and browser exports a CSV file with a header row (Bitward
 pastes its first rows to ask about an import.  The values under a column whose name ends
 in a password's or a one-time password's word are secrets, whatever their shape (a
 passphrase of words, ``Bruno18!!``): the header says so.  A column whose name only holds
-the word (Firefox's ``timePasswordChanged``, a ``password_hint``) does not count.
+the word (Firefox's ``timePasswordChanged``, a ``password_hint``) does not count.  A header
+is a line of names, a few words each, that ends the line; a call's arguments
+(``f(None, user, passwd)``), a list of names that goes on to the next line (``"text",
+"password", "label",``) and prose between commas ("if you run one pass, it ...") are
+none, and a line of more cells than the header is none of its rows.
 
 KeePass's XML export holds each field as ``<Key>Password</Key><Value>...</Value>``.
 """
@@ -29,6 +33,7 @@ _COLUMN_WORDS = frozenset(
 # A header's cell: a short name, quoted or not.
 _HEADER_CELL = lazy(r"[A-Za-z][A-Za-z0-9 _.()/-]{0,39}", re.ASCII)
 _HEADER_WORDS = (b"pass", b"pwd", b"totp", b"otp", b"secret")
+_NAME_WORDS = 3  # a column's name is a few words at most ("Last Modified")
 _ROWS_MAX = 2000  # rows read under one header
 _LINE_MAX = 2000  # a header is a short line: its start is looked for this far back
 
@@ -58,8 +63,10 @@ def _table(text: str, start: int, add: Add) -> int:
     if len(header) < 3:
         return end
     names = [text[s:e].strip().strip("\"'").strip() for s, e in header]
-    if not all(not name or _HEADER_CELL.fullmatch(name) for name in names):
-        return end
+    if not names[-1]:
+        return end  # a list that goes on to the next line ("text", "password", ...,)
+    if not all(not name or _column_name(name) for name in names):
+        return end  # not names: code, or clauses of prose between commas
     columns = [i for i, name in enumerate(names) if _secret_column(name)]
     if not columns:
         return end
@@ -71,6 +78,9 @@ def _table(text: str, start: int, add: Add) -> int:
         if "," not in text[pos:row_end]:
             break  # a blank line or the prose after the table
         cells = _cells(text, pos, row_end)
+        if len(cells) > len(header):
+            pos = row_end + 1
+            continue  # a row holds its header's cells (one cut short still counts)
         for i in columns:
             if i < len(cells):
                 s, e = cells[i]
@@ -85,6 +95,19 @@ def _table(text: str, start: int, add: Add) -> int:
                     add((s, e, "password"))
         pos = row_end + 1
     return pos
+
+
+def _column_name(name: str) -> bool:
+    """A column's name: a few words, whose brackets close what they open ("Email (work)",
+    not a call's ``set_login(None``)."""
+    if not _HEADER_CELL.fullmatch(name) or len(name.split()) > _NAME_WORDS:
+        return False
+    depth = 0
+    for c in name:
+        depth += (c == "(") - (c == ")")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _secret_column(name: str) -> bool:

@@ -480,7 +480,17 @@ _HUMAN_PASSWORD = lazy(r"[A-Za-z][a-z]{1,11}[._@#*+-]?[0-9]{2,6}[!?#*.$%&@]{0,3}
 
 def password_shaped(value: str) -> bool:
     """After a word that names a password: a value that can be nothing else."""
+    if _FILE_NAME.fullmatch(value):
+        return False  # where it is kept: "a chave pública fica em id_ed25519.pub"
     return _credential_shaped(value) or passphrase(value) or bool(_HUMAN_PASSWORD.fullmatch(value))
+
+
+# A file's name, of the kinds keys and passwords are kept in.
+_FILE_NAME = lazy(
+    r"[\w.-]+\.(?:pub|pem|key|crt|cer|der|p12|pfx|jks|keystore|kdbx|gpg|asc|txt|json|ya?ml"
+    r"|toml|ini|cfg|conf|env|csv|xml|log|bak)",
+    _F,
+)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -562,7 +572,11 @@ def _skip_value(value: str) -> bool:
         # another secret's name: token=access_token, CHALLENGE_PASSWORD: "challengePassword"
         flat = value.lower().replace("_", "")
         return any(word in flat for word in _SECRET_WORDS)
-    return False
+    # another setting's name after a slash, as prose lists two: LoadCredential=/SetCredential=
+    return value[:1] == "/" and _NEXT_SETTING.fullmatch(value) is not None
+
+
+_NEXT_SETTING = lazy(r"/(?:[A-Z][a-z]+){2,}=[.,;:)]?", _F)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -710,8 +724,8 @@ def _prose(text: str, hit: int, add: Add) -> bool:
     if _prose_verb(text, hit, add):
         return True
     m = _PROSE_BARE.match(text, hit)
-    if m is None or (hit and (text[hit - 1].isalnum() or text[hit - 1] == "_")):
-        return False
+    if m is None or (hit and (text[hit - 1].isalnum() or text[hit - 1] in "_/\\")):
+        return False  # (a file in a path names no password: awk </etc/passwd '...')
     group = m.lastgroup or "bare"  # the one of dq, sq, bare that matched
     value, end = m.group(group), m.end(group)
     if group == "bare":

@@ -9,7 +9,7 @@ Each starts from a literal found in the lower-cased bytes (``cv``, ``exp``, ``pi
 ``question``, a BIP-39 word's run, ``$``...), and each needs both its name and a value
 of its shape: a card number must pass Luhn's check and have an expiry or a CVC on its
 line; a PIN is four to eight digits right after its name or its "is", not a year after
-"changed in".
+"changed in"; an answer follows a security question named before it on its line.
 """
 
 from __future__ import annotations
@@ -125,28 +125,39 @@ def pins(text: str, low: bytes, add: Add) -> None:
 
 # --- security questions -----------------------------------------------------------------
 
-_QUESTION = lazy(
-    r"(?:(?i:(?:mother'?s[ \t]+)?maiden[ \t]+name|first[ \t]+(?:pet|school|car|teacher|job)"
+# A security question named by what it asks: a maiden name, a first pet, a favourite...
+_NAMED_QUESTION = (
+    r"(?i:(?:mother'?s[ \t]+)?maiden[ \t]+name|first[ \t]+(?:pet|school|car|teacher|job)"
     r"(?:'s[ \t]+name)?|childhood[ \t]+(?:friend|nickname|street|hero)"
     r"|city[ \t]+(?:you[ \t]+were|i[ \t]+was)[ \t]+born(?:[ \t]+in)?"
     r"|favou?rite[ \t]+(?:teacher|book|movie|food|colou?r|team|place|band)"
     r"|street[ \t]+you[ \t]+grew[ \t]+up[ \t]+on)"
-    r"[?]?(?:[ \t]+(?i:is|was|answer))?[ \t]*[:=]?[ \t]*"
+)
+_QUESTION = lazy(
+    r"(?:" + _NAMED_QUESTION + r"[?]?(?:[ \t]+(?i:is|was|answer))?[ \t]*[:=]?[ \t]*"
     # "answer" alone only as a label ("answer: X", "the answer is X"): a line about a
     # question says "answer" in passing too ("no question to answer here").
-    r"|(?i:answer)(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is|was)[ \t]+))"
+    r"|(?P<answer>(?i:answer))(?:[ \t]*[:=][ \t]*|[ \t]+(?i:is|was)[ \t]+))"
     r"(?P<v>[^\s,;?][^,;?\r\n]{0,59})"
 )
+# What makes "answer" a security answer's label: a security question named before it on
+# its line ("Security question: first pet? answer: X"). A line about other questions
+# (what a form asks, what the client was asked last round) says "an answer is ..." too,
+# and code names the answer before the question it asks (answer = ask("...?")).
+_SECURITY_QUESTION = lazy(r"(?i:security|secret)[ \t_-]*(?i:question)|" + _NAMED_QUESTION)
 
 
 def security_answers(text: str, low: bytes, add: Add) -> None:
     """Answers to security questions, on a line that says it gives them."""
     at = low.find(b"question")
     while at >= 0:
-        start = low.rfind(b"\n", max(0, at - 400), at) + 1
+        # the question's line, or its last 400 characters (never the text before it)
+        start = low.rfind(b"\n", max(0, at - 400), at) + 1 or max(0, at - 400)
         end = low.find(b"\n", at)
         end = len(text) if end < 0 else end
         for m in _QUESTION.finditer(text, start, end):
+            if m.group("answer") and _SECURITY_QUESTION.search(text, start, m.start()) is None:
+                continue
             value = m.group("v").rstrip(" \t.!)")
             if value and not value.endswith("?") and not _skip_value(value):
                 add((m.start("v"), m.start("v") + len(value), "password"))

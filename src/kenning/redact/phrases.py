@@ -71,6 +71,9 @@ _WORDS = (
     "sleutel",
     "nyckel",
 )
+# The words above for a key of any kind, which other words hold too (отключить, "to switch
+# off"; hoofdsleutelbos, "main keyring"): they name a key only where a word starts.
+_KEYS = ("klucz", "ключ", "clé", "chave", "chiave", "sleutel", "nyckel")
 _IS = r"(?:ist|lautet|war|c'est|c’est|est|était|este|es|era|é|è|e|jest|är|er|on|je|van)"
 _FOREIGN = lazy(
     r"(?:(?:passwort|kennwort|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|senha|wachtwoord"
@@ -380,6 +383,8 @@ def phrases(text: str, low: bytes, add: Add) -> None:
         # the English word counts only with another language's "is" close after it
         starts |= {at for at in _hits(low, b"passw") if _FOREIGN_IS.search(low, at, at + 120)}
         for at in sorted(starts):
+            if at and text[at - 1].isalpha() and text[at : at + 7].lower().startswith(_KEYS):
+                continue  # a key's word inside another word: отключить ("switch off")
             if (m := _FOREIGN.match(text, at)) is not None:
                 _value(m, add, "password")
         if b"??" in low:
