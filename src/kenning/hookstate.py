@@ -219,14 +219,14 @@ def servers() -> list[dict[str, object]]:
         status = found[socket]
         entry: dict[str, object] = {**(status or {}), "socket": socket}
         entry |= {"current": socket == mine, "running": status is not None}
-        entry["answers"] = _answers(socket)
+        entry["answers"] = answers(socket)
         if socket == mine and status is not None:
             entry["current_code"] = status.get("code_stamp") == code_stamp()
         out.append(entry)
     return out
 
 
-def _answers(path: str) -> bool:
+def answers(path: str) -> bool:
     """Whether a server takes a connection at `path` now (it is sent nothing, which a
     server reads as a probe)."""
     import socket

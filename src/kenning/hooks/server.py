@@ -47,6 +47,7 @@ from kenning.hooks import wire
 from kenning.hooks.run import OpenStores, handle_bytes
 from kenning.hookstate import (
     Refused,
+    answers,
     check_folder,
     code_digest,
     code_folder,
@@ -256,17 +257,6 @@ def serve_one(
 PROBE_AGAIN = 0.05  # seconds before a socket that did not answer is asked again
 
 
-def _answers(path: str) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(path)
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
-
-
 def _same_file(path: str, stamp: tuple[int, int] | None) -> bool:
     try:
         found = os.stat(path)
@@ -285,10 +275,10 @@ def bind(path: str) -> socket.socket | None:
         log("", "hook-server", str(exc))
         return None
     if os.path.exists(path):
-        if _answers(path):
+        if answers(path):
             return None
         time.sleep(PROBE_AGAIN)  # a server between its bind and its listen answers later
-        if _answers(path):
+        if answers(path):
             return None
         with contextlib.suppress(OSError):
             os.unlink(path)  # left behind by a server that died
