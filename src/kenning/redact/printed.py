@@ -145,9 +145,14 @@ def _next_word(text: str, end: int, add: Add, *, shaped: bool) -> None:
         return
     start = end + 1
     line_end = _line_end(text, start)
-    if _PROMPT.match(text, start, line_end):
-        return
-    m = _WORD.match(text, start, line_end)
+    if not _PROMPT.match(text, start, line_end):
+        _value_on(text, start, line_end, add, shaped=shaped)
+
+
+def _value_on(text: str, start: int, end: int, add: Add, *, shaped: bool) -> None:
+    """The value a line from ``start`` to ``end`` holds alone, unless it is a placeholder or
+    an e-mail address (or, ``shaped``, could be something other than a secret)."""
+    m = _WORD.match(text, start, end)
     if m is None:
         return
     value = m.group("v")
@@ -167,11 +172,4 @@ def _file_lines(text: str, end: int, add: Add) -> None:
         end = _line_end(text, start)
         if _PROMPT.match(text, start, end) or not text[start:end].strip():
             return
-        m = _WORD.match(text, start, end)
-        if m is None:
-            continue
-        value = m.group("v")
-        if _skip_value(value) or _EMAIL.fullmatch(value):
-            continue
-        if password_shaped(value) or _KEYISH.fullmatch(value):
-            add((m.start("v"), m.end("v"), "password"))
+        _value_on(text, start, end, add, shaped=True)
