@@ -454,6 +454,19 @@ def test_list_says_when_memories_wait_for_review():
     assert "wait for review" not in ok("list", "--status", "proposed").stderr
 
 
+def test_a_list_of_only_proposals_says_they_wait_not_that_there_are_none():
+    add("Proposal one", status=Status.PROPOSED)
+    shown = ok("list")
+    assert shown.stdout == ""
+    assert shown.stderr.splitlines() == [
+        "1 memory waits for review: `ken list --status proposed`, then `ken approve` or "
+        "`ken reject`",
+        "none is active yet: `ken review` goes through them",
+    ]
+    assert "no memories here yet" not in ok("list", "--kind", "fact").stderr
+    assert ok("list", "--status", "proposed").stdout.count("Proposal one") == 1
+
+
 def on_a_terminal(args: list[str], env: dict[str, str]) -> str:
     """Run the installed `ken` with a pseudo-terminal as stdin, stdout and stderr; what it
     wrote there."""

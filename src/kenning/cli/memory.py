@@ -196,9 +196,6 @@ def list_cmd(
 
 
 def _listed(state: State, found: Sequence[Item], query: ItemQuery, filtered: bool) -> None:
-    if not found:
-        say("no memories match" if filtered else "no memories here yet: `ken add TEXT` adds one")
-        return
     before = []
     waiting = state.store.count_items(ItemQuery(statuses=("proposed",), include_expired=True))
     if waiting and query.statuses != ("proposed",):
@@ -206,7 +203,18 @@ def _listed(state: State, found: Sequence[Item], query: ItemQuery, filtered: boo
             f"{waiting} {'memory waits' if waiting == 1 else 'memories wait'} for review: "
             "`ken list --status proposed`, then `ken approve` or `ken reject`"
         )
-    output.page(output.render_items(found), before)
+    if found:
+        output.page(output.render_items(found), before)
+        return
+    # With proposals waiting, the store is not empty: say so, not "add one".
+    for line in before:
+        say(line)
+    if filtered:
+        say("no memories match")
+    elif before:
+        say("none is active yet: `ken review` goes through them")
+    else:
+        say("no memories here yet: `ken add TEXT` adds one")
 
 
 @click.command(epilog=example("ken show 3kq9zd"))
