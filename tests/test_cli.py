@@ -117,6 +117,50 @@ def test_add_says_when_a_memory_with_the_same_text_is_already_there():
     assert "note:" not in elsewhere.stderr
 
 
+def test_add_advises_forgetting_the_new_copy_only_for_a_twin_that_is_active_or_waiting():
+    """A statement the person dismissed, rejected or archived before is mentioned, never a
+    reason to drop the memory they just added; every twin is counted."""
+    text = "Run the linters before pushing"
+    gone: dict[str, list[str]] = {}
+    with opened() as store:
+        for action in ("dismiss", "dismiss", "dismiss", "dismiss", "reject", "archive"):
+            status = Status.ACTIVE if action == "archive" else Status.PROPOSED
+            one = add(text, store=store, status=status)
+            items.set_status(store, one.id, action, reason="one_off")
+            gone.setdefault(action, []).append(one.id[-6:].lower())
+    again = ok("add", text)
+    notes = [line for line in again.stderr.splitlines() if line.startswith("note:")]
+    assert "forget" not in again.stderr
+    assert len(notes) == 3
+    said, more = notes[0].split(": ")[2].split(" and ")
+    assert notes[0].startswith("note: you dismissed the same statement before: ")
+    assert more == "1 more" and set(said.split(", ")) < set(gone["dismiss"])
+    assert notes[1] == f"note: you rejected the same statement before: {gone['reject'][0]}"
+    assert notes[2] == f"note: the same statement was archived before: {gone['archive'][0]}"
+
+    for _ in range(4):
+        ok("add", text)
+    last = ok("add", text)
+    live = [line for line in last.stderr.splitlines() if "already says the same" in line]
+    assert len(live) == 3 and all(f"`ken forget {added_id(last)}`" in line for line in live)
+    assert "note: and 2 more say the same" in last.stderr.splitlines()
+
+
+def test_an_agents_add_of_a_statement_waiting_for_review_is_not_filed_again():
+    args = ("add", "Squash before merging", "--kind", "preference", "-e", "the person said so")
+    first = ken(*args, env={"KEN_AGENT": "codex"})
+    assert first.exit_code == 0, first.output
+    again = ken(*args, env={"KEN_AGENT": "codex"})
+    assert again.exit_code == 0, again.output
+    waiting = added_id(first)
+    assert again.stdout == ""
+    assert again.stderr.strip() == (
+        f"not filed again: {waiting} in global waits for review with the same statement "
+        "(`ken approve` or `ken reject` it)"
+    )
+    assert [i["short_id"] for i in as_json("list", "--status", "proposed")] == [waiting]
+
+
 def test_add_joins_its_words_into_one_title():
     short = added_id(ok("add", "deploys", "use", "make", "release"))
     assert as_json("show", short)["title"] == "deploys use make release"
@@ -1088,7 +1132,7 @@ def test_json_output_of_reading_commands_has_stable_shapes(git_repo, monkeypatch
     monkeypatch.chdir(git_repo)
     item = add("Shape check", kind="task", links=["file:missing.txt"])
     short = item.id[-6:]
-    assert set(as_json("add", "Another")) == ITEM_KEYS | {"redacted"}
+    assert set(as_json("add", "Another")) == ITEM_KEYS | {"redacted", "filed"}
     assert all(set(i) == ITEM_KEYS for i in as_json("list"))
     assert all(set(i) == ITEM_KEYS | {"score", "every_word"} for i in as_json("search", "shape"))
     assert set(as_json("show", short)) == ITEM_KEYS | {"replaces", "history"}
