@@ -851,6 +851,24 @@ def test_an_ambiguous_session_id_says_it_matches_sessions(git_repo):
     assert told.exit_code == 1 and "matches 2 sessions" in told.stderr
 
 
+def test_every_command_taking_a_session_takes_the_start_of_its_short_id(git_repo):
+    from kenning import sessions, where
+
+    with opened() as store:
+        session = sessions.start(
+            store, agent="codex", agent_session_id="th4", where=where.detect(git_repo)
+        )
+        add("Written in that session", store=store, provenance=Provenance(session=session.id))
+    start = session.id[-6:-2].lower()
+    told = ken("told", start, "--json")
+    assert told.exit_code == 0, told.output
+    assert json.loads(told.stdout)["session"]["id"] == session.id
+    assert ken("lessons", "--session", start).exit_code == 0
+    forgot = ken("forget", "--session", start, "--yes")
+    assert forgot.exit_code == 0, forgot.output
+    assert as_json("list", "--all") == []
+
+
 def test_dismiss_without_a_reason_records_other():
     item = add("A one-off thing").id[-6:]
     assert "dismissed" in ok("dismiss", item).stderr
