@@ -117,6 +117,50 @@ def test_add_says_when_a_memory_with_the_same_text_is_already_there():
     assert "note:" not in elsewhere.stderr
 
 
+def test_add_advises_forgetting_the_new_copy_only_for_a_twin_that_is_active_or_waiting():
+    """A statement the person dismissed, rejected or archived before is mentioned, never a
+    reason to drop the memory they just added; every twin is counted."""
+    text = "Run the linters before pushing"
+    gone: dict[str, list[str]] = {}
+    with opened() as store:
+        for action in ("dismiss", "dismiss", "dismiss", "dismiss", "reject", "archive"):
+            status = Status.ACTIVE if action == "archive" else Status.PROPOSED
+            one = add(text, store=store, status=status)
+            items.set_status(store, one.id, action, reason="one_off")
+            gone.setdefault(action, []).append(one.id[-6:].lower())
+    again = ok("add", text)
+    notes = [line for line in again.stderr.splitlines() if line.startswith("note:")]
+    assert "forget" not in again.stderr
+    assert len(notes) == 3
+    said, more = notes[0].split(": ")[2].split(" and ")
+    assert notes[0].startswith("note: you dismissed the same statement before: ")
+    assert more == "1 more" and set(said.split(", ")) < set(gone["dismiss"])
+    assert notes[1] == f"note: you rejected the same statement before: {gone['reject'][0]}"
+    assert notes[2] == f"note: the same statement was archived before: {gone['archive'][0]}"
+
+    for _ in range(4):
+        ok("add", text)
+    last = ok("add", text)
+    live = [line for line in last.stderr.splitlines() if "already says the same" in line]
+    assert len(live) == 3 and all(f"`ken forget {added_id(last)}`" in line for line in live)
+    assert "note: and 2 more say the same" in last.stderr.splitlines()
+
+
+def test_an_agents_add_of_a_statement_waiting_for_review_is_not_filed_again():
+    args = ("add", "Squash before merging", "--kind", "preference", "-e", "the person said so")
+    first = ken(*args, env={"KEN_AGENT": "codex"})
+    assert first.exit_code == 0, first.output
+    again = ken(*args, env={"KEN_AGENT": "codex"})
+    assert again.exit_code == 0, again.output
+    waiting = added_id(first)
+    assert again.stdout == ""
+    assert again.stderr.strip() == (
+        f"not filed again: {waiting} in global waits for review with the same statement "
+        "(`ken approve` or `ken reject` it)"
+    )
+    assert [i["short_id"] for i in as_json("list", "--status", "proposed")] == [waiting]
+
+
 def test_add_joins_its_words_into_one_title():
     short = added_id(ok("add", "deploys", "use", "make", "release"))
     assert as_json("show", short)["title"] == "deploys use make release"
@@ -452,6 +496,19 @@ def test_list_says_when_memories_wait_for_review():
     )
     assert "Active one" in shown.stdout and "Proposal" not in shown.stdout
     assert "wait for review" not in ok("list", "--status", "proposed").stderr
+
+
+def test_a_list_of_only_proposals_says_they_wait_not_that_there_are_none():
+    add("Proposal one", status=Status.PROPOSED)
+    shown = ok("list")
+    assert shown.stdout == ""
+    assert shown.stderr.splitlines() == [
+        "1 memory waits for review: `ken list --status proposed`, then `ken approve` or "
+        "`ken reject`",
+        "none is active yet: `ken review` goes through them",
+    ]
+    assert "no memories here yet" not in ok("list", "--kind", "fact").stderr
+    assert ok("list", "--status", "proposed").stdout.count("Proposal one") == 1
 
 
 def on_a_terminal(args: list[str], env: dict[str, str]) -> str:
@@ -794,6 +851,24 @@ def test_an_ambiguous_session_id_says_it_matches_sessions(git_repo):
     assert told.exit_code == 1 and "matches 2 sessions" in told.stderr
 
 
+def test_every_command_taking_a_session_takes_the_start_of_its_short_id(git_repo):
+    from kenning import sessions, where
+
+    with opened() as store:
+        session = sessions.start(
+            store, agent="codex", agent_session_id="th4", where=where.detect(git_repo)
+        )
+        add("Written in that session", store=store, provenance=Provenance(session=session.id))
+    start = session.id[-6:-2].lower()
+    told = ken("told", start, "--json")
+    assert told.exit_code == 0, told.output
+    assert json.loads(told.stdout)["session"]["id"] == session.id
+    assert ken("lessons", "--session", start).exit_code == 0
+    forgot = ken("forget", "--session", start, "--yes")
+    assert forgot.exit_code == 0, forgot.output
+    assert as_json("list", "--all") == []
+
+
 def test_dismiss_without_a_reason_records_other():
     item = add("A one-off thing").id[-6:]
     assert "dismissed" in ok("dismiss", item).stderr
@@ -1075,7 +1150,7 @@ def test_json_output_of_reading_commands_has_stable_shapes(git_repo, monkeypatch
     monkeypatch.chdir(git_repo)
     item = add("Shape check", kind="task", links=["file:missing.txt"])
     short = item.id[-6:]
-    assert set(as_json("add", "Another")) == ITEM_KEYS | {"redacted"}
+    assert set(as_json("add", "Another")) == ITEM_KEYS | {"redacted", "filed"}
     assert all(set(i) == ITEM_KEYS for i in as_json("list"))
     assert all(set(i) == ITEM_KEYS | {"score", "every_word"} for i in as_json("search", "shape"))
     assert set(as_json("show", short)) == ITEM_KEYS | {"replaces", "history"}

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -77,6 +81,80 @@ def test_scopes_complete_from_where_you_are_and_from_the_store(git_repo: Path) -
     assert bash_values("ken list --scope proj", cwd=git_repo) == ["project:billing"]
     zsh = complete("zsh", "ken search --scope proj", cwd=git_repo)
     assert zsh == ["plain", "project\\:billing", "holds memories"]  # zsh's colons escaped
+
+
+def bash_split(line: str) -> tuple[list[str], int]:
+    """COMP_WORDS and COMP_CWORD as bash makes them for `line` (no quotes in it), the
+    cursor at its end: words end at spaces, and each character of COMP_WORDBREAKS
+    (`:` and `=` here) is a word of its own."""
+    words: list[str] = []
+    for part in line.split(" "):
+        words += [w for w in re.split(r"([:=])", part) if w] or [""]
+    return words, len(words) - 1
+
+
+def bash_completes(line: str, cwd: Path) -> str:
+    """The line after a <TAB> at its end in bash, one candidate or their common start:
+    `ken`'s bash script run by a real bash with the variables bash gives a completion
+    function, and COMPREPLY put in place of readline's word (what follows the last
+    space or character of COMP_WORDBREAKS)."""
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash here")
+    script = ken_proc(env={"_KEN_COMPLETE": "bash_source"}).stdout
+    words, cword = bash_split(line)
+    driver = (
+        script
+        + 'COMP_LINE=$1; COMP_POINT=${#1}; COMP_CWORD=$2; shift 2; COMP_WORDS=("$@")\n'
+        + f"_ken_completion {shlex.quote(str(KEN_BIN))}\n"
+        + 'printf "%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    done = subprocess.run(
+        [bash, "--norc", "--noprofile", "-c", driver, "bash", line, str(cword), *words],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    replies = done.stdout.splitlines()
+    word = re.split(r"[ :=@]", line)[-1]
+    return line[: len(line) - len(word)] + os.path.commonprefix(replies)
+
+
+def test_bash_completes_a_scope_after_its_colon_and_escapes_its_spaces(git_repo: Path) -> None:
+    """`:` is in COMP_WORDBREAKS: bash hands `repo:github.com/x` over as three words, and
+    replaces only what follows the colon; a scope's space must reach ken as one word."""
+    add("Team note", scope="workspace:my team")
+    add("Billing note", scope="project:billing")
+    for typed, completed in (
+        ("ken list --scope repo:github.com/acme/sh", "ken list --scope repo:github.com/acme/shop"),
+        ("ken list --scope repo:", "ken list --scope repo:github.com/acme/shop"),
+        ("ken add x --scope=project:bi", "ken add x --scope=project:billing"),
+        ("ken list --scope workspace:my", "ken list --scope workspace:my\\ team"),
+        ("ken list --scope worksp", "ken list --scope workspace:my\\ team"),
+        (
+            "ken search -s workstream:github.com/acme/shop#",
+            "ken search -s workstream:github.com/acme/shop#main",
+        ),
+        ("ken list --kind pr", "ken list --kind preference"),
+    ):
+        assert bash_completes(typed, git_repo) == completed, typed
+    # What bash completed is the scope itself once the shell reads the line.
+    done = subprocess.run(
+        [
+            "bash",
+            "--norc",
+            "--noprofile",
+            "-c",
+            f"{KEN_BIN} list --scope workspace:my\\ team --json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=git_repo,
+        timeout=60,
+    )
+    assert [i["title"] for i in json.loads(done.stdout)] == ["Team note"], done.stderr
 
 
 def test_completion_without_a_store_offers_no_ids_and_makes_no_store(tmp_path: Path) -> None:

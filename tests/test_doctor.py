@@ -133,6 +133,48 @@ def test_an_mcp_server_whose_python_lacks_the_sdk_fails_with_the_install_command
     assert "codex mcp sdk" not in {c["name"] for c in report["agents"]["codex"]}
 
 
+def linked_venv(folder: Path, with_mcp: bool = False) -> str:
+    """A venv as `python -m venv --without-pip` makes one on Linux: its python a link to
+    the base Python this test's venv links to as well; `with_mcp` puts a stand-in `mcp`
+    package in its own site-packages. Its Python, as a script's #! line names it."""
+    venv.create(folder, with_pip=False, symlinks=True)
+    python = folder / "bin" / "python"
+    assert python.resolve() == Path(sys.executable).resolve()  # one base Python for both
+    if with_mcp:
+        site = subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        (Path(site) / "mcp").mkdir()
+        (Path(site) / "mcp" / "__init__.py").write_text("")
+    return str(python)
+
+
+def test_the_mcp_sdk_is_asked_of_the_registered_venv_not_its_base_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two venvs on one base Python are two environments: the server's venv lacking the
+    SDK fails, with the install line for that venv, though this one has it; and the
+    other way round passes."""
+    bare = linked_venv(tmp_path / "server-venv")
+    integrate.install_mcp("codex", ken=fake_ken(tmp_path / "a", bare))
+    code, report, text = doctor()
+    sdk = named(report["agents"]["codex"], "codex mcp sdk")
+    assert code == 1 and sdk["ok"] is False
+    assert sdk["detail"].startswith(f"the MCP SDK is not installed for {bare}, the Python ")
+    assert sdk["fix"] == f"{bare} -m pip install 'mcp>=2.3,<3'"
+    assert f"fix: {bare} -m pip install" in text
+
+    equipped = linked_venv(tmp_path / "equipped-venv", with_mcp=True)
+    integrate.install_mcp("codex", ken=fake_ken(tmp_path / "b", equipped))
+    monkeypatch.setitem(sys.modules, "mcp", None)  # doctor runs where `import mcp` fails
+    code, report, _ = doctor()
+    assert code == 0, report
+    assert "codex mcp sdk" not in {c["name"] for c in report["agents"]["codex"]}
+
+
 def test_an_mcp_server_whose_command_is_gone_fails(tmp_path: Path) -> None:
     integrate.install_mcp("gemini", ken=str(tmp_path / "old-venv" / "bin" / "ken"))
     code, report, _ = doctor()

@@ -37,7 +37,7 @@ from mcp.client.stdio import stdio_client
 from mcp_types import Implementation
 
 from helpers import add, opened
-from kenning import sessions
+from kenning import items, sessions
 from kenning import where as where_mod
 from kenning.ids import new_ulid
 from kenning.mcp_server import Memory, build_server
@@ -1028,6 +1028,39 @@ def test_writes_follow_the_agent_into_its_next_session(git_repo: Path) -> None:
     assert stored(got["second"]["id"]).provenance.session == second
     with opened() as store:
         assert store.get_session(first).end_reason == "replaced"
+
+
+def test_a_statement_proposed_again_is_not_filed_twice_while_it_waits(git_repo: Path) -> None:
+    """Issue 8 item 12 brings a dismissed statement back once three more sessions repeat
+    it; a fourth repeat, with that proposal still waiting, filed a second identical one."""
+    here = where_mod.detect(git_repo)
+    text = "Always run the full test suite"
+    got: list[dict[str, Any]] = []
+
+    async def scenario(server: Server) -> None:
+        for n in range(5):
+            with opened() as store:
+                _claude_session(store, here, f"s{n}", "startup" if n == 0 else "clear")
+            answer = await server.ok("memory_propose", {"text": text, "kind": "preference"})
+            got.append(answer)
+            if n == 0:
+                with opened() as store:
+                    items.set_status(store, answer["id"], "dismiss", reason="one_off")
+
+    drive(git_repo, scenario)
+
+    assert [a["status"] for a in got] == ["proposed", "dismissed", "dismissed", "proposed"] + [
+        "proposed"
+    ]
+    assert got[4]["id"] == got[3]["id"]
+    assert got[4]["note"] == (
+        f"not filed again: the same statement waits for review already ({got[3]['short_id']}); "
+        "a person is asked once"
+    )
+    assert got[3]["note"].startswith("proposed: ")
+    with opened() as store:
+        waiting = store.list_items(ItemQuery(statuses=("proposed",)))
+    assert [i.id for i in waiting] == [got[3]["id"]]
 
 
 def test_a_refused_reflection_leaves_the_session_to_be_asked_again(git_repo: Path) -> None:

@@ -430,6 +430,45 @@ def test_an_agent_whose_session_is_unknown_counts_as_one_session(store, git_repo
     assert [i.status for i in again] == [Status.DISMISSED] * 4
 
 
+def test_an_agents_shell_writes_in_the_session_its_hooks_recorded(store, git_repo):
+    """Codex's shell names its session (CODEX_THREAD_ID): a dismissed statement its model
+    adds again from three sessions' shells comes back, as from three MCP sessions."""
+    from kenning import sessions
+
+    here = where_mod.detect(git_repo, env={})
+    recorded = {
+        thread: sessions.start(store, agent="codex", agent_session_id=thread, where=here).id
+        for thread in ("th1", "th2", "th3", "th4")
+    }
+
+    def shell_add(thread: str, text: str = "Always run the full test suite") -> dict[str, object]:
+        done = ken_proc(
+            "add",
+            text,
+            "-k",
+            "preference",
+            "-s",
+            "workstream",
+            "--json",
+            env={"CODEX_THREAD_ID": thread},
+            cwd=git_repo,
+        )
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    first = shell_add("th1")
+    assert first["provenance"].get("session") == recorded["th1"]
+    items.set_status(store, str(first["id"]), "dismiss", reason="one_off")
+    again = [shell_add(thread) for thread in ("th2", "th3", "th4")]
+    assert [a["status"] for a in again] == ["dismissed", "dismissed", "proposed"]
+    assert [a["provenance"].get("session") for a in again] == [
+        recorded[t] for t in ("th2", "th3", "th4")
+    ]
+    assert "Proposed again by 3 sessions" in str(again[-1]["evidence"])
+    # A thread no hook recorded (or another agent's) gives no session: as before.
+    assert shell_add("th9", "Keep commits small")["provenance"].get("session") is None
+
+
 def test_a_reflection_saves_one_lesson_once(store, git_repo):
     ctx = _agent_in(git_repo, "S1")
     lesson = ("Never retry the flaky payments tests", "No, don't retry them")

@@ -220,6 +220,21 @@ def test_sessions_are_stored_found_updated_and_listed(store: Store) -> None:
     assert store.open_sessions() == []
 
 
+def test_session_ids_resolve_by_their_start_their_end_and_their_short_ids_start(
+    store: Store,
+) -> None:
+    session = store.upsert_session(Session(id="01KB8N3JQ7ZT5RPXW2M4QDRYA9", agent="codex"))
+    other = store.upsert_session(
+        Session(id="01KB8P00000000000000QDZZ00", agent="claude", agent_session_id="x_y")
+    )
+    for ref in ("QDRY", "QDRYA", "QDRYA9", "M4QDRYA9", "01KB8N3J", session.id):
+        assert store.find_session_ids(ref) == [session.id], ref
+    assert store.find_session_ids("QD") == [session.id, other.id]
+    assert store.find_session_ids("DRYA") == []  # inside the short id: neither start nor end
+    assert store.find_session_ids("x_y") == [other.id]
+    assert store.find_session_ids("xzy") == []  # `_` is no wildcard
+
+
 def test_what_a_session_was_told_is_recorded_in_order(store: Store) -> None:
     session = store.upsert_session(Session(id=ids.new_ulid(), agent="codex"))
     item = store.insert_item(_item("Use pnpm"))

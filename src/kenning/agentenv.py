@@ -60,3 +60,13 @@ def agent_name(text: str) -> str:
     if _NAME.fullmatch(name) and name not in NOT_AGENTS:
         return name
     return UNNAMED
+
+
+def agent_session_id(agent: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """The session id `agent` gives its model's shells (Codex's CODEX_THREAD_ID), when it
+    gives one and this is its shell; the id its hooks record the session under."""
+    spec = agents.AGENTS.get(agent or "")
+    if spec is None or spec.session_env is None:
+        return None
+    env = paths.environ() if env is None else env
+    return (env.get(spec.session_env) or "").strip() or None

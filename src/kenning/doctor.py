@@ -197,7 +197,8 @@ def _mcp_checks(agent: str) -> list[Check]:
             Check(
                 f"{agent} mcp sdk",
                 False,
-                f"the MCP SDK is not installed for {command}, so the server cannot start",
+                f"the MCP SDK is not installed for {python}, the Python {command} runs "
+                "with, so the server cannot start",
                 integrate.mcp_install_hint(python),
             )
         )
@@ -268,8 +269,7 @@ def _kenning_of(python: str) -> str | None:
     """The folder holding the kenning `python` imports, resolved, asked of it (with this
     environment, as an agent started here passes it on); None when it has none or
     cannot tell. A Python of this one's environment imports this one's."""
-    home = os.path.dirname(os.path.dirname(os.path.abspath(python)))
-    if os.path.realpath(home) == os.path.realpath(sys.prefix):
+    if _this_environment(python):
         return _ours()
     code = (
         "import importlib.util as u, os; s = u.find_spec('kenning'); "
@@ -305,8 +305,19 @@ def _another(roots: list[str]) -> str:
     )
 
 
+def _this_environment(python: str) -> bool:
+    """Whether `python` is a Python of the environment (venv) this one runs in: the
+    folder above its bin/, as the script names it. Not the Python itself resolved: every
+    venv made from one base Python links to the same executable, each with its own
+    site-packages."""
+    home = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+    return os.path.realpath(home) == os.path.realpath(sys.prefix)
+
+
 def _has_mcp(python: str) -> bool:
-    if os.path.realpath(python) == os.path.realpath(sys.executable):
+    """Whether `python` (the MCP server's, from its script's #! line) imports the MCP SDK,
+    asked of it unless it is this environment's."""
+    if _this_environment(python):
         return importlib.util.find_spec("mcp") is not None
     try:
         done = subprocess.run(
@@ -314,6 +325,7 @@ def _has_mcp(python: str) -> bool:
             capture_output=True,
             timeout=30,
             check=False,
+            cwd="/",  # a folder named mcp where doctor runs is not the server's
         )
     except (OSError, subprocess.SubprocessError):
         return True  # cannot tell: say nothing rather than something wrong

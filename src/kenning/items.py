@@ -459,8 +459,27 @@ def _dismissed_twins(store: Store, item: Item) -> list[Item]:
     return _twins(store, item, query)
 
 
+def waiting_twin(store: Store, item: Item) -> Item | None:
+    """The proposal in `item`'s scope that is the same statement, waiting for review."""
+    return next(
+        (t for t in held_twins(store, item) if t.status is Status.PROPOSED),
+        None,
+    )
+
+
+def held_twins(store: Store, item: Item) -> list[Item]:
+    """The memories active or waiting in `item`'s scope that are the same statement."""
+    return [
+        t
+        for t in same_text(store, item, limit=20)
+        if t.scope == item.scope and t.status in (Status.ACTIVE, Status.PROPOSED)
+    ]
+
+
 def file_proposal(store: Store, item: Item) -> Item:
-    """Store an agent's proposal, unless a person dismissed the same statement before.
+    """Store an agent's proposal, unless the same statement waits for review in its scope
+    already (then that one is returned, and nothing is stored: a person is asked once),
+    or a person dismissed the same statement before.
 
     Then it is set aside (stored dismissed, with the same reason, linked to the one the
     person dismissed) until three sessions other than the first one's have proposed it
@@ -468,6 +487,9 @@ def file_proposal(store: Store, item: Item) -> Item:
     sessions asked. Nothing is lost, and a person is not asked the same thing twice
     because an agent keeps repeating it.
     """
+    waiting = waiting_twin(store, item)
+    if waiting is not None:
+        return waiting
     twins = _dismissed_twins(store, item)
     repeats = [t for t in twins if store.revisions(t.id)[0].change == REPEAT]
     decided = [t for t in twins if t not in repeats]
@@ -509,14 +531,7 @@ def held_there(store: Store, item: Item) -> Item | None:
     """The memory, active or waiting in `item`'s scope, that is the same statement: what
     flows in again (a second /remember, a lesson or summary said again) is not kept
     twice."""
-    return next(
-        (
-            t
-            for t in same_text(store, item, limit=20)
-            if t.scope == item.scope and t.status in (Status.ACTIVE, Status.PROPOSED)
-        ),
-        None,
-    )
+    return next(iter(held_twins(store, item)), None)
 
 
 def resolve(store: Store, ref: str) -> str:

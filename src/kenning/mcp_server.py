@@ -219,6 +219,13 @@ def _saved_note(item: Item) -> str:
             return "proposed: a person will review it before other sessions see it"
 
 
+def _waiting_note(item: Item) -> str:
+    return (
+        f"not filed again: the same statement waits for review already ({short_id(item.id)}); "
+        "a person is asked once"
+    )
+
+
 WRITING_TOOLS = frozenset(
     {"memory_propose", "memory_update", "memory_handoff", "record_reflection", "memory_plan_draft"}
 )
@@ -527,7 +534,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             # "" is a scope written badly, refused as a read refuses it, not the default.
             target = ctx.where.scope(scope) if scope is not None else None
             deliver.check_write(mem.config, ctx.where, [target] if target else [])
-            item = proposals.propose(
+            item, filed = proposals.propose_once(
                 mem.store,
                 ctx,
                 text,
@@ -538,7 +545,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 evidence=evidence,
             )
             given = [text, evidence, *(tags or []), *(links or [])]
-            return _redacted({**_item_brief(item), "note": _saved_note(item)}, item, given, ctx)
+            note = _saved_note(item) if filed else _waiting_note(item)
+            return _redacted({**_item_brief(item), "note": note}, item, given, ctx)
 
         result: dict[str, Any] = mem.run(work)
         return result

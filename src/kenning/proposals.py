@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from kenning import items, policy, projects
+from kenning import ids, items, policy, projects
 from kenning.errors import InvalidInput
 from kenning.lessons import REFLECTION_TAG
 from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Status
@@ -80,8 +80,27 @@ def propose(
 ) -> Item:
     """Save an agent's memory: a working note in its own scopes is active; its rules, and
     anything in a shared scope (which needs evidence), are proposed."""
+    return propose_once(
+        store, ctx, text, kind=kind, scope=scope, tags=tags, links=links, evidence=evidence
+    )[0]
+
+
+def propose_once(
+    store: Store,
+    ctx: AgentContext,
+    text: str,
+    *,
+    kind: str | None = None,
+    scope: str | None = None,
+    tags: Sequence[str] = (),
+    links: Sequence[str] = (),
+    evidence: str = "",
+) -> tuple[Item, bool]:
+    """As `propose`, and whether it was filed now: False when the same statement waited
+    for review in that scope already, and that proposal is what is returned."""
     target = ctx.where.scope(scope) if scope is not None else ctx.own_scope()
-    return items.add(
+    fresh = ids.new_ulid()
+    item = items.add(
         store,
         text,
         scope=target,
@@ -91,7 +110,9 @@ def propose(
         evidence=evidence,
         provenance=ctx.provenance(),
         actor=ctx.actor,
+        item_id=fresh,
     )
+    return item, item.id == fresh
 
 
 def update(

@@ -402,6 +402,9 @@ class Agent(NamedTuple):
     hook_only_env: tuple[str, ...] = ()
     tool_only_env: tuple[str, ...] = ()
     hook_markers: tuple[str, ...] = ()
+    # The variable its model's shells hold its own session id in (the id its hooks send),
+    # when it sets one: what `ken add` from that shell is written in.
+    session_env: str | None = None
     # Where it saves memories of its own (`ken collect` reads them), and how a checkout's
     # folder is named there (Claude: every character but letters and digits as '-').
     memory_places: Callable[[Env], list[MemoryPlace]] | None = None

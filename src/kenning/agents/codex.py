@@ -273,6 +273,7 @@ AGENT = Agent(
     memory_places=memory_places,
     commands=commands,
     tool_only_env=("CODEX_TOOL_CALL_ID", "CODEX_THREAD_ID"),
+    session_env="CODEX_THREAD_ID",
     tool_use=tool_call,
     stop_decision="block",
 )

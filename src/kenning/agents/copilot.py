@@ -293,5 +293,6 @@ AGENT = Agent(
     # No command file: in `copilot -p` a typed /remember reaches the prompt hook as is.
     hook_only_env=("COPILOT_HOOK_DIR",),
     tool_only_env=("COPILOT_AGENT_SESSION_ID",),
+    session_env="COPILOT_AGENT_SESSION_ID",
     hook_markers=("COPILOT_CLI",),
 )

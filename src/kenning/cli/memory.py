@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import click
 
-from kenning import deliver, editing, items, policy, templates
+from kenning import deliver, editing, ids, items, policy, templates
 from kenning.cli import complete, options, output
 from kenning.cli.output import Result, say
 from kenning.cli.state import (
@@ -84,6 +84,7 @@ def add(
     # In an agent's shell the switches hold as for its MCP writes; a person's own add is
     # theirs (memory.enabled = false stops what kenning and agents keep, not the person).
     deliver.check_agent_write(state.config, here.agent, here, [target])
+    fresh = ids.new_ulid()
     item = items.add(
         state.store,
         body,
@@ -98,30 +99,68 @@ def add(
         provenance=provenance_here(state),
         ttl_days=state.config.tasks_ttl_days,
         actor=state.actor(),
+        item_id=fresh,
     )
+    if item.id != fresh:  # the same statement waits for review there already
+        return Result(
+            data={**item.to_dict(), "redacted": {}, "filed": False},
+            text=lambda: say(
+                f"not filed again: {short_id(item.id)} in {item.scope} waits for review with "
+                "the same statement (`ken approve` or `ken reject` it)"
+            ),
+        )
     redacted = items.redactions(item, [body, evidence or "", *tags, *links])
     # A copy for another repo is no copy here: forgetting this one would leave none.
     applies = {str(s) for s in here.scopes} | {str(item.scope), "global"}
     copies = (
         []
         if item.status is Status.DISMISSED
-        else [c for c in items.same_text(state.store, item) if str(c.scope) in applies][:3]
+        else [c for c in items.same_text(state.store, item) if str(c.scope) in applies]
     )
-    after = [
-        f"note: {short_id(other.id)} ({other.status.value}, {other.scope}) already says "
-        f"the same; `ken forget {short_id(item.id)}` drops this copy"
-        for other in copies
-    ]
+    after = _twin_notes(item, copies)
     if not state.config.memory_enabled:
         after.append(
             "note: memory is turned off (memory.enabled = false, or KEN_ENABLED=0): no agent "
             "is told this until it is on again"
         )
     return Result(
-        data={**item.to_dict(), "redacted": redacted},
+        data={**item.to_dict(), "redacted": redacted, "filed": True},
         text=lambda: _added(item, redacted),
         after=after,
     )
+
+
+SHOWN_TWINS = 3
+_BEFORE = {
+    Status.DISMISSED: "you dismissed the same statement before",
+    Status.REJECTED: "you rejected the same statement before",
+    Status.ARCHIVED: "the same statement was archived before",
+}
+
+
+def _twin_notes(item: Item, twins: Sequence[Item]) -> list[str]:
+    """What `ken add` says of memories with the same statement: one active or waiting is
+    a copy this one may drop; one a person dismissed, rejected or archived is only
+    mentioned (this new memory is the person's, and stays). A superseded version is
+    the past of one of these."""
+    new = short_id(item.id)
+    live = [t for t in twins if t.status in (Status.ACTIVE, Status.PROPOSED)]
+    notes = [
+        f"note: {short_id(t.id)} ({t.status.value}, {t.scope}) already says the same; "
+        f"`ken forget {new}` drops this copy"
+        for t in live[:SHOWN_TWINS]
+    ]
+    if len(live) > SHOWN_TWINS:
+        notes.append(f"note: and {len(live) - SHOWN_TWINS} more say the same")
+    for status, said in _BEFORE.items():
+        gone = [short_id(t.id) for t in twins if t.status is status]
+        if gone:
+            more = len(gone) - SHOWN_TWINS
+            notes.append(
+                f"note: {said}: {', '.join(gone[:SHOWN_TWINS])}"
+                + (f" and {more} more" if more > 0 else "")
+            )
+    return notes
 
 
 def _added(item: Item, redacted: dict[str, int]) -> None:
@@ -196,9 +235,6 @@ def list_cmd(
 
 
 def _listed(state: State, found: Sequence[Item], query: ItemQuery, filtered: bool) -> None:
-    if not found:
-        say("no memories match" if filtered else "no memories here yet: `ken add TEXT` adds one")
-        return
     before = []
     waiting = state.store.count_items(ItemQuery(statuses=("proposed",), include_expired=True))
     if waiting and query.statuses != ("proposed",):
@@ -206,7 +242,18 @@ def _listed(state: State, found: Sequence[Item], query: ItemQuery, filtered: boo
             f"{waiting} {'memory waits' if waiting == 1 else 'memories wait'} for review: "
             "`ken list --status proposed`, then `ken approve` or `ken reject`"
         )
-    output.page(output.render_items(found), before)
+    if found:
+        output.page(output.render_items(found), before)
+        return
+    # With proposals waiting, the store is not empty: say so, not "add one".
+    for line in before:
+        say(line)
+    if filtered:
+        say("no memories match")
+    elif before:
+        say("none is active yet: `ken review` goes through them")
+    else:
+        say("no memories here yet: `ken add TEXT` adds one")
 
 
 @click.command(epilog=example("ken show 3kq9zd"))

@@ -127,8 +127,18 @@ def example(text: str) -> str:
 
 
 def provenance_here(state: State, how: str = "cli") -> Provenance:
+    """Who writes from here, how, where; in an agent's shell that gives its session id
+    (Codex's CODEX_THREAD_ID), the session its hooks recorded under that id, if any: a
+    statement repeated from three sessions' shells is three sessions, not one."""
     here = state.where()
-    return replace(here.provenance(here.agent or "user", how), host=os.uname().nodename)
+    session = None
+    own = agentenv.agent_session_id(here.agent)
+    if here.agent and own and config.db_path().exists():
+        found = state.store.find_session(here.agent, own)
+        session = found.id if found else None
+    return replace(
+        here.provenance(here.agent or "user", how, session=session), host=os.uname().nodename
+    )
 
 
 def guard_change(

@@ -431,6 +431,11 @@ def m0016_scope_versions(conn: sqlite3.Connection) -> None:
         conn.execute("UPDATE items SET revision = ? WHERE id = ?", (version, item_id))
 
 
+def m0017_index_session_short_ids(conn: sqlite3.Connection) -> None:
+    # People name sessions, as items, by the start of the six characters they see.
+    conn.execute("CREATE INDEX sessions_short_id ON sessions(substr(id, 21))")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
@@ -448,6 +453,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0014_scope_counts,
     m0015_recent_index,
     m0016_scope_versions,
+    m0017_index_session_short_ids,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

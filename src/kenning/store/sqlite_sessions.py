@@ -168,10 +168,23 @@ class Sessions(Core):
         ]
 
     def find_session_ids(self, ref: str) -> list[str]:
+        """Sessions whose id starts or ends with `ref`, or, for a ref shorter than six,
+        whose short id (the last six) starts with it, as `find_ids` finds items; or whose
+        agent's own session id is `ref`."""
+        like = "%" + ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        if len(ref) >= 6:
+            ends = "SELECT id FROM sessions WHERE substr(id, 21) = ? AND id LIKE ? ESCAPE '\\'"
+            params: tuple[str, ...] = (ref[-6:], like)
+        else:
+            ends = (
+                "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' UNION SELECT id FROM "
+                "sessions WHERE substr(id, 21) >= ? AND substr(id, 21) < ?"
+            )
+            params = (like, ref, ref + "\x7f")
         rows = self._read(
-            "SELECT id FROM sessions WHERE (id >= ? AND id < ?) OR id LIKE ? "
-            "OR agent_session_id = ? ORDER BY id",
-            (ref, ref + "\x7f", "%" + ref, ref),
+            f"SELECT id FROM sessions WHERE id >= ? AND id < ? UNION {ends} "
+            "UNION SELECT id FROM sessions WHERE agent_session_id = ? ORDER BY id",
+            (ref, ref + "\x7f", *params, ref),
         )
         return [r["id"] for r in rows]
 

@@ -308,11 +308,17 @@ def m0004_change_counter(conn: psycopg.Connection[object]) -> None:
         )
 
 
+def m0005_index_session_short_ids(conn: psycopg.Connection[object]) -> None:
+    # People name sessions, as items, by the start of the six characters they see.
+    conn.execute("CREATE INDEX sessions_short_id ON sessions ((substr(id, 21)))")
+
+
 MIGRATIONS: tuple[Callable[[psycopg.Connection[object]], None], ...] = (
     m0001_create_items,
     m0002_create_sessions,
     m0003_projects_places_and_plans,
     m0004_change_counter,
+    m0005_index_session_short_ids,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

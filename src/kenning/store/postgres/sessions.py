@@ -121,11 +121,22 @@ class Sessions:
         return row_to_session(rows[0]) if rows else None
 
     def find_session_ids(self, ref: str) -> list[str]:
-        like = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        """As SQLite's: by the start or end of the id, the start of its short id (a ref
+        shorter than six), or the agent's own session id."""
+        like = "%" + ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        if len(ref) >= 6:
+            ends = "SELECT id FROM sessions WHERE substr(id, 21) = %s AND id LIKE %s"
+            params: tuple[str, ...] = (ref[-6:], like)
+        else:
+            ends = (
+                "SELECT id FROM sessions WHERE id LIKE %s UNION SELECT id FROM sessions "
+                "WHERE substr(id, 21) >= %s AND substr(id, 21) < %s"
+            )
+            params = (like, ref, ref + "\x7f")
         rows = self._read(
-            "SELECT id FROM sessions WHERE (id >= %s AND id < %s) OR id LIKE %s "
-            "OR agent_session_id = %s ORDER BY id",
-            (ref, ref + "\x7f", "%" + like, ref),
+            f"SELECT id FROM sessions WHERE id >= %s AND id < %s UNION {ends} "
+            "UNION SELECT id FROM sessions WHERE agent_session_id = %s ORDER BY id",
+            (ref, ref + "\x7f", *params, ref),
         )
         return [r["id"] for r in rows]
 
