@@ -1010,8 +1010,9 @@ def test_every_environment_variable_kenning_reads_is_one_a_hook_sends():
     read |= {var for agent in agents.AGENTS.values() for var in agent.env_markers}
     read |= {"KEN_AGENT"}
     assert {"HOME", "KEN_DB", "KEN_WORKSTREAM", "CODEX_HOME", "CLAUDECODE"} <= read
-    # Read only by commands a person runs, never by a hook.
-    by_people = {"VISUAL", "EDITOR"}
+    # Read only by commands a person runs, never by a hook (an editor; the shell's
+    # completion of what is typed).
+    by_people = {"VISUAL", "EDITOR", "COMP_LINE", "COMP_WORDBREAKS"}
     assert sorted(name for name in read - by_people if not sent(name)) == []
 
 
