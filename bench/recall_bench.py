@@ -42,7 +42,7 @@ from kenning import transfer  # noqa: E402
 from kenning.model import Status  # noqa: E402
 from kenning.store import open_store  # noqa: E402
 
-BEFORE = "f385ac5"
+BEFORE = "222e7c9"  # before a note that follows a note ranked with it (e8bf783)
 SPEED_SCOPES = (
     "workstream:github.com/acme/shop#main",
     "project:checkout-v2",
