@@ -750,7 +750,11 @@ def test_a_note_captured_right_after_a_fitting_note_ranks_by_what_it_follows(sto
     ranked = [c.item.id for c in ask(store, prompt, settings=OPEN).kept]
     assert ranked[0] == asked.id and reply.id in ranked[:5]
     # The gates judge the reply on its own words: it shares none with the prompt.
-    assert reply.id not in [c.item.id for c in ask(store, prompt).kept]
+    judged = ask(store, prompt)
+    assert reply.id not in kept_ids(judged)
+    assert by_id(judged)[reply.id].reason == (
+        f"shares 0 content word(s), needs 1; follows {asked.id[-6:].lower()}"
+    )
 
 
 @pytest.mark.parametrize("kind, gap_days", [("fact", 0.0), ("note", 2.0)])

@@ -747,6 +747,8 @@ def recall(
         if item.id in follows:
             led = own[follows[item.id][0]]
             score = max(score, min(score + FOLLOW_WEIGHT * led, led))
+            if reason:  # what --explain shows: why it is a candidate at all
+                reason += f"; follows {short_id(follows[item.id][0])}"
         judged.append(
             Candidate(
                 item, shared, relevance, normalized, prior, decay, score, not reason, reason, via
