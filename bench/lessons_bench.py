@@ -23,11 +23,35 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import stores  # noqa: E402
 from common import progress  # noqa: E402
-from hook_bench import build, git_repo, timed  # noqa: E402
 
 KEN = Path(sys.executable).with_name("ken")
 SESSION = "bench-lessons"
+
+
+def build(folder: Path, items: int) -> Path:
+    """A copy of the bench's store of `items` memories in `folder`."""
+    return stores.scratch_copy(items, folder)
+
+
+def git_repo(folder: Path) -> Path:
+    """A repo with an origin, where the hooks run."""
+    repo = folder / "shop"
+    repo.mkdir()
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["remote", "add", "origin", "git@github.com:acme/shop.git"],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    return repo
+
+
+def timed(cmd: list[str], env: dict[str, str], stdin: bytes, cwd: Path) -> float:
+    """Seconds `cmd` takes as a whole process, `stdin` given."""
+    started = time.perf_counter()
+    subprocess.run(cmd, input=stdin, env=env, cwd=cwd, capture_output=True, check=False)
+    return time.perf_counter() - started
 
 
 def envs(folder: Path, db: Path, server: bool) -> dict[str, dict[str, str]]:

@@ -189,7 +189,7 @@ def startup(folder: Path) -> dict[str, Any]:
         cpu = child_cpu()
         seconds, tools = ken_until_tools(env, repo)
         ken_cpu.append((child_cpu() - cpu) * 1000)
-        assert tools == 8, tools
+        assert tools >= 8, tools  # every tool mcp.md lists, at least
         ken_mcp.append(seconds * 1000)
         cpu = child_cpu()
         import_mcp.append(python_runs("import mcp", env) * 1000)
