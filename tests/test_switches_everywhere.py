@@ -431,3 +431,15 @@ def test_since_your_last_turn_tells_nothing_added_in_a_private_repo(
     data = handoff_plan("--to", "claude")
     assert data["mode"] == "resume"
     assert "Exports must stream rows" in data["pack"] and SECRET not in data["pack"]
+
+
+def test_ken_list_in_an_agents_shell_counts_only_the_proposals_it_may_see(
+    private: dict[str, Any],
+) -> None:
+    from kenning.model import Status
+
+    with opened() as store:
+        add("Payroll rule waiting", store, scope=f"repo:{PAYROLL}", status=Status.PROPOSED)
+        add("Shop rule waiting", store, scope=f"repo:{SHOP}", status=Status.PROPOSED)
+    assert "2 memories wait for review" in ken("list").output  # the person's: all of them
+    assert "1 memory waits for review" in ken("list", env=AGENT).output

@@ -236,7 +236,12 @@ def list_cmd(
 
 def _listed(state: State, found: Sequence[Item], query: ItemQuery, filtered: bool) -> None:
     before = []
-    waiting = state.store.count_items(ItemQuery(statuses=("proposed",), include_expired=True))
+    proposed = ItemQuery(statuses=("proposed",), include_expired=True)
+    blocked = state.withheld()
+    if blocked:  # an agent's shell counts only the proposals it may see
+        waiting = sum(not deliver.withheld(i, blocked) for i in state.store.list_items(proposed))
+    else:
+        waiting = state.store.count_items(proposed)
     if waiting and query.statuses != ("proposed",):
         before.append(
             f"{waiting} {'memory waits' if waiting == 1 else 'memories wait'} for review: "
