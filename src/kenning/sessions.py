@@ -294,13 +294,23 @@ def start(
     return session
 
 
-def note_model(store: Store, session: Session) -> Session:
-    """Fill in the model from the transcript when the agent's hooks did not say it."""
+def note_model(store: Store, session: Session, wait: float = 0.0) -> Session:
+    """Fill in the model from the transcript when the agent's hooks did not say it;
+    `wait`: seconds to look again while the transcript does not say it yet."""
     if session.model:
         return session
+    import time
+
     from kenning import transcripts
 
-    model = transcripts.last_model(session.agent, session.transcript_path, session.agent_session_id)
+    deadline = time.monotonic() + wait
+    while True:
+        model = transcripts.last_model(
+            session.agent, session.transcript_path, session.agent_session_id
+        )
+        if model is not None or not session.transcript_path or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
     if model is None:
         return session
     model = _redacted(model)  # text from a transcript, stored

@@ -272,13 +272,18 @@ def session_end(store: Store, event: HookEvent, config: Config, later: Later) ->
     return ""
 
 
+# An agent may write its transcript in batches (Copilot CLI's events file can still be
+# unwritten when its sessionEnd hook runs): how long the end waits for it to name the model.
+MODEL_WAIT = 0.5
+
+
 def wrap_up(store: Store, config: Config, ended: Session, summary: bool = True) -> None:
     """What a session leaves when it ends, with SessionEnd or without: the model (from
     its transcript, when its hooks did not say), its handoff, and its summary when on
     (unless `summary` is False: started already)."""
     from kenning import handoff, summarize
 
-    ended = sessions.note_model(store, ended)
+    ended = sessions.note_model(store, ended, wait=MODEL_WAIT)
     handoff.session_handoff(store, ended)
     if summary and summarize.enabled_for(config, ended):
         _summarize_later(ended, final=True)

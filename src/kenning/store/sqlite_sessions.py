@@ -73,7 +73,14 @@ class Sessions(Core):
         data["scopes"] = json.dumps(list(scopes))
         data["last_seen_at"] = now_iso()
         names = list(data)
-        updates = ", ".join(f"{n} = excluded.{n}" for n in names if n != "id")
+        # A model noted already is never forgotten: two hooks of one run that start at
+        # once (Copilot's first two) each write the session, and the one that noted the
+        # model from the transcript may write first.
+        updates = ", ".join(
+            f"{n} = COALESCE(excluded.{n}, sessions.{n})" if n == "model" else f"{n} = excluded.{n}"
+            for n in names
+            if n != "id"
+        )
         with self._write() as conn:
             twin = conn.execute(
                 "SELECT * FROM sessions WHERE agent = ? AND agent_session_id = ? AND id != ? "

@@ -65,7 +65,13 @@ class Sessions:
             names=sql.SQL(", ").join(map(sql.Identifier, names)),
             marks=sql.SQL(", ").join(sql.Placeholder() * len(names)),
             updates=sql.SQL(", ").join(
-                sql.SQL("{0} = excluded.{0}").format(sql.Identifier(n)) for n in names if n != "id"
+                (
+                    sql.SQL("{0} = COALESCE(excluded.{0}, sessions.{0})")
+                    if n == "model"  # a model noted already is never forgotten
+                    else sql.SQL("{0} = excluded.{0}")
+                ).format(sql.Identifier(n))
+                for n in names
+                if n != "id"
             ),
         )
         with self._write() as conn:
