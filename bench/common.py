@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,3 +32,15 @@ def env_for(folder: Path) -> dict[str, str]:
         KEN_HOOK_SERVER="0",
     )
     return env
+
+
+def shop_repo(folder: Path) -> Path:
+    """A git repo in `folder` whose origin is github.com/acme/shop, where hooks run."""
+    repo = folder / "shop"
+    repo.mkdir()
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["remote", "add", "origin", "git@github.com:acme/shop.git"],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    return repo

@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import stores  # noqa: E402
-from common import env_for, percentile, progress  # noqa: E402
+from common import env_for, percentile, progress, shop_repo  # noqa: E402
 
 KEN = Path(sys.executable).with_name("ken")
 PYTHON = [sys.executable, "-c", "import sqlite3, json"]
@@ -173,13 +173,7 @@ class Setup:
             check=True,
             capture_output=True,
         )
-        self.repo = folder / "shop"
-        self.repo.mkdir()
-        for args in (
-            ["init", "-q", "-b", "main"],
-            ["remote", "add", "origin", "git@github.com:acme/shop.git"],
-        ):
-            subprocess.run(["git", *args], cwd=self.repo, check=True, capture_output=True)
+        self.repo = shop_repo(folder)
         self.env = env_for(folder)
         if src:
             self.env["PYTHONPATH"] = src

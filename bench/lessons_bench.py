@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import stores  # noqa: E402
-from common import progress  # noqa: E402
+from common import progress, shop_repo  # noqa: E402
 
 KEN = Path(sys.executable).with_name("ken")
 SESSION = "bench-lessons"
@@ -33,18 +33,6 @@ SESSION = "bench-lessons"
 def build(folder: Path, items: int) -> Path:
     """A copy of the bench's store of `items` memories in `folder`."""
     return stores.scratch_copy(items, folder)
-
-
-def git_repo(folder: Path) -> Path:
-    """A repo with an origin, where the hooks run."""
-    repo = folder / "shop"
-    repo.mkdir()
-    for args in (
-        ["init", "-q", "-b", "main"],
-        ["remote", "add", "origin", "git@github.com:acme/shop.git"],
-    ):
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-    return repo
 
 
 def timed(cmd: list[str], env: dict[str, str], stdin: bytes, cwd: Path) -> float:
@@ -143,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="ken-lessons-bench-") as tmp:
             folder = Path(tmp)
             db = build(folder, args.items)
-            repo = git_repo(folder)
+            repo = shop_repo(folder)
             progress(f"timing {args.rounds} tool calls, {label}")
             result[label] = triples(folder, db, repo, args.rounds, server)
     result["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from common import env_for, progress  # noqa: E402
+from common import env_for, progress, shop_repo  # noqa: E402
 from kenning.agents import get as get_agent  # noqa: E402
 from kenning.agents.agent import HOOK_TIMEOUTS  # noqa: E402
 
@@ -120,13 +120,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         env = env_for(folder)
-        repo = folder / "shop"
-        repo.mkdir()
-        for args in (
-            ["init", "-q", "-b", "main"],
-            ["remote", "add", "origin", "git@github.com:acme/shop.git"],
-        ):
-            subprocess.run(["git", *args], cwd=repo, check=True, env=env)
+        repo = shop_repo(folder)
         ken(
             env, repo, "add", "Checkout totals are rounded with bankers rounding", "--scope", "repo"
         )
