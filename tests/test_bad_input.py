@@ -417,3 +417,16 @@ def test_a_read_only_store_is_refused_in_one_line_and_left_as_it_was(folder_writ
             if path.is_dir():
                 path.chmod(0o755)
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("where", ["env", "file"])
+def test_add_with_a_setting_that_does_not_parse_stores_nothing(seeded, isolated_home, where):
+    env = {}
+    if where == "env":
+        env["KEN_ENABLED"] = "maybe"
+    else:
+        cfg = isolated_home / ".config/kenning/config.toml"
+        cfg.parent.mkdir(parents=True, exist_ok=True)
+        cfg.write_text('[memory]\nenabled = "maybe"\n')
+    check_refused(ken("add", "Deploy on Tuesdays", env=env), "memory.enabled")
+    assert snapshot() == seeded

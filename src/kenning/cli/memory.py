@@ -84,6 +84,9 @@ def add(
     # In an agent's shell the switches hold as for its MCP writes; a person's own add is
     # theirs (memory.enabled = false stops what kenning and agents keep, not the person).
     deliver.check_agent_write(state.config, here.agent, here, [target])
+    # Read before the write: a setting that does not parse must stop the command
+    # before it has changed anything, not after.
+    enabled = state.config.memory_enabled
     fresh = ids.new_ulid()
     item = items.add(
         state.store,
@@ -118,7 +121,7 @@ def add(
         else [c for c in items.same_text(state.store, item) if str(c.scope) in applies]
     )
     after = _twin_notes(item, copies)
-    if not state.config.memory_enabled:
+    if not enabled:
         after.append(
             "note: memory is turned off (memory.enabled = false, or KEN_ENABLED=0): no agent "
             "is told this until it is on again"
