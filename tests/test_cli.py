@@ -1453,7 +1453,12 @@ def test_in_place_fixes_a_typo_and_refuses_a_rewrite() -> None:
     """`--in-place` (no version, "for typo fixes") rewrote a whole memory, its scope and
     kind, and the old text could not be brought back."""
     made = json.loads(ken("add", "Use pnmp, never npm", "--kind", "preference", "--json").stdout)
-    assert ken("update", made["id"], "--text", "Use pnpm, never npm", "--in-place").exit_code == 0
+    fixed = ken("update", made["id"], "--text", "Use pnpm, never npm", "--in-place")
+    # It says what it did: "nothing to change" here was untrue, the text had changed.
+    assert fixed.exit_code == 0 and "updated" in fixed.stderr and "in place" in fixed.stderr
+    assert "nothing to change" not in fixed.stderr
+    again = ken("update", made["id"], "--text", "Use pnpm, never npm", "--in-place")
+    assert "nothing to change" in again.stderr
     before = snapshot()
     for args in (
         ("--text", "Totally different content about deployment via helm"),

@@ -373,13 +373,18 @@ def update(
         in_place=in_place,
         expected_revision=expect,
     )
-    if updated.revision == item.revision:
+    if updated.to_dict() == item.to_dict():
         # No flag, or only ones that change nothing (a tag it does not have): say so.
+        # Not by revision: an --in-place change keeps it.
         return Result(
             data=updated.to_dict(),
             text=lambda: say(f"nothing to change in {short_id(updated.id)}: it is as asked"),
         )
     return Result(
         data=updated.to_dict(),
-        text=lambda: say(f"updated {short_id(updated.id)} (revision {updated.revision})"),
+        text=lambda: say(
+            f"updated {short_id(updated.id)} in place (revision {updated.revision} kept)"
+            if in_place
+            else f"updated {short_id(updated.id)} (revision {updated.revision})"
+        ),
     )
