@@ -482,6 +482,21 @@ def test_every_tool_and_the_write_policy(git_repo: Path, seeded: dict[str, Item]
         )
         text = await server.error("record_reflection", {"lessons": [{"lesson": "Unbacked"}]})
         assert "evidence" in text
+        # The same lesson again is not saved twice, and the answer says why.
+        again = await server.ok(
+            "record_reflection",
+            {
+                "lessons": [
+                    {
+                        "lesson": "Run the linters before committing",
+                        "evidence": "person: you forgot ruff again",
+                    }
+                ]
+            },
+        )
+        assert again["saved"] == []
+        assert [d["lesson"] for d in again["dropped"]] == ["Run the linters before committing"]
+        assert "proposed already as" in again["dropped"][0]["why"]
 
         # The replacement is searchable only once a person approves it.
         found = await server.ok("memory_search", {"query": "heron"})
@@ -635,6 +650,9 @@ def test_bad_input_gives_clear_errors_and_the_server_keeps_serving(
         ),
         ("memory_context", {"budget": "lots"}, ("budget",)),
         ("memory_context", {"budget": 10}, ("budget",)),
+        ("memory_context", {"budget": True}, ("budget", "not true or false")),
+        ("memory_search", {"query": "x", "limit": True}, ("limit", "not true or false")),
+        ("session_history", {"limit": False}, ("limit", "not true or false")),
         ("memory_handoff", {"done": 1, "state": "s", "next": "n"}, ("done",)),
         ("memory_handoff", {"done": "d", "state": "s", "next": ["n"]}, ("next",)),
         ("memory_update", {"id": 5, "text": "t", "expected_revision": "r"}, ("id",)),

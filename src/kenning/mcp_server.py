@@ -35,7 +35,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from pydantic import Field, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError
 
 from kenning import deliver, items, plans, printable, proposals
 from kenning import lessons as run_lessons
@@ -375,6 +375,16 @@ def _client_name(context: Any) -> str | None:
     return params.client_info.name if params is not None else None
 
 
+def _not_a_flag(value: object) -> object:
+    if isinstance(value, bool):  # JSON true is no count: pydantic would read it as 1
+        raise ValueError("must be a whole number, not true or false")
+    return value
+
+
+# On a count an agent gives, after its Field (so the schema keeps the Field's bounds): a
+# whole number (or one written as text), never true or false.
+NOT_A_FLAG = BeforeValidator(_not_a_flag)
+
 LESSON_KEYS = ("lesson", "evidence", "kind")  # what one lesson of record_reflection holds
 
 
@@ -392,6 +402,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 le=20000,
                 description="Token budget (default: memory.budget, as the SessionStart pack)",
             ),
+            NOT_A_FLAG,
         ] = None,
     ) -> dict[str, Any]:
         """The context pack for where you run: pinned memories, preferences and
@@ -427,7 +438,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             ),
         ] = None,
         kinds: Annotated[list[str] | None, Field(description="Only these kinds")] = None,
-        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        limit: Annotated[int, Field(ge=1, le=50), NOT_A_FLAG] = 10,
     ) -> dict[str, Any]:
         """Full-text search over active memories, best first. Memories that hold every
         word come first (every_word true), then, to fill the limit, those that hold some
@@ -519,7 +530,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         ] = None,
         tags: list[str] | None = None,
         links: Annotated[
-            list[str] | None, Field(description="file:PATH, url:URL, item:ID or commit:SHA")
+            list[str] | None,
+            Field(description="file:PATH, url:URL, item:ID, commit:SHA or session:ID"),
         ] = None,
         evidence: Annotated[
             str, Field(description="The excerpt that prompted it (required for shared scopes)")
@@ -618,7 +630,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
     @server.tool()
     def session_history(
         where: Annotated[str, Field(pattern="^(repo|project|workstream)$")] = "repo",
-        limit: Annotated[int, Field(ge=1, le=50)] = 5,
+        limit: Annotated[int, Field(ge=1, le=50), NOT_A_FLAG] = 5,
     ) -> dict[str, Any]:
         """Recent agent sessions in this repo, project or workstream, newest first."""
 
@@ -701,7 +713,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                         f"dropped the lesson {' '.join(text.split())[:80]!r} of session "
                         f"{ctx.session_id}: its quote is in none of the session's prompts",
                     )
-            saved = proposals.reflect(mem.store, ctx, kept) if kept else []
+            held: list[tuple[str, Item]] = []
+            saved = proposals.reflect(mem.store, ctx, kept, held) if kept else []
             if ctx.session_id:
                 # Only once it stands: a reflection refused (too long, all secret) leaves
                 # the session to be asked again at its next stop.
@@ -714,10 +727,17 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             for brief in answer["saved"]:
                 total.update(brief["redacted"])
             _say_redacted(answer, dict(total))
-            if dropped:
+            if dropped or held:
                 answer["dropped"] = [
                     {"lesson": text, "why": run_lessons.why_dropped(evidence)}
                     for text, evidence, _ in dropped
+                ] + [
+                    {
+                        "lesson": printable.clean(text, one_line=True),
+                        "why": f"the same statement is {there.status.value} already "
+                        f"as {short_id(there.id)}",
+                    }
+                    for text, there in held
                 ]
             return answer
 

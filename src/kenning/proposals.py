@@ -232,10 +232,12 @@ def reflect(
     store: Store,
     ctx: AgentContext,
     lessons: Sequence[tuple[str, str] | tuple[str, str, str]],
+    held: list[tuple[str, Item]] | None = None,
 ) -> list[Item]:
     """Up to three lessons (text, the prompt or event that taught it, and optionally the
     kind: lesson, correction, preference or decision), saved as proposed in the repo and
-    tagged `reflection`."""
+    tagged `reflection`. A lesson already there, active or waiting, is not saved again:
+    it is added to `held` (its text as stored, and the memory that holds it)."""
     if not lessons:
         raise InvalidInput("give at least one lesson")
     if len(lessons) > MAX_LESSONS:
@@ -268,7 +270,12 @@ def reflect(
     fresh: dict[str, Item] = {}
     for item in built:
         key = items.statement_key(item.text)
-        if key in fresh or items.held_there(store, item) is not None:
+        if key in fresh:
+            continue
+        there = items.held_there(store, item)
+        if there is not None:
+            if held is not None:
+                held.append((item.text, there))
             continue
         fresh[key] = item
     return [items.file_proposal(store, item) for item in fresh.values()]

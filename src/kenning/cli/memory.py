@@ -46,7 +46,11 @@ from kenning.store import ItemQuery
 )
 @click.option("--tag", "-t", "tags", multiple=True, help="A tag (repeat or comma-separate).")
 @click.option(
-    "--link", "-l", "links", multiple=True, help="file:PATH, url:URL, item:ID, commit:SHA."
+    "--link",
+    "-l",
+    "links",
+    multiple=True,
+    help="file:PATH, url:URL, item:ID, commit:SHA, session:ID.",
 )
 @click.option("--pin", is_flag=True, help="Always put it in context packs.")
 @click.option("--propose", is_flag=True, help="Store it as proposed, waiting for approval.")
