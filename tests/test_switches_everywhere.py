@@ -443,3 +443,69 @@ def test_ken_list_in_an_agents_shell_counts_only_the_proposals_it_may_see(
         add("Shop rule waiting", store, scope=f"repo:{SHOP}", status=Status.PROPOSED)
     assert "2 memories wait for review" in ken("list").output  # the person's: all of them
     assert "1 memory waits for review" in ken("list", env=AGENT).output
+
+
+# --- recall and search choose among what they may give ------------------------------
+
+
+def written_in(folder: Path) -> Any:
+    """The provenance of a memory a person wrote with `ken add` in `folder`."""
+    return where_mod.detect(folder, env={}).provenance("user", "cli")
+
+
+def test_private_memories_never_take_the_places_of_one_recall_may_give(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 45 memories written in payroll match the prompt better than shop's one: were they
+    # left out only after the candidates are chosen, they would fill every place. (The
+    # lunch orders keep the prompt's words rare enough to fit.)
+    with opened() as store:
+        payroll = written_in(repos["payroll"])
+        for n in range(45):
+            add(f"Rotate staging credentials {n} {SECRET}", store, provenance=payroll)
+        for n in range(400):
+            add(f"Lunch order {n}\nSoup on Mondays, noodles otherwise", store)
+        mine = add("Rotate the vendor's staging credentials before the audit", store)
+    told = hook("UserPromptSubmit", repos["shop"], "s1", prompt="rotate the staging credentials")
+    assert mine.title in told and SECRET not in told
+    in_(repos["shop"], monkeypatch)
+    for env in ({}, AGENT):
+        done = ken("recall", "--json", "rotate the staging credentials", env=env)
+        assert [i["id"] for i in json.loads(done.stdout)["items"]] == [mine.id], env
+
+
+def test_a_private_note_is_not_recalled_as_the_one_that_follows_a_note_that_fits(
+    repos: dict[str, Path],
+) -> None:
+    # A note captured right after another in its scope may continue it (a reply), and
+    # is recalled with it; not when it was written in a repo whose memory is private.
+    with opened() as store:
+        add("Bonus rule for the checkout team", store, provenance=written_in(repos["shop"]))
+        add(f"Bonus figures {SECRET}", store, provenance=written_in(repos["payroll"]))
+    told = hook("UserPromptSubmit", repos["shop"], "s1", prompt="the checkout bonus figures")
+    assert "Bonus rule for the checkout team" in told and SECRET not in told
+
+
+def test_private_memories_never_take_the_places_of_what_a_search_may_show(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with opened() as store:
+        payroll = written_in(repos["payroll"])
+        for n in range(25):
+            add(f"Bonus ledger export {n}\n{SECRET}", store, provenance=payroll)
+        mine = add(
+            "Bonus ledger export streams its rows\nThe export writes each row of the ledger "
+            "as it reads it, never the whole file at once, so a year of bonuses fits.",
+            store,
+        )
+    in_(repos["shop"], monkeypatch)
+    done = ken("search", "--limit", "5", "--json", "bonus ledger export", env=AGENT)
+    assert [i["id"] for i in json.loads(done.stdout)] == [mine.id]
+    told = hook("UserPromptSubmit", repos["shop"], "s1", prompt="/recall bonus ledger export")
+    assert mine.title in told and SECRET not in told
+
+    async def reads(server: Server) -> None:
+        found = await server.ok("memory_search", {"query": "bonus ledger export", "limit": 5})
+        assert [r["id"] for r in found["results"]] == [mine.id]
+
+    drive(repos["shop"], reads)

@@ -355,7 +355,14 @@ def recall_for(
 
     def fitting(exclude: set[str]) -> Recall:
         return recall(
-            store, prompt, scopes, settings=settings, context=context, exclude=exclude, skip=skip
+            store,
+            prompt,
+            scopes,
+            settings=settings,
+            context=context,
+            exclude=exclude,
+            skip=skip,
+            exclude_repos=blocked,  # chosen among what may be given (`recall`)
         )
 
     result = fitting(exclude)

@@ -455,6 +455,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 scopes=chosen,
                 kinds=[k.value for k in map(items.parse_kind, kinds or []) if k],
                 limit=limit,
+                exclude_repos=sorted(blocked),
             )
             kept = [f for f in found if not deliver.withheld(f.item, blocked)]
             return {

@@ -141,7 +141,11 @@ def _recall(store: Store, words: str, where: Where, withheld: frozenset[str]) ->
 
     scopes = deliver.deliverable_scopes(where.scopes, set(withheld), where.repo)
     try:
-        found = items.search(store, words, scopes=scopes, limit=RECALL_LIMIT) if scopes else []
+        found = (
+            items.search(store, words, scopes=scopes, limit=RECALL_LIMIT, exclude_repos=withheld)
+            if scopes
+            else []
+        )
         hits = [f.item for f in found if not deliver.withheld(f.item, withheld)]
     except KenningError:
         hits = []
