@@ -404,6 +404,44 @@ def test_a_hook_naming_a_capture_off_repos_workstream_records_nothing(
     assert done.exit_code == 1 and f"capture is off for {HR}" in done.stderr
 
 
+def test_a_write_to_a_project_of_a_capture_off_repo_is_refused_from_any_folder(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # hrproj was added from hr; mixed was added from shop for a folder inside hr, so it
+    # is both repos' (its log.md is written in hr): capture off in either refuses it.
+    in_(repos["hr"], monkeypatch)
+    assert ken("project", "add", "hrproj", str(repos["hr"])).exit_code == 0
+    (repos["hr"] / "notes").mkdir()
+    in_(repos["shop"], monkeypatch)
+    assert ken("project", "add", "mixed", str(repos["hr"] / "notes")).exit_code == 0
+    for slug in ("hrproj", "mixed"):
+        done = ken("add", "x", "--scope", f"project:{slug}", "--evidence", "e", env=AGENT)
+        assert done.exit_code == 1, (slug, done.output)
+        assert done.stderr.strip().splitlines() == [
+            f"ken: memory capture is off for {HR}, a repo of project {slug} "
+            f'([memory.repos."{HR}"] capture = false in config.toml): nothing was saved'
+        ]
+    with opened() as store:
+        assert store.count_items() == 0
+
+    async def writes(server: Server) -> None:
+        for slug in ("hrproj", "mixed"):
+            args = {"text": "y", "scope": f"project:{slug}", "evidence": "e"}
+            assert f"capture is off for {HR}" in await server.error("memory_propose", args)
+        handoff = {"done": "d", "state": "s", "next": "n"}
+        assert f"capture is off for {HR}" in await server.error("memory_handoff", handoff)
+
+    drive(repos["shop"], writes, extra_env={"KEN_PROJECT": "mixed"})
+    assert not (repos["hr"] / "notes" / "log.md").exists()
+    with opened() as store:
+        assert store.count_items() == 0
+    # A person's own write is theirs; shop's own project takes an agent's.
+    assert ken("add", "The person's note", "--scope", "project:mixed").exit_code == 0
+    assert ken("project", "add", "shopproj", str(repos["shop"])).exit_code == 0
+    done = ken("add", "own note", "--scope", "project:shopproj", env=AGENT)
+    assert done.exit_code == 0, done.output
+
+
 def test_slash_recall_in_an_agent_finds_nothing_of_a_private_repo(
     private: dict[str, Any], repos: dict[str, Path]
 ) -> None:

@@ -83,7 +83,9 @@ def add(
     target = state.scope(scope) if scope is not None else items.default_scope(here.repo)
     # In an agent's shell the switches hold as for its MCP writes; a person's own add is
     # theirs (memory.enabled = false stops what kenning and agents keep, not the person).
-    deliver.check_agent_write(state.config, here.agent, here, [target])
+    deliver.check_agent_write(
+        state.config, here.agent, here, [target], projects=state.store.projects()
+    )
     fresh = ids.new_ulid()
     item = items.add(
         state.store,
