@@ -290,6 +290,75 @@ def test_the_read_commands_in_an_agents_shell_withhold_a_private_repo_as_mcp_doe
     assert done.exit_code == 1 and "deliver = false" in done.stderr
 
 
+def test_ken_lessons_in_an_agents_shell_shows_nothing_of_a_private_repo(
+    private: dict[str, Any], repos: dict[str, Path]
+) -> None:
+    session = private["session"]  # ran in payroll
+    with opened() as store:
+        store.add_signal(session.id, "correction", f"no, the bonus is {SECRET}")
+        mcp_there = where_mod.detect(repos["payroll"], env={}).provenance(
+            "claude", "mcp", session=session.id
+        )
+        for scope in (f"repo:{PAYROLL}", "global"):  # what it wrote, in any scope
+            add(
+                f"Bonus lesson in {scope} {SECRET}",
+                store,
+                scope=scope,
+                tags=("reflection",),
+                evidence="no, the bonus is",
+                provenance=mcp_there,
+            )
+        add("Shop lesson PUBLIC", store, scope=f"repo:{SHOP}", tags=("reflection",))
+    for args in (("lessons",), ("lessons", "--json")):
+        mine = ken(*args)  # the person's own shell sees every lesson
+        assert mine.exit_code == 0 and SECRET in mine.output, args
+        agents = ken(*args, env=AGENT)
+        assert agents.exit_code == 0 and SECRET not in agents.output, (args, agents.output)
+        assert "PUBLIC" in agents.output
+    assert SECRET in ken("lessons", "--session", session.id).output
+    done = ken("lessons", "--session", session.id, env=AGENT)
+    assert done.exit_code == 1 and SECRET not in done.output
+    assert "deliver = false" in done.stderr
+
+
+def test_curate_lint_and_review_in_an_agents_shell_show_nothing_of_a_private_repo(
+    private: dict[str, Any], repos: dict[str, Path]
+) -> None:
+    from kenning.model import Status
+
+    instructions = repos["shop"] / "CLAUDE.md"
+    instructions.write_text("# Rules\n\n- Pay the bonuses on Fridays.\n", encoding="utf-8")
+    with opened() as store:
+        add(
+            f"Payroll rule waiting {SECRET}", store, scope=f"repo:{PAYROLL}", status=Status.PROPOSED
+        )
+        add(
+            f"Pay the bonuses on Fridays {SECRET}",
+            store,
+            scope=f"repo:{PAYROLL}",
+            kind="preference",
+            links=("file:/nowhere/payroll.csv",),
+        )
+    reads = [
+        ("curate",),
+        ("curate", "--json"),
+        ("lint",),
+        ("lint", "--json"),
+        ("lint", str(instructions)),
+    ]
+    for args in reads:
+        mine = ken(*args)  # the person's own shell sees their whole store
+        assert SECRET in mine.output, args
+        agents = ken(*args, env=AGENT)
+        assert SECRET not in agents.output, (args, agents.output)
+    # Whether something waits is the queue's too: an agent is refused before it is read.
+    with opened() as store:
+        for item in store.list_items(ItemQuery(statuses=("proposed",))):
+            store.delete_items([item.id])
+    done = ken("review", env=AGENT)
+    assert done.exit_code == 1 and "needs a person" in done.stderr
+
+
 def test_the_read_commands_in_an_agents_shell_tell_nothing_when_memory_is_off(
     private: dict[str, Any],
 ) -> None:
