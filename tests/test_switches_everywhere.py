@@ -593,6 +593,23 @@ def test_a_private_note_is_not_recalled_as_the_one_that_follows_a_note_that_fits
     assert "Bonus rule for the checkout team" in told and SECRET not in told
 
 
+def test_private_memories_never_take_the_places_of_what_a_pack_may_give(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pack reads each section's newest memories, as many as it could hold: 40 newer
+    # rules written in payroll must not be those, nor be counted as "did not fit".
+    with opened() as store:
+        mine = add("Answer in British English", store, kind="preference")
+        payroll = written_in(repos["payroll"])
+        for n in range(40):
+            add(f"Bonus rule {n} {SECRET}", store, kind="preference", provenance=payroll)
+    told = hook("SessionStart", repos["shop"], "s1", source="startup")
+    assert mine.title in told and SECRET not in told and "did not fit" not in told
+    in_(repos["shop"], monkeypatch)
+    pack = ken("pack", "--json").stdout
+    assert json.loads(pack)["omitted"] == 0 and mine.id in pack and SECRET not in pack
+
+
 def test_private_memories_never_take_the_places_of_what_a_search_may_show(
     repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

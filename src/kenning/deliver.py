@@ -331,6 +331,7 @@ def pack_for(
         exclude_items=recalled,
         max_chars=max_chars,
         skip=_left_out(blocked, _known_to(where.agent, session)),
+        exclude_repos=blocked,  # read among what may be given (`build_pack`)
     )
     if record and session is not None:
         ids = [item.id for item in pack.items]
