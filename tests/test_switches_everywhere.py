@@ -511,6 +511,19 @@ def test_a_write_to_a_project_of_a_capture_off_repo_is_refused_from_any_folder(
     assert done.exit_code == 0, done.output
 
 
+def test_slash_remember_to_a_capture_off_repos_scope_stores_nothing_from_any_folder(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_(repos["hr"], monkeypatch)
+    assert ken("project", "add", "hrproj", str(repos["hr"])).exit_code == 0
+    for scope in (f"repo:{HR}", f"workstream:{HR}#main", "project:hrproj"):
+        prompt = f"/remember --scope {scope} Salaries are paid on the 25th"
+        told = hook("UserPromptSubmit", repos["shop"], "s1", prompt=prompt)
+        assert f"capture is off for {HR}" in told and "nothing was saved" in told, scope
+    with opened() as store:
+        assert store.count_items() == 0
+
+
 def test_slash_recall_in_an_agent_finds_nothing_of_a_private_repo(
     private: dict[str, Any], repos: dict[str, Path]
 ) -> None:
