@@ -23,6 +23,7 @@ from conftest import ken
 from helpers import add, opened
 from kenning import where as where_mod
 from kenning.hooks import run as hook_run
+from kenning.ids import short_id
 from kenning.store import ItemQuery, SessionQuery
 from test_handoff import codex_session, fake_agents
 from test_handoff import plan_json as handoff_plan
@@ -357,6 +358,44 @@ def test_curate_lint_and_review_in_an_agents_shell_show_nothing_of_a_private_rep
             store.delete_items([item.id])
     done = ken("review", env=AGENT)
     assert done.exit_code == 1 and "needs a person" in done.stderr
+
+
+def test_ken_summarize_in_an_agents_shell_refuses_a_private_repos_session(
+    private: dict[str, Any], repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What a summary says of a session is the session's: refused before it is read.
+    write_config(SWITCHES + '[memory.summarize]\ncommand = ["true"]\n')
+    session = private["session"]
+    for where, args in ((repos["shop"], (session.id,)), (repos["payroll"], ())):
+        in_(where, monkeypatch)
+        done = ken("summarize", *args, env=AGENT)
+        assert done.exit_code == 1, (where, done.output)
+        assert done.stderr.strip().splitlines() == [
+            f"ken: session {short_id(session.id)} ran in a repo whose memory is not "
+            "delivered to agents (deliver = false in config.toml)"
+        ]
+
+
+def test_ken_plan_preview_in_an_agents_shell_refuses_a_plan_naming_a_private_memory(
+    private: dict[str, Any], tmp_path: Path
+) -> None:
+    hidden = private["repo"]
+    plan = tmp_path / "plan.json"
+    retire = {
+        "op": "retire",
+        "id": short_id(hidden.id),
+        "expected_revision": "0" * 26,
+        "reason": "x",
+    }
+    plan.write_text(
+        json.dumps({"schema": 1, "id": "p1", "owner": "me", "operations": [retire]}),
+        encoding="utf-8",
+    )
+    assert SECRET in ken("plan", "preview", str(plan)).output  # the person's own
+    for args in (("plan", "preview", str(plan)), ("plan", "preview", "--json", str(plan))):
+        done = ken(*args, env=AGENT)
+        assert done.exit_code == 1 and SECRET not in done.output, done.output
+        assert "deliver = false" in done.stderr
 
 
 def test_the_read_commands_in_an_agents_shell_tell_nothing_when_memory_is_off(

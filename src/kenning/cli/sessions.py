@@ -266,6 +266,8 @@ def summarize_cmd(state: State, session: str | None, part: bool, from_hook: bool
             if not found:
                 raise InvalidInput("no session here to summarize; name one (ken sessions)")
             target = found[0]
+        if not from_hook:  # an agent's shell is not told a private repo's session
+            deliver.check_session_visible(target, state.withheld())
         result = summarize.summarize(
             state.store, state.config, target, final=not part, force=not from_hook
         )
@@ -276,6 +278,8 @@ def summarize_cmd(state: State, session: str | None, part: bool, from_hook: bool
         return Result()
     if result is None:
         return Result(before=["nothing new to summarize" if not from_hook else ""])
+    if from_hook:  # nothing to show: the hooks run it detached (and an agent passing the
+        return Result()  # flag is shown nothing of a session it may not be told)
     return Result(data=result.to_dict(), text=lambda: _summarized(result, target))
 
 
