@@ -398,6 +398,21 @@ def test_ken_plan_preview_in_an_agents_shell_refuses_a_plan_naming_a_private_mem
         assert "deliver = false" in done.stderr
 
 
+def test_ken_promote_in_an_agents_shell_writes_nothing_of_a_private_repo(
+    private: dict[str, Any], tmp_path: Path
+) -> None:
+    steering = make_repo(tmp_path / "steering", "git@github.com:acme/steering.git")
+    for key, value in (("user.name", "Dev"), ("user.email", "dev@example.com")):
+        subprocess.run(["git", "config", key, value], cwd=steering, check=True)
+    done = ken("promote", "--repo", str(steering), env=AGENT)
+    assert done.exit_code == 0 and "PUBLIC" in done.output, done.output
+    assert SECRET not in done.output
+    written = subprocess.run(
+        ["git", "log", "--all", "-p"], cwd=steering, check=True, capture_output=True, text=True
+    ).stdout
+    assert "PUBLIC" in written and SECRET not in written
+
+
 def test_the_read_commands_in_an_agents_shell_tell_nothing_when_memory_is_off(
     private: dict[str, Any],
 ) -> None:
