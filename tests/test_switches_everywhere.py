@@ -450,6 +450,25 @@ def test_ken_add_in_an_agents_shell_is_refused_where_capture_is_off(
     assert ken("add", "The person's own note in hr").exit_code == 0
 
 
+def test_ken_import_in_an_agents_shell_is_refused_into_a_capture_off_repos_scope(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    in_(repos["shop"], monkeypatch)
+    assert ken("add", "HR rule from the person", "--scope", f"repo:{HR}").exit_code == 0
+    lines = tmp_path / "hr.jsonl"
+    lines.write_text(ken("export").stdout, encoding="utf-8")
+    with opened() as store:
+        store.delete_items([i.id for i in store.list_items(ItemQuery(statuses=()))])
+    rules = tmp_path / "CLAUDE.md"
+    rules.write_text("# Rules\n\n- Salaries are paid on the 25th.\n", encoding="utf-8")
+    for args in (("import", str(lines)), ("import", "--from", str(rules), "--scope", f"repo:{HR}")):
+        done = ken(*args, env=AGENT)
+        assert done.exit_code == 1, (args, done.output)
+        assert f"memory capture is off for {HR}" in done.stderr, args
+    with opened() as store:
+        assert store.count_items() == 0
+
+
 @pytest.mark.parametrize(
     ("config", "env"), [("[memory]\nenabled = false\n", {}), ("", {"KEN_ENABLED": "0"})]
 )
