@@ -626,6 +626,23 @@ def test_since_your_last_turn_tells_nothing_added_in_a_private_repo(
     assert "Exports must stream rows" in data["pack"] and SECRET not in data["pack"]
 
 
+def test_ken_list_in_an_agents_shell_lists_and_counts_what_it_may_see_within_its_limit(
+    private: dict[str, Any], repos: dict[str, Path]
+) -> None:
+    with opened() as store:
+        payroll = written_in(repos["payroll"])
+        for n in range(10):  # newer than shop's note
+            add(f"Payroll note {n} {SECRET}", store, provenance=payroll)
+    done = ken("list", "--limit", "1", env=AGENT)
+    assert "PUBLIC" in done.stdout and SECRET not in done.output
+    # It counts what it may see: no more than the whole list it is shown.
+    seen = len(json.loads(ken("list", "--limit", "0", "--json", env=AGENT).stdout))
+    assert f"(showing 1 of {seen};" in done.output or seen == 1
+    everything = len(json.loads(ken("list", "--limit", "0", "--json").stdout))
+    assert f"(showing 1 of {everything};" in ken("list", "--limit", "1").output
+    assert everything >= seen + 10
+
+
 def test_ken_list_in_an_agents_shell_counts_only_the_proposals_it_may_see(
     private: dict[str, Any],
 ) -> None:
