@@ -437,6 +437,30 @@ def test_list_filters_by_tag_pin_expiry_session_and_ids_and_pages_newest_first(
     assert ids_of(captured_first=True, exclude_ids=(pinned.id,)) == [by_session.id, tagged.id]
 
 
+def test_a_query_leaves_out_what_belongs_to_the_repos_it_excludes(store: Store) -> None:
+    payroll = "github.com/acme/payroll"
+    written = Provenance(who="user", how="cli", repo=payroll)
+    kept = [
+        store.insert_item(_item("Shop rule bonus", Scope(ScopeType.REPO, "github.com/acme/shop"))),
+        store.insert_item(_item("Global rule bonus", Scope(ScopeType.GLOBAL))),
+        # a repo whose name starts as payroll's does is another repo
+        store.insert_item(
+            _item("Payroll2 branch bonus", Scope(ScopeType.WORKSTREAM, f"{payroll}2#main"))
+        ),
+    ]
+    for made in (
+        _item("Payroll rule bonus", Scope(ScopeType.REPO, payroll)),
+        _item("Payroll branch bonus", Scope(ScopeType.WORKSTREAM, f"{payroll}#fix#2")),
+        _item("Written in payroll bonus", Scope(ScopeType.GLOBAL), provenance=written),
+    ):
+        store.insert_item(made)
+    query = ItemQuery(exclude_repos=(payroll,))
+    assert {i.id for i in store.list_items(query)} == {i.id for i in kept}
+    assert store.count_items(query) == 3
+    found = store.search(Words(any_of=(Term("bonus"),)), query)
+    assert {i.id for i, _ in found} == {i.id for i in kept}
+
+
 def test_a_use_counts_once_per_session(store: Store) -> None:
     item = store.insert_item(_item("Use pnpm"))
     assert store.record_uses([item.id], "s1", "pack") == 1

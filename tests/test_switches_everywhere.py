@@ -23,6 +23,7 @@ from conftest import ken
 from helpers import add, opened
 from kenning import where as where_mod
 from kenning.hooks import run as hook_run
+from kenning.ids import short_id
 from kenning.store import ItemQuery, SessionQuery
 from test_handoff import codex_session, fake_agents
 from test_handoff import plan_json as handoff_plan
@@ -290,6 +291,128 @@ def test_the_read_commands_in_an_agents_shell_withhold_a_private_repo_as_mcp_doe
     assert done.exit_code == 1 and "deliver = false" in done.stderr
 
 
+def test_ken_lessons_in_an_agents_shell_shows_nothing_of_a_private_repo(
+    private: dict[str, Any], repos: dict[str, Path]
+) -> None:
+    session = private["session"]  # ran in payroll
+    with opened() as store:
+        store.add_signal(session.id, "correction", f"no, the bonus is {SECRET}")
+        mcp_there = where_mod.detect(repos["payroll"], env={}).provenance(
+            "claude", "mcp", session=session.id
+        )
+        for scope in (f"repo:{PAYROLL}", "global"):  # what it wrote, in any scope
+            add(
+                f"Bonus lesson in {scope} {SECRET}",
+                store,
+                scope=scope,
+                tags=("reflection",),
+                evidence="no, the bonus is",
+                provenance=mcp_there,
+            )
+        add("Shop lesson PUBLIC", store, scope=f"repo:{SHOP}", tags=("reflection",))
+    for args in (("lessons",), ("lessons", "--json")):
+        mine = ken(*args)  # the person's own shell sees every lesson
+        assert mine.exit_code == 0 and SECRET in mine.output, args
+        agents = ken(*args, env=AGENT)
+        assert agents.exit_code == 0 and SECRET not in agents.output, (args, agents.output)
+        assert "PUBLIC" in agents.output
+    assert SECRET in ken("lessons", "--session", session.id).output
+    done = ken("lessons", "--session", session.id, env=AGENT)
+    assert done.exit_code == 1 and SECRET not in done.output
+    assert "deliver = false" in done.stderr
+
+
+def test_curate_lint_and_review_in_an_agents_shell_show_nothing_of_a_private_repo(
+    private: dict[str, Any], repos: dict[str, Path]
+) -> None:
+    from kenning.model import Status
+
+    instructions = repos["shop"] / "CLAUDE.md"
+    instructions.write_text("# Rules\n\n- Pay the bonuses on Fridays.\n", encoding="utf-8")
+    with opened() as store:
+        add(
+            f"Payroll rule waiting {SECRET}", store, scope=f"repo:{PAYROLL}", status=Status.PROPOSED
+        )
+        add(
+            f"Pay the bonuses on Fridays {SECRET}",
+            store,
+            scope=f"repo:{PAYROLL}",
+            kind="preference",
+            links=("file:/nowhere/payroll.csv",),
+        )
+    reads = [
+        ("curate",),
+        ("curate", "--json"),
+        ("lint",),
+        ("lint", "--json"),
+        ("lint", str(instructions)),
+    ]
+    for args in reads:
+        mine = ken(*args)  # the person's own shell sees their whole store
+        assert SECRET in mine.output, args
+        agents = ken(*args, env=AGENT)
+        assert SECRET not in agents.output, (args, agents.output)
+    # Whether something waits is the queue's too: an agent is refused before it is read.
+    with opened() as store:
+        for item in store.list_items(ItemQuery(statuses=("proposed",))):
+            store.delete_items([item.id])
+    done = ken("review", env=AGENT)
+    assert done.exit_code == 1 and "needs a person" in done.stderr
+
+
+def test_ken_summarize_in_an_agents_shell_refuses_a_private_repos_session(
+    private: dict[str, Any], repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What a summary says of a session is the session's: refused before it is read.
+    write_config(SWITCHES + '[memory.summarize]\ncommand = ["true"]\n')
+    session = private["session"]
+    for where, args in ((repos["shop"], (session.id,)), (repos["payroll"], ())):
+        in_(where, monkeypatch)
+        done = ken("summarize", *args, env=AGENT)
+        assert done.exit_code == 1, (where, done.output)
+        assert done.stderr.strip().splitlines() == [
+            f"ken: session {short_id(session.id)} ran in a repo whose memory is not "
+            "delivered to agents (deliver = false in config.toml)"
+        ]
+
+
+def test_ken_plan_preview_in_an_agents_shell_refuses_a_plan_naming_a_private_memory(
+    private: dict[str, Any], tmp_path: Path
+) -> None:
+    hidden = private["repo"]
+    plan = tmp_path / "plan.json"
+    retire = {
+        "op": "retire",
+        "id": short_id(hidden.id),
+        "expected_revision": "0" * 26,
+        "reason": "x",
+    }
+    plan.write_text(
+        json.dumps({"schema": 1, "id": "p1", "owner": "me", "operations": [retire]}),
+        encoding="utf-8",
+    )
+    assert SECRET in ken("plan", "preview", str(plan)).output  # the person's own
+    for args in (("plan", "preview", str(plan)), ("plan", "preview", "--json", str(plan))):
+        done = ken(*args, env=AGENT)
+        assert done.exit_code == 1 and SECRET not in done.output, done.output
+        assert "deliver = false" in done.stderr
+
+
+def test_ken_promote_in_an_agents_shell_writes_nothing_of_a_private_repo(
+    private: dict[str, Any], tmp_path: Path
+) -> None:
+    steering = make_repo(tmp_path / "steering", "git@github.com:acme/steering.git")
+    for key, value in (("user.name", "Dev"), ("user.email", "dev@example.com")):
+        subprocess.run(["git", "config", key, value], cwd=steering, check=True)
+    done = ken("promote", "--repo", str(steering), env=AGENT)
+    assert done.exit_code == 0 and "PUBLIC" in done.output, done.output
+    assert SECRET not in done.output
+    written = subprocess.run(
+        ["git", "log", "--all", "-p"], cwd=steering, check=True, capture_output=True, text=True
+    ).stdout
+    assert "PUBLIC" in written and SECRET not in written
+
+
 def test_the_read_commands_in_an_agents_shell_tell_nothing_when_memory_is_off(
     private: dict[str, Any],
 ) -> None:
@@ -325,6 +448,25 @@ def test_ken_add_in_an_agents_shell_is_refused_where_capture_is_off(
     # A person's own add is theirs.
     in_(repos["hr"], monkeypatch)
     assert ken("add", "The person's own note in hr").exit_code == 0
+
+
+def test_ken_import_in_an_agents_shell_is_refused_into_a_capture_off_repos_scope(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    in_(repos["shop"], monkeypatch)
+    assert ken("add", "HR rule from the person", "--scope", f"repo:{HR}").exit_code == 0
+    lines = tmp_path / "hr.jsonl"
+    lines.write_text(ken("export").stdout, encoding="utf-8")
+    with opened() as store:
+        store.delete_items([i.id for i in store.list_items(ItemQuery(statuses=()))])
+    rules = tmp_path / "CLAUDE.md"
+    rules.write_text("# Rules\n\n- Salaries are paid on the 25th.\n", encoding="utf-8")
+    for args in (("import", str(lines)), ("import", "--from", str(rules), "--scope", f"repo:{HR}")):
+        done = ken(*args, env=AGENT)
+        assert done.exit_code == 1, (args, done.output)
+        assert f"memory capture is off for {HR}" in done.stderr, args
+    with opened() as store:
+        assert store.count_items() == 0
 
 
 @pytest.mark.parametrize(
@@ -404,6 +546,57 @@ def test_a_hook_naming_a_capture_off_repos_workstream_records_nothing(
     assert done.exit_code == 1 and f"capture is off for {HR}" in done.stderr
 
 
+def test_a_write_to_a_project_of_a_capture_off_repo_is_refused_from_any_folder(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # hrproj was added from hr; mixed was added from shop for a folder inside hr, so it
+    # is both repos' (its log.md is written in hr): capture off in either refuses it.
+    in_(repos["hr"], monkeypatch)
+    assert ken("project", "add", "hrproj", str(repos["hr"])).exit_code == 0
+    (repos["hr"] / "notes").mkdir()
+    in_(repos["shop"], monkeypatch)
+    assert ken("project", "add", "mixed", str(repos["hr"] / "notes")).exit_code == 0
+    for slug in ("hrproj", "mixed"):
+        done = ken("add", "x", "--scope", f"project:{slug}", "--evidence", "e", env=AGENT)
+        assert done.exit_code == 1, (slug, done.output)
+        assert done.stderr.strip().splitlines() == [
+            f"ken: memory capture is off for {HR}, a repo of project {slug} "
+            f'([memory.repos."{HR}"] capture = false in config.toml): nothing was saved'
+        ]
+    with opened() as store:
+        assert store.count_items() == 0
+
+    async def writes(server: Server) -> None:
+        for slug in ("hrproj", "mixed"):
+            args = {"text": "y", "scope": f"project:{slug}", "evidence": "e"}
+            assert f"capture is off for {HR}" in await server.error("memory_propose", args)
+        handoff = {"done": "d", "state": "s", "next": "n"}
+        assert f"capture is off for {HR}" in await server.error("memory_handoff", handoff)
+
+    drive(repos["shop"], writes, extra_env={"KEN_PROJECT": "mixed"})
+    assert not (repos["hr"] / "notes" / "log.md").exists()
+    with opened() as store:
+        assert store.count_items() == 0
+    # A person's own write is theirs; shop's own project takes an agent's.
+    assert ken("add", "The person's note", "--scope", "project:mixed").exit_code == 0
+    assert ken("project", "add", "shopproj", str(repos["shop"])).exit_code == 0
+    done = ken("add", "own note", "--scope", "project:shopproj", env=AGENT)
+    assert done.exit_code == 0, done.output
+
+
+def test_slash_remember_to_a_capture_off_repos_scope_stores_nothing_from_any_folder(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_(repos["hr"], monkeypatch)
+    assert ken("project", "add", "hrproj", str(repos["hr"])).exit_code == 0
+    for scope in (f"repo:{HR}", f"workstream:{HR}#main", "project:hrproj"):
+        prompt = f"/remember --scope {scope} Salaries are paid on the 25th"
+        told = hook("UserPromptSubmit", repos["shop"], "s1", prompt=prompt)
+        assert f"capture is off for {HR}" in told and "nothing was saved" in told, scope
+    with opened() as store:
+        assert store.count_items() == 0
+
+
 def test_slash_recall_in_an_agent_finds_nothing_of_a_private_repo(
     private: dict[str, Any], repos: dict[str, Path]
 ) -> None:
@@ -433,6 +626,23 @@ def test_since_your_last_turn_tells_nothing_added_in_a_private_repo(
     assert "Exports must stream rows" in data["pack"] and SECRET not in data["pack"]
 
 
+def test_ken_list_in_an_agents_shell_lists_and_counts_what_it_may_see_within_its_limit(
+    private: dict[str, Any], repos: dict[str, Path]
+) -> None:
+    with opened() as store:
+        payroll = written_in(repos["payroll"])
+        for n in range(10):  # newer than shop's note
+            add(f"Payroll note {n} {SECRET}", store, provenance=payroll)
+    done = ken("list", "--limit", "1", env=AGENT)
+    assert "PUBLIC" in done.stdout and SECRET not in done.output
+    # It counts what it may see: no more than the whole list it is shown.
+    seen = len(json.loads(ken("list", "--limit", "0", "--json", env=AGENT).stdout))
+    assert f"(showing 1 of {seen};" in done.output or seen == 1
+    everything = len(json.loads(ken("list", "--limit", "0", "--json").stdout))
+    assert f"(showing 1 of {everything};" in ken("list", "--limit", "1").output
+    assert everything >= seen + 10
+
+
 def test_ken_list_in_an_agents_shell_counts_only_the_proposals_it_may_see(
     private: dict[str, Any],
 ) -> None:
@@ -443,3 +653,86 @@ def test_ken_list_in_an_agents_shell_counts_only_the_proposals_it_may_see(
         add("Shop rule waiting", store, scope=f"repo:{SHOP}", status=Status.PROPOSED)
     assert "2 memories wait for review" in ken("list").output  # the person's: all of them
     assert "1 memory waits for review" in ken("list", env=AGENT).output
+
+
+# --- recall and search choose among what they may give ------------------------------
+
+
+def written_in(folder: Path) -> Any:
+    """The provenance of a memory a person wrote with `ken add` in `folder`."""
+    return where_mod.detect(folder, env={}).provenance("user", "cli")
+
+
+def test_private_memories_never_take_the_places_of_one_recall_may_give(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 45 memories written in payroll match the prompt better than shop's one: were they
+    # left out only after the candidates are chosen, they would fill every place. (The
+    # lunch orders keep the prompt's words rare enough to fit.)
+    with opened() as store:
+        payroll = written_in(repos["payroll"])
+        for n in range(45):
+            add(f"Rotate staging credentials {n} {SECRET}", store, provenance=payroll)
+        for n in range(400):
+            add(f"Lunch order {n}\nSoup on Mondays, noodles otherwise", store)
+        mine = add("Rotate the vendor's staging credentials before the audit", store)
+    told = hook("UserPromptSubmit", repos["shop"], "s1", prompt="rotate the staging credentials")
+    assert mine.title in told and SECRET not in told
+    in_(repos["shop"], monkeypatch)
+    for env in ({}, AGENT):
+        done = ken("recall", "--json", "rotate the staging credentials", env=env)
+        assert [i["id"] for i in json.loads(done.stdout)["items"]] == [mine.id], env
+
+
+def test_a_private_note_is_not_recalled_as_the_one_that_follows_a_note_that_fits(
+    repos: dict[str, Path],
+) -> None:
+    # A note captured right after another in its scope may continue it (a reply), and
+    # is recalled with it; not when it was written in a repo whose memory is private.
+    with opened() as store:
+        add("Bonus rule for the checkout team", store, provenance=written_in(repos["shop"]))
+        add(f"Bonus figures {SECRET}", store, provenance=written_in(repos["payroll"]))
+    told = hook("UserPromptSubmit", repos["shop"], "s1", prompt="the checkout bonus figures")
+    assert "Bonus rule for the checkout team" in told and SECRET not in told
+
+
+def test_private_memories_never_take_the_places_of_what_a_pack_may_give(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pack reads each section's newest memories, as many as it could hold: 40 newer
+    # rules written in payroll must not be those, nor be counted as "did not fit".
+    with opened() as store:
+        mine = add("Answer in British English", store, kind="preference")
+        payroll = written_in(repos["payroll"])
+        for n in range(40):
+            add(f"Bonus rule {n} {SECRET}", store, kind="preference", provenance=payroll)
+    told = hook("SessionStart", repos["shop"], "s1", source="startup")
+    assert mine.title in told and SECRET not in told and "did not fit" not in told
+    in_(repos["shop"], monkeypatch)
+    pack = ken("pack", "--json").stdout
+    assert json.loads(pack)["omitted"] == 0 and mine.id in pack and SECRET not in pack
+
+
+def test_private_memories_never_take_the_places_of_what_a_search_may_show(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with opened() as store:
+        payroll = written_in(repos["payroll"])
+        for n in range(25):
+            add(f"Bonus ledger export {n}\n{SECRET}", store, provenance=payroll)
+        mine = add(
+            "Bonus ledger export streams its rows\nThe export writes each row of the ledger "
+            "as it reads it, never the whole file at once, so a year of bonuses fits.",
+            store,
+        )
+    in_(repos["shop"], monkeypatch)
+    done = ken("search", "--limit", "5", "--json", "bonus ledger export", env=AGENT)
+    assert [i["id"] for i in json.loads(done.stdout)] == [mine.id]
+    told = hook("UserPromptSubmit", repos["shop"], "s1", prompt="/recall bonus ledger export")
+    assert mine.title in told and SECRET not in told
+
+    async def reads(server: Server) -> None:
+        found = await server.ok("memory_search", {"query": "bonus ledger export", "limit": 5})
+        assert [r["id"] for r in found["results"]] == [mine.id]
+
+    drive(repos["shop"], reads)

@@ -145,10 +145,17 @@ def curate(
     scopes: Sequence[str] = (),
     unused_days: int = 90,
     now: str | None = None,
+    exclude_repos: tuple[str, ...] = (),
 ) -> Curation:
-    """What waits, best first, and what to fold, supersede and retire."""
+    """What waits, best first, and what to fold, supersede and retire, among the
+    memories of `scopes` (of no repo of `exclude_repos`: `ItemQuery.exclude_repos`)."""
     now = now or now_iso()
-    query = ItemQuery(scopes=tuple(scopes), statuses=("active", "proposed"), include_expired=True)
+    query = ItemQuery(
+        scopes=tuple(scopes),
+        statuses=("active", "proposed"),
+        include_expired=True,
+        exclude_repos=exclude_repos,
+    )
     found = store.list_items(query)
     waiting = tuple(rank.ranked(i for i in found if i.status is Status.PROPOSED))
     live = [i for i in found if i.kind in FOLDABLE and not i.source]

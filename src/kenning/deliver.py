@@ -22,7 +22,8 @@ whole store: it is theirs.
   collected from an agent's own memory (`ken collect`) to that agent.
 - A repo with `capture = false` is not recorded at all (not even a session row), and
   an agent's write there, or to that repo's scopes from elsewhere (its workstreams, a
-  project added from it), is refused.
+  project added from it or whose folder is in it: `projects.repos_of`), is refused. A
+  project of several repos takes an agent's write only where capture is on for all.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from kenning.model import Item, Kind, Scope, ScopeType, Session
 from kenning.pack import Pack, build_pack
 from kenning.recall import Recall, RecallSettings, recall
 from kenning.sessions import clip_prompt
-from kenning.store import ItemQuery, Store
+from kenning.store import ItemQuery, Project, Store
 from kenning.where import Where
 
 
@@ -191,17 +192,39 @@ def may_deliver(config: Config, agent: str | None, where: Where) -> bool:
     return bool(config.memory_enabled) and config.delivers_to(agent)
 
 
-def _repos_written(where: Where, scopes: Iterable[Scope] = ()) -> list[str]:
-    """The repos a write from `where` to `scopes` touches: the one it runs in, the repos
-    of its workstream and project (a branch of another repo, a project added from one),
-    and those of the scopes written to."""
-    repos = [where.repo, where.project_repo]
-    repos += [scope_repo(s) for s in where.scopes if s.type is ScopeType.WORKSTREAM]
+def _repos_written(
+    where: Where, scopes: Iterable[Scope] = (), projects: Sequence[Project] = ()
+) -> dict[str, str]:
+    """The repos a write from `where` to `scopes` touches, each with the project that
+    makes it one ("" when none does): the one it runs in, the repos of its workstream
+    and project (a branch of another repo, a project added from one), those of the
+    scopes written to, and every repo of a project written to (`projects.repos_of`:
+    the one it was added from and the one its folder is in), wherever the write comes
+    from. A project of several repos is written to only when capture is on for all."""
+    repos: dict[str, str] = {}
+
+    def add(repo: str | None, project: str = "") -> None:
+        if repo:
+            repos.setdefault(repo, project)
+
+    add(where.repo)
+    add(where.project_repo, where.project or "")
+    for scope in where.scopes:
+        if scope.type is ScopeType.WORKSTREAM:
+            add(scope_repo(scope))
+    registered = {p.slug: p for p in projects}
     for scope in scopes:
-        repos.append(scope_repo(scope))
-        if scope.type is ScopeType.PROJECT and scope.value == where.project:
-            repos.append(where.project_repo)
-    return list(dict.fromkeys(r for r in repos if r))
+        add(scope_repo(scope))
+        if scope.type is not ScopeType.PROJECT:
+            continue
+        if scope.value == where.project:
+            add(where.project_repo, scope.value)
+        if scope.value in registered:
+            from kenning.projects import repos_of
+
+            for repo in repos_of(registered[scope.value]):
+                add(repo, scope.value)
+    return repos
 
 
 def may_capture(config: Config, where: Where) -> bool:
@@ -212,30 +235,43 @@ def may_capture(config: Config, where: Where) -> bool:
     return all(config.repo_capture(repo) for repo in _repos_written(where))
 
 
-def check_write(config: Config, where: Where, scopes: Iterable[Scope] = ()) -> None:
+def check_write(
+    config: Config,
+    where: Where,
+    scopes: Iterable[Scope] = (),
+    *,
+    projects: Sequence[Project],
+) -> None:
     """Refuse an agent's write when the switches say memory is not taken here: memory
-    is off, or capture is off for the repo it runs in or writes to."""
+    is off, or capture is off for the repo it runs in or writes to (`projects`: those
+    registered, whose repos a write to their scope touches)."""
     if not config.memory_enabled:
         raise InvalidInput(
             "memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0): "
             "nothing was saved"
         )
-    for repo in _repos_written(where, scopes):
+    for repo, project in _repos_written(where, scopes, projects).items():
         if not config.repo_capture(repo):
+            of = f", a repo of project {project}" if project else ""
             raise InvalidInput(
-                f"memory capture is off for {repo} ({config.switch_source(repo, 'capture')} "
-                "in config.toml): nothing was saved"
+                f"memory capture is off for {repo}{of} "
+                f"({config.switch_source(repo, 'capture')} in config.toml): nothing was saved"
             )
 
 
 def check_agent_write(
-    config: Config, agent: str | None, where: Where, scopes: Iterable[Scope] = ()
+    config: Config,
+    agent: str | None,
+    where: Where,
+    scopes: Iterable[Scope] = (),
+    *,
+    projects: Sequence[Project],
 ) -> None:
     """`check_write` for an agent's write, from any face; a person's own write is
     theirs (the switches say what kenning and agents may keep, not what the person
     may)."""
     if agent is not None:
-        check_write(config, where, scopes)
+        check_write(config, where, scopes, projects=projects)
 
 
 def check_handoff(config: Config, where: Where, to: str) -> frozenset[str]:
@@ -295,6 +331,7 @@ def pack_for(
         exclude_items=recalled,
         max_chars=max_chars,
         skip=_left_out(blocked, _known_to(where.agent, session)),
+        exclude_repos=blocked,  # read among what may be given (`build_pack`)
     )
     if record and session is not None:
         ids = [item.id for item in pack.items]
@@ -355,7 +392,14 @@ def recall_for(
 
     def fitting(exclude: set[str]) -> Recall:
         return recall(
-            store, prompt, scopes, settings=settings, context=context, exclude=exclude, skip=skip
+            store,
+            prompt,
+            scopes,
+            settings=settings,
+            context=context,
+            exclude=exclude,
+            skip=skip,
+            exclude_repos=blocked,  # chosen among what may be given (`recall`)
         )
 
     result = fitting(exclude)

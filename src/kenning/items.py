@@ -964,6 +964,7 @@ def search(
     include_expired: bool = False,
     limit: int = 20,
     fill: bool = True,
+    exclude_repos: Iterable[str] = (),
 ) -> list[Found]:
     """Full-text search, best first. Words match their stems; the last word is a prefix
     of the words as typed (`deploy` finds "Deployment") as well as of their stems.
@@ -973,7 +974,8 @@ def search(
     memories (every threshold off): a question asked in a person's own words
     rarely has all of them in one memory, and recall weighs the rare ones, knows a
     word's other forms and a few synonyms, and leaves out "when", "we" and "the". Their
-    score is recall's, not bm25's: a score orders one search's results only."""
+    score is recall's, not bm25's: a score orders one search's results only. What
+    belongs to `exclude_repos` (`ItemQuery.exclude_repos`) is never among them."""
     if not text.strip():  # as a text of punctuation alone, which the store refuses
         raise InvalidInput("the search has no words in it: give at least one word")
     query = ItemQuery(
@@ -983,6 +985,7 @@ def search(
         tags=tuple(tags),
         include_expired=include_expired,
         limit=limit,
+        exclude_repos=tuple(sorted(exclude_repos)),  # withheld: they take no place of the limit
     )
     found = [Found(item, score) for item, score in store.search(Words(typed=text), query)]
     if fill and len(found) < limit:
@@ -1005,6 +1008,7 @@ def _some_words(store: Store, text: str, query: ItemQuery, seen: set[str]) -> li
         tags=query.tags,
         statuses=query.statuses,
         include_expired=query.include_expired,
+        exclude_repos=query.exclude_repos,
     ).kept
     return [Found(c.item, c.score, every_word=False) for c in ranked if c.item.id not in seen]
 

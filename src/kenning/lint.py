@@ -56,12 +56,23 @@ def _fingerprint(item: Item) -> str:
 
 
 def lint(
-    store: Store, *, unused_days: int = 90, scopes: tuple[str, ...] = (), cap: int = 0
+    store: Store,
+    *,
+    unused_days: int = 90,
+    scopes: tuple[str, ...] = (),
+    cap: int = 0,
+    exclude_repos: tuple[str, ...] = (),
 ) -> list[Finding]:
-    """What may no longer be true or useful; `cap` is `memory.max_active_per_scope`."""
+    """What may no longer be true or useful; `cap` is `memory.max_active_per_scope`.
+    What belongs to `exclude_repos` (`ItemQuery.exclude_repos`) is not looked at."""
     now = now_iso()
     items = store.list_items(
-        ItemQuery(scopes=scopes, statuses=("active", "proposed"), include_expired=True)
+        ItemQuery(
+            scopes=scopes,
+            statuses=("active", "proposed"),
+            include_expired=True,
+            exclude_repos=exclude_repos,
+        )
     )
     cutoff = (datetime.now(UTC) - timedelta(days=unused_days)).strftime("%Y-%m-%dT%H:%M:%S")
     findings: list[Finding] = []
@@ -101,11 +112,15 @@ def lint(
             )
         else:
             seen[key] = item
-    return findings + _cap_findings(store, items, scopes, cap)
+    return findings + _cap_findings(store, items, scopes, cap, exclude_repos)
 
 
 def _cap_findings(
-    store: Store, items: list[Item], scopes: tuple[str, ...], cap: int
+    store: Store,
+    items: list[Item],
+    scopes: tuple[str, ...],
+    cap: int,
+    exclude_repos: tuple[str, ...],
 ) -> list[Finding]:
     """Memories the cap archived (until a person restores or dismisses them), and scopes
     over the cap (after it was lowered: the next memory written there archives)."""
@@ -119,7 +134,12 @@ def _cap_findings(
             "keeps it out of this report",
         )
         for item in store.list_items(
-            ItemQuery(scopes=scopes, statuses=("archived",), include_expired=True)
+            ItemQuery(
+                scopes=scopes,
+                statuses=("archived",),
+                include_expired=True,
+                exclude_repos=exclude_repos,
+            )
         )
         if item.archive_reason == "cap"
     ]
@@ -170,9 +190,15 @@ def instruction_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def against(store: Store, files: Sequence[Path], *, scopes: tuple[str, ...] = ()) -> list[Finding]:
-    """Memories (active or proposed, in `scopes`) that repeat or contradict a line of an
-    instruction file, each with the file and line."""
+def against(
+    store: Store,
+    files: Sequence[Path],
+    *,
+    scopes: tuple[str, ...] = (),
+    exclude_repos: tuple[str, ...] = (),
+) -> list[Finding]:
+    """Memories (active or proposed, in `scopes`, none of `exclude_repos`) that repeat or
+    contradict a line of an instruction file, each with the file and line."""
     lines: list[tuple[str, int, str]] = []
     for path in files:
         lines += [(str(path), n, text) for n, text in instruction_lines(read_instructions(path))]
@@ -180,7 +206,12 @@ def against(store: Store, files: Sequence[Path], *, scopes: tuple[str, ...] = ()
     # (an automatic handoff only quotes its prompts), not a rule to hold a file against.
     kinds = tuple(sorted(k.value for k in FOLDABLE))
     memories = store.list_items(
-        ItemQuery(scopes=scopes, kinds=kinds, statuses=("active", "proposed"))
+        ItemQuery(
+            scopes=scopes,
+            kinds=kinds,
+            statuses=("active", "proposed"),
+            exclude_repos=exclude_repos,
+        )
     )
     if not lines or not memories:
         return []

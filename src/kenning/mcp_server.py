@@ -466,6 +466,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 scopes=chosen,
                 kinds=[k.value for k in map(items.parse_kind, kinds or []) if k],
                 limit=limit,
+                exclude_repos=sorted(blocked),
             )
             kept = [f for f in found if not deliver.withheld(f.item, blocked)]
             return {
@@ -545,7 +546,12 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             ctx = mem.context(model)
             # "" is a scope written badly, refused as a read refuses it, not the default.
             target = ctx.where.scope(scope) if scope is not None else None
-            deliver.check_write(mem.config, ctx.where, [target] if target else [])
+            deliver.check_write(
+                mem.config,
+                ctx.where,
+                [target] if target else [],
+                projects=mem.store.projects(),
+            )
             item, filed = proposals.propose_once(
                 mem.store,
                 ctx,
@@ -579,7 +585,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         def work() -> dict[str, Any]:
             ctx = mem.context(model)
             # What it cannot read, it cannot change: the error says nothing of the memory.
-            deliver.check_write(mem.config, ctx.where, [mem.visible(id).scope])
+            deliver.check_write(
+                mem.config, ctx.where, [mem.visible(id).scope], projects=mem.store.projects()
+            )
             item, in_place = proposals.update(
                 mem.store,
                 ctx,
@@ -611,7 +619,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             ctx = mem.context(model)
-            deliver.check_write(mem.config, ctx.where)
+            # A handoff in a registered project is appended to its log.md, in its folder.
+            written = [ctx.where.scope("project")] if ctx.where.project else []
+            deliver.check_write(mem.config, ctx.where, written, projects=mem.store.projects())
             item = proposals.handoff(
                 mem.store,
                 ctx,
@@ -693,7 +703,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 kind = str(entry.get("kind") or "lesson").strip().lower()
                 entries.append((str(entry["lesson"]), str(entry.get("evidence", "")), kind))
             ctx = mem.context(model)
-            deliver.check_write(mem.config, ctx.where)
+            deliver.check_write(mem.config, ctx.where, projects=mem.store.projects())
             kept: list[tuple[str, str, str]] = entries
             dropped: list[tuple[str, str, str]] = []
             if ctx.session_id:
@@ -788,7 +798,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                             "no plan was drafted"
                         )
                     touched.append(item.scope)
-            deliver.check_write(mem.config, here, touched)
+            deliver.check_write(mem.config, here, touched, projects=mem.store.projects())
             seen = plans.preview(mem.store, checked)
             path = plans.save_draft(checked)
             answer = {

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,10 +182,13 @@ def gather(
     scopes: Sequence[str],
     exclude: set[str] | frozenset[str],
     skip: Callable[[Item], bool] | None = None,
+    exclude_repos: tuple[str, ...] = (),
 ) -> tuple[dict[str, list[Item]], int]:
     """Each section's candidates: scope by scope, most specific first, newest first
     (handoffs: in the order `handoffs.to_show` gives); and how many read were left out
-    on purpose (by `skip`, or an automatic handoff its agent's own stands in for).
+    on purpose (by `skip`, or an automatic handoff its agent's own stands in for). What
+    belongs to `exclude_repos` is left out in the reading itself
+    (`ItemQuery.exclude_repos`): it takes no place of what the pack may give.
 
     Only as many as a pack could hold are read, so a pack costs the same with a
     hundred items or a hundred thousand.
@@ -194,7 +197,7 @@ def gather(
     skipped = 0
     for key, (kinds, pinned, most) in SECTION_KINDS.items():
         if key == "handoffs":
-            out[key], left_out = _handoffs(store, scopes, exclude, skip)
+            out[key], left_out = _handoffs(store, scopes, exclude, skip, exclude_repos)
             skipped += left_out
             continue
         agents_own = 0  # agents' working notes no person reviewed, read so far
@@ -210,6 +213,7 @@ def gather(
                     pinned=pinned,
                     limit=room + len(exclude),
                     recent_first=True,
+                    exclude_repos=exclude_repos,
                 )
             )
             found = [i for i in found if i.id not in exclude]
@@ -238,6 +242,7 @@ def _handoffs(
     scopes: Sequence[str],
     exclude: set[str] | frozenset[str],
     skip: Callable[[Item], bool] | None,
+    exclude_repos: tuple[str, ...] = (),
 ) -> tuple[list[Item], int]:
     """The latest handoffs, in the order every face shows them (`handoffs.to_show`: a
     session's own stands in for its automatic one, wherever either went; the session
@@ -262,6 +267,7 @@ def _handoffs(
                 pinned=False,
                 limit=HANDOFFS_READ + len(exclude),
                 recent_first=True,
+                exclude_repos=exclude_repos,
             )
         )
         read = [i for i in read if i.id not in exclude]
@@ -356,13 +362,18 @@ def build_pack(
     exclude_items: set[str] | frozenset[str] = frozenset(),
     max_chars: int | None = None,
     skip: Callable[[Item], bool] | None = None,
+    exclude_repos: Iterable[str] = (),
 ) -> Pack:
     """The pack for `scopes` (most specific first) within `budget` tokens (raised to
     MIN_BUDGET) and, when given, `max_chars` characters: what a hook's output may hold.
-    Items `skip` says the agent has already are left out."""
+    Items `skip` says the agent has already are left out; what belongs to
+    `exclude_repos` (repos whose memory is not delivered) is never read nor counted."""
     budget = max(budget, MIN_BUDGET)
-    by_section, skipped = gather(store, scopes, exclude_items, skip)
-    total = store.count_items(ItemQuery(scopes=tuple(scopes), statuses=("active",)))
+    hidden = tuple(sorted(exclude_repos))
+    by_section, skipped = gather(store, scopes, exclude_items, skip, hidden)
+    total = store.count_items(
+        ItemQuery(scopes=tuple(scopes), statuses=("active",), exclude_repos=hidden)
+    )
     gathered = sum(len(found) for found in by_section.values())
     # What the agent has already (its own file's rules) did not "not fit": not counted.
     overflow = max(0, total - len(exclude_items) - skipped - gathered)

@@ -209,6 +209,20 @@ def get_project(store: Store, slug: str) -> Project:
     raise NotFound(f"no project '{slug}'; `ken project list` shows them")
 
 
+def repos_of(project: Project) -> list[str]:
+    """The repos a project belongs to: the one it was added from (`ken project add` run
+    there), and the one its folder is in, when that is another (a project added in shop
+    for a folder inside payroll is payroll's too: its log.md is written there). The
+    folder is found by reading git's files, as `ken where` finds a repo."""
+    from kenning.git import find_git
+
+    found = [project.repo] if project.repo else []
+    git = find_git(project.folder)
+    if git is not None and git.key not in found:
+        found.append(git.key)
+    return found
+
+
 def check_registered(store: Store, scope: Scope, actor: policy.Actor) -> None:
     """Refuse a write to a project that is not registered (mistyped, or removed since):
     it would make a project no one is ever told. The project the writer works in counts

@@ -97,9 +97,15 @@ def render(item: Item) -> str:
     return "\n".join(lines)
 
 
-def approved(store: Store, scopes: Sequence[str] = ()) -> list[Item]:
-    """Active memories a person wrote or approved, best first (working state left out)."""
-    found = store.list_items(ItemQuery(scopes=tuple(scopes), statuses=(Status.ACTIVE.value,)))
+def approved(
+    store: Store, scopes: Sequence[str] = (), exclude_repos: tuple[str, ...] = ()
+) -> list[Item]:
+    """Active memories a person wrote or approved, best first (working state left out),
+    none of `exclude_repos` (`ItemQuery.exclude_repos`)."""
+    query = ItemQuery(
+        scopes=tuple(scopes), statuses=(Status.ACTIVE.value,), exclude_repos=exclude_repos
+    )
+    found = store.list_items(query)
     return rank.ranked(
         i
         for i in found
@@ -139,9 +145,11 @@ def promote(
     batch: int = 20,
     scopes: Sequence[str] = (),
     today: date | None = None,
+    exclude_repos: tuple[str, ...] = (),
 ) -> Promoted:
     """Commit the top `batch` approved memories not yet promoted as they are now to the
-    branch `memory/<today>` of `repo`, without touching its checkout."""
+    branch `memory/<today>` of `repo`, without touching its checkout; none of
+    `exclude_repos` (what an agent running it may not read)."""
     root = Path(repo).expanduser()
     git = _Git(root)
     if not root.is_dir() or git("rev-parse", "--git-dir", check=False) == "":
@@ -153,7 +161,7 @@ def promote(
     ref = f"refs/heads/{branch}"
     tip = git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
     there = _promoted_blobs(git, [head, tip] + _memory_branches(git))
-    chosen = approved(store, scopes)[:batch]
+    chosen = approved(store, scopes, exclude_repos)[:batch]
     texts = {item.id: render(item) for item in chosen}
     new: list[Item] = []
     for item in chosen:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kenning import agents, items, policy
 from kenning.agents.agent import Agent
@@ -32,6 +33,9 @@ from kenning.model import Scope, ScopeType, Status
 from kenning.printable import clean
 from kenning.store import Store
 from kenning.where import Where
+
+if TYPE_CHECKING:
+    from kenning.config import Config
 
 _COMMAND = re.compile(r"^\s*/(?:prompts:)?(remember|recall)(?:\s+(.*))?\s*$", re.S)
 _SCOPE = re.compile(r"^--scope(?:=|\s+)(\S+)(?:\s+(.*))?$", re.S)
@@ -76,24 +80,40 @@ def run(
     from_cli: bool,
     session: str | None = None,
     withheld: frozenset[str] = frozenset(),
+    config: Config | None = None,
 ) -> str:
     """Do the command; what the agent is told (for it to confirm to the person). A
     memory `/remember` stores is the `session`'s own: recall does not tell it again.
-    `/recall` finds nothing of the `withheld` repos (`deliver.withheld`)."""
+    `/recall` finds nothing of the `withheld` repos (`deliver.withheld`); `/remember`
+    stores nothing where `config`'s switches refuse the scope (`deliver.check_write`:
+    capture off for a repo it belongs to, wherever it is typed)."""
     if not command.text:
         return f"kenning: /{command.name} needs words after it, e.g. /{command.name} use pnpm"
     if command.name == "recall":
         return _recall(store, command.text, where, withheld)
-    return _remember(store, command, where, agent, from_cli, session)
+    return _remember(store, command, where, agent, from_cli, session, config)
 
 
 def _remember(
-    store: Store, command: Command, where: Where, agent: str, from_cli: bool, session: str | None
+    store: Store,
+    command: Command,
+    where: Where,
+    agent: str,
+    from_cli: bool,
+    session: str | None,
+    config: Config | None = None,
 ) -> str:
     try:
         scope = where.scope(command.scope) if command.scope else _default_scope(where)
     except KenningError as exc:
         return f"kenning: nothing stored: {exc}"
+    if config is not None:
+        from kenning import deliver
+
+        try:
+            deliver.check_write(config, where, [scope], projects=store.projects())
+        except InvalidInput as exc:
+            return f"kenning: {exc}. Tell the person so in one short line."
     from kenning.onboard import guess_kind
 
     words = command.text
@@ -141,7 +161,11 @@ def _recall(store: Store, words: str, where: Where, withheld: frozenset[str]) ->
 
     scopes = deliver.deliverable_scopes(where.scopes, set(withheld), where.repo)
     try:
-        found = items.search(store, words, scopes=scopes, limit=RECALL_LIMIT) if scopes else []
+        found = (
+            items.search(store, words, scopes=scopes, limit=RECALL_LIMIT, exclude_repos=withheld)
+            if scopes
+            else []
+        )
         hits = [f.item for f in found if not deliver.withheld(f.item, withheld)]
     except KenningError:
         hits = []

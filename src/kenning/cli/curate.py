@@ -50,6 +50,7 @@ def curate_cmd(
         state.store,
         scopes=scope_filter(state, scope, here),
         unused_days=days or state.config.lint_unused_days,
+        exclude_repos=tuple(sorted(state.withheld())),  # in an agent's shell
     )
     plan = curate.plan_for(found) if plan_file else None
     digest = ""

@@ -41,17 +41,20 @@ def lint_cmd(
     """Report links to missing files, expired tasks, unused items, duplicates, what the
     cap of active memories per scope archived, and (--against) memories that repeat or
     contradict the instruction files, with the file and line."""
+    hidden = tuple(sorted(state.withheld()))  # in an agent's shell, what it may not read
     findings = lint_mod.lint(
         state.store,
         unused_days=days or state.config.lint_unused_days,
         scopes=tuple(scope_filter(state, (), here)),
         cap=state.config.memory_max_active_per_scope,
+        exclude_repos=hidden,
     )
     if against or files:
         findings += lint_mod.against(
             state.store,
             [Path(f) for f in files] or _instruction_files(state),
             scopes=tuple(scope_filter(state, (), True)),
+            exclude_repos=hidden,
         )
     return Result(
         data=[f.to_dict() for f in findings],

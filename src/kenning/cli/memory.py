@@ -87,7 +87,9 @@ def add(
     target = state.scope(scope) if scope is not None else items.default_scope(here.repo)
     # In an agent's shell the switches hold as for its MCP writes; a person's own add is
     # theirs (memory.enabled = false stops what kenning and agents keep, not the person).
-    deliver.check_agent_write(state.config, here.agent, here, [target])
+    deliver.check_agent_write(
+        state.config, here.agent, here, [target], projects=state.store.projects()
+    )
     # Read before the write: a setting that does not parse must stop the command
     # before it has changed anything, not after.
     enabled = state.config.memory_enabled
@@ -218,6 +220,7 @@ def list_cmd(
     On a terminal, a list taller than the screen goes through your pager ($PAGER).
     """
     statuses: Sequence[str] = [items.parse_status(s).value for s in status] or ["active"]
+    blocked = state.withheld()
     query = ItemQuery(
         scopes=tuple(scope_filter(state, scope, here)),
         kinds=tuple(k.value for k in map(items.parse_kind, kind) if k),
@@ -225,11 +228,11 @@ def list_cmd(
         tags=items.clean_tags(tag),
         include_expired=show_all,
         limit=limit or None,
+        exclude_repos=tuple(sorted(blocked)),  # they take no place of the limit, nor count
     )
-    blocked = state.withheld()
     found = [i for i in state.store.list_items(query) if not deliver.withheld(i, blocked)]
     after = []
-    if limit and len(found) == limit and not blocked:
+    if limit and len(found) == limit:
         total = state.store.count_items(replace(query, limit=None))
         if total > limit:
             after.append(f"(showing {limit} of {total}; `--limit 0` shows them all)")

@@ -36,7 +36,13 @@ def promote_cmd(state: State, repo: str, batch: int, scope: tuple[str, ...]) -> 
     Your current branch, index and working tree are left as they are. Memories already
     promoted as they are now are skipped, so running it again adds nothing.
     """
-    done = promote.promote(state.store, repo, batch=batch, scopes=scope_filter(state, scope, False))
+    done = promote.promote(
+        state.store,
+        repo,
+        batch=batch,
+        scopes=scope_filter(state, scope, False),
+        exclude_repos=tuple(sorted(state.withheld())),  # an agent's shell: what it may read
+    )
     return Result(data=done.to_dict(), text=lambda: _promoted(done))
 
 

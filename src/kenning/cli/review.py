@@ -226,10 +226,12 @@ def review_cmd(state: State, scope: tuple[str, ...], kind: tuple[str, ...]) -> N
     reverses. One key decides it: a approve, r reject, d dismiss with a reason, e edit
     in your editor and approve, s change its scope, n skip, q quit.
     """
+    # A person first: an agent is told nothing of the queue, not even whether a memory
+    # of a repo it may not read waits.
+    actor = policy.require_person(state.actor(), "review waiting memories")
     scopes = scope_filter(state, scope, False)
     kinds = [k.value for k in map(items.parse_kind, kind) if k]
     if not review.count_waiting(state.store, scopes, kinds):
         say("nothing waits for review" + (" here" if scopes or kinds else ""))
         return
-    actor = policy.require_person(state.actor(), "review waiting memories")
     Reviewing(state, actor, scopes, kinds).run()

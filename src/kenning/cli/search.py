@@ -47,6 +47,7 @@ def search(
         tags=items.clean_tags(tag),
         include_expired=show_all,
         limit=limit,
+        exclude_repos=sorted(blocked),
     )
     found = [f for f in found if not deliver.withheld(f.item, blocked)]
     return Result(

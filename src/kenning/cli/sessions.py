@@ -12,7 +12,7 @@ import click
 from kenning import agents, browse, deliver, sessions
 from kenning.cli.output import Result, echo, echo_told, say, table_or_say
 from kenning.cli.state import State, example, pass_state, renders
-from kenning.errors import InvalidInput
+from kenning.errors import InvalidInput, NotFound
 from kenning.ids import short_id
 from kenning.model import Session
 from kenning.pack import cut_to, one_line
@@ -122,8 +122,19 @@ def lessons(state: State, session_ref: str | None) -> Result:
     """
     from kenning import lessons as run_lessons
 
-    session_id = sessions.resolve(state.store, session_ref).id if session_ref else None
+    blocked = state.withheld()
+    session_id = None
+    if session_ref:
+        chosen = sessions.resolve(state.store, session_ref)
+        session_id = deliver.check_session_visible(chosen, blocked).id
     found = run_lessons.lessons_of(state.store, session_id)
+    if blocked:  # an agent's shell: no lesson, nor signal, of a repo it may not be told
+        hidden = {sid for sid in {e["session"] for e in found} if _ran_in(state, sid, blocked)}
+        found = [
+            entry
+            for entry in found
+            if not deliver.withheld(entry["item"], blocked) and entry["session"] not in hidden
+        ]
     return Result(
         data=[
             {
@@ -148,6 +159,16 @@ def lessons(state: State, session_ref: str | None) -> Result:
             "no lessons yet: a session with a signal is asked once at Stop (memory.lessons = ask)",
         ),
     )
+
+
+def _ran_in(state: State, session_id: str | None, blocked: frozenset[str]) -> bool:
+    """Whether the session ran in one of the `blocked` repos (a forgotten one: no)."""
+    if not session_id:
+        return False
+    try:
+        return deliver.session_withheld(state.store.get_session(session_id), blocked)
+    except NotFound:
+        return False
 
 
 def _signal_text(signal: Signal | None) -> str:
@@ -245,6 +266,8 @@ def summarize_cmd(state: State, session: str | None, part: bool, from_hook: bool
             if not found:
                 raise InvalidInput("no session here to summarize; name one (ken sessions)")
             target = found[0]
+        if not from_hook:  # an agent's shell is not told a private repo's session
+            deliver.check_session_visible(target, state.withheld())
         result = summarize.summarize(
             state.store, state.config, target, final=not part, force=not from_hook
         )
@@ -255,6 +278,8 @@ def summarize_cmd(state: State, session: str | None, part: bool, from_hook: bool
         return Result()
     if result is None:
         return Result(before=["nothing new to summarize" if not from_hook else ""])
+    if from_hook:  # nothing to show: the hooks run it detached (and an agent passing the
+        return Result()  # flag is shown nothing of a session it may not be told)
     return Result(data=result.to_dict(), text=lambda: _summarized(result, target))
 
 

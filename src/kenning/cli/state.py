@@ -158,7 +158,11 @@ def guard_change(
         here = state.where()
         deliver.check_visible(item, state.withheld())
         deliver.check_agent_write(
-            state.config, actor.agent, here, [item.scope, *([new_scope] if new_scope else [])]
+            state.config,
+            actor.agent,
+            here,
+            [item.scope, *([new_scope] if new_scope else [])],
+            projects=state.store.projects(),
         )
     return policy.check_change(actor, item, action, new_scope, new_kind)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kenning import printable, transfer
+from kenning import deliver, printable, transfer
 from kenning.cli import complete
 from kenning.cli.output import Result, memories, say
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
@@ -110,6 +110,10 @@ def import_cmd(
     checked = transfer.read_items(
         file or sys.stdin.buffer, keep_status=keep_status, history=history
     )
+    here = state.where()  # an agent's import is its write: the switches hold as for `add`
+    deliver.check_agent_write(
+        state.config, here.agent, here, [i.scope for i in checked], projects=state.store.projects()
+    )
 
     def progress(done: int, total: int) -> None:
         say(f"imported {done}/{total}")
@@ -139,6 +143,10 @@ def _onboard(state: State, path: Path, scope: str | None, dry_run: bool) -> Resu
     from kenning import onboard
 
     target = state.scope(scope or "repo")
+    here = state.where()
+    deliver.check_agent_write(
+        state.config, here.agent, here, [target], projects=state.store.projects()
+    )
     done = onboard.read_file(state.store, path, target, dry_run=dry_run, actor=state.actor())
     data = {
         "file": done.path,

@@ -221,7 +221,7 @@ def _slash(
     from_cli = slash.from_cli(agents.get(event.agent), config.env)
     withheld = frozenset(deliver.blocked_repos(config))
     ses = session.id if session else None
-    return slash.run(store, command, where, event.agent, from_cli, ses, withheld)
+    return slash.run(store, command, where, event.agent, from_cli, ses, withheld, config)
 
 
 def tool(store: Store, event: HookEvent, config: Config, later: Later) -> str:

@@ -16,7 +16,8 @@ How a prompt is judged (docs/explanation/recall.md has the reasons and the figur
    two neighbouring words joined ("account id", accountId).
 2. Candidates. Every topic concept's forms (its NEAR_QUERY nearest words only), then
    request words few memories hold, are ORed into one full-text query over the active
-   memories of the scopes that apply, minus what this session was already told; the
+   memories of the scopes that apply, minus what this session was already told and
+   what the switches keep from agents (`deliver = false` repos); the
    best CANDIDATES by the index's bm25 are scored here, with the note captured next
    after each candidate note in its scope, within SITTING (a conversation's reply).
 3. Score. A BM25F sum over concepts: each concept counts once, by its best-matching
@@ -572,11 +573,14 @@ def recall(
     statuses: Sequence[str] = ("active",),
     include_expired: bool = False,
     skip: Callable[[Item], bool] | None = None,
+    exclude_repos: Iterable[str] = (),
 ) -> Recall:
     """The memories that fit `prompt` among the items of `scopes` in `statuses` (any
     when empty; active, unexpired ones unless told), of `kinds` and holding `tags` when
-    given, best first. What `skip` says is left out before choosing (a memory the
-    switches keep from agents)."""
+    given, best first. What belongs to `exclude_repos` (`ItemQuery.exclude_repos`: the
+    repos the switches keep from agents) is left out of the candidate query itself, as
+    `exclude` is, so it never takes the places of what may be given; what `skip` says is
+    left out after (a memory the agent has already)."""
     settings = settings or RecallSettings()
     now = now or datetime.now(UTC)
     concepts, total, freqs = _concepts(store, prompt, context)
@@ -648,6 +652,7 @@ def recall(
         statuses=tuple(statuses),
         include_expired=include_expired,
         exclude_ids=tuple(sorted(exclude)),  # left out before choosing, not after
+        exclude_repos=tuple(sorted(exclude_repos)),
         limit=CANDIDATES,
     )
     near = {
@@ -668,6 +673,7 @@ def recall(
     if not found:
         return Recall(query_terms, (), "", 0)
     follows = _followers(store, found, query)
+    follows = {k: v for k, v in follows.items() if not (skip and skip(v[1]))}
     have = {item.id for item in found}
     found += [item for _, item in follows.values() if item.id not in have]
     fields = _fields(store, found)

@@ -39,6 +39,9 @@ class ItemQuery:
     pinned: bool | None = None  # only pinned (True) or only unpinned (False) items
     recent_first: bool = False  # newest first, ignoring pins (uses the scope index)
     exclude_ids: tuple[str, ...] = ()  # leave these items out (e.g. already told)
+    # Leave out what belongs to these repos (`deliver.withheld`: deliver = false): their
+    # repo scope, their workstreams (`<repo>#...`), what was written in them (provenance).
+    exclude_repos: tuple[str, ...] = ()
     offset: int = 0  # skip this many first: a page further down a long list
     # Newest captured first (ignoring pins): an order a change does not reshuffle, so a
     # list paged through stays where it was; a scope's own index serves it.

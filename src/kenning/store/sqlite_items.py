@@ -267,6 +267,18 @@ class Items(Terms):
             marks = ", ".join("?" * len(query.exclude_ids))
             clauses.append(f"items.id NOT IN ({marks})")
             params.extend(query.exclude_ids)
+        if query.exclude_repos:
+            repos = query.exclude_repos
+            marks = ", ".join("?" * len(repos))
+            clauses.append(f"items.scope NOT IN ({marks})")
+            params.extend(f"repo:{repo}" for repo in repos)
+            for repo in repos:  # a branch name may hold '#': its workstreams by prefix
+                clauses.append("substr(items.scope, 1, ?) != ?")
+                params.extend([len(f"workstream:{repo}#"), f"workstream:{repo}#"])
+            clauses.append(
+                f"COALESCE(json_extract(items.provenance, '$.repo'), '') NOT IN ({marks})"
+            )
+            params.extend(repos)
         return (" AND ".join(clauses) or "1"), params
 
     def list_items(self, query: ItemQuery) -> list[Item]:

@@ -115,6 +115,15 @@ def where(query: ItemQuery) -> tuple[str, list[Any]]:
     if query.exclude_ids:
         clauses.append("NOT (items.id = ANY(%s))")
         params.append(list(query.exclude_ids))
+    if query.exclude_repos:
+        repos = list(query.exclude_repos)
+        clauses.append("NOT (items.scope = ANY(%s))")
+        params.append([f"repo:{repo}" for repo in repos])
+        for repo in repos:  # a branch name may hold '#': its workstreams by prefix
+            clauses.append("NOT starts_with(items.scope, %s)")
+            params.append(f"workstream:{repo}#")
+        clauses.append("NOT (COALESCE(items.provenance->>'repo', '') = ANY(%s))")
+        params.append(repos)
     return (" AND ".join(clauses) or "true"), params
 
 
