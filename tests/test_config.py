@@ -199,3 +199,12 @@ def test_config_set_refuses_a_workspace_name_every_command_would_refuse() -> Non
     result = ken("config", "set", "workspace", "a\x01b")
     assert result.exit_code == 1 and "holds a control character" in result.stderr
     assert ken("where").exit_code == 0
+
+
+def test_setting_deliver_to_to_nothing_says_that_no_agent_is_told() -> None:
+    """`ken config set memory.deliver_to ''` wrote `[]` without a word, and from then on
+    no agent got a pack or a recall."""
+    result = ken("config", "set", "memory.deliver_to", "")
+    assert result.exit_code == 0
+    assert "no agent is told memory now" in result.stderr
+    assert "no agent" not in ken("config", "set", "memory.deliver_to", "claude,codex").stderr

@@ -742,3 +742,17 @@ def test_ken_project_puts_you_in_a_project_you_can_write_to_without_registering_
     assert ken("add", "Another", "--scope", "project:side", env=env).exit_code == 0
     other = ken("add", "Elsewhere", "--scope", "project:other", env=env)
     assert other.exit_code == 1 and "no project 'other'" in one_line_error(other.stderr)
+
+
+def test_a_folder_that_is_a_project_already_is_not_registered_twice(notes: Path) -> None:
+    """A second name on the same folder indexed every entry twice, with only a note."""
+    assert ken("project", "add", "shop", str(notes)).exit_code == 0
+    with opened() as store:
+        before = len(synced(store))
+    second = ken("project", "add", "shop2", str(notes))
+    assert second.exit_code == 1
+    assert f"{notes.resolve()} is project shop already" in one_line_error(second.stderr)
+    assert [p["slug"] for p in json.loads(ken("project", "list", "--json").stdout)] == ["shop"]
+    with opened() as store:
+        assert len(synced(store)) == before and not synced(store, "shop2")
+    assert ken("project", "add", "shop", str(notes)).exit_code == 0  # again: the same one

@@ -264,6 +264,14 @@ def add_project(
             f"project {slug} is {known.folder} already: `ken project remove {slug}` first "
             "to point it elsewhere (its memories stay), or choose another name"
         )
+    # One folder, one project: two would index each file twice, and which applies in
+    # the folder would be a coin toss.
+    twin = next((p for p in store.projects() if p.slug != slug and Path(p.folder) == path), None)
+    if twin is not None:
+        raise InvalidInput(
+            f"{path} is project {twin.slug} already: `ken project remove {twin.slug}` first "
+            "to give the folder another name (its memories stay)"
+        )
     for name in FILES:
         read_file(path / name)  # a file kenning cannot read refuses the project
     store.add_project(slug, str(path), repo)

@@ -89,3 +89,8 @@ def config_set(key: str, value: str) -> None:
     policy.require_person(policy.Actor.from_env(), f"set {key} to {value}")
     stored = config.set_value(key, value)
     say(f"{key} = {_fmt(stored, key)} in {config.config_path()}")
+    if key == "memory.deliver_to" and not stored:
+        say(
+            "note: no agent is told memory now (an empty list names none); "
+            f"`ken config set memory.deliver_to '{config.EVERY_AGENT}'` tells every agent"
+        )
