@@ -36,6 +36,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import Implementation
 
+from conftest import ken
 from helpers import add, opened
 from kenning import items, sessions
 from kenning import where as where_mod
@@ -1211,6 +1212,83 @@ def test_an_update_rewrites_only_the_agents_own_note_not_a_persons_or_another_ag
     assert "Person's branch note" in got["context"]
     assert "Person's branch note (from" not in got["context"]
     assert "claude rewrote person" not in got["context"]
+
+
+def test_an_agent_revises_its_own_waiting_proposal_rather_than_filing_a_second(
+    git_repo: Path,
+) -> None:
+    # No one is told a proposal yet: the agent's own is a new version of it, still
+    # proposed, and the person reviews its latest words once.
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["proposed"] = await server.ok(
+            "memory_propose",
+            {"text": "Scope repo with evidence", "scope": "repo", "evidence": "e"},
+        )
+        got["update"] = await server.ok(
+            "memory_update",
+            {
+                "id": got["proposed"]["id"],
+                "text": "Update my own proposal",
+                "expected_revision": got["proposed"]["revision"],
+                "evidence": "e2",
+            },
+        )
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+
+    assert got["update"]["id"] == got["proposed"]["id"]
+    assert got["update"]["note"] == (
+        "updated: your proposal, as a new version; it still waits for a person's review"
+    )
+    revised = stored(got["proposed"]["id"])
+    assert (revised.title, revised.status.value, revised.evidence) == (
+        "Update my own proposal",
+        "proposed",
+        "e2",
+    )
+    assert history(revised.id) == ["add", "edit"]
+    with opened() as store:
+        waiting = store.list_items(ItemQuery(statuses=("proposed",)))
+    assert [i.id for i in waiting] == [revised.id]
+
+
+def test_approving_a_replacement_of_a_waiting_proposal_supersedes_that_proposal(
+    git_repo: Path,
+) -> None:
+    # An agent no one can name owns nothing, not even its own proposal: its update is a
+    # replacement. Approving it retires the proposal it replaces, which waits no more.
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["proposed"] = await server.ok(
+            "memory_propose",
+            {"text": "Scope repo with evidence", "scope": "repo", "evidence": "e"},
+        )
+        got["update"] = await server.ok(
+            "memory_update",
+            {
+                "id": got["proposed"]["id"],
+                "text": "Update my own proposal",
+                "expected_revision": got["proposed"]["revision"],
+                "evidence": "e",
+            },
+        )
+
+    drive(git_repo, scenario, chain=NO_AGENT)
+    assert got["update"]["note"] == "proposed as a replacement"
+    original, replacement = got["proposed"]["id"], got["update"]["id"]
+    assert "approving this supersedes it" in ken("show", replacement).stdout
+
+    approved = ken("approve", replacement)
+
+    assert approved.exit_code == 0, approved.output
+    assert f"superseded {original[-6:].lower()}" in approved.stderr
+    assert stored(replacement).status.value == "active"
+    assert stored(original).status.value == "superseded"
+    with opened() as store:
+        assert store.list_items(ItemQuery(statuses=("proposed",))) == []
 
 
 @pytest.mark.parametrize("name", ["user", "ken", " "])

@@ -387,17 +387,18 @@ def test_an_automatic_session_handoff_is_never_what_a_proposal_reverses(git_repo
 
 def test_an_item_link_an_agent_wrote_never_makes_approving_supersede_what_it_names(git_repo):
     # The tester's repro: an agent proposes a harmless note linking `item:<a person's
-    # rule>`, then updates its own proposal, which files a replacement keeping the link.
-    # Approving that replacement retired the rule, and said nothing of it.
+    # rule>`, then another agent updates that proposal, which files a replacement keeping
+    # the link. Approving that replacement retired the rule, and said nothing of it: it
+    # retires the proposal it replaces, and says so, and nothing else.
     from kenning import proposals
     from kenning import where as where_mod
 
     with opened() as store:
         rule = person(store, "Always run the full test suite before pushing")
-        ctx = proposals.AgentContext("claude", where_mod.detect(git_repo, env={}))
+        here = where_mod.detect(git_repo, env={})
         note = proposals.propose(
             store,
-            ctx,
+            proposals.AgentContext("claude", here),
             "Typo fix list for README",
             scope="repo",
             evidence="e",
@@ -405,23 +406,24 @@ def test_an_item_link_an_agent_wrote_never_makes_approving_supersede_what_it_nam
         )
         replacement, in_place = proposals.update(
             store,
-            ctx,
+            proposals.AgentContext("codex", here),
             note.id,
             "Typo fix list (two more)",
             expected_revision=note.revision,
             evidence="e",
         )
         assert not in_place and replacement.status is Status.PROPOSED
-        assert items.to_supersede(store, replacement) is None
+        assert items.to_supersede(store, replacement) == note
     shown = ken("show", replacement.id)
     assert f"replaces  {note.id[-6:].lower()} (proposed)" in shown.output
-    assert "supersedes" not in shown.output
     done = ken("approve", replacement.id)
     assert done.exit_code == 0, done.output
-    assert "superseded" not in done.output
+    assert f"superseded {note.id[-6:].lower()}" in done.output
+    assert f"superseded {rule.id[-6:].lower()}" not in done.output
     with opened() as store:
         assert store.get_item(rule.id).status is Status.ACTIVE
         assert [r.change for r in store.revisions(rule.id)] == ["add"]
+        assert store.get_item(note.id).status is Status.SUPERSEDED
 
 
 def test_approving_a_replacement_supersedes_the_memory_it_was_filed_for_and_says_so(git_repo):

@@ -25,7 +25,9 @@ without repeating the rule.
   its own; nor is its own once a person approved (or restored) it or it is pinned:
   packs tell that one with the person's stamp (no unreviewed label, or atop every
   pack), which a rewrite must not keep. Changing anything else needs a person (through
-  MCP an update of it is a proposed replacement the person reviews). An agent kenning
+  MCP an update of it is a proposed replacement the person reviews). Its own proposal,
+  while it waits, it may revise (a new version, still proposed, in the same scope and
+  of the same kind): the person reviews its latest words, once. An agent kenning
   cannot name (`UNKNOWN_AGENT`) owns no note: two such are not known to be the same
   agent. **Deciding** (approve, reject, archive, dismiss,
   restore, forget, applying a maintenance plan) always needs a person; an agent may
@@ -211,6 +213,23 @@ def is_free_for(
     )
 
 
+REVISIONS = frozenset({"edit", "update"})  # the changes of a memory's words and fields
+
+
+def is_own_proposal(actor: Actor, item: Item) -> bool:
+    """Whether `item` is a proposal `actor` (an agent kenning can name) wrote that still
+    waits for a person: revising it is the agent's to do, since no one is told it yet and
+    the person reviews its latest words; a second proposal beside it would only make the
+    person decide twice."""
+    return (
+        not actor.is_person
+        and item.status is Status.PROPOSED
+        and not item.pinned
+        and actor.agent != UNKNOWN_AGENT
+        and item.provenance.who == actor.agent
+    )
+
+
 def require_person(actor: Actor, action: str) -> Actor:
     """Go on only with a person: returns the actor, or raises NeedsPerson (nothing is
     asked: an agent could answer)."""
@@ -228,9 +247,17 @@ def check_change(
     new_scope: Scope | None = None,
     new_kind: Kind | None = None,
 ) -> Actor:
-    """Changing `item` (edit, update, pin): free on an agent's own working note, else
-    it needs a person. Returns the actor."""
+    """Changing `item` (edit, update, pin): free on an agent's own working note, and a
+    revision (edit, update) of its own waiting proposal that keeps its scope and kind (it
+    stays proposed); else it needs a person. Returns the actor."""
     if is_free_for(actor, item, new_scope, new_kind):
+        return actor
+    if (
+        action in REVISIONS
+        and is_own_proposal(actor, item)
+        and new_scope in (None, item.scope)
+        and new_kind in (None, item.kind)
+    ):
         return actor
     return require_person(actor, f"{action} memory {short_id(item.id)} ({item.scope})")
 
