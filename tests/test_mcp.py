@@ -1291,6 +1291,55 @@ def test_approving_a_replacement_of_a_waiting_proposal_supersedes_that_proposal(
         assert store.list_items(ItemQuery(statuses=("proposed",))) == []
 
 
+def test_the_same_replacement_sent_twice_is_filed_once_and_never_again_once_told(
+    git_repo: Path,
+) -> None:
+    # As memory_propose does not file again what waits: the second identical update is
+    # the first replacement. Once a person approved it (the original superseded), the
+    # same words sent for the original again are told already: nothing is filed.
+    with opened() as store:
+        rule = add("Deploys go through make ship", store, scope=f"repo:{REPO}", kind="decision")
+    text = "Deploys go through make release"
+    got: dict[str, Any] = {}
+
+    async def update(server: Server, key: str) -> None:
+        read = await server.ok("memory_get", {"id": rule.id})
+        got[key] = await server.ok(
+            "memory_update",
+            {"id": rule.id, "text": text, "expected_revision": read["revision"], "evidence": "e"},
+        )
+
+    async def first(server: Server) -> None:
+        await update(server, "first")
+        await update(server, "second")
+
+    async def again(server: Server) -> None:
+        await update(server, "again")
+
+    drive(git_repo, first, extra_env={"KEN_AGENT": "codex"})
+    assert got["first"]["note"] == "proposed as a replacement"
+    assert got["second"]["id"] == got["first"]["id"]
+    assert got["second"]["note"] == (
+        f"not filed again: the same statement waits for review already "
+        f"({got['first']['short_id']}); a person is asked once"
+    )
+    approved = ken("approve", got["first"]["id"])
+    assert approved.exit_code == 0, approved.output
+    assert stored(rule.id).status.value == "superseded"
+
+    drive(git_repo, again, extra_env={"KEN_AGENT": "codex"})
+
+    assert got["again"]["id"] == got["first"]["id"]
+    assert got["again"]["note"] == (
+        f"not filed: the same statement is active there already ({got['first']['short_id']}); "
+        "there is nothing to replace"
+    )
+    with opened() as store:
+        assert store.list_items(ItemQuery(statuses=("proposed",))) == []
+        told = store.list_items(ItemQuery(scopes=(f"repo:{REPO}",)))
+    assert [i.title for i in told] == [text]
+
+
 @pytest.mark.parametrize("name", ["user", "ken", " "])
 def test_a_server_started_with_a_persons_name_in_ken_agent_rewrites_no_persons_note(
     git_repo: Path, name: str
