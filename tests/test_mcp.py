@@ -2142,3 +2142,40 @@ def test_memory_context_takes_its_budget_from_config_as_the_session_start_pack_d
         assert "memory.budget" in await server.error("memory_context")
 
     drive(git_repo, bad)
+
+
+def _create(scope: str, text: str = "Cart rule") -> dict[str, Any]:
+    return {
+        "schema": 1,
+        "id": "p1",
+        "owner": "claude",
+        "operations": [
+            {"op": "create", "text": "A note", "kind": "note", "scope": f"repo:{REPO}"},
+            {"op": "create", "text": text, "kind": "note", "scope": scope, "evidence": "e"},
+        ],
+    }
+
+
+def test_a_plan_is_drafted_only_where_the_agent_may_save_a_memory(git_repo: Path) -> None:
+    # As memory_propose refuses them: a project no one registered, another agent's scope,
+    # a scope that names a secret. Each refusal names the operation; no plan is saved.
+    with opened() as store:
+        store.add_project("cart", str(git_repo), None)
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+    async def scenario(server: Server) -> None:
+        text = await server.error("memory_plan_draft", {"plan": _create("project:nope")})
+        assert "operations[1]: there is no project 'nope'" in text, text
+        assert "ken project add nope FOLDER" in text
+        text = await server.error("memory_plan_draft", {"plan": _create("agent:codex")})
+        assert "operations[1]" in text and "claude may write to agent:claude" in text
+        text = await server.error("memory_plan_draft", {"plan": _create(f"project:{token}")})
+        assert "holds a secret" in text and token not in text
+        for scope in ("project:cart", "agent:claude"):
+            assert (await server.ok("memory_plan_draft", {"plan": _create(scope)}))["saved_to"]
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+    saved = list((Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "plans").glob("*.json"))
+    assert len(saved) == 2
+    with opened() as store:
+        assert store.count_items() == 0

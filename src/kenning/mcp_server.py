@@ -769,6 +769,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             # is the digest of what is saved.
             clean = plans.redacted(plan)
             checked = plans.parse_plan(clean, "the plan")
+            # Where the agent may not save a memory, its plan may not write one either.
+            plans.check_scopes(mem.store, checked, mem.context(None).actor)
             blocked = deliver.blocked_repos(mem.config)
             touched = plans.scopes_written(checked)
             for op in checked.operations:

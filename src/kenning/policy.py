@@ -141,13 +141,7 @@ def check_new(
             f"{actor.agent} cannot pin a {status.value} {kind.value}: a pin puts it atop every "
             "pack, and is a person's to give once it is approved (store it without --pin)"
         )
-    if scope.type is ScopeType.AGENT and actor.agent == UNKNOWN_AGENT:
-        raise InvalidInput(
-            f"kenning cannot tell which agent this is, so it has no agent scope ({scope} "
-            "would be told to no one): choose another scope"
-        )
-    if scope.type is ScopeType.AGENT and scope.value != actor.agent:
-        raise InvalidInput(f"{actor.agent} may write to agent:{actor.agent}, not {scope}")
+    check_agent_scope(actor, scope)
     allowed = status_for_new(actor, scope, kind)
     if status is Status.ACTIVE and allowed is not Status.ACTIVE:
         raise NeedsPerson(
@@ -159,6 +153,20 @@ def check_new(
             f"saving to {scope} needs evidence: quote what the person said or what "
             "happened that prompted this memory"
         )
+
+
+def check_agent_scope(actor: Actor, scope: Scope) -> None:
+    """Refuse an agent writing to another agent's scope (`agent:NAME` follows that agent
+    everywhere), or to any agent scope when kenning cannot name it."""
+    if actor.agent is None or scope.type is not ScopeType.AGENT:
+        return
+    if actor.agent == UNKNOWN_AGENT:
+        raise InvalidInput(
+            f"kenning cannot tell which agent this is, so it has no agent scope ({scope} "
+            "would be told to no one): choose another scope"
+        )
+    if scope.value != actor.agent:
+        raise InvalidInput(f"{actor.agent} may write to agent:{actor.agent}, not {scope}")
 
 
 TEAM_SOURCE = "team:"  # the source of a team memory's local copy: team:<workspace>#<id>
