@@ -775,6 +775,27 @@ def test_going_back_to_claude_resumes_its_session_with_what_happened_since(
     assert "## Uncommitted change\n 1 file changed, 1 insertion(+)" in pack
 
 
+def test_since_your_last_turn_tells_no_proposal_as_memory_only_how_many_wait(
+    scene: Scene, tmp_path: Path
+) -> None:
+    """A proposal is told to no session until a person approves it: the update counts
+    what waits for review, without its text; an agent's own note it was given is marked
+    unreviewed, as packs mark it."""
+    codex_session(scene, tmp_path)
+    claude = {"CLAUDECODE": "1"}
+    proposed = ken("add", "Global-note", "--scope", "global", "-e", "x", "--propose", env=claude)
+    assert proposed.exit_code == 0, proposed.output
+    noted = ken("add", "Refund rows are exported last", "--scope", "workstream", env=claude)
+    assert noted.exit_code == 0, noted.output
+
+    pack = plan_json("--to", "claude")["pack"]
+
+    memory = pack.split("## Added to memory since\n", 1)[1].split("\n\n", 1)[0]
+    assert "Global-note" not in pack
+    assert "- (note) Refund rows are exported last (from claude, unreviewed) [m:" in memory
+    assert "1 proposal waits for a person's review (not told to agents)" in memory
+
+
 def test_fresh_starts_a_new_session_instead_of_resuming(scene: Scene, tmp_path: Path) -> None:
     codex, _ = codex_session(scene, tmp_path)
 

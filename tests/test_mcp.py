@@ -36,6 +36,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import Implementation
 
+from conftest import ken
 from helpers import add, opened
 from kenning import items, sessions
 from kenning import where as where_mod
@@ -1231,6 +1232,132 @@ def test_an_update_rewrites_only_the_agents_own_note_not_a_persons_or_another_ag
     assert "claude rewrote person" not in got["context"]
 
 
+def test_an_agent_revises_its_own_waiting_proposal_rather_than_filing_a_second(
+    git_repo: Path,
+) -> None:
+    # No one is told a proposal yet: the agent's own is a new version of it, still
+    # proposed, and the person reviews its latest words once.
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["proposed"] = await server.ok(
+            "memory_propose",
+            {"text": "Scope repo with evidence", "scope": "repo", "evidence": "e"},
+        )
+        got["update"] = await server.ok(
+            "memory_update",
+            {
+                "id": got["proposed"]["id"],
+                "text": "Update my own proposal",
+                "expected_revision": got["proposed"]["revision"],
+                "evidence": "e2",
+            },
+        )
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+
+    assert got["update"]["id"] == got["proposed"]["id"]
+    assert got["update"]["note"] == (
+        "updated: your proposal, as a new version; it still waits for a person's review"
+    )
+    revised = stored(got["proposed"]["id"])
+    assert (revised.title, revised.status.value, revised.evidence) == (
+        "Update my own proposal",
+        "proposed",
+        "e2",
+    )
+    assert history(revised.id) == ["add", "edit"]
+    with opened() as store:
+        waiting = store.list_items(ItemQuery(statuses=("proposed",)))
+    assert [i.id for i in waiting] == [revised.id]
+
+
+def test_approving_a_replacement_of_a_waiting_proposal_supersedes_that_proposal(
+    git_repo: Path,
+) -> None:
+    # An agent no one can name owns nothing, not even its own proposal: its update is a
+    # replacement. Approving it retires the proposal it replaces, which waits no more.
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["proposed"] = await server.ok(
+            "memory_propose",
+            {"text": "Scope repo with evidence", "scope": "repo", "evidence": "e"},
+        )
+        got["update"] = await server.ok(
+            "memory_update",
+            {
+                "id": got["proposed"]["id"],
+                "text": "Update my own proposal",
+                "expected_revision": got["proposed"]["revision"],
+                "evidence": "e",
+            },
+        )
+
+    drive(git_repo, scenario, chain=NO_AGENT)
+    assert got["update"]["note"] == "proposed as a replacement"
+    original, replacement = got["proposed"]["id"], got["update"]["id"]
+    assert "approving this supersedes it" in ken("show", replacement).stdout
+
+    approved = ken("approve", replacement)
+
+    assert approved.exit_code == 0, approved.output
+    assert f"superseded {original[-6:].lower()}" in approved.stderr
+    assert stored(replacement).status.value == "active"
+    assert stored(original).status.value == "superseded"
+    with opened() as store:
+        assert store.list_items(ItemQuery(statuses=("proposed",))) == []
+
+
+def test_the_same_replacement_sent_twice_is_filed_once_and_never_again_once_told(
+    git_repo: Path,
+) -> None:
+    # As memory_propose does not file again what waits: the second identical update is
+    # the first replacement. Once a person approved it (the original superseded), the
+    # same words sent for the original again are told already: nothing is filed.
+    with opened() as store:
+        rule = add("Deploys go through make ship", store, scope=f"repo:{REPO}", kind="decision")
+    text = "Deploys go through make release"
+    got: dict[str, Any] = {}
+
+    async def update(server: Server, key: str) -> None:
+        read = await server.ok("memory_get", {"id": rule.id})
+        got[key] = await server.ok(
+            "memory_update",
+            {"id": rule.id, "text": text, "expected_revision": read["revision"], "evidence": "e"},
+        )
+
+    async def first(server: Server) -> None:
+        await update(server, "first")
+        await update(server, "second")
+
+    async def again(server: Server) -> None:
+        await update(server, "again")
+
+    drive(git_repo, first, extra_env={"KEN_AGENT": "codex"})
+    assert got["first"]["note"] == "proposed as a replacement"
+    assert got["second"]["id"] == got["first"]["id"]
+    assert got["second"]["note"] == (
+        f"not filed again: the same statement waits for review already "
+        f"({got['first']['short_id']}); a person is asked once"
+    )
+    approved = ken("approve", got["first"]["id"])
+    assert approved.exit_code == 0, approved.output
+    assert stored(rule.id).status.value == "superseded"
+
+    drive(git_repo, again, extra_env={"KEN_AGENT": "codex"})
+
+    assert got["again"]["id"] == got["first"]["id"]
+    assert got["again"]["note"] == (
+        f"not filed: the same statement is active there already ({got['first']['short_id']}); "
+        "there is nothing to replace"
+    )
+    with opened() as store:
+        assert store.list_items(ItemQuery(statuses=("proposed",))) == []
+        told = store.list_items(ItemQuery(scopes=(f"repo:{REPO}",)))
+    assert [i.title for i in told] == [text]
+
+
 @pytest.mark.parametrize("name", ["user", "ken", " "])
 def test_a_server_started_with_a_persons_name_in_ken_agent_rewrites_no_persons_note(
     git_repo: Path, name: str
@@ -2033,3 +2160,40 @@ def test_memory_context_takes_its_budget_from_config_as_the_session_start_pack_d
         assert "memory.budget" in await server.error("memory_context")
 
     drive(git_repo, bad)
+
+
+def _create(scope: str, text: str = "Cart rule") -> dict[str, Any]:
+    return {
+        "schema": 1,
+        "id": "p1",
+        "owner": "claude",
+        "operations": [
+            {"op": "create", "text": "A note", "kind": "note", "scope": f"repo:{REPO}"},
+            {"op": "create", "text": text, "kind": "note", "scope": scope, "evidence": "e"},
+        ],
+    }
+
+
+def test_a_plan_is_drafted_only_where_the_agent_may_save_a_memory(git_repo: Path) -> None:
+    # As memory_propose refuses them: a project no one registered, another agent's scope,
+    # a scope that names a secret. Each refusal names the operation; no plan is saved.
+    with opened() as store:
+        store.add_project("cart", str(git_repo), None)
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+    async def scenario(server: Server) -> None:
+        text = await server.error("memory_plan_draft", {"plan": _create("project:nope")})
+        assert "operations[1]: there is no project 'nope'" in text, text
+        assert "ken project add nope FOLDER" in text
+        text = await server.error("memory_plan_draft", {"plan": _create("agent:codex")})
+        assert "operations[1]" in text and "claude may write to agent:claude" in text
+        text = await server.error("memory_plan_draft", {"plan": _create(f"project:{token}")})
+        assert "holds a secret" in text and token not in text
+        for scope in ("project:cart", "agent:claude"):
+            assert (await server.ok("memory_plan_draft", {"plan": _create(scope)}))["saved_to"]
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+    saved = list((Path(os.environ["XDG_STATE_HOME"]) / "kenning" / "plans").glob("*.json"))
+    assert len(saved) == 2
+    with opened() as store:
+        assert store.count_items() == 0

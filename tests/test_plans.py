@@ -637,3 +637,31 @@ def test_at_a_terminal_apply_shows_owner_count_and_digest_and_asks(tmp_path, ans
     else:
         assert done.returncode == 1 and "nothing applied" in done.stderr
         assert snapshot() == before
+
+
+def test_a_plan_writing_to_a_project_no_one_registered_is_refused_at_preview_and_apply(
+    tmp_path,
+):
+    # The tester's repro: a drafted plan's `create` into project:nope, applied with --yes
+    # --digest, wrote an active memory in a project that does not exist. As `ken add`
+    # refuses it, so does a plan, wherever it is applied from.
+    plan = plan_of(
+        {"op": "create", "text": "Cart rule", "kind": "note", "scope": "project:nope"},
+        {"op": "create", "text": "Shop rule", "kind": "note", "scope": REPO},
+    )
+    path = write(tmp_path, plan)
+    digest = plans.read_plan(Path(path).read_bytes()).digest
+    said = "operations[0]: there is no project 'nope' (`ken project list` shows them)"
+
+    shown = ken_proc("plan", "preview", path)
+    done = applied(path, digest)
+
+    assert shown.returncode == 1 and said in one_line_error(shown.stderr)
+    assert done.returncode == 1 and said in one_line_error(done.stderr)
+    nope = r"operations\[0\]: there is no project 'nope'"
+    with opened() as store, pytest.raises(InvalidInput, match=nope):
+        plans.apply(store, plans.parse_plan(plan), digest=digest, actor=PERSON)
+    with opened() as store:
+        assert store.count_items() == 0  # nothing written, not even operations[1]
+        store.add_project("nope", str(tmp_path), None)
+    assert applied(path, digest).returncode == 0

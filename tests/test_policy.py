@@ -323,6 +323,40 @@ def test_an_agent_cannot_pin_what_it_proposes_but_may_pin_its_own_working_note(g
     )
 
 
+def test_an_agent_revises_its_own_waiting_proposal_from_its_shell_but_decides_nothing(git_repo):
+    # Its own proposal is its to reword while it waits (still proposed); moving it,
+    # changing its kind or pinning it is not, nor is another agent's proposal.
+    claude = {"CLAUDECODE": "1"}
+
+    def proposed(text: str, env: dict[str, str]) -> str:
+        done = ken_proc(
+            "add", text, "-s", "global", "-e", "x", "--propose", "--json", env=env, cwd=git_repo
+        )
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["id"])
+
+    mine = proposed("Global-note", claude)
+    theirs = proposed("Codex's global note", {"CODEX_THREAD_ID": "t1"})
+    done = ken_proc("update", mine, "--text", "Global note, reworded", env=claude, cwd=git_repo)
+    assert done.returncode == 0, done.stderr
+    before = snapshot()
+    for args in (
+        ("update", mine, "--scope", "repo"),
+        ("update", mine, "--kind", "preference"),
+        ("pin", mine),
+        ("approve", mine),
+        ("update", theirs, "--text", "claude rewrote it"),
+    ):
+        done = ken_proc(*args, env=claude, cwd=git_repo)
+        assert done.returncode == 1, (args, done.stdout)
+        assert "needs a person" in one_line_error(done.stderr), args
+    assert snapshot() == before
+    with opened() as store:
+        revised = store.get_item(mine)
+        assert (revised.title, revised.status) == ("Global note, reworded", Status.PROPOSED)
+        assert [r.change for r in store.revisions(mine)] == ["add", "edit"]
+
+
 def test_ken_edit_in_an_agents_shell_refuses_a_persons_note_before_any_editor_opens(
     git_repo, tmp_path
 ):

@@ -387,17 +387,18 @@ def test_an_automatic_session_handoff_is_never_what_a_proposal_reverses(git_repo
 
 def test_an_item_link_an_agent_wrote_never_makes_approving_supersede_what_it_names(git_repo):
     # The tester's repro: an agent proposes a harmless note linking `item:<a person's
-    # rule>`, then updates its own proposal, which files a replacement keeping the link.
-    # Approving that replacement retired the rule, and said nothing of it.
+    # rule>`, then another agent updates that proposal, which files a replacement keeping
+    # the link. Approving that replacement retired the rule, and said nothing of it: it
+    # retires the proposal it replaces, and says so, and nothing else.
     from kenning import proposals
     from kenning import where as where_mod
 
     with opened() as store:
         rule = person(store, "Always run the full test suite before pushing")
-        ctx = proposals.AgentContext("claude", where_mod.detect(git_repo, env={}))
+        here = where_mod.detect(git_repo, env={})
         note = proposals.propose(
             store,
-            ctx,
+            proposals.AgentContext("claude", here),
             "Typo fix list for README",
             scope="repo",
             evidence="e",
@@ -405,23 +406,24 @@ def test_an_item_link_an_agent_wrote_never_makes_approving_supersede_what_it_nam
         )
         replacement, in_place = proposals.update(
             store,
-            ctx,
+            proposals.AgentContext("codex", here),
             note.id,
             "Typo fix list (two more)",
             expected_revision=note.revision,
             evidence="e",
         )
         assert not in_place and replacement.status is Status.PROPOSED
-        assert items.to_supersede(store, replacement) is None
+        assert items.to_supersede(store, replacement) == note
     shown = ken("show", replacement.id)
     assert f"replaces  {note.id[-6:].lower()} (proposed)" in shown.output
-    assert "supersedes" not in shown.output
     done = ken("approve", replacement.id)
     assert done.exit_code == 0, done.output
-    assert "superseded" not in done.output
+    assert f"superseded {note.id[-6:].lower()}" in done.output
+    assert f"superseded {rule.id[-6:].lower()}" not in done.output
     with opened() as store:
         assert store.get_item(rule.id).status is Status.ACTIVE
         assert [r.change for r in store.revisions(rule.id)] == ["add"]
+        assert store.get_item(note.id).status is Status.SUPERSEDED
 
 
 def test_approving_a_replacement_supersedes_the_memory_it_was_filed_for_and_says_so(git_repo):
@@ -460,3 +462,90 @@ def test_approving_a_replacement_supersedes_the_memory_it_was_filed_for_and_says
     with opened() as store:
         assert store.get_item(rule.id).status is Status.SUPERSEDED
         assert store.get_item(other.id).status is Status.ACTIVE
+
+
+def filed_as_replacement(store, original, text, who="codex"):
+    """A proposed replacement of `original`, stored as memory_update files one (and as it
+    filed every copy before it kept to the duplicate rule)."""
+    item = items.new_item(
+        text,
+        scope=original.scope,
+        kind=original.kind,
+        links=items.replacement_links(original.links, original.id),
+        status=Status.PROPOSED,
+        evidence="e",
+        provenance=Provenance(who=who, how="mcp"),
+    )
+    return store.insert_item(item, change=items.REPLACES)
+
+
+def test_approving_a_copy_of_what_its_replaced_original_became_is_refused(git_repo):
+    # The tester's repro: the same replacement filed twice; approving the first supersedes
+    # the original, approving the second left two identical rules in every pack.
+    with opened() as store:
+        rule = person(store, "Deploys go through make ship", kind="decision")
+        first = filed_as_replacement(store, rule, "Deploys go through make release")
+        second = filed_as_replacement(store, rule, "Deploys go through make release")
+    assert ken("approve", first.id).exit_code == 0
+
+    done = ken("approve", second.id)
+
+    assert done.exit_code == 1
+    short = second.id[-6:].lower()
+    assert one_line_error(done.output) == (
+        f"ken: cannot approve {short}: it says what {first.id[-6:].lower()} says in global, and "
+        f"agents would be told it twice; dismiss it as covered (`ken dismiss {short} --reason "
+        "covered`); nothing changed"
+    )
+    with opened() as store:
+        assert store.get_item(second.id).status is Status.PROPOSED
+        told = store.list_items(ItemQuery(scopes=("global",)))
+    assert [i.id for i in told] == [first.id]
+
+
+def test_approving_a_replacement_whose_original_was_retired_already_says_so(git_repo):
+    with opened() as store:
+        rule = person(store, "Deploys go through make ship", kind="decision")
+        first = filed_as_replacement(store, rule, "Deploys go through make release")
+        later = filed_as_replacement(store, rule, "Deploys go through the release pipeline")
+    assert ken("approve", first.id).exit_code == 0
+
+    done = ken("approve", later.id)
+
+    assert done.exit_code == 0, done.output
+    assert (
+        f"  it replaces {rule.id[-6:].lower()}, which is superseded already: nothing else retired"
+    ) in done.output
+    with opened() as store:
+        assert store.get_item(rule.id).status is Status.SUPERSEDED
+        assert store.get_item(later.id).status is Status.ACTIVE
+
+
+def test_approve_all_refuses_a_batch_that_would_tell_one_statement_twice(git_repo):
+    with opened() as store:
+        rule = person(store, "Deploys go through make ship", kind="decision")
+        copies = [
+            filed_as_replacement(store, rule, "Deploys go through make release") for _ in range(2)
+        ]
+
+    done = ken("approve", "--all", "--yes")
+
+    assert done.exit_code == 1
+    assert "agents would be told it twice" in done.output and "nothing changed" in done.output
+    with opened() as store:
+        assert {store.get_item(c.id).status for c in copies} == {Status.PROPOSED}
+        assert store.get_item(rule.id).status is Status.ACTIVE
+
+
+def test_approving_a_proposal_with_its_replacement_approves_the_replacement_only(git_repo):
+    with opened() as store:
+        original = propose(store, "Use tabs in the Makefile", scope="global")
+        replacement = filed_as_replacement(store, original, "Use tabs in every Makefile")
+
+    done = ken("approve", original.id, replacement.id)
+
+    assert done.exit_code == 0, done.output
+    assert f"superseded {original.id[-6:].lower()} (global)" in done.output
+    with opened() as store:
+        assert store.get_item(original.id).status is Status.SUPERSEDED
+        assert store.get_item(replacement.id).status is Status.ACTIVE

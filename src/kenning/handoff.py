@@ -11,9 +11,10 @@ a pack headed "Continuing from" (the previous agent's prompts, commits, the unco
 change, its handoff and its transcript) and starts the agent with it, the agent's own
 way. Going back to an agent already used in this line of work resumes that agent's own
 session when its transcript still exists, with a "Since your last turn" update instead:
-each agent that worked since, the commits since and what memory gained since. That
-update goes in the first message whatever the context mode: a resumed Claude Code or
-Codex keeps the system prompt and developer instructions its session began with.
+each agent that worked since, the commits since and what memory gained since (what is
+active; a proposal is told to no agent, only counted). That update goes in the first
+message whatever the context mode: a resumed Claude Code or Codex keeps the system
+prompt and developer instructions its session began with.
 
 What kenning writes into a first message (a pack, its own request) is one
 `<kenning-handoff>` block, the person's `--prompt` after it: the hooks record and
@@ -277,24 +278,37 @@ def since_pack(
     if base:
         log = git_text(cwd, "log", "--format=%h %s", f"{base}..HEAD")
         lines.append("## Commits since\n" + (log or "none"))
-    added = [
+    found = [
         i
         for i in store.list_items(
             ItemQuery(scopes=tuple(scopes), statuses=("active", "proposed"), limit=200)
         )
         if i.created_at > since and i.kind is not Kind.HANDOFF and not deliver.withheld(i, blocked)
     ]
+    # A proposal is told to no agent until a person approves it: only how many wait.
+    added = [i for i in found if i.status is Status.ACTIVE]
+    waiting = len(found) - len(added)
     lines.append("")
     lines.append("## Added to memory since")
-    lines += [
-        f"- ({i.kind.value}) {clean(i.title, one_line=True)} [m:{short_id(i.id)}]"
-        for i in added[:20]
-    ]
-    if not added:
+    lines += [_added_line(i) for i in added[:20]]
+    if waiting:
+        lines.append(
+            f"{waiting} proposal{' waits' if waiting == 1 else 's wait'} for a person's review "
+            "(not told to agents)"
+        )
+    if not found:
         lines.append("nothing")
     lines.append("")
     lines += uncommitted_lines(cwd)
     return "\n".join(lines)
+
+
+def _added_line(item: Item) -> str:
+    """A memory added since, as packs show it: an agent's unreviewed note says whose."""
+    agent = policy.unreviewed_from(item)
+    origin = f" (from {agent}, unreviewed)" if agent else ""
+    title = clean(item.title, one_line=True)
+    return f"- ({item.kind.value}) {title}{origin} [m:{short_id(item.id)}]"
 
 
 def worked(store: Store, session: Session) -> bool:

@@ -476,10 +476,10 @@ def held_twins(store: Store, item: Item) -> list[Item]:
     ]
 
 
-def file_proposal(store: Store, item: Item) -> Item:
-    """Store an agent's proposal, unless the same statement waits for review in its scope
-    already (then that one is returned, and nothing is stored: a person is asked once),
-    or a person dismissed the same statement before.
+def file_proposal(store: Store, item: Item, change: str = "add") -> Item:
+    """Store an agent's proposal (as the version `change`), unless the same statement
+    waits for review in its scope already (then that one is returned, and nothing is
+    stored: a person is asked once), or a person dismissed the same statement before.
 
     Then it is set aside (stored dismissed, with the same reason, linked to the one the
     person dismissed) until three sessions other than the first one's have proposed it
@@ -494,7 +494,7 @@ def file_proposal(store: Store, item: Item) -> Item:
     repeats = [t for t in twins if store.revisions(t.id)[0].change == REPEAT]
     decided = [t for t in twins if t not in repeats]
     if not decided:
-        return store.insert_item(item)
+        return store.insert_item(item, change=change)
     last = max(decided, key=lambda t: t.updated_at)
     since = [t for t in repeats if t.created_at > last.updated_at]
 
@@ -512,7 +512,9 @@ def file_proposal(store: Store, item: Item) -> Item:
             f"({reason}, item {short_id(last.id)})."
         )
         evidence = f"{note}\n{item.evidence}".strip().encode()[:MAX_EVIDENCE_BYTES]
-        return store.insert_item(replace(item, evidence=evidence.decode(errors="ignore")))
+        return store.insert_item(
+            replace(item, evidence=evidence.decode(errors="ignore")), change=change
+        )
     aside = replace(
         item,
         status=Status.DISMISSED,
@@ -786,20 +788,25 @@ def replaced_by(store: Store, item: Item) -> Item | None:
         return None
 
 
+# What approving a replacement retires: the memory it was filed for, told (active) or
+# still waiting (proposed: the replacement is its newer words, and it waits no more).
+RETIRED_BY_REPLACEMENT = (Status.ACTIVE, Status.PROPOSED)
+
+
 def to_supersede(store: Store, item: Item) -> Item | None:
-    """The memory approving `item` would supersede: the active one a proposed replacement
-    was filed for; None when approving it retires nothing."""
+    """The memory approving `item` would supersede: the active or waiting one a proposed
+    replacement was filed for; None when approving it retires nothing."""
     if item.status is not Status.PROPOSED:
         return None
     old = replaced_by(store, item)
-    return old if old is not None and old.status is Status.ACTIVE else None
+    return old if old is not None and old.status in RETIRED_BY_REPLACEMENT else None
 
 
 def _supersede_replaced(store: Store, item: Item) -> Item | None:
     """Approving a proposed replacement supersedes the memory it was filed for (and no
-    other); returns that memory as superseded, or None."""
+    other), active or still waiting; returns that memory as superseded, or None."""
     old = replaced_by(store, item)
-    if old is None or old.status is not Status.ACTIVE:
+    if old is None or old.status not in RETIRED_BY_REPLACEMENT:
         return None
     return store.replace_item(
         replace(
@@ -811,6 +818,36 @@ def _supersede_replaced(store: Store, item: Item) -> Item | None:
         ),
         "supersede",
     )
+
+
+def told_twin(store: Store, item: Item) -> Item | None:
+    """The active memory in `item`'s scope that is the same statement, other than the one
+    approving `item` would retire: approving `item` too would tell it twice."""
+    retiring = to_supersede(store, item)
+    return next(
+        (
+            t
+            for t in held_twins(store, item)
+            if t.status is Status.ACTIVE and (retiring is None or t.id != retiring.id)
+        ),
+        None,
+    )
+
+
+def check_approvable(store: Store, chosen: Sequence[Item]) -> None:
+    """Refuse, before any is approved, a batch in which one would tell again what is told
+    already: the same statement active in its scope (a replacement whose original was
+    superseded by another copy of it), or approved earlier in the same batch."""
+    seen: dict[tuple[str, str], Item] = {}
+    for item in chosen:
+        twin = told_twin(store, item) or seen.get((str(item.scope), statement_key(item.text)))
+        if twin is not None:
+            raise InvalidInput(
+                f"cannot approve {short_id(item.id)}: it says what {short_id(twin.id)} says "
+                f"in {item.scope}, and agents would be told it twice; dismiss it as covered "
+                f"(`ken dismiss {short_id(item.id)} --reason covered`); nothing changed"
+            )
+        seen[(str(item.scope), statement_key(item.text))] = item
 
 
 def allowed_from(action: str) -> tuple[Status, ...]:
@@ -856,6 +893,8 @@ def set_status(
     def build(item: Item) -> Item:
         check_status_change(item, action)
         policy.require_person(policy.resolve(actor), f"{action} {short_id(item.id)}")
+        if action == "approve":
+            check_approvable(store, [item])
         now = now_iso()
         target = restored_status(store, item) if action == "restore" else _TARGET[action]
         return replace(

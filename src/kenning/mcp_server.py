@@ -46,7 +46,7 @@ from kenning.hooklog import log
 from kenning.identity import Identity, identify
 from kenning.ids import short_id
 from kenning.locate import here
-from kenning.model import MAX_NAME, Item
+from kenning.model import MAX_NAME, Item, Status
 from kenning.pack import MIN_BUDGET
 from kenning.redact import count_markers, redact
 from kenning.sessions import process_chain
@@ -217,6 +217,25 @@ def _saved_note(item: Item) -> str:
             )
         case _:
             return "proposed: a person will review it before other sessions see it"
+
+
+def _updated_note(item: Item, outcome: proposals.Updated) -> str:
+    match outcome:
+        case "updated" if item.status is Status.PROPOSED:
+            return "updated: your proposal, as a new version; it still waits for a person's review"
+        case "updated":
+            return "updated"
+        case "waiting":
+            return _waiting_note(item)
+        case "told":
+            return (
+                f"not filed: the same statement is active there already ({short_id(item.id)}); "
+                "there is nothing to replace"
+            )
+        case _ if item.status is Status.DISMISSED:
+            return _saved_note(item)
+        case _:
+            return "proposed as a replacement"
 
 
 def _waiting_note(item: Item) -> str:
@@ -588,7 +607,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             deliver.check_write(
                 mem.config, ctx.where, [mem.visible(id).scope], projects=mem.store.projects()
             )
-            item, in_place = proposals.update(
+            item, outcome = proposals.update_once(
                 mem.store,
                 ctx,
                 id,
@@ -596,10 +615,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 expected_revision=expected_revision,
                 evidence=evidence,
             )
-            answer = {
-                **_item_brief(item),
-                "note": "updated" if in_place else "proposed as a replacement",
-            }
+            answer = {**_item_brief(item), "note": _updated_note(item, outcome)}
             # what it kept from before (evidence, tags, links) was redacted before
             kept = [evidence or item.evidence, *item.tags, *(str(x) for x in item.links)]
             return _redacted(answer, item, [text, *kept], ctx)
@@ -783,6 +799,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             # is the digest of what is saved.
             clean = plans.redacted(plan)
             checked = plans.parse_plan(clean, "the plan")
+            # Where the agent may not save a memory, its plan may not write one either.
+            plans.check_scopes(mem.store, checked, mem.context(None).actor)
             blocked = deliver.blocked_repos(mem.config)
             touched = plans.scopes_written(checked)
             for op in checked.operations:

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kenning import drafts, ids, items, policy
+from kenning import drafts, ids, items, policy, projects
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, PlanConflict
 from kenning.ids import short_id
 from kenning.model import (
@@ -262,6 +262,24 @@ def scopes_written(plan: Plan) -> list[Scope]:
         if op.scope is not None:
             out.append(op.scope)
     return out
+
+
+def check_scopes(store: Store, plan: Plan, actor: policy.Actor) -> None:
+    """Refuse a plan that writes where `actor` may not write, as a memory saved there
+    would be refused (`items.add`): a project no one registered (a plan runs anywhere, so
+    only the project `actor` works in, when known, counts besides registered ones), and,
+    for an agent drafting it, another agent's scope. The error names the operation."""
+    # The project a person is in counts only where they are: none, when not known.
+    writer = replace(actor, here=actor.here or ())
+    for op in plan.operations:
+        for scope in (op.new.scope if op.new else None, op.scope):
+            if scope is None:
+                continue
+            try:
+                policy.check_agent_scope(actor, scope)
+                projects.check_registered(store, scope, writer)
+            except InvalidInput as exc:
+                raise InvalidInput(f"operations[{op.index}]: {exc}") from None
 
 
 def _name(value: Any, key: str, name: str) -> str:
@@ -837,13 +855,14 @@ def apply(
             f"preview the plan again and give at least {MIN_DIGEST_PREFIX} characters of "
             "the digest it shows"
         )
-    policy.require_person(
+    who = policy.require_person(
         policy.resolve(actor),
         f"apply plan '{plan.id}' ({len(plan.operations)} operations)",
     )
     done = store.plan_receipt(plan.digest)
     if done is not None:
         return Applied(done, True)
+    check_scopes(store, plan, who)
     seen = preview(store, plan, name)
     conflicts = seen.conflicts
     if conflicts:

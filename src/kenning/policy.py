@@ -25,7 +25,9 @@ without repeating the rule.
   its own; nor is its own once a person approved (or restored) it or it is pinned:
   packs tell that one with the person's stamp (no unreviewed label, or atop every
   pack), which a rewrite must not keep. Changing anything else needs a person (through
-  MCP an update of it is a proposed replacement the person reviews). An agent kenning
+  MCP an update of it is a proposed replacement the person reviews). Its own proposal,
+  while it waits, it may revise (a new version, still proposed, in the same scope and
+  of the same kind): the person reviews its latest words, once. An agent kenning
   cannot name (`UNKNOWN_AGENT`) owns no note: two such are not known to be the same
   agent. **Deciding** (approve, reject, archive, dismiss,
   restore, forget, applying a maintenance plan) always needs a person; an agent may
@@ -139,13 +141,7 @@ def check_new(
             f"{actor.agent} cannot pin a {status.value} {kind.value}: a pin puts it atop every "
             "pack, and is a person's to give once it is approved (store it without --pin)"
         )
-    if scope.type is ScopeType.AGENT and actor.agent == UNKNOWN_AGENT:
-        raise InvalidInput(
-            f"kenning cannot tell which agent this is, so it has no agent scope ({scope} "
-            "would be told to no one): choose another scope"
-        )
-    if scope.type is ScopeType.AGENT and scope.value != actor.agent:
-        raise InvalidInput(f"{actor.agent} may write to agent:{actor.agent}, not {scope}")
+    check_agent_scope(actor, scope)
     allowed = status_for_new(actor, scope, kind)
     if status is Status.ACTIVE and allowed is not Status.ACTIVE:
         raise NeedsPerson(
@@ -157,6 +153,20 @@ def check_new(
             f"saving to {scope} needs evidence: quote what the person said or what "
             "happened that prompted this memory"
         )
+
+
+def check_agent_scope(actor: Actor, scope: Scope) -> None:
+    """Refuse an agent writing to another agent's scope (`agent:NAME` follows that agent
+    everywhere), or to any agent scope when kenning cannot name it."""
+    if actor.agent is None or scope.type is not ScopeType.AGENT:
+        return
+    if actor.agent == UNKNOWN_AGENT:
+        raise InvalidInput(
+            f"kenning cannot tell which agent this is, so it has no agent scope ({scope} "
+            "would be told to no one): choose another scope"
+        )
+    if scope.value != actor.agent:
+        raise InvalidInput(f"{actor.agent} may write to agent:{actor.agent}, not {scope}")
 
 
 TEAM_SOURCE = "team:"  # the source of a team memory's local copy: team:<workspace>#<id>
@@ -211,6 +221,23 @@ def is_free_for(
     )
 
 
+REVISIONS = frozenset({"edit", "update"})  # the changes of a memory's words and fields
+
+
+def is_own_proposal(actor: Actor, item: Item) -> bool:
+    """Whether `item` is a proposal `actor` (an agent kenning can name) wrote that still
+    waits for a person: revising it is the agent's to do, since no one is told it yet and
+    the person reviews its latest words; a second proposal beside it would only make the
+    person decide twice."""
+    return (
+        not actor.is_person
+        and item.status is Status.PROPOSED
+        and not item.pinned
+        and actor.agent != UNKNOWN_AGENT
+        and item.provenance.who == actor.agent
+    )
+
+
 def require_person(actor: Actor, action: str) -> Actor:
     """Go on only with a person: returns the actor, or raises NeedsPerson (nothing is
     asked: an agent could answer)."""
@@ -228,9 +255,17 @@ def check_change(
     new_scope: Scope | None = None,
     new_kind: Kind | None = None,
 ) -> Actor:
-    """Changing `item` (edit, update, pin): free on an agent's own working note, else
-    it needs a person. Returns the actor."""
+    """Changing `item` (edit, update, pin): free on an agent's own working note, and a
+    revision (edit, update) of its own waiting proposal that keeps its scope and kind (it
+    stays proposed); else it needs a person. Returns the actor."""
     if is_free_for(actor, item, new_scope, new_kind):
+        return actor
+    if (
+        action in REVISIONS
+        and is_own_proposal(actor, item)
+        and new_scope in (None, item.scope)
+        and new_kind in (None, item.kind)
+    ):
         return actor
     return require_person(actor, f"{action} memory {short_id(item.id)} ({item.scope})")
 

@@ -7,7 +7,8 @@
   wherever they go, and so does anything in a shared scope (repo, workspace, agent,
   global), which also needs evidence: the excerpt that prompted it.
 - An update names the revision it expects. One to the agent's own working note (one it
-  wrote, that no person approved or pinned) replaces it; one to anything else, a
+  wrote, that no person approved or pinned) replaces it, and so does one to its own
+  proposal while it waits (a new version, still proposed); one to anything else, a
   person's note or another agent's in the same workstream included, files a proposed
   replacement linked to the original, which approving it supersedes
   (`items.replaced_by`).
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from kenning import ids, items, policy, projects
 from kenning.errors import InvalidInput
@@ -115,6 +117,9 @@ def propose_once(
     return item, item.id == fresh
 
 
+Updated = Literal["updated", "filed", "waiting", "told"]
+
+
 def update(
     store: Store,
     ctx: AgentContext,
@@ -128,6 +133,27 @@ def update(
 
     Returns (item, replaced_in_place).
     """
+    item, outcome = update_once(
+        store, ctx, ref, text, expected_revision=expected_revision, evidence=evidence
+    )
+    return item, outcome == "updated"
+
+
+def update_once(
+    store: Store,
+    ctx: AgentContext,
+    ref: str,
+    text: str,
+    *,
+    expected_revision: str,
+    evidence: str = "",
+) -> tuple[Item, Updated]:
+    """As `update`, and what came of it: `updated` (the agent's own note or waiting
+    proposal, a new version), `filed` (a proposed replacement, or one set aside as a
+    statement a person dismissed: `items.file_proposal`), or nothing filed, as for a
+    proposal: `waiting` (the same statement waits for review in that scope already) or
+    `told` (it is active there already, so there is nothing to replace it with); the
+    memory returned is then that one."""
     if not expected_revision:
         raise InvalidInput("name the revision you expect (from memory_get)")
     current = items.get(store, ref)
@@ -138,7 +164,9 @@ def update(
     # A replacement approved here would be brought back by the file's next sync too,
     # and then both would be told.
     items.check_not_synced(current)
-    if policy.is_free_for(ctx.actor, current):
+    # Its own waiting proposal is revised as its working note is: a new version of it,
+    # still proposed, not a second proposal for the person to decide on beside it.
+    if policy.is_free_for(ctx.actor, current) or policy.is_own_proposal(ctx.actor, current):
         updated = items.change(
             store,
             current.id,
@@ -148,7 +176,7 @@ def update(
             evidence=evidence or None,
             actor=ctx.actor,
         )
-        return updated, True
+        return updated, "updated"
     if not evidence.strip() and not ctx.owns(current.scope):
         # As for a new memory: only what goes to a shared scope needs evidence.
         raise InvalidInput(
@@ -164,7 +192,15 @@ def update(
         evidence=evidence,
         provenance=ctx.provenance(),
     )
-    return store.insert_item(replacement, change=items.REPLACES), False
+    # The duplicate rule of a proposal: the same replacement sent twice is filed once,
+    # and one that says what is told there already (the original itself, or the
+    # replacement a person approved) is not filed at all.
+    held = items.held_twins(store, replacement)
+    told = next((t for t in held if t.status is Status.ACTIVE), None)
+    if told is not None:
+        return told, "told"
+    filed = items.file_proposal(store, replacement, change=items.REPLACES)
+    return filed, "filed" if filed.id == replacement.id else "waiting"
 
 
 def handoff(

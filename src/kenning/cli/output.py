@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from kenning.ids import short_id
+from kenning.items import RETIRED_BY_REPLACEMENT
 from kenning.model import Item, Revision, Status
 from kenning.printable import clean
 
@@ -191,7 +192,7 @@ def _replaces(item: Item, old: Item | None) -> list[tuple[str, str]]:
     if old is None:
         return []
     line = f"{short_id(old.id)} ({old.status.value}): {old.title}"
-    if item.status is Status.PROPOSED and old.status is Status.ACTIVE:
+    if item.status is Status.PROPOSED and old.status in RETIRED_BY_REPLACEMENT:
         line += "; approving this supersedes it"
     return [("replaces", line)]
 

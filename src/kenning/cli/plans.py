@@ -106,6 +106,8 @@ def preview_cmd(state: State, file: str) -> Result:
     plan = read(file)
     _check_visible(state, plan)
     seen = plans.preview(state.store, plan, file)
+    if seen.receipt is None:
+        plans.check_scopes(state.store, plan, state.actor())  # what apply would refuse
     shown = Result(data=seen.to_dict(), text=lambda: echo(render(seen)))
     if seen.receipt is not None:
         # Its items have moved on since: the plan's before/after and "conflicts" now

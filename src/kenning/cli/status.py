@@ -57,15 +57,29 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
             actor = policy.require_person(state.actor(), f"{action} {' '.join(refs)}")
         # What approving a replacement retires, said with it: approving does only what the
         # person is told.
-        retires = {
-            i.id: old
-            for i in chosen
-            if action == "approve" and (old := items.to_supersede(state.store, i)) is not None
-        }
+        retires: dict[str, Item] = {}
+        stale: dict[str, Item] = {}  # replacements whose original was retired already
+        if action == "approve":
+            for i in chosen:
+                if (old := items.replaced_by(state.store, i)) is None:
+                    continue
+                if old.status in items.RETIRED_BY_REPLACEMENT:
+                    retires[i.id] = old
+                else:
+                    stale[i.id] = old
+            # An original named beside its replacement is retired by it, not approved.
+            retired = {old.id for old in retires.values()}
+            chosen = [i for i in chosen if i.id not in retired]
+            items.check_approvable(state.store, chosen)
         done = [items.set_status(state.store, i.id, action, actor=actor) for i in chosen]
-        return Result(data=[i.to_dict() for i in done], text=lambda: _decided(past, done, retires))
+        return Result(
+            data=[i.to_dict() for i in done],
+            text=lambda: _decided(past, done, retires, stale),
+        )
 
-    def _decided(past: str, done: Sequence[Item], retires: dict[str, Item]) -> None:
+    def _decided(
+        past: str, done: Sequence[Item], retires: dict[str, Item], stale: dict[str, Item]
+    ) -> None:
         for item in done:
             status = f" as {item.status.value}" if action == "restore" else ""
             say(f"{past} {short_id(item.id)}{status}: {item.title}")
@@ -73,6 +87,12 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
                 old = retires[item.id]
                 say(
                     f"  superseded {short_id(old.id)} ({old.scope}), which it replaces: {old.title}"
+                )
+            if item.id in stale:
+                old = stale[item.id]
+                say(
+                    f"  it replaces {short_id(old.id)}, which is {old.status.value} already: "
+                    "nothing else retired"
                 )
 
     if batch:
