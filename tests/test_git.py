@@ -124,6 +124,125 @@ def test_an_origin_and_rewrites_from_included_config_files_are_read(tmp_path, is
     assert key(worktree) == as_git_reads_it(worktree) == "gitlab.example.com/acme/shop"
 
 
+def as_git_config_gets_it(repo: Path) -> str:
+    """`git config --get remote.origin.url`: the last value written, not rewritten."""
+    return run_git(repo, "config", "--get", "remote.origin.url")
+
+
+def test_an_include_on_the_branch_checked_out_is_read_as_git_reads_it(tmp_path, isolated_home):
+    """`[includeIf "onbranch:..."]`: the branch of this worktree's HEAD, matched as a
+    path (`*` stops at `/`, a trailing `/` is everything under it); never on a detached
+    HEAD. What it pulls in may rewrite the origin or name it."""
+    write(isolated_home / "feat.inc", '[url "git@gitlab.example.com:"]\n\tinsteadOf = gh:\n')
+    write(isolated_home / "rel.inc", '[remote "origin"]\n\turl = gh:acme/release\n')
+    write(
+        isolated_home / ".gitconfig",
+        '[includeIf "onbranch:feature/"]\n\tpath = feat.inc\n'
+        '[includeIf "onbranch:rel*"]\n\tpath = rel.inc\n'
+        '[url "git@github.com:"]\n\tinsteadOf = gh:\n',
+    )
+    repo = init(tmp_path / "shop", origin="gh:acme/shop")
+    commit(repo)
+    wanted = {
+        "main": REPO,
+        "feature/pay": "gitlab.example.com/acme/shop",
+        "feature": REPO,  # `feature/` is what is under it
+        "release": "github.com/acme/release",  # the global file's URL comes first
+        "rel/1.2": REPO,  # `*` stops at `/`
+    }
+    for branch, repo_key in wanted.items():
+        if branch != "main":
+            run_git(repo, "checkout", "-q", "-b", branch)
+        assert (key(repo), as_git_reads_it(repo)) == (repo_key, repo_key), branch
+        if branch == "release":
+            # The repo's own URL, written last, is what `git config --get` gives.
+            assert as_git_config_gets_it(repo) == "gh:acme/shop"
+        run_git(repo, "checkout", "-q", "--detach")
+        assert key(repo) == as_git_reads_it(repo) == REPO  # on no branch
+        run_git(repo, "checkout", "-q", "main")
+        if branch != "main":
+            run_git(repo, "branch", "-q", "-D", branch)
+    # A worktree on a feature branch reads its own HEAD, not the main checkout's.
+    worktree = tmp_path / "wt"
+    run_git(repo, "worktree", "add", "-q", "-b", "feature/tax", str(worktree))
+    assert key(worktree) == as_git_reads_it(worktree) == "gitlab.example.com/acme/shop"
+    assert key(repo) == REPO
+
+
+def test_an_include_on_a_remote_url_is_read_as_git_reads_it(tmp_path, isolated_home):
+    """`[includeIf "hasconfig:remote.*.url:..."]`: any remote's URL as written (not
+    rewritten) matched as a path; what it pulls in may rewrite the origin (a URL in it
+    is refused by git: it names no origin for kenning either)."""
+    write(isolated_home / "acme.inc", '[url "https://mirror.example.com/"]\n\tinsteadOf = gh:\n')
+    write(
+        isolated_home / "deep.inc",
+        '[url "https://acme.example.com/"]\n\tinsteadOf = https://github.com/\n',
+    )
+    write(
+        isolated_home / ".gitconfig",
+        '[includeIf "hasconfig:remote.*.url:gh:acme/*"]\n\tpath = acme.inc\n'
+        '[includeIf "hasconfig:remote.*.url:https://github.com/acme/**"]\n\tpath = deep.inc\n',
+    )
+    wanted = {
+        "gh:acme/shop": "mirror.example.com/acme/shop",
+        "gh:acme/shop/sub": "gh:acme/shop/sub",  # `*` stops at `/`: nothing pulled in
+        "https://github.com/acme/shop": "acme.example.com/acme/shop",
+        "https://github.com/other/shop": "github.com/other/shop",
+    }
+    for n, (origin, repo_key) in enumerate(wanted.items()):
+        repo = init(tmp_path / f"r{n}", origin=origin)
+        assert run_git(repo, "remote", "get-url", "origin") == where.detect(repo, env={}).git.origin
+        assert key(repo) == as_git_reads_it(repo) == where.normalize_origin(repo_key), origin
+    # Another remote's URL pulls it in for origin too.
+    repo = init(tmp_path / "two", origin="gh:other/shop")
+    run_git(repo, "remote", "add", "acme", "gh:acme/shop")
+    assert key(repo) == as_git_reads_it(repo) == "mirror.example.com/other/shop"
+
+
+def test_config_given_in_the_environment_is_read_as_git_reads_it(
+    tmp_path, isolated_home, monkeypatch
+):
+    """GIT_CONFIG_COUNT with GIT_CONFIG_KEY_<n> and GIT_CONFIG_VALUE_<n>: read after
+    every file (its rewrites and includes too); a remote's first URL is still the one
+    git uses, and a remote named only there is used as `git fetch` would."""
+    mirror = write(
+        isolated_home / "mirror.inc",
+        '[url "https://mirror.example.com/"]\n\tinsteadOf = git@github.com:\n',
+    )
+    repo = init(tmp_path / "shop", origin="git@github.com:acme/shop.git")
+    bare = init(tmp_path / "bare")
+    given = {
+        "url.https://gitlab.example.com/.insteadOf": "git@github.com:",
+        "Remote.origin.URL": "git@github.com:acme/from-env.git",  # section: any case
+    }
+    monkeypatch.setenv("GIT_CONFIG_COUNT", str(len(given)))
+    for n, (name, value) in enumerate(given.items()):
+        monkeypatch.setenv(f"GIT_CONFIG_KEY_{n}", name)
+        monkeypatch.setenv(f"GIT_CONFIG_VALUE_{n}", value)
+    assert key(repo) == as_git_reads_it(repo) == "gitlab.example.com/acme/shop"
+    assert as_git_config_gets_it(repo) == "git@github.com:acme/from-env.git"
+    # Named nowhere else: `git remote get-url` wants it in the repo's own config, `git
+    # config --get` and `git fetch` take it from anywhere, as kenning does.
+    assert key(bare) == where.normalize_origin("https://gitlab.example.com/acme/from-env.git")
+    assert as_git_config_gets_it(bare) == "git@github.com:acme/from-env.git"
+    # An include given there is followed (a full path, or one from `~`).
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "include.path")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "~/mirror.inc")
+    assert mirror.exists()
+    assert key(repo) == as_git_reads_it(repo) == "mirror.example.com/acme/shop"
+    # A count git refuses ("bogus count") adds nothing.
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "two")
+    assert key(repo) == REPO
+
+
+def test_an_empty_insteadof_rewrites_every_url_as_git_does(tmp_path, isolated_home):
+    run_git(tmp_path, "config", "--global", "url.https://all.example.com/.insteadOf", "")
+    repo = init(tmp_path / "shop", origin="acme/shop")
+    assert run_git(repo, "remote", "get-url", "origin") == "https://all.example.com/acme/shop"
+    assert key(repo) == as_git_reads_it(repo) == "all.example.com/acme/shop"
+
+
 @pytest.mark.parametrize(
     ("text", "url"),
     [

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ken, ken_proc
+from conftest import KEN_BIN, ken, ken_proc
 from helpers import one_line_error, opened
 from kenning import handoff, items, proposals, sessions
 from kenning.config import Config
@@ -30,7 +30,7 @@ from kenning.hooks import run as hook_run
 from kenning.hooks.handlers import Skip
 from kenning.locate import here
 from kenning.model import Item, Session
-from kenning.store import ItemQuery, SessionUpdate
+from kenning.store import ItemQuery, SessionQuery, SessionUpdate
 
 REPO = "github.com/acme/shop"
 WORKSTREAM = f"workstream:{REPO}#main"
@@ -498,6 +498,86 @@ def test_ken_handoff_wraps_up_a_session_whose_agent_is_gone_before_reading_it(
     assert closed.end_reason == "agent exited" and closed.commits == (sha,)
     item = handoff_of(closed)
     assert f"[m:{item.id[-6:].lower()}]" in pack and short(sha) in pack
+
+
+def gone_agent(repo: Path, tmp_path: Path, agent: str, sid: str, prompt: str) -> None:
+    """`agent` starts here and is prompted, through `ken hook` run by a process named as
+    the agent (a shell under its name), which then exits without SessionEnd."""
+    folder = tmp_path / "agent-bin"
+    folder.mkdir(exist_ok=True)
+    (folder / agent).symlink_to("/bin/sh")
+    common = {"session_id": sid, "cwd": str(repo), "transcript_path": str(tmp_path / "t.jsonl")}
+    start = {**common, "hook_event_name": "SessionStart", "source": "startup"}
+    asked = {**common, "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    (tmp_path / "start.json").write_text(json.dumps(start), encoding="utf-8")
+    (tmp_path / "prompt.json").write_text(json.dumps(asked), encoding="utf-8")
+    ken_hook = f'"{KEN_BIN}" hook {{}} --agent {agent} < "{tmp_path}/{{}}.json"'
+    script = (
+        ken_hook.format("SessionStart", "start")
+        + "; "
+        + ken_hook.format("UserPromptSubmit", "prompt")
+    )
+    subprocess.run(
+        [str(folder / agent), "-c", script + "; true"],
+        check=True,
+        timeout=60,
+        cwd=repo,
+        capture_output=True,
+    )
+
+
+@pytest.fixture(params=["own process", "hook server"])
+def hook_server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Hooks answered in their own process, or by the warm hook server (stopped after)."""
+    served = request.param == "hook server"
+    monkeypatch.setenv("KEN_HOOK_SERVER", "1" if served else "0")
+    monkeypatch.setenv("KEN_HOOK_SERVER_IDLE", "60")
+    yield request.param
+    if served:
+        subprocess.run([str(KEN_BIN), "hook", "--stop-server"], capture_output=True, timeout=20)
+
+
+def test_the_first_start_after_an_agent_exited_without_session_end_packs_its_handoff(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook_server: str
+) -> None:
+    """Codex was prompted here and its process went away without SessionEnd. The very
+    next start here, Claude's, closes that session and writes its handoff before it
+    builds the pack it prints; `ken pack` right after shows it too. (The handoff was
+    written after the hook answered, so the first pack after it went without.)"""
+    monkeypatch.chdir(git_repo)
+    gone_agent(git_repo, tmp_path, "codex", CODEX_SID, "Add the refunds export")
+    start = {
+        "session_id": CLAUDE_SID,
+        "cwd": str(git_repo),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+
+    told = ken_proc("hook", "SessionStart", "--agent", "claude", input=json.dumps(start))
+    listed = ken_proc("pack")
+
+    with opened() as store:
+        [gone] = store.list_sessions(SessionQuery(agent="codex"))
+    assert gone.end_reason == "agent exited"
+    left = f"[m:{marker(handoff_of(gone))}]"
+    assert "codex session" in told.stdout and left in told.stdout, told.stdout
+    assert left in listed.stdout, listed.stdout
+
+
+def test_ken_pack_wraps_up_a_session_whose_agent_is_gone_before_packing(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No agent started since Codex exited without SessionEnd: `ken pack` closes its
+    session as the next start would, and shows the handoff it left."""
+    monkeypatch.chdir(git_repo)
+    gone_agent(git_repo, tmp_path, "codex", CODEX_SID, "Add the refunds export")
+
+    listed = ken_proc("pack", "--for", "claude")
+
+    with opened() as store:
+        [gone] = store.list_sessions(SessionQuery(agent="codex"))
+    assert gone.end_reason == "agent exited"
+    assert f"[m:{marker(handoff_of(gone))}]" in listed.stdout, listed.stdout
 
 
 # ------------------------------------------------------------------ ken handoff: the plan

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import KEN_BIN, ken
-from helpers import add
+from helpers import add, opened
 from kenning import __version__
 from kenning.hooks import client, wire
 from kenning.hookstate import code_digest, code_stamp, pid_path, socket_path, status_path
@@ -967,6 +967,44 @@ def test_the_client_sends_only_the_environment_a_hook_reads(tmp_path: Path, serv
     assert sent == wire.hook_env({**os.environ, **env})
     assert {"HOME", "PATH", "KEN_DB", "XDG_STATE_HOME", "CLAUDECODE", "KEN_WORKSPACE"} <= set(sent)
     assert not {"ANTHROPIC_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY"} & set(sent)
+
+
+GIT_ENV = {
+    "GIT_CONFIG_COUNT": "3",
+    "GIT_CONFIG_KEY_0": "http.https://github.com/.extraHeader",
+    "GIT_CONFIG_VALUE_0": "AUTHORIZATION: basic " + "c2VjcmV0" * 6,
+    "GIT_CONFIG_KEY_1": "url.https://gitlab.example.com/.insteadOf",
+    "GIT_CONFIG_VALUE_1": "git@github.com:",
+    "GIT_CONFIG_KEY_2": "safe.directory",
+    "GIT_CONFIG_VALUE_2": "*",
+}
+
+
+def test_git_config_from_the_environment_reaches_the_server_without_other_values(
+    tmp_path: Path, served: Path
+):
+    """A hook the server answers keys its repo by the git config the agent's environment
+    gives (GIT_CONFIG_COUNT...), as a hook in its own process does; of that config only
+    what decides the repo is sent (an `http.extraHeader` may be a credential)."""
+    assert wire.git_config_env(GIT_ENV) == {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "url.https://gitlab.example.com/.insteadOf",
+        "GIT_CONFIG_VALUE_0": "git@github.com:",
+    }
+    assert wire.git_config_env({"GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "a.b"}) == {
+        "GIT_CONFIG_COUNT": "2"  # git refuses it: so does the hook
+    }
+    seed()
+    cwd = repo(tmp_path)
+    hook(cwd, "warm-up")
+    started(served)
+
+    assert hook(cwd, "s-env", env=GIT_ENV).returncode == 0
+
+    assert answered_by_server(served, 1)
+    with opened() as store:
+        session = store.find_session("claude", "s-env")
+    assert session is not None and session.repo == "gitlab.example.com/acme/shop"
 
 
 def test_every_environment_variable_kenning_reads_is_one_a_hook_sends():

@@ -13,10 +13,14 @@ instead when they are set. Every clone and worktree of a repo maps to one key: i
 origin normalized (`model.normalize_origin`), else its main checkout's path (for a bare
 repository or a git dir kept apart, that folder itself).
 
-The origin is what `git remote get-url origin` prints: `remote.origin.url` from every
-config file git reads (`/etc/gitconfig`, `$XDG_CONFIG_HOME/git/config`, `~/.gitconfig`,
-the repo's, a worktree's, and what they pull in with `[include]` and `[includeIf
-"gitdir:..."]`), with the longest matching `url.<base>.insteadOf` applied. A repo with
+The origin is what `git remote get-url origin` prints: the first `remote.origin.url`
+from every config file git reads (`/etc/gitconfig`, `$XDG_CONFIG_HOME/git/config`,
+`~/.gitconfig`, the repo's, a worktree's, and what they pull in with `[include]` and
+`[includeIf]` on `gitdir:`, `onbranch:` and `hasconfig:remote.*.url:`), then from what
+the environment gives (`GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_<n>`, `GIT_CONFIG_VALUE_<n>`),
+with the longest matching `url.<base>.insteadOf` applied. (`git remote get-url` knows
+only a remote the repo's own config names; one named only elsewhere is what `git fetch`
+uses, and kenning too.) A repo with
 no remote named `origin` (the name is case-sensitive, as git reads it) but exactly one
 other remote uses that one. An ssh alias in it (`git@github-work:acme/app.git`) is
 replaced by the host it stands for (kenning.ssh). A local-path origin is resolved
@@ -24,7 +28,8 @@ against the main checkout (so every worktree agrees) and keyed as the repo at th
 is keyed: a clone of a local clone shares the first clone's key.
 
 Each config file is parsed once per change (path, size, time and inode): the hook
-server pays a `stat` per file for each prompt.
+server pays a `stat` per file for each prompt. Git is run only where the files cannot
+say: the branch of a reftable repository, and so an `onbranch:` include there.
 """
 
 from __future__ import annotations
@@ -38,13 +43,14 @@ from kenning import model, paths, ssh
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
 __all__ = ["GitInfo", "find_git", "repo_key"]
 
 MAX_INCLUDE_DEPTH = 10  # git's own limit
 MAX_HOPS = 8  # local origins followed from repo to repo, at most
 INVALID_HEAD = "ref: refs/heads/.invalid"  # what a reftable repository keeps in HEAD
+_HAS_URL = "hasconfig:remote.*.url:"  # an include on the remotes' URLs
 
 # One config entry: (section, subsection, key, value). Section and key are lowercase; the
 # subsection is as written (`[remote "Origin"]` is not origin), None when there is none;
@@ -346,8 +352,8 @@ def _settings(entries: list[Entry]) -> _Settings:
     for section, sub, key, value in entries:
         if section == "remote" and sub is not None and key == "url" and value:
             remotes.setdefault(sub, value)
-        elif section == "url" and sub is not None and key == "insteadof" and value:
-            rules.append((value, sub))
+        elif section == "url" and sub is not None and key == "insteadof" and value is not None:
+            rules.append((value, sub))  # an empty one is a prefix of every URL
         elif section == "extensions" and sub is None and key == "refstorage":
             ref_storage = (value or "").lower()
         elif section == "extensions" and sub is None and key == "worktreeconfig":
@@ -366,22 +372,87 @@ def _rewrite(url: str, rules: list[tuple[str, str]]) -> str:
 
 
 def _repo_settings(git_dir: Path, common_dir: Path) -> _Settings:
-    entries: list[Entry] = []
-    for path in (*_user_files(), str(common_dir / "config")):
-        _load(path, git_dir, entries, 0)
-    settings = _settings(entries)
-    if settings.worktree_config:
-        _load(str(git_dir / "config.worktree"), git_dir, entries, 0)
-        settings = _settings(entries)
-    return settings
+    return _settings(_config(_Reader(git_dir), (*_user_files(), str(common_dir / "config"))))
 
 
 def _global() -> _Settings:
     """The system and global config (no repository's): what a typed origin is read by."""
+    return _settings(_config(_Reader(None), _user_files()))
+
+
+class _Reader:
+    """What an `[includeIf]` asks of the repository whose config is read: its git dir,
+    the branch checked out there (read when a condition asks), and its remotes' URLs
+    (once all of the config is read without the includes that ask for them)."""
+
+    def __init__(self, git_dir: Path | None) -> None:
+        self.git_dir = git_dir
+        self.urls: list[str] | None = None  # None: not known yet
+        self.asks_urls = False  # whether a `hasconfig:remote.*.url:` condition was seen
+        self._branch: str | None = None
+        self._branch_read = False
+
+    def branch(self) -> str | None:
+        """The branch HEAD names, as git's `onbranch:` reads it (None when detached)."""
+        if not self._branch_read and self.git_dir is not None:
+            self._branch_read = True
+            head = (_read(self.git_dir / "HEAD") or "").strip()
+            if head == INVALID_HEAD:  # a reftable repository: only git can say
+                head = "ref: refs/heads/" + (_ask_git(self.git_dir)[0] or "")
+            if head.startswith("ref:"):
+                ref = head[4:].strip()
+                if ref.startswith("refs/heads/") and len(ref) > len("refs/heads/"):
+                    self._branch = ref.removeprefix("refs/heads/")
+        return self._branch
+
+
+def _config(reader: _Reader, files: Sequence[str]) -> list[Entry]:
+    """Every entry git reads for a repository (or none, `reader.git_dir` None) in its
+    order: the files, a worktree's own (`extensions.worktreeConfig`), then what the
+    environment gives (GIT_CONFIG_COUNT). A `hasconfig:remote.*.url:` include is
+    decided by the URLs of all of that read without such includes (git refuses a URL in
+    a file they pull in), so the config is read again when one is there."""
+    entries = _config_once(reader, files)
+    if reader.asks_urls:
+        reader.urls = [
+            value
+            for section, sub, key, value in entries
+            if section == "remote" and sub is not None and key == "url" and value is not None
+        ]
+        entries = _config_once(reader, files)
+    return entries
+
+
+def _config_once(reader: _Reader, files: Sequence[str]) -> list[Entry]:
     entries: list[Entry] = []
-    for path in _user_files():
-        _load(path, None, entries, 0)
-    return _settings(entries)
+    for path in files:
+        _load(path, reader, entries, 0)
+    if reader.git_dir is not None and _settings(entries).worktree_config:
+        _load(str(reader.git_dir / "config.worktree"), reader, entries, 0)
+    _follow(_env_entries(paths.environ()), None, reader, entries, 0, False)
+    return entries
+
+
+def _env_entries(env: Mapping[str, str]) -> list[Entry]:
+    """The entries `GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_<n>` and `GIT_CONFIG_VALUE_<n>`
+    give (git reads them after every file). git refuses to run with a count or a key it
+    cannot read: then they give nothing here."""
+    text = env.get("GIT_CONFIG_COUNT", "").strip()
+    if not text:
+        return []
+    try:
+        count = int(text)
+    except ValueError:
+        return []
+    out: list[Entry] = []
+    for n in range(max(count, 0)):
+        name, value = env.get(f"GIT_CONFIG_KEY_{n}"), env.get(f"GIT_CONFIG_VALUE_{n}")
+        if not name or value is None or "." not in name:
+            return []
+        section, _, rest = name.partition(".")
+        sub, dot, key = rest.rpartition(".")
+        out.append((section.lower(), sub if dot else None, key.lower(), value))
+    return out
 
 
 def _user_files() -> list[str]:
@@ -399,43 +470,83 @@ def _user_files() -> list[str]:
     return [f for f in files if f]
 
 
-def _load(path: str, git_dir: Path | None, out: list[Entry], depth: int) -> None:
-    """The entries of the config file at `path`, each include followed where it stands."""
-    for entry in _entries(path):
-        out.append(entry)
+def _load(path: str, reader: _Reader, out: list[Entry], depth: int, by_url: bool = False) -> None:
+    """The entries of the config file at `path`, each include followed where it stands;
+    `by_url`: pulled in by a `hasconfig:remote.*.url:` include."""
+    _follow(_entries(path), path, reader, out, depth, by_url)
+
+
+def _follow(
+    entries: list[Entry],
+    including: str | None,
+    reader: _Reader,
+    out: list[Entry],
+    depth: int,
+    by_url: bool,
+) -> None:
+    """`entries` into `out`, each include followed where it stands. `including`: the
+    file they come from (None: the environment, where only a full path or one from `~`
+    is an include, as git allows)."""
+    for entry in entries:
         section, sub, key, value = entry
+        if by_url and section == "remote" and key == "url":
+            continue  # git refuses a URL there, and reads nothing of it
+        out.append(entry)
         if key != "path" or not value or depth >= MAX_INCLUDE_DEPTH:
             continue
-        if (section == "include" and sub is None) or (
-            section == "includeif" and sub is not None and _condition(sub, path, git_dir)
-        ):
-            _load(_include_path(value, path), git_dir, out, depth + 1)
+        if section == "include" and sub is None:
+            asked_urls = False
+        elif section == "includeif" and sub is not None:
+            asked_urls = sub.startswith(_HAS_URL)
+            if not _condition(sub, including, reader):
+                continue
+        else:
+            continue
+        target = _include_path(value, including)
+        if target is not None:
+            _load(target, reader, out, depth + 1, by_url or asked_urls)
 
 
-def _include_path(value: str, including: str) -> str:
+def _include_path(value: str, including: str | None) -> str | None:
     if value.startswith("~/") or value == "~":
         return paths.home() + value[1:]
+    if including is None:
+        return value if os.path.isabs(value) else None
     return os.path.join(os.path.dirname(including), value)
 
 
-def _condition(condition: str, including: str, git_dir: Path | None) -> bool:
-    """Whether an `[includeIf "..."]` holds: `gitdir:` and `gitdir/i:` are read; what
-    else a condition may ask (`onbranch:`, `hasconfig:`) is taken as not holding."""
-    if git_dir is None:
-        return False
+def _condition(condition: str, including: str | None, reader: _Reader) -> bool:
+    """Whether an `[includeIf "..."]` holds, as git decides it: `gitdir:` and
+    `gitdir/i:` (the repository's git dir), `onbranch:` (the branch checked out) and
+    `hasconfig:remote.*.url:` (any remote's URL as written); anything else does not."""
+    if condition.startswith(_HAS_URL):
+        reader.asks_urls = True
+        pattern = condition[len(_HAS_URL) :]
+        regex = re.compile(_wildmatch(pattern))
+        return any(regex.fullmatch(url) for url in reader.urls or ())
     kind, _, pattern = condition.partition(":")
-    if kind not in ("gitdir", "gitdir/i"):
+    if kind == "onbranch":
+        branch = reader.branch()
+        if branch is None or not pattern:
+            return False
+        if pattern.endswith("/"):
+            pattern += "**"
+        return re.fullmatch(_wildmatch(pattern), branch) is not None
+    if kind not in ("gitdir", "gitdir/i") or reader.git_dir is None:
         return False
     fold = kind == "gitdir/i"
     if pattern.startswith("~/"):
         pattern = paths.home() + pattern[1:]
     elif pattern.startswith("./"):
+        if including is None:
+            return False  # git: relative to a file, which the environment is not
         pattern = os.path.dirname(including) + pattern[1:]
     if not pattern.startswith("/"):
         pattern = "**/" + pattern
     if pattern.endswith("/"):
         pattern += "**"
     regex = re.compile(_wildmatch(pattern), re.IGNORECASE if fold else 0)
+    git_dir = reader.git_dir
     return any(regex.fullmatch(text) for text in {str(git_dir), os.path.realpath(git_dir)})
 
 

@@ -322,10 +322,11 @@ def worked(store: Store, session: Session) -> bool:
     return any(not i.automatic_handoff for i in handoffs.left_by(store, session))
 
 
-def _close_left(store: Store, config: Config) -> None:
+def close_left(store: Store, config: Config) -> None:
     """Close the sessions whose agent has exited (or that sat idle too long) without a
     SessionEnd, leaving their commits and handoff as a clean end would, before reading
-    them: the next agent's hook would, but a handoff may come first."""
+    them (`ken handoff`, `ken pack`): the next agent's hook would, but these may come
+    first."""
 
     def leave_handoff(ended: Session) -> None:
         session_handoff(store, sessions.note_model(store, ended))
@@ -348,7 +349,7 @@ def plan(
     """How to continue the latest session here in agent `to`, as the switches allow
     (`deliver.check_handoff`): nothing of a repo whose memory is not delivered."""
     blocked = deliver.check_handoff(config, where, to)
-    _close_left(store, config)
+    close_left(store, config)
     # Latest by last activity: a resumed session keeps its start but ends anew.
     line = sorted(
         (

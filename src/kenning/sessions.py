@@ -10,7 +10,8 @@ find the session by walking up their process tree.
 Sessions are closed by SessionEnd; a new start after `/clear` in the same folder closes
 the one it replaces; sessions whose agent process is gone, or idle past a limit, are
 closed at the next start, since some agents (older Codex) send no SessionEnd. Either
-way a closed session gets the same wrap-up (its handoff, and a summary when on).
+way a closed session gets the same wrap-up (its handoff, and a summary when on); the
+next start writes that handoff before its own pack when the pack may show it.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kenning import agentenv, agents, deliver
+from kenning import agentenv, agents, deliver, handoff
 from kenning.cli import complete
 from kenning.cli.output import Result, echo_told, memories, say, table
 from kenning.cli.state import State, example, in_range, pass_state, read_stdin_text, renders
@@ -62,6 +62,10 @@ def pack(state: State, target: str, as_toml: bool, budget: int | None) -> Result
     `agent:` memories included, nothing when memory.deliver_to leaves it out (unset, it
     names every agent).
     """
+    # A session whose agent is gone is wrapped up first, as the next start would: the
+    # pack shows the handoff it left (unless memory is off: then nothing is recorded).
+    if state.config.memory_enabled:
+        handoff.close_left(state.store, state.config)
     if target == "markdown":
         here = state.where()
         result = deliver.pack_for(state.store, state.config, here, budget=budget, record=False)

@@ -65,18 +65,32 @@ def _session(
         pid=sessions.agent_pid(event.agent, event.chain),
         idle_hours=config.hooks_idle_close_hours,
         continued_from=config.env.get("KEN_CONTINUES") or None,
-        # A session left without SessionEnd gets its wrap-up after this hook's answer;
-        # its summary is started with the answer.
-        on_close=lambda ended: _closed(store, config, ended, later),
+        on_close=lambda ended: _closed(store, config, ended, where, later),
     )
 
 
-def _closed(store: Store, config: Config, ended: Session, later: Later) -> None:
-    from kenning import summarize
+def _closed(
+    store: Store, config: Config, ended: Session, where: where_mod.Where, later: Later
+) -> None:
+    """The wrap-up of a session this start closed (left without SessionEnd). Its handoff
+    is written before this start's pack is built when the pack may show it (it goes to
+    a scope here), so the first pack after it has it; another place's after the answer.
+    Its summary, a model's work, is started with the answer either way."""
+    from kenning import handoff, summarize
 
     if summarize.enabled_for(config, ended):
         _summarize_later(ended, final=True)
-    later.append(lambda: wrap_up(store, config, ended, summary=False))
+    scope = handoff.handoff_scope(ended)
+    if scope is None or scope not in where.scopes:
+        later.append(lambda: wrap_up(store, config, ended, summary=False))
+        return
+    try:
+        # Its transcript is written: the model is read once, not waited for.
+        wrap_up(store, config, ended, summary=False, model_wait=0.0)
+    except KenningError as exc:  # a store too busy: the pack goes without it, as before
+        from kenning import hooklog
+
+        hooklog.log(ended.agent, "wrap-up", f"{type(exc).__name__}: {exc}")
 
 
 def session_start(store: Store, event: HookEvent, config: Config, later: Later) -> str:
@@ -277,13 +291,19 @@ def session_end(store: Store, event: HookEvent, config: Config, later: Later) ->
 MODEL_WAIT = 0.5
 
 
-def wrap_up(store: Store, config: Config, ended: Session, summary: bool = True) -> None:
+def wrap_up(
+    store: Store,
+    config: Config,
+    ended: Session,
+    summary: bool = True,
+    model_wait: float = MODEL_WAIT,
+) -> None:
     """What a session leaves when it ends, with SessionEnd or without: the model (from
-    its transcript, when its hooks did not say), its handoff, and its summary when on
-    (unless `summary` is False: started already)."""
+    its transcript, when its hooks did not say; looked for up to `model_wait` seconds),
+    its handoff, and its summary when on (unless `summary` is False: started already)."""
     from kenning import handoff, summarize
 
-    ended = sessions.note_model(store, ended, wait=MODEL_WAIT)
+    ended = sessions.note_model(store, ended, wait=model_wait)
     handoff.session_handoff(store, ended)
     if summary and summarize.enabled_for(config, ended):
         _summarize_later(ended, final=True)

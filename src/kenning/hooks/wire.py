@@ -108,8 +108,38 @@ def hook_args(argv: list[str]) -> tuple[str | None, str | None, bool]:
 
 
 def hook_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The part of `env` a hook reads (HOOK_ENV)."""
-    return {k: v for k, v in env.items() if k in _NAMES or k.startswith(_PREFIXES)}
+    """The part of `env` a hook reads (HOOK_ENV, and the git config it gives)."""
+    found = {k: v for k, v in env.items() if k in _NAMES or k.startswith(_PREFIXES)}
+    found.update(git_config_env(env))
+    return found
+
+
+# Git config given in the environment (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_<n>,
+# GIT_CONFIG_VALUE_<n>): only the entries that decide the repo as kenning reads it
+# (kenning.git) are sent, numbered anew; any other value may be a credential (an
+# `http.extraHeader`).
+_GIT_KEYS = ("remote.", "url.", "include.path", "includeif.", "extensions.")
+
+
+def git_config_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The git config entries in `env` that a hook reads. A count or a pair git would
+    refuse is sent as it is, so that a hook refuses it as git does."""
+    count = env.get("GIT_CONFIG_COUNT")
+    if count is None:
+        return {}
+    try:
+        number = int(count)
+        pairs = [(env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"]) for n in range(number)]
+    except (KeyError, ValueError):
+        return {"GIT_CONFIG_COUNT": count}
+    if number < 0:
+        return {"GIT_CONFIG_COUNT": count}
+    kept = [(k, v) for k, v in pairs if k.lower().startswith(_GIT_KEYS)]
+    found = {"GIT_CONFIG_COUNT": str(len(kept))}
+    for n, (name, value) in enumerate(kept):
+        found[f"GIT_CONFIG_KEY_{n}"] = name
+        found[f"GIT_CONFIG_VALUE_{n}"] = value
+    return found
 
 
 def child_env(env: Mapping[str, str]) -> dict[str, str]:
