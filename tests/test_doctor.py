@@ -414,3 +414,44 @@ def test_a_state_folder_that_cannot_be_written_is_bad_with_a_fix_line() -> None:
     assert "hook errors are not logged" in check["detail"]
     assert check["fix"].startswith((f"chattr -i {folder}", f"chmod u+w {folder}"))
     assert "the next hook starts it" not in text
+
+
+def test_each_config_value_out_of_range_and_each_unknown_key_is_named() -> None:
+    """Only the first was named: fixing one to find the next, a round trip each."""
+    path = write_config("nope = 1\n[memory]\nbudget = 5\n[recall]\nmax_tokens = -3\n")
+    code, report, text = doctor()
+    bad = {c["detail"]: c["fix"] for c in report["config"] if not c["ok"]}
+    assert code == 1
+    assert bad == {
+        f"memory.budget must be from 100 to 100,000, not 5 (in {path})": (
+            "ken config set memory.budget 1500"
+        ),
+        f"recall.max_tokens must be from 0 to 100,000, not -3 (in {path})": (
+            "ken config set recall.max_tokens 800"
+        ),
+        "is not a kenning setting; it is ignored": (
+            "remove it or fix its name (`ken config list` shows every setting)"
+        ),
+    }
+    assert named(report["config"], "memory")["ok"] is True
+
+
+def test_a_memory_switch_that_cannot_be_read_is_not_said_to_be_on() -> None:
+    write_config('[memory]\nenabled = "maybe"\n')
+    _, report, _ = doctor()
+    memory = named(report["config"], "memory")
+    assert memory["ok"] is False and memory["detail"].startswith("cannot tell: ")
+
+
+def test_agent_settings_whose_hooks_are_malformed_are_bad_and_say_where() -> None:
+    """A string where the list of SessionStart's hooks belongs was "ok claude hooks: not
+    installed", with the fix `ken integrate claude`, which refuses that file."""
+    hooks = integrate.settings_path("claude")
+    hooks.parent.mkdir(parents=True, exist_ok=True)
+    hooks.write_text('{"hooks": {"SessionStart": "echo hi"}}', encoding="utf-8")
+    code, report, _ = doctor()
+    claude = named(report["agents"]["claude"], "claude hooks")
+    assert code == 1 and claude["ok"] is False
+    assert claude["detail"].startswith(f"{hooks}: its hooks are malformed: ")
+    assert "'hooks.SessionStart' is a string, not a list" in claude["detail"]
+    assert claude["fix"] == f"fix {hooks} by hand"

@@ -494,14 +494,11 @@ def _config_checks() -> list[Check]:
         data = config_mod.read_file(path)
     except KenningError as exc:
         return [Check("config", False, str(exc), f"fix or remove {path}")]
-    try:
-        config = config_mod.Config(data)
-        enabled = config.memory_enabled
-        source = config.source(config_mod.Config.memory_enabled.setting)
-    except KenningError as exc:
-        return [Check("config", False, str(exc), f"fix {path}")]
+    config = config_mod.Config(data)
     # Every value as a command would read it: one out of its range stops them all (the
-    # prompt hook included, which then tells the agent nothing).
+    # prompt hook included, which then tells the agent nothing). Each is named: fixing
+    # one to find the next is a round trip per value.
+    failed: dict[str, Check] = {}
     for setting in config_mod.SETTINGS:
         try:
             config.value_of(setting)
@@ -513,9 +510,14 @@ def _config_checks() -> list[Check]:
                 if isinstance(default, int | float | str) and default != ""
                 else f"fix {setting.key} in {path}"
             )
-            return [Check("config", False, str(exc), fix)]
+            failed[setting.key] = Check("config", False, str(exc), fix)
     memory = Check("memory", True, "on: agents are told memories and sessions are recorded")
-    if not enabled:
+    setting = config_mod.Config.memory_enabled.setting
+    if setting.key in failed:
+        unread = failed[setting.key]
+        memory = Check("memory", False, f"cannot tell: {unread.detail}", unread.fix)
+    elif not config.memory_enabled:
+        source = config.source(setting)
         memory = Check(
             "memory",
             False,
@@ -525,10 +527,10 @@ def _config_checks() -> list[Check]:
             else "ken config set memory.enabled true",
         )
     problems = config_mod.file_problems(data)
-    if not problems:
+    if not problems and not failed:
         return [memory, Check("config", True, f"{path}: every table and key is read")]
     # The old switch table still works: a nudge, not a failure.
-    return [memory] + [
+    return [memory, *failed.values()] + [
         Check(f"config {p.key}", p.detail.startswith("is the old place"), p.detail, p.fix)
         for p in problems
     ]
