@@ -4,12 +4,12 @@ taking them out.
 Each agent keeps hooks in a file of its own, in a form of its own; its module in
 `kenning.agents` says where and how (`Agent.hooks`), and this module reads and writes
 the file. Installing is idempotent: kenning's handlers are recognised by their command
-(`<path>/ken hook …`), replaced in place, and everything else in the file is kept.
-Before a file changes, it is copied to its one backup, `<name>.ken-backup`, which each
-command that changes it replaces: the file as it was before that command, however many
-times the command writes it (a file that is kenning's alone is simply rewritten).
-`remove` takes out exactly kenning's handlers, and the groups and events they leave
-empty.
+(`<path>/ken hook …`), replaced in place, and everything else in the file is kept; run
+again, it writes the same bytes. Before kenning first changes a file, it is copied to
+its one backup, `<name>.ken-backup`, which nothing kenning does later replaces: the
+person's own file, never kenning's output (a file that is kenning's alone is simply
+rewritten). `remove` takes out exactly kenning's handlers, and the groups and events
+they leave empty.
 
 An agent that skips hooks the person has not trusted (Codex) gets, with `trust=True`,
 the trust of exactly the handlers written here recorded where it keeps trust; comments
@@ -136,26 +136,13 @@ def read_json(path: Path, *, lenient: bool = False) -> dict[str, Any]:
     return load_object(read_text(path), path, lenient=lenient)
 
 
-_BACKED_UP: set[Path] | None = None  # inside `one_command`: the files backed up so far
-
-
-@contextlib.contextmanager
-def one_command() -> Iterator[None]:
-    """A command's changes: a file it writes twice (hooks, then the MCP server, with
-    --mcp) is backed up once, as it was before the command."""
-    global _BACKED_UP
-    _BACKED_UP = set()
-    try:
-        yield
-    finally:
-        _BACKED_UP = None
-
-
 def write_file(path: Path, text: str, *, keep_backup: bool = True) -> Path | None:
     """Write atomically; an existing file that differs is first copied to its one backup,
-    `<name>.ken-backup` (the file as it was before kenning last changed it), which is
-    returned (not for a file that is kenning's alone: `keep_backup=False`). The new file
-    and the backup keep the old file's mode: an agent's settings may hold tokens.
+    `<name>.ken-backup`, unless that is there already: the file as it was before kenning
+    first changed it, never replaced by what kenning wrote since (a person who wants a
+    newer one deletes it). Its path is returned when the file changed (not for a file
+    that is kenning's alone: `keep_backup=False`). The new file and the backup keep the
+    old file's mode: an agent's settings may hold tokens.
 
     A symlinked file (dotfiles kept in a repo) is written through: its target gets the
     new text, and the link stays a link.
@@ -176,12 +163,8 @@ def _write_file(path: Path, text: str, keep_backup: bool) -> Path | None:
         mode = stat.S_IMODE(path.stat().st_mode)  # the target's, for a link
         if keep_backup:
             backup = path.with_name(f"{path.name}.ken-backup")
-            # One command may change a file twice (hooks, then the MCP server, with
-            # --mcp): its backup is the file as it was before the command, not between.
-            if _BACKED_UP is None or path.resolve() not in _BACKED_UP:
+            if not backup.exists():
                 _write_atomically(backup, old, mode)
-            if _BACKED_UP is not None:
-                _BACKED_UP.add(path.resolve())
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     _write_atomically(target, text.encode("utf-8"), mode)
@@ -359,7 +342,13 @@ def _keeping_comments(before: str, after: str) -> str:
             tail = removed[kept[-1] + 1 :] if kept else removed
             if any(line.strip() for line in tail):
                 out += tail
-    return "".join(out)
+    text = "".join(out)
+    ends = matcher.get_opcodes()[-1:]
+    if ends and ends[0][0] == "delete" and text.endswith("\n\n"):
+        # tomlkit set the tables kenning added at the end off with a blank line: it goes
+        # with them (a file that ended in a blank line itself is written the same way)
+        text = text[:-1]
+    return text
 
 
 def _comment_or_blank(line: str) -> bool:
@@ -384,8 +373,12 @@ def write_trust(agent: Agent, old: str, new: str, hooks_path: Path) -> Path:
     path = agent.trust.path(os.environ)
     doc = _load_toml(path)
     table = _toml_table(doc, agent.trust.table, create=True, super_table=False)
-    _drop_entries(table, agent.trust.entries(old, hooks_path))
-    for key, value in agent.trust.entries(new, hooks_path).items():
+    wanted = agent.trust.entries(new, hooks_path)
+    stale = agent.trust.entries(old, hooks_path)
+    _drop_entries(table, {k: v for k, v in stale.items() if k not in wanted})
+    for key, value in wanted.items():
+        if dict(table.get(key) or {}) == value:
+            continue  # left where it stands: taken out and put back, its blank lines move
         entry = tomlkit.table()
         for k, v in value.items():
             entry[k] = v
