@@ -793,3 +793,66 @@ def test_removing_codex_tables_from_the_end_takes_the_blank_line_set_before_them
         assert ken("integrate", "codex", *flags).exit_code == 0
         assert ken("integrate", "codex", "--remove", "--mcp").exit_code == 0
         assert path.read_bytes() == original, flags
+
+
+# ------------------------------------------------------------- what integrate made
+
+
+def entries(home: Path) -> set[str]:
+    """What is under HOME, but kenning's own state folder."""
+    state = config.state_dir()
+    return {
+        str(p.relative_to(home))
+        for p in home.rglob("*")
+        if p != state and state not in p.parents and p not in state.parents
+    }
+
+
+@pytest.mark.parametrize("agent", agents.NAMES)
+def test_remove_takes_out_the_files_and_folders_integrate_made_and_left_empty(agent: str) -> None:
+    """`--remove` left ~/.claude/commands, ~/.gemini/commands and
+    ~/.config/opencode/plugins behind, empty."""
+    home = Path(os.environ["HOME"])
+    before = entries(home)
+    flags = ("--mcp", "--trust") if agent == "codex" else ("--mcp",)
+    assert ken("integrate", agent, *flags).exit_code == 0
+    assert entries(home) != before
+    assert ken("integrate", agent, "--remove", "--mcp").exit_code == 0
+    assert entries(home) == before
+
+
+def test_remove_keeps_a_folder_that_was_there_before_or_holds_the_persons_file() -> None:
+    home = Path(os.environ["HOME"])
+    (home / ".gemini" / "commands").mkdir(parents=True)  # there before: stays, empty
+    claude_commands = home / ".claude" / "commands"
+    assert ken("integrate", "gemini").exit_code == 0
+    assert ken("integrate", "claude").exit_code == 0
+    (claude_commands / "deploy.md").write_text("my own command\n", encoding="utf-8")
+    assert ken("integrate", "gemini", "--remove").exit_code == 0
+    assert ken("integrate", "claude", "--remove").exit_code == 0
+    assert (home / ".gemini" / "commands").is_dir()
+    assert not list((home / ".gemini" / "commands").iterdir())
+    assert [p.name for p in claude_commands.iterdir()] == ["deploy.md"]
+
+
+def test_a_file_kenning_made_gets_no_backup_of_kennings_own_output() -> None:
+    """The hooks made settings.json, the MCP server's allow list then changed it: its
+    backup held kenning's first output, as if it were the person's file."""
+    path = settings("claude")
+    assert ken("integrate", "claude", "--mcp").exit_code == 0
+    assert path.exists() and backups(path) == []
+    assert ken("integrate", "claude", "--remove", "--mcp").exit_code == 0
+    assert backups(path) == [] and not path.exists()
+
+
+def test_a_file_kenning_made_that_another_program_wrote_since_is_backed_up_and_kept() -> None:
+    path = settings("claude")
+    assert ken("integrate", "claude").exit_code == 0
+    data = read(path)
+    data["model"] = "opus"  # Claude Code (or the person) writes into it
+    write(path, data)
+    written = path.read_bytes()
+    assert ken("integrate", "claude", "--mcp").exit_code == 0
+    assert [p.read_bytes() for p in backups(path)] == [written]
+    assert ken("integrate", "claude", "--remove", "--mcp").exit_code == 0
+    assert read(path) == {"model": "opus"}

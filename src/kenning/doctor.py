@@ -28,8 +28,7 @@ from typing import Any
 from kenning import agents, hookstate, integrate, locate, paths, repokeys, spool
 from kenning import config as config_mod
 from kenning.errors import KenningError, StoreBusy
-from kenning.store import SQLiteStore, open_store
-from kenning.store.sqlite_core import processes_using
+from kenning.store import open_store, processes_using
 
 
 @dataclass
@@ -341,10 +340,6 @@ RECOVER = "sqlite3 FILE .recover"
 WAIT_SECONDS = 2.0
 
 
-def _open(path: Path) -> SQLiteStore:
-    return open_store(path, create=False, busy_seconds=WAIT_SECONDS)
-
-
 HELD = "stayed locked by another process"
 
 
@@ -429,7 +424,7 @@ def _store_checks() -> list[Check]:
         return checks
     unwritable = _store_write_checks(path)
     try:
-        store = _open(path)
+        store = open_store(path, create=False, busy_seconds=WAIT_SECONDS)
     except StoreBusy:
         return [_held(path), *unwritable]
     except KenningError as exc:
@@ -544,7 +539,7 @@ def _here_checks() -> list[Check]:
     if not path.exists():
         return []
     try:
-        store = _open(path)
+        store = open_store(path, create=False, busy_seconds=WAIT_SECONDS)
     except KenningError:
         return []  # the store's own check says why
     try:
@@ -689,7 +684,7 @@ def _deep_checks(repair: bool) -> tuple[list[Check], list[str]]:
     if not path.exists():
         return [Check("self-check", True, f"{path} does not exist yet: nothing to check")], []
     try:
-        store = _open(path)
+        store = open_store(path, create=False, busy_seconds=WAIT_SECONDS)
     except StoreBusy:
         return [_not_checked()], []
     except KenningError as exc:
