@@ -9,15 +9,18 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 import venv
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import KEN_BIN, ken
-from helpers import one_line_error, run_python
+from helpers import add, one_line_error, run_python
 from kenning import config, integrate
 from kenning.agents.codex import codex_home
 
@@ -314,3 +317,141 @@ def test_hooks_and_an_mcp_server_of_another_install_fail_with_the_integrate_line
     assert code == 0, report
     names = {c["name"] for checks in report["agents"].values() for c in checks}
     assert not names & {"claude hooks kenning", "codex mcp kenning"}
+
+
+# --- a store or state folder doctor cannot use as it is --------------------------------
+
+HOLD_LOCK = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+conn.execute("BEGIN EXCLUSIVE")
+conn.execute("SELECT 1 FROM items").fetchall()
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.timing
+def test_a_store_another_process_keeps_locked_is_named_held_in_seconds_not_damaged(
+    db_path: Path,
+) -> None:
+    """It took a minute, then said the store "stayed locked" with the fix "restore a
+    backup or point KEN_DB elsewhere": advice that would replace a healthy store."""
+    add("Deploys go through make release")
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(db_path)], stdout=subprocess.PIPE, text=True
+    ) as holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            started = time.monotonic()
+            result = ken("doctor", "--json", "--deep")
+            took = time.monotonic() - started
+        finally:
+            holder.kill()
+    report = json.loads(result.stdout)
+    store = named(report["store"], "store")
+    assert result.exit_code == 1 and store["ok"] is False
+    assert took < 10, took
+    assert f"{db_path} stayed locked by another process" in store["detail"]
+    assert f"{holder.pid} (python" in store["detail"]
+    assert "restore" not in store["fix"] and "KEN_DB" not in store["fix"]
+    assert store["fix"].startswith("close that program or let it finish")
+    assert named(report["deep"], "self-check")["ok"] is False
+    assert ken("doctor", "--json").exit_code == 0  # free again: nothing was damaged
+
+
+@contextmanager
+def unwritable(path: Path) -> Iterator[None]:
+    """`path` this user cannot write: immutable (chattr +i), else, when not root (whom file
+    modes do not stop), without its write bits; skips the test when neither can be had."""
+    chattr = shutil.which("chattr")
+    made = chattr is not None and (
+        subprocess.run([chattr, "+i", str(path)], capture_output=True, check=False).returncode == 0
+    )
+    mode = path.stat().st_mode
+    if not made:
+        if os.geteuid() == 0:
+            pytest.skip("root, on a file system without chattr +i: nothing stops root writing")
+        path.chmod(mode & ~0o222)
+    try:
+        yield
+    finally:
+        if made:
+            assert chattr is not None
+            subprocess.run([chattr, "-i", str(path)], check=True)
+        else:
+            path.chmod(mode)
+
+
+def test_a_store_that_cannot_be_written_is_bad_with_a_fix_line(db_path: Path) -> None:
+    """It said "ok store ... integrity ok" while `ken add` failed "the store ... is
+    read-only"."""
+    add("Deploys go through make release")
+    with unwritable(db_path):
+        assert ken("add", "Must not land").exit_code == 1
+        code, report, text = doctor()
+    check = named(report["store"], "store writable")
+    assert code == 1 and check["ok"] is False
+    assert f"{db_path}, the store file, cannot be written" in check["detail"]
+    assert check["fix"] in (
+        f"chattr -i {db_path}, or point KEN_DB at a store you can write",
+        f"chmod u+w {db_path}",
+    )
+    assert "BAD store writable" in text
+
+
+def test_a_state_folder_that_cannot_be_written_is_bad_with_a_fix_line() -> None:
+    """Hook errors were lost and no hook server could start, while doctor said "recent
+    hook log: (empty)" and "hook server: not running (the next hook starts it)"."""
+    folder = config.state_dir()
+    folder.mkdir(parents=True)
+    with unwritable(folder):
+        code, report, text = doctor()
+    check = named(report["hook_server"], "state folder")
+    assert code == 1 and check["ok"] is False
+    assert f"{folder} cannot be written" in check["detail"]
+    assert "hook errors are not logged" in check["detail"]
+    assert check["fix"].startswith((f"chattr -i {folder}", f"chmod u+w {folder}"))
+    assert "the next hook starts it" not in text
+
+
+def test_each_config_value_out_of_range_and_each_unknown_key_is_named() -> None:
+    """Only the first was named: fixing one to find the next, a round trip each."""
+    path = write_config("nope = 1\n[memory]\nbudget = 5\n[recall]\nmax_tokens = -3\n")
+    code, report, text = doctor()
+    bad = {c["detail"]: c["fix"] for c in report["config"] if not c["ok"]}
+    assert code == 1
+    assert bad == {
+        f"memory.budget must be from 100 to 100,000, not 5 (in {path})": (
+            "ken config set memory.budget 1500"
+        ),
+        f"recall.max_tokens must be from 0 to 100,000, not -3 (in {path})": (
+            "ken config set recall.max_tokens 800"
+        ),
+        "is not a kenning setting; it is ignored": (
+            "remove it or fix its name (`ken config list` shows every setting)"
+        ),
+    }
+    assert named(report["config"], "memory")["ok"] is True
+
+
+def test_a_memory_switch_that_cannot_be_read_is_not_said_to_be_on() -> None:
+    write_config('[memory]\nenabled = "maybe"\n')
+    _, report, _ = doctor()
+    memory = named(report["config"], "memory")
+    assert memory["ok"] is False and memory["detail"].startswith("cannot tell: ")
+
+
+def test_agent_settings_whose_hooks_are_malformed_are_bad_and_say_where() -> None:
+    """A string where the list of SessionStart's hooks belongs was "ok claude hooks: not
+    installed", with the fix `ken integrate claude`, which refuses that file."""
+    hooks = integrate.settings_path("claude")
+    hooks.parent.mkdir(parents=True, exist_ok=True)
+    hooks.write_text('{"hooks": {"SessionStart": "echo hi"}}', encoding="utf-8")
+    code, report, _ = doctor()
+    claude = named(report["agents"]["claude"], "claude hooks")
+    assert code == 1 and claude["ok"] is False
+    assert claude["detail"].startswith(f"{hooks}: its hooks are malformed: ")
+    assert "'hooks.SessionStart' is a string, not a list" in claude["detail"]
+    assert claude["fix"] == f"fix {hooks} by hand"

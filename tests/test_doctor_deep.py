@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -156,3 +157,27 @@ def test_a_store_whose_pages_are_garbage_is_reported_not_a_stop(tmp_path):
         assert code == 1 and store["store"]["ok"] is False, flags
         assert store["store"]["fix"] == "restore a backup (or `sqlite3 FILE .recover`)"
         assert report["config"] and report["hook_server"] is not None
+
+
+def test_damaged_pages_are_told_in_one_line_with_how_many_more(tmp_path):
+    """SQLite's integrity check gives many lines in one row; printed as it was, they broke
+    the one-line slot of each check."""
+    copy, _ = stocked(tmp_path)
+    conn = sqlite3.connect(copy)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'items_scope'").fetchone()
+    conn.close()
+    with copy.open("r+b") as fh:
+        fh.seek((root[0] - 1) * page_size + 8)
+        fh.write(b"\xff" * 64)
+    for flags in ((), ("--deep",)):
+        code, report = deep(*flags, db=copy)
+        checks = [*report["store"], *report["deep"]]
+        bad = [c for c in checks if not c["ok"]]
+        assert code == 1 and bad, flags
+        for check in bad:
+            assert "\n" not in check["detail"], check
+
+    store = {c["name"]: c for c in deep(db=copy)[1]["store"]}["store"]
+    assert store["detail"].startswith(f"{copy}: integrity damaged: ")
+    assert re.search(r"\(and \d+ more problems\)", store["detail"]), store["detail"]

@@ -171,18 +171,21 @@ def test_remove_takes_out_exactly_what_install_added(agent: str) -> None:
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_each_settings_file_keeps_one_backup_the_file_before_the_last_change(agent: str) -> None:
+def test_each_settings_file_keeps_one_backup_the_persons_file_before_kenning_first_changed_it(
+    agent: str,
+) -> None:
+    """Each change replaced the backup, so after an install and a removal it held
+    kenning's own output, and the person's file was in no backup."""
     path = settings(agent)
     write(path, user_settings(agent))
     original = path.read_bytes()
     run(agent)
     assert [p.read_bytes() for p in backups(path)] == [original]
-    installed = path.read_bytes()
     for _ in range(3):
         run(agent, "--remove")
         run(agent)
     assert run(agent, "--remove")["backup"] == str(path.with_name(f"{path.name}.ken-backup"))
-    assert [p.read_bytes() for p in backups(path)] == [installed]
+    assert [p.read_bytes() for p in backups(path)] == [original]
     assert read(path) == user_settings(agent)
 
 
@@ -726,3 +729,130 @@ def test_doctor_shows_recent_hook_errors() -> None:
     [line] = report["recent_errors"]
     assert "claude UserPromptSubmit BadPayload" in line
     assert "recent hook log:" in ken("doctor").output
+
+
+# --------------------------------------------------------------- byte-stable, every agent
+
+
+def persons_files(agent: str) -> dict[Path, bytes]:
+    """The files a person has before kenning: the agent's settings (when they are not
+    kenning's alone) and its MCP registry, each with something of their own."""
+    spec = agents.get(agent)
+    made: dict[Path, bytes] = {}
+    if not spec.hooks.owned:
+        write(settings(agent), user_settings(agent))
+    mcp = spec.mcp.path(os.environ)
+    if spec.mcp.syntax == "toml":
+        mcp.parent.mkdir(parents=True, exist_ok=True)
+        mcp.write_text('# mine\nmodel = "o3"\n\n[profiles.fast]\nmodel = "o4-mini"\n')
+    elif not mcp.exists():
+        write(mcp, {"theme": "dark"})
+    for path in (settings(agent), mcp):
+        if path.exists():
+            made[path] = path.read_bytes()
+    return made
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("agent", agents.NAMES)
+def test_integrate_twice_writes_the_same_bytes_and_remove_gives_back_the_persons_files(
+    agent: str,
+) -> None:
+    """`ken integrate codex --trust --mcp` run twice added a blank line to config.toml,
+    which put kenning's own first output in its backup; `--remove` then left a blank
+    line the person's file did not have."""
+    home = Path(os.environ["HOME"])
+    original = persons_files(agent)
+    flags = ("--mcp", "--trust") if agent == "codex" else ("--mcp",)
+    assert ken("integrate", agent, *flags).exit_code == 0
+    first = files_under(home)
+    assert ken("integrate", agent, *flags).exit_code == 0
+    assert files_under(home) == first
+    for path, was in original.items():
+        backup = path.with_name(f"{path.name}.ken-backup")
+        assert backup.read_bytes() == was, path
+    assert ken("integrate", agent, "--remove", "--mcp").exit_code == 0
+    for path, was in original.items():
+        if path.suffix == ".json":  # written back as kenning writes JSON: the same data
+            assert read(path) == json.loads(was), path
+        else:
+            assert path.read_bytes() == was, path
+
+
+def test_removing_codex_tables_from_the_end_takes_the_blank_line_set_before_them() -> None:
+    path = codex_config()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('model = "o3"\n\n[profiles.fast]\nmodel = "o4-mini"\n', encoding="utf-8")
+    original = path.read_bytes()
+    for flags in (("--trust",), ("--mcp",), ("--trust", "--mcp")):
+        assert ken("integrate", "codex", *flags).exit_code == 0
+        assert ken("integrate", "codex", "--remove", "--mcp").exit_code == 0
+        assert path.read_bytes() == original, flags
+
+
+# ------------------------------------------------------------- what integrate made
+
+
+def entries(home: Path) -> set[str]:
+    """What is under HOME, but kenning's own state folder."""
+    state = config.state_dir()
+    return {
+        str(p.relative_to(home))
+        for p in home.rglob("*")
+        if p != state and state not in p.parents and p not in state.parents
+    }
+
+
+@pytest.mark.parametrize("agent", agents.NAMES)
+def test_remove_takes_out_the_files_and_folders_integrate_made_and_left_empty(agent: str) -> None:
+    """`--remove` left ~/.claude/commands, ~/.gemini/commands and
+    ~/.config/opencode/plugins behind, empty."""
+    home = Path(os.environ["HOME"])
+    before = entries(home)
+    flags = ("--mcp", "--trust") if agent == "codex" else ("--mcp",)
+    assert ken("integrate", agent, *flags).exit_code == 0
+    assert entries(home) != before
+    assert ken("integrate", agent, "--remove", "--mcp").exit_code == 0
+    assert entries(home) == before
+
+
+def test_remove_keeps_a_folder_that_was_there_before_or_holds_the_persons_file() -> None:
+    home = Path(os.environ["HOME"])
+    (home / ".gemini" / "commands").mkdir(parents=True)  # there before: stays, empty
+    claude_commands = home / ".claude" / "commands"
+    assert ken("integrate", "gemini").exit_code == 0
+    assert ken("integrate", "claude").exit_code == 0
+    (claude_commands / "deploy.md").write_text("my own command\n", encoding="utf-8")
+    assert ken("integrate", "gemini", "--remove").exit_code == 0
+    assert ken("integrate", "claude", "--remove").exit_code == 0
+    assert (home / ".gemini" / "commands").is_dir()
+    assert not list((home / ".gemini" / "commands").iterdir())
+    assert [p.name for p in claude_commands.iterdir()] == ["deploy.md"]
+
+
+def test_a_file_kenning_made_gets_no_backup_of_kennings_own_output() -> None:
+    """The hooks made settings.json, the MCP server's allow list then changed it: its
+    backup held kenning's first output, as if it were the person's file."""
+    path = settings("claude")
+    assert ken("integrate", "claude", "--mcp").exit_code == 0
+    assert path.exists() and backups(path) == []
+    assert ken("integrate", "claude", "--remove", "--mcp").exit_code == 0
+    assert backups(path) == [] and not path.exists()
+
+
+def test_a_file_kenning_made_that_another_program_wrote_since_is_backed_up_and_kept() -> None:
+    path = settings("claude")
+    assert ken("integrate", "claude").exit_code == 0
+    data = read(path)
+    data["model"] = "opus"  # Claude Code (or the person) writes into it
+    write(path, data)
+    written = path.read_bytes()
+    assert ken("integrate", "claude", "--mcp").exit_code == 0
+    assert [p.read_bytes() for p in backups(path)] == [written]
+    assert ken("integrate", "claude", "--remove", "--mcp").exit_code == 0
+    assert read(path) == {"model": "opus"}

@@ -424,3 +424,26 @@ def test_a_phrase_opens_a_prompt_exactly_where_the_whole_word_pattern_matches(te
     pattern = re.escape(phrase) + r"(?![\w'])"
     assert run_lessons.opens_with(text, phrase) == bool(re.match(pattern, text))
     assert run_lessons.opens_with(phrase + text, phrase) == bool(re.match(pattern, phrase + text))
+
+
+def test_a_rule_and_a_failure_repeated_in_three_turns_are_each_asked_about_once(
+    shop: Path,
+) -> None:
+    """The reason listed the same rule three times and the same failure three times."""
+    rule = "From now on, every endpoint gets a test."
+    for _ in range(3):
+        turn("claude", shop, f"Add the endpoint. {rule}")
+        tool(
+            "claude",
+            shop,
+            "Bash",
+            {"command": "make test"},
+            event="PostToolUseFailure",
+            error="Exit code 2",
+            is_interrupt=False,
+        )
+    reason = asked(stop("claude", shop), "claude")
+    said = f'The person stated a rule memory does not hold yet (3 times): "{rule}"'
+    assert reason.count(rule) == 1 and said in reason
+    assert reason.count("Exit code 2") == 1
+    assert "- A tool call failed (3 times): Bash: Exit code 2" in reason

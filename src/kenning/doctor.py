@@ -22,12 +22,13 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from importlib.metadata import distributions
+from pathlib import Path
 from typing import Any
 
 from kenning import agents, hookstate, integrate, locate, paths, repokeys, spool
 from kenning import config as config_mod
-from kenning.errors import KenningError
-from kenning.store import open_store
+from kenning.errors import KenningError, StoreBusy
+from kenning.store import open_store, processes_using
 
 
 @dataclass
@@ -333,6 +334,86 @@ def _has_mcp(python: str) -> bool:
 
 
 RECOVER = "sqlite3 FILE .recover"
+# How long doctor waits for another process's lock on the store: it reports a held lock,
+# it does not queue behind it (a command waits BUSY_TIMEOUT_MS, and doctor opens the
+# store more than once).
+WAIT_SECONDS = 2.0
+
+
+HELD = "stayed locked by another process"
+
+
+def _held(path: Path) -> Check:
+    """The store another process keeps locked: nothing says it is damaged, so the fix is
+    to free it, never to replace it."""
+    holders = processes_using(str(path))
+    who = (
+        f"it is open in {', '.join(holders)}"
+        if holders
+        else f"`fuser -v {path}` or `lsof {path}` names the process that has it open"
+    )
+    return Check(
+        "store",
+        False,
+        f"{path} {HELD} for {WAIT_SECONDS:g} s, so it could not "
+        f"be checked ({who}); a lock is not damage",
+        "close that program or let it finish, then run `ken doctor` again "
+        "(keep the store: nothing says it is damaged)",
+    )
+
+
+def _write_fix(path: Path, elsewhere: str) -> str:
+    """What makes `path`, which this user cannot write, writable again (or `elsewhere`)."""
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return f"remount the file system {path} is on read-write, or {elsewhere}"
+        info = path.stat()
+    except OSError:
+        return elsewhere
+    if info.st_uid != os.getuid():
+        return f"chown it back to you (it belongs to uid {info.st_uid}), or {elsewhere}"
+    if not info.st_mode & stat.S_IWUSR:
+        return f"chmod u+w {path}"
+    # Its mode lets its owner write, yet it cannot be written: an immutable file.
+    return f"chattr -i {path}, or {elsewhere}"
+
+
+def _writable(path: Path) -> bool:
+    want = os.W_OK | (os.X_OK if path.is_dir() else 0)
+    return os.access(path, want)
+
+
+def _store_write_checks(path: Path) -> list[Check]:
+    """The store and its folder, when this user cannot write them: every write (a hook's,
+    `ken add`, the MCP server's) then fails, while reading still works."""
+    elsewhere = "point KEN_DB at a store you can write"
+    checks = []
+    for target, what in (
+        (path, "the store file"),
+        (path.parent, "the store's folder (SQLite makes the -wal and -shm files there)"),
+    ):
+        if not _writable(target):
+            checks.append(
+                Check(
+                    "store writable",
+                    False,
+                    f"{target}, {what}, cannot be written: nothing can be saved (hooks, "
+                    "`ken add`, the MCP server)",
+                    _write_fix(target, elsewhere),
+                )
+            )
+    return checks
+
+
+def _integrity(result: str) -> str:
+    """SQLite's integrity check in one line: its first problem, and how many more."""
+    if result == "ok":
+        return result
+    lines = [ln.strip() for ln in result.splitlines() if ln.strip() and not ln.startswith("***")]
+    if not lines:
+        return "damaged"
+    more = len(lines) - 1
+    return f"damaged: {lines[0]}" + (f" (and {more} more problems)" if more else "")
 
 
 def _store_checks() -> list[Check]:
@@ -341,13 +422,19 @@ def _store_checks() -> list[Check]:
     if not path.exists():
         checks.append(Check("store", True, f"{path} does not exist yet (made on first use)"))
         return checks
+    unwritable = _store_write_checks(path)
     try:
-        store = open_store(path, create=False)
+        store = open_store(path, create=False, busy_seconds=WAIT_SECONDS)
+    except StoreBusy:
+        return [_held(path), *unwritable]
     except KenningError as exc:
-        return [Check("store", False, str(exc), "restore a backup or point KEN_DB elsewhere")]
+        fix = unwritable[0].fix if unwritable else "restore a backup or point KEN_DB elsewhere"
+        return [Check("store", False, str(exc), fix), *unwritable]
     try:
         result = store.integrity_check()
         counts = store.counts()
+    except StoreBusy:
+        checks.append(_held(path))
     except KenningError as exc:  # pages damaged past the header: report it, go on
         checks.append(Check("store", False, str(exc), f"restore a backup (or `{RECOVER}`)"))
     else:
@@ -355,13 +442,14 @@ def _store_checks() -> list[Check]:
             Check(
                 "store",
                 result == "ok",
-                f"{path}: integrity {result}, "
+                f"{path}: integrity {_integrity(result)}, "
                 f"{sum(counts.values())} items ({counts.get('proposed', 0)} proposed)",
-                "" if result == "ok" else "restore a backup",
+                "" if result == "ok" else f"restore a backup (or `{RECOVER}`)",
             )
         )
     finally:
         store.close()
+    checks += unwritable
     waiting = len(spool.pending(str(path)))
     if waiting:
         checks.append(
@@ -401,14 +489,11 @@ def _config_checks() -> list[Check]:
         data = config_mod.read_file(path)
     except KenningError as exc:
         return [Check("config", False, str(exc), f"fix or remove {path}")]
-    try:
-        config = config_mod.Config(data)
-        enabled = config.memory_enabled
-        source = config.source(config_mod.Config.memory_enabled.setting)
-    except KenningError as exc:
-        return [Check("config", False, str(exc), f"fix {path}")]
+    config = config_mod.Config(data)
     # Every value as a command would read it: one out of its range stops them all (the
-    # prompt hook included, which then tells the agent nothing).
+    # prompt hook included, which then tells the agent nothing). Each is named: fixing
+    # one to find the next is a round trip per value.
+    failed: dict[str, Check] = {}
     for setting in config_mod.SETTINGS:
         try:
             config.value_of(setting)
@@ -420,9 +505,14 @@ def _config_checks() -> list[Check]:
                 if isinstance(default, int | float | str) and default != ""
                 else f"fix {setting.key} in {path}"
             )
-            return [Check("config", False, str(exc), fix)]
+            failed[setting.key] = Check("config", False, str(exc), fix)
     memory = Check("memory", True, "on: agents are told memories and sessions are recorded")
-    if not enabled:
+    setting = config_mod.Config.memory_enabled.setting
+    if setting.key in failed:
+        unread = failed[setting.key]
+        memory = Check("memory", False, f"cannot tell: {unread.detail}", unread.fix)
+    elif not config.memory_enabled:
+        source = config.source(setting)
         memory = Check(
             "memory",
             False,
@@ -432,10 +522,10 @@ def _config_checks() -> list[Check]:
             else "ken config set memory.enabled true",
         )
     problems = config_mod.file_problems(data)
-    if not problems:
+    if not problems and not failed:
         return [memory, Check("config", True, f"{path}: every table and key is read")]
     # The old switch table still works: a nudge, not a failure.
-    return [memory] + [
+    return [memory, *failed.values()] + [
         Check(f"config {p.key}", p.detail.startswith("is the old place"), p.detail, p.fix)
         for p in problems
     ]
@@ -449,7 +539,7 @@ def _here_checks() -> list[Check]:
     if not path.exists():
         return []
     try:
-        store = open_store(path, create=False)
+        store = open_store(path, create=False, busy_seconds=WAIT_SECONDS)
     except KenningError:
         return []  # the store's own check says why
     try:
@@ -502,7 +592,34 @@ def describe_install(server: dict[str, Any]) -> str:
     return f"{said}; {where}python {python}; {answers} at {server['socket']}"
 
 
+def _existing(path: Path) -> Path:
+    """`path`, or the nearest folder above it that exists (where it would be made)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _state_checks() -> list[Check]:
+    """kenning's state folder, when this user cannot write it: hooks keep their log there,
+    the writes they could not make (the spool) and the hook server's socket."""
+    folder = config_mod.state_dir()
+    there = _existing(folder)
+    if _writable(there):
+        return []
+    made = "" if there == folder else f" ({folder} is made in {there})"
+    return [
+        Check(
+            "state folder",
+            False,
+            f"{there} cannot be written{made}: hook errors are not logged (so the log below "
+            "says nothing), writes a hook could not make are lost, and no hook server can start",
+            _write_fix(there, "set XDG_STATE_HOME to a folder you can write"),
+        )
+    ]
+
+
 def _hook_server_checks() -> list[Check]:
+    state = _state_checks()
     others = [
         Check("hook server of another install", True, describe_install(server))
         for server in hookstate.servers()
@@ -510,11 +627,12 @@ def _hook_server_checks() -> list[Check]:
     ]
     if os.environ.get("KEN_HOOK_SERVER", "1") in ("0", "false", "no", "off"):
         off = "off (KEN_HOOK_SERVER=0): each hook runs alone"
-        return [Check("hook server", True, off), *others]
+        return [*state, Check("hook server", True, off), *others]
     try:
         hookstate.socket_path()
     except hookstate.Refused as exc:
         return [
+            *state,
             Check(
                 "hook server",
                 False,
@@ -526,8 +644,9 @@ def _hook_server_checks() -> list[Check]:
         ]
     status = hookstate.running()
     if status is None:
-        return [Check("hook server", True, "not running (the next hook starts it)"), *others]
-    return [Check("hook server", True, describe_hook_server(status)), *others]
+        starts = "none can start: see the state folder" if state else "the next hook starts it"
+        return [*state, Check("hook server", True, f"not running ({starts})"), *others]
+    return [*state, Check("hook server", True, describe_hook_server(status)), *others]
 
 
 def recent_errors(limit: int = 10) -> list[str]:
@@ -537,6 +656,15 @@ def recent_errors(limit: int = 10) -> list[str]:
     except OSError:
         return []
     return lines[-limit:]
+
+
+def _not_checked() -> Check:
+    return Check(
+        "self-check",
+        False,
+        f"not run: the store {HELD} (the store check names it)",
+        "close that program or let it finish, then run `ken doctor --deep` again",
+    )
 
 
 DEEP_NAMES = {
@@ -556,12 +684,16 @@ def _deep_checks(repair: bool) -> tuple[list[Check], list[str]]:
     if not path.exists():
         return [Check("self-check", True, f"{path} does not exist yet: nothing to check")], []
     try:
-        store = open_store(path, create=False)
+        store = open_store(path, create=False, busy_seconds=WAIT_SECONDS)
+    except StoreBusy:
+        return [_not_checked()], []
     except KenningError as exc:
         return [Check("self-check", False, str(exc), "restore a backup")], []
     try:
         done = list(store.repair().done) if repair else []
         health = store.deep_check()
+    except StoreBusy:
+        return [_not_checked()], []
     except KenningError as exc:
         return [Check("self-check", False, str(exc), f"restore a backup (or `{RECOVER}`)")], []
     finally:
@@ -592,10 +724,12 @@ def diagnose(
     for agent in names:
         report.agents[agent] = _agent_checks(agent)
     report.store = _store_checks()
+    # A store another process keeps locked is not waited for again: once is enough to say so.
+    held = any(c.name == "store" and HELD in c.detail for c in report.store)
     if deep or repair:
-        report.deep, report.repaired = _deep_checks(repair)
+        report.deep, report.repaired = ([_not_checked()], []) if held else _deep_checks(repair)
     report.config = _config_checks()
     report.hook_server = _hook_server_checks()
-    report.here = _here_checks()
+    report.here = [] if held else _here_checks()
     report.log = recent_errors()
     return report

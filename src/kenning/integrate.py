@@ -4,12 +4,14 @@ taking them out.
 Each agent keeps hooks in a file of its own, in a form of its own; its module in
 `kenning.agents` says where and how (`Agent.hooks`), and this module reads and writes
 the file. Installing is idempotent: kenning's handlers are recognised by their command
-(`<path>/ken hook …`), replaced in place, and everything else in the file is kept.
-Before a file changes, it is copied to its one backup, `<name>.ken-backup`, which each
-command that changes it replaces: the file as it was before that command, however many
-times the command writes it (a file that is kenning's alone is simply rewritten).
-`remove` takes out exactly kenning's handlers, and the groups and events they leave
-empty.
+(`<path>/ken hook …`), replaced in place, and everything else in the file is kept; run
+again, it writes the same bytes. Before kenning first changes a file, it is copied to
+its one backup, `<name>.ken-backup`, which nothing kenning does later replaces: the
+person's own file, never kenning's output (a file that is kenning's alone is simply
+rewritten). `remove` takes out exactly kenning's handlers, and the groups and events
+they leave empty, and then the files and folders kenning made (listed in its state
+folder, `integrate-made.json`) that are left with nothing in them. A file kenning made
+is backed up only once another program has written into it.
 
 An agent that skips hooks the person has not trusted (Codex) gets, with `trust=True`,
 the trust of exactly the handlers written here recorded where it keeps trust; comments
@@ -136,26 +138,13 @@ def read_json(path: Path, *, lenient: bool = False) -> dict[str, Any]:
     return load_object(read_text(path), path, lenient=lenient)
 
 
-_BACKED_UP: set[Path] | None = None  # inside `one_command`: the files backed up so far
-
-
-@contextlib.contextmanager
-def one_command() -> Iterator[None]:
-    """A command's changes: a file it writes twice (hooks, then the MCP server, with
-    --mcp) is backed up once, as it was before the command."""
-    global _BACKED_UP
-    _BACKED_UP = set()
-    try:
-        yield
-    finally:
-        _BACKED_UP = None
-
-
 def write_file(path: Path, text: str, *, keep_backup: bool = True) -> Path | None:
     """Write atomically; an existing file that differs is first copied to its one backup,
-    `<name>.ken-backup` (the file as it was before kenning last changed it), which is
-    returned (not for a file that is kenning's alone: `keep_backup=False`). The new file
-    and the backup keep the old file's mode: an agent's settings may hold tokens.
+    `<name>.ken-backup`, unless that is there already: the file as it was before kenning
+    first changed it, never replaced by what kenning wrote since (a person who wants a
+    newer one deletes it). Its path is returned when the file changed (not for a file
+    that is kenning's alone: `keep_backup=False`). The new file and the backup keep the
+    old file's mode: an agent's settings may hold tokens.
 
     A symlinked file (dotfiles kept in a repo) is written through: its target gets the
     new text, and the link stays a link.
@@ -169,6 +158,8 @@ def write_file(path: Path, text: str, *, keep_backup: bool = True) -> Path | Non
 def _write_file(path: Path, text: str, keep_backup: bool) -> Path | None:
     backup = None
     mode = 0o600
+    made = _made()
+    ours = made["files"].get(str(path))  # the digest of what kenning last wrote there
     if path.exists():
         old = path.read_bytes()
         if old == text.encode("utf-8"):
@@ -176,16 +167,119 @@ def _write_file(path: Path, text: str, keep_backup: bool) -> Path | None:
         mode = stat.S_IMODE(path.stat().st_mode)  # the target's, for a link
         if keep_backup:
             backup = path.with_name(f"{path.name}.ken-backup")
-            # One command may change a file twice (hooks, then the MCP server, with
-            # --mcp): its backup is the file as it was before the command, not between.
-            if _BACKED_UP is None or path.resolve() not in _BACKED_UP:
+            # A file kenning made holds no person's text until another program writes it.
+            if not backup.exists() and _digest(old) != ours:
                 _write_atomically(backup, old, mode)
-            if _BACKED_UP is not None:
-                _BACKED_UP.add(path.resolve())
+            if not backup.exists():
+                backup = None
+    elif not os.path.lexists(path):
+        ours = ""  # made now: listed below
     target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(target.parent)
     _write_atomically(target, text.encode("utf-8"), mode)
+    if ours is not None:
+        made = _made()
+        made["files"][str(path)] = _digest(text.encode("utf-8"))
+        _keep_made(made)
     return backup
+
+
+# --- what `ken integrate` made: taken out again by `--remove` when left empty ----------
+
+
+def _made_list() -> Path:
+    """The files and folders `ken integrate` made (JSON, in kenning's state folder): a
+    file, with the digest of what kenning last wrote in it."""
+    return Path(paths.state_dir()) / "integrate-made.json"
+
+
+def _digest(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _made() -> dict[str, Any]:
+    try:
+        found = json.loads(_made_list().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        found = {}
+    folders = found.get("folders") if isinstance(found, dict) else None
+    files = found.get("files") if isinstance(found, dict) else None
+    return {
+        "folders": [f for f in folders if isinstance(f, str)] if isinstance(folders, list) else [],
+        "files": {k: v for k, v in files.items() if isinstance(v, str)}
+        if isinstance(files, dict)
+        else {},
+    }
+
+
+def _keep_made(made: dict[str, Any]) -> None:
+    """Keep the list; a state folder kenning cannot write (doctor says so) only means
+    that what it made stays when it is removed."""
+    with contextlib.suppress(OSError):
+        if not made["folders"] and not made["files"]:
+            _made_list().unlink(missing_ok=True)
+            return
+        _made_list().parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _write_atomically(_made_list(), json.dumps(made, indent=1).encode(), 0o600)
+
+
+def make_folder(folder: Path) -> None:
+    """Make `folder` and the folders above it that are missing, and list each one made."""
+    missing = []
+    step = folder
+    while not os.path.lexists(step) and step != step.parent:
+        missing.append(str(step))
+        step = step.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    if missing:
+        made = _made()
+        made["folders"] = [*dict.fromkeys([*made["folders"], *missing])]
+        _keep_made(made)
+
+
+def remove_made(agent: Agent) -> list[str]:
+    """Take out what `ken integrate` made for `agent` and left with nothing in it: a file
+    that holds only an empty object or table, as kenning last wrote it, and then the
+    folders left empty (deepest first). Anything that was there before kenning, or that
+    holds anything, stays."""
+    env = os.environ
+    files = [agent.hooks.path(env), agent.mcp.path(env)]
+    files += list(agent.commands(env)) if agent.commands else []
+    files += [agent.trust.path(env)] if agent.trust is not None else []
+    above = {str(parent) for f in files for parent in f.parents}
+    made = _made()
+    removed = []
+    for name in dict.fromkeys(str(f) for f in files if str(f) in made["files"]):
+        try:
+            data = Path(name).read_bytes()
+        except FileNotFoundError:
+            del made["files"][name]
+            continue
+        except OSError:
+            continue
+        if _digest(data) == made["files"][name] and data.strip() in (b"", b"{}"):
+            os.unlink(name)
+            del made["files"][name]
+            removed.append(name)
+    for folder in sorted(
+        (f for f in made["folders"] if f in above), key=lambda f: -f.count(os.sep)
+    ):
+        try:
+            os.rmdir(folder)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            continue  # not empty: stays listed
+        made["folders"].remove(folder)
+        removed.append(folder)
+    _keep_made(made)
+    return removed
+
+
+def _removed_notes(removed: list[str]) -> list[str]:
+    return [f"removed {f}: kenning made it, and nothing else is in it" for f in removed]
 
 
 def _write_atomically(path: Path, data: bytes, mode: int) -> None:
@@ -234,7 +328,6 @@ def install_commands(agent: Agent) -> list[str]:
         if twin is not None and COMMAND_MARK not in read_text(twin):
             notes.append(f"{twin} is your own command: none written, so /{path.stem} is yours")
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
         write_file(path, text, keep_backup=False)
         notes.append(f"/{path.stem} installed: {path}")
     return notes
@@ -254,6 +347,7 @@ def remove(name: str) -> Change:
     agent = agents.get(name)
     change = _remove_hooks(agent)
     change.notes += remove_commands(agent)
+    change.notes += _removed_notes(remove_made(agent))
     return change
 
 
@@ -359,7 +453,13 @@ def _keeping_comments(before: str, after: str) -> str:
             tail = removed[kept[-1] + 1 :] if kept else removed
             if any(line.strip() for line in tail):
                 out += tail
-    return "".join(out)
+    text = "".join(out)
+    ends = matcher.get_opcodes()[-1:]
+    if ends and ends[0][0] == "delete" and text.endswith("\n\n"):
+        # tomlkit set the tables kenning added at the end off with a blank line: it goes
+        # with them (a file that ended in a blank line itself is written the same way)
+        text = text[:-1]
+    return text
 
 
 def _comment_or_blank(line: str) -> bool:
@@ -384,8 +484,12 @@ def write_trust(agent: Agent, old: str, new: str, hooks_path: Path) -> Path:
     path = agent.trust.path(os.environ)
     doc = _load_toml(path)
     table = _toml_table(doc, agent.trust.table, create=True, super_table=False)
-    _drop_entries(table, agent.trust.entries(old, hooks_path))
-    for key, value in agent.trust.entries(new, hooks_path).items():
+    wanted = agent.trust.entries(new, hooks_path)
+    stale = agent.trust.entries(old, hooks_path)
+    _drop_entries(table, {k: v for k, v in stale.items() if k not in wanted})
+    for key, value in wanted.items():
+        if dict(table.get(key) or {}) == value:
+            continue  # left where it stands: taken out and put back, its blank lines move
         entry = tomlkit.table()
         for k, v in value.items():
             entry[k] = v
@@ -592,7 +696,9 @@ def remove_mcp(name: str) -> Change:
                 if new_settings != old:
                     write_file(settings, dump_object(new_settings))
     with _in_file(path):
-        return _unregister(agent, path)
+        change = _unregister(agent, path)
+    change.notes += _removed_notes(remove_made(agent))
+    return change
 
 
 def _unregister(agent: Agent, path: Path) -> Change:

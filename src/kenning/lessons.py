@@ -234,15 +234,19 @@ def _ask(found: Sequence[Signal]) -> str:
     lines = [
         f"{ASK_MARK} Before you finish: this session may hold a lesson for later sessions.",
     ]
-    shown: dict[str, int] = {}
+    # The same rule stated in three prompts, or the same call failing three times, is
+    # one line, with how many times.
+    times: dict[tuple[str, str], int] = {}
     for signal in found:
-        kind = signal.kind
+        times[(signal.kind, signal.detail)] = times.get((signal.kind, signal.detail), 0) + 1
+    shown: dict[str, int] = {}
+    for (kind, detail), count in times.items():
         shown[kind] = shown.get(kind, 0) + 1
         if shown[kind] > 3:
             continue
-        detail = signal.detail
         quoted = f'"{detail}"' if kind in ("correction", "statement") else detail
-        lines.append(f"- {_SAID[kind]}: {quoted}")
+        again = f" ({count} times)" if count > 1 else ""
+        lines.append(f"- {_SAID[kind]}{again}: {quoted}")
     lines.append(
         "If the person taught something that should hold from now on (a correction, a "
         "preference, a convention, a decision), call the record_reflection tool of the "

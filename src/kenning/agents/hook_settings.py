@@ -168,11 +168,19 @@ class GroupedHooks(NamedTuple):
         return text if new == data else dump_object(new)
 
     def commands(self, text: str, path: Path) -> dict[str, str]:
-        """The kenning hook commands in the settings, by event."""
-        hooks = load_object(text, path, lenient=True).get("hooks")
+        """The kenning hook commands in the settings, by event; refused, as installing
+        is, when `hooks` is not shaped as agents read it (then nobody can tell)."""
+        data = load_object(text, path, lenient=True)
         found: dict[str, str] = {}
-        if not isinstance(hooks, dict):
+        if "hooks" not in data:
             return found
+        hooks = data["hooks"]
+        problem = hooks_problem(hooks)
+        if problem:
+            raise InvalidInput(
+                f"{path}: its hooks are malformed: {problem}; `ken integrate` will not "
+                "change it until that is fixed by hand"
+            )
         for event, groups in hooks.items():
             for group in groups if isinstance(groups, list) else []:
                 for handler in group.get("hooks", []) if isinstance(group, dict) else []:

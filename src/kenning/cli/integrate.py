@@ -26,9 +26,9 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool) -> Result:
     """Install kenning's hooks (and with --mcp its MCP server) into an agent's settings.
 
     Idempotent, keeps everything else in those files, and copies a file to its one
-    backup, FILE.ken-backup, before it changes it. --remove takes out exactly what
-    kenning added. --remove and --trust are refused inside an agent's shell: taking
-    kenning out, or trusting hooks, is a person's step.
+    backup, FILE.ken-backup, before it first changes it (kept as it is from then on).
+    --remove takes out exactly what kenning added. --remove and --trust are refused
+    inside an agent's shell: taking kenning out, or trusting hooks, is a person's step.
     """
     from kenning import integrate as integrate_mod
 
@@ -40,14 +40,11 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool) -> Result:
 
     if with_mcp:
         integrate_mod.check_mcp(agent)  # before the hooks: all of it, or nothing
-    with integrate_mod.one_command():
-        changes = [
-            integrate_mod.remove(agent) if remove else integrate_mod.install(agent, trust=trust)
-        ]
-        if with_mcp:
-            changes.append(
-                integrate_mod.remove_mcp(agent) if remove else integrate_mod.install_mcp(agent)
-            )
+    changes = [integrate_mod.remove(agent) if remove else integrate_mod.install(agent, trust=trust)]
+    if with_mcp:
+        changes.append(
+            integrate_mod.remove_mcp(agent) if remove else integrate_mod.install_mcp(agent)
+        )
     return Result(
         data=[c.to_dict() for c in changes], text=lambda: _integrated(agent, changes, remove)
     )

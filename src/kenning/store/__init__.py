@@ -28,6 +28,7 @@ from kenning.store.base import (
 )
 from kenning.store.migrations import report_to as report_migrations_to
 from kenning.store.sqlite import SQLiteStore
+from kenning.store.sqlite_core import processes_using
 
 __all__ = [
     "UNSET",
@@ -49,6 +50,7 @@ __all__ = [
     "is_postgres_url",
     "now_iso",
     "open_store",
+    "processes_using",
     "report_migrations_to",
 ]
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")

@@ -113,9 +113,18 @@ CHECKS = ("pages", "search_index", "terms", "words", "orphans", "scopes")
 
 def deep_check(conn: sqlite3.Connection) -> Health:
     problems: list[Problem] = []
-    pages = [row[0] for row in conn.execute("PRAGMA integrity_check(100)")]
-    if pages != ["ok"]:
-        shown = "; ".join(pages[:MAX_SHOWN]) + (" ..." if len(pages) > MAX_SHOWN else "")
+    rows = [row[0] for row in conn.execute("PRAGMA integrity_check(100)")]
+    if rows != ["ok"]:
+        # A row may hold many lines, under a `*** in database main ***` heading: one a
+        # problem, told on one line.
+        pages = [
+            line.strip()
+            for row in rows
+            for line in str(row).splitlines()
+            if line.strip() and not line.startswith("***")
+        ]
+        more = len(pages) - MAX_SHOWN
+        shown = "; ".join(pages[:MAX_SHOWN]) + (f" (and {more} more)" if more > 0 else "")
         problems.append(Problem("pages", f"SQLite's integrity check: {shown}", False, len(pages)))
     for check, run in (
         ("search_index", _search_index),

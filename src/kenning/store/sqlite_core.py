@@ -287,22 +287,8 @@ class Core:
 
     def readers(self) -> list[str]:
         """The other processes of this user that have the store open, as `PID (name)`:
-        what a wipe waits for. Read from /proc (Linux); elsewhere none are named."""
-        if not os.path.isdir("/proc"):
-            return []
-        names = {os.path.realpath(f"{self.path}{end}") for end in ("", "-wal", "-shm")}
-        found = []
-        for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):
-            if pid == os.getpid():
-                continue
-            try:
-                fds = os.listdir(f"/proc/{pid}/fd")  # only this user's processes are readable
-                if names & {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds}:
-                    with open(f"/proc/{pid}/comm", encoding="utf-8") as fh:
-                        found.append(f"{pid} ({fh.read().strip()})")
-            except OSError:
-                continue
-        return found
+        what a wipe waits for."""
+        return processes_using(self.path)
 
     def data_version(self) -> int:
         """A number that changes when another connection commits a change to the store
@@ -311,4 +297,26 @@ class Core:
         return int(self._read("PRAGMA data_version")[0][0])
 
     def integrity_check(self) -> str:
-        return str(self._read("PRAGMA integrity_check")[0][0])
+        """'ok', or every problem SQLite found, one a line."""
+        return "\n".join(str(row[0]) for row in self._read("PRAGMA integrity_check"))
+
+
+def processes_using(path: str) -> list[str]:
+    """The other processes of this user that have the store at `path` open (the file, its
+    -wal or its -shm), as `PID (name)`: one of them holds a lock that keeps this one
+    waiting. Read from /proc (Linux); elsewhere none are named."""
+    if not os.path.isdir("/proc"):
+        return []
+    names = {os.path.realpath(f"{path}{end}") for end in ("", "-wal", "-shm")}
+    found = []
+    for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):
+        if pid == os.getpid():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")  # only this user's processes are readable
+            if names & {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds}:
+                with open(f"/proc/{pid}/comm", encoding="utf-8") as fh:
+                    found.append(f"{pid} ({fh.read().strip()})")
+        except OSError:
+            continue
+    return found
