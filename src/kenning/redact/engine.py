@@ -12,6 +12,7 @@ from kenning.redact import (
     entropy,
     exports,
     formats,
+    layout,
     named,
     personal,
     phrases,
@@ -235,6 +236,11 @@ def _structured(
     personal.password_hashes(text, add)
     printed.printed(text, low, add)
     vendors.short_ids(text, add)
+    if b": " in low or b":|" in low or b":>" in low:
+        layout.yaml_blocks(text, low, add)
+    layout.decoded_base64(text, low, add, holds_secret)
+    if "[" in text:
+        layout.keypairs(text, add)
     if public is None:
         public = entropy.public_spans(text, raw, low)
     if public and found:  # nothing inside a certificate or a public key is a secret
@@ -293,6 +299,10 @@ def _spans(text: str) -> list[_Span]:
         scanner.spans(lo, hi, extra)
     if extra:
         merged = sorted(merged + extra)
+    extra = []
+    layout.wrapped(text, raw, merged, extra.append)
+    if extra:
+        merged = _merge(merged + extra)
     if "[redacted:" in text:  # redacted before: a marker is a word no span cuts into
         merged = _outside_markers(text, merged)
     return merged

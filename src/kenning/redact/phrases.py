@@ -586,6 +586,8 @@ def phrases(text: str, low: bytes, add: Add) -> None:
     if b"define" in low:
         for m in _at(_DEFINE, text, low, (b"define",)):
             name = m.group("name")
+            if name.upper().endswith(("_KEY", "_SALT")) and _generated(m, add):
+                continue
             if _name_kind(name) is not None or name.upper().endswith("_SALT"):
                 _value(m, add, "secret_assignment")
 
@@ -618,6 +620,27 @@ def _wifi(text: str, low: bytes, add: Add) -> None:
         for at in _hits(low, word):
             if (m := pattern.match(text, at)) is not None:
                 _value(m, add, "password", shaped=False)
+
+
+def _generated(m: re.Match[str], add: Add) -> bool:
+    """Add a WordPress key or salt as its generator makes one (64 characters of letters,
+    digits and punctuation, which may start with the "<" or "{" that a placeholder starts
+    with): 32 characters or more of three kinds of character, not a placeholder's words
+    (``<put your unique phrase here>``). True when added."""
+    group = "dq" if m.group("dq") is not None else "sq"
+    value = m.group(group)
+    kinds = sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() and c != " " for c in value),
+        )
+    )
+    if len(value) < 32 or kinds < 3 or value.count(" ") * 8 > len(value):
+        return False
+    add((m.start(group), m.end(group), "secret_assignment"))
+    return True
 
 
 def _database_key(text: str, at: int, m: re.Match[str]) -> bool:
