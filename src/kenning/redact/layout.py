@@ -50,32 +50,54 @@ def wrapped(text: str, raw: bytes, spans: list[_Span], add: Add) -> None:
         return
     ends = {end: (start, kind) for start, end, kind in spans}
     for end, (start, kind) in ends.items():
-        if end - start >= _MIN_HALF and _token(text, start, end):
+        if text[end : end + 1] in _BREAK_START and end - start >= _MIN_HALF:
             found = _tail(text, end)
-            if found is not None and _random_tail(text[found[0] : found[1]]):
+            if (
+                found is not None
+                and _token(text, start, end)
+                and _random_tail(text[found[0] : found[1]])
+            ):
                 add((found[0], found[1], kind))
     # a prefix the formats refused for being short: ghp_ and 15 characters, then the rest
     # (found on a byte map of the text: the ends of lines of 8 token characters or more,
     # before a line that starts with one or after a shell's "\")
     mapped = raw.translate(_WRAP_MAP)
-    for needle in _WRAP_NEEDLES:
+    needles = [b"aaaaaaaa\na"]
+    if b"\r" in raw:
+        needles.append(b"aaaaaaaa\r\na")
+    if b"\\\n" in raw or b"\\\r" in raw:
+        needles += [b"aaaaaaaa\\\n", b"aaaaaaaa\\\r\n"]
+    for needle in needles:
         at = mapped.find(needle)
         while at >= 0:
             end = at + 8
             if end not in ends:
-                start = end
-                while start and mapped[start - 1] == 97 and end - start < 300:
-                    start -= 1
-                if formats.holds_prefix(text, start, end):
+                head = mapped[max(0, end - 300) : end]
+                start = end - (len(head) - len(head.rstrip(b"a")))
+                if _prefix_at(text, start, end):
                     _prefixed(text, start, end, add)
             at = mapped.find(needle, end)
+
+
+_BREAK_START = frozenset("\\\r\n")
+
+
+def _prefix_at(text: str, start: int, end: int) -> bool:
+    """Does a format's prefix start the run, or a value after a "=" in it?"""
+    prefixes = formats.prefixes()
+    at = start
+    while 0 <= at < end:
+        if any(text.startswith(p, at, end) for p in prefixes.get(text[at : at + 2], ())):
+            return True
+        at = text.find("=", at, end)
+        at = at + 1 if at >= 0 else -1
+    return False
 
 
 _WRAP_MAP = bytes(
     ord("a") if chr(b) in _TOKEN_CHARS else b if chr(b) in "\r\n\\" else ord(" ")
     for b in range(256)
 )
-_WRAP_NEEDLES = (b"aaaaaaaa\na", b"aaaaaaaa\r\na", b"aaaaaaaa\\\n", b"aaaaaaaa\\\r\n")
 
 
 def _token(text: str, start: int, end: int) -> bool:
@@ -121,7 +143,7 @@ def _prefixed(text: str, start: int, end: int, add: Add) -> None:
         return  # a word: the line goes on in prose
     joined = text[start:end] + tail
     for pos in range(end - start):
-        if pos and joined[pos - 1] not in "=:\"'":
+        if pos and joined[pos - 1] != "=":
             continue
         token = formats.match_at(joined, pos)
         if token is not None and token[1] > end - start:
@@ -188,15 +210,15 @@ def _block(text: str, head: re.Match[str], add: Add) -> None:
 
 # --- base64 decoded by the command it is piped to -------------------------------------------
 
-# echo <base64> | base64 -d, printf '%s' <base64> | base64 --decode, base64 -D <<< <base64>
-_DECODED = lazy(
-    r"(?:\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:'%s'[ \t]+|\"%s\"[ \t]+)?"
-    r"(?P<q>[\"']?)(?P<b64>[A-Za-z0-9+/_-]{8,4096}={0,2})(?P=q)[ \t]*\|[ \t]*base64[ \t]+"
-    r"(?:-d|-D|--decode)\b"
-    r"|\bbase64[ \t]+(?:-d|-D|--decode)[ \t]*<<<[ \t]*"
-    r"(?P<q2>[\"']?)(?P<b64b>[A-Za-z0-9+/_-]{8,4096}={0,2})(?P=q2))",
+# echo <base64> | base64 -d, printf '%s' <base64> | base64 --decode (read back from
+# "base64 -d" over its line), base64 -D <<< <base64> (read on from it)
+_PIPED = lazy(
+    r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:'%s'[ \t]+|\"%s\"[ \t]+)?"
+    r"(?P<q>[\"']?)(?P<b64>[A-Za-z0-9+/_-]{8,4096}={0,2})(?P=q)[ \t]*\|[ \t]*\Z",
     _F,
 )
+_DECODE_FLAG = lazy(r"base64[ \t]+(?:-d|-D|--decode)\b(?P<here>[ \t]*<<<[ \t]*)?", _F)
+_HERE = lazy(r"(?P<q>[\"']?)(?P<b64>[A-Za-z0-9+/_-]{8,4096}={0,2})(?P=q)", _F)
 _PAIR = lazy(r"[\w.@+~-]{1,64}:[^\s]{3,200}\s?", _F)
 _PRINTABLE = frozenset(range(32, 127)) | {9, 10, 13}
 
@@ -205,13 +227,22 @@ def decoded_base64(text: str, low: bytes, add: Add, secret: Callable[[str], bool
     """Base64 piped to ``base64 -d`` (or given to it as a here-string) that decodes to
     ``user:password`` or to text that holds a secret: what it decodes to is in the text
     as surely as if it were written out."""
-    if b"base64" not in low:
-        return
-    for m in _DECODED.finditer(text):
-        group = "b64" if m.group("b64") is not None else "b64b"
-        decoded = _decode(m.group(group))
-        if decoded is not None and (_PAIR.fullmatch(decoded) or secret(decoded)):
-            add((m.start(group), m.end(group), "secret_assignment"))
+    at = low.find(b"base64")
+    done = 0  # where the last one ended: each part of the text is read back once
+    while at >= 0:
+        flag = _DECODE_FLAG.match(text, at)
+        if flag is not None:
+            if flag.group("here"):
+                m = _HERE.match(text, flag.end())
+            else:
+                line = text.rfind("\n", max(0, at - 4200), at) + 1
+                m = _PIPED.search(text, max(line, done, at - 4200), at)
+            done = flag.end()
+            if m is not None:
+                decoded = _decode(m.group("b64"))
+                if decoded is not None and (_PAIR.fullmatch(decoded) or secret(decoded)):
+                    add((m.start("b64"), m.end("b64"), "secret_assignment"))
+        at = low.find(b"base64", at + 6)
 
 
 def _decode(run: str) -> str | None:

@@ -227,17 +227,30 @@ def _bare_seed_phrases(text: str, add: Add) -> None:
     while at >= 0:
         end = mapped.find(b".", at)
         end = len(text) if end < 0 else end
-        run: list[tuple[int, int]] = []
-        for m in _LOWER_WORD.finditer(text, at, end):
-            if m.group() in BIP39 and (not run or _joined(text, run[-1][1], m.start())):
-                run.append(m.span())
-                continue
-            if len(run) in _PHRASE_LENGTHS:
-                add((run[0][0], run[-1][1], "secret_assignment"))
-            run = [m.span()] if m.group() in BIP39 else []
+        # counted on the run's words split in C; read by position only at a phrase's length
+        count = longest = 0
+        for word in text[at:end].split(" "):
+            if word in BIP39:
+                count += 1
+                longest = max(longest, count)
+            elif word:
+                count = 0
+        if longest >= 12:
+            _phrase_runs(text, at, end, add)
+        at = mapped.find(_PHRASE_NEEDLE, end)
+
+
+def _phrase_runs(text: str, lo: int, hi: int, add: Add) -> None:
+    run: list[tuple[int, int]] = []
+    for m in _LOWER_WORD.finditer(text, lo, hi):
+        if m.group() in BIP39 and (not run or _joined(text, run[-1][1], m.start())):
+            run.append(m.span())
+            continue
         if len(run) in _PHRASE_LENGTHS:
             add((run[0][0], run[-1][1], "secret_assignment"))
-        at = mapped.find(_PHRASE_NEEDLE, end)
+        run = [m.span()] if m.group() in BIP39 else []
+    if len(run) in _PHRASE_LENGTHS:
+        add((run[0][0], run[-1][1], "secret_assignment"))
 
 
 def _seed_words(text: str, lo: int, hi: int, add: Add) -> None:
