@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from kenning.redact import (
@@ -194,15 +195,33 @@ def count_markers(text: str) -> Counter[str]:
 
 def holds_secret(text: str) -> bool:
     """Does ``text`` hold a secret that a structured rule finds?  (For base64 that
-    decodes to text: the entropy rule leaves it alone unless it does.)"""
+    decodes to text: the entropy rule leaves it alone unless it does, and `layout`
+    redacts what is piped to ``base64 -d`` if it does.)"""
     return bool(_structured(text, text.encode("ascii", "replace")))
+
+
+def _asked_once() -> Callable[[str], bool]:
+    """`holds_secret`, answering each text once: within one redaction, the base64
+    piped to ``base64 -d`` and the entropy rule ask it of the same decoded text."""
+    answers: dict[str, bool] = {}
+
+    def secret(text: str) -> bool:
+        if text not in answers:
+            answers[text] = holds_secret(text)
+        return answers[text]
+
+    return secret
 
 
 # --------------------------------------------------------------------------------------
 
 
 def _structured(
-    text: str, raw: bytes, public: list[tuple[int, int]] | None = None, low: bytes = b""
+    text: str,
+    raw: bytes,
+    public: list[tuple[int, int]] | None = None,
+    low: bytes = b"",
+    secret: Callable[[str], bool] = holds_secret,
 ) -> list[_Span]:
     """The spans of every rule but the two that judge what is left (named values and
     entropy), merged.  (``low``: ``raw`` lower-cased, made once for the rules that find
@@ -238,7 +257,7 @@ def _structured(
     vendors.short_ids(text, add)
     if b": " in low or b":|" in low or b":>" in low:
         layout.yaml_blocks(text, low, add)
-    layout.decoded_base64(text, low, add, holds_secret)
+    layout.decoded_base64(text, low, add, secret)
     if "[" in text:
         layout.keypairs(text, add)
     if public is None:
@@ -272,7 +291,8 @@ def _spans(text: str) -> list[_Span]:
     raw = text.encode("ascii", "replace")
     low = raw.lower()
     public = entropy.public_spans(text, raw, low)
-    merged = _structured(text, raw, public, low)
+    secret = _asked_once()
+    merged = _structured(text, raw, public, low, secret)
     ids = [span for span in merged if span[2] == "aws_access_key_id"]
     if ids:
         windows = _merge([(max(0, s - 120), e + 120, k) for s, e, k in ids])
@@ -294,7 +314,7 @@ def _spans(text: str) -> list[_Span]:
         merged = _merge(merged + extra)
         occupied = _merge(occupied + extra)
     extra = []
-    scanner = entropy.Scanner(text, raw, holds_secret)
+    scanner = entropy.Scanner(text, raw, secret)
     for lo, hi in _gaps(occupied, len(text), entropy.MIN_GAP):
         scanner.spans(lo, hi, extra)
     if extra:

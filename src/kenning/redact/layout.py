@@ -229,6 +229,7 @@ def decoded_base64(text: str, low: bytes, add: Add, secret: Callable[[str], bool
     as surely as if it were written out."""
     at = low.find(b"base64")
     done = 0  # where the last one ended: each part of the text is read back once
+    seen: dict[str, bool] = {}  # a run pasted again is judged once
     while at >= 0:
         flag = _DECODE_FLAG.match(text, at)
         if flag is not None:
@@ -239,15 +240,26 @@ def decoded_base64(text: str, low: bytes, add: Add, secret: Callable[[str], bool
                 m = _PIPED.search(text, max(line, done, at - 4200), at)
             done = flag.end()
             if m is not None:
-                decoded = _decode(m.group("b64"))
-                if decoded is not None and (_PAIR.fullmatch(decoded) or secret(decoded)):
+                run = m.group("b64")
+                if run not in seen:
+                    seen[run] = _decoded_secret(run, secret)
+                if seen[run]:
                     add((m.start("b64"), m.end("b64"), "secret_assignment"))
         at = low.find(b"base64", at + 6)
 
 
+def _decoded_secret(run: str, secret: Callable[[str], bool]) -> bool:
+    decoded = _decode(run)
+    if decoded is None or not any(c.isdigit() for c in decoded):
+        return False  # a credential has a digit; text without one is read no further
+    return bool(_PAIR.fullmatch(decoded)) or secret(decoded)
+
+
 def _decode(run: str) -> str | None:
-    core = run.rstrip("=")
-    core += "=" * (-len(core) % 4)
+    # cut as the entropy rule cuts a run it decodes, so that the two ask
+    # `engine.holds_secret` the same question, and it answers once
+    core = run.rstrip("=")[:512]
+    core = core[: len(core) - len(core) % 4]
     try:
         if "-" in core or "_" in core:
             data = base64.urlsafe_b64decode(core)
