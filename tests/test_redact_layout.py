@@ -35,7 +35,12 @@ def _left(text: str) -> None:
             "TOKEN=xoxb-240583172946-71059382614\n83-kPzQvWmRt2Lx9NbYc4HsJdFe\n",
             ("xoxb-2405", "83-kPzQvWmRt2"),
         ),
+        ("key id:\nAKIAQ7RZX4KD\n2MWP9LTB\n", ("AKIAQ7RZ", "2MWP9LTB")),
         # a shell command continued with "\" (the next line indented)
+        (
+            "aws configure set aws_access_key_id AKIAQ7RZX4KD2MW\\\n  P9LTB",
+            ("AKIAQ7RZ", "P9LTB"),
+        ),
         (
             'curl -H "Authorization: token ghp_Qm7dLx2vKp9sTr4wYz6\\\n'
             '    bNc8hJf3gHq1eAa5u" https://api.github.com/user',
