@@ -74,6 +74,7 @@ def test_a_token_wrapped_onto_the_next_line_goes_whole(text: str, halves: tuple[
         "API_KEY=Rk4nWq8ZtLm2Vx7Pd3Hs9Jc6\nus-east-1\n",
         "API_KEY=Rk4nWq8ZtLm2Vx7Pd3Hs9Jc6\nv2.14.1\n",
         "API_KEY=Rk4nWq8ZtLm2Vx7Pd3Hs9Jc6\nDone\n",
+        "API_KEY=Rk4nWq8ZtLm2Vx7Pd3Hs9Jc6\n1234567890\n",
     ],
 )
 def test_the_line_after_a_whole_token_stays(text: str) -> None:

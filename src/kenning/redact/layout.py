@@ -129,7 +129,7 @@ def _random_tail(tail: str) -> bool:
     if digits and letters:
         return True
     # letters alone: both cases, changing inside the run (not a Word or a WORD)
-    return len(tail) >= 10 and not tail.isupper() and not tail[1:].islower()
+    return letters >= 10 and not tail.isupper() and not tail[1:].islower()
 
 
 def _prefixed(text: str, start: int, end: int, add: Add) -> None:
