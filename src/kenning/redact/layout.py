@@ -278,18 +278,12 @@ def _decode(run: str) -> str | None:
 # key and the public key: [12,34,...] (also inside Uint8Array.from([...]) in code).
 _BYTE = r"[ \t\r\n]*(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])[ \t\r\n]*"
 _KEYPAIR = lazy(r"\[(?:" + _BYTE + r",){63}" + _BYTE + r"\]", _F)
-_KEYPAIR_START = lazy(r"\[[ \t\r\n]*[0-9]", _F)
 
 
 def keypairs(text: str, add: Add) -> None:
     """64 numbers of 0 to 255 in brackets that look random (most of them distinct, not in
     order): a Solana keypair's bytes, of which the first 32 are its secret key."""
-    at = text.find("[")
-    while at >= 0:
-        if _KEYPAIR_START.match(text, at) and (m := _KEYPAIR.match(text, at)) is not None:
-            numbers = [int(n) for n in m.group()[1:-1].split(",")]
-            if len(set(numbers)) >= 40 and numbers != sorted(numbers):
-                add((m.start(), m.end(), "private_key"))
-                at = text.find("[", m.end())
-                continue
-        at = text.find("[", at + 1)
+    for m in _KEYPAIR.finditer(text):  # a scan for "[" in C, each start tried once
+        numbers = [int(n) for n in m.group()[1:-1].split(",")]
+        if len(set(numbers)) >= 40 and numbers != sorted(numbers):
+            add((m.start(), m.end(), "private_key"))
