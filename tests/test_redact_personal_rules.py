@@ -437,3 +437,35 @@ def test_a_file_that_holds_a_key_is_not_the_key(text: str) -> None:
 def test_a_key_given_after_its_name_in_those_languages_still_goes() -> None:
     _gone("a chave da API é Xq7#Lp2Tz9", "Xq7#Lp2Tz9")
     _gone("la chiave del server è Xq7#Lp2Tz9", "Xq7#Lp2Tz9")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a database's key named by its kind, in the languages whose word for a key the
+        # rules read: never a secret, whatever follows
+        "klucz główny to id_42",
+        "klucz obcy: order_id3",
+        "la clé primaire est id_42",
+        "clé étrangère : customer_id2",
+        "der Primärschlüssel ist id_42",
+        "la chiave primaria è id_42",
+        "la clave primaria es id_42",
+        "a chave primária é id_42",
+        "de primaire sleutel is id_42",
+        "främmande nyckel är id_42",
+        "первичный ключ: id_42",
+        # a column's name after a key's word is an identifier, not a key
+        "klucz to id_42",
+        "la clé est user_id2",
+    ],
+)
+def test_a_databases_key_and_a_columns_name_after_a_keys_word_are_left(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_a_key_or_wifi_password_after_a_keys_word_still_goes() -> None:
+    _gone("klucz: kot_w_butach7", "kot_w_butach7")
+    _gone("la clave del wifi es luna_2024", "luna_2024")
+    _gone("WLAN-Schlüssel: haus_42", "haus_42")
+    _gone("la clé API est Xq7#Lp2Tz9", "Xq7#Lp2Tz9")

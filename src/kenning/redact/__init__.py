@@ -105,7 +105,9 @@ Redaction works in two phases over the *original* text:
          (``MAILGUN_KEY``, ``AccountKey``, ``SharedAccessKey``) and ``auth`` count only
          when the value looks like a credential (12+ characters mixing letters and
          digits), and not at all for ``primary_key``, ``cache_key``, ``sort_key``...;
-         also ``define('DB_PASSWORD', 'X')`` and ``os.Setenv("TOKEN", "X")`` (a quoted
+         also ``define('DB_PASSWORD', 'X')`` (a WordPress ``*_KEY``/``*_SALT`` of 32+
+         characters of three kinds even when it starts with ``<`` or ``{``, as a
+         placeholder does) and ``os.Setenv("TOKEN", "X")`` (a quoted
          name, a comma, a quoted value), ``os.environ["DB_PASSWORD"] = "X"``, JSON
          escaped in a string (``{\\"DB_PASSWORD\\":\\"X\\"}``), ``psk="X"``, and
          ``name: DB_PASSWORD`` / ``value: X`` pairs (Kubernetes, ECS, Actions);
@@ -133,7 +135,8 @@ Redaction works in two phases over the *original* text:
        A Luhn-valid card number with an expiry or CVC on its line; crypt's ``$6$...``,
        ``$apr1$``, ``$2b$`` (``$$`` escaped too); PINs and PUKs after their word, answers
        after a security question named on their line, BIP-39 seed phrases (a line of 12+
-       listed words, or a numbered grid), a TOTP setup key after its name.
+       listed words near a word that names one, or a numbered grid; anywhere, a run of
+       exactly 12, 15, 18, 21 or 24 listed words), a TOTP setup key after its name.
    the exports of password managers (``exports``)
        The values under a CSV header's password or TOTP column (a header of short
        names that ends its line), KeePass XML's ``<Key>Password</Key><Value>``.
@@ -142,6 +145,17 @@ Redaction works in two phases over the *original* text:
        find-generic-password -w``, ``pass show``, ``vault kv get -field=`` and the like,
        after ``cat`` of a file named as a secret, and under a line that names a password
        and ends with a colon (or is only the password's name).
+   what a text's layout hides (``layout``)
+       The indented lines of a YAML block scalar under a secret's name (``password: |``,
+       ``private_key: >-``) when each is one unbroken value; base64 piped to (or given
+       as a here-string to) ``base64 -d``/``--decode``/``-D`` that decodes to
+       ``user:password`` or to text holding a secret; a Solana keypair's 64 bytes in
+       brackets (``~/.config/solana/id.json``; most distinct, not in order); and, after
+       every other rule, the second half of a token broken at its line's end (by the
+       terminal, or by a shell's ``\\``): the run that starts the next line, alone
+       there, after a span of 12+ token characters that ends its line when the run
+       looks random (a digit among letters, or letters whose case changes), or after a
+       format's prefix too short to be its token when the two halves make one.
    A token rule does not fire inside a longer word (``task-…`` is not ``sk-…``), unless
    the character before it belongs to another secret: a key glued to the dashes of a
    PEM ``END`` line is still a key; nor on a body that is half ``x`` (``ghp_xxxx…``,
@@ -186,7 +200,9 @@ identifier (``"id": "chatcmpl-…"``, ``x-amz-id-2:``, ``Change-Id:``, ``BuildID
 ``ipfs://`` addresses, DNS verification tokens, CAPTCHA site keys, DKIM's ``b=``/``bh=``,
 minisign and signify public keys; AWS's documentation keys (``…EXAMPLE``) and webhooks
 of X's; an interface's words for a password (``"Passwort"``, ``"APIキー"``), page tokens
-(``nextPageToken``) and a token's scopes, lifetime and errors; SOPS's encrypted values
+(``nextPageToken``) and a token's scopes, lifetime and errors; a database's key named in
+another language (``klucz główny``, ``clé primaire``, ``Primärschlüssel``, ``первичный
+ключ``) and a column's name after a key's word (``klucz to id_42``); SOPS's encrypted values
 (``ENC[AES256_GCM,data:…,iv:…,tag:…,type:str]``); Google Docs, Sheets and Drive ids (44 or
 33 characters starting with ``1``, or after ``/d/`` in a Google URL); base64 that
 decodes to plain text (a test fixture: printable, with spaces or markup) and holds no

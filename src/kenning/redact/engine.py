@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from kenning.redact import (
     entropy,
     exports,
     formats,
+    layout,
     named,
     personal,
     phrases,
@@ -193,15 +195,33 @@ def count_markers(text: str) -> Counter[str]:
 
 def holds_secret(text: str) -> bool:
     """Does ``text`` hold a secret that a structured rule finds?  (For base64 that
-    decodes to text: the entropy rule leaves it alone unless it does.)"""
+    decodes to text: the entropy rule leaves it alone unless it does, and `layout`
+    redacts what is piped to ``base64 -d`` if it does.)"""
     return bool(_structured(text, text.encode("ascii", "replace")))
+
+
+def _asked_once() -> Callable[[str], bool]:
+    """`holds_secret`, answering each text once: within one redaction, the base64
+    piped to ``base64 -d`` and the entropy rule ask it of the same decoded text."""
+    answers: dict[str, bool] = {}
+
+    def secret(text: str) -> bool:
+        if text not in answers:
+            answers[text] = holds_secret(text)
+        return answers[text]
+
+    return secret
 
 
 # --------------------------------------------------------------------------------------
 
 
 def _structured(
-    text: str, raw: bytes, public: list[tuple[int, int]] | None = None, low: bytes = b""
+    text: str,
+    raw: bytes,
+    public: list[tuple[int, int]] | None = None,
+    low: bytes = b"",
+    secret: Callable[[str], bool] = holds_secret,
 ) -> list[_Span]:
     """The spans of every rule but the two that judge what is left (named values and
     entropy), merged.  (``low``: ``raw`` lower-cased, made once for the rules that find
@@ -235,6 +255,11 @@ def _structured(
     personal.password_hashes(text, add)
     printed.printed(text, low, add)
     vendors.short_ids(text, add)
+    if b": " in low or b":|" in low or b":>" in low:
+        layout.yaml_blocks(text, low, add)
+    layout.decoded_base64(text, low, add, secret)
+    if "[" in text:
+        layout.keypairs(text, add)
     if public is None:
         public = entropy.public_spans(text, raw, low)
     if public and found:  # nothing inside a certificate or a public key is a secret
@@ -266,7 +291,8 @@ def _spans(text: str) -> list[_Span]:
     raw = text.encode("ascii", "replace")
     low = raw.lower()
     public = entropy.public_spans(text, raw, low)
-    merged = _structured(text, raw, public, low)
+    secret = _asked_once()
+    merged = _structured(text, raw, public, low, secret)
     ids = [span for span in merged if span[2] == "aws_access_key_id"]
     if ids:
         windows = _merge([(max(0, s - 120), e + 120, k) for s, e, k in ids])
@@ -288,11 +314,15 @@ def _spans(text: str) -> list[_Span]:
         merged = _merge(merged + extra)
         occupied = _merge(occupied + extra)
     extra = []
-    scanner = entropy.Scanner(text, raw, holds_secret)
+    scanner = entropy.Scanner(text, raw, secret)
     for lo, hi in _gaps(occupied, len(text), entropy.MIN_GAP):
         scanner.spans(lo, hi, extra)
     if extra:
         merged = sorted(merged + extra)
+    extra = []
+    layout.wrapped(text, raw, merged, extra.append)
+    if extra:
+        merged = _merge(merged + extra)
     if "[redacted:" in text:  # redacted before: a marker is a word no span cuts into
         merged = _outside_markers(text, merged)
     return merged

@@ -477,7 +477,7 @@ def token_runs(raw: bytes) -> Iterator[tuple[int, int]]:
 
 
 @functools.cache
-def _prefixes() -> dict[str, tuple[str, ...]]:
+def prefixes() -> dict[str, tuple[str, ...]]:
     """Every format's prefix, by its first two characters (each is at least two)."""
     out: dict[str, list[str]] = {}
     for prefix in _by_prefix():
@@ -497,11 +497,11 @@ def holds_prefix(text: str, lo: int, hi: int) -> bool:
     first build compiles one pattern of all ~170 bodies."""
     if hi - lo > PRECHECK_RUN:
         return True
-    prefixes = _prefixes()
+    by_pair = prefixes()
     for pos in range(lo, hi - 1):
         if pos and text[pos - 1] in _WORD:
             continue
-        for prefix in prefixes.get(text[pos : pos + 2], ()):
+        for prefix in by_pair.get(text[pos : pos + 2], ()):
             if text.startswith(prefix, pos, hi):
                 return True
     return False

@@ -185,7 +185,10 @@ _GRID_CELL = lazy(r"(?<![0-9])(?P<n>[0-9]{1,2})[.):][ \t]*(?P<w>[a-z]{3,8})(?![a
 
 def seed_phrases(text: str, low: bytes, add: Add) -> None:
     """12 to 24 words of BIP-39's list in a row (one line, quoted in code or not), or
-    numbered 1 to 12 (or 24) in a grid, near a word that names one (read only there)."""
+    numbered 1 to 12 (or 24) in a grid, near a word that names one (read only there);
+    and a phrase of 12, 15, 18, 21 or 24 such words with no other word of the list
+    next to it, wherever it is."""
+    _bare_seed_phrases(text, add)
     windows: list[list[int]] = []
     for cue in _SEED_CUES:
         for at in _hits(low, cue):
@@ -205,6 +208,49 @@ def seed_phrases(text: str, low: bytes, add: Add) -> None:
 
 
 _SEED_REACH = 600  # characters either side of a cue where a phrase is looked for
+
+
+# A wallet's phrase has 12, 15, 18, 21 or 24 words. Bare, with no word near it that names
+# it, it is read only at its exact length: ordinary English has no run of that many of
+# the list's words (none of "the", "a", "of", "is", "to" is one), and a run of another
+# length is a list of words, not a phrase.
+_PHRASE_LENGTHS = frozenset((12, 15, 18, 21, 24))
+# Where one can be: a run of 47 or more lower-case letters and spaces (12 words of three
+# letters), found on a byte map of the text before any word is read.
+_PHRASE_MAP = bytes(ord("a") if 97 <= b <= 122 or b == 32 else ord(".") for b in range(256))
+_PHRASE_NEEDLE = b"a" * 47
+
+
+def _bare_seed_phrases(text: str, add: Add) -> None:
+    mapped = text.encode("ascii", "replace").translate(_PHRASE_MAP)
+    at = mapped.find(_PHRASE_NEEDLE)
+    while at >= 0:
+        end = mapped.find(b".", at)
+        end = len(text) if end < 0 else end
+        # counted on the run's words split in C; read by position only at a phrase's length
+        count = longest = 0
+        for word in text[at:end].split(" "):
+            if word in BIP39:
+                count += 1
+                longest = max(longest, count)
+            elif word:
+                count = 0
+        if longest >= 12:
+            _phrase_runs(text, at, end, add)
+        at = mapped.find(_PHRASE_NEEDLE, end)
+
+
+def _phrase_runs(text: str, lo: int, hi: int, add: Add) -> None:
+    run: list[tuple[int, int]] = []
+    for m in _LOWER_WORD.finditer(text, lo, hi):
+        if m.group() in BIP39 and (not run or _joined(text, run[-1][1], m.start())):
+            run.append(m.span())
+            continue
+        if len(run) in _PHRASE_LENGTHS:
+            add((run[0][0], run[-1][1], "secret_assignment"))
+        run = [m.span()] if m.group() in BIP39 else []
+    if len(run) in _PHRASE_LENGTHS:
+        add((run[0][0], run[-1][1], "secret_assignment"))
 
 
 def _seed_words(text: str, lo: int, hi: int, add: Add) -> None:

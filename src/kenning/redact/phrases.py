@@ -74,6 +74,27 @@ _WORDS = (
 # The words above for a key of any kind, which other words hold too (отключить, "to switch
 # off"; hoofdsleutelbos, "main keyring"): they name a key only where a word starts.
 _KEYS = ("klucz", "ключ", "clé", "chave", "chiave", "sleutel", "nyckel")
+# ... and with the two that name a password as often (la clave del wifi, WLAN-Schlüssel):
+# what a key of a database is called in them is never a secret.
+_KEY_NAMES = (*_KEYS, "clave", "schlüssel", "schluessel")
+# A database's key named by its kind: the word after the key's word (klucz główny, clé
+# primaire, chiave esterna, clave foránea, chave estrangeira) ...
+_DB_KEY_AFTER = lazy(
+    r"\w+[ \t]+(?:prim[aáà]i?r|[ée]trang|estrang|est[ée]r|extern|for[aá]ne|ajen|g[lł][oó]wn"
+    r"|obc[ayeiy]|podstawow|unik|[uú]nic|univoc|comp(?:os|uest)|z[lł]o[zż]on|candidat|kandyduj|surrog"
+    r"|subrog|substitu|sustitu|zast[eę]pcz|natur|partycj|sortowan"
+    r"|d[ei][ \t]+(?:partition|partizion|partici|parti[cç]|tri\b|ordena|ordinam))",
+    re.IGNORECASE,
+)
+# ... or before it, or in its compound (Primärschlüssel, первичный ключ, vreemde sleutel)
+_DB_KEY_BEFORE = lazy(
+    r"(?:prim[aä]r|fremd|sekund[aä]r|kandidat|verbund|partitions?|sortier|surrogat"
+    r"|primaire|vreemde|unieke|samengestelde|secundaire|främmande|sammansatt|unik"
+    r"|первичн|внешн|уникальн|составн|суррогатн|естественн)\w{0,4}[ \t-]*\Z",
+    re.IGNORECASE,
+)
+# A column's name after a key's word is an identifier, not a key: id_42, order_id3
+_COLUMN = lazy(r"(?:[a-z][a-z0-9]*_)*(?:id|pk|fk|uuid|key|nr|no)[0-9]*(?:_[a-z0-9]+)*")
 _IS = r"(?:ist|lautet|war|c'est|c’est|est|était|este|es|era|é|è|e|jest|är|er|on|je|van)"
 _FOREIGN = lazy(
     r"(?:(?:passwort|kennwort|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|senha|wachtwoord"
@@ -385,8 +406,11 @@ def phrases(text: str, low: bytes, add: Add) -> None:
         for at in sorted(starts):
             if at and text[at - 1].isalpha() and text[at : at + 7].lower().startswith(_KEYS):
                 continue  # a key's word inside another word: отключить ("switch off")
-            if (m := _FOREIGN.match(text, at)) is not None:
-                _value(m, add, "password")
+            if (m := _FOREIGN.match(text, at)) is None:
+                continue
+            if text[at : at + 10].lower().startswith(_KEY_NAMES) and _database_key(text, at, m):
+                continue
+            _value(m, add, "password")
         if b"??" in low:
             for m in _CJK.finditer(text):
                 _value(m, add, "password")
@@ -562,6 +586,8 @@ def phrases(text: str, low: bytes, add: Add) -> None:
     if b"define" in low:
         for m in _at(_DEFINE, text, low, (b"define",)):
             name = m.group("name")
+            if name.upper().endswith(("_KEY", "_SALT")) and _generated(m, add):
+                continue
             if _name_kind(name) is not None or name.upper().endswith("_SALT"):
                 _value(m, add, "secret_assignment")
 
@@ -594,6 +620,37 @@ def _wifi(text: str, low: bytes, add: Add) -> None:
         for at in _hits(low, word):
             if (m := pattern.match(text, at)) is not None:
                 _value(m, add, "password", shaped=False)
+
+
+def _generated(m: re.Match[str], add: Add) -> bool:
+    """Add a WordPress key or salt as its generator makes one (64 characters of letters,
+    digits and punctuation, which may start with the "<" or "{" that a placeholder starts
+    with): 32 characters or more of three kinds of character, not a placeholder's words
+    (``<put your unique phrase here>``). True when added."""
+    group = "dq" if m.group("dq") is not None else "sq"
+    value = m.group(group)
+    kinds = sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() and c != " " for c in value),
+        )
+    )
+    if len(value) < 32 or kinds < 3 or value.count(" ") * 8 > len(value):
+        return False
+    add((m.start(group), m.end(group), "secret_assignment"))
+    return True
+
+
+def _database_key(text: str, at: int, m: re.Match[str]) -> bool:
+    """Does the key's word at `at` name a key of a database (klucz główny, clé
+    primaire, Primärschlüssel), or give it a column's name (klucz to id_42)?  Neither
+    is a secret; a key of a vendor's or of a Wi-Fi network is."""
+    if _DB_KEY_AFTER.match(text, at) or _DB_KEY_BEFORE.search(text, max(0, at - 24), at):
+        return True
+    value = next(m.group(g) for g in ("dq", "sq", "bare") if m.group(g) is not None)
+    return _COLUMN.fullmatch(value.rstrip(_TRAIL)) is not None
 
 
 def _secret_kind(name: str) -> bool:

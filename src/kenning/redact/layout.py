@@ -1,0 +1,289 @@
+"""Secrets whose layout hides them from the rules that read a line at a time: a token the
+terminal wrapped (or a shell command continued with ``\\``) onto the next line, a YAML
+block scalar (``password: |`` and the indented lines under it), base64 decoded by the
+command it is piped to (``echo <base64> | base64 -d``) and a Solana keypair's array of
+64 bytes.
+
+Each starts from a literal or from the spans the other rules found: a wrap is read only
+at the end of a line that ends in a secret (or in a token's known prefix), a block only
+under ``: |`` or ``: >``, base64 only before ``base64 -d``, an array only after ``[``
+and a digit.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+
+from kenning.redact import formats
+from kenning.redact.lazy import lazy
+from kenning.redact.named import _credential_like, _name_kind, _skip_value, password_shaped
+
+Add = Callable[[tuple[int, int, str]], None]
+_Span = tuple[int, int, str]
+_F = re.ASCII
+
+# --- a token wrapped onto the next line ---------------------------------------------------
+
+# The characters of a token's body (base64, hex, url-safe base64, a vendor's alphabet).
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=.~-")
+# The line break of a wrap: a newline, or a shell's "\" before it (then the next line may
+# be indented); the second half a run of the token's characters ("=" only as padding).
+_BREAK = lazy(r"(?P<cont>\\)?\r?\n(?(cont)[ \t]*)", _F)
+_TAIL = lazy(r"[A-Za-z0-9_+/.~-]{4,4096}+=*", _F)
+# What may follow the second half: its line's end, a quote, or (after a "\") the next
+# word of the command.
+_TAIL_END = frozenset("\r\n\"'`")
+_MIN_HALF = 12  # the first half's characters: a shorter secret is a password, not a token
+_WORDS_AND_NUMBERS = lazy(r"[a-z]+(?:[-.][a-z0-9]+)+|v?[0-9]+(?:\.[0-9]+)+[a-z0-9.-]*", _F)
+
+
+def wrapped(text: str, raw: bytes, spans: list[_Span], add: Add) -> None:
+    """The second half of a secret broken at the end of its line: after a span (found
+    by any rule) that ends its line, or after a token's known prefix left too short to
+    be one, the run of token characters that starts the next line, when the two make
+    one token (a format that needs the second half to fit) or the second half looks
+    random on its own."""
+    if b"\n" not in raw:
+        return
+    ends = {end: (start, kind) for start, end, kind in spans}
+    for end, (start, kind) in ends.items():
+        if text[end : end + 1] in _BREAK_START and end - start >= _MIN_HALF:
+            found = _tail(text, end)
+            if (
+                found is not None
+                and _token(text, start, end)
+                and _random_tail(text[found[0] : found[1]])
+            ):
+                add((found[0], found[1], kind))
+    # a prefix the formats refused for being short: ghp_ and 15 characters, then the rest
+    # (found on a byte map of the text: the ends of lines of 8 token characters or more,
+    # before a line that starts with one or after a shell's "\")
+    mapped = raw.translate(_WRAP_MAP)
+    needles = [b"aaaaaaaa\na"]
+    if b"\r" in raw:
+        needles.append(b"aaaaaaaa\r\na")
+    if b"\\\n" in raw or b"\\\r" in raw:
+        needles += [b"aaaaaaaa\\\n", b"aaaaaaaa\\\r\n"]
+    for needle in needles:
+        at = mapped.find(needle)
+        while at >= 0:
+            end = at + 8
+            if end not in ends:
+                head = mapped[max(0, end - 300) : end]
+                start = end - (len(head) - len(head.rstrip(b"a")))
+                if _prefix_at(text, start, end):
+                    _prefixed(text, start, end, add)
+            at = mapped.find(needle, end)
+
+
+_BREAK_START = frozenset("\\\r\n")
+
+
+def _prefix_at(text: str, start: int, end: int) -> bool:
+    """Does a format's prefix start the run, or a value after a "=" in it?"""
+    prefixes = formats.prefixes()
+    at = start
+    while 0 <= at < end:
+        if any(text.startswith(p, at, end) for p in prefixes.get(text[at : at + 2], ())):
+            return True
+        at = text.find("=", at, end)
+        at = at + 1 if at >= 0 else -1
+    return False
+
+
+_WRAP_MAP = bytes(
+    ord("a") if chr(b) in _TOKEN_CHARS else b if chr(b) in "\r\n\\" else ord(" ")
+    for b in range(256)
+)
+
+
+def _token(text: str, start: int, end: int) -> bool:
+    return all(c in _TOKEN_CHARS for c in text[start:end])
+
+
+def _tail(text: str, end: int) -> tuple[int, int] | None:
+    """The run of token characters that starts the line after `end`, if it stands alone
+    there (its line ends after it, or a quote closes it, or the command goes on)."""
+    brk = _BREAK.match(text, end)
+    if brk is None:
+        return None
+    m = _TAIL.match(text, brk.end())
+    if m is None:
+        return None
+    after = text[m.end() : m.end() + 1]
+    if after and after not in _TAIL_END and not (brk.group("cont") and after in " \t"):
+        return None
+    return m.start(), m.end()
+
+
+def _random_tail(tail: str) -> bool:
+    """Does the second half look like the rest of a random token, not a word, a number,
+    a version or words joined by hyphens?"""
+    if len(tail) < 6 or _WORDS_AND_NUMBERS.fullmatch(tail):
+        return False
+    digits = any(c.isdigit() for c in tail)
+    letters = sum(c.isalpha() for c in tail)
+    if digits and letters:
+        return True
+    # letters alone: both cases, changing inside the run (not a Word or a WORD)
+    return letters >= 10 and not tail.isupper() and not tail[1:].islower()
+
+
+def _prefixed(text: str, start: int, end: int, add: Add) -> None:
+    """A token's known prefix at the end of a line, too short to be its format: when the
+    next line's run completes it, both halves go."""
+    found = _tail(text, end)
+    if found is None:
+        return
+    tail = text[found[0] : found[1]]
+    if tail.isalpha() and (tail.islower() or tail.istitle()):
+        return  # a word: the line goes on in prose
+    joined = text[start:end] + tail
+    for pos in range(end - start):
+        if pos and joined[pos - 1] != "=":
+            continue
+        token = formats.match_at(joined, pos)
+        if token is not None and token[1] > end - start:
+            add((start + pos, end, token[2]))
+            add((found[0], found[0] + token[1] - (end - start), token[2]))
+            return
+
+
+# --- YAML block scalars -------------------------------------------------------------------
+
+# A secret's name whose value is a block: "password: |", "private_key: >-", then the
+# lines indented under it.
+_BLOCK_HEAD = lazy(
+    r"(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<name>[A-Za-z_][\w.-]{0,80})[\"']?[ \t]*:[ \t]*"
+    r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n]*)?\r?\n",
+    _F,
+)
+
+
+def yaml_blocks(text: str, low: bytes, add: Add) -> None:
+    """The indented lines under a secret's name whose value is a YAML block scalar,
+    when each is one unbroken value (a key's base64 or hex lines, a password): a block
+    of prose ("description: |") is none."""
+    for marker in (b": |", b": >", b":|", b":>"):
+        at = low.find(marker)
+        while at >= 0:
+            line = text.rfind("\n", 0, at) + 1
+            m = _BLOCK_HEAD.match(text, line)
+            if m is not None and m.end() > at:
+                _block(text, m, add)
+            at = low.find(marker, at + len(marker))
+
+
+def _block(text: str, head: re.Match[str], add: Add) -> None:
+    kind = _name_kind(head.group("name"))
+    if kind is None:
+        return
+    indent = len(head.group("indent").expandtabs())
+    pos = head.end()
+    first = last = -1
+    values = []
+    while pos < len(text):
+        nl = text.find("\n", pos)
+        line_end = len(text) if nl < 0 else nl
+        line = text[pos:line_end].rstrip("\r")
+        body = line.strip()
+        if body:
+            if len(line) - len(line.lstrip()) <= indent or " " in body:
+                break  # the block ends with its indentation; a line of words is prose
+            if first < 0:
+                first = pos + len(line) - len(line.lstrip())
+            last = pos + len(line.rstrip())
+            values.append(body)
+        pos = line_end + 1
+    value = "".join(values)
+    if first < 0 or _skip_value(value) or len(values) > 200:
+        return
+    password = "pass" in head.group("name").lower()
+    if kind in ("key", "auth") and not _credential_like(value, quoted=True):
+        return
+    if password_shaped(value) or _credential_like(value, quoted=True):
+        add((first, last, "password" if password else "secret_assignment"))
+
+
+# --- base64 decoded by the command it is piped to -------------------------------------------
+
+# echo <base64> | base64 -d, printf '%s' <base64> | base64 --decode (read back from
+# "base64 -d" over its line), base64 -D <<< <base64> (read on from it)
+_PIPED = lazy(
+    r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:'%s'[ \t]+|\"%s\"[ \t]+)?"
+    r"(?P<q>[\"']?)(?P<b64>[A-Za-z0-9+/_-]{8,4096}={0,2})(?P=q)[ \t]*\|[ \t]*\Z",
+    _F,
+)
+_DECODE_FLAG = lazy(r"base64[ \t]+(?:-d|-D|--decode)\b(?P<here>[ \t]*<<<[ \t]*)?", _F)
+_HERE = lazy(r"(?P<q>[\"']?)(?P<b64>[A-Za-z0-9+/_-]{8,4096}={0,2})(?P=q)", _F)
+_PAIR = lazy(r"[\w.@+~-]{1,64}:[^\s]{3,200}\s?", _F)
+_PRINTABLE = frozenset(range(32, 127)) | {9, 10, 13}
+
+
+def decoded_base64(text: str, low: bytes, add: Add, secret: Callable[[str], bool]) -> None:
+    """Base64 piped to ``base64 -d`` (or given to it as a here-string) that decodes to
+    ``user:password`` or to text that holds a secret: what it decodes to is in the text
+    as surely as if it were written out."""
+    at = low.find(b"base64")
+    done = 0  # where the last one ended: each part of the text is read back once
+    seen: dict[str, bool] = {}  # a run pasted again is judged once
+    while at >= 0:
+        flag = _DECODE_FLAG.match(text, at)
+        if flag is not None:
+            if flag.group("here"):
+                m = _HERE.match(text, flag.end())
+            else:
+                line = text.rfind("\n", max(0, at - 4200), at) + 1
+                m = _PIPED.search(text, max(line, done, at - 4200), at)
+            done = flag.end()
+            if m is not None:
+                run = m.group("b64")
+                if run not in seen:
+                    seen[run] = _decoded_secret(run, secret)
+                if seen[run]:
+                    add((m.start("b64"), m.end("b64"), "secret_assignment"))
+        at = low.find(b"base64", at + 6)
+
+
+def _decoded_secret(run: str, secret: Callable[[str], bool]) -> bool:
+    decoded = _decode(run)
+    if decoded is None or not any(c.isdigit() for c in decoded):
+        return False  # a credential has a digit; text without one is read no further
+    return bool(_PAIR.fullmatch(decoded)) or secret(decoded)
+
+
+def _decode(run: str) -> str | None:
+    # cut as the entropy rule cuts a run it decodes, so that the two ask
+    # `engine.holds_secret` the same question, and it answers once
+    core = run.rstrip("=")[:512]
+    core = core[: len(core) - len(core) % 4]
+    try:
+        if "-" in core or "_" in core:
+            data = base64.urlsafe_b64decode(core)
+        else:
+            data = base64.b64decode(core, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if not data or any(b not in _PRINTABLE for b in data):
+        return None
+    return data.decode("ascii")
+
+
+# --- a Solana keypair -----------------------------------------------------------------------
+
+# A keypair file (~/.config/solana/id.json) is a JSON array of the 64 bytes of the secret
+# key and the public key: [12,34,...] (also inside Uint8Array.from([...]) in code).
+_BYTE = r"[ \t\r\n]*(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])[ \t\r\n]*"
+_KEYPAIR = lazy(r"\[(?:" + _BYTE + r",){63}" + _BYTE + r"\]", _F)
+
+
+def keypairs(text: str, add: Add) -> None:
+    """64 numbers of 0 to 255 in brackets that look random (most of them distinct, not in
+    order): a Solana keypair's bytes, of which the first 32 are its secret key."""
+    for m in _KEYPAIR.finditer(text):  # a scan for "[" in C, each start tried once
+        numbers = [int(n) for n in m.group()[1:-1].split(",")]
+        if len(set(numbers)) >= 40 and numbers != sorted(numbers):
+            add((m.start(), m.end(), "private_key"))
