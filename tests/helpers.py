@@ -122,3 +122,30 @@ def middle_budget(store: Any, scopes: list[str], item_id: str) -> int:
     one, two = first(1), first(2)
     assert shown(one) == [item_id] and two - one > 2
     return (one + two - 1) // 2
+
+
+def gone_agent(repo: Path, tmp_path: Path, agent: str, sid: str, prompt: str) -> None:
+    """`agent` starts here and is prompted, through `ken hook` run by a process named as
+    the agent (a shell under its name), which then exits without SessionEnd."""
+    folder = tmp_path / "agent-bin"
+    folder.mkdir(exist_ok=True)
+    (folder / agent).symlink_to("/bin/sh")
+    common = {"session_id": sid, "cwd": str(repo), "transcript_path": str(tmp_path / "t.jsonl")}
+    start = {**common, "hook_event_name": "SessionStart", "source": "startup"}
+    asked = {**common, "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    (tmp_path / "start.json").write_text(json.dumps(start), encoding="utf-8")
+    (tmp_path / "prompt.json").write_text(json.dumps(asked), encoding="utf-8")
+    ken = Path(sys.executable).with_name("ken")
+    ken_hook = f'"{ken}" hook {{}} --agent {agent} < "{tmp_path}/{{}}.json"'
+    script = (
+        ken_hook.format("SessionStart", "start")
+        + "; "
+        + ken_hook.format("UserPromptSubmit", "prompt")
+    )
+    subprocess.run(
+        [str(folder / agent), "-c", script + "; true"],
+        check=True,
+        timeout=60,
+        cwd=repo,
+        capture_output=True,
+    )

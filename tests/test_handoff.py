@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from conftest import KEN_BIN, ken, ken_proc
-from helpers import one_line_error, opened
+from helpers import gone_agent, one_line_error, opened
 from kenning import handoff, items, proposals, sessions
 from kenning.config import Config
 from kenning.hooks import run as hook_run
@@ -498,32 +498,6 @@ def test_ken_handoff_wraps_up_a_session_whose_agent_is_gone_before_reading_it(
     assert closed.end_reason == "agent exited" and closed.commits == (sha,)
     item = handoff_of(closed)
     assert f"[m:{item.id[-6:].lower()}]" in pack and short(sha) in pack
-
-
-def gone_agent(repo: Path, tmp_path: Path, agent: str, sid: str, prompt: str) -> None:
-    """`agent` starts here and is prompted, through `ken hook` run by a process named as
-    the agent (a shell under its name), which then exits without SessionEnd."""
-    folder = tmp_path / "agent-bin"
-    folder.mkdir(exist_ok=True)
-    (folder / agent).symlink_to("/bin/sh")
-    common = {"session_id": sid, "cwd": str(repo), "transcript_path": str(tmp_path / "t.jsonl")}
-    start = {**common, "hook_event_name": "SessionStart", "source": "startup"}
-    asked = {**common, "hook_event_name": "UserPromptSubmit", "prompt": prompt}
-    (tmp_path / "start.json").write_text(json.dumps(start), encoding="utf-8")
-    (tmp_path / "prompt.json").write_text(json.dumps(asked), encoding="utf-8")
-    ken_hook = f'"{KEN_BIN}" hook {{}} --agent {agent} < "{tmp_path}/{{}}.json"'
-    script = (
-        ken_hook.format("SessionStart", "start")
-        + "; "
-        + ken_hook.format("UserPromptSubmit", "prompt")
-    )
-    subprocess.run(
-        [str(folder / agent), "-c", script + "; true"],
-        check=True,
-        timeout=60,
-        cwd=repo,
-        capture_output=True,
-    )
 
 
 @pytest.fixture(params=["own process", "hook server"])

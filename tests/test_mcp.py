@@ -37,13 +37,13 @@ from mcp.client.stdio import stdio_client
 from mcp_types import Implementation
 
 from conftest import ken
-from helpers import add, opened
+from helpers import add, gone_agent, opened
 from kenning import items, sessions
 from kenning import where as where_mod
-from kenning.ids import new_ulid
+from kenning.ids import new_ulid, short_id
 from kenning.mcp_server import Memory, build_server
 from kenning.model import Item, Provenance
-from kenning.store import ItemQuery, open_store
+from kenning.store import ItemQuery, SessionQuery, open_store
 from kenning.tokens import estimate_tokens
 
 KEN = Path(sys.executable).with_name("ken")
@@ -2197,3 +2197,26 @@ def test_a_plan_is_drafted_only_where_the_agent_may_save_a_memory(git_repo: Path
     assert len(saved) == 2
     with opened() as store:
         assert store.count_items() == 0
+
+
+def test_memory_context_wraps_up_a_session_whose_agent_is_gone_first(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """As `ken pack`: Codex exited without SessionEnd and no agent started since; the
+    pack an agent asks for over MCP shows the handoff that session left."""
+    gone_agent(git_repo, tmp_path, "codex", "019a0c1e-3333-7b7b-8d8d-000000000003", "Add exports")
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["context"] = await server.ok("memory_context")
+
+    drive(git_repo, scenario)
+    with opened() as store:
+        [gone] = store.list_sessions(SessionQuery(agent="codex"))
+        [left] = [
+            i
+            for i in store.list_items(ItemQuery(kinds=("handoff",), statuses=()))
+            if i.provenance.session == gone.id
+        ]
+    assert gone.end_reason == "agent exited"
+    assert f"[m:{short_id(left.id)}]" in got["context"]["text"]

@@ -37,7 +37,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import BeforeValidator, Field, ValidationError
 
-from kenning import deliver, items, plans, printable, proposals
+from kenning import deliver, handoff, items, plans, printable, proposals
 from kenning import lessons as run_lessons
 from kenning import where as where_mod
 from kenning.config import Config
@@ -431,6 +431,10 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             ident = mem.identity
             if not deliver.may_deliver(mem.config, ident.agent, mem.where()):
                 return {"text": "Memory delivery is turned off here.", "items": [], "omitted": 0}
+            if mem.config.memory_enabled:
+                # As `ken pack`: a session whose agent is gone is wrapped up first, so the
+                # pack shows the handoff it left.
+                handoff.close_left(mem.store, mem.config)
             pack = deliver.pack_for(
                 mem.store, mem.config, mem.where(), session=ident.session, budget=budget
             )
