@@ -26,6 +26,7 @@ from conftest import KEN_BIN, ken
 from helpers import add, middle_budget, opened, run_python
 from kenning import agents, hooklog
 from kenning import sessions as sessions_mod
+from kenning import where as where_mod
 from kenning.agents.agent import MAX_OUTPUT_CHARS
 from kenning.hooks import run as hook_run
 from kenning.model import Session, Status
@@ -1339,6 +1340,9 @@ START_DEFERS = ("kenning.team.client", "http.client", "ssl", "kenning.redact", "
 def test_a_session_start_on_a_host_in_no_team_loads_neither_the_team_client_nor_the_redactor(
     shop: Path, memories: dict[str, str], stdin_file: Callable[[dict[str, Any]], Any]
 ) -> None:
+    # The branch's name was judged to hold no secret by an earlier hook or command: the
+    # first start on a branch loads the redactor to judge it (kenning.where).
+    where_mod.detect(shop)
     code = IMPORT_PROBE.format(event="SessionStart", agent="claude", heavy=set(HEAVY))
     code += f"loaded = [m for m in {START_DEFERS!r} if m in sys.modules]\n"
     code += "sys.stderr.write('LOADED ' + json.dumps(loaded))\n"
