@@ -1192,6 +1192,7 @@ def test_json_output_of_reading_commands_has_stable_shapes(git_repo, monkeypatch
         "repo_root",
         "branch",
         "workstream",
+        "no_workstream",
         "project",
         "workspace",
         "agent",
