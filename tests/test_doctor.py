@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import KEN_BIN, ken
+from conftest import KEN_BIN, ken, ken_proc
 from helpers import one_line_error, run_python
 from kenning import config, integrate
 from kenning.agents.codex import codex_home
@@ -314,3 +314,43 @@ def test_hooks_and_an_mcp_server_of_another_install_fail_with_the_integrate_line
     assert code == 0, report
     names = {c["name"] for checks in report["agents"].values() for c in checks}
     assert not names & {"claude hooks kenning", "codex mcp kenning"}
+
+
+def test_a_state_folder_that_cannot_be_made_is_a_bad_line_and_no_command_breaks(
+    tmp_path: Path,
+) -> None:
+    """A file where the state folder (hook log, spool, kept edits, hook socket) should be
+    made every command end in a traceback from the spool's replay."""
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    env = {"XDG_STATE_HOME": str(blocker)}
+
+    done = ken_proc("doctor", env={**env, "KEN_HOOK_SERVER": "1"})  # it looks for a socket
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (
+        f"BAD state folder: {blocker}/kenning cannot be made: {blocker} is not a folder;"
+        in done.stdout
+    )
+    fix = f"fix: set XDG_STATE_HOME to a folder of your own, or move {blocker} out of the way"
+    assert fix in done.stdout
+    for args in (("add", "Ship on Fridays"), ("list",), ("search", "ship"), ("where",)):
+        done = ken_proc(*args, env=env)
+        assert (done.returncode, "Traceback" in done.stderr) == (0, False), (args, done.stderr)
+    # An edit refused for its header cannot be kept there: the error says so, in one line.
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import pathlib, sys\npath = pathlib.Path(sys.argv[1])\n"
+        "path.write_text(path.read_text().replace('kind: note', 'kind: bogus'))\n"
+    )
+    item = ken_proc("add", "Edit me", env=env).stdout.strip()
+    edited = ken_proc("edit", item, env={**env, "KEN_EDITOR": f"{sys.executable} {script}"})
+    assert edited.returncode == 1
+    assert one_line_error(edited.stderr).endswith(
+        f"your edit could not be kept: cannot make {blocker}/kenning/edits (Not a directory): "
+        "set XDG_STATE_HOME to a folder of your own"
+    )
+    status = ken_proc("hook-server", "status", env=env)
+    assert (status.returncode, "Traceback" in status.stderr) == (0, False), status.stderr
+    prompt = json.dumps({"session_id": "z", "cwd": str(tmp_path), "prompt": "ship it"})
+    hook = ken_proc("hook", "UserPromptSubmit", "--agent", "claude", input=prompt, env=env)
+    assert (hook.returncode, hook.stderr) == (0, "")

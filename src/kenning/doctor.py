@@ -394,6 +394,42 @@ def _store_checks() -> list[Check]:
     return checks
 
 
+def state_folder_problem() -> tuple[str, str] | None:
+    """Why kenning's state folder (the hook log, the spool, kept edits, the hook socket)
+    cannot be used, and the fix; None when it can, or can be made on first use."""
+    folder = str(config_mod.state_dir())
+    fix = "set XDG_STATE_HOME to a folder of your own, or move {} out of the way"
+    path = folder
+    while not os.path.lexists(path):  # the nearest part of its path that is there
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+    if not os.path.isdir(path):
+        return f"{path} is not a folder", fix.format(path)
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"{path} is not writable by you", fix.format(path)
+    return None
+
+
+def _state_checks() -> list[Check]:
+    folder = config_mod.state_dir()
+    problem = state_folder_problem()
+    if problem is None:
+        made = "" if folder.is_dir() else " (made on first use)"
+        return [Check("state folder", True, f"{folder}{made}")]
+    why, fix = problem
+    return [
+        Check(
+            "state folder",
+            False,
+            f"{folder} cannot be made: {why}; hooks can log nothing, nor keep a write "
+            "the locked store could not take",
+            fix,
+        )
+    ]
+
+
 def _config_checks() -> list[Check]:
     """Whether memory is on, and what config.toml holds that kenning does not read."""
     path = config_mod.config_path()
@@ -514,6 +550,12 @@ def _hook_server_checks() -> list[Check]:
     try:
         hookstate.socket_path()
     except hookstate.Refused as exc:
+        if (problem := state_folder_problem()) is not None:  # the folder the socket is in
+            why, fix = problem
+            detail = (
+                f"no hook socket: the state folder cannot be made ({why}); each hook runs alone"
+            )
+            return [Check("hook server", False, detail, fix), *others]
         return [
             Check(
                 "hook server",
@@ -591,7 +633,7 @@ def diagnose(
     report = Report()
     for agent in names:
         report.agents[agent] = _agent_checks(agent)
-    report.store = _store_checks()
+    report.store = _store_checks() + _state_checks()
     if deep or repair:
         report.deep, report.repaired = _deep_checks(repair)
     report.config = _config_checks()
