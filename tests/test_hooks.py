@@ -1259,6 +1259,44 @@ def test_debug_flag_shows_the_traceback_on_stderr(shop: Path) -> None:
     assert len(log_lines()) == 1
 
 
+def test_an_agent_or_event_name_that_is_no_plain_name_is_logged_as_a_question_mark(
+    shop: Path,
+) -> None:
+    """Both come from the hook's command line, and were written to the log as given: a
+    key pasted as `--agent` stayed there, and `ken doctor` printed it."""
+    key = "sk_live_" + "a1B2c3D4e5F6g7H8i9J0k1L2"  # fake: a Stripe key's shape
+    prompt = {"session_id": "z", "cwd": str(shop), "prompt": "x"}
+    assert call_inproc("UserPromptSubmit", key, prompt) == (0, "")
+    assert call_inproc("UserPromptSubmit", "my agent", prompt) == (0, "")
+    assert call_inproc(key, "claude", {}) == (0, "")  # no cwd: a line to log
+    lines = [line.split(" ", 1)[1] for line in log_lines()]
+    assert lines[:2] == [
+        "? UserPromptSubmit BadPayload: unknown agent '[redacted:stripe_key]'",
+        "? UserPromptSubmit BadPayload: unknown agent 'my agent'",
+    ]
+    assert lines[2].startswith("claude ? ")
+    assert key not in log_file().read_text()
+    assert key not in ken("doctor").stdout
+
+
+def test_a_broken_install_logs_an_agent_name_only_when_it_is_a_plain_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no redactor to ask (kenning half-installed), the log's own fallback writer."""
+    from kenning import entry
+
+    key = "sk_live_" + "a1B2c3D4e5F6g7H8i9J0k1L2"
+    monkeypatch.setitem(sys.modules, "kenning.redact", None)  # its import fails
+    entry._log_broken(["UserPromptSubmit", "--agent", key], ImportError("cut short"))
+    entry._log_broken(["SessionStart", "--agent", "claude"], ImportError("cut short"))
+    lines = [line.split(" ", 1)[1] for line in log_lines()]
+    assert [line.split(" ", 3)[:3] for line in lines] == [
+        ["?", "UserPromptSubmit", "kenning"],
+        ["claude", "SessionStart", "kenning"],
+    ]
+    assert key.lower() not in log_file().read_text().lower()
+
+
 def test_the_log_is_kept_small(shop: Path) -> None:
     path = log_file()
     path.parent.mkdir(parents=True)
