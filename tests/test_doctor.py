@@ -349,6 +349,15 @@ def test_a_state_folder_that_cannot_be_made_is_a_bad_line_and_no_command_breaks(
         f"your edit could not be kept: cannot make {blocker}/kenning/edits (Not a directory): "
         "set XDG_STATE_HOME to a folder of your own"
     )
+    # A project's sync locks there: refused before the project is added, in one line.
+    (tmp_path / "notes").mkdir()
+    added = ken_proc("project", "add", "shop", str(tmp_path / "notes"), env=env)
+    assert added.returncode == 1
+    assert one_line_error(added.stderr) == (
+        f"ken: cannot make the state folder {blocker}/kenning (Not a directory): "
+        "set XDG_STATE_HOME to a folder of your own"
+    )
+    assert json.loads(ken_proc("project", "list", "--json", env=env).stdout) == []
     status = ken_proc("hook-server", "status", env=env)
     assert (status.returncode, "Traceback" in status.stderr) == (0, False), status.stderr
     prompt = json.dumps({"session_id": "z", "cwd": str(tmp_path), "prompt": "ship it"})
