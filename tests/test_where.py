@@ -400,7 +400,7 @@ def test_a_branch_whose_name_holds_a_secret_gives_no_workstream_and_never_reache
     assert exported.returncode == 0 and TOKEN not in exported.stdout
     for done in (shown, told, refused, added, exported):
         assert TOKEN not in done.stdout + done.stderr
-    kept = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / where.CLEAN_BRANCHES
+    kept = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / where.CLEAN_NAMES
     assert TOKEN not in (kept.read_text() if kept.exists() else "")
 
 
@@ -417,9 +417,34 @@ def test_a_branch_judged_clean_once_is_not_judged_again_in_another_process(git_r
     assert first.stdout.split() == [f"{REPO}#main", "True"]
     again = run_python(probe)
     assert again.stdout.split() == [f"{REPO}#main", "False"]
-    kept = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / where.CLEAN_BRANCHES
+    kept = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / where.CLEAN_NAMES
     assert kept.read_text() == "main\n"
     git(git_repo, "checkout", "-q", "-b", SECRET_BRANCH)
     assert run_python(probe).stdout.split() == ["None", "True"]
     assert run_python(probe).stdout.split() == ["None", "True"]  # judged each time
     assert kept.read_text() == "main\n"  # a name with a secret is never kept
+
+
+@pytest.mark.parametrize("var", ["KEN_WORKSTREAM", "KEN_PROJECT", "KEN_WORKSPACE"])
+def test_a_setting_that_names_a_scope_with_a_secret_is_refused_as_a_malformed_one_is(git_repo, var):
+    env = {var: f"checkout-{TOKEN}"}
+    shown = ken_proc("where", cwd=git_repo, env=env)
+    assert shown.returncode == 1
+    assert one_line_error(shown.stderr) == (
+        f"ken: {var}: the name 'checkout-[redacted:github_token]' holds a secret "
+        "(github_token); a scope's name is a key kenning stores as written, so name it without"
+    )
+    assert ken_proc("add", "Ship on Fridays", cwd=git_repo, env=env).returncode == 1
+    data = {"session_id": SESSION, "cwd": str(git_repo), "prompt": "ship it"}
+    hook = ken_proc(
+        "hook",
+        "UserPromptSubmit",
+        "--agent",
+        "claude",
+        input=json.dumps(data),
+        cwd=git_repo,
+        env=env,
+    )
+    assert (hook.returncode, hook.stdout) == (0, "")
+    db = Path(os.environ["KEN_DB"])
+    assert not db.exists() or TOKEN not in store_dump(str(db))

@@ -10,10 +10,12 @@ as written in every memory, session and count made under it, and a secret is nev
 stored, nor redacted in a key (two names redacted to one marker would merge their
 scopes). This is decided here, where the workstream is derived, so every face follows:
 writes fall back to the next scope, a bare `workstream` is refused saying why, hooks
-record none, `ken where` shows the name redacted. The redactor judges the name; as
-loading it is most of what a SessionStart hook in its own process would pay, the names
-it found clean are kept in the state folder (`branches`, one a line), and a branch
-judged before is not judged again.
+record none, `ken where` shows the name redacted. A scope named by a setting
+(KEN_WORKSTREAM, KEN_PROJECT, KEN_WORKSPACE, config) that holds a secret is refused,
+as a malformed one is. The redactor judges each name; as loading it is most of what a
+SessionStart hook in its own process would pay, the names it found clean are kept in
+the state folder (`clean-names`, one a line), and a name judged before is not judged
+again.
 """
 
 from __future__ import annotations
@@ -45,9 +47,10 @@ NONE_HERE = {
     "names one)",
 }
 
-# Branch names the redactor found clean, kept for the next process (see the docstring).
-CLEAN_BRANCHES = "branches"
-MAX_CLEAN_BRANCHES = 256  # then the file starts again
+# Branch and scope names the redactor found clean, kept for the next process (see the
+# docstring).
+CLEAN_NAMES = "clean-names"
+MAX_CLEAN_NAMES = 256  # then the file starts again
 _clean_read: dict[str, tuple[tuple[int, int, int], frozenset[str]]] = {}
 
 # What to do about a branch whose name holds a secret (`Where.no_workstream`).
@@ -179,7 +182,7 @@ def detect(
     repo = git.key if git else None
     workstream = None
     branch = git.branch if git else None
-    hidden = _secret_in_branch(branch) if branch else None
+    hidden = _secret_in(branch) if branch else None
     elsewhere: list[Scope] = []
     if env.get("KEN_WORKSTREAM", "").strip():
         scope = _from_setting(ScopeType.WORKSTREAM, env["KEN_WORKSTREAM"], "KEN_WORKSTREAM")
@@ -277,18 +280,18 @@ def detect(
     )
 
 
-def _secret_in_branch(branch: str) -> tuple[str, str] | None:
-    """The branch's name redacted and the kinds of secret in it, when it holds one;
-    None when it is clean (as judged before, or now by the redactor)."""
-    kept = os.path.join(paths_mod.state_dir(), CLEAN_BRANCHES)
-    if branch in paths_mod.read_parsed(kept, _names, _clean_read, frozenset()):
+def _secret_in(name: str) -> tuple[str, str] | None:
+    """A branch's or a scope's name redacted and the kinds of secret in it, when it
+    holds one; None when it is clean (as judged before, or now by the redactor)."""
+    kept = os.path.join(paths_mod.state_dir(), CLEAN_NAMES)
+    if name in paths_mod.read_parsed(kept, _names, _clean_read, frozenset()):
         return None
-    from kenning.redact import redact  # only for a branch not judged before
+    from kenning.redact import redact  # only for a name not judged before
 
-    found = redact(branch)
+    found = redact(name)
     if found.kinds:
         return found.text, ", ".join(found.kinds)
-    _keep_clean(kept, branch)
+    _keep_clean(kept, name)
     return None
 
 
@@ -296,18 +299,18 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(text.splitlines())
 
 
-def _keep_clean(path: str, branch: str) -> None:
-    """Add a clean branch name to the file at `path`; best effort: a state folder that
-    cannot be written only means the name is judged again next time."""
-    if not branch.isprintable():
+def _keep_clean(path: str, name: str) -> None:
+    """Add a clean name to the file at `path`; best effort: a state folder that cannot
+    be written only means the name is judged again next time."""
+    if not name.isprintable():
         return  # a line of its own, always
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        if len(paths_mod.read_parsed(path, _names, _clean_read, frozenset())) >= MAX_CLEAN_BRANCHES:
+        if len(paths_mod.read_parsed(path, _names, _clean_read, frozenset())) >= MAX_CLEAN_NAMES:
             os.unlink(path)  # start again: the names in use come back one by one
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:  # one small write in append mode: whole, whoever else appends
-            os.write(fd, (branch + "\n").encode("utf-8", "surrogateescape"))
+            os.write(fd, (name + "\n").encode("utf-8", "surrogateescape"))
         finally:
             os.close(fd)
     except OSError:
@@ -315,11 +318,18 @@ def _keep_clean(path: str, branch: str) -> None:
 
 
 def _from_setting(scope_type: ScopeType, value: str, source: str) -> Scope:
-    """A scope named by an env var or config, by the same rule as `--scope`."""
+    """A scope named by an env var or config, by the same rule as `--scope`: one whose
+    name holds a secret is refused (`items.parse_scope`)."""
     try:
-        return Scope.of(scope_type, value)
+        scope = Scope.of(scope_type, value)
     except ValueError as exc:
         raise InvalidInput(f"{source}: {exc}") from None
+    if (hidden := _secret_in(scope.value)) is not None:
+        raise InvalidInput(
+            f"{source}: the name '{hidden[0]}' holds a secret ({hidden[1]}); a scope's name "
+            "is a key kenning stores as written, so name it without"
+        )
+    return scope
 
 
 def _inside(path: str, folder: str) -> bool:
