@@ -738,6 +738,33 @@ def test_an_edit_with_a_header_ken_refuses_is_kept_and_the_error_says_where(edit
     assert as_json("show", item.id[-6:])["title"] == "Use pnpm 8"
 
 
+def test_an_edit_refused_for_a_secret_is_kept_without_it_and_the_error_says_which_line(editor):
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # fake: a GitHub token's shape
+    item = add("Deploy key lives in the vault")
+    editor(f"path.write_text(text.replace('Deploy key lives in the vault', {token!r}))")
+    result = ken("edit", item.id[-6:])
+    assert result.exit_code == 1
+    line = one_line_error(result.stderr)
+    assert line.startswith("ken: this looks like a secret, and kenning does not store secrets")
+    assert "your edit is kept, the secret on line 6 redacted, in " in line
+    kept = Path(line.rsplit(" in ", 1)[1])
+    assert kept.read_text().splitlines()[5] == "[redacted:github_token]"
+    # Kept after a conflict too: one secret among the person's words, redacted in place.
+    editor(
+        "import subprocess\n"
+        f"subprocess.run([{str(KEN_BIN)!r}, 'update', {item.id!r}, '--text', "
+        "'Deploy key is in 1Password'], check=True)\n"
+        f"path.write_text(text + 'The old one was {token}, rotated.\\n')"
+    )
+    line = one_line_error(ken("edit", item.id[-6:]).stderr)
+    assert "nothing saved, your edit is kept, the secret on line 7 redacted, in " in line
+    text = Path(line.rsplit(" in ", 1)[1]).read_text()
+    assert "The old one was [redacted:github_token], rotated." in text
+    for path in kept.parent.iterdir():
+        assert token not in path.read_text()
+    assert token not in result.stderr
+
+
 def test_edit_with_a_missing_editor_says_so(monkeypatch):
     item = add("Edit me")
     monkeypatch.setenv("KEN_EDITOR", "/nonexistent/editor")
@@ -1165,6 +1192,7 @@ def test_json_output_of_reading_commands_has_stable_shapes(git_repo, monkeypatch
         "repo_root",
         "branch",
         "workstream",
+        "no_workstream",
         "project",
         "workspace",
         "agent",

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conftest import KEN_BIN, ken
+from conftest import KEN_BIN, ken, ken_proc
 from helpers import add, one_line_error, run_python
 from kenning import config, integrate
 from kenning.agents.codex import codex_home
@@ -408,7 +408,7 @@ def test_a_state_folder_that_cannot_be_written_is_bad_with_a_fix_line() -> None:
     folder.mkdir(parents=True)
     with unwritable(folder):
         code, report, text = doctor()
-    check = named(report["hook_server"], "state folder")
+    check = named(report["store"], "state folder")
     assert code == 1 and check["ok"] is False
     assert f"{folder} cannot be written" in check["detail"]
     assert "hook errors are not logged" in check["detail"]
@@ -455,3 +455,52 @@ def test_agent_settings_whose_hooks_are_malformed_are_bad_and_say_where() -> Non
     assert claude["detail"].startswith(f"{hooks}: its hooks are malformed: ")
     assert "'hooks.SessionStart' is a string, not a list" in claude["detail"]
     assert claude["fix"] == f"fix {hooks} by hand"
+
+
+def test_a_state_folder_that_cannot_be_made_is_a_bad_line_and_no_command_breaks(
+    tmp_path: Path,
+) -> None:
+    """A file where the state folder (hook log, spool, kept edits, hook socket) should be
+    made every command end in a traceback from the spool's replay."""
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    env = {"XDG_STATE_HOME": str(blocker)}
+
+    done = ken_proc("doctor", env={**env, "KEN_HOOK_SERVER": "1"})  # it looks for a socket
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (
+        f"BAD state folder: {blocker}/kenning cannot be made or written: {blocker} is not a "
+        "folder;" in done.stdout
+    )
+    fix = f"fix: set XDG_STATE_HOME to a folder of your own, or move {blocker} out of the way"
+    assert fix in done.stdout
+    for args in (("add", "Ship on Fridays"), ("list",), ("search", "ship"), ("where",)):
+        done = ken_proc(*args, env=env)
+        assert (done.returncode, "Traceback" in done.stderr) == (0, False), (args, done.stderr)
+    # An edit refused for its header cannot be kept there: the error says so, in one line.
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import pathlib, sys\npath = pathlib.Path(sys.argv[1])\n"
+        "path.write_text(path.read_text().replace('kind: note', 'kind: bogus'))\n"
+    )
+    item = ken_proc("add", "Edit me", env=env).stdout.strip()
+    edited = ken_proc("edit", item, env={**env, "KEN_EDITOR": f"{sys.executable} {script}"})
+    assert edited.returncode == 1
+    assert one_line_error(edited.stderr).endswith(
+        f"your edit could not be kept: cannot make {blocker}/kenning/edits (Not a directory): "
+        "set XDG_STATE_HOME to a folder of your own"
+    )
+    # A project's sync locks there: refused before the project is added, in one line.
+    (tmp_path / "notes").mkdir()
+    added = ken_proc("project", "add", "shop", str(tmp_path / "notes"), env=env)
+    assert added.returncode == 1
+    assert one_line_error(added.stderr) == (
+        f"ken: cannot make the state folder {blocker}/kenning (Not a directory): "
+        "set XDG_STATE_HOME to a folder of your own"
+    )
+    assert json.loads(ken_proc("project", "list", "--json", env=env).stdout) == []
+    status = ken_proc("hook-server", "status", env=env)
+    assert (status.returncode, "Traceback" in status.stderr) == (0, False), status.stderr
+    prompt = json.dumps({"session_id": "z", "cwd": str(tmp_path), "prompt": "ship it"})
+    hook = ken_proc("hook", "UserPromptSubmit", "--agent", "claude", input=prompt, env=env)
+    assert (hook.returncode, hook.stderr) == (0, "")

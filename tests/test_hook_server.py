@@ -1227,3 +1227,14 @@ def test_a_summary_a_served_hook_starts_runs_with_the_agents_own_environment(
     assert wait_for(lambda: out.exists() and out.read_text() == "key-only-the-agent-has"), (
         log_text()
     )
+
+
+def test_a_socket_folder_under_a_file_is_refused_not_a_crash(tmp_path: Path) -> None:
+    """`ken doctor`, `ken hook-server status` and every hook ask where the socket goes; a
+    file where a folder of that path should be raised NotADirectoryError through them."""
+    from kenning import hookstate
+
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    with pytest.raises(hookstate.Refused, match="cannot be read \\(Not a directory\\)"):
+        hookstate.check_folder(str(blocker / "kenning"), private=False)

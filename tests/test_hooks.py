@@ -26,6 +26,7 @@ from conftest import KEN_BIN, ken
 from helpers import add, middle_budget, opened, run_python
 from kenning import agents, hooklog
 from kenning import sessions as sessions_mod
+from kenning import where as where_mod
 from kenning.agents.agent import MAX_OUTPUT_CHARS
 from kenning.hooks import run as hook_run
 from kenning.model import Session, Status
@@ -1258,6 +1259,44 @@ def test_debug_flag_shows_the_traceback_on_stderr(shop: Path) -> None:
     assert len(log_lines()) == 1
 
 
+def test_an_agent_or_event_name_that_is_no_plain_name_is_logged_as_a_question_mark(
+    shop: Path,
+) -> None:
+    """Both come from the hook's command line, and were written to the log as given: a
+    key pasted as `--agent` stayed there, and `ken doctor` printed it."""
+    key = "sk_live_" + "a1B2c3D4e5F6g7H8i9J0k1L2"  # fake: a Stripe key's shape
+    prompt = {"session_id": "z", "cwd": str(shop), "prompt": "x"}
+    assert call_inproc("UserPromptSubmit", key, prompt) == (0, "")
+    assert call_inproc("UserPromptSubmit", "my agent", prompt) == (0, "")
+    assert call_inproc(key, "claude", {}) == (0, "")  # no cwd: a line to log
+    lines = [line.split(" ", 1)[1] for line in log_lines()]
+    assert lines[:2] == [
+        "? UserPromptSubmit BadPayload: unknown agent '[redacted:stripe_key]'",
+        "? UserPromptSubmit BadPayload: unknown agent 'my agent'",
+    ]
+    assert lines[2].startswith("claude ? ")
+    assert key not in log_file().read_text()
+    assert key not in ken("doctor").stdout
+
+
+def test_a_broken_install_logs_an_agent_name_only_when_it_is_a_plain_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no redactor to ask (kenning half-installed), the log's own fallback writer."""
+    from kenning import entry
+
+    key = "sk_live_" + "a1B2c3D4e5F6g7H8i9J0k1L2"
+    monkeypatch.setitem(sys.modules, "kenning.redact", None)  # its import fails
+    entry._log_broken(["UserPromptSubmit", "--agent", key], ImportError("cut short"))
+    entry._log_broken(["SessionStart", "--agent", "claude"], ImportError("cut short"))
+    lines = [line.split(" ", 1)[1] for line in log_lines()]
+    assert [line.split(" ", 3)[:3] for line in lines] == [
+        ["?", "UserPromptSubmit", "kenning"],
+        ["claude", "SessionStart", "kenning"],
+    ]
+    assert key.lower() not in log_file().read_text().lower()
+
+
 def test_the_log_is_kept_small(shop: Path) -> None:
     path = log_file()
     path.parent.mkdir(parents=True)
@@ -1339,6 +1378,9 @@ START_DEFERS = ("kenning.team.client", "http.client", "ssl", "kenning.redact", "
 def test_a_session_start_on_a_host_in_no_team_loads_neither_the_team_client_nor_the_redactor(
     shop: Path, memories: dict[str, str], stdin_file: Callable[[dict[str, Any]], Any]
 ) -> None:
+    # The branch's name was judged to hold no secret by an earlier hook or command: the
+    # first start on a branch loads the redactor to judge it (kenning.where).
+    where_mod.detect(shop)
     code = IMPORT_PROBE.format(event="SessionStart", agent="claude", heavy=set(HEAVY))
     code += f"loaded = [m for m in {START_DEFERS!r} if m in sys.modules]\n"
     code += "sys.stderr.write('LOADED ' + json.dumps(loaded))\n"

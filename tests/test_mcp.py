@@ -844,6 +844,39 @@ def test_secrets_are_redacted_in_every_write(git_repo: Path, seeded: dict[str, I
             assert TOKEN.encode() not in path.read_bytes(), path
 
 
+def test_a_branch_whose_name_holds_a_secret_is_no_workstream_the_server_writes_to(
+    git_repo: Path,
+) -> None:
+    subprocess.run(
+        ["git", "checkout", "-q", "-b", f"fix-{TOKEN}"], cwd=git_repo, check=True, timeout=30
+    )
+    why = "the branch name 'fix-[redacted:github_token]' holds a secret (github_token)"
+    answers: list[str] = []
+
+    async def scenario(server: Server) -> None:
+        answers.append(await server.error("memory_propose", {"text": "Where does this go?"}))
+        assert f"there is no workstream here ({why}), no project and no session" in answers[-1]
+        answers.append(
+            await server.error("memory_propose", {"text": "Note", "scope": "workstream"})
+        )
+        assert f"no workstream here: {why}, and a scope's name is a key" in answers[-1]
+        answers.append(await server.error("session_history", {"where": "workstream"}))
+        answers.append(str(await server.ok("memory_context")))
+
+    async def in_project(server: Server) -> None:
+        saved = await server.ok("memory_propose", {"text": "Project note"})
+        assert saved["scope"] == "project:side"
+        answers.append(str(saved))
+
+    drive(git_repo, scenario)
+    drive(git_repo, in_project, extra_env={"KEN_PROJECT": "side"})
+    assert all(TOKEN not in answer for answer in answers)
+    with opened() as store:
+        assert store.count_items() == 1
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert TOKEN.encode() not in Path(os.environ["KEN_DB"]).read_bytes()
+
+
 def test_the_server_finds_no_workstream_outside_a_repo(tmp_path: Path) -> None:
     folder = tmp_path / "plain"
     folder.mkdir()

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from conftest import ken, ken_proc
+from helpers import one_line_error, run_python
 from kenning import where
 
 REPO = "github.com/acme/shop"
@@ -340,3 +344,107 @@ def test_a_project_name_follows_one_rule_wherever_it_is_given(git_repo):
     result = ken("add", "A note for it", "--scope", "project:bad name!")
     assert result.exit_code == 1 and "bad project name 'bad name!'" in result.stderr
     assert where.detect(git_repo, env={"KEN_PROJECT": "Web.App"}).project == "web.app"
+
+
+# A GitHub token pasted into `git checkout -b`: 36 characters after its prefix.
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+SECRET_BRANCH = f"fix-{TOKEN}"
+SESSION = "5a0e7c1d-0000-4000-8000-0000000000b7"
+
+
+def store_dump(path: str) -> str:
+    with sqlite3.connect(path) as db:
+        return "\n".join(db.iterdump())
+
+
+def hook(event: str, cwd: Path, **payload: str) -> None:
+    data = {"session_id": SESSION, "hook_event_name": event, "cwd": str(cwd), **payload}
+    done = ken_proc("hook", event, "--agent", "claude", input=json.dumps(data), cwd=cwd)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_branch_whose_name_holds_a_secret_gives_no_workstream_and_never_reaches_the_store(
+    git_repo,
+):
+    git(git_repo, "checkout", "-q", "-b", SECRET_BRANCH)
+
+    shown = ken_proc("where", "--json", cwd=git_repo)
+    data = json.loads(shown.stdout)
+    assert (data["branch"], data["workstream"]) == ("fix-[redacted:github_token]", None)
+    assert [s["scope"] for s in data["scopes"]] == [f"repo:{REPO}", "global"]
+    told = ken_proc("where", cwd=git_repo)
+    assert "note: the branch name 'fix-[redacted:github_token]' holds a secret" in told.stderr
+    # Asked for by name, the workstream is refused with why, the secret not repeated.
+    refused = ken_proc("add", "Ship on Fridays", "--scope", "workstream", cwd=git_repo)
+    assert refused.returncode == 1
+    line = one_line_error(refused.stderr)
+    assert line.startswith(
+        "ken: no workstream here: the branch name 'fix-[redacted:github_token]' holds a "
+        "secret (github_token)"
+    )
+    added = ken_proc("add", "Deploys go through staging", cwd=git_repo)
+    assert added.stderr.strip().endswith(f"to repo:{REPO}")
+    # An agent's session: recorded with no workstream, its handoff in the repo.
+    hook("SessionStart", git_repo, source="startup")
+    hook("UserPromptSubmit", git_repo, prompt="fix the checkout totals please")
+    hook("SessionEnd", git_repo, reason="exit")
+
+    dump = store_dump(os.environ["KEN_DB"])
+    assert "fix the checkout totals please" in dump  # the hooks did record the session
+    assert TOKEN not in dump
+    with sqlite3.connect(os.environ["KEN_DB"]) as db:
+        assert db.execute("SELECT workstream FROM sessions").fetchall() == [(None,)]
+        scopes = {row[0] for row in db.execute("SELECT scope FROM items")}
+    assert scopes == {f"repo:{REPO}"}
+    exported = ken_proc("export", cwd=git_repo)
+    assert exported.returncode == 0 and TOKEN not in exported.stdout
+    for done in (shown, told, refused, added, exported):
+        assert TOKEN not in done.stdout + done.stderr
+    kept = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / where.CLEAN_NAMES
+    assert TOKEN not in (kept.read_text() if kept.exists() else "")
+
+
+def test_a_branch_judged_clean_once_is_not_judged_again_in_another_process(git_repo):
+    """The redactor judges a branch's name the first time only: loading it is most of
+    what a SessionStart hook in its own process would pay on every start."""
+    probe = (
+        "import sys\n"
+        "from kenning import where\n"
+        f"here = where.detect({str(git_repo)!r}, env={{}})\n"
+        "print(here.workstream, 'kenning.redact' in sys.modules)\n"
+    )
+    first = run_python(probe)
+    assert first.stdout.split() == [f"{REPO}#main", "True"]
+    again = run_python(probe)
+    assert again.stdout.split() == [f"{REPO}#main", "False"]
+    kept = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / where.CLEAN_NAMES
+    assert kept.read_text() == "main\n"
+    git(git_repo, "checkout", "-q", "-b", SECRET_BRANCH)
+    assert run_python(probe).stdout.split() == ["None", "True"]
+    assert run_python(probe).stdout.split() == ["None", "True"]  # judged each time
+    assert kept.read_text() == "main\n"  # a name with a secret is never kept
+
+
+@pytest.mark.parametrize("var", ["KEN_WORKSTREAM", "KEN_PROJECT", "KEN_WORKSPACE"])
+def test_a_setting_that_names_a_scope_with_a_secret_is_refused_as_a_malformed_one_is(git_repo, var):
+    env = {var: f"checkout-{TOKEN}"}
+    shown = ken_proc("where", cwd=git_repo, env=env)
+    assert shown.returncode == 1
+    assert one_line_error(shown.stderr) == (
+        f"ken: {var}: the name 'checkout-[redacted:github_token]' holds a secret "
+        "(github_token); a scope's name is a key kenning stores as written, so name it without"
+    )
+    assert ken_proc("add", "Ship on Fridays", cwd=git_repo, env=env).returncode == 1
+    data = {"session_id": SESSION, "cwd": str(git_repo), "prompt": "ship it"}
+    hook = ken_proc(
+        "hook",
+        "UserPromptSubmit",
+        "--agent",
+        "claude",
+        input=json.dumps(data),
+        cwd=git_repo,
+        env=env,
+    )
+    assert (hook.returncode, hook.stdout) == (0, "")
+    db = Path(os.environ["KEN_DB"])
+    assert not db.exists() or TOKEN not in store_dump(str(db))

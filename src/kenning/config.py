@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 
 from kenning import paths
 from kenning.agents.agent import LAUNCH_KEYS
-from kenning.errors import InvalidInput
+from kenning.errors import InvalidInput, KenningError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -256,6 +256,21 @@ def config_dir() -> Path:
 
 def state_dir() -> Path:
     return Path(paths.state_dir())
+
+
+def made_state_dir() -> Path:
+    """The state folder, made if it is not there (the user's alone); KenningError, saying
+    what to do, when it cannot be: a file where a folder of its path should be, a folder
+    the user cannot write. (`ken doctor` reports it as its `state folder` check.)"""
+    folder = state_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise KenningError(
+            f"cannot make the state folder {folder} ({exc.strerror}): set XDG_STATE_HOME "
+            "to a folder of your own"
+        ) from None
+    return folder
 
 
 def db_path() -> Path:

@@ -482,6 +482,45 @@ def _store_checks() -> list[Check]:
     return checks
 
 
+def state_folder_problem() -> tuple[str, str] | None:
+    """Why kenning's state folder (the hook log, the spool, kept edits, the hook socket)
+    cannot be used, and the fix; None when it can, or can be made on first use."""
+    folder = str(config_mod.state_dir())
+    fix = "set XDG_STATE_HOME to a folder of your own, or move {} out of the way"
+    path = folder
+    while not os.path.lexists(path):  # the nearest part of its path that is there
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+    if not os.path.isdir(path):
+        return f"{path} is not a folder", fix.format(path)
+    if not _writable(Path(path)):
+        return f"{path} cannot be written", _write_fix(
+            Path(path), "set XDG_STATE_HOME to a folder you can write"
+        )
+    return None
+
+
+def _state_checks() -> list[Check]:
+    folder = config_mod.state_dir()
+    problem = state_folder_problem()
+    if problem is None:
+        made = "" if folder.is_dir() else " (made on first use)"
+        return [Check("state folder", True, f"{folder}{made}")]
+    why, fix = problem
+    return [
+        Check(
+            "state folder",
+            False,
+            f"{folder} cannot be made or written: {why}; hook errors are not logged (so the "
+            "log below says nothing), writes a hook could not make are lost, and no hook "
+            "server can start",
+            fix,
+        )
+    ]
+
+
 def _config_checks() -> list[Check]:
     """Whether memory is on, and what config.toml holds that kenning does not read."""
     path = config_mod.config_path()
@@ -592,34 +631,8 @@ def describe_install(server: dict[str, Any]) -> str:
     return f"{said}; {where}python {python}; {answers} at {server['socket']}"
 
 
-def _existing(path: Path) -> Path:
-    """`path`, or the nearest folder above it that exists (where it would be made)."""
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
-
-
-def _state_checks() -> list[Check]:
-    """kenning's state folder, when this user cannot write it: hooks keep their log there,
-    the writes they could not make (the spool) and the hook server's socket."""
-    folder = config_mod.state_dir()
-    there = _existing(folder)
-    if _writable(there):
-        return []
-    made = "" if there == folder else f" ({folder} is made in {there})"
-    return [
-        Check(
-            "state folder",
-            False,
-            f"{there} cannot be written{made}: hook errors are not logged (so the log below "
-            "says nothing), writes a hook could not make are lost, and no hook server can start",
-            _write_fix(there, "set XDG_STATE_HOME to a folder you can write"),
-        )
-    ]
-
-
 def _hook_server_checks() -> list[Check]:
-    state = _state_checks()
+    blocked = state_folder_problem() is not None  # said once, under the store
     others = [
         Check("hook server of another install", True, describe_install(server))
         for server in hookstate.servers()
@@ -627,12 +640,17 @@ def _hook_server_checks() -> list[Check]:
     ]
     if os.environ.get("KEN_HOOK_SERVER", "1") in ("0", "false", "no", "off"):
         off = "off (KEN_HOOK_SERVER=0): each hook runs alone"
-        return [*state, Check("hook server", True, off), *others]
+        return [Check("hook server", True, off), *others]
     try:
         hookstate.socket_path()
     except hookstate.Refused as exc:
+        if (problem := state_folder_problem()) is not None:  # the folder the socket is in
+            why, fix = problem
+            detail = (
+                f"no hook socket: the state folder cannot be made ({why}); each hook runs alone"
+            )
+            return [Check("hook server", False, detail, fix), *others]
         return [
-            *state,
             Check(
                 "hook server",
                 False,
@@ -644,9 +662,9 @@ def _hook_server_checks() -> list[Check]:
         ]
     status = hookstate.running()
     if status is None:
-        starts = "none can start: see the state folder" if state else "the next hook starts it"
-        return [*state, Check("hook server", True, f"not running ({starts})"), *others]
-    return [*state, Check("hook server", True, describe_hook_server(status)), *others]
+        starts = "none can start: see the state folder" if blocked else "the next hook starts it"
+        return [Check("hook server", True, f"not running ({starts})"), *others]
+    return [Check("hook server", True, describe_hook_server(status)), *others]
 
 
 def recent_errors(limit: int = 10) -> list[str]:
@@ -723,7 +741,7 @@ def diagnose(
     report = Report()
     for agent in names:
         report.agents[agent] = _agent_checks(agent)
-    report.store = _store_checks()
+    report.store = _store_checks() + _state_checks()
     # A store another process keeps locked is not waited for again: once is enough to say so.
     held = any(c.name == "store" and HELD in c.detail for c in report.store)
     if deep or repair:

@@ -8,7 +8,8 @@ the memory (`forget`): the kept edits of a forgotten memory, and the drafted pla
 name it or quote a line of it. Nothing else removes them: they stay until the person has
 taken their text.
 
-The standard library only, beside `kenning.ids`: `kenning.items.forget` calls it.
+The standard library only, beside `kenning.ids` and `kenning.errors`:
+`kenning.items.forget` calls it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, BinaryIO
 
 from kenning import ids
 from kenning.config import state_dir
+from kenning.errors import KenningError
 
 EDITS = "edits"
 PLANS = "plans"
@@ -32,12 +34,18 @@ REF_KEYS = ("id", "ids", "into")
 
 
 def folder(name: str) -> Path:
-    """A folder of the state folder, made (or made again) the user's alone."""
+    """A folder of the state folder, made (or made again) the user's alone; KenningError
+    when it cannot be (a file where a folder of its path should be, no access)."""
     state = state_dir()
     path = state / name
-    for each in (state, path):
-        each.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(each, 0o700)  # one made before, by an older kenning, may be 0755
+    try:
+        for each in (state, path):
+            each.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.chmod(each, 0o700)  # one made before, by an older kenning, may be 0755
+    except OSError as exc:
+        raise KenningError(
+            f"cannot make {path} ({exc.strerror}): set XDG_STATE_HOME to a folder of your own"
+        ) from None
     return path
 
 

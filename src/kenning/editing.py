@@ -10,7 +10,8 @@ else `vi`. `save` writes the result through `items.change`, against the revision
 was opened: an edit takes minutes, and a change made meanwhile (an agent, `ken update` in
 another terminal) is not overwritten unseen. Then nothing is saved, and the edited file
 is kept under the state folder for the person to take their text from (`kenning.drafts`);
-so is an edit refused for its header (`kept_if_refused`).
+so is an edit refused for its header or for being mostly a secret (`kept_if_refused`).
+What is kept is redacted as the store would redact it: no secret waits there at rest.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from kenning.config import Config
 from kenning.errors import InvalidInput, KenningError, NeedsPerson, RevisionConflict, StoreError
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope
+from kenning.redact import redact
 from kenning.store import Store
 
 HEADER_END = "---"
@@ -143,7 +145,7 @@ def save(
         now = items.get(store, item.id)
         message = (
             f"{short_id(item.id)} was changed while you edited it ({_difference(item, now)}): "
-            f"nothing saved, your edit is kept in {_keep(item, edit.written)}"
+            f"nothing saved, your edit {_keep(item, edit.written)}"
         )
         raise RevisionConflict(item.id, item.revision, exc.current, message) from None
 
@@ -157,7 +159,7 @@ def kept_if_refused(item: Item, text: str) -> Iterator[None]:
     try:
         yield
     except (InvalidInput, NeedsPerson, StoreError) as exc:
-        raise type(exc)(f"{exc}; your edit is kept in {_keep(item, text)}") from None
+        raise type(exc)(f"{exc}; your edit {_keep(item, text)}") from None
 
 
 def _difference(before: Item, now: Item) -> str:
@@ -172,10 +174,30 @@ def _difference(before: Item, now: Item) -> str:
     return f'{", ".join(changed) or "a new revision"}; now "{title}"'
 
 
-def _keep(item: Item, text: str) -> Path:
+def _keep(item: Item, text: str) -> str:
     """Keep an edit that could not be saved, in a file of its own (private: a memory
-    may be), and say where."""
-    return drafts.keep_edit(item.id, text)
+    may be), and say where: the words that follow "your edit".
+
+    A secret in it is kept redacted, as the store would keep it: an edit refused for
+    holding one (or refused for anything else) would otherwise leave the secret at rest
+    in the state folder until the memory is forgotten. The message names the lines that
+    hold a marker, so the person sees what is no longer there."""
+    found = redact(text)
+    try:
+        path = drafts.keep_edit(item.id, found.text)
+    except KenningError as exc:
+        return f"could not be kept: {exc}"
+    if not found.kinds:
+        return f"is kept in {path}"
+    before = set(text.splitlines())
+    lines = [
+        str(number)
+        for number, line in enumerate(found.text.splitlines(), 1)
+        if "[redacted:" in line and line not in before
+    ]
+    where = f"line{'s' if len(lines) > 1 else ''} {', '.join(lines)}" if lines else "it"
+    secrets = "secrets" if sum(n for _, n in found.counts) > 1 else "secret"
+    return f"is kept, the {secrets} on {where} redacted, in {path}"
 
 
 class Changes(TypedDict):

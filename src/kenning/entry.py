@@ -101,6 +101,11 @@ def _log_broken(argv: list[str], exc: BaseException) -> None:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         fd = os.open(os.path.join(folder, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        # Names as the hook log's own writer shows them, but with no redactor to ask: a
+        # short run of letters (`claude`, `SessionStart`), else `?`.
+        agent, event = (
+            n if n.isascii() and n.isalpha() and len(n) <= 20 else "?" for n in (agent, event)
+        )
         with os.fdopen(fd, "a", encoding="utf-8") as fh:
             fh.write(f"{stamp} {agent} {event} {' '.join(message.split())[:500]}\n")
     except Exception:  # noqa: BLE001, S110 - the log is best effort

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from kenning import config as config_mod
 
@@ -28,11 +29,28 @@ def log(agent: str, event: str, message: str) -> None:
         # An error can quote what it choked on (a prompt, a summarizer's answer): it is
         # redacted before it is written, and only then cut.
         line = " ".join(redact(message[:65536]).text.split())[:2000]
+        who, what = (
+            _column(name, lambda text: bool(redact(text).kinds)) for name in (agent, event)
+        )
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as fh:
-            fh.write(f"{stamp} {agent or '-'} {event or '-'} {line}\n")
+            fh.write(f"{stamp} {who} {what} {line}\n")
     except Exception:  # noqa: BLE001 - the log is best effort
         pass
+
+
+MAX_NAME = 40  # characters of an agent's or an event's name in its column
+
+
+def _column(name: str, secret: Callable[[str], bool]) -> str:
+    """An agent's or an event's name as its column shows it: as given when it is a plain
+    name (`claude`, `UserPromptSubmit`, `hook-server`), else `?`. Both can come from a
+    hook's command line (`--agent NAME`), so either may hold anything, a key pasted in
+    the wrong place included; the message says what was wrong with it, redacted."""
+    if not name:
+        return "-"
+    plain = len(name) <= MAX_NAME and all(c.isascii() and (c.isalnum() or c in "._-") for c in name)
+    return name if plain and not secret(name) else "?"
 
 
 def scrub(needles: list[str]) -> int:

@@ -89,6 +89,8 @@ def check_folder(folder: str, private: bool = True, create: bool = False) -> Non
         if create:
             raise Refused(f"cannot make {folder} for the hook socket") from None
         return
+    except OSError as exc:  # a file where a folder of its path should be, or no access
+        raise Refused(f"{folder} cannot be read ({exc.strerror}): no hook socket there") from None
     uid = os.getuid()
     if not stat.S_ISDIR(found.st_mode):
         raise Refused(f"{folder} is not a folder (a link or a file): no hook socket there")

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kenning import ids, policy
-from kenning.config import state_dir
+from kenning.config import made_state_dir
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import (
     MAX_ITEM_BYTES,
@@ -274,6 +274,7 @@ def add_project(
         )
     for name in FILES:
         read_file(path / name)  # a file kenning cannot read refuses the project
+    made_state_dir()  # where its sync takes a lock: refused now, not after it was added
     store.add_project(slug, str(path), repo)
     return sync(store, slug)
 
@@ -367,8 +368,7 @@ def _project_lock(slug: str) -> Iterator[None]:
     """One sync (or log append) of a project at a time: hooks of agents starting
     together would otherwise each add the same new sections, and two handoffs written
     at once would each rewrite log.md without the other's entry."""
-    folder = state_dir()
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    folder = made_state_dir()
     with open(folder / f"project-{slug}.lock", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         yield

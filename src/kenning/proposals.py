@@ -64,9 +64,8 @@ class AgentContext:
             return Scope(ScopeType.PROJECT, self.where.project)
         if self.agent_session_id:
             return Scope(ScopeType.SESSION, f"{self.agent}:{self.agent_session_id}")
-        raise InvalidInput(
-            f"there is no workstream here (not a git branch), no project and no session: {ask}"
-        )
+        why = self.where.no_workstream or "not a git branch"
+        raise InvalidInput(f"there is no workstream here ({why}), no project and no session: {ask}")
 
 
 def propose(

@@ -136,7 +136,9 @@ def _call(entry: dict[str, Any]) -> tuple[str, list[Any], dict[str, Any]]:
 def _entries() -> list[Path]:
     try:
         names = os.listdir(folder())
-    except FileNotFoundError:
+    except OSError:
+        # None made yet, or none that can be (the state folder is a file, or not
+        # yours): nothing waits there. `ken doctor` says what is wrong with the folder.
         return []
     return [folder() / n for n in sorted(names) if n.endswith(".json") and not n.startswith(".")]
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning import items, policy, sessions
-from kenning.config import Config, state_dir
+from kenning.config import Config, made_state_dir
 from kenning.errors import InvalidInput, KenningError
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import cut_to, one_line
@@ -194,8 +194,7 @@ def run_command(command: list[str], prompt: str, timeout: float) -> str:
 
 @contextmanager
 def _session_lock(session_id: str) -> Iterator[None]:
-    folder = state_dir()
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    folder = made_state_dir()
     with open(folder / f"summarize-{session_id}.lock", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:

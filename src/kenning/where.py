@@ -3,6 +3,19 @@
 The repo, branch and origin come from kenning.git, which reads the `.git` files rather
 than running git: hooks call this on every prompt. Every clone and worktree of a repo
 maps to one key: its normalized origin, or the main checkout's path when there is none.
+
+A branch whose name holds a secret (`fix-ghp_...`, a token pasted into `git checkout
+-b`) gives no workstream, as a detached HEAD gives none: a scope's name is a key, stored
+as written in every memory, session and count made under it, and a secret is never
+stored, nor redacted in a key (two names redacted to one marker would merge their
+scopes). This is decided here, where the workstream is derived, so every face follows:
+writes fall back to the next scope, a bare `workstream` is refused saying why, hooks
+record none, `ken where` shows the name redacted. A scope named by a setting
+(KEN_WORKSTREAM, KEN_PROJECT, KEN_WORKSPACE, config) that holds a secret is refused,
+as a malformed one is. The redactor judges each name; as loading it is most of what a
+SessionStart hook in its own process would pay, the names it found clean are kept in
+the state folder (`clean-names`, one a line), and a name judged before is not judged
+again.
 """
 
 from __future__ import annotations
@@ -34,6 +47,18 @@ NONE_HERE = {
     "names one)",
 }
 
+# Branch and scope names the redactor found clean, kept for the next process (see the
+# docstring).
+CLEAN_NAMES = "clean-names"
+MAX_CLEAN_NAMES = 256  # then the file starts again
+_clean_read: dict[str, tuple[tuple[int, int, int], frozenset[str]]] = {}
+
+# What to do about a branch whose name holds a secret (`Where.no_workstream`).
+SECRET_BRANCH = (
+    "a scope's name is a key kenning stores as written, so the branch gives no workstream; "
+    "rename it (git branch -m NEW) to have one"
+)
+
 # Why a scope a setting names is shared here: it belongs to another repo or folder.
 SHARED_HERE = " (it belongs elsewhere: a shared scope here, as another place's)"
 
@@ -56,6 +81,10 @@ class Where:
     elsewhere: tuple[Scope, ...] = ()
     # The repo the project here was added from (`ken project add` in a repo), if any.
     project_repo: str | None = None
+    # Why the branch here gives no workstream: its name holds a secret (shown redacted,
+    # with the kinds); None otherwise.
+    no_workstream: str | None = None
+    branch_shown: str | None = None  # the branch's name, redacted when it holds a secret
 
     def provenance(
         self, who: str, how: str, *, model: str | None = None, session: str | None = None
@@ -81,6 +110,8 @@ class Where:
         name = text.strip().lower()
         if name in NONE_HERE:
             found = next((s for s in self.scopes if s.type.value == name), None)
+            if found is None and name == ScopeType.WORKSTREAM.value and self.no_workstream:
+                raise InvalidInput(f"no workstream here: {self.no_workstream}, and {SECRET_BRANCH}")
             if found is None:
                 raise InvalidInput(NONE_HERE[ScopeType(name)])
             return found
@@ -93,8 +124,9 @@ class Where:
             "cwd": self.cwd,
             "repo": self.repo,
             "repo_root": str(self.git.root) if self.git else None,
-            "branch": self.git.branch if self.git else None,
+            "branch": self.branch_shown,
             "workstream": self.workstream,
+            "no_workstream": self.no_workstream,
             "project": self.project,
             "workspace": self.workspace,
             "agent": self.agent,
@@ -149,6 +181,8 @@ def detect(
         add(Scope(ScopeType.SESSION, session), "this agent session")
     repo = git.key if git else None
     workstream = None
+    branch = git.branch if git else None
+    hidden = _secret_in(branch) if branch else None
     elsewhere: list[Scope] = []
     if env.get("KEN_WORKSTREAM", "").strip():
         scope = _from_setting(ScopeType.WORKSTREAM, env["KEN_WORKSTREAM"], "KEN_WORKSTREAM")
@@ -158,9 +192,12 @@ def detect(
         if "#" in workstream and workstream.rpartition("#")[0] != repo:
             elsewhere.append(scope)
         add(scope, "KEN_WORKSTREAM is set" + (SHARED_HERE if elsewhere else ""))
-    elif git and git.branch:
-        workstream = f"{repo}#{git.branch}"
-        add(Scope(ScopeType.WORKSTREAM, workstream), f"branch {git.branch} of this repo")
+    elif branch and hidden is None:
+        workstream = f"{repo}#{branch}"
+        add(Scope(ScopeType.WORKSTREAM, workstream), f"branch {branch} of this repo")
+    no_workstream = None
+    if hidden is not None and workstream is None:
+        no_workstream = f"the branch name '{hidden[0]}' holds a secret ({hidden[1]})"
     project = None
     if env.get("KEN_PROJECT", "").strip():
         scope = _from_setting(ScopeType.PROJECT, env["KEN_PROJECT"], "KEN_PROJECT")
@@ -238,15 +275,61 @@ def detect(
         reasons,
         tuple(elsewhere),
         (project_repos or {}).get(project) if project else None,
+        no_workstream,
+        hidden[0] if hidden else branch,
     )
 
 
-def _from_setting(scope_type: ScopeType, value: str, source: str) -> Scope:
-    """A scope named by an env var or config, by the same rule as `--scope`."""
+def _secret_in(name: str) -> tuple[str, str] | None:
+    """A branch's or a scope's name redacted and the kinds of secret in it, when it
+    holds one; None when it is clean (as judged before, or now by the redactor)."""
+    kept = os.path.join(paths_mod.state_dir(), CLEAN_NAMES)
+    if name in paths_mod.read_parsed(kept, _names, _clean_read, frozenset()):
+        return None
+    from kenning.redact import redact  # only for a name not judged before
+
+    found = redact(name)
+    if found.kinds:
+        return found.text, ", ".join(found.kinds)
+    _keep_clean(kept, name)
+    return None
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.splitlines())
+
+
+def _keep_clean(path: str, name: str) -> None:
+    """Add a clean name to the file at `path`; best effort: a state folder that cannot
+    be written only means the name is judged again next time."""
+    if not name.isprintable():
+        return  # a line of its own, always
     try:
-        return Scope.of(scope_type, value)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        if len(paths_mod.read_parsed(path, _names, _clean_read, frozenset())) >= MAX_CLEAN_NAMES:
+            os.unlink(path)  # start again: the names in use come back one by one
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:  # one small write in append mode: whole, whoever else appends
+            os.write(fd, (name + "\n").encode("utf-8", "surrogateescape"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _from_setting(scope_type: ScopeType, value: str, source: str) -> Scope:
+    """A scope named by an env var or config, by the same rule as `--scope`: one whose
+    name holds a secret is refused (`items.parse_scope`)."""
+    try:
+        scope = Scope.of(scope_type, value)
     except ValueError as exc:
         raise InvalidInput(f"{source}: {exc}") from None
+    if (hidden := _secret_in(scope.value)) is not None:
+        raise InvalidInput(
+            f"{source}: the name '{hidden[0]}' holds a secret ({hidden[1]}); a scope's name "
+            "is a key kenning stores as written, so name it without"
+        )
+    return scope
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -303,8 +303,10 @@ def edit(state: State, ref: str, in_place: bool) -> None:
     A small header above '---' holds kind, scope, tags and links. Saving makes a new
     version; --in-place fixes a typo without one. When the memory was changed elsewhere
     while the editor was open, nothing is saved: ken says what changed and where your
-    edited file is kept; so is an edit whose header ken refuses. A team memory (read-only
-    here) is not changed: the edit goes to the team server as a proposed revision.
+    edited file is kept; so is an edit ken refuses (its header, or a text that is mostly a
+    secret). A secret is never kept there: it is redacted, and ken names its line. A team
+    memory (read-only here) is not changed: the edit goes to the team server as a
+    proposed revision.
     """
     item = items.get(state.store, ref)
     team = policy.team_origin(item) is not None

@@ -30,7 +30,8 @@ def where(state: State) -> Result:
 
     A note follows when memories are stored under this repo's earlier key (from before
     its origin was added or changed, or as an older kenning read its origin), with the
-    command that moves them here.
+    command that moves them here; and when the branch's name holds a secret, which gives
+    it no workstream (a scope's name is stored as written, and a secret never is).
     """
     here = state.where()
     earlier = (
@@ -38,10 +39,12 @@ def where(state: State) -> Result:
         if here.repo and config.db_path().exists()
         else []
     )
+    notes = [f"{here.no_workstream}, and {where_mod.SECRET_BRANCH}"] if here.no_workstream else []
+    notes += [line for e in earlier for line in e.notes()]
     return Result(
         data={**here.to_dict(), "earlier_keys": [e.to_dict() for e in earlier]},
         text=lambda: _where_text(here),
-        after=[f"note: {line}" for e in earlier for line in e.notes()],
+        after=[f"note: {line}" for line in notes],
     )
 
 

@@ -34,8 +34,8 @@ class Busy(KenningError):
 @contextlib.contextmanager
 def locked(wait: bool = True) -> Iterator[None]:
     """Hold the sync lock; Busy at once when `wait` is False and another sync has it."""
+    config_mod.made_state_dir()
     path = state_path() + ".lock"
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         try:
