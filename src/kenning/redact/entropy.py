@@ -462,9 +462,11 @@ def _der_certificate(run: str) -> bool:
 _PRINTABLE = frozenset(range(32, 127)) | {9, 10, 13}
 
 
-def _decoded_text(run: str) -> str | None:
-    """The text a base64 run decodes to, when it is plainly text: printable, with spaces
-    or markup, and not a lone ``user:password`` pair."""
+def decoded_printable(run: str) -> str | None:
+    """What a base64 run (its first _SAMPLE characters, standard or URL-safe alphabet)
+    decodes to, when every byte of it is printable text; else None. One cut for every
+    rule that reads a run this way, so they ask `engine.holds_secret` the same question
+    and it answers once."""
     core = run.rstrip("=")[:_SAMPLE]
     core = core[: len(core) - len(core) % 4]
     try:
@@ -476,7 +478,15 @@ def _decoded_text(run: str) -> str | None:
         return None
     if not data or any(b not in _PRINTABLE for b in data):
         return None
-    decoded = data.decode("ascii")
+    return data.decode("ascii")
+
+
+def _decoded_text(run: str) -> str | None:
+    """The text a base64 run decodes to, when it is plainly text: printable, with spaces
+    or markup, and not a lone ``user:password`` pair."""
+    decoded = decoded_printable(run)
+    if decoded is None:
+        return None
     fields = decoded.count("=") >= 2 and "&" in decoded  # a query: user_id=42&plan=pro
     if decoded.count(" ") < 2 and decoded[:1] not in "{[<" and not fields:
         return None  # one word or a user:password pair: not plainly text

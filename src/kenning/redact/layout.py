@@ -12,12 +12,11 @@ and a digit.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Callable
 
 from kenning.redact import formats
+from kenning.redact.entropy import decoded_printable
 from kenning.redact.lazy import lazy
 from kenning.redact.named import _credential_like, _name_kind, _skip_value, password_shaped
 
@@ -220,7 +219,6 @@ _PIPED = lazy(
 _DECODE_FLAG = lazy(r"base64[ \t]+(?:-d|-D|--decode)\b(?P<here>[ \t]*<<<[ \t]*)?", _F)
 _HERE = lazy(r"(?P<q>[\"']?)(?P<b64>[A-Za-z0-9+/_-]{8,4096}={0,2})(?P=q)", _F)
 _PAIR = lazy(r"[\w.@+~-]{1,64}:[^\s]{3,200}\s?", _F)
-_PRINTABLE = frozenset(range(32, 127)) | {9, 10, 13}
 
 
 def decoded_base64(text: str, low: bytes, add: Add, secret: Callable[[str], bool]) -> None:
@@ -249,27 +247,10 @@ def decoded_base64(text: str, low: bytes, add: Add, secret: Callable[[str], bool
 
 
 def _decoded_secret(run: str, secret: Callable[[str], bool]) -> bool:
-    decoded = _decode(run)
+    decoded = decoded_printable(run)
     if decoded is None or not any(c.isdigit() for c in decoded):
         return False  # a credential has a digit; text without one is read no further
     return bool(_PAIR.fullmatch(decoded)) or secret(decoded)
-
-
-def _decode(run: str) -> str | None:
-    # cut as the entropy rule cuts a run it decodes, so that the two ask
-    # `engine.holds_secret` the same question, and it answers once
-    core = run.rstrip("=")[:512]
-    core = core[: len(core) - len(core) % 4]
-    try:
-        if "-" in core or "_" in core:
-            data = base64.urlsafe_b64decode(core)
-        else:
-            data = base64.b64decode(core, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if not data or any(b not in _PRINTABLE for b in data):
-        return None
-    return data.decode("ascii")
 
 
 # --- a Solana keypair -----------------------------------------------------------------------
