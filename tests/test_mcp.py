@@ -1265,11 +1265,8 @@ def test_an_update_rewrites_only_the_agents_own_note_not_a_persons_or_another_ag
     assert "claude rewrote person" not in got["context"]
 
 
-def test_an_agent_revises_its_own_waiting_proposal_rather_than_filing_a_second(
-    git_repo: Path,
-) -> None:
-    # No one is told a proposal yet: the agent's own is a new version of it, still
-    # proposed, and the person reviews its latest words once.
+def own_proposal_updated(git_repo: Path, evidence: str, **how: Any) -> dict[str, Any]:
+    """An agent proposes a repo rule, then updates that proposal: both answers."""
     got: dict[str, Any] = {}
 
     async def scenario(server: Server) -> None:
@@ -1283,11 +1280,20 @@ def test_an_agent_revises_its_own_waiting_proposal_rather_than_filing_a_second(
                 "id": got["proposed"]["id"],
                 "text": "Update my own proposal",
                 "expected_revision": got["proposed"]["revision"],
-                "evidence": "e2",
+                "evidence": evidence,
             },
         )
 
-    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+    drive(git_repo, scenario, **how)
+    return got
+
+
+def test_an_agent_revises_its_own_waiting_proposal_rather_than_filing_a_second(
+    git_repo: Path,
+) -> None:
+    # No one is told a proposal yet: the agent's own is a new version of it, still
+    # proposed, and the person reviews its latest words once.
+    got = own_proposal_updated(git_repo, "e2", extra_env={"KEN_AGENT": "claude"})
 
     assert got["update"]["id"] == got["proposed"]["id"]
     assert got["update"]["note"] == (
@@ -1310,24 +1316,7 @@ def test_approving_a_replacement_of_a_waiting_proposal_supersedes_that_proposal(
 ) -> None:
     # An agent no one can name owns nothing, not even its own proposal: its update is a
     # replacement. Approving it retires the proposal it replaces, which waits no more.
-    got: dict[str, Any] = {}
-
-    async def scenario(server: Server) -> None:
-        got["proposed"] = await server.ok(
-            "memory_propose",
-            {"text": "Scope repo with evidence", "scope": "repo", "evidence": "e"},
-        )
-        got["update"] = await server.ok(
-            "memory_update",
-            {
-                "id": got["proposed"]["id"],
-                "text": "Update my own proposal",
-                "expected_revision": got["proposed"]["revision"],
-                "evidence": "e",
-            },
-        )
-
-    drive(git_repo, scenario, chain=NO_AGENT)
+    got = own_proposal_updated(git_repo, "e", chain=NO_AGENT)
     assert got["update"]["note"] == "proposed as a replacement"
     original, replacement = got["proposed"]["id"], got["update"]["id"]
     assert "approving this supersedes it" in ken("show", replacement).stdout
