@@ -603,6 +603,35 @@ def test_a_handoff_inside_a_project_is_appended_to_log_md_and_indexed_from_it(
     assert projects.sync(store, "shop").read == []  # already indexed
 
 
+def test_two_handoffs_headed_alike_in_log_md_are_each_their_own_sessions(
+    store: SQLiteStore, notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Same agent, same minute, same words: the second entry is `key-2`, and its memory is
+    # the second session's (a repo's switches go by where each was written).
+    monkeypatch.setattr(
+        projects, "log_heading", lambda agent, title: f"2026-12-01 10:00 {agent}: {title}"
+    )
+    projects.add_project(store, "shop", str(notes), None)
+    where = here(store, Config(), notes, agent="claude")
+    left = [
+        proposals.handoff(
+            store,
+            proposals.AgentContext("claude", where, session_id=session),
+            done="Wrote the refund endpoint",
+            state="green",
+            next_steps="ship",
+        )
+        for session in ("first", "second")
+    ]
+
+    assert [i.provenance.session for i in left] == ["first", "second"]
+    assert left[0].id != left[1].id and left[1].source == f"{left[0].source}-2"
+    entries = store.list_items(ItemQuery(source_prefix="project:shop:log.md#", statuses=()))
+    mine = {i.id: i.provenance for i in entries if i.provenance.who == "claude"}
+    assert mine == {i.id: i.provenance for i in left}
+    assert all(i.provenance.cwd == str(notes) for i in left)
+
+
 # ------------------------------------------------------------------------ at the same time
 
 SYNC_AT = """

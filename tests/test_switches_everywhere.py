@@ -154,6 +154,43 @@ def test_a_handoff_left_in_a_project_on_a_detached_head_of_a_private_repo_reache
     drive(repos["shop"], reads, extra_env={"KEN_PROJECT": "payproj"})
 
 
+def test_an_agents_handoff_in_a_private_repos_project_log_reaches_no_agent(
+    repos: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The handoff is written to the project's log.md and indexed from there: the memory
+    # the sync makes of it is still the one written in payroll, and withheld as such.
+    notes = tmp_path / "notes" / "payproj"
+    notes.mkdir(parents=True)
+    in_(repos["payroll"], monkeypatch)
+    assert ken("project", "add", "payproj", str(notes)).exit_code == 0
+    handoff = {"done": f"Raised the CFO salary {SECRET}", "state": "s", "next": "n"}
+
+    async def leave(server: Server) -> None:
+        await server.ok("memory_handoff", handoff)
+
+    drive(repos["payroll"], leave, client="codex-mcp-client")
+    [left] = handoffs()
+    assert SECRET in left.title and (left.source or "").startswith("project:payproj:log.md#")
+    made = left.provenance
+    assert (made.who, made.how, made.repo, made.project) == ("codex", "sync", PAYROLL, "payproj")
+    for folder in (repos["shop"], notes):
+        monkeypatch.setenv("KEN_PROJECT", "payproj")
+        told = hook("SessionStart", folder, f"next-{folder.name}", source="startup")
+        assert told and SECRET not in told, folder
+        in_(folder, monkeypatch)
+        for args in (("list", "--all"), ("export",)):
+            assert SECRET in ken(*args).stdout, args  # the person's shell sees it all
+            done = ken(*args, env=AGENT)
+            assert done.exit_code == 0 and SECRET not in done.output, (args, folder)
+        assert SECRET not in ken("pack", "--for", "codex").stdout
+
+    async def reads(server: Server) -> None:
+        assert SECRET not in (await server.ok("memory_context"))["text"]
+        assert "deliver = false" in await server.error("memory_get", {"id": left.id})
+
+    drive(repos["shop"], reads, extra_env={"KEN_PROJECT": "payproj"})
+
+
 def test_a_private_repos_memory_in_a_shared_scope_is_withheld_as_its_repo_scope_is(
     repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

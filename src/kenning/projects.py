@@ -286,7 +286,19 @@ def remove_project(store: Store, slug: str, *, actor: policy.Actor | None = None
         raise NotFound(f"no project '{slug}'; `ken project list` shows them")
 
 
-def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncReport) -> None:
+def _sync_file(
+    store: Store,
+    slug: str,
+    folder: Path,
+    name: str,
+    report: SyncReport,
+    written: dict[str, Provenance] | None = None,
+) -> None:
+    """Index one file. `written`: entries kenning wrote into it for someone (an agent's
+    handoff in log.md), by key, with the provenance of who wrote them and where: the
+    memory of such an entry is theirs, not the folder's (a repo's `deliver = false`
+    withholds what was written in it, `kenning.deliver.origin_repos`)."""
+    written = written or {}
     path = folder / name
     try:
         info = path.stat()
@@ -313,6 +325,7 @@ def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncRep
         title = redact(entry.title).text
         body = _fit(title, redact(entry.body).text, path)
         current = existing.pop(entry.key, None)
+        made = written.get(entry.key)
         if current is None:
             # Stored as the file has it: no template reshapes the body and no '#' is taken
             # off the title, so the next read compares like with like (and the body, cut
@@ -325,7 +338,7 @@ def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncRep
                 kind=entry.kind,
                 scope=scope,
                 status=entry.status,
-                provenance=Provenance(who="ken", how="sync", project=slug, cwd=str(folder)),
+                provenance=made or Provenance(who="ken", how="sync", project=slug, cwd=str(folder)),
                 created_at=now,
                 updated_at=now,
                 revision=ids.new_ulid(),
@@ -334,7 +347,15 @@ def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncRep
             store.insert_item(item, change="sync")
             report.added += 1
             continue
-        if (current.title, current.body, current.status) == (title, body, entry.status):
+        # An entry written again under the heading of one removed before is the new
+        # writer's: its memory takes their provenance.
+        provenance = made or current.provenance
+        if (current.title, current.body, current.status, current.provenance) == (
+            title,
+            body,
+            entry.status,
+            provenance,
+        ):
             continue
         if entry.status is Status.ARCHIVED and current.status is not Status.ARCHIVED:
             report.archived += 1
@@ -346,6 +367,7 @@ def _sync_file(store: Store, slug: str, folder: Path, name: str, report: SyncRep
                 title=title,
                 body=body,
                 status=entry.status,
+                provenance=provenance,
                 updated_at=now_iso(),
                 expires_at=None,
             ),
@@ -374,7 +396,9 @@ def _project_lock(slug: str) -> Iterator[None]:
         yield
 
 
-def _sync(store: Store, slug: str) -> SyncReport:
+def _sync(
+    store: Store, slug: str, written: dict[str, dict[str, Provenance]] | None = None
+) -> SyncReport:
     project = get_project(store, slug)
     folder = Path(project.folder)
     report = SyncReport(slug, [])
@@ -382,7 +406,7 @@ def _sync(store: Store, slug: str) -> SyncReport:
         report.skipped.append(f"{folder} is not there: its memories stay as they are")
         return report
     for name in FILES:
-        _sync_file(store, slug, folder, name, report)
+        _sync_file(store, slug, folder, name, report, (written or {}).get(name))
     return report
 
 
@@ -397,18 +421,30 @@ def sync_all(store: Store) -> list[SyncReport]:
     return [sync(store, p.slug) for p in store.projects()]
 
 
-def append_log(store: Store, slug: str, heading: str, body: str) -> Path:
-    """Add an entry to a project's log.md (the file stays the truth), then sync it."""
+def append_log(
+    store: Store, slug: str, heading: str, body: str, provenance: Provenance | None = None
+) -> Item | None:
+    """Add an entry to a project's log.md (the file stays the truth), then sync it: the
+    entry's memory, made in the same lock, has `provenance` (who wrote it, where; by
+    default kenning's, as for any entry of the file), so it is never anyone else's, not
+    even for a moment. None if the sync could not read the file back."""
     project = get_project(store, slug)
     path = Path(project.folder) / "log.md"
     with _project_lock(slug):
         existing = read_file(path) or "# Log\n"
         entry = f"\n## {redact(heading).text}\n\n{redact(body.strip()).text}\n"
+        text = existing.rstrip("\n") + "\n" + entry
         tmp = path.with_name(f".log.md.{os.getpid()}.{ids.new_ulid()[-6:]}")
-        tmp.write_text(existing.rstrip("\n") + "\n" + entry, encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
-        _sync(store, slug)
-    return path
+        # The entry is the file's last (unless a fence left open above it swallowed it):
+        # its key as the sync numbers it (`key-2` when another entry has its heading).
+        last = parse("log.md", text)[-1:]
+        if not last or last[0].title != redact(heading).text.strip():
+            _sync(store, slug)
+            return None
+        _sync(store, slug, {"log.md": {last[0].key: provenance}} if provenance else None)
+    return find_synced(store, slug, "log.md", last[0].key)
 
 
 # A line of an agent's text that would start a section or a fence in a project file.

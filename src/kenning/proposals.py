@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from kenning import ids, items, policy, projects
@@ -241,14 +241,12 @@ def handoff(
             )
             if text.strip()
         )
-        projects.append_log(store, slug, heading, log_body)
-        found = projects.find_synced(store, slug, "log.md", projects.entry_key(heading))
+        # Indexed from the file (how: sync), as written by this agent, in its session,
+        # where it runs: a repo's switches hold for it as for any memory written there.
+        mine = items.redact_provenance(ctx.provenance("sync"))
+        found = projects.append_log(store, slug, heading, log_body, mine)
         if found is not None:
-            # Indexed from the file (how: sync); whose session wrote it is known here.
-            mine = items.redact_provenance(
-                replace(found.provenance, who=ctx.agent, model=ctx.model, session=ctx.session_id)
-            )
-            return store.replace_item(replace(found, provenance=mine), "sync", new_version=False)
+            return found
     scope = ctx.own_scope(
         "a handoff belongs to a git branch, a project (KEN_PROJECT) or an agent's session"
     )
