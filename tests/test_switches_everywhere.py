@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +190,37 @@ def test_an_agents_handoff_in_a_private_repos_project_log_reaches_no_agent(
         assert "deliver = false" in await server.error("memory_get", {"id": left.id})
 
     drive(repos["shop"], reads, extra_env={"KEN_PROJECT": "payproj"})
+
+
+def test_a_log_md_entry_an_agent_wrote_itself_in_a_private_repos_session_reaches_no_agent(
+    repos: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Headed as memory_handoff heads one, within a session of that agent in the project:
+    # the entry is that session's (as `ken handoff` counts it), so it was written in payroll.
+    notes = tmp_path / "notes" / "payproj"
+    notes.mkdir(parents=True)
+    in_(repos["payroll"], monkeypatch)
+    assert ken("project", "add", "payproj", str(notes)).exit_code == 0
+    hook("SessionStart", repos["payroll"], "s1", source="startup")
+    minute = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    entry = f"# Log\n\n## {minute} claude: CFO salary raised {SECRET}\n\nBy hand.\n"
+    (notes / "log.md").write_text(entry, encoding="utf-8")
+    in_(repos["shop"], monkeypatch, KEN_PROJECT="payproj")
+    told = ken("pack", "--for", "codex").stdout  # syncs the project first, as a start does
+    assert "CFO salary" not in told
+
+    async def reads(server: Server) -> None:
+        assert "CFO salary" not in (await server.ok("memory_context"))["text"]
+
+    drive(repos["shop"], reads, extra_env={"KEN_PROJECT": "payproj"}, client="codex-mcp-client")
+    [left] = [i for i in handoffs() if SECRET in i.title]
+    with opened() as store:
+        [session] = store.list_sessions(SessionQuery(repo=PAYROLL))
+    made = left.provenance
+    assert (made.who, made.session, made.repo) == ("claude", session.id, PAYROLL)
+    in_(notes, monkeypatch)
+    assert SECRET in ken("list").stdout
+    assert SECRET not in ken("list", env=AGENT).stdout
 
 
 def test_a_private_repos_memory_in_a_shared_scope_is_withheld_as_its_repo_scope_is(

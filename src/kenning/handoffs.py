@@ -44,10 +44,22 @@ def last_active(session: Session) -> str:
     return max(session.started_at, session.ended_at or "")
 
 
+def heading_agent(title: str) -> str | None:
+    """The agent a log.md entry's heading names, when it is headed as memory_handoff
+    heads one (`YYYY-MM-DD HH:MM AGENT: title`)."""
+    match = _LOG_HEADING.match(title)
+    return match.group(2) if match else None
+
+
 def written_in(item: Item, session: Session) -> bool:
     """Whether a project's log.md entry is this session's: headed (as memory_handoff
     writes it) with the session's agent and a time within the session."""
-    match = _LOG_HEADING.match(item.title)
+    return headed_in(item.title, session)
+
+
+def headed_in(title: str, session: Session) -> bool:
+    """Whether a log.md heading names `session`'s agent and a time within it."""
+    match = _LOG_HEADING.match(title)
     if not match or match.group(2) != session.agent:
         return False
     start = session.started_at[:16].replace("T", " ")

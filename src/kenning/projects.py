@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kenning import ids, policy
+from kenning import handoffs, ids, policy
 from kenning.config import made_state_dir
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import (
@@ -40,10 +40,11 @@ from kenning.model import (
     normalize_name,
 )
 from kenning.redact import redact
-from kenning.store import ItemQuery, Project, Store, now_iso
+from kenning.store import ItemQuery, Project, SessionQuery, Store, now_iso
 
 FILES = ("decisions.md", "plan.md", "log.md")
 MAX_FILE_BYTES = 1024 * 1024
+READ_SESSIONS = 50  # an agent's latest sessions in a project, to find who wrote an entry
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TASK = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s+(.+?)\s*$")
 
@@ -326,6 +327,8 @@ def _sync_file(
         body = _fit(title, redact(entry.body).text, path)
         current = existing.pop(entry.key, None)
         made = written.get(entry.key)
+        if current is None and made is None and name == "log.md":
+            made = _session_entry(store, slug, title)
         if current is None:
             # Stored as the file has it: no template reshapes the body and no '#' is taken
             # off the title, so the next read compares like with like (and the body, cut
@@ -383,6 +386,31 @@ def _sync_file(
             )
             report.archived += 1
     store.set_file_stamp(slug, name, stamp)
+
+
+def _session_entry(store: Store, slug: str, title: str) -> Provenance | None:
+    """Who wrote a new log.md entry headed as memory_handoff heads one, by hand: the
+    latest session of the agent it names, in this project, that the time falls in (as
+    `kenning.handoffs` counts the entry as that session's handoff). Its memory was
+    written where that session ran, so a repo's switches hold for it."""
+    agent = handoffs.heading_agent(title)
+    if agent is None:
+        return None
+    found = store.list_sessions(SessionQuery(agent=agent, project=slug, limit=READ_SESSIONS))
+    session = next((s for s in found if handoffs.headed_in(title, s)), None)
+    if session is None:
+        return None
+    return Provenance(
+        who=session.agent,
+        how="sync",
+        model=session.model,
+        session=session.id,
+        cwd=session.cwd,
+        repo=session.repo,
+        workspace=session.workspace,
+        workstream=session.workstream,
+        project=slug,
+    )
 
 
 @contextmanager
