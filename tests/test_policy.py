@@ -78,6 +78,11 @@ def test_ken_add_from_an_agents_shell_proposes_rules_and_asks_evidence_for_share
     note = ken_proc(
         "add", "Cart refactor halfway", "-s", "workstream", "--json", env=env, cwd=git_repo
     )
+    # A rule in its own workstream needs no evidence, as memory_propose takes it.
+    fact = ken_proc(
+        "add", "We release on Fridays", "-k", "fact", "-s", WORKSTREAM, "--json",
+        env=env, cwd=git_repo,
+    )  # fmt: skip
     bare = ken_proc("add", "Deploys need a ticket", "-s", "repo", env=env, cwd=git_repo)
     backed = ken_proc(
         "add",
@@ -92,10 +97,14 @@ def test_ken_add_from_an_agents_shell_proposes_rules_and_asks_evidence_for_share
     )
     assert json.loads(rule.stdout)["status"] == "proposed"
     assert json.loads(note.stdout)["status"] == "active"
+    assert (json.loads(fact.stdout)["status"], json.loads(fact.stdout)["evidence"]) == (
+        "proposed",
+        "",
+    )
     assert bare.returncode == 1
     assert "needs evidence" in one_line_error(bare.stderr)
     assert json.loads(backed.stdout)["status"] == "proposed"
-    assert len(snapshot()) == 3
+    assert len(snapshot()) == 4
 
 
 def test_packs_and_recall_label_an_agents_unreviewed_working_notes(git_repo, monkeypatch):
