@@ -1426,3 +1426,33 @@ def test_a_new_sessions_start_tells_the_person_what_waits_for_review_once(git_re
     assert copilot.render(start, "the pack", notice) == json.dumps(
         {"additionalContext": "the pack"}
     )
+
+
+def test_a_hook_with_a_setting_out_of_range_changes_nothing_and_logs_why(shop: Path) -> None:
+    # The prompt hook read recall.half_life_days only after it had recorded the session:
+    # a session with no prompt was left. Every setting is checked before anything is done.
+    start = payload("claude", "SessionStart", shop)
+    call_inproc("SessionStart", "claude", start)
+    [before] = all_sessions()
+    write_config("[recall]\nhalf_life_days = 0.0\n")
+
+    for event, data in (
+        ("UserPromptSubmit", payload("claude", "UserPromptSubmit", shop, session_id="second")),
+        ("SessionStart", {**start, "session_id": "third"}),
+        ("SessionEnd", payload("claude", "SessionEnd", shop)),
+    ):
+        assert call_inproc(event, "claude", data) == (0, ""), event
+        assert "recall.half_life_days must be from 0.1 to 36,500, not 0.0" in log_lines()[-1]
+    assert all_sessions() == [before]
+    # kenning's own command is told why nothing was done, as when memory is off
+    remember = "/remember Use pnpm, not npm"
+    told = call_inproc(
+        "UserPromptSubmit", "claude", payload("claude", "UserPromptSubmit", shop, prompt=remember)
+    )[1]
+    assert "kenning: recall.half_life_days must be from 0.1" in told
+    assert "nothing was stored." in told
+    with opened() as store:
+        assert store.count_items() == 0
+    write_config("")
+    call_inproc("UserPromptSubmit", "claude", payload("claude", "UserPromptSubmit", shop))
+    assert one_session().prompt_count == 1

@@ -502,6 +502,13 @@ class Config:
             return _check_type(setting, value)
         return setting.default
 
+    def check(self) -> None:
+        """Read every setting: raises InvalidInput (one line) for the first whose value
+        is of the wrong type or out of its range. A hook checks before it does anything,
+        so one it cannot finish for a setting changes nothing."""
+        for setting in SETTINGS:
+            self.value_of(setting)
+
     def source(self, setting: Setting) -> str:
         """Where the setting's value comes from: flag, env VAR, file or default."""
         key = setting.key

@@ -204,13 +204,14 @@ OFF = "kenning: memory is turned off (memory.enabled = false in config.toml, or 
 NOTHING_DONE = {"remember": "nothing was stored", "recall": "nothing was recalled"}
 
 
-def off_notice(event: HookEvent) -> str:
-    """With memory turned off, what a prompt of kenning's own command is told: that
-    nothing was done (every other event stays silent). Reads no store."""
+def off_notice(event: HookEvent, why: str = OFF) -> str:
+    """With memory turned off (or a setting kenning cannot read: `why`), what a prompt of
+    kenning's own command is told: that nothing was done (every other event stays
+    silent). Reads no store."""
     if event.event is not Event.PROMPT:
         return ""
     command = SLASH.match(sessions.person_prompt(event.prompt or ""))
-    return f"{OFF}: {NOTHING_DONE[command.group(1)]}." if command else ""
+    return f"{why}: {NOTHING_DONE[command.group(1)]}." if command else ""
 
 
 def _slash(
