@@ -529,9 +529,9 @@ def _config_checks() -> list[Check]:
     except KenningError as exc:
         return [Check("config", False, str(exc), f"fix or remove {path}")]
     config = config_mod.Config(data)
-    # Every value as a command would read it: one out of its range stops them all (the
-    # prompt hook included, which then tells the agent nothing). Each is named: fixing
-    # one to find the next is a round trip per value.
+    # Every value as a command would read it: one out of its range stops each command
+    # that reads it, and every hook (which then records and tells nothing). Each is
+    # named: fixing one to find the next is a round trip per value.
     failed: dict[str, Check] = {}
     for setting in config_mod.SETTINGS:
         try:
