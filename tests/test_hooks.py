@@ -779,6 +779,28 @@ def test_gemini_precompress_is_no_compaction(shop: Path, memories: dict[str, str
     assert call_inproc("BeforeAgent", "gemini", ask) == (0, "")
 
 
+def test_a_gemini_resume_is_given_the_pack_and_what_recall_told_again(
+    shop: Path, memories: dict[str, str]
+) -> None:
+    """Gemini's resume drops every turn that begins with hook context: the pack's, and in
+    `gemini -p` the first prompt's with its recall (tests/agents/test_ken_hooks.py)."""
+    start = payload("gemini", "SessionStart", shop)
+    assert SMALL_PACK_START in pack_of("gemini", call_inproc("SessionStart", "gemini", start)[1])
+    ask = payload("gemini", "BeforeAgent", shop)
+    assert "greets in French" in call_inproc("BeforeAgent", "gemini", ask)[1]
+
+    code, out = call_inproc("SessionStart", "gemini", {**start, "source": "resume"})
+    assert SMALL_PACK_START in pack_of("gemini", out)
+    assert "greets in French" in call_inproc("BeforeAgent", "gemini", ask)[1]
+    assert call_inproc("BeforeAgent", "gemini", ask) == (0, "")
+    session = one_session()
+    whats = [d.what for d in deliveries(session.id)]
+    assert whats == ["pack", "recall", "restart", "pack", "recall"]
+    told = ken("told", session.id).output
+    assert "a resume dropped what the session was told: all may be recalled again" in told
+    assert log_lines() == []
+
+
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_a_forked_session_gets_no_pack(agent: str, shop: Path, memories: dict[str, str]) -> None:
     start = payload(agent, "SessionStart", shop)

@@ -106,6 +106,8 @@ def _told(found: Session, given: Sequence[browse.Delivery]) -> None:
             what = "compaction: what came before may be recalled again"
         elif entry.is_repack:
             what = "a new start pack: what earlier packs told may be recalled again"
+        elif entry.is_restart:
+            what = "a resume dropped what the session was told: all may be recalled again"
         echo(f"{entry.at}  {what}")
         for item_id, _ in entry.items:
             echo(f"  {short_id(item_id)}  {clean(titles[item_id], one_line=True)}")
