@@ -580,6 +580,31 @@ def test_a_session_whose_agent_died_is_closed_at_the_next_start(shop: Path) -> N
     assert by_agent["gemini"].ended_at is None
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="a process's state is read from /proc")
+def test_a_session_whose_agent_is_a_zombie_is_closed_at_the_next_start(shop: Path) -> None:
+    """An agent killed under a parent that does not reap it (Gemini CLI's re-executed node
+    child, in a container whose PID 1 reaps nothing) stays a zombie: a signal still finds
+    its pid, but it runs no more."""
+    zombie = subprocess.Popen(["true"])
+    try:
+        os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped
+        os.kill(zombie.pid, 0)  # no ProcessLookupError: the pid is still there
+        call_inproc("SessionStart", "gemini", payload("gemini", "SessionStart", shop))
+        [gone] = all_sessions()
+        with opened() as store:
+            store.update_session(gone.id, SessionUpdate(pid=zombie.pid))
+
+        call_inproc("SessionStart", "claude", payload("claude", "SessionStart", shop))
+
+        by_agent = {s.agent: s for s in all_sessions()}
+        assert (by_agent["gemini"].end_reason, by_agent["claude"].ended_at) == (
+            "agent exited",
+            None,
+        )
+    finally:
+        zombie.wait()
+
+
 def test_session_end_for_an_unknown_session_is_logged_not_shown(shop: Path) -> None:
     code, out = call_inproc("SessionEnd", "claude", payload("claude", "SessionEnd", shop))
     assert (code, out) == (0, "")
