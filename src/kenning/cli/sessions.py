@@ -184,7 +184,7 @@ def _signal_text(signal: Signal | None) -> str:
 @click.option("--model", help="The model to start it with.")
 @click.option("--prompt", help="What to ask first (default: check the state and carry on).")
 @click.option("--fresh", is_flag=True, help="Start a new session even if it could resume.")
-@click.option("--print", "show", is_flag=True, help="Print the command and pack; run nothing.")
+@click.option("--print", "show", is_flag=True, help="Print the command and pack; start no agent.")
 @renders
 @pass_state
 def handoff_cmd(
