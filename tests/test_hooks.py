@@ -580,6 +580,31 @@ def test_a_session_whose_agent_died_is_closed_at_the_next_start(shop: Path) -> N
     assert by_agent["gemini"].ended_at is None
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="a process's state is read from /proc")
+def test_a_session_whose_agent_is_a_zombie_is_closed_at_the_next_start(shop: Path) -> None:
+    """An agent killed under a parent that does not reap it (Gemini CLI's re-executed node
+    child, in a container whose PID 1 reaps nothing) stays a zombie: a signal still finds
+    its pid, but it runs no more."""
+    zombie = subprocess.Popen(["true"])
+    try:
+        os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped
+        os.kill(zombie.pid, 0)  # no ProcessLookupError: the pid is still there
+        call_inproc("SessionStart", "gemini", payload("gemini", "SessionStart", shop))
+        [gone] = all_sessions()
+        with opened() as store:
+            store.update_session(gone.id, SessionUpdate(pid=zombie.pid))
+
+        call_inproc("SessionStart", "claude", payload("claude", "SessionStart", shop))
+
+        by_agent = {s.agent: s for s in all_sessions()}
+        assert (by_agent["gemini"].end_reason, by_agent["claude"].ended_at) == (
+            "agent exited",
+            None,
+        )
+    finally:
+        zombie.wait()
+
+
 def test_session_end_for_an_unknown_session_is_logged_not_shown(shop: Path) -> None:
     code, out = call_inproc("SessionEnd", "claude", payload("claude", "SessionEnd", shop))
     assert (code, out) == (0, "")
@@ -777,6 +802,28 @@ def test_gemini_precompress_is_no_compaction(shop: Path, memories: dict[str, str
     # Gemini fires PreCompress before every model call, compaction or not.
     call_inproc("PreCompress", "gemini", payload("gemini", "PreCompress", shop))
     assert call_inproc("BeforeAgent", "gemini", ask) == (0, "")
+
+
+def test_a_gemini_resume_is_given_the_pack_and_what_recall_told_again(
+    shop: Path, memories: dict[str, str]
+) -> None:
+    """Gemini's resume drops every turn that begins with hook context: the pack's, and in
+    `gemini -p` the first prompt's with its recall (tests/agents/test_ken_hooks.py)."""
+    start = payload("gemini", "SessionStart", shop)
+    assert SMALL_PACK_START in pack_of("gemini", call_inproc("SessionStart", "gemini", start)[1])
+    ask = payload("gemini", "BeforeAgent", shop)
+    assert "greets in French" in call_inproc("BeforeAgent", "gemini", ask)[1]
+
+    code, out = call_inproc("SessionStart", "gemini", {**start, "source": "resume"})
+    assert SMALL_PACK_START in pack_of("gemini", out)
+    assert "greets in French" in call_inproc("BeforeAgent", "gemini", ask)[1]
+    assert call_inproc("BeforeAgent", "gemini", ask) == (0, "")
+    session = one_session()
+    whats = [d.what for d in deliveries(session.id)]
+    assert whats == ["pack", "recall", "restart", "pack", "recall"]
+    told = ken("told", session.id).output
+    assert "a resume dropped what the session was told: all may be recalled again" in told
+    assert log_lines() == []
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])

@@ -1739,6 +1739,34 @@ def test_with_memory_off_every_mcp_write_is_refused_and_says_why(
     assert set(all_items()) == {i.id for i in seeded.values()}
 
 
+def test_with_memory_off_the_server_says_so_when_it_connects_and_its_tools_say_why(
+    git_repo: Path, seeded: dict[str, Item]
+) -> None:
+    """Not the instructions to search and save memory: that it is off, why, and how the
+    person turns it on. The tools stay, each answering with the reason."""
+    said: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        said["instructions"] = server.client.instructions or ""
+        said["tools"] = {tool.name for tool in (await server.client.list_tools()).tools}
+        said["search"] = await server.error("memory_search", {"query": "zebrafish"})
+
+    _write_config("[memory]\nenabled = false\n")
+    drive(git_repo, scenario)
+    text = said["instructions"]
+    assert "Search it before you ask" not in text and "Save only" not in text
+    assert "is turned off here (memory.enabled = false in kenning's config.toml)" in text
+    assert "`ken config set memory.enabled true` turns it on" in text
+    assert said["tools"] == set(TOOLS)
+    assert "turned off" in said["search"]
+
+    _write_config("")
+    drive_stdio(git_repo, scenario, extra_env={"KEN_ENABLED": "0"})
+    assert "is turned off here (KEN_ENABLED=0 where the agent runs)" in said["instructions"]
+    assert "an agent started without KEN_ENABLED set so has it again" in said["instructions"]
+    assert said["tools"] == set(TOOLS)
+
+
 def test_an_agent_named_only_by_ken_agent_is_told_unless_deliver_to_leaves_it_out(
     git_repo: Path, seeded: dict[str, Item]
 ) -> None:

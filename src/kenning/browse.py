@@ -24,7 +24,7 @@ from typing import Any
 
 from kenning import items, rank, review
 from kenning.config import Config
-from kenning.deliver import COMPACTION, REPACK, pack_for
+from kenning.deliver import COMPACTION, REPACK, RESTART, pack_for
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import Item, Revision, Scope, ScopeType, Session, Status
 from kenning.pack import Pack
@@ -157,7 +157,7 @@ class Delivery:
     """One thing a session was told: a pack or a recall (the prompt it answered), when,
     and its items with their text now (None: forgotten since). A compaction is a
     delivery with no items: what came before it may be told again; so is a repack, after
-    which what packs told before may be."""
+    which what packs told before may be, and a restart, after which all of it may."""
 
     at: str
     what: str
@@ -171,6 +171,10 @@ class Delivery:
     @property
     def is_repack(self) -> bool:
         return self.what == REPACK
+
+    @property
+    def is_restart(self) -> bool:
+        return self.what == RESTART
 
     def to_dict(self) -> dict[str, Any]:
         return {

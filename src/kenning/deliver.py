@@ -437,6 +437,9 @@ COMPACTION = "compact"  # a delivery row with no items: the session's context wa
 # A delivery row with no items: the agent rebuilt the session's start-of-session context
 # (Copilot's and OpenCode's resumes give the pack again and keep no earlier one).
 REPACK = "repack"
+# The same, when the agent also dropped turns that carried recall (Gemini's resume drops
+# the turn the pack came in, and in `gemini -p` that is the first prompt's too).
+RESTART = "restart"
 
 
 def note_compaction(store: Store, session: Session) -> None:
@@ -445,12 +448,13 @@ def note_compaction(store: Store, session: Session) -> None:
     store.record_delivery(session.id, COMPACTION, [])
 
 
-def note_repack(store: Store, session: Session) -> None:
+def note_repack(store: Store, session: Session, keeps_recall: bool = True) -> None:
     """Before a new start pack for a session that was given one already: the packs it
-    was given before are no longer in its context (what recall told it, in its
-    conversation, still is), so recall may give their memories again."""
+    was given before are no longer in its context, so recall may give their memories
+    again. What recall told it is too, unless the agent `keeps_recall` in the
+    conversation."""
     if any(entry.what == "pack" for entry in store.deliveries(session.id)):
-        store.record_delivery(session.id, REPACK, [])
+        store.record_delivery(session.id, REPACK if keeps_recall else RESTART, [])
 
 
 def told_since_compaction(store: Store, session_id: str) -> set[str]:
@@ -478,7 +482,8 @@ def _recalled(store: Store, session_id: str) -> set[str]:
 def _since_compaction(store: Store, session_id: str, only: str = "") -> tuple[set[str], str | None]:
     """What a session was told since its last compaction (by `only`, when given: "pack"
     or "recall"), and when that was. What packs told it before a new start pack
-    (`REPACK`) is left out: the agent dropped them."""
+    (`REPACK`) is left out: the agent dropped them; after a `RESTART`, what recall told it
+    too (what it wrote is still in its answers, which the agent kept)."""
     packed: set[str] = set()
     recalled: set[str] = set()
     since: str | None = None
@@ -487,6 +492,8 @@ def _since_compaction(store: Store, session_id: str, only: str = "") -> tuple[se
             packed, recalled, since = set(), set(), entry.at
         elif entry.what == REPACK:
             packed = set()  # the new pack replaced the old one; recall's answers stay
+        elif entry.what == RESTART:
+            packed, recalled = set(), set()
         elif entry.what == "recall":
             recalled.update(entry.item_ids)
         else:

@@ -40,7 +40,7 @@ from pydantic import BeforeValidator, Field, ValidationError
 from kenning import deliver, handoff, items, plans, printable, proposals
 from kenning import lessons as run_lessons
 from kenning import where as where_mod
-from kenning.config import Config
+from kenning.config import Config, find
 from kenning.errors import InvalidInput, KenningError
 from kenning.hooklog import log
 from kenning.identity import Identity, identify
@@ -59,6 +59,30 @@ INSTRUCTIONS = (
     "with the evidence that prompted it. Saves to repo, workspace or global scope wait "
     "for the person's approval."
 )
+# With memory turned off the tools stay listed: an agent asked to remember something
+# calls one and can tell the person the reason it answers with. The instructions say it
+# up front, so the agent does not search or save for nothing.
+OFF_INSTRUCTIONS = (
+    "kenning, the memory the person's coding agents share, is turned off here ({why}): "
+    "it tells you nothing and keeps nothing, and its tools answer only that. Do not "
+    "search or save memory. If the person asks you to remember or recall something, tell "
+    "them memory is off, and that {how}."
+)
+
+
+def instructions(config: Config) -> str:
+    """What the model is told when it connects, decided when the server starts (it reads
+    its settings once)."""
+    if config.memory_enabled:
+        return INSTRUCTIONS
+    setting = find("memory.enabled")
+    if config.source(setting).startswith("env") and setting.env:
+        why = f"{setting.env}={config.env[setting.env]} where the agent runs"
+        how = f"an agent started without {setting.env} set so has it again"
+    else:
+        why = "memory.enabled = false in kenning's config.toml"
+        how = "`ken config set memory.enabled true` turns it on for the sessions started after"
+    return OFF_INSTRUCTIONS.format(why=why, how=how)
 
 
 class Memory:
@@ -409,7 +433,7 @@ LESSON_KEYS = ("lesson", "evidence", "kind")  # what one lesson of record_reflec
 
 def build_server(memory: Memory | None = None) -> MCPServer:
     mem = memory or Memory()
-    server = _Server("ken", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = _Server("ken", instructions=instructions(mem.config), log_level="WARNING")
     server.memory = mem
 
     @server.tool()

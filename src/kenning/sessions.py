@@ -82,15 +82,20 @@ def clip_prompt(prompt: str) -> str:
     return text if len(text) <= MAX_PROMPT_CHARS else text[: MAX_PROMPT_CHARS - 1] + "…"
 
 
-def _proc(pid: int) -> tuple[str, int] | None:
-    """(command name, parent pid) of a process, from /proc."""
+def _stat(pid: int) -> tuple[str, list[str]] | None:
+    """A process's command name and the fields after it (state, parent pid, ...), from
+    /proc; the name may hold spaces and parentheses."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    name = stat[stat.index("(") + 1 : stat.rindex(")")]
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return name, int(fields[1])
+    return stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+
+
+def _proc(pid: int) -> tuple[str, int] | None:
+    """(command name, parent pid) of a process, from /proc."""
+    found = _stat(pid)
+    return None if found is None else (found[0], int(found[1][1]))
 
 
 def process_chain(start: int | None = None, depth: int = 12) -> list[tuple[int, str]]:
@@ -183,7 +188,14 @@ def foreign_shell(
     )
 
 
+ZOMBIE_STATES = {"Z", "X"}  # exited and not reaped yet; being reaped
+
+
 def _alive(pid: int | None) -> bool:
+    """Whether the process runs. A zombie does not: it exited and waits for its parent to
+    reap it, which may never come (Gemini CLI's node child, killed, in a container whose
+    PID 1 reaps nothing) while a signal still finds its pid. Where there is no /proc, the
+    signal alone decides."""
     if not pid:
         return False
     try:
@@ -191,8 +203,9 @@ def _alive(pid: int | None) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass  # another user's process: it exists
+    found = _stat(pid)
+    return found is None or found[1][0] not in ZOMBIE_STATES
 
 
 def _git(cwd: str, *args: str) -> str | None:

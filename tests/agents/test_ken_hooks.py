@@ -186,3 +186,43 @@ def test_memories_waiting_for_review_are_shown_to_the_person_and_never_to_the_mo
         assert store.signals(session.id) == []
         assert store.lesson_state(session.id).asked_at is None
     assert hook_log(box) == []
+
+
+@pytest.mark.agents
+def test_a_gemini_resume_is_given_the_pack_and_what_it_was_told_again(
+    gemini_box: Sandbox, gemini_stub: StubServer
+) -> None:
+    """`gemini --resume` keeps no turn that begins with hook context: the first one, which
+    carried the pack, the first prompt and its recall, is gone, and SessionStart runs again
+    with `source: resume`. kenning gives the pack again, and recall what fits the prompt
+    though it told the session before."""
+    box = gemini_box
+    ken_json(box, "integrate", "gemini")
+    pinned = ken_json(box, "add", PINNED, "--pin")
+    rule = ken_json(box, "add", RULE, "--kind", "correction")
+    ken(box, "config", "set", "memory.budget", str(budget_for_only(box, pinned["id"])))
+    later = "Should I retry the flaky payments webhook tests in CI?"
+    gemini_stub.queue(Text("Flaky because of the shared sandbox."), Text(FINAL))
+
+    assert harness.run_gemini(box, PROMPT, timeout=120).returncode == 0
+    done = harness.run_gemini(box, later, ["--resume", "latest"], timeout=120)
+
+    assert done.returncode == 0, done.stderr[-4000:]
+    [_, resumed] = gemini_stub.model_requests()
+    text = request_text(resumed)
+    # Gemini's own doing: the first prompt is gone from the conversation, its answer is not.
+    assert PROMPT not in text and "Flaky because of the shared sandbox." in text
+    assert f"- (note) {PINNED} [m:{pinned['short_id']}]" in text
+    assert f"{RECALL_HEADER}\n- (correction) {RULE_TITLE}: " in text
+    [session] = ken_json(box, "sessions", "--all")
+    assert (session["prompt_count"], session["first_prompt"]) == (2, PROMPT)
+    told = ken_json(box, "told", session["id"])
+    given = [(d["what"], d["item_ids"]) for d in told["deliveries"]]
+    assert given == [
+        ("pack", [pinned["id"]]),
+        ("recall", [rule["id"]]),
+        ("restart", []),
+        ("pack", [pinned["id"]]),
+        ("recall", [rule["id"]]),
+    ]
+    assert hook_log(box) == []

@@ -387,6 +387,11 @@ class Agent(NamedTuple):
     instruction_files: tuple[str, ...] = ()
     # Whether a hook's JSON `systemMessage` is shown to the person and not the model.
     shows_user_messages: bool = False
+    # Whether what recall told a session is still in its conversation when the agent
+    # gives it a new start pack (a resume that rebuilt the start context: Copilot's and
+    # OpenCode's keep every prompt's turn; Gemini's drops the turn the pack came in,
+    # which in `gemini -p` is also the first prompt's, with its recall).
+    resume_keeps_recall: bool = True
     # `/remember` and `/recall` in the agent's own way: file -> content (`ken integrate`).
     commands: Callable[[Env], dict[Path, str]] | None = None
     # Other files the agent reads a command of that name from (a person's own there is

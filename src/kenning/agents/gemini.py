@@ -6,6 +6,12 @@ object; context goes in `hookSpecificOutput.additionalContext`, and SessionStart
 put in front of the person's prompt as `<hook_context>…</hook_context>`, so that is cut
 off the prompt before it is used as a query. BeforeAgent is the prompt hook, AfterAgent
 the end of a turn; PreCompress fires before every model call, not at a compaction.
+
+A resumed session (`--resume`) keeps no user turn that begins with `<hook_context>`: the
+session-start context is gone (in `gemini -p` with the first prompt and its recall, which
+came in the same turn), and SessionStart runs again with `source: resume`. So a resume is
+a new start to kenning: its `resume` reads as `startup`, and the session is given the pack
+again and may be told again what it was told before.
 MCP servers go in `mcpServers` of the same file; `trust: true` offers their tools and
 runs them without asking.
 """
@@ -54,6 +60,7 @@ INSTALLS = ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEn
 # Event names only Gemini uses, lower case: a payload naming one is Gemini's.
 OWN_NAMES = {name.lower() for name in EVENTS} - {"sessionstart", "sessionend"}
 HOOK_CONTEXT = r"(?s)<hook_context>.*?</hook_context>\s*"  # compiled on first use
+SOURCES = {"resume": "startup"}  # kenning's words for Gemini's SessionStart sources
 
 
 def settings_path(env: Env) -> Path:
@@ -121,6 +128,9 @@ def adapt(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     if isinstance(prompt, str):
         # Gemini puts the SessionStart context in front of the prompt it passes on.
         return {**payload, "prompt": re.sub(HOOK_CONTEXT, "", prompt).strip()}
+    source = payload.get("source")
+    if isinstance(source, str) and source.lower() in SOURCES:
+        return {**payload, "source": SOURCES[source.lower()]}
     return payload
 
 
@@ -167,6 +177,7 @@ AGENT = Agent(
     name="gemini",
     title="Gemini CLI",
     shows_user_messages=True,
+    resume_keeps_recall=False,
     instruction_files=("GEMINI.md",),
     env_markers=("GEMINI_CLI",),
     process_names=("gemini",),

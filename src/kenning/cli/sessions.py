@@ -106,6 +106,8 @@ def _told(found: Session, given: Sequence[browse.Delivery]) -> None:
             what = "compaction: what came before may be recalled again"
         elif entry.is_repack:
             what = "a new start pack: what earlier packs told may be recalled again"
+        elif entry.is_restart:
+            what = "a resume dropped what the session was told: all may be recalled again"
         echo(f"{entry.at}  {what}")
         for item_id, _ in entry.items:
             echo(f"  {short_id(item_id)}  {clean(titles[item_id], one_line=True)}")
@@ -182,7 +184,7 @@ def _signal_text(signal: Signal | None) -> str:
 @click.option("--model", help="The model to start it with.")
 @click.option("--prompt", help="What to ask first (default: check the state and carry on).")
 @click.option("--fresh", is_flag=True, help="Start a new session even if it could resume.")
-@click.option("--print", "show", is_flag=True, help="Print the command and pack; run nothing.")
+@click.option("--print", "show", is_flag=True, help="Print the command and pack; start no agent.")
 @renders
 @pass_state
 def handoff_cmd(

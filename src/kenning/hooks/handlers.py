@@ -104,9 +104,12 @@ def session_start(store: Store, event: HookEvent, config: Config, later: Later) 
     if source not in PACK_SOURCES:
         return ""
     if source in NOTICE_SOURCES and session is not None:
-        # A session given a pack before starts again (Copilot's and OpenCode's resumes):
-        # the agent rebuilt its start context, and the old pack is gone from it.
-        deliver.note_repack(store, session)
+        # A session given a pack before starts again (Copilot's, OpenCode's and Gemini's
+        # resumes): the agent rebuilt its start context, and the old pack is gone from it.
+        from kenning import agents
+
+        keeps_recall = agents.get(event.agent).resume_keeps_recall
+        deliver.note_repack(store, session, keeps_recall=keeps_recall)
     if source in NOTICE_SOURCES and config.team_sync_at_start:
         _team_sync(store, config, event)
     # Within what the hook may print, so the session is told exactly what is recorded.
