@@ -757,6 +757,23 @@ def test_a_note_captured_right_after_a_fitting_note_ranks_by_what_it_follows(sto
     )
 
 
+def test_a_reply_after_a_question_back_ranks_by_the_turn_two_before_it(store) -> None:
+    """ "Which one?" then the answer: the answer is two turns after what named the topic,
+    and ranks by it at FOLLOW_WEIGHT squared, under the turn it follows."""
+    for turn in range(8):
+        put(store, f"Ivy: weather talk number {turn}, sunny spells", days_old=1)
+    asked = put(store, "Maya: Leo says a craft brewery hired him to redo its branding", days_old=1)
+    back = put(store, "Ivy: Which one?", days_old=1)
+    answer = put(store, "Maya: Hopscotch, the small place near the station", days_old=1)
+    put(store, "Ivy: Nice, I walk past it every morning", days_old=1)
+    prompt = "which business hired Leo to redo its branding?"
+    ranked = [c.item.id for c in ask(store, prompt, settings=OPEN).kept]
+    assert ranked[0] == asked.id and answer.id in ranked
+    assert ranked.index(back.id) < ranked.index(answer.id)
+    # Three turns on is too far: the note after the answer is no candidate.
+    assert ranked == [asked.id, back.id, answer.id]
+
+
 @pytest.mark.parametrize("kind, gap_days", [("fact", 0.0), ("note", 2.0)])
 def test_only_a_note_of_the_same_sitting_follows_a_note(store, kind: str, gap_days: float) -> None:
     _, reply = _conversation(store, kind=kind, gap_days=gap_days)

@@ -18,15 +18,18 @@ How a prompt is judged (docs/explanation/recall.md has the reasons and the figur
    request words few memories hold, are ORed into one full-text query over the active
    memories of the scopes that apply, minus what this session was already told and
    what the switches keep from agents (`deliver = false` repos); the
-   best CANDIDATES by the index's bm25 are scored here, with the note captured next
-   after each candidate note in its scope, within SITTING (a conversation's reply).
+   best CANDIDATES by the index's bm25 are scored here, with the notes captured next
+   after each candidate note in its scope, each within SITTING of the one before, up
+   to FOLLOW_STEPS turns on (a conversation's reply, or the reply after a question
+   back).
 3. Score. A BM25F sum over concepts: each concept counts once, by its best-matching
    form (a related form counts less), and a word of the memory counts for one concept
    only, with the title worth TITLE_BOOST times the body and tags TAG_BOOST. Then x a
    prior for the memory's scope (a workstream's memory a little above the repo's, a
    global preference a little below) and its kind (`recall.rule_weight`), x recency,
    which never takes off more than a fifth. A note that follows a candidate note adds
-   FOLLOW_WEIGHT of that one's score to its own, never ranking above it on that account.
+   FOLLOW_WEIGHT of that one's score to its own (squared two turns on), never ranking
+   above it on that account.
 4. Relevance. How much of the prompt the memory matched: the idf of what it matched
    (body-only matches at BODY_MASS) over the prompt's own idf, where the prompt's is
    counted as at least PROMPT_MIN and at most PROMPT_MAX times the idf of a word no
@@ -109,6 +112,8 @@ RECENCY_FLOOR = 0.8
 # it, ranks by this share of that one's score on top of its own (a conversation's reply),
 # never above it on that account.
 FOLLOW_WEIGHT = 0.5
+# ... and the note after that one at FOLLOW_WEIGHT squared, and no further.
+FOLLOW_STEPS = 2
 SITTING = 30 * 60
 SCOPE_PRIOR = {
     ScopeType.SESSION: 1.1,
@@ -478,22 +483,37 @@ def _assign(
 # ----------------------------------------------------------------------------- recall
 
 
-def _followers(store: Store, found: list[Item], query: ItemQuery) -> dict[str, tuple[str, Item]]:
-    """The notes that follow the candidate notes: for each, the candidate it follows
-    and itself. A note captured next in the same scope within
-    SITTING of a note may continue it: a conversation's reply says "he hated the smell
-    but loved the stove" and nothing of the boat or of Jonah the question asks about,
-    which the turn before it named. Only notes: a rule or a fact stands alone, and a
-    store loaded in one go holds them side by side by chance."""
-    notes = [item for item in found if item.kind is Kind.NOTE]
-    if not notes:
-        return {}
-    after = store.next_captured([item.id for item in notes], query)
-    out: dict[str, tuple[str, Item]] = {}
-    for item in notes:
-        nxt = after.get(item.id)
-        if nxt is not None and nxt.kind is Kind.NOTE and _sitting(item, nxt):
-            out[nxt.id] = (item.id, nxt)
+def _followers(
+    store: Store,
+    found: list[Item],
+    query: ItemQuery,
+    skip: Callable[[Item], bool] | None = None,
+) -> dict[str, tuple[str, Item, int]]:
+    """The notes that follow the candidate notes, up to FOLLOW_STEPS turns on: for each,
+    the candidate it follows, itself, and how many turns after it. A note captured next
+    in the same scope within SITTING of a note may continue it: a conversation's reply
+    says "he hated the smell but loved the stove" and nothing of the boat or of Jonah the
+    question asks about, which the turn before it named; and a reply may come after a
+    short question back ("Which brewery?" then "Hopscotch, near the station"). Only
+    notes: a rule or a fact stands alone, and a store loaded in one go holds them side
+    by side by chance. What `skip` says is left out, and no further note is followed
+    through it."""
+    out: dict[str, tuple[str, Item, int]] = {}
+    leads = [(item, item.id) for item in found if item.kind is Kind.NOTE]
+    for step in range(1, FOLLOW_STEPS + 1):
+        if not leads:
+            break
+        after = store.next_captured([item.id for item, _ in leads], query)
+        nexts = []
+        for item, first in leads:
+            nxt = after.get(item.id)
+            if nxt is None or nxt.kind is not Kind.NOTE or not _sitting(item, nxt):
+                continue
+            if (skip and skip(nxt)) or nxt.id in out:
+                continue
+            out[nxt.id] = (first, nxt, step)
+            nexts.append((nxt, first))
+        leads = nexts
     return out
 
 
@@ -672,10 +692,9 @@ def recall(
     ]
     if not found:
         return Recall(query_terms, (), "", 0)
-    follows = _followers(store, found, query)
-    follows = {k: v for k, v in follows.items() if not (skip and skip(v[1]))}
+    follows = _followers(store, found, query, skip)
     have = {item.id for item in found}
-    found += [item for _, item in follows.values() if item.id not in have]
+    found += [item for _, item, _ in follows.values() if item.id not in have]
     fields = _fields(store, found)
     # Each stem of the candidates is looked at once for the concepts it matches as an
     # affix (`_affixes` of them all), then shared out to the candidates that hold it.
@@ -751,8 +770,9 @@ def recall(
         else:
             reason = ""
         if item.id in follows:
-            led = own[follows[item.id][0]]
-            score = max(score, min(score + FOLLOW_WEIGHT * led, led))
+            first, _, step = follows[item.id]
+            led = own[first]
+            score = max(score, min(score + FOLLOW_WEIGHT**step * led, led))
             if reason:  # what --explain shows: why it is a candidate at all
                 reason += f"; follows {short_id(follows[item.id][0])}"
         judged.append(
