@@ -228,8 +228,10 @@ def m0006_normalize_scopes(conn: sqlite3.Connection) -> None:
     from kenning.model import Scope
 
     for (text,) in conn.execute("SELECT DISTINCT scope FROM items").fetchall():
+        stored = Scope.from_stored(text)
+        if stored.unreadable:
+            continue
         try:
-            stored = Scope.from_stored(text)
             clean = str(Scope.of(stored.type, stored.value))
         except ValueError:
             continue
