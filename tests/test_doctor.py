@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -359,6 +360,24 @@ def test_a_store_another_process_keeps_locked_is_named_held_in_seconds_not_damag
     assert store["fix"].startswith("close that program or let it finish")
     assert named(report["deep"], "self-check")["ok"] is False
     assert ken("doctor", "--json").exit_code == 0  # free again: nothing was damaged
+
+
+def test_a_store_a_newer_kenning_wrote_is_fixed_by_upgrading_not_by_a_backup(
+    db_path: Path,
+) -> None:
+    """The fix said "restore a backup or point KEN_DB elsewhere": a rollback of a
+    healthy store, losing what the newer kenning wrote."""
+    add("Deploys go through make release")
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("INSERT INTO _migrations VALUES ('m0099_future', 'x')")
+    conn.close()
+    result = ken("doctor", "--json", "--deep")
+    report = json.loads(result.stdout)
+    for check in (named(report["store"], "store"), named(report["deep"], "self-check")):
+        assert check["ok"] is False and "written by a newer kenning" in check["detail"]
+        assert check["fix"].startswith("upgrade kenning to the version that wrote it")
+        assert "pipx install --force ." in check["fix"]
+        assert "restore" not in check["fix"] and "KEN_DB" not in check["fix"]
 
 
 @contextmanager

@@ -27,7 +27,7 @@ from typing import Any
 
 from kenning import agents, hookstate, integrate, locate, paths, repokeys, spool
 from kenning import config as config_mod
-from kenning.errors import KenningError, StoreBusy
+from kenning.errors import KenningError, NewerStore, StoreBusy
 from kenning.store import open_store, processes_using
 
 
@@ -334,6 +334,11 @@ def _has_mcp(python: str) -> bool:
 
 
 RECOVER = "sqlite3 FILE .recover"
+# A store a newer kenning wrote is whole: going back to a backup would lose what it holds.
+UPGRADE = (
+    "upgrade kenning to the version that wrote it, the way you installed it (e.g. "
+    "`pipx install --force .` in a checkout of that version); the store itself is fine"
+)
 # How long doctor waits for another process's lock on the store: it reports a held lock,
 # it does not queue behind it (a command waits BUSY_TIMEOUT_MS, and doctor opens the
 # store more than once).
@@ -427,6 +432,8 @@ def _store_checks() -> list[Check]:
         store = open_store(path, create=False, busy_seconds=WAIT_SECONDS)
     except StoreBusy:
         return [_held(path), *unwritable]
+    except NewerStore as exc:
+        return [Check("store", False, str(exc), UPGRADE), *unwritable]
     except KenningError as exc:
         fix = unwritable[0].fix if unwritable else "restore a backup or point KEN_DB elsewhere"
         return [Check("store", False, str(exc), fix), *unwritable]
@@ -705,6 +712,8 @@ def _deep_checks(repair: bool) -> tuple[list[Check], list[str]]:
         store = open_store(path, create=False, busy_seconds=WAIT_SECONDS)
     except StoreBusy:
         return [_not_checked()], []
+    except NewerStore as exc:
+        return [Check("self-check", False, str(exc), UPGRADE)], []
     except KenningError as exc:
         return [Check("self-check", False, str(exc), "restore a backup")], []
     try:
