@@ -100,14 +100,22 @@ def test_memory_turned_off_fails_with_how_to_turn_it_on() -> None:
     assert code == 1 and memory["fix"] == "unset KEN_ENABLED"
 
 
-def python_without_mcp(tmp_path: Path) -> str:
-    """A real Python environment in which `import mcp` fails (no site-packages of ours)."""
+def python_without_mcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A real Python environment in which `import mcp` fails (no site-packages of ours),
+    and `import kenning` works (this kenning's folder on PYTHONPATH, which doctor passes
+    on when it asks the environment)."""
+    with_kenning(monkeypatch)
     folder = tmp_path / "bare-venv"
     venv.create(folder, with_pip=False)
     python = str(folder / "bin" / "python")
     probe = subprocess.run([python, "-c", "import mcp"], capture_output=True, timeout=60)
     assert probe.returncode == 1 and b"No module named 'mcp'" in probe.stderr
     return python
+
+
+def with_kenning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Python started from here imports this kenning (and no `mcp` with it)."""
+    monkeypatch.setenv("PYTHONPATH", integrate.kenning_root())
 
 
 def fake_ken(tmp_path: Path, python: str) -> str:
@@ -120,9 +128,9 @@ def fake_ken(tmp_path: Path, python: str) -> str:
 
 
 def test_an_mcp_server_whose_python_lacks_the_sdk_fails_with_the_install_command(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    python = python_without_mcp(tmp_path)
+    python = python_without_mcp(tmp_path, monkeypatch)
     ken_script = fake_ken(tmp_path, python)
     integrate.install_mcp("codex", ken=ken_script)
     code, report, text = doctor()
@@ -134,6 +142,25 @@ def test_an_mcp_server_whose_python_lacks_the_sdk_fails_with_the_install_command
     integrate.install_mcp("codex", ken=str(KEN_BIN))  # this kenning has the SDK
     code, report, _ = doctor()
     assert code == 0, report
+    assert "codex mcp sdk" not in {c["name"] for c in report["agents"]["codex"]}
+
+
+def test_an_mcp_server_whose_python_has_no_kenning_says_so_not_only_the_sdk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A venv with neither: doctor said only that the SDK was missing, with its install
+    line, which cannot make the server start."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    folder = tmp_path / "empty-venv"
+    venv.create(folder, with_pip=False)
+    python = str(folder / "bin" / "python")
+    integrate.install_mcp("codex", ken=fake_ken(tmp_path, python))
+    code, report, text = doctor()
+    missing = named(report["agents"]["codex"], "codex mcp kenning")
+    assert code == 1 and missing["ok"] is False
+    assert missing["detail"].startswith(f"kenning is not installed for {python}, the Python ")
+    assert missing["fix"] == f"{integrate.ken_command()} integrate codex --mcp"
+    assert f"fix: {integrate.ken_command()} integrate codex --mcp" in text
     assert "codex mcp sdk" not in {c["name"] for c in report["agents"]["codex"]}
 
 
@@ -162,6 +189,7 @@ def test_the_mcp_sdk_is_asked_of_the_registered_venv_not_its_base_python(
     """Two venvs on one base Python are two environments: the server's venv lacking the
     SDK fails, with the install line for that venv, though this one has it; and the
     other way round passes."""
+    with_kenning(monkeypatch)
     bare = linked_venv(tmp_path / "server-venv")
     integrate.install_mcp("codex", ken=fake_ken(tmp_path / "a", bare))
     code, report, text = doctor()
