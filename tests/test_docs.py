@@ -12,6 +12,10 @@ from types import ModuleType
 
 import pytest
 
+from conftest import ken_proc
+from helpers import one_line_error
+from kenning import agents
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
@@ -174,3 +178,20 @@ def test_every_postgresql_table_has_a_heading_in_the_postgresql_schema_reference
     written = " ".join(headings(DOCS / "reference" / "schema-postgres.md"))
     missing = [t for t in tables if f"`{t}`" not in written]
     assert not missing, f"no heading of docs/reference/schema-postgres.md names {missing}"
+
+
+ERRORS = DOCS / "reference" / "errors.md"
+
+
+def test_the_doctor_sample_counts_the_events_claude_is_given() -> None:
+    events = len(agents.get("claude").installs)
+    assert f'"{events} of {events} events in /home/me/.claude/settings.json"' in (
+        ERRORS.read_text(encoding="utf-8")
+    )
+
+
+def test_the_errors_table_quotes_ken_sessions_outside_a_repo_as_it_prints(tmp_path: Path) -> None:
+    result = ken_proc("sessions", cwd=tmp_path)
+    said = one_line_error(result.stderr).removeprefix("ken: ")
+    assert result.returncode == 1 and said.startswith("this folder is not in a git repo")
+    assert f"`{said}`" in ERRORS.read_text(encoding="utf-8")

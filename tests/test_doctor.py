@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -99,14 +100,22 @@ def test_memory_turned_off_fails_with_how_to_turn_it_on() -> None:
     assert code == 1 and memory["fix"] == "unset KEN_ENABLED"
 
 
-def python_without_mcp(tmp_path: Path) -> str:
-    """A real Python environment in which `import mcp` fails (no site-packages of ours)."""
+def python_without_mcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A real Python environment in which `import mcp` fails (no site-packages of ours),
+    and `import kenning` works (this kenning's folder on PYTHONPATH, which doctor passes
+    on when it asks the environment)."""
+    with_kenning(monkeypatch)
     folder = tmp_path / "bare-venv"
     venv.create(folder, with_pip=False)
     python = str(folder / "bin" / "python")
     probe = subprocess.run([python, "-c", "import mcp"], capture_output=True, timeout=60)
     assert probe.returncode == 1 and b"No module named 'mcp'" in probe.stderr
     return python
+
+
+def with_kenning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Python started from here imports this kenning (and no `mcp` with it)."""
+    monkeypatch.setenv("PYTHONPATH", integrate.kenning_root())
 
 
 def fake_ken(tmp_path: Path, python: str) -> str:
@@ -119,9 +128,9 @@ def fake_ken(tmp_path: Path, python: str) -> str:
 
 
 def test_an_mcp_server_whose_python_lacks_the_sdk_fails_with_the_install_command(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    python = python_without_mcp(tmp_path)
+    python = python_without_mcp(tmp_path, monkeypatch)
     ken_script = fake_ken(tmp_path, python)
     integrate.install_mcp("codex", ken=ken_script)
     code, report, text = doctor()
@@ -133,6 +142,25 @@ def test_an_mcp_server_whose_python_lacks_the_sdk_fails_with_the_install_command
     integrate.install_mcp("codex", ken=str(KEN_BIN))  # this kenning has the SDK
     code, report, _ = doctor()
     assert code == 0, report
+    assert "codex mcp sdk" not in {c["name"] for c in report["agents"]["codex"]}
+
+
+def test_an_mcp_server_whose_python_has_no_kenning_says_so_not_only_the_sdk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A venv with neither: doctor said only that the SDK was missing, with its install
+    line, which cannot make the server start."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    folder = tmp_path / "empty-venv"
+    venv.create(folder, with_pip=False)
+    python = str(folder / "bin" / "python")
+    integrate.install_mcp("codex", ken=fake_ken(tmp_path, python))
+    code, report, text = doctor()
+    missing = named(report["agents"]["codex"], "codex mcp kenning")
+    assert code == 1 and missing["ok"] is False
+    assert missing["detail"].startswith(f"kenning is not installed for {python}, the Python ")
+    assert missing["fix"] == f"{integrate.ken_command()} integrate codex --mcp"
+    assert f"fix: {integrate.ken_command()} integrate codex --mcp" in text
     assert "codex mcp sdk" not in {c["name"] for c in report["agents"]["codex"]}
 
 
@@ -161,6 +189,7 @@ def test_the_mcp_sdk_is_asked_of_the_registered_venv_not_its_base_python(
     """Two venvs on one base Python are two environments: the server's venv lacking the
     SDK fails, with the install line for that venv, though this one has it; and the
     other way round passes."""
+    with_kenning(monkeypatch)
     bare = linked_venv(tmp_path / "server-venv")
     integrate.install_mcp("codex", ken=fake_ken(tmp_path / "a", bare))
     code, report, text = doctor()
@@ -359,6 +388,24 @@ def test_a_store_another_process_keeps_locked_is_named_held_in_seconds_not_damag
     assert store["fix"].startswith("close that program or let it finish")
     assert named(report["deep"], "self-check")["ok"] is False
     assert ken("doctor", "--json").exit_code == 0  # free again: nothing was damaged
+
+
+def test_a_store_a_newer_kenning_wrote_is_fixed_by_upgrading_not_by_a_backup(
+    db_path: Path,
+) -> None:
+    """The fix said "restore a backup or point KEN_DB elsewhere": a rollback of a
+    healthy store, losing what the newer kenning wrote."""
+    add("Deploys go through make release")
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("INSERT INTO _migrations VALUES ('m0099_future', 'x')")
+    conn.close()
+    result = ken("doctor", "--json", "--deep")
+    report = json.loads(result.stdout)
+    for check in (named(report["store"], "store"), named(report["deep"], "self-check")):
+        assert check["ok"] is False and "written by a newer kenning" in check["detail"]
+        assert check["fix"].startswith("upgrade kenning to the version that wrote it")
+        assert "pipx install --force ." in check["fix"]
+        assert "restore" not in check["fix"] and "KEN_DB" not in check["fix"]
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from typing import Any
 
 from conftest import ken
 from helpers import add, opened
+from kenning.ids import short_id
 
 
 def deep(*flags: str, db: Path | None = None) -> tuple[int, dict[str, Any]]:
@@ -137,7 +138,46 @@ def test_an_item_whose_scope_no_longer_parses_is_reported_with_the_command_to_mo
     bad = failing(report)
     assert code == 1 and set(bad) == {"scopes"}
     assert "1 item in scope 'planet:mars'" in bad["scopes"]
-    assert "ken update ID --scope SCOPE" in bad["scopes"]
+    assert f"ken update {short_id(made[1].id)} --scope SCOPE" in bad["scopes"]
+
+
+def test_the_scope_check_names_a_few_of_the_items_in_a_bad_scope_then_counts_the_rest(
+    tmp_path,
+):
+    made = [add(f"Memory number {n} of seven") for n in range(7)]
+    with opened() as store:
+        store.conn.execute("UPDATE items SET scope = 'repo:'")
+    code, report = deep("--deep")
+    bad = failing(report)
+    assert code == 1 and set(bad) == {"scopes"}
+    shown = [short_id(i.id) for i in sorted(made, key=lambda i: i.id)][:5]
+    assert "7 items in scope 'repo:'" in bad["scopes"]
+    assert f"{', '.join(shown)} and 2 more" in bad["scopes"]
+
+
+def test_a_memory_whose_scope_no_longer_reads_is_shown_listed_and_moved_not_a_traceback():
+    """`ken show`, `ken list --all` and `ken update --scope` read the row: a scope of a
+    type kenning does not know, or one with no name, raised a bare ValueError there."""
+    made = [add("Deploys go through make release"), add("Use pnpm in the shop repo")]
+    with opened() as store:
+        for item, scope in zip(made, ("planet:mars", "repo:"), strict=True):
+            store.conn.execute("UPDATE items SET scope = ? WHERE id = ?", (scope, item.id))
+    mars, empty = (short_id(i.id) for i in made)
+    shown = ken("show", mars)
+    assert shown.exit_code == 0
+    unreadable = r"scope +planet:mars \(unreadable: there is no scope type 'planet'"
+    assert re.search(unreadable, shown.stdout)
+    assert "a repo scope needs a name" in ken("show", empty).stdout
+    listed = ken("list", "--all")
+    assert listed.exit_code == 0 and "planet:mars (unreadable)" in listed.stdout
+    assert json.loads(ken("list", "--all", "--json").stdout)[0]["scope"] in ("planet:mars", "repo:")
+    assert ken("update", empty, "--text", "Use pnpm, never npm, in the shop repo").exit_code == 0
+    for ref in (mars, empty):
+        moved = ken("update", ref, "--scope", "global")
+        assert moved.exit_code == 0, moved.output
+    with opened() as store:
+        assert {str(store.get_item(i.id).scope) for i in made} == {"global"}
+    assert failing(deep("--deep")[1]) == {}
 
 
 def test_a_store_whose_pages_are_garbage_is_reported_not_a_stop(tmp_path):

@@ -1268,7 +1268,7 @@ def test_bad_input_through_the_binary(
 def test_an_agent_that_stops_reading_the_pack_gets_one_plain_log_line_naming_it(
     shop: Path, memories: dict[str, str]
 ) -> None:
-    """`ken hook SessionStart --agent claude | head -c1`: the reader is gone before the
+    """`ken hook SessionStart --agent claude | true`: the reader is gone before the
     pack is written. Not a broken install: one plain line, with the agent named."""
     reader, writer = os.pipe()
     os.close(reader)  # nobody will read: the first write fails with EPIPE

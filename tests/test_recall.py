@@ -670,6 +670,38 @@ def test_a_near_word_finds_a_memory_that_shares_no_word_with_the_prompt(store) -
     assert min(AFFIX_WEIGHT, TYPO_WEIGHT, KIND_WEIGHT, SYNONYM_WEIGHT) > NEAR_WEIGHT
 
 
+def test_matched_names_the_memory_word_whose_stem_it_matched_not_one_that_starts_so(
+    store,
+) -> None:
+    """ "trashy" starts with the stem `trash` but is not its word: the memory's word
+    first in its text that starts with the stem was named."""
+    wanted = put(store, "Trashy novels go in the trash bin by the back door")
+    result = ask(store, "where is the garbage", settings=OPEN)
+    [found] = [c for c in result.kept if c.item.id == wanted.id]
+    assert found.matched() == ["garbage->trash"]
+
+
+def test_matched_gives_no_arrow_for_a_word_the_memory_holds_itself(store) -> None:
+    """errors.md: `matched` names the memory's word only when that is another word.
+    "csv export" scored "Orders export is CSV, not XLSX" through its synonym xlsx (the
+    rarer word, worth more) and said csv->xlsx, though the memory holds csv itself."""
+    wanted = put(store, "Orders export is CSV, not XLSX")
+    for text in (
+        "The CSV importer skips blank lines",
+        "CSV files use semicolons",
+        "Parse CSV with the csv module",
+        "CSV headers are lowercase",
+    ):
+        put(store, text)
+    result = ask(store, "csv export", settings=OPEN)
+    [found] = [c for c in result.candidates if c.item.id == wanted.id]
+    assert found.matched() == ["csv", "export"]
+    # Only what is shown changes: a memory with xlsx alone still matches through it.
+    other = put(store, "Reports are emailed as XLSX on Fridays")
+    again = ask(store, "csv export", settings=OPEN)
+    assert [c.matched() for c in again.candidates if c.item.id == other.id] == [["csv->xlsx"]]
+
+
 def test_near_words_come_from_a_sorted_file_searched_in_place() -> None:
     from kenning.recall import lexicon
 

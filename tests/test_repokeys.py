@@ -72,9 +72,9 @@ def test_adding_an_origin_is_named_by_where_and_doctor_and_one_move_brings_it_al
     assert listed_here() == []
     where = ken("where")
     assert one_line_error(where.stderr.replace("note: ", "ken: ")) == (
-        f"ken: 2 memories and project app are stored under repo:{app}, this repo's key "
-        f"before it had an origin: they do not apply here; `ken repo move {app}` moves them "
-        f"to repo:{NEW}"
+        f"ken: 2 memories (in repo:{app} and workstream:{app}#feat) and project app are "
+        f"stored under {app}, this repo's key before it had an origin: they do not apply "
+        f"here; `ken repo move {app}` moves them to repo:{NEW}"
     )
     [earlier] = here_json()["earlier_keys"]  # type: ignore[misc]
     assert earlier["scopes"] == {f"repo:{app}": 1, f"workstream:{app}#feat": 1}
@@ -103,6 +103,32 @@ def test_adding_an_origin_is_named_by_where_and_doctor_and_one_move_brings_it_al
     ]
 
 
+def test_the_note_names_the_scopes_the_memories_are_in_not_a_repo_scope_that_holds_none(
+    git_repo, monkeypatch
+):
+    """A branch's memory under the key from before the origin sat in
+    workstream:KEY#main; the note said it was stored under repo:KEY."""
+    git(git_repo, "remote", "remove", "origin")
+    monkeypatch.chdir(git_repo)
+    key = here_json()["repo"]
+    assert ken("add", "--scope", "workstream", "Half done on main").exit_code == 0
+    git(git_repo, "remote", "add", "origin", "git@github.com:me/app.git")
+    assert ken("where").stderr == (
+        f"note: 1 memory (in workstream:{key}#main) is stored under {key}, this repo's key "
+        f"before it had an origin: it does not apply here; `ken repo move {key}` moves it "
+        f"to repo:{NEW}\n"
+    )
+    git(git_repo, "remote", "remove", "origin")
+    for branch in ("b1", "b2", "b3"):
+        git(git_repo, "checkout", "-q", "-b", branch)
+        assert ken("add", "--scope", "workstream", f"Half done on {branch}").exit_code == 0
+    git(git_repo, "remote", "add", "origin", "git@github.com:me/app.git")
+    assert ken("where").stderr.startswith(
+        f"note: 4 memories (in workstream:{key}#b1, workstream:{key}#b2, workstream:{key}#b3 "
+        f"and 1 more scope) are stored under {key}, "
+    )
+
+
 def test_an_agent_shell_may_not_move_a_person_s_memories(app):
     git(app, "remote", "add", "origin", "git@github.com:me/app.git")
     refused = ken("repo", "move", str(app), env={"CLAUDECODE": "1"})
@@ -122,9 +148,9 @@ def test_a_changed_origin_is_found_from_the_sessions_that_ran_in_the_checkout(
     git(git_repo, "remote", "set-url", "origin", "git@github.com:acme-corp/shop.git")
     note = ken("where").stderr
     assert note == (
-        f"note: 1 memory is stored under repo:{old}, this repo's key when a session ran here "
-        f"on 2026-11-02: it does not apply here; `ken repo move {old}` moves it to "
-        "repo:github.com/acme-corp/shop\n"
+        f"note: 1 memory (in repo:{old}) is stored under {old}, this repo's key when a "
+        f"session ran here on 2026-11-02: it does not apply here; `ken repo move {old}` "
+        "moves it to repo:github.com/acme-corp/shop\n"
     )
     assert ken("repo", "move", old).exit_code == 0
     assert [i["scope"] for i in json.loads(ken("list", "--here", "--json").stdout)] == [
@@ -204,9 +230,9 @@ def test_a_key_an_older_kenning_read_from_an_ssh_alias_is_named_and_moved(git_re
     assert listed_here() == []
 
     assert ken("where").stderr == (
-        f"note: 2 memories are stored under repo:{old}, the key an older kenning read from "
-        f"this repo's origin: they do not apply here; `ken repo move {old}` moves them to "
-        f"repo:{new}\n"
+        f"note: 2 memories (in repo:{old} and workstream:{old}#main) are stored under {old}, "
+        f"the key an older kenning read from this repo's origin: they do not apply here; "
+        f"`ken repo move {old}` moves them to repo:{new}\n"
     )
     [earlier] = here_json()["earlier_keys"]  # type: ignore[misc]
     assert earlier["scopes"] == {f"repo:{old}": 1, f"workstream:{old}#main": 1}

@@ -272,10 +272,12 @@ def test_review_needs_a_person_and_a_terminal():
     inside = ken_proc("review", input="a", env={"KEN_AGENT": "claude"})
     assert inside.returncode == 1
     assert "needs a person" in one_line_error(inside.stderr)
-    # A person's shell with no terminal (piped): it cannot read keys.
+    # A person's shell with no terminal (piped): it cannot read keys, and says so before
+    # it shows a card it could not take a decision on.
     piped = ken_proc("review", input="a")
     assert piped.returncode == 1
-    assert "needs a terminal" in piped.stderr
+    assert "needs a terminal" in one_line_error(piped.stderr)
+    assert piped.stdout == ""
     with opened() as store:
         assert store.get_item(item.id).status is Status.PROPOSED
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from conftest import ken, ken_proc
 from helpers import add, one_line_error, opened
 from kenning import items, where
+from kenning.curate import covers
 from kenning.errors import InvalidInput
 from kenning.model import Scope, ScopeType
 from kenning.store import ItemQuery
@@ -188,6 +189,23 @@ def test_a_typed_scope_normalizes_once_and_its_key_reads_back(scope_type, value)
     assert Scope.from_stored(str(scope)) == scope
 
 
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("planet:mars", "there is no scope type 'planet'"),
+        ("repo:", "a repo scope needs a name"),
+        ("global:x", "global takes no name"),
+    ],
+)
+def test_a_stored_scope_that_no_longer_reads_keeps_its_text_and_covers_nothing(text, why):
+    stored = Scope.from_stored(text)
+    assert (str(stored), stored.unreadable) == (text, why)
+    assert Scope.from_stored(str(stored)) == stored
+    assert not covers(stored, Scope(ScopeType.REPO, REPO))
+    assert not covers(Scope(ScopeType.REPO, REPO), stored)
+    assert covers(Scope(ScopeType.GLOBAL), Scope(ScopeType.REPO, REPO))
+
+
 def test_scopes_typed_before_the_rule_are_moved_to_their_key_when_the_store_opens(db_path):
     old = {
         "repo:GitHub.com/Acme/Shop": f"repo:{REPO}",
@@ -196,6 +214,8 @@ def test_scopes_typed_before_the_rule_are_moved_to_their_key_when_the_store_open
         "repo:/home/Me/Shop": "repo:/home/Me/Shop",
         "session:claude:AbC": "session:claude:AbC",
         "workstream:feature X": "workstream:feature X",
+        "planet:mars": "planet:mars",  # no longer reads as a scope: left for a person
+        "repo:": "repo:",
     }
     with opened() as store:
         made = {scope: add(f"Stored in {scope}", store).id for scope in old}

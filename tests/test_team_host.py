@@ -570,7 +570,10 @@ def test_session_start_with_the_team_server_down_logs_a_line_and_gives_the_pack(
     joined(closed_port)
     _, out = session_start(git_repo)
     assert "Deploys go through make release" in out
-    assert "cannot reach the team server" in config_mod.log_path().read_text()
+    [line] = config_mod.log_path().read_text().splitlines()
+    assert "cannot reach the team server" in line
+    # The event as the hook was given it, as every other hook log line names it.
+    assert line.split()[1:4] == ["claude", "SessionStart", "team"], line
 
 
 def test_the_sync_the_hook_runs_loads_the_standard_library_and_kenning_only() -> None:

@@ -464,6 +464,26 @@ def test_no_endpoint_answers_without_a_token_but_health(
     assert server.call("GET", "/health").status == 200
 
 
+def test_a_path_no_endpoint_takes_is_answered_in_json_outside_the_api_too(
+    server: Server,
+) -> None:
+    """`GET /nope` was a text/plain "Not Found", and `POST /health` a text/plain "Method
+    Not Allowed": the API's every body is JSON."""
+    for method, path, status, error in [
+        ("GET", "/nope", 404, "not_found"),
+        ("GET", "/items", 404, "not_found"),
+        ("POST", "/health", 405, "method_not_allowed"),
+    ]:
+        answer = server.call(method, path, body={} if method == "POST" else None)
+        assert answer.headers["content-type"] == "application/json", (path, answer.headers)
+        assert (answer.status, answer.body) == (
+            status,
+            {"error": error, "message": f"no endpoint {method} {path}"},
+        )
+        if status == 405:
+            assert set(answer.headers["allow"].split(", ")) == {"GET", "HEAD"}
+
+
 # --- operation -----------------------------------------------------------------------
 
 

@@ -114,7 +114,7 @@ def test_a_hook_migrates_silently_and_says_so_in_the_hook_log(db_path, tmp_path)
     done = ken_proc("hook", "SessionStart", "--agent", "claude", input=json.dumps(payload))
     assert done.returncode == 0 and done.stderr == "", done.stderr
     logged = log_path().read_text()
-    assert "migrating the store" in logged
+    assert " claude SessionStart migrating the store" in logged  # the event as given
     assert "memory.db.before-m0015" in logged
     assert db_path.with_name("memory.db.before-m0015").exists()
 

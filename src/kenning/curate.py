@@ -101,8 +101,13 @@ class Curation:
 
 
 def covers(outer: Scope, inner: Scope) -> bool:
-    """Whether a memory in `outer` applies wherever one in `inner` does."""
-    if outer == inner or outer.type is ScopeType.GLOBAL:
+    """Whether a memory in `outer` applies wherever one in `inner` does (one whose scope
+    no longer reads applies nowhere)."""
+    if outer == inner:
+        return True
+    if outer.unreadable or inner.unreadable:
+        return False
+    if outer.type is ScopeType.GLOBAL:
         return True
     if outer.type is ScopeType.REPO and inner.type is ScopeType.WORKSTREAM:
         return inner.value.partition("#")[0] == outer.value

@@ -27,7 +27,7 @@ from typing import Any
 
 from kenning import agents, hookstate, integrate, locate, paths, repokeys, spool
 from kenning import config as config_mod
-from kenning.errors import KenningError, StoreBusy
+from kenning.errors import KenningError, NewerStore, StoreBusy
 from kenning.store import open_store, processes_using
 
 
@@ -183,8 +183,18 @@ def _mcp_checks(agent: str) -> list[Check]:
         return [Check(f"{agent} mcp", False, f"{command} is gone", f"run `{again}` again")]
     checks = [Check(f"{agent} mcp", True, f"server registered: {shlex.join([command, *args])}")]
     python = _interpreter(command)
-    theirs = _kenning_of(python) if python else None
-    if theirs not in (None, _ours()):
+    theirs = _find_kenning(python) if python else None
+    if theirs == "":
+        checks.append(
+            Check(
+                f"{agent} mcp kenning",
+                False,
+                f"kenning is not installed for {python}, the Python {command} runs with, "
+                "so the server cannot start",
+                f"{shlex.quote(integrate.ken_command())} integrate {agent} --mcp",
+            )
+        )
+    elif theirs not in (None, _ours()):
         checks.append(
             Check(
                 f"{agent} mcp kenning",
@@ -193,7 +203,8 @@ def _mcp_checks(agent: str) -> list[Check]:
                 f"{shlex.quote(integrate.ken_command())} integrate {agent} --mcp",
             )
         )
-    if python and not _has_mcp(python):
+    # Without kenning there the SDK would not help: the server is kenning's own code.
+    if python and theirs != "" and not _has_mcp(python):
         checks.append(
             Check(
                 f"{agent} mcp sdk",
@@ -267,9 +278,16 @@ def _kenning_run_by(command: str) -> str | None:
 
 
 def _kenning_of(python: str) -> str | None:
+    """The folder holding the kenning `python` imports, resolved; None when it has none
+    or cannot tell."""
+    return _find_kenning(python) or None
+
+
+def _find_kenning(python: str) -> str | None:
     """The folder holding the kenning `python` imports, resolved, asked of it (with this
-    environment, as an agent started here passes it on); None when it has none or
-    cannot tell. A Python of this one's environment imports this one's."""
+    environment, as an agent started here passes it on); "" when it answers that it has
+    none, None when it cannot tell. A Python of this one's environment imports this
+    one's."""
     if _this_environment(python):
         return _ours()
     code = (
@@ -283,7 +301,9 @@ def _kenning_of(python: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     root = done.stdout.strip()
-    return os.path.realpath(root) if done.returncode == 0 and root else None
+    if done.returncode != 0:
+        return None
+    return os.path.realpath(root) if root else ""
 
 
 def _version_at(root: str) -> str | None:
@@ -334,6 +354,11 @@ def _has_mcp(python: str) -> bool:
 
 
 RECOVER = "sqlite3 FILE .recover"
+# A store a newer kenning wrote is whole: going back to a backup would lose what it holds.
+UPGRADE = (
+    "upgrade kenning to the version that wrote it, the way you installed it (e.g. "
+    "`pipx install --force .` in a checkout of that version); the store itself is fine"
+)
 # How long doctor waits for another process's lock on the store: it reports a held lock,
 # it does not queue behind it (a command waits BUSY_TIMEOUT_MS, and doctor opens the
 # store more than once).
@@ -427,6 +452,8 @@ def _store_checks() -> list[Check]:
         store = open_store(path, create=False, busy_seconds=WAIT_SECONDS)
     except StoreBusy:
         return [_held(path), *unwritable]
+    except NewerStore as exc:
+        return [Check("store", False, str(exc), UPGRADE), *unwritable]
     except KenningError as exc:
         fix = unwritable[0].fix if unwritable else "restore a backup or point KEN_DB elsewhere"
         return [Check("store", False, str(exc), fix), *unwritable]
@@ -705,6 +732,8 @@ def _deep_checks(repair: bool) -> tuple[list[Check], list[str]]:
         store = open_store(path, create=False, busy_seconds=WAIT_SECONDS)
     except StoreBusy:
         return [_not_checked()], []
+    except NewerStore as exc:
+        return [Check("self-check", False, str(exc), UPGRADE)], []
     except KenningError as exc:
         return [Check("self-check", False, str(exc), "restore a backup")], []
     try:

@@ -57,6 +57,10 @@ class StoreError(KenningError):
     """The store cannot be opened, read or written."""
 
 
+class NewerStore(StoreError):
+    """The store was written by a newer kenning: the store is fine, this kenning is old."""
+
+
 class StoreBusy(StoreError):
     """Another process held the store's write lock longer than this call could wait."""
 

@@ -358,12 +358,21 @@ class Scope:
 
     The value is everything after the first colon: it may hold spaces and colons (a
     path, `claude:<session id>`), so every scope written reads back as itself.
+
+    A stored scope that no longer reads as one (written by hand, or under an older rule)
+    is read as an unreadable scope: `unreadable` says why, `value` keeps the text as
+    stored and `str()` gives it back. Its type is global, a scope no agent owns; it
+    applies nowhere (packs and recall choose scopes by their text). Its memory can still
+    be shown, listed and moved with `ken update ID --scope SCOPE`.
     """
 
     type: ScopeType
     value: str = ""
+    unreadable: str = ""  # why the stored text does not read as a scope
 
     def __post_init__(self) -> None:
+        if self.unreadable:
+            return
         if (self.type is ScopeType.GLOBAL) == bool(self.value):
             raise ValueError(
                 "global takes no name" if self.value else f"a {self.type.value} scope needs a name"
@@ -422,13 +431,24 @@ class Scope:
 
     @classmethod
     def from_stored(cls, text: str) -> Scope:
-        """A scope as the store holds it: exactly `str(scope)`, read back without change."""
+        """A scope as the store holds it: exactly `str(scope)`, read back without change.
+        Text that does not read as a scope reads as an unreadable one (never an error: the
+        memory that holds it must stay readable to be moved)."""
         if text == "global":
             return cls(ScopeType.GLOBAL)
         kind, _, value = text.partition(":")
-        return cls(ScopeType(kind), value)
+        try:
+            scope_type = ScopeType(kind)
+        except ValueError:
+            return cls(ScopeType.GLOBAL, text, f"there is no scope type {kind!r}")
+        try:
+            return cls(scope_type, value)
+        except ValueError as exc:
+            return cls(ScopeType.GLOBAL, text, str(exc))
 
     def __str__(self) -> str:
+        if self.unreadable:
+            return self.value
         return "global" if self.type is ScopeType.GLOBAL else f"{self.type.value}:{self.value}"
 
 

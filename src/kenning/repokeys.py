@@ -40,6 +40,7 @@ from kenning.where import Where
 SESSIONS_READ = 50  # recent sessions of a checkout read for the repo keys they had
 MAX_WORKSTREAMS = 10_000  # branches of one repo key whose workstreams are moved
 KEYS_REREAD = 1_000  # stored repo keys (and workstreams) re-read by today's rule
+SCOPES_NAMED = 3  # scopes a note names before it counts the rest
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +57,18 @@ class Stored:
         return sum(self.scopes.values())
 
     def what(self) -> str:
-        """`3 memories and project app`: what moving it moves."""
+        """`3 memories (in repo:K and workstream:K#main) and project app`: what moving it
+        moves, the memories' scopes named as they are."""
         parts = []
         if self.memories:
-            parts.append(f"{self.memories} memor{'y' if self.memories == 1 else 'ies'}")
+            names = list(self.scopes)
+            more = len(names) - SCOPES_NAMED
+            if more > 0:
+                names = [*names[:SCOPES_NAMED], f"{more} more scope{'s' if more > 1 else ''}"]
+            where = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+            parts.append(
+                f"{self.memories} memor{'y' if self.memories == 1 else 'ies'} (in {where})"
+            )
         if self.projects:
             parts.append(
                 f"project{'s' if len(self.projects) > 1 else ''} {', '.join(self.projects)}"
@@ -106,7 +115,7 @@ class EarlierKey:
         if what:
             one = self.stored.memories + len(self.stored.projects) == 1
             out.append(
-                f"{what} {'is' if one else 'are'} stored under repo:{self.stored.key}, "
+                f"{what} {'is' if one else 'are'} stored under {self.stored.key}, "
                 f"{self.why}: {'it does' if one else 'they do'} not apply here; "
                 f"`{self.command}` moves {'it' if one else 'them'} to repo:{self.now}"
             )

@@ -174,10 +174,13 @@ def _history(item: Item, data: dict[str, Any], where: str) -> list[Version]:
         tags, links = rev.get("tags", []), rev.get("links", [])
         if not (isinstance(tags, list) and isinstance(links, list)):
             raise InvalidInput(f"{at}: 'tags' and 'links' must be lists of text")
+        scope = Scope.from_stored(str(rev.get("scope", item.scope)))
+        if scope.unreadable:
+            raise InvalidInput(f"{at}: bad scope {str(scope)!r}: {scope.unreadable}")
         try:
             version = new_item(
                 title.strip() + ("\n" + body if body else ""),
-                scope=Scope.from_stored(str(rev.get("scope", item.scope))),
+                scope=scope,
                 kind=parse_kind(str(rev.get("kind", item.kind.value))),
                 tags=[str(t) for t in tags],
                 links=[str(x) for x in links],

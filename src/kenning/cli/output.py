@@ -168,7 +168,8 @@ def page(text: str, before: Sequence[str] = (), after: Sequence[str] = ()) -> No
 def item_row(item: Item, score: float | None = None) -> list[str]:
     marks = ("* " if item.pinned else "") + ("? " if item.status.value == "proposed" else "")
     state = "" if item.status.value in ("active", "proposed") else f" [{item.status.value}]"
-    row = [short_id(item.id), item.kind.value, str(item.scope)]
+    scope = f"{item.scope} (unreadable)" if item.scope.unreadable else str(item.scope)
+    row = [short_id(item.id), item.kind.value, scope]
     if score is not None:
         row.append(f"{score:.2f}")
     row.append(f"{marks}{item.title}{state}")
@@ -197,6 +198,15 @@ def _replaces(item: Item, old: Item | None) -> list[tuple[str, str]]:
     return [("replaces", line)]
 
 
+def _scope_line(item: Item) -> str:
+    if not item.scope.unreadable:
+        return str(item.scope)
+    return (
+        f"{item.scope} (unreadable: {item.scope.unreadable}; move it with "
+        f"`ken update {short_id(item.id)} --scope SCOPE`)"
+    )
+
+
 def show_item(item: Item, history: Sequence[Revision], replaces: Item | None = None) -> None:
     lines = [f"# {item.title}"]
     if item.body:
@@ -205,7 +215,7 @@ def show_item(item: Item, history: Sequence[Revision], replaces: Item | None = N
     fields = [
         ("id", f"{short_id(item.id)} ({item.id})"),
         ("kind", item.kind.value),
-        ("scope", str(item.scope)),
+        ("scope", _scope_line(item)),
         (
             "status",
             item.status.value

@@ -10,6 +10,8 @@ so `ken review` decides exactly what `ken approve`, `reject` and `dismiss` would
 
 from __future__ import annotations
 
+import os
+import sys
 from collections import Counter
 from collections.abc import Sequence
 
@@ -50,6 +52,30 @@ def _out(text: str = "", **styles: object) -> None:
     click.echo(_style(clean(text), **styles))
 
 
+NO_TERMINAL = (
+    "reviewing reads one key at a time and needs a terminal: run `ken review` in one, or "
+    "decide in batches with `ken approve --all` / `ken reject --all`"
+)
+
+
+def _check_terminal() -> None:
+    """Refuse, before any card is shown, where no key can be read: click reads keys from
+    stdin when it is a terminal, else from the process's terminal (/dev/tty), which a
+    process started without one (a pipe from a script, a job) does not have. A stdin that
+    is no file at all (click's test runner) is read by whoever put it there."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    if os.isatty(fd):
+        return
+    try:
+        with open("/dev/tty"):
+            pass
+    except OSError:
+        raise KenningError(NO_TERMINAL) from None
+
+
 def _key(prompt: str) -> str:
     """One key press, echoed; '' at the end of input."""
     click.echo(_style(prompt, bold=True) + " ", nl=False)
@@ -58,10 +84,7 @@ def _key(prompt: str) -> str:
     except (KeyboardInterrupt, EOFError):
         key = ""
     except OSError:
-        raise KenningError(
-            "reviewing reads one key at a time and needs a terminal: run `ken review` in one, or "
-            "decide in batches with `ken approve --all` / `ken reject --all`"
-        ) from None
+        raise KenningError(NO_TERMINAL) from None
     click.echo(key if key.isprintable() else "")
     return key
 
@@ -234,4 +257,5 @@ def review_cmd(state: State, scope: tuple[str, ...], kind: tuple[str, ...]) -> N
     if not review.count_waiting(state.store, scopes, kinds):
         say("nothing waits for review" + (" here" if scopes or kinds else ""))
         return
+    _check_terminal()
     Reviewing(state, actor, scopes, kinds).run()

@@ -127,7 +127,7 @@ def _team_sync(store: Store, config: Config, event: HookEvent) -> None:
 
     problem = sync.at_start(store, config.team_start_timeout_secs)
     if problem:
-        hooklog.log(event.agent, event.event.value, problem)
+        hooklog.log(event.agent, event.name, problem)
 
 
 def _collect(store: Store, cwd: str) -> None:
@@ -385,5 +385,5 @@ def handle(
             except KenningError as exc:  # bookkeeping after the answer: the answer stands
                 from kenning import hooklog
 
-                hooklog.log(event.agent, event.event.value, f"{type(exc).__name__}: {exc}")
+                hooklog.log(event.agent, event.name, f"{type(exc).__name__}: {exc}")
     return out

@@ -138,7 +138,7 @@ def run(
         return agent.render(event, handlers.off_notice(event, f"kenning: {exc}"), "")
     budget = BUSY_BUDGET.get(event.event.value, 2.0)
     # A hook says nothing to its agent: that it migrated the store goes to the hook log.
-    report_migrations_to(lambda line: log(agent.name, event.event.value, line))
+    report_migrations_to(lambda line: log(agent.name, event.name, line))
     if stores is not None:
         store = stores.get(env)
         _bound(store, started + budget)

@@ -49,7 +49,6 @@ CONTEXT_WEIGHT: they help rank and fit, but find no candidates on their own.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -176,21 +175,16 @@ class Candidate:
     score: float
     kept: bool
     reason: str
-    # For each shared word, the memory's stem it matched when that is not the word's own
-    # stem (a synonym's, a kind's, a near word's: "garbage" through `trash`), else "".
+    # For each shared word, the memory's word it matched through when the memory does
+    # not hold the word itself (a synonym, a kind, a near word: "garbage" through
+    # "trash"), else "".
     via: tuple[str, ...] = ()
 
     def matched(self) -> list[str]:
         """The shared words, each with the memory's word it matched when that is another
         word ("garbage->trash", "creds->credentials"), not a form of its own."""
-        words = re.findall(r"\w+", self.item.text.lower())
-        out = []
-        for word, stem in zip(self.shared, self.via or [""] * len(self.shared), strict=True):
-            if not stem:
-                out.append(word)
-            else:
-                out.append(f"{word}->{next((w for w in words if w.startswith(stem)), stem)}")
-        return out
+        vias = self.via or ("",) * len(self.shared)
+        return [f"{w}->{via}" if via else w for w, via in zip(self.shared, vias, strict=True)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -397,6 +391,24 @@ def _split_fields(store: Store, found: Sequence[Item]) -> list[_Fields]:
 def _unzip(store: Store, texts: list[list[str]]) -> tuple[list[str], list[tuple[str, ...]]]:
     words = list(dict.fromkeys(w for words in texts for w in words))
     return words, stem_words(store, words)
+
+
+def _words_for(store: Store, item: Item, stems: list[str]) -> list[str]:
+    """For each stem (or ""), the first word of `item` whose stem it is, as written there
+    (lowercase): "trash", not "trashy". A stem no word has (a repo's name, matched through
+    the memory's scope) stays as it is."""
+    words = list(
+        dict.fromkeys(
+            w
+            for text in (item.title, item.body, " ".join(item.tags))
+            for w in WORD.findall(text.lower())
+        )
+    )
+    first: dict[str, str] = {}
+    for word, its in zip(words, stem_words(store, words), strict=True):
+        for stem in its:
+            first.setdefault(stem, word)
+    return [first.get(stem, stem) if stem else "" for stem in stems]
 
 
 def _affix(stem: str, term: str) -> bool:
@@ -732,12 +744,19 @@ def recall(
         bm25 = mass = 0.0
         matched: list[str] = []
         through: list[str] = []
-        for c, (part, share, term) in zip(concepts, _assign(concepts, ways), strict=True):
+        assigned = _assign(concepts, ways)
+        taken = {term for _, _, term in assigned}
+        for c, (part, share, term) in zip(concepts, assigned, strict=True):
             if part:
                 bm25 += c.weight * part
                 mass += c.weight * share
                 matched.append(c.word)
-                through.append("" if term == c.stem else term)
+                # Scored through another word, the memory may still hold the word itself
+                # (the rarer synonym weighs more): then that is what it matched.
+                itself = term == c.stem or (c.stem in f.terms and c.stem not in taken)
+                through.append("" if itself else term)
+        if any(through):
+            through = _words_for(store, item, through)
         prior = _prior(item, settings)
         age = _age_days(item, now) / max(settings.half_life_days, 1e-9)
         decay = RECENCY_FLOOR + (1 - RECENCY_FLOOR) * 0.5**age

@@ -27,6 +27,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.ids import short_id
 from kenning.model import Scope
 from kenning.store import sqlite_recent as recent
 
@@ -226,23 +227,42 @@ def _count_problems(
 
 
 def _scope_problems(conn: sqlite3.Connection) -> list[Problem]:
-    bad = []
-    for text, count in conn.execute("SELECT scope, count(*) FROM items GROUP BY scope"):
-        try:
-            stored = Scope.from_stored(text)
-            Scope.of(stored.type, stored.value)
-        except ValueError as exc:
-            bad.append((str(text), int(count), str(exc)))
-    return [
-        Problem(
-            "scopes",
-            f"{count} item{'s' if count > 1 else ''} in scope {text!r}, which no longer "
-            f"reads as a scope ({why}): move them with `ken update ID --scope SCOPE`",
-            False,
-            count,
+    problems = []
+    for text, count in conn.execute("SELECT scope, count(*) FROM items GROUP BY scope").fetchall():
+        why = _unreadable(str(text))
+        if not why:
+            continue
+        ids = [
+            short_id(row[0])
+            for row in conn.execute(
+                "SELECT id FROM items WHERE scope = ? ORDER BY id LIMIT ?", (text, MAX_SHOWN)
+            )
+        ]
+        more = count - len(ids)
+        named = ", ".join(ids) + (f" and {more} more" if more > 0 else "")
+        problems.append(
+            Problem(
+                "scopes",
+                f"{count} item{'s' if count > 1 else ''} in scope {text!r}, which no longer "
+                f"reads as a scope ({why}): {named}; move each with "
+                f"`ken update {ids[0]} --scope SCOPE`",
+                False,
+                count,
+            )
         )
-        for text, count, why in bad
-    ]
+    return problems
+
+
+def _unreadable(text: str) -> str:
+    """Why a stored scope no longer reads as a scope, or "" when it does."""
+    stored = Scope.from_stored(text)
+    if stored.unreadable:
+        return stored.unreadable
+    try:
+        Scope.of(stored.type, stored.value)
+    except ValueError as exc:
+        return str(exc)
+    return ""
 
 
 def repair(conn: sqlite3.Connection) -> Repair:

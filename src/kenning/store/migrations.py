@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from kenning.errors import StoreError
+from kenning.errors import NewerStore, StoreError
 from kenning.store import sqlite_recent as recent
 
 COPIES_KEPT = 2  # copies of a store as it was before a migration, the newest kept
@@ -228,8 +228,10 @@ def m0006_normalize_scopes(conn: sqlite3.Connection) -> None:
     from kenning.model import Scope
 
     for (text,) in conn.execute("SELECT DISTINCT scope FROM items").fetchall():
+        stored = Scope.from_stored(text)
+        if stored.unreadable:
+            continue
         try:
-            stored = Scope.from_stored(text)
             clean = str(Scope.of(stored.type, stored.value))
         except ValueError:
             continue
@@ -468,7 +470,7 @@ def applied(conn: sqlite3.Connection) -> list[str]:
 def check_not_newer(done: list[str]) -> None:
     unknown = [name for name in done if name not in KNOWN]
     if unknown:
-        raise StoreError(
+        raise NewerStore(
             f"this store was written by a newer kenning (it has migration {unknown[-1]}); "
             "upgrade kenning to open it"
         )

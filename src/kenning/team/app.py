@@ -23,6 +23,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -257,6 +258,18 @@ def build_app(
         await caller(request)
         raise ApiError(404, "not_found", f"no endpoint {request.method} {request.url.path}")
 
+    async def unrouted(request: Request, exc: Exception) -> Response:
+        """Starlette's own answers, for a path outside the API no route takes (404) or a
+        method its route does not (405): JSON, as every other answer."""
+        status = getattr(exc, "status_code", 404)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(status)
+        message = f"no endpoint {request.method} {request.url.path}" if code else str(exc)
+        err = ApiError(status, code or "bad_request", message)
+        request.scope["state"]["log"]["error"] = err.code
+        response = error_response(err)
+        response.headers.update(getattr(exc, "headers", None) or {})  # 405's Allow
+        return response
+
     prefix = "/api/v1/w/{ws}"
     routes = [
         Route("/health", health, methods=["GET"]),
@@ -282,6 +295,6 @@ def build_app(
         if on_shutdown is not None:
             await run_in_threadpool(on_shutdown)
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: unrouted})
     app.add_middleware(Observe, metrics=metrics)
     return app

@@ -25,7 +25,7 @@ from collections.abc import Callable
 import psycopg
 from psycopg import sql
 
-from kenning.errors import StoreError
+from kenning.errors import NewerStore, StoreError
 
 ITEMS = """
 CREATE FUNCTION tags_text(tags text[]) RETURNS text
@@ -350,7 +350,7 @@ def apply(conn: psycopg.Connection[object], schema: str, *, create: bool = True)
     done = set(applied(conn))
     unknown = sorted(done - KNOWN)
     if unknown:
-        raise StoreError(
+        raise NewerStore(
             f"the schema {schema} was written by a newer kenning (it has migration "
             f"{unknown[-1]}); upgrade kenning to open it"
         )
