@@ -211,10 +211,10 @@ def test_conversation_turns_with_thresholds_off_rank_above_bm25(
     prompts = dialogue.set.split(half)
     ours = score(dialogue.store, dialogue.keys, prompts, kenning_ranker(OPEN))
     baseline = score(dialogue.store, dialogue.keys, prompts, bm25_ranker())
-    # evidence in the top 5 measured: dev 0.706 against 0.542, test 0.645 against 0.526
-    # (0.641 and 0.612 before a note that follows a note was ranked with it; 0.621 and
-    # 0.599 before near words)
-    assert ours.hit_rate > baseline.hit_rate + 0.10, (
+    # evidence in the top 5 measured: dev 0.712 against 0.542, test 0.671 against 0.526
+    # (0.706 and 0.645 before the reply after a question back; 0.641 and 0.612 before a
+    # note that follows a note was ranked with it; 0.621 and 0.599 before near words)
+    assert ours.hit_rate > baseline.hit_rate + 0.12, (
         f"kenning {ours.line()}\nbm25 {baseline.line()}"
     )
 
