@@ -413,6 +413,28 @@ def test_a_lesson_whose_quote_no_prompt_holds_is_dropped(shop: Path) -> None:
     assert [d[0] for d in dropped] == ["Deploy on Fridays", "Too short"]
 
 
+@pytest.mark.parametrize(
+    "evidence",
+    [
+        "use smart quotes in the docs",
+        'use "smart quotes" in the docs',
+        "use 'smart quotes' in the docs",
+        "use `smart quotes` in the docs",
+        "use «smart quotes» in the docs",
+        "use ‘smart quotes’ in the docs",
+    ],
+)
+def test_a_quote_is_kept_whatever_quote_marks_either_side_uses(shop: Path, evidence: str) -> None:
+    """Only `use "smart quotes"` was kept for a prompt with typographic double quotes."""
+    turn("claude", shop, "Please use “smart quotes” in the docs from now on.")
+    with opened() as store:
+        [session] = store.list_sessions(SessionQuery(limit=5))
+        kept, dropped = run_lessons.check_quotes(
+            store, session.id, [("Smart quotes in docs", evidence, "lesson")]
+        )
+    assert [k[1] for k in kept] == [evidence] and dropped == []
+
+
 @given(
     st.text(alphabet="ab_' -é1١Ⅷ", max_size=8),
     st.text(alphabet="ab_' -é1١Ⅷ", min_size=1, max_size=4),

@@ -66,6 +66,18 @@ def _plain(text: str) -> str:
     return " ".join(text.split())
 
 
+# Every quote mark a prompt or a quote of it may use: straight, typographic, low, prime,
+# backtick, acute, guillemets, full-width. The quote check drops them all on both sides, so
+# `use 'smart quotes'` quotes `use “smart quotes”`.
+QUOTE_MARKS = "\"'`´‘’‚‛“”„‟«»‹›′″〝〞〟＂＇"
+_NO_QUOTES = str.maketrans("", "", QUOTE_MARKS)
+
+
+def _bare(text: str) -> str:
+    """`_plain` with no quote marks at all: what the quote check compares."""
+    return " ".join(_plain(text).translate(_NO_QUOTES).split())
+
+
 def _opening(text: str) -> str:
     return re.sub(r"^[\s\"'(\[*_>-]+", "", _plain(text))
 
@@ -262,8 +274,8 @@ def check_quotes(
     store: Store, session_id: str, lessons: Sequence[tuple[str, str, str]]
 ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
     """(kept, dropped): a lesson is kept when its evidence is found, as written (case,
-    quotes and spacing aside), in one of the session's prompts."""
-    prompts = [_plain(p) for p in store.session_prompts(session_id)]
+    quote marks, dashes and spacing aside), in one of the session's prompts."""
+    prompts = [_bare(p) for p in store.session_prompts(session_id)]
     kept, dropped = [], []
     for lesson in lessons:
         quote = _quote(lesson[1])
@@ -275,7 +287,7 @@ def check_quotes(
 
 
 def _quote(evidence: str) -> str:
-    return _plain(redact(evidence).text).strip(" \"'.,;:!?")
+    return _bare(redact(evidence).text).strip(" .,;:!?")
 
 
 def why_dropped(evidence: str) -> str:
@@ -317,12 +329,12 @@ def lessons_of(store: Store, session_id: str | None = None) -> list[dict[str, An
 
 
 def _cause(evidence: str, found: Sequence[Signal]) -> Signal | None:
-    quote = _plain(evidence).strip(" \"'.,;:!?")
+    quote = _bare(evidence).strip(" .,;:!?")
     for signal in found:
         if (
             signal.kind in ("correction", "statement")
             and quote
-            and (quote in _plain(signal.detail) or _plain(signal.detail) in quote)
+            and (quote in _bare(signal.detail) or _bare(signal.detail) in quote)
         ):
             return signal
     return found[0] if found else None
