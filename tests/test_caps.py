@@ -7,6 +7,7 @@ import json
 from conftest import ken, ken_proc
 from helpers import add, opened
 from kenning import items, lint
+from kenning.ids import short_id
 from kenning.model import Kind, Status
 
 SCOPE = "repo:github.com/acme/shop"
@@ -119,3 +120,42 @@ def test_an_agents_notes_over_the_cap_set_aside_only_its_own_never_a_persons(git
             i for i in (*people, first, third, mine) if store.get_item(i).status.value == "active"
         ]
     assert left == [first, mine]
+
+
+def test_a_write_or_restore_the_cap_answers_says_what_it_archived_and_why():
+    """`ken add` said only "added note X" and `ken restore X` nothing, each having
+    archived others."""
+    set_cap(2)
+    first = json.loads(ken("add", "The first fact", "-s", SCOPE, "--json").stdout)["id"]
+    second = json.loads(ken("add", "The second fact", "-s", SCOPE, "--json").stdout)["id"]
+    added = ken("add", "The third fact", "-s", SCOPE, "--json")
+    assert json.loads(added.stdout)["archived"] == [first]
+    assert (
+        f"archived {short_id(first)} ({SCOPE}): The first fact: the lowest-ranked" in added.stderr
+    )
+    assert "memory.max_active_per_scope" in added.stderr
+    restored = ken("restore", first[-6:])
+    assert restored.exit_code == 0, restored.stderr
+    assert f"archived {short_id(second)} ({SCOPE}): The second fact" in restored.stderr
+    assert "memory.max_active_per_scope" in restored.stderr
+
+
+def test_lint_over_the_cap_says_which_memories_the_cap_leaves_alone():
+    """Lint said the next write archives the lowest-ranked when the others were team
+    memories the cap never archives."""
+    for n in range(4):
+        add(f"Team memory {n}", scope=SCOPE, source=f"team:acme#{n}")
+    with opened() as store:
+        [alone] = [f.detail for f in lint.lint(store, cap=2) if f.rule == "over_cap"]
+        assert alone == (
+            "4 active memories, over the cap of 2, all pinned or kept in sync from a file "
+            "or a team, which the cap leaves alone: it archives nothing there"
+        )
+        add("A note of mine", store, scope=SCOPE)
+        add("Another note of mine", store, scope=SCOPE)
+        [some] = [f.detail for f in lint.lint(store, cap=2) if f.rule == "over_cap"]
+    assert some == (
+        "6 active memories, over the cap of 2; 4 of them pinned or kept in sync from a file "
+        "or a team, which the cap leaves alone: the next one written or approved there "
+        "archives the lowest-ranked of the other 2"
+    )

@@ -1177,7 +1177,7 @@ def test_json_output_of_reading_commands_has_stable_shapes(git_repo, monkeypatch
     monkeypatch.chdir(git_repo)
     item = add("Shape check", kind="task", links=["file:missing.txt"])
     short = item.id[-6:]
-    assert set(as_json("add", "Another")) == ITEM_KEYS | {"redacted", "filed"}
+    assert set(as_json("add", "Another")) == ITEM_KEYS | {"redacted", "filed", "archived"}
     assert all(set(i) == ITEM_KEYS for i in as_json("list"))
     assert all(set(i) == ITEM_KEYS | {"score", "every_word"} for i in as_json("search", "shape"))
     assert set(as_json("show", short)) == ITEM_KEYS | {"replaces", "history"}

@@ -1156,6 +1156,33 @@ def test_a_refused_reflection_leaves_the_session_to_be_asked_again(git_repo: Pat
         assert store.lesson_state(session.id).reflected_at is not None
 
 
+def test_a_session_records_at_most_three_lessons_over_all_its_calls(git_repo: Path) -> None:
+    """Three calls of three lessons each saved nine proposals from one session."""
+    rules = [f"we always run check number {n} before committing" for n in range(6)]
+    with opened() as store:
+        session = _claude_session(store, where_mod.detect(git_repo), "reflect", "startup")
+        store.add_prompt(session.id, "No. " + " ".join(f"{r}." for r in rules))
+    got: dict[str, Any] = {}
+
+    def lessons(*numbers: int) -> dict[str, Any]:
+        return {"lessons": [{"lesson": f"Run check {n}", "evidence": rules[n]} for n in numbers]}
+
+    async def scenario(server: Server) -> None:
+        got["first"] = await server.ok("record_reflection", lessons(0, 1))
+        got["over"] = await server.error("record_reflection", lessons(2, 3))
+        got["last"] = await server.ok("record_reflection", lessons(4))
+        got["full"] = await server.error("record_reflection", lessons(5))
+
+    drive(git_repo, scenario)
+    assert len(got["first"]["saved"]) == 2 and len(got["last"]["saved"]) == 1
+    assert "recorded 2 lessons already" in got["over"]
+    assert "give at most 1 more" in got["over"] and "nothing was saved" in got["over"]
+    assert "recorded 3 lessons already" in got["full"]
+    with opened() as store:
+        saved = store.list_items(ItemQuery(tags=("reflection",), statuses=()))
+    assert sorted(i.title for i in saved) == ["Run check 0", "Run check 1", "Run check 4"]
+
+
 def test_other_places_working_scopes_are_not_the_agents_own(git_repo: Path, tmp_path: Path) -> None:
     # Own scopes are the session, workstream and project the agent works in, not every
     # scope of those types: another repo's branch is shared with whoever works there.

@@ -609,6 +609,17 @@ def test_the_library_refuses_a_plan_with_a_conflict_before_the_store_is_asked(tm
             plans.apply(store, plan, digest="sha256:" + "f" * 12, actor=PERSON)
 
 
+def test_a_true_digest_prefix_too_short_to_confirm_is_said_to_be_too_short():
+    """`--digest 64ff3dbc`, the start of the digest, was said not to match it."""
+    m = stock()
+    plan = plans.parse_plan(full_plan(m))
+    short = plan.digest.removeprefix("sha256:")[:8]
+    with opened() as store, pytest.raises(InvalidInput) as refused:
+        plans.apply(store, plan, digest=short, actor=PERSON)
+    assert str(refused.value).startswith(f"--digest {short} is too short to confirm the plan")
+    assert "at least 12 characters" in str(refused.value)
+
+
 @pytest.mark.parametrize("answer", ["y", "n"])
 def test_at_a_terminal_apply_shows_owner_count_and_digest_and_asks(tmp_path, answer):
     m = stock()

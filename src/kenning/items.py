@@ -358,6 +358,7 @@ def add(
     propose: bool = False,
     evidence: str = "",
     actor: policy.Actor | None = None,
+    archived: list[Item] | None = None,
     **options: object,
 ) -> Item:
     """Check, redact and store a new memory. Options as for `new_item`.
@@ -365,6 +366,7 @@ def add(
     Without `status`, the policy chooses it for `actor` (from the environment when not
     given): active for a person, proposed for an agent's rules and shared memories. A
     statement a person dismissed, proposed again, is set aside (see `file_proposal`).
+    What the scope's cap archived to make room goes into `archived` (see `enforce_cap`).
     """
     who = policy.resolve(actor)
     item = new_item(text, scope=scope, kind=kind, evidence=evidence, **options)  # type: ignore[arg-type]
@@ -378,7 +380,9 @@ def add(
     if stored.status is Status.ACTIVE:
         by = stored.provenance.who
         writer = who.agent or (None if by in policy.PEOPLE else by)
-        enforce_cap(store, stored.scope, keep=(stored.id,), writer=writer)
+        aside = enforce_cap(store, stored.scope, keep=(stored.id,), writer=writer)
+        if archived is not None:
+            archived += aside
     return stored
 
 
@@ -414,7 +418,7 @@ def enforce_cap(
     movable = [
         i
         for i in active
-        if not i.pinned and not i.source and i.id not in keep and writer in (None, i.provenance.who)
+        if cap_may_archive(i) and i.id not in keep and writer in (None, i.provenance.who)
     ]
     archived = []
     now = now_iso()
@@ -428,6 +432,24 @@ def enforce_cap(
         )
         archived.append(store.replace_item(aside, CAP))
     return archived
+
+
+def cap_may_archive(item: Item) -> bool:
+    """Whether the cap may ever set this memory aside: not pinned, not kept in sync from a
+    file or a team (those it counts, and leaves alone)."""
+    return not item.pinned and not item.source
+
+
+def cap_said(archived: Sequence[Item]) -> list[str]:
+    """What the cap archived, one line each, in a person's words: which, where and why."""
+    return [
+        f"archived {short_id(i.id)} ({i.scope}): {i.title}: {CAP_WHY} "
+        f"(`ken restore {short_id(i.id)}` brings it back)"
+        for i in archived
+    ]
+
+
+CAP_WHY = "the lowest-ranked active memory there, over memory.max_active_per_scope"
 
 
 # --- statements a person dismissed, proposed again ------------------------------------
@@ -885,10 +907,12 @@ def set_status(
     *,
     reason: str | None = None,
     actor: policy.Actor | None = None,
+    archived: list[Item] | None = None,
 ) -> Item:
     """approve, reject, archive (with an optional reason in the person's words), dismiss
     (with a reason: covered, wrong, one_off, or other when none is given) or restore one
-    item: a person's decision (see `policy.require_person`)."""
+    item: a person's decision (see `policy.require_person`). What the scope's cap
+    archived to make room for an approved or restored memory goes into `archived`."""
 
     def build(item: Item) -> Item:
         check_status_change(item, action)
@@ -912,7 +936,9 @@ def set_status(
     if action == "approve":
         _supersede_replaced(store, stored)
     if stored.status is Status.ACTIVE:
-        enforce_cap(store, stored.scope, keep=(stored.id,))
+        aside = enforce_cap(store, stored.scope, keep=(stored.id,))
+        if archived is not None:
+            archived += aside
     return stored
 
 

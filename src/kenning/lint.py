@@ -22,6 +22,7 @@ from kenning.curate import FOLDABLE
 from kenning.deliver import ONBOARD
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
+from kenning.items import cap_may_archive
 from kenning.model import Item, Kind, Status
 from kenning.store import ItemQuery, Store, now_iso
 
@@ -144,23 +145,39 @@ def _cap_findings(
         if item.archive_reason == "cap"
     ]
     if cap > 0:
-        told = Counter(
-            str(i.scope)
+        # Counted as the cap counts (every active memory), with what it leaves alone said.
+        told = [
+            i
             for i in items
             if i.status is Status.ACTIVE and not (i.expires_at and i.expires_at <= now_iso())
-        )
-        for scope, count in sorted(told.items()):
+        ]
+        counts = Counter(str(i.scope) for i in told)
+        movable = Counter(str(i.scope) for i in told if cap_may_archive(i))
+        for scope, count in sorted(counts.items()):
             if count > cap:
                 findings.append(
-                    Finding(
-                        "over_cap",
-                        "",
-                        scope,
-                        f"{count} active memories, over the cap of {cap}: the next one "
-                        "written or approved there archives the lowest-ranked",
-                    )
+                    Finding("over_cap", "", scope, _over_cap(count, movable[scope], cap))
                 )
     return findings
+
+
+def _over_cap(count: int, movable: int, cap: int) -> str:
+    said = f"{count} active memories, over the cap of {cap}"
+    if movable == count:
+        return f"{said}: the next one written or approved there archives the lowest-ranked"
+    alone = (
+        f"{count - movable} of them pinned or kept in sync from a file or a team, which the "
+        "cap leaves alone"
+    )
+    if movable == 0:
+        return (
+            f"{said}, all pinned or kept in sync from a file or a team, which the cap leaves "
+            "alone: it archives nothing there"
+        )
+    return (
+        f"{said}; {alone}: the next one written or approved there archives the "
+        f"lowest-ranked of the other {movable}"
+    )
 
 
 INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md")

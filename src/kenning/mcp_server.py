@@ -599,6 +599,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 [target] if target else [],
                 projects=mem.store.projects(),
             )
+            capped: list[Item] = []
             item, filed = proposals.propose_once(
                 mem.store,
                 ctx,
@@ -608,10 +609,17 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 tags=tags or [],
                 links=links or [],
                 evidence=evidence,
+                archived=capped,
             )
             given = [text, evidence, *(tags or []), *(links or [])]
             note = _saved_note(item) if filed else _waiting_note(item)
-            return _redacted({**_item_brief(item), "note": note}, item, given, ctx)
+            answer = _redacted({**_item_brief(item), "note": note}, item, given, ctx)
+            if capped:
+                answer["archived"] = [
+                    {"id": i.id, "short_id": short_id(i.id), "title": i.title, "why": items.CAP_WHY}
+                    for i in capped
+                ]
+            return answer
 
         result: dict[str, Any] = mem.run(work)
         return result
@@ -721,7 +729,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             Field(
                 min_length=1,
                 max_length=3,
-                description='Up to three {"lesson": ..., "evidence": ..., "kind": ...}: '
+                description='Up to three {"lesson": ..., "evidence": ..., "kind": ...}, '
+                "three per session in all: "
                 "something the person taught; the person's own words that taught it, quoted "
                 "exactly from their prompt (a lesson whose quote is in none of this "
                 "session's prompts is dropped); kind lesson (default), correction, "
@@ -730,8 +739,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         ],
         model: str | None = None,
     ) -> dict[str, Any]:
-        """Record up to three lessons from this run as proposals for the person: what
-        they corrected, or a preference, convention or decision they stated."""
+        """Record up to three lessons from this run (three per session in all) as
+        proposals for the person: what they corrected, or a preference, convention or
+        decision they stated."""
 
         def work() -> dict[str, Any]:
             entries = []

@@ -849,6 +849,12 @@ def apply(
     """Apply `plan` once a person confirmed `digest` (the prefix they saw): every write
     and the receipt in one transaction, or nothing. Applied before: its receipt, and
     nothing written."""
+    given = digest.strip().lower().removeprefix("sha256:")
+    if len(given) < MIN_DIGEST_PREFIX and plan.digest.removeprefix("sha256:").startswith(given):
+        raise InvalidInput(
+            f"--digest {digest} is too short to confirm {name}: give at least "
+            f"{MIN_DIGEST_PREFIX} characters of the digest `ken plan preview` shows"
+        )
     if not matches_digest(plan, digest):
         raise InvalidInput(
             f"--digest {digest} does not match {name}'s digest {plan.digest[:19]}...: "

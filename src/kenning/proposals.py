@@ -26,7 +26,7 @@ from kenning.errors import InvalidInput
 from kenning.lessons import REFLECTION_TAG
 from kenning.model import Item, Kind, Provenance, Scope, ScopeType, Status
 from kenning.redact import redact
-from kenning.store import Store
+from kenning.store import ItemQuery, Store
 from kenning.where import Where
 
 MAX_LESSONS = 3
@@ -96,9 +96,11 @@ def propose_once(
     tags: Sequence[str] = (),
     links: Sequence[str] = (),
     evidence: str = "",
+    archived: list[Item] | None = None,
 ) -> tuple[Item, bool]:
     """As `propose`, and whether it was filed now: False when the same statement waited
-    for review in that scope already, and that proposal is what is returned."""
+    for review in that scope already, and that proposal is what is returned. What the
+    scope's cap archived to make room goes into `archived`."""
     target = ctx.where.scope(scope) if scope is not None else ctx.own_scope()
     fresh = ids.new_ulid()
     item = items.add(
@@ -112,6 +114,7 @@ def propose_once(
         provenance=ctx.provenance(),
         actor=ctx.actor,
         item_id=fresh,
+        archived=archived,
     )
     return item, item.id == fresh
 
@@ -269,8 +272,9 @@ def reflect(
 ) -> list[Item]:
     """Up to three lessons (text, the prompt or event that taught it, and optionally the
     kind: lesson, correction, preference or decision), saved as proposed in the repo and
-    tagged `reflection`. A lesson already there, active or waiting, is not saved again:
-    it is added to `held` (its text as stored, and the memory that holds it)."""
+    tagged `reflection`; three per session in all, over however many calls. A lesson
+    already there, active or waiting, is not saved again: it is added to `held` (its text
+    as stored, and the memory that holds it)."""
     if not lessons:
         raise InvalidInput("give at least one lesson")
     if len(lessons) > MAX_LESSONS:
@@ -311,4 +315,26 @@ def reflect(
                 held.append((item.text, there))
             continue
         fresh[key] = item
+    # Three per session, not per call: Stop asks once, and three calls of three were nine.
+    room = MAX_LESSONS - _reflected_in(store, ctx.session_id)
+    if len(fresh) > room:
+        raise InvalidInput(
+            f"this session recorded {MAX_LESSONS - room} lessons already, and a session "
+            f"records at most {MAX_LESSONS}: "
+            + (
+                f"give at most {room} more, the ones the person taught; nothing was saved"
+                if room > 0
+                else "nothing was saved"
+            )
+        )
     return [items.file_proposal(store, item) for item in fresh.values()]
+
+
+def _reflected_in(store: Store, session_id: str | None) -> int:
+    """How many lessons reflections saved in this session, whatever became of them."""
+    if not session_id:
+        return 0
+    query = ItemQuery(
+        tags=(REFLECTION_TAG,), statuses=(), include_expired=True, session_id=session_id
+    )
+    return len(store.list_items(query))

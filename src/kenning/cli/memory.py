@@ -94,6 +94,7 @@ def add(
     # before it has changed anything, not after.
     enabled = state.config.memory_enabled
     fresh = ids.new_ulid()
+    capped: list[Item] = []
     item = items.add(
         state.store,
         body,
@@ -109,10 +110,11 @@ def add(
         ttl_days=state.config.tasks_ttl_days,
         actor=state.actor(),
         item_id=fresh,
+        archived=capped,
     )
     if item.id != fresh:  # the same statement waits for review there already
         return Result(
-            data={**item.to_dict(), "redacted": {}, "filed": False},
+            data={**item.to_dict(), "redacted": {}, "filed": False, "archived": []},
             text=lambda: say(
                 f"not filed again: {short_id(item.id)} in {item.scope} waits for review with "
                 "the same statement (`ken approve` or `ken reject` it)"
@@ -126,14 +128,19 @@ def add(
         if item.status is Status.DISMISSED
         else [c for c in items.same_text(state.store, item) if str(c.scope) in applies]
     )
-    after = _twin_notes(item, copies)
+    after = _twin_notes(item, copies) + items.cap_said(capped)
     if not enabled:
         after.append(
             "note: memory is turned off (memory.enabled = false, or KEN_ENABLED=0): no agent "
             "is told this until it is on again"
         )
     return Result(
-        data={**item.to_dict(), "redacted": redacted, "filed": True},
+        data={
+            **item.to_dict(),
+            "redacted": redacted,
+            "filed": True,
+            "archived": [i.id for i in capped],
+        },
         text=lambda: _added(item, redacted),
         after=after,
     )

@@ -71,10 +71,15 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
             retired = {old.id for old in retires.values()}
             chosen = [i for i in chosen if i.id not in retired]
             items.check_approvable(state.store, chosen)
-        done = [items.set_status(state.store, i.id, action, actor=actor) for i in chosen]
+        capped: list[Item] = []
+        done = [
+            items.set_status(state.store, i.id, action, actor=actor, archived=capped)
+            for i in chosen
+        ]
         return Result(
             data=[i.to_dict() for i in done],
             text=lambda: _decided(past, done, retires, stale),
+            after=items.cap_said(capped),
         )
 
     def _decided(
