@@ -1156,6 +1156,23 @@ def test_a_refused_reflection_leaves_the_session_to_be_asked_again(git_repo: Pat
         assert store.lesson_state(session.id).reflected_at is not None
 
 
+def test_a_note_the_cap_makes_room_for_says_which_of_the_agents_notes_it_archived(
+    git_repo: Path,
+) -> None:
+    assert ken("config", "set", "memory.max_active_per_scope", "1").exit_code == 0
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["first"] = await server.ok("memory_propose", {"text": "First working note"})
+        got["second"] = await server.ok("memory_propose", {"text": "Second working note"})
+
+    drive(git_repo, scenario)
+    assert "archived" not in got["first"]
+    [aside] = got["second"]["archived"]
+    assert (aside["id"], aside["title"]) == (got["first"]["id"], "First working note")
+    assert "over memory.max_active_per_scope" in aside["why"]
+
+
 def test_a_session_records_at_most_three_lessons_over_all_its_calls(git_repo: Path) -> None:
     """Three calls of three lessons each saved nine proposals from one session."""
     rules = [f"we always run check number {n} before committing" for n in range(6)]
