@@ -299,7 +299,7 @@ def test_an_id_in_two_operations_is_refused_as_written_and_as_resolved(tmp_path)
     assert ken("plan", "validate", path).exit_code == 0
     result = ken_proc("plan", "preview", path)
     assert result.returncode == 1
-    assert "operations[1] (revise) names item" in one_line_error(result.stderr)
+    assert "operations[1] (revise): it names item" in one_line_error(result.stderr)
 
 
 # --- preview: before and after, digest, conflicts -----------------------------------------
@@ -676,3 +676,24 @@ def test_a_plan_writing_to_a_project_no_one_registered_is_refused_at_preview_and
         assert store.count_items() == 0  # nothing written, not even operations[1]
         store.add_project("nope", str(tmp_path), None)
     assert applied(path, digest).returncode == 0
+
+
+def test_a_preview_names_every_operation_refused_a_secret_included(tmp_path):
+    """A secret was refused with no operation named, and only the first refusal said."""
+    secret = "token ghp_abcdefghijklmnopqrstuvwxyz0123456789 is the key"
+    plan = {
+        "schema": 1,
+        "id": "p6",
+        "owner": "me",
+        "operations": [
+            {"op": "create", "text": secret, "kind": "fact", "scope": "global"},
+            {"op": "create", "text": "A fact", "kind": "fact", "scope": "global"},
+            {"op": "create", "text": secret + " again", "kind": "fact", "scope": "global"},
+        ],
+    }
+    result = ken_proc("plan", "preview", write(tmp_path, plan))
+    said = one_line_error(result.stderr)
+    assert result.returncode == 1
+    assert "operations[0] (create): this looks like a secret" in said
+    assert "operations[2] (create): this looks like a secret" in said
+    assert "operations[1]" not in said and "ghp_" not in said

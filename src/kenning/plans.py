@@ -268,9 +268,11 @@ def check_scopes(store: Store, plan: Plan, actor: policy.Actor) -> None:
     """Refuse a plan that writes where `actor` may not write, as a memory saved there
     would be refused (`items.add`): a project no one registered (a plan runs anywhere, so
     only the project `actor` works in, when known, counts besides registered ones), and,
-    for an agent drafting it, another agent's scope. The error names the operation."""
+    for an agent drafting it, another agent's scope. The error names every operation
+    refused."""
     # The project a person is in counts only where they are: none, when not known.
     writer = replace(actor, here=actor.here or ())
+    refused: list[str] = []  # every operation refused is named, not only the first
     for op in plan.operations:
         for scope in (op.new.scope if op.new else None, op.scope):
             if scope is None:
@@ -279,7 +281,10 @@ def check_scopes(store: Store, plan: Plan, actor: policy.Actor) -> None:
                 policy.check_agent_scope(actor, scope)
                 projects.check_registered(store, scope, writer)
             except InvalidInput as exc:
-                raise InvalidInput(f"operations[{op.index}]: {exc}") from None
+                refused.append(f"operations[{op.index}]: {exc}")
+                break
+    if refused:
+        raise InvalidInput("; ".join(refused))
 
 
 def _name(value: Any, key: str, name: str) -> str:
@@ -617,19 +622,16 @@ class _Resolver:
         except NotFound:
             return None
         except AmbiguousId as exc:
-            raise InvalidInput(f"{self.name}: operations[{op.index}] ({op.op}): {exc}") from None
+            raise _Refused(str(exc)) from None
         first = self.owner.setdefault(item_id, op.index)
         if first != op.index:
-            raise InvalidInput(
-                f"{self.name}: operations[{op.index}] ({op.op}) names item "
-                f"{short_id(item_id)}, which operations[{first}] names too: an id may be "
-                "in one operation only"
+            raise _Refused(
+                f"it names item {short_id(item_id)}, which operations[{first}] names too: "
+                "an id may be in one operation only"
             )
         item = self.store.get_item(item_id)
-        try:  # a team memory's copy changes on the server, never here
-            policy.check_local_change(item, op.op)
-        except InvalidInput as exc:
-            raise InvalidInput(f"{self.name}: operations[{op.index}] ({op.op}): {exc}") from None
+        # A team memory's copy changes on the server, never here: InvalidInput says so.
+        policy.check_local_change(item, op.op)
         return item
 
 
@@ -826,8 +828,16 @@ def preview(store: Store, plan: Plan, name: str = "the plan") -> Preview:
     already applied shows its receipt."""
     done = store.plan_receipt(plan.digest)
     resolver = _Resolver(store, name)
-    steps = tuple(_step(op, resolver) for op in plan.operations)
-    return Preview(plan, steps, done)
+    steps: list[Step] = []
+    refused: list[str] = []  # every operation refused is named, not only the first
+    for op in plan.operations:
+        try:
+            steps.append(_step(op, resolver))
+        except (_Refused, InvalidInput) as exc:  # a secret, a size, a shared id, a team copy
+            refused.append(f"operations[{op.index}] ({op.op}): {exc}")
+    if refused:
+        raise InvalidInput(f"{name}: {'; '.join(refused)}")
+    return Preview(plan, tuple(steps), done)
 
 
 def matches_digest(plan: Plan, prefix: str) -> bool:
