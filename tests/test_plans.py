@@ -479,6 +479,13 @@ def test_a_plan_id_applied_with_other_contents_is_refused(tmp_path):
     assert applied(path, plans.parse_plan(plan).digest).returncode == 0
     plan["operations"][0]["text"] = "Second"
     path = write(tmp_path, plan)
+    # The preview says so, as apply does (it previewed clean, exit 0).
+    shown = ken_proc("plan", "preview", path)
+    assert shown.returncode == 1, shown.stdout
+    assert "CONFLICT id_applied: plan 'cleanup-1' was applied already" in shown.stdout
+    assert "1 conflict block applying this plan" in shown.stderr
+    as_json = json.loads(ken_proc("plan", "preview", path, "--json").stdout)
+    assert [(c["index"], c["code"]) for c in as_json["conflicts"]] == [(-1, "id_applied")]
     result = applied(path, plans.parse_plan(plan).digest)
     assert "was applied already with other contents" in one_line_error(result.stderr)
     receipt = ken_proc("plan", "receipt", path)

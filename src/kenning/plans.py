@@ -536,15 +536,34 @@ class Step:
         }
 
 
+PLAN_WIDE = -1  # the index of a conflict of the plan as a whole, not one operation
+ID_APPLIED = "id_applied"
+
+
+def id_applied_detail(plan: Plan, other: str) -> str:
+    return (
+        f"plan '{plan.id}' was applied already with other contents ({other[:19]}...): "
+        "give a changed plan a new id"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Preview:
     plan: Plan
     steps: tuple[Step, ...]
     receipt: PlanReceipt | None = None  # when this plan was applied already
+    # The digest of other contents applied under this plan's id: apply refuses it.
+    id_applied: str | None = None
 
     @property
     def conflicts(self) -> list[Conflict]:
-        return [c for s in self.steps for c in s.conflicts]
+        found = [c for s in self.steps for c in s.conflicts]
+        if self.id_applied:
+            found.insert(
+                0,
+                Conflict(PLAN_WIDE, "", ID_APPLIED, id_applied_detail(self.plan, self.id_applied)),
+            )
+        return found
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -837,7 +856,9 @@ def preview(store: Store, plan: Plan, name: str = "the plan") -> Preview:
             refused.append(f"operations[{op.index}] ({op.op}): {exc}")
     if refused:
         raise InvalidInput(f"{name}: {'; '.join(refused)}")
-    return Preview(plan, tuple(steps), done)
+    others = [] if done else [r.digest for r in store.plan_receipts(plan.id)]
+    taken = next((d for d in others if d != plan.digest), None)
+    return Preview(plan, tuple(steps), done, taken)
 
 
 def matches_digest(plan: Plan, prefix: str) -> bool:
@@ -880,6 +901,8 @@ def apply(
         return Applied(done, True)
     check_scopes(store, plan, who)
     seen = preview(store, plan, name)
+    if seen.id_applied:  # as the store would refuse it, before anything is asked of it
+        raise InvalidInput(id_applied_detail(plan, seen.id_applied))
     conflicts = seen.conflicts
     if conflicts:
         first = conflicts[0]

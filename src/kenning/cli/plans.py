@@ -82,6 +82,7 @@ def render(preview: plans.Preview) -> str:
         f"plan {plan.id} by {plan.owner}: {len(plan.operations)} operations ({_counts(plan)})",
         f"digest: {plan.digest}",
     ]
+    lines += [f"CONFLICT {c.code}: {c.detail}" for c in preview.conflicts if c.index < 0]
     for step in preview.steps:
         lines.append(f"[{step.index}] {step.op}")
         lines += [f"    before: {_short(view)}" for view in step.before]
@@ -99,7 +100,7 @@ def render(preview: plans.Preview) -> str:
 @pass_state
 def preview_cmd(state: State, file: str) -> Result:
     """Show what each operation changes (before and after), the plan's digest, and the
-    conflicts that block applying it: revision_changed, target_missing, already_retired.
+    conflicts that block applying it: revision_changed, target_missing, already_retired, id_applied.
 
     Exits 1 when a conflict blocks it.
     """

@@ -258,7 +258,7 @@ class Conflict:
 
     index: int
     item_id: str  # the id as resolved, or as the plan wrote it when it resolves to none
-    code: str  # revision_changed, target_missing, already_retired
+    code: str  # revision_changed, target_missing, already_retired, id_applied (index -1: the plan)
     detail: str
 
     def to_dict(self) -> dict[str, Any]:
