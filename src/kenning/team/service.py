@@ -226,8 +226,13 @@ class Team:
             if not isinstance(entry, dict):
                 raise InvalidInput(f"entry {number} is not an object")
             push_id = entry.get("push_id")
-            if not isinstance(push_id, str) or not PUSH_ID.match(push_id):
+            if push_id is None:
                 raise InvalidInput(f"entry {number} needs a 'push_id' (a uuid4)")
+            if not isinstance(push_id, str) or not PUSH_ID.match(push_id):
+                raise InvalidInput(
+                    f"entry {number}'s 'push_id' is not a push id: 1 to 100 letters, "
+                    "digits and . _ : - (a uuid4, as ken sends, is one)"
+                )
         covered = set(self.directory.repos(workspace))
         results = [self._push_one(token, workspace, host.strip(), e, covered) for e in entries]
         return {"results": results}
