@@ -448,6 +448,15 @@ def test_a_phrase_opens_a_prompt_exactly_where_the_whole_word_pattern_matches(te
     assert run_lessons.opens_with(phrase + text, phrase) == bool(re.match(pattern, phrase + text))
 
 
+def test_a_correction_that_states_a_rule_is_quoted_once(shop: Path) -> None:
+    """The reason quoted the same prompt twice: as a correction and as a rule stated."""
+    said = "No, never push to main directly; open a PR."
+    turn("claude", shop, said)
+    reason = asked(stop("claude", shop), "claude")
+    assert reason.count("never push to main directly") == 1, reason
+    assert "The person corrected you" in reason
+
+
 def test_a_rule_and_a_failure_repeated_in_three_turns_are_each_asked_about_once(
     shop: Path,
 ) -> None:

@@ -251,6 +251,14 @@ def _ask(found: Sequence[Signal]) -> str:
     times: dict[tuple[str, str], int] = {}
     for signal in found:
         times[(signal.kind, signal.detail)] = times.get((signal.kind, signal.detail), 0) + 1
+    # A prompt that corrects and states a rule at once ("No, never push to main; open a
+    # PR") is quoted once, as the correction.
+    corrected = {detail for kind, detail in times if kind == "correction"}
+    times = {
+        (kind, detail): count
+        for (kind, detail), count in times.items()
+        if not (kind == "statement" and detail in corrected)
+    }
     shown: dict[str, int] = {}
     for (kind, detail), count in times.items():
         shown[kind] = shown.get(kind, 0) + 1
