@@ -98,6 +98,25 @@ def test_add_prints_the_short_id_on_stdout_and_a_message_on_stderr():
     assert item["provenance"]["who"] == "user" and item["provenance"]["how"] == "cli"
 
 
+def test_add_in_an_agents_shell_is_not_told_to_forget_its_copy():
+    """`ken forget` is a person's: an agent was told it drops the copy, then refused."""
+    first = added_id(ok("add", "Use pnpm, never npm", "--kind", "preference"))
+    again = ken(
+        "add",
+        "Use pnpm, never npm",
+        "--kind",
+        "preference",
+        "--scope",
+        "global",
+        "--evidence",
+        "the person said so",
+        env={"CLAUDECODE": "1"},
+    )
+    assert again.exit_code == 0, again.output
+    assert f"note: {first} (active, global) already says the same" in again.stderr
+    assert "ken forget" not in again.stderr
+
+
 def test_add_says_when_a_memory_with_the_same_text_is_already_there():
     registered("x")
     first = added_id(ok("add", "Use pnpm, not npm.\nIn every package."))

@@ -128,7 +128,7 @@ def add(
         if item.status is Status.DISMISSED
         else [c for c in items.same_text(state.store, item) if str(c.scope) in applies]
     )
-    after = _twin_notes(item, copies) + items.cap_said(capped)
+    after = _twin_notes(item, copies, person=state.actor().is_person) + items.cap_said(capped)
     if not enabled:
         after.append(
             "note: memory is turned off (memory.enabled = false, or KEN_ENABLED=0): no agent "
@@ -154,16 +154,17 @@ _BEFORE = {
 }
 
 
-def _twin_notes(item: Item, twins: Sequence[Item]) -> list[str]:
+def _twin_notes(item: Item, twins: Sequence[Item], *, person: bool = True) -> list[str]:
     """What `ken add` says of memories with the same statement: one active or waiting is
     a copy this one may drop; one a person dismissed, rejected or archived is only
     mentioned (this new memory is the person's, and stays). A superseded version is
-    the past of one of these."""
+    the past of one of these. Only a person is shown `ken forget`: an agent's shell
+    is refused it."""
     new = short_id(item.id)
     live = [t for t in twins if t.status in (Status.ACTIVE, Status.PROPOSED)]
+    drop = f"; `ken forget {new}` drops this copy" if person else ""
     notes = [
-        f"note: {short_id(t.id)} ({t.status.value}, {t.scope}) already says the same; "
-        f"`ken forget {new}` drops this copy"
+        f"note: {short_id(t.id)} ({t.status.value}, {t.scope}) already says the same{drop}"
         for t in live[:SHOWN_TWINS]
     ]
     if len(live) > SHOWN_TWINS:
