@@ -87,6 +87,8 @@ def test_two_memories_are_copies_reversals_or_neither(older, newer, relation):
             "The ledger service owns the invoices table now",
             "an update (now): billing becomes ledger",
         ),
+        # What the newer one rejects is no part of what it asks for.
+        ("Use bun for installs", "Use pnpm, not npm, for installs.", "bun becomes pnpm"),
     ],
 )
 def test_a_reversal_says_why_in_the_words_the_memories_use_not_their_stems(older, newer, why):

@@ -360,8 +360,8 @@ def relate(lex: Lexicon, a: Statement, b: Statement) -> Verdict:
     if swaps and kinds <= {"value", "choice"}:
         _, old, new = swaps[0]
         return Verdict("reversal", f"{_said(a, old)} becomes {_said(b, new)}", share)
-    values_a = {c for c in only_a if lex.is_value(c)}
-    values_b = {c for c in only_b if lex.is_value(c)}
+    values_a = {c for c in only_a if lex.is_value(c) and c not in a.rejects}
+    values_b = {c for c in only_b if lex.is_value(c) and c not in b.rejects}
     if values_a and values_b and not swaps:
         return Verdict("reversal", f"{_said(a, values_a)} becomes {_said(b, values_b)}", share)
     cue = [w for w in b.words if w in UPDATE_CUES and w not in a.words]
@@ -399,8 +399,9 @@ def _swaps(
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, keys_a, keys_b, autojunk=False).get_opcodes():
         if tag != "replace":
             continue
-        old = {c for c in a.concepts[i1:i2] if c in only_a}
-        new = {c for c in b.concepts[j1:j2] if c in only_b}
+        # What a side rejects is no part of its choice: "pnpm, not npm" chooses pnpm.
+        old = {c for c in a.concepts[i1:i2] if c in only_a and c not in a.rejects}
+        new = {c for c in b.concepts[j1:j2] if c in only_b and c not in b.rejects}
         if not (old and new):
             continue
         if all(lex.is_value(c) for c in old | new):
