@@ -215,6 +215,20 @@ def test_look_alikes_that_say_something_else_are_left_alone():
     assert "no plan written" in result.stderr and not Path("nothing.json").exists()
 
 
+def test_a_plan_says_which_proposals_it_left_out(tmp_path):
+    """It wrote one operation for two proposals and said nothing of the other."""
+    add("Use pnpm, never npm", kind="preference", scope=Scope(ScopeType.GLOBAL))
+    add("Use npm for installs", kind="preference", scope=SHOP)
+    add("Use pnpm for installs, never npm", kind="preference", scope=SHOP)
+    listed = proposals().proposals
+    left: list[tuple[curate.Proposal, str]] = []
+    plan = curate.plan_for(proposals(), left=left)
+    assert len(plan["operations"]) + len(left) == len(listed) > len(plan["operations"])
+    result = ken("curate", "--plan", str(tmp_path / "p.json"))
+    [note] = [line for line in result.stderr.splitlines() if "left out of the plan" in line]
+    assert "a memory of it is in an operation before it" in note
+
+
 def test_a_plan_names_each_memory_once_and_json_gives_the_same_proposals(tmp_path):
     old = add("Use npm for installs", kind="preference", scope=SHOP)
     add("Use pnpm, never npm", kind="preference", scope=SHOP)

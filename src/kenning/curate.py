@@ -289,21 +289,34 @@ def _retirements(found: Sequence[Item], unused_days: int, now: str) -> list[Prop
 
 
 def plan_for(
-    curation: Curation, *, plan_id: str | None = None, now: str | None = None
+    curation: Curation,
+    *,
+    plan_id: str | None = None,
+    now: str | None = None,
+    left: list[tuple[Proposal, str]] | None = None,
 ) -> dict[str, Any]:
     """The proposals as a maintenance plan (JSON, as `ken plan` reads it): superseding
     first, then folds, then retirements; a memory already in an operation is left out of
-    later ones, and at most 100 operations are written."""
+    later ones, and at most 100 operations are written. Each proposal left out is added
+    to `left`, with why."""
     used: set[str] = set()
     operations: list[dict[str, Any]] = []
     for action in ("supersede", "fold", "retire"):
         for proposal in curation.proposals:
-            if proposal.action != action or len(operations) >= plans.MAX_OPERATIONS:
+            if proposal.action != action:
+                continue
+            if len(operations) >= plans.MAX_OPERATIONS:
+                if left is not None:
+                    left.append(
+                        (proposal, f"over the {plans.MAX_OPERATIONS} operations a plan holds")
+                    )
                 continue
             touched = {i.id for i in proposal.items} | (
                 {proposal.keep.id} if proposal.keep else set()
             )
             if touched & used:
+                if left is not None:
+                    left.append((proposal, "a memory of it is in an operation before it"))
                 continue
             used |= touched
             operations.append(_operation(proposal))

@@ -52,7 +52,8 @@ def curate_cmd(
         unused_days=days or state.config.lint_unused_days,
         exclude_repos=tuple(sorted(state.withheld())),  # in an agent's shell
     )
-    plan = curate.plan_for(found) if plan_file else None
+    left: list[tuple[curate.Proposal, str]] = []
+    plan = curate.plan_for(found, left=left) if plan_file else None
     digest = ""
     if plan is not None and plan_file and plan["operations"]:
         digest = plans.parse_plan(plan, plan_file).digest  # what it writes is a valid plan
@@ -65,6 +66,12 @@ def curate_cmd(
             f"wrote plan {plan['id']} ({len(plan['operations'])} operations) to {plan_file}: "
             f"`ken plan preview {plan_file}`, then `ken plan apply {plan_file}`; "
             f"digest {digest[:19]}"
+        )
+    for proposal, why in left:
+        ids = ", ".join(short_id(i.id) for i in proposal.items)
+        after.append(
+            f"note: left out of the plan: {proposal.action} of {ids} ({why}); "
+            "`ken curate` again once the plan is applied"
         )
     return Result(data={**found.to_dict(), "plan": plan}, text=lambda: _render(found), after=after)
 
