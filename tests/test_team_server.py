@@ -619,6 +619,11 @@ def test_health_and_every_request_say_503_at_once_when_the_database_is_gone(
             began = time.monotonic()
             refused = server.call("GET", "/api/v1/whoami", "kt_any")
             assert refused.status == 503 and refused.body["error"] == "unavailable"
+            # The database's address stays in the server's log, not in the answer.
+            assert refused.body["message"] == (
+                "the team server cannot reach its database now; try again shortly"
+            )
+            assert name not in json.dumps(refused.body)
             assert time.monotonic() - began < 10  # not the pool's 30 s
             failed = [x for x in server.logs() if str(x.get("msg", "")).startswith("request f")]
             assert failed and all(x["level"] == "warning" and "exc" not in x for x in failed)

@@ -39,9 +39,10 @@ log = logging.getLogger("kenning.team")
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, detail: str = "") -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+        self.detail = detail or message  # what the server's log says; `message` is sent
 
 
 def error_of(exc: Exception) -> ApiError:
@@ -54,7 +55,10 @@ def error_of(exc: Exception) -> ApiError:
         case NotFound():
             return ApiError(404, "not_found", str(exc))
         case StoreError():
-            return ApiError(503, "unavailable", str(exc))
+            # The store's own words name its database (host, socket, schema): the log
+            # keeps them, the client is told only that it may try again.
+            said = "the team server cannot reach its database now; try again shortly"
+            return ApiError(503, "unavailable", said, detail=str(exc))
         case InvalidInput() | KenningError():
             return ApiError(400, "bad_request", str(exc))
     return ApiError(500, "internal", "the server failed; its log says why")
@@ -150,7 +154,7 @@ def build_app(
                 if err.status == 500:  # a bug: its traceback
                     log.error("request failed", exc_info=exc)
                 elif err.status > 500:  # the database is away: said, not a bug
-                    log.warning("request failed: %s", err.message)
+                    log.warning("request failed: %s", err.detail)
                 return error_response(err)
             return result if isinstance(result, Response) else JSONResponse(result)
 
