@@ -14,6 +14,8 @@ from kenning import browse, items, locate, policy
 from kenning.config import Config
 from kenning.errors import KenningError
 from kenning.model import Provenance, Session, Status
+from kenning.team import client as team_client
+from kenning.team import sync as team_sync
 from kenning.tui.panel import HelpScreen, ReasonScreen, TextScreen
 from panel_helpers import MEMORY_TABS, TAB_KEYS, drive, press, row_keys, screen_text, settle
 
@@ -304,6 +306,26 @@ def test_a_memory_kept_in_sync_from_a_file_is_not_edited_here():
         assert "kept in sync from decisions.md: edit that file" in app.message
 
     drive(check, tab="all", editor=lambda text: called.append(text) or text)
+
+
+def test_e_on_a_team_memory_files_a_proposed_revision_as_ken_edit_does():
+    with opened() as store:
+        item = add("Deploy on Fridays", store, kind="decision")
+        store.conn.execute("UPDATE items SET source = 'team:acme#srv-7' WHERE id = ?", (item.id,))
+    team_client.save_membership(  # a team server that is not there: the revision waits
+        team_client.Membership(url="http://127.0.0.1:9", workspace="acme", token="kt_" + "x" * 43)
+    )
+
+    async def check(app, pilot):
+        await press(app, pilot, "e")
+        assert f"the proposed revision of {item.id[-6:].lower()} waits to be sent" in app.message
+        with opened() as store:
+            assert store.get_item(item.id).title == "Deploy on Fridays"  # the team's copy stays
+            [sent] = team_sync.load_state(store.path)["outbox"]
+        assert sent["what"] == "revision" and sent["base"] == "srv-7"
+        assert sent["item"]["title"] == "Deploy on Mondays"
+
+    drive(check, tab="all", editor=lambda text: text.replace("Fridays", "Mondays"))
 
 
 # --- D twice: forget ------------------------------------------------------------------------
@@ -684,6 +706,26 @@ def test_the_footer_offers_only_the_keys_that_apply_to_the_highlighted_memory(
             await press(app, pilot, "x")
             assert app.message.endswith("only active or proposed items can be archived")
             assert status_of(ref) == "archived"
+
+    drive(check, tab="all")
+
+
+def test_a_team_memory_offers_only_edit_and_a_refused_key_says_why():
+    with opened() as store:
+        item = add("Deploy on Fridays", store, kind="decision")
+        store.conn.execute("UPDATE items SET source = 'team:acme#srv-7' WHERE id = ?", (item.id,))
+
+    async def check(app, pilot):
+        footer = screen_text(app).splitlines()[-1]
+        assert "e edit" in footer and "D forget" in footer, footer
+        for key in ("a ", "x ", "d dismiss", "p pin"):
+            assert key not in footer, footer
+        for key in ("x", "p"):  # pressed anyway: why not, and where it changes
+            await press(app, pilot, key)
+            assert "read-only here" in app.message, app.message
+        with opened() as store:
+            now = store.get_item(item.id)
+        assert now.status is Status.ACTIVE and not now.pinned
 
     drive(check, tab="all")
 

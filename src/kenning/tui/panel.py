@@ -1,9 +1,10 @@
 """`ken panel`: browse memory and decide what waits, in a terminal app.
 
 A face over `kenning.browse` (everything it shows) and the library's own writes
-(`items.set_status`, `set_pinned`, `undo_status`, `forget`, `editing.save`), each with the
-actor the CLI's person check gave before the app started, so a key here decides exactly
-what the matching `ken` command would. The panel holds no SQL, scoring or policy.
+(`items.set_status`, `set_pinned`, `undo_status`, `forget`, `editing.save`, and for a
+team memory `editing.propose`), each with the actor the CLI's person check gave before
+the app started, so a key here decides exactly what the matching `ken` command would.
+The panel holds no SQL, scoring or policy.
 
 - **Tabs.** Here (the pack an agent starting here is told, in order, with its token
   count), Waiting (best first, the count in the tab title), Repo, Project and Global (the
@@ -69,7 +70,8 @@ PAST = {
     "restore": "restored",
 }
 REASON_KEYS = {"c": "covered", "w": "wrong", "o": "one_off", "t": "other"}
-REFUSED = {"a": "approve", "x": "archive", "d": "dismiss"}  # the action a refusal names
+REFUSED = {"a": "approve", "x": "archive", "d": "dismiss", "p": "pin"}  # what a refusal names
+READ_ONLY = frozenset({"approve", "restore", "reject", "archive", "dismiss", "pin"})  # team
 MEMORY_ACTIONS = frozenset(
     {"approve", "restore", "reject", "archive", "dismiss", "pin", "edit", "forget", "undo"}
 )
@@ -240,9 +242,9 @@ class PanelApp(App[None]):
         Binding("x", "reject", "reject"),
         Binding("x", "archive", "archive"),
         Binding("d", "dismiss", "dismiss"),
+        Binding("p", "pin", "pin"),
         # A key that does not apply is not in the footer; pressed anyway, it says why.
         *(Binding(key, f"refused('{action}')", show=False) for key, action in REFUSED.items()),
-        Binding("p", "pin", "pin"),
         Binding("e", "edit", "edit"),
         Binding("D", "forget", "forget"),
         Binding("u", "undo", "undo"),
@@ -566,6 +568,8 @@ class PanelApp(App[None]):
         item = self.current_item()
         if item is None:
             return False  # nothing highlighted: no key for a memory applies
+        if action in READ_ONLY and policy.team_origin(item) is not None:
+            return False  # a team memory changes on the server (e files a revision there)
         match action:
             case "approve" | "restore" | "reject" | "dismiss":
                 return item.status in items.allowed_from(action)
@@ -652,7 +656,11 @@ class PanelApp(App[None]):
 
     def action_refused(self, action: str) -> None:
         """A key that does not apply to the highlighted memory: the library says why."""
-        if self.tab != "sessions":
+        if self.tab == "sessions":
+            return
+        if action == "pin":
+            self._pin()
+        else:
             self._decide(action)
 
     def action_approve(self) -> None:
@@ -704,6 +712,9 @@ class PanelApp(App[None]):
         self.detail_key = None  # read the highlighted memory again, changed or new
 
     def action_pin(self) -> None:
+        self._pin()
+
+    def _pin(self) -> None:
         item = self._target()
         if item is None:
             return
@@ -766,7 +777,8 @@ class PanelApp(App[None]):
 
         def job() -> Callable[[], None]:
             fresh = items.get(self.store, ref)
-            items.check_not_synced(fresh)
+            if policy.team_origin(fresh) is None:  # a team memory's edit is a proposal
+                items.check_not_synced(fresh)
             return lambda: self._edit(fresh)
 
         self._background(job)
@@ -786,6 +798,9 @@ class PanelApp(App[None]):
             with editing.kept_if_refused(item, after):
                 edit = editing.parse(after)
                 scope = self.where.scope(edit.scope) if edit.scope else None
+                if policy.team_origin(item) is not None:  # read-only here: as `ken edit` does
+                    said = editing.propose(self.store, item, edit, scope=scope)
+                    return lambda: self._changed(said)
                 saved = editing.save(self.store, item, edit, scope=scope, actor=self.actor)
             return lambda: self._changed(f"saved {short_id(saved.id)} as a new version")
 
