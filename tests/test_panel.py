@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual import events
 
 from conftest import ken
 from helpers import add, opened
@@ -139,6 +140,24 @@ def test_a_approves_what_waits_and_the_header_count_goes(tab):
         assert "to approve" not in screen_text(app)
 
     drive(check, tab=tab)
+
+
+def test_keys_typed_ahead_act_each_on_the_row_the_cursor_is_on_when_it_is_handled():
+    with opened() as store:
+        made = [
+            add(f"Proposal number {n} about builds", store, status=Status.PROPOSED).id
+            for n in range(6)
+        ]
+
+    async def check(app, pilot):
+        for _ in range(5):  # faster than the list is read again after each approve
+            await app._post_message(events.Key("a", "a"))
+        await settle(app, pilot)
+        assert "cannot" not in app.message, app.message
+        assert sorted(status_of(ref) for ref in made) == ["active"] * 5 + ["proposed"]
+        assert app.rows.total == 1
+
+    drive(check, tab="waiting")
 
 
 def test_a_on_a_memory_already_told_changes_nothing_and_says_why():

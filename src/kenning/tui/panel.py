@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -292,6 +293,9 @@ class PanelApp(App[None]):
         self.version: int | None = None
         self.message = ""
         self.status_line = ""
+        self.acting = False  # a change is being made: keys wait until the list shows it
+        self.held: list[events.Key] = []
+        self.reread = False  # the list was read again since the change began
         self.closed = False  # set as the app ends: the store is the caller's again
 
     # --- layout ----------------------------------------------------------------------------
@@ -359,11 +363,39 @@ class PanelApp(App[None]):
                     then = job()
             except KenningError as exc:
                 message = f"ken: {exc}"
-                then = lambda: self.say(message)  # noqa: E731
+
+                def then() -> None:
+                    self.say(message)
+                    self._release()  # nothing more comes of it: the held keys go on
+
             if then is not None:
                 self._on_loop(then)
 
         self.run_worker(work, thread=True, group="store")
+
+    def _act(self, job: Callable[[], Callable[[], None] | None]) -> None:
+        """A change to a memory: keys pressed until the list shows its result are held,
+        then handled in order, each on the row the cursor is on by then (type-ahead on a
+        row the change just moved would act on a memory no longer there)."""
+        self.acting, self.reread = True, False
+        self._background(job)
+
+    def _release(self) -> None:
+        if not self.acting:
+            return
+        self.acting = False
+        held, self.held = self.held, []
+        for key in held:  # in order; one that changes a memory holds those after it again
+            self.post_message(events.Key(key.key, key.character))
+
+    async def on_event(self, event: events.Event) -> None:
+        # A key reaches the app twice: from the terminal, then back from the list it was
+        # handed to, unhandled; either way, while a change is made it waits, and goes
+        # round again from the start once the list shows the change.
+        if self.acting and isinstance(event, events.Key) and len(self.screen_stack) == 1:
+            self.held.append(event)
+            return
+        await super().on_event(event)
 
     def _on_loop(self, then: Callable[[], None]) -> None:
         def live() -> None:
@@ -500,6 +532,7 @@ class PanelApp(App[None]):
         if not listing.total:
             self._show_detail(None, Text(""))
         self.refresh_bindings()
+        self.reread = True  # the held keys go on once the row under the cursor is read
 
     def _show_waiting(self) -> None:
         n = self.waiting
@@ -514,6 +547,8 @@ class PanelApp(App[None]):
             return
         row = message.row
         self.refresh_bindings()
+        if self.reread:
+            self._release()
         if row is None:
             self.detail_key = None
             self._show_detail(None, Text(""))
@@ -702,7 +737,7 @@ class PanelApp(App[None]):
             message = f"{PAST[action]} {short_id(ref)}{why}: {after.title}  (u undoes it)"
             return lambda: self._changed(message, change)
 
-        self._background(job)
+        self._act(job)
 
     def _changed(self, message: str, change: Change | None = None) -> None:
         if change is not None:
@@ -727,7 +762,7 @@ class PanelApp(App[None]):
             word = "pinned" if done.pinned else "unpinned"
             return lambda: self._changed(f"{word} {short_id(ref)}: {done.title}")
 
-        self._background(job)
+        self._act(job)
 
     def action_forget(self) -> None:
         item = self._target()
@@ -747,7 +782,7 @@ class PanelApp(App[None]):
                 self.last_change = None
             return lambda: self._changed(f"forgot {short_id(ref)}: {target.title}")
 
-        self._background(job)
+        self._act(job)
 
     def action_undo(self) -> None:
         self.armed = None
@@ -764,7 +799,7 @@ class PanelApp(App[None]):
             message = f"undid the {change.action} of {short_id(back.id)}: {back.status.value} again"
             return lambda: self._changed(message)
 
-        self._background(job)
+        self._act(job)
 
     # --- editing ----------------------------------------------------------------------------
 
