@@ -381,6 +381,22 @@ def test_D_then_another_key_disarms_the_forget():  # noqa: N802
     drive(check, tab="all")
 
 
+def test_the_line_at_the_bottom_goes_when_what_it_says_no_longer_holds():
+    seed("all", text="Keep PR titles short")
+    seed("all")
+
+    async def check(app, pilot):
+        await press(app, pilot, "D")
+        assert "press D again" in screen_text(app)
+        await press(app, pilot, "j")  # disarmed: a D now would only arm again
+        assert app.message == "" and "press D again" not in screen_text(app)
+        app.say("ken: the store at /tmp/x stayed locked")  # a store error, said in this tab
+        await press(app, pilot, TAB_KEYS["global"])
+        assert app.message == "" and "stayed locked" not in screen_text(app)
+
+    drive(check, tab="all")
+
+
 # --- u: undo ---------------------------------------------------------------------------------
 
 

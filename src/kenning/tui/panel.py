@@ -343,6 +343,13 @@ class PanelApp(App[None]):
     def rows(self) -> RowList:
         return self.query_one(RowList)
 
+    def _disarm(self) -> None:
+        """Forget a first D: any other key, or the cursor moving, and the line that asked
+        for a second D says so no more."""
+        if self.armed is not None:
+            self.armed = None
+            self.say("")
+
     def say(self, message: str) -> None:
         """One line at the bottom: what a key did, or why it did nothing."""
         self.message = show.flat(message)
@@ -554,7 +561,7 @@ class PanelApp(App[None]):
             self._show_detail(None, Text(""))
             return
         if self.armed and self.armed != row.key:
-            self.armed = None
+            self._disarm()
         self.detail_key = row.key
         if isinstance(row.value, Session):
             self._show_detail(row.key, show.session(row.value))
@@ -620,7 +627,8 @@ class PanelApp(App[None]):
             return
         self.tabs[self.tab].cursor = self.rows.cursor
         self.tab = tab
-        self.armed = None
+        self._disarm()
+        self.say("")  # the line spoke of the tab left behind
         self.detail_key = None
         self._show_detail(None, Text(""))
         self.load()
@@ -714,7 +722,7 @@ class PanelApp(App[None]):
         item = self._target()
         if item is None:
             return
-        self.armed = None
+        self._disarm()
 
         def chosen(reason: str | None) -> None:
             if reason:
@@ -726,7 +734,7 @@ class PanelApp(App[None]):
         item = item or self._target()
         if item is None:
             return
-        self.armed = None
+        self._disarm()
         ref = item.id
 
         def job() -> Callable[[], None]:
@@ -753,7 +761,7 @@ class PanelApp(App[None]):
         item = self._target()
         if item is None:
             return
-        self.armed = None
+        self._disarm()
         ref = item.id
 
         def job() -> Callable[[], None]:
@@ -772,7 +780,7 @@ class PanelApp(App[None]):
             self.armed = item.id
             self.say(f"press D again to forget {short_id(item.id)} and every version of it")
             return
-        self.armed = None
+        self._disarm()
         ref = item.id
 
         def job() -> Callable[[], None]:
@@ -785,7 +793,7 @@ class PanelApp(App[None]):
         self._act(job)
 
     def action_undo(self) -> None:
-        self.armed = None
+        self._disarm()
         change = self.last_change
         if change is None:
             self.say("nothing to undo: u undoes the last approve, reject, archive or dismiss here")
@@ -807,7 +815,7 @@ class PanelApp(App[None]):
         item = self._target()
         if item is None:
             return
-        self.armed = None
+        self._disarm()
         ref = item.id
 
         def job() -> Callable[[], None]:
