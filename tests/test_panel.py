@@ -421,6 +421,25 @@ def test_u_undoes_the_last_status_change(tab):
     drive(check, tab=tab)
 
 
+def test_u_after_a_pin_undoes_nothing_older_and_says_why():
+    approved = seed("all", Status.PROPOSED, "Keep PR titles short")
+    pinned = seed("all")
+
+    async def check(app, pilot):
+        while app.rows.current.key != approved:
+            await press(app, pilot, "j")
+        await press(app, pilot, "a")
+        while app.rows.current.key != pinned:
+            await press(app, pilot, "k")
+        await press(app, pilot, "p", "u")
+        assert status_of(approved) == "active"  # the approve of another memory stays
+        short = pinned[-6:].lower()
+        assert app.message.startswith(f"nothing to undo: the last change here (pinned {short})")
+        assert "dismiss or restore" in app.message
+
+    drive(check, tab="all")
+
+
 def test_undo_after_someone_else_changed_the_memory_changes_nothing():
     ref = seed("waiting", Status.PROPOSED)
 

@@ -288,6 +288,7 @@ class PanelApp(App[None]):
         self.waiting = 0
         self.pack: Pack | None = None
         self.last_change: Change | None = None
+        self.other_change = ""  # the last change here when it was not one u undoes
         self.armed: str | None = None  # the memory a first D marked for forgetting
         self.detail_key: str | None = None
         self.version: int | None = None
@@ -747,9 +748,14 @@ class PanelApp(App[None]):
 
         self._act(job)
 
-    def _changed(self, message: str, change: Change | None = None) -> None:
-        if change is not None:
-            self.last_change = change
+    def _changed(
+        self, message: str, change: Change | None = None, *, other: str | None = None
+    ) -> None:
+        """After a change: say what it did, read the list again. `change` is one u undoes;
+        `other` names one it does not (a pin, an edit, a forget), after which u refuses
+        rather than undo something older, elsewhere, unasked."""
+        if change is not None or other is not None:
+            self.last_change, self.other_change = change, other or ""
         self.say(message)
         self.load(keep_cursor=True)
         self.detail_key = None  # read the highlighted memory again, changed or new
@@ -768,7 +774,8 @@ class PanelApp(App[None]):
             now = items.get(self.store, ref)
             done = items.set_pinned(self.store, ref, not now.pinned, actor=self.actor)
             word = "pinned" if done.pinned else "unpinned"
-            return lambda: self._changed(f"{word} {short_id(ref)}: {done.title}")
+            said = f"{word} {short_id(ref)}"
+            return lambda: self._changed(f"{said}: {done.title}", other=said)
 
         self._act(job)
 
@@ -788,7 +795,8 @@ class PanelApp(App[None]):
             items.forget(self.store, [target], actor=self.actor)
             if self.last_change and self.last_change.before.id == ref:
                 self.last_change = None
-            return lambda: self._changed(f"forgot {short_id(ref)}: {target.title}")
+            said = f"forgot {short_id(ref)}"
+            return lambda: self._changed(f"{said}: {target.title}", other=said)
 
         self._act(job)
 
@@ -796,7 +804,13 @@ class PanelApp(App[None]):
         self._disarm()
         change = self.last_change
         if change is None:
-            self.say("nothing to undo: u undoes the last approve, reject, archive or dismiss here")
+            last = ""
+            if self.other_change:
+                last = f"the last change here ({self.other_change}) is not one u undoes; "
+            self.say(
+                f"nothing to undo: {last}u undoes the last approve, reject, archive, dismiss "
+                "or restore made here"
+            )
             return
 
         def job() -> Callable[[], None]:
@@ -804,8 +818,11 @@ class PanelApp(App[None]):
             back = items.undo_status(
                 self.store, change.before, expected_revision=change.revision, actor=self.actor
             )
-            message = f"undid the {change.action} of {short_id(back.id)}: {back.status.value} again"
-            return lambda: self._changed(message)
+            message = (
+                f"undid the {change.action} of {short_id(back.id)}: {back.status.value} "
+                f"again: {back.title}"
+            )
+            return lambda: self._changed(message, other="")
 
         self._act(job)
 
@@ -843,9 +860,11 @@ class PanelApp(App[None]):
                 scope = self.where.scope(edit.scope) if edit.scope else None
                 if policy.team_origin(item) is not None:  # read-only here: as `ken edit` does
                     said = editing.propose(self.store, item, edit, scope=scope)
-                    return lambda: self._changed(said)
+                    return lambda: self._changed(said, other=f"edited {short_id(item.id)}")
                 saved = editing.save(self.store, item, edit, scope=scope, actor=self.actor)
-            return lambda: self._changed(f"saved {short_id(saved.id)} as a new version")
+            return lambda: self._changed(
+                f"saved {short_id(saved.id)} as a new version", other=f"edited {short_id(saved.id)}"
+            )
 
         self._background(job)
 
