@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 from textual import events
 
 from conftest import ken
@@ -808,6 +809,42 @@ def test_every_key_is_in_the_footer_from_80_columns(size):
             assert key in footer
 
     drive(check, tab="waiting", size=size)
+
+
+def test_the_empty_project_tab_says_how_to_register_one_wrapped_not_cut(monkeypatch):
+    monkeypatch.delenv("KEN_PROJECT")
+
+    async def check(app, pilot):
+        # the list's own lines, their left pane only, joined up again
+        width = app.rows.size.width
+        lines = [line[:width].strip() for line in screen_text(app).splitlines()[3:10]]
+        said = " ".join(line for line in lines if line)
+        assert "register this folder with `ken project add` or set KEN_PROJECT" in said, lines
+
+    drive(check, tab="project")
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "部署前必须运行完整的测试套件并检查所有数据库迁移脚本是否已经在预发布环境验证过",
+        "Ship it 🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀 after the tests pass",
+    ],
+)
+def test_a_wide_title_is_cut_with_an_ellipsis_inside_its_pane(title):
+    seed("all", text=title)
+
+    async def check(app, pilot):
+        width = app.rows.size.width
+        for line in screen_text(app).splitlines()[3:6]:
+            if title[:4] in line:
+                left = line[: line.index("…") + 1] if "…" in line else line
+                assert "…" in line and cell_len(left) <= width, line
+                break
+        else:
+            raise AssertionError("the title is not on screen")
+
+    drive(check, tab="all")
 
 
 def test_a_long_list_reads_only_the_pages_it_shows(monkeypatch):
