@@ -161,6 +161,22 @@ def test_keys_typed_ahead_act_each_on_the_row_the_cursor_is_on_when_it_is_handle
     drive(check, tab="waiting")
 
 
+def test_a_on_a_copy_of_what_is_told_is_refused_naming_the_panels_keys():
+    with opened() as store:
+        told = add("Use pnpm, never npm", store, kind="preference")
+        copy = add("Use pnpm, never npm", store, kind="preference", status=Status.PROPOSED)
+
+    async def check(app, pilot):
+        assert app.rows.current.key == copy.id
+        await press(app, pilot, "a")
+        assert status_of(copy.id) == "proposed"
+        assert f"it says what {told.id[-6:].lower()} says" in app.message
+        assert "d then c dismisses it as covered" in app.message
+        assert "ken dismiss" not in app.message
+
+    drive(check, tab="waiting")
+
+
 def test_a_on_a_memory_already_told_changes_nothing_and_says_why():
     ref = seed("here")
 

@@ -40,7 +40,7 @@ from textual.widgets import Footer, Input, Static, Tab, Tabs
 
 from kenning import browse, editing, items, policy
 from kenning.config import Config
-from kenning.errors import KenningError, NotFound
+from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.ids import short_id
 from kenning.model import DismissReason, Item, ScopeType, Session, Status
 from kenning.pack import Pack
@@ -740,6 +740,8 @@ class PanelApp(App[None]):
 
         def job() -> Callable[[], None]:
             before = items.get(self.store, ref)
+            if action == "approve":
+                self._check_not_told(before)
             after = items.set_status(self.store, ref, action, reason=reason, actor=self.actor)
             change = Change(before, after.revision, action)
             why = f" ({after.dismiss_reason})" if after.dismiss_reason else ""
@@ -747,6 +749,17 @@ class PanelApp(App[None]):
             return lambda: self._changed(message, change)
 
         self._act(job)
+
+    def _check_not_told(self, item: Item) -> None:
+        """Refuse to approve what an active memory already says (as `items.set_status`
+        would), naming the panel's keys rather than the command's."""
+        twin = items.told_twin(self.store, item)
+        if twin is not None:
+            raise InvalidInput(
+                f"cannot approve {short_id(item.id)}: it says what {short_id(twin.id)} says "
+                f"in {item.scope}, and agents would be told it twice; d then c dismisses it "
+                "as covered; nothing changed"
+            )
 
     def _changed(
         self, message: str, change: Change | None = None, *, other: str | None = None
