@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
+from textual import events
 
 from conftest import ken
 from helpers import add, opened
@@ -14,6 +16,8 @@ from kenning import browse, items, locate, policy
 from kenning.config import Config
 from kenning.errors import KenningError
 from kenning.model import Provenance, Session, Status
+from kenning.team import client as team_client
+from kenning.team import sync as team_sync
 from kenning.tui.panel import HelpScreen, ReasonScreen, TextScreen
 from panel_helpers import MEMORY_TABS, TAB_KEYS, drive, press, row_keys, screen_text, settle
 
@@ -137,6 +141,40 @@ def test_a_approves_what_waits_and_the_header_count_goes(tab):
         assert "to approve" not in screen_text(app)
 
     drive(check, tab=tab)
+
+
+def test_keys_typed_ahead_act_each_on_the_row_the_cursor_is_on_when_it_is_handled():
+    with opened() as store:
+        made = [
+            add(f"Proposal number {n} about builds", store, status=Status.PROPOSED).id
+            for n in range(6)
+        ]
+
+    async def check(app, pilot):
+        for _ in range(5):  # faster than the list is read again after each approve
+            await app._post_message(events.Key("a", "a"))
+        await settle(app, pilot)
+        assert "cannot" not in app.message, app.message
+        assert sorted(status_of(ref) for ref in made) == ["active"] * 5 + ["proposed"]
+        assert app.rows.total == 1
+
+    drive(check, tab="waiting")
+
+
+def test_a_on_a_copy_of_what_is_told_is_refused_naming_the_panels_keys():
+    with opened() as store:
+        told = add("Use pnpm, never npm", store, kind="preference")
+        copy = add("Use pnpm, never npm", store, kind="preference", status=Status.PROPOSED)
+
+    async def check(app, pilot):
+        assert app.rows.current.key == copy.id
+        await press(app, pilot, "a")
+        assert status_of(copy.id) == "proposed"
+        assert f"it says what {told.id[-6:].lower()} says" in app.message
+        assert "d then c dismisses it as covered" in app.message
+        assert "ken dismiss" not in app.message
+
+    drive(check, tab="waiting")
 
 
 def test_a_on_a_memory_already_told_changes_nothing_and_says_why():
@@ -306,6 +344,26 @@ def test_a_memory_kept_in_sync_from_a_file_is_not_edited_here():
     drive(check, tab="all", editor=lambda text: called.append(text) or text)
 
 
+def test_e_on_a_team_memory_files_a_proposed_revision_as_ken_edit_does():
+    with opened() as store:
+        item = add("Deploy on Fridays", store, kind="decision")
+        store.conn.execute("UPDATE items SET source = 'team:acme#srv-7' WHERE id = ?", (item.id,))
+    team_client.save_membership(  # a team server that is not there: the revision waits
+        team_client.Membership(url="http://127.0.0.1:9", workspace="acme", token="kt_" + "x" * 43)
+    )
+
+    async def check(app, pilot):
+        await press(app, pilot, "e")
+        assert f"the proposed revision of {item.id[-6:].lower()} waits to be sent" in app.message
+        with opened() as store:
+            assert store.get_item(item.id).title == "Deploy on Fridays"  # the team's copy stays
+            [sent] = team_sync.load_state(store.path)["outbox"]
+        assert sent["what"] == "revision" and sent["base"] == "srv-7"
+        assert sent["item"]["title"] == "Deploy on Mondays"
+
+    drive(check, tab="all", editor=lambda text: text.replace("Fridays", "Mondays"))
+
+
 # --- D twice: forget ------------------------------------------------------------------------
 
 
@@ -340,6 +398,22 @@ def test_D_then_another_key_disarms_the_forget():  # noqa: N802
     drive(check, tab="all")
 
 
+def test_the_line_at_the_bottom_goes_when_what_it_says_no_longer_holds():
+    seed("all", text="Keep PR titles short")
+    seed("all")
+
+    async def check(app, pilot):
+        await press(app, pilot, "D")
+        assert "press D again" in screen_text(app)
+        await press(app, pilot, "j")  # disarmed: a D now would only arm again
+        assert app.message == "" and "press D again" not in screen_text(app)
+        app.say("ken: the store at /tmp/x stayed locked")  # a store error, said in this tab
+        await press(app, pilot, TAB_KEYS["global"])
+        assert app.message == "" and "stayed locked" not in screen_text(app)
+
+    drive(check, tab="all")
+
+
 # --- u: undo ---------------------------------------------------------------------------------
 
 
@@ -362,6 +436,25 @@ def test_u_undoes_the_last_status_change(tab):
         assert app.message.startswith("nothing to undo")
 
     drive(check, tab=tab)
+
+
+def test_u_after_a_pin_undoes_nothing_older_and_says_why():
+    approved = seed("all", Status.PROPOSED, "Keep PR titles short")
+    pinned = seed("all")
+
+    async def check(app, pilot):
+        while app.rows.current.key != approved:
+            await press(app, pilot, "j")
+        await press(app, pilot, "a")
+        while app.rows.current.key != pinned:
+            await press(app, pilot, "k")
+        await press(app, pilot, "p", "u")
+        assert status_of(approved) == "active"  # the approve of another memory stays
+        short = pinned[-6:].lower()
+        assert app.message.startswith(f"nothing to undo: the last change here (pinned {short})")
+        assert "dismiss or restore" in app.message
+
+    drive(check, tab="all")
 
 
 def test_undo_after_someone_else_changed_the_memory_changes_nothing():
@@ -688,6 +781,26 @@ def test_the_footer_offers_only_the_keys_that_apply_to_the_highlighted_memory(
     drive(check, tab="all")
 
 
+def test_a_team_memory_offers_only_edit_and_a_refused_key_says_why():
+    with opened() as store:
+        item = add("Deploy on Fridays", store, kind="decision")
+        store.conn.execute("UPDATE items SET source = 'team:acme#srv-7' WHERE id = ?", (item.id,))
+
+    async def check(app, pilot):
+        footer = screen_text(app).splitlines()[-1]
+        assert "e edit" in footer and "D forget" in footer, footer
+        for key in ("a ", "x ", "d dismiss", "p pin"):
+            assert key not in footer, footer
+        for key in ("x", "p"):  # pressed anyway: why not, and where it changes
+            await press(app, pilot, key)
+            assert "read-only here" in app.message, app.message
+        with opened() as store:
+            now = store.get_item(item.id)
+        assert now.status is Status.ACTIVE and not now.pinned
+
+    drive(check, tab="all")
+
+
 def test_an_empty_tab_offers_no_key_for_a_memory():
     async def check(app, pilot):
         footer = screen_text(app).splitlines()[-1]
@@ -712,6 +825,42 @@ def test_every_key_is_in_the_footer_from_80_columns(size):
             assert key in footer
 
     drive(check, tab="waiting", size=size)
+
+
+def test_the_empty_project_tab_says_how_to_register_one_wrapped_not_cut(monkeypatch):
+    monkeypatch.delenv("KEN_PROJECT")
+
+    async def check(app, pilot):
+        # the list's own lines, their left pane only, joined up again
+        width = app.rows.size.width
+        lines = [line[:width].strip() for line in screen_text(app).splitlines()[3:10]]
+        said = " ".join(line for line in lines if line)
+        assert "register this folder with `ken project add` or set KEN_PROJECT" in said, lines
+
+    drive(check, tab="project")
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "部署前必须运行完整的测试套件并检查所有数据库迁移脚本是否已经在预发布环境验证过",
+        "Ship it 🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀🚀 after the tests pass",
+    ],
+)
+def test_a_wide_title_is_cut_with_an_ellipsis_inside_its_pane(title):
+    seed("all", text=title)
+
+    async def check(app, pilot):
+        width = app.rows.size.width
+        for line in screen_text(app).splitlines()[3:6]:
+            if title[:4] in line:
+                left = line[: line.index("…") + 1] if "…" in line else line
+                assert "…" in line and cell_len(left) <= width, line
+                break
+        else:
+            raise AssertionError("the title is not on screen")
+
+    drive(check, tab="all")
 
 
 def test_a_long_list_reads_only_the_pages_it_shows(monkeypatch):

@@ -12,6 +12,8 @@ another terminal) is not overwritten unseen. Then nothing is saved, and the edit
 is kept under the state folder for the person to take their text from (`kenning.drafts`);
 so is an edit refused for its header or for being mostly a secret (`kept_if_refused`).
 What is kept is redacted as the store would redact it: no secret waits there at rest.
+A team memory is read-only here: `propose` files the edit with the team server as a
+proposed revision instead (`ken edit` and the panel's `e` both call it).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypedDict
 
@@ -148,6 +150,43 @@ def save(
             f"nothing saved, your edit {_keep(item, edit.written)}"
         )
         raise RevisionConflict(item.id, item.revision, exc.current, message) from None
+
+
+TEAM_TIMEOUT = 15.0  # seconds an edit of a team memory gives the server
+
+
+def propose(
+    store: Store,
+    item: Item,
+    edit: Edit,
+    *,
+    scope: Scope | None = None,
+    timeout: float = TEAM_TIMEOUT,
+) -> str:
+    """File the person's edit of a team memory with the team server as a proposed
+    revision (the copy here stays as the team has it until an admin approves), and send
+    it now; returns the line to tell the person. `scope` is the header's, as in `save`."""
+    from kenning.team import client, sync  # loaded only when a team memory is edited
+
+    if scope is not None and scope != item.scope:
+        raise InvalidInput("a team memory keeps its scope: edit its text, kind, tags or links")
+    member = client.load_membership()
+    if member is None:
+        raise InvalidInput("this host is in no team: `ken team join URL --token T` first")
+    revised = items.revised(replace(item, source=None), **changes(item, edit))
+    sync.file_revision(store, item, revised)
+    report = sync.sync(store, member, timeout=timeout, do_pull=False)
+    if report.refused:
+        return f"the team server refused the revision: {report.refused[0]['reason']}"
+    if report.waiting == 0 and not report.error:
+        return (
+            f"filed a proposed revision of {short_id(item.id)} with the team: the copy here "
+            "changes once an admin approves it"
+        )
+    return (
+        f"the proposed revision of {short_id(item.id)} waits to be sent "
+        f"({report.error}): it goes at the next `ken team sync`"
+    )
 
 
 @contextmanager

@@ -331,11 +331,10 @@ def edit(state: State, ref: str, in_place: bool) -> None:
         say("nothing changed")
         return
     if team:  # the server is where team memory changes: the edit goes there as a proposal
-        from kenning.cli.team import propose_revision
-
         with editing.kept_if_refused(item, after):
-            said = propose_revision(state, item, editing.parse(after))
-        say(said)
+            edit = editing.parse(after)
+            scope = state.scope(edit.scope) if edit.scope else None
+            say(editing.propose(state.store, item, edit, scope=scope))
         return
     with editing.kept_if_refused(item, after):
         updated = save_edit(state, item, editing.parse(after), in_place=in_place)

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
 
 import click
 
-from kenning import editing, items, policy
+from kenning import items, policy
 from kenning.cli.output import Result, say
 from kenning.cli.state import KenGroup, State, example, pass_state, renders
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
-from kenning.model import Item
 from kenning.store import now_iso
 from kenning.team import client as team_client
 from kenning.team import sync as team_sync
@@ -234,24 +232,3 @@ def team_leave(state: State) -> Result:
         "your own memories stay"
     )
     return Result(data={"workspace": member.workspace, "removed": gone}, text=lambda: say(left))
-
-
-def propose_revision(state: State, item: Item, edit: editing.Edit) -> str:
-    """`ken edit` of a team memory: what the person wrote goes to the server as a proposed
-    revision (the copy here stays as the team has it). Returns the line to say."""
-    if edit.scope and state.scope(edit.scope) != item.scope:
-        raise InvalidInput("a team memory keeps its scope: edit its text, kind, tags or links")
-    changed = items.revised(replace(item, source=None), **editing.changes(item, edit))
-    team_sync.file_revision(state.store, item, changed)
-    report = team_sync.sync(state.store, _member(), timeout=CLI_TIMEOUT, do_pull=False)
-    if report.waiting == 0 and not report.error and not report.refused:
-        return (
-            f"filed a proposed revision of {short_id(item.id)} with the team: the copy here "
-            "changes once an admin approves it"
-        )
-    if report.refused:
-        return f"the team server refused the revision: {report.refused[0]['reason']}"
-    return (
-        f"the proposed revision of {short_id(item.id)} waits to be sent "
-        f"({report.error}): it goes at the next `ken team sync`"
-    )

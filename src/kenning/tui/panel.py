@@ -1,9 +1,10 @@
 """`ken panel`: browse memory and decide what waits, in a terminal app.
 
 A face over `kenning.browse` (everything it shows) and the library's own writes
-(`items.set_status`, `set_pinned`, `undo_status`, `forget`, `editing.save`), each with the
-actor the CLI's person check gave before the app started, so a key here decides exactly
-what the matching `ken` command would. The panel holds no SQL, scoring or policy.
+(`items.set_status`, `set_pinned`, `undo_status`, `forget`, `editing.save`, and for a
+team memory `editing.propose`), each with the actor the CLI's person check gave before
+the app started, so a key here decides exactly what the matching `ken` command would.
+The panel holds no SQL, scoring or policy.
 
 - **Tabs.** Here (the pack an agent starting here is told, in order, with its token
   count), Waiting (best first, the count in the tab title), Repo, Project and Global (the
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -38,7 +40,7 @@ from textual.widgets import Footer, Input, Static, Tab, Tabs
 
 from kenning import browse, editing, items, policy
 from kenning.config import Config
-from kenning.errors import KenningError, NotFound
+from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.ids import short_id
 from kenning.model import DismissReason, Item, ScopeType, Session, Status
 from kenning.pack import Pack
@@ -69,7 +71,8 @@ PAST = {
     "restore": "restored",
 }
 REASON_KEYS = {"c": "covered", "w": "wrong", "o": "one_off", "t": "other"}
-REFUSED = {"a": "approve", "x": "archive", "d": "dismiss"}  # the action a refusal names
+REFUSED = {"a": "approve", "x": "archive", "d": "dismiss", "p": "pin"}  # what a refusal names
+READ_ONLY = frozenset({"approve", "restore", "reject", "archive", "dismiss", "pin"})  # team
 MEMORY_ACTIONS = frozenset(
     {"approve", "restore", "reject", "archive", "dismiss", "pin", "edit", "forget", "undo"}
 )
@@ -240,9 +243,9 @@ class PanelApp(App[None]):
         Binding("x", "reject", "reject"),
         Binding("x", "archive", "archive"),
         Binding("d", "dismiss", "dismiss"),
+        Binding("p", "pin", "pin"),
         # A key that does not apply is not in the footer; pressed anyway, it says why.
         *(Binding(key, f"refused('{action}')", show=False) for key, action in REFUSED.items()),
-        Binding("p", "pin", "pin"),
         Binding("e", "edit", "edit"),
         Binding("D", "forget", "forget"),
         Binding("u", "undo", "undo"),
@@ -285,11 +288,15 @@ class PanelApp(App[None]):
         self.waiting = 0
         self.pack: Pack | None = None
         self.last_change: Change | None = None
+        self.other_change = ""  # the last change here when it was not one u undoes
         self.armed: str | None = None  # the memory a first D marked for forgetting
         self.detail_key: str | None = None
         self.version: int | None = None
         self.message = ""
         self.status_line = ""
+        self.acting = False  # a change is being made: keys wait until the list shows it
+        self.held: list[events.Key] = []
+        self.reread = False  # the list was read again since the change began
         self.closed = False  # set as the app ends: the store is the caller's again
 
     # --- layout ----------------------------------------------------------------------------
@@ -337,6 +344,13 @@ class PanelApp(App[None]):
     def rows(self) -> RowList:
         return self.query_one(RowList)
 
+    def _disarm(self) -> None:
+        """Forget a first D: any other key, or the cursor moving, and the line that asked
+        for a second D says so no more."""
+        if self.armed is not None:
+            self.armed = None
+            self.say("")
+
     def say(self, message: str) -> None:
         """One line at the bottom: what a key did, or why it did nothing."""
         self.message = show.flat(message)
@@ -357,11 +371,39 @@ class PanelApp(App[None]):
                     then = job()
             except KenningError as exc:
                 message = f"ken: {exc}"
-                then = lambda: self.say(message)  # noqa: E731
+
+                def then() -> None:
+                    self.say(message)
+                    self._release()  # nothing more comes of it: the held keys go on
+
             if then is not None:
                 self._on_loop(then)
 
         self.run_worker(work, thread=True, group="store")
+
+    def _act(self, job: Callable[[], Callable[[], None] | None]) -> None:
+        """A change to a memory: keys pressed until the list shows its result are held,
+        then handled in order, each on the row the cursor is on by then (type-ahead on a
+        row the change just moved would act on a memory no longer there)."""
+        self.acting, self.reread = True, False
+        self._background(job)
+
+    def _release(self) -> None:
+        if not self.acting:
+            return
+        self.acting = False
+        held, self.held = self.held, []
+        for key in held:  # in order; one that changes a memory holds those after it again
+            self.post_message(events.Key(key.key, key.character))
+
+    async def on_event(self, event: events.Event) -> None:
+        # A key reaches the app twice: from the terminal, then back from the list it was
+        # handed to, unhandled; either way, while a change is made it waits, and goes
+        # round again from the start once the list shows the change.
+        if self.acting and isinstance(event, events.Key) and len(self.screen_stack) == 1:
+            self.held.append(event)
+            return
+        await super().on_event(event)
 
     def _on_loop(self, then: Callable[[], None]) -> None:
         def live() -> None:
@@ -498,6 +540,7 @@ class PanelApp(App[None]):
         if not listing.total:
             self._show_detail(None, Text(""))
         self.refresh_bindings()
+        self.reread = True  # the held keys go on once the row under the cursor is read
 
     def _show_waiting(self) -> None:
         n = self.waiting
@@ -512,12 +555,14 @@ class PanelApp(App[None]):
             return
         row = message.row
         self.refresh_bindings()
+        if self.reread:
+            self._release()
         if row is None:
             self.detail_key = None
             self._show_detail(None, Text(""))
             return
         if self.armed and self.armed != row.key:
-            self.armed = None
+            self._disarm()
         self.detail_key = row.key
         if isinstance(row.value, Session):
             self._show_detail(row.key, show.session(row.value))
@@ -566,6 +611,8 @@ class PanelApp(App[None]):
         item = self.current_item()
         if item is None:
             return False  # nothing highlighted: no key for a memory applies
+        if action in READ_ONLY and policy.team_origin(item) is not None:
+            return False  # a team memory changes on the server (e files a revision there)
         match action:
             case "approve" | "restore" | "reject" | "dismiss":
                 return item.status in items.allowed_from(action)
@@ -581,7 +628,8 @@ class PanelApp(App[None]):
             return
         self.tabs[self.tab].cursor = self.rows.cursor
         self.tab = tab
-        self.armed = None
+        self._disarm()
+        self.say("")  # the line spoke of the tab left behind
         self.detail_key = None
         self._show_detail(None, Text(""))
         self.load()
@@ -652,7 +700,11 @@ class PanelApp(App[None]):
 
     def action_refused(self, action: str) -> None:
         """A key that does not apply to the highlighted memory: the library says why."""
-        if self.tab != "sessions":
+        if self.tab == "sessions":
+            return
+        if action == "pin":
+            self._pin()
+        else:
             self._decide(action)
 
     def action_approve(self) -> None:
@@ -671,7 +723,7 @@ class PanelApp(App[None]):
         item = self._target()
         if item is None:
             return
-        self.armed = None
+        self._disarm()
 
         def chosen(reason: str | None) -> None:
             if reason:
@@ -683,40 +735,62 @@ class PanelApp(App[None]):
         item = item or self._target()
         if item is None:
             return
-        self.armed = None
+        self._disarm()
         ref = item.id
 
         def job() -> Callable[[], None]:
             before = items.get(self.store, ref)
+            if action == "approve":
+                self._check_not_told(before)
             after = items.set_status(self.store, ref, action, reason=reason, actor=self.actor)
             change = Change(before, after.revision, action)
             why = f" ({after.dismiss_reason})" if after.dismiss_reason else ""
             message = f"{PAST[action]} {short_id(ref)}{why}: {after.title}  (u undoes it)"
             return lambda: self._changed(message, change)
 
-        self._background(job)
+        self._act(job)
 
-    def _changed(self, message: str, change: Change | None = None) -> None:
-        if change is not None:
-            self.last_change = change
+    def _check_not_told(self, item: Item) -> None:
+        """Refuse to approve what an active memory already says (as `items.set_status`
+        would), naming the panel's keys rather than the command's."""
+        twin = items.told_twin(self.store, item)
+        if twin is not None:
+            raise InvalidInput(
+                f"cannot approve {short_id(item.id)}: it says what {short_id(twin.id)} says "
+                f"in {item.scope}, and agents would be told it twice; d then c dismisses it "
+                "as covered; nothing changed"
+            )
+
+    def _changed(
+        self, message: str, change: Change | None = None, *, other: str | None = None
+    ) -> None:
+        """After a change: say what it did, read the list again. `change` is one u undoes;
+        `other` names one it does not (a pin, an edit, a forget), after which u refuses
+        rather than undo something older, elsewhere, unasked."""
+        if change is not None or other is not None:
+            self.last_change, self.other_change = change, other or ""
         self.say(message)
         self.load(keep_cursor=True)
         self.detail_key = None  # read the highlighted memory again, changed or new
 
     def action_pin(self) -> None:
+        self._pin()
+
+    def _pin(self) -> None:
         item = self._target()
         if item is None:
             return
-        self.armed = None
+        self._disarm()
         ref = item.id
 
         def job() -> Callable[[], None]:
             now = items.get(self.store, ref)
             done = items.set_pinned(self.store, ref, not now.pinned, actor=self.actor)
             word = "pinned" if done.pinned else "unpinned"
-            return lambda: self._changed(f"{word} {short_id(ref)}: {done.title}")
+            said = f"{word} {short_id(ref)}"
+            return lambda: self._changed(f"{said}: {done.title}", other=said)
 
-        self._background(job)
+        self._act(job)
 
     def action_forget(self) -> None:
         item = self._target()
@@ -726,7 +800,7 @@ class PanelApp(App[None]):
             self.armed = item.id
             self.say(f"press D again to forget {short_id(item.id)} and every version of it")
             return
-        self.armed = None
+        self._disarm()
         ref = item.id
 
         def job() -> Callable[[], None]:
@@ -734,15 +808,22 @@ class PanelApp(App[None]):
             items.forget(self.store, [target], actor=self.actor)
             if self.last_change and self.last_change.before.id == ref:
                 self.last_change = None
-            return lambda: self._changed(f"forgot {short_id(ref)}: {target.title}")
+            said = f"forgot {short_id(ref)}"
+            return lambda: self._changed(f"{said}: {target.title}", other=said)
 
-        self._background(job)
+        self._act(job)
 
     def action_undo(self) -> None:
-        self.armed = None
+        self._disarm()
         change = self.last_change
         if change is None:
-            self.say("nothing to undo: u undoes the last approve, reject, archive or dismiss here")
+            last = ""
+            if self.other_change:
+                last = f"the last change here ({self.other_change}) is not one u undoes; "
+            self.say(
+                f"nothing to undo: {last}u undoes the last approve, reject, archive, dismiss "
+                "or restore made here"
+            )
             return
 
         def job() -> Callable[[], None]:
@@ -750,10 +831,13 @@ class PanelApp(App[None]):
             back = items.undo_status(
                 self.store, change.before, expected_revision=change.revision, actor=self.actor
             )
-            message = f"undid the {change.action} of {short_id(back.id)}: {back.status.value} again"
-            return lambda: self._changed(message)
+            message = (
+                f"undid the {change.action} of {short_id(back.id)}: {back.status.value} "
+                f"again: {back.title}"
+            )
+            return lambda: self._changed(message, other="")
 
-        self._background(job)
+        self._act(job)
 
     # --- editing ----------------------------------------------------------------------------
 
@@ -761,12 +845,13 @@ class PanelApp(App[None]):
         item = self._target()
         if item is None:
             return
-        self.armed = None
+        self._disarm()
         ref = item.id
 
         def job() -> Callable[[], None]:
             fresh = items.get(self.store, ref)
-            items.check_not_synced(fresh)
+            if policy.team_origin(fresh) is None:  # a team memory's edit is a proposal
+                items.check_not_synced(fresh)
             return lambda: self._edit(fresh)
 
         self._background(job)
@@ -786,8 +871,13 @@ class PanelApp(App[None]):
             with editing.kept_if_refused(item, after):
                 edit = editing.parse(after)
                 scope = self.where.scope(edit.scope) if edit.scope else None
+                if policy.team_origin(item) is not None:  # read-only here: as `ken edit` does
+                    said = editing.propose(self.store, item, edit, scope=scope)
+                    return lambda: self._changed(said, other=f"edited {short_id(item.id)}")
                 saved = editing.save(self.store, item, edit, scope=scope, actor=self.actor)
-            return lambda: self._changed(f"saved {short_id(saved.id)} as a new version")
+            return lambda: self._changed(
+                f"saved {short_id(saved.id)} as a new version", other=f"edited {short_id(saved.id)}"
+            )
 
         self._background(job)
 

@@ -18,8 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -175,22 +177,26 @@ class RowList(ScrollView, can_focus=True):
         width = self.size.width
         index = int(self.scroll_offset.y) + y
         base = self.rich_style
-        if self.total == 0:
-            text = f" {self.empty}" if y == 0 else ""
-            return Strip([Segment(text[:width].ljust(width), base)], width)
+        if self.total == 0:  # what an empty list says, wrapped to the list's width
+            lines = Text(self.empty).wrap(self.app.console, max(1, width - 1))
+            text = f" {lines[y].plain}" if y < len(lines) else ""
+            return Strip([Segment(set_cell_size(text, width), base)], width)
         if index >= self.total:
             return Strip.blank(width, base)
         row = self.row_at(index)
         if row is None:
             self._request(index // PAGE)
-            return Strip([Segment(" …".ljust(width), base)], width)
+            return Strip([Segment(set_cell_size(" …", width), base)], width)
         style: Style = base
         if row.dim:
             style = style + self.get_component_rich_style("rowlist--dim")
         if index == self.cursor:
             style = style + self.get_component_rich_style("rowlist--cursor")
-        text = row.text if len(row.text) <= width else row.text[: max(0, width - 1)] + "…"
-        return Strip([Segment(text.ljust(width), style)], width)
+        # Cells, not characters: a CJK letter or an emoji takes two columns on screen.
+        text = row.text
+        if cell_len(text) > width:
+            text = set_cell_size(text, max(0, width - 1)) + "…"
+        return Strip([Segment(set_cell_size(text, width), style)], width)
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, self.total)

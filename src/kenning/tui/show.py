@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from kenning.browse import Delivery, Detail
@@ -34,10 +35,11 @@ def when(stamp: str | None) -> str:
 
 
 def flat(text: str | None, limit: int | None = None) -> str:
-    """Text on one line, control characters escaped, cut at `limit` characters."""
+    """Text on one line, control characters escaped, cut to `limit` cells on screen (a
+    CJK letter or an emoji takes two)."""
     one = clean(" ".join((text or "").split()), one_line=True)
-    if limit is not None and len(one) > limit:
-        return one[: max(0, limit - 1)] + "…"
+    if limit is not None and cell_len(one) > limit:
+        return set_cell_size(one, max(0, limit - 1)).rstrip() + "…"
     return one
 
 
