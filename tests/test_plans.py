@@ -322,6 +322,10 @@ def test_preview_shows_before_and_after_and_a_canonical_digest(tmp_path):
     assert [op["op"] for op in data["operations"]] == ["revise", "retire", "retire_into", "create"]
     assert data["operations"][2]["after"][0]["text"].startswith("Deploys go through make")
     assert [v["status"] for v in data["operations"][2]["after"][1:]] == ["superseded"] * 2
+    # What the plan creates has no id until applied: the preview named one apply never used.
+    made = [data["operations"][2]["after"][0], data["operations"][3]["after"][0]]
+    assert [(v["id"], v["short_id"]) for v in made] == [(None, "new")] * 2
+    assert all("item:new" in v["links"] for v in data["operations"][2]["after"][1:])
     # Same plan, other layout and key order: same digest. Another expected revision: not.
     shuffled = json.loads(json.dumps(plan), object_pairs_hook=lambda kv: dict(reversed(kv)))
     (tmp_path / "same.json").write_text(json.dumps(shuffled, separators=(",", ":")))

@@ -598,6 +598,15 @@ def _view(item: Item) -> dict[str, Any]:
     }
 
 
+# A record the plan creates gets its id when applied: its preview names none.
+NEW_ID = "new"
+
+
+def _view_new(item: Item) -> dict[str, Any]:
+    """A record the plan would create, as preview shows it: no id yet."""
+    return {**_view(item), "id": None, "short_id": NEW_ID, "revision": None}
+
+
 def _fields(before: Item, after: Item) -> tuple[tuple[str, Any], ...]:
     """What a change sets: the fields that differ, and always the new revision."""
     names = (
@@ -701,7 +710,7 @@ def _step(op: Operation, resolver: _Resolver) -> Step:
                 op.index,
                 op.op,
                 (),
-                (_view(new),),
+                (_view_new(new),),
                 changes=(PlannedChange(op.index, new.id, "plan:create", new=new),),
             )
         case "revise":
@@ -819,7 +828,7 @@ def _retire_into_step(op: Operation, resolver: _Resolver, now: str) -> Step:
                 fields=_fields(into, target),
             )
         )
-    after = [_view(target)]
+    after = [_view(target) if into else _view_new(target)]
     for old, expected in zip(olds, op.expected, strict=True):
         gone = replace(
             old,
@@ -828,7 +837,12 @@ def _retire_into_step(op: Operation, resolver: _Resolver, now: str) -> Step:
             updated_at=now,
             revision=ids.new_ulid(),
         )
-        after.append(_view(gone))
+        shown = _view(gone)
+        if into is None:  # it will cite a record whose id is given when applied
+            shown["links"] = [
+                f"item:{NEW_ID}" if x == f"item:{target.id}" else x for x in shown["links"]
+            ]
+        after.append(shown)
         changes.append(
             PlannedChange(
                 op.index,
