@@ -86,7 +86,8 @@ def _stat(pid: int) -> tuple[str, list[str]] | None:
     """A process's command name and the fields after it (state, parent pid, ...), from
     /proc; the name may hold spaces and parentheses."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as file:
+            stat = file.read()
     except OSError:
         return None
     return stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
@@ -208,6 +209,12 @@ def _alive(pid: int | None) -> bool:
     return found is None or found[1][0] not in ZOMBIE_STATES
 
 
+def _alive_once(seen: dict[int, bool], pid: int) -> bool:
+    if pid not in seen:
+        seen[pid] = _alive(pid)
+    return seen[pid]
+
+
 def _git(cwd: str, *args: str) -> str | None:
     out = git.run(*args, cwd=cwd)  # only at session start and end, not on every prompt
     return None if out is None else out.strip()
@@ -231,13 +238,16 @@ def close_stale(
     """
     closed = []
     cutoff = (datetime.now(UTC) - timedelta(hours=idle_hours)).strftime("%Y-%m-%dT%H:%M:%S")
+    # Each process looked at once: the sessions of one agent process (a long-lived one
+    # hosts many) share its pid, and this runs on every hook.
+    alive: dict[int, bool] = {}
     for session, last_seen in store.open_sessions():
         if session.id == keep:
             continue
         same_process = not (pid and session.pid) or session.pid == pid
         if source == "clear" and session.agent == agent and session.cwd == cwd and same_process:
             reason = "replaced"
-        elif session.pid and not _alive(session.pid):
+        elif session.pid and not _alive_once(alive, session.pid):
             reason = "agent exited"
         elif last_seen < cutoff:
             reason = "idle"
