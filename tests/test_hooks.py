@@ -1500,6 +1500,14 @@ def test_a_hook_with_a_setting_out_of_range_changes_nothing_and_logs_why(shop: P
     assert "nothing was stored." in told
     with opened() as store:
         assert store.count_items() == 0
+    # memory.enabled that does not parse is such a setting too: read first, it made the
+    # hook silent, with no word to /remember; and the log names the event as given.
+    write_config('[memory]\nenabled = "maybe"\n')
+    told = call_inproc(
+        "UserPromptSubmit", "claude", payload("claude", "UserPromptSubmit", shop, prompt=remember)
+    )[1]
+    assert "kenning: memory.enabled" in told and "nothing was stored." in told
+    assert " UserPromptSubmit " in log_lines()[-1]
     write_config("")
     call_inproc("UserPromptSubmit", "claude", payload("claude", "UserPromptSubmit", shop))
     assert one_session().prompt_count == 1

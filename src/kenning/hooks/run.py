@@ -124,18 +124,19 @@ def run(
     chain = sessions.process_chain() if caller is None else sessions.process_chain(caller)[1:]
     event = replace(event, chain=tuple(chain))
     config = config_mod.Config()
+    # A setting out of range (memory.enabled among them) would stop the hook halfway (a
+    # session recorded, its prompt not): it stops before anything is written, with the
+    # setting's line in the log, and tells kenning's own commands that nothing was done,
+    # as when memory is off.
+    try:
+        config.check()
+    except KenningError as exc:
+        log(agent.name, event.name, f"{type(exc).__name__}: {exc}")
+        return agent.render(event, handlers.off_notice(event, f"kenning: {exc}"), "")
     if not config.memory_enabled:
         # Silent, but for kenning's own commands: the agent would take a bare
         # `/remember ...` as done.
         return agent.render(event, handlers.off_notice(event), "")
-    # A setting out of range would stop the hook halfway (a session recorded, its prompt
-    # not): it stops before anything is written, with the setting's line in the log, and
-    # tells kenning's own commands that nothing was done, as when memory is off.
-    try:
-        config.check()
-    except KenningError as exc:
-        log(agent.name, event.event.value, f"{type(exc).__name__}: {exc}")
-        return agent.render(event, handlers.off_notice(event, f"kenning: {exc}"), "")
     budget = BUSY_BUDGET.get(event.event.value, 2.0)
     # A hook says nothing to its agent: that it migrated the store goes to the hook log.
     report_migrations_to(lambda line: log(agent.name, event.name, line))
