@@ -448,12 +448,18 @@ def test_a_phrase_opens_a_prompt_exactly_where_the_whole_word_pattern_matches(te
     assert run_lessons.opens_with(phrase + text, phrase) == bool(re.match(pattern, phrase + text))
 
 
-def test_a_correction_that_states_a_rule_is_quoted_once(shop: Path) -> None:
+@pytest.mark.parametrize(
+    ("said", "rule"),
+    [
+        ("No, never push to main directly; open a PR.", "never push to main directly"),
+        ("No, that is wrong. Always run the linter before committing.", "run the linter"),
+    ],
+)
+def test_a_correction_that_states_a_rule_is_quoted_once(shop: Path, said: str, rule: str) -> None:
     """The reason quoted the same prompt twice: as a correction and as a rule stated."""
-    said = "No, never push to main directly; open a PR."
     turn("claude", shop, said)
     reason = asked(stop("claude", shop), "claude")
-    assert reason.count("never push to main directly") == 1, reason
+    assert reason.count(rule) == 1, reason
     assert "The person corrected you" in reason
 
 

@@ -252,12 +252,13 @@ def _ask(found: Sequence[Signal]) -> str:
     for signal in found:
         times[(signal.kind, signal.detail)] = times.get((signal.kind, signal.detail), 0) + 1
     # A prompt that corrects and states a rule at once ("No, never push to main; open a
-    # PR") is quoted once, as the correction.
-    corrected = {detail for kind, detail in times if kind == "correction"}
+    # PR", "No, that is wrong. Always run the linter first.") is quoted once, as the
+    # correction: a rule it quotes already is not quoted again.
+    corrected = [detail for kind, detail in times if kind == "correction"]
     times = {
         (kind, detail): count
         for (kind, detail), count in times.items()
-        if not (kind == "statement" and detail in corrected)
+        if not (kind == "statement" and any(detail in said for said in corrected))
     }
     shown: dict[str, int] = {}
     for (kind, detail), count in times.items():
