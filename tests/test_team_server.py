@@ -206,13 +206,17 @@ def test_a_push_needs_push_ids_and_at_most_500_entries(
 ) -> None:
     bad = server.call("POST", f"{api}/push", member, {"host": "h", "items": [{"item": {}}]})
     assert bad.status == 400 and bad.body["error"] == "bad_request"
-    spaced = server.call(
-        "POST", f"{api}/push", member, {"host": "h", "items": [{"item": {}, "push_id": "p 7"}]}
-    )
-    # It said "needs a 'push_id'" of one given, where the value was what was wrong.
-    assert spaced.status == 400 and spaced.body["message"].startswith(
-        "entry 1's 'push_id' is not a push id: 1 to 100 letters"
-    )
+    for written in ("p 7", "p7\n"):  # a newline at its end is no part of an id either
+        spaced = server.call(
+            "POST",
+            f"{api}/push",
+            member,
+            {"host": "h", "items": [{"item": {}, "push_id": written}]},
+        )
+        # It said "needs a 'push_id'" of one given, where the value was what was wrong.
+        assert spaced.status == 400 and spaced.body["message"].startswith(
+            "entry 1's 'push_id' is not a push id: 1 to 100 letters"
+        ), written
     many = [entry(memory(f"m{i}", SHOP)) for i in range(501)]
     over = server.call("POST", f"{api}/push", member, {"host": "h", "items": many})
     assert over.status == 400 and "500" in over.body["message"]

@@ -45,8 +45,8 @@ MAX_CHAIN = 50  # revisions of revisions followed back
 MAX_COUNT = 2**53  # a use count the JSON of any client still reads exactly
 WHATS = ("memory", "lesson", "proposal", "revision")
 ACTIONS = ("approve", "reject", "dismiss", "restore", "forget")
-PUSH_ID = re.compile(r"^[A-Za-z0-9._:-]{1,100}$")
-TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
+PUSH_ID = re.compile(r"[A-Za-z0-9._:-]{1,100}")  # fullmatch: "$" would let a newline end it
+TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z")
 
 
 class TeamError(KenningError):
@@ -228,7 +228,7 @@ class Team:
             push_id = entry.get("push_id")
             if push_id is None:
                 raise InvalidInput(f"entry {number} needs a 'push_id' (a uuid4)")
-            if not isinstance(push_id, str) or not PUSH_ID.match(push_id):
+            if not isinstance(push_id, str) or not PUSH_ID.fullmatch(push_id):
                 raise InvalidInput(
                     f"entry {number}'s 'push_id' is not a push id: 1 to 100 letters, "
                     "digits and . _ : - (a uuid4, as ken sends, is one)"
@@ -588,7 +588,7 @@ def _item_from_wire(data: Any, item_id: str, status: Status, host: str) -> Item:
     if not isinstance(evidence, str) or not isinstance(prov, dict):
         raise Refused("'evidence' must be text and 'provenance' an object")
     created = data.get("created_at")
-    if not (isinstance(created, str) and TIME.match(created)):
+    if not (isinstance(created, str) and TIME.fullmatch(created)):
         created = None
     provenance = replace(Provenance.from_dict(prov), host=host)
     return items.new_item(
