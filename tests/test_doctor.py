@@ -490,17 +490,34 @@ def test_a_memory_switch_that_cannot_be_read_is_not_said_to_be_on() -> None:
     assert memory["ok"] is False and memory["detail"].startswith("cannot tell: ")
 
 
-def test_agent_settings_whose_hooks_are_malformed_are_bad_and_say_where() -> None:
+@pytest.mark.parametrize(
+    ("hooks_json", "said"),
+    [
+        ('{"SessionStart": "echo hi"}', "'hooks.SessionStart' is a string, not a list"),
+        # A handler whose command is a number, or missing, was "not installed" too.
+        (
+            '{"SessionStart": [{"hooks": [{"type": "command", "command": 5}]}]}',
+            "'hooks.SessionStart[0].hooks[0]' has a command that is a number, not text",
+        ),
+        (
+            '{"Stop": [{"hooks": [{"type": "command"}]}]}',
+            "'hooks.Stop[0].hooks[0]' has no command",
+        ),
+    ],
+)
+def test_agent_settings_whose_hooks_are_malformed_are_bad_and_say_where(
+    hooks_json: str, said: str
+) -> None:
     """A string where the list of SessionStart's hooks belongs was "ok claude hooks: not
     installed", with the fix `ken integrate claude`, which refuses that file."""
     hooks = integrate.settings_path("claude")
     hooks.parent.mkdir(parents=True, exist_ok=True)
-    hooks.write_text('{"hooks": {"SessionStart": "echo hi"}}', encoding="utf-8")
+    hooks.write_text('{"hooks": ' + hooks_json + "}", encoding="utf-8")
     code, report, _ = doctor()
     claude = named(report["agents"]["claude"], "claude hooks")
     assert code == 1 and claude["ok"] is False
     assert claude["detail"].startswith(f"{hooks}: its hooks are malformed: ")
-    assert "'hooks.SessionStart' is a string, not a list" in claude["detail"]
+    assert said in claude["detail"]
     assert claude["fix"] == f"fix {hooks} by hand"
 
 

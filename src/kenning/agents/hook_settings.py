@@ -54,6 +54,15 @@ def hooks_problem(hooks: Any) -> str | None:
                 return f"'{where}.hooks' is a {_json_type(handlers)}, not a list"
             if not all(isinstance(h, dict) for h in handlers):
                 return f"'{where}.hooks' holds a handler that is not an object"
+            for n, handler in enumerate(handlers):
+                command = handler.get("command")
+                if handler.get("type", "command") == "command" and not isinstance(command, str):
+                    said = (
+                        "has no command"
+                        if command is None
+                        else (f"has a command that is a {_json_type(command)}, not text")
+                    )
+                    return f"'{where}.hooks[{n}]' {said}"
     return None
 
 
