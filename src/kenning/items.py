@@ -15,11 +15,11 @@ from datetime import date, datetime, timedelta
 
 from kenning import (
     config,
-    deliver,
     drafts,
     git,
     hooklog,
     ids,
+    origins,
     policy,
     projects,
     rank,
@@ -484,14 +484,14 @@ def may_know(who: policy.Actor, twin: Item) -> bool:
     """Whether a write by `who` may be told of `twin`, the same statement held already,
     and so be stopped or changed by it. A person may, of anything: the store is theirs.
     An agent may not of a memory that belongs to a repo whose memory is not delivered
-    (`deliver.withheld`), nor of a proposal, or a statement a person dismissed or
+    (`origins.withheld`), nor of a proposal, or a statement a person dismissed or
     rejected, that is not its own: no session is told a proposal until a person
     approves it, nor what a person turned down of someone else's. Its write goes ahead
     as if there were no such twin, and nothing of it is said: a second proposal a
     person dismisses is the price of not telling what exists."""
     if who.is_person:
         return True
-    if deliver.withheld(twin, deliver.blocked_repos(config.Config())):
+    if origins.withheld(twin, config.Config().repos_not_delivered()):
         return False
     if twin.status in UNTOLD:
         return who.agent != policy.UNKNOWN_AGENT and twin.provenance.who == who.agent
