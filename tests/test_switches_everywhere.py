@@ -223,6 +223,36 @@ def test_a_log_md_entry_an_agent_wrote_itself_in_a_private_repos_session_reaches
     assert SECRET not in ken("list", env=AGENT).stdout
 
 
+def test_a_log_md_entry_that_fits_a_private_and_a_public_session_is_withheld_as_private(
+    repos: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The heading names claude and a minute two of its sessions in the project cover: one
+    # in payroll, then a later one in shop. It may have been written in either, so it is
+    # delivered no more widely than the most private of them.
+    notes = tmp_path / "notes" / "payproj"
+    notes.mkdir(parents=True)
+    in_(repos["payroll"], monkeypatch, KEN_PROJECT="payproj")
+    assert ken("project", "add", "payproj", str(notes)).exit_code == 0
+    hook("SessionStart", repos["payroll"], "pv1", source="startup")
+    hook("SessionStart", repos["shop"], "sh1", source="startup")
+    minute = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    entry = f"# Log\n\n## {minute} claude: PAYROLL salary table {SECRET}\n\nBy hand.\n"
+    (notes / "log.md").write_text(entry, encoding="utf-8")
+    in_(repos["shop"], monkeypatch)
+    told = ken("pack", "--for", "codex").stdout  # syncs the project first, as a start does
+    assert SECRET not in told and "PAYROLL salary" not in told
+    [left] = [i for i in handoffs() if SECRET in i.title]
+    with opened() as store:
+        [private] = store.list_sessions(SessionQuery(repo=PAYROLL))
+    assert (left.provenance.session, left.provenance.repo) == (private.id, PAYROLL)
+    assert SECRET not in ken("list", "--all", env=AGENT).stdout
+
+    async def reads(server: Server) -> None:
+        assert SECRET not in (await server.ok("memory_context"))["text"]
+
+    drive(repos["shop"], reads, extra_env={"KEN_PROJECT": "payproj"}, client="codex-mcp-client")
+
+
 def test_a_private_repos_memory_in_a_shared_scope_is_withheld_as_its_repo_scope_is(
     repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
