@@ -223,6 +223,36 @@ def test_a_log_md_entry_an_agent_wrote_itself_in_a_private_repos_session_reaches
     assert SECRET not in ken("list", env=AGENT).stdout
 
 
+def test_a_log_md_entry_that_fits_a_private_and_a_public_session_is_withheld_as_private(
+    repos: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The heading names claude and a minute two of its sessions in the project cover: one
+    # in payroll, then a later one in shop. It may have been written in either, so it is
+    # delivered no more widely than the most private of them.
+    notes = tmp_path / "notes" / "payproj"
+    notes.mkdir(parents=True)
+    in_(repos["payroll"], monkeypatch, KEN_PROJECT="payproj")
+    assert ken("project", "add", "payproj", str(notes)).exit_code == 0
+    hook("SessionStart", repos["payroll"], "pv1", source="startup")
+    hook("SessionStart", repos["shop"], "sh1", source="startup")
+    minute = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    entry = f"# Log\n\n## {minute} claude: PAYROLL salary table {SECRET}\n\nBy hand.\n"
+    (notes / "log.md").write_text(entry, encoding="utf-8")
+    in_(repos["shop"], monkeypatch)
+    told = ken("pack", "--for", "codex").stdout  # syncs the project first, as a start does
+    assert SECRET not in told and "PAYROLL salary" not in told
+    [left] = [i for i in handoffs() if SECRET in i.title]
+    with opened() as store:
+        [private] = store.list_sessions(SessionQuery(repo=PAYROLL))
+    assert (left.provenance.session, left.provenance.repo) == (private.id, PAYROLL)
+    assert SECRET not in ken("list", "--all", env=AGENT).stdout
+
+    async def reads(server: Server) -> None:
+        assert SECRET not in (await server.ok("memory_context"))["text"]
+
+    drive(repos["shop"], reads, extra_env={"KEN_PROJECT": "payproj"}, client="codex-mcp-client")
+
+
 def test_a_private_repos_memory_in_a_shared_scope_is_withheld_as_its_repo_scope_is(
     repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -805,3 +835,92 @@ def test_private_memories_never_take_the_places_of_what_a_search_may_show(
         assert [r["id"] for r in found["results"]] == [mine.id]
 
     drive(repos["shop"], reads)
+
+
+# --- the duplicate check on an agent's write tells nothing it may not see -----------
+
+BOARD = "Private board minutes: CFO bonus set at 3 percent"
+FORMULA = "Priv waits: the cfo bonus formula is revenue times 0.03"
+RATE = "Priv fact: the payroll tax rate is 7 percent"
+SPLIT = "Priv dismissed: payroll runs split across two banks"
+
+
+@pytest.fixture
+def held_private(repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """In payroll: a person's waiting proposal, a person's active fact, and an agent's
+    proposal a person dismissed; then the shell is in shop."""
+    in_(repos["payroll"], monkeypatch)
+    made = {}
+    for name, args, env in (
+        ("waiting", (FORMULA, "--propose", "--evidence", BOARD), {}),
+        ("active", (RATE,), {}),
+        ("dismissed", (SPLIT, "--evidence", "the treasurer said so"), AGENT),
+    ):
+        done = ken("add", *args, "--kind", "decision", "--json", env=env)
+        assert done.exit_code == 0, done.output
+        made[name] = json.loads(done.stdout)["id"]
+    assert ken("dismiss", made["dismissed"], "--reason", "wrong").exit_code == 0
+    in_(repos["shop"], monkeypatch)
+    return made
+
+
+def test_ken_add_in_an_agents_shell_tells_nothing_of_a_private_repos_same_statement(
+    held_private: dict[str, str],
+) -> None:
+    for text in (FORMULA, RATE, SPLIT):
+        args = ("add", text, "--kind", "decision", "--scope", f"repo:{PAYROLL}", "--evidence", "x")
+        said = ken(*args, env=AGENT)
+        assert said.exit_code == 0, said.output
+        assert "added decision" in said.stderr and "(proposed" in said.stderr, said.output
+        for leak in (*held_private.values(), "already", "dismissed", "wrong", "payroll/"):
+            assert leak not in said.output.replace(f"repo:{PAYROLL}", ""), (text, leak)
+        data = json.loads(ken(*args, "--json", env=AGENT).stdout)
+        assert data["filed"] is True and data["id"] not in held_private.values()
+        assert data["status"] == "proposed" and data["evidence"] == "x"
+        assert BOARD not in json.dumps(data) and "payroll" not in data["provenance"]["cwd"]
+    # A person's own shell is told of them all, as before.
+    mine = ken("add", FORMULA, "--kind", "decision", "--scope", f"repo:{PAYROLL}", "--propose")
+    assert mine.exit_code == 0 and short_id(held_private["waiting"]) in mine.stderr
+
+
+def test_an_agent_is_not_told_of_a_persons_waiting_proposal_but_of_its_own(
+    repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_(repos["shop"], monkeypatch)
+    persons = "Shop waits: refunds over 500 need two approvals"
+    first = json.loads(ken("add", persons, "--propose", "--kind", "decision", "--json").stdout)
+    args = ("add", persons, "--kind", "decision", "--evidence", "x", "--json")
+    agents = json.loads(ken(*args, env=AGENT).stdout)
+    assert agents["filed"] is True and agents["id"] != first["id"]
+    again = json.loads(ken(*args, env=AGENT).stdout)  # its own proposal: filed once
+    assert again["filed"] is False and again["id"] == agents["id"]
+
+
+def test_ken_import_in_an_agents_shell_skips_nothing_for_a_private_repos_statement(
+    held_private: dict[str, str], tmp_path: Path
+) -> None:
+    lines = tmp_path / "in.jsonl"
+    lines.write_text(
+        "".join(
+            json.dumps({"title": text, "kind": "decision", "scope": f"repo:{PAYROLL}"}) + "\n"
+            for text in (FORMULA, RATE, SPLIT)
+        ),
+        encoding="utf-8",
+    )
+    done = ken("import", str(lines), "--json", env=AGENT)
+    assert done.exit_code == 0 and json.loads(done.stdout)["skipped"] == 0, done.output
+    mine = ken("import", str(lines), "--json")  # the person's: they are all here
+    assert json.loads(mine.stdout)["skipped"] == 3
+
+
+def test_memory_propose_tells_nothing_of_a_private_repos_same_statement(
+    held_private: dict[str, str], repos: dict[str, Path]
+) -> None:
+    async def proposes(server: Server) -> None:
+        for text in (FORMULA, RATE, SPLIT):
+            args = {"text": text, "kind": "decision", "scope": f"repo:{PAYROLL}"}
+            done = await server.ok("memory_propose", {**args, "evidence": "x"})
+            assert done["note"].startswith("proposed"), (text, done["note"])
+            assert done["id"] not in held_private.values() and BOARD not in json.dumps(done)
+
+    drive(repos["shop"], proposes)

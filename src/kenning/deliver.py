@@ -36,6 +36,10 @@ from kenning.config import Config
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Session
+from kenning.origins import in_blocked
+from kenning.origins import origin_repos as origin_repos  # its readers find it here too
+from kenning.origins import scope_repo as scope_repo
+from kenning.origins import withheld as withheld
 from kenning.pack import Pack, build_pack
 from kenning.recall import Recall, RecallSettings, recall
 from kenning.sessions import clip_prompt
@@ -49,21 +53,6 @@ def blocked_repos(config: Config) -> set[str]:
     return config.repos_not_delivered()
 
 
-def scope_repo(scope: Scope) -> str | None:
-    """The repo a scope belongs to: its own (repo:) or its branch's (workstream:)."""
-    if scope.type is ScopeType.REPO:
-        return scope.value
-    if scope.type is ScopeType.WORKSTREAM and "#" in scope.value:
-        return scope.value.rpartition("#")[0]
-    return None
-
-
-def _in_blocked(scope: Scope, blocked: set[str]) -> bool:
-    if scope.type is ScopeType.WORKSTREAM:  # a branch name may hold '#': match prefixes
-        return any(scope.value.startswith(f"{repo}#") for repo in blocked)
-    return scope.type is ScopeType.REPO and scope.value in blocked
-
-
 def deliverable_scopes(
     scopes: Sequence[Scope], blocked: set[str], here_repo: str | None = None
 ) -> list[str]:
@@ -71,30 +60,12 @@ def deliverable_scopes(
     repos with `deliver = false`, and without the session when it runs in one."""
     out = []
     for scope in scopes:
-        if _in_blocked(scope, blocked):
+        if in_blocked(scope, blocked):
             continue
         if scope.type is ScopeType.SESSION and here_repo in blocked:
             continue
         out.append(str(scope))
     return out
-
-
-def origin_repos(item: Item) -> set[str]:
-    """The repos `item` belongs to: the one its scope names (repo:, a workstream's
-    `<repo>#<branch>`) and the one it was written in (its provenance), whatever scope it
-    sits in. A memory written before provenance named a repo has its scope's alone."""
-    found = {item.provenance.repo} if item.provenance.repo else set()
-    repo = scope_repo(item.scope)
-    if repo:
-        found.add(repo)
-    return found
-
-
-def withheld(item: Item, blocked: set[str] | frozenset[str]) -> bool:
-    """Whether `item` belongs to a repo whose memory is not delivered."""
-    if item.scope.type is ScopeType.WORKSTREAM and _in_blocked(item.scope, set(blocked)):
-        return True  # a branch name may hold '#': scope_repo alone would miss it
-    return not origin_repos(item).isdisjoint(blocked)
 
 
 def session_withheld(session: Session, blocked: set[str] | frozenset[str]) -> bool:

@@ -13,7 +13,19 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
-from kenning import config, drafts, git, hooklog, ids, policy, projects, rank, spool, templates
+from kenning import (
+    config,
+    drafts,
+    git,
+    hooklog,
+    ids,
+    origins,
+    policy,
+    projects,
+    rank,
+    spool,
+    templates,
+)
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, RevisionConflict, StoreBusy
 from kenning.ids import short_id
 from kenning.model import (
@@ -375,7 +387,7 @@ def add(
     policy.check_new(who, scope, item.kind, chosen, evidence, item.pinned)
     item = replace(item, status=chosen)
     if chosen is Status.PROPOSED and item.provenance.who not in policy.PEOPLE:
-        return file_proposal(store, item)
+        return file_proposal(store, item, who=who)
     stored = store.insert_item(item)
     if stored.status is Status.ACTIVE:
         by = stored.provenance.who
@@ -465,40 +477,72 @@ def statement_key(text: str) -> str:
     return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
 
 
-def _twins(store: Store, item: Item, query: ItemQuery) -> list[Item]:
-    """Other items of `query` that are the same statement as `item`: every title word
+UNTOLD = (Status.PROPOSED, Status.DISMISSED, Status.REJECTED)
+
+
+def may_know(who: policy.Actor, twin: Item) -> bool:
+    """Whether a write by `who` may be told of `twin`, the same statement held already,
+    and so be stopped or changed by it. A person may, of anything: the store is theirs.
+    An agent may not of a memory that belongs to a repo whose memory is not delivered
+    (`origins.withheld`), nor of a proposal, or a statement a person dismissed or
+    rejected, that is not its own: no session is told a proposal until a person
+    approves it, nor what a person turned down of someone else's. Its write goes ahead
+    as if there were no such twin, and nothing of it is said: a second proposal a
+    person dismisses is the price of not telling what exists."""
+    if who.is_person:
+        return True
+    if origins.withheld(twin, config.Config().repos_not_delivered()):
+        return False
+    if twin.status in UNTOLD:
+        return who.agent != policy.UNKNOWN_AGENT and twin.provenance.who == who.agent
+    return True
+
+
+def _twins(
+    store: Store, item: Item, query: ItemQuery, who: policy.Actor | None = None
+) -> list[Item]:
+    """Other items of `query` that are the same statement as `item`, of those `who`
+    (from the environment when not given) may know of (`may_know`): every title word
     must match (the index finds the few candidates), the statement key decides."""
     try:
         found = store.search(Words(typed=item.title), query)
     except InvalidInput:  # a title with nothing to search for
         return []
     key = statement_key(item.text)
-    return [f for f, _ in found if f.id != item.id and statement_key(f.text) == key]
+    writer = policy.resolve(who)
+    return [
+        f
+        for f, _ in found
+        if f.id != item.id and statement_key(f.text) == key and may_know(writer, f)
+    ]
 
 
-def _dismissed_twins(store: Store, item: Item) -> list[Item]:
+def _dismissed_twins(store: Store, item: Item, who: policy.Actor | None = None) -> list[Item]:
     query = ItemQuery(statuses=(Status.DISMISSED.value,), include_expired=True, limit=500)
-    return _twins(store, item, query)
+    return _twins(store, item, query, who)
 
 
-def waiting_twin(store: Store, item: Item) -> Item | None:
+def waiting_twin(store: Store, item: Item, who: policy.Actor | None = None) -> Item | None:
     """The proposal in `item`'s scope that is the same statement, waiting for review."""
     return next(
-        (t for t in held_twins(store, item) if t.status is Status.PROPOSED),
+        (t for t in held_twins(store, item, who) if t.status is Status.PROPOSED),
         None,
     )
 
 
-def held_twins(store: Store, item: Item) -> list[Item]:
-    """The memories active or waiting in `item`'s scope that are the same statement."""
+def held_twins(store: Store, item: Item, who: policy.Actor | None = None) -> list[Item]:
+    """The memories active or waiting in `item`'s scope that are the same statement, of
+    those `who` may know of (`may_know`)."""
     return [
         t
-        for t in same_text(store, item, limit=20)
+        for t in same_text(store, item, limit=20, who=who)
         if t.scope == item.scope and t.status in (Status.ACTIVE, Status.PROPOSED)
     ]
 
 
-def file_proposal(store: Store, item: Item, change: str = "add") -> Item:
+def file_proposal(
+    store: Store, item: Item, change: str = "add", who: policy.Actor | None = None
+) -> Item:
     """Store an agent's proposal (as the version `change`), unless the same statement
     waits for review in its scope already (then that one is returned, and nothing is
     stored: a person is asked once), or a person dismissed the same statement before.
@@ -507,12 +551,13 @@ def file_proposal(store: Store, item: Item, change: str = "add") -> Item:
     person dismissed) until three sessions other than the first one's have proposed it
     since that dismissal: the third is proposed again, its evidence saying how many
     sessions asked. Nothing is lost, and a person is not asked the same thing twice
-    because an agent keeps repeating it.
+    because an agent keeps repeating it. Only what `who` (the writer) may know of counts
+    (`may_know`).
     """
-    waiting = waiting_twin(store, item)
+    waiting = waiting_twin(store, item, who)
     if waiting is not None:
         return waiting
-    twins = _dismissed_twins(store, item)
+    twins = _dismissed_twins(store, item, who)
     repeats = [t for t in twins if store.revisions(t.id)[0].change == REPEAT]
     decided = [t for t in twins if t not in repeats]
     if not decided:
@@ -546,16 +591,20 @@ def file_proposal(store: Store, item: Item, change: str = "add") -> Item:
     return store.insert_item(aside, change=REPEAT)
 
 
-def same_text(store: Store, item: Item, limit: int = 200) -> list[Item]:
-    """Other memories, in any scope and status, that are the same statement as `item`."""
-    return _twins(store, item, ItemQuery(statuses=(), include_expired=True, limit=limit))
+def same_text(
+    store: Store, item: Item, limit: int = 200, who: policy.Actor | None = None
+) -> list[Item]:
+    """Other memories, in any scope and status, that are the same statement as `item`, of
+    those `who` may know of (`may_know`)."""
+    query = ItemQuery(statuses=(), include_expired=True, limit=limit)
+    return _twins(store, item, query, who)
 
 
-def held_there(store: Store, item: Item) -> Item | None:
+def held_there(store: Store, item: Item, who: policy.Actor | None = None) -> Item | None:
     """The memory, active or waiting in `item`'s scope, that is the same statement: what
     flows in again (a second /remember, a lesson or summary said again) is not kept
-    twice."""
-    return next(iter(held_twins(store, item)), None)
+    twice. Only one `who` may know of counts (`may_know`)."""
+    return next(iter(held_twins(store, item, who)), None)
 
 
 def resolve(store: Store, ref: str) -> str:

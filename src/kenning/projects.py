@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kenning import handoffs, ids, policy
-from kenning.config import made_state_dir
+from kenning.config import Config, made_state_dir
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import (
     MAX_ITEM_BYTES,
@@ -389,17 +389,22 @@ def _sync_file(
 
 
 def _session_entry(store: Store, slug: str, title: str) -> Provenance | None:
-    """Who wrote a new log.md entry headed as memory_handoff heads one, by hand: the
-    latest session of the agent it names, in this project, that the time falls in (as
+    """Who wrote a new log.md entry headed as memory_handoff heads one, by hand: a
+    session of the agent it names, in this project, that the time falls in (as
     `kenning.handoffs` counts the entry as that session's handoff). Its memory was
-    written where that session ran, so a repo's switches hold for it."""
+    written where that session ran, so a repo's switches hold for it. When the time
+    falls in more than one, it may have been written in any of them: one that ran in a
+    repo whose memory is not delivered (`deliver = false`) is chosen before the latest,
+    so the entry reaches no agent more widely than the most private of them would."""
     agent = handoffs.heading_agent(title)
     if agent is None:
         return None
     found = store.list_sessions(SessionQuery(agent=agent, project=slug, limit=READ_SESSIONS))
-    session = next((s for s in found if handoffs.headed_in(title, s)), None)
-    if session is None:
+    fits = [s for s in found if handoffs.headed_in(title, s)]
+    if not fits:
         return None
+    private = Config().repos_not_delivered() if len(fits) > 1 else set()
+    session = next((s for s in fits if s.repo in private), fits[0])
     return Provenance(
         who=session.agent,
         how="sync",

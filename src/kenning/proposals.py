@@ -197,11 +197,11 @@ def update_once(
     # The duplicate rule of a proposal: the same replacement sent twice is filed once,
     # and one that says what is told there already (the original itself, or the
     # replacement a person approved) is not filed at all.
-    held = items.held_twins(store, replacement)
+    held = items.held_twins(store, replacement, ctx.actor)
     told = next((t for t in held if t.status is Status.ACTIVE), None)
     if told is not None:
         return told, "told"
-    filed = items.file_proposal(store, replacement, change=items.REPLACES)
+    filed = items.file_proposal(store, replacement, change=items.REPLACES, who=ctx.actor)
     return filed, "filed" if filed.id == replacement.id else "waiting"
 
 
@@ -309,7 +309,7 @@ def reflect(
         key = items.statement_key(item.text)
         if key in fresh:
             continue
-        there = items.held_there(store, item)
+        there = items.held_there(store, item, ctx.actor)
         if there is not None:
             if held is not None:
                 held.append((item.text, there))
@@ -327,7 +327,7 @@ def reflect(
                 else "nothing was saved"
             )
         )
-    return [items.file_proposal(store, item) for item in fresh.values()]
+    return [items.file_proposal(store, item, who=ctx.actor) for item in fresh.values()]
 
 
 def _reflected_in(store: Store, session_id: str | None) -> int:

@@ -121,7 +121,7 @@ def _remember(
     who = "user" if from_cli else agent
     actor = policy.Actor.working_in(None if from_cli else agent, where)
     try:
-        held = items.held_there(store, items.new_item(words, scope=scope))
+        held = items.held_there(store, items.new_item(words, scope=scope), actor)
         if held is not None:  # typed again: one memory, not two
             return (
                 f"kenning holds this already: [m:{short_id(held.id)}] in {scope} "

@@ -25,6 +25,7 @@ from kenning.deliver import withheld
 from kenning.errors import InvalidInput
 from kenning.items import (
     archive_reason_of,
+    may_know,
     new_item,
     parse_kind,
     parse_scope,
@@ -249,7 +250,7 @@ def import_items(
     if who.agent is not None:
         mine = Provenance(who=who.agent, how="import")
         items = [replace(item, provenance=mine) for item in items]
-    here = _already_said(store, items, differ)
+    here = _already_said(store, items, differ, who)
     added, skipped = 0, len(items)
     items = [item for item in items if item.id not in here]
     skipped -= len(items)
@@ -263,16 +264,22 @@ def import_items(
     return added, skipped
 
 
-def _already_said(store: Store, items: list[Item], differ: list[str] | None = None) -> set[str]:
+def _already_said(
+    store: Store,
+    items: list[Item],
+    differ: list[str] | None = None,
+    who: policy.Actor = policy.PERSON,
+) -> set[str]:
     """Ids of the items whose scope already holds a memory of the same statement (in any
-    status), under another id. Copies within the file are kept: they were written so.
-    `differ` gets the ids stored already with another text."""
+    status), under another id, one the importer `who` may know of (`items.may_know`: an
+    agent's import is not told of what it may not see). Copies within the file are kept:
+    they were written so. `differ` gets the ids stored already with another text."""
     stored: dict[str, set[str]] = {}
     texts: dict[str, str] = {}
     for scope in {str(item.scope) for item in items}:
         query = ItemQuery(scopes=(scope,), statuses=(), include_expired=True)
         found = store.list_items(query)
-        stored[scope] = {statement_key(f.text) for f in found}
+        stored[scope] = {statement_key(f.text) for f in found if may_know(who, f)}
         if differ is not None:
             texts.update((f.id, f.text) for f in found)
     if differ is not None:

@@ -126,7 +126,11 @@ def add(
     copies = (
         []
         if item.status is Status.DISMISSED
-        else [c for c in items.same_text(state.store, item) if str(c.scope) in applies]
+        else [
+            c
+            for c in items.same_text(state.store, item, who=state.actor())
+            if str(c.scope) in applies
+        ]
     )
     after = _twin_notes(item, copies, person=state.actor().is_person) + items.cap_said(capped)
     if not enabled:
