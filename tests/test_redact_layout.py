@@ -65,6 +65,32 @@ def test_a_token_wrapped_onto_the_next_line_goes_whole(text: str, halves: tuple[
     _gone(text, *halves)
 
 
+_GHP = "ghp_Qm7dLx2vKp9sTr4wYz6bNc8hJf3gHq1eAa5u"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # words after the tail on its line
+        "run with token " + _GHP[:25] + "\n" + _GHP[25:] + " and then push\n",
+        # the tail indented with no shell's "\\"
+        "token " + _GHP[:22] + "\n    " + _GHP[22:] + "\n",
+        "export GH_TOKEN=" + _GHP[:22] + "\n  " + _GHP[22:] + " && gh auth status\n",
+        # over three lines of 14 characters
+        "wrapped:\n" + "\n".join(_GHP[i : i + 14] for i in range(0, 40, 14)) + "\n",
+    ],
+)
+def test_a_wrapped_token_goes_whole_whatever_follows_its_tail(text: str) -> None:
+    out = _gone(text, _GHP[:10])
+    for i in range(4, len(_GHP) - 4):
+        assert _GHP[i : i + 5] not in out, out
+
+
+def test_an_indented_line_after_a_token_prefix_that_completes_no_token_stays() -> None:
+    _left("see ghp_prefixes_are\n    Qm7dLx2vKp9sTr4wYz and more\n")
+    _left("the ghp_ tokens\n    ghp_abc\n")
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -201,13 +227,17 @@ def test_words_of_the_list_that_are_no_phrase_stay(text: str) -> None:
 
 # --- a seed phrase written as a list ------------------------------------------------------
 
-_PHRASE24 = _PHRASE12 + " vendor mirror shield stock kite common bundle inch cabbage slam bonus blind"
+_PHRASE24 = (
+    _PHRASE12 + " vendor mirror shield stock kite common bundle inch cabbage slam bonus blind"
+)
 
 
 def _grid(words: list[str], columns: int, numbered: str = "{n} ") -> str:
     rows = len(words) // columns
     return "\n".join(
-        "   ".join(numbered.format(n=r * columns + c + 1) + words[r * columns + c] for c in range(columns))
+        "   ".join(
+            numbered.format(n=r * columns + c + 1) + words[r * columns + c] for c in range(columns)
+        )
         for r in range(rows)
     )
 
@@ -248,7 +278,8 @@ def test_a_seed_phrase_listed_word_by_word_goes(text: str) -> None:
         # numbered, but not 1 to 12
         "\n".join(f"{i}. {w}" for i, w in enumerate(_PHRASE12.split(), 2)) + "\n",
         # columns of words that are not all the list's
-        "alpha   beta    gamma   delta\nbravo   charlie   golf   hotel\nindia   kilo   lima   oscar\n",
+        "alpha   beta    gamma   delta\nbravo   charlie   golf   hotel\n"
+        "india   kilo   lima   oscar\n",
         # ordinary lists
         "apples, pears, plums, figs, dates, limes, kiwis, grapes, melons, mangos, nuts, oats\n",
         "import os\nimport sys\nfrom pathlib import Path\n\nfor item in items:\n    print(item)\n",
