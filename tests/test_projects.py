@@ -313,6 +313,14 @@ def test_ken_project_add_refuses_bad_names_and_missing_folders(tmp_path: Path) -
     assert missing.exit_code == 1 and "is not a folder" in missing.stderr
 
 
+def test_ken_project_add_refuses_a_name_holding_a_secret_in_one_line(tmp_path: Path) -> None:
+    token = "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx"
+    refused = ken("project", "add", token, str(tmp_path))
+    assert refused.exit_code == 1 and "holds a secret (slack_token)" in refused.stderr
+    assert token not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert json.loads(ken("project", "list", "--json").stdout) == []
+
+
 def test_a_name_taken_by_a_project_elsewhere_is_refused_and_a_gone_folder_archives_nothing(
     notes: Path, tmp_path: Path
 ) -> None:

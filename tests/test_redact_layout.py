@@ -65,6 +65,32 @@ def test_a_token_wrapped_onto_the_next_line_goes_whole(text: str, halves: tuple[
     _gone(text, *halves)
 
 
+_GHP = "ghp_Qm7dLx2vKp9sTr4wYz6bNc8hJf3gHq1eAa5u"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # words after the tail on its line
+        "run with token " + _GHP[:25] + "\n" + _GHP[25:] + " and then push\n",
+        # the tail indented with no shell's "\\"
+        "token " + _GHP[:22] + "\n    " + _GHP[22:] + "\n",
+        "export GH_TOKEN=" + _GHP[:22] + "\n  " + _GHP[22:] + " && gh auth status\n",
+        # over three lines of 14 characters
+        "wrapped:\n" + "\n".join(_GHP[i : i + 14] for i in range(0, 40, 14)) + "\n",
+    ],
+)
+def test_a_wrapped_token_goes_whole_whatever_follows_its_tail(text: str) -> None:
+    out = _gone(text, _GHP[:10])
+    for i in range(4, len(_GHP) - 4):
+        assert _GHP[i : i + 5] not in out, out
+
+
+def test_an_indented_line_after_a_token_prefix_that_completes_no_token_stays() -> None:
+    _left("see ghp_prefixes_are\n    Qm7dLx2vKp9sTr4wYz and more\n")
+    _left("the ghp_ tokens\n    ghp_abc\n")
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -196,6 +222,70 @@ def test_a_bare_seed_phrase_of_a_wallets_length_goes(text: str) -> None:
     ],
 )
 def test_words_of_the_list_that_are_no_phrase_stay(text: str) -> None:
+    _left(text)
+
+
+# --- a seed phrase written as a list ------------------------------------------------------
+
+_PHRASE24 = (
+    _PHRASE12 + " vendor mirror shield stock kite common bundle inch cabbage slam bonus blind"
+)
+
+
+def _grid(words: list[str], columns: int, numbered: str = "{n} ") -> str:
+    rows = len(words) // columns
+    return "\n".join(
+        "   ".join(
+            numbered.format(n=r * columns + c + 1) + words[r * columns + c] for c in range(columns)
+        )
+        for r in range(rows)
+    )
+
+
+def _by_column(words: list[str], columns: int) -> str:
+    rows = len(words) // columns
+    return "\n".join(
+        "  ".join(f"{c * rows + r + 1:>2}) {words[c * rows + r]}" for c in range(columns))
+        for r in range(rows)
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ledger seed phrase: " + ", ".join(_PHRASE12.split()),
+        ", ".join(_PHRASE24.split()) + "\n",
+        "Seed phrase:\n" + "\n".join(_PHRASE24.split()) + "\n",
+        "\n".join(_PHRASE12.split()),
+        _grid(_PHRASE24.split(), 4),  # "1 stock   2 cat", no heading
+        "Secret Recovery Phrase:\n" + _grid(_PHRASE24.split(), 3),
+        _grid(_PHRASE12.split(), 3, "{n}. "),
+        _by_column(_PHRASE24.split(), 4),  # numbered down the columns
+        "  ".join(f"({i}) {w}" for i, w in enumerate(_PHRASE12.split(), 1)),
+        "wallet words;\n" + ";\n".join(_PHRASE12.split()[:11] + ["vendor", "mirror"]),  # 13
+    ],
+)
+def test_a_seed_phrase_listed_word_by_word_goes(text: str) -> None:
+    _gone(text, "ostrich", "lumber", "cactus", "erosion")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a list of the list's words at no phrase's length, with no word naming a phrase
+        "\n".join(_PHRASE12.split()[:11]) + "\n",
+        ", ".join(_PHRASE12.split() + ["vendor"]) + "\n",
+        # numbered, but not 1 to 12
+        "\n".join(f"{i}. {w}" for i, w in enumerate(_PHRASE12.split(), 2)) + "\n",
+        # columns of words that are not all the list's
+        "alpha   beta    gamma   delta\nbravo   charlie   golf   hotel\n"
+        "india   kilo   lima   oscar\n",
+        # ordinary lists
+        "apples, pears, plums, figs, dates, limes, kiwis, grapes, melons, mangos, nuts, oats\n",
+        "import os\nimport sys\nfrom pathlib import Path\n\nfor item in items:\n    print(item)\n",
+    ],
+)
+def test_a_list_of_words_that_is_no_phrase_stays(text: str) -> None:
     _left(text)
 
 

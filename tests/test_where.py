@@ -405,8 +405,9 @@ def test_a_branch_whose_name_holds_a_secret_gives_no_workstream_and_never_reache
 
 
 def test_a_branch_judged_clean_once_is_not_judged_again_in_another_process(git_repo):
-    """The redactor judges a branch's name the first time only: loading it is most of
-    what a SessionStart hook in its own process would pay on every start."""
+    """The redactor judges a branch's name (and the origin's key) the first time only:
+    loading it is most of what a SessionStart hook in its own process would pay on every
+    start."""
     probe = (
         "import sys\n"
         "from kenning import where\n"
@@ -418,11 +419,11 @@ def test_a_branch_judged_clean_once_is_not_judged_again_in_another_process(git_r
     again = run_python(probe)
     assert again.stdout.split() == [f"{REPO}#main", "False"]
     kept = Path(os.environ["XDG_STATE_HOME"]) / "kenning" / where.CLEAN_NAMES
-    assert kept.read_text() == "main\n"
+    assert kept.read_text() == f"{REPO}\nmain\n"  # the origin's key is judged once too
     git(git_repo, "checkout", "-q", "-b", SECRET_BRANCH)
     assert run_python(probe).stdout.split() == ["None", "True"]
     assert run_python(probe).stdout.split() == ["None", "True"]  # judged each time
-    assert kept.read_text() == "main\n"  # a name with a secret is never kept
+    assert kept.read_text() == f"{REPO}\nmain\n"  # a name with a secret is never kept
 
 
 @pytest.mark.parametrize("var", ["KEN_WORKSTREAM", "KEN_PROJECT", "KEN_WORKSPACE"])
@@ -448,3 +449,22 @@ def test_a_setting_that_names_a_scope_with_a_secret_is_refused_as_a_malformed_on
     assert (hook.returncode, hook.stdout) == (0, "")
     db = Path(os.environ["KEN_DB"])
     assert not db.exists() or TOKEN not in store_dump(str(db))
+
+
+def test_an_origin_holding_a_secret_keys_the_repo_by_its_path_and_never_reaches_the_store(
+    git_repo,
+):
+    slack = "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx"
+    git(git_repo, "remote", "set-url", "origin", f"git@github.com:acme/{slack}.git")
+    data = json.loads(ken_proc("where", "--json", cwd=git_repo).stdout)
+    path = str(Path(git_repo).resolve())
+    assert data["repo"] == path
+    assert [s["scope"] for s in data["scopes"]] == [
+        f"workstream:{path}#main",
+        f"repo:{path}",
+        "global",
+    ]
+    assert data["scopes"][1]["why"] == "this repo's origin holds a secret (slack_token): its path"
+    added = ken_proc("add", "Deploys go through staging", cwd=git_repo)
+    assert added.returncode == 0 and "xoxb-" not in added.stderr
+    assert slack not in store_dump(os.environ["KEN_DB"])

@@ -256,6 +256,11 @@ def add_project(
         Scope.of(ScopeType.PROJECT, typed)  # the one rule of project names
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
+    if (secret := redact(typed)).kinds:  # refused, not redacted, as --scope is
+        raise InvalidInput(
+            f"bad project name '{secret.text}': it holds a secret ({', '.join(secret.kinds)}); "
+            "a project's name is a key, never redacted, so name it without"
+        )
     path = Path(folder).expanduser().resolve()
     if not path.is_dir():
         raise InvalidInput(f"{folder} is not a folder")

@@ -180,6 +180,11 @@ def detect(
     if session:
         add(Scope(ScopeType.SESSION, session), "this agent session")
     repo = git.key if git else None
+    # An origin holding a secret (a token pasted into the remote's URL) keys no repo: a
+    # scope's name is stored as written, so the repo is keyed by its path instead.
+    secret_origin = _secret_in(repo) if git and repo and repo != git.path_key else None
+    if git and secret_origin is not None:
+        repo = git.path_key
     workstream = None
     branch = git.branch if git else None
     hidden = _secret_in(branch) if branch else None
@@ -252,7 +257,9 @@ def detect(
                 add(scope, why)
                 break
     if git and repo:
-        if git.remote == "origin":
+        if secret_origin is not None:
+            why = f"this repo's origin holds a secret ({secret_origin[1]}): its path"
+        elif git.remote == "origin":
             why = "git origin of this repo"
         elif git.remote:
             why = f"git remote {git.remote} of this repo (its only remote; none is named origin)"

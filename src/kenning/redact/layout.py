@@ -5,7 +5,9 @@ command it is piped to (``echo <base64> | base64 -d``) and a Solana keypair's ar
 64 bytes.
 
 Each starts from a literal or from the spans the other rules found: a wrap is read only
-at the end of a line that ends in a secret (or in a token's known prefix), a block only
+at the end of a line that ends in a secret (or in a token's known prefix; then over
+the lines that follow, indented or followed by words, when a format ends exactly where
+they do), a block only
 under ``: |`` or ``: >``, base64 only before ``base64 -d``, an array only after ``[``
 and a digit.
 """
@@ -57,13 +59,21 @@ def wrapped(text: str, raw: bytes, spans: list[_Span], add: Add) -> None:
                 and _random_tail(text[found[0] : found[1]])
             ):
                 add((found[0], found[1], kind))
+                continue
+            # a format's prefix in the span: its lines may complete the format (words
+            # after its tail, an indented tail, a tail over more lines)
+            run = end
+            while run > start and text[run - 1] in _TOKEN_CHARS:
+                run -= 1
+            if end - run >= 2 and _prefix_at(text, run, end):
+                _prefixed(text, run, end, add)
     # a prefix the formats refused for being short: ghp_ and 15 characters, then the rest
     # (found on a byte map of the text: the ends of lines of 8 token characters or more,
     # before a line that starts with one or after a shell's "\")
     mapped = raw.translate(_WRAP_MAP)
-    needles = [b"aaaaaaaa\na"]
+    needles = [b"aaaaaaaa\na", b"aaaaaaaa\n "]
     if b"\r" in raw:
-        needles.append(b"aaaaaaaa\r\na")
+        needles += [b"aaaaaaaa\r\na", b"aaaaaaaa\r\n "]
     if b"\\\n" in raw or b"\\\r" in raw:
         needles += [b"aaaaaaaa\\\n", b"aaaaaaaa\\\r\n"]
     for needle in needles:
@@ -133,22 +143,70 @@ def _random_tail(tail: str) -> bool:
 
 def _prefixed(text: str, start: int, end: int, add: Add) -> None:
     """A token's known prefix at the end of a line, too short to be its format: when the
-    next line's run completes it, both halves go."""
-    found = _tail(text, end)
-    if found is None:
+    runs that start the next lines complete it, the token's characters on every line go.
+    The tail may be followed by words on its line, or indented with no shell's "\\", only
+    when the format ends exactly where the tail does."""
+    runs = _runs(text, end)
+    if not runs:
         return
-    tail = text[found[0] : found[1]]
-    if tail.isalpha() and (tail.islower() or tail.istitle()):
+    first = text[runs[0][0] : runs[0][1]]
+    if first.isalpha() and (first.islower() or first.istitle()):
         return  # a word: the line goes on in prose
-    joined = text[start:end] + tail
-    for pos in range(end - start):
-        if pos and joined[pos - 1] != "=":
-            continue
-        token = formats.match_at(joined, pos)
-        if token is not None and token[1] > end - start:
+    joined = text[start:end]
+    for n, (lo, hi) in enumerate(runs):
+        joined += text[lo:hi]
+        before = len(joined) - (hi - lo)  # where this run starts in `joined`
+        for pos in range(end - start):
+            if pos and joined[pos - 1] != "=":
+                continue
+            token = formats.match_at(joined, pos)
+            if token is None or token[1] <= before:
+                continue
+            if token[1] != len(joined) and not _clean_end(text, lo, hi):
+                continue
             add((start + pos, end, token[2]))
-            add((found[0], found[0] + token[1] - (end - start), token[2]))
+            for run_lo, run_hi in runs[:n]:
+                add((run_lo, run_hi, token[2]))
+            add((lo, lo + token[1] - before, token[2]))
             return
+
+
+# Where a wrapped token's next line starts: after its break (a shell's "\\" or none), past
+# any indentation.
+_NEXT_LINE = lazy(r"\\?\r?\n[ \t]*", _F)
+_MAX_LINES = 8  # the lines a wrapped token is read over after its first
+
+
+def _runs(text: str, end: int) -> list[tuple[int, int]]:
+    """The runs of token characters that start the lines after `end`: the next line's,
+    and the one after while each fills its line."""
+    runs: list[tuple[int, int]] = []
+    pos = end
+    while len(runs) < _MAX_LINES:
+        brk = _NEXT_LINE.match(text, pos)
+        m = None if brk is None else _TAIL.match(text, brk.end())
+        if m is None:
+            break
+        runs.append(m.span())
+        if text[m.end() : m.end() + 1] not in _BREAK_START:
+            break
+        pos = m.end()
+    return runs
+
+
+def _clean_end(text: str, lo: int, hi: int) -> bool:
+    """Does the tail stand alone on its line (the old reading: the line ends, a quote
+    closes it, or a shell's continued command goes on)?"""
+    return _tail(text, _line_break_before(text, lo)) == (lo, hi)
+
+
+def _line_break_before(text: str, lo: int) -> int:
+    at = text.rfind("\n", 0, lo)
+    if at > 0 and text[at - 1] == "\r":
+        at -= 1
+    if at > 0 and text[at - 1] == "\\":
+        at -= 1
+    return at
 
 
 # --- YAML block scalars -------------------------------------------------------------------

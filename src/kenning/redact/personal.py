@@ -1,6 +1,6 @@
 """A person's own secrets, which have no vendor's format: a card given with its expiry or
 security code, a PIN or PUK after its word, answers to security questions, a wallet's seed
-phrase (a line or a numbered grid of BIP-39 words), a recovery code or key after its
+phrase (a line, a list or a numbered grid of BIP-39 words), a recovery code or key after its
 name (BitLocker's 48 digits anywhere), a TOTP setup key after its name (on its line or
 the next), and a password's hash (crypt's ``$6$...``, ``$apr1$``, bcrypt's ``$2b$``, with
 the doubled ``$$`` of a Compose file).
@@ -187,7 +187,8 @@ def seed_phrases(text: str, low: bytes, add: Add) -> None:
     """12 to 24 words of BIP-39's list in a row (one line, quoted in code or not), or
     numbered 1 to 12 (or 24) in a grid, near a word that names one (read only there);
     and a phrase of 12, 15, 18, 21 or 24 such words with no other word of the list
-    next to it, wherever it is."""
+    next to it, wherever it is, in a row or listed (parted by commas, one a line, in
+    numbered columns)."""
     _bare_seed_phrases(text, add)
     windows: list[list[int]] = []
     for cue in _SEED_CUES:
@@ -205,6 +206,7 @@ def seed_phrases(text: str, low: bytes, add: Add) -> None:
         _seed_words(text, lo, hi, add)
         if ". " in text[lo:hi] or ") " in text[lo:hi]:
             _seed_grid(text, lo, hi, add)
+    _listed_phrases(text, merged, add)
 
 
 _SEED_REACH = 600  # characters either side of a cue where a phrase is looked for
@@ -297,6 +299,55 @@ def _seed_grid(text: str, lo: int, hi: int, add: Add) -> None:
             for cell in cells[i : j + 1]:
                 add((cell.start("w"), cell.end("w"), "secret_assignment"))
         i = j + 1
+
+
+# A phrase written as a list: its words parted by commas, line breaks or the gaps of
+# columns, each perhaps after its number ("2.", "2)", "(2)", "2"); a gap of one space with
+# no number is the bare phrase's (read above). Twelve or more words of the list's shape.
+_NUMBER = r"\(?[0-9]{1,2}[.):]?[ \t]++"
+_LIST_GAP = (
+    r"[ \t]*+(?:[,;][ \t]*+(?:\r?\n[ \t]*+)?N?|\r?\n[ \t]*+N?|(?:(?<=\t)|(?<=  ))N?|(?<=[ \t])N)"
+).replace("N", "(?:" + _NUMBER + ")")
+# (a word held whole, and the gap after the first looked at before any is read: a scan at
+# two thirds of the cost of one that backtracks)
+_LISTED = lazy(
+    r"(?<![A-Za-z0-9_])[a-z]{3,8}+(?=[ \t]*[,;\r\n(0-9]|\t|  )"
+    r"(?:" + _LIST_GAP + r"[a-z]{3,8}+(?![A-Za-z0-9_])){11,}",
+    _F,
+)
+_ONE_WORD = lazy(r"[a-z]+", _F)
+_NUMBERED = lazy(r"(?<![0-9.])\(?(?P<n>[0-9]{1,2})[.):]?[ \t]+\Z", _F)
+
+
+def _listed_phrases(text: str, cued: list[list[int]], add: Add) -> None:
+    """12 to 24 words of BIP-39's list, one a line, parted by commas or in numbered
+    columns: at a phrase's length (12, 15, 18, 21 or 24) anywhere, or numbered exactly 1
+    to that length; any run of twelve or more near a word that names a phrase."""
+    for m in _LISTED.finditer(text):
+        run: list[re.Match[str]] = []
+        for word in _ONE_WORD.finditer(text, m.start(), m.end()):
+            if word.group() in BIP39:
+                run.append(word)
+                continue
+            _listed_run(text, run, cued, add)
+            run = []
+        _listed_run(text, run, cued, add)
+
+
+def _listed_run(text: str, run: list[re.Match[str]], cued: list[list[int]], add: Add) -> None:
+    if len(run) < 12:
+        return
+    numbers = []
+    for word in run:
+        number = _NUMBERED.search(text, max(0, word.start() - 8), word.start())
+        numbers.append(int(number.group("n")) if number is not None else 0)
+    near = any(lo <= run[0].start() < hi for lo, hi in cued)
+    if not any(numbers):
+        if len(run) in _PHRASE_LENGTHS or near:
+            add((run[0].start(), run[-1].end(), "secret_assignment"))
+    elif sorted(numbers) == list(range(1, len(run) + 1)) and (len(run) in _PHRASE_LENGTHS or near):
+        for word in run:
+            add((word.start(), word.end(), "secret_assignment"))
 
 
 # --- recovery codes and setup keys ------------------------------------------------------
