@@ -101,6 +101,9 @@ def test_an_indented_line_after_a_token_prefix_that_completes_no_token_stays() -
         "API_KEY=Rk4nWq8ZtLm2Vx7Pd3Hs9Jc6\nv2.14.1\n",
         "API_KEY=Rk4nWq8ZtLm2Vx7Pd3Hs9Jc6\nDone\n",
         "API_KEY=Rk4nWq8ZtLm2Vx7Pd3Hs9Jc6\n1234567890\n",
+        # a checksum line after a whole token: the format could run on, but the token ends
+        "export GITHUB_TOKEN=gho_LWZCd7bTm19IVp53dwoYzg9YBeBkbFsDdy8X\n"
+        "sha256:d0b352ad6074dce1118813830d71939b53182e4e349d98729e7c6be9ff907a76  app.tar.gz\n",
     ],
 )
 def test_the_line_after_a_whole_token_stays(text: str) -> None:

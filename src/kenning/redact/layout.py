@@ -65,7 +65,7 @@ def wrapped(text: str, raw: bytes, spans: list[_Span], add: Add) -> None:
             run = end
             while run > start and text[run - 1] in _TOKEN_CHARS:
                 run -= 1
-            if end - run >= 2 and _prefix_at(text, run, end):
+            if end - run >= 2 and _prefix_at(text, run, end) and not _whole(text[run:end]):
                 _prefixed(text, run, end, add)
     # a prefix the formats refused for being short: ghp_ and 15 characters, then the rest
     # (found on a byte map of the text: the ends of lines of 8 token characters or more,
@@ -139,6 +139,13 @@ def _random_tail(tail: str) -> bool:
         return True
     # letters alone: both cases, changing inside the run (not a Word or a WORD)
     return letters >= 10 and not tail.isupper() and not tail[1:].islower()
+
+
+def _whole(run: str) -> bool:
+    """Whether a format takes the whole run already: a complete token is not read on
+    into the next line (a checksum or a word may start it)."""
+    token = formats.match_at(run, 0)
+    return token is not None and token[1] == len(run)
 
 
 def _prefixed(text: str, start: int, end: int, add: Add) -> None:
