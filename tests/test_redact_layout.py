@@ -266,6 +266,7 @@ def _by_column(words: list[str], columns: int) -> str:
         _by_column(_PHRASE24.split(), 4),  # numbered down the columns
         "  ".join(f"({i}) {w}" for i, w in enumerate(_PHRASE12.split(), 1)),
         "wallet words;\n" + ";\n".join(_PHRASE12.split()[:11] + ["vendor", "mirror"]),  # 13
+        "-".join(_PHRASE12.split()) + "\n",  # joined by hyphens, as some wallets show it
     ],
 )
 def test_a_seed_phrase_listed_word_by_word_goes(text: str) -> None:
@@ -285,6 +286,8 @@ def test_a_seed_phrase_listed_word_by_word_goes(text: str) -> None:
         "india   kilo   lima   oscar\n",
         # ordinary lists
         "apples, pears, plums, figs, dates, limes, kiwis, grapes, melons, mangos, nuts, oats\n",
+        # a hyphenated slug of the list's words at no phrase's length
+        "see /blog/" + "-".join(_PHRASE12.split()[:10]) + "/\n",
         "import os\nimport sys\nfrom pathlib import Path\n\nfor item in items:\n    print(item)\n",
     ],
 )

@@ -301,17 +301,17 @@ def _seed_grid(text: str, lo: int, hi: int, add: Add) -> None:
         i = j + 1
 
 
-# A phrase written as a list: its words parted by commas, line breaks or the gaps of
-# columns, each perhaps after its number ("2.", "2)", "(2)", "2"); a gap of one space with
+# A phrase written as a list: its words parted by commas, hyphens, line breaks or the
+# gaps of columns, each perhaps after its number ("2.", "2)", "(2)", "2"); a gap of one space with
 # no number is the bare phrase's (read above). Twelve or more words of the list's shape.
 _NUMBER = r"\(?[0-9]{1,2}[.):]?[ \t]++"
 _LIST_GAP = (
-    r"[ \t]*+(?:[,;][ \t]*+(?:\r?\n[ \t]*+)?N?|\r?\n[ \t]*+N?|(?:(?<=\t)|(?<=  ))N?|(?<=[ \t])N)"
+    r"[ \t]*+(?:[,;-][ \t]*+(?:\r?\n[ \t]*+)?N?|\r?\n[ \t]*+N?|(?:(?<=\t)|(?<=  ))N?|(?<=[ \t])N)"
 ).replace("N", "(?:" + _NUMBER + ")")
 # (a word held whole, and the gap after the first looked at before any is read: a scan at
 # two thirds of the cost of one that backtracks)
 _LISTED = lazy(
-    r"(?<![A-Za-z0-9_])[a-z]{3,8}+(?=[ \t]*[,;\r\n(0-9]|\t|  )"
+    r"(?<![A-Za-z0-9_])[a-z]{3,8}+(?=[ \t]*[,;\r\n(0-9-]|\t|  )"
     r"(?:" + _LIST_GAP + r"[a-z]{3,8}+(?![A-Za-z0-9_])){11,}",
     _F,
 )
