@@ -128,7 +128,7 @@ def session_handoff(store: Store, session: Session) -> Item | None:
         scope=scope,
         kind=Kind.HANDOFF,
         status=Status.ACTIVE,
-        provenance=sessions.provenance(session, "hook"),
+        provenance=session.provenance("hook"),
         actor=policy.KENNING,
     )
 

@@ -649,6 +649,21 @@ class Session:
     end_reason: str | None = None
     prompt_count: int = 0
 
+    def provenance(self, how: str) -> Provenance:
+        """Provenance for something written on this session's behalf (its hooks, its
+        summary, its log.md entry)."""
+        return Provenance(
+            who=self.agent,
+            how=how,
+            model=self.model,
+            session=self.id,
+            cwd=self.cwd,
+            repo=self.repo,
+            workspace=self.workspace,
+            workstream=self.workstream,
+            project=self.project,
+        )
+
     @property
     def did_something(self) -> bool:
         """Its agent was prompted (kenning's own /remember and /recall are not prompts)

@@ -410,17 +410,7 @@ def _session_entry(store: Store, slug: str, title: str) -> Provenance | None:
         return None
     private = Config().repos_not_delivered() if len(fits) > 1 else set()
     session = next((s for s in fits if s.repo in private), fits[0])
-    return Provenance(
-        who=session.agent,
-        how="sync",
-        model=session.model,
-        session=session.id,
-        cwd=session.cwd,
-        repo=session.repo,
-        workspace=session.workspace,
-        workstream=session.workstream,
-        project=slug,
-    )
+    return replace(session.provenance("sync"), project=slug)
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from kenning import agents, git, ids
 from kenning.ids import short_id
-from kenning.model import Provenance, Session
+from kenning.model import Session
 from kenning.store import SessionUpdate, Store, now_iso
 from kenning.where import Where, find_git
 
@@ -34,21 +34,6 @@ MAX_REASON_CHARS = 80  # a session's end reason, as its agent gave it
 # when the person gave none) is one block in this tag, the person's words after it.
 HANDOFF_TAG = "kenning-handoff"
 _HANDOFF_OPEN, _HANDOFF_CLOSE = f"<{HANDOFF_TAG}>", f"</{HANDOFF_TAG}>"
-
-
-def provenance(session: Session, how: str) -> Provenance:
-    """Provenance for something a session's hooks write on its behalf."""
-    return Provenance(
-        who=session.agent,
-        how=how,
-        model=session.model,
-        session=session.id,
-        cwd=session.cwd,
-        repo=session.repo,
-        workspace=session.workspace,
-        workstream=session.workstream,
-        project=session.project,
-    )
 
 
 def _redacted(text: str) -> str:

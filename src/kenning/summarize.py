@@ -30,7 +30,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning import items, policy, sessions
+from kenning import items, policy
 from kenning.config import Config, made_state_dir
 from kenning.errors import InvalidInput, KenningError
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Scope, ScopeType, Session, Status
@@ -246,7 +246,7 @@ def summarize(
         first = cut_to(one_line(session.first_prompt or ""), 70)
         label = "Session summary" if final and parts == 0 else f"Session summary, part {part}"
         scope, status = _summary_scope(session)
-        provenance = sessions.provenance(session, "summarizer")
+        provenance = session.provenance("summarizer")
         title = f"{label}: {first or session.agent}"
         # redacted before it is cut to fit, so that no secret is cut in half and missed
         summary = redact(answer["summary"].strip()).text
