@@ -840,20 +840,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             # Where the agent may not save a memory, its plan may not write one either.
             plans.check_scopes(mem.store, checked, mem.context(None).actor)
             blocked = deliver.blocked_repos(mem.config)
-            touched = plans.scopes_written(checked)
-            for op in checked.operations:
-                for ref in op.all_refs:
-                    try:
-                        item = items.get(mem.store, ref)
-                    except KenningError:
-                        continue  # the preview names it as a missing target
-                    if deliver.withheld(item, blocked):
-                        raise ToolError(
-                            f"operations[{op.index}] names a memory of a repo whose memory "
-                            "is not delivered to agents (deliver = false in config.toml); "
-                            "no plan was drafted"
-                        )
-                    touched.append(item.scope)
+            touched = plans.scopes_written(checked) + [
+                item.scope for item in plans.visible_targets(mem.store, checked, blocked)
+            ]
             deliver.check_write(mem.config, here, touched, projects=mem.store.projects())
             seen = plans.preview(mem.store, checked)
             path = plans.save_draft(checked)

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kenning import drafts, ids, items, policy, projects
+from kenning import drafts, ids, items, origins, policy, projects
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, PlanConflict
 from kenning.ids import short_id
 from kenning.model import (
@@ -854,6 +854,27 @@ def _retire_into_step(op: Operation, resolver: _Resolver, now: str) -> Step:
             )
         )
     return Step(op.index, op.op, before, tuple(after), changes=tuple(changes))
+
+
+def visible_targets(store: Store, plan: Plan, blocked: set[str] | frozenset[str]) -> list[Item]:
+    """The memories `plan` names, for an agent kept from the memories of `blocked` repos
+    (`deliver = false`): one of those refuses the plan, naming only its operation (its
+    preview would show the memory's text). A name that finds nothing is left to the
+    preview, which calls it a missing target."""
+    found: list[Item] = []
+    for op in plan.operations:
+        for ref in op.all_refs:
+            try:
+                item = items.get(store, ref)
+            except (NotFound, InvalidInput, AmbiguousId):
+                continue
+            if origins.withheld(item, blocked):
+                raise InvalidInput(
+                    f"operations[{op.index}] names a memory of a repo whose memory is not "
+                    "delivered to agents (deliver = false in config.toml); nothing was done"
+                )
+            found.append(item)
+    return found
 
 
 def preview(store: Store, plan: Plan, name: str = "the plan") -> Preview:

@@ -9,10 +9,10 @@ from typing import Any
 
 import click
 
-from kenning import deliver, items, plans, policy
+from kenning import plans, policy
 from kenning.cli.output import Result, confirm, echo, say
 from kenning.cli.state import KenGroup, State, example, pass_state, renders
-from kenning.errors import InvalidInput, KenningError, PlanConflict
+from kenning.errors import InvalidInput, PlanConflict
 from kenning.ids import short_id
 from kenning.store import PlanReceipt
 
@@ -105,7 +105,8 @@ def preview_cmd(state: State, file: str) -> Result:
     Exits 1 when a conflict blocks it.
     """
     plan = read(file)
-    _check_visible(state, plan)
+    # In an agent's shell, as MCP's memory_plan_draft: no plan naming a private memory.
+    plans.visible_targets(state.store, plan, state.withheld())
     seen = plans.preview(state.store, plan, file)
     if seen.receipt is None:
         plans.check_scopes(state.store, plan, state.actor())  # what apply would refuse
@@ -123,21 +124,6 @@ def preview_cmd(state: State, file: str) -> Result:
         said = f"ken: {count} conflict{'s' if count > 1 else ''} block applying this plan"
         return replace(shown, after=[said], exit=1)
     return shown
-
-
-def _check_visible(state: State, plan: plans.Plan) -> None:
-    """In an agent's shell, refuse a plan naming a memory of a repo whose memory is not
-    delivered (as MCP's memory_plan_draft does): its preview shows the memory's text."""
-    blocked = state.withheld()
-    if not blocked:
-        return
-    for op in plan.operations:
-        for ref in op.all_refs:
-            try:
-                item = items.get(state.store, ref)
-            except KenningError:
-                continue  # the preview names it as a missing target
-            deliver.check_visible(item, blocked)
 
 
 @plan_group.command(
