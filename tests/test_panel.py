@@ -171,7 +171,7 @@ def test_a_on_a_copy_of_what_is_told_is_refused_naming_the_panels_keys():
         await press(app, pilot, "a")
         assert status_of(copy.id) == "proposed"
         assert f"it says what {told.id[-6:].lower()} says" in app.message
-        assert "d then c dismisses it as covered" in app.message
+        assert "dismiss it as covered (d then c)" in app.message
         assert "ken dismiss" not in app.message
 
     drive(check, tab="waiting")

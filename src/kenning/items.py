@@ -913,12 +913,24 @@ def check_approvable(store: Store, chosen: Sequence[Item]) -> None:
     for item in chosen:
         twin = told_twin(store, item) or seen.get((str(item.scope), statement_key(item.text)))
         if twin is not None:
-            raise InvalidInput(
-                f"cannot approve {short_id(item.id)}: it says what {short_id(twin.id)} says "
-                f"in {item.scope}, and agents would be told it twice; dismiss it as covered "
-                f"(`ken dismiss {short_id(item.id)} --reason covered`); nothing changed"
-            )
+            raise ToldAlready(item, twin)
         seen[(str(item.scope), statement_key(item.text))] = item
+
+
+class ToldAlready(InvalidInput):
+    """Approving `item` would tell again what `twin`, active in its scope, tells. A face
+    may say how it dismisses one (`hint`); the message names the command."""
+
+    def __init__(self, item: Item, twin: Item) -> None:
+        self.item, self.twin = item, twin
+        super().__init__(self.said(f"`ken dismiss {short_id(item.id)} --reason covered`"))
+
+    def said(self, dismiss: str) -> str:
+        return (
+            f"cannot approve {short_id(self.item.id)}: it says what {short_id(self.twin.id)} "
+            f"says in {self.item.scope}, and agents would be told it twice; dismiss it as "
+            f"covered ({dismiss}); nothing changed"
+        )
 
 
 def allowed_from(action: str) -> tuple[Status, ...]:
