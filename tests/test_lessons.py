@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from helpers import opened
 from kenning import agents, items
 from kenning import lessons as run_lessons
-from kenning import sessions as sessions_mod
 from kenning.config import BY_KEY, Config, parse_value
 from kenning.errors import InvalidInput
 from kenning.store import SessionQuery, Signal
@@ -217,7 +216,7 @@ def test_a_session_whose_agent_saved_a_rule_already_is_not_asked(shop: Path) -> 
             "Use pnpm, not npm",
             kind=items.parse_kind("correction"),
             scope=items.parse_scope("repo:github.com/acme/shop"),
-            provenance=sessions_mod.provenance(session, "mcp"),
+            provenance=session.provenance("mcp"),
         )
     assert stop("claude", shop) == ""
 
