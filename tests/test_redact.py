@@ -1648,3 +1648,65 @@ def test_a_password_or_key_named_in_german_portuguese_korean_and_spanish(
 )
 def test_those_words_in_prose_that_gives_no_password(text: str) -> None:
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('<add key="DbPassword" value="Tr0ub&amp;dor-92x!" />', "Tr0ub&amp;dor-92x!"),
+        (
+            '<add name="Main" connectionString="Server=db1;Database=app;User Id=sa;'
+            'Password=Tr0ub&amp;dor92;Encrypt=True" />',
+            "Tr0ub&amp;dor92",
+        ),
+        (
+            '<add name="Db" connectionString="Data Source=db;User ID=sa;'
+            'Password=Tr0ub&amp;dor92" providerName="System.Data.SqlClient" />',
+            "Tr0ub&amp;dor92",
+        ),
+        ('<add connectionString="Server=db;Uid=sa;Pwd=Kq7&amp;x&lt;92zz;" />', "Kq7&amp;x&lt;92zz"),
+        (
+            '<property name="url" value="jdbc:mysql://db/app?user=app&amp;'
+            'password=Wq8nLp3xZt&amp;useSSL=true"/>',
+            "Wq8nLp3xZt",
+        ),
+    ],
+)
+def test_a_password_holding_an_xml_entity_goes_whole(text: str, secret: str) -> None:
+    out = redact(text).text
+    assert "dor92" not in out and "92zz" not in out
+    assert re.sub(r"\[redacted:\w+\]", "X", out) == text.replace(secret, "X")
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("password: Sp...rk9!zQ", "Sp...rk9!zQ"),
+        ('PASSWORD="abc...XYZ123"', "abc...XYZ123"),
+        ('"db_password": "Hq7...vLp3Zx"', "Hq7...vLp3Zx"),
+        ("the password is Sp...rk9!zQ", "Sp...rk9!zQ"),
+    ],
+)
+def test_a_password_holding_three_dots_is_redacted(text: str, secret: str) -> None:
+    out = redact(text).text
+    assert "rk9" not in out and "XYZ" not in out and "vLp" not in out
+    assert re.sub(r"\[redacted:\w+\]", "X", out) == text.replace(secret, "X")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "OPENAI_API_KEY=sk-...Xq9z",
+        "api_key: sk-proj-abc...wxyz",
+        "AWS_SECRET_ACCESS_KEY=wJal...EKEY",
+        "GITHUB_TOKEN=ghp_...",
+        "password: hunter2...",
+        'password = "..."',
+        "password: ...",
+        "the password is ... well, long",
+        "password=foo...bar",
+        "DB_PASSWORD=${DB_PASSWORD}...",
+    ],
+)
+def test_a_token_shown_cut_short_and_dots_in_prose_stay(text: str) -> None:
+    assert redact(text).text == text

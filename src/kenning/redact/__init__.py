@@ -111,7 +111,9 @@ Redaction works in two phases over the *original* text:
          name, a comma, a quoted value), ``os.environ["DB_PASSWORD"] = "X"``, JSON
          escaped in a string (``{\\"DB_PASSWORD\\":\\"X\\"}``), ``psk="X"``, and
          ``name: DB_PASSWORD`` / ``value: X`` pairs (Kubernetes, ECS, Actions);
-       * ODBC braced values (``Pwd={p;ss}``);
+       * ODBC braced values (``Pwd={p;ss}``), and an XML entity inside a bare value
+         (``Password=Tr0ub&amp;dor92;`` in a ``web.config``) that is not a separator
+         (``?user=u&amp;password=x``);
        * the password of ``scheme://user:password@host`` URLs (up to the last ``@``),
          and a token standing alone before the ``@`` (``sentry_token`` for a Sentry
          DSN's key, ``https://<token>@git.example.com``);
@@ -217,7 +219,9 @@ secret of its own.
   (``token.info``), do not name secrets.
 * Empty values, values containing ``[redacted:``, and placeholders stay: ``$VAR``,
   ``${VAR}``, ``$(cmd)``, ``%VAR%``, ``{{ var }}``, ``{}``, ``%s``, ``<your-token>``,
-  ``xxx``, ``****``, anything containing ``...`` or ``…``, eight ``x`` in a row or four
+  ``xxx``, ``****``, anything containing ``...`` or ``…`` (but for ``...`` between the
+  letters, digits and symbols of a password: ``password: Sp...rk9!zQ``), eight ``x`` in
+  a row or four
   ``*`` (``sk-proj-XXXXXXXX…``), ``%(name)s``, ``your_…``/``…_here``, ``env:VAR``,
   ``vault:path#key`` and the words ``changeme``, ``placeholder``, ``redacted``, ``none``,
   ``null``, ``true``, ``false``, ``yes``, ``no``, ``todo``, ``dummy``, ``example``,

@@ -183,6 +183,17 @@ _REGEX_SYNTAX = lazy(r"\(\?|\\[wdsbWDSB]|\[\^|\][+*?]", _F)
 _BARE_STOP = lazy(r"[\s\"'`,;)\]}]", _F)
 _VALUE_SAMPLE = 512  # longer bare values are judged on their first 512 characters
 _NEXT_PARAM = lazy(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
+_PARAM_NEXT = lazy(r"[A-Za-z0-9_.\[\]-]+=", _F)
+# The entities XML escapes a value's characters with: &amp; &lt; &gt; &quot; &apos; &#38;
+_ENTITY = lazy(r"&(?:amp|lt|gt|quot|apos|#[0-9]{1,5}|#x[0-9A-Fa-f]{1,4})", _F)
+
+
+def _entity_before(text: str, start: int, end: int) -> bool:
+    """Does ``text[start:end]`` end with an XML entity but its ``;``?"""
+    amp = text.rfind("&", start, end)
+    return amp >= 0 and _ENTITY.fullmatch(text, amp, end) is not None
+
+
 _COLON_END = lazy(r"[ \t]*+(?:\Z|[\r\n,;)\]}#]|//)", _F)
 # After "name: value" with more words following, only a value that can be nothing but a
 # credential counts: a letter and a digit or symbol, and not words and numbers joined
@@ -348,6 +359,14 @@ def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
         start = m.start("bare")
         stop = _BARE_STOP.search(text, start, start + _VALUE_SAMPLE)
         end = stop.start() if stop else min(len(text), start + _VALUE_SAMPLE)
+        while stop is not None and text[end] == ";" and _entity_before(text, start, end):
+            # XML escapes & as &amp;: Password=Tr0ub&amp;dor92; in a web.config goes on
+            # past the entity's ;, unless a parameter follows it (?user=u&amp;password=x)
+            if _PARAM_NEXT.match(text, end + 1):
+                end = text.rfind("&", start, end)
+                break
+            stop = _BARE_STOP.search(text, end + 1, start + _VALUE_SAMPLE)
+            end = stop.start() if stop else min(len(text), start + _VALUE_SAMPLE)
         if stop is None and end < len(text):
             # A bare value over 512 characters is judged on its first 512 and ends where it
             # ends; its end is found once, not again for each keyword inside it.
@@ -400,7 +419,7 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     colon = m.group("sep") == ":" and not quoted_name  # YAML, headers, prose
     if colon and not m.group("sp"):
         return None  # passwd:shell, password:%s
-    if _skip_value(value):
+    if _skip_password(value) if _password_name(name) else _skip_value(value):
         return None
     if name_kind == "key" or name_kind == "auth":
         # Names that are credentials only sometimes: the value must look like one.
@@ -577,6 +596,25 @@ def _skip_value(value: str) -> bool:
 
 
 _NEXT_SETTING = lazy(r"/(?:[A-Z][a-z]+){2,}=[.,;:)]?", _F)
+# Dots inside a value, between letters, digits or symbols: Sp...rk9!zQ, abc...XYZ123.
+_ELIDED = lazy(r"[^\s.\u2026]{2,}+\.\.\.[^\s.\u2026]{3,}+", _F)
+_PASSWORD_NAMES = ("password", "passwd", "passphrase", "pwd")
+
+
+def _skip_password(value: str) -> bool:
+    """`_skip_value` for a value a password's name gives.  Tools show a *token* cut short
+    (``sk-...Xq9z``, ``ghp_abc...``), never a password, so ``...`` between the other
+    characters of one that mixes letters with digits or symbols is part of it."""
+    if _ELIDED.fullmatch(value):
+        joined = value.replace("...", "")
+        return _skip_value(joined) or not _credential_shaped(joined)
+    return _skip_value(value)
+
+
+def _password_name(name: str) -> bool:
+    """Does a name (DB_PASSWORD, PGPASSWORD, smtp_pass) name a password, not a token?"""
+    words = [w.lower() for w in _WORDS.findall(name)]
+    return any(w in ("pass", "pw") or w.endswith(_PASSWORD_NAMES) for w in words)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -766,7 +804,8 @@ def _prose_verb(text: str, hit: int, add: Add) -> bool:
     for group in ("dq", "sq", "bq", "cq"):
         value = m.group(group)
         if value is not None:
-            if _skip_value(value) or len(value.split()) > 6:
+            skip = _skip_password if _password_word(m) else _skip_value
+            if skip(value) or len(value.split()) > 6:
                 return False
             if bare_pass and not password_shaped(value):
                 return False
@@ -783,7 +822,8 @@ def _prose_verb(text: str, hit: int, add: Add) -> bool:
     while value and value[-1] in _TRAIL:
         value, end = value[:-1], end - 1
     conn = m.group("conn").strip().lower()
-    if not value or _skip_value(value) or not _passwordish(value, conn):
+    skip = _skip_password if _password_word(m) else _skip_value
+    if not value or skip(value) or not _passwordish(value, conn):
         return False
     if bare_pass and not password_shaped(m.group("bare").rstrip(".,;:)]}>")):
         return False
