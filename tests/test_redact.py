@@ -1710,3 +1710,37 @@ def test_a_password_holding_three_dots_is_redacted(text: str, secret: str) -> No
 )
 def test_a_token_shown_cut_short_and_dots_in_prose_stay(text: str) -> None:
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            "the 2FA setup key is zscb c2xc 55sz zvq7 fbju exdd yuni 3osv",
+            "zscb c2xc 55sz zvq7 fbju exdd yuni 3osv",
+        ),
+        ("PsExec.exe \\\\srv01 -u admin -p Willow658* cmd", "Willow658*"),
+        ("PsExec64 \\\\srv01 -u admin -p Willow658* cmd", "Willow658*"),
+        ("winrs -r:srv01 -u:admin -p:Willow658* ipconfig", "Willow658*"),
+        ("unrar x -pWillow658* archive.rar", "Willow658*"),
+        ("rar a -pWillow658* backup.rar data/", "Willow658*"),
+    ],
+)
+def test_a_setup_key_after_is_and_windows_and_rar_password_flags(text: str, secret: str) -> None:
+    out = redact(text).text
+    assert secret not in out
+    assert re.sub(r"\[redacted:\w+\]", "X", out) == text.replace(secret, "X")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the key is to keep it simple",
+        "unrar x -o+ archive.rar",
+        "PsExec.exe \\\\srv01 -u admin -p $PASSWORD cmd",
+        "winrs -r:srv01 ipconfig",
+        "rar a -m5 backup.rar data/",
+    ],
+)
+def test_those_commands_without_a_password_stay(text: str) -> None:
+    assert redact(text).text == text

@@ -1014,10 +1014,11 @@ def _flag_talk(value: str) -> bool:
 # Commands that take a password in a flag of their own.
 _COMMAND = lazy(
     r"(?<![A-Za-z0-9_.-])(?P<cmd>mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump)?"
-    r"|sshpass|curl|docker|podman|nerdctl|helm|redis-cli|sqlcmd|bcp|zip|unzip|7za?|smbclient"
+    r"|sshpass|curl|docker|podman|nerdctl|helm|redis-cli|sqlcmd|bcp|zip|unzip|7za?|(?:un)?rar|smbclient"
     r"|ldap(?:search|add|modify|delete|whoami|passwd)|mongo(?:sh|dump|restore|import|export)?"
     r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl|poetry"
-    r"|psexec|rabbitmqctl|net|rclone|gh|cf|dotnet|ssh-keygen|cmdkey)"
+    r"|[Pp]s[Ee]xec(?:64)?(?:\.exe)?|winrs(?:\.exe)?|rabbitmqctl|net|rclone|gh|cf|dotnet"
+    r"|ssh-keygen|cmdkey)"
     r"(?![A-Za-z0-9_-])",
     _F,
 )
@@ -1036,6 +1037,7 @@ _COMMAND_FLAGS = {
     "ldap": lazy(r"(?<=[ \t])-w[ \t]+" + _ARG, _F),
     "mongo": lazy(r"(?<=[ \t])(?:-p|--password)[ \t=]+" + _ARG, _F),
     "xfreerdp": lazy(r"(?<=[ \t])[/-]p:" + _ARG, _F),
+    "winrs": lazy(r"(?<=[ \t])[/-]p(?:assword)?:" + _ARG, _FI),
     "rdesktop": lazy(r"(?<=[ \t])-p[ \t]+" + _ARG, _F),
     "az": lazy(r"(?<=[ \t])(?:-p|--password)[ \t]+" + _ARG, _F),
     # htpasswd -b [-c -B ...] FILE USER PASSWORD
@@ -1097,6 +1099,9 @@ _COMMAND_RULE = {
     "unzip": "zip",
     "7z": "7z",
     "7za": "7z",
+    "rar": "7z",  # rar a -pX, unrar x -pX
+    "unrar": "7z",
+    "winrs": "winrs",
     "ldap": "ldap",
     "mongo": "mongo",
     "xfreerdp": "xfreerdp",
@@ -1135,7 +1140,7 @@ def commands(text: str, add: Add) -> None:
     pos = 0
     while (m := _COMMAND.search(text, pos)) is not None:
         seg_end = _SEGMENT.match(text, m.end()).end()  # type: ignore[union-attr]
-        cmd = m.group("cmd").lower()
+        cmd = m.group("cmd").lower().removesuffix(".exe").removesuffix("64")  # PsExec64.exe
         family = next((f for f in ("mysql", "mariadb", "ldap", "mongo") if cmd.startswith(f)), cmd)
         rule = _COMMAND_RULE.get(family)
         if family in _LOGIN_ONLY and not _LOGIN.search(text, m.end(), seg_end):
@@ -1441,7 +1446,7 @@ _SEED_PHRASE = lazy(
 # A TOTP setup key as authenticator apps show it: groups of four base32 characters.
 _SETUP_KEY_NEXT = frozenset(" \t:")
 _SETUP_KEY = lazy(
-    r"(?:key|secret)(?:[ \t]++is)?+[ \t]*+:?+[ \t]++"
+    r"(?:key|secret)(?:[ \t]++is)?+(?:[ \t]*+:)?+[ \t]++"  # key: X, key is X
     r"(?P<v>[A-Za-z2-7]{4}(?:[ ][A-Za-z2-7]{4}){3,15}+)(?![A-Za-z0-9])",
     _FI,
 )
