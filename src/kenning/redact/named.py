@@ -164,6 +164,8 @@ _PLACEHOLDER = lazy(
     | (?:~|\.{1,2})?/[\w.@+~-]*+\Z     # a path: ~/.pgpass, /data (not /Xk9~Qv2=p)
     | (?:~|\.{1,2})?/[\w.@+~-]*+\.[A-Za-z]{1,5}\Z  # a file: /id_rsa.pub
     | (?:env|file|fd|stdin|vault): # openssl -passin env:VAR, file:path, vault:kv/app#pw
+    | \$__(?:file|env|vault)\{      # Grafana: admin_password = $__file{/run/secrets/x}
+    | \[(?:redacted|filtered|masked|hidden|removed|secret)\]\Z  # a log's mask: "[REDACTED]"
     | !vault\b                     # Ansible: password: !vault |
     | !(?:secret|env_var|include|input)\b  # Home Assistant: password: !secret wifi_password
     """,
@@ -497,11 +499,40 @@ def _credential_shaped(value: str) -> bool:
 _HUMAN_PASSWORD = lazy(r"[A-Za-z][a-z]{1,11}[._@#*+-]?[0-9]{2,6}[!?#*.$%&@]{0,3}", _F)
 
 
+# ... or two words or more and a number, joined (Willow-Canyon-15, tundra-comet-453), or a
+# word with digits for letters and a year (L4g00n_2010, F4lc0n-1996): what `passphrase`
+# and `_credential_shaped` read as words and numbers (one word and a number, gpt-4 or
+# ubuntu-22, stays a name).
+_WORDS_AND_NUMBER = lazy(
+    r"(?:[A-Z][a-z]{2,11}|[a-z]{3,12})(?:[-._](?:[A-Z][a-z]{2,11}|[a-z]{3,12})){1,4}"
+    r"[-._][0-9]{2,6}[!?#*$%&@]{0,3}",
+    _F,
+)
+_LEET_AND_NUMBER = lazy(
+    r"(?=[A-Za-z0-9]*[A-Za-z][0-9]+[A-Za-z])[A-Za-z][A-Za-z0-9]{3,11}[-._#!@][0-9]{2,6}[!?#*]?",
+    _F,
+)
+
+
 def password_shaped(value: str) -> bool:
     """After a word that names a password: a value that can be nothing else."""
     if _FILE_NAME.fullmatch(value):
         return False  # where it is kept: "a chave pública fica em id_ed25519.pub"
-    return _credential_shaped(value) or passphrase(value) or bool(_HUMAN_PASSWORD.fullmatch(value))
+    return (
+        _credential_shaped(value)
+        or passphrase(value)
+        or bool(_HUMAN_PASSWORD.fullmatch(value))
+        or _joined_password(value)
+    )
+
+
+def _joined_password(value: str) -> bool:
+    if _LEET_AND_NUMBER.fullmatch(value):
+        return True
+    if not _WORDS_AND_NUMBER.fullmatch(value):
+        return False
+    parts = re.split(r"[-._]", value.lower())
+    return not any(part in _NAME_PARTS for part in parts)
 
 
 # A file's name, of the kinds keys and passwords are kept in.
@@ -1018,7 +1049,7 @@ _COMMAND = lazy(
     r"|ldap(?:search|add|modify|delete|whoami|passwd)|mongo(?:sh|dump|restore|import|export)?"
     r"|lftp|xfreerdp|rdesktop|http|https|az|sqlplus|htpasswd|wget|openssl|poetry"
     r"|[Pp]s[Ee]xec(?:64)?(?:\.exe)?|winrs(?:\.exe)?|rabbitmqctl|net|rclone|gh|cf|dotnet"
-    r"|ssh-keygen|cmdkey)"
+    r"|ssh-keygen|cmdkey|ipmitool)"
     r"(?![A-Za-z0-9_-])",
     _F,
 )
@@ -1126,6 +1157,36 @@ _COMMAND_RULE = {
     "dotnet": "dotnet",
     "ssh-keygen": "ssh-keygen",
     "cmdkey": "cmdkey",
+    "ipmitool": "upper-p",  # ipmitool -U ADMIN -P <password>
+}
+# Rules a command has besides its first: htpasswd -nb USER PASSWORD (no file: it prints
+# the line), openssl passwd [-6 | -salt S] PASSWORD, net use Z: \\host\share PASSWORD
+# /user:NAME (the password before the user).
+_ARG_IN_CALL = (
+    r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})'|(?P<bare>[^\s\"'`|;&<>()]{1,200}))"
+)
+_MORE_FLAGS = {
+    "htpasswd": (
+        lazy(
+            r"(?<=[ \t])-(?=[a-zA-Z]*n)(?=[a-zA-Z]*b)[a-zA-Z]+"
+            r"(?:[ \t]+-[a-zA-Z]+(?:[ \t]+[0-9]+)?)*[ \t]+\S+[ \t]+" + _ARG + r"(?![^\s])",
+            _F,
+        ),
+    ),
+    "openssl": (
+        lazy(
+            r"(?<=[ \t])passwd(?:[ \t]+-(?:salt[ \t]+\S+|[0-9]|apr1|aixmd5|crypt))*[ \t]+"
+            + _ARG_IN_CALL,
+            _F,
+        ),
+    ),
+    "net": (
+        lazy(
+            r"(?<=[ \t])use[ \t]+(?:[A-Za-z]:[ \t]+|\*[ \t]+)?\\\\\S+[ \t]+" + _ARG
+            + r"(?=[ \t]+/user:)",
+            _FI,
+        ),
+    ),
 }
 
 
@@ -1146,7 +1207,8 @@ def commands(text: str, add: Add) -> None:
         if family in _LOGIN_ONLY and not _LOGIN.search(text, m.end(), seg_end):
             rule = None  # docker run -p 8080:8080 publishes a port
         pattern = _COMMAND_FLAGS.get(rule or "") or _USER_PASS.get(rule or "")
-        if pattern is not None:
+        patterns = (pattern,) if pattern is not None else ()
+        for pattern in (*patterns, *_MORE_FLAGS.get(rule or "", ())):
             for f in pattern.finditer(text, m.end(), seg_end):
                 group = _given(f)
                 value = f.group(group)

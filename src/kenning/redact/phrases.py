@@ -104,8 +104,9 @@ _FOREIGN = lazy(
     # lösenordet, şifresi, paroladır; then a few words and "is", or the value at once
     # ("sunucu şifresi Xy7...") or after a few words ("пароль от вайфая Xy7...", a value
     # with a digit or a symbol): it must be shaped as only a credential is
-    r"(?:(?:[ \t]+[\w-]{1,24}){0,6}?[ \t]*(?:" + _IS + r"|to|là|adalah|ialah|is|:|=|：)"
-    r"|(?:[ \t]+[\w-]{1,24}){1,3}?(?=[ \t]+[^\s\"'`|]*[0-9!#$%&*+=?@^_~]))?"
+    # (a word may hold an apostrophe: la parola d'ordine; a dash may say "is": пароль — ...)
+    r"(?:(?:[ \t]+[\w'’-]{1,24}){0,6}?[ \t]*(?:" + _IS + r"|to|là|adalah|ialah|is|:|=|：|—|–)"
+    r"|(?:[ \t]+[\w'’-]{1,24}){1,3}?(?=[ \t]+[^\s\"'`|]*[0-9!#$%&*+=?@^_~]))?"
     # the English word with another language's "is": "la password del database è ..."
     r"|(?:password|passwd)(?:[ \t]+\w{1,24}){0,6}?[ \t]*" + _IS + r")[ \t]+" + _VALUE,
     re.IGNORECASE,
@@ -125,6 +126,8 @@ _SCRIPTS = lazy(
     + _VALUE
     + r"|पासवर्ड[^\r\n]{0,30}?[ \t](?P<before>[^\s\"'`|]{4,200})[ \t]+(?:है|हे)"
 )
+# Thai: รหัสผ่านคือ ... ("the password is"), รหัส wifi: ... ("the wifi's code:")
+_THAI = lazy(r"(?:รหัสผ่าน|รหัส)[^\r\n:：=]{0,30}?(?:คือ|:|：|=)[ \t]*" + _VALUE)
 # पासवर्ड: ..., पासवर्ड है ... (the value after its "is")
 _HINDI = lazy(r"पासवर्ड(?:[ \t]*:|[ \t]+(?:है|हे)[ \t]*:?)[ \t]*" + _VALUE)
 # Looked for in the text as ASCII with every other character a "?" (see engine._structured)
@@ -190,12 +193,15 @@ _ALGOLIA = lazy(
 _PIPED = lazy(
     r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?" + _VALUE + r"[ \t]*\|[ \t]*(?P<cmd>[^\r\n|;&]+)"
 )
-# ... or given to it as a here-string: chpasswd <<< 'user:password'.
-_HERE_STRING = lazy(r"\bchpasswd[ \t]*<<<[ \t]*" + _VALUE)
+# ... or given to it as a here-string: chpasswd <<< 'user:password', vncpasswd -f <<< ...
+_HERE_STRING = lazy(r"<<<[ \t]*" + _VALUE)
 _READS_STDIN = lazy(
     r"--password-stdin|--pass(?:word)?[_-]?stdin|\bsudo\b[^\r\n]*?(?<![\w-])-[a-zA-Z]*S\b"
-    r"|\bchpasswd\b|\bpasswd[ \t]+--stdin"
+    r"|\bchpasswd\b|\bpasswd[ \t]+--stdin|\b(?:tiger|tight|x11)?vncpasswd\b"
+    r"|\bcryptsetup\b[^\r\n]*?\b(?:open|luksOpen|luksFormat|luksAddKey)\b"
+    r"|\bsmbpasswd\b[^\r\n]*?(?<![\w-])-[a-zA-Z]*s\b"
 )
+_LINE_START = lazy(r"[^\r\n|;&]*\Z")
 # Dockerfile ENV NAME value (the older form, with a space); setPassword("...") in code;
 # a Go MySQL DSN, user:password@tcp(host)/db
 _ENV_SPACE = lazy(r"^[ \t]*ENV[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+" + _VALUE, re.M)
@@ -362,9 +368,29 @@ _REGENERATED = lazy(
     re.IGNORECASE,
 )
 # A Wi-Fi network's key in prose: "guests can use network X, the key is ..."
+# (or its code, its pass: "the wifi is HomeNet and the code is ...")
 _WIFI_KEY = lazy(
-    r"\b(?:wifi|wi-fi|wlan|network|ssid|wpa2?|router)\b[^\r\n]{0,80}?\bkey[ \t]*(?:is|:|=)[ \t]*"
-    + _VALUE,
+    r"\b(?:wifi|wi-fi|wlan|network|ssid|wpa2?|router)\b[^\r\n]{0,80}?"
+    r"\b(?:key|code|pass|password|pw)[ \t]*(?:is|:|=)[ \t]*" + _VALUE,
+    re.IGNORECASE,
+)
+_WIFI_KEY_WORDS = (b"key", b"code", b"pass", b"pw")
+# ... or the word first: "pass for the guest wifi (...) is ...", "le code du wifi c'est ..."
+_WIFI_WORD_FIRST = lazy(
+    r"\b(?:key|code|pass|password|pw|cl[ée]|clave|chave|chiave)[ \t]+"
+    r"(?:for|to|of|du|de|del|do|da|des|della|dello)\b[^\r\n]{0,40}?\b(?:wifi|wi-fi|wlan)\b"
+    r"[^\r\n]{0,40}?(?:[ \t](?:is|c'est|c’est|est|es|è|é|ist)|:|=)[ \t]*" + _VALUE,
+    re.IGNORECASE,
+)
+_WIFI_WORDS = (b"key", b"code", b"pass", b"pw", b"cl", b"chave", b"chiave")
+# "wifi: HomeNet / ...": the network's name and its password, as a login pair
+_WIFI_PAIR = lazy(
+    r"\b(?:wifi|wi-fi|wlan|ssid)\b[ \t]*[:=][ \t]*[^\s/]{1,40}[ \t]*/[ \t]*" + _VALUE,
+    re.IGNORECASE,
+)
+# "creds: deploy@build.lan ...": a login at a host, then its password
+_CREDS_AT = lazy(
+    r"\b(?:creds|credentials|login)\b[ \t]*[:=][ \t]*[\w.+-]{1,40}@[\w.-]{2,80}[ \t]+" + _VALUE,
     re.IGNORECASE,
 )
 # dotnet user-secrets' answer: "Successfully saved Smtp:Password = ... to the secret store."
@@ -416,11 +442,13 @@ def phrases(text: str, low: bytes, add: Add) -> None:
                 _value(m, add, "password")
             for m in _SCRIPTS.finditer(text):
                 if m.group("before") is not None:
-                    if _credential_shaped(m.group("before")) or passphrase(m.group("before")):
+                    if password_shaped(m.group("before")):
                         add((m.start("before"), m.end("before"), "password"))
                 else:
                     _value(m, add, "password")
             for m in _HINDI.finditer(text):
+                _value(m, add, "password")
+            for m in _THAI.finditer(text):
                 _value(m, add, "password")
     if b" como " in low:
         for m in _at(_BEFORE_COMO, text, low, (b"us", b"utiliz")):
@@ -443,10 +471,14 @@ def phrases(text: str, low: bytes, add: Add) -> None:
         if b"echo" in low or b"printf" in low:
             for m in _at(_PIPED, text, low, (b"echo", b"printf")):
                 if _READS_STDIN.search(m.group("cmd")):
-                    _value(m, add, "password", user_first="chpasswd" in m.group("cmd"))
+                    # what a command reads as its password is one, whatever its shape
+                    _value(m, add, "password", shaped=False, user_first="chpasswd" in m.group("cmd"))
     if b"<<<" in low:
-        for m in _at(_HERE_STRING, text, low, (b"chpasswd",)):
-            _value(m, add, "password", user_first=True)
+        for at in _hits(low, b"<<<"):
+            head = _LINE_START.search(text, max(0, at - 200), at)
+            cmd = head.group() if head is not None else ""
+            if _READS_STDIN.search(cmd) and (m := _HERE_STRING.match(text, at)) is not None:
+                _value(m, add, "password", shaped=False, user_first="chpasswd" in cmd)
     if b"env" in low:
         for m in _ENV_SPACE.finditer(text):
             if _name_kind(m.group("name")) is not None:
@@ -572,7 +604,7 @@ def phrases(text: str, low: bytes, add: Add) -> None:
             (b"regenerat", b"rotat", b"reissu", b"recreat", b"reset", b"revok"),
         ):
             _value(m, add, "secret_assignment")
-    if b"key" in low:
+    if any(word in low for word in _WIFI_KEY_WORDS):
         for m in _at(
             _WIFI_KEY,
             text,
@@ -580,6 +612,15 @@ def phrases(text: str, low: bytes, add: Add) -> None:
             (b"wifi", b"wi-fi", b"wlan", b"network", b"ssid", b"wpa", b"router"),
         ):
             _value(m, add, "password")
+    if b"wifi" in low or b"wi-fi" in low or b"wlan" in low or b"ssid" in low:
+        for m in _at(_WIFI_WORD_FIRST, text, low, _WIFI_WORDS):
+            _value(m, add, "password")
+        for m in _at(_WIFI_PAIR, text, low, (b"wifi", b"wi-fi", b"wlan", b"ssid")):
+            _value(m, add, "password")
+    if b"@" in low and (b"cred" in low or b"login" in low):
+        for m in _at(_CREDS_AT, text, low, (b"creds", b"credentials", b"login")):
+            _value(m, add, "password")
+    _network(text, low, add)
     if b"successfully saved" in low:
         for m in _SAVED_SECRET.finditer(text):
             _value(m, add, "password", shaped=False)
@@ -818,3 +859,73 @@ def _table_secret(value: str, words: bool = True) -> bool:
     if len(value) < 4 or " " in value or value.startswith(("(", "-", "—")):
         return False
     return not _skip_value(value) and (_credential_shaped(value) or (words and passphrase(value)))
+
+
+# Network gear and its tools, where the secret follows a keyword of its own:
+# snmpwalk -c <community>, snmpd.conf's rocommunity <community>, SNMPv3's -A/-X pass
+# phrases; iwconfig's key s:<WEP key>; OpenWrt's option key '<psk>'; IKE's crypto isakmp
+# key <psk> and pre-shared-key <psk>; RADIUS's and TACACS+'s shared key; Junos's $9$
+# (reversible) secrets; PPP's chap-secrets and pap-secrets lines.
+_SNMP_TOOL = lazy(
+    r"\bsnmp(?:walk|bulkwalk|get|getnext|bulkget|set|table|trap|inform|status|df|netstat|delta"
+    r"|test)\b[^\r\n|;&]*+"
+)
+_SNMP_FLAG = lazy(r"(?<=[ \t])-(?P<flag>[cAX])[ \t]*(?P<bare>[^\s\"']{4,64})")
+_SNMPD = lazy(
+    r"^[ \t]*(?:(?:ro|rw)community6?|trapcommunity|com2sec6?[ \t]+\S+[ \t]+\S+)[ \t]+"
+    r"(?P<bare>[^\s]{4,64})",
+    re.M | re.IGNORECASE,
+)
+_IWCONFIG = lazy(
+    r"\biwconfig\b[^\r\n|;&]*?[ \t](?:key|enc)[ \t]+(?:\[[1-4]\][ \t]+)?"
+    r"(?:s:(?P<bare>[^\s]{1,64})|(?P<hex>[0-9A-Fa-f]{4}(?:-?[0-9A-Fa-f]{2,4}){2,15}))(?![^\s])"
+)
+_UCI_OPTION = lazy(
+    r"^[ \t]*option[ \t]+(?:key|password|psk|wpa_passphrase|sae_password|auth_secret"
+    r"|acct_secret|priv_key_pwd|key[1-4])[ \t]+" + _VALUE,
+    re.M,
+)
+_SHARED_KEY = lazy(
+    r"(?:\bcrypto[ \t]+isakmp[ \t]+key|(?<![\w-])pre-shared-key(?:[ \t]+(?:local|remote))?"
+    r"|\bkey-string|\b(?:radius|tacacs)-server\b[^\r\n]{0,80}?[ \t]key)"
+    r"[ \t]+(?:[067][ \t]+)?(?P<bare>[^\s\"']{4,128})",
+    re.IGNORECASE,
+)
+_JUNOS_SECRET = lazy(r"(?<![\w$])\$9\$[A-Za-z0-9./$-]{8,200}")
+_PPP_SECRET = lazy(
+    r"^[ \t]*(?:\"[^\"\r\n]{1,64}\"|[^\s#\"]{1,64})[ \t]+(?:\*|\"[^\"\r\n]{0,64}\"|[^\s\"]{1,64})"
+    r"[ \t]+(?:\"(?P<dq>[^\"\r\n]{1,100})\"|(?P<bare>[^\s\"]{1,100}))(?:[ \t][^\r\n]*)?$",
+    re.M,
+)
+
+
+_PPP_WORDS = (b"chap-secrets", b"pap-secrets", b"using chap", b"using pap")
+
+
+def _network(text: str, low: bytes, add: Add) -> None:
+    if b"snmp" in low:
+        for cmd in _SNMP_TOOL.finditer(text):
+            for m in _SNMP_FLAG.finditer(text, cmd.start(), cmd.end()):
+                if m.group("flag") != "c" or m.group("bare").lower() not in _SNMP_DEFAULTS:
+                    _value(m, add, "password", shaped=False)
+    if b"community" in low or b"com2sec" in low:
+        for m in _SNMPD.finditer(text):
+            if m.group("bare").lower() not in _SNMP_DEFAULTS:
+                _value(m, add, "password", shaped=False)
+    if b"iwconfig" in low:
+        for m in _IWCONFIG.finditer(text):
+            group = "bare" if m.group("bare") is not None else "hex"
+            if not _skip_value(m.group(group)):
+                add((m.start(group), m.end(group), "password"))
+    if b"option" in low:
+        for m in _UCI_OPTION.finditer(text):
+            _value(m, add, "password", shaped=False)
+    if b"key" in low:
+        for m in _at(_SHARED_KEY, text, low, (b"crypto", b"pre-shared", b"key-string", b"radius", b"tacacs")):
+            _value(m, add, "password", shaped=False)
+    if b"$9$" in low:
+        for m in _JUNOS_SECRET.finditer(text):
+            add((m.start(), m.end(), "password"))
+    if any(word in low for word in _PPP_WORDS):
+        for m in _PPP_SECRET.finditer(text):
+            _value(m, add, "password", shaped=False)
