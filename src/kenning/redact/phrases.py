@@ -472,7 +472,9 @@ def phrases(text: str, low: bytes, add: Add) -> None:
             for m in _at(_PIPED, text, low, (b"echo", b"printf")):
                 if _READS_STDIN.search(m.group("cmd")):
                     # what a command reads as its password is one, whatever its shape
-                    _value(m, add, "password", shaped=False, user_first="chpasswd" in m.group("cmd"))
+                    _value(
+                        m, add, "password", shaped=False, user_first="chpasswd" in m.group("cmd")
+                    )
     if b"<<<" in low:
         for at in _hits(low, b"<<<"):
             head = _LINE_START.search(text, max(0, at - 200), at)
@@ -921,7 +923,9 @@ def _network(text: str, low: bytes, add: Add) -> None:
         for m in _UCI_OPTION.finditer(text):
             _value(m, add, "password", shaped=False)
     if b"key" in low:
-        for m in _at(_SHARED_KEY, text, low, (b"crypto", b"pre-shared", b"key-string", b"radius", b"tacacs")):
+        for m in _at(
+            _SHARED_KEY, text, low, (b"crypto", b"pre-shared", b"key-string", b"radius", b"tacacs")
+        ):
             _value(m, add, "password", shaped=False)
     if b"$9$" in low:
         for m in _JUNOS_SECRET.finditer(text):
