@@ -568,3 +568,50 @@ def test_a_state_folder_that_cannot_be_made_is_a_bad_line_and_no_command_breaks(
     prompt = json.dumps({"session_id": "z", "cwd": str(tmp_path), "prompt": "ship it"})
     hook = ken_proc("hook", "UserPromptSubmit", "--agent", "claude", input=prompt, env=env)
     assert (hook.returncode, hook.stderr) == (0, "")
+
+
+# --- the repo here ----------------------------------------------------------------------------
+
+TOKEN = "ghp_" + "Ab3dEf6hIj9kLm2nOp5rSt8vWx1zYb4dEf7h"  # a made-up GitHub token
+
+
+@pytest.mark.parametrize(
+    ("url", "ok", "said"),
+    [
+        (
+            f"https://github.com/acme/{TOKEN}.git",
+            False,
+            "the origin of this repo holds a secret (github_token), so it is not used as the "
+            "repo key: memories here are kept under the repo's path, {path}, which no other "
+            "clone shares",
+        ),
+        (
+            f"https://dev:{TOKEN}@github.com/acme/shop.git",
+            True,
+            "the origin's URL holds a secret (github_token); the repo key "
+            "(github.com/acme/shop) leaves it out, but git keeps it in plain text in its config",
+        ),
+    ],
+)
+def test_an_origin_holding_a_secret_is_named_with_its_fix_and_the_secret_is_never_shown(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch, url: str, ok: bool, said: str
+) -> None:
+    """Doctor said nothing of it: memories went under the repo's path (or the token sat
+    in the repo's git config) while every check was ok."""
+    subprocess.run(["git", "remote", "set-url", "origin", url], cwd=git_repo, check=True)
+    monkeypatch.chdir(git_repo)
+    code, report, text = doctor()
+    origin = named(report["here"], "repo origin")
+    assert origin["ok"] is ok and code == (0 if ok else 1)
+    assert origin["detail"] == said.format(path=git_repo.resolve())
+    assert origin["fix"] == "git remote set-url origin <url without the credential>"
+    assert "fix: git remote set-url origin <url without the credential>" in text
+    assert TOKEN not in text and TOKEN not in json.dumps(report)
+
+
+def test_an_origin_without_a_secret_says_nothing_of_it(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(git_repo)
+    _, report, _ = doctor()
+    assert not any(c["name"] == "repo origin" for c in report["here"])

@@ -626,6 +626,40 @@ def _here_checks() -> list[Check]:
     return checks
 
 
+def _origin_checks() -> list[Check]:
+    """The origin of the repo here, when its URL holds a secret (a token pasted into it):
+    an origin whose key would hold it keys no repo (its path does, so other clones and
+    the team do not share its memories); a credential in the URL's user part is left out
+    of the key, yet sits in the repo's git config in plain text. The secret is never
+    shown: the kinds found, and the key used."""
+    try:
+        here = locate.here(None, config_mod.Config())
+    except KenningError:
+        return []  # the config's or the folder's own check says why
+    git = here.git
+    if git is None or not git.origin:
+        return []
+    from kenning.redact import redact  # only here: doctor's other checks need none of it
+
+    remote = git.remote or "origin"
+    fix = f"git remote set-url {remote} <url without the credential>"
+    if here.origin_secret is not None:
+        detail = (
+            f"the origin of this repo holds a secret ({here.origin_secret}), so it is not used "
+            f"as the repo key: memories here are kept under the repo's path, {here.repo}, "
+            "which no other clone shares"
+        )
+        return [Check("repo origin", False, detail, fix)]
+    found = redact(git.origin)
+    if not found.kinds:
+        return []
+    detail = (
+        f"the origin's URL holds a secret ({', '.join(found.kinds)}); the repo key "
+        f"({here.repo}) leaves it out, but git keeps it in plain text in its config"
+    )
+    return [Check("repo origin", True, detail, fix)]
+
+
 def describe_hook_server(status: dict[str, Any]) -> str:
     """One line about the running hook server, from its status."""
     digest = f" ({status['code_digest']})" if status.get("code_digest") else ""
@@ -777,6 +811,6 @@ def diagnose(
         report.deep, report.repaired = ([_not_checked()], []) if held else _deep_checks(repair)
     report.config = _config_checks()
     report.hook_server = _hook_server_checks()
-    report.here = [] if held else _here_checks()
+    report.here = _origin_checks() + ([] if held else _here_checks())
     report.log = recent_errors()
     return report
