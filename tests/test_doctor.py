@@ -390,6 +390,47 @@ def test_a_store_another_process_keeps_locked_is_named_held_in_seconds_not_damag
     assert ken("doctor", "--json").exit_code == 0  # free again: nothing was damaged
 
 
+HOLD_WRITE_LOCK = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN EXCLUSIVE")
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.timing
+def test_a_store_another_process_keeps_exclusive_in_wal_is_named_held_it_still_reads(
+    db_path: Path,
+) -> None:
+    """`BEGIN EXCLUSIVE` in WAL shuts out writers, not readers: doctor read the store and
+    said "ok" while every write waited and every hook kept its writes for later."""
+    add("Deploys go through make release")
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITE_LOCK, str(db_path)], stdout=subprocess.PIPE, text=True
+    ) as holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            name = Path(f"/proc/{holder.pid}/comm").read_text().strip()
+            started = time.monotonic()
+            result = ken("doctor", "--json")
+            took = time.monotonic() - started
+        finally:
+            holder.kill()
+    report = json.loads(result.stdout)
+    store = named(report["store"], "store")
+    assert result.exit_code == 1 and store["ok"] is False
+    assert took < 10, took
+    assert store["detail"] == (
+        f"{db_path} stayed locked by another process for 2 s (it is open in {holder.pid} "
+        f"({name})), it reads (integrity ok, 1 items (0 proposed)), but nothing can be "
+        "written to it: hooks keep their writes for later, and a `ken` command that writes "
+        "waits; a lock is not damage"
+    )
+    assert store["fix"].startswith("close that program or let it finish")
+    assert ken("doctor", "--json").exit_code == 0  # free again: nothing was damaged
+
+
 def test_a_store_a_newer_kenning_wrote_is_fixed_by_upgrading_not_by_a_backup(
     db_path: Path,
 ) -> None:
