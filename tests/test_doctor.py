@@ -390,6 +390,47 @@ def test_a_store_another_process_keeps_locked_is_named_held_in_seconds_not_damag
     assert ken("doctor", "--json").exit_code == 0  # free again: nothing was damaged
 
 
+HOLD_WRITE_LOCK = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN EXCLUSIVE")
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.timing
+def test_a_store_another_process_keeps_exclusive_in_wal_is_named_held_it_still_reads(
+    db_path: Path,
+) -> None:
+    """`BEGIN EXCLUSIVE` in WAL shuts out writers, not readers: doctor read the store and
+    said "ok" while every write waited and every hook kept its writes for later."""
+    add("Deploys go through make release")
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITE_LOCK, str(db_path)], stdout=subprocess.PIPE, text=True
+    ) as holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            name = Path(f"/proc/{holder.pid}/comm").read_text().strip()
+            started = time.monotonic()
+            result = ken("doctor", "--json")
+            took = time.monotonic() - started
+        finally:
+            holder.kill()
+    report = json.loads(result.stdout)
+    store = named(report["store"], "store")
+    assert result.exit_code == 1 and store["ok"] is False
+    assert took < 10, took
+    assert store["detail"] == (
+        f"{db_path} stayed locked by another process for 2 s (it is open in {holder.pid} "
+        f"({name})), it reads (integrity ok, 1 items (0 proposed)), but nothing can be "
+        "written to it: hooks keep their writes for later, and a `ken` command that writes "
+        "waits; a lock is not damage"
+    )
+    assert store["fix"].startswith("close that program or let it finish")
+    assert ken("doctor", "--json").exit_code == 0  # free again: nothing was damaged
+
+
 def test_a_store_a_newer_kenning_wrote_is_fixed_by_upgrading_not_by_a_backup(
     db_path: Path,
 ) -> None:
@@ -568,3 +609,50 @@ def test_a_state_folder_that_cannot_be_made_is_a_bad_line_and_no_command_breaks(
     prompt = json.dumps({"session_id": "z", "cwd": str(tmp_path), "prompt": "ship it"})
     hook = ken_proc("hook", "UserPromptSubmit", "--agent", "claude", input=prompt, env=env)
     assert (hook.returncode, hook.stderr) == (0, "")
+
+
+# --- the repo here ----------------------------------------------------------------------------
+
+TOKEN = "ghp_" + "Ab3dEf6hIj9kLm2nOp5rSt8vWx1zYb4dEf7h"  # a made-up GitHub token
+
+
+@pytest.mark.parametrize(
+    ("url", "ok", "said"),
+    [
+        (
+            f"https://github.com/acme/{TOKEN}.git",
+            False,
+            "the origin of this repo holds a secret (github_token), so it is not used as the "
+            "repo key: memories here are kept under the repo's path, {path}, which no other "
+            "clone shares",
+        ),
+        (
+            f"https://dev:{TOKEN}@github.com/acme/shop.git",
+            True,
+            "the origin's URL holds a secret (github_token); the repo key "
+            "(github.com/acme/shop) leaves it out, but git keeps it in plain text in its config",
+        ),
+    ],
+)
+def test_an_origin_holding_a_secret_is_named_with_its_fix_and_the_secret_is_never_shown(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch, url: str, ok: bool, said: str
+) -> None:
+    """Doctor said nothing of it: memories went under the repo's path (or the token sat
+    in the repo's git config) while every check was ok."""
+    subprocess.run(["git", "remote", "set-url", "origin", url], cwd=git_repo, check=True)
+    monkeypatch.chdir(git_repo)
+    code, report, text = doctor()
+    origin = named(report["here"], "repo origin")
+    assert origin["ok"] is ok and code == (0 if ok else 1)
+    assert origin["detail"] == said.format(path=git_repo.resolve())
+    assert origin["fix"] == "git remote set-url origin <url without the credential>"
+    assert "fix: git remote set-url origin <url without the credential>" in text
+    assert TOKEN not in text and TOKEN not in json.dumps(report)
+
+
+def test_an_origin_without_a_secret_says_nothing_of_it(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(git_repo)
+    _, report, _ = doctor()
+    assert not any(c["name"] == "repo origin" for c in report["here"])

@@ -32,6 +32,7 @@ from kenning.agents.agent import HOOK_TIMEOUTS
 from kenning.hooks import run as hook_run
 from kenning.model import Session
 from kenning.store import SessionQuery
+from kenning.store.sqlite_core import READ_WAIT_MS
 
 # Hooks held to the timeouts agents give them: alone on the cores (see pyproject's markers).
 pytestmark = pytest.mark.timing
@@ -216,6 +217,43 @@ def test_a_hook_that_cannot_even_read_stays_silent_and_exits_in_time(
     assert "locked by another process" in log_text()
 
 
+def test_a_persons_read_of_a_store_nobody_can_read_fails_in_seconds_naming_the_holder(
+    repo: Path, db_path: Path
+) -> None:
+    """`ken list` waited 30 s (a write's wait) and then said only "try again"."""
+    with write_locked(db_path, exclusive=True):
+        started = time.monotonic()
+        listed = subprocess.run(
+            [str(KEN_BIN), "list"], capture_output=True, text=True, cwd=repo, timeout=60
+        )
+        took = time.monotonic() - started
+
+    assert listed.returncode == 1 and listed.stdout == ""
+    assert listed.stderr == (
+        f"ken: the store {db_path} stayed locked by another process (it is open in "
+        f"{os.getpid()} ({Path(f'/proc/{os.getpid()}/comm').read_text().strip()})); "
+        "try again\n"
+    )
+    assert took < 10, took
+
+
+def test_a_persons_write_still_waits_for_a_write_lock_held_longer_than_a_read_waits(
+    repo: Path, db_path: Path
+) -> None:
+    """Reads wait a few seconds; a write queues behind another's write, as long as ever."""
+    with locked_for(db_path, 4.0):
+        added = subprocess.run(
+            [str(KEN_BIN), "add", "Deploys go through make release"],
+            capture_output=True,
+            text=True,
+            cwd=repo,
+            timeout=60,
+        )
+    assert added.returncode == 0, added.stderr
+    listed = json.loads(ken("list", "--all", "--json").stdout)
+    assert "Deploys go through make release" in [i["title"] for i in listed]
+
+
 def test_a_replay_after_a_crash_writes_nothing_twice(repo: Path, db_path: Path) -> None:
     in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
     [session] = sessions()
@@ -317,14 +355,16 @@ def test_a_replay_the_lock_held_up_gives_the_store_back_its_own_wait(
     repo: Path, db_path: Path
 ) -> None:
     """A `ken` command's replay waits a second; after it the command's own writes waited
-    at most that second too (none, once it had timed out), not the store's 30."""
+    at most that second too (none, once it had timed out), not the store's 30. Its reads
+    wait as reads do again."""
     in_process("SessionStart", payload(repo, "SessionStart", source="startup"))
     [session] = sessions()
     assert spool.keep(str(db_path), "note_prompt", (session.id, "kept for later"), {})
     with opened(db_path) as store:
         with write_locked(db_path):
             assert spool.replay(store, wait=0.2) == 1
-        assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] == store.busy_ms
+        assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] == READ_WAIT_MS
+        assert store.deadline is None
 
 
 MARKER = "Quokkaflint Vexbrandt"  # in no dictionary: any byte of it found is a leak

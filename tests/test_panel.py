@@ -559,6 +559,24 @@ def test_question_mark_shows_the_keys_and_tabs(tab):
     drive(check, tab=tab)
 
 
+def test_question_mark_says_what_u_undoes_and_when_it_undoes_nothing():
+    """The help said u undoes "the last approve, reject, archive, dismiss or restore",
+    not that only one made here undoes, only while nothing changed that memory since,
+    and never a pin, an edit or a forget: the rule the line at the bottom then states."""
+
+    async def check(app, pilot):
+        await press(app, pilot, "question_mark")
+        text = " ".join(screen_text(app).split())
+        assert (
+            "u undo the last approve, reject, archive, dismiss or restore made here, if "
+            "nothing changed that memory since (pin, edit and forget have no undo)"
+        ) in text
+        # All of it on an 80x24 terminal: nothing to scroll to find the rule.
+        assert "page it down and up." in text and "▃" not in text
+
+    drive(check, tab="waiting")
+
+
 # --- Sessions ----------------------------------------------------------------------------------
 
 

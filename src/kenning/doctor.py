@@ -28,7 +28,7 @@ from typing import Any
 from kenning import agents, hookstate, integrate, locate, paths, repokeys, spool
 from kenning import config as config_mod
 from kenning.errors import KenningError, NewerStore, StoreBusy
-from kenning.store import open_store, processes_using
+from kenning.store import Store, held_by, open_store
 
 
 @dataclass
@@ -360,31 +360,48 @@ UPGRADE = (
     "`pipx install --force .` in a checkout of that version); the store itself is fine"
 )
 # How long doctor waits for another process's lock on the store: it reports a held lock,
-# it does not queue behind it (a command waits BUSY_TIMEOUT_MS, and doctor opens the
+# it does not queue behind it (a write waits BUSY_TIMEOUT_MS, and doctor opens the
 # store more than once).
 WAIT_SECONDS = 2.0
 
 
 HELD = "stayed locked by another process"
+UNREAD = "so it could not be checked"  # a lock that keeps readers out, not only writers
 
 
-def _held(path: Path) -> Check:
+def _held(path: Path, read: str = "") -> Check:
     """The store another process keeps locked: nothing says it is damaged, so the fix is
-    to free it, never to replace it."""
-    holders = processes_using(str(path))
-    who = (
-        f"it is open in {', '.join(holders)}"
-        if holders
-        else f"`fuser -v {path}` or `lsof {path}` names the process that has it open"
+    to free it, never to replace it. `read`: what was read of it when only writes are
+    shut out (`BEGIN EXCLUSIVE` in WAL)."""
+    what = (
+        f"it reads ({read}), but nothing can be written to it: hooks keep their writes "
+        "for later, and a `ken` command that writes waits"
+        if read
+        else UNREAD
     )
     return Check(
         "store",
         False,
-        f"{path} {HELD} for {WAIT_SECONDS:g} s, so it could not "
-        f"be checked ({who}); a lock is not damage",
+        f"{path} {HELD} for {WAIT_SECONDS:g} s ({held_by(str(path))}), {what}; "
+        "a lock is not damage",
         "close that program or let it finish, then run `ken doctor` again "
         "(keep the store: nothing says it is damaged)",
     )
+
+
+def _write_lock_free(store: Store) -> bool:
+    """Whether a write could start: False while another process keeps the write lock
+    (`BEGIN EXCLUSIVE` in WAL shuts out writers, not readers), when writes wait and hooks
+    keep theirs for later. An empty transaction takes the lock and gives it back, writing
+    nothing; a store this user cannot write says so in its own check, not as a lock."""
+    try:
+        with store.together():
+            pass
+    except StoreBusy:
+        return False
+    except KenningError:
+        pass
+    return True
 
 
 def _write_fix(path: Path, elsewhere: str) -> str:
@@ -460,20 +477,27 @@ def _store_checks() -> list[Check]:
     try:
         result = store.integrity_check()
         counts = store.counts()
+        writable = _write_lock_free(store)
     except StoreBusy:
         checks.append(_held(path))
     except KenningError as exc:  # pages damaged past the header: report it, go on
         checks.append(Check("store", False, str(exc), f"restore a backup (or `{RECOVER}`)"))
     else:
-        checks.append(
-            Check(
-                "store",
-                result == "ok",
-                f"{path}: integrity {_integrity(result)}, "
-                f"{sum(counts.values())} items ({counts.get('proposed', 0)} proposed)",
-                "" if result == "ok" else f"restore a backup (or `{RECOVER}`)",
-            )
+        read = (
+            f"integrity {_integrity(result)}, "
+            f"{sum(counts.values())} items ({counts.get('proposed', 0)} proposed)"
         )
+        if result == "ok" and not writable:
+            checks.append(_held(path, read))
+        else:
+            checks.append(
+                Check(
+                    "store",
+                    result == "ok",
+                    f"{path}: {read}",
+                    "" if result == "ok" else f"restore a backup (or `{RECOVER}`)",
+                )
+            )
     finally:
         store.close()
     checks += unwritable
@@ -626,6 +650,40 @@ def _here_checks() -> list[Check]:
     return checks
 
 
+def _origin_checks() -> list[Check]:
+    """The origin of the repo here, when its URL holds a secret (a token pasted into it):
+    an origin whose key would hold it keys no repo (its path does, so other clones and
+    the team do not share its memories); a credential in the URL's user part is left out
+    of the key, yet sits in the repo's git config in plain text. The secret is never
+    shown: the kinds found, and the key used."""
+    try:
+        here = locate.here(None, config_mod.Config())
+    except KenningError:
+        return []  # the config's or the folder's own check says why
+    git = here.git
+    if git is None or not git.origin:
+        return []
+    from kenning.redact import redact  # only here: doctor's other checks need none of it
+
+    remote = git.remote or "origin"
+    fix = f"git remote set-url {remote} <url without the credential>"
+    if here.origin_secret is not None:
+        detail = (
+            f"the origin of this repo holds a secret ({here.origin_secret}), so it is not used "
+            f"as the repo key: memories here are kept under the repo's path, {here.repo}, "
+            "which no other clone shares"
+        )
+        return [Check("repo origin", False, detail, fix)]
+    found = redact(git.origin)
+    if not found.kinds:
+        return []
+    detail = (
+        f"the origin's URL holds a secret ({', '.join(found.kinds)}); the repo key "
+        f"({here.repo}) leaves it out, but git keeps it in plain text in its config"
+    )
+    return [Check("repo origin", True, detail, fix)]
+
+
 def describe_hook_server(status: dict[str, Any]) -> str:
     """One line about the running hook server, from its status."""
     digest = f" ({status['code_digest']})" if status.get("code_digest") else ""
@@ -772,11 +830,11 @@ def diagnose(
         report.agents[agent] = _agent_checks(agent)
     report.store = _store_checks() + _state_checks()
     # A store another process keeps locked is not waited for again: once is enough to say so.
-    held = any(c.name == "store" and HELD in c.detail for c in report.store)
+    held = any(c.name == "store" and UNREAD in c.detail for c in report.store)
     if deep or repair:
         report.deep, report.repaired = ([_not_checked()], []) if held else _deep_checks(repair)
     report.config = _config_checks()
     report.hook_server = _hook_server_checks()
-    report.here = [] if held else _here_checks()
+    report.here = _origin_checks() + ([] if held else _here_checks())
     report.log = recent_errors()
     return report

@@ -85,6 +85,9 @@ class Where:
     # with the kinds); None otherwise.
     no_workstream: str | None = None
     branch_shown: str | None = None  # the branch's name, redacted when it holds a secret
+    # The kinds of secret in the origin's key when that keeps the origin from keying the
+    # repo (its path keys it then); None otherwise.
+    origin_secret: str | None = None
 
     def provenance(
         self, who: str, how: str, *, model: str | None = None, session: str | None = None
@@ -284,6 +287,7 @@ def detect(
         (project_repos or {}).get(project) if project else None,
         no_workstream,
         hidden[0] if hidden else branch,
+        origin_secret=secret_origin[1] if secret_origin else None,
     )
 
 

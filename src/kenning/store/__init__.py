@@ -28,7 +28,7 @@ from kenning.store.base import (
 )
 from kenning.store.migrations import report_to as report_migrations_to
 from kenning.store.sqlite import SQLiteStore
-from kenning.store.sqlite_core import processes_using
+from kenning.store.sqlite_core import held_by, processes_using
 
 __all__ = [
     "UNSET",
@@ -47,6 +47,7 @@ __all__ = [
     "Term",
     "Version",
     "Words",
+    "held_by",
     "is_postgres_url",
     "now_iso",
     "open_store",

@@ -43,10 +43,12 @@ class SQLiteStore(Search, Sessions, Projects, Signals):
     def deep_check(self) -> health.Health:
         """Every self-check `ken doctor --deep` runs (see `kenning.store.health`)."""
         try:
-            self._wait_at_most()
+            self._wait_for(write=True)  # its counts are read under the write lock
             return health.deep_check(self.conn)
         except sqlite3.Error as exc:
             raise friendly(exc, self.path) from None
+        finally:
+            self._wait_for(write=False)
 
     def apply_plan(
         self,
@@ -75,8 +77,10 @@ class SQLiteStore(Search, Sessions, Projects, Signals):
     def repair(self) -> health.Repair:
         """Rebuild the search index and word counts, drop orphaned rows: one transaction."""
         try:
-            self._wait_at_most()
+            self._wait_for(write=True)
             self._recounted()
             return health.repair(self.conn)
         except sqlite3.Error as exc:
             raise friendly(exc, self.path) from None
+        finally:
+            self._wait_for(write=False)

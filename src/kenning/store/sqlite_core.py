@@ -3,7 +3,9 @@
 Connections run in autocommit mode and every write is a short `BEGIN IMMEDIATE`
 transaction (`_write`), so many agents' hooks can write at once: the busy timeout queues
 them instead of failing, and no write lock is held across anything slower than SQL. WAL
-lets readers go on while a writer works. `secure_delete` zeroes freed pages, which
+lets readers go on while a writer works, so a read waits only a few seconds for a lock
+(`_wait_for`): what keeps it out is no short write, and the one who asked is told who
+holds it (`held_by`). `secure_delete` zeroes freed pages, which
 `forget` relies on to leave nothing of a forgotten text on disk; `checkpoint` then
 empties the WAL of older copies.
 
@@ -31,7 +33,12 @@ from kenning.errors import StoreBusy, StoreError
 from kenning.model import Session
 from kenning.store import migrations
 
-BUSY_TIMEOUT_MS = 30_000
+BUSY_TIMEOUT_MS = 30_000  # the most a write waits for another's write lock
+# The most a read waits for a lock. In WAL a read waits for no write: only a lock that
+# shuts readers out stops it (another program's exclusive locking mode, or its
+# `BEGIN EXCLUSIVE` on a store not in WAL), and such a lock is not over in a moment, so a
+# person is told who holds it after a few seconds, not after a write's 30.
+READ_WAIT_MS = 3_000
 WIPE_WAIT_SECONDS = 2.0  # how long forget waits for readers before leaving the wipe to later
 MMAP_BYTES = 256 * 1024 * 1024  # read pages straight from the OS cache, no copy per read
 
@@ -46,7 +53,9 @@ def friendly(exc: sqlite3.Error, path: str) -> StoreError:
             "restore a backup or point KEN_DB elsewhere"
         )
     if "locked" in text or "busy" in text:
-        return StoreBusy(f"the store {path} stayed locked by another process; try again")
+        return StoreBusy(
+            f"the store {path} stayed locked by another process ({held_by(path)}); try again"
+        )
     if "unable to open" in text:
         return StoreError(
             f"cannot open the store {path}; check that it is a file you can read and write "
@@ -111,7 +120,7 @@ class Core:
         busy_seconds: float = BUSY_TIMEOUT_MS / 1000,
     ) -> None:
         self.path = str(path)
-        self.busy_ms = int(busy_seconds * 1000)
+        self.busy_ms = int(busy_seconds * 1000)  # a write's wait; a read's is READ_WAIT_MS
         self.deadline: float | None = None  # time.monotonic() after which no write waits
         self.spool: Spool | None = None
         self._depth = 0  # writes nest inside a replay's transaction
@@ -132,7 +141,7 @@ class Core:
         try:
             self.conn = sqlite3.connect(
                 self.path,
-                timeout=busy_seconds,
+                timeout=min(self.busy_ms, READ_WAIT_MS) / 1000,
                 isolation_level=None,
                 check_same_thread=False,
             )
@@ -141,7 +150,12 @@ class Core:
         self.conn.row_factory = sqlite3.Row
         try:
             self._configure()
+            # A store nobody can read fails here, within a read's wait; a migration is a
+            # write, and waits as one.
+            self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            self._wait_for(write=True)
             migrations.apply(self.conn, self.path)
+            self._wait_for(write=False)
             if self.wipe_pending():  # a forget waited for a reader that has gone since?
                 self.checkpoint(0)
         except sqlite3.Error as exc:
@@ -153,7 +167,7 @@ class Core:
 
     def _configure(self) -> None:
         c = self.conn
-        c.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
+        self._wait_for(write=False)
         c.execute("PRAGMA foreign_keys = ON")
         c.execute("PRAGMA secure_delete = ON")
         c.execute("PRAGMA synchronous = NORMAL")
@@ -178,12 +192,21 @@ class Core:
     def close(self) -> None:
         self.conn.close()
 
+    def _wait_for(self, *, write: bool) -> None:
+        """How long the statements from now on wait for another's lock: the one rule. A
+        write waits as long as the store was opened for (`busy_seconds`: a hook's budget,
+        doctor's 2 s, else BUSY_TIMEOUT_MS), a read at most READ_WAIT_MS of it; neither
+        past the deadline, when there is one."""
+        most = self.busy_ms if write else min(self.busy_ms, READ_WAIT_MS)
+        if self.deadline is not None:
+            most = min(most, int(max(0.0, self.deadline - time.monotonic()) * 1000))
+        self.conn.execute(f"PRAGMA busy_timeout = {most}")
+
     def set_deadline(self, deadline: float | None) -> None:
         """From now on, wait for a lock at most until `deadline` (time.monotonic());
-        None: the busy timeout the store was opened with."""
+        None: the waits the store was opened with."""
         self.deadline = deadline
-        left = self.busy_ms if deadline is None else (deadline - time.monotonic()) * 1000
-        self.conn.execute(f"PRAGMA busy_timeout = {int(max(0, min(left, self.busy_ms)))}")
+        self._wait_for(write=False)
 
     @contextmanager
     def unspooled(self) -> Iterator[None]:
@@ -194,21 +217,16 @@ class Core:
         finally:
             self.spool = saved
 
-    def _wait_at_most(self) -> None:
-        """Bound the wait for the write lock by the deadline, when there is one."""
-        if self.deadline is not None:
-            left = int(max(0.0, self.deadline - time.monotonic()) * 1000)
-            self.conn.execute(f"PRAGMA busy_timeout = {min(left, self.busy_ms)}")
-
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         if self._depth:  # inside a replay: its transaction holds this write too
             yield self.conn
             return
         try:
-            self._wait_at_most()
+            self._wait_for(write=True)
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
+            self._wait_for(write=False)
             raise friendly(exc, self.path) from None
         self._depth += 1
         try:
@@ -222,6 +240,7 @@ class Core:
             raise
         finally:
             self._depth -= 1
+            self._wait_for(write=False)
 
     def _roll_back(self) -> None:
         """Undo the open transaction, unless SQLite ended it itself (a full disk does):
@@ -276,7 +295,7 @@ class Core:
         except sqlite3.Error as exc:
             raise friendly(exc, self.path) from None
         finally:
-            self.conn.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
+            self._wait_for(write=False)
         if not busy:
             self._wipe_marker.unlink(missing_ok=True)
             return True
@@ -299,6 +318,15 @@ class Core:
     def integrity_check(self) -> str:
         """'ok', or every problem SQLite found, one a line."""
         return "\n".join(str(row[0]) for row in self._read("PRAGMA integrity_check"))
+
+
+def held_by(path: str) -> str:
+    """Who keeps the store at `path` locked, as a person is told it: the processes that
+    have it open, else the commands that name them."""
+    holders = processes_using(path)
+    if holders:
+        return f"it is open in {', '.join(holders)}"
+    return f"`fuser -v {path}` or `lsof {path}` names the process that has it open"
 
 
 def processes_using(path: str) -> list[str]:

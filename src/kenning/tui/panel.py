@@ -78,7 +78,7 @@ MEMORY_ACTIONS = frozenset(
 )
 HELP = """\
 Tabs (1-7, Tab and Shift+Tab move between them)
-  1 Here      the pack an agent starting here is told, in order, and its tokens
+  1 Here      the pack an agent starting here is told, in order; its tokens
   2 Waiting   what waits for a person, best first
   3 Repo      this repo's memories, newest first, every status
   4 Project   this project's memories
@@ -93,7 +93,8 @@ Keys on a memory
   p   pin or unpin (a pinned memory is always in the pack)
   e   edit in your editor (KEN_EDITOR, else $VISUAL, else $EDITOR)
   D   forget: press twice; deletes it and every version (no undo)
-  u   undo the last approve, reject, archive, dismiss or restore
+  u   undo the last approve, reject, archive, dismiss or restore made here, if
+      nothing changed that memory since (pin, edit and forget have no undo)
   /   search this tab (Enter searches, Esc goes back to the whole list)
   ?   this help       q   quit
 
@@ -184,7 +185,7 @@ class TextScreen(ModalScreen[None]):
 
 class HelpScreen(TextScreen):
     def __init__(self) -> None:
-        super().__init__(Text(HELP))
+        super().__init__(Text(HELP.rstrip("\n")))
 
 
 class ReasonScreen(ModalScreen[str | None]):
