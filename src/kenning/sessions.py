@@ -116,32 +116,49 @@ def agent_pid(agent: str, chain: Sequence[tuple[int, str]] | None = None) -> int
     return chain[0][0] if chain else None
 
 
-def foreign_payload(agent: str, cwd: str, chain: Sequence[tuple[int, str]]) -> str | None:
-    """Why a hook payload naming folder `cwd` is not the agent's own, or None when it is.
+def hook_folder(agent: str, cwd: str, chain: Sequence[tuple[int, str]]) -> str:
+    """The folder a hook of `agent` works in: the payload's `cwd`, unless the agent's own
+    process works in a repo and that folder lies in another one; then the process's.
 
-    An agent's hooks report the folder it works in, which follows its `cd` but stays in
-    the repo its own process works in. A payload whose folder lies in another repo than
-    that (and not inside the agent's own folder) was written by hand, for instance by an
-    agent running `ken hook` from its shell to leave a handoff in another repo. When the
-    agent's process is not found (no /proc, another user's), nothing is said."""
+    A session belongs to the place it works in. An agent's hooks report the folder it
+    works in, which follows its `cd` but stays in the repo its process works in; a payload
+    naming a folder in another repo is not where the agent works: Copilot CLI's
+    `--resume=ID` names the folder the session began in, and a payload written by hand (a
+    model running `ken hook` from its shell) names whatever it likes. Either way what the
+    hook records belongs to where the agent works, so it is recorded there (and a session
+    that began elsewhere moves, see `start`). When the process is not found (no /proc,
+    another user's), the payload's folder stands. When the process works in no repo and
+    the payload's folder is not inside its folder, there is no place to tell: raises
+    ValueError, and nothing is recorded."""
     pid = agent_process(agent, chain)
     if pid is None:
-        return None
+        return cwd
     try:
         home = os.readlink(f"/proc/{pid}/cwd")
     except OSError:
-        return None
+        return cwd
     here = Path(cwd).resolve()
     own = Path(home)
-    theirs, ours = find_git(here), find_git(own)
-    if ours is not None and theirs is not None and theirs.key == ours.key:
-        return None
     if here == own or own in here.parents:
-        return None
-    return (
-        f"the payload's folder {cwd} lies in another repo than {home}, where {agent} "
-        f"(pid {pid}) works: a hook run by hand? not recorded"
-    )
+        return cwd
+    theirs, ours = find_git(here), find_git(own)
+    if ours is None:
+        raise ValueError(
+            f"the payload's folder {cwd} lies outside {home}, where {agent} (pid {pid}) "
+            "works, in no repo: a hook run by hand? not recorded"
+        )
+    return cwd if theirs is not None and theirs.key == ours.key else home
+
+
+def same_place(session: Session, where: Where) -> bool:
+    """Whether `where` is the place `session` works in: the same repo (any folder of it,
+    any worktree); outside repos, one folder inside the other."""
+    if session.repo or where.repo:
+        return session.repo == where.repo
+    if not session.cwd:
+        return True
+    ours, theirs = Path(session.cwd), Path(where.cwd)
+    return ours == theirs or ours in theirs.parents or theirs in ours.parents
 
 
 def foreign_shell(
@@ -260,9 +277,24 @@ def start(
     on_close: Callable[[Session], None] | None = None,
 ) -> Session:
     """Open (or, on resume, reopen) the session for this agent run, closing the ones it
-    replaces or that were left open (see close_stale)."""
+    replaces or that were left open (see close_stale).
+
+    A session belongs to the place it works in. An agent's session that goes on in
+    another place (`same_place`: another repo) is a new session there, continued from
+    the one before, which is closed ("moved") with its handoff where it was: what is
+    done in the new place, its prompts and its handoff, is that place's, under its
+    switches, and never shows in the old place's packs."""
     model = _redacted(model) if model else model  # what the agent says it is, stored
     existing = store.find_session(agent, agent_session_id) if agent_session_id else None
+    if existing and not same_place(existing, where):
+        if existing.ended_at is None:
+            ended = finish(store, existing, "moved")
+            if on_close is not None:
+                on_close(ended)
+        model = model or existing.model
+        transcript_path = transcript_path or existing.transcript_path
+        continued_from = existing.id
+        existing = None
     if existing:
         session = replace(
             existing,

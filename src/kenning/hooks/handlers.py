@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from kenning import deliver, sessions
 from kenning import where as where_mod
@@ -52,7 +53,12 @@ def _session(
         return None
     if event.session_id:
         found = store.find_session(event.agent, event.session_id)
-        if found and source == "startup" and event.event is not Event.SESSION_START:
+        if (
+            found
+            and source == "startup"
+            and event.event is not Event.SESSION_START
+            and sessions.same_place(found, where)
+        ):
             return found
     return sessions.start(
         store,
@@ -373,9 +379,16 @@ def handle(
     if not os.path.isdir(event.cwd):
         raise Skip(f"cwd {event.cwd} is not a folder")
     foreign = sessions.foreign_shell(event.agent, config.env, event.chain)
-    foreign = foreign or sessions.foreign_payload(event.agent, event.cwd, event.chain)
     if foreign is not None:
         raise Skip(foreign)
+    # Where the agent works, which a payload may not say (Copilot's `--resume=ID` names
+    # the folder its session began in): the one rule for every agent's hooks.
+    try:
+        folder = sessions.hook_folder(event.agent, event.cwd, event.chain)
+    except ValueError as exc:
+        raise Skip(str(exc)) from None
+    if folder != event.cwd:
+        event = replace(event, cwd=folder)
     pending: Later = [] if later is None else later
     out = handler(store, event, config, pending)
     if later is None:

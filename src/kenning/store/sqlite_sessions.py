@@ -67,7 +67,8 @@ class Sessions(Core):
         """Store a session (by id); returns the one stored. A session new here whose agent
         run is stored already is not stored twice: two hooks of one run that start at
         once (Copilot's first two) each open it, and the one that comes second gets the
-        first's."""
+        first's, when that one is open and in the same repo: a run that went on in another
+        repo is a new session there (`sessions.start`)."""
         data = session.to_dict()
         data["commits"] = json.dumps(data["commits"])
         data["scopes"] = json.dumps(list(scopes))
@@ -85,8 +86,9 @@ class Sessions(Core):
             twin = conn.execute(
                 "SELECT * FROM sessions WHERE agent = ? AND agent_session_id = ? AND id != ? "
                 "AND NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?) "
+                "AND ended_at IS NULL AND repo IS ? "
                 "ORDER BY started_at DESC LIMIT 1",
-                (session.agent, session.agent_session_id, session.id, session.id),
+                (session.agent, session.agent_session_id, session.id, session.id, session.repo),
             ).fetchone()
             if twin is not None:
                 return _row_to_session(twin)

@@ -52,7 +52,9 @@ class Sessions:
 
     def upsert_session(self, session: Session, scopes: Sequence[str] = ()) -> Session:
         """Store a session (by id); returns the one stored. A session new here whose
-        agent run is stored already is not stored twice: the second gets the first's."""
+        agent run is stored already is not stored twice: the second gets the first's,
+        when that one is open and in the same repo (a run that went on in another repo
+        is a new session there: `sessions.start`)."""
         data = session.to_dict()
         data["commits"] = list(data["commits"])
         data["scopes"] = list(scopes)
@@ -80,8 +82,9 @@ class Sessions:
             twin = conn.execute(
                 "SELECT * FROM sessions WHERE agent = %s AND agent_session_id = %s AND id <> %s "
                 "AND NOT EXISTS (SELECT 1 FROM sessions WHERE id = %s) "
+                "AND ended_at IS NULL AND repo IS NOT DISTINCT FROM %s "
                 "ORDER BY started_at DESC LIMIT 1",
-                (session.agent, session.agent_session_id, session.id, session.id),
+                (session.agent, session.agent_session_id, session.id, session.id, session.repo),
             ).fetchone()
             if twin is not None:
                 return row_to_session(twin)
