@@ -686,10 +686,30 @@ def _read(path: Path) -> str | None:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What a git command gave: what it printed, or (text None) why it gave nothing."""
+
+    text: str | None
+    problem: str | None = None  # "git not found", "git timed out after 5s", git's own error
+    ran: bool = True  # False: git could not be run at all (not found, timed out)
+
+    def unknown(self, what: str) -> str:
+        """`<problem>: <what> unknown`, for a report that must not read as "none"."""
+        return f"{self.problem or 'git failed'}: {what} unknown"
+
+
 def run(*args: str, cwd: str | None = None, timeout: float = 5) -> str | None:
     """What `git ARGS` prints; None when it fails or cannot run. Only where the files
     cannot say (a reftable repository, a session's commits and diff, a handoff's commit
     subjects): the hook path reads git's files itself."""
+    return call(*args, cwd=cwd, timeout=timeout).text
+
+
+def call(*args: str, cwd: str | None = None, timeout: float = 5) -> Output:
+    """`git ARGS` run, as `run`, with why it printed nothing when it did not: a report of
+    git's answer (the uncommitted change, the commits since) says "unknown" and why, not
+    "none", when git is not on PATH."""
     import subprocess  # not on the hook path
 
     try:
@@ -702,6 +722,15 @@ def run(*args: str, cwd: str | None = None, timeout: float = 5) -> str | None:
             check=False,
             env=paths.served_env(),  # a served hook's own PATH and HOME
         )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    except FileNotFoundError as exc:
+        if exc.filename == "git":  # not a missing `cwd`
+            return Output(None, "git not found", ran=False)
+        return Output(None, f"git could not run: {exc}", ran=False)
+    except subprocess.TimeoutExpired:
+        return Output(None, f"git timed out after {timeout:g}s", ran=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Output(None, f"git could not run: {exc}", ran=False)
+    if done.returncode == 0:
+        return Output(done.stdout)
+    said = (done.stderr or "").strip().splitlines()
+    return Output(None, said[-1].removeprefix("fatal: ") if said else "git failed")
