@@ -6,12 +6,15 @@ repository that keeps its refs in a reftable (git 2.45's opt-in, Git 3's default
 `HEAD` file holds `ref: refs/heads/.invalid` whatever is checked out, so there git is
 asked for the branch.
 
-Found as git finds it: up from the folder to the first `.git` (a folder, or a file
-pointing into a main repository's `worktrees/`), or a bare repository (a folder holding
-`HEAD`, `objects` and `refs`); `GIT_DIR` (and `GIT_WORK_TREE`) in the environment decide
-instead when they are set. Every clone and worktree of a repo maps to one key: its
-origin normalized (`model.normalize_origin`), else its main checkout's path (for a bare
-repository or a git dir kept apart, that folder itself).
+Found as git finds it: up from the folder to the first `.git` that is a git dir (a
+folder holding a valid `HEAD`, `objects` and `refs`; an empty `.git` folder is passed
+over), or a `.git` file (`gitdir: PATH`) naming one, such as a worktree's in its main
+repository's `worktrees/` (a file naming none ends the search: git says "not a git
+repository"), or a bare repository (a folder holding `HEAD`, `objects` and `refs`);
+`GIT_DIR` (and `GIT_WORK_TREE`) in the environment decide instead when they are set.
+Every clone and worktree of a repo maps to one key: its origin normalized
+(`model.normalize_origin`), else its main checkout's path (for a bare repository or a
+git dir kept apart, that folder itself).
 
 The origin is what `git remote get-url origin` prints: the first `remote.origin.url`
 from every config file git reads (`/etc/gitconfig`, `$XDG_CONFIG_HOME/git/config`,
@@ -122,19 +125,35 @@ def _find(start: Path, env: Mapping[str, str], seen: frozenset[Path]) -> GitInfo
 
 
 def _discover(here: Path) -> tuple[Path, Path] | None:
-    """(work tree, git dir) as git finds them walking up from `here`."""
+    """(work tree, git dir) as git finds them walking up from `here`: a `.git` folder
+    that is no git dir (an empty one) is passed over, as git passes it; a `.git` file that
+    names no git dir ends the search, where git says "not a git repository"."""
     for folder in (here, *here.parents):
         dot_git = folder / ".git"
-        if dot_git.is_dir():
+        if dot_git.is_dir() and _is_git_dir(dot_git):
             return folder, dot_git
         if dot_git.is_file():
-            text = _read(dot_git) or ""
-            if not text.startswith("gitdir:"):
-                return None
-            return folder, (folder / text.split(":", 1)[1].strip()).resolve()
+            git_dir = _gitfile(dot_git)
+            return None if git_dir is None else (folder, git_dir)
         if _is_git_dir(folder):  # a bare repository, or inside a .git folder
             return (folder.parent if folder.name == ".git" else folder), folder
     return None
+
+
+def _gitfile(path: Path) -> Path | None:
+    """The git dir a `.git` file names (`gitdir: PATH`, relative to the file's folder), as
+    git reads it; None where git refuses it: another format, or a path that holds no git
+    dir. A worktree's own git dir (`<main>/.git/worktrees/<name>`) that is gone because
+    its main checkout moved or was removed is still given: it names where the repository
+    was, which keys the worktree's memories (`_read_repo`)."""
+    text = _read(path) or ""
+    if not text.startswith("gitdir: "):
+        return None
+    git_dir = (path.parent / text[len("gitdir: ") :].rstrip("\r\n")).resolve()
+    if _is_git_dir(git_dir):
+        return git_dir
+    gone = not git_dir.exists() and git_dir.parent.name == "worktrees"
+    return git_dir if gone else None
 
 
 def _from_env(here: Path, env: Mapping[str, str]) -> tuple[Path, Path] | None:
@@ -142,10 +161,10 @@ def _from_env(here: Path, env: Mapping[str, str]) -> tuple[Path, Path] | None:
     takes that folder as the top of the work tree unless `GIT_WORK_TREE` says."""
     git_dir = (here / env["GIT_DIR"]).resolve()
     if git_dir.is_file():
-        text = _read(git_dir) or ""
-        if not text.startswith("gitdir:"):
+        named = _gitfile(git_dir)
+        if named is None:
             return None
-        git_dir = (git_dir.parent / text.split(":", 1)[1].strip()).resolve()
+        git_dir = named
     return (here, git_dir) if _is_git_dir(git_dir) else None
 
 
