@@ -247,6 +247,40 @@ def test_integrate_mcp_says_it_bakes_the_store_in(tmp_path: Path) -> None:
     assert "run `ken integrate gemini --mcp` again without them" in notes[0]
 
 
+def test_integrate_mcp_refuses_a_relative_ken_db_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`KEN_DB=mem.db ken integrate claude --mcp` wrote `"KEN_DB": "mem.db"` into
+    ~/.claude.json and said the server "always opens the store <here>/mem.db", while the
+    server opens mem.db in whatever folder Claude starts it in."""
+    monkeypatch.chdir(tmp_path)
+    home = Path(os.environ["HOME"])
+    before = sorted(p.relative_to(home) for p in home.rglob("*"))
+    result = ken("integrate", "claude", "--mcp", env={"KEN_DB": "mem.db"})
+    assert result.exit_code == 1
+    assert one_line_error(result.stderr).startswith(
+        "ken: KEN_DB=mem.db is a relative path, which names another store in each folder"
+    )
+    assert sorted(p.relative_to(home) for p in home.rglob("*")) == before
+    assert not (home / ".claude.json").exists()
+
+
+def test_doctor_names_a_relative_ken_db_written_into_a_registration(tmp_path: Path) -> None:
+    """A registration an older kenning wrote with a relative KEN_DB: doctor says so for
+    that agent, rather than stopping on it."""
+    other = tmp_path / "other.db"
+    assert ken("integrate", "codex", "--mcp", env={"KEN_DB": str(other)}).exit_code == 0
+    config_toml = codex_home(os.environ) / "config.toml"
+    text = config_toml.read_text(encoding="utf-8")
+    assert str(other) in text
+    config_toml.write_text(text.replace(str(other), "mem.db"), encoding="utf-8")
+    code, report, _ = doctor()
+    check = named(report["agents"]["codex"], "codex mcp store")
+    assert code == 1 and check["ok"] is False
+    assert check["detail"].startswith("its registration: KEN_DB=mem.db is a relative path")
+    assert check["fix"] == "run `ken integrate codex --mcp` with KEN_DB a full path, or unset"
+
+
 @pytest.mark.parametrize("missing", ["mcp", "mcp_types", "anyio", "pydantic"])
 def test_ken_mcp_without_the_sdk_prints_one_line_with_the_install_command(missing: str) -> None:
     # A plain `pip install kenning` has neither the SDK nor what it needs (anyio first).

@@ -542,3 +542,54 @@ def test_a_repo_typed_as_a_path_is_keyed_as_detection_keys_that_folder(tmp_path,
     assert [i["title"] for i in json.loads(here.stdout)] == ["Typed through a symlink"]
     ws = items.parse_scope(f"workstream:{link}/src#Feature")
     assert ws.value == f"{wanted}#Feature"
+
+
+def git_top(folder: Path) -> subprocess.CompletedProcess[str]:
+    """What git itself says of `folder`: its work tree's top, or why it has none."""
+    return subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_an_empty_git_folder_is_passed_over_for_the_repo_around_it_as_git_does(tmp_path):
+    """An empty `.git` folder inside a repo made kenning key that folder as a repo of its
+    own (`repo:/.../sub/emptygit`); git passes over it and uses the repo around it."""
+    shop = init(tmp_path / "shop", origin="git@github.com:acme/shop.git")
+    inner = shop / "sub" / "emptygit"
+    (inner / ".git").mkdir(parents=True)
+    assert git_top(inner).stdout.strip() == str(shop.resolve())
+    found = where.detect(inner, env={})
+    assert found.repo == REPO == as_git_reads_it(inner)
+    assert found.git is not None and found.git.root == shop.resolve()
+    # Outside any repo, an empty `.git` folder makes none.
+    lone = tmp_path / "lone" / "emptygit"
+    (lone / ".git").mkdir(parents=True)
+    assert git_top(lone).returncode != 0
+    assert key(lone) is None
+
+
+def test_a_git_file_naming_no_repository_is_no_repo_as_git_says(tmp_path):
+    """A `.git` file saying `gitdir: /nonexistent/x`: git says "not a git repository";
+    kenning stored memories under `repo:/nonexistent/x`."""
+    shop = init(tmp_path / "shop", origin="git@github.com:acme/shop.git")
+    for name, text in [
+        ("gone", f"gitdir: {tmp_path / 'nonexistent' / 'x'}\n"),
+        ("empty", f"gitdir: {tmp_path}\n"),  # a folder, but no git dir
+        ("noformat", f"gitdir:{shop / '.git'}\n"),  # git wants the space after the colon
+    ]:
+        folder = shop / name
+        folder.mkdir()
+        (folder / ".git").write_text(text)
+        said = git_top(folder)
+        assert said.returncode != 0, (name, said.stdout)
+        assert key(folder) is None, name
+    # A `.git` file naming a git dir is the repo it names, as git reads it.
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / ".git").write_text(f"gitdir: {shop / '.git'}\n")
+    assert git_top(linked).stdout.strip() == str(linked.resolve())
+    assert key(linked) == REPO

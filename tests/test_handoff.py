@@ -1614,3 +1614,59 @@ def test_a_handoff_whose_session_is_not_in_this_store_is_still_shown(
         )
         store.insert_item(made)
     assert pack_handoffs(ken("pack", "--for", "gemini").stdout) == [marker(made)]
+
+
+# ------------------------------------------------------------------- git not on PATH
+
+
+def test_without_git_on_path_the_pack_says_the_uncommitted_change_is_unknown_not_none(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With git missing from PATH, `ken handoff` told the next agent "Uncommitted change:
+    none" while README.md was modified (with git: ` M README.md`)."""
+    monkeypatch.chdir(git_repo)
+    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "t.jsonl", CLAUDE_MODEL).start()
+    run.prompt("edit the readme")
+    (git_repo / "README.md").write_text("shop, edited\n")
+    run.end()
+    nogit = tmp_path / "nogit"
+    nogit.mkdir()
+    monkeypatch.setenv("PATH", str(nogit))
+    pack = plan_json("--to", "codex")["pack"]
+    change = pack.split("## Uncommitted change\n", 1)[1]
+    assert change.splitlines()[0] == "git not found: changes unknown"
+    assert "none" not in change
+
+
+def test_a_session_ended_without_git_on_path_records_its_change_and_commits_as_unknown(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session ended where git cannot run recorded no change at all (read as none) and
+    its handoff said nothing of it; and its commits, made after it started, were lost
+    without a word."""
+    run = Run("claude", git_repo, CLAUDE_SID, tmp_path / "t.jsonl", CLAUDE_MODEL).start()
+    run.prompt("commit, then edit")
+    commit(git_repo, "a.txt", "a\n", "add a")
+    (git_repo / "README.md").write_text("shop, edited\n")
+    nogit = tmp_path / "nogit"
+    nogit.mkdir()
+    monkeypatch.setenv("PATH", str(nogit))
+    ended = run.end()
+    assert ended.diff_stat == "git not found: commits and changes unknown"
+    assert "Uncommitted: git not found: commits and changes unknown" in handoff_of(ended).body
+
+
+def test_since_your_last_turn_says_the_commits_are_unknown_without_git_on_path(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The "Commits since" part said "none" when git could not be run to list them."""
+    head = git(git_repo, "rev-parse", "HEAD")
+    commit(git_repo, "a.txt", "a\n", "add a")
+    resumed = Session(id="s1", agent="claude", started_at="2025-01-01T00:00:00", start_commit=head)
+    nogit = tmp_path / "nogit"
+    nogit.mkdir()
+    monkeypatch.setenv("PATH", str(nogit))
+    with opened() as store:
+        pack = handoff.since_pack(store, resumed, [], str(git_repo), ["global"])
+    assert "## Commits since\ngit not found: commits unknown\n" in pack
+    assert "## Uncommitted change\ngit not found: changes unknown" in pack

@@ -1475,6 +1475,18 @@ def test_a_new_sessions_start_tells_the_person_what_waits_for_review_once(git_re
     )
 
 
+def test_a_hook_with_a_relative_ken_db_stays_silent_logs_why_and_makes_no_store_in_the_repo(
+    shop: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`KEN_DB=mem.db` made a store of its own in each folder a hook ran in (the repo's
+    working tree): memories split between repos without a word."""
+    monkeypatch.chdir(shop)
+    monkeypatch.setenv("KEN_DB", "mem.db")
+    assert call_inproc("SessionStart", "claude", payload("claude", "SessionStart", shop)) == (0, "")
+    assert "KEN_DB=mem.db is a relative path" in log_lines()[-1]
+    assert not (shop / "mem.db").exists()
+
+
 def test_a_hook_with_a_setting_out_of_range_changes_nothing_and_logs_why(shop: Path) -> None:
     # The prompt hook read recall.half_life_days only after it had recorded the session:
     # a session with no prompt was left. Every setting is checked before anything is done.

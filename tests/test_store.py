@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ken, ken_proc
-from helpers import add, opened
+from helpers import add, one_line_error, opened
 from kenning import items
 from kenning.errors import NotFound, RevisionConflict, StoreError
 from kenning.ids import new_ulid
@@ -47,11 +47,10 @@ def test_ken_creates_its_default_store_0600_in_a_0700_kenning_folder(monkeypatch
     assert mode(target.parent) == 0o700
 
 
-def test_a_full_disk_is_said_as_such_and_a_relative_ken_db_is_made_whole(db_path, tmp_path):
+def test_a_full_disk_is_said_as_such(db_path, tmp_path):
     """SQLite ends the transaction itself when the disk fills; a ROLLBACK after it failed
     with 'no transaction is active', a traceback that hid what happened."""
     from kenning.errors import StoreError
-    from kenning.paths import db_path as path_of
 
     with opened(db_path) as store:
         pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
@@ -60,7 +59,28 @@ def test_a_full_disk_is_said_as_such_and_a_relative_ken_db_is_made_whole(db_path
             for n in range(500):
                 add(f"memory {n} " + f"word{n} " * 50, store)
         assert not store.conn.in_transaction
-    assert path_of({"KEN_DB": "rel.db"}) == os.path.join(os.getcwd(), "rel.db")
+
+
+def test_a_relative_ken_db_is_refused_not_read_from_each_folder(tmp_path, monkeypatch):
+    """`KEN_DB=rel.db` was read from the folder each process ran in: every hook made a
+    store of its own in the repo it ran in. A full path, or one from `~`, names one."""
+    from kenning.errors import InvalidInput
+    from kenning.paths import db_path as path_of
+
+    monkeypatch.chdir(tmp_path)
+    for relative in ("rel.db", "./rel.db", "data/rel.db"):
+        with pytest.raises(InvalidInput, match=f"KEN_DB={relative} is a relative path"):
+            path_of({"KEN_DB": relative})
+    assert path_of({"KEN_DB": str(tmp_path / "a/../rel.db")}) == str(tmp_path / "rel.db")
+    assert path_of({"KEN_DB": "~/rel.db", "HOME": str(tmp_path)}) == str(tmp_path / "rel.db")
+    done = ken_proc("list", env={"KEN_DB": "rel.db"}, cwd=tmp_path)
+    assert done.returncode == 1
+    assert one_line_error(done.stderr) == (
+        "ken: KEN_DB=rel.db is a relative path, which names another store in each folder "
+        "kenning runs in (hooks run in every repo): set KEN_DB to a full path, e.g. "
+        f"KEN_DB={tmp_path / 'rel.db'}"
+    )
+    assert not (tmp_path / "rel.db").exists()
 
 
 def test_the_store_is_in_wal_mode_with_secure_delete_and_foreign_keys(db_path):

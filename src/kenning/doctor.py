@@ -27,7 +27,7 @@ from typing import Any
 
 from kenning import agents, hookstate, integrate, locate, paths, repokeys, spool
 from kenning import config as config_mod
-from kenning.errors import KenningError, NewerStore, StoreBusy
+from kenning.errors import InvalidInput, KenningError, NewerStore, StoreBusy
 from kenning.store import Store, held_by, open_store
 
 
@@ -214,8 +214,13 @@ def _mcp_checks(agent: str) -> list[Check]:
                 integrate.mcp_install_hint(python),
             )
         )
-    store = os.path.realpath(paths.db_path({**_agent_env(agent), **env}))
     ours = os.path.realpath(config_mod.db_path())
+    try:
+        store = os.path.realpath(paths.db_path({**_agent_env(agent), **env}))
+    except InvalidInput as exc:  # a relative KEN_DB, written in by an older kenning
+        fix = f"run `{again}` with KEN_DB a full path, or unset"
+        checks.append(Check(f"{agent} mcp store", False, f"its registration: {exc}", fix))
+        return checks
     if store != ours:
         how = ", ".join(f"{k}={v}" for k, v in env.items()) or "the agent's environment"
         checks.append(

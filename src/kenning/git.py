@@ -6,12 +6,15 @@ repository that keeps its refs in a reftable (git 2.45's opt-in, Git 3's default
 `HEAD` file holds `ref: refs/heads/.invalid` whatever is checked out, so there git is
 asked for the branch.
 
-Found as git finds it: up from the folder to the first `.git` (a folder, or a file
-pointing into a main repository's `worktrees/`), or a bare repository (a folder holding
-`HEAD`, `objects` and `refs`); `GIT_DIR` (and `GIT_WORK_TREE`) in the environment decide
-instead when they are set. Every clone and worktree of a repo maps to one key: its
-origin normalized (`model.normalize_origin`), else its main checkout's path (for a bare
-repository or a git dir kept apart, that folder itself).
+Found as git finds it: up from the folder to the first `.git` that is a git dir (a
+folder holding a valid `HEAD`, `objects` and `refs`; an empty `.git` folder is passed
+over), or a `.git` file (`gitdir: PATH`) naming one, such as a worktree's in its main
+repository's `worktrees/` (a file naming none ends the search: git says "not a git
+repository"), or a bare repository (a folder holding `HEAD`, `objects` and `refs`);
+`GIT_DIR` (and `GIT_WORK_TREE`) in the environment decide instead when they are set.
+Every clone and worktree of a repo maps to one key: its origin normalized
+(`model.normalize_origin`), else its main checkout's path (for a bare repository or a
+git dir kept apart, that folder itself).
 
 The origin is what `git remote get-url origin` prints: the first `remote.origin.url`
 from every config file git reads (`/etc/gitconfig`, `$XDG_CONFIG_HOME/git/config`,
@@ -122,19 +125,35 @@ def _find(start: Path, env: Mapping[str, str], seen: frozenset[Path]) -> GitInfo
 
 
 def _discover(here: Path) -> tuple[Path, Path] | None:
-    """(work tree, git dir) as git finds them walking up from `here`."""
+    """(work tree, git dir) as git finds them walking up from `here`: a `.git` folder
+    that is no git dir (an empty one) is passed over, as git passes it; a `.git` file that
+    names no git dir ends the search, where git says "not a git repository"."""
     for folder in (here, *here.parents):
         dot_git = folder / ".git"
-        if dot_git.is_dir():
+        if dot_git.is_dir() and _is_git_dir(dot_git):
             return folder, dot_git
         if dot_git.is_file():
-            text = _read(dot_git) or ""
-            if not text.startswith("gitdir:"):
-                return None
-            return folder, (folder / text.split(":", 1)[1].strip()).resolve()
+            git_dir = _gitfile(dot_git)
+            return None if git_dir is None else (folder, git_dir)
         if _is_git_dir(folder):  # a bare repository, or inside a .git folder
             return (folder.parent if folder.name == ".git" else folder), folder
     return None
+
+
+def _gitfile(path: Path) -> Path | None:
+    """The git dir a `.git` file names (`gitdir: PATH`, relative to the file's folder), as
+    git reads it; None where git refuses it: another format, or a path that holds no git
+    dir. A worktree's own git dir (`<main>/.git/worktrees/<name>`) that is gone because
+    its main checkout moved or was removed is still given: it names where the repository
+    was, which keys the worktree's memories (`_read_repo`)."""
+    text = _read(path) or ""
+    if not text.startswith("gitdir: "):
+        return None
+    git_dir = (path.parent / text[len("gitdir: ") :].rstrip("\r\n")).resolve()
+    if _is_git_dir(git_dir):
+        return git_dir
+    gone = not git_dir.exists() and git_dir.parent.name == "worktrees"
+    return git_dir if gone else None
 
 
 def _from_env(here: Path, env: Mapping[str, str]) -> tuple[Path, Path] | None:
@@ -142,10 +161,10 @@ def _from_env(here: Path, env: Mapping[str, str]) -> tuple[Path, Path] | None:
     takes that folder as the top of the work tree unless `GIT_WORK_TREE` says."""
     git_dir = (here / env["GIT_DIR"]).resolve()
     if git_dir.is_file():
-        text = _read(git_dir) or ""
-        if not text.startswith("gitdir:"):
+        named = _gitfile(git_dir)
+        if named is None:
             return None
-        git_dir = (git_dir.parent / text.split(":", 1)[1].strip()).resolve()
+        git_dir = named
     return (here, git_dir) if _is_git_dir(git_dir) else None
 
 
@@ -686,10 +705,30 @@ def _read(path: Path) -> str | None:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What a git command gave: what it printed, or (text None) why it gave nothing."""
+
+    text: str | None
+    problem: str | None = None  # "git not found", "git timed out after 5s", git's own error
+    ran: bool = True  # False: git could not be run at all (not found, timed out)
+
+    def unknown(self, what: str) -> str:
+        """`<problem>: <what> unknown`, for a report that must not read as "none"."""
+        return f"{self.problem or 'git failed'}: {what} unknown"
+
+
 def run(*args: str, cwd: str | None = None, timeout: float = 5) -> str | None:
     """What `git ARGS` prints; None when it fails or cannot run. Only where the files
     cannot say (a reftable repository, a session's commits and diff, a handoff's commit
     subjects): the hook path reads git's files itself."""
+    return call(*args, cwd=cwd, timeout=timeout).text
+
+
+def call(*args: str, cwd: str | None = None, timeout: float = 5) -> Output:
+    """`git ARGS` run, as `run`, with why it printed nothing when it did not: a report of
+    git's answer (the uncommitted change, the commits since) says "unknown" and why, not
+    "none", when git is not on PATH."""
     import subprocess  # not on the hook path
 
     try:
@@ -702,6 +741,15 @@ def run(*args: str, cwd: str | None = None, timeout: float = 5) -> str | None:
             check=False,
             env=paths.served_env(),  # a served hook's own PATH and HOME
         )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    except FileNotFoundError as exc:
+        if exc.filename == "git":  # not a missing `cwd`
+            return Output(None, "git not found", ran=False)
+        return Output(None, f"git could not run: {exc}", ran=False)
+    except subprocess.TimeoutExpired:
+        return Output(None, f"git timed out after {timeout:g}s", ran=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Output(None, f"git could not run: {exc}", ran=False)
+    if done.returncode == 0:
+        return Output(done.stdout)
+    said = (done.stderr or "").strip().splitlines()
+    return Output(None, said[-1].removeprefix("fatal: ") if said else "git failed")

@@ -252,9 +252,14 @@ def continuing_pack(store: Store, latest: Session, cwd: str) -> str:
 
 def uncommitted_lines(cwd: str) -> list[str]:
     """The uncommitted change: git's summary of the tracked files, and `git status
-    --short` (new files git does not track yet count too)."""
+    --short` (new files git does not track yet count too). When git gives no answer (not
+    on PATH, say) the change is unknown, and said to be: "none" would tell the next agent
+    something false."""
+    answer = git.call("status", "--short", cwd=cwd, timeout=10)
+    if answer.text is None:
+        return ["## Uncommitted change", answer.unknown("changes")]
+    status = answer.text.rstrip()
     stat = git_text(cwd, "diff", "HEAD", "--shortstat")
-    status = git_text(cwd, "status", "--short")
     if not status:
         return ["## Uncommitted change", stat or "none"]
     listed = "\n".join(status.splitlines()[:30])
@@ -276,8 +281,9 @@ def since_pack(
         lines.append("")
     base = resumed.commits[-1] if resumed.commits else resumed.start_commit
     if base:
-        log = git_text(cwd, "log", "--format=%h %s", f"{base}..HEAD")
-        lines.append("## Commits since\n" + (log or "none"))
+        log = git.call("log", "--format=%h %s", f"{base}..HEAD", cwd=cwd, timeout=10)
+        said = log.unknown("commits") if log.text is None else log.text.rstrip()
+        lines.append("## Commits since\n" + (said or "none"))
     found = [
         i
         for i in store.list_items(

@@ -531,9 +531,14 @@ def mcp_install_hint(python: str | None = None) -> str:
 def mcp_env() -> dict[str, str]:
     """The variables the server needs to find the same store and config as this `ken`.
 
-    Some agents (Codex) pass a server only a few variables, so they are written out.
+    Some agents (Codex) pass a server only a few variables, so they are written out. A
+    relative KEN_DB is refused (InvalidInput, `paths.db_path`): the agent starts its
+    server in whatever folder it runs in, where that name is another file.
     """
-    return {k: os.environ[k] for k in PASS_ENV if os.environ.get(k)}
+    env = {k: os.environ[k] for k in PASS_ENV if os.environ.get(k)}
+    if "KEN_DB" in env:
+        paths.db_path()
+    return env
 
 
 def install_mcp(agent: str, ken: str | None = None) -> Change:
@@ -616,10 +621,13 @@ def _cli_register(agent: Agent, ken: str) -> bool:
     return done.returncode == 0
 
 
-def check_mcp(name: str) -> None:
+def check_mcp(name: str, *, install: bool = True) -> None:
     """Refuse, in one line naming the file, what `install_mcp` could not write into: a
-    file it cannot read, or something else where its tables belong. Nothing is written,
-    so a command can check before it changes anything."""
+    file it cannot read, or something else where its tables belong (and, to `install`,
+    a relative KEN_DB). Nothing is written, so a command can check before it changes
+    anything."""
+    if install:
+        mcp_env()
     reg = agents.get(name).mcp
     path = reg.path(os.environ)
     with _in_file(path):

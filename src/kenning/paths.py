@@ -82,14 +82,27 @@ def state_dir() -> str:
 
 
 def db_path(env: Mapping[str, str] | None = None) -> str:
-    """The store file: $KEN_DB, else $XDG_DATA_HOME/kenning/memory.db."""
+    """The store file: $KEN_DB, else $XDG_DATA_HOME/kenning/memory.db.
+
+    A relative KEN_DB is refused (InvalidInput), not read from the folder a process runs
+    in: hooks run in every repo an agent works in, so `KEN_DB=mem.db` would quietly make
+    a store of its own in each one, and an MCP registration would bake in a name that
+    means another file wherever the agent starts."""
     override = (environ() if env is None else env).get("KEN_DB")
     if override:
         if override == "~" or override.startswith("~/"):
             return os.path.join(home(env), override[2:])
-        # A relative path names a file from here: made whole now, so a hook server
-        # started here does not read it from the folder of the next hook.
-        return os.path.abspath(os.path.expanduser(override))
+        path = os.path.expanduser(override)
+        if not os.path.isabs(path):
+            from kenning.errors import InvalidInput  # only when refusing
+
+            # (A served hook's folder is not this process's: no example there.)
+            here = "" if _SERVED.get() else f", e.g. KEN_DB={os.path.abspath(path)}"
+            raise InvalidInput(
+                f"KEN_DB={override} is a relative path, which names another store in each "
+                f"folder kenning runs in (hooks run in every repo): set KEN_DB to a full path{here}"
+            )
+        return os.path.normpath(path)
     return os.path.join(data_dir(env), "memory.db")
 
 

@@ -217,9 +217,9 @@ def _alive_once(seen: dict[int, bool], pid: int) -> bool:
     return seen[pid]
 
 
-def _git(cwd: str, *args: str) -> str | None:
-    out = git.run(*args, cwd=cwd)  # only at session start and end, not on every prompt
-    return None if out is None else out.strip()
+def _git(cwd: str, *args: str) -> git.Output:
+    out = git.call(*args, cwd=cwd)  # only at session start and end, not on every prompt
+    return out if out.text is None else git.Output(out.text.strip())
 
 
 def close_stale(
@@ -372,15 +372,22 @@ def finish(store: Store, session: Session, reason: str | None = None) -> Session
     if reason:  # an agent's word ("exit", "logout"), but the payload may say anything
         reason = " ".join(_redacted(reason).split())[:MAX_REASON_CHARS]
     if session.cwd and os.path.isdir(session.cwd):
+        unknown = []
         if session.start_commit and _head(session.cwd) != session.start_commit:
             # (the same head: none since, as read from .git, a git process less)
             log = _git(session.cwd, "rev-list", "--reverse", f"{session.start_commit}..HEAD")
-            if log is not None:
-                made = (line for line in log.splitlines() if line)
+            if log.text is not None:
+                made = (line for line in log.text.splitlines() if line)
                 commits = tuple(dict.fromkeys((*session.commits, *made)))
+            elif not log.ran:
+                unknown.append("commits")
         stat = _git(session.cwd, "diff", "HEAD", "--shortstat")
-        if stat is not None:
-            diff = stat or None
+        if stat.text is not None:
+            diff = stat.text or None
+        elif not stat.ran:
+            # Git could not be run (not on the agent's PATH): the record says the change
+            # is unknown, and why, rather than nothing, which reads as none.
+            diff = stat.unknown(" and ".join([*unknown, "changes"]))
     ended = replace(session, ended_at=now_iso(), end_reason=reason, commits=commits, diff_stat=diff)
     store.update_session(
         session.id,

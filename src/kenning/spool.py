@@ -11,7 +11,7 @@ they were made in. The spool is bounded (MAX_ENTRIES files of at most MAX_ENTRY_
 a write past that is dropped with a line in the hook log.
 
 An entry names its store by the file's real path (`key`), so every spelling of one
-store (a symlink, a relative KEN_DB) keeps one spool; an entry a kenning before that
+store (through a symlink, say) keeps one spool; an entry a kenning before that
 kept under another spelling is still found, by resolving the name it holds.
 
 `replay` makes the waiting writes, oldest first, each in one transaction together with

@@ -39,7 +39,7 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool) -> Result:
         policy.require_person(actor, f"trust kenning's hooks in {agent}")
 
     if with_mcp:
-        integrate_mod.check_mcp(agent)  # before the hooks: all of it, or nothing
+        integrate_mod.check_mcp(agent, install=not remove)  # before the hooks: all, or nothing
     changes = [integrate_mod.remove(agent) if remove else integrate_mod.install(agent, trust=trust)]
     if with_mcp:
         changes.append(
