@@ -1,7 +1,7 @@
 """Context packs: what an agent is told about where it is when it starts.
 
 A pack opens with two short lines (what this memory is, the rule for writing to it and
-the MCP tools), then sections in a fixed order: pinned; preferences and corrections;
+how the agent it is for reaches memory itself: `Tools`), then sections in a fixed order: pinned; preferences and corrections;
 decisions, facts and notes; current tasks (5 at most); latest handoffs (3); recent
 sessions here (3). Within a section the most specific scope comes first, then the
 newest; handoffs come in the order every face shows them (`kenning.handoffs`). Items
