@@ -30,7 +30,7 @@ from kenning import where as where_mod
 from kenning.agents.agent import MAX_OUTPUT_CHARS
 from kenning.hooks import run as hook_run
 from kenning.model import Session, Status
-from kenning.pack import SHORT_INTRO
+from kenning.pack import NO_TOOLS, Tools
 from kenning.recall import HEADER as RECALL_HEADER
 from kenning.store import ItemQuery, SessionDelivery, SessionQuery, SessionUpdate
 
@@ -449,13 +449,20 @@ def test_prompts_are_recorded_first_and_last_clipped_and_redacted(
     assert token not in json.dumps(exported)
 
 
+@pytest.mark.parametrize("mcp", [False, True])
 @pytest.mark.parametrize("agent", AGENTS)
 def test_with_nothing_to_tell_session_start_gives_only_the_one_line_rule(
-    agent: str, shop: Path
+    agent: str, mcp: bool, shop: Path
 ) -> None:
+    """The line names the tools the agent has, by its own names; without kenning's MCP
+    server registered, `ken` in its shell."""
+    if mcp:
+        flags = ("--mcp", "--trust") if agent == "codex" else ("--mcp",)
+        assert ken("integrate", agent, *flags).exit_code == 0
     code, out = call_inproc("SessionStart", agent, payload(agent, "SessionStart", shop))
     assert code == 0
-    assert pack_of(agent, out).rstrip("\n") == SHORT_INTRO
+    tools = Tools(agents.get(agent).mcp.tool("{tool}")) if mcp else NO_TOOLS
+    assert pack_of(agent, out).rstrip("\n") == tools.short_intro
     assert "No memories" not in out
 
 

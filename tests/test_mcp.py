@@ -917,6 +917,30 @@ def _under_an_agent() -> bool:
     return any(agents.from_process(name) for _, name in sessions.process_chain(os.getpid()))
 
 
+@pytest.mark.parametrize(
+    ("client", "search"),
+    [
+        ("opencode", "ken_memory_search"),
+        ("copilot-cli", "ken-memory_search"),
+        ("gemini-cli-mcp-client", "mcp_ken_memory_search"),
+        ("Shop IDE", "memory_search"),  # an agent kenning does not know: the tools' names
+    ],
+)
+def test_memory_context_names_the_tools_as_the_client_shows_them(
+    git_repo: Path, seeded: dict[str, Item], client: str, search: str
+) -> None:
+    """The pack `memory_context` gives names kenning's tools as the calling agent's model
+    knows them, though nothing registered the server in that agent's config here."""
+    got: dict[str, str] = {}
+
+    async def scenario(server: Server) -> None:
+        got["text"] = (await server.ok("memory_context"))["text"]
+
+    drive(git_repo, scenario, client=client, chain=NO_AGENT)
+    intro = got["text"].split("\n\n", 1)[0]
+    assert f"Tools: {search}, " in intro, intro
+
+
 @pytest.mark.skipif(_under_an_agent(), reason="the process tree names the agent here")
 def test_two_servers_no_agent_names_tell_their_clients_apart_and_keep_to_their_own_notes(
     git_repo: Path,

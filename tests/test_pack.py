@@ -507,7 +507,7 @@ def test_ken_pack_prints_markdown(in_repo: Path) -> None:
 
 @pytest.mark.parametrize("target", ["codex", "claude", "gemini", "markdown"])
 def test_toml_output_is_one_toml_string_holding_the_markdown(in_repo: Path, target: str) -> None:
-    markdown = ken("pack").output
+    markdown = ken("pack", "--for", target).output  # each agent's names its own tools
     out = ken("pack", "--for", target, "--toml").output
     assert out.count("\n") == 1  # one line, for `codex -c developer_instructions=...`
     assert tomllib.loads("x = " + out)["x"] == markdown.removesuffix("\n")

@@ -40,7 +40,7 @@ from kenning.origins import in_blocked
 from kenning.origins import origin_repos as origin_repos  # its readers find it here too
 from kenning.origins import scope_repo as scope_repo
 from kenning.origins import withheld as withheld
-from kenning.pack import Pack, build_pack
+from kenning.pack import GENERIC_TOOLS, NO_TOOLS, Pack, Tools, build_pack
 from kenning.recall import Recall, RecallSettings, recall
 from kenning.sessions import clip_prompt
 from kenning.store import ItemQuery, Project, Store
@@ -274,9 +274,11 @@ def pack_for(
     budget: int | None = None,
     max_chars: int | None = None,
     record: bool = True,
+    tools: Tools = GENERIC_TOOLS,
 ) -> Pack:
     """The context pack here (after syncing this project's files); when given to a
-    session, its items' uses are counted."""
+    session, its items' uses are counted. `tools`: how the agent it is for reaches
+    memory itself (`tools_of`)."""
     if where.project and any(p.slug == where.project for p in store.projects()):
         from kenning import projects
         from kenning.errors import StoreBusy
@@ -303,12 +305,26 @@ def pack_for(
         max_chars=max_chars,
         skip=_left_out(blocked, _known_to(where.agent, session)),
         exclude_repos=blocked,  # read among what may be given (`build_pack`)
+        tools=tools,
     )
     if record and session is not None:
         ids = [item.id for item in pack.items]
         store.record_delivery(session.id, "pack", ids)
         store.record_uses(ids, session.id, "pack")
     return pack
+
+
+def tools_of(agent: str | None, config: Config, *, connected: bool = False) -> Tools:
+    """How `agent` reaches memory itself, as its pack tells it: kenning's MCP tools by
+    the names it shows its model, when the server is registered in its config
+    (`connected`: it is calling them now); `ken` in its shell when not. An agent kenning
+    does not know (KEN_AGENT) may have them under any name: the tools' own."""
+    found = agents.AGENTS.get(agent or "")
+    if found is None:
+        return GENERIC_TOOLS
+    if connected or found.mcp.registered(config.env):
+        return Tools(found.mcp.tool("{tool}"))
+    return NO_TOOLS
 
 
 START_PACK_CHARS = 9000  # what a hook may print (agents.agent.MAX_OUTPUT_CHARS)
@@ -336,6 +352,7 @@ def start_pack(
         budget=budget,
         max_chars=START_PACK_CHARS,
         record=record,
+        tools=tools_of(agent, config),
     )
 
 

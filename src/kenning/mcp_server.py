@@ -459,8 +459,15 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 # As `ken pack`: a session whose agent is gone is wrapped up first, so the
                 # pack shows the handoff it left.
                 handoff.close_left(mem.store, mem.config)
+            # It is calling kenning's tools: the pack names them as its client shows them.
+            tools = deliver.tools_of(ident.agent, mem.config, connected=True)
             pack = deliver.pack_for(
-                mem.store, mem.config, mem.where(), session=ident.session, budget=budget
+                mem.store,
+                mem.config,
+                mem.where(),
+                session=ident.session,
+                budget=budget,
+                tools=tools,
             )
             return {
                 "text": pack.text,

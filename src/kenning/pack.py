@@ -1,7 +1,7 @@
 """Context packs: what an agent is told about where it is when it starts.
 
 A pack opens with two short lines (what this memory is, the rule for writing to it and
-the MCP tools), then sections in a fixed order: pinned; preferences and corrections;
+how the agent it is for reaches memory itself: `Tools`), then sections in a fixed order: pinned; preferences and corrections;
 decisions, facts and notes; current tasks (5 at most); latest handoffs (3); recent
 sessions here (3). Within a section the most specific scope comes first, then the
 newest; handoffs come in the order every face shows them (`kenning.handoffs`). Items
@@ -35,18 +35,71 @@ from kenning.printable import clean
 from kenning.store import ItemQuery, SessionQuery, Store
 from kenning.tokens import estimate_tokens
 
-INTRO = (
-    "This is kenning, the memory the person's coding agents share: what they taught "
-    "agents before, and where the work stands.\n"
-    "Save only what the repo cannot tell: a correction, refusal, preference or decision, "
-    "in the person's words, with what prompted it; where work stands belongs in the issue. "
-    "Tools: memory_search, memory_get, memory_propose, memory_handoff (MCP server `ken`)."
-)
-SHORT_INTRO = (
-    "kenning is the memory the person's coding agents share: save only what the repo "
-    "cannot tell (a correction, refusal, preference or decision, in the person's words) "
-    "with memory_propose; memory_search finds the rest."
-)
+
+@dataclass(frozen=True, slots=True)
+class Tools:
+    """How the agent a pack is for reaches memory itself, as its opening lines and last
+    line tell it: kenning's MCP tools by the names that agent shows them (`form`, where
+    `{tool}` is the tool's own name: OpenCode shows `memory_search` as
+    `ken_memory_search`), or, with no `ken` MCP server registered (`form` None), `ken` in
+    its shell. Every agent kenning integrates runs shell commands, and an agent's `ken
+    add` there keeps to the rules its `memory_propose` would: the rule for writing always
+    comes with a way to follow it, and no tool the agent lacks is named.
+    """
+
+    form: str | None = "{tool}"
+
+    def name(self, tool: str) -> str:
+        return (self.form or "{tool}").format(tool=tool)
+
+    @property
+    def intro(self) -> str:
+        if self.form is None:
+            how = (
+                "No memory tools here (no MCP server `ken`): in the shell, `ken search WORDS` "
+                'finds memories, `ken show ID` reads one, `ken add "TEXT" --kind KIND '
+                '--evidence "WORDS"` saves one.'
+            )
+        else:
+            names = ", ".join(
+                self.name(t)
+                for t in ("memory_search", "memory_get", "memory_propose", "memory_handoff")
+            )
+            how = f"Tools: {names} (MCP server `ken`)."
+        return (
+            "This is kenning, the memory the person's coding agents share: what they taught "
+            "agents before, and where the work stands.\n"
+            "Save only what the repo cannot tell: a correction, refusal, preference or "
+            "decision, in the person's words, with what prompted it; where work stands "
+            f"belongs in the issue. {how}"
+        )
+
+    @property
+    def short_intro(self) -> str:
+        if self.form is None:
+            how = "with `ken add` in the shell; `ken search` finds the rest."
+        else:
+            propose, search = self.name("memory_propose"), self.name("memory_search")
+            how = f"with {propose}; {search} finds the rest."
+        return (
+            "kenning is the memory the person's coding agents share: save only what the repo "
+            "cannot tell (a correction, refusal, preference or decision, in the person's "
+            f"words) {how}"
+        )
+
+    @property
+    def finds(self) -> str:
+        """What finds the memories a pack had no room for."""
+        if self.form is None:
+            return "`ken search WORDS` finds them"
+        return f"`ken search WORDS` or {self.name('memory_search')} finds them"
+
+
+# What a person looking (`ken pack`), and an agent kenning knows nothing of, is told.
+GENERIC_TOOLS = Tools()
+NO_TOOLS = Tools(None)  # no `ken` MCP server registered: `ken` in the shell
+INTRO = GENERIC_TOOLS.intro
+SHORT_INTRO = GENERIC_TOOLS.short_intro
 MIN_BUDGET = 100
 SHORT_INTRO_FROM = 150
 INTRO_FROM = 600
@@ -156,11 +209,8 @@ class Pack:
         }
 
 
-def omitted_line(count: int) -> str:
-    return (
-        f"({count} more memor{'ies' if count != 1 else 'y'} here did not fit; "
-        "`ken search WORDS` or memory_search finds them.)"
-    )
+def omitted_line(count: int, tools: Tools = GENERIC_TOOLS) -> str:
+    return f"({count} more memor{'ies' if count != 1 else 'y'} here did not fit; {tools.finds}.)"
 
 
 def _kinds_in(section: str) -> tuple[str, ...]:
@@ -285,22 +335,22 @@ def _handoffs(
     return shown[:most], left_out
 
 
-def opening(budget: int) -> str:
+def opening(budget: int, tools: Tools = GENERIC_TOOLS) -> str:
     """The lines a pack of `budget` tokens opens with."""
     if budget >= INTRO_FROM:
-        return INTRO
+        return tools.intro
     if budget >= SHORT_INTRO_FROM:
-        return SHORT_INTRO
+        return tools.short_intro
     return ""
 
 
-def memory_room(budget: int) -> int:
+def memory_room(budget: int, tools: Tools = GENERIC_TOOLS) -> int:
     """Tokens left for memories after the opening. Where a bigger budget would open with
     more, the room below it is capped, so that a bigger budget never leaves less."""
-    room = budget - estimate_tokens(opening(budget))
+    room = budget - estimate_tokens(opening(budget, tools))
     for start in (SHORT_INTRO_FROM, INTRO_FROM):
         if budget < start:
-            room = min(room, start - estimate_tokens(opening(start)))
+            room = min(room, start - estimate_tokens(opening(start, tools)))
     return room
 
 
@@ -363,11 +413,13 @@ def build_pack(
     max_chars: int | None = None,
     skip: Callable[[Item], bool] | None = None,
     exclude_repos: Iterable[str] = (),
+    tools: Tools = GENERIC_TOOLS,
 ) -> Pack:
     """The pack for `scopes` (most specific first) within `budget` tokens (raised to
     MIN_BUDGET) and, when given, `max_chars` characters: what a hook's output may hold.
     Items `skip` says the agent has already are left out; what belongs to
-    `exclude_repos` (repos whose memory is not delivered) is never read nor counted."""
+    `exclude_repos` (repos whose memory is not delivered) is never read nor counted.
+    `tools` is how the agent it is for reaches memory itself (`Tools`)."""
     budget = max(budget, MIN_BUDGET)
     hidden = tuple(sorted(exclude_repos))
     by_section, skipped = gather(store, scopes, exclude_items, skip, hidden)
@@ -387,8 +439,9 @@ def build_pack(
         ][:MAX_SESSIONS]
     if not gathered and not sessions and not overflow:
         # Nothing to tell: the rule and the tools, in one line.
-        return Pack(SHORT_INTRO, (), (), 0, estimate_tokens(SHORT_INTRO), tuple(scopes), {})
-    intro = opening(budget)
+        line = tools.short_intro
+        return Pack(line, (), (), 0, estimate_tokens(line), tuple(scopes), {})
+    intro = opening(budget, tools)
 
     # Each line and its cost, once: a fill with less room (below) costs them again.
     rendered: dict[str, list[tuple[Item | Session, str, int]]] = {}
@@ -464,14 +517,14 @@ def build_pack(
             if lines.get(key):
                 parts.append(f"## {title}\n" + "\n".join(lines[key]))
         if omitted:
-            parts.append(omitted_line(omitted))
+            parts.append(omitted_line(omitted, tools))
         return "\n\n".join(parts)
 
     # Lines are costed one by one; the estimate of the whole text (with the line that
     # counts what did not fit) decides: all of it within the budget, and what follows
     # the opening within the room for memories. Over, fill again with less room.
     char_cap = max_chars if max_chars is not None else math.inf
-    room = memory_room(budget)
+    room = memory_room(budget, tools)
     token_limit: float = room
     char_limit = char_cap
     while True:

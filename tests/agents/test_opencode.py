@@ -184,6 +184,9 @@ def test_opencode_calls_ken_mcp_tools(opencode_box: Sandbox, chat_stub: OpenAICh
     requests = chat_stub.model_requests()
     offered = {t["function"]["name"] for t in requests[0].body["tools"]}
     assert {"ken_memory_search", "ken_memory_propose", "ken_memory_context"} <= offered
+    # The start pack names them as OpenCode does (nothing to tell here: the one line).
+    started = [t for m in messages(requests[0], "system") for t in texts(m)]
+    assert any("with ken_memory_propose; ken_memory_search finds" in t for t in started)
     results = {m["tool_call_id"]: m["content"] for r in requests for m in messages(r, "tool")}
     assert "proposed" in results["call_propose"]
     assert existing.id in results["call_find"] and "zebrafish" in results["call_find"]

@@ -255,7 +255,8 @@ class McpRegistration(NamedTuple):
     `permissions.allow`; `cli` gives the agent's own commands that register (and first
     unregister) a server, used when that CLI is installed. `client_names` are the names
     its MCP client gives itself (`clientInfo.name` of `initialize`): `ken mcp` names the
-    agent by them when nothing else does.
+    agent by them when nothing else does. `tool_form` is how the agent shows a server's
+    tool to its model, `{server}` and `{tool}` filled in: what a pack calls the tools.
     """
 
     path: Callable[[Env], Path]
@@ -269,6 +270,44 @@ class McpRegistration(NamedTuple):
     cli: Callable[[str, str, list[str], dict[str, str]], tuple[list[str], list[str]]] | None = None
     notes: tuple[str, ...] = ()
     client_names: tuple[str, ...] = ()
+    tool_form: str = "{tool}"
+
+    def tool(self, name: str) -> str:
+        """The name the agent's model knows kenning's tool `name` by."""
+        return self.tool_form.format(server=MCP_NAME, tool=name)
+
+    def registered(self, env: Env) -> bool:
+        """Whether kenning's server is registered here and not turned off (`enabled:
+        false`, `disabled: true`): what a pack tells the agent to reach memory with.
+
+        On the hook path (each SessionStart), so the standard library only, and a file
+        that does not name the server at all is not parsed: Claude Code's holds its
+        history of every project. A file that cannot be read registers nothing."""
+        path = self.path(env)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        # The name as a JSON key, or as TOML's bare key; one spelled with escapes (\u)
+        # is parsed all the same.
+        name = MCP_NAME if self.syntax == "toml" else f'"{MCP_NAME}"'
+        if name not in text and "\\u" not in text:
+            return False
+        try:
+            if self.syntax == "toml":
+                import tomllib  # only Codex's file is TOML
+
+                data: Any = tomllib.loads(text)
+            else:
+                data = load_object(text, path, lenient=True)
+        except (ValueError, InvalidInput):
+            return False
+        for key in self.table:
+            data = data.get(key) if isinstance(data, dict) else None
+        entry = data.get(MCP_NAME) if isinstance(data, dict) else None
+        if not isinstance(entry, dict):
+            return False
+        return entry.get("enabled") is not False and entry.get("disabled") is not True
 
 
 def standard_server(entry: Mapping[str, Any]) -> tuple[str, list[str], dict[str, str]]:

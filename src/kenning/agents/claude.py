@@ -253,6 +253,7 @@ AGENT = Agent(
         allow_path=settings_path,
         cli=_mcp_cli,
         client_names=("claude-code",),
+        tool_form="mcp__{server}__{tool}",
     ),
     launch=LaunchSettings(
         command="claude",

@@ -258,6 +258,7 @@ AGENT = Agent(
             'under approval_policy = "never")',
         ),
         client_names=("codex-mcp-client",),
+        tool_form="mcp__{server}__{tool}",
     ),
     launch=LaunchSettings(
         command="codex",

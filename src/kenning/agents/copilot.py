@@ -275,6 +275,7 @@ AGENT = Agent(
             "no setting of Copilot's allows them for good",
         ),
         client_names=("copilot-cli",),
+        tool_form="{server}-{tool}",
     ),
     launch=LaunchSettings(
         command="copilot",

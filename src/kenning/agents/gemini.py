@@ -199,6 +199,7 @@ AGENT = Agent(
         server=standard_server,
         notes=("set trust = true so Gemini offers the tools and runs them without asking",),
         client_names=("gemini-cli-mcp-client",),
+        tool_form="mcp_{server}_{tool}",
     ),
     launch=LaunchSettings(
         command="gemini", context="first_message", model_flag="-m {model}", prompt_flag="-i"

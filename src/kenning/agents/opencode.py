@@ -374,6 +374,7 @@ AGENT = Agent(
         entry=_mcp_entry,
         server=_mcp_server,
         client_names=("opencode",),
+        tool_form="{server}_{tool}",
     ),
     launch=LaunchSettings(
         command="opencode",
