@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import json
 import stat
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -212,6 +213,23 @@ def test_add_reads_the_memory_from_stdin():
     # `-` is stdin, as for any Unix tool, never a memory titled "-".
     dash = as_json("show", added_id(ok("add", "-", input="Through a dash\nits body")))
     assert (dash["title"], dash["body"]) == ("Through a dash", "its body")
+
+
+def test_a_byte_order_mark_first_in_piped_text_is_not_part_of_the_memory(tmp_path):
+    """A file a Windows editor saved (`ken add < note.txt`) starts with a BOM, which
+    stayed in the title and reached agents as an invisible character."""
+    note = tmp_path / "note.txt"
+    note.write_bytes(b"\xef\xbb\xbfTitle via file\r\nits body\r\n")
+    with note.open("rb") as fh:
+        proc = subprocess.run([str(KEN_BIN), "add"], stdin=fh, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    item = as_json("show", added_id(proc))
+    assert (item["title"], item["body"]) == ("Title via file", "its body")
+    queries = tmp_path / "queries.txt"
+    queries.write_bytes(b"\xef\xbb\xbfTitle\n")
+    answered = ken_proc("recall", "--queries", str(queries))
+    assert answered.returncode == 0, answered.stderr
+    assert json.loads(answered.stdout.splitlines()[0])["query"] == "Title"
 
 
 def test_add_takes_kind_scope_tags_links_pin_and_evidence():

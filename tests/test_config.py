@@ -49,6 +49,25 @@ def test_config_set_keeps_comments_order_and_layout() -> None:
     ).replace("enabled = false", "enabled = true")
 
 
+def test_a_file_a_windows_editor_wrote_with_a_bom_and_crlf_is_read_and_kept_so() -> None:
+    """A BOM first failed every command ("not valid TOML ... line 1, column 1") and gave
+    every hook nothing; `ken config set` rewrote CRLF line endings as LF."""
+    path = config_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    windows = "\ufeff" + HAND_WRITTEN.replace("\n", "\r\n")
+    path.write_bytes(windows.encode("utf-8"))
+    got = ken("config", "get", "recall.limit")
+    assert (got.exit_code, got.output.strip()) == (0, "3")
+    assert Config().recall_limit == 3
+    assert ken("config", "set", "recall.limit", "4").exit_code == 0
+    assert ken("config", "set", "editor", "nano").exit_code == 0
+    text = path.read_bytes().decode("utf-8")
+    assert text.startswith("\ufeff# kenning settings")
+    assert "limit = 4  # three is plenty\r\n" in text
+    assert "\n" not in text.replace("\r\n", "")  # every line ends as the file's did
+    assert tomllib.loads(text.removeprefix("\ufeff"))["editor"] == "nano"
+
+
 def test_config_set_adds_a_new_key_to_its_table_and_keeps_the_rest() -> None:
     path = write(HAND_WRITTEN)
     assert ken("config", "set", "memory.summarize.timeout_secs", "60").exit_code == 0

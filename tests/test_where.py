@@ -162,6 +162,57 @@ def test_a_repo_without_origin_is_keyed_by_its_main_checkout_path(tmp_path):
     assert here.reasons[f"repo:{repo.resolve()}"] == "this repo has no origin: its path"
 
 
+def _latin1_folder(tmp_path: Path) -> tuple[str, str]:
+    """A git repo in a folder named in Latin-1 (`lat\\xe9in`): its name as Python holds
+    it (a lone surrogate for the byte that is not UTF-8), and as kenning shows it."""
+    folder = os.fsdecode(os.fsencode(tmp_path) + b"/lat\xe9in")
+    os.mkdir(folder)
+    git(folder, "init", "-q", "-b", "trunk")
+    return folder, f"{tmp_path}/lat\\xe9in"
+
+
+def test_a_folder_whose_name_is_not_utf8_is_keyed_and_shown_with_its_bytes_escaped(tmp_path):
+    """It was a traceback in `ken where`, add, pack and recall (a lone surrogate SQLite
+    refuses), and a hook that gave the agent nothing."""
+    folder, shown = _latin1_folder(tmp_path)
+    here = where.detect(folder, env={})
+    assert (here.cwd, here.repo, here.workstream) == (shown, shown, f"{shown}#trunk")
+    assert where.find_git(here.cwd) is not None  # the text finds the folder again
+    for args in (("add", "a note in latin"), ("pack",), ("recall", "latin"), ("search", "latin")):
+        result = ken_proc(*args, cwd=folder)
+        assert result.returncode == 0, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+    result = ken_proc("where", "--json", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert (seen["cwd"], seen["repo"], seen["repo_root"]) == (shown, shown, shown)
+    listed = ken_proc("list", "--scope", f"repo:{shown}", "--json", cwd=tmp_path)
+    assert [i["title"] for i in json.loads(listed.stdout)] == ["a note in latin"], listed.stderr
+    payload = {"session_id": "s1", "cwd": folder, "hook_event_name": "SessionStart"}
+    hook = ken_proc("hook", "SessionStart", "--agent", "claude", input=json.dumps(payload))
+    assert "a note in latin" in hook.stdout, hook.stderr
+    git(folder, "remote", "add", "origin", "https://github.com/acme/shop")
+    moved = ken_proc("where", cwd=folder)
+    assert moved.returncode == 0, moved.stderr
+    assert f"ken repo move '{shown}'" in moved.stderr  # its memories under the path key
+
+
+def test_under_a_c_locale_with_utf8_mode_off_arguments_and_folders_are_read_as_utf8(tmp_path):
+    """Python then reads them as ASCII: `ken add "Ünïcode"` was refused as not UTF-8
+    text, and in a folder named so every command was a traceback."""
+    folder = tmp_path / "Ünïcode"
+    folder.mkdir()
+    git(folder, "init", "-q", "-b", "trunk")
+    c_locale = {"LC_ALL": "C", "PYTHONUTF8": "0"}
+    added = ken_proc("add", "Ünïcode café", env=c_locale, cwd=folder)
+    assert added.returncode == 0, added.stderr
+    result = ken_proc("where", "--json", env=c_locale, cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["repo"] == str(folder)
+    found = ken_proc("search", "café", "--json", env=c_locale, cwd=folder)
+    assert [i["title"] for i in json.loads(found.stdout)] == ["Ünïcode café"], found.stderr
+
+
 def _committed(repo):
     who = ("-c", "user.email=t@t", "-c", "user.name=t")
     git(repo, *who, "commit", "-q", "--allow-empty", "-m", "i")

@@ -322,7 +322,7 @@ class _Checkouts:
         cwds += [s.cwd for s in self.store.list_sessions(SessionQuery(limit=SESSION_CWDS)) if s.cwd]
         cwds += [p.folder for p in self.store.projects()]
         for cwd in cwds:
-            path = Path(cwd)
+            path = Path(paths.os_path(cwd))
             for folder in (path, *path.parents):
                 if str(folder) != "/" and folder.is_dir():
                     seen.setdefault(str(folder), None)

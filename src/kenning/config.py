@@ -383,6 +383,9 @@ def _check_type(setting: Setting, value: Any) -> Any:
     raise InvalidInput(f"{setting.key} {origin} must be {setting.takes}")
 
 
+BOM = "\ufeff"  # a byte order mark, which some editors write first in a UTF-8 file
+
+
 def read_file(path: Path | None = None) -> dict[str, Any]:
     """The parsed config.toml, or {} when there is none."""
     path = path or config_path()
@@ -392,7 +395,8 @@ def read_file(path: Path | None = None) -> dict[str, Any]:
 
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            # A BOM first, as Windows editors write one, is no statement (TOML allows none).
+            return tomllib.loads(fh.read().decode("utf-8").removeprefix(BOM))
     except FileNotFoundError:
         return {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -782,10 +786,14 @@ def set_value(key: str, raw: str, path: Path | None = None) -> Any:
     import tomlkit
 
     try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        raw = path.read_bytes().decode("utf-8") if path.exists() else ""
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}; fix or remove it") from None
-    doc = tomlkit.parse(text)
+    # Written back as it was made: a BOM first and CRLF line endings (a Windows editor's)
+    # stay, for that editor and for a diff that shows one line changed, not all.
+    bom = BOM if raw.startswith(BOM) else ""
+    newline = "\r\n" if "\r\n" in raw else "\n"
+    doc = tomlkit.parse(raw.removeprefix(BOM).replace("\r\n", "\n"))
     node: Any = doc
     *parents, leaf = key.split(".")
     for depth, part in enumerate(parents, 1):
@@ -799,7 +807,8 @@ def set_value(key: str, raw: str, path: Path | None = None) -> Any:
     tmp = path.with_suffix(".toml.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+        text = bom + tomlkit.dumps(doc).replace("\n", newline)
+        tmp.write_bytes(text.encode("utf-8"))
         os.replace(tmp, path)
     except OSError as exc:
         raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None

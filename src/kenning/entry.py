@@ -5,6 +5,12 @@ click or anything heavy is imported. A hook never breaks an agent, not even when
 kenning itself is half installed (an upgrade in progress, a module missing or cut
 short): whatever the hook path fails with, down to importing it, becomes a line in the
 hook log and a silent exit 0.
+
+Under a C locale Python reads arguments, paths and stdin as UTF-8 (its UTF-8 mode),
+unless told not to (`PYTHONUTF8=0`): then it reads them as ASCII, and `Ünïcode` typed
+or in a folder's name is bytes it cannot read. Kenning's text is UTF-8 whatever the
+locale, so `ken` then runs itself again in UTF-8 mode (`_in_utf8_mode`), before
+anything else, hooks included.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> None:
+    if argv is None:
+        _in_utf8_mode()
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"] and not set(args[1:]) & {"-h", "--help"}:
         raise SystemExit(hook(args[1:]))
@@ -53,6 +61,22 @@ def mcp() -> int:
     except KenningError as exc:  # a config.toml that does not parse, a store it cannot open
         sys.stderr.write(f"ken: `ken mcp` cannot start: {exc}\n")
         return 1
+
+
+def _in_utf8_mode() -> None:
+    """Run this `ken` again with Python's UTF-8 mode on, when Python reads the OS's bytes
+    as ASCII (see the docstring); else return. Nothing has been read or written yet."""
+    if sys.flags.utf8_mode or sys.getfilesystemencoding() != "ascii":
+        return
+    import os
+
+    argv = getattr(sys, "orig_argv", None)
+    if os.name != "posix" or not sys.executable or not argv:
+        return
+    try:
+        os.execv(sys.executable, [sys.executable, "-X", "utf8", *argv[1:]])
+    except OSError:
+        return  # as it is: an argument that is not ASCII is refused below
 
 
 def _is_text(arg: str) -> bool:

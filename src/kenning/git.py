@@ -88,7 +88,7 @@ class GitInfo:
 def find_git(start: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> GitInfo | None:
     """The git repository holding `start`, read from its files; None outside one. `env`
     may hold `GIT_DIR` and `GIT_WORK_TREE`, read as git reads them."""
-    return _find(Path(start), env or {}, frozenset())
+    return _find(Path(paths.os_path(os.fspath(start))), env or {}, frozenset())
 
 
 def repo_key(text: str) -> str:
@@ -217,7 +217,7 @@ def _path_of(common_dir: Path) -> str:
     """A repository's key without an origin: the main checkout's path (the folder holding
     `.git`), or for a bare repository or a git dir kept apart (`--separate-git-dir`),
     that folder itself: its parent may hold others."""
-    return str(common_dir.parent if common_dir.name == ".git" else common_dir)
+    return paths.as_text(str(common_dir.parent if common_dir.name == ".git" else common_dir))
 
 
 def _main_top(root: Path, git_dir: Path, common_dir: Path) -> Path:
@@ -734,7 +734,7 @@ def call(*args: str, cwd: str | None = None, timeout: float = 5) -> Output:
     try:
         done = subprocess.run(
             ["git", *args],
-            cwd=cwd,
+            cwd=None if cwd is None else paths.os_path(cwd),
             capture_output=True,
             text=True,
             timeout=timeout,

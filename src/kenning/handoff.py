@@ -66,7 +66,7 @@ RESUME_PROMPT = (
 
 
 def git_text(cwd: str | None, *args: str) -> str:
-    if not cwd or not os.path.isdir(cwd):
+    if not cwd or not os.path.isdir(paths.os_path(cwd)):
         return ""
     return (git.run(*args, cwd=cwd, timeout=10) or "").rstrip()
 

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from kenning import statements
+from kenning import paths, statements
 from kenning.curate import FOLDABLE
 from kenning.deliver import ONBOARD
 from kenning.errors import InvalidInput
@@ -85,7 +85,7 @@ def lint(
                 continue
             path = Path(link.target).expanduser()
             if not path.is_absolute() and item.provenance.cwd:
-                path = Path(item.provenance.cwd) / path
+                path = Path(paths.os_path(item.provenance.cwd)) / path
             if not path.exists():
                 findings.append(
                     Finding("missing_file", item.id, item.title, f"{link} does not exist")

@@ -1,15 +1,15 @@
 """Context packs: what an agent is told about where it is when it starts.
 
 A pack opens with two short lines (what this memory is, the rule for writing to it and
-how the agent it is for reaches memory itself: `Tools`), then sections in a fixed order: pinned; preferences and corrections;
-decisions, facts and notes; current tasks (5 at most); latest handoffs (3); recent
-sessions here (3). Within a section the most specific scope comes first, then the
-newest; handoffs come in the order every face shows them (`kenning.handoffs`). Items
-are added until the token budget is spent; what does not fit is counted in a last line
-that points to `ken search`. The latest handoff keeps its room (a quarter
-of the pack's at most) while the sections before it fill: where the last session left
-the work is where a new one starts. Each item ends in `[m:<short id>]` so an
-agent (or a person) can ask for it by id.
+how the agent it is for reaches memory itself: `Tools`), then sections in a fixed order:
+pinned; preferences and corrections; decisions, facts and notes; current tasks (5 at
+most); latest handoffs (3); recent sessions here (3). Within a section the most specific
+scope comes first, then the newest; handoffs come in the order every face shows them
+(`kenning.handoffs`). Items are added until the token budget is spent; what does not fit
+is counted in a last line that points to `ken search`. The latest handoff keeps its room
+(a quarter of the pack's at most) while the sections before it fill: where the last
+session left the work is where a new one starts. Each item ends in `[m:<short id>]` so
+an agent (or a person) can ask for it by id.
 
 The opening never crowds out memories: both lines from 600 tokens, one short line from
 150, none below that; a bigger budget never leaves memories less room. At any budget

@@ -133,3 +133,52 @@ def read_parsed(
         kept.clear()
     kept[path] = (sig, parsed)
     return parsed
+
+
+# --- a path's name as text ---------------------------------------------------------------
+#
+# A folder's name is bytes. Python hands over bytes that are not UTF-8 (a Latin-1
+# `lat\xe9in`) as lone surrogates, which SQLite, JSON and a terminal all refuse. Kenning
+# keys and shows such a path as text with each of those bytes written `\xNN`
+# (`as_text`), and turns that text back into the name the OS knows before it looks at
+# the folder (`os_path`). A name that is UTF-8 is its own text, unchanged. The one name
+# this mistakes is one that spells `\xNN` (NN from 80 to ff) with a real backslash.
+
+
+def as_text(path: str) -> str:
+    """`path`, a name as the OS gave it, as text that can be stored, printed and sent:
+    each byte that is not UTF-8 written `\\xNN`. Text already is returned as it is."""
+    if path.isascii():
+        return path
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        pass
+    try:  # bytes kept as surrogates (surrogateescape), or a C locale's ASCII decoding
+        raw = path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte makes (a JSON `\ud800`)
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def os_path(text: str) -> str:
+    """The name the OS knows for `text`, a path as `as_text` writes it (or as the OS
+    gave it: that is returned as it is)."""
+    if "\\x" in text:
+        parts = text.split("\\x")
+        out = [parts[0]]
+        for part in parts[1:]:
+            byte = part[:2]
+            if len(byte) == 2 and byte[0] in "89abcdef" and byte[1] in "0123456789abcdef":
+                out.append(chr(0xDC00 + int(byte, 16)) + part[2:])
+            else:
+                out.append("\\x" + part)
+        text = "".join(out)
+    if text.isascii():
+        return text
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:  # text the OS's encoding cannot hold (a C locale's ASCII)
+        return os.fsdecode(text.encode("utf-8", "surrogateescape"))
+    return text

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kenning import handoffs, ids, policy
+from kenning import handoffs, ids, paths, policy
 from kenning.config import Config, made_state_dir
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import (
@@ -265,14 +265,17 @@ def add_project(
     if not path.is_dir():
         raise InvalidInput(f"{folder} is not a folder")
     known = next((p for p in store.projects() if p.slug == slug), None)
-    if known is not None and Path(known.folder) != path:
+    if known is not None and Path(paths.os_path(known.folder)) != path:
         raise InvalidInput(
             f"project {slug} is {known.folder} already: `ken project remove {slug}` first "
             "to point it elsewhere (its memories stay), or choose another name"
         )
     # One folder, one project: two would index each file twice, and which applies in
     # the folder would be a coin toss.
-    twin = next((p for p in store.projects() if p.slug != slug and Path(p.folder) == path), None)
+    twin = next(
+        (p for p in store.projects() if p.slug != slug and Path(paths.os_path(p.folder)) == path),
+        None,
+    )
     if twin is not None:
         raise InvalidInput(
             f"{path} is project {twin.slug} already: `ken project remove {twin.slug}` first "
@@ -281,7 +284,7 @@ def add_project(
     for name in FILES:
         read_file(path / name)  # a file kenning cannot read refuses the project
     made_state_dir()  # where its sync takes a lock: refused now, not after it was added
-    store.add_project(slug, str(path), repo)
+    store.add_project(slug, paths.as_text(str(path)), repo)
     return sync(store, slug)
 
 
@@ -428,7 +431,7 @@ def _sync(
     store: Store, slug: str, written: dict[str, dict[str, Provenance]] | None = None
 ) -> SyncReport:
     project = get_project(store, slug)
-    folder = Path(project.folder)
+    folder = Path(paths.os_path(project.folder))
     report = SyncReport(slug, [])
     if not folder.is_dir():  # moved or unmounted: its files are not gone, only out of reach
         report.skipped.append(f"{folder} is not there: its memories stay as they are")
@@ -457,7 +460,7 @@ def append_log(
     default kenning's, as for any entry of the file), so it is never anyone else's, not
     even for a moment. None if the sync could not read the file back."""
     project = get_project(store, slug)
-    path = Path(project.folder) / "log.md"
+    path = Path(paths.os_path(project.folder)) / "log.md"
     with _project_lock(slug):
         existing = read_file(path) or "# Log\n"
         entry = f"\n## {redact(heading).text}\n\n{redact(body.strip()).text}\n"

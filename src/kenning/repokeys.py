@@ -29,7 +29,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning import items, policy
+from kenning import items, paths, policy
 from kenning.config import Config
 from kenning.errors import InvalidInput, NotFound
 from kenning.git import repo_key
@@ -155,7 +155,7 @@ def earlier_keys(store: Store, here: Where, config: Config) -> list[EarlierKey]:
     found: dict[str, str] = {}
     if git.origin:
         found[path_key] = "this repo's key before it had an origin"
-    for folder in dict.fromkeys((str(git.root), path_key)):
+    for folder in dict.fromkeys((paths.as_text(str(git.root)), path_key)):
         for session in store.list_sessions(SessionQuery(cwd=folder, limit=SESSIONS_READ)):
             if session.repo and session.repo != here.repo:
                 found.setdefault(

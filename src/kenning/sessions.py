@@ -22,7 +22,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from kenning import agents, git, ids
+from kenning import agents, git, ids, paths
 from kenning.ids import short_id
 from kenning.model import Session
 from kenning.store import SessionUpdate, Store, now_iso
@@ -371,7 +371,7 @@ def finish(store: Store, session: Session, reason: str | None = None) -> Session
     diff = session.diff_stat
     if reason:  # an agent's word ("exit", "logout"), but the payload may say anything
         reason = " ".join(_redacted(reason).split())[:MAX_REASON_CHARS]
-    if session.cwd and os.path.isdir(session.cwd):
+    if session.cwd and os.path.isdir(paths.os_path(session.cwd)):
         unknown = []
         if session.start_commit and _head(session.cwd) != session.start_commit:
             # (the same head: none since, as read from .git, a git process less)

@@ -126,7 +126,7 @@ class Where:
         return {
             "cwd": self.cwd,
             "repo": self.repo,
-            "repo_root": str(self.git.root) if self.git else None,
+            "repo_root": paths_mod.as_text(str(self.git.root)) if self.git else None,
             "branch": self.branch_shown,
             "workstream": self.workstream,
             "no_workstream": self.no_workstream,
@@ -169,7 +169,8 @@ def detect(
     """
     env = paths_mod.environ() if env is None else env
     try:
-        here = str(Path(cwd or os.getcwd()).resolve())
+        # The folder by the name the OS knows; kept, shown and keyed as text (`cwd`).
+        here = str(Path(paths_mod.os_path(os.fspath(cwd or os.getcwd()))).resolve())
     except FileNotFoundError:
         raise InvalidInput("the current folder no longer exists: cd to one that does") from None
     git = find_git(here, env)
@@ -253,7 +254,7 @@ def detect(
                 # A worktree made elsewhere belongs where its repo's main checkout is, as
                 # a project added from the repo applies in its worktrees.
                 hit = next((f for f in paths if _inside(main, str(f))), None)
-                why = f"a worktree of {main}, inside {hit} (config workspaces)"
+                why = f"a worktree of {paths_mod.as_text(main)}, inside {hit} (config workspaces)"
             if hit:
                 scope = _from_setting(ScopeType.WORKSPACE, name, f"[workspaces] {name!r}")
                 workspace = scope.value
@@ -273,7 +274,7 @@ def detect(
         add(Scope(ScopeType.AGENT, agent), f"running inside {agent}")
     add(Scope(ScopeType.GLOBAL), "everywhere")
     return Where(
-        here,
+        paths_mod.as_text(here),
         git,
         repo,
         workstream,
@@ -347,7 +348,7 @@ def _inside(path: str, folder: str) -> bool:
     if not paths_mod.is_full_path(folder):
         return False  # a relative folder names no place (`ken doctor` reports it)
     try:
-        base = str(Path(folder).expanduser().resolve())
+        base = str(Path(paths_mod.os_path(folder)).expanduser().resolve())
     except OSError:
         return False
     return path == base or path.startswith(base.rstrip("/") + "/")

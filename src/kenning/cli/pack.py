@@ -114,7 +114,7 @@ def _packed(result: Pack, as_toml: bool) -> None:
 @click.option("--explain", is_flag=True, help="Show every candidate's score parts.")
 @click.option(
     "--queries",
-    type=click.File("r", encoding="utf-8"),
+    type=click.File("r", encoding="utf-8-sig"),  # without a BOM first
     help="Answer one query per line as JSON lines.",
 )
 @click.option("--scope", "-s", multiple=True, help="Recall from these scopes instead of here.")

@@ -168,13 +168,15 @@ def guard_change(
 
 
 def read_stdin_text(nothing: str = "nothing was stored") -> str:
+    """Text piped in or from a file (`ken add < note.txt`), without the byte order mark
+    a Windows editor writes first: it would reach agents as an invisible character."""
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
     if isinstance(data, bytes):
         try:
-            return data.decode("utf-8")
+            data = data.decode("utf-8")
         except UnicodeDecodeError:
             raise KenningError(f"stdin is not UTF-8 text; {nothing}") from None
-    return data
+    return data.removeprefix("\ufeff")
 
 
 class Fraction(click.FloatRange):

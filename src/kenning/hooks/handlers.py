@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from kenning import deliver, sessions
+from kenning import deliver, paths, sessions
 from kenning import where as where_mod
 from kenning.agents.agent import Event, HookEvent
 from kenning.config import Config, team_path
@@ -334,7 +334,8 @@ def pre_compact(store: Store, event: HookEvent, config: Config, later: Later) ->
 def _summarize_later(session: Session, *, final: bool) -> None:
     """Summarize in a detached process: agents give these hooks a few seconds at most."""
     args = ["summarize", session.id, "--from-hook"] + ([] if final else ["--part"])
-    spawn(args, session.cwd if session.cwd and os.path.isdir(session.cwd) else None)
+    cwd = paths.os_path(session.cwd) if session.cwd else None
+    spawn(args, cwd if cwd and os.path.isdir(cwd) else None)
 
 
 def start_detached(args: list[str], cwd: str | None) -> None:
@@ -376,8 +377,8 @@ def handle(
     handler = HANDLERS.get(event.event)
     if handler is None:
         return ""
-    if not os.path.isdir(event.cwd):
-        raise Skip(f"cwd {event.cwd} is not a folder")
+    if not os.path.isdir(paths.os_path(event.cwd)):
+        raise Skip(f"cwd {paths.as_text(event.cwd)} is not a folder")
     foreign = sessions.foreign_shell(event.agent, config.env, event.chain)
     if foreign is not None:
         raise Skip(foreign)
