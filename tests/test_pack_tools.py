@@ -73,6 +73,9 @@ def test_an_agent_integrated_without_mcp_is_told_no_tool_it_lacks(
     assert not names_a_tool(text), intro
     assert "`ken search WORDS`" in intro and '`ken add "TEXT"' in intro
     assert intro == NO_TOOLS.intro
+    # Nor does it say the agent has none: a server registered where kenning does not
+    # look (a project's .mcp.json) may be there all the same.
+    assert "no mcp" not in intro.lower() and "no memory tools" not in intro.lower()
 
 
 @pytest.mark.parametrize("agent", agents.NAMES)

@@ -44,7 +44,10 @@ class Tools:
     `ken_memory_search`), or, with no `ken` MCP server registered (`form` None), `ken` in
     its shell. Every agent kenning integrates runs shell commands, and an agent's `ken
     add` there keeps to the rules its `memory_propose` would: the rule for writing always
-    comes with a way to follow it, and no tool the agent lacks is named.
+    comes with a way to follow it, and no tool the agent lacks is named. Nor is their
+    absence claimed: a server registered where kenning does not look (a project's
+    `.mcp.json`, Claude Code's per-project list) is still there, and the shell works
+    beside it.
     """
 
     form: str | None = "{tool}"
@@ -56,7 +59,7 @@ class Tools:
     def intro(self) -> str:
         if self.form is None:
             how = (
-                "No memory tools here (no MCP server `ken`): in the shell, `ken search WORDS` "
+                "In the shell, `ken search WORDS` "
                 'finds memories, `ken show ID` reads one, `ken add "TEXT" --kind KIND '
                 '--evidence "WORDS"` saves one.'
             )
