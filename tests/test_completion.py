@@ -169,3 +169,20 @@ def test_each_shell_s_completion_script_is_documented_and_made(shell: str) -> No
     assert f"_KEN_COMPLETE={shell}_source ken" in text
     script = ken_proc(env={"_KEN_COMPLETE": f"{shell}_source"})
     assert script.returncode == 0 and "_KEN_COMPLETE" in script.stdout
+
+
+@pytest.mark.parametrize("broken", ["store_a_folder", "store_not_sqlite", "config_not_toml"])
+def test_scopes_of_where_you_are_complete_with_a_broken_store_or_config(
+    broken: str, git_repo: Path, tmp_path: Path, isolated_home: Path
+) -> None:
+    db = Path(os.environ["KEN_DB"])
+    if broken == "store_a_folder":
+        db.mkdir()
+    elif broken == "store_not_sqlite":
+        db.write_bytes(b"not a database, only words " * 100)
+    else:
+        (isolated_home / ".config/kenning").mkdir(parents=True)
+        (isolated_home / ".config/kenning/config.toml").write_text("memory = [\n")
+    offered = bash_values("ken list --scope ", cwd=git_repo)
+    assert offered[:2] == ["workstream:github.com/acme/shop#main", "repo:github.com/acme/shop"]
+    assert {"global", "repo", "workstream"} <= set(offered)

@@ -17,6 +17,7 @@ with spaces and the shell's other special characters escaped.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 from collections.abc import Callable, Sequence
@@ -35,6 +36,7 @@ from kenning.errors import KenningError
 from kenning.ids import short_id
 from kenning.model import KINDS, Status
 from kenning.store import Store
+from kenning.where import Where
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
 MAX_IDS = 50
@@ -64,29 +66,53 @@ def statuses(ctx: click.Context, param: click.Parameter, incomplete: str) -> lis
 
 def scopes(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """The scopes that apply here (most specific first), their bare types (`repo` is the
-    repo here), then the scopes that hold memories."""
+    repo here), then the scopes that hold memories. Where you are needs no store: a
+    broken store or config.toml leaves out only what they would add."""
     found: dict[str, str] = {}
-    try:
-        from kenning import agentenv, locate
-
+    store = None
+    # A damaged store, or a folder where it should be: the scopes here remain.
+    with contextlib.suppress(KenningError, OSError):
         store = _store()
-        try:
-            here = locate.here(store, config.Config(), agent=agentenv.detect_agent())
+    try:
+        here = _here(store)
+        if here is not None:
             for scope in here.scopes:
                 found.setdefault(str(scope), here.reasons.get(str(scope), "applies here"))
             for scope in here.scopes:  # a bare type names the one that applies here
                 if scope.type.value != "global":
                     found.setdefault(scope.type.value, f"here: {scope}")
-            if store is not None:
-                for scope_text in store.scopes_in_use():
-                    found.setdefault(scope_text, "holds memories")
-        finally:
-            if store is not None:
-                store.close()
+        if store is not None:
+            for scope_text in store.scopes_in_use():
+                found.setdefault(scope_text, "holds memories")
     except (KenningError, OSError):
         pass
+    finally:
+        if store is not None:
+            store.close()
     found.setdefault("global", "everywhere")
     return [CompletionItem(s, help=why) for s, why in found.items() if s.startswith(incomplete)]
+
+
+def _here(store: Store | None) -> Where | None:
+    """Where we are, with what of the store and config.toml can be read: a config.toml
+    that does not parse costs only its `[workspaces]` and `workspace`, a store that
+    cannot be read only its projects."""
+    from kenning import agentenv, locate
+
+    try:
+        settings = config.Config()
+    except KenningError:
+        settings = config.Config(file={})
+    for store_used, settings_used in (
+        (store, settings),
+        (None, settings),
+        (None, config.Config(file={})),
+    ):
+        try:
+            return locate.here(store_used, settings_used, agent=agentenv.detect_agent())
+        except (KenningError, OSError):
+            continue
+    return None
 
 
 def item_ids(action: str | None = None) -> Completer:
