@@ -83,6 +83,11 @@ Redaction works in two phases over the *original* text:
        http-basic.repo user X``, the password argument of PHP's ``PDO``/``mysqli``
        and of credential constructors (``NetworkCredential("u", "X")``,
        ``HTTPBasicAuth``, ``SetBasicAuth``, ``PasswordAuthentication``, ``.login``),
+       what code passes unnamed: a builder's ``.password("X")``, ``${db.password:X}``
+       defaults, ``"X".toCharArray()`` for a key store, ``let(:password) { "X" }``,
+       ``#define DB_PASS "X"``, ``create_user(u, mail, "X")``, ``mysql_real_connect``,
+       sbt's ``Credentials``, ``.auth("X")``, CDK's ``SecretValue.unsafePlainText``,
+       ``btoa("user:X")``, and the rest of a secret's literal joined with ``+``,
        Wi-Fi passwords (a QR code's ``WIFI:…;P:X;``, netsh's ``Key Content : X``,
        ``wpa_passphrase ssid X``, the line ``nmcli -s -g …psk`` prints),
        SQL's ``IDENTIFIED [WITH plugin] BY 'X'``, ``[WITH] [ENCRYPTED] PASSWORD [=] [N]'X'``,

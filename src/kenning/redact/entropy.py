@@ -345,6 +345,11 @@ _ADDRESS_BEFORE = lazy(
 )
 
 
+_ETAG_BEFORE = lazy(
+    r"(?<![A-Za-z-])(?:etag|if-none-match|if-match)[\"']?[ \t]*[:=][ \t]*[\"']?(?:W/)?[\"']?\Z", _FI
+)
+
+
 def _public_id(text: str, start: int, run: str) -> bool:
     if _drive_id(run) or _BECH32.fullmatch(run) or _CID.fullmatch(run):
         return True
@@ -356,6 +361,8 @@ def _public_id(text: str, start: int, run: str) -> bool:
         return True
     if run.endswith(("EXAMPLE", "EXAMPLEKEY")):
         return True  # AWS's documentation keys: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+    if _ETAG_BEFORE.search(text, max(0, start - 40), start):
+        return True  # an HTTP entity tag: ETag: W/"820a-4iXF...", If-None-Match: "..."
     if text.startswith(".apps.googleusercontent.com", start + len(run)):
         return True  # an OAuth client id, which web pages hold
     if run.startswith("eyJ") and text.endswith("pk.", max(0, start - 3), start):

@@ -201,6 +201,13 @@ FORMATS: tuple[tuple[str, str, str], ...] = (
     ("neon_key", "napi_", r"[a-z0-9]{60,72}" + _END),
     ("zuplo_key", "zpka_", r"[A-Za-z0-9_]{32,80}" + _END),
     ("openvsx_token", "ovsxat_", r"[A-Za-z0-9-]{36}" + _END),
+    # Bitwarden Secrets Manager access tokens: 0.<uuid>.<secret>:<base64 key>
+    (
+        "bitwarden_token",
+        "0.",
+        r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9]{20,40}"
+        r":[A-Za-z0-9+/]{20,24}={0,2}(?![A-Za-z0-9+/=])",
+    ),
 )
 
 # Azure keys that carry a signature at a fixed offset: (signature, offset, the alphabet

@@ -48,7 +48,9 @@ _AUTH_HEADER = lazy(
     r"uthorization(?<=[Aa]uthorization)(?<![A-Za-z0-9_][Aa]uthorization)"
     # its value after : or =, or after a space when a scheme follows (nginx's
     # proxy_set_header Authorization "Basic ...")
-    r"[\"']?(?:[ \t]*[:=][ \t]*[\"']?|[ \t]+[\"']?(?=(?:bearer|basic|token|digest)[ \t]))"
+    # or as the next argument of a call that sets a header: ("Authorization", "Basic ...")
+    r"[\"']?(?:[ \t]*[:=][ \t]*[\"']?|[ \t]+[\"']?(?=(?:bearer|basic|token|digest)[ \t])"
+    r"|(?<=[\"'])[ \t]*,[ \t]*[\"'](?=(?:bearer|basic|token|digest)[ \t]))"
     r"(?P<scheme>(?:bearer|basic|token|digest|ssws|splunk|geniekey|api-?key|key|oauth|jwt|mac)"
     r"[ \t]+|key=)?"
     r"(?P<v>[A-Za-z0-9._~+/=-]{8,}+)",
@@ -155,6 +157,7 @@ _PLACEHOLDER = lazy(
     | (?:your|my|insert|put|enter|replace|add)[-_]
     | .*[-_]here\Z
     | .*(?:\.\.\.|\u2026)          # truncated: ghp_...
+    | [A-Za-z0-9]{1,12}(?:[_.-][A-Za-z0-9]{1,12}){0,3}[_.-](?:x{3,}|X{3,})\Z  # sk_test_xxx
     | %\(                          # %(password)s
     | .*\[redacted:                # already redacted
     | %[-\#0-9.]*[sdrfxiu]\Z       # printf-style %s, %r
@@ -1235,8 +1238,9 @@ _XML_ELEMENT = lazy(
     _F,
 )
 _XML_PAIR = lazy(
-    r"(?:key|name)[ \t]*=[ \t]*\"(?P<n>[^\"]{1,80})\"[ \t\r\n]+"
-    r"value[ \t]*=[ \t]*\"(?P<v>[^\"\r\n]{1,256})\"",
+    # (quotes doubled inside a C# verbatim string: key=""Password"" value=""x"")
+    r"(?:key|name)[ \t]*=[ \t]*\"\"?(?P<n>[^\"]{1,80})\"\"?[ \t\r\n]+"
+    r"value[ \t]*=[ \t]*\"\"?(?P<v>[^\"\r\n]{1,256})\"",
     _FI,
 )
 _XML_ENTRY = lazy(

@@ -253,9 +253,9 @@ _OPENVPN = lazy(
     r"-----BEGIN OpenVPN Static key V1-----(?P<body>[0-9a-fA-F\s]{32,}?)"
     r"-----END OpenVPN Static key V1-----"
 )
-# LaunchDarkly's SDK and mobile keys: sdk- or mob- and a UUID.
+# LaunchDarkly's SDK, mobile and API access keys: sdk-, mob- or api- and a UUID.
 _LAUNCHDARKLY = lazy(
-    r"(?<![\w-])(?:sdk|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])"
+    r"(?<![\w-])(?:sdk|mob|api)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])"
 )
 # strongSwan's ipsec.secrets: : PSK "...", : XAUTH "...", : EAP "..."
 _IPSEC = lazy(r":[ \t]*(?:PSK|XAUTH|EAP)[ \t]+" + _VALUE)
@@ -309,6 +309,127 @@ _DEFINE = lazy(
     r"(?:\"(?P<dq>[^\"\r\n]{4,200})\"|'(?P<sq>[^'\r\n]{4,200})')[ \t]*\)",
     re.IGNORECASE,
 )
+
+
+# Secrets that code passes where no name is assigned them (each seen missed by the blind3
+# corpus of code): a builder's .password("..."), a CDK SecretValue.unsafePlainText("..."),
+# RSpec's let(:password) { "..." }, a default in a placeholder (Spring's
+# ${db.password:...}, the shell's ${DB_PASSWORD:-...}), C's #define DB_PASS "...",
+# Django's create_user(name, email, "..."), MySQL's mysql_real_connect(c, host, user,
+# "..."), sbt's Credentials(realm, host, user, "..."), a Java key store's
+# "...".toCharArray(), a Redis client's .auth("...") (OpenResty's red:auth("...")), a
+# user:password pair given to btoa/b64encode, and the rest of a secret's string literal
+# joined with + ("...abc" + "def...").
+_Q = r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})')"
+_STR = r"(?:\"[^\"\r\n]{0,200}\"|'[^'\r\n]{0,200}')"
+_BUILDER = lazy(r"\.(?P<name>[A-Za-z_]\w{1,40})\([ \t]*" + _Q + r"[ \t]*\)")
+_NOT_BUILDER = lazy(
+    r"(?:get|fetch|read|load|lookup|find|has|is|remove|delete|revoke|validate|verify|check"
+    r"|require|create|rotate|describe|list|mask|hide|hash|encrypt|decrypt|sign|parse|match"
+    r"|expect|assert|to|from|contains|equals|should)(?![a-z])",
+    re.IGNORECASE,
+)
+_CDK_PLAIN = lazy(
+    r"SecretValue\.(?:unsafePlainText|plainText|unsafe_plain_text|plain_text)\([ \t]*" + _Q
+)
+_RSPEC_LET = lazy(r"let!?\([ \t]*:(?P<name>\w{1,60})[ \t]*\)[ \t]*\{[ \t]*" + _Q + r"[ \t]*\}")
+_DEFAULT_IN = lazy(
+    r"\$\{(?P<name>[A-Za-z_][\w.-]{0,80}):[-=]?(?P<bare>[^\s}\"'$:?+][^\s}\"'$]{0,199})\}"
+)
+_C_DEFINE = lazy(
+    r"#[ \t]*define[ \t]+(?P<name>[A-Za-z_]\w{0,60})[ \t]+(?:L|u8)?\"(?P<dq>[^\"\r\n]{1,200})\""
+)
+_CREATE_USER = lazy(
+    r"create_(?:super)?user\([ \t]*" + _STR + r"[ \t]*,[ \t]*" + _STR + r"[ \t]*,[ \t]*" + _Q
+)
+_MYSQL_REAL = lazy(
+    r"mysql_real_connect\([ \t]*[\w&*>.-]{1,60}[ \t]*,[ \t]*(?:" + _STR + r"|\w{1,60})[ \t]*,"
+    r"[ \t]*(?:" + _STR + r"|\w{1,60})[ \t]*,[ \t]*" + _Q
+)
+_SBT_CREDENTIALS = lazy(
+    r"Credentials\([ \t]*"
+    + _STR
+    + r"[ \t]*,[ \t]*"
+    + _STR
+    + r"[ \t]*,[ \t]*"
+    + _STR
+    + r"[ \t]*,[ \t]*"
+    + _Q
+    + r"[ \t]*\)"
+)
+_CHAR_ARRAY = lazy(
+    r"(?:\.(?:load|getKey|init|store|setKeyEntry|getEntry)|PBEKeySpec|PasswordProtection)\("
+    r"[^\r\n;]{0,160}?\"(?P<dq>[^\"\r\n]{1,200})\"\.toCharArray\(\)"
+)
+_REDIS_AUTH = lazy(r"auth\([ \t]*" + _Q + r"[ \t]*\)")
+_ENCODED_PAIR = lazy(
+    r"(?:btoa|b64encode|encode64|EncodeToString\(\[\]byte)\([ \t]*b?[\"']"
+    r"[^\s:\"'/]{1,64}:(?P<dq>[^\s\"']{1,200})[\"']"
+)
+_CONCAT = lazy(
+    r"(?P<name>[A-Za-z_]\w{0,60})[\"']?[ \t]*[:=][ \t]*"
+    r"(?P<first>\"[^\"\r\n]{4,200}\"|'[^'\r\n]{4,200}')"
+    r"(?P<rest>(?:\s{0,40}\+\s{0,40}(?:\"[^\"\r\n]{1,200}\"|'[^'\r\n]{1,200}'))+)"
+)
+_LITERAL = lazy(r"\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})'")
+
+
+def _code_calls(text: str, low: bytes, add: Add) -> None:
+    if b"." in low and b"(" in low:
+        for m in _BUILDER.finditer(text):
+            name = m.group("name")
+            if _secret_kind(name) and not _NOT_BUILDER.match(name):
+                _value(m, add, "password")
+    if b"secretvalue." in low:
+        for m in _CDK_PLAIN.finditer(text):
+            _value(m, add, "password", shaped=False)
+    if b"let" in low:
+        for m in _at(_RSPEC_LET, text, low, (b"let",)):
+            if _name_kind(m.group("name")) is not None:
+                _value(m, add, "password", shaped=_name_kind(m.group("name")) in ("key", "auth"))
+    if b"${" in low:
+        for at in _hits(low, b"${"):
+            default = _DEFAULT_IN.match(text, at)
+            if default is not None and _secret_kind(default.group("name")):
+                _value(default, add, "password", shaped=False)
+    if b"define" in low:
+        for at in _hits(low, b"#"):
+            define = _C_DEFINE.match(text, at)
+            if define is not None and (kind := _name_kind(define.group("name"))) is not None:
+                _value(define, add, "password", shaped=kind in ("key", "auth"))
+    for pattern, words, shaped in (
+        (_CREATE_USER, (b"create_",), False),
+        (_MYSQL_REAL, (b"mysql_real_connect",), False),
+        (_SBT_CREDENTIALS, (b"credentials(",), False),
+        (_CHAR_ARRAY, (b"tochararray",), False),
+        (_REDIS_AUTH, (b"auth(",), True),
+        (_ENCODED_PAIR, (b"b64encode(", b"btoa(", b"encode64(", b"encodetostring("), True),
+    ):
+        if any(word in low for word in words):
+            for m in pattern.finditer(text):
+                if pattern is not _REDIS_AUTH or text[m.start() - 1 : m.start()] in (".", ":"):
+                    _value(m, add, "password", shaped=shaped)
+    if b"+" in low and (b'" +' in low or b"' +" in low or b'"+' in low or b"'+" in low):
+        names = {_name_start(text, at) for word in _NAME_WORDS for at in _hits(low, word)}
+        for at in sorted(names):
+            joined = _CONCAT.match(text, at)
+            if joined is None:
+                continue
+            kind = _name_kind(joined.group("name")) or (
+                "key" if joined.group("name") == "key" else None
+            )
+            if kind is None:
+                continue
+            whole = "".join(
+                x.group("dq") or x.group("sq") or "" for x in _LITERAL.finditer(joined.group(0))
+            )
+            if kind in ("key", "auth") and not _credential_like(whole, True):
+                continue
+            if _skip_value(whole):
+                continue
+            for lit in _LITERAL.finditer(text, joined.start("first"), joined.end("rest")):
+                group = "dq" if lit.group("dq") is not None else "sq"
+                add((lit.start(group), lit.end(group), "secret_assignment"))
 
 
 # "usa X como contraseña", "use X como senha": the value before the word, in Spanish and
@@ -526,7 +647,8 @@ def phrases(text: str, low: bytes, add: Add) -> None:
     if b"psk" in low or b"xauth" in low or b"eap" in low:
         for m in _IPSEC.finditer(text):
             _value(m, add, "password", shaped=False)
-    if b"sdk-" in low or b"mob-" in low:
+    _code_calls(text, low, add)
+    if b"sdk-" in low or b"mob-" in low or b"api-" in low:
         for m in _LAUNCHDARKLY.finditer(text):
             add((m.start(), m.end(), "secret_assignment"))
     if b"@tcp(" in low or b"@unix(" in low:

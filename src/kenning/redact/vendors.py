@@ -382,6 +382,8 @@ class Finder:
             return None
         last_start, last_end, _ = found[-1]
         between = text[last_end:start]
+        if _jsx_key(text, lo, last_start, last_end):
+            return None
         if len(between) > _MAX_GAP:
             return None
         if any(w.lower() in _META for w in _WORD.findall(between)):
@@ -400,6 +402,18 @@ class Finder:
         if not secret_word and not wallet and all(v in _PLAIN_WORDS for v in vendors):
             return None  # "render", "linear", "square" alone are words, not vendors
         return vendor or "secret_assignment"
+
+
+# A tag's key attribute: React's <li key="..."> and Vue's :key name a list item, not a secret.
+_TAG_OPEN = lazy(r"<[A-Za-z][\w.:-]*+(?:[ \t][^<>\r\n]*+)?+\Z", _F)
+
+
+def _jsx_key(text: str, lo: int, word_start: int, word_end: int) -> bool:
+    if text[word_start:word_end] != "key" or not text.startswith("=", word_end):
+        return False
+    if word_start == 0 or text[word_start - 1] not in " \t:":
+        return False
+    return _TAG_OPEN.search(text, lo, word_start) is not None
 
 
 # Words said of a commit (and of CI), whose hash the lines of a complaint may hold too.
