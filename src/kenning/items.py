@@ -553,7 +553,16 @@ def file_proposal(
     sessions asked. Nothing is lost, and a person is not asked the same thing twice
     because an agent keeps repeating it. Only what `who` (the writer) may know of counts
     (`may_know`).
+
+    The look for a twin and the write it decides are one transaction, one statement at a
+    time: two agents (or two MCP servers of one) proposing the same thing at once file
+    it once.
     """
+    with store.together(key=f"proposal:{statement_key(item.text)}"):
+        return _file_proposal(store, item, change, who)
+
+
+def _file_proposal(store: Store, item: Item, change: str, who: policy.Actor | None) -> Item:
     waiting = waiting_twin(store, item, who)
     if waiting is not None:
         return waiting
