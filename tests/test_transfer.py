@@ -288,7 +288,7 @@ def test_import_keep_status_needs_a_person_and_checks_what_it_keeps(tmp_path):
         ({"status": "happy"}, "line 1: unknown status 'happy'"),
         ({"status": "dismissed"}, "line 1: a dismissed item needs a 'dismiss_reason'"),
         ({"reviewed_at": "yesterday"}, "line 1: 'reviewed_at' must be a UTC time"),
-        ({"use_count": -1}, "line 1: 'use_count' must be a whole number"),
+        ({"use_count": -1}, "line 1: 'use_count' must be a whole number, 0 or more"),
     ):
         dump.write_text(json.dumps({**line, **bad}) + "\n")
         result = ken("import", "--keep-status", str(dump))

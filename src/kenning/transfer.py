@@ -82,7 +82,7 @@ def _as_it_was(item: Item, data: dict[str, Any], where: str) -> Item:
         raise InvalidInput(f"{where}: {exc}") from None
     uses = data.get("use_count", 0) or 0
     if not isinstance(uses, int) or isinstance(uses, bool) or uses < 0:
-        raise InvalidInput(f"{where}: 'use_count' must be a whole number")
+        raise InvalidInput(f"{where}: 'use_count' must be a whole number, 0 or more")
     expires = _time(data, "expires_at", where) if "expires_at" in data else item.expires_at
     return replace(
         item,
