@@ -71,7 +71,7 @@ def test_forget_drops_the_memory_its_waiting_copies_and_its_hook_log_lines(db_pa
     result = ken("forget", ids["memory"][-6:], "--yes")
 
     assert result.exit_code == 0, result.output
-    assert "forgot 2 memories (1 copies waiting to replace them; 1 hook log lines dropped)" in (
+    assert "forgot 2 memories (1 copy waiting to replace it; 1 hook log line dropped)" in (
         result.output
     )
     with opened(db_path) as store:
@@ -93,7 +93,7 @@ def test_forget_everywhere_leaves_no_byte_of_the_text_in_the_store_its_wal_or_th
 
     assert result.exit_code == 0, result.output
     assert "forgot 4 memories" in result.output
-    assert "2 memories that quoted them" in result.output
+    assert "2 memories that quoted it" in result.output
     # first and last prompt, the recall's query, run lessons' copy of the prompt and signal
     assert "5 session prompts and recall queries blanked" in result.output
     assert MARKER.encode() not in _raw(db_path)

@@ -301,6 +301,35 @@ def test_approve_all_counts_asks_and_approves_only_on_yes():
         assert set(statuses(store).values()) == {"active"}
 
 
+def test_approve_all_of_many_reads_the_store_once_and_says_how_far_it_is(monkeypatch):
+    """`ken approve --all` of 50,000 imported proposals took 16 minutes, silent: each
+    approval searched the store twice for a memory it would repeat, and each search read
+    more of the index as the store grew."""
+    from kenning.store.sqlite import SQLiteStore
+
+    with opened() as store:
+        for n in range(120):
+            propose(store, f"Rule number {n} holds", scope="global")
+    searches = []
+    search = SQLiteStore.search
+
+    def counted(self, words, query):
+        searches.append(words)
+        return search(self, words, query)
+
+    monkeypatch.setattr(SQLiteStore, "search", counted)
+    monkeypatch.setattr(items, "APPROVE_CHUNK", 50)
+
+    done = ken("approve", "--all", "--yes")
+
+    assert done.exit_code == 0, done.output
+    assert "approved 50/120\n" in done.stderr and "approved 100/120\n" in done.stderr
+    assert done.stderr.count("approved ") == 122  # two of progress, one per memory
+    assert len(searches) <= 2  # not one (or two) per memory
+    with opened() as store:
+        assert set(statuses(store).values()) == {"active"}
+
+
 def test_reject_all_takes_scope_and_kind_filters_and_yes():
     with opened() as store:
         propose(store, "Use pnpm, never npm", scope="global")
@@ -481,7 +510,13 @@ def filed_as_replacement(store, original, text, who="codex"):
     return store.insert_item(item, change=items.REPLACES)
 
 
-def test_approving_a_copy_of_what_its_replaced_original_became_is_refused(git_repo):
+# Both ways a batch is checked: a search per memory, and (a long batch) every
+# active memory of its scopes read once.
+@pytest.mark.parametrize("batch_check", [items.BATCH_CHECK, 1])
+def test_approving_a_copy_of_what_its_replaced_original_became_is_refused(
+    git_repo, monkeypatch, batch_check
+):
+    monkeypatch.setattr(items, "BATCH_CHECK", batch_check)
     # The tester's repro: the same replacement filed twice; approving the first supersedes
     # the original, approving the second left two identical rules in every pack.
     with opened() as store:
@@ -523,7 +558,13 @@ def test_approving_a_replacement_whose_original_was_retired_already_says_so(git_
         assert store.get_item(later.id).status is Status.ACTIVE
 
 
-def test_approve_all_refuses_a_batch_that_would_tell_one_statement_twice(git_repo):
+# Both ways a batch is checked: a search per memory, and (a long batch) every
+# active memory of its scopes read once.
+@pytest.mark.parametrize("batch_check", [items.BATCH_CHECK, 1])
+def test_approve_all_refuses_a_batch_that_would_tell_one_statement_twice(
+    git_repo, monkeypatch, batch_check
+):
+    monkeypatch.setattr(items, "BATCH_CHECK", batch_check)
     with opened() as store:
         rule = person(store, "Deploys go through make ship", kind="decision")
         copies = [

@@ -654,3 +654,57 @@ def test_the_item_captured_next_in_a_scope_is_found_through_the_filters(store: S
     store.replace_item(replace(reply, status=Status.ARCHIVED), "archive", new_version=False)
     assert store.next_captured([first.id], query) == {}
     assert store.next_captured([], query) == {}
+
+
+def test_the_same_proposal_filed_at_once_on_several_connections_is_filed_once(
+    reopen: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Several MCP servers of one agent proposing the same statement at the same moment:
+    each looks for a waiting twin, finds none, and would file its own. The look and the
+    write are one transaction, so the others see the first one's proposal."""
+    import contextlib
+    import threading
+
+    from kenning import policy
+
+    reopen().close()  # the store made (migrated) once, before the writers start
+    writers = 4
+    # Every writer is held between its look for a twin and its write until all of them
+    # have looked: without one transaction, all of them find nothing and file. With it,
+    # the first holds the others back; it waits out the barrier (bounded) and files alone.
+    barrier = threading.Barrier(writers, timeout=1.5)
+    dismissed_twins = items._dismissed_twins
+
+    def held_back(*args: object, **kwargs: object) -> list[Item]:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait()
+        return dismissed_twins(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(items, "_dismissed_twins", held_back)
+    codex = policy.Actor("codex")
+    filed: list[str] = []
+    failed: list[BaseException] = []
+
+    def propose() -> None:
+        try:
+            store = reopen()
+            item = _item(
+                "Release trains leave on Tuesdays",
+                status=Status.PROPOSED,
+                kind=Kind.DECISION,
+                provenance=Provenance(who="codex"),
+            )
+            filed.append(items.file_proposal(store, item, who=codex).id)
+        except BaseException as exc:  # reported below, in the test's own thread
+            failed.append(exc)
+
+    threads = [threading.Thread(target=propose) for _ in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not failed
+    store = reopen()
+    waiting = store.list_items(ItemQuery(statuses=("proposed",)))
+    assert len(waiting) == 1
+    assert set(filed) == {waiting[0].id}

@@ -171,6 +171,38 @@ def test_one_bad_line_imports_nothing_and_names_the_line(line, message):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("keep_status", [False, True])
+def test_a_file_with_one_id_on_two_lines_says_so_once_and_its_counts_add_up(tmp_path, keep_status):
+    """A hand-edited file with an id on two lines: the second line was filed as "differs
+    from the file", its id listed twice, and --keep-status said "imported 3/3" of 5."""
+    a, b = seed()
+    lines = [json.loads(line) for line in ken("export").stdout.splitlines()]
+    twin = dict(lines[0], title="a second line for the same id")
+    fresh = {k: v for k, v in lines[0].items() if k not in ("history", "revision")}
+    new_a = dict(fresh, id="01M98V6F2XV3X7R8GEAVMBF7ZZ", title="brand new row A")
+    new_b = dict(new_a, title="brand new row B")
+    dump = tmp_path / "hand.jsonl"
+    dump.write_text("".join(json.dumps(x) + "\n" for x in [*lines, twin, new_a, new_b]))
+    flags = ["--keep-status"] if keep_status else []
+    result = ken("import", *flags, str(dump))
+    assert result.exit_code == 0, result.output
+    first_id = lines[0]["id"][-6:].lower()
+    said = result.stderr
+    assert f"line 3: id {first_id} is on line 1 too: only line 1 is imported" in said
+    assert "line 5: id mbf7zz is on line 4 too: only line 4 is imported" in said
+    assert "differ" not in said  # the first line is the memory here: nothing differs
+    assert "imported 5/5" in said
+    assert "skipped 2 already here, 2 that repeat an id" in said  # 1 + 2 + 2 = 5 lines
+    with opened() as store:
+        assert store.get_item(new_a["id"]).title == "brand new row A"
+    data = json.loads(ken("import", *flags, str(dump), "--json").stdout)
+    assert data["repeated"] == [
+        {"line": 3, "first": 1, "id": first_id},
+        {"line": 5, "first": 4, "id": "mbf7zz"},
+    ]
+    assert data["added"] + data["skipped"] + len(data["repeated"]) == 5
+
+
 def test_import_reports_progress_per_batch(tmp_path):
     lines = [json.dumps({"title": f"Imported item {n}"}) for n in range(1200)]
     seen = []
@@ -235,25 +267,18 @@ def test_import_keep_status_brings_your_own_export_back_as_it_was(tmp_path, monk
     assert set(second) == set(first) == {a.id, b.id, dismissed.id, task.id, used.id}
     for key, line in first.items():
         for field, value in line.items():
-            if field not in ("history", "revision"):
-                assert second[key][field] == value, (key, field)
+            assert second[key][field] == value, (key, field)
     assert second[a.id]["status"] == "active" and second[a.id]["pinned"] is True
     assert (second[dismissed.id]["status"], second[dismissed.id]["dismiss_reason"]) == (
         "dismissed",
         "wrong",
     )
     assert second[b.id]["status"] == "archived"
-    # Nothing is lost: every version comes back, as it was, then the import's own.
-    for key, line in first.items():
-        kept = second[key]["history"]
-        assert kept[:-1] == line["history"], key
-        assert kept[-1]["change"] == "import"
-    assert [h["title"] for h in second[a.id]["history"]] == [
-        "Use pnpm",
-        "Use pnpm 9",
-        "Use pnpm 9",
-        "Use pnpm 9",
-    ]
+    # Nothing is lost and nothing added: every version comes back as it was, the current
+    # one under the same revision, so an agent's expected_revision still holds.
+    assert [h["title"] for h in second[a.id]["history"]] == ["Use pnpm", "Use pnpm 9", "Use pnpm 9"]
+    with opened(tmp_path / "restored.db") as store:
+        assert store.get_item(a.id).revision == first[a.id]["revision"]
 
 
 def test_import_keep_status_checks_and_redacts_the_history_it_brings(tmp_path):
@@ -288,7 +313,7 @@ def test_import_keep_status_needs_a_person_and_checks_what_it_keeps(tmp_path):
         ({"status": "happy"}, "line 1: unknown status 'happy'"),
         ({"status": "dismissed"}, "line 1: a dismissed item needs a 'dismiss_reason'"),
         ({"reviewed_at": "yesterday"}, "line 1: 'reviewed_at' must be a UTC time"),
-        ({"use_count": -1}, "line 1: 'use_count' must be a whole number"),
+        ({"use_count": -1}, "line 1: 'use_count' must be a whole number, 0 or more"),
     ):
         dump.write_text(json.dumps({**line, **bad}) + "\n")
         result = ken("import", "--keep-status", str(dump))

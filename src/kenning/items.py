@@ -553,7 +553,16 @@ def file_proposal(
     sessions asked. Nothing is lost, and a person is not asked the same thing twice
     because an agent keeps repeating it. Only what `who` (the writer) may know of counts
     (`may_know`).
+
+    The look for a twin and the write it decides are one transaction, one statement at a
+    time: two agents (or two MCP servers of one) proposing the same thing at once file
+    it once.
     """
+    with store.together(key=f"proposal:{statement_key(item.text)}"):
+        return _file_proposal(store, item, change, who)
+
+
+def _file_proposal(store: Store, item: Item, change: str, who: policy.Actor | None) -> Item:
     waiting = waiting_twin(store, item, who)
     if waiting is not None:
         return waiting
@@ -905,16 +914,77 @@ def told_twin(store: Store, item: Item) -> Item | None:
     )
 
 
+# A batch this long is checked against every active memory of its scopes, read once,
+# rather than by a search per memory: each search reads the index's matches of its
+# words, which grow with the store, and `ken approve --all` of thousands was quadratic.
+BATCH_CHECK = 50
+
+
 def check_approvable(store: Store, chosen: Sequence[Item]) -> None:
     """Refuse, before any is approved, a batch in which one would tell again what is told
     already: the same statement active in its scope (a replacement whose original was
     superseded by another copy of it), or approved earlier in the same batch."""
+    told = _told_in(store, chosen) if len(chosen) >= BATCH_CHECK else None
     seen: dict[tuple[str, str], Item] = {}
     for item in chosen:
-        twin = told_twin(store, item) or seen.get((str(item.scope), statement_key(item.text)))
+        key = (str(item.scope), statement_key(item.text))
+        twin = (told_twin(store, item) if told is None else _told_of(store, item, told)) or (
+            seen.get(key)
+        )
         if twin is not None:
             raise ToldAlready(item, twin)
-        seen[(str(item.scope), statement_key(item.text))] = item
+        seen[key] = item
+
+
+def _told_in(store: Store, chosen: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
+    """The active memories of the scopes of `chosen`, by scope and statement key."""
+    told: dict[tuple[str, str], list[Item]] = {}
+    for scope in {str(item.scope) for item in chosen}:
+        query = ItemQuery(scopes=(scope,), include_expired=True)
+        for found in store.list_items(query):
+            told.setdefault((scope, statement_key(found.text)), []).append(found)
+    return told
+
+
+def _told_of(store: Store, item: Item, told: dict[tuple[str, str], list[Item]]) -> Item | None:
+    """`told_twin`, looked up in `told` (`_told_in`)."""
+    twins = [
+        t
+        for t in told.get((str(item.scope), statement_key(item.text)), ())
+        if t.id != item.id and may_know(policy.resolve(None), t)
+    ]
+    if not twins:
+        return None
+    retiring = to_supersede(store, item)
+    return next((t for t in twins if retiring is None or t.id != retiring.id), None)
+
+
+APPROVE_CHUNK = 500  # approvals written in one transaction by `approve_all`
+
+
+def approve_all(
+    store: Store,
+    chosen: Sequence[Item],
+    *,
+    actor: policy.Actor | None = None,
+    archived: list[Item] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Item]:
+    """Approve a batch a person chose (`ken approve --all`): checked as one before any
+    is approved (`check_approvable`), then approved as `set_status` approves one (the
+    person check, the replacement it supersedes, the cap), a chunk per transaction;
+    `progress` hears (done, total) after each chunk."""
+    check_approvable(store, chosen)
+    done: list[Item] = []
+    for start in range(0, len(chosen), APPROVE_CHUNK):
+        with store.together():
+            done += [
+                set_status(store, i.id, "approve", actor=actor, archived=archived, checked=True)
+                for i in chosen[start : start + APPROVE_CHUNK]
+            ]
+        if progress:
+            progress(len(done), len(chosen))
+    return done
 
 
 class ToldAlready(InvalidInput):
@@ -969,16 +1039,18 @@ def set_status(
     reason: str | None = None,
     actor: policy.Actor | None = None,
     archived: list[Item] | None = None,
+    checked: bool = False,
 ) -> Item:
     """approve, reject, archive (with an optional reason in the person's words), dismiss
     (with a reason: covered, wrong, one_off, or other when none is given) or restore one
     item: a person's decision (see `policy.require_person`). What the scope's cap
-    archived to make room for an approved or restored memory goes into `archived`."""
+    archived to make room for an approved or restored memory goes into `archived`.
+    `checked`: the caller checked the approval with its batch (`approve_all`)."""
 
     def build(item: Item) -> Item:
         check_status_change(item, action)
         policy.require_person(policy.resolve(actor), f"{action} {short_id(item.id)}")
-        if action == "approve":
+        if action == "approve" and not checked:
             check_approvable(store, [item])
         now = now_iso()
         target = restored_status(store, item) if action == "restore" else _TARGET[action]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kenning import ids, policy
@@ -82,10 +82,16 @@ def _as_it_was(item: Item, data: dict[str, Any], where: str) -> Item:
         raise InvalidInput(f"{where}: {exc}") from None
     uses = data.get("use_count", 0) or 0
     if not isinstance(uses, int) or isinstance(uses, bool) or uses < 0:
-        raise InvalidInput(f"{where}: 'use_count' must be a whole number")
+        raise InvalidInput(f"{where}: 'use_count' must be a whole number, 0 or more")
     expires = _time(data, "expires_at", where) if "expires_at" in data else item.expires_at
+    # The revision it had, so an agent that read it (`expected_revision`) still names its
+    # current version: a memory new to the store comes back at that version, not a new one.
+    revision = data.get("revision")
+    if not (isinstance(revision, str) and len(revision) == 26 and ids.is_valid_ref(revision)):
+        revision = item.revision
     return replace(
         item,
+        revision=ids.normalize_ref(revision),
         status=status,
         dismiss_reason=reason,
         archive_reason=archive_reason,
@@ -200,17 +206,30 @@ def _history(item: Item, data: dict[str, Any], where: str) -> list[Version]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """A line of an import file that has the id of an earlier line (`first`)."""
+
+    line: int
+    first: int
+    id: str
+
+
 def read_items(
     lines: Iterable[str | bytes],
     keep_status: bool = False,
     history: dict[str, list[Version]] | None = None,
+    repeated: list[Repeat] | None = None,
 ) -> list[Item]:
     """Parse and check every line; raises InvalidInput naming the first bad line.
 
     Items come back proposed, unless `keep_status` (a person's own export, as it was):
     then, given a `history` to fill, each item's earlier versions go in it, by item id.
+    A line whose id an earlier line has (a file edited by hand) is left out: the first
+    is the memory, and `repeated` gets the line and the first one's.
     """
     items: list[Item] = []
+    first: dict[str, int] = {}
     for number, raw in enumerate(lines, 1):
         if isinstance(raw, bytes):
             try:
@@ -224,6 +243,11 @@ def read_items(
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"line {number}: not JSON ({exc.msg})") from None
         item = _item_from(data, number, keep_status)
+        if item.id in first:
+            if repeated is not None:
+                repeated.append(Repeat(number, first[item.id], item.id))
+            continue
+        first[item.id] = number
         if keep_status and history is not None and isinstance(data, dict):
             history[item.id] = _history(item, data, f"line {number}")
         items.append(item)
@@ -251,17 +275,44 @@ def import_items(
         mine = Provenance(who=who.agent, how="import")
         items = [replace(item, provenance=mine) for item in items]
     here = _already_said(store, items, differ, who)
+    total = len(items)
     added, skipped = 0, len(items)
     items = [item for item in items if item.id not in here]
     skipped -= len(items)
+    earlier, changes = _current_versions(items, history)
+    done = total - len(items)  # the ones found here already count as done
     for start in range(0, len(items), batch):
-        a, s = store.insert_many(
-            items[start : start + batch], change="import", batch=batch, history=history
-        )
-        added, skipped = added + a, skipped + s
+        # Runs of the same change, in the file's order: each item's own version is
+        # recorded as the change that made it, when its history says which.
+        chunk = items[start : start + batch]
+        run = 0
+        while run < len(chunk):
+            change = changes.get(chunk[run].id, "import")
+            end = run
+            while end < len(chunk) and changes.get(chunk[end].id, "import") == change:
+                end += 1
+            a, s = store.insert_many(chunk[run:end], change=change, batch=batch, history=earlier)
+            added, skipped, done = added + a, skipped + s, done + a + s
+            run = end
         if progress:
-            progress(start + a + s, len(items))
+            progress(done, total)
     return added, skipped
+
+
+def _current_versions(
+    items: Sequence[Item], history: Mapping[str, Sequence[Version]] | None
+) -> tuple[dict[str, Sequence[Version]], dict[str, str]]:
+    """The versions before each item's own, and the change that made its own: an export
+    lists the current version last, under the item's revision; brought back as it was,
+    that version is the item itself, not an earlier one plus an `import`."""
+    earlier: dict[str, Sequence[Version]] = dict(history or {})
+    changes: dict[str, str] = {}
+    for item in items:
+        versions = earlier.get(item.id, ())
+        if versions and versions[-1].item.revision == item.revision:
+            earlier[item.id] = versions[:-1]
+            changes[item.id] = versions[-1].change
+    return earlier, changes
 
 
 def _already_said(
@@ -283,7 +334,7 @@ def _already_said(
         if differ is not None:
             texts.update((f.id, f.text) for f in found)
     if differ is not None:
-        differ += [i.id for i in items if i.id in texts and texts[i.id] != i.text]
+        differ += dict.fromkeys(i.id for i in items if i.id in texts and texts[i.id] != i.text)
     return {
         item.id
         for item in items

@@ -86,15 +86,33 @@ def forget(
             say("nothing forgotten")
             raise SystemExit(1)
     done = items.forget(state.store, plan, session_id=session_id, actor=actor)
+    # What the copies replace: the one memory chosen, one of those chosen, or them.
+    them = "it" if len(plan.chosen) == 1 else "one" if len(plan.copies) == 1 else "them"
     extra = [
-        f"{n} {what}"
-        for n, what in (
-            (len(plan.copies), "copies waiting to replace them"),
-            (len(plan.quoting), "memories that quoted them"),
-            (done.quotes, "session prompts and recall queries blanked"),
-            (done.log_lines, "hook log lines dropped"),
-            (done.unsent, "waiting team pushes dropped"),
-            (done.drafts, "kept edits and drafted plans removed"),
+        f"{n} {one if n == 1 else more}"
+        for n, one, more in (
+            (
+                len(plan.copies),
+                f"copy waiting to replace {them}",
+                f"copies waiting to replace {them}",
+            ),
+            (
+                len(plan.quoting),
+                f"memory that quoted {'it' if len(plan.chosen) == 1 else 'them'}",
+                f"memories that quoted {'it' if len(plan.chosen) == 1 else 'them'}",
+            ),
+            (
+                done.quotes,
+                "session prompt or recall query blanked",
+                "session prompts and recall queries blanked",
+            ),
+            (done.log_lines, "hook log line dropped", "hook log lines dropped"),
+            (done.unsent, "waiting team push dropped", "waiting team pushes dropped"),
+            (
+                done.drafts,
+                "kept edit or drafted plan removed",
+                "kept edits and drafted plans removed",
+            ),
         )
         if n
     ]

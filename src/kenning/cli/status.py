@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import click
 
@@ -70,12 +70,16 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
             # An original named beside its replacement is retired by it, not approved.
             retired = {old.id for old in retires.values()}
             chosen = [i for i in chosen if i.id not in retired]
-            items.check_approvable(state.store, chosen)
         capped: list[Item] = []
-        done = [
-            items.set_status(state.store, i.id, action, actor=actor, archived=capped)
-            for i in chosen
-        ]
+        if action == "approve":
+            done = items.approve_all(
+                state.store, chosen, actor=actor, archived=capped, progress=_progress(past)
+            )
+        else:
+            done = [
+                items.set_status(state.store, i.id, action, actor=actor, archived=capped)
+                for i in chosen
+            ]
         return Result(
             data=[i.to_dict() for i in done],
             text=lambda: _decided(past, done, retires, stale),
@@ -128,6 +132,16 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
             "refs", nargs=-1, required=not batch, shell_complete=complete.item_ids(action)
         )(renders(pass_state(command)))
     )
+
+
+def _progress(past: str) -> Callable[[int, int], None]:
+    """Say how far a long batch is, after each chunk but the last (which its result says)."""
+
+    def said(done: int, total: int) -> None:
+        if done < total:
+            say(f"{past} {done}/{total}")
+
+    return said
 
 
 def _waiting_batch(

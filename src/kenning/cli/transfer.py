@@ -89,9 +89,10 @@ def import_cmd(
 
     Nothing an import brings is told to agents until a person approves it; importing
     the same file twice adds nothing, and a memory here already is never changed (the
-    import says which ones the file holds otherwise). One bad line imports nothing. --keep-status
-    brings your own export back as it was (active memories are told at once), so a
-    person must run it.
+    import says which ones the file holds otherwise). One bad line imports nothing; a line
+    with the id of an earlier one is left out, and said. --keep-status brings your own
+    export back as it was (active memories are told at once, at the revision they had),
+    so a person must run it.
 
     With --from FILE, the rules already written in an agent's instruction file become
     proposals in the repo, each linked to the file and its line. Once approved they
@@ -107,25 +108,33 @@ def import_cmd(
     if dry_run or scope:
         raise click.UsageError("--dry-run and --scope go with --from")
     history: dict[str, list[Version]] = {}
+    repeated: list[transfer.Repeat] = []
     checked = transfer.read_items(
-        file or sys.stdin.buffer, keep_status=keep_status, history=history
+        file or sys.stdin.buffer, keep_status=keep_status, history=history, repeated=repeated
     )
+    for again in repeated:
+        say(
+            f"line {again.line}: id {short_id(again.id)} is on line {again.first} too: "
+            f"only line {again.first} is imported"
+        )
     here = state.where()  # an agent's import is its write: the switches hold as for `add`
     deliver.check_agent_write(
         state.config, here.agent, here, [i.scope for i in checked], projects=state.store.projects()
     )
 
     def progress(done: int, total: int) -> None:
-        say(f"imported {done}/{total}")
+        # Of the file's rows: a row that repeats an id is done once it is read.
+        say(f"imported {done + len(repeated)}/{total + len(repeated)}")
 
     differ: list[str] = []
     added, skipped = transfer.import_items(
         state.store, checked, progress=progress, actor=state.actor(), history=history, differ=differ
     )
+    twice = f", {len(repeated)} that repeat an id" if repeated else ""
     if keep_status:
-        said = f"added {memories(added)} as they were, skipped {skipped} already here"
+        said = f"added {memories(added)} as they were, skipped {skipped} already here{twice}"
     else:
-        said = f"added {memories(added, 'proposed')}, skipped {skipped} already here" + (
+        said = f"added {memories(added, 'proposed')}, skipped {skipped} already here{twice}" + (
             "; review them with `ken list --status proposed`" if added else ""
         )
     if differ:
@@ -135,7 +144,12 @@ def import_cmd(
             f"; {len(differ)} of those differ from the file and were not changed ({shown}): "
             "`ken update ID --text` brings a newer text in as a version"
         )
-    data = {"added": added, "skipped": skipped, "differ": [short_id(i) for i in differ]}
+    data = {
+        "added": added,
+        "skipped": skipped,
+        "differ": [short_id(i) for i in differ],
+        "repeated": [{"line": r.line, "first": r.first, "id": short_id(r.id)} for r in repeated],
+    }
     return Result(data=data, text=lambda: say(said))
 
 

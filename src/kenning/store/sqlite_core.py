@@ -249,9 +249,11 @@ class Core:
             self.conn.execute("ROLLBACK")
 
     @contextmanager
-    def together(self) -> Iterator[None]:
+    def together(self, key: str = "") -> Iterator[None]:
         """The writes made inside happen as one: all of them or, on an error, none (and
-        readers see none of them before all of them)."""
+        readers see none of them before all of them). What is read inside is read in the
+        same transaction, which holds the write lock: no other writer comes between a
+        check and the write it decides, whatever `key` (only one writer at a time here)."""
         with self._write():
             yield
 

@@ -162,15 +162,23 @@ class Connection:
             raise friendly(exc, self.path) from None
 
     @contextmanager
-    def together(self) -> Iterator[None]:
+    def together(self, key: str = "") -> Iterator[None]:
         """The writes made inside (in this thread) happen as one transaction: all of
-        them or, on an error, none, and no other connection sees any before all."""
-        if getattr(self._local, "conn", None) is not None:
+        them or, on an error, none, and no other connection sees any before all. With a
+        `key`, transactions that name the same key run one after another (an advisory
+        lock held to the end), so a check read inside and the write it decides are not
+        split by another's: SQLite's one writer, for what needs it."""
+        held: Conn | None = getattr(self._local, "conn", None)
+        if held is not None:
+            if key:
+                self._lock(held, key)
             yield
             return
         with self._write() as conn:
             self._local.conn = conn
             try:
+                if key:
+                    self._lock(conn, key)
                 yield
             finally:
                 self._local.conn = None
