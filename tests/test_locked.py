@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from kenning import items, spool
 from kenning.agents import get as get_agent
 from kenning.agents.agent import HOOK_TIMEOUTS
 from kenning.hooks import run as hook_run
-from kenning.model import Session
+from kenning.model import Session, Status
 from kenning.store import SessionQuery
 from kenning.store.sqlite_core import READ_WAIT_MS
 
@@ -463,3 +464,22 @@ def test_a_write_an_older_kenning_spooled_under_another_path_is_still_made(
 
     assert sessions()[0].last_prompt == "kept for later"
     assert spool.pending(str(db_path)) == []
+
+
+def test_a_proposal_a_hook_files_under_a_held_lock_waits_in_the_spool(db_path: Path) -> None:
+    """A lesson a Stop hook proposes while another process holds the write lock is kept
+    in the spool like the hook's other writes, not lost: filing a proposal is one
+    transaction elsewhere (two MCP servers filing one statement file it once), but a
+    hook's writes come one at a time and queue in the spool."""
+    add("anything, so the store exists")
+    proposal = items.new_item(
+        "Run the migrations before the tests", scope=items.parse_scope("global")
+    )
+    with opened(db_path) as store, write_locked(db_path):
+        store.set_deadline(time.monotonic() + 0.3)
+        store.spool = spool.Spool(store.path, active=False)
+        items.file_proposal(store, replace(proposal, status=Status.PROPOSED))
+    assert len(spool.pending(str(db_path))) == 1
+    with opened(db_path) as store:
+        assert spool.replay(store) == 0
+        assert store.get_item(proposal.id).status is Status.PROPOSED

@@ -556,8 +556,12 @@ def file_proposal(
 
     The look for a twin and the write it decides are one transaction, one statement at a
     time: two agents (or two MCP servers of one) proposing the same thing at once file
-    it once.
+    it once. A hook's store makes its writes one at a time instead, so that one the lock
+    holds up waits in the hook's spool with the others, not lost (`Store.spooling`): a
+    lesson a Stop hook proposes under a held lock is filed when the spool is replayed.
     """
+    if store.spooling():
+        return _file_proposal(store, item, change, who)
     with store.together(key=f"proposal:{statement_key(item.text)}"):
         return _file_proposal(store, item, change, who)
 

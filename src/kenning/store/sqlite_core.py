@@ -208,6 +208,11 @@ class Core:
         self.deadline = deadline
         self._wait_for(write=False)
 
+    def spooling(self) -> bool:
+        """Whether a write the lock holds up past the deadline is kept for later (a hook's
+        store): writes are then made one at a time, each waiting in the spool if need be."""
+        return self.spool is not None
+
     @contextmanager
     def unspooled(self) -> Iterator[None]:
         """Writes here are made now or fail: none is kept for later."""

@@ -204,6 +204,10 @@ class Connection:
         hook that finds its file locked; a server's writes wait or fail)."""
         yield
 
+    def spooling(self) -> bool:
+        """Always False: see `unspooled`."""
+        return False
+
     def wipe_pending(self) -> bool:
         """Always False: no wipe waits on a reader here. PostgreSQL keeps a deleted row's
         old version until VACUUM reclaims it (autovacuum does so on its own), and its
