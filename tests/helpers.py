@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -9,11 +10,23 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from kenning.config import db_path
 
 PYTHON = sys.executable
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """The Python file at `path` (a fixture's scorer, a bench, docs/generate.py), loaded
+    as module `name` and registered under it (its dataclasses look themselves up there)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 @contextmanager

@@ -5,7 +5,6 @@ link points to a missing file or heading. Regenerate with `.venv/bin/python docs
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
@@ -13,7 +12,7 @@ from types import ModuleType
 import pytest
 
 from conftest import ken_proc
-from helpers import one_line_error
+from helpers import load_module, one_line_error
 from kenning import agents
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,11 +24,7 @@ CODE_SPAN = re.compile(r"`[^`\n]*`")
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docs_generate", DOCS / "generate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(DOCS / "generate.py", "docs_generate")
 
 
 def anchors(path: Path) -> set[str]:

@@ -6,20 +6,15 @@ prints the figures and the misses by label.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers import load_module
 from kenning.redact import redact
 
 _HERE = Path(__file__).parent / "fixtures" / "secrets_blind"
-_spec = importlib.util.spec_from_file_location("secrets_blind_score", _HERE / "score.py")
-assert _spec is not None and _spec.loader is not None
-scorer = importlib.util.module_from_spec(_spec)
-sys.modules["secrets_blind_score"] = scorer
-_spec.loader.exec_module(scorer)
+scorer = load_module(_HERE / "score.py", "secrets_blind_score")
 
 # 2026-12-02, default seed: removed 96.2%, exact 91.7%, unchanged 93.9% before that day's
 # fixes (seeds 1-3: 95.7-96.2%, 91.4-91.9%, 93.5-94.0%); 100%, 96.4%, 100% after them

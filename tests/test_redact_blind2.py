@@ -6,20 +6,15 @@ look-alikes. Floors a little under the figures reached, so that a regression fai
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers import load_module
 from kenning.redact import redact
 
 _HERE = Path(__file__).parent / "fixtures" / "secrets_blind2"
-_spec = importlib.util.spec_from_file_location("secrets_blind2_score", _HERE / "score.py")
-assert _spec is not None and _spec.loader is not None
-scorer = importlib.util.module_from_spec(_spec)
-sys.modules["secrets_blind2_score"] = scorer
-_spec.loader.exec_module(scorer)
+scorer = load_module(_HERE / "score.py", "secrets_blind2_score")
 
 # Seeds 1-3: blind, on main at 005187d, removed 83.3%, unchanged 98.2% (98.6% once the
 # corpus's public JWKs were given base64url); after the fixes 99.7% and 99.5%.

@@ -7,20 +7,15 @@ the misses.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers import load_module
 from kenning.redact import redact
 
 _HERE = Path(__file__).parent / "fixtures" / "secrets_blind3"
-_spec = importlib.util.spec_from_file_location("blind3_score", _HERE / "blind3_score.py")
-assert _spec is not None and _spec.loader is not None
-scorer = importlib.util.module_from_spec(_spec)
-sys.modules["blind3_score"] = scorer
-_spec.loader.exec_module(scorer)
+scorer = load_module(_HERE / "blind3_score.py", "blind3_score")
 
 # Seeds 1-3: blind, on main at 09843ed, removed 96.3%, unchanged 97.0%; after the fixes
 # 100.0% and 99.1%.

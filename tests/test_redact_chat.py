@@ -6,16 +6,12 @@ reached, so that a regression fails. `python tests/fixtures/secrets_chat/score.p
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
+from helpers import load_module
+
 _HERE = Path(__file__).parent / "fixtures" / "secrets_chat"
-_spec = importlib.util.spec_from_file_location("secrets_chat_score", _HERE / "score.py")
-assert _spec is not None and _spec.loader is not None
-scorer = importlib.util.module_from_spec(_spec)
-sys.modules["secrets_chat_score"] = scorer
-_spec.loader.exec_module(scorer)
+scorer = load_module(_HERE / "score.py", "secrets_chat_score")
 
 # 2026-12-07, seeds 1-3: removed 98.5%, unchanged 100% before the fixes it led to; 100%
 # and 100% after. See the folder's README.

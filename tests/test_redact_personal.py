@@ -7,18 +7,14 @@ figures only).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers import load_module
+
 _HERE = Path(__file__).parent / "fixtures" / "secrets_personal"
-_spec = importlib.util.spec_from_file_location("secrets_personal_score", _HERE / "score.py")
-assert _spec is not None and _spec.loader is not None
-scorer = importlib.util.module_from_spec(_spec)
-sys.modules["secrets_personal_score"] = scorer
-_spec.loader.exec_module(scorer)
+scorer = load_module(_HERE / "score.py", "secrets_personal_score")
 
 # 2026-12-07, seeds 1-3: removed 81.6%, unchanged 96.3% before that day's fixes; 98.9% and
 # 99.6% after. Held-out seeds 4-6 (their misses never read): 81.8% and 96.9% before, 98.7%

@@ -6,16 +6,12 @@ the figures and the misses by label.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
+from helpers import load_module
+
 _HERE = Path(__file__).parent / "fixtures" / "secrets_tools"
-_spec = importlib.util.spec_from_file_location("secrets_tools_score", _HERE / "score.py")
-assert _spec is not None and _spec.loader is not None
-scorer = importlib.util.module_from_spec(_spec)
-sys.modules["secrets_tools_score"] = scorer
-_spec.loader.exec_module(scorer)
+scorer = load_module(_HERE / "score.py", "secrets_tools_score")
 
 # 2026-12-07, seeds 1-3: removed 87.1%, unchanged 89.7% before that day's fixes; 93.5%
 # and 98.5% after (fresh seeds 4-6: 92.2%, 98.8%). See the folder's README.

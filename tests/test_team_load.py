@@ -4,24 +4,20 @@ is lost, nothing is stored twice, every repeated push is answered `duplicate`.""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from helpers import load_module
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
 def load_bench() -> ModuleType:
     sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("team_load", BENCH / "team_load.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["team_load"] = module  # its dataclasses look themselves up there
-    spec.loader.exec_module(module)
-    return module
+    return load_module(BENCH / "team_load.py", "team_load")
 
 
 @pytest.mark.postgres
