@@ -38,7 +38,7 @@ from mcp_types import Implementation
 
 from conftest import ken
 from helpers import add, gone_agent, opened
-from kenning import items, sessions
+from kenning import __version__, items, sessions
 from kenning import where as where_mod
 from kenning.ids import new_ulid, short_id
 from kenning.mcp_server import Memory, build_server
@@ -1572,6 +1572,8 @@ def test_the_server_stops_when_the_client_stops_it(git_repo: Path, stop: str) ->
                 },
             )
             assert init and "result" in init, init
+            # It says who it is, with the version `ken --version` says.
+            assert init["result"]["serverInfo"] == {"name": "ken", "version": __version__}
             _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
             call = {"name": "memory_propose", "arguments": {"text": "Written before the stop"}}
             done = _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})

@@ -202,6 +202,14 @@ def test_status_without_a_team_says_how_to_join() -> None:
     assert json.loads(ken("team", "status", "--json").output) == {"member": None}
 
 
+@pytest.mark.parametrize("args", [("team", "sync"), ("team", "status")])
+def test_how_to_join_reads_as_written(args: tuple[str, ...]) -> None:
+    """The redactor every line passes through took `--token T` for a token."""
+    result = ken(*args)
+    assert "`ken team join URL --token TOKEN`" in result.output, result.output
+    assert "redacted" not in result.output
+
+
 # --- what a sync pushes -----------------------------------------------------------------
 
 
@@ -588,3 +596,22 @@ def test_the_sync_the_hook_runs_loads_the_standard_library_and_kenning_only() ->
     heavy = {"click", "rich", "pydantic", "mcp", "textual", "psycopg", "starlette", "uvicorn"}
     assert tops & (heavy | {"httpx", "requests", "urllib3"}) == set()
     assert "kenning" in tops and "http" in tops
+
+
+def test_serve_without_the_team_extra_says_what_to_install_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before, it asked for a database first, and then named `kenning[team]`, which no
+    index holds (kenning is installed from a checkout)."""
+    gone = [m for m in sys.modules if m == "kenning.team.server" or m.startswith("starlette")]
+    for name in gone:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "starlette", None)  # as if not installed
+    import kenning.team
+
+    monkeypatch.delattr(kenning.team, "server", raising=False)
+    monkeypatch.delenv("KEN_SERVE_DB", raising=False)
+    result = ken("serve")
+    assert result.exit_code == 1
+    assert "needs the team extra" in result.output and "starlette" in result.output
+    assert "kenning[team]" not in result.output and "--db" not in result.output

@@ -170,9 +170,7 @@ def propose(
 
     if scope is not None and scope != item.scope:
         raise InvalidInput("a team memory keeps its scope: edit its text, kind, tags or links")
-    member = client.load_membership()
-    if member is None:
-        raise InvalidInput("this host is in no team: `ken team join URL --token T` first")
+    member = client.membership()
     revised = items.revised(replace(item, source=None), **changes(item, edit))
     sync.file_revision(store, item, revised)
     report = sync.sync(store, member, timeout=timeout, do_pull=False)

@@ -37,7 +37,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import BeforeValidator, Field, ValidationError
 
-from kenning import deliver, handoff, items, plans, printable, proposals
+from kenning import __version__, deliver, handoff, items, plans, printable, proposals
 from kenning import lessons as run_lessons
 from kenning import where as where_mod
 from kenning.config import Config, find
@@ -433,7 +433,9 @@ LESSON_KEYS = ("lesson", "evidence", "kind")  # what one lesson of record_reflec
 
 def build_server(memory: Memory | None = None) -> MCPServer:
     mem = memory or Memory()
-    server = _Server("ken", instructions=instructions(mem.config), log_level="WARNING")
+    server = _Server(
+        "ken", version=__version__, instructions=instructions(mem.config), log_level="WARNING"
+    )
     server.memory = mem
 
     @server.tool()

@@ -177,7 +177,10 @@ def _first_id(output: str) -> str:
 
 
 def _tour(db: Path, repo: Path) -> None:
-    click.secho("kenning: one memory that Claude Code, Codex and Gemini CLI share.", bold=True)
+    click.secho(
+        "kenning: one memory that Claude Code, Codex, Gemini CLI, OpenCode and Copilot CLI share.",
+        bold=True,
+    )
     click.echo(f"This tour uses a throwaway store, {db},")
     click.echo(f"and a repo whose origin is github.com/acme/shop: {repo}")
 

@@ -21,8 +21,20 @@ from kenning.cli.state import KenGroup, State, example, pass_state, renders
 from kenning.errors import KenningError
 from kenning.model import TeamRole, normalize_name, repo_key
 
-TEAM_REQUIREMENT = "kenning[team]"
 TEAM_LIBS = ("psycopg", "psycopg_pool", "starlette", "uvicorn", "jinja2")
+
+
+def team_requirements() -> list[str]:
+    """The team extra's requirements as this install's metadata lists them (kenning is
+    installed from a checkout, so `kenning[team]` names nothing pip can find)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        listed = requires("kenning") or []
+    except PackageNotFoundError:
+        listed = []
+    wanted = [r.split(";")[0].strip() for r in listed if "extra == 'team'" in r.replace('"', "'")]
+    return wanted or ["kenning[team]"]
 
 
 def _missing_extra(exc: ModuleNotFoundError) -> KenningError:
@@ -30,7 +42,8 @@ def _missing_extra(exc: ModuleNotFoundError) -> KenningError:
         raise exc
     return KenningError(
         f"`ken serve` needs the team extra ({exc.name} is not installed): "
-        f"{shlex.quote(sys.executable)} -m pip install '{TEAM_REQUIREMENT}'"
+        f"{shlex.quote(sys.executable)} -m pip install "
+        + " ".join(shlex.quote(r) for r in team_requirements())
     )
 
 
@@ -93,12 +106,11 @@ def serve_group(ctx: click.Context, db: str | None, host: str, port: int) -> Non
     if ctx.invoked_subcommand is not None:
         return
     state: State = ctx.obj
-    url = _db(state, db)
-    try:
+    try:  # what to install first: without it, no database would do
         from kenning.team import server
     except ModuleNotFoundError as exc:
         raise _missing_extra(exc) from None
-    server.serve(url, host=host, port=port)
+    server.serve(_db(state, db), host=host, port=port)
 
 
 @serve_group.group(

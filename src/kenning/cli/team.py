@@ -29,10 +29,7 @@ def team_group() -> None:
 
 
 def _member() -> team_client.Membership:
-    member = team_client.load_membership()
-    if member is None:
-        raise InvalidInput("this host is in no team: `ken team join URL --token T` first")
-    return member
+    return team_client.membership()
 
 
 def _report(report: team_sync.Report) -> None:
@@ -108,7 +105,7 @@ def team_status(state: State, offline: bool) -> Result:
     if member is None:
         return Result(
             data={"member": None},
-            text=lambda: say("this host is in no team (`ken team join URL --token T` joins one)"),
+            text=lambda: say(f"this host is in no team ({team_client.JOIN} joins one)"),
         )
     kept = team_sync.load_state(state.store.path)
     server: dict[str, object] = {"reachable": None}

@@ -79,6 +79,10 @@ def membership_path() -> str:
     return str(config_mod.team_path())
 
 
+# How a host joins: what a person is told when it has not, or must again.
+JOIN = "`ken team join URL --token TOKEN`"
+
+
 def load_membership() -> Membership | None:
     """This host's membership, or None when it has not joined a team."""
     path = membership_path()
@@ -89,9 +93,15 @@ def load_membership() -> Membership | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError, TypeError) as exc:
-        raise InvalidInput(
-            f"cannot read {path} ({exc}): join again with `ken team join URL --token T`"
-        ) from None
+        raise InvalidInput(f"cannot read {path} ({exc}): join again with {JOIN}") from None
+
+
+def membership() -> Membership:
+    """This host's membership; one line saying how to join when it has none."""
+    member = load_membership()
+    if member is None:
+        raise InvalidInput(f"this host is in no team: {JOIN} first")
+    return member
 
 
 def save_membership(membership: Membership) -> str:

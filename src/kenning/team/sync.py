@@ -59,6 +59,7 @@ from kenning.model import (
 )
 from kenning.store import ItemQuery, Store, now_iso
 from kenning.team.client import Client, Membership, TeamError, load_membership
+from kenning.team.client import membership as required_membership
 
 # Re-exported: `ken team` and the tests read the state through the sync.
 from kenning.team.state import Busy as Busy
@@ -497,9 +498,7 @@ def sync(
     what is to be pushed is queued in the outbox all the same.
     `from_start` pulls everything again (after the server was restored from a backup,
     the cursor may point past what it holds); the copies are updated in place."""
-    member = membership or load_membership()
-    if member is None:
-        raise InvalidInput("this host is in no team: `ken team join URL --token T` first")
+    member = membership or required_membership()
     report = Report()
     client = Client.of(member, timeout)
     with locked(wait):
