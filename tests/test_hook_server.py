@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import KEN_BIN, ken
-from helpers import add, opened
+from helpers import add, opened, plant_kenning
 from kenning import __version__
 from kenning.hooks import client, wire
 from kenning.hookstate import code_digest, code_stamp, pid_path, socket_path, status_path
@@ -270,6 +270,33 @@ def test_the_server_a_hook_starts_holds_none_of_the_agent_s_files(tmp_path: Path
     assert not any(f"pipe:[{os.fstat(read_end).st_ino}]" == fd for fd in fds), fds
     assert os.read(read_end, 1) == b""  # no process holds its write end: at its end at once
     os.close(read_end)
+
+
+def test_the_server_a_hook_starts_runs_kenning_s_own_code_not_the_repo_s(
+    tmp_path: Path, served: Path
+):
+    """A repo the agent works in (a clone of anything) may hold a `kenning/` package; the
+    hook runs in that folder, and the server it starts must import none of it: it would
+    run as the user, on every hook."""
+    seed()
+    cwd = repo(tmp_path)
+    marker = tmp_path / "hostile-ran"
+    plant_kenning(cwd, marker)
+    done = subprocess.run(
+        [str(KEN_BIN), "hook", "UserPromptSubmit", "--agent", "claude"],
+        input=json.dumps({"session_id": "s1", "cwd": str(cwd), "prompt": PROMPT}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+    )
+    assert done.returncode == 0 and "real Postgres database" in done.stdout
+    assert not marker.exists(), marker.read_text()
+    server = started(served)
+    assert os.readlink(f"/proc/{server['pid']}/cwd") == "/"  # it holds no agent's folder
+    again = hook(cwd, "s2", env={"KEN_HOOK_TRACE": "1"})
+    assert again.stderr == f"ken hook: answered by the hook server (pid {server['pid']})\n"
+    assert not marker.exists(), marker.read_text()
 
 
 def test_each_answer_says_which_process_gave_it_and_the_server_keeps_a_pid_file(
@@ -543,6 +570,32 @@ def test_doctor_and_hook_server_status_show_the_running_server(tmp_path: Path, s
     assert "no hook server is running" in ken("hook-server", "stop").stderr
     report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
     assert report["hook_server"][0]["detail"] == "not running (the next hook starts it)"
+
+
+def test_the_server_the_installed_hook_command_starts_is_the_one_status_stop_and_doctor_see(
+    tmp_path: Path, served: Path
+):
+    """`ken integrate` writes `python -S -c ...` (no `site`: there `sys.prefix` is the base
+    Python's, not the virtualenv's), `ken` runs with `site`: both name one server."""
+    from kenning.integrate import hook_command
+
+    cwd = repo(tmp_path)
+    payload = json.dumps({"session_id": "s1", "cwd": str(cwd), "prompt": PROMPT})
+    command = hook_command("claude", "UserPromptSubmit")
+    for _ in range(2):  # the first starts the server, the second is answered by it
+        done = subprocess.run(
+            command, shell=True, input=payload, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+    server = started(served)
+    assert answered_by_server(served, 1)
+    shown = json.loads(ken("hook-server", "status", "--json").stdout)
+    assert shown["running"] is True and shown["pid"] == server["pid"]
+    report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
+    [check] = report["hook_server"]
+    assert check["ok"] is True and check["detail"].startswith(f"pid {server['pid']}, started")
+    assert f"stopping the hook server (pid {server['pid']})" in ken("hook-server", "stop").stderr
+    assert wait_for(lambda: not alive(server["pid"])), "the server did not stop"
 
 
 @pytest.fixture(params=["state folder", "runtime folder"])

@@ -89,7 +89,10 @@ def ask_server(path: str, request: bytes) -> Answer | None:
 
 
 def start_server(path: str) -> None:
-    argv = [sys.executable, "-m", "kenning.hooks.server", path]
+    from kenning import child
+
+    # Not `-m`: that would put this hook's folder, the agent's repo, first on sys.path.
+    argv = child.argv("kenning.hooks.server", "main", [path], site=False)
     env = wire.child_env(os.environ)  # it lives on: no API keys kept in it
     try:
         _spawn(argv, env)
@@ -138,14 +141,17 @@ def _spawn(argv: list[str], env: dict[str, str]) -> None:
 
 def start_ken(args: list[str], cwd: str | None) -> None:
     """Start `ken ARGS` detached, with this hook's own environment (the server has only
-    part of it): a summary the server found due."""
+    part of it): a summary the server found due. It runs in the session's folder, and
+    imports nothing from there (`kenning.child`)."""
     import contextlib
     import subprocess
+
+    from kenning import child
 
     if args[:1] and args[0] in wire.STARTABLE:
         with contextlib.suppress(OSError):
             subprocess.Popen(  # noqa: S603 - our own command, one the server may ask for
-                [sys.executable, "-m", "kenning.entry", *args],
+                child.argv("kenning.entry", "main", args),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -2,8 +2,9 @@
 
 Where it lives (its socket, its status file) is in `kenning.hookstate`.
 
-It is started by the first hook that finds none, lives in its own session with no
-terminal, and exits after `KEN_HOOK_SERVER_IDLE` seconds (default 600) without a
+It is started by the first hook that finds none (as `kenning.child` starts kenning's
+own Python: nothing of the agent's folder on its `sys.path`), lives in its own session
+with no terminal, in `/`, and exits after `KEN_HOOK_SERVER_IDLE` seconds (default 600) without a
 request, when it finds kenning's code changed on disk (it looks at most once a
 second, before a request), or when asked to stop (`ken hook-server stop` sends it
 SIGTERM; `ken hook --stop-server` asks over the socket). Beside its
@@ -389,6 +390,8 @@ def _step_aside(jobs: queue.Queue[Job]) -> None:
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         return 2
+    # It serves every folder and holds none: not the agent's it was started in.
+    os.chdir("/")
     try:
         idle = float(os.environ.get("KEN_HOOK_SERVER_IDLE", "600"))
     except ValueError:
