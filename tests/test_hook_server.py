@@ -598,6 +598,23 @@ def test_the_server_the_installed_hook_command_starts_is_the_one_status_stop_and
     assert wait_for(lambda: not alive(server["pid"])), "the server did not stop"
 
 
+def test_with_or_without_site_one_socket_and_two_virtualenvs_two(tmp_path: Path):
+    """One install's socket is the same under `-S` (the installed hook command) as with
+    `site` (`ken`); a second virtualenv of the same base Python and checkout has its own."""
+    other = tmp_path / "venv2" / "bin" / "python"
+    other.parent.mkdir(parents=True)
+    other.symlink_to(os.path.realpath(sys.executable))
+    code = "from kenning.hookstate import socket_path; print(socket_path())"
+
+    def where(*command: str) -> str:
+        done = subprocess.run([*command, "-c", code], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    mine = where(sys.executable)
+    assert where(sys.executable, "-S") == mine == socket_path()
+    assert where(str(other), "-S") == where(str(other)) != mine
+
+
 @pytest.fixture(params=["state folder", "runtime folder"])
 def sockets_in(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A state folder short enough for the sockets to be in it, or so deep that they go
