@@ -123,6 +123,11 @@ def hook(
     )
 
 
+def soon(seconds: float = 5.0) -> int:
+    """A client's time to give up on its answer, `seconds` from now."""
+    return time.monotonic_ns() + int(seconds * 1e9)
+
+
 def seed() -> None:
     add(
         "Billing integration tests use the real Postgres database, never mocks",
@@ -462,7 +467,7 @@ def test_an_idle_server_exits(tmp_path: Path, served: Path, monkeypatch: pytest.
         # An answer shows it was up; its idle time counts from this request.
         answers: list[str | None] = []
         assert wait_for(
-            lambda: answers.append(client.ask_server(str(served), request)) or answers[-1]
+            lambda: answers.append(client.ask_server(str(served), request, soon())) or answers[-1]
         ), "the server never answered"
         assert "real Postgres database" in str(answers[-1])
         assert server.wait(timeout=30) == 0, "the idle server did not exit"
@@ -613,6 +618,120 @@ def test_with_or_without_site_one_socket_and_two_virtualenvs_two(tmp_path: Path)
     mine = where(sys.executable)
     assert where(sys.executable, "-S") == mine == socket_path()
     assert where(str(other), "-S") == where(str(other)) != mine
+
+
+def timed_hook(cwd: Path, event: str, payload: dict[str, Any]) -> float:
+    """Seconds `ken hook EVENT` took, from start to exit."""
+    began = time.monotonic()
+    done = subprocess.run(
+        [str(KEN_BIN), "hook", event, "--agent", "claude"],
+        input=json.dumps({"cwd": str(cwd), "hook_event_name": event, **payload}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return time.monotonic() - began
+
+
+def test_a_stopped_server_holds_no_hook_past_its_timeout_and_is_said_not_to_answer(
+    tmp_path: Path, served: Path
+):
+    """A server stopped (`kill -STOP`) or stuck still has its connections taken by the
+    kernel: the client gives it half a second to say it read the request, then answers
+    the hook itself; `ken hook-server status` and `ken doctor` ask it, and say it does
+    not answer."""
+    import signal
+
+    from kenning.agents.agent import HOOK_TIMEOUTS, Event
+
+    cwd = repo(tmp_path)
+    hook(cwd, "s1")
+    server = started(served)
+    os.kill(server["pid"], signal.SIGSTOP)
+    try:
+        shown = json.loads(ken("hook-server", "status", "--json").stdout)
+        assert (shown["pid"], shown["answers"]) == (server["pid"], False)
+        assert [s["answers"] for s in shown["servers"]] == [False]
+        assert "does not answer (stopped or stuck)" in ken("hook-server", "status").stdout
+        report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
+        [check] = report["hook_server"]
+        assert check["ok"] is False and "does not answer" in check["detail"]
+        tool = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {}}
+        for event, kind, payload in (
+            ("PostToolUse", Event.TOOL, {"session_id": "s1", **tool}),
+            ("SessionEnd", Event.SESSION_END, {"session_id": "s1", "reason": "exit"}),
+        ):
+            took = timed_hook(cwd, event, payload)
+            assert took < HOOK_TIMEOUTS[kind] - 1, f"{event} took {took:.2f} s"
+    finally:
+        os.kill(server["pid"], signal.SIGCONT)
+        os.kill(server["pid"], signal.SIGTERM)
+        assert wait_for(lambda: not alive(server["pid"])), "the stopped server did not go"
+    sessions = json.loads(ken("sessions", "--all", "--json").output)
+    assert [s["end_reason"] for s in sessions] == ["exit"]  # ended once, not again after
+
+
+def test_through_the_server_hooks_at_once_on_a_locked_store_each_end_in_time(
+    tmp_path: Path, served: Path, db_path: Path
+):
+    """Three sessions start and three end at once while another process holds the
+    store's write lock: the server handles one hook at a time, and no client waits for
+    it past what its event's timeout leaves."""
+    import sqlite3
+
+    from kenning.agents.agent import HOOK_TIMEOUTS, Event
+
+    cwd = repo(tmp_path)
+    for n in range(3):
+        hook(cwd, f"end-{n}")
+    started(served)
+    lock = sqlite3.connect(db_path, isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")
+    took: dict[str, float] = {}
+    try:
+        from concurrent.futures import ThreadPoolExecutor
+
+        runs = [
+            (f"start-{n}", "SessionStart", {"session_id": f"start-{n}", "source": "startup"})
+            for n in range(3)
+        ] + [
+            (f"end-{n}", "SessionEnd", {"session_id": f"end-{n}", "reason": "exit"})
+            for n in range(3)
+        ]
+        with ThreadPoolExecutor(len(runs)) as pool:
+            futures = {name: pool.submit(timed_hook, cwd, event, p) for name, event, p in runs}
+            took = {name: future.result() for name, future in futures.items()}
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    for name, seconds in took.items():
+        kind = Event.SESSION_START if name.startswith("start") else Event.SESSION_END
+        assert seconds < HOOK_TIMEOUTS[kind] - 0.5, took
+
+
+def test_each_event_s_wait_for_the_server_leaves_room_for_its_own_run():
+    """The client's wait for an answer (`wire.answer_seconds`) is the event's install
+    timeout, less its store budget in its own process and a cold start, at most 5 s, for
+    every event name of every agent."""
+    from kenning import agents
+    from kenning.agents.agent import GENERIC_NAMES, HOOK_TIMEOUTS, Event
+    from kenning.hooks.run import BUSY_BUDGET
+
+    def expected(event: Event) -> float:
+        room = HOOK_TIMEOUTS[event] - BUSY_BUDGET[event.value] - wire.COLD_SECONDS
+        return min(wire.ANSWER_SECONDS, room)
+
+    names = {**GENERIC_NAMES}
+    for agent in agents.AGENTS.values():
+        names.update(agent.events)
+    checked = 0
+    for name, event in names.items():
+        if event is not Event.OTHER:
+            assert wire.answer_seconds(name) == expected(event), name
+            checked += 1
+    assert checked > 15
+    assert wire.answer_seconds(None) == wire.answer_seconds("SessionEnd") == 1.0
 
 
 @pytest.fixture(params=["state folder", "runtime folder"])
@@ -945,7 +1064,7 @@ def test_the_client_checks_who_serves_the_socket_before_sending_anything(
     squatter = squat(where)
     try:
         with pytest.raises(client.NotYours, match=f"served by uid {NOBODY}"):
-            client.ask_server(str(where), b"secret request")
+            client.ask_server(str(where), b"secret request", soon())
     finally:
         got = squatter_got(squatter)
     assert got in ([], ["got 0"])  # it saw a connection come and go, and not a byte
@@ -1034,6 +1153,9 @@ def test_the_client_sends_only_the_environment_a_hook_reads(tmp_path: Path, serv
     argv, sent, stdin = wire.unpack_request(fake.request)
     assert argv == ["UserPromptSubmit", "--agent", "claude"] and b"session_id" in stdin
     assert secret.encode() not in fake.request and b"ghp_" not in fake.request
+    # and when the client gives up on the answer (a time.monotonic_ns(), in 5 s)
+    give_up = int(sent.pop(wire.DEADLINE)) / 1e9 - time.monotonic()
+    assert 0 < give_up <= wire.ANSWER_SECONDS
     assert sent == wire.hook_env({**os.environ, **env})
     assert {"HOME", "PATH", "KEN_DB", "XDG_STATE_HOME", "CLAUDECODE", "KEN_WORKSPACE"} <= set(sent)
     assert not {"ANTHROPIC_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY"} & set(sent)

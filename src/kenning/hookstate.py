@@ -181,14 +181,15 @@ def _status_at(socket: str) -> dict[str, object] | None:
 
 def running() -> dict[str, object] | None:
     """This install's running server's status (pid, started_at, version, code_digest,
-    code_changed_at, served, ..., and current_code: whether it runs the code installed
-    now), or None."""
+    code_changed_at, served, ..., current_code: whether it runs the code installed
+    now, and answers: whether it answers a probe), or None."""
     try:
         status = _status_at(socket_path())
     except Refused:
         return None  # no socket of this user's alone: no server either
     if status is not None:
         status["current_code"] = status.get("code_stamp") == code_stamp()
+        status["answers"] = answers(str(status.get("socket") or socket_path()))
     return status
 
 
@@ -234,15 +235,18 @@ def servers() -> list[dict[str, object]]:
     return out
 
 
-def answers(path: str) -> bool:
-    """Whether a server takes a connection at `path` now (it is sent nothing, which a
-    server reads as a probe)."""
+def answers(path: str, seconds: float = 1.0) -> bool:
+    """Whether a server at `path` answers now: it is sent an empty request (a probe) and
+    says within `seconds` that it read it. A server stopped or stuck does not, though
+    the kernel takes its connections."""
     import socket
 
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(1.0)
+    probe.settimeout(seconds)
     try:
         probe.connect(path)
+        probe.shutdown(socket.SHUT_WR)
+        probe.recv(1)  # ACCEPTED, or the end (an older server closes a probe unanswered)
     except OSError:
         return False
     finally:
