@@ -162,3 +162,13 @@ def gone_agent(repo: Path, tmp_path: Path, agent: str, sid: str, prompt: str) ->
         cwd=repo,
         capture_output=True,
     )
+
+
+def plant_kenning(folder: Path, marker: Path) -> None:
+    """A `kenning` package in a folder an agent works in, as a cloned repo may hold one:
+    each of its modules, when imported, writes its name to `marker`."""
+    code = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    for name in ("__init__", "entry", "hooks/__init__", "hooks/server", "hooks/client"):
+        path = folder / "kenning" / f"{name}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code, encoding="utf-8")

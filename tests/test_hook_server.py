@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import KEN_BIN, ken
-from helpers import add, opened
+from helpers import add, opened, plant_kenning
 from kenning import __version__
 from kenning.hooks import client, wire
 from kenning.hookstate import code_digest, code_stamp, pid_path, socket_path, status_path
@@ -121,6 +121,11 @@ def hook(
         env={**os.environ, **(env or {})},
         encoding="latin-1",
     )
+
+
+def soon(seconds: float = 5.0) -> int:
+    """A client's time to give up on its answer, `seconds` from now."""
+    return time.monotonic_ns() + int(seconds * 1e9)
 
 
 def seed() -> None:
@@ -270,6 +275,33 @@ def test_the_server_a_hook_starts_holds_none_of_the_agent_s_files(tmp_path: Path
     assert not any(f"pipe:[{os.fstat(read_end).st_ino}]" == fd for fd in fds), fds
     assert os.read(read_end, 1) == b""  # no process holds its write end: at its end at once
     os.close(read_end)
+
+
+def test_the_server_a_hook_starts_runs_kenning_s_own_code_not_the_repo_s(
+    tmp_path: Path, served: Path
+):
+    """A repo the agent works in (a clone of anything) may hold a `kenning/` package; the
+    hook runs in that folder, and the server it starts must import none of it: it would
+    run as the user, on every hook."""
+    seed()
+    cwd = repo(tmp_path)
+    marker = tmp_path / "hostile-ran"
+    plant_kenning(cwd, marker)
+    done = subprocess.run(
+        [str(KEN_BIN), "hook", "UserPromptSubmit", "--agent", "claude"],
+        input=json.dumps({"session_id": "s1", "cwd": str(cwd), "prompt": PROMPT}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+    )
+    assert done.returncode == 0 and "real Postgres database" in done.stdout
+    assert not marker.exists(), marker.read_text()
+    server = started(served)
+    assert os.readlink(f"/proc/{server['pid']}/cwd") == "/"  # it holds no agent's folder
+    again = hook(cwd, "s2", env={"KEN_HOOK_TRACE": "1"})
+    assert again.stderr == f"ken hook: answered by the hook server (pid {server['pid']})\n"
+    assert not marker.exists(), marker.read_text()
 
 
 def test_each_answer_says_which_process_gave_it_and_the_server_keeps_a_pid_file(
@@ -435,7 +467,7 @@ def test_an_idle_server_exits(tmp_path: Path, served: Path, monkeypatch: pytest.
         # An answer shows it was up; its idle time counts from this request.
         answers: list[str | None] = []
         assert wait_for(
-            lambda: answers.append(client.ask_server(str(served), request)) or answers[-1]
+            lambda: answers.append(client.ask_server(str(served), request, soon())) or answers[-1]
         ), "the server never answered"
         assert "real Postgres database" in str(answers[-1])
         assert server.wait(timeout=30) == 0, "the idle server did not exit"
@@ -543,6 +575,163 @@ def test_doctor_and_hook_server_status_show_the_running_server(tmp_path: Path, s
     assert "no hook server is running" in ken("hook-server", "stop").stderr
     report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
     assert report["hook_server"][0]["detail"] == "not running (the next hook starts it)"
+
+
+def test_the_server_the_installed_hook_command_starts_is_the_one_status_stop_and_doctor_see(
+    tmp_path: Path, served: Path
+):
+    """`ken integrate` writes `python -S -c ...` (no `site`: there `sys.prefix` is the base
+    Python's, not the virtualenv's), `ken` runs with `site`: both name one server."""
+    from kenning.integrate import hook_command
+
+    cwd = repo(tmp_path)
+    payload = json.dumps({"session_id": "s1", "cwd": str(cwd), "prompt": PROMPT})
+    command = hook_command("claude", "UserPromptSubmit")
+    for _ in range(2):  # the first starts the server, the second is answered by it
+        done = subprocess.run(
+            command, shell=True, input=payload, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+    server = started(served)
+    assert answered_by_server(served, 1)
+    shown = json.loads(ken("hook-server", "status", "--json").stdout)
+    assert shown["running"] is True and shown["pid"] == server["pid"]
+    report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
+    [check] = report["hook_server"]
+    assert check["ok"] is True and check["detail"].startswith(f"pid {server['pid']}, started")
+    assert f"stopping the hook server (pid {server['pid']})" in ken("hook-server", "stop").stderr
+    assert wait_for(lambda: not alive(server["pid"])), "the server did not stop"
+
+
+def test_with_or_without_site_one_socket_and_two_virtualenvs_two(tmp_path: Path):
+    """One install's socket is the same under `-S` (the installed hook command) as with
+    `site` (`ken`); a second virtualenv of the same base Python and checkout has its own."""
+    other = tmp_path / "venv2" / "bin" / "python"
+    other.parent.mkdir(parents=True)
+    other.symlink_to(os.path.realpath(sys.executable))
+    code = "from kenning.hookstate import socket_path; print(socket_path())"
+
+    def where(*command: str) -> str:
+        done = subprocess.run([*command, "-c", code], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    mine = where(sys.executable)
+    assert where(sys.executable, "-S") == mine == socket_path()
+    assert where(str(other), "-S") == where(str(other)) != mine
+
+
+def timed_hook(cwd: Path, event: str, payload: dict[str, Any]) -> float:
+    """Seconds `ken hook EVENT` took, from start to exit."""
+    began = time.monotonic()
+    done = subprocess.run(
+        [str(KEN_BIN), "hook", event, "--agent", "claude"],
+        input=json.dumps({"cwd": str(cwd), "hook_event_name": event, **payload}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return time.monotonic() - began
+
+
+def test_a_stopped_server_holds_no_hook_past_its_timeout_and_is_said_not_to_answer(
+    tmp_path: Path, served: Path
+):
+    """A server stopped (`kill -STOP`) or stuck still has its connections taken by the
+    kernel: the client gives it half a second to say it read the request, then answers
+    the hook itself; `ken hook-server status` and `ken doctor` ask it, and say it does
+    not answer."""
+    import signal
+
+    from kenning.agents.agent import HOOK_TIMEOUTS, Event
+
+    cwd = repo(tmp_path)
+    hook(cwd, "s1")
+    server = started(served)
+    os.kill(server["pid"], signal.SIGSTOP)
+    try:
+        shown = json.loads(ken("hook-server", "status", "--json").stdout)
+        assert (shown["pid"], shown["answers"]) == (server["pid"], False)
+        assert [s["answers"] for s in shown["servers"]] == [False]
+        assert "does not answer (stopped or stuck)" in ken("hook-server", "status").stdout
+        report = json.loads(ken("doctor", "--json", env={"KEN_HOOK_SERVER": "1"}).stdout)
+        [check] = report["hook_server"]
+        assert check["ok"] is False and "does not answer" in check["detail"]
+        tool = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {}}
+        for event, kind, payload in (
+            ("PostToolUse", Event.TOOL, {"session_id": "s1", **tool}),
+            ("SessionEnd", Event.SESSION_END, {"session_id": "s1", "reason": "exit"}),
+        ):
+            took = timed_hook(cwd, event, payload)
+            assert took < HOOK_TIMEOUTS[kind] - 1, f"{event} took {took:.2f} s"
+    finally:
+        os.kill(server["pid"], signal.SIGCONT)
+        os.kill(server["pid"], signal.SIGTERM)
+        assert wait_for(lambda: not alive(server["pid"])), "the stopped server did not go"
+    sessions = json.loads(ken("sessions", "--all", "--json").output)
+    assert [s["end_reason"] for s in sessions] == ["exit"]  # ended once, not again after
+
+
+def test_through_the_server_hooks_at_once_on_a_locked_store_each_end_in_time(
+    tmp_path: Path, served: Path, db_path: Path
+):
+    """Three sessions start and three end at once while another process holds the
+    store's write lock: the server handles one hook at a time, and no client waits for
+    it past what its event's timeout leaves."""
+    import sqlite3
+
+    from kenning.agents.agent import HOOK_TIMEOUTS, Event
+
+    cwd = repo(tmp_path)
+    for n in range(3):
+        hook(cwd, f"end-{n}")
+    started(served)
+    lock = sqlite3.connect(db_path, isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")
+    took: dict[str, float] = {}
+    try:
+        from concurrent.futures import ThreadPoolExecutor
+
+        runs = [
+            (f"start-{n}", "SessionStart", {"session_id": f"start-{n}", "source": "startup"})
+            for n in range(3)
+        ] + [
+            (f"end-{n}", "SessionEnd", {"session_id": f"end-{n}", "reason": "exit"})
+            for n in range(3)
+        ]
+        with ThreadPoolExecutor(len(runs)) as pool:
+            futures = {name: pool.submit(timed_hook, cwd, event, p) for name, event, p in runs}
+            took = {name: future.result() for name, future in futures.items()}
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    for name, seconds in took.items():
+        kind = Event.SESSION_START if name.startswith("start") else Event.SESSION_END
+        assert seconds < HOOK_TIMEOUTS[kind] - 0.5, took
+
+
+def test_each_event_s_wait_for_the_server_leaves_room_for_its_own_run():
+    """The client's wait for an answer (`wire.answer_seconds`) is the event's install
+    timeout, less its store budget in its own process and a cold start, at most 5 s, for
+    every event name of every agent."""
+    from kenning import agents
+    from kenning.agents.agent import GENERIC_NAMES, HOOK_TIMEOUTS, Event
+    from kenning.hooks.run import BUSY_BUDGET
+
+    def expected(event: Event) -> float:
+        room = HOOK_TIMEOUTS[event] - BUSY_BUDGET[event.value] - wire.COLD_SECONDS
+        return min(wire.ANSWER_SECONDS, room)
+
+    names = {**GENERIC_NAMES}
+    for agent in agents.AGENTS.values():
+        names.update(agent.events)
+    checked = 0
+    for name, event in names.items():
+        if event is not Event.OTHER:
+            assert wire.answer_seconds(name) == expected(event), name
+            checked += 1
+    assert checked > 15
+    assert wire.answer_seconds(None) == wire.answer_seconds("SessionEnd") == 1.0
 
 
 @pytest.fixture(params=["state folder", "runtime folder"])
@@ -875,7 +1064,7 @@ def test_the_client_checks_who_serves_the_socket_before_sending_anything(
     squatter = squat(where)
     try:
         with pytest.raises(client.NotYours, match=f"served by uid {NOBODY}"):
-            client.ask_server(str(where), b"secret request")
+            client.ask_server(str(where), b"secret request", soon())
     finally:
         got = squatter_got(squatter)
     assert got in ([], ["got 0"])  # it saw a connection come and go, and not a byte
@@ -964,6 +1153,9 @@ def test_the_client_sends_only_the_environment_a_hook_reads(tmp_path: Path, serv
     argv, sent, stdin = wire.unpack_request(fake.request)
     assert argv == ["UserPromptSubmit", "--agent", "claude"] and b"session_id" in stdin
     assert secret.encode() not in fake.request and b"ghp_" not in fake.request
+    # and when the client gives up on the answer (a time.monotonic_ns(), in 5 s)
+    give_up = int(sent.pop(wire.DEADLINE)) / 1e9 - time.monotonic()
+    assert 0 < give_up <= wire.ANSWER_SECONDS
     assert sent == wire.hook_env({**os.environ, **env})
     assert {"HOME", "PATH", "KEN_DB", "XDG_STATE_HOME", "CLAUDECODE", "KEN_WORKSPACE"} <= set(sent)
     assert not {"ANTHROPIC_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY"} & set(sent)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from conftest import KEN_BIN, ken
-from helpers import opened
+from helpers import opened, plant_kenning
 from kenning import summarize
 from kenning.config import Config
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Session, Status
@@ -516,10 +516,11 @@ def test_ken_summarize_from_a_hook_honours_the_switch_and_stays_quiet(
 # ------------------------------------------------------------------------ from the hooks
 
 
-def hook_proc(event: str, payload: dict[str, Any]) -> None:
+def hook_proc(event: str, payload: dict[str, Any], cwd: Path | None = None) -> None:
     """`ken hook EVENT --agent claude` as the agent runs it: a process, no terminal."""
     done = subprocess.run(
         [str(KEN_BIN), "hook", event, "--agent", "claude"],
+        cwd=cwd,
         input=json.dumps(payload).encode(),
         capture_output=True,
         env=dict(os.environ),
@@ -578,6 +579,38 @@ def test_pre_compact_and_session_end_summarize_in_a_detached_process(
         # says the same five again, and they are not proposed twice
         assert len(proposed) == 5
         assert {str(i.scope) for i in proposed} == {f"repo:{REPO}"}
+
+
+@pytest.mark.parametrize("server", ["off", "on"])
+def test_a_summary_a_hook_starts_never_runs_a_kenning_package_of_the_repo(
+    git_repo: Path,
+    transcript: Transcript,
+    fake: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    server: str,
+) -> None:
+    """The summary runs in the session's folder (the repo), which may hold a `kenning/`
+    package: started by the hook itself, or by its client for the hook server, it imports
+    kenning's own code, never that."""
+    marker = tmp_path / "hostile-ran"
+    plant_kenning(git_repo, marker)
+    monkeypatch.setenv("KEN_HOOK_SERVER", "1" if server == "on" else "0")
+    monkeypatch.setenv("KEN_HOOK_SERVER_IDLE", "30")
+    sid = "7d4e2f10-6666-4e4e-8f8f-00000000000a"
+    base = {"session_id": sid, "cwd": str(git_repo), "transcript_path": str(transcript.path)}
+    try:
+        hook_proc("SessionStart", {**base, "source": "startup"}, cwd=git_repo)
+        hook_proc("UserPromptSubmit", {**base, "prompt": FIRST}, cwd=git_repo)
+        transcript.exchange(FIRST, "Done: the button is next to Print.")
+        hook_proc("PreCompact", {**base, "trigger": "auto"}, cwd=git_repo)
+        wait_for(lambda: summary_titles() == [f"Session summary, part 1: {FIRST}"])
+        transcript.exchange("Now the refunds", "Refunds are exported too.")
+        hook_proc("SessionEnd", {**base, "reason": "exit"}, cwd=git_repo)
+        wait_for(lambda: len(summary_titles()) == 2)
+    finally:
+        subprocess.run([str(KEN_BIN), "hook", "--stop-server"], capture_output=True, timeout=20)
+    assert not marker.exists(), marker.read_text()
 
 
 @pytest.mark.parametrize("why", ["replaced", "agent exited", "idle"])

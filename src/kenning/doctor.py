@@ -689,6 +689,9 @@ def _origin_checks() -> list[Check]:
     return [Check("repo origin", True, detail, fix)]
 
 
+STUCK = "does not answer (stopped or stuck): hooks run in their own process"
+
+
 def describe_hook_server(status: dict[str, Any]) -> str:
     """One line about the running hook server, from its status."""
     digest = f" ({status['code_digest']})" if status.get("code_digest") else ""
@@ -754,6 +757,11 @@ def _hook_server_checks() -> list[Check]:
     if status is None:
         starts = "none can start: see the state folder" if blocked else "the next hook starts it"
         return [Check("hook server", True, f"not running ({starts})"), *others]
+    if not status.get("answers", True):
+        pid = status["pid"]
+        detail = f"{describe_hook_server(status)}; {STUCK}"
+        fix = f"end it: `kill -CONT {pid}; kill {pid}` (the next hook starts another)"
+        return [Check("hook server", False, detail, fix), *others]
     return [Check("hook server", True, describe_hook_server(status)), *others]
 
 

@@ -8,15 +8,17 @@ this install's, and the other installs' whose sockets are beside it (`servers`).
 
 Each install of kenning has a socket of its own, `hooks-<install>.sock` in kenning's
 state folder, named after where its code is and the Python environment it runs in
-(`install`): a second install (a new virtualenv, another version) never has its hooks
-answered by the other's server, with the other's code. (An install upgraded in place
-keeps its socket: its server finds its code changed and steps aside.) A Unix socket's
-path holds about 100 bytes, so when that path is longer the socket goes to a folder of
-this user's alone: `$XDG_RUNTIME_DIR/kenning/`, else `kenning-<uid>/` in `$TMPDIR` or `/tmp`. Such a
-folder has a name another local user can guess, and make first to catch every hook's
-prompt: it is used only when it is a real folder (no link) owned by this user with mode
-0700, and refused otherwise (`Refused`; hooks then run in their own process). The
-client also checks that whoever listens runs as this user before it sends anything.
+(`install`: the folder above its Python's `bin/`, the same for `ken` and for the hook
+command `ken integrate` writes): a second install (a new virtualenv, another version)
+never has its hooks answered by the other's server, with the other's code. (An install
+upgraded in place keeps its socket: its server finds its code changed and steps aside.)
+A Unix socket's path holds about 100 bytes, so when that path is longer the socket goes
+to a folder of this user's alone: `$XDG_RUNTIME_DIR/kenning/`, else `kenning-<uid>/` in
+`$TMPDIR` or `/tmp`. Such a folder has a name another local user can guess, and make
+first to catch every hook's prompt: it is used only when it is a real folder (no link)
+owned by this user with mode 0700, and refused otherwise (`Refused`; hooks then run in
+their own process). The client also checks that whoever listens runs as this user before
+it sends anything.
 """
 
 from __future__ import annotations
@@ -45,9 +47,13 @@ def _fits(path: str) -> bool:
 
 
 def install() -> str:
-    """This install of kenning: the folder its code is in, and the Python environment
-    (virtualenv) it runs in. Known without a look at the disk."""
-    return f"{code_folder()}\0{sys.prefix}"
+    """This install of kenning: the folder its code is in (links resolved) and the Python
+    environment it runs in, the folder above its Python's `bin/` (a virtualenv's, as
+    named, not the base Python it links to). Not `sys.prefix`: the hook command `ken
+    integrate` writes runs Python without `site` (`-S`), and there it is the base
+    Python's, where `ken` itself has the virtualenv's; both faces must name one server."""
+    python = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    return f"{os.path.realpath(code_folder())}\0{python}"
 
 
 def socket_path() -> str:
@@ -175,14 +181,15 @@ def _status_at(socket: str) -> dict[str, object] | None:
 
 def running() -> dict[str, object] | None:
     """This install's running server's status (pid, started_at, version, code_digest,
-    code_changed_at, served, ..., and current_code: whether it runs the code installed
-    now), or None."""
+    code_changed_at, served, ..., current_code: whether it runs the code installed
+    now, and answers: whether it answers a probe), or None."""
     try:
         status = _status_at(socket_path())
     except Refused:
         return None  # no socket of this user's alone: no server either
     if status is not None:
         status["current_code"] = status.get("code_stamp") == code_stamp()
+        status["answers"] = answers(str(status.get("socket") or socket_path()))
     return status
 
 
@@ -228,15 +235,18 @@ def servers() -> list[dict[str, object]]:
     return out
 
 
-def answers(path: str) -> bool:
-    """Whether a server takes a connection at `path` now (it is sent nothing, which a
-    server reads as a probe)."""
+def answers(path: str, seconds: float = 1.0) -> bool:
+    """Whether a server at `path` answers now: it is sent an empty request (a probe) and
+    says within `seconds` that it read it. A server stopped or stuck does not, though
+    the kernel takes its connections."""
     import socket
 
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(1.0)
+    probe.settimeout(seconds)
     try:
         probe.connect(path)
+        probe.shutdown(socket.SHUT_WR)
+        probe.recv(1)  # ACCEPTED, or the end (an older server closes a probe unanswered)
     except OSError:
         return False
     finally:

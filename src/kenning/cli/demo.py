@@ -19,7 +19,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import click
 
-from kenning import agents
+from kenning import agents, child
 from kenning.cli.state import example
 
 REPO = "repo:github.com/acme/shop"
@@ -92,7 +91,7 @@ def _hook(event: str, payload: dict[str, object]) -> str:
     """Run `ken hook EVENT --agent claude` as Claude Code would: the payload on stdin,
     in a process of its own (no hook server: the tour leaves nothing running)."""
     done = subprocess.run(
-        [sys.executable, "-m", "kenning.entry", "hook", event, "--agent", "claude"],
+        child.argv("kenning.entry", "main", ["hook", event, "--agent", "claude"]),
         input=json.dumps({**payload, "hook_event_name": event}),
         capture_output=True,
         text=True,

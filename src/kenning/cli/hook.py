@@ -59,14 +59,15 @@ def _hook_server(
     problem: str | None,
     found: list[dict[str, object]],
 ) -> None:
-    from kenning.doctor import describe_hook_server, describe_install
+    from kenning.doctor import STUCK, describe_hook_server, describe_install
 
     if problem:
         say(f"ken: no hook server: {problem}; each hook runs in its own process")
     elif status is None:
         say("no hook server is running (the next hook starts one)")
     else:
-        echo(f"running: {describe_hook_server(status)}")
+        stuck = "" if status.get("answers", True) else f"; {STUCK}"
+        echo(f"running: {describe_hook_server(status)}{stuck}")
         echo(f"socket:  {status.get('socket', where)}")
     if any(not s["current"] for s in found):
         echo("hook servers of every install (* this one's):")

@@ -339,12 +339,14 @@ def _summarize_later(session: Session, *, final: bool) -> None:
 
 
 def start_detached(args: list[str], cwd: str | None) -> None:
-    """Start `ken ARGS` in its own session, with this process's environment."""
+    """Start `ken ARGS` in its own session, with this process's environment, in `cwd`
+    (the session's folder), importing nothing from there (`kenning.child`)."""
     import subprocess
-    import sys
+
+    from kenning import child
 
     subprocess.Popen(  # noqa: S603 - our own command
-        [sys.executable, "-m", "kenning.entry", *args],
+        child.argv("kenning.entry", "main", args),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -82,6 +82,8 @@ def run(
     caller: int | None = None,
     starts: list[tuple[list[str], str | None]] | None = None,
     env: Mapping[str, str] | None = None,
+    deadline: float | None = None,
+    started: float | None = None,
 ) -> str:
     """Handle one hook call; returns what to print. Raises on any problem.
 
@@ -90,12 +92,18 @@ def run(
     start (a summary) go to `starts`, for the hook's client to start. None: this process
     is the hook's, and starts them itself. `env` is the hook's environment when it is
     not this process's (the hook server's request): everything the hook reads, down to
-    the paths of the store, config, log and spool, comes from it."""
+    the paths of the store, config, log and spool, comes from it. `deadline` (a
+    time.monotonic()) ends the store waits sooner than the event's budget: when the hook
+    server's client gives up on its answer. `started`: when the hook began, when that
+    was before this call (a client that waited for a server first): the budget counts
+    from then."""
     if env is not None:
         from kenning.paths import serving
 
         with serving(env):
-            return run(argv, stdin, stores, later, caller, starts)
+            return run(
+                argv, stdin, stores, later, caller, starts, deadline=deadline, started=started
+            )
     from dataclasses import replace
 
     from kenning import agents, paths, sessions
@@ -103,7 +111,7 @@ def run(
     from kenning.hooks import handlers
     from kenning.store import open_store, report_migrations_to
 
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
     event_name, name, _ = hook_args(argv)
     if not stdin.strip():
         raise BadPayload("empty stdin")
@@ -142,7 +150,7 @@ def run(
     report_migrations_to(lambda line: log(agent.name, event.name, line))
     if stores is not None:
         store = stores.get(env)
-        _bound(store, started + budget)
+        _bound(store, started + budget if deadline is None else min(started + budget, deadline))
         if starts is not None:
             handlers.spawn = lambda args, cwd: starts.append((args, cwd))
         try:
@@ -179,6 +187,8 @@ def handle_bytes(
     caller: int | None = None,
     starts: list[tuple[list[str], str | None]] | None = None,
     env: Mapping[str, str] | None = None,
+    deadline: float | None = None,
+    started: float | None = None,
 ) -> str:
     """Handle one hook call; what to print ("" on any problem, which is logged, in the
     hook's own log when `env` is the hook's)."""
@@ -186,10 +196,20 @@ def handle_bytes(
         from kenning.paths import serving
 
         with serving(env):
-            return handle_bytes(argv, stdin, debug, stores, later, caller, starts)
+            return handle_bytes(
+                argv,
+                stdin,
+                debug,
+                stores,
+                later,
+                caller,
+                starts,
+                deadline=deadline,
+                started=started,
+            )
     event_name, agent, _ = hook_args(argv)
     try:
-        return run(argv, stdin, stores, later, caller, starts)
+        return run(argv, stdin, stores, later, caller, starts, deadline=deadline, started=started)
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
         log(agent or "", event_name or "", f"{type(exc).__name__}: {exc}")
         if debug:
@@ -199,7 +219,8 @@ def handle_bytes(
         return ""
 
 
-def main(argv: list[str], stdin: bytes | None = None) -> int:
+def main(argv: list[str], stdin: bytes | None = None, started: float | None = None) -> int:
+    """`ken hook` in this process; `started`: when the hook began (`run`)."""
     event_name, agent, debug = hook_args(argv)
     if stdin is None:
         try:
@@ -207,5 +228,5 @@ def main(argv: list[str], stdin: bytes | None = None) -> int:
         except Exception as exc:  # noqa: BLE001
             log(agent or "", event_name or "", f"cannot read stdin: {exc}")
             return 0
-    write_answer(argv, handle_bytes(argv, stdin, debug))
+    write_answer(argv, handle_bytes(argv, stdin, debug, started=started))
     return 0

@@ -2,8 +2,9 @@
 
 Where it lives (its socket, its status file) is in `kenning.hookstate`.
 
-It is started by the first hook that finds none, lives in its own session with no
-terminal, and exits after `KEN_HOOK_SERVER_IDLE` seconds (default 600) without a
+It is started by the first hook that finds none (as `kenning.child` starts kenning's
+own Python: nothing of the agent's folder on its `sys.path`), lives in its own session
+with no terminal, in `/`, and exits after `KEN_HOOK_SERVER_IDLE` seconds (default 600) without a
 request, when it finds kenning's code changed on disk (it looks at most once a
 second, before a request), or when asked to stop (`ken hook-server stop` sends it
 SIGTERM; `ken hook --stop-server` asks over the socket). Beside its
@@ -15,15 +16,18 @@ exits.
 
 Each connection is read in a thread of its own, which first asks the kernel who is at
 the other end (a process of another user is turned away) and gives the client
-READ_SECONDS to send a request of at most `wire.MAX_REQUEST_BYTES`: a client that
-stalls or sends too much holds up no other hook. Whole requests are then handled one at
-a time, each with the request's environment (the variables a hook reads) handed down
-explicitly (`kenning.paths.serving`; the server's own environment is never changed),
-so a server serves every store and config exactly as a hook process would, and with the
-client's process as the hook's (for the agent process above it). Each answer carries
-the server's pid, which the client shows with `KEN_HOOK_TRACE=1`. Whatever goes wrong
-becomes a line in the hook log and an empty answer: the client, like any hook, never
-breaks an agent.
+READ_SECONDS to send a request of at most `wire.MAX_REQUEST_BYTES`: a client that stalls
+or sends too much holds up no other hook. A request read whole is acknowledged at once
+(`wire.ACCEPTED`), which tells its client (and `hookstate.answers`, asking with an empty
+request) that this server lives. Whole requests are then handled one at a time, each
+only while its client still waits (the client sends when it gives up, bounded by the
+event's timeout; the hook's store waits end before that), and each with the request's
+environment (the variables a hook reads) handed down explicitly
+(`kenning.paths.serving`; the server's own environment is never changed), so a server
+serves every store and config exactly as a hook process would, and with the client's
+process as the hook's (for the agent process above it). Each answer carries the server's
+pid, which the client shows with `KEN_HOOK_TRACE=1`. Whatever goes wrong becomes a line
+in the hook log and an empty answer: the client, like any hook, never breaks an agent.
 """
 
 from __future__ import annotations
@@ -122,6 +126,10 @@ def reader(conn: socket.socket, jobs: queue.Queue[Job], slots: threading.Semapho
         except ValueError as exc:
             conn.close()
             jobs.put(Job(problem=str(exc)))
+            return
+        _answer(conn, wire.ACCEPTED)  # read: the client now waits for the answer
+        if not request:  # a probe (`hookstate.answers`): it has its answer
+            conn.close()
             return
         pid = found[0] if found is not None else None
         jobs.put(Job(conn, request, pid, read_at=time.monotonic()))
@@ -224,7 +232,7 @@ def serve_one(
 ) -> bool:
     """Answer one request; False when it is time to go (changed code, or asked to)."""
     conn.settimeout(10)
-    if not request:  # a server starting beside this one, checking it answers: not an error
+    if not request:  # a probe (answered when read): not an error
         return True
     try:
         argv, env, stdin = wire.unpack_request(request)
@@ -235,12 +243,24 @@ def serve_one(
     if argv[:1] == [wire.STOP] or not code.current():
         _answer(conn, wire.STEP_ASIDE)
         return False
+    deadline = _deadline(env.pop(wire.DEADLINE, ""), argv) - wire.ANSWER_MARGIN
+    if time.monotonic() >= deadline:
+        # Its client has given up waiting and answers the hook itself: answering it too
+        # would record the prompt twice.
+        return True
     later: list[Callable[[], None]] = []
     starts: list[tuple[list[str], str | None]] = []
     # The hook's own environment, handed down explicitly: this process's stays as it is.
     with serving(wire.hook_env(env)) as hook_env:
         out = handle_bytes(
-            argv, stdin, stores=STORES, later=later, caller=pid, starts=starts, env=hook_env
+            argv,
+            stdin,
+            stores=STORES,
+            later=later,
+            caller=pid,
+            starts=starts,
+            env=hook_env,
+            deadline=deadline,
         )
         sent = _answer(conn, wire.pack_answer(out, starts, os.getpid()))
         conn.close()  # the agent goes on; the bookkeeping follows
@@ -252,6 +272,15 @@ def serve_one(
     if sent and status is not None:
         status.answered()  # counted once answered and recorded
     return True
+
+
+def _deadline(sent: str, argv: list[str]) -> float:
+    """When the client gives up on its answer (time.monotonic()): the time it sent, or,
+    from a client that sends none, its wait counted from now."""
+    try:
+        return int(sent) / 1e9
+    except ValueError:
+        return time.monotonic() + wire.answer_seconds(wire.hook_args(argv)[0])
 
 
 PROBE_AGAIN = 0.05  # seconds before a socket that did not answer is asked again
@@ -351,11 +380,6 @@ def serve(path: str, idle: float) -> None:
             if job.conn is None:
                 log("", "hook-server", job.problem)
                 continue
-            if time.monotonic() - job.read_at > wire.STALE_SECONDS:
-                # Its client has given up waiting and answered the hook itself: answering
-                # it again would record the prompt twice.
-                job.conn.close()
-                continue
             with job.conn:
                 keep = serve_one(job.conn, job.request, code, status, job.pid)
             last = time.monotonic()
@@ -389,6 +413,8 @@ def _step_aside(jobs: queue.Queue[Job]) -> None:
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         return 2
+    # It serves every folder and holds none: not the agent's it was started in.
+    os.chdir("/")
     try:
         idle = float(os.environ.get("KEN_HOOK_SERVER_IDLE", "600"))
     except ValueError:

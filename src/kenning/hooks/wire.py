@@ -29,11 +29,40 @@ STEP_ASIDE = b"S"
 AND_START = b"R"
 STARTABLE = frozenset({"summarize"})  # the `ken` commands a server may ask a client to start
 STOP = "--stop-server"
-# How long a client waits for the answer (over the longest store wait a hook has, 3 s)
-# before it answers its hook itself; a server does not start a request that waited in
-# its queue for most of that: its client will have answered it already.
+ACCEPTED = b"A"  # sent at once by a server that has read a request whole: it lives
+ACCEPT_SECONDS = 0.5  # a server that has not said ACCEPTED by then is stopped or stuck
+# How long a client waits for the server's answer before it answers its hook itself: the
+# timeout `ken integrate` gives the event (agents.agent.HOOK_TIMEOUTS), less the longest
+# the hook waits for the store in its own process (hooks.run.BUSY_BUDGET) and
+# COLD_SECONDS to start Python and do the rest, and at most ANSWER_SECONDS. So a server
+# that answers late still leaves its client time to answer within the agent's timeout.
+# The client cannot afford to import those tables; a test holds this one to them. An
+# event not named here (none on the command line) gets the shortest.
+COLD_SECONDS = 1.0
 ANSWER_SECONDS = 5.0
-STALE_SECONDS = ANSWER_SECONDS - 1.0
+_WAITS = {
+    "sessionstart": 5.0,
+    "userpromptsubmit": 5.0,
+    "userpromptsubmitted": 5.0,
+    "beforeagent": 5.0,
+    "prompt": 5.0,
+    "posttooluse": 3.0,
+    "posttoolusefailure": 3.0,
+    "permissiondenied": 3.0,
+    "aftertool": 3.0,
+    "tool": 3.0,
+    "stop": 5.0,
+    "agentstop": 5.0,
+    "afteragent": 5.0,
+    "precompact": 5.0,
+    "sessionend": 1.0,
+}
+# The client sends when it gives up (its time.monotonic_ns(), a clock every process of
+# the machine shares) among the environment's variables: a server never starts a hook
+# whose client has given up on it (and answered it itself), and ends its store waits
+# ANSWER_MARGIN before that.
+DEADLINE = "KEN_HOOK_DEADLINE"
+ANSWER_MARGIN = 0.2
 MAX_STDIN_BYTES = 8 * 1024 * 1024  # a hook's payload; a longer one is refused, and logged
 MAX_REQUEST_BYTES = MAX_STDIN_BYTES + 1024 * 1024  # with its arguments and environment
 
@@ -86,6 +115,12 @@ HOOK_ENV = (
 )
 _NAMES = frozenset(name for name in HOOK_ENV if not name.endswith("*"))
 _PREFIXES = tuple(name[:-1] for name in HOOK_ENV if name.endswith("*"))
+
+
+def answer_seconds(event: str | None) -> float:
+    """How long a client waits for the server's answer to `event` (`_WAITS`)."""
+    key = (event or "").replace("_", "").replace("-", "").replace(".", "").lower()
+    return _WAITS.get(key, min(_WAITS.values()))
 
 
 def hook_args(argv: list[str]) -> tuple[str | None, str | None, bool]:
