@@ -21,7 +21,7 @@ import pytest
 
 from conftest import KEN_BIN, ken
 from helpers import add, opened, plant_kenning
-from kenning import __version__
+from kenning import __version__, child
 from kenning.hooks import client, wire
 from kenning.hookstate import code_digest, code_stamp, pid_path, socket_path, status_path
 
@@ -609,7 +609,11 @@ def test_with_or_without_site_one_socket_and_two_virtualenvs_two(tmp_path: Path)
     other = tmp_path / "venv2" / "bin" / "python"
     other.parent.mkdir(parents=True)
     other.symlink_to(os.path.realpath(sys.executable))
-    code = "from kenning.hookstate import socket_path; print(socket_path())"
+    # As the hook command does it: without `site`, kenning's folder goes on sys.path first.
+    code = (
+        f"import sys; sys.path.insert(0, {child.root()!r}); "
+        "from kenning.hookstate import socket_path; print(socket_path())"
+    )
 
     def where(*command: str) -> str:
         done = subprocess.run([*command, "-c", code], capture_output=True, text=True, check=True)
