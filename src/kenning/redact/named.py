@@ -178,6 +178,9 @@ _DOTTED = lazy(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++[!?]?", _F)
 # A bracket first, or a call or subscript of a word-like name: (0, x), get_token(),
 # b64encode(, os.environ[, len(x); but not A000000( or aB3(dE5, which are data.
 _CALL = lazy(r"[(\[]|.*?[A-Za-z]{3}[\w$]*+[(\[]", _F)
+# a word glued to a closing bracket: no call or subscript ends so (a Django SECRET_KEY's
+# alphabet has parentheses: ...uqud(i)_zha)
+_NOT_CALL = lazy(r"[)\]][A-Za-z0-9_]", _F)
 _IDENT = lazy(r"[A-Za-z_][A-Za-z0-9_]*+", _F)
 _CONSTANT = lazy(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++", _F)
 _TYPE_NAME = lazy(r"[A-Z][a-z]++(?:[A-Z][a-z]++)*+", _F)
@@ -372,6 +375,16 @@ def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
                 break
             stop = _BARE_STOP.search(text, end + 1, start + _VALUE_SAMPLE)
             end = stop.start() if stop else min(len(text), start + _VALUE_SAMPLE)
+        while (
+            stop is not None
+            and text[end] == ")"
+            and (text[end + 1 : end + 2].isalnum() or text[end + 1 : end + 2] == "_")
+            and "(" in text[start:end]
+        ):
+            # a ( ... ) glued to more of the value is part of it, not a call's closing
+            # bracket (a Django SECRET_KEY's alphabet has parentheses: ...uqud(i)_zha)
+            stop = _BARE_STOP.search(text, end + 1, start + _VALUE_SAMPLE)
+            end = stop.start() if stop else min(len(text), start + _VALUE_SAMPLE)
         if stop is None and end < len(text):
             # A bare value over 512 characters is judged on its first 512 and ends where it
             # ends; its end is found once, not again for each keyword inside it.
@@ -425,6 +438,8 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     if colon and not m.group("sp"):
         return None  # passwd:shell, password:%s
     if _skip_password(value) if _password_name(name) else _skip_value(value):
+        return None
+    if _key_of_secret(name, value):
         return None
     if name_kind == "key" or name_kind == "auth":
         # Names that are credentials only sometimes: the value must look like one.
@@ -573,6 +588,22 @@ def _name_kind(name: str) -> str | None:
     return None
 
 
+# a key's name in a Secret object: postgres-password, admin_password, token
+_KEY_NAME = lazy(r"[a-z]++(?:[-_.][a-z]++)*+", _F)
+
+
+def _key_of_secret(name: str, value: str) -> bool:
+    """Is ``value`` the name of the key that holds a secret, not the secret: a Helm chart's
+    ``adminPasswordKey: postgres-password``, ``existingSecretTokenKey: api-token``?"""
+    words = [w.lower() for w in _WORDS.findall(name)]
+    return (
+        len(words) >= 2
+        and words[-1] == "key"
+        and words[-2] in ("password", "passwd", "token", "secret", "passphrase")
+        and bool(_KEY_NAME.fullmatch(value))
+    )
+
+
 def _secret_name(words: list[str]) -> bool:
     """Does a name (split into lower-case words) name a secret?"""
     for i, word in enumerate(words):
@@ -586,6 +617,8 @@ def _secret_name(words: list[str]) -> bool:
                     break
         if hit and i and words[i - 1] in _CURSOR_WORDS and word in ("token", "tokens"):
             continue  # nextPageToken, continuation_token: where a listing goes on
+        if hit and i and words[i - 1] == "existing" and word in ("secret", "secrets"):
+            continue  # a Helm chart's existingSecret: the name of a Secret object
         if hit and not any(w in _META_WORDS for w in words[i + 1 :]):
             return True
     return False
@@ -655,7 +688,7 @@ def _password_name(name: str) -> bool:
 def _code(value: str) -> bool:
     """An unquoted value that is an expression, constant or number rather than data."""
     return (
-        bool(_CALL.match(value))  # get_token(), os.environ[
+        bool(_CALL.match(value) and not _NOT_CALL.search(value))  # get_token(), os.environ[
         or bool(  # self.token (but not a passphrase of dotted words)
             _DOTTED.fullmatch(value)
             and not _DIGIT.search(value)
@@ -1680,6 +1713,7 @@ def _sessions(text: str, low: bytes, add: Add) -> None:
         head = text[_word_start(text, m.start()) : m.start()].rpartition("--")[2]
         if (
             (m.group().startswith(".") or _session_name(head))
+            and head != "WT_"  # Windows Terminal's WT_SESSION: the GUID of a tab
             and not _skip_value(value)
             and _DIGIT.search(value)
             and _LETTER.search(value)
