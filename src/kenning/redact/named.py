@@ -1408,6 +1408,12 @@ def files(text: str, raw: bytes, add: Add, low: bytes = b"") -> None:
             add((m.start("v"), m.end("v"), "google_key"))
     if "value" in text and "name" in text:
         _name_values(text, add)
+    if '"sensitive"' in text:
+        _terraform_sensitive(text, add)
+    if b"-[ record " in low:
+        _psql_records(text, low, add)
+    if b"requirepass" in low or b"masterauth" in low or b"auth" in low:
+        _redis(text, low, add)
     if "ess" in text or "ESS" in text or ".sid=" in text:
         _sessions(text, low, add)
     if "bundle" in text:
@@ -1698,8 +1704,102 @@ def _name_values(text: str, add: Add) -> None:
     for m in _NAME_VALUE.finditer(text):
         group = _given(m)
         value = m.group(group)
-        if not _code(value) and _named_secret(m.group("n"), value):
+        if _code(value):
+            continue
+        if _named_secret(m.group("n"), value) or _cookie_pair(m.group("n"), value):
             add((m.start(group), m.end(group), "secret_assignment"))
+
+
+def _cookie_pair(name: str, value: str) -> bool:
+    """A session cookie given as a name and a value (a HAR file's ``"cookies"``, a
+    browser's cookie export): ``{"name": "PHPSESSID", "value": "..."}``."""
+    if len(value) < 16 or _skip_value(value):
+        return False
+    m = _SESSION.search(name + "=" + value)
+    if m is None or m.end() != len(name) + 1 + len(value):
+        return False
+    head = name[: m.start()]
+    return (
+        (m.group().startswith(".") or _session_name(head))
+        and bool(_DIGIT.search(value))
+        and bool(_LETTER.search(value))
+    )
+
+
+# terraform output -json, terraform show -json: a value its output marks sensitive
+_TF_SENSITIVE = lazy(
+    r"\"sensitive\"[ \t]*+:[ \t]*+true[ \t]*+,\s{0,80}+"
+    r"(?:\"type\"[ \t]*+:[ \t]*+\"[a-z]{1,10}\"[ \t]*+,\s{0,80}+)?+"
+    r"\"value\"[ \t]*+:[ \t]*+\"(?P<v>(?:[^\"\\\r\n]|\\.){1,4096}+)\"",
+    _F,
+)
+# psql's expanded display (\x): "-[ RECORD 1 ]--+----" then "name | value" rows
+_PSQL_ROW = lazy(r"(?P<n>[A-Za-z_][A-Za-z0-9_]{0,62}+)[ \t]*+\|[ \t](?P<v>[^\r\n]*?)[ \t]*+(?:\r?\n|\Z)", _F)
+# redis-cli: CONFIG GET requirepass answers "1) "requirepass"" then "2) "<password>""
+# (or, not to a terminal, the two lines bare); MONITOR and the prompt show AUTH's arguments
+_REDIS_CONFIG = lazy(
+    r"(?:[0-9]{1,4}\)[ \t]+)?\"?(?:requirepass|masterauth)\"?[ \t]*\r?\n"
+    r"(?:[ \t]*[0-9]{1,4}\)[ \t]+\"(?P<q>[^\"\r\n]{1,256})\"|(?P<bare>[^\s\"]{1,256}))[ \t]*(?:\r?\n|\Z)",
+    _F,
+)
+_REDIS_AUTH = lazy(
+    r"\"auth\"(?:[ \t]+\"[^\"\r\n]{1,64}\")?[ \t]+\"(?P<q>[^\"\r\n]{1,256})\"[ \t]*(?:\r?\n|\Z)"
+    r"|auth(?:[ \t]+[^\s\"]{1,64})?[ \t]+(?P<bare>[^\s\"]{1,256})[ \t]*(?:\r?\n|\Z)",
+    _FI,
+)
+_REDIS_PROMPT = lazy(r"(?:[\w.-]++|\[[0-9a-f:]++\]):[0-9]{1,5}(?:\[[0-9]{1,2}\])?>", _F)
+
+
+def _terraform_sensitive(text: str, add: Add) -> None:
+    for m in _TF_SENSITIVE.finditer(text):
+        if not _skip_value(m.group("v")):
+            add((m.start("v"), m.end("v"), "secret_assignment"))
+
+
+def _psql_records(text: str, low: bytes, add: Add) -> None:
+    """The rows of psql's expanded records whose name says they hold a secret."""
+    for at in _hits(low, b"-[ record "):
+        line_end = text.find("\n", at)
+        pos = line_end + 1 if line_end >= 0 else len(text)
+        while pos < len(text):
+            m = _PSQL_ROW.match(text, pos)
+            if m is None:
+                break
+            value = m.group("v")
+            if value and _named_secret(m.group("n"), value):
+                add((m.start("v"), m.end("v"), _secret_word(m.group("n"))))
+            pos = m.end()
+
+
+def _redis(text: str, low: bytes, add: Add) -> None:
+    for needle in (b"requirepass", b"masterauth"):
+        for at in _hits(low, needle):
+            start = text.rfind("\n", max(0, at - 12), at) + 1
+            if start == 0 and at > 12:
+                continue  # not at the start of a line
+            if (m := _REDIS_CONFIG.match(text, start)) is not None and m.start() <= at:
+                group = "q" if m.group("q") is not None else "bare"
+                if not _skip_value(m.group(group)):
+                    add((m.start(group), m.end(group), "password"))
+    for at in _hits(low, b"auth"):
+        quoted = at > 0 and text[at - 1] == '"'
+        if quoted:
+            m = _REDIS_AUTH.match(text, at - 1)
+        else:
+            # typed at redis-cli's prompt: 127.0.0.1:6379> AUTH [user] password
+            lo = max(0, at - 80)
+            line_start = text.rfind("\n", lo, at) + 1 or lo
+            prompt = text[line_start:at].rstrip(" \t")
+            if not prompt.endswith(">"):
+                continue
+            if not _REDIS_PROMPT.fullmatch(prompt, max(prompt.rfind(" "), prompt.rfind("\t")) + 1):
+                continue
+            m = _REDIS_AUTH.match(text, at)
+        if m is None:
+            continue
+        group = "q" if m.group("q") is not None else "bare"
+        if m.group(group) is not None and not _skip_value(m.group(group)):
+            add((m.start(group), m.end(group), "password"))
 
 
 def _sessions(text: str, low: bytes, add: Add) -> None:
