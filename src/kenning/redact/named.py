@@ -1734,12 +1734,15 @@ _TF_SENSITIVE = lazy(
     _F,
 )
 # psql's expanded display (\x): "-[ RECORD 1 ]--+----" then "name | value" rows
-_PSQL_ROW = lazy(r"(?P<n>[A-Za-z_][A-Za-z0-9_]{0,62}+)[ \t]*+\|[ \t](?P<v>[^\r\n]*?)[ \t]*+(?:\r?\n|\Z)", _F)
+_PSQL_ROW = lazy(
+    r"(?P<n>[A-Za-z_][A-Za-z0-9_]{0,62}+)[ \t]*+\|[ \t](?P<v>[^\r\n]*?)[ \t]*+(?:\r?\n|\Z)", _F
+)
 # redis-cli: CONFIG GET requirepass answers "1) "requirepass"" then "2) "<password>""
 # (or, not to a terminal, the two lines bare); MONITOR and the prompt show AUTH's arguments
 _REDIS_CONFIG = lazy(
     r"(?:[0-9]{1,4}\)[ \t]+)?\"?(?:requirepass|masterauth)\"?[ \t]*\r?\n"
-    r"(?:[ \t]*[0-9]{1,4}\)[ \t]+\"(?P<q>[^\"\r\n]{1,256})\"|(?P<bare>[^\s\"]{1,256}))[ \t]*(?:\r?\n|\Z)",
+    r"(?:[ \t]*[0-9]{1,4}\)[ \t]+\"(?P<q>[^\"\r\n]{1,256})\"|(?P<bare>[^\s\"]{1,256}))"
+    r"[ \t]*(?:\r?\n|\Z)",
     _F,
 )
 _REDIS_AUTH = lazy(
