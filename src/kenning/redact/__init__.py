@@ -94,7 +94,10 @@ Redaction works in two phases over the *original* text:
        ``@rmtpassword = N'X'``, ``SET PASSWORD FOR u = 'X'``, the values under a secret's
        column of an ``INSERT`` and ``UPDATE … SET value = 'X' WHERE key = '<secret name>'``;
        the cell after a secret's name in a tool's table (mysql's ``| a | b |``, doppler's
-       ``│ a │ b │``), ``the pass for ... is X`` (a value
+       ``│ a │ b │``, psql's expanded ``name | value`` rows under ``-[ RECORD 1 ]``),
+       redis-cli's ``CONFIG GET requirepass`` answer and ``AUTH``'s password (MONITOR's
+       quoted arguments, at the prompt), a value ``terraform output -json`` marks
+       ``"sensitive": true``, ``the pass for ... is X`` (a value
        that can only be a credential: ``pass`` is also a word of prose), and a
        passphrase of lower-case words to the end of its sentence.
        Docker, Podman and nerdctl take ``-p`` as a password only in ``login``
@@ -123,7 +126,8 @@ Redaction works in two phases over the *original* text:
          and a token standing alone before the ``@`` (``sentry_token`` for a Sentry
          DSN's key, ``https://<token>@git.example.com``);
        * session cookies: ``PHPSESSID``, ``JSESSIONID``, ``sessionid``,
-         ``connect.sid``, ``laravel_session``, ``_app_session``, ``__Host-…``;
+         ``connect.sid``, ``laravel_session``, ``_app_session``, ``__Host-…`` (also as a
+         HAR file's ``{"name": …, "value": …}``; not Windows Terminal's ``WT_SESSION``);
        * the credential of ``Authorization:`` headers (Bearer, Basic, Token, Digest,
          SSWS, Splunk, GenieKey...), and of a bare ``Bearer <token>`` of 16+
          characters with a digit;
@@ -148,7 +152,8 @@ Redaction works in two phases over the *original* text:
        The values under a CSV header's password or TOTP column (a header of short
        names that ends its line), KeePass XML's ``<Key>Password</Key><Value>``.
    what a command prints (``printed``)
-       The value alone on the line after ``heroku auth:token``, ``security
+       The value alone on the line after ``heroku auth:token`` (past its warnings),
+       ``terraform output -raw <secret's name>``, ``security
        find-generic-password -w``, ``pass show``, ``vault kv get -field=`` and the like,
        after ``cat`` of a file named as a secret, and under a line that names a password
        and ends with a colon (or is only the password's name).
@@ -156,7 +161,8 @@ Redaction works in two phases over the *original* text:
        The indented lines of a YAML block scalar under a secret's name (``password: |``,
        ``private_key: >-``) when each is one unbroken value; base64 piped to (or given
        as a here-string to) ``base64 -d``/``--decode``/``-D`` that decodes to
-       ``user:password`` or to text holding a secret; a Solana keypair's 64 bytes in
+       ``user:password`` or to text holding a secret, and ``echo -n 'user:X' | base64``
+       (X, and the base64 printed below it); a Solana keypair's 64 bytes in
        brackets (``~/.config/solana/id.json``; most distinct, not in order); and, after
        every other rule, the second half of a token broken at its line's end (by the
        terminal, or by a shell's ``\\``): the run that starts the next line, alone

@@ -288,9 +288,11 @@ _ID_NAME = lazy(
 )
 # Content addresses, which are hashes: ipfs://..., /ipfs/...
 # domain verification tokens, which are published in DNS (google-site-verification=), and
-# CAPTCHA site keys, which web pages hold (data-sitekey="...")
+# CAPTCHA site keys, which web pages hold (data-sitekey="..."), and an OAuth PKCE
+# code_challenge, the digest of a verifier sent in the browser's authorize URL
 _PUBLIC_BEFORE = lazy(
-    r"(?:ipfs://|/ipfs/|ipns://|site-verification=|site[-_]?key[\"']?[ \t]*[:=][ \t]*[\"']?)\Z",
+    r"(?:ipfs://|/ipfs/|ipns://|site-verification=|(?:site[-_]?key|code[-_]?challenge)"
+    r"[\"']?[ \t]*[:=][ \t]*[\"']?)\Z",
     _FI,
 )
 _SIGNATURE_TAG = lazy(r"(?<![A-Za-z])bh?=\Z", _F)

@@ -284,6 +284,14 @@ _PIPED = lazy(
 _DECODE_FLAG = lazy(r"base64[ \t]+(?:-d|-D|--decode)\b(?P<here>[ \t]*<<<[ \t]*)?", _F)
 _HERE = lazy(r"(?P<q>[\"']?)(?P<b64>[A-Za-z0-9+/_-]{8,4096}={0,2})(?P=q)", _F)
 _PAIR = lazy(r"[\w.@+~-]{1,64}:[^\s]{3,200}\s?", _F)
+# echo -n 'user:password' | base64: the pair is encoded, and what base64 prints is the pair
+_ENCODE_FLAG = lazy(r"base64(?:[ \t]+(?:-w[ \t]?0|--wrap=0))?[ \t]*(?:\r?\n|\Z)", _F)
+_ECHOED_PAIR = lazy(
+    r"\b(?:echo|printf)[ \t]+(?P<n>-[neE]+[ \t]+)?(?:'%s'[ \t]+|\"%s\"[ \t]+)?"
+    r"(?P<q>[\"']?)(?P<user>[\w.@+~-]{1,64}):(?P<pw>[^\s\"'|]{3,200})(?P=q)[ \t]*\|[ \t]*\Z",
+    _F,
+)
+_PRINTED_RUN = lazy(r"[ \t]*(?P<b64>[A-Za-z0-9+/]{8,600}={0,2})[ \t]*\r?$", _F | re.MULTILINE)
 
 
 def decoded_base64(text: str, low: bytes, add: Add, secret: Callable[[str], bool]) -> None:
@@ -308,7 +316,28 @@ def decoded_base64(text: str, low: bytes, add: Add, secret: Callable[[str], bool
                     seen[run] = _decoded_secret(run, secret)
                 if seen[run]:
                     add((m.start("b64"), m.end("b64"), "secret_assignment"))
+        elif (flag := _ENCODE_FLAG.match(text, at)) is not None:
+            line = text.rfind("\n", max(0, at - 300), at) + 1
+            m = _ECHOED_PAIR.search(text, max(line, done, at - 300), at)
+            done = flag.end()
+            if m is not None:
+                _encoded_pair(text, m, flag.end(), add)
         at = low.find(b"base64", at + 6)
+
+
+def _encoded_pair(text: str, m: re.Match[str], end: int, add: Add) -> None:
+    """``echo -n 'user:X' | base64``: X, and the base64 printed on the next line."""
+    import base64
+
+    password = m.group("pw")
+    if _skip_value(password) or not (password_shaped(password) or _credential_like(password, True)):
+        return
+    add((m.start("pw"), m.end("pw"), "password"))
+    pair = f"{m.group('user')}:{password}"
+    newline = "" if m.group("n") and "n" in m.group("n") else "\n"
+    printed = base64.b64encode((pair + newline).encode()).decode()
+    if (run := _PRINTED_RUN.match(text, end)) is not None and run.group("b64") == printed:
+        add((run.start("b64"), run.end("b64"), "secret_assignment"))
 
 
 def _decoded_secret(run: str, secret: Callable[[str], bool]) -> bool:

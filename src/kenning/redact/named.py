@@ -178,6 +178,9 @@ _DOTTED = lazy(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++[!?]?", _F)
 # A bracket first, or a call or subscript of a word-like name: (0, x), get_token(),
 # b64encode(, os.environ[, len(x); but not A000000( or aB3(dE5, which are data.
 _CALL = lazy(r"[(\[]|.*?[A-Za-z]{3}[\w$]*+[(\[]", _F)
+# a word glued to a closing bracket: no call or subscript ends so (a Django SECRET_KEY's
+# alphabet has parentheses: ...uqud(i)_zha)
+_NOT_CALL = lazy(r"[)\]][A-Za-z0-9_]", _F)
 _IDENT = lazy(r"[A-Za-z_][A-Za-z0-9_]*+", _F)
 _CONSTANT = lazy(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++", _F)
 _TYPE_NAME = lazy(r"[A-Z][a-z]++(?:[A-Z][a-z]++)*+", _F)
@@ -372,6 +375,16 @@ def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
                 break
             stop = _BARE_STOP.search(text, end + 1, start + _VALUE_SAMPLE)
             end = stop.start() if stop else min(len(text), start + _VALUE_SAMPLE)
+        while (
+            stop is not None
+            and text[end] == ")"
+            and (text[end + 1 : end + 2].isalnum() or text[end + 1 : end + 2] == "_")
+            and "(" in text[start:end]
+        ):
+            # a ( ... ) glued to more of the value is part of it, not a call's closing
+            # bracket (a Django SECRET_KEY's alphabet has parentheses: ...uqud(i)_zha)
+            stop = _BARE_STOP.search(text, end + 1, start + _VALUE_SAMPLE)
+            end = stop.start() if stop else min(len(text), start + _VALUE_SAMPLE)
         if stop is None and end < len(text):
             # A bare value over 512 characters is judged on its first 512 and ends where it
             # ends; its end is found once, not again for each keyword inside it.
@@ -425,6 +438,8 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     if colon and not m.group("sp"):
         return None  # passwd:shell, password:%s
     if _skip_password(value) if _password_name(name) else _skip_value(value):
+        return None
+    if _key_of_secret(name, value):
         return None
     if name_kind == "key" or name_kind == "auth":
         # Names that are credentials only sometimes: the value must look like one.
@@ -573,6 +588,22 @@ def _name_kind(name: str) -> str | None:
     return None
 
 
+# a key's name in a Secret object: postgres-password, admin_password, token
+_KEY_NAME = lazy(r"[a-z]++(?:[-_.][a-z]++)*+", _F)
+
+
+def _key_of_secret(name: str, value: str) -> bool:
+    """Is ``value`` the name of the key that holds a secret, not the secret: a Helm chart's
+    ``adminPasswordKey: postgres-password``, ``existingSecretTokenKey: api-token``?"""
+    words = [w.lower() for w in _WORDS.findall(name)]
+    return (
+        len(words) >= 2
+        and words[-1] == "key"
+        and words[-2] in ("password", "passwd", "token", "secret", "passphrase")
+        and bool(_KEY_NAME.fullmatch(value))
+    )
+
+
 def _secret_name(words: list[str]) -> bool:
     """Does a name (split into lower-case words) name a secret?"""
     for i, word in enumerate(words):
@@ -586,6 +617,8 @@ def _secret_name(words: list[str]) -> bool:
                     break
         if hit and i and words[i - 1] in _CURSOR_WORDS and word in ("token", "tokens"):
             continue  # nextPageToken, continuation_token: where a listing goes on
+        if hit and i and words[i - 1] == "existing" and word in ("secret", "secrets"):
+            continue  # a Helm chart's existingSecret: the name of a Secret object
         if hit and not any(w in _META_WORDS for w in words[i + 1 :]):
             return True
     return False
@@ -655,7 +688,7 @@ def _password_name(name: str) -> bool:
 def _code(value: str) -> bool:
     """An unquoted value that is an expression, constant or number rather than data."""
     return (
-        bool(_CALL.match(value))  # get_token(), os.environ[
+        bool(_CALL.match(value) and not _NOT_CALL.search(value))  # get_token(), os.environ[
         or bool(  # self.token (but not a passphrase of dotted words)
             _DOTTED.fullmatch(value)
             and not _DIGIT.search(value)
@@ -1375,6 +1408,12 @@ def files(text: str, raw: bytes, add: Add, low: bytes = b"") -> None:
             add((m.start("v"), m.end("v"), "google_key"))
     if "value" in text and "name" in text:
         _name_values(text, add)
+    if '"sensitive"' in text:
+        _terraform_sensitive(text, add)
+    if b"-[ record " in low:
+        _psql_records(text, low, add)
+    if b"requirepass" in low or b"masterauth" in low or b"auth" in low:
+        _redis(text, low, add)
     if "ess" in text or "ESS" in text or ".sid=" in text:
         _sessions(text, low, add)
     if "bundle" in text:
@@ -1665,8 +1704,105 @@ def _name_values(text: str, add: Add) -> None:
     for m in _NAME_VALUE.finditer(text):
         group = _given(m)
         value = m.group(group)
-        if not _code(value) and _named_secret(m.group("n"), value):
+        if _code(value):
+            continue
+        if _named_secret(m.group("n"), value) or _cookie_pair(m.group("n"), value):
             add((m.start(group), m.end(group), "secret_assignment"))
+
+
+def _cookie_pair(name: str, value: str) -> bool:
+    """A session cookie given as a name and a value (a HAR file's ``"cookies"``, a
+    browser's cookie export): ``{"name": "PHPSESSID", "value": "..."}``."""
+    if len(value) < 16 or _skip_value(value):
+        return False
+    m = _SESSION.search(name + "=" + value)
+    if m is None or m.end() != len(name) + 1 + len(value):
+        return False
+    head = name[: m.start()]
+    return (
+        (m.group().startswith(".") or _session_name(head))
+        and bool(_DIGIT.search(value))
+        and bool(_LETTER.search(value))
+    )
+
+
+# terraform output -json, terraform show -json: a value its output marks sensitive
+_TF_SENSITIVE = lazy(
+    r"\"sensitive\"[ \t]*+:[ \t]*+true[ \t]*+,\s{0,80}+"
+    r"(?:\"type\"[ \t]*+:[ \t]*+\"[a-z]{1,10}\"[ \t]*+,\s{0,80}+)?+"
+    r"\"value\"[ \t]*+:[ \t]*+\"(?P<v>(?:[^\"\\\r\n]|\\.){1,4096}+)\"",
+    _F,
+)
+# psql's expanded display (\x): "-[ RECORD 1 ]--+----" then "name | value" rows
+_PSQL_ROW = lazy(
+    r"(?P<n>[A-Za-z_][A-Za-z0-9_]{0,62}+)[ \t]*+\|[ \t](?P<v>[^\r\n]*?)[ \t]*+(?:\r?\n|\Z)", _F
+)
+# redis-cli: CONFIG GET requirepass answers "1) "requirepass"" then "2) "<password>""
+# (or, not to a terminal, the two lines bare); MONITOR and the prompt show AUTH's arguments
+_REDIS_CONFIG = lazy(
+    r"(?:[0-9]{1,4}\)[ \t]+)?\"?(?:requirepass|masterauth)\"?[ \t]*\r?\n"
+    r"(?:[ \t]*[0-9]{1,4}\)[ \t]+\"(?P<q>[^\"\r\n]{1,256})\"|(?P<bare>[^\s\"]{1,256}))"
+    r"[ \t]*(?:\r?\n|\Z)",
+    _F,
+)
+_REDIS_AUTH = lazy(
+    r"\"auth\"(?:[ \t]+\"[^\"\r\n]{1,64}\")?[ \t]+\"(?P<q>[^\"\r\n]{1,256})\"[ \t]*(?:\r?\n|\Z)"
+    r"|auth(?:[ \t]+[^\s\"]{1,64})?[ \t]+(?P<bare>[^\s\"]{1,256})[ \t]*(?:\r?\n|\Z)",
+    _FI,
+)
+_REDIS_PROMPT = lazy(r"(?:[\w.-]++|\[[0-9a-f:]++\]):[0-9]{1,5}(?:\[[0-9]{1,2}\])?>", _F)
+
+
+def _terraform_sensitive(text: str, add: Add) -> None:
+    for m in _TF_SENSITIVE.finditer(text):
+        if not _skip_value(m.group("v")):
+            add((m.start("v"), m.end("v"), "secret_assignment"))
+
+
+def _psql_records(text: str, low: bytes, add: Add) -> None:
+    """The rows of psql's expanded records whose name says they hold a secret."""
+    for at in _hits(low, b"-[ record "):
+        line_end = text.find("\n", at)
+        pos = line_end + 1 if line_end >= 0 else len(text)
+        while pos < len(text):
+            m = _PSQL_ROW.match(text, pos)
+            if m is None:
+                break
+            value = m.group("v")
+            if value and _named_secret(m.group("n"), value):
+                add((m.start("v"), m.end("v"), _secret_word(m.group("n"))))
+            pos = m.end()
+
+
+def _redis(text: str, low: bytes, add: Add) -> None:
+    for needle in (b"requirepass", b"masterauth"):
+        for at in _hits(low, needle):
+            start = text.rfind("\n", max(0, at - 12), at) + 1
+            if start == 0 and at > 12:
+                continue  # not at the start of a line
+            if (m := _REDIS_CONFIG.match(text, start)) is not None and m.start() <= at:
+                group = "q" if m.group("q") is not None else "bare"
+                if not _skip_value(m.group(group)):
+                    add((m.start(group), m.end(group), "password"))
+    for at in _hits(low, b"auth"):
+        quoted = at > 0 and text[at - 1] == '"'
+        if quoted:
+            m = _REDIS_AUTH.match(text, at - 1)
+        else:
+            # typed at redis-cli's prompt: 127.0.0.1:6379> AUTH [user] password
+            lo = max(0, at - 80)
+            line_start = text.rfind("\n", lo, at) + 1 or lo
+            prompt = text[line_start:at].rstrip(" \t")
+            if not prompt.endswith(">"):
+                continue
+            if not _REDIS_PROMPT.fullmatch(prompt, max(prompt.rfind(" "), prompt.rfind("\t")) + 1):
+                continue
+            m = _REDIS_AUTH.match(text, at)
+        if m is None:
+            continue
+        group = "q" if m.group("q") is not None else "bare"
+        if m.group(group) is not None and not _skip_value(m.group(group)):
+            add((m.start(group), m.end(group), "password"))
 
 
 def _sessions(text: str, low: bytes, add: Add) -> None:
@@ -1680,6 +1816,7 @@ def _sessions(text: str, low: bytes, add: Add) -> None:
         head = text[_word_start(text, m.start()) : m.start()].rpartition("--")[2]
         if (
             (m.group().startswith(".") or _session_name(head))
+            and head != "WT_"  # Windows Terminal's WT_SESSION: the GUID of a tab
             and not _skip_value(value)
             and _DIGIT.search(value)
             and _LETTER.search(value)

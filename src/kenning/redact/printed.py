@@ -41,7 +41,12 @@ _PRINTS = lazy(
     r"|\bopenssl[ \t]+rand[ \t]+-(?:hex|base64)\b|\bpwgen\b"
     r"|\b(?:bin/)?(?:rails|rake)[ \t]+secret\b|\bmix[ \t]+phx\.gen\.secret\b"
     r"|\bartisan[ \t]+key:generate[ \t]+--show\b|\bsecrets\.token_(?:hex|urlsafe)\b"
-    r"|\bkubectl[ \t]+get[ \t]+secrets?\b.*\bbase64[ \t]+(?:-d|--decode|-D)\b",
+    r"|\bkubectl[ \t]+get[ \t]+secrets?\b.*\bbase64[ \t]+(?:-d|--decode|-D)\b"
+    # an output whose name says it is a secret, printed raw
+    r"|\bterraform[ \t]+output[ \t]+(?:-[\w=-]+[ \t]+)*-raw[ \t]+(?:-[\w=-]+[ \t]+)*"
+    r"[\w.-]*(?:pass|secret|token|key|credential|pwd)[\w.-]*[ \t]*$"
+    r"|\bpulumi[ \t]+stack[ \t]+output[ \t]+[\w.-]*(?:pass|secret|token|key|credential|pwd)"
+    r"[\w.-]*[ \t]+--show-secrets\b",
     re.IGNORECASE,
 )
 _PRINT_WORDS = (
@@ -67,6 +72,7 @@ _PRINT_WORDS = (
     b"key:generate",
     b"secrets.token_",
     b"base64",
+    b"output",
 )
 # cat of a file whose name says it holds a secret (not a public key's .pub)
 _CAT = lazy(
@@ -86,6 +92,8 @@ _LABEL_NAMES = frozenset(
     + (b"api key", b"api_key", b"api-key", b"apikey")
 )
 _PROMPT = lazy(r"[ \t]*(?:\$|#|>|PS[ >]|[\w.@-]+[@:][^\s]*[$#%>])[ \t]", re.ASCII)
+# a CLI's warning line before its output: heroku's " ›   Warning: ...", "WARNING: ..."
+_WARNING = lazy(r"[ \t]*(?:\u203a|(?i:warning)[ \t]*:)", re.ASCII)
 _WORD = lazy(r"[ \t]*(?P<v>[^\s]{6,512})[ \t]*\r?$")
 _EMAIL = lazy(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.ASCII)
 _KEYISH = lazy(r"[A-Za-z0-9+/=_.~-]{16,}", re.ASCII)
@@ -145,6 +153,11 @@ def _next_word(text: str, end: int, add: Add, *, shaped: bool) -> None:
         return
     start = end + 1
     line_end = _line_end(text, start)
+    for _ in range(3):  # heroku's " ›   Warning: token will expire ..." comes first
+        if not _WARNING.match(text, start, line_end) or line_end >= len(text):
+            break
+        start = line_end + 1
+        line_end = _line_end(text, start)
     if not _PROMPT.match(text, start, line_end):
         _value_on(text, start, line_end, add, shaped=shaped)
 

@@ -462,6 +462,8 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
     parts = [p for p in _SEPARATORS.split(value) if p]
     if len(parts) > 1 and all(len(p) <= 12 for p in parts):
         return None  # user-service-v2, build_2024_11_29
+    if len(parts) >= 4 and _HEX.fullmatch(parts[-1]) and all(len(p) <= 12 for p in parts[:-1]):
+        return None  # words and a digest: a CI cache's key, node-cache-Linux-x64-npm-<sha256>
     return "mixed" if len(value) >= 32 and random(value) or _looks_random(value) else None
 
 
