@@ -7,20 +7,15 @@ prints the misses.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers import load_module
 from kenning.redact import redact
 
 _HERE = Path(__file__).parent / "fixtures" / "secrets_blind4"
-_spec = importlib.util.spec_from_file_location("blind4_score", _HERE / "blind4_score.py")
-assert _spec is not None and _spec.loader is not None
-scorer = importlib.util.module_from_spec(_spec)
-sys.modules["blind4_score"] = scorer
-_spec.loader.exec_module(scorer)
+scorer = load_module(_HERE / "blind4_score.py", "blind4_score")
 
 # Blind, on main at 0e51ab5: removed 94.9%, unchanged 94.6%; after the fixes 100.0% and
 # 98.9% (the three left are AWS access key ids in a CloudTrail record, which the redactor
