@@ -196,3 +196,35 @@ def test_forget_everywhere_also_removes_a_copy_whose_session_prompt_quotes_it(db
     assert copies(db_path) == []
     assert "removed 1 copy of the store kept from before an upgrade" in done.stderr
     assert on_disk(db_path) == []
+
+
+def test_a_migration_asks_the_hook_servers_of_other_installs_to_stop(db_path, tmp_path):
+    """An older install's warm hook server would go on reading and writing the migrated
+    store with code that does not know its schema: the migration stops it (its next hook
+    starts it again on its own code, which refuses the store and logs it)."""
+    import os
+    import subprocess
+    import sys
+
+    from kenning import paths
+
+    state = Path(paths.state_dir())
+    state.mkdir(parents=True, exist_ok=True)
+    socket = state / "hooks-0123456789abcdef.sock"  # another install's, in the state folder
+    socket.write_text("")
+    old = subprocess.Popen(  # its command line names the server module, as a server's does
+        [sys.executable, "-c", "import time; time.sleep(120)", "kenning.hooks.server"]
+    )
+    try:
+        (state / "hooks-0123456789abcdef-server.json").write_text(
+            json.dumps({"pid": old.pid, "state": str(state), "install": "/old/kenning"})
+        )
+        old_store(db_path)
+        done = ken_proc("list")
+        assert done.returncode == 0, done.stderr
+        assert old.wait(timeout=30) == -15  # SIGTERM
+        assert f"asked the hook servers of 1 other install to stop (pid {old.pid})" in done.stderr
+    finally:
+        if old.poll() is None:
+            os.kill(old.pid, 9)
+            old.wait()

@@ -515,7 +515,37 @@ def apply(conn: sqlite3.Connection, path: str | None = None) -> int:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+    if ran and done and path is not None:
+        stopped = stop_other_hook_servers()
+        if stopped and _tell is not None:
+            _tell(
+                f"asked the hook servers of {len(stopped)} other install"
+                f"{'s' if len(stopped) != 1 else ''} to stop (pid "
+                f"{', '.join(map(str, stopped))}): their code may not know this schema; "
+                "their next hook starts them again, on their own code"
+            )
     return ran
+
+
+def stop_other_hook_servers() -> list[int]:
+    """Ask the running hook servers of other installs of kenning (`hookstate.servers`, as
+    `ken hook-server stop --all` finds them) to stop, after a migration: an older one
+    would go on reading and writing a store whose schema its code does not know. Started
+    again by their next hook, on their own code, an older one refuses the store and says
+    so in the hook log. Their pids."""
+    import signal
+
+    from kenning import hookstate
+
+    stopped = []
+    for server in hookstate.servers():
+        if server["running"] and not server["current"]:
+            try:
+                os.kill(int(str(server["pid"])), signal.SIGTERM)
+            except (ProcessLookupError, PermissionError, ValueError):
+                continue
+            stopped.append(int(str(server["pid"])))
+    return stopped
 
 
 def _keep_copy(conn: sqlite3.Connection, path: str, done: set[str]) -> Path | None:
