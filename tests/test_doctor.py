@@ -24,6 +24,7 @@ from conftest import KEN_BIN, ken, ken_proc
 from helpers import add, one_line_error, run_python
 from kenning import config, integrate
 from kenning.agents.codex import codex_home
+from kenning.store import migrations
 
 
 def doctor(env: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
@@ -690,3 +691,35 @@ def test_an_origin_without_a_secret_says_nothing_of_it(
     monkeypatch.chdir(git_repo)
     _, report, _ = doctor()
     assert not any(c["name"] == "repo origin" for c in report["here"])
+
+
+def test_hooks_of_an_install_older_than_the_store_fail_saying_it_refuses_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old venv's kenning lacks a migration this one applied: its hooks do not only
+    "may not" work, they fail on every event, and say so only in the hook log."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    site, old_ken = another_install(tmp_path)
+    listed = site / "kenning" / "store" / "migrations.py"
+    newest = migrations.MIGRATIONS[-1].__name__
+    text = listed.read_text()
+    assert f"    {newest},\n)" in text
+    listed.write_text(text.replace(f"    {newest},\n)", ")"))  # an older kenning's list
+    integrate.install("claude", ken=str(old_ken))
+    ken("add", "The store exists")
+    code, report, text = doctor()
+    assert code == 1
+    hooks = named(report["agents"]["claude"], "claude hooks kenning")
+    assert hooks["ok"] is False
+    assert hooks["detail"].endswith(
+        f"; that kenning is older than the store (it lacks migration {newest}), so it refuses "
+        "the store: every hook it runs fails, and says so only in the hook log (`this store "
+        "was written by a newer kenning`)"
+    )
+    assert hooks["fix"] == f"{integrate.ken_command()} integrate claude"
+    listed.write_text(text)  # the same schema as the store's: the plain line only
+    _, report, _ = doctor()
+    assert (
+        "older than the store"
+        not in named(report["agents"]["claude"], "claude hooks kenning")["detail"]
+    )

@@ -856,3 +856,24 @@ def test_a_file_kenning_made_that_another_program_wrote_since_is_backed_up_and_k
     assert [p.read_bytes() for p in backups(path)] == [written]
     assert ken("integrate", "claude", "--remove", "--mcp").exit_code == 0
     assert read(path) == {"model": "opus"}
+
+
+def test_registering_the_mcp_server_without_the_sdk_says_which_pip_command_installs_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Registered anyway (a later pip install makes it work), with a note naming the
+    command doctor's fix gives, not silently until `ken doctor` says it."""
+    monkeypatch.setitem(sys.modules, "mcp", None)  # `import mcp` fails here
+    result = ken("integrate", "claude", "--mcp")
+    assert result.exit_code == 0, result.output
+    assert integrate.installed_mcp("claude")
+    notes = [line for line in result.stderr.splitlines() if "MCP SDK" in line]
+    assert len(notes) == 1, result.stderr
+    assert notes[0].startswith("  note: ")
+    assert integrate.mcp_install_hint() in notes[0]
+
+
+def test_registering_the_mcp_server_with_the_sdk_says_nothing_of_it() -> None:
+    result = ken("integrate", "claude", "--mcp")
+    assert result.exit_code == 0, result.output
+    assert "MCP SDK" not in result.stderr

@@ -7,7 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from conftest import ken_proc
+from conftest import ken, ken_proc
 from kenning.config import log_path
 from kenning.ids import new_ulid
 from kenning.store import migrations, open_store
@@ -15,9 +15,16 @@ from kenning.store import migrations, open_store
 OLD_SCHEMA = 14  # the migrations the "older kenning" here had: m0015 and on are new
 
 
-def old_store(path: Path, had: int = OLD_SCHEMA, scope: str = "workspace:shop") -> str:
+def old_store(
+    path: Path,
+    had: int = OLD_SCHEMA,
+    scope: str = "workspace:shop",
+    title: str = "CI runners are shared",
+    prompt: str | None = None,
+) -> str:
     """A store as an older kenning left it: its first `had` migrations, one item added
-    with its version (as `ken add` wrote them then); returns the item's id."""
+    with its version (as `ken add` wrote them then), and with `prompt` a session whose
+    first prompt it is; returns the item's id."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
@@ -27,15 +34,20 @@ def old_store(path: Path, had: int = OLD_SCHEMA, scope: str = "workspace:shop") 
     item, version, at = new_ulid(), new_ulid(), "2026-01-02T03:04:05.000Z"
     conn.execute(
         "INSERT INTO items (id, kind, scope, status, title, created_at, updated_at, revision) "
-        "VALUES (?, 'note', ?, 'active', 'CI runners are shared', ?, ?, ?)",
-        (item, scope, at, at, version),
+        "VALUES (?, 'note', ?, 'active', ?, ?, ?, ?)",
+        (item, scope, title, at, at, version),
     )
     conn.execute(
         "INSERT INTO revisions (id, item_id, created_at, kind, scope, status, title, body, "
         "tags, links, evidence, provenance, change) VALUES (?, ?, ?, 'note', ?, 'active', "
-        "'CI runners are shared', '', '[]', '[]', '', '{}', 'add')",
-        (version, item, at, scope),
+        "?, '', '[]', '[]', '', '{}', 'add')",
+        (version, item, at, scope, title),
     )
+    if prompt is not None:
+        conn.execute(
+            "INSERT INTO sessions (id, agent, started_at, first_prompt) VALUES (?, 'claude', ?, ?)",
+            (new_ulid(), at, prompt),
+        )
     conn.close()
     return item
 
@@ -132,3 +144,87 @@ def test_a_scope_normalized_by_m0006_gets_a_version_so_the_newest_agrees_and_his
         ("migrate", "workspace:acme"),
     ]
     assert item.revision == history[-1].id
+
+
+SECRET = "Quokkaflint Vexbrandt rotates the deploy keys on Fridays"  # in no dictionary
+
+
+def on_disk(db: Path) -> list[str]:
+    """The files beside the store that hold any byte of SECRET's rare word."""
+    return sorted(
+        p.name
+        for p in db.parent.iterdir()
+        if p.name.startswith(db.name) and p.is_file() and b"Quokkaflint" in p.read_bytes()
+    )
+
+
+def test_forget_removes_the_copies_kept_before_an_upgrade_that_hold_the_memory(db_path):
+    """A copy kept from before an upgrade holds the memory in full: forget removes it
+    (overwritten first) and says so, and keeps a copy that never held it."""
+    old_store(db_path.with_name("older.db"), had=8)  # its own item, not the secret
+    db_path.with_name("older.db").rename(db_path.with_name("memory.db.before-m0009"))
+    item_id = old_store(db_path, title=SECRET)
+    assert ken("list").exit_code == 0  # migrates, and keeps a copy
+    assert copies(db_path) == ["memory.db.before-m0009", "memory.db.before-m0015"]
+    assert "memory.db.before-m0015" in on_disk(db_path)
+    done = ken("forget", item_id, "-y")
+    assert done.exit_code == 0, done.output
+    assert on_disk(db_path) == []
+    assert copies(db_path) == ["memory.db.before-m0009"]
+    copy = db_path.with_name("memory.db.before-m0015")
+    assert f"removed 1 copy of the store kept from before an upgrade ({copy})" in done.stderr
+    assert migrations_in(db_path.with_name("memory.db.before-m0009"))  # still opens
+
+
+def test_forget_everywhere_also_removes_a_copy_whose_session_prompt_quotes_it(db_path):
+    """A copy that holds no version of the memory but a prompt quoting it is the same as
+    the store's own prompts: kept by a plain forget, removed by --everywhere."""
+    old_store(db_path, prompt=f"remember: {SECRET}")
+    assert ken("list").exit_code == 0
+    with open_store(db_path) as store:
+        from helpers import add
+
+        item_id = add(SECRET, store, scope="global", kind="fact").id
+    done = ken("forget", item_id, "-y")
+    assert done.exit_code == 0, done.output
+    assert copies(db_path) == ["memory.db.before-m0015"]
+    assert "kept from before an upgrade" not in done.stderr
+    with open_store(db_path) as store:
+        item_id = add(SECRET, store, scope="global", kind="fact").id
+    done = ken("forget", item_id, "-y", "--everywhere")
+    assert done.exit_code == 0, done.output
+    assert copies(db_path) == []
+    assert "removed 1 copy of the store kept from before an upgrade" in done.stderr
+    assert on_disk(db_path) == []
+
+
+def test_a_migration_asks_the_hook_servers_of_other_installs_to_stop(db_path, tmp_path):
+    """An older install's warm hook server would go on reading and writing the migrated
+    store with code that does not know its schema: the migration stops it (its next hook
+    starts it again on its own code, which refuses the store and logs it)."""
+    import os
+    import subprocess
+    import sys
+
+    from kenning import paths
+
+    state = Path(paths.state_dir())
+    state.mkdir(parents=True, exist_ok=True)
+    socket = state / "hooks-0123456789abcdef.sock"  # another install's, in the state folder
+    socket.write_text("")
+    old = subprocess.Popen(  # its command line names the server module, as a server's does
+        [sys.executable, "-c", "import time; time.sleep(120)", "kenning.hooks.server"]
+    )
+    try:
+        (state / "hooks-0123456789abcdef-server.json").write_text(
+            json.dumps({"pid": old.pid, "state": str(state), "install": "/old/kenning"})
+        )
+        old_store(db_path)
+        done = ken_proc("list")
+        assert done.returncode == 0, done.stderr
+        assert old.wait(timeout=30) == -15  # SIGTERM
+        assert f"asked the hook servers of 1 other install to stop (pid {old.pid})" in done.stderr
+    finally:
+        if old.poll() is None:
+            os.kill(old.pid, 9)
+            old.wait()

@@ -28,7 +28,7 @@ from typing import Any
 from kenning import agents, hookstate, integrate, locate, paths, repokeys, spool
 from kenning import config as config_mod
 from kenning.errors import InvalidInput, KenningError, NewerStore, StoreBusy
-from kenning.store import Store, held_by, open_store
+from kenning.store import Store, held_by, migrations, open_store
 
 
 @dataclass
@@ -132,11 +132,12 @@ def _agent_checks(agent: str) -> list[Check]:
         found for found in map(_kenning_run_by, programs.values()) if found not in (None, _ours())
     }
     if others:
+        older = [f"; {said}" for root in sorted(others) if (said := _older_than_store(root))]
         checks.append(
             Check(
                 f"{agent} hooks kenning",
                 False,
-                f"the hooks run {_another(sorted(others))}",
+                f"the hooks run {_another(sorted(others))}" + "".join(older),
                 f"{shlex.quote(integrate.ken_command())} integrate {agent}",
             )
         )
@@ -328,6 +329,31 @@ def _another(roots: list[str]) -> str:
     return (
         f"the kenning in {', '.join(said)}, not this one (in {ours}): another install, whose "
         "code may not work as this one's, nor open a store this one has migrated"
+    )
+
+
+MIGRATION_NAME = re.compile(r"^\s+(m\d{4}_\w+),\s*$", re.MULTILINE)
+
+
+def _older_than_store(root: str) -> str:
+    """What to say when the kenning in `root` is older than the store (its migrations
+    lack one the store has, read from its `store/migrations.py`): it refuses the store,
+    so its hooks fail, in the hook log only. "" when it is not, or cannot tell."""
+    if not config_mod.db_path().exists():
+        return ""
+    try:
+        text = Path(root, "kenning", "store", "migrations.py").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    _, listed, rest = text.partition("MIGRATIONS")
+    known = set(MIGRATION_NAME.findall(rest.partition(")")[0])) if listed else set()
+    missing = sorted(migrations.KNOWN - known)
+    if not known or not missing:
+        return ""
+    return (
+        f"that kenning is older than the store (it lacks migration {missing[-1]}), so it "
+        "refuses the store: every hook it runs fails, and says so only in the hook log "
+        "(`this store was written by a newer kenning`)"
     )
 
 
@@ -727,9 +753,18 @@ def describe_install(server: dict[str, Any]) -> str:
 def _hook_server_checks() -> list[Check]:
     blocked = state_folder_problem() is not None  # said once, under the store
     others = [
-        Check("hook server of another install", True, describe_install(server))
+        Check(
+            "hook server of another install",
+            not older,
+            describe_install(server) + (f"; {older}" if older else ""),
+            "ken hook-server stop --all; and `ken integrate AGENT` for each agent whose hooks "
+            "run that kenning"
+            if older
+            else "",
+        )
         for server in hookstate.servers()
         if not server["current"] and server["running"]
+        for older in [_older_than_store(os.path.dirname(str(server.get("install") or "/")))]
     ]
     if os.environ.get("KEN_HOOK_SERVER", "1") in ("0", "false", "no", "off"):
         off = "off (KEN_HOOK_SERVER=0): each hook runs alone"

@@ -21,6 +21,7 @@ and everything else in that TOML file are kept.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -543,8 +544,15 @@ def mcp_env() -> dict[str, str]:
 
 def install_mcp(agent: str, ken: str | None = None) -> Change:
     """Register `ken mcp` with `agent`. The KEN_DB and XDG_* set here are written into the
-    registration (some agents would not pass them on), and the change's notes say so."""
+    registration (some agents would not pass them on), and the change's notes say so.
+    Without the MCP SDK in this Python the server is registered all the same (installing
+    the SDK later makes it start), and a note names the command that installs it."""
     change = _install_mcp(agent, ken)
+    if ken is None and importlib.util.find_spec("mcp") is None:
+        change.notes.append(
+            f"the MCP SDK is not installed for {sys.executable}, so {agent}'s MCP server "
+            f"cannot start until it is: {mcp_install_hint()}"
+        )
     env = mcp_env()
     if env:
         fixed = ", ".join(f"{k}={v}" for k, v in env.items())

@@ -1312,13 +1312,15 @@ class ForgetPlan:
 class Forgotten:
     """What a `forget` did: memories deleted, session prompts and recall queries
     blanked, hook log lines dropped, entries taken out of the team outbox (never sent),
-    kept edits and drafted plans removed."""
+    kept edits and drafted plans removed, and the copies of the store kept from before
+    an upgrade that held them, removed (their paths)."""
 
     memories: int
     quotes: int = 0
     log_lines: int = 0
     unsent: int = 0
     drafts: int = 0
+    kept_copies: tuple[str, ...] = ()
 
 
 def write_spooled(store: Store) -> bool:
@@ -1364,10 +1366,11 @@ def forget(
     """Delete items and every version of them (and a session's own record, prompts and
     deliveries, when named); their text is gone from disk afterwards: from the hook log,
     the team outbox (it is never sent), and the edits and plans kept in the state folder
-    (`kenning.drafts`). The writes waiting in the spool are made first (`write_spooled`)
-    and forgotten as the store's own. A plain list of items is planned first (their
-    replacement copies go too); a plan made `everywhere` also blanks the session prompts
-    and recall queries that quote them. Only a person forgets."""
+    (`kenning.drafts`), and the copies of the store kept from before an upgrade that
+    hold them are removed (`Store.drop_kept_copies`). The writes waiting in the spool
+    are made first (`write_spooled`) and forgotten as the store's own. A plain list of
+    items is planned first (their replacement copies go too); a plan made `everywhere`
+    also blanks the session prompts and recall queries that quote them. Only a person forgets."""
     plan = items if isinstance(items, ForgetPlan) else plan_forget(store, items)
     policy.require_person(policy.resolve(actor), f"forget {len(plan.items)} memories")
     needles = quotable([*plan.chosen, *plan.copies])
@@ -1379,4 +1382,14 @@ def forget(
     unsent = team_state.forget(store.path, gone)
     deleted = store.delete_items(gone, session_id=session_id)
     quotes = store.scrub_quotes(needles) if plan.everywhere else 0
-    return Forgotten(deleted, quotes, hooklog.scrub(needles), unsent, drafts.forget(gone, needles))
+    # The copies kept from before an upgrade hold it in full: they go (not only a copy
+    # with a version of it, also one with a quote --everywhere blanks in the store).
+    copies = store.drop_kept_copies(gone, session_id, needles if plan.everywhere else ())
+    return Forgotten(
+        deleted,
+        quotes,
+        hooklog.scrub(needles),
+        unsent,
+        drafts.forget(gone, needles),
+        tuple(copies),
+    )

@@ -40,7 +40,8 @@ def forget(
 
     Afterwards their text is gone from the database file, its WAL, the search index, the
     hook log, the team outbox (never sent) and the edits and plans kept for you, and so
-    are the proposed copies that would have replaced them. The writes hooks kept in the
+    are the proposed copies that would have replaced them; the copies of the store kept
+    from before an upgrade that hold them are removed, and named. The writes hooks kept in the
     spool while the store was locked are made first, and forgotten as the rest. With
     --everywhere, so is every other memory that quotes a line of theirs (12 characters
     or more), and the session prompts and recall queries that quote one are blanked.
@@ -121,6 +122,13 @@ def forget(
         + (" and the session's record" if session_id else "")
         + (f" ({'; '.join(extra)})" if extra else "")
     )
+    if done.kept_copies:
+        n = len(done.kept_copies)
+        say(
+            f"removed {n} cop{'y' if n == 1 else 'ies'} of the store kept from before an "
+            f"upgrade ({', '.join(done.kept_copies)}): {'it' if n == 1 else 'they'} held "
+            "what was forgotten"
+        )
     if state.store.wipe_pending():
         readers = ", ".join(state.store.readers()) or "another process"
         say(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kenning.errors import NewerStore, StoreError
@@ -515,7 +515,37 @@ def apply(conn: sqlite3.Connection, path: str | None = None) -> int:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+    if ran and done and path is not None:
+        stopped = stop_other_hook_servers()
+        if stopped and _tell is not None:
+            _tell(
+                f"asked the hook servers of {len(stopped)} other install"
+                f"{'s' if len(stopped) != 1 else ''} to stop (pid "
+                f"{', '.join(map(str, stopped))}): their code may not know this schema; "
+                "their next hook starts them again, on their own code"
+            )
     return ran
+
+
+def stop_other_hook_servers() -> list[int]:
+    """Ask the running hook servers of other installs of kenning (`hookstate.servers`, as
+    `ken hook-server stop --all` finds them) to stop, after a migration: an older one
+    would go on reading and writing a store whose schema its code does not know. Started
+    again by their next hook, on their own code, an older one refuses the store and says
+    so in the hook log. Their pids."""
+    import signal
+
+    from kenning import hookstate
+
+    stopped = []
+    for server in hookstate.servers():
+        if server["running"] and not server["current"]:
+            try:
+                os.kill(int(str(server["pid"])), signal.SIGTERM)
+            except (ProcessLookupError, PermissionError, ValueError):
+                continue
+            stopped.append(int(str(server["pid"])))
+    return stopped
 
 
 def _keep_copy(conn: sqlite3.Connection, path: str, done: set[str]) -> Path | None:
@@ -550,12 +580,123 @@ def _keep_copy(conn: sqlite3.Connection, path: str, done: set[str]) -> Path | No
             ) from None
     finally:
         conn.execute("COMMIT")
-    prefix = f"{Path(path).name}.before-m"
-    older = sorted(
-        p
-        for p in copy.parent.iterdir()
-        if p.name.startswith(prefix) and p.name[len(prefix) :].isdigit()
-    )
-    for stale in older[:-COPIES_KEPT]:
+    for stale in kept_copies(path)[:-COPIES_KEPT]:
         stale.unlink(missing_ok=True)
     return copy
+
+
+def kept_copies(path: str, *, partial: bool = False) -> list[Path]:
+    """The copies of the store at `path` kept from before a migration, oldest first; with
+    `partial`, a copy a crash left half made too."""
+    prefix = f"{Path(path).name}.before-m"
+    folder = Path(path).parent
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        number = name[len(prefix) :]
+        if partial and number.endswith(".partial"):
+            number = number[: -len(".partial")]
+        if number.isdigit():
+            found.append(folder / name)
+    return sorted(found)
+
+
+# The tables and columns a forget --everywhere blanks when they quote a forgotten memory
+# (`scrub_quotes`), as far as a copy's older schema has them.
+QUOTING = (
+    ("sessions", "first_prompt"),
+    ("sessions", "last_prompt"),
+    ("deliveries", "query"),
+    ("session_prompts", "text"),
+    ("signals", "detail"),
+)
+
+
+def drop_copies_holding(
+    path: str, item_ids: Sequence[str], session_id: str | None, needles: Sequence[str]
+) -> list[Path]:
+    """Remove the copies kept from before a migration (`kept_copies`, and a partial one a
+    crash left) that hold any of what a forget deleted: a version of one of `item_ids`,
+    the session `session_id`'s record, or a session prompt, recall query or signal
+    quoting one of `needles`; and any copy that cannot be read (it cannot be cleared).
+    Each file is overwritten with zeros before it is unlinked, as secure_delete does the
+    store's freed pages. Returns the copies removed.
+
+    Removed, not edited: a copy has an older kenning's schema, whose word counts
+    (`terms`, `words`: each word of a memory), recent index and FTS indexes that kenning's
+    code keeps, not SQL alone; an edit made with this code could leave a forgotten word
+    in one, or give back a copy the older kenning misreads."""
+    removed = []
+    for copy in kept_copies(path, partial=True):
+        if _holds(copy, item_ids, session_id, needles):
+            _wipe(copy)
+            removed.append(copy)
+    return removed
+
+
+def _holds(
+    copy: Path, item_ids: Sequence[str], session_id: str | None, needles: Sequence[str]
+) -> bool:
+    try:
+        # immutable: read as a file nobody writes, with no -wal or -shm made beside it.
+        conn = sqlite3.connect(f"{copy.as_uri()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return True
+    try:
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if not tables:
+            return False  # an empty file: nothing in it
+        for start in range(0, len(item_ids), 500):
+            chunk = list(item_ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            if conn.execute(f"SELECT 1 FROM items WHERE id IN ({marks})", chunk).fetchone():
+                return True
+            if conn.execute(
+                f"SELECT 1 FROM revisions WHERE item_id IN ({marks})", chunk
+            ).fetchone():
+                return True
+        if (
+            session_id
+            and conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        ):
+            return True
+        for table, column in QUOTING:
+            if table not in tables:
+                continue
+            for needle in needles:
+                if conn.execute(
+                    f"SELECT 1 FROM {table} WHERE {column} IS NOT NULL "
+                    f"AND instr(lower({column}), ?) > 0",
+                    (needle.lower(),),
+                ).fetchone():
+                    return True
+        return False
+    except sqlite3.Error:
+        return True  # not a store this can read: it cannot tell what it holds
+    finally:
+        conn.close()
+
+
+def _wipe(copy: Path) -> None:
+    """Overwrite `copy` (and any side file SQLite left beside it) with zeros, then
+    unlink it."""
+    for file in (copy, *(Path(f"{copy}{end}") for end in ("-wal", "-shm", "-journal"))):
+        try:
+            with open(file, "r+b") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                for _ in range(0, size, 1 << 20):
+                    fh.write(bytes(min(1 << 20, size - fh.tell())))
+                fh.flush()
+                os.fsync(fh.fileno())
+        except FileNotFoundError:
+            continue
+        except OSError:
+            pass  # unlinked all the same
+        file.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from typing import Any
 from kenning.errors import NotFound, RevisionConflict, StoreError
 from kenning.ids import short_id
 from kenning.model import Item, Revision
+from kenning.store import migrations
 from kenning.store import sqlite_columns as columns
 from kenning.store import sqlite_recent as recent
 from kenning.store.base import ItemQuery, Version, now_iso
@@ -357,6 +358,15 @@ class Items(Terms):
             recent.after_delete(conn)
         self.checkpoint(WIPE_WAIT_SECONDS, remember=True)
         return deleted
+
+    def drop_kept_copies(
+        self, item_ids: Sequence[str], session_id: str | None, needles: Sequence[str]
+    ) -> list[str]:
+        """Remove the copies of the store kept from before a migration that hold what a
+        forget deleted (`migrations.drop_copies_holding`); their paths."""
+        return [
+            str(p) for p in migrations.drop_copies_holding(self.path, item_ids, session_id, needles)
+        ]
 
     def items_quoting(self, needles: Sequence[str], exclude_ids: Sequence[str] = ()) -> list[Item]:
         """Items whose text (title, body, evidence), now or in any older version, holds

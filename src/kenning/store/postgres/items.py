@@ -399,6 +399,12 @@ class Items:
         )
         return [row_to_item(r) for r in rows]
 
+    def drop_kept_copies(
+        self, item_ids: Sequence[str], session_id: str | None, needles: Sequence[str]
+    ) -> list[str]:
+        """None: a PostgreSQL store keeps no copies of itself from before a migration."""
+        return []
+
     def scrub_quotes(self, needles: Sequence[str]) -> int:
         """Blank the session prompts, recall queries, prompt copies and signal details
         that hold one of `needles` (compared without case); returns how many fields."""
