@@ -116,20 +116,22 @@ def agent_pid(agent: str, chain: Sequence[tuple[int, str]] | None = None) -> int
     return chain[0][0] if chain else None
 
 
-def hook_folder(agent: str, cwd: str, chain: Sequence[tuple[int, str]]) -> str:
+def hook_folder(
+    agent: str, cwd: str, chain: Sequence[tuple[int, str]], *, lags: bool = False
+) -> str:
     """The folder a hook of `agent` works in: the payload's `cwd`, unless the agent's own
-    process works in a repo and that folder lies in another one; then the process's.
+    process works in a repo and that folder lies in another one.
 
     A session belongs to the place it works in. An agent's hooks report the folder it
-    works in, which follows its `cd` but stays in the repo its process works in; a payload
-    naming a folder in another repo is not where the agent works: Copilot CLI's
-    `--resume=ID` names the folder the session began in, and a payload written by hand (a
-    model running `ken hook` from its shell) names whatever it likes. Either way what the
-    hook records belongs to where the agent works, so it is recorded there (and a session
-    that began elsewhere moves, see `start`). When the process is not found (no /proc,
-    another user's), the payload's folder stands. When the process works in no repo and
-    the payload's folder is not inside its folder, there is no place to tell: raises
-    ValueError, and nothing is recorded."""
+    works in, which follows its `cd` but stays in the repo its process works in. A
+    payload naming a folder in another repo was written by hand (a model running `ken
+    hook` from its shell to leave a session or a handoff in another repo): raises
+    ValueError, and nothing is recorded. Unless the agent's own hooks do that (`lags`,
+    `Agent.payload_folder_lags`: Copilot CLI's `--resume=ID` names the folder the session
+    began in): then the hook is the process's folder's, and a session that began
+    elsewhere moves (see `start`). When the process is not found (no /proc, another
+    user's), the payload's folder stands. When the process works in no repo and the
+    payload's folder is not inside its folder, there is no place to tell: ValueError."""
     pid = agent_process(agent, chain)
     if pid is None:
         return cwd
@@ -147,7 +149,14 @@ def hook_folder(agent: str, cwd: str, chain: Sequence[tuple[int, str]]) -> str:
             f"the payload's folder {cwd} lies outside {home}, where {agent} (pid {pid}) "
             "works, in no repo: a hook run by hand? not recorded"
         )
-    return cwd if theirs is not None and theirs.key == ours.key else home
+    if theirs is not None and theirs.key == ours.key:
+        return cwd
+    if lags:
+        return home
+    raise ValueError(
+        f"the payload's folder {cwd} lies in another repo than {home}, where {agent} "
+        f"(pid {pid}) works: a hook run by hand? not recorded"
+    )
 
 
 def same_place(session: Session, where: Where) -> bool:

@@ -431,6 +431,11 @@ class Agent(NamedTuple):
     # OpenCode's keep every prompt's turn; Gemini's drops the turn the pack came in,
     # which in `gemini -p` is also the first prompt's, with its recall).
     resume_keeps_recall: bool = True
+    # Its hooks may name a folder in another repo than the one its process works in, on
+    # their own: Copilot CLI's `--resume=ID` sends the folder the session began in. Then
+    # the hook is recorded where the process works; for any other agent such a payload
+    # was written by hand (a model running `ken hook` from its shell) and is not recorded.
+    payload_folder_lags: bool = False
     # `/remember` and `/recall` in the agent's own way: file -> content (`ken integrate`).
     commands: Callable[[Env], dict[Path, str]] | None = None
     # Other files the agent reads a command of that name from (a person's own there is

@@ -286,6 +286,7 @@ AGENT = Agent(
     ),
     start_context="additional",
     prompt_context="additional",
+    payload_folder_lags=True,
     adapt=adapt,
     recognizes=recognizes,
     stray_hooks=stray_hooks,

@@ -386,8 +386,11 @@ def handle(
         raise Skip(foreign)
     # Where the agent works, which a payload may not say (Copilot's `--resume=ID` names
     # the folder its session began in): the one rule for every agent's hooks.
+    from kenning import agents
+
+    lags = agents.get(event.agent).payload_folder_lags
     try:
-        folder = sessions.hook_folder(event.agent, event.cwd, event.chain)
+        folder = sessions.hook_folder(event.agent, event.cwd, event.chain, lags=lags)
     except ValueError as exc:
         raise Skip(str(exc)) from None
     if folder != event.cwd:
