@@ -286,6 +286,7 @@ AGENT = Agent(
     ),
     start_context="additional",
     prompt_context="additional",
+    context_tags=("system_reminder",),  # around userPromptSubmitted's context
     adapt=adapt,
     recognizes=recognizes,
     stray_hooks=stray_hooks,
