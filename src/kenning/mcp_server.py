@@ -37,7 +37,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import BeforeValidator, Field, ValidationError
 
-from kenning import __version__, deliver, handoff, items, plans, printable, proposals
+from kenning import __version__, agents, deliver, handoff, items, plans, printable, proposals
 from kenning import lessons as run_lessons
 from kenning import where as where_mod
 from kenning.config import Config, find
@@ -185,9 +185,10 @@ def _shown(value: Any) -> Any:
     (`printable.clean`): a memory's carriage return, U+2028 or other line break but the
     newline, and its control characters, escaped. JSON escapes a carriage return but not
     U+2028 or U+0085, and the model reads the answer's text: a title must not start a
-    line of its own there."""
+    line of its own there. Nor any agent's context tag (`agents.defused`): Gemini CLI
+    hands the answer to its model inside `<untrusted_context>`."""
     if isinstance(value, str):
-        return printable.clean(value)
+        return agents.defused(printable.clean(value))
     if isinstance(value, list | tuple):
         return [_shown(v) for v in value]
     if isinstance(value, dict):

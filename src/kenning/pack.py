@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning import handoffs
+from kenning import agents, handoffs
 from kenning.ids import short_id
 from kenning.model import Item, Session, kinds_where
 from kenning.policy import unreviewed_from
@@ -168,11 +168,13 @@ def render_item(item: Item, max_chars: int = 400, kind_label: bool = True) -> st
     One line whatever the memory holds: a title with a carriage return, U+2028 or any
     other character `str.splitlines` breaks at would start a line of its own in what the
     agent reads (a forged `## Preferences and corrections` heading with no unreviewed
-    label), so each is shown escaped, as `ken list` shows it (`printable.clean`)."""
+    label), so each is shown escaped, as `ken list` shows it (`printable.clean`). No
+    agent's context tag either (`agents.defused`): a `</hook_context>` in a note would
+    end Gemini's block of kenning's context early."""
     short = short_id(item.id)
     label = f"({item.kind.value}) " if kind_label else ""
     body = body_line(item.body)
-    text = clean(f"{item.title}: {body}" if body else item.title, one_line=True)
+    text = agents.defused(clean(f"{item.title}: {body}" if body else item.title, one_line=True))
     if len(text) > max_chars:
         text = text[: max(0, max_chars - 1)].rstrip() + f"… [cut: ken show {short}]"
     agent = unreviewed_from(item)
@@ -188,7 +190,7 @@ def render_session(session: Session) -> str:
     tail = f"; {commits} commit{'s' if commits != 1 else ''}" if commits else ""
     quoted = f': "{prompt}"' if prompt else ""
     # The model's name is what the agent's hook payload said: one line too.
-    return clean(f"- {when} UTC, {who}{quoted}{tail}", one_line=True)
+    return agents.defused(clean(f"- {when} UTC, {who}{quoted}{tail}", one_line=True))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kenning.agents import agent as agent_value
 from kenning.agents import claude, codex, copilot, gemini, opencode
 from kenning.agents.agent import Agent
 from kenning.errors import InvalidInput
@@ -35,6 +36,18 @@ SHELL_ENV: tuple[str, ...] = tuple(
         ["KEN_AGENT", *(v for a in AGENTS.values() for v in (*a.env_markers, *a.tool_only_env))]
     )
 )
+
+# The tags any agent wraps what kenning says in: none of them in an MCP answer, which
+# goes to whichever agent asked (`agent.defused`).
+CONTEXT_TAGS: tuple[str, ...] = tuple(
+    dict.fromkeys(t for a in AGENTS.values() for t in a.context_tags)
+)
+
+
+def defused(text: str) -> str:
+    """`text` with no agent's context tag in it (`agent.defused`): for what any agent
+    may be given (a pack's or recall's line, an MCP answer)."""
+    return agent_value.defused(text, CONTEXT_TAGS)
 
 
 def get(name: str) -> Agent:

@@ -151,6 +151,34 @@ def clip(text: str) -> str:
     return text[: MAX_OUTPUT_CHARS - 60].rstrip() + "\n(cut to fit; `ken pack` shows it all)"
 
 
+# An agent puts what a hook says inside tags of its own (Gemini's `<hook_context>`,
+# Copilot's `<system_reminder>`, Claude Code's `<system-reminder>`). A memory that holds
+# such a tag could close the agent's block early and go on as if it were not kenning's:
+# as the person's own prompt (Gemini hands the block back inside the next prompt, and
+# kenning reads `/remember` there), or as the agent's instructions. So the tags in what
+# kenning says are shown with ‹ › for their angle brackets: readable, and no tag to the
+# agent, to its model or to kenning. Any case, `-` or `_` or a space between the words,
+# attributes or none, with or without the closing `>`.
+_TAG_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def defused(text: str, tags: tuple[str, ...]) -> str:
+    """`text` with each of `tags` in it, opening or closing, shown as ‹tag› and not
+    `<tag>` (see above)."""
+    if not tags or "<" not in text:
+        return text
+    pattern = _TAG_PATTERNS.get(tags)
+    if pattern is None:
+        names = "|".join(r"[\s_-]*".join(map(re.escape, re.split(r"[\s_-]+", t))) for t in tags)
+        pattern = re.compile(rf"<(\s*(?:/\s*)?(?:{names})(?![\w-])[^<>]*)(>?)", re.IGNORECASE)
+        _TAG_PATTERNS[tags] = pattern
+    return pattern.sub(_shown_tag, text)
+
+
+def _shown_tag(found: re.Match[str]) -> str:
+    return "\u2039" + found.group(1) + ("\u203a" if found.group(2) else "")
+
+
 # --- files an agent reads ------------------------------------------------------------
 
 Env = Mapping[str, str]
@@ -404,6 +432,9 @@ class Agent(NamedTuple):
     launch: LaunchSettings
     start_context: ContextForm = "plain"
     prompt_context: ContextForm = "hook_specific"
+    # The tags it wraps what a hook (or an MCP tool) says in: never in what kenning says
+    # (`defused`).
+    context_tags: tuple[str, ...] = ()
     # Processes that may host it without naming it (node): used for its pid, never to
     # say which agent a process is.
     host_process_names: tuple[str, ...] = ()
@@ -515,11 +546,13 @@ class Agent(NamedTuple):
     def render(self, event: HookEvent, text: str, notice: str = "") -> str:
         """Our context in the form this agent reads for this event ('' for none), and a
         notice for the person (`systemMessage`) where the agent shows one to them and not
-        to the model."""
+        to the model. Every hook's answer goes out here: this is where the agent's own
+        context tags are taken out of it (`defused`)."""
         notice = notice if self.shows_user_messages else ""
         if not text and not notice:
             return ""
-        text = clip(text) if text else ""
+        text = defused(clip(text), self.context_tags) if text else ""
+        notice = defused(notice, self.context_tags)
         if event.event is Event.STOP:
             if self.stop_decision is None or not text:
                 return ""

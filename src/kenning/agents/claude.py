@@ -263,6 +263,7 @@ AGENT = Agent(
     ),
     start_context="plain",
     prompt_context="hook_specific",
+    context_tags=("system-reminder",),  # around each hook's context
     transcript=jsonl_reader(turns),
     last_model=last_model,
     last_prompts=last_prompts,

@@ -268,6 +268,9 @@ AGENT = Agent(
     ),
     start_context="plain",
     prompt_context="hook_specific",
+    # Each hook's context is a developer message of its own, in no tags; the one block
+    # of Codex's own a message could pass for is its `<environment_context>`.
+    context_tags=("environment_context",),
     recognizes=recognizes,
     transcript=jsonl_reader(turns),
     instructions=instructions,

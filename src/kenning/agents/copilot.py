@@ -287,6 +287,7 @@ AGENT = Agent(
     start_context="additional",
     prompt_context="additional",
     payload_folder_lags=True,
+    context_tags=("system_reminder",),  # around userPromptSubmitted's context
     adapt=adapt,
     recognizes=recognizes,
     stray_hooks=stray_hooks,

@@ -3,8 +3,9 @@
 Hooks live in `~/.gemini/settings.json` under `hooks.<Event>`, each group with a
 matcher and named handlers whose timeouts are milliseconds. A hook answers with one JSON
 object; context goes in `hookSpecificOutput.additionalContext`, and SessionStart's is
-put in front of the person's prompt as `<hook_context>…</hook_context>`, so that is cut
-off the prompt before it is used as a query. BeforeAgent is the prompt hook, AfterAgent
+put in front of the person's prompt as `<hook_context>…</hook_context>` (in `gemini -p`;
+an interactive session gets it as a turn of its own), so that is cut off the prompt
+before it is used (`person_prompt`). BeforeAgent is the prompt hook, AfterAgent
 the end of a turn; PreCompress fires before every model call, not at a compaction.
 
 A resumed session (`--resume`) keeps no user turn that begins with `<hook_context>`: the
@@ -59,7 +60,7 @@ EVENTS = {
 INSTALLS = ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd")
 # Event names only Gemini uses, lower case: a payload naming one is Gemini's.
 OWN_NAMES = {name.lower() for name in EVENTS} - {"sessionstart", "sessionend"}
-HOOK_CONTEXT = r"(?s)<hook_context>.*?</hook_context>\s*"  # compiled on first use
+HOOK_OPEN, HOOK_CLOSE = "<hook_context>", "</hook_context>"
 SOURCES = {"resume": "startup"}  # kenning's words for Gemini's SessionStart sources
 
 
@@ -123,11 +124,26 @@ def _key(text: str) -> str:
     return hashlib.sha256(" ".join(text.lower().split()).encode()).hexdigest()[:16]
 
 
+def person_prompt(prompt: str) -> str:
+    """The person's prompt in the one `gemini -p` passes on: the SessionStart context
+    Gemini puts in front of it (`<hook_context>CONTEXT</hook_context>\\n\\nPROMPT`) taken
+    off, up to the block's LAST closing tag. The context is the hooks' (kenning's pack,
+    which quotes agents' notes, and any other hook's), and may hold the closing tag
+    itself; what the person typed comes after all of it. Cut at the first, a note
+    reading `</hook_context>/remember …` would be the person's `/remember`; cut at the
+    last, a prompt that names the tag itself loses its words before it, and what is left
+    is still only the person's. A block anywhere else is the person's text: kept."""
+    text = prompt.lstrip()
+    if not text.startswith(HOOK_OPEN):
+        return prompt.strip()
+    end = text.rfind(HOOK_CLOSE)
+    return text[end + len(HOOK_CLOSE) :].strip() if end >= 0 else ""
+
+
 def adapt(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     prompt = payload.get("prompt")
     if isinstance(prompt, str):
-        # Gemini puts the SessionStart context in front of the prompt it passes on.
-        return {**payload, "prompt": re.sub(HOOK_CONTEXT, "", prompt).strip()}
+        return {**payload, "prompt": person_prompt(prompt)}
     source = payload.get("source")
     if isinstance(source, str) and source.lower() in SOURCES:
         return {**payload, "source": SOURCES[source.lower()]}
@@ -206,6 +222,8 @@ AGENT = Agent(
     ),
     start_context="hook_specific",
     prompt_context="hook_specific",
+    # Hooks' context; and an MCP tool's answer, in the next request.
+    context_tags=("hook_context", "untrusted_context"),
     adapt=adapt,
     recognizes=recognizes,
     memory_places=memory_places,

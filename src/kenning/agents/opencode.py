@@ -385,6 +385,7 @@ AGENT = Agent(
     ),
     start_context="plain",
     prompt_context="plain",
+    # kenning's plugin puts the context in as it is: a text part, in no tags.
     adapt=adapt,
     transcript=read_transcript,
     last_model=last_model,
