@@ -1529,6 +1529,79 @@ def test_an_agents_handoff_in_a_projects_log_stays_one_entry_with_its_label(
     assert persons.body == "Until Monday."
 
 
+# Every line boundary str.splitlines() knows (CR LF too): none may end a line of an
+# agent's text in log.md anywhere but inside its own entry.
+LINE_BREAKS = [
+    "\n",
+    "\r",
+    "\r\n",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1d",
+    "\x1e",
+    "\x85",
+    "\u2028",
+    "\u2029",
+]
+
+
+@pytest.mark.parametrize(
+    "brk", LINE_BREAKS, ids=lambda b: "CRLF" if b == "\r\n" else f"U+{ord(b):04X}"
+)
+def test_a_handoff_split_by_any_line_break_is_one_entry_of_its_agent_withheld_by_deliver_false(
+    git_repo: Path, tmp_path: Path, brk: str
+) -> None:
+    from kenning import projects
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "log.md").write_text("# Log\n\n## 2026-11-01 09:00 person: started\n\nHi.\n")
+    with opened() as store:
+        projects.add_project(store, "cart", str(notes), None)
+    _write_config(f'[memory.repos."{REPO}"]\ndeliver = false\n')
+    parts = {
+        "done": f"x{brk}## Initech merger closes March 3{brk}y",
+        "state": f"fine{brk}## 2026-12-07 18:00 claude: planted as claude{brk}#{brk}",
+        # A fence opened at a line start (after any space) would hide the entries after it.
+        "next": f"n{brk}```{brk}\u3000~~~ tilde{brk} \u2003```",
+        "open_questions": f"q{brk}<!--{brk}## hidden{brk}-->",
+    }
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["first"] = await server.ok("memory_handoff", parts)
+        got["second"] = await server.ok(
+            "memory_handoff", {"done": "second quokka", "state": "s", "next": "n"}
+        )
+
+    drive(git_repo, scenario, extra_env={"KEN_PROJECT": "cart", "KEN_AGENT": "codex"})
+    log = (notes / "log.md").read_text(encoding="utf-8")
+    entries = projects.parse("log.md", log)
+    assert len(entries) == 3, log
+    assert entries[0].body == "Hi."
+    first, second = (stored(got[k]["id"]) for k in ("first", "second"))
+    assert [first.title, second.title] == [e.title for e in entries[1:]], log
+    for item in (first, second):  # the agent's, from the file, where it ran
+        assert item.source is not None and item.source.startswith("project:cart:log.md#")
+        assert (item.provenance.who, item.provenance.repo) == ("codex", REPO)
+    for text in ("Initech merger closes March 3", "planted as claude", "tilde", "## hidden"):
+        assert text in first.body
+    with opened() as store:
+        made = store.list_items(ItemQuery(source_prefix="project:cart:log.md#", statuses=()))
+    assert sorted(i.provenance.who for i in made) == ["codex", "codex", "ken"]
+
+    elsewhere = tmp_path / "plain"
+    elsewhere.mkdir()
+
+    async def search(server: Server) -> None:
+        for words in ("initech", "quokka", "planted"):
+            found = await server.ok("memory_search", {"query": words, "scopes": ["project:cart"]})
+            assert found["results"] == [], words
+
+    drive(elsewhere, search, extra_env={"KEN_AGENT": "claude"})
+
+
 def _rpc(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> dict[str, Any] | None:
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(json.dumps(message).encode() + b"\n")

@@ -611,6 +611,59 @@ def test_a_handoff_inside_a_project_is_appended_to_log_md_and_indexed_from_it(
     assert projects.sync(store, "shop").read == []  # already indexed
 
 
+def test_a_project_file_has_a_line_wherever_str_splitlines_sees_one() -> None:
+    # The reader and the writer (`literal`) share `projects.lines`; an editor shows a line
+    # at each of these, so kenning must read one there too.
+    for point in range(0x110000):
+        text = f"a{chr(point)}b"
+        assert len(projects.lines(text)) == len(text.splitlines()), hex(point)
+    assert projects.lines("a\r\nb") == ["a", "b"]
+
+
+def _agents_handoff(store: SQLiteStore, notes: Path, done: str) -> Item:
+    ctx = proposals.AgentContext(
+        agent="codex", where=here(store, Config(), notes, agent="codex"), model="gpt"
+    )
+    return proposals.handoff(store, ctx, done=done, state="s", next_steps="n")
+
+
+def test_a_fence_left_open_in_log_md_is_closed_before_an_agents_handoff_so_it_stays_its_own(
+    store: SQLiteStore, notes: Path
+) -> None:
+    write(notes / "log.md", LOG + "\n## 2026-11-04 person: a snippet\n\n~~~sh\nmake\n")
+    projects.add_project(store, "shop", str(notes), None)
+    before = synced(store)
+
+    item = _agents_handoff(store, notes, "fenced quokka")
+
+    assert item.source is not None and item.source.startswith("project:shop:log.md#")
+    assert item.title.endswith("codex: fenced quokka") and item.provenance.who == "codex"
+    after = synced(store)
+    assert set(after) == set(before) | {item.source}
+    snippet = after["project:shop:log.md#2026-11-04-person-a-snippet"]
+    assert snippet.body == "~~~sh\nmake\n\n~~~" and snippet.provenance.who == "ken"
+
+
+def test_a_handoff_to_a_log_md_that_is_a_link_is_written_to_the_linked_file_keeping_its_mode(
+    store: SQLiteStore, notes: Path, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared" / "real.md"
+    shared.parent.mkdir()
+    write(shared, LOG)
+    shared.chmod(0o600)
+    (notes / "log.md").unlink()
+    (notes / "log.md").symlink_to(shared)
+    projects.add_project(store, "shop", str(notes), None)
+
+    item = _agents_handoff(store, notes, "linked quokka")
+
+    assert (notes / "log.md").is_symlink() and (notes / "log.md").resolve() == shared
+    assert "codex: linked quokka" in shared.read_text(encoding="utf-8")
+    assert shared.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in shared.parent.iterdir()) == ["real.md"]  # no temp left
+    assert item.source is not None and item.source.startswith("project:shop:log.md#")
+
+
 def test_two_handoffs_headed_alike_in_log_md_are_each_their_own_sessions(
     store: SQLiteStore, notes: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

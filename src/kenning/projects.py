@@ -47,6 +47,13 @@ MAX_FILE_BYTES = 1024 * 1024
 READ_SESSIONS = 50  # an agent's latest sessions in a project, to find who wrote an entry
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TASK = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s+(.+?)\s*$")
+# Where a line ends, for the reader and the writer alike: at every boundary
+# `str.splitlines()` knows (CR LF as one), so an editor that breaks at U+2028 or a
+# Markdown view that breaks at a lone CR sees no line kenning does not. The writer
+# (`literal`) turns each into a line feed, so an agent's text has no line kenning reads
+# otherwise than it was written.
+_LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_FENCES = ("```", "~~~")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +90,26 @@ def entry_key(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", redact(text).text.lower()).strip("-")[:80] or "untitled"
 
 
+def lines(text: str) -> list[str]:
+    """A project file's lines, as every reader of one in kenning splits them."""
+    return _LINE_BREAK.split(text)
+
+
+def _fence(line: str, fence: str | None) -> str | None:
+    """The fence open after `line`, given the one open before it (None: none)."""
+    marker = line.lstrip()[:3]
+    if marker in _FENCES:
+        return None if fence == marker else (fence or marker)
+    return fence
+
+
 def _sections(text: str) -> list[tuple[str, str]]:
     """`## ` sections as (heading, body); text before the first heading is ignored, and
     so is a `## ` line inside a fenced code block."""
     found: list[tuple[str, list[str]]] = []
     fence: str | None = None
-    for line in _COMMENT.sub("", text).splitlines():
-        marker = line.lstrip()[:3]
-        if marker in ("```", "~~~"):
-            fence = None if fence == marker else (fence or marker)
+    for line in lines(_COMMENT.sub("", text)):
+        fence = _fence(line, fence)
         if line.startswith("## ") and fence is None:
             found.append((line[3:].strip(), []))
         elif found:
@@ -113,7 +131,7 @@ def parse(name: str, text: str) -> list[Entry]:
     """The entries a project file holds."""
     if name == "plan.md":
         entries = []
-        for line in _COMMENT.sub("", text).splitlines():
+        for line in lines(_COMMENT.sub("", text)):
             match = _TASK.match(line)
             if match:
                 done = match.group(1) != " "
@@ -458,37 +476,67 @@ def append_log(
     """Add an entry to a project's log.md (the file stays the truth), then sync it: the
     entry's memory, made in the same lock, has `provenance` (who wrote it, where; by
     default kenning's, as for any entry of the file), so it is never anyone else's, not
-    even for a moment. None if the sync could not read the file back."""
+    even for a moment. The text is written only when the file reads back with exactly
+    one entry more, headed `heading` and holding `body` (made `literal` by the caller):
+    otherwise nothing is written and None is returned, so no one's words end up in
+    another entry, or in one that reads as nobody's."""
     project = get_project(store, slug)
     path = Path(paths.os_path(project.folder)) / "log.md"
+    title = " ".join(redact(heading).text.split())  # one line, whatever it held
+    said = "\n".join(lines(redact(body.strip()).text)).strip()
     with _project_lock(slug):
-        existing = read_file(path) or "# Log\n"
-        entry = f"\n## {redact(heading).text}\n\n{redact(body.strip()).text}\n"
-        text = existing.rstrip("\n") + "\n" + entry
-        tmp = path.with_name(f".log.md.{os.getpid()}.{ids.new_ulid()[-6:]}")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-        # The entry is the file's last (unless a fence left open above it swallowed it):
-        # its key as the sync numbers it (`key-2` when another entry has its heading).
-        last = parse("log.md", text)[-1:]
-        if not last or last[0].title != redact(heading).text.strip():
-            _sync(store, slug)
+        existing = (read_file(path) or "# Log\n").rstrip("\n")
+        before = parse("log.md", existing)
+        fence: str | None = None
+        for line in lines(_COMMENT.sub("", existing)):
+            fence = _fence(line, fence)
+        # A fence left open above would swallow the entry: closed first, as Markdown
+        # closes it at the end of the file anyway.
+        close = f"\n{fence}\n" if fence else ""
+        text = f"{existing}\n{close}\n## {title}\n\n{said}\n"
+        after = parse("log.md", text)
+        if len(after) != len(before) + 1 or (after[-1].title, after[-1].body) != (title, said):
             return None
-        _sync(store, slug, {"log.md": {last[0].key: provenance}} if provenance else None)
-    return find_synced(store, slug, "log.md", last[0].key)
+        key = after[-1].key  # as the sync numbers it (`key-2` when a heading repeats)
+        _write_through(path, text)
+        _sync(store, slug, {"log.md": {key: provenance}} if provenance else None)
+    return find_synced(store, slug, "log.md", key)
 
 
-# A line of an agent's text that would start a section or a fence in a project file.
-_STARTS = re.compile(r"^([ \t]*)(#|```|~~~)", re.MULTILINE)
+def _write_through(path: Path, text: str) -> None:
+    """Replace a file's text in one step (a reader sees the old text or the new), where
+    the text is: a link's target is rewritten, not the link (a log.md linked to a
+    shared file keeps getting handoffs), and the file keeps its mode."""
+    target = path.resolve()
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{ids.new_ulid()[-6:]}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def literal(text: str) -> str:
-    """An agent's text made to read as text in a project file: none of its lines starts a
-    section (`## `) or opens or closes a fence, and no comment opens or closes in it, so
-    its entry stays one entry, and the file's other entries stay as they were written.
+    """An agent's text made to read as text in a project file: its line breaks are all
+    line feeds (see `lines`), none of its lines starts a section (`#`) or opens or closes a
+    fence, even after spaces of any kind, and no comment opens or closes in it, so its
+    entry stays one entry, and the file's other entries stay as they were written.
     Markdown shows it as it was (a backslash before punctuation is an escape)."""
     text = text.replace("<!--", "<\\!--").replace("-->", "--\\>")
-    return _STARTS.sub(lambda found: f"{found.group(1)}\\{found.group(2)}", text)
+    out = []
+    for line in lines(text):
+        rest = line.lstrip()  # as `_fence` strips it
+        if rest.startswith(("#", *_FENCES)):
+            line = f"{line[: len(line) - len(rest)]}\\{rest}"
+        out.append(line)
+    return "\n".join(out)
 
 
 def log_heading(agent: str, title: str) -> str:
