@@ -1429,6 +1429,29 @@ def test_an_agent_or_event_name_that_is_no_plain_name_is_logged_as_a_question_ma
     assert key not in ken("doctor").stdout
 
 
+def test_a_payloads_control_characters_reach_the_log_escaped_not_raw(shop: Path) -> None:
+    """A payload's cwd went into the log as given: a person who `tail`s the log had its
+    OSC title change, its screen clear, its bell ring."""
+    evil = "/nope\x1b]0;pwned\x07\x1b[2J\u202e"
+    assert call_inproc("UserPromptSubmit", "claude", {"session_id": "s", "cwd": evil}) == (0, "")
+    text = log_file().read_text()
+    assert not any(c in text for c in "\x1b\x07\u202e")
+    assert "/nope\\x1b]0;pwned\\x07\\x1b[2J\\u202e" in text
+    assert "pwned" in ken("doctor").stdout
+
+
+def test_the_logs_fallback_writer_escapes_control_characters_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kenning import entry
+
+    monkeypatch.setitem(sys.modules, "kenning.redact", None)  # its import fails
+    entry._log_broken(["SessionStart", "--agent", "claude"], ImportError("x\x1b[2J\x07y"))
+    text = log_file().read_text()
+    assert "\x1b" not in text and "\x07" not in text
+    assert "x\\x1b[2J\\x07y" in text
+
+
 def test_a_broken_install_logs_an_agent_name_only_when_it_is_a_plain_word(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -800,12 +800,15 @@ def test_secrets_are_redacted_in_every_write(git_repo: Path, seeded: dict[str, I
         # ...and the answers themselves carry no secret either.
         for data in got.values():
             assert TOKEN not in str(data)
-        found = await server.ok("memory_get", {"id": got["propose"]["id"]})
-        assert TOKEN not in str(found) and "[redacted:github_token]" in found["body"]
         # The server still answers after all that.
         await server.ok("memory_search", {"query": "zebrafish"})
 
     drive(git_repo, scenario)
+    # What was stored, as a person reads it (an agent no one can name is not told even
+    # its own proposal: `items.may_know`).
+    with opened() as store:
+        found = store.get_item(got["propose"]["id"])
+    assert TOKEN not in str(found) and "[redacted:github_token]" in found.body
 
     # Every answer says what was redacted, from every field, each secret once (a
     # handoff's title repeats the start of its Done section).

@@ -390,6 +390,54 @@ def test_the_read_commands_in_an_agents_shell_withhold_a_private_repo_as_mcp_doe
     assert done.exit_code == 1 and "deliver = false" in done.stderr
 
 
+def test_an_agent_resolves_ids_lists_and_counts_only_what_it_may_know_of(
+    private: dict[str, Any], repos: dict[str, Path]
+) -> None:
+    """An agent's shell and its MCP tools read by the one rule (`items.may_know`): an
+    ambiguous id named the private repo's memories (an id tells when it was made), `ken
+    list` and `ken show` gave another agent's proposal in full, and `ken list` and `ken
+    doctor` said how many memories wait for review."""
+    from kenning.model import Provenance, Status
+
+    theirs = add(
+        "Codex: rotate keys weekly THEIRS",
+        scope=f"repo:{SHOP}",
+        kind="decision",
+        status=Status.PROPOSED,
+        provenance=Provenance(who="codex", how="cli"),
+    )
+    prefix = private["public"].id[:4]  # ids made the same day share their first four
+    assert {i.id[:4] for i in (theirs, private["repo"], private["branch"])} == {prefix}
+    mine = ken("show", prefix).stderr  # a person's shell: all of them
+    assert all(i.id in mine for i in (theirs, private["repo"], private["branch"])), mine
+    done = ken("show", prefix, env=AGENT)
+    assert done.exit_code == 0 and "PUBLIC" in done.stdout, done.output
+    assert ken("show", theirs.id[-6:], env=AGENT).exit_code == 1
+    assert "THEIRS" not in ken("show", theirs.id, env=AGENT).output
+    assert "THEIRS" in ken("show", theirs.id).stdout
+    for args in (("list", "--status", "proposed"), ("list", "--all"), ("list",)):
+        listed = ken(*args, env=AGENT)
+        assert listed.exit_code == 0 and "THEIRS" not in listed.output, args
+        assert "wait" not in listed.output, args
+    assert "1 memory waits for review" in ken("list").stderr
+    # Its own proposals it sees: codex's shell lists the one codex made.
+    assert "THEIRS" in ken("list", "--status", "proposed", env={"CODEX_CI": "1"}).stdout
+    assert "(1 proposed)" in ken("doctor").stdout
+    known = len(json.loads(ken("list", "--all", "--json", env=AGENT).stdout))
+    doctor = ken("doctor", env=AGENT).stdout
+    assert f"integrity ok, {known} items" in doctor and "proposed" not in doctor
+
+    async def reads(server: Server) -> None:
+        got = await server.ok("memory_get", {"id": prefix})
+        assert got["id"] == private["public"].id
+        text = await server.error("memory_get", {"id": theirs.id})
+        assert "no item" in text and "THEIRS" not in text
+        for hidden in (private["repo"], private["branch"]):
+            assert hidden.id not in await server.error("memory_get", {"id": hidden.id[-6:]})
+
+    drive(repos["shop"], reads, extra_env=AGENT)
+
+
 def test_ken_lessons_in_an_agents_shell_shows_nothing_of_a_private_repo(
     private: dict[str, Any], repos: dict[str, Path]
 ) -> None:
@@ -742,7 +790,7 @@ def test_ken_list_in_an_agents_shell_lists_and_counts_what_it_may_see_within_its
     assert everything >= seen + 10
 
 
-def test_ken_list_in_an_agents_shell_counts_only_the_proposals_it_may_see(
+def test_ken_list_in_an_agents_shell_says_nothing_of_what_waits(
     private: dict[str, Any],
 ) -> None:
     from kenning.model import Status
@@ -751,7 +799,9 @@ def test_ken_list_in_an_agents_shell_counts_only_the_proposals_it_may_see(
         add("Payroll rule waiting", store, scope=f"repo:{PAYROLL}", status=Status.PROPOSED)
         add("Shop rule waiting", store, scope=f"repo:{SHOP}", status=Status.PROPOSED)
     assert "2 memories wait for review" in ken("list").output  # the person's: all of them
-    assert "1 memory waits for review" in ken("list", env=AGENT).output
+    # An agent is not told whether anything waits (`ken review` is refused it), nor
+    # given a proposal not its own (as over MCP).
+    assert "wait" not in ken("list", env=AGENT).output
 
 
 # --- recall and search choose among what they may give ------------------------------

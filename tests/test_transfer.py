@@ -155,6 +155,11 @@ def test_import_redacts_secrets_in_what_it_brings():
         ("[1, 2]", "line 2: expected a JSON object"),
         ('{"body": "no title"}', "line 2: missing a text 'title'"),
         ('{"title": "x", "id": "not-an-id"}', "line 2: 'id' is not a kenning id"),
+        # Made up to sort as the newest memory, or to share a memory's short id: no ULID
+        # (its first character is 0-7), and none kenning made (its time is years ahead).
+        ('{"title": "x", "id": "XXXXXXXXXXXXXXXXXXXX7MFDD7"}', "line 2: 'id' is not a kenning"),
+        ('{"title": "x", "id": "7ZZZZZZZZZZZZZZZZZZZ7MFDD7"}', "line 2: 'id' is not a kenning"),
+        ('{"title": "x", "id": "01ZZZZZZZZZZZZZZZZZZ7MFDD7"}', "line 2: 'id' is not a kenning"),
         ('{"title": "x", "tags": "a,b"}', "line 2: 'tags' must be a list of text"),
         ('{"title": "x", "kind": "opinion"}', "line 2: unknown kind 'opinion'"),
         ('{"title": "x", "scope": "planet:mars"}', "line 2: bad scope"),
@@ -357,6 +362,37 @@ def test_an_agents_import_is_its_own_proposal_whoever_the_lines_name(tmp_path):
     with opened() as store:
         mine = [i for i in items.list_items(store, statuses=()) if i.title == "Mine"]
     assert [(i.provenance.who, i.provenance.session) for i in mine] == [("user", "theirs")]
+
+
+def test_an_agents_import_gives_each_line_a_new_id_so_no_short_id_of_a_persons_is_taken(
+    tmp_path,
+):
+    """An agent's import kept the file's ids: one chosen to end as a person's memory's
+    did made that memory's short id ambiguous in `ken show`, `approve`, `forget`."""
+    mine = add("Use pnpm, never npm", kind="preference")
+    short = mine.id[-6:]
+    decoy = "01" + "0" * 18 + short  # a well-formed ULID, from long ago
+    line = {"id": decoy, "title": "decoy", "scope": "global", "created_at": "2001-01-01T00:00:00Z"}
+    dump = tmp_path / "in.jsonl"
+    dump.write_text(json.dumps(line) + "\n")
+    done = ken_proc("import", str(dump), env={"CODEX_THREAD_ID": "t"})
+    assert done.returncode == 0, done.stderr
+    with opened() as store:
+        [theirs] = [i for i in items.list_items(store, statuses=()) if i.title == "decoy"]
+    assert theirs.id != decoy and not theirs.id.endswith(short)
+    assert theirs.created_at > mine.created_at  # proposed now, not restored from 2001
+    shown = ken("show", short.lower())
+    assert shown.exit_code == 0, shown.stderr
+    assert "Use pnpm" in shown.stdout
+    # The same file again adds nothing: its line is that agent's proposal already.
+    again = ken_proc("import", str(dump), env={"CODEX_THREAD_ID": "t"})
+    assert "added 0" in again.stderr + again.stdout
+
+    # A person's own import keeps a well-formed id it gives.
+    dump.write_text(json.dumps({**line, "title": "kept"}) + "\n")
+    assert ken("import", str(dump)).exit_code == 0
+    with opened() as store:
+        assert store.get_item(decoy).title == "kept"
 
 
 def test_an_export_and_import_keep_status_round_trip_every_scope_status_and_provenance(

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from kenning import agents, handoffs
+from kenning import agents, handoffs, origins
 from kenning.config import Config
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
@@ -73,7 +73,7 @@ def session_withheld(session: Session, blocked: set[str] | frozenset[str]) -> bo
     return session.repo in blocked
 
 
-NOT_DELIVERED = "a repo whose memory is not delivered to agents (deliver = false in config.toml)"
+NOT_DELIVERED = origins.NOT_DELIVERED
 
 
 def check_visible(item: Item, blocked: set[str] | frozenset[str]) -> Item:

@@ -25,10 +25,10 @@ from importlib.metadata import distributions
 from pathlib import Path
 from typing import Any
 
-from kenning import agents, hookstate, integrate, locate, paths, repokeys, spool
+from kenning import agents, hookstate, integrate, locate, paths, policy, repokeys, spool
 from kenning import config as config_mod
 from kenning.errors import InvalidInput, KenningError, NewerStore, StoreBusy
-from kenning.store import Store, held_by, migrations, open_store
+from kenning.store import ItemQuery, Store, held_by, migrations, open_store
 
 
 @dataclass
@@ -489,6 +489,24 @@ def _integrity(result: str) -> str:
     return f"damaged: {lines[0]}" + (f" (and {more} more problems)" if more else "")
 
 
+def _counted(store: Any) -> str:  # the SQLite store: `counts` is its own
+    """How many memories the store holds, and how many wait for review; in an agent's
+    shell only the memories it may know of (`items.may_know`: none withheld from it, no
+    other's proposal), and not what waits (an agent is not told whether anything does)."""
+    who = policy.Actor.from_env()
+    if who.is_person:
+        counts = store.counts()
+        return f"{sum(counts.values())} items ({counts.get('proposed', 0)} proposed)"
+    from kenning import items  # the redactor and the rest: only for an agent's count
+
+    try:
+        blocked = config_mod.Config().repos_not_delivered()
+    except KenningError:
+        return "items not counted (config.toml does not parse)"
+    every = store.list_items(ItemQuery(statuses=(), include_expired=True))
+    return f"{sum(items.may_know(who, i, blocked) for i in every)} items"
+
+
 def _store_checks() -> list[Check]:
     path = config_mod.db_path()
     checks: list[Check] = []
@@ -507,17 +525,14 @@ def _store_checks() -> list[Check]:
         return [Check("store", False, str(exc), fix), *unwritable]
     try:
         result = store.integrity_check()
-        counts = store.counts()
+        counted = _counted(store)
         writable = _write_lock_free(store)
     except StoreBusy:
         checks.append(_held(path))
     except KenningError as exc:  # pages damaged past the header: report it, go on
         checks.append(Check("store", False, str(exc), f"restore a backup (or `{RECOVER}`)"))
     else:
-        read = (
-            f"integrity {_integrity(result)}, "
-            f"{sum(counts.values())} items ({counts.get('proposed', 0)} proposed)"
-        )
+        read = f"integrity {_integrity(result)}, {counted}"
         if result == "ok" and not writable:
             checks.append(_held(path, read))
         else:

@@ -253,7 +253,12 @@ def _log_hook(argv: list[str], message: str) -> None:
             n if n.isascii() and n.isalpha() and len(n) <= 20 else "?" for n in (agent, event)
         )
         with os.fdopen(fd, "a", encoding="utf-8") as fh:
-            fh.write(f"{stamp} {agent} {event} {' '.join(message.split())[:500]}\n")
+            # Control characters escaped, as the hook log's own writer shows them.
+            line = "".join(
+                c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                for c in " ".join(message.split())
+            )
+            fh.write(f"{stamp} {agent} {event} {line[:500]}\n")
     except Exception:  # noqa: BLE001, S110 - the log is best effort
         pass
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 from kenning import config as config_mod
+from kenning.printable import clean
 
 MAX_LOG_BYTES = 1024 * 1024
 
@@ -26,9 +27,10 @@ def log(agent: str, event: str, message: str) -> None:
             data = path.read_bytes()[-MAX_LOG_BYTES // 2 :]
             path.write_bytes(data[data.find(b"\n") + 1 :])
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-        # An error can quote what it choked on (a prompt, a summarizer's answer): it is
-        # redacted before it is written, and only then cut.
-        line = " ".join(redact(message[:65536]).text.split())[:2000]
+        # An error can quote what it choked on (a prompt, a summarizer's answer, a
+        # payload's cwd): it is redacted before it is written, its control characters
+        # shown escaped (a person `tail`s this log on a terminal), and only then cut.
+        line = flat(redact(message[:65536]).text)[:2000]
         who, what = (
             _column(name, lambda text: bool(redact(text).kinds)) for name in (agent, event)
         )
@@ -37,6 +39,12 @@ def log(agent: str, event: str, message: str) -> None:
             fh.write(f"{stamp} {who} {what} {line}\n")
     except Exception:  # noqa: BLE001 - the log is best effort
         pass
+
+
+def flat(text: str) -> str:
+    """`text` as one log line: runs of whitespace one space, control characters escaped
+    (`\\x1b`), so no escape sequence in a payload acts on the terminal that shows it."""
+    return clean(" ".join(text.split()), one_line=True)
 
 
 MAX_NAME = 40  # characters of an agent's or an event's name in its column
@@ -55,9 +63,9 @@ def _column(name: str, secret: Callable[[str], bool]) -> str:
 
 def scrub(needles: list[str]) -> int:
     """Rewrite the log without the lines that hold one of `needles` (compared without
-    case, whitespace collapsed as `log` writes it): a forgotten memory's text leaves the
+    case, made one line as `log` writes it: `flat`): a forgotten memory's text leaves the
     log with it. Returns how many lines went."""
-    wanted = [" ".join(n.split()).lower() for n in needles if n.strip()]
+    wanted = [flat(n).lower() for n in needles if n.strip()]
     path = config_mod.log_path()
     if not wanted or not path.exists():
         return 0

@@ -69,6 +69,21 @@ def is_valid_ref(ref: str) -> bool:
     return MIN_REF_LEN <= len(text) <= 26 and all(c in ALPHABET for c in text)
 
 
+FUTURE_SLACK_MS = 24 * 3600 * 1000  # another machine's clock, a day ahead of this one's
+
+
+def is_ulid(text: str, now_ms: int | None = None) -> bool:
+    """Whether `text` (read as `normalize_ref` reads it) is a ULID as kenning makes them:
+    26 characters of its alphabet, the first 0-7 (128 bits), and a time not after now
+    (with a day's slack). An id from a file is checked so: one made up
+    (`XXXXXXXXXXXXXXXXXXXX...`) would sort as the newest memory."""
+    value = normalize_ref(text)
+    if not (len(value) == 26 and value[0] in "01234567" and all(c in ALPHABET for c in value)):
+        return False
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    return ulid_time_ms(value) <= now + FUTURE_SLACK_MS
+
+
 def ulid_time_ms(ulid: str) -> int:
     value = 0
     for ch in ulid[:10]:

@@ -480,18 +480,24 @@ def statement_key(text: str) -> str:
 UNTOLD = (Status.PROPOSED, Status.DISMISSED, Status.REJECTED)
 
 
-def may_know(who: policy.Actor, twin: Item) -> bool:
-    """Whether a write by `who` may be told of `twin`, the same statement held already,
-    and so be stopped or changed by it. A person may, of anything: the store is theirs.
-    An agent may not of a memory that belongs to a repo whose memory is not delivered
-    (`origins.withheld`), nor of a proposal, or a statement a person dismissed or
-    rejected, that is not its own: no session is told a proposal until a person
-    approves it, nor what a person turned down of someone else's. Its write goes ahead
-    as if there were no such twin, and nothing of it is said: a second proposal a
-    person dismisses is the price of not telling what exists."""
+def may_know(
+    who: policy.Actor, twin: Item, blocked: set[str] | frozenset[str] | None = None
+) -> bool:
+    """Whether `who` may be told of `twin`: the one rule for what an agent reads by id,
+    lists or counts (`get_known`, `ken list` and `ken doctor` in its shell) and for the
+    same statement held already that stops or changes its write. A person may, of
+    anything: the store is theirs. An agent may not of a memory that belongs to a repo
+    whose memory is not delivered (`origins.withheld`; `blocked`, read from the config
+    when not given), nor of a proposal, or a statement a person dismissed or rejected,
+    that is not its own: no session is told a proposal until a person approves it, nor
+    what a person turned down of someone else's. Its write goes ahead as if there were
+    no such twin, and nothing of it is said: a second proposal a person dismisses is the
+    price of not telling what exists."""
     if who.is_person:
         return True
-    if origins.withheld(twin, config.Config().repos_not_delivered()):
+    if blocked is None:
+        blocked = config.Config().repos_not_delivered()
+    if origins.withheld(twin, blocked):
         return False
     if twin.status in UNTOLD:
         return who.agent != policy.UNKNOWN_AGENT and twin.provenance.who == who.agent
@@ -620,15 +626,18 @@ def held_there(store: Store, item: Item, who: policy.Actor | None = None) -> Ite
     return next(iter(held_twins(store, item, who)), None)
 
 
-def resolve(store: Store, ref: str) -> str:
+def resolve(store: Store, ref: str, known: Callable[[Item], bool] | None = None) -> str:
     """The full id for a short id: any unique start or end of 4+ characters, or the
-    start of the six characters people see."""
+    start of the six characters people see; among the memories `known` keeps, when
+    given (`get_known`)."""
     if not ids.is_valid_ref(ref):
         raise InvalidInput(
             f"'{ref}' is not an item id: give 4 to 26 of its characters (the last 6 are shown)"
         )
     key = ids.normalize_ref(ref)
     found = store.find_ids(key)
+    if known is not None:
+        found = [i for i in found if known(store.get_item(i))]
     if not found:
         raise NotFound(f"no item matches '{ref}'; `ken list --all` shows every item")
     if len(found) > 1:
@@ -636,8 +645,41 @@ def resolve(store: Store, ref: str) -> str:
     return found[0]
 
 
-def get(store: Store, ref: str) -> Item:
-    return store.get_item(resolve(store, ref))
+def get(store: Store, ref: str, known: Callable[[Item], bool] | None = None) -> Item:
+    return store.get_item(resolve(store, ref, known))
+
+
+def get_known(
+    store: Store,
+    ref: str,
+    who: policy.Actor,
+    blocked: set[str] | frozenset[str] | None = None,
+    *,
+    proposals: bool = True,
+) -> Item:
+    """The memory `ref` names, resolved among those `who` may know of (`may_know`): for
+    an agent, a short id matches no other memory, and an ambiguous one lists no other's
+    id (an id tells when its memory was made). A person resolves among all. The full id
+    of a memory withheld from the agent is refused saying why, and nothing of it but its
+    id. `proposals` False keeps every proposal in reach but the withheld (an update that
+    files a replacement of one not its own: the policy decides that, not this)."""
+    if who.is_person:
+        return get(store, ref)
+    shut = config.Config().repos_not_delivered() if blocked is None else blocked
+
+    def known(item: Item) -> bool:
+        return may_know(who, item, shut) if proposals else not origins.withheld(item, shut)
+
+    try:
+        return get(store, ref, known)
+    except NotFound:
+        full = ids.normalize_ref(ref)
+        named = store.find_ids(full) if len(full) == 26 else []
+        if named and origins.withheld(store.get_item(named[0]), shut):
+            raise InvalidInput(
+                f"memory {short_id(named[0])} belongs to {origins.NOT_DELIVERED}"
+            ) from None
+        raise
 
 
 WRITE_ATTEMPTS = 8  # reads of an item another process keeps changing before giving up

@@ -37,7 +37,17 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import BeforeValidator, Field, ValidationError
 
-from kenning import __version__, agents, deliver, handoff, items, plans, printable, proposals
+from kenning import (
+    __version__,
+    agents,
+    deliver,
+    handoff,
+    items,
+    plans,
+    policy,
+    printable,
+    proposals,
+)
 from kenning import lessons as run_lessons
 from kenning import where as where_mod
 from kenning.config import Config, find
@@ -165,10 +175,13 @@ class Memory:
             agent_session_id=session.agent_session_id if session else None,
         )
 
-    def visible(self, ref: str) -> Item:
-        """The memory `ref` names, unless it belongs to a repo whose memory is not
-        delivered to agents."""
-        return deliver.check_visible(items.get(self.store, ref), deliver.blocked_repos(self.config))
+    def visible(self, ref: str, *, proposals: bool = True) -> Item:
+        """The memory `ref` names, among those this agent may know of (`items.get_known`:
+        none of a repo whose memory is not delivered to agents, no other's proposal);
+        `proposals` False: any proposal, for an update (a replacement of one)."""
+        who = policy.Actor(self.identity.writer)
+        blocked = deliver.blocked_repos(self.config)
+        return items.get_known(self.store, ref, who, blocked, proposals=proposals)
 
     def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with self.lock:
@@ -650,13 +663,14 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         def work() -> dict[str, Any]:
             ctx = mem.context(model)
             # What it cannot read, it cannot change: the error says nothing of the memory.
+            target = mem.visible(id, proposals=False)
             deliver.check_write(
-                mem.config, ctx.where, [mem.visible(id).scope], projects=mem.store.projects()
+                mem.config, ctx.where, [target.scope], projects=mem.store.projects()
             )
             item, outcome = proposals.update_once(
                 mem.store,
                 ctx,
-                id,
+                target.id,  # resolved among what it may read: no other id is said
                 text,
                 expected_revision=expected_revision,
                 evidence=evidence,

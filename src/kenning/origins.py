@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from kenning.model import Item, Scope, ScopeType
 
+NOT_DELIVERED = "a repo whose memory is not delivered to agents (deliver = false in config.toml)"
+
 
 def scope_repo(scope: Scope) -> str | None:
     """The repo a scope belongs to: its own (repo:) or its branch's (workstream:)."""

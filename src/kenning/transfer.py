@@ -2,7 +2,8 @@
 
 An export line is an item with its provenance and version history. An import brings
 items back as *proposed*, so it never changes what agents are told until a person
-approves them, and it keeps their ids, so importing the same file twice adds nothing, and
+approves them, and it keeps their ids (a ULID kenning could have made, or none), so
+importing the same file twice adds nothing, and
 their scopes as the export wrote them (read as text, not through the checkouts here). A
 line is also skipped when its scope already holds the same statement (the same text after
 case, punctuation and spacing) under another id: a hand-written file without ids, imported
@@ -10,6 +11,7 @@ twice, adds nothing either.
 With `keep_status`, a person brings their own export back as it was: statuses, pins,
 dismiss and archive reasons, review and expiry times, use counts and provenance. The whole
 file is checked before anything is written: one bad line imports nothing.
+An agent's import is its proposals: new ids, its own name as the writer.
 """
 
 from __future__ import annotations
@@ -114,10 +116,11 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
     if not isinstance(body, str):
         raise InvalidInput(f"{where}: 'body' must be text")
     item_id = data.get("id")
-    if item_id is not None and not (
-        isinstance(item_id, str) and len(item_id) == 26 and ids.is_valid_ref(item_id)
-    ):
-        raise InvalidInput(f"{where}: 'id' is not a kenning id")
+    if item_id is not None and not (isinstance(item_id, str) and ids.is_ulid(item_id)):
+        raise InvalidInput(
+            f"{where}: 'id' is not a kenning id (a ULID: 26 characters of Crockford base32, "
+            "made no later than now); leave it out and the memory gets a new one"
+        )
     tags = data.get("tags", [])
     links = data.get("links", [])
     if not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
@@ -267,13 +270,24 @@ def import_items(
     returns (added, skipped). Items that are not proposals (an export brought back as it
     was) need a person. `differ`, when given, gets the ids of the skipped items whose
     text differs from the stored memory of that id: an import never changes a memory.
-    An agent's import is its own proposal, whoever the lines say wrote them."""
+    An agent's import is its own proposal, whoever the lines say wrote them, and each line
+    a new memory: it proposes, it does not restore, so the ids and times the file gives
+    are not kept (an id chosen to end as a person's memory's does would make that one's
+    short id ambiguous wherever it is typed)."""
     who = policy.resolve(actor)
     if any(item.status is not Status.PROPOSED or item.pinned for item in items):
         policy.require_person(who, "import an export with its statuses")
     if who.agent is not None:
         mine = Provenance(who=who.agent, how="import")
-        items = [replace(item, provenance=mine) for item in items]
+        items = [
+            replace(
+                item,
+                id=ids.new_ulid(),
+                created_at=item.updated_at,  # when it was read: now
+                provenance=mine,
+            )
+            for item in items
+        ]
     here = _already_said(store, items, differ, who)
     total = len(items)
     added, skipped = 0, len(items)

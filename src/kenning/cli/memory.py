@@ -233,6 +233,7 @@ def list_cmd(
     """
     statuses: Sequence[str] = [items.parse_status(s).value for s in status] or ["active"]
     blocked = state.withheld()
+    who = state.actor()
     query = ItemQuery(
         scopes=tuple(scope_filter(state, scope, here)),
         kinds=tuple(k.value for k in map(items.parse_kind, kind) if k),
@@ -242,28 +243,35 @@ def list_cmd(
         limit=limit or None,
         exclude_repos=tuple(sorted(blocked)),  # they take no place of the limit, nor count
     )
-    found = [i for i in state.store.list_items(query) if not deliver.withheld(i, blocked)]
+    untold = {s.value for s in items.UNTOLD}
+    if who.is_person or not (set(query.statuses) & untold if query.statuses else untold):
+        found = [i for i in state.store.list_items(query) if not deliver.withheld(i, blocked)]
+        total = len(found)
+        if limit and len(found) == limit:
+            total = state.store.count_items(replace(query, limit=None))
+    else:  # an agent's shell lists, and counts, only the proposals that are its own
+        every = state.store.list_items(replace(query, limit=None))
+        known = [i for i in every if items.may_know(who, i, blocked)]
+        found, total = known[: limit or None], len(known)
     after = []
-    if limit and len(found) == limit:
-        total = state.store.count_items(replace(query, limit=None))
-        if total > limit:
-            after.append(f"(showing {limit} of {total}; `--limit 0` shows them all)")
+    if limit and len(found) == limit and total > limit:
+        after.append(f"(showing {limit} of {total}; `--limit 0` shows them all)")
     filtered = bool(scope or here or kind or status or tag or show_all)
     return Result(
         data=[i.to_dict() for i in found],
-        text=lambda: _listed(state, found, query, filtered),
+        text=lambda: _listed(state, found, query, filtered, who),
         after=after,
     )
 
 
-def _listed(state: State, found: Sequence[Item], query: ItemQuery, filtered: bool) -> None:
+def _listed(
+    state: State, found: Sequence[Item], query: ItemQuery, filtered: bool, who: policy.Actor
+) -> None:
     before = []
-    proposed = ItemQuery(statuses=("proposed",), include_expired=True)
-    blocked = state.withheld()
-    if blocked:  # an agent's shell counts only the proposals it may see
-        waiting = sum(not deliver.withheld(i, blocked) for i in state.store.list_items(proposed))
-    else:
-        waiting = state.store.count_items(proposed)
+    # An agent's shell is not told whether anything waits (as `ken review` is refused).
+    waiting = 0
+    if who.is_person:
+        waiting = state.store.count_items(ItemQuery(statuses=("proposed",), include_expired=True))
     if waiting and query.statuses != ("proposed",):
         before.append(
             f"{waiting} {'memory waits' if waiting == 1 else 'memories wait'} for review: "
@@ -289,7 +297,8 @@ def _listed(state: State, found: Sequence[Item], query: ItemQuery, filtered: boo
 @pass_state
 def show(state: State, ref: str) -> Result:
     """Show one memory: text, provenance, tags, links, uses, expiry and versions."""
-    item = deliver.check_visible(items.get(state.store, ref), state.withheld())
+    # In an agent's shell, among what it may know of: an ambiguous id lists no other.
+    item = items.get_known(state.store, ref, state.actor(), state.withheld())
     history = state.store.revisions(item.id)
     replaces = items.replaced_by(state.store, item)
     return Result(
