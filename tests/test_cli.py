@@ -751,7 +751,7 @@ def test_an_edit_kept_after_a_conflict_is_private_and_goes_with_forget(editor):
 
     result = ok("forget", item.id[-6:], "--yes")
 
-    assert "1 kept edits and drafted plans removed" in result.stderr
+    assert "1 kept edit or drafted plan removed" in result.stderr
     assert not kept.exists()
     assert other_kept.exists()  # another memory's kept edit stays
 

@@ -78,7 +78,11 @@ class Vocabulary:
         if not texts:
             return out
         for row in self._read(_WORDS_SQL, (_clean(texts), config)):
-            out[int(row["n"]) - 1].append((str(row["lexeme"]), int(row["pos"])))
+            lexeme = str(row["lexeme"])
+            # PostgreSQL's parser keeps a file path of punctuation ("/_") as a word, which
+            # SQLite's index does not, and a search is refused for: no word here either.
+            if _HAS_TOKEN.search(lexeme):
+                out[int(row["n"]) - 1].append((lexeme, int(row["pos"])))
         return out
 
     def stems(self, texts: Sequence[str]) -> list[list[str]]:
