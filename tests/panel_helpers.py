@@ -44,15 +44,20 @@ def screen_text(app: PanelApp) -> str:
 
 async def settle(app: PanelApp, pilot: Any, timeout: float = 15.0) -> None:
     """Wait, bounded, until no worker runs, the rows on screen are read and the screen has
-    drawn them (no layout, repaint or dirty widget pending): three looks in a row, since a
-    worker's answer may start the next one. On a loaded machine the screen's update timer
-    can lag the rows by a frame or more, and a test that reads the screen then sees only
-    its header."""
+    drawn them (no layout, repaint or dirty widget pending, no message queued):
+    three looks in a row, since a worker's answer may start the next one. On a
+    loaded machine the screen's update timer can lag the rows by a frame or more,
+    and a test that reads the screen then sees only its header."""
     deadline = time.monotonic() + timeout
     quiet = 0
     while time.monotonic() < deadline:
         await pilot.pause(LOOK_SECONDS)  # not pause(): it waits for the CPU to idle
-        busy = any(w.state in BUSY for w in app.workers)
+        busy = any(w.state in BUSY for w in app.workers) or any(
+            # keys typed ahead still queued: a loaded machine may not have read them yet
+            pump.message_queue_size
+            for pump in (app, app.screen, app.focused)
+            if pump is not None
+        )
         rows = app.screen.query("RowList")
         loaded = all(r.loaded and not r.pending for r in rows)  # type: ignore[attr-defined]
         quiet = quiet + 1 if not busy and loaded and drawn(app) else 0
