@@ -77,3 +77,32 @@ def test_a_bundler_credential_is_found_in_a_longer_name_and_only_with_a_host() -
         assert "[redacted:" in redact(text).text, text
     for text in ("BUNDLE_GEMFILE=Gemfile.lock", "BUNDLE__EXAMPLE=user1:S3cretPassw0rd"):
         assert redact(text).text == text
+
+
+# bench/redact_redos.py: the fuzzer that looks for more, kept honest cheaply here.
+
+
+def test_the_fuzzer_flags_a_lazy_skip_and_passes_the_rules_that_replaced_it() -> None:
+    import random
+    import re
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
+    import redact_redos
+
+    old = re.compile(r"BUNDLE_[A-Z0-9_]*?[A-Z0-9]__[A-Z0-9_]+[\"']?[ \t]*[:=][ \t]*(?P<v>\S{3})")
+    units = redact_redos._Walker(old, random.Random(1)).units()
+    assert "BUNDLE_A" in units
+
+    def on_old(text: str, repeat: int) -> float:
+        return redact_redos._pattern_time(old, text, repeat)
+
+    assert redact_redos._grows(on_old, "BUNDLE_A", 8_000, 6.0, 0.005) is not None
+    found = redact_redos.patterns()
+    assert len(found) > 400 and "phrases._IWCONFIG_KEY" in found
+    for name in ("named._BUNDLER", "phrases._IWCONFIG"):
+        assert (
+            redact_redos.scan(8_000, floor=0.005, whole=False, only=name, out=lambda line: None)
+            == []
+        )
