@@ -1285,10 +1285,15 @@ _XML_ENTRY = lazy(
 
 # Bundler's credentials for a gem server, by host (Sidekiq Enterprise's among them):
 # BUNDLE_ENTERPRISE__CONTRIBSYS__COM=user:password
+# The name is read to its end at once and its host's "__" looked for after: a name that
+# skipped lazily to the "__" read the rest of a long run of capitals again from each
+# "BUNDLE_" in it. The assignment is optional so that a run without one is read once.
 _BUNDLER = lazy(
-    r"BUNDLE_[A-Z0-9_]*?[A-Z0-9]__[A-Z0-9_]+[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[^\s\"',;]{3,300})",
+    r"BUNDLE_(?P<name>[A-Z0-9_]*+)"
+    r"(?:[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[^\s\"',;]{3,300}))?",
     _F,
 )
+_BUNDLER_HOST = lazy(r"[A-Z0-9]__[A-Z0-9_]", _F)
 # bundle config set --global gems.contribsys.com user:password
 _BUNDLE_CONFIG = lazy(
     r"bundle[ \t]+config[ \t]+(?:set[ \t]+)?(?:--(?:global|local)[ \t]+)?"
@@ -1423,6 +1428,8 @@ def files(text: str, raw: bytes, add: Add, low: bytes = b"") -> None:
     if "BUNDLE_" in text:
         for m in _BUNDLER.finditer(text):
             value = m.group("v")
+            if value is None or _BUNDLER_HOST.search(m.group("name")) is None:
+                continue
             user, colon, password = value.partition(":")
             pair = bool(colon and user and password and not _skip_value(password))
             if (pair or _credential_like(value)) and not _skip_value(value):

@@ -155,8 +155,13 @@ def security_answers(text: str, low: bytes, add: Add) -> None:
         start = low.rfind(b"\n", max(0, at - 400), at) + 1 or max(0, at - 400)
         end = low.find(b"\n", at)
         end = len(text) if end < 0 else end
+        # where the line's first security question ends: an "answer" label counts only
+        # after it. Found once per line, not once per answer (a long line of "answer:
+        # x, ..." searched its start again for each, which took seconds on 64 KB).
+        named = _SECURITY_QUESTION.search(text, start, end)
+        after = len(text) + 1 if named is None else named.end()
         for m in _QUESTION.finditer(text, start, end):
-            if m.group("answer") and _SECURITY_QUESTION.search(text, start, m.start()) is None:
+            if m.group("answer") and m.start() < after:
                 continue
             value = m.group("v").rstrip(" \t.!)")
             if value and not value.endswith("?") and not _skip_value(value):

@@ -1000,8 +1000,15 @@ _SNMPD = lazy(
     r"(?P<bare>[^\s]{4,64})",
     re.M | re.IGNORECASE,
 )
-_IWCONFIG = lazy(
-    r"\biwconfig\b[^\r\n|;&]*?[ \t](?:key|enc)[ \t]+(?:\[[1-4]\][ \t]+)?"
+# iwconfig's command runs to the end of its line or of its shell command; its key is found
+# by hand, from each " key"/" enc" in that run in turn: one pattern that skipped lazily
+# over the run to the key read the rest of the run again from every "iwconfig" in it, which
+# grew with the square of a long line of them.
+_IWCONFIG = lazy(r"\biwconfig\b")
+_IWCONFIG_RUN = lazy(r"[^\r\n|;&]*+")
+_IWCONFIG_CUE = lazy(r"(?=[ \t](?:key|enc)[ \t])")
+_IWCONFIG_KEY = lazy(
+    r"[ \t](?:key|enc)[ \t]+(?:\[[1-4]\][ \t]+)?"
     r"(?:s:(?P<bare>[^\s]{1,64})|(?P<hex>[0-9A-Fa-f]{4}(?:-?[0-9A-Fa-f]{2,4}){2,15}))(?![^\s])"
 )
 _UCI_OPTION = lazy(
@@ -1023,6 +1030,22 @@ _PPP_SECRET = lazy(
 )
 
 
+def _iwconfig_keys(text: str) -> Iterator[re.Match[str]]:
+    """The keys given to iwconfig: after each "iwconfig", the first " key"/" enc" on the
+    rest of its command that a key follows. A run with none has none for a later
+    "iwconfig" in it either, so the search goes on after the run; after a key, from it."""
+    pos = 0
+    while (word := _IWCONFIG.search(text, pos)) is not None:
+        run = _IWCONFIG_RUN.match(text, word.end())
+        end = run.end() if run is not None else word.end()
+        pos = end
+        for cue in _IWCONFIG_CUE.finditer(text, word.end(), end):
+            if (m := _IWCONFIG_KEY.match(text, cue.start())) is not None:
+                yield m
+                pos = m.end()
+                break
+
+
 _PPP_WORDS = (b"chap-secrets", b"pap-secrets", b"using chap", b"using pap")
 
 
@@ -1037,7 +1060,7 @@ def _network(text: str, low: bytes, add: Add) -> None:
             if m.group("bare").lower() not in _SNMP_DEFAULTS:
                 _value(m, add, "password", shaped=False)
     if b"iwconfig" in low:
-        for m in _IWCONFIG.finditer(text):
+        for m in _iwconfig_keys(text):
             group = "bare" if m.group("bare") is not None else "hex"
             if not _skip_value(m.group(group)):
                 add((m.start(group), m.end(group), "password"))
