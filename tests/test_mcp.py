@@ -920,20 +920,15 @@ def _under_an_agent() -> bool:
     return any(agents.from_process(name) for _, name in sessions.process_chain(os.getpid()))
 
 
-@pytest.mark.parametrize(
-    ("client", "search"),
-    [
-        ("opencode", "ken_memory_search"),
-        ("copilot-cli", "ken-memory_search"),
-        ("gemini-cli-mcp-client", "mcp_ken_memory_search"),
-        ("Shop IDE", "memory_search"),  # an agent kenning does not know: the tools' names
-    ],
-)
-def test_memory_context_names_the_tools_as_the_client_shows_them(
-    git_repo: Path, seeded: dict[str, Item], client: str, search: str
+@pytest.mark.parametrize("client", ["claude-code", "opencode", "copilot-cli", "Shop IDE"])
+def test_memory_context_names_the_tools_by_their_own_names(
+    git_repo: Path, seeded: dict[str, Item], client: str
 ) -> None:
-    """The pack `memory_context` gives names kenning's tools as the calling agent's model
-    knows them, though nothing registered the server in that agent's config here."""
+    """The pack `memory_context` gives names kenning's tools by their own names: the
+    calling agent is using them, under whatever name the person registered the server
+    (`claude mcp add kenning -- ken mcp` makes them mcp__kenning__memory_search, not
+    mcp__ken__...), which the agent's model sees and the server does not."""
+    search = "memory_search"
     got: dict[str, str] = {}
 
     async def scenario(server: Server) -> None:
@@ -2416,3 +2411,29 @@ def test_memory_context_wraps_up_a_session_whose_agent_is_gone_first(
         ]
     assert gone.end_reason == "agent exited"
     assert f"[m:{short_id(left.id)}]" in got["context"]["text"]
+
+
+def test_a_client_kenning_cannot_name_reads_back_what_it_proposed_and_nothing_of_anothers(
+    git_repo: Path,
+) -> None:
+    """An unnamed client (any clientInfo kenning does not know) got an id from
+    memory_propose that memory_get then refused ("no item matches"): no agent may be told
+    an unnamed agent's proposal, and it was not told its own. It is, through the
+    connection that filed it; another unnamed connection still is not."""
+    got: dict[str, Any] = {}
+
+    async def first(server: Server) -> None:
+        filed = await server.ok(
+            "memory_propose", {"text": "Run the migrations before the tests", "kind": "fact"}
+        )
+        got["id"] = filed["id"]
+        got["read"] = await server.ok("memory_get", {"id": filed["short_id"]})
+
+    async def second(server: Server) -> None:
+        got["other"] = await server.error("memory_get", {"id": got["id"]})
+
+    drive(git_repo, first, client="mcp", chain=NO_AGENT)
+    drive(git_repo, second, client="mcp", chain=NO_AGENT)
+    assert got["read"]["id"] == got["id"]
+    assert "Run the migrations" in got["read"]["title"]
+    assert "no item matches" in got["other"], got["other"]

@@ -316,13 +316,14 @@ def pack_for(
 
 def tools_of(agent: str | None, config: Config, *, connected: bool = False) -> Tools:
     """How `agent` reaches memory itself, as its pack tells it: kenning's MCP tools by
-    the names it shows its model, when the server is registered in its config
-    (`connected`: it is calling them now); `ken` in its shell when not. An agent kenning
-    does not know (KEN_AGENT) may have them under any name: the tools' own."""
+    the names it shows its model, when the server is registered in its config; `ken` in
+    its shell when not. An agent calling the tools now (`connected`) may have them under
+    any name the person registered the server by, and so may one kenning does not know
+    (KEN_AGENT): the tools' own names."""
     found = agents.AGENTS.get(agent or "")
-    if found is None:
+    if found is None or connected:
         return GENERIC_TOOLS
-    if connected or found.mcp.registered(config.env):
+    if found.mcp.registered(config.env):
         return Tools(found.mcp.tool("{tool}"))
     return NO_TOOLS
 

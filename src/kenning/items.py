@@ -9,7 +9,7 @@ change makes a version, agents' writes to shared scopes wait as proposals, and o
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
@@ -656,19 +656,24 @@ def get_known(
     blocked: set[str] | frozenset[str] | None = None,
     *,
     proposals: bool = True,
+    own: Collection[str] = (),
 ) -> Item:
     """The memory `ref` names, resolved among those `who` may know of (`may_know`): for
     an agent, a short id matches no other memory, and an ambiguous one lists no other's
     id (an id tells when its memory was made). A person resolves among all. The full id
     of a memory withheld from the agent is refused saying why, and nothing of it but its
     id. `proposals` False keeps every proposal in reach but the withheld (an update that
-    files a replacement of one not its own: the policy decides that, not this)."""
+    files a replacement of one not its own: the policy decides that, not this). `own`:
+    ids the asker filed itself, in reach whoever it is (an MCP client kenning cannot name
+    reads back what it proposed through the same connection), but the withheld."""
     if who.is_person:
         return get(store, ref)
     shut = config.Config().repos_not_delivered() if blocked is None else blocked
 
     def known(item: Item) -> bool:
-        return may_know(who, item, shut) if proposals else not origins.withheld(item, shut)
+        if not proposals or item.id in own:
+            return not origins.withheld(item, shut)
+        return may_know(who, item, shut)
 
     try:
         return get(store, ref, known)

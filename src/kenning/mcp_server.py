@@ -118,6 +118,9 @@ class Memory:
         self._chain = chain
         self.client: str | None = None  # the client's own name (`clientInfo.name`)
         self.config = Config()
+        # What this connection filed (proposals, replacements): its client reads them
+        # back by the ids it was given, even when kenning cannot name it.
+        self.filed: set[str] = set()
 
     @property
     def store(self) -> Store:
@@ -181,7 +184,9 @@ class Memory:
         `proposals` False: any proposal, for an update (a replacement of one)."""
         who = policy.Actor(self.identity.writer)
         blocked = deliver.blocked_repos(self.config)
-        return items.get_known(self.store, ref, who, blocked, proposals=proposals)
+        return items.get_known(
+            self.store, ref, who, blocked, proposals=proposals, own=frozenset(self.filed)
+        )
 
     def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with self.lock:
@@ -634,6 +639,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 evidence=evidence,
                 archived=capped,
             )
+            mem.filed.add(item.id)
             given = [text, evidence, *(tags or []), *(links or [])]
             note = _saved_note(item) if filed else _waiting_note(item)
             answer = _redacted({**_item_brief(item), "note": note}, item, given, ctx)
@@ -675,6 +681,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 expected_revision=expected_revision,
                 evidence=evidence,
             )
+            mem.filed.add(item.id)
             answer = {**_item_brief(item), "note": _updated_note(item, outcome)}
             # what it kept from before (evidence, tags, links) was redacted before
             kept = [evidence or item.evidence, *item.tags, *(str(x) for x in item.links)]
