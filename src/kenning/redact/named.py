@@ -671,7 +671,15 @@ def _skip_value(value: str) -> bool:
 
 # The configuration passes of a Windows answer file: <settings pass="oobeSystem">
 _UNATTEND_PASSES = frozenset(
-    ("windowsPE", "offlineServicing", "generalize", "specialize", "auditSystem", "auditUser", "oobeSystem")
+    (
+        "windowsPE",
+        "offlineServicing",
+        "generalize",
+        "specialize",
+        "auditSystem",
+        "auditUser",
+        "oobeSystem",
+    )
 )
 
 
@@ -1685,7 +1693,8 @@ def _secret_word(name: str) -> str:
 # A sentence, as an app's strings file gives one under a secret's name: "Forgot
 # password?", "Your session token expired. Please sign in again."
 _SENTENCE = lazy(
-    r"(?:[A-Za-z][A-Za-z']*+|[0-9]++)[,;]?+(?:[ \t]++(?:[A-Za-z][A-Za-z']*+|[0-9]++)[.,;:!?]?+){1,40}+",
+    r"(?:[A-Za-z][A-Za-z']*+|[0-9]++)[,;]?+"
+    r"(?:[ \t]++(?:[A-Za-z][A-Za-z']*+|[0-9]++)[.,;:!?]?+){1,40}+",
     _F,
 )
 

@@ -36,7 +36,8 @@ Add = Callable[[tuple[int, int, str]], None]
 
 # <AdministratorPassword>\n  <Value>x</Value>: the element's name, then its Value child.
 _VALUE_CHILD = lazy(
-    r"<(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,60}+)>[ \t\r\n]{0,200}+<Value>(?P<v>[^<>\r\n]{1,256}+)</Value>",
+    r"<(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,60}+)>[ \t\r\n]{0,200}+"
+    r"<Value>(?P<v>[^<>\r\n]{1,256}+)</Value>",
     _F,
 )
 _RDP_PASSWORD = lazy(r"[ \t]*+password[ \t]++51:b:(?P<v>[0-9A-Fa-f]{16,}+)", _F)
