@@ -100,6 +100,11 @@ Redaction works in two phases over the *original* text:
        ``"sensitive": true``, ``the pass for ... is X`` (a value
        that can only be a credential: ``pass`` is also a word of prose), and a
        passphrase of lower-case words to the end of its sentence.
+       Less common platforms (``platforms``): an answer file's
+       ``<AdministratorPassword><Value>X</Value>``, an ``.rdp`` file's ``password 51:b:…``,
+       Apache's ``SetEnv NAME X``, nginx's ``fastcgi_param NAME X;``, HAProxy's ``stats
+       auth user:X`` and ``insecure-password X``, Nagios' ``$USERn$=X``, Gradle's
+       ``storePassword "X"``.
        Docker, Podman and nerdctl take ``-p`` as a password only in ``login``
        (``docker run -p 8080:8080`` publishes a port); a flag that starts with a verb
        (``--export-secret-keys``, ``--list-tokens``) names an action, not a value.

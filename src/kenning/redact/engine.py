@@ -17,6 +17,7 @@ from kenning.redact import (
     named,
     personal,
     phrases,
+    platforms,
     printed,
     vendors,
 )
@@ -244,6 +245,7 @@ def _structured(
     named.assignments(text, raw, add, low)
     named.commands(text, add)
     named.files(text, raw, add, low)
+    platforms.platforms(text, raw, low, add)
     phrases.phrases(text, low, add)
     exports.csv_columns(text, low, add)
     exports.keepass(text, add)

@@ -171,6 +171,7 @@ _PLACEHOLDER = lazy(
     | \[(?:redacted|filtered|masked|hidden|removed|secret)\]\Z  # a log's mask: "[REDACTED]"
     | !vault\b                     # Ansible: password: !vault |
     | !(?:secret|env_var|include|input)\b  # Home Assistant: password: !secret wifi_password
+    | \*SENSITIVE\*DATA\*DELETED\*\Z  # what sysprep leaves of an answer file's password
     """,
     _FI | re.VERBOSE,
 )
@@ -575,6 +576,8 @@ def _name_kind(name: str) -> str | None:
         return "secret_assignment"
     last = words[-1]
     if last in ("credential", "credentials", "creds"):
+        if words[0] in ("load", "import") and len(words) == 2:
+            return None  # systemd's LoadCredential=id:path, ImportCredential=glob
         return "secret_assignment" if not any(w in _META_WORDS for w in words) else None
     if last == "auth" and len(words) <= 2:
         return "auth"
@@ -619,6 +622,8 @@ def _secret_name(words: list[str]) -> bool:
             continue  # nextPageToken, continuation_token: where a listing goes on
         if hit and i and words[i - 1] == "existing" and word in ("secret", "secrets"):
             continue  # a Helm chart's existingSecret: the name of a Secret object
+        if hit and words[max(0, i - 2) : i] == ["public", "key"] and word == "token":
+            continue  # .NET's publicKeyToken: a hash of an assembly's public key
         if hit and not any(w in _META_WORDS for w in words[i + 1 :]):
             return True
     return False
@@ -654,12 +659,28 @@ def _skip_value(value: str) -> bool:
         return True
     if value.isalpha() and not value.isascii():
         return True  # a word of an interface's language: "api_key": "APIキー"
+    if value in _UNATTEND_PASSES:
+        return True
     if _IDENT.fullmatch(value) and not _DIGIT.search(value):
         # another secret's name: token=access_token, CHALLENGE_PASSWORD: "challengePassword"
         flat = value.lower().replace("_", "")
         return any(word in flat for word in _SECRET_WORDS)
     # another setting's name after a slash, as prose lists two: LoadCredential=/SetCredential=
     return value[:1] == "/" and _NEXT_SETTING.fullmatch(value) is not None
+
+
+# The configuration passes of a Windows answer file: <settings pass="oobeSystem">
+_UNATTEND_PASSES = frozenset(
+    (
+        "windowsPE",
+        "offlineServicing",
+        "generalize",
+        "specialize",
+        "auditSystem",
+        "auditUser",
+        "oobeSystem",
+    )
+)
 
 
 _NEXT_SETTING = lazy(r"/(?:[A-Z][a-z]+){2,}=[.,;:)]?", _F)
@@ -796,6 +817,7 @@ _NOT_A_PASSWORD = _wordset(
     would should could can may might must something anything nothing everything mine
     yours his hers ours theirs your my our their changeme secret password token example
     placeholder default defaults same literally simply plain plaintext cleartext
+    never always ever
     """
 )
 _PASSWORDISH_SUFFIXES = (
@@ -1675,9 +1697,20 @@ def _secret_word(name: str) -> str:
     return "password" if "pass" in low or "pw" in low else "secret_assignment"
 
 
+# A sentence, as an app's strings file gives one under a secret's name: "Forgot
+# password?", "Your session token expired. Please sign in again."
+_SENTENCE = lazy(
+    r"(?:[A-Za-z][A-Za-z']*+|[0-9]++)[,;]?+"
+    r"(?:[ \t]++(?:[A-Za-z][A-Za-z']*+|[0-9]++)[.,;:!?]?+){1,40}+",
+    _F,
+)
+
+
 def _xml_value(m: re.Match[str], name: str, add: Add) -> None:
     value = m.group("v").strip()
     if not value or not _named_secret(name.rpartition(".")[2], value):
+        return
+    if value[-1] in ".?!" and _SENTENCE.fullmatch(value):
         return
     start = m.start("v") + (len(m.group("v")) - len(m.group("v").lstrip()))
     add((start, start + len(value), _secret_word(name)))

@@ -391,6 +391,8 @@ class Finder:
         before = _WORD.findall(text[max(lo, last_start - 24) : last_start])
         if before and before[-1].lower() in _META:
             return None
+        if [w.lower() for w in before[-2:]] == ["public", "key"]:
+            return None  # .NET's publicKeyToken: a hash of an assembly's public key
         vendors = [v for _, _, v in found if v]
         vendor = VENDORS[vendors[0]] if vendors else None
         secret_word = len(vendors) < len(found)
