@@ -2437,3 +2437,35 @@ def test_a_client_kenning_cannot_name_reads_back_what_it_proposed_and_nothing_of
     assert got["read"]["id"] == got["id"]
     assert "Run the migrations" in got["read"]["title"]
     assert "no item matches" in got["other"], got["other"]
+
+
+def test_resending_what_memory_get_showed_changes_no_line_the_agent_did_not_touch(
+    git_repo: Path,
+) -> None:
+    """memory_get shows an agent's context tag defused (‹system-reminder›); an update that
+    sent the title back as read filed a replacement rewriting the person's words."""
+    with opened() as store:
+        memory = add(
+            "Wrap notices in <system-reminder> tags\nOnly in the web client.",
+            store,
+            scope=f"repo:{REPO}",
+            kind="decision",
+        )
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        read = await server.ok("memory_get", {"id": memory.id})
+        title = read["title"]
+        assert "<system-reminder>" not in title  # shown defused to the agent
+        got["filed"] = await server.ok(
+            "memory_update",
+            {
+                "id": memory.id,
+                "text": f"{title}\nOnly in the web client and the desktop app.",
+                "expected_revision": read["revision"],
+                "evidence": "the person said the desktop app too",
+            },
+        )
+
+    drive(git_repo, scenario, client="claude-code", chain=NO_AGENT)
+    assert stored(got["filed"]["id"]).title == "Wrap notices in <system-reminder> tags"

@@ -198,6 +198,16 @@ class Memory:
                 raise ToolError(str(exc)) from None
 
 
+def _as_stored(given: str, stored: str) -> str:
+    """An agent's new text for a memory, each line it sent back as it was shown (`_shown`:
+    a context tag defused, a control character escaped) and did not change read as the
+    memory holds it, so that resending what it read changes nothing it did not touch."""
+    held = {shown: line for line in stored.split("\n") if (shown := _shown(line)) != line}
+    if not held:
+        return given
+    return "\n".join(held.get(line, line) for line in given.split("\n"))
+
+
 def _shown(value: Any) -> Any:
     """A tool's answer (parsed JSON) with every text in it as `ken show` shows it
     (`printable.clean`): a memory's carriage return, U+2028 or other line break but the
@@ -677,7 +687,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 mem.store,
                 ctx,
                 target.id,  # resolved among what it may read: no other id is said
-                text,
+                _as_stored(text, target.text),
                 expected_revision=expected_revision,
                 evidence=evidence,
             )
