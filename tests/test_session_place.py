@@ -179,3 +179,125 @@ def test_a_payload_in_a_repo_from_an_agent_working_in_no_repo_is_not_recorded(
         agent.wait()
 
     assert by_repo() == {}
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def all_sessions() -> list[Session]:
+    with opened() as store:
+        return store.list_sessions(SessionQuery(limit=None))
+
+
+def prompt_in(cwd: Path, text: str, agent: str = "claude") -> None:
+    hook(agent, PROMPT[agent], payload(agent, PROMPT[agent], cwd, prompt=text))
+
+
+def test_a_repo_given_an_origin_during_a_session_is_the_same_place(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """Its key changes (its path, then its origin), the checkout does not: one session,
+    under the key the repo has now, so its handoff lands where its next session looks."""
+    git(git_repo, "remote", "remove", "origin")
+    prompt_in(git_repo, "before the origin")
+    git(git_repo, "remote", "add", "origin", "https://github.com/acme/shop.git")
+    prompt_in(git_repo, "after the origin")
+    hook("claude", "SessionEnd", payload("claude", "SessionEnd", git_repo))
+
+    [session] = all_sessions()
+    assert (session.prompt_count, session.end_reason) == (2, "other")
+    assert (session.repo, session.workstream) == (
+        "github.com/acme/shop",
+        "github.com/acme/shop#main",
+    )
+    assert "before the origin" in handoffs()["workstream:github.com/acme/shop#main"]
+
+
+def test_a_folder_made_a_repo_during_a_session_is_the_same_place(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    prompt_in(folder, "before git init")
+    git(folder, "init", "-q", "-b", "main")
+    prompt_in(folder, "after git init")
+
+    [session] = all_sessions()
+    assert session.prompt_count == 2
+    assert session.repo is not None and session.repo.endswith("plain")
+
+
+def test_a_session_begun_in_a_plain_folder_goes_on_in_the_repos_inside_it(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """A workspace folder holding repos: the agent's `cd` into one and back is one
+    session, as it was before sessions belonged to a place."""
+    for folder in (tmp_path, git_repo, tmp_path, git_repo / "sub"):
+        folder.mkdir(exist_ok=True)
+        prompt_in(folder, f"work in {folder.name}")
+
+    [session] = all_sessions()
+    assert (session.prompt_count, session.repo, session.cwd) == (4, None, str(tmp_path))
+    assert session.ended_at is None
+
+
+def test_a_withheld_repo_inside_a_plain_folder_is_a_place_of_its_own(
+    git_repo: Path, private: Path, tmp_path: Path
+) -> None:
+    """What is typed in a `deliver = false` repo is that repo's session's only, even when
+    the session began in the plain folder around it; the other repo inside stays the
+    folder's."""
+    config = tmp_path / "home" / ".config" / "kenning" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[memory.repos."{PRIVATE}"]\ndeliver = false\n', encoding="utf-8")
+    prompt_in(tmp_path, "plan the week")
+    prompt_in(private, SECRET)
+    prompt_in(tmp_path, "back in the folder")
+    prompt_in(git_repo, "work in the shop")
+
+    found = all_sessions()
+    [there] = [s for s in found if s.repo == PRIVATE]
+    assert (there.first_prompt, there.prompt_count, there.end_reason) == (SECRET, 1, "moved")
+    for session in found:
+        if session is not there:
+            assert session.repo is None
+            assert SECRET not in (session.first_prompt or "") + (session.last_prompt or "")
+    assert sum(s.prompt_count for s in found if s is not there) == 3
+
+
+def test_an_agents_session_id_names_every_place_its_session_went_on_in(
+    git_repo: Path, private: Path
+) -> None:
+    """After a move one agent session id names two kenning sessions: `told` shows both in
+    order, `lessons` both, `forget --session` forgets both; none asks for more characters
+    of an id given whole."""
+    one_turn_here_then_there("codex", git_repo, private)
+    first, then = sorted(all_sessions(), key=lambda s: s.started_at)
+    agent_id = first.agent_session_id
+    assert agent_id and then.agent_session_id == agent_id
+
+    told = ken_proc("told", agent_id, "--json", cwd=git_repo)
+    assert told.returncode == 0, told.stderr
+    shown = json.loads(told.stdout)
+    assert shown["session"]["id"] == then.id
+    assert [s["id"] for s in shown["continued_from"]] == [first.id]
+    assert first.id in {d["session"] for d in shown["deliveries"]}  # the first place's pack
+    text = ken_proc("told", agent_id, cwd=git_repo).stdout
+    assert text.index(first.id[-6:].lower()) < text.index(then.id[-6:].lower())
+    assert ken_proc("lessons", "--session", agent_id, cwd=git_repo).returncode == 0
+    with opened() as store:
+        assert sessions_mod.resolve(store, agent_id).id == then.id
+
+    forgot = ken_proc("forget", "--session", agent_id, "--yes", cwd=git_repo)
+    assert forgot.returncode == 0, forgot.stderr
+    assert all_sessions() == []
+
+
+def test_an_agent_session_id_two_agents_share_asks_for_a_kenning_id(git_repo: Path) -> None:
+    prompt_in(git_repo, "one", agent="claude")
+    data = payload("codex", PROMPT["codex"], git_repo, prompt="two")
+    data["session_id"] = payload("claude", PROMPT["claude"], git_repo)["session_id"]
+    hook("codex", PROMPT["codex"], data)
+
+    told = ken_proc("told", data["session_id"], cwd=git_repo)
+    assert told.returncode == 1 and "matches 2 sessions" in told.stderr
+    assert "more characters" not in told.stderr and "kenning id" in told.stderr

@@ -22,13 +22,17 @@ class NotFound(KenningError):
 class AmbiguousId(KenningError):
     """A short id matches more than one item (or session: `what`)."""
 
-    def __init__(self, given: str, candidates: list[str], what: str = "items") -> None:
+    def __init__(
+        self,
+        given: str,
+        candidates: list[str],
+        what: str = "items",
+        advice: str = "give more characters",
+    ) -> None:
         self.candidates = candidates
         shown = ", ".join(candidates[:10])
         more = f" (and {len(candidates) - 10} more)" if len(candidates) > 10 else ""
-        super().__init__(
-            f"id '{given}' matches {len(candidates)} {what}: {shown}{more}; give more characters"
-        )
+        super().__init__(f"id '{given}' matches {len(candidates)} {what}: {shown}{more}; {advice}")
 
 
 class RevisionConflict(KenningError):

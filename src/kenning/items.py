@@ -1406,7 +1406,7 @@ def plan_forget(store: Store, chosen: Sequence[Item], *, everywhere: bool = Fals
 def forget(
     store: Store,
     items: Sequence[Item] | ForgetPlan,
-    session_id: str | None = None,
+    session_id: str | Sequence[str] | None = None,
     *,
     actor: policy.Actor | None = None,
 ) -> Forgotten:
@@ -1417,7 +1417,9 @@ def forget(
     hold them are removed (`Store.drop_kept_copies`). The writes waiting in the spool
     are made first (`write_spooled`) and forgotten as the store's own. A plain list of
     items is planned first (their replacement copies go too); a plan made `everywhere`
-    also blanks the session prompts and recall queries that quote them. Only a person forgets."""
+    also blanks the session prompts and recall queries that quote them. `session_id` may
+    name several sessions (an agent's session that went on in several places). Only a
+    person forgets."""
     plan = items if isinstance(items, ForgetPlan) else plan_forget(store, items)
     policy.require_person(policy.resolve(actor), f"forget {len(plan.items)} memories")
     needles = quotable([*plan.chosen, *plan.copies])
@@ -1427,11 +1429,17 @@ def forget(
         gone += [item.id for item in store.items_quoting(needles, exclude_ids=gone)]
     # Out of the outbox first: a sync between the two would push what is being forgotten.
     unsent = team_state.forget(store.path, gone)
-    deleted = store.delete_items(gone, session_id=session_id)
+    named = [session_id] if isinstance(session_id, str) else list(session_id or ())
+    first = named[0] if named else None
+    deleted = store.delete_items(gone, session_id=first)
+    for other in named[1:]:
+        store.delete_items([], session_id=other)
     quotes = store.scrub_quotes(needles) if plan.everywhere else 0
     # The copies kept from before an upgrade hold it in full: they go (not only a copy
     # with a version of it, also one with a quote --everywhere blanks in the store).
-    copies = store.drop_kept_copies(gone, session_id, needles if plan.everywhere else ())
+    copies = store.drop_kept_copies(gone, first, needles if plan.everywhere else ())
+    for other in named[1:]:
+        copies += [c for c in store.drop_kept_copies([], other, ()) if c not in copies]
     return Forgotten(
         deleted,
         quotes,

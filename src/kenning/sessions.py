@@ -17,7 +17,7 @@ next start writes that handoff before its own pack when the pack may show it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -159,15 +159,48 @@ def hook_folder(
     )
 
 
-def same_place(session: Session, where: Where) -> bool:
-    """Whether `where` is the place `session` works in: the same repo (any folder of it,
-    any worktree); outside repos, one folder inside the other."""
-    if session.repo or where.repo:
-        return session.repo == where.repo
+def same_place(session: Session, where: Where, withheld: Container[str] = ()) -> bool:
+    """Whether `where` is the place `session` works in.
+
+    - The same repo: any folder of it, any worktree, whatever its key is now (an origin
+      added or removed during the session, or `git init` run in its folder, changes the
+      key, not the checkout: see `rekeyed`).
+    - A session begun outside repos: its folder and the folders inside it (or around
+      it), and the repos inside it, as an agent started in a folder holding several
+      repos goes in and out of them; except a repo in `withheld` (`deliver = false`),
+      whose sessions are its own so that nothing typed there reaches a handoff told
+      elsewhere.
+    - Any other repo is another place."""
+    if session.repo and session.repo == where.repo:
+        return True
+    if _now_in(session, where):
+        return True
+    if session.repo or where.repo in withheld:
+        return False
     if not session.cwd:
         return True
     ours, theirs = Path(session.cwd), Path(where.cwd)
-    return ours == theirs or ours in theirs.parents or theirs in ours.parents
+    inside = ours == theirs or ours in theirs.parents
+    return inside if where.repo else inside or theirs in ours.parents
+
+
+def _now_in(session: Session, where: Where) -> bool:
+    """Whether the session's folder lies, as it is now, in the repository `where` is in
+    (the same `.git`, whatever key it has). Read only when the keys differ."""
+    if where.git is None or not session.cwd:
+        return False
+    try:
+        now = find_git(paths.os_path(session.cwd))
+    except OSError:
+        return False
+    return now is not None and now.common_dir == where.git.common_dir
+
+
+def rekeyed(session: Session, where: Where) -> bool:
+    """Whether `session` works in the repo `where` is in, under a key it no longer has
+    (its path, or none, before the origin was added or `git init` run): its place is
+    named by the new key from here on."""
+    return session.repo != where.repo and _now_in(session, where)
 
 
 def foreign_shell(
@@ -284,18 +317,21 @@ def start(
     idle_hours: float = 12.0,
     continued_from: str | None = None,
     on_close: Callable[[Session], None] | None = None,
+    withheld: Container[str] = (),
 ) -> Session:
     """Open (or, on resume, reopen) the session for this agent run, closing the ones it
     replaces or that were left open (see close_stale).
 
     A session belongs to the place it works in. An agent's session that goes on in
-    another place (`same_place`: another repo) is a new session there, continued from
-    the one before, which is closed ("moved") with its handoff where it was: what is
-    done in the new place, its prompts and its handoff, is that place's, under its
-    switches, and never shows in the old place's packs."""
+    another place (`same_place`: another repo, or a `withheld` one inside the plain
+    folder it began in) is a new session there, continued from the one before, which is
+    closed ("moved") with its handoff where it was: what is done in the new place, its
+    prompts and its handoff, is that place's, under its switches, and never shows in the
+    old place's packs. A session whose repo changed its key (`rekeyed`) goes on under
+    the new one."""
     model = _redacted(model) if model else model  # what the agent says it is, stored
     existing = store.find_session(agent, agent_session_id) if agent_session_id else None
-    if existing and not same_place(existing, where):
+    if existing and not same_place(existing, where, withheld):
         if existing.ended_at is None:
             ended = finish(store, existing, "moved")
             if on_close is not None:
@@ -304,6 +340,8 @@ def start(
         transcript_path = transcript_path or existing.transcript_path
         continued_from = existing.id
         existing = None
+    if existing and rekeyed(existing, where):
+        existing = replace(existing, repo=where.repo, workstream=where.workstream)
     if existing:
         session = replace(
             existing,
@@ -405,13 +443,37 @@ def finish(store: Store, session: Session, reason: str | None = None) -> Session
     return ended
 
 
-def resolve(store: Store, ref: str) -> Session:
-    """A session by its id, a unique start or end of it, or the agent's own session id."""
+def resolve_all(store: Store, ref: str) -> list[Session]:
+    """The sessions `ref` names, oldest first: one, by its id or a unique start or end of
+    it; or every session of one agent's own session id, which went on in several places
+    (`start`: a session there, continued from the one before)."""
     from kenning.errors import AmbiguousId, NotFound
 
     found = store.find_session_ids(ids.normalize_ref(ref)) or store.find_session_ids(ref)
     if not found:
         raise NotFound(f"no session matches '{ref}'; `ken sessions --all` lists them")
-    if len(found) > 1:
-        raise AmbiguousId(ref, [f"{short_id(s)} ({s})" for s in found], "sessions")
-    return store.get_session(found[0])
+    named = [store.get_session(s) for s in found]
+    if len(named) == 1:
+        return named
+    if (
+        len({(s.agent, s.agent_session_id) for s in named}) == 1
+        and named[0].agent_session_id == ref
+    ):
+        return sorted(named, key=lambda s: (s.started_at, s.id))
+    # An agent's own id is given whole: more characters of it name nothing more.
+    by_agent = any(s.agent_session_id == ref for s in named)
+    raise AmbiguousId(
+        ref,
+        [
+            f"{short_id(s.id)} ({s.agent}, {s.id})" if by_agent else f"{short_id(s.id)} ({s.id})"
+            for s in named
+        ],
+        "sessions",
+        "name one by its kenning id (ken sessions --all)" if by_agent else "give more characters",
+    )
+
+
+def resolve(store: Store, ref: str) -> Session:
+    """A session by its id, a unique start or end of it, or the agent's own session id;
+    of an agent session that went on in several places, the newest (`resolve_all`)."""
+    return resolve_all(store, ref)[-1]

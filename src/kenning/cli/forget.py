@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import click
 
 from kenning import items, policy, sessions
@@ -49,26 +51,33 @@ def forget(
     """
 
     items.write_spooled(state.store)  # what hooks wrote under a lock is forgotten too
-    session_id = None
+    session_ids: list[str] = []
     if session:
-        try:
-            session_id = sessions.resolve(state.store, session).id
-        except NotFound:
-            session_id = None  # no record, but memories may still name it
-    chosen = items.select_for_forget(
-        state.store,
-        refs=refs,
-        scope=state.scope(scope, to_find=True) if scope else None,
-        since=since,
-        session=session_id or session,
+        # An agent's session that went on in several places: every one of them. With
+        # no record, memories may still name it.
+        with contextlib.suppress(NotFound):
+            session_ids = [s.id for s in sessions.resolve_all(state.store, session)]
+    wanted: list[str | None] = [*session_ids] or [session]
+    chosen = list(
+        {
+            item.id: item
+            for named in wanted
+            for item in items.select_for_forget(
+                state.store,
+                refs=refs,
+                scope=state.scope(scope, to_find=True) if scope else None,
+                since=since,
+                session=named,
+            )
+        }.values()
     )
-    if not chosen and not session_id:
+    if not chosen and not session_ids:
         say("nothing matches; nothing forgotten")
         return
     plan = items.plan_forget(state.store, chosen, everywhere=everywhere)
     actor = policy.require_person(
         state.actor(),
-        f"forget {memories(len(plan.items))}" + (" and a session's prompts" if session_id else ""),
+        f"forget {memories(len(plan.items))}" + (" and a session's prompts" if session_ids else ""),
     )
     if not yes:
         for item in plan.items[:10]:
@@ -82,11 +91,12 @@ def forget(
             say(f"  {short_id(item.id)}  {item.title}{why}")
         if len(plan.items) > 10:
             say(f"  ... and {len(plan.items) - 10} more")
-        what = memories(len(plan.items)) + (" and the session's record" if session_id else "")
+        records = "the session's record" if len(session_ids) < 2 else "the sessions' records"
+        what = memories(len(plan.items)) + (f" and {records}" if session_ids else "")
         if not confirm(f"Forget {what} for good?"):
             say("nothing forgotten")
             raise SystemExit(1)
-    done = items.forget(state.store, plan, session_id=session_id, actor=actor)
+    done = items.forget(state.store, plan, session_id=session_ids, actor=actor)
     # What the copies replace: the one memory chosen, one of those chosen, or them.
     them = "it" if len(plan.chosen) == 1 else "one" if len(plan.copies) == 1 else "them"
     extra = [
@@ -119,7 +129,7 @@ def forget(
     ]
     say(
         f"forgot {memories(done.memories)}"
-        + (" and the session's record" if session_id else "")
+        + (" and the session's record" if session_ids else "")
         + (f" ({'; '.join(extra)})" if extra else "")
     )
     if done.kept_copies:

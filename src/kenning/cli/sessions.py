@@ -79,19 +79,39 @@ def sessions_cmd(state: State, show_all: bool, project: str | None, limit: int) 
 @renders
 @pass_state
 def told(state: State, session: str) -> Result:
-    """Show exactly what a session was told: each pack and recall, with item ids."""
+    """Show exactly what a session was told: each pack and recall, with item ids.
+
+    An agent's own session id that went on in several places names each session it was
+    there, and all are shown, oldest first."""
     blocked = state.withheld()
-    found = deliver.check_session_visible(sessions.resolve(state.store, session), blocked)
+    named = _visible(sessions.resolve_all(state.store, session), blocked)
     given = [
-        replace(
-            d,
-            items=tuple((i, it) for i, it in d.items if not (it and deliver.withheld(it, blocked))),
+        (
+            found,
+            [
+                replace(
+                    d,
+                    items=tuple(
+                        (i, it) for i, it in d.items if not (it and deliver.withheld(it, blocked))
+                    ),
+                )
+                for d in browse.told(state.store, found.id)
+            ],
         )
-        for d in browse.told(state.store, found.id)
+        for found in named
     ]
+
+    def text() -> None:
+        for found, deliveries in given:
+            _told(found, deliveries)
+
     return Result(
-        data={"session": found.to_dict(), "deliveries": [d.to_dict() for d in given]},
-        text=lambda: _told(found, given),
+        data={
+            "session": named[-1].to_dict(),
+            "continued_from": [s.to_dict() for s in named[:-1]],
+            "deliveries": [{**d.to_dict(), "session": s.id} for s, ds in given for d in ds],
+        },
+        text=text,
     )
 
 
@@ -113,6 +133,13 @@ def _told(found: Session, given: Sequence[browse.Delivery]) -> None:
             echo(f"  {short_id(item_id)}  {clean(titles[item_id], one_line=True)}")
 
 
+def _visible(named: Sequence[Session], blocked: frozenset[str]) -> list[Session]:
+    """Of the sessions one ref names, those the reader may be told of; refused (as one
+    ran in a private repo) when that is none."""
+    shown = [s for s in named if not deliver.session_withheld(s, blocked)]
+    return shown or [deliver.check_session_visible(named[-1], blocked)]
+
+
 @click.command(epilog=example("ken lessons --session 4fz2ma"))
 @click.option("--session", "session_ref", help="Only the lessons of this session.")
 @renders
@@ -125,11 +152,11 @@ def lessons(state: State, session_ref: str | None) -> Result:
     from kenning import lessons as run_lessons
 
     blocked = state.withheld()
-    session_id = None
-    if session_ref:
-        chosen = sessions.resolve(state.store, session_ref)
-        session_id = deliver.check_session_visible(chosen, blocked).id
-    found = run_lessons.lessons_of(state.store, session_id)
+    if session_ref:  # an agent's session id that went on in several places: each one's
+        named = _visible(sessions.resolve_all(state.store, session_ref), blocked)
+        found = [e for s in named for e in run_lessons.lessons_of(state.store, s.id)]
+    else:
+        found = run_lessons.lessons_of(state.store, None)
     if blocked:  # an agent's shell: no lesson, nor signal, of a repo it may not be told
         hidden = {sid for sid in {e["session"] for e in found} if _ran_in(state, sid, blocked)}
         found = [
@@ -255,9 +282,23 @@ def summarize_cmd(state: State, session: str | None, part: bool, from_hook: bool
     from kenning.hooklog import log
 
     target = None
+    note: list[str] = []
     try:
         if session:
-            target = sessions_mod.resolve(state.store, session)
+            # An agent's session that went on in several places: the newest, as its hook
+            # would. Each place's summary lands under that place's switches, so each is
+            # summarized on its own, named by its id.
+            named = sessions_mod.resolve_all(state.store, session)
+            if not from_hook:
+                named = _visible(named, state.withheld())
+            target = named[-1]
+            if len(named) > 1:
+                earlier = ", ".join(short_id(s.id) for s in named[:-1])
+                note.append(
+                    f"agent session {session} went on in {len(named)} places: summarizing "
+                    f"the newest, {short_id(target.id)}; name an earlier one by its id "
+                    f"({earlier}) to summarize it"
+                )
         else:
             here = state.where()
             found = (
@@ -282,7 +323,7 @@ def summarize_cmd(state: State, session: str | None, part: bool, from_hook: bool
         return Result(before=["nothing new to summarize" if not from_hook else ""])
     if from_hook:  # nothing to show: the hooks run it detached (and an agent passing the
         return Result()  # flag is shown nothing of a session it may not be told)
-    return Result(data=result.to_dict(), text=lambda: _summarized(result, target))
+    return Result(data=result.to_dict(), text=lambda: _summarized(result, target), before=note)
 
 
 def _summarized(result: SummaryResult, target: Session) -> None:

@@ -51,13 +51,17 @@ def _session(
 ) -> Session | None:
     if not deliver.may_capture(config, where):
         return None
+    # A repo whose memory is told nowhere is a place of its own even inside the plain
+    # folder a session began in (`sessions.same_place`).
+    withheld = deliver.blocked_repos(config) if where.repo else frozenset[str]()
     if event.session_id:
         found = store.find_session(event.agent, event.session_id)
         if (
             found
             and source == "startup"
             and event.event is not Event.SESSION_START
-            and sessions.same_place(found, where)
+            and sessions.same_place(found, where, withheld)
+            and not sessions.rekeyed(found, where)
         ):
             return found
     return sessions.start(
@@ -72,6 +76,7 @@ def _session(
         idle_hours=config.hooks_idle_close_hours,
         continued_from=config.env.get("KEN_CONTINUES") or None,
         on_close=lambda ended: _closed(store, config, ended, where, later),
+        withheld=withheld,
     )
 
 
