@@ -123,7 +123,7 @@ def test_the_new_rules_stay_linear(unit: str) -> None:
     def timed(size: int) -> float:
         text = unit * (size // len(unit))
         best = float("inf")
-        for _ in range(2):
+        for _ in range(3):
             start = time.perf_counter()
             redact(text)
             best = min(best, time.perf_counter() - start)
@@ -131,4 +131,5 @@ def test_the_new_rules_stay_linear(unit: str) -> None:
 
     assert timed(200_000) < 0.2 * 5  # generous on a loaded machine; about 0.1 s alone
     small, large = timed(16_000), timed(64_000)
-    assert large < small * 8 + 0.01  # 4x the text, about 4x the time (not 16x)
+    # 4x the text, about 4x the time (not 16x); under 0.1 s, a loaded machine's noise
+    assert large < max(small * 8, 0.1)
