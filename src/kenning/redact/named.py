@@ -178,7 +178,9 @@ _PLACEHOLDER = lazy(
 _DOTTED = lazy(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++[!?]?", _F)
 # A bracket first, or a call or subscript of a word-like name: (0, x), get_token(),
 # b64encode(, os.environ[, len(x); but not A000000( or aB3(dE5, which are data.
-_CALL = lazy(r"[(\[]|.*?[A-Za-z]{3}[\w$]*+[(\[]", _F)
+# (A run of [\w$] that holds three letters and ends at the bracket, taken from its start
+# only: `.*?[A-Za-z]{3}[\w$]*+[(\[]` read each run again from each of its letters.)
+_CALL = lazy(r"[(\[]|.*?(?<![\w$])(?=[\w$]*?[A-Za-z]{3})[\w$]++[(\[]", _F)
 # a word glued to a closing bracket: no call or subscript ends so (a Django SECRET_KEY's
 # alphabet has parentheses: ...uqud(i)_zha)
 _NOT_CALL = lazy(r"[)\]][A-Za-z0-9_]", _F)
@@ -1152,10 +1154,13 @@ _COMMAND_FLAGS = {
     # cmdkey /add:<target> /user:<name> /pass:<password>
     "cmdkey": lazy(r"(?<=[ \t])/pass(?:word)?:" + _ARG, _FI),
     # gh secret set <NAME> ... --body <value> (gh issue create --body is text)
-    "gh": lazy(
-        r"(?<=[ \t])secret[ \t]+set[ \t]+\S+[^\r\n|;&]*?[ \t](?:--body|-b)[ \t=]+" + _ARG, _F
-    ),
+    # (found by _gh_bodies, which reads each stretch once)
+    "gh": lazy(r"(?<=[ \t])secret[ \t]+set[ \t]+\S++", _F),
 }
+# what follows gh's `secret set NAME` up to its value: up to a newline, | ; or & (but the
+# value's quotes may hold them)
+_GH_BODY = lazy(r"[^\r\n|;&]*?[ \t](?:--body|-b)[ \t=]+" + _ARG, _F)
+_GH_STOP = lazy(r"[\r\n|;&]", _F)
 # user:password after -u/--user (curl, wget, http), user%password (smbclient),
 # user,password (lftp), user/password@ (sqlplus)
 _USER_PASS = {
@@ -1254,6 +1259,23 @@ _LOGIN_ONLY = frozenset(("docker", "podman", "nerdctl", "cf"))
 _LOGIN = lazy(r"(?<![A-Za-z0-9_-])login(?![A-Za-z0-9_-])", _F)
 
 
+def _gh_bodies(text: str, start: int, end: int) -> Iterator[re.Match[str]]:
+    """The values `secret set NAME ... --body VALUE` gives between `start` and `end`: what
+    one regex's finditer found, but without reading the rest of the stretch again from
+    each `secret set` in it (a line of them took seconds).  When the first in a stretch
+    finds no --body there, neither can a later one whose NAME ends in that stretch."""
+    pos, dead = start, -1
+    while (a := _COMMAND_FLAGS["gh"].search(text, pos, end)) is not None:
+        if a.end() > dead:
+            if (f := _GH_BODY.match(text, a.end(), end)) is not None:
+                yield f
+                pos = f.end()
+                continue
+            stop = _GH_STOP.search(text, a.end(), end)
+            dead = end if stop is None else stop.start()
+        pos = a.start() + 1
+
+
 def commands(text: str, add: Add) -> None:
     """Passwords given to commands that take them in flags of their own; each command's
     segment (up to a newline, pipe, ; or &) is read once."""
@@ -1268,7 +1290,11 @@ def commands(text: str, add: Add) -> None:
         pattern = _COMMAND_FLAGS.get(rule or "") or _USER_PASS.get(rule or "")
         patterns = (pattern,) if pattern is not None else ()
         for pattern in (*patterns, *_MORE_FLAGS.get(rule or "", ())):
-            for f in pattern.finditer(text, m.end(), seg_end):
+            if pattern is _COMMAND_FLAGS["gh"]:
+                found = _gh_bodies(text, m.end(), seg_end)
+            else:
+                found = pattern.finditer(text, m.end(), seg_end)
+            for f in found:
                 group = _given(f)
                 value = f.group(group)
                 if _skip_value(value) or value.startswith("$"):
@@ -1281,9 +1307,11 @@ def commands(text: str, add: Add) -> None:
 
 # .netrc: machine host login user password secret
 _NETRC = lazy(
-    r"(?<![A-Za-z0-9_-])(?:machine|login|default)[ \t]+\S+"
-    r"(?:[ \t\r\n]+(?:login|account|port)[ \t]+\S+)*"
-    r"[ \t\r\n]+password[ \t]+(?P<v>\S{1,200})",
+    r"(?<![A-Za-z0-9_-])(?:machine|login|default)[ \t]++\S++"
+    # at most 8 more pairs: unbounded, each login of a long run of them read the rest of
+    # the run again (a longer chain's password is still found, from a login nearer it)
+    r"(?:[ \t\r\n]++(?:login|account|port)[ \t]++\S++){0,8}"
+    r"[ \t\r\n]++password[ \t]++(?P<v>\S{1,200})",
     _F,
 )
 # XML: <password>x</password>, <add key="Password" value="x"/>, <entry key="pw">x</entry>

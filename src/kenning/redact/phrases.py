@@ -201,7 +201,9 @@ _READS_STDIN = lazy(
     r"|\bcryptsetup\b[^\r\n]*?\b(?:open|luksOpen|luksFormat|luksAddKey)\b"
     r"|\bsmbpasswd\b[^\r\n]*?(?<![\w-])-[a-zA-Z]*s\b"
 )
-_LINE_START = lazy(r"[^\r\n|;&]*\Z")
+# _READS_STDIN's matches each hold one of these (lower-cased), and none a command's end
+_STDIN_WORDS = (b"pass", b"sudo", b"cryptsetup")
+_CMD_ENDS = (b"\r", b"\n", b"|", b";", b"&")
 # Dockerfile ENV NAME value (the older form, with a space); setPassword("...") in code;
 # a Go MySQL DSN, user:password@tcp(host)/db
 _ENV_SPACE = lazy(r"^[ \t]*ENV[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+" + _VALUE, re.M)
@@ -596,10 +598,16 @@ def phrases(text: str, low: bytes, add: Add) -> None:
                     _value(
                         m, add, "password", shaped=False, user_first="chpasswd" in m.group("cmd")
                     )
-    if b"<<<" in low:
+    if b"<<<" in low and any(word in low for word in _STDIN_WORDS):
         for at in _hits(low, b"<<<"):
-            head = _LINE_START.search(text, max(0, at - 200), at)
-            cmd = head.group() if head is not None else ""
+            # the command before it on its line (up to 200 characters back), found in
+            # the bytes: a run of "<" (HTML, a diff's conflict markers) has a hit at
+            # each character, and a regex's walk back over 200 of them costs 0.1 ms
+            start = max(0, at - 200)
+            start = max([start] + [low.rfind(sep, start, at) + 1 for sep in _CMD_ENDS])
+            if not any(low.find(word, start, at) >= 0 for word in _STDIN_WORDS):
+                continue  # no command that reads its password from stdin
+            cmd = text[start:at]
             if _READS_STDIN.search(cmd) and (m := _HERE_STRING.match(text, at)) is not None:
                 _value(m, add, "password", shaped=False, user_first="chpasswd" in cmd)
     if b"env" in low:
