@@ -415,6 +415,12 @@ def test_an_agent_resolves_ids_lists_and_counts_only_what_it_may_know_of(
     assert ken("show", theirs.id[-6:], env=AGENT).exit_code == 1
     assert "THEIRS" not in ken("show", theirs.id, env=AGENT).output
     assert "THEIRS" in ken("show", theirs.id).stdout
+    # Every command that takes an id resolves it among what is not withheld: ken update,
+    # pin and approve too (another agent's proposal stays in reach for a change, which
+    # is refused saying a person decides it).
+    for args in (("update", prefix, "--add-tag", "x"), ("pin", prefix), ("approve", prefix)):
+        said = ken(*args, env=AGENT).output
+        assert not any(i.id in said for i in (private["repo"], private["branch"])), (args, said)
     for args in (("list", "--status", "proposed"), ("list", "--all"), ("list",)):
         listed = ken(*args, env=AGENT)
         assert listed.exit_code == 0 and "THEIRS" not in listed.output, args

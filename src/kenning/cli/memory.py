@@ -298,7 +298,7 @@ def _listed(
 def show(state: State, ref: str) -> Result:
     """Show one memory: text, provenance, tags, links, uses, expiry and versions."""
     # In an agent's shell, among what it may know of: an ambiguous id lists no other.
-    item = items.get_known(state.store, ref, state.actor(), state.withheld())
+    item = state.memory(ref, proposals=True)
     history = state.store.revisions(item.id)
     replaces = items.replaced_by(state.store, item)
     return Result(
@@ -329,7 +329,7 @@ def edit(state: State, ref: str, in_place: bool) -> None:
     memory (read-only here) is not changed: the edit goes to the team server as a
     proposed revision.
     """
-    item = items.get(state.store, ref)
+    item = state.memory(ref)
     team = policy.team_origin(item) is not None
     if team:
         policy.require_person(
@@ -383,7 +383,7 @@ def update(
     expect: str | None,
 ) -> Result:
     """Change a memory through flags (edit, for scripts). Each change is a new version."""
-    item = items.get(state.store, ref)
+    item = state.memory(ref)
     new_scope = state.scope(scope) if scope is not None else None
     new_kind = items.parse_kind(kind)
     actor = guard_change(state, item, "update", new_scope, new_kind)

@@ -80,6 +80,14 @@ class State:
         """Who runs this command: a person, or the agent whose shell this is."""
         return policy.Actor.working_in(agentenv.detect_agent(), self.where())
 
+    def memory(self, ref: str, *, proposals: bool = False) -> Item:
+        """The memory `ref` names, among those whoever runs this may know of
+        (`items.get_known`): a person, any; an agent, none of a withheld repo, so an
+        ambiguous id names none of them either. An id of a proposal not the agent's own
+        is in reach for a change, which the policy then refuses saying a person decides
+        it; `proposals` True leaves it out too, for what is read (`ken show`)."""
+        return items.get_known(self.store, ref, self.actor(), self.withheld(), proposals=proposals)
+
     def withheld(self) -> frozenset[str]:
         """The repos whose memories and sessions this command may not show: none in a
         person's shell; in an agent's, those the switches keep from agents, as the MCP

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kenning import items, policy
+from kenning import policy
 from kenning.cli.output import Result, say
 from kenning.cli.state import KenGroup, State, example, pass_state, renders
 from kenning.errors import InvalidInput
@@ -184,7 +184,7 @@ def team_share(state: State, ref: str, scope: str | None) -> Result:
     another --scope. A memory the team holds keeps its scope. A person's command."""
     policy.require_person(state.actor(), "sharing with the team")
     member = _member()
-    item = items.get(state.store, ref)
+    item = state.memory(ref)
     if policy.team_origin(item):
         raise InvalidInput(f"{short_id(item.id)} is team memory already")
     kept = team_sync.load_state(state.store.path)
