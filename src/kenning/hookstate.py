@@ -128,7 +128,7 @@ def pid_path(socket: str) -> str:
 
 def code_stamp() -> int:
     """The newest modification time of kenning's modules: it moves when code changes."""
-    root = os.path.dirname(os.path.abspath(__file__))
+    root = code_folder()
     newest = 0
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
@@ -145,7 +145,7 @@ def code_digest() -> str:
     checkout that has moved on gives another."""
     import hashlib
 
-    root = os.path.dirname(os.path.abspath(__file__))
+    root = code_folder()
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d != "__pycache__"]

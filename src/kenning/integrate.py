@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kenning import agents, paths
+from kenning import agents, child, paths
 from kenning.agents.agent import COMMAND_MARK, MCP_NAME, Agent, dump_object, load_object
 from kenning.errors import InvalidInput
 
@@ -85,8 +85,9 @@ HOOK_ROOT = re.compile(r"sys\.path\[0\] = (\"(?:[^\"\\]|\\.)*\")")
 
 
 def kenning_root() -> str:
-    """The folder that holds this kenning's package (site-packages, or a checkout's src)."""
-    return str(Path(__file__).resolve().parent.parent)
+    """The folder that holds this kenning's package (site-packages, or a checkout's src),
+    links resolved: the one a child Python puts first (`child.root`)."""
+    return str(Path(child.root()).resolve())
 
 
 def hook_command(agent: str, event: str, ken: str | None = None) -> str:
