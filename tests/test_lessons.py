@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -483,3 +484,36 @@ def test_a_rule_and_a_failure_repeated_in_three_turns_are_each_asked_about_once(
     assert reason.count(rule) == 1 and said in reason
     assert reason.count("Exit code 2") == 1
     assert "- A tool call failed (3 times): Bash: Exit code 2" in reason
+
+
+def test_a_session_moved_into_a_repo_that_captures_nothing_notes_nothing_there(
+    shop: Path, tmp_path: Path
+) -> None:
+    """A session begun in one repo whose agent goes into a repo with `capture = false`:
+    the tool calls and turns there are that repo's, so nothing of them joins the session
+    (a failure's output is the repo's content), and Stop asks nothing for them."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=vault, check=True)
+    subprocess.run(
+        ["git", "remote", "add", "origin", "https://github.com/acme/vault.git"],
+        cwd=vault,
+        check=True,
+    )
+    write_config('[memory.repos."github.com/acme/vault"]\ncapture = false\n')
+    turn("claude", shop, "Build it")
+    for _ in range(3):
+        tool("claude", vault, "Bash", {"command": "cat .env"}, tool_response={})
+    tool(
+        "claude",
+        vault,
+        "Bash",
+        {"command": "deploy"},
+        event="PostToolUseFailure",
+        error="vault-only failure text",
+    )
+    assert session_signals() == []
+    assert stop("claude", vault) == ""
+    # Back in its own repo, the session's calls count again.
+    tool("claude", shop, "Bash", {"command": "make"}, event="PostToolUseFailure", error="boom")
+    assert [s.kind for s in session_signals()] == ["failure"]

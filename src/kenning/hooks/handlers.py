@@ -253,14 +253,37 @@ def _slash(
     return slash.run(store, command, where, event.agent, from_cli, ses, withheld, config)
 
 
+def _open_here(store: Store, event: HookEvent, config: Config) -> Session | None:
+    """The open session of the event's agent session, when the event comes from the place
+    it works in and may be recorded there. An agent that went into another repo works
+    there now (its next prompt opens a session of that repo, or none where capture is
+    off): what its tools do there is not this session's. The folder is looked at only
+    when the event's is not the session's own, which is most tool calls' case."""
+    session = store.find_session(event.agent, event.session_id or "")
+    if session is None or session.ended_at is not None:
+        return None
+    if session.cwd == event.cwd:
+        return session if _may_keep(config, session.repo) else None
+    where = locate(store, event, config)
+    if not deliver.may_capture(config, where):
+        return None
+    withheld = deliver.blocked_repos(config) if where.repo else frozenset[str]()
+    return session if sessions.same_place(session, where, withheld) else None
+
+
+def _may_keep(config: Config, repo: str | None) -> bool:
+    """Whether memory is on, and capture for `repo` (None: no repo) when there is one."""
+    return config.memory_enabled and (repo is None or config.repo_capture(repo))
+
+
 def tool(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     """A tool call ran: note it for run lessons (a failure, a denial, a repeat). This runs
     on every tool call, so it reads one session row and writes one or two, after the
     answer; no git, no scopes."""
     if event.tool is None or not event.session_id or config.memory_lessons != "ask":
         return ""
-    session = store.find_session(event.agent, event.session_id)
-    if session is None or session.ended_at is not None:
+    session = _open_here(store, event, config)
+    if session is None:
         return ""
     from kenning import lessons
 
@@ -275,8 +298,8 @@ def stop(store: Store, event: HookEvent, config: Config, later: Later) -> str:
     the agent already goes on because a Stop hook asked (`stop_hook_active`)."""
     if event.continuing or not event.session_id or config.memory_lessons != "ask":
         return ""
-    session = store.find_session(event.agent, event.session_id)
-    if session is None or session.ended_at is not None:
+    session = _open_here(store, event, config)
+    if session is None:
         return ""
     from kenning import lessons
 
