@@ -1434,3 +1434,48 @@ def test_a_socket_folder_under_a_file_is_refused_not_a_crash(tmp_path: Path) -> 
     blocker.write_text("")
     with pytest.raises(hookstate.Refused, match="cannot be read \\(Not a directory\\)"):
         hookstate.check_folder(str(blocker / "kenning"), private=False)
+
+
+def test_a_server_whose_client_has_gone_leaves_the_hook_to_it_and_records_nothing_after(
+    tmp_path: Path,
+) -> None:
+    """The server answered after its client had given up: the client handles the hook
+    itself, so the server's bookkeeping (the prompt, what recall told) would record it
+    twice, and the memory told would count as told though the agent never saw it."""
+    import socket
+
+    from kenning.hooks import server
+
+    seed()
+    cwd = repo(tmp_path)
+    data = {
+        "session_id": "gone",
+        "cwd": str(cwd),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": PROMPT,
+    }
+    argv = ["UserPromptSubmit", "--agent", "claude"]
+    env = wire.hook_env(os.environ) | {wire.DEADLINE: str(soon(30))}
+    ours, theirs = socket.socketpair()
+    theirs.close()  # the client gave up waiting and went on to answer itself
+    with ours:
+        assert server.serve_one(
+            ours, wire.pack_request(argv, env, json.dumps(data).encode()), server.Code()
+        )
+    sessions = [
+        s
+        for s in json.loads(ken("sessions", "--all", "--json").output)
+        if s["agent_session_id"] == "gone"
+    ]
+    told = [json.loads(ken("told", s["id"], "--json").output)["deliveries"] for s in sessions]
+    assert told in ([], [[]]), told
+    # What the client then does itself is recorded once, and tells the memory.
+    out = subprocess.run(
+        [str(KEN_BIN), "hook", *argv],
+        input=json.dumps(data),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "KEN_HOOK_SERVER": "0"},
+    )
+    assert "real Postgres database" in out.stdout

@@ -84,10 +84,10 @@ def ask_server(path: str, request: bytes, give_up: int) -> Answer | None:
         # ACCEPTED first; a server of an older kenning answers without it
         chunks = [chunk[1:] if chunk[:1] == wire.ACCEPTED else chunk]
         while chunk:
+            # An answer already here is taken, even at the last moment: its server
+            # records it as answered.
             left = (give_up - time.monotonic_ns()) / 1e9
-            if left <= 0:
-                return None
-            conn.settimeout(left)
+            conn.settimeout(max(0.001, left))
             chunk = conn.recv(65536)
             chunks.append(chunk)
     except OSError:

@@ -264,7 +264,9 @@ def serve_one(
         )
         sent = _answer(conn, wire.pack_answer(out, starts, os.getpid()))
         conn.close()  # the agent goes on; the bookkeeping follows
-        for action in later:
+        # unless its client gave up waiting first: it handles the hook itself, and would
+        # record the prompt, and what was told, a second time
+        for action in later if sent else ():
             try:
                 action()
             except Exception as exc:  # noqa: BLE001 - logged like any hook error
