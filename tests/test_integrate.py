@@ -683,7 +683,8 @@ def test_the_hook_command_runs_python_without_site(tmp_path: Path) -> None:
     assert b"layer cache is cold" in done.stdout
     assert not config.log_path().exists()  # no hook error was logged
     broken = command.replace(integrate.kenning_root(), str(tmp_path / "gone"))
-    done = subprocess.run(broken, shell=True, input=b"{}", cwd=repo, capture_output=True)
+    bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the agent's own
+    done = subprocess.run(broken, shell=True, input=b"{}", cwd=repo, capture_output=True, env=bare)
     assert done.returncode == 1 and b"No module named 'kenning'" in done.stderr
 
 
