@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ken
+from conftest import ken, ken_proc
 from helpers import one_line_error
 from kenning import config
 from kenning.config import Config
@@ -227,3 +227,48 @@ def test_setting_deliver_to_to_nothing_says_that_no_agent_is_told() -> None:
     assert result.exit_code == 0
     assert "no agent is told memory now" in result.stderr
     assert "no agent" not in ken("config", "set", "memory.deliver_to", "claude,codex").stderr
+
+
+def test_a_repos_privacy_switches_are_set_and_read_by_config_in_any_form_of_its_name() -> None:
+    """The switches DESIGN names were settable only by editing config.toml: `ken config
+    set 'memory.repos."github.com/acme/payroll".deliver' false` said "unknown setting"."""
+    path = write(
+        HAND_WRITTEN + '\n[memory.repos."git@github.com:Acme/Payroll.git"]  # hr\ncapture = true\n'
+    )
+    done = ken("config", "set", 'memory.repos."github.com/acme/payroll".deliver', "false")
+    assert done.exit_code == 0, done.output
+    assert done.output.strip() == (
+        f'[memory.repos."git@github.com:Acme/Payroll.git"] deliver = false in {path}'
+    )
+    assert ken("config", "set", "memory.repos.gitlab.com/acme/ops.capture", "off").exit_code == 0
+    written = path.read_text(encoding="utf-8")
+    assert written.startswith(HAND_WRITTEN)  # the person's file as it was, then the switches
+    assert (
+        '[memory.repos."git@github.com:Acme/Payroll.git"]  # hr\ncapture = true\ndeliver = false\n'
+        in written
+    )
+    assert '[memory.repos."gitlab.com/acme/ops"]\ncapture = false\n' in written
+    read = Config()
+    assert read.repos_not_delivered() == {"github.com/acme/payroll"}
+    assert not read.repo_capture("gitlab.com/acme/ops")
+    got = ken("config", "get", "memory.repos.github.com/acme/payroll.deliver")
+    assert (got.exit_code, got.output.strip()) == (0, "false")
+    assert (
+        ken("config", "get", "memory.repos.github.com/acme/else.deliver").output.strip() == "true"
+    )
+    bad = ken("config", "set", "memory.repos.gitlab.com/acme/ops.deliver", "maybe")
+    assert (
+        bad.exit_code != 0
+        and one_line_error(bad.output) == "ken: deliver is true or false, not 'maybe'"
+    )
+    assert path.read_text(encoding="utf-8") == written  # nothing changed
+    # An agent may not turn a switch back on (nor off): a person decides.
+    agent = ken_proc(
+        "config",
+        "set",
+        "memory.repos.github.com/acme/payroll.deliver",
+        "true",
+        env={"CLAUDECODE": "1"},
+    )
+    assert agent.returncode == 1 and "needs a person" in one_line_error(agent.stderr)
+    assert path.read_text(encoding="utf-8") == written

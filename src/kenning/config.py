@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from kenning.errors import InvalidInput, KenningError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 
 class Command(list[str]):
@@ -773,6 +774,55 @@ def file_problems(data: dict[str, Any]) -> list[FileProblem]:
     return out
 
 
+REPO_SWITCH = re.compile(r"(?:memory\.)?repos\.(?P<repo>.+)\.(?P<switch>capture|deliver)")
+
+
+def repo_switch(key: str) -> tuple[str, str] | None:
+    """(repo key, switch) of a per-repo switch as a person names it on the command line
+    (`memory.repos."github.com/acme/payroll".deliver`, the quotes optional, any form of
+    the repo that `--scope repo:` reads); None for any other key. Raises InvalidInput
+    for a name that is no repo."""
+    found = REPO_SWITCH.fullmatch(key.strip())
+    if found is None:
+        return None
+    from kenning.git import repo_key
+
+    name = found["repo"].strip()
+    if len(name) >= 2 and name[0] == name[-1] and name[0] in "\"'":
+        name = name[1:-1]
+    try:
+        return repo_key(name), found["switch"]
+    except ValueError as exc:
+        raise InvalidInput(f"{key}: {exc}") from None
+
+
+def set_switch(repo: str, switch: str, raw: str, path: Path | None = None) -> tuple[bool, str]:
+    """Write `repo`'s privacy `switch` (true or false) to config.toml, in the table that
+    already names the repo under `[memory.repos]` (in whatever form the person wrote it),
+    else in a new `[memory.repos."<repo>"]`; returns the value stored and the table's
+    name."""
+    word = raw.strip().lower()
+    if word not in _ON | _OFF:
+        raise InvalidInput(f"{switch} is true or false, not {raw!r}")
+    value = word in _ON
+    from kenning.git import repo_key
+
+    named = [repo]
+
+    def where(doc: Any) -> list[str]:
+        for name in doc.get("memory", {}).get("repos", {}):
+            try:
+                if repo_key(str(name)) == repo:
+                    named[0] = str(name)
+                    break
+            except ValueError:
+                continue
+        return ["memory", "repos", named[0], switch]
+
+    _edit(path or config_path(), where, value)
+    return value, named[0]
+
+
 def set_value(key: str, raw: str, path: Path | None = None) -> Any:
     """Validate and write one setting to config.toml; returns the stored value.
 
@@ -781,7 +831,12 @@ def set_value(key: str, raw: str, path: Path | None = None) -> Any:
     """
     setting = find(key)
     value = parse_value(setting, raw)
-    path = path or config_path()
+    _edit(path or config_path(), lambda doc: key.split("."), value)
+    return value
+
+
+def _edit(path: Path, where: Callable[[Any], list[str]], value: Any) -> None:
+    """Set the key `where(document)` names to `value` in config.toml."""
     read_file(path)  # a file that does not parse is reported as every reader reports it
     import tomlkit
 
@@ -795,7 +850,7 @@ def set_value(key: str, raw: str, path: Path | None = None) -> Any:
     newline = "\r\n" if "\r\n" in raw else "\n"
     doc = tomlkit.parse(raw.removeprefix(BOM).replace("\r\n", "\n"))
     node: Any = doc
-    *parents, leaf = key.split(".")
+    *parents, leaf = where(doc)
     for depth, part in enumerate(parents, 1):
         if part not in node:
             # A table that only holds tables is written as `[a.b]`, not `[a]` then `[a.b]`.
@@ -812,4 +867,3 @@ def set_value(key: str, raw: str, path: Path | None = None) -> Any:
         os.replace(tmp, path)
     except OSError as exc:
         raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
-    return value

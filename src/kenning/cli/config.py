@@ -67,6 +67,15 @@ def _fmt(value: Any, key: str = "") -> str:
 @pass_state
 def config_get(state: State, key: str) -> Result:
     """Print one setting's value."""
+    switch = config.repo_switch(key)
+    if switch is not None:
+        repo, name = switch
+        read = state.config.repo_capture if name == "capture" else state.config.repo_deliver
+        on = read(repo)
+        return Result(
+            data={"key": key, "repo": repo, "value": on},
+            text=lambda: output.echo(_fmt(on)),
+        )
     setting = config.find(key)
     value = state.config.value_of(setting)
     return Result(
@@ -84,7 +93,17 @@ def config_get(state: State, key: str) -> Result:
 @click.argument("key")
 @click.argument("value")
 def config_set(key: str, value: str) -> None:
-    """Change a setting in config.toml (refused inside an agent's shell)."""
+    """Change a setting in config.toml (refused inside an agent's shell).
+
+    A repo's privacy switches are set the same way:
+    `ken config set 'memory.repos."github.com/acme/payroll".deliver' false`."""
+    switch = config.repo_switch(key)
+    if switch is not None:
+        repo, name = switch
+        policy.require_person(policy.Actor.from_env(), f"set {key} to {value}")
+        on, table = config.set_switch(repo, name, value)
+        say(f'[memory.repos."{table}"] {name} = {_fmt(on)} in {config.config_path()}')
+        return
     config.find(key)  # an unknown key is refused before the person check
     policy.require_person(policy.Actor.from_env(), f"set {key} to {value}")
     stored = config.set_value(key, value)
