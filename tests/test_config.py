@@ -262,6 +262,11 @@ def test_a_repos_privacy_switches_are_set_and_read_by_config_in_any_form_of_its_
         and one_line_error(bad.output) == "ken: deliver is true or false, not 'maybe'"
     )
     assert path.read_text(encoding="utf-8") == written  # nothing changed
+    listed = {r["key"]: r["value"] for r in json.loads(ken("config", "list", "--json").output)}
+    assert listed['memory.repos."github.com/acme/payroll".deliver'] is False
+    assert listed['memory.repos."gitlab.com/acme/ops".capture'] is False
+    shown = ken_proc("config", "list", "--json", env={"CLAUDECODE": "1"})
+    assert "payroll" not in shown.stdout and "gitlab.com/acme/ops" in shown.stdout
     # An agent may not turn a switch back on (nor off): a person decides.
     agent = ken_proc(
         "config",

@@ -33,6 +33,21 @@ def config_list(state: State) -> Result:
             "help": s.help,
         }
         for s in config.SETTINGS
+    ] + [
+        {
+            "key": f'memory.repos."{repo}".{name}',
+            "value": on,
+            "default": True,
+            "source": "file",
+            "env": None,
+            "help": "capture: record sessions and writes there"
+            if name == "capture"
+            else "deliver: tell agents its memory",
+        }
+        for repo, switches in sorted(state.config.repo_switches().items())
+        for name, on in sorted(switches.items())
+        # an agent's shell is told nothing of a repo kept from agents, its name included
+        if state.actor().agent is None or switches.get("deliver", True)
     ]
     return Result(
         before=[
