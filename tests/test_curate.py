@@ -11,7 +11,7 @@ from conftest import ken
 from helpers import add, opened
 from kenning import curate, items, plans
 from kenning.model import Kind, Scope, ScopeType, Status
-from kenning.policy import PERSON
+from kenning.policy import PERSON, Actor
 
 SHOP = "repo:github.com/acme/shop"
 MILL = "repo:github.com/acme/mill"
@@ -246,3 +246,87 @@ def test_a_plan_names_each_memory_once_and_json_gives_the_same_proposals(tmp_pat
             store, plans.parse_plan(plan), digest=plans.parse_plan(plan).digest, actor=PERSON
         )
     assert not done.replayed
+
+
+def test_agents_proposals_in_unrelated_repos_are_never_folded_into_an_active_global_rule(
+    tmp_path,
+):
+    """Two of codex's proposals saying the same in two repos became, once the plan was
+    applied, an active global preference written by "you": a rule no person approved,
+    told to every agent everywhere. They wait for review; active copies still fold."""
+    codex = Actor("codex")
+    shop = add(
+        "Always run the linter before pushing",
+        kind="preference",
+        scope=SHOP,
+        status=Status.PROPOSED,
+        actor=codex,
+        evidence="the person said so",
+    )
+    mill = add(
+        "Run the linter before every push",
+        kind="preference",
+        scope=MILL,
+        status=Status.PROPOSED,
+        actor=codex,
+        evidence="the person said so",
+    )
+    found = proposals()
+    assert by_action(found, "fold") == []
+    assert {i.id for i in found.waiting} == {shop.id, mill.id}
+    # One of them approved, the other still waiting: nothing becomes a global rule yet.
+    ken("approve", shop.id)
+    assert by_action(proposals(), "fold") == []
+    ken("approve", mill.id)
+    [fold] = by_action(proposals(), "fold")
+    assert fold.keep is None and fold.into_scope == Scope(ScopeType.GLOBAL)
+
+
+def test_an_active_copy_is_never_folded_into_a_proposal():
+    add("Deploys go through make release", kind="decision", scope=SHOP)
+    add("Deploy by running make release", kind="decision", scope="global", status=Status.PROPOSED)
+    # The active repo rule does not cover the global proposal, which waits for review.
+    assert by_action(proposals(), "fold") == []
+
+
+def test_a_proposal_an_active_copy_covers_folds_into_it():
+    rule = add("Deploys go through make release", kind="decision", scope=SHOP)
+    narrower = add("Deploy with make release", kind="decision", scope=SHOP, status=Status.PROPOSED)
+    [fold] = by_action(proposals(), "fold")
+    assert fold.keep is not None and fold.keep.id == rule.id
+    assert [i.id for i in fold.items] == [narrower.id]
+
+
+def test_a_pinned_copy_is_the_one_that_stays(tmp_path):
+    """A pinned rule was folded away into an unpinned copy, and so left the top of every
+    pack: a pin is a person's choice, which only they undo."""
+    copy = add("Every review needs two approvals before merging", kind="decision", scope=SHOP)
+    with opened() as store:
+        store.record_uses([copy.id], None, "test")  # ranked above the pinned one
+    pinned = add(
+        "Reviews need two approvals before merge", kind="decision", scope=SHOP, pinned=True
+    )
+    [fold] = by_action(proposals(), "fold")
+    assert fold.keep is not None and fold.keep.id == pinned.id
+    assert [i.id for i in fold.items] == [copy.id]
+    apply_plan(tmp_path)
+    with opened() as store:
+        assert store.get_item(pinned.id).status is Status.ACTIVE
+        assert store.get_item(copy.id).status is Status.SUPERSEDED
+
+
+def test_a_pinned_copy_a_wider_one_covers_is_left_alone():
+    add("Reviews need two approvals before merge", kind="decision", scope=MILL, pinned=True)
+    add("Every review needs two approvals before merging", kind="decision", scope="global")
+    assert by_action(proposals(), "fold") == []
+
+
+def test_a_memory_approved_after_a_long_wait_is_not_unused_from_its_creation():
+    """A proposal written months ago and approved a moment ago was "never used in 90
+    days": lint listed it and curate retired it, undoing the approval."""
+    waited = add("Invoices are numbered without gaps", status=Status.PROPOSED, created_at=LONG_AGO)
+    assert ken("approve", waited.id).exit_code == 0
+    assert by_action(proposals(), "retire") == []
+    assert "never used" not in ken("lint").stdout
+    old = add("Old and never used", created_at=LONG_AGO)
+    assert [p.items[0].id for p in by_action(proposals(), "retire")] == [old.id]

@@ -236,39 +236,55 @@ def _folds(copies: Sequence[tuple[Item, Item, str]]) -> list[Proposal]:
     groups: dict[str, list[Item]] = defaultdict(list)
     for item_id, item in by_id.items():
         groups[root(item_id)].append(item)
-    out = []
-    for group in groups.values():
-        # The record that stays: of the copies whose scope covers all the others', an
-        # active one before a proposal, then the best ranked. None covers them when the
-        # copies are in unrelated places: then a new record in global.
-        order = rank.ranked(group)
-        order.sort(key=lambda i: i.status is not Status.ACTIVE)
-        keep = next((i for i in order if all(covers(i.scope, o.scope) for o in group)), None)
-        scopes = sorted({str(i.scope) for i in group})
-        if keep is not None:
-            rest = tuple(i for i in order if i is not keep)
-            where = f"in {scopes[0]}" if len(scopes) == 1 else f"in {', '.join(scopes)}"
-            out.append(
-                Proposal(
-                    "fold",
-                    rest,
-                    keep,
-                    f"{len(group)} memories say the same {where}: {short_id(keep.id)} "
-                    "stays and cites the others",
-                )
+    return [fold for group in groups.values() for fold in _fold(group)]
+
+
+def _fold(group: Sequence[Item]) -> list[Proposal]:
+    """One group of copies as a fold, within what a person decided. The record that
+    stays is an active copy whose scope covers all the others' (a pinned one first, then
+    the best ranked); a pinned copy is never folded away. When none covers them: a new
+    record in global, only from active copies that are not pinned, since a new record
+    is active at once: proposals made one would be a rule no person approved, told
+    everywhere. What is left out waits for review, or stays as it is."""
+    order = rank.ranked(group)
+    order.sort(key=lambda i: (i.status is not Status.ACTIVE, not i.pinned))
+    keep = next(
+        (
+            i
+            for i in order
+            if i.status is Status.ACTIVE and all(covers(i.scope, o.scope) for o in group)
+        ),
+        None,
+    )
+    if keep is not None:
+        rest = tuple(i for i in order if i is not keep and not i.pinned)
+        if not rest:
+            return []
+        scopes = sorted({str(i.scope) for i in (keep, *rest)})
+        where = f"in {scopes[0]}" if len(scopes) == 1 else f"in {', '.join(scopes)}"
+        return [
+            Proposal(
+                "fold",
+                rest,
+                keep,
+                f"{len(rest) + 1} memories say the same {where}: {short_id(keep.id)} "
+                "stays and cites the others",
             )
-        else:
-            out.append(
-                Proposal(
-                    "fold",
-                    tuple(order),
-                    None,
-                    f"{len(group)} memories say the same in {', '.join(scopes)}: one record "
-                    "in global, since it holds in unrelated places",
-                    Scope(ScopeType.GLOBAL),
-                )
-            )
-    return out
+        ]
+    settled = [i for i in order if i.status is Status.ACTIVE and not i.pinned]
+    if len(settled) < len(order):
+        return _fold(settled) if len(settled) > 1 else []
+    scopes = sorted({str(i.scope) for i in order})
+    return [
+        Proposal(
+            "fold",
+            tuple(order),
+            None,
+            f"{len(order)} memories say the same in {', '.join(scopes)}: one record "
+            "in global, since it holds in unrelated places",
+            Scope(ScopeType.GLOBAL),
+        )
+    ]
 
 
 def _retirements(found: Sequence[Item], unused_days: int, now: str) -> list[Proposal]:
@@ -282,7 +298,7 @@ def _retirements(found: Sequence[Item], unused_days: int, now: str) -> list[Prop
             out.append(
                 Proposal("retire", (item,), None, f"expired task (on {item.expires_at[:10]})")
             )
-        elif (item.last_used_at or item.created_at) < stamp:
+        elif item.idle_since < stamp:
             last = f"last used {item.last_used_at[:10]}" if item.last_used_at else "never used"
             out.append(Proposal("retire", (item,), None, f"unused for {unused_days} days ({last})"))
     return out

@@ -94,9 +94,9 @@ def lint(
             findings.append(
                 Finding("expired_task", item.id, item.title, f"expired {item.expires_at[:10]}")
             )
-        last = item.last_used_at or item.created_at
-        if item.status is Status.ACTIVE and last < cutoff:
-            never = "never used" if not item.last_used_at else f"last used {last[:10]}"
+        if item.status is Status.ACTIVE and item.idle_since < cutoff:
+            last = item.last_used_at
+            never = f"last used {last[:10]}" if last else "never used"
             findings.append(
                 Finding("unused", item.id, item.title, f"{never} in {unused_days} days")
             )

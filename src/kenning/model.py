@@ -530,6 +530,13 @@ class Item:
         return f"{self.title}\n{self.body}" if self.body else self.title
 
     @property
+    def idle_since(self) -> str:
+        """Since when the memory has gone unused: its last use, or when a person last
+        approved or restored it, or when it was written, whichever came last. A proposal
+        that waited months before a person approved it has been in use since then."""
+        return max(self.last_used_at or "", self.reviewed_at or "", self.created_at)
+
+    @property
     def automatic_handoff(self) -> bool:
         """A handoff the hooks wrote when its session ended (its prompts, commits and
         diff), not one its agent wrote (memory_handoff)."""
