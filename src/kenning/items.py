@@ -1331,11 +1331,14 @@ QUOTE_MIN_CHARS = 12  # a shorter line of a memory is too common to look for els
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
-def quotable(items: Sequence[Item]) -> list[str]:
-    """What of `items` another place could quote: each title and body line, and each
-    sentence of a longer line, of at least QUOTE_MIN_CHARS characters, whitespace
-    collapsed."""
-    lines = [" ".join(x.split()) for i in items for x in (i.title, *i.body.splitlines())]
+def quotable(store: Store, items: Sequence[Item]) -> list[str]:
+    """What of `items`, in any of their versions, another place could quote: each title
+    and body line, and each sentence of a longer line, of at least QUOTE_MIN_CHARS
+    characters, whitespace collapsed. An earlier version is often the very text a
+    person edited out and then wants gone."""
+    texts = {(i.title, i.body) for i in items}
+    texts |= {(r.title, r.body) for i in items for r in store.revisions(i.id)}
+    lines = [" ".join(x.split()) for t, b in sorted(texts) for x in (t, *b.splitlines())]
     parts = [*lines, *(part for line in lines for part in _SENTENCE_END.split(line))]
     return list(dict.fromkeys(part for part in parts if len(part) >= QUOTE_MIN_CHARS))
 
@@ -1399,7 +1402,7 @@ def plan_forget(store: Store, chosen: Sequence[Item], *, everywhere: bool = Fals
     quoting: list[Item] = []
     if everywhere:
         taken = [*ids_, *(c.id for c in copies)]
-        quoting = store.items_quoting(quotable([*chosen, *copies]), exclude_ids=taken)
+        quoting = store.items_quoting(quotable(store, [*chosen, *copies]), exclude_ids=taken)
     return ForgetPlan(tuple(chosen), tuple(copies), tuple(quoting), everywhere)
 
 
@@ -1422,7 +1425,7 @@ def forget(
     person forgets."""
     plan = items if isinstance(items, ForgetPlan) else plan_forget(store, items)
     policy.require_person(policy.resolve(actor), f"forget {len(plan.items)} memories")
-    needles = quotable([*plan.chosen, *plan.copies])
+    needles = quotable(store, [*plan.chosen, *plan.copies])
     gone = [item.id for item in plan.items]
     if write_spooled(store) and plan.everywhere:
         # A hook's handoff quoting it, written from the spool since the plan, goes too.
