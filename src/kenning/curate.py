@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from kenning import plans, policy, rank, statements
+from kenning import items, plans, policy, rank, statements
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Status, kinds_where
 from kenning.store import ItemQuery, Store, now_iso
@@ -163,6 +163,13 @@ def curate(
     )
     found = store.list_items(query)
     waiting = tuple(rank.ranked(i for i in found if i.status is Status.PROPOSED))
+    # A proposed replacement (an agent's revision of a memory not its own) is new words
+    # for that memory, to review: folding it away would drop them unseen.
+    revises = {
+        i.id: target.id
+        for i in waiting
+        if (target := items.to_supersede(store, i)) is not None
+    }
     live = [i for i in found if i.kind in FOLDABLE and not i.source]
     read = statements.read(store, [i.text for i in live])
     lex = statements.lexicon(store)
@@ -172,7 +179,7 @@ def curate(
         older, newer = older_first(live[i], live[j])
         a, b = (read[i], read[j]) if older is live[i] else (read[j], read[i])
         verdict = statements.relate(lex, a, b)
-        if verdict.relation == "copy":
+        if verdict.relation == "copy" and not revises.keys() & {older.id, newer.id}:
             copies.append((older, newer, verdict.why))
         elif verdict.relation == "reversal":
             reversals.append((older, newer, verdict.why))
@@ -184,6 +191,12 @@ def curate(
         if older.kind not in policy.RULE_KINDS or newer.kind not in policy.RULE_KINDS:
             continue
         if not covers(newer.scope, older.scope) or older.status is not Status.ACTIVE:
+            continue
+        if newer.status is Status.PROPOSED and revises.get(newer.id) == older.id:
+            notes.append(
+                f"proposal {short_id(newer.id)} revises active {short_id(older.id)} "
+                f"({why}): approving it supersedes {short_id(older.id)}; review it"
+            )
             continue
         if newer.status is Status.PROPOSED:
             notes.append(
