@@ -144,6 +144,29 @@ def older_first(a: Item, b: Item) -> tuple[Item, Item]:
     return (a, b) if said(a) <= said(b) else (b, a)
 
 
+Pair = tuple[Item, Item, str]  # the older statement, the newer, and why they relate
+
+
+def related(store: Store, found: Sequence[Item]) -> tuple[list[Pair], list[Pair]]:
+    """The pairs of `found` that say the same thing (copies), and those where the newer
+    reverses the older (reversals), as `kenning.statements` reads them; only memories of
+    the kinds that state something (FOLDABLE) and not kept from a file."""
+    live = [i for i in found if i.kind in FOLDABLE and not i.source]
+    read = statements.read(store, [i.text for i in live])
+    lex = statements.lexicon(store)
+    copies: list[Pair] = []
+    reversals: list[Pair] = []
+    for i, j in _pairs(read):
+        older, newer = older_first(live[i], live[j])
+        a, b = (read[i], read[j]) if older is live[i] else (read[j], read[i])
+        verdict = statements.relate(lex, a, b)
+        if verdict.relation == "copy":
+            copies.append((older, newer, verdict.why))
+        elif verdict.relation == "reversal":
+            reversals.append((older, newer, verdict.why))
+    return copies, reversals
+
+
 def curate(
     store: Store,
     *,
@@ -166,23 +189,10 @@ def curate(
     # A proposed replacement (an agent's revision of a memory not its own) is new words
     # for that memory, to review: folding it away would drop them unseen.
     revises = {
-        i.id: target.id
-        for i in waiting
-        if (target := items.to_supersede(store, i)) is not None
+        i.id: target.id for i in waiting if (target := items.to_supersede(store, i)) is not None
     }
-    live = [i for i in found if i.kind in FOLDABLE and not i.source]
-    read = statements.read(store, [i.text for i in live])
-    lex = statements.lexicon(store)
-    copies: list[tuple[Item, Item, str]] = []
-    reversals: list[tuple[Item, Item, str]] = []
-    for i, j in _pairs(read):
-        older, newer = older_first(live[i], live[j])
-        a, b = (read[i], read[j]) if older is live[i] else (read[j], read[i])
-        verdict = statements.relate(lex, a, b)
-        if verdict.relation == "copy" and not revises.keys() & {older.id, newer.id}:
-            copies.append((older, newer, verdict.why))
-        elif verdict.relation == "reversal":
-            reversals.append((older, newer, verdict.why))
+    copies, reversals = related(store, found)
+    copies = [c for c in copies if not revises.keys() & {c[0].id, c[1].id}]
     proposals: list[Proposal] = []
     notes: list[str] = []
     replaced: dict[str, list[tuple[Item, str]]] = defaultdict(list)
@@ -233,7 +243,7 @@ def curate(
     return Curation(waiting, tuple(proposals), tuple(notes))
 
 
-def _folds(copies: Sequence[tuple[Item, Item, str]]) -> list[Proposal]:
+def _folds(copies: Sequence[Pair]) -> list[Proposal]:
     """Groups of copies (joined through any pair), each as one fold."""
     parent: dict[str, str] = {}
 
