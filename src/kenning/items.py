@@ -669,14 +669,8 @@ def get_known(
     if who.is_person:
         return get(store, ref)
     shut = config.Config().repos_not_delivered() if blocked is None else blocked
-
-    def known(item: Item) -> bool:
-        if not proposals or item.id in own:
-            return not origins.withheld(item, shut)
-        return may_know(who, item, shut)
-
     try:
-        return get(store, ref, known)
+        return get(store, ref, known_to(who, shut, proposals=proposals, own=own))
     except NotFound:
         full = ids.normalize_ref(ref)
         named = store.find_ids(full) if len(full) == 26 else []
@@ -685,6 +679,27 @@ def get_known(
                 f"memory {short_id(named[0])} belongs to {origins.NOT_DELIVERED}"
             ) from None
         raise
+
+
+def known_to(
+    who: policy.Actor,
+    blocked: set[str] | frozenset[str] | None = None,
+    *,
+    proposals: bool = True,
+    own: Collection[str] = (),
+) -> Callable[[Item], bool] | None:
+    """Which memories an id `who` gives resolves among (`get_known`, a plan's ids):
+    None for a person, who may name any."""
+    if who.is_person:
+        return None
+    shut = config.Config().repos_not_delivered() if blocked is None else blocked
+
+    def known(item: Item) -> bool:
+        if not proposals or item.id in own:
+            return not origins.withheld(item, shut)
+        return may_know(who, item, shut)
+
+    return known
 
 
 WRITE_ATTEMPTS = 8  # reads of an item another process keeps changing before giving up
