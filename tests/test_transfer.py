@@ -286,6 +286,49 @@ def test_import_keep_status_brings_your_own_export_back_as_it_was(tmp_path, monk
         assert store.get_item(a.id).revision == first[a.id]["revision"]
 
 
+def test_an_import_whose_revision_ids_another_memory_has_gives_those_new_ones(tmp_path):
+    """A line copied under a new id (an export edited by hand, or two merged) brings
+    revision ids another memory has, here or on an earlier line: the import failed on a
+    UNIQUE constraint. The copy's versions get new ids, in their order; the rest of the
+    file comes back exact."""
+    from kenning import ids
+
+    a, _ = seed()
+    [line] = [x for x in export_json(ken("export").stdout) if x["id"] == a.id]
+    copy = {**line, "id": ids.new_ulid(), "title": "Use pnpm 10"}
+    again = {**line, "id": ids.new_ulid(), "title": "Use pnpm 11"}
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(json.dumps(copy) + "\n" + json.dumps(again) + "\n")
+
+    done = ken("import", "--keep-status", str(dump))  # into the store that has `line`
+
+    assert done.exit_code == 0, done.output
+    assert "added 2 memories as they were" in done.stderr
+    assert "2 of them got new revision ids (theirs were another memory's: " in done.stderr
+    old = [h["id"] for h in line["history"]]
+    with opened() as store:
+        assert [r.id for r in store.revisions(a.id)] == old  # untouched
+        for made in (copy, again):
+            versions = store.revisions(made["id"])
+            # The current version is the line itself, as the file has it now.
+            titles = [h["title"] for h in line["history"][:-1]] + [made["title"]]
+            assert [r.title for r in versions] == titles
+            assert not {r.id for r in versions} & set(old)
+            assert store.get_item(made["id"]).revision == versions[-1].id
+            assert store.get_item(made["id"]).title == made["title"]
+    # Into an empty store the first line is exact; the second line's copy is renumbered.
+    fresh = tmp_path / "fresh.db"
+    both = tmp_path / "both.jsonl"
+    both.write_text(json.dumps(line) + "\n" + json.dumps(copy) + "\n")
+    done = ken("import", "--keep-status", str(both), env={"KEN_DB": str(fresh)})
+    assert done.exit_code == 0, done.output
+    assert "1 of them got new revision ids" in done.stderr
+    with opened(fresh) as store:
+        assert [r.id for r in store.revisions(a.id)] == old
+        assert store.get_item(a.id).revision == line["revision"]
+        assert not {r.id for r in store.revisions(copy["id"])} & set(old)
+
+
 def test_import_keep_status_checks_and_redacts_the_history_it_brings(tmp_path):
     a, _ = seed()
     line = next(x for x in export_json(ken("export").stdout) if x["id"] == a.id)

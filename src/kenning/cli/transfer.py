@@ -127,8 +127,15 @@ def import_cmd(
         say(f"imported {done + len(repeated)}/{total + len(repeated)}")
 
     differ: list[str] = []
+    renumbered: list[str] = []
     added, skipped = transfer.import_items(
-        state.store, checked, progress=progress, actor=state.actor(), history=history, differ=differ
+        state.store,
+        checked,
+        progress=progress,
+        actor=state.actor(),
+        history=history,
+        differ=differ,
+        renumbered=renumbered,
     )
     twice = f", {len(repeated)} that repeat an id" if repeated else ""
     if keep_status:
@@ -136,6 +143,12 @@ def import_cmd(
     else:
         said = f"added {memories(added, 'proposed')}, skipped {skipped} already here{twice}" + (
             "; review them with `ken list --status proposed`" if added else ""
+        )
+    if renumbered:
+        # A line copied under a new id: the copy is a memory of its own, versions and all.
+        said += (
+            f"; {len(renumbered)} of them got new revision ids (theirs were another "
+            "memory's: a line copied under a new id)"
         )
     if differ:
         # An import never changes a memory: say which ones the file has otherwise.
@@ -148,6 +161,7 @@ def import_cmd(
         "added": added,
         "skipped": skipped,
         "differ": [short_id(i) for i in differ],
+        "renumbered": [short_id(i) for i in renumbered],
         "repeated": [{"line": r.line, "first": r.first, "id": short_id(r.id)} for r in repeated],
     }
     return Result(data=data, text=lambda: say(said))
