@@ -32,7 +32,10 @@ and a keyword's judgement depends on a bounded window around it, so it is rememb
 that window: the adversary's megabyte, one shape repeated, is judged once per distinct
 window.  ``bench/redact_bench.py`` measures it (see the README's Performance section).
 
-Redaction works in two phases over the *original* text:
+Redaction works in two phases over the *original* text, read without what a terminal
+or a JSON encoder puts between a secret's name and its value: ANSI colour codes
+(``NAME\x1b[0m=\x1b[33mvalue``) and the ``\u003d``/``\u0026`` escapes Go and Gson
+write for ``=`` and ``&``; the spans found are mapped back onto the text as it is.
 
 1. **Structured rules** find spans that are secrets by their shape or by what names
    them.  Each has a kind:
@@ -160,7 +163,9 @@ Redaction works in two phases over the *original* text:
        The value alone on the line after ``heroku auth:token`` (past its warnings),
        ``terraform output -raw <secret's name>``, ``security
        find-generic-password -w``, ``pass show``, ``vault kv get -field=`` and the like,
-       after ``cat`` of a file named as a secret, and under a line that names a password
+       after ``cat`` of a file named as a secret (``privatekey`` too), after ``wg genkey``
+       and ``echo $X`` / ``printenv X`` where X names a secret (a value shaped as one),
+       and under a line that names a password
        and ends with a colon (or is only the password's name).
    what a text's layout hides (``layout``)
        The indented lines of a YAML block scalar under a secret's name (``password: |``,
@@ -213,7 +218,9 @@ public lines and MAC of a PuTTY key; ``ssh-ed25519 AAAA…`` public keys; base64
 certificates (``"x5c": ["MII…"]``); ``data:image/…;base64,`` URIs whose bytes start as
 an image, font or sound does; IPFS content ids (``bafy…``, ``Qm…``); SSH fingerprints
 (``SHA256:…``); bech32 public keys (``age1…``); base64 assigned to a public key's name
-(WireGuard's ``PublicKey = …`` and ``peer: …``, ``"public_key": …``); a value named as an
+(WireGuard's ``PublicKey = …`` and ``peer: …``, ``"public_key": …``, and its 44-character
+key alone on a line under ``wg pubkey``, ``wg show`` or a word that says public, not under
+``genkey`` or ``private``); an OAuth URL's ``state=`` and ``nonce=``; a value named as an
 identifier (``"id": "chatcmpl-…"``, ``x-amz-id-2:``, ``Change-Id:``, ``BuildID=``);
 ``ipfs://`` addresses, DNS verification tokens, CAPTCHA site keys, DKIM's ``b=``/``bh=``,
 minisign and signify public keys; AWS's documentation keys (``…EXAMPLE``) and webhooks
@@ -235,7 +242,7 @@ secret of its own.
   (``token.info``), do not name secrets.
 * Empty values, values containing ``[redacted:``, and placeholders stay: ``$VAR``,
   ``${VAR}``, ``$(cmd)``, ``%VAR%``, ``{{ var }}``, ``{}``, ``%s``, ``<your-token>``,
-  ``xxx``, ``****``, anything containing ``...`` or ``…`` (but for ``...`` between the
+  ``xxx``, ``****``, a prefix then ``***`` (``sk-ant-***``), anything containing ``...`` or ``…`` (but for ``...`` between the
   letters, digits and symbols of a password: ``password: Sp...rk9!zQ``), eight ``x`` in
   a row or four
   ``*`` (``sk-proj-XXXXXXXX…``), ``%(name)s``, ``your_…``/``…_here``, ``env:VAR``,

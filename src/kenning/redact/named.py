@@ -157,7 +157,8 @@ _PLACEHOLDER = lazy(
     | (?:your|my|insert|put|enter|replace|add)[-_]
     | .*[-_]here\Z
     | .*(?:\.\.\.|\u2026)          # truncated: ghp_...
-    | [A-Za-z0-9]{1,12}(?:[_.-][A-Za-z0-9]{1,12}){0,3}[_.-](?:x{3,}|X{3,})\Z  # sk_test_xxx
+    # sk_test_xxx, sk-ant-***
+    | [A-Za-z0-9]{1,12}(?:[_.-][A-Za-z0-9]{1,12}){0,3}[_.-](?:x{3,}|X{3,}|\*{3,})\Z
     | %\(                          # %(password)s
     | .*\[redacted:                # already redacted
     | %[-\#0-9.]*[sdrfxiu]\Z       # printf-style %s, %r
