@@ -19,8 +19,8 @@ from kenning.redact import redact
 _HERE = Path(__file__).parent / "fixtures" / "secrets_blind6"
 scorer = load_module(_HERE / "blind6_score.py", "blind6_score")
 
-REMOVED = 0.94
-UNCHANGED = 0.94
+REMOVED = 0.99
+UNCHANGED = 0.99
 OVER = 0.02  # characters outside the secrets that redaction removed
 
 
@@ -107,6 +107,57 @@ def test_an_oauth_state_is_not_a_secret_but_its_code_is() -> None:
     assert state in out
 
 
+def test_a_flag_on_a_line_a_backslash_continues() -> None:
+    out = _gone(
+        'curl -sS \\\n  -H "Accept: application/json" \\\n  -u "bot:Ravenkestrel491iRs37" \\\n'
+        "  https://api.example.com/x",
+        "Ravenkestrel491iRs37",  # fake
+    )
+    assert 'Accept: application/json" \\\n  -u "bot:' in out
+    _gone("mysql \\\n  -u app \\\n  -pQuartz7Lantern9 shop", "Quartz7Lantern9")
+    _kept("docker run \\\n  -p 8080:8080 \\\n  -u 1000:1000 shop/api:1.4")
+    _kept("curl -s https://x.example/a\n  -u is the user flag of curl, see above")
+
+
+def test_a_session_id_cookie_and_a_cookie_made_in_code() -> None:
+    sid = "UNS7qIH1y_0_WHoFXbe80wn0fL9HDLRU9a5HVKwSSuK2V8E2"[:30]  # fake, cut below 32
+    _gone(f'    "cookie": "session_id={sid}; consent=yes"', sid)
+    _gone(f"Cookie: theme=dark; session-id={sid}", sid)
+    no_digit = "RJiWQBaevOjreXbbB-_CYsBVtj-rFyAG"  # fake, random letters without a digit
+    _gone(
+        '(New-Object System.Net.Cookie("ASP.NET_SessionId", "' + no_digit + '", "/", "host"))',
+        no_digit,
+    )
+    _gone(
+        'Cookie c = new Cookie("JSESSIONID", "8F2A9C1D4E7B3A6F0C5D2E");', "8F2A9C1D4E7B3A6F0C5D2E"
+    )
+    _kept('new Cookie("theme", "dark-mode-2024-compact-v2")\nnew Cookie("JSESSIONID", sid)')
+    _kept("log.info('session_id=%s', sid)\nuser_session_id=abc\nsession_id=user_session_backup")
+
+
+def test_the_rows_of_a_pg_dump_copy_block_under_a_secret_column() -> None:
+    token = "6899212cbfaea1195e378c92d996592697f75bfe29c6d3c28da777cf62fa0c68"  # fake
+    out = _gone(
+        "COPY public.api_tokens (id, user_id, token, scopes) FROM stdin;\n"
+        f"1\t17\t{token}\tread\n2\t23\t\\N\tread,write\n\\.\n",
+        token,
+    )
+    assert "1\t17\t[redacted:" in out and "\\N\tread,write" in out
+    _kept(
+        "COPY public.builds (id, commit_sha, token_hash, token_count) FROM stdin;\n"
+        f"1\t{token[:40]}\t{token}\t3\n\\.\n"
+    )
+
+
+def test_a_cache_key_of_words_and_a_digest_and_a_graphql_type() -> None:
+    digest = "12e898fa983b738f2a2cebabfca6dd0ce4e8417e152819af51c8c0d5014b7178"
+    _kept(f"[10:00:02] Cache restored from key: node-modules-{digest}\n")
+    _kept("type Mutation {\n  login(email: String!, password: String!): AuthPayload\n}\n")
+    _kept("  resetPassword(token: String!, newPassword: String!): Boolean\n  tokens: [ID!]!\n")
+    _gone("password: Sunshine!\n", "Sunshine!")
+    _gone(f"key: sk-{digest}\n", digest)
+
+
 @pytest.mark.parametrize(
     "unit",
     [
@@ -117,6 +168,12 @@ def test_an_oauth_state_is_not_a_secret_but_its_code_is() -> None:
         "echo $API_KEY\n",
         "wg pubkey\n" + _WG_A + "\n",
         "?state=" + _WG_B[:40] + "&",
+        "curl \\\n",
+        "curl -u \\\n",
+        'Cookie("a", "b") ',
+        "COPY t (token) FROM stdin;\n",
+        "COPY t (token) FROM stdin;\nabc\tdef\n",
+        "session_id=ab12 ",
     ],
 )
 def test_the_new_rules_stay_linear(unit: str) -> None:
