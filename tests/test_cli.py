@@ -1549,3 +1549,19 @@ def test_invisible_characters_that_spell_text_are_shown_escaped_to_people_and_ag
         assert "\\U000e0072\\U000e0075\\U000e006e" in out, (args, out)
         assert "\\u200b\\ufeff" in out, (args, out)
         assert not any(0xE0000 <= ord(c) <= 0xE007F or c in "\u200b\ufeff" for c in out)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["lint", "--days", "1000000"],
+        ["curate", "--days", "99999999999999"],
+        ["list", "--limit", str(2**64)],
+    ],
+)
+def test_a_number_past_what_a_command_can_use_is_a_usage_error_not_a_crash(args):
+    """`lint --days 1000000` was an OverflowError traceback, and `list --limit 2**64` a
+    "store error ... datatype mismatch" that blamed the store."""
+    done = ken(*args)
+    assert done.exit_code == 2 and "is not in the range" in done.output, done.output
+    assert "Traceback" not in done.output and "store error" not in done.output

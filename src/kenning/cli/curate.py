@@ -16,11 +16,7 @@ from kenning.ids import short_id
 
 @click.command("curate", epilog=example("ken curate --plan cleanup.json"))
 @options.scopes_here
-@click.option(
-    "--days",
-    type=click.IntRange(1),
-    help="Retire what was unused this many days (default: config lint.unused_days).",
-)
+@options.unused_days("Retire what was unused this many days (default: config lint.unused_days).")
 @click.option(
     "--plan",
     "plan_file",
