@@ -599,11 +599,51 @@ def test_one_push_id_sent_at_once_from_many_threads_is_stored_once(
         thread.join(timeout=60)
     assert len(results) == 8
     assert len({r["id"] for r in results}) == 1
-    assert {r["status"] for r in results} <= {"stored", "duplicate"}
+    assert sorted(r["status"] for r in results) == ["duplicate"] * 7 + ["stored"]
     listed = server.call("GET", f"{api}/items", member).body["items"]
     assert [i["id"] for i in listed] == [results[0]["id"]]
     history = server.call("GET", f"{api}/items/{results[0]['id']}", member).body["history"]
     assert len(history) == 1
+
+
+def test_pushes_of_one_push_id_that_all_find_it_unanswered_say_stored_once(
+    running: Server, directory: Directory, ws: str
+) -> None:
+    """The race above, made certain: every push claims the `push_id` before any of them
+    answers it, so all of them write; one answer is `stored`, the others `duplicate`."""
+    from kenning.team.server import close_team, make_team
+
+    team = make_team(running.db)
+    try:
+        token = directory.authenticate(directory.create_token(ws, "admin", "lead")[0])
+        assert token is not None
+        racers = 4
+        all_claimed = threading.Barrier(racers, timeout=30)
+        claim = team.directory.claim_push
+
+        def claimed(*args: Any) -> Any:
+            made = claim(*args)
+            all_claimed.wait()
+            return made
+
+        team.directory.claim_push = claimed  # type: ignore[method-assign]
+        one = entry(memory("Retries use exponential backoff", SHOP))
+        results: list[Any] = []
+
+        def send() -> None:
+            results.extend(team.push(token, ws, {"host": "h", "items": [one]})["results"])
+
+        threads = [threading.Thread(target=send) for _ in range(racers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert len(results) == racers and len({r["id"] for r in results}) == 1
+        assert sorted(r["status"] for r in results) == ["duplicate"] * (racers - 1) + ["stored"]
+        assert len(team.list_items(ws)) == 1
+        assert len(team.directory.feed(ws, 0, 100)) == 1  # pulled once
+    finally:
+        close_team(team)
 
 
 def test_health_and_every_request_say_503_at_once_when_the_database_is_gone(

@@ -222,6 +222,28 @@ def _append_feed(
         )
 
 
+def _answer(
+    conn: psycopg.Connection[dict[str, Any]],
+    workspace: str,
+    push_id: str,
+    answer: dict[str, Any],
+) -> dict[str, Any] | None:
+    """Set a receipt's answer unless it has one (then that one); None when this set it.
+    A racing UPDATE waits for the row, then sees its answer: one of them wins."""
+    row = conn.execute(
+        "UPDATE ken_team.receipts SET answer = %s "
+        "WHERE workspace = %s AND push_id = %s AND answer IS NULL RETURNING push_id",
+        (json.dumps(answer), workspace, push_id),
+    ).fetchone()
+    if row is not None:
+        return None
+    first = conn.execute(
+        "SELECT answer FROM ken_team.receipts WHERE workspace = %s AND push_id = %s",
+        (workspace, push_id),
+    ).fetchone()
+    return first["answer"] if first is not None else None
+
+
 class Directory:
     """The server's own tables, over a connection pool to `url`."""
 
@@ -433,12 +455,13 @@ class Directory:
         assert row is not None
         return Claim(row["item_id"], row["answer"], False)
 
-    def answer_push(self, workspace: str, push_id: str, answer: dict[str, Any]) -> None:
+    def answer_push(
+        self, workspace: str, push_id: str, answer: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Answer a claimed push; the answer given first instead, when a racing push of
+        the same `push_id` gave one (see `finish_push`)."""
         with self._tx() as conn:
-            conn.execute(
-                "UPDATE ken_team.receipts SET answer = %s WHERE workspace = %s AND push_id = %s",
-                (json.dumps(answer), workspace, push_id),
-            )
+            return _answer(conn, workspace, push_id, answer)
 
     def finish_push(
         self,
@@ -447,9 +470,14 @@ class Directory:
         answer: dict[str, Any],
         origin: dict[str, Any] | None = None,
         feed: Sequence[tuple[str, str]] = (),
-    ) -> None:
-        """A stored entry's origin, feed rows and answer, in one transaction."""
+    ) -> dict[str, Any] | None:
+        """A stored entry's answer, origin and feed rows, in one transaction; None when
+        this call answered it. Pushes of one `push_id` sent at once all find it claimed
+        but unanswered, and all write (the store keeps one memory): the first to answer
+        is the one that stored it, and the others get its answer back and add nothing."""
         with self._tx() as conn:
+            if (first := _answer(conn, workspace, push_id, answer)) is not None:
+                return first
             if origin is not None:
                 conn.execute(
                     "INSERT INTO ken_team.origins "
@@ -460,10 +488,7 @@ class Directory:
                 )
             if feed:
                 _append_feed(conn, workspace, feed)
-            conn.execute(
-                "UPDATE ken_team.receipts SET answer = %s WHERE workspace = %s AND push_id = %s",
-                (json.dumps(answer), workspace, push_id),
-            )
+        return None
 
     # origins and decisions
 
