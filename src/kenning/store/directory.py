@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -50,6 +51,19 @@ SESSION_DAYS = 7
 # Seconds a request waits for a connection: with the database down, every request (each
 # looks its token up here first) is a prompt 503, not a wait hosts give up on first.
 CONNECTION_WAIT = 5.0
+
+
+def where(url: str) -> str:
+    """The team database as messages name it: its name, host and port (libpq's defaults
+    when the URL leaves them out), never its user's password."""
+    try:
+        params = conninfo_to_dict(url)
+    except psycopg.Error:
+        return "(its --db URL does not parse)"
+    host = str(params.get("host") or "the local socket")
+    port = str(params.get("port") or "5432")
+    name = str(params.get("dbname") or params.get("user") or "(default)")
+    return f"'{name}' on {host} port {port}"
 
 
 def token_hash(text: str) -> str:
@@ -249,18 +263,22 @@ class Directory:
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
         self.url = url
+        self.where = where(url)
         try:
             self.pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
                 url,
                 min_size=min_size,
                 max_size=max_size,
                 kwargs={"row_factory": dict_row},
+                # A connection the database dropped (a restart) is found out and replaced
+                # as it is taken, not handed to a request that would fail on it.
+                check=ConnectionPool.check_connection,
                 open=False,
                 timeout=CONNECTION_WAIT,
             )
             self.pool.open(wait=True, timeout=15)
         except (psycopg.Error, Exception) as exc:  # the pool raises its own PoolTimeout
-            raise StoreError(f"cannot reach the team database: {exc}") from None
+            raise StoreError(f"cannot reach the team database {self.where}: {exc}") from None
         self._migrate()
 
     def close(self) -> None:
@@ -272,7 +290,7 @@ class Directory:
             with self.pool.connection(timeout=wait) as conn, conn.transaction():
                 yield conn
         except (psycopg.OperationalError, PoolTimeout) as exc:
-            raise StoreError(f"the team database is unreachable: {exc}") from None
+            raise StoreError(f"the team database {self.where} is unreachable: {exc}") from None
 
     def _migrate(self) -> None:
         with self._tx() as conn:
