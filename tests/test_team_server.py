@@ -238,6 +238,39 @@ def test_a_body_over_4_mib_is_refused_before_it_is_read(
     assert json.loads(response.read())["error"] == "too_large"
     conn.close()
 
+    def logged() -> list[dict[str, Any]]:
+        return [
+            x
+            for x in server.logs()
+            if x.get("msg") == "request" and x["path"] == f"{api}/push" and x["status"] == 413
+        ]
+
+    deadline = time.monotonic() + 10
+    while not logged() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert logged()[-1]["route"] == "/api/v1/w/{ws}/push"  # not "(unmatched)"
+    metrics = server.call("GET", "/metrics", member).body
+    assert 'ken_http_requests_total{method="POST",route="/api/v1/w/{ws}/push",status="413"}' in (
+        metrics
+    )
+
+
+def test_a_request_http_cannot_read_is_uvicorns_plain_400_the_one_exception(
+    server: Server, member: str, api: str
+) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as conn:
+        conn.sendall(
+            f"POST {api}/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {member}\r\n"
+            "Content-Length: -5\r\n\r\n".encode()
+        )
+        answer = b""
+        while chunk := conn.recv(4096):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ")
+    assert b"content-type: text/plain; charset=utf-8" in head.lower()
+    assert body == b"Invalid HTTP request received."
+
 
 def test_pull_pages_through_the_feed_with_its_cursor(
     server: Server, admin: str, member: str, api: str
