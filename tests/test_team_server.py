@@ -482,8 +482,16 @@ def test_a_revoked_token_is_refused_at_once(server: Server, api: str, ws: str) -
     assert server.call("GET", f"{api}/whoami", token["token"]).status == 200
     out = ken("serve", "token", "revoke", "--db", server.db, token["id"])
     assert out.returncode == 0, out.stderr
+    assert out.stderr.startswith(f"revoked {token['id']} (member of '{ws}')")
     answer = server.call("GET", f"{api}/whoami", token["token"])
     assert (answer.status, answer.body["error"]) == (401, "unauthorized")
+    # Again: it stays revoked (as asked, so exit 0), and is said to be so already.
+    again = ken("serve", "token", "revoke", "--db", server.db, token["id"])
+    assert again.returncode == 0, again.stderr
+    assert "revoked already, at " in again.stderr and not again.stderr.startswith("revoked")
+    listed = json.loads(ken("serve", "token", "list", "--db", server.db, "-w", ws, "--json").stdout)
+    (row,) = [t for t in listed["tokens"] if t["id"] == token["id"]]
+    assert row["revoked_at"] in again.stderr  # its first revoked time, kept
 
 
 def test_no_endpoint_answers_without_a_token_but_health(

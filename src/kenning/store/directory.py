@@ -396,16 +396,24 @@ class Directory:
             ).fetchall()
         return [_token(r) for r in rows]
 
-    def revoke_token(self, token_id: str) -> Token | None:
-        """Revoke a token (and end its web sessions); None when there is no such token."""
+    def revoke_token(self, token_id: str) -> tuple[Token, bool] | None:
+        """Revoke a token (and end its web sessions): the token, and whether this call
+        revoked it (False: it was revoked already, and keeps its first revoked time);
+        None when there is no such token."""
         with self._tx() as conn:
+            before = conn.execute(
+                "SELECT revoked_at FROM ken_team.tokens WHERE id = %s FOR UPDATE", (token_id,)
+            ).fetchone()
+            if before is None:
+                return None
             row = conn.execute(
                 "UPDATE ken_team.tokens SET revoked_at = coalesce(revoked_at, now()) "
                 f"WHERE id = %s RETURNING {_TOKEN_COLUMNS}",
                 (token_id,),
             ).fetchone()
             conn.execute("DELETE FROM ken_team.web_sessions WHERE token_id = %s", (token_id,))
-        return _token(row) if row else None
+        assert row is not None
+        return _token(row), before["revoked_at"] is None
 
     def authenticate(self, text: str) -> Token | None:
         """The live token whose text this is, else None."""
