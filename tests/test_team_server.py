@@ -652,9 +652,12 @@ def test_pushes_of_one_push_id_that_all_find_it_unanswered_say_stored_once(
 ) -> None:
     """The race above, made certain: every push claims the `push_id` before any of them
     answers it, so all of them write; one answer is `stored`, the others `duplicate`."""
-    from kenning.team.server import close_team, make_team
+    # Not kenning.team.server's make_team: importing it here (and starlette with it)
+    # would spoil test_team_host's serve-without-the-extra test in the same run.
+    from kenning.team.service import Team
+    from kenning.team.stores import Workspaces, open_workspace_store
 
-    team = make_team(running.db)
+    team = Team(Directory(running.db), Workspaces(open_workspace_store(running.db)))
     try:
         token = directory.authenticate(directory.create_token(ws, "admin", "lead")[0])
         assert token is not None
@@ -684,7 +687,8 @@ def test_pushes_of_one_push_id_that_all_find_it_unanswered_say_stored_once(
         assert len(team.list_items(ws)) == 1
         assert len(team.directory.feed(ws, 0, 100)) == 1  # pulled once
     finally:
-        close_team(team)
+        team.workspaces.close()
+        team.directory.close()
 
 
 def test_health_and_every_request_say_503_at_once_when_the_database_is_gone(
