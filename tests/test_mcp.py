@@ -42,7 +42,7 @@ from kenning import __version__, items, sessions
 from kenning import where as where_mod
 from kenning.ids import new_ulid, short_id
 from kenning.mcp_server import Memory, build_server
-from kenning.model import Item, Provenance
+from kenning.model import Item, Provenance, Status
 from kenning.store import ItemQuery, SessionQuery, open_store
 from kenning.tokens import estimate_tokens
 
@@ -2469,3 +2469,43 @@ def test_resending_what_memory_get_showed_changes_no_line_the_agent_did_not_touc
 
     drive(git_repo, scenario, client="claude-code", chain=NO_AGENT)
     assert stored(got["filed"]["id"]).title == "Wrap notices in <system-reminder> tags"
+
+
+def test_an_id_memory_get_does_not_know_gets_memory_gets_answer_from_memory_update(
+    git_repo: Path,
+) -> None:
+    """memory_get said another agent's proposal did not exist, while memory_update filed a
+    replacement of it (its tags and links, readable back) and, given a wrong revision,
+    told its current one. Every tool that takes an id answers as memory_get does."""
+    with opened() as store:
+        hidden = add(
+            "Ship on Fridays\nOnly after the freeze.",
+            store,
+            scope=f"repo:{REPO}",
+            kind="decision",
+            status=Status.PROPOSED,
+            tags=["release"],
+            links=["url:https://wiki.example/freeze"],
+            evidence="he said so",
+            provenance=Provenance(who="codex", how="mcp"),
+        )
+    said: dict[str, str] = {}
+
+    async def scenario(server: Server) -> None:
+        for ref in (hidden.id, short_id(hidden.id)):
+            said[f"get {ref}"] = await server.error("memory_get", {"id": ref})
+            for revision in (hidden.revision, "0" * 26):
+                said[f"update {ref} {revision}"] = await server.error(
+                    "memory_update",
+                    {"id": ref, "text": "t", "expected_revision": revision, "evidence": "e"},
+                )
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+
+    for key, text in said.items():
+        ref = key.split()[1]
+        answer = text.partition(": ")[2]  # after "Error executing tool NAME"
+        assert answer == said[f"get {ref}"].partition(": ")[2], key
+        assert "no item matches" in answer, key
+        assert hidden.revision not in text, key
+    assert set(all_items()) == {hidden.id}

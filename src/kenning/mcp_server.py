@@ -178,15 +178,14 @@ class Memory:
             agent_session_id=session.agent_session_id if session else None,
         )
 
-    def visible(self, ref: str, *, proposals: bool = True) -> Item:
+    def visible(self, ref: str) -> Item:
         """The memory `ref` names, among those this agent may know of (`items.get_known`:
-        none of a repo whose memory is not delivered to agents, no other's proposal);
-        `proposals` False: any proposal, for an update (a replacement of one)."""
+        none of a repo whose memory is not delivered to agents, no other's proposal), for
+        every tool that takes an id: what `memory_get` says does not exist, no other tool
+        may read, change or tell the revision of."""
         who = policy.Actor(self.identity.writer)
         blocked = deliver.blocked_repos(self.config)
-        return items.get_known(
-            self.store, ref, who, blocked, proposals=proposals, own=frozenset(self.filed)
-        )
+        return items.get_known(self.store, ref, who, blocked, own=frozenset(self.filed))
 
     def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with self.lock:
@@ -678,8 +677,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             ctx = mem.context(model)
-            # What it cannot read, it cannot change: the error says nothing of the memory.
-            target = mem.visible(id, proposals=False)
+            # What it cannot read, it cannot change: the error is memory_get's, word for
+            # word, and says nothing of the memory (not its revision, tags or links).
+            target = mem.visible(id)
             deliver.check_write(
                 mem.config, ctx.where, [target.scope], projects=mem.store.projects()
             )
