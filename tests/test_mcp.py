@@ -2509,3 +2509,24 @@ def test_an_id_memory_get_does_not_know_gets_memory_gets_answer_from_memory_upda
         assert "no item matches" in answer, key
         assert hidden.revision not in text, key
     assert set(all_items()) == {hidden.id}
+
+
+def test_a_server_whose_folder_was_deleted_says_so_in_every_tool(tmp_path: Path) -> None:
+    """Each tool answered only "Error executing tool memory_search", nothing of why."""
+    folder = tmp_path / "gone"
+    folder.mkdir()
+    said: dict[str, str] = {}
+
+    async def scenario(server: Server) -> None:
+        folder.rmdir()
+        for tool, args in (
+            ("memory_context", {}),
+            ("memory_search", {"query": "deploys"}),
+            ("memory_get", {"id": "abcd"}),
+            ("memory_propose", {"text": "A note"}),
+        ):
+            said[tool] = await server.error(tool, args)
+
+    drive_stdio(folder, scenario)
+    for tool, text in said.items():
+        assert text.endswith(": the current folder no longer exists: cd to one that does"), tool
