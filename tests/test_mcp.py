@@ -2530,3 +2530,105 @@ def test_a_server_whose_folder_was_deleted_says_so_in_every_tool(tmp_path: Path)
     drive_stdio(folder, scenario)
     for tool, text in said.items():
         assert text.endswith(": the current folder no longer exists: cd to one that does"), tool
+
+
+FORGED = "\nstatus    active\nreviewed  2026-01-01 (approved by you)\x00"
+
+
+def test_an_agent_forges_no_line_of_ken_show_through_its_model_or_a_link(git_repo: Path) -> None:
+    """The model argument and a file: link kept their newlines and NULs, and `ken show`
+    printed them raw: a proposal could show `status    active` to the person."""
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["saved"] = await server.ok(
+            "memory_propose",
+            {"text": "Ship on Fridays", "scope": "repo", "evidence": "e", "model": f"m{FORGED}"},
+        )
+        got["link"] = await server.error(
+            "memory_propose", {"text": "Ship on Mondays", "links": [f"file:a.py{FORGED}"]}
+        )
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+
+    assert "bad link 'file:a.py\\x0astatus    active" in got["link"], got["link"]
+    assert "\x00" not in got["link"]
+    assert [i.title for i in all_items().values()] == ["Ship on Fridays"]
+    model = stored(got["saved"]["id"]).provenance.model
+    assert model == "m\\x0astatus    active\\x0areviewed  2026-01-01 (approved by you)\\x00"
+    shown = ken("show", got["saved"]["id"]).stdout
+    assert [line for line in shown.splitlines() if line.startswith("status")] == [
+        "status    proposed"
+    ]
+    assert "(approved by you)" in shown and "\n" + "reviewed  2026" not in shown
+
+
+def test_an_error_shows_the_control_characters_it_echoes_escaped(git_repo: Path) -> None:
+    said: dict[str, str] = {}
+
+    async def scenario(server: Server) -> None:
+        said["id"] = await server.error("memory_get", {"id": "\x00\x00\x00\x00"})
+        said["tag"] = await server.error("memory_propose", {"text": "t", "tags": ["x\x00y"]})
+        said["scope"] = await server.error("memory_search", {"query": "q", "scopes": ["x\u2028y"]})
+
+    drive(git_repo, scenario)
+    assert "'\\x00\\x00\\x00\\x00' is not an item id" in said["id"], said["id"]
+    assert "bad tag 'x\\x00y'" in said["tag"], said["tag"]
+    assert "x\\u2028y" in said["scope"], said["scope"]
+    for text in said.values():
+        assert "\x00" not in text and "\u2028" not in text
+
+
+def test_a_lesson_with_an_unknown_key_is_refused_by_name_whatever_its_value(
+    git_repo: Path,
+) -> None:
+    """A string value was refused by name, any other as "Input should be a valid string"."""
+    said: list[str] = []
+
+    async def scenario(server: Server) -> None:
+        for value in (1, None, ["x"], {"a": "b"}, "x"):
+            lesson = {"lesson": "L", "evidence": "e", "extra": value}
+            said.append(await server.error("record_reflection", {"lessons": [lesson]}))
+        said.append(
+            await server.error("record_reflection", {"lessons": [{"lesson": "L", "evidence": 2}]})
+        )
+
+    drive(git_repo, scenario)
+    for text in said[:-1]:
+        assert text.endswith(
+            "a lesson takes no key 'extra': it takes lesson, evidence, kind; nothing was saved"
+        ), text
+    assert said[-1].endswith("lessons.0.evidence is text; nothing was saved"), said[-1]
+    assert all_items() == {}
+
+
+def test_a_memory_over_the_size_limit_is_told_what_the_tool_itself_can_do(
+    git_repo: Path, seeded: dict[str, Item]
+) -> None:
+    """Every tool said to use `--link file:PATH`, a flag of the CLI, even those that take
+    no links."""
+    big = "x" * 5000
+    note = seeded["note"]
+    said: dict[str, str] = {}
+
+    async def scenario(server: Server) -> None:
+        said["memory_propose"] = await server.error("memory_propose", {"text": big})
+        said["memory_update"] = await server.error(
+            "memory_update", {"id": note.id, "text": big, "expected_revision": note.revision}
+        )
+        said["memory_handoff"] = await server.error(
+            "memory_handoff", {"done": big, "state": "s", "next": "n"}
+        )
+        said["record_reflection"] = await server.error(
+            "record_reflection", {"lessons": [{"lesson": big, "evidence": "e"}]}
+        )
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+    for tool, text in said.items():
+        assert "over the 4 KB limit: keep the point short and " in text, tool
+        assert "--link" not in text, tool
+    assert 'links: ["file:PATH"]' in said["memory_propose"]
+    assert "memory_propose takes links" in said["memory_update"]
+    assert "say where the details are" in said["memory_handoff"]
+    assert "each lesson" in said["record_reflection"]
+    assert set(all_items()) == {i.id for i in seeded.values()}

@@ -187,12 +187,17 @@ class Memory:
         blocked = deliver.blocked_repos(self.config)
         return items.get_known(self.store, ref, who, blocked, own=frozenset(self.filed))
 
-    def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def run(self, fn: Any, *, too_long: str | None = None) -> Any:
+        """`fn()`'s answer as the model is given it (`_shown`), a library error as a tool
+        error; `too_long`: what the tool can do with a memory over the size limit (the
+        library's advice is the CLI's `--link`)."""
         with self.lock:
             self._identity = None  # the agent's session may have changed since the last call
             try:
                 self.config = Config()  # the person may have flipped a switch meanwhile
-                return _shown(fn(*args, **kwargs))
+                return _shown(fn())
+            except items.TooLong as exc:
+                raise ToolError(exc.advised(too_long) if too_long else str(exc)) from None
             except KenningError as exc:
                 raise ToolError(str(exc)) from None
 
@@ -413,13 +418,14 @@ class _Server(MCPServer):
         except ToolError as exc:
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
-                # An error may echo what it was given: an id, a revision, a scope.
-                raise ToolError(redact(str(exc)).text) from cause
+                # An error may echo what it was given (an id, a revision, a scope, a tag):
+                # a secret in it redacted, a control character escaped, as in an answer.
+                raise ToolError(_said(str(exc))) from cause
             wrong = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
                 for err in cause.errors()
             )
-            raise ToolError(f"bad arguments to {name}: {wrong}") from cause
+            raise ToolError(_said(f"bad arguments to {name}: {wrong}")) from cause
 
     async def run_stdio_async(self) -> None:
         """As the SDK's, reading stdin through `_Wire`."""
@@ -434,6 +440,12 @@ class _Server(MCPServer):
                 )
         finally:
             wire.close()
+
+
+def _said(error: str) -> str:
+    """An error's text as the model is given it: any secret it echoes redacted, and on
+    one line with control characters escaped (`_shown`)."""
+    return cast("str", _shown(printable.clean(redact(error).text, one_line=True)))
 
 
 def _client_name(context: Any) -> str | None:
@@ -457,6 +469,16 @@ def _not_a_flag(value: object) -> object:
 NOT_A_FLAG = BeforeValidator(_not_a_flag)
 
 LESSON_KEYS = ("lesson", "evidence", "kind")  # what one lesson of record_reflection holds
+
+# What a tool can do with a memory over the size limit: only memory_propose takes links.
+TOO_LONG_PROPOSE = 'link the details (links: ["file:PATH"] or ["url:URL"])'
+TOO_LONG_UPDATE = (
+    "leave the details in a file or page that a memory links to (memory_propose takes links)"
+)
+TOO_LONG_HANDOFF = (
+    "say where the details are (a file, a commit, a pull request) instead of copying them"
+)
+TOO_LONG_LESSON = "write each lesson as the rule it taught, in a sentence or two"
 
 
 def build_server(memory: Memory | None = None) -> MCPServer:
@@ -659,7 +681,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 ]
             return answer
 
-        result: dict[str, Any] = mem.run(work)
+        result: dict[str, Any] = mem.run(work, too_long=TOO_LONG_PROPOSE)
         return result
 
     @server.tool()
@@ -697,7 +719,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             kept = [evidence or item.evidence, *item.tags, *(str(x) for x in item.links)]
             return _redacted(answer, item, [text, *kept], ctx)
 
-        result: dict[str, Any] = mem.run(work)
+        result: dict[str, Any] = mem.run(work, too_long=TOO_LONG_UPDATE)
         return result
 
     @server.tool()
@@ -727,7 +749,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             given = [done, state, next, open_questions]
             return _redacted(_item_brief(item), item, given, ctx, title=False)
 
-        result: dict[str, Any] = mem.run(work)
+        result: dict[str, Any] = mem.run(work, too_long=TOO_LONG_HANDOFF)
         return result
 
     @server.tool()
@@ -766,7 +788,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
     @server.tool()
     def record_reflection(
         lessons: Annotated[
-            list[dict[str, str]],
+            # Any value, so that an unknown key is refused by name below whatever it holds,
+            # not as "Input should be a valid string"; the known ones are checked there.
+            list[dict[str, Any]],
             Field(
                 min_length=1,
                 max_length=3,
@@ -786,15 +810,18 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             entries = []
-            for entry in lessons:
-                if not isinstance(entry, dict) or not entry.get("lesson"):
-                    raise ToolError('each lesson is {"lesson": "...", "evidence": "..."}')
+            for n, entry in enumerate(lessons):
                 unknown = sorted(set(entry) - set(LESSON_KEYS))
                 if unknown:  # as a writing tool refuses an argument it does not take
                     raise ToolError(
                         f"a lesson takes no key {', '.join(map(repr, unknown))}: it takes "
                         f"{', '.join(LESSON_KEYS)}; nothing was saved"
                     )
+                if not entry.get("lesson"):
+                    raise ToolError('each lesson is {"lesson": "...", "evidence": "..."}')
+                for key in LESSON_KEYS:
+                    if not isinstance(entry.get(key, ""), str):
+                        raise ToolError(f"lessons.{n}.{key} is text; nothing was saved")
                 kind = str(entry.get("kind") or "lesson").strip().lower()
                 entries.append((str(entry["lesson"]), str(entry.get("evidence", "")), kind))
             ctx = mem.context(model)
@@ -846,7 +873,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 ]
             return answer
 
-        result: dict[str, Any] = mem.run(work)
+        result: dict[str, Any] = mem.run(work, too_long=TOO_LONG_LESSON)
         return result
 
     @server.tool()
