@@ -1923,7 +1923,9 @@ def test_an_agent_named_only_by_ken_agent_is_told_unless_deliver_to_leaves_it_ou
     _write_config('[memory]\ndeliver_to = ["claude"]\n')
 
     async def not_told(server: Server) -> None:
-        assert (await server.ok("memory_context"))["text"] == "Memory delivery is turned off here."
+        assert (await server.ok("memory_context"))["text"] == (
+            "Memory delivery is turned off here for aider (memory.deliver_to names claude)."
+        )
         assert "memory.deliver_to" in await server.error("memory_search", {"query": "zebrafish"})
 
     drive(git_repo, not_told, extra_env={"KEN_AGENT": "aider"})
@@ -2632,3 +2634,71 @@ def test_a_memory_over_the_size_limit_is_told_what_the_tool_itself_can_do(
     assert "say where the details are" in said["memory_handoff"]
     assert "each lesson" in said["record_reflection"]
     assert set(all_items()) == {i.id for i in seeded.values()}
+
+
+def test_a_memory_no_agent_will_be_told_is_not_said_to_be_seen_by_other_agents(
+    git_repo: Path,
+) -> None:
+    """memory_propose said "saved: other agents see it as yours, unreviewed" in a repo
+    with deliver = false, or to an agent memory.deliver_to leaves out."""
+    notes: dict[str, str] = {}
+
+    async def propose(server: Server, key: str) -> None:
+        for scope in ("workstream", "repo"):
+            args = {"text": f"{key} note in the {scope}", "scope": scope, "evidence": "e"}
+            notes[f"{key} {scope}"] = (await server.ok("memory_propose", args))["note"]
+
+    _write_config(f'[memory.repos."{REPO}"]\ndeliver = false\n')
+    drive(git_repo, lambda server: propose(server, "withheld"), extra_env={"KEN_AGENT": "claude"})
+    _write_config('[memory]\ndeliver_to = ["codex", "gemini"]\n')
+    drive(git_repo, lambda server: propose(server, "left out"), extra_env={"KEN_AGENT": "claude"})
+    _write_config("[memory]\ndeliver_to = []\n")
+    drive(git_repo, lambda server: propose(server, "no one"), extra_env={"KEN_AGENT": "claude"})
+
+    withheld = "it belongs to a repo whose memory is not delivered to agents"
+    assert notes["withheld workstream"] == f"saved, but no agent is told it: {withheld} " + (
+        "(deliver = false in config.toml)"
+    )
+    assert notes["withheld repo"].startswith(
+        f"proposed: a person will review it, but no agent is told it even then: {withheld}"
+    )
+    assert notes["left out workstream"] == (
+        "saved: the agents memory.deliver_to names (codex, gemini) see it as yours, "
+        "unreviewed; you are not among them"
+    )
+    assert notes["left out repo"] == (
+        "proposed: a person will review it before the agents memory.deliver_to names "
+        "(codex, gemini) see it; you are not among them"
+    )
+    assert notes["no one workstream"] == (
+        "saved, but no agent is told it: memory.deliver_to names no agent"
+    )
+
+
+def test_with_memory_off_the_tools_name_the_switch_that_turned_it_off(git_repo: Path) -> None:
+    """memory_context said "Memory delivery is turned off here." and the errors named
+    "memory.enabled or memory.deliver_to", or "memory.enabled = false in config.toml, or
+    KEN_ENABLED=0", whichever did it."""
+    said: dict[str, str] = {}
+
+    async def scenario(server: Server) -> None:
+        said["context"] = (await server.ok("memory_context"))["text"]
+        said["search"] = await server.error("memory_search", {"query": "zebrafish"})
+        said["get"] = await server.error("memory_get", {"id": "abcd"})
+        said["history"] = await server.error("session_history")
+        said["propose"] = await server.error("memory_propose", {"text": "A note"})
+
+    drive_stdio(git_repo, scenario, extra_env={"KEN_ENABLED": "0"})
+    assert said["context"] == "Memory delivery is turned off here (KEN_ENABLED=0)."
+    for key in ("search", "get", "history"):
+        assert "memory delivery is turned off here (KEN_ENABLED=0)" in said[key], key
+    assert said["propose"].endswith("memory is turned off (KEN_ENABLED=0): nothing was saved")
+    assert not any("memory.enabled" in text for text in said.values()), said
+
+    _write_config("[memory]\nenabled = false\n")
+    drive(git_repo, scenario)
+    assert said["context"] == (
+        "Memory delivery is turned off here (memory.enabled = false in config.toml)."
+    )
+    assert not any("KEN_ENABLED" in text for text in said.values()), said
+    assert all_items() == {}

@@ -27,6 +27,7 @@ import signal
 import threading
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
 import anyio
@@ -262,8 +263,36 @@ def _item_brief(item: Item) -> dict[str, Any]:
     }
 
 
-def _saved_note(item: Item) -> str:
+@dataclass(frozen=True)
+class _Told:
+    """Who is told a memory once it stands, when the switches keep it from some agents:
+    `nobody` says why no agent is, `only` names the agents memory.deliver_to lets be
+    (the writer not among them)."""
+
+    nobody: str = ""
+    only: str = ""
+
+
+def _told(config: Config, agent: str | None, item: Item) -> _Told:
+    if deliver.withheld(item, deliver.blocked_repos(config)):
+        return _Told(nobody=f"it belongs to {deliver.NOT_DELIVERED}")
+    if config.delivers_to(agent):
+        return _Told()
+    if not config.memory_deliver_to:
+        return _Told(nobody="memory.deliver_to names no agent")
+    return _Told(only=", ".join(config.memory_deliver_to))
+
+
+def _saved_note(item: Item, told: _Told | None = None) -> str:
+    told = told or _Told()
     match item.status.value:
+        case "active" if told.nobody:
+            return f"saved, but no agent is told it: {told.nobody}"
+        case "active" if told.only:
+            return (
+                f"saved: the agents memory.deliver_to names ({told.only}) see it as yours, "
+                "unreviewed; you are not among them"
+            )
         case "active":
             return "saved: other agents see it as yours, unreviewed"
         case "dismissed":
@@ -271,6 +300,16 @@ def _saved_note(item: Item) -> str:
                 f"set aside: a person dismissed the same statement before "
                 f"({item.dismiss_reason}); it is proposed again once "
                 f"{items.SESSIONS_TO_PROPOSE_AGAIN} sessions have repeated it"
+            )
+        case _ if told.nobody:
+            return (
+                f"proposed: a person will review it, but no agent is told it even then: "
+                f"{told.nobody}"
+            )
+        case _ if told.only:
+            return (
+                f"proposed: a person will review it before the agents memory.deliver_to "
+                f"names ({told.only}) see it; you are not among them"
             )
         case _:
             return "proposed: a person will review it before other sessions see it"
@@ -506,7 +545,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         def work() -> dict[str, Any]:
             ident = mem.identity
             if not deliver.may_deliver(mem.config, ident.agent, mem.where()):
-                return {"text": "Memory delivery is turned off here.", "items": [], "omitted": 0}
+                off = deliver.delivery_off(mem.config, ident.agent)  # which switch did it
+                return {"text": f"{off[:1].upper()}{off[1:]}.", "items": [], "omitted": 0}
             if mem.config.memory_enabled:
                 # As `ken pack`: a session whose agent is gone is wrapped up first, so the
                 # pack shows the handoff it left.
@@ -554,10 +594,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         def work() -> dict[str, Any]:
             here = mem.where()
             if not deliver.may_deliver(mem.config, mem.identity.agent, here):
-                raise ToolError(
-                    "memory delivery is turned off here (memory.enabled or "
-                    "memory.deliver_to); nothing to search"
-                )
+                off = deliver.delivery_off(mem.config, mem.identity.agent)
+                raise ToolError(f"{off}; nothing to search")
             blocked = deliver.blocked_repos(mem.config)
             chosen = deliver.deliverable_scopes(
                 [here.scope(s, to_find=True) for s in scopes] if scopes else here.scopes,
@@ -601,9 +639,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             if not deliver.may_deliver(mem.config, mem.identity.agent, mem.where()):
-                raise ToolError(
-                    "memory delivery is turned off here (memory.enabled or memory.deliver_to)"
-                )
+                raise ToolError(deliver.delivery_off(mem.config, mem.identity.agent))
             item = mem.visible(id)
             data = item.to_dict()
             data["history"] = [r.to_dict() for r in mem.store.revisions(item.id)]
@@ -672,7 +708,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             )
             mem.filed.add(item.id)
             given = [text, evidence, *(tags or []), *(links or [])]
-            note = _saved_note(item) if filed else _waiting_note(item)
+            told = _told(mem.config, mem.identity.agent, item)
+            note = _saved_note(item, told) if filed else _waiting_note(item)
             answer = _redacted({**_item_brief(item), "note": note}, item, given, ctx)
             if capped:
                 answer["archived"] = [
@@ -762,10 +799,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         def work() -> dict[str, Any]:
             here = mem.where()
             if not deliver.may_deliver(mem.config, mem.identity.agent, here):
-                raise ToolError(
-                    "memory delivery is turned off here (memory.enabled or "
-                    "memory.deliver_to); no sessions to show"
-                )
+                off = deliver.delivery_off(mem.config, mem.identity.agent)
+                raise ToolError(f"{off}; no sessions to show")
             value = {"repo": here.repo, "project": here.project, "workstream": here.workstream}[
                 where
             ]
