@@ -330,3 +330,37 @@ def test_a_memory_approved_after_a_long_wait_is_not_unused_from_its_creation():
     assert "never used" not in ken("lint").stdout
     old = add("Old and never used", created_at=LONG_AGO)
     assert [p.items[0].id for p in by_action(proposals(), "retire")] == [old.id]
+
+
+def test_an_agents_revision_of_a_memory_is_left_for_review_and_said_to_supersede_it(git_repo):
+    """Curate said of an agent's revision "approving it supersedes nothing by itself"
+    (review and `ken show` rightly say it supersedes the original), and offered to fold
+    a revision into its original, which would have thrown the new words away unseen."""
+    from kenning import proposals as agent_proposals
+    from kenning import where as where_mod
+
+    with opened() as store:
+        ctx = agent_proposals.AgentContext("codex", where_mod.detect(git_repo, env={}))
+        limit = add("Uploads are capped at 10 MB", store, kind="fact", scope="global")
+        wider, _ = agent_proposals.update(
+            store,
+            ctx,
+            limit.id,
+            "Uploads are capped at 10 MB on the pro plan",
+            expected_revision=limit.revision,
+            evidence="the person said the pro plan differs",
+        )
+        tool = add("Use npm for installs", store, kind="preference", scope="global")
+        flipped, _ = agent_proposals.update(
+            store,
+            ctx,
+            tool.id,
+            "Use pnpm, never npm, for installs",
+            expected_revision=tool.revision,
+            evidence="the person switched",
+        )
+    found = proposals()
+    assert by_action(found, "fold") == [] and by_action(found, "supersede") == []
+    [note] = [n for n in found.notes if flipped.id[-6:].lower() in n]
+    assert f"approving it supersedes {tool.id[-6:].lower()}" in note
+    assert not any(wider.id[-6:].lower() in n and "nothing" in n for n in found.notes)

@@ -122,8 +122,32 @@ def test_the_confirmation_names_every_memory_forget_everywhere_would_take(db_pat
 
 def test_short_lines_are_not_looked_for_elsewhere():
     item = items.new_item("Use pnpm\nnever npm here, ever again", scope=GLOBAL)
-    assert items.quotable([item]) == ["never npm here, ever again"]
     long = items.new_item(
         "Deploys wait for CI. Then staging gets them first; prod after", scope=GLOBAL
     )
-    assert items.quotable([long])[1:] == ["Deploys wait for CI.", "Then staging gets them first;"]
+    with opened() as store:
+        assert items.quotable(store, [item]) == ["never npm here, ever again"]
+        assert items.quotable(store, [long])[1:] == [
+            "Deploys wait for CI.",
+            "Then staging gets them first;",
+        ]
+
+
+def test_forget_everywhere_takes_what_quotes_an_earlier_version_of_it(db_path, git_repo):
+    """Only the current version's lines were looked for: a note quoting the text a person
+    had edited out (the very text they want gone) stayed, with the prompt that quoted it."""
+    before = "Vault unseal keys sit with Marisol Okonkwo"
+    with opened(db_path) as store:
+        memory = add(before, store, scope="global", kind="fact")
+        items.change(store, memory.id, text="Vault unseal keys sit with the platform team")
+        note = add(f"Note: {before}, ask her first", store, kind="note")
+        session = store.upsert_session(Session(id="01KSESSIONFORGETTEST0000002", agent="claude"))
+        store.note_prompt(session.id, f"who has them? {before}")
+        store.checkpoint()
+    result = ken("forget", memory.id[-6:], "--everywhere", "--yes")
+    assert result.exit_code == 0, result.output
+    assert b"Marisol" not in _raw(db_path)
+    with opened(db_path) as store:
+        assert {i.id for i in store.list_items(items.ItemQuery(statuses=()))} == set()
+        assert store.get_session(session.id).first_prompt is None
+    assert note.id

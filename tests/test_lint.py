@@ -96,3 +96,23 @@ def test_lint_prints_a_table_and_lint_here_narrows_to_this_folder(git_repo, monk
     monkeypatch.chdir(git_repo)
     here = json.loads(ken("lint", "--here", "--json").stdout)
     assert [f["title"] for f in here] == ["Gone file in repo"]
+
+
+def test_near_duplicates_and_contradictions_are_reported_where_both_apply():
+    """DESIGN: lint reports near-duplicates and the contradictions it can see. It found
+    only exact copies, while `ken curate` saw both of these."""
+    shop, mill = "repo:github.com/acme/shop", "repo:github.com/acme/mill"
+    tabs = add("Always use tabs in Go code", kind="preference", scope=shop)
+    no_tabs = add("Never use tabs in Go code", kind="preference", scope=shop)
+    pnpm = add("Use pnpm, never npm, for installs", kind="preference", scope="global")
+    again = add("Use pnpm and never npm for installing", kind="preference", scope=shop)
+    add("Never use tabs in Go code", kind="preference", scope=mill)  # another repo's rule
+    with opened() as store:
+        found = {(f.rule, f.item_id): f.detail for f in lint.lint(store)}
+    assert found.pop(("contradiction", no_tabs.id)).startswith(
+        f"contradicts {tabs.id[-6:].lower()} in {shop}"
+    )
+    assert found.pop(("near_duplicate", again.id)).startswith(
+        f"says what {pnpm.id[-6:].lower()} says (global)"
+    )
+    assert not [key for key in found if key[0] in ("contradiction", "near_duplicate")]

@@ -13,6 +13,7 @@ from conftest import ken, ken_proc
 from helpers import one_line_error, opened
 from kenning import items, policy, rank, review
 from kenning.errors import RevisionConflict
+from kenning.ids import short_id
 from kenning.model import Kind, Provenance, Scope, Session, Status
 from kenning.store import ItemQuery
 
@@ -328,6 +329,79 @@ def test_approve_all_of_many_reads_the_store_once_and_says_how_far_it_is(monkeyp
     assert len(searches) <= 2  # not one (or two) per memory
     with opened() as store:
         assert set(statuses(store).values()) == {"active"}
+
+
+@pytest.mark.parametrize("batch_check", [items.BATCH_CHECK, 1])
+def test_approve_all_checks_each_chunk_again_and_skips_what_another_changed_meanwhile(
+    monkeypatch, batch_check
+):
+    """The batch was checked once, before its chunks: a memory another connection
+    rejected meanwhile failed the batch halfway, one it edited was approved with words
+    the person never saw, and one whose statement another made active was told twice.
+    Each chunk is checked again in its own transaction: those are skipped, and named."""
+    from kenning.cli import status as status_cli
+
+    monkeypatch.setattr(items, "APPROVE_CHUNK", 2)
+    monkeypatch.setattr(items, "BATCH_CHECK", batch_check)
+    with opened() as store:
+        for word in "ABCDEF":
+            propose(store, f"Rule {word} holds here")
+    later: list = []  # what waits after the first chunk: rejected, edited, told, left
+    counted = status_cli._progress
+
+    def meanwhile(past):
+        said = counted(past)
+
+        def heard(done, total):
+            if done == 2:  # the first chunk is written: another connection writes
+                with opened() as other:
+                    left = other.list_items(ItemQuery(statuses=("proposed",)))
+                    later.extend(sorted(left, key=lambda i: i.title))
+                    items.set_status(other, later[0].id, "reject")
+                    items.change(other, later[1].id, text="Its words changed")
+                    person(other, later[2].title)
+            said(done, total)
+
+        return heard
+
+    monkeypatch.setattr(status_cli, "_progress", meanwhile)
+
+    done = ken("approve", "--all", "--yes")
+
+    assert done.exit_code == 0, done.output
+    rejected, edited, told, left = later
+    said = [line for line in done.stderr.splitlines() if line.startswith("skipped ")]
+    assert sorted(said) == sorted(
+        [
+            f"skipped {short_id(rejected.id)}: {rejected.title} "
+            "(changed since the batch was read, now rejected)",
+            f"skipped {short_id(edited.id)}: {edited.title} "
+            "(changed since the batch was read, now proposed)",
+            f"skipped {short_id(told.id)}: {told.title} (told since the batch was read by "
+            f"{short_id(other_copy(told).id)})",
+        ]
+    )
+    assert f"approved {short_id(left.id)}: {left.title}" in done.stderr
+    assert "approved 2/6\napproved 4/6\n" in done.stderr
+    with opened() as store:
+        assert store.get_item(rejected.id).status is Status.REJECTED
+        assert store.get_item(edited.id).status is Status.PROPOSED  # its new words wait
+        assert store.get_item(edited.id).title == "Its words changed"
+        assert store.get_item(told.id).status is Status.PROPOSED  # told once, by the other
+        assert store.get_item(left.id).status is Status.ACTIVE
+        active = store.list_items(ItemQuery(statuses=("active",)))
+        assert len(active) == 4  # the first chunk's two, the other's copy, the one left
+
+
+def other_copy(item):
+    """The active memory, not `item`, that says what it says."""
+    with opened() as store:
+        [found] = [
+            i
+            for i in store.list_items(ItemQuery(statuses=("active",)))
+            if i.title == item.title and i.id != item.id
+        ]
+    return found
 
 
 def test_reject_all_takes_scope_and_kind_filters_and_yes():

@@ -389,6 +389,15 @@ def test_insert_many_skips_the_ids_it_holds_already(store: Store) -> None:
     assert [r.change for r in store.revisions(fresh.id)] == ["import"]
 
 
+def test_revision_owners_names_the_item_of_each_revision_it_holds(store: Store) -> None:
+    held = store.insert_item(_item("Held"))
+    edited = items.change(store, held.id, text="Held still")
+    missing = ids.new_ulid()
+    wanted = [held.revision, edited.revision, missing]
+    assert store.revision_owners(wanted) == {held.revision: held.id, edited.revision: held.id}
+    assert store.revision_owners([]) == {}
+
+
 def test_insert_many_brings_an_items_earlier_versions_before_its_own(store: Store) -> None:
     from dataclasses import replace
 

@@ -532,23 +532,76 @@ def test_ken_summarize_in_an_agents_shell_refuses_a_private_repos_session(
 def test_ken_plan_preview_in_an_agents_shell_refuses_a_plan_naming_a_private_memory(
     private: dict[str, Any], tmp_path: Path
 ) -> None:
+    """Its full id refuses the plan saying why; its short id matches nothing the agent
+    may know of, as in `ken show`: a missing target, and not a word of the repo."""
     hidden = private["repo"]
-    plan = tmp_path / "plan.json"
-    retire = {
-        "op": "retire",
-        "id": short_id(hidden.id),
-        "expected_revision": "0" * 26,
-        "reason": "x",
-    }
-    plan.write_text(
-        json.dumps({"schema": 1, "id": "p1", "owner": "me", "operations": [retire]}),
-        encoding="utf-8",
-    )
-    assert SECRET in ken("plan", "preview", str(plan)).output  # the person's own
+    plan, short = tmp_path / "plan.json", tmp_path / "short.json"
+    for path, ref in ((plan, hidden.id), (short, short_id(hidden.id))):
+        retire = {"op": "retire", "id": ref, "expected_revision": "0" * 26, "reason": "x"}
+        path.write_text(
+            json.dumps({"schema": 1, "id": "p1", "owner": "me", "operations": [retire]}),
+            encoding="utf-8",
+        )
+        assert SECRET in ken("plan", "preview", str(path)).output  # the person's own
     for args in (("plan", "preview", str(plan)), ("plan", "preview", "--json", str(plan))):
         done = ken(*args, env=AGENT)
         assert done.exit_code == 1 and SECRET not in done.output, done.output
         assert "deliver = false" in done.stderr
+    done = ken("plan", "preview", str(short), env=AGENT)
+    assert done.exit_code == 1 and "target_missing" in done.stdout, done.output
+    assert SECRET not in done.output and "deliver" not in done.output
+
+
+def test_a_plan_an_agent_drafts_resolves_its_ids_only_among_what_it_may_know_of(
+    private: dict[str, Any], repos: dict[str, Path], tmp_path: Path
+) -> None:
+    """A plan's ids resolved among all memories: in an agent's shell (`ken plan preview`)
+    and over MCP (`memory_plan_draft`), a short id shared with the private repo's
+    memories named them in an ambiguous-id error, and another agent's proposal was
+    previewed in full, its text and all. They resolve as `ken show` does."""
+    from kenning.model import Provenance, Status
+
+    theirs = add(
+        "Codex: rotate keys weekly THEIRS",
+        scope=f"repo:{SHOP}",
+        kind="decision",
+        status=Status.PROPOSED,
+        provenance=Provenance(who="codex", how="cli"),
+    )
+    public = private["public"]
+    prefix = public.id[:4]  # ids made the same day share their first four
+    assert {i.id[:4] for i in (theirs, private["repo"], private["branch"])} == {prefix}
+
+    def plan(ref: str) -> dict[str, Any]:
+        retire = {"op": "retire", "id": ref, "expected_revision": public.revision, "reason": "x"}
+        return {"schema": 1, "id": "p1", "owner": "claude", "operations": [retire]}
+
+    shared, proposal = tmp_path / "shared.json", tmp_path / "proposal.json"
+    shared.write_text(json.dumps(plan(prefix)), encoding="utf-8")
+    proposal.write_text(json.dumps(plan(theirs.id)), encoding="utf-8")
+    hidden = (private["repo"].id, private["branch"].id, theirs.id)
+    # A person resolves among all: the short id is ambiguous, the proposal is there.
+    mine = ken("plan", "preview", str(shared))
+    assert mine.exit_code == 1 and all(i in mine.output for i in hidden), mine.output
+    assert "THEIRS" in ken("plan", "preview", str(proposal)).output
+
+    done = ken("plan", "preview", "--json", str(shared), env=AGENT)
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["operations"][0]["before"][0]["id"] == public.id
+    assert not any(i in done.output for i in hidden) and SECRET not in done.output
+    done = ken("plan", "preview", str(proposal), env=AGENT)
+    assert done.exit_code == 1 and "target_missing" in done.stdout, done.output
+    assert "THEIRS" not in done.output and "rotate keys" not in done.output
+
+    async def drafts(server: Server) -> None:
+        got = await server.ok("memory_plan_draft", {"plan": plan(prefix)})
+        assert got["operations"][0]["before"][0]["id"] == public.id
+        assert not any(i in json.dumps(got) for i in hidden)
+        got = await server.ok("memory_plan_draft", {"plan": plan(theirs.id)})
+        assert [c["code"] for c in got["conflicts"]] == ["target_missing"]
+        assert "THEIRS" not in json.dumps(got) and "rotate keys" not in json.dumps(got)
+
+    drive(repos["shop"], drafts, extra_env=AGENT)
 
 
 def test_ken_promote_in_an_agents_shell_writes_nothing_of_a_private_repo(

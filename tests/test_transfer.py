@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -286,6 +287,49 @@ def test_import_keep_status_brings_your_own_export_back_as_it_was(tmp_path, monk
         assert store.get_item(a.id).revision == first[a.id]["revision"]
 
 
+def test_an_import_whose_revision_ids_another_memory_has_gives_those_new_ones(tmp_path):
+    """A line copied under a new id (an export edited by hand, or two merged) brings
+    revision ids another memory has, here or on an earlier line: the import failed on a
+    UNIQUE constraint. The copy's versions get new ids, in their order; the rest of the
+    file comes back exact."""
+    from kenning import ids
+
+    a, _ = seed()
+    [line] = [x for x in export_json(ken("export").stdout) if x["id"] == a.id]
+    copy = {**line, "id": ids.new_ulid(), "title": "Use pnpm 10"}
+    again = {**line, "id": ids.new_ulid(), "title": "Use pnpm 11"}
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(json.dumps(copy) + "\n" + json.dumps(again) + "\n")
+
+    done = ken("import", "--keep-status", str(dump))  # into the store that has `line`
+
+    assert done.exit_code == 0, done.output
+    assert "added 2 memories as they were" in done.stderr
+    assert "2 of them got new revision ids (theirs were another memory's: " in done.stderr
+    old = [h["id"] for h in line["history"]]
+    with opened() as store:
+        assert [r.id for r in store.revisions(a.id)] == old  # untouched
+        for made in (copy, again):
+            versions = store.revisions(made["id"])
+            # The current version is the line itself, as the file has it now.
+            titles = [h["title"] for h in line["history"][:-1]] + [made["title"]]
+            assert [r.title for r in versions] == titles
+            assert not {r.id for r in versions} & set(old)
+            assert store.get_item(made["id"]).revision == versions[-1].id
+            assert store.get_item(made["id"]).title == made["title"]
+    # Into an empty store the first line is exact; the second line's copy is renumbered.
+    fresh = tmp_path / "fresh.db"
+    both = tmp_path / "both.jsonl"
+    both.write_text(json.dumps(line) + "\n" + json.dumps(copy) + "\n")
+    done = ken("import", "--keep-status", str(both), env={"KEN_DB": str(fresh)})
+    assert done.exit_code == 0, done.output
+    assert "1 of them got new revision ids" in done.stderr
+    with opened(fresh) as store:
+        assert [r.id for r in store.revisions(a.id)] == old
+        assert store.get_item(a.id).revision == line["revision"]
+        assert not {r.id for r in store.revisions(copy["id"])} & set(old)
+
+
 def test_import_keep_status_checks_and_redacts_the_history_it_brings(tmp_path):
     a, _ = seed()
     line = next(x for x in export_json(ken("export").stdout) if x["id"] == a.id)
@@ -465,3 +509,40 @@ def test_an_export_and_import_keep_status_round_trip_every_scope_status_and_prov
         assert third[key]["provenance"] == {**line["provenance"], "how": "import"}
         for field in ("scope", "kind", "tags"):
             assert third[key][field] == line[field], (line["title"], field)
+
+
+@pytest.mark.parametrize("command", [["export", "-o"], ["curate", "--plan"]])
+def test_a_file_ken_writes_where_told_never_replaces_a_device_a_pipe_or_a_link(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """`ken curate --plan /dev/full`, run as root, made /dev/full a regular file: the plan
+    was written to a guessable `.FILE.tmp` (whose link was followed) and renamed over the
+    path. A path that is not a regular file is refused, and what is written is 0600."""
+    import os
+    import stat
+
+    out = tmp_path / "out"
+    out.mkdir()
+    add("Deploys go through make release", kind="decision")
+    add("Deploy by running make release", kind="decision")
+    target = out / "file.json"
+    os.mkfifo(out / "pipe")
+    (out / "elsewhere").write_text("keep me\n")
+    (out / "link").symlink_to(out / "elsewhere")
+    (out / ".file.json.tmp").symlink_to(out / "elsewhere")  # an old guess
+    for bad in ("pipe", "link"):
+        done = ken(*command, str(out / bad))
+        assert done.exit_code == 1 and "is not a regular file" in done.stderr, done.output
+    assert stat.S_ISFIFO(os.lstat(out / "pipe").st_mode)
+    assert (out / "link").is_symlink()
+    done = ken(*command, str(target))
+    assert done.exit_code == 0, done.output
+    assert (out / "elsewhere").read_text() == "keep me\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".file.json.tmp",
+        "elsewhere",
+        "file.json",
+        "link",
+        "pipe",
+    ]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from kenning import plans, policy, rank, statements
+from kenning import items, plans, policy, rank, statements
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Status, kinds_where
 from kenning.store import ItemQuery, Store, now_iso
@@ -144,6 +144,29 @@ def older_first(a: Item, b: Item) -> tuple[Item, Item]:
     return (a, b) if said(a) <= said(b) else (b, a)
 
 
+Pair = tuple[Item, Item, str]  # the older statement, the newer, and why they relate
+
+
+def related(store: Store, found: Sequence[Item]) -> tuple[list[Pair], list[Pair]]:
+    """The pairs of `found` that say the same thing (copies), and those where the newer
+    reverses the older (reversals), as `kenning.statements` reads them; only memories of
+    the kinds that state something (FOLDABLE) and not kept from a file."""
+    live = [i for i in found if i.kind in FOLDABLE and not i.source]
+    read = statements.read(store, [i.text for i in live])
+    lex = statements.lexicon(store)
+    copies: list[Pair] = []
+    reversals: list[Pair] = []
+    for i, j in _pairs(read):
+        older, newer = older_first(live[i], live[j])
+        a, b = (read[i], read[j]) if older is live[i] else (read[j], read[i])
+        verdict = statements.relate(lex, a, b)
+        if verdict.relation == "copy":
+            copies.append((older, newer, verdict.why))
+        elif verdict.relation == "reversal":
+            reversals.append((older, newer, verdict.why))
+    return copies, reversals
+
+
 def curate(
     store: Store,
     *,
@@ -163,19 +186,13 @@ def curate(
     )
     found = store.list_items(query)
     waiting = tuple(rank.ranked(i for i in found if i.status is Status.PROPOSED))
-    live = [i for i in found if i.kind in FOLDABLE and not i.source]
-    read = statements.read(store, [i.text for i in live])
-    lex = statements.lexicon(store)
-    copies: list[tuple[Item, Item, str]] = []
-    reversals: list[tuple[Item, Item, str]] = []
-    for i, j in _pairs(read):
-        older, newer = older_first(live[i], live[j])
-        a, b = (read[i], read[j]) if older is live[i] else (read[j], read[i])
-        verdict = statements.relate(lex, a, b)
-        if verdict.relation == "copy":
-            copies.append((older, newer, verdict.why))
-        elif verdict.relation == "reversal":
-            reversals.append((older, newer, verdict.why))
+    # A proposed replacement (an agent's revision of a memory not its own) is new words
+    # for that memory, to review: folding it away would drop them unseen.
+    revises = {
+        i.id: target.id for i in waiting if (target := items.to_supersede(store, i)) is not None
+    }
+    copies, reversals = related(store, found)
+    copies = [c for c in copies if not revises.keys() & {c[0].id, c[1].id}]
     proposals: list[Proposal] = []
     notes: list[str] = []
     replaced: dict[str, list[tuple[Item, str]]] = defaultdict(list)
@@ -184,6 +201,12 @@ def curate(
         if older.kind not in policy.RULE_KINDS or newer.kind not in policy.RULE_KINDS:
             continue
         if not covers(newer.scope, older.scope) or older.status is not Status.ACTIVE:
+            continue
+        if newer.status is Status.PROPOSED and revises.get(newer.id) == older.id:
+            notes.append(
+                f"proposal {short_id(newer.id)} revises active {short_id(older.id)} "
+                f"({why}): approving it supersedes {short_id(older.id)}; review it"
+            )
             continue
         if newer.status is Status.PROPOSED:
             notes.append(
@@ -220,7 +243,7 @@ def curate(
     return Curation(waiting, tuple(proposals), tuple(notes))
 
 
-def _folds(copies: Sequence[tuple[Item, Item, str]]) -> list[Proposal]:
+def _folds(copies: Sequence[Pair]) -> list[Proposal]:
     """Groups of copies (joined through any pair), each as one fold."""
     parent: dict[str, str] = {}
 

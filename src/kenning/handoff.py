@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning import agents, deliver, git, handoffs, items, paths, policy, sessions
+from kenning.agents import agent as agent_value
 from kenning.agents.agent import LaunchSettings
 from kenning.config import Config
 from kenning.errors import InvalidInput
@@ -59,6 +60,8 @@ DEFAULT_PROMPT = (
     "it stands. First check the current state (git status, recent commits, the handoff), "
     "then carry on."
 )
+# The tags no pack `ken handoff` gives holds: every agent's, and its own block's.
+HANDOFF_TAGS = (*agents.CONTEXT_TAGS, sessions.HANDOFF_TAG)
 RESUME_PROMPT = (
     "Others worked here since your last turn; the update above says what changed. Check "
     "the current state, then carry on."
@@ -395,8 +398,11 @@ def plan(
         pack = continuing_pack(store, latest, where.cwd)
         default = DEFAULT_PROMPT
         mode = "fresh"
-    # Commit subjects and file names come from git as they are: redacted like memory.
-    pack = redact(pack).text
+    # Commit subjects and file names come from git as they are: redacted like memory,
+    # and with no agent's context tag in them (`agents.defused`), nor kenning's own block
+    # (`sessions.HANDOFF_TAG`): a subject closing either would go on as words that are
+    # not kenning's. The handoffs and prompts quoted here are defused with them.
+    pack = agent_value.defused(redact(pack).text, HANDOFF_TAGS)
     context = settings["context"]
     if mode == "resume" and context != "none":
         # A resumed session keeps the system prompt and developer instructions it began

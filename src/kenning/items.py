@@ -9,7 +9,7 @@ change makes a version, agents' writes to shared scopes wait as proposals, and o
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
@@ -690,14 +690,8 @@ def get_known(
     if who.is_person:
         return get(store, ref)
     shut = config.Config().repos_not_delivered() if blocked is None else blocked
-
-    def known(item: Item) -> bool:
-        if not proposals or item.id in own:
-            return not origins.withheld(item, shut)
-        return may_know(who, item, shut)
-
     try:
-        return get(store, ref, known)
+        return get(store, ref, known_to(who, shut, proposals=proposals, own=own))
     except NotFound:
         full = ids.normalize_ref(ref)
         named = store.find_ids(full) if len(full) == 26 else []
@@ -706,6 +700,27 @@ def get_known(
                 f"memory {short_id(named[0])} belongs to {origins.NOT_DELIVERED}"
             ) from None
         raise
+
+
+def known_to(
+    who: policy.Actor,
+    blocked: set[str] | frozenset[str] | None = None,
+    *,
+    proposals: bool = True,
+    own: Collection[str] = (),
+) -> Callable[[Item], bool] | None:
+    """Which memories an id `who` gives resolves among (`get_known`, a plan's ids):
+    None for a person, who may name any."""
+    if who.is_person:
+        return None
+    shut = config.Config().repos_not_delivered() if blocked is None else blocked
+
+    def known(item: Item) -> bool:
+        if not proposals or item.id in own:
+            return not origins.withheld(item, shut)
+        return may_know(who, item, shut)
+
+    return known
 
 
 WRITE_ATTEMPTS = 8  # reads of an item another process keeps changing before giving up
@@ -996,6 +1011,13 @@ def check_approvable(store: Store, chosen: Sequence[Item]) -> None:
     """Refuse, before any is approved, a batch in which one would tell again what is told
     already: the same statement active in its scope (a replacement whose original was
     superseded by another copy of it), or approved earlier in the same batch."""
+    for item, twin in _told_twice(store, chosen):
+        raise ToldAlready(item, twin)
+
+
+def _told_twice(store: Store, chosen: Sequence[Item]) -> Iterator[tuple[Item, Item]]:
+    """Each of `chosen` that approving would tell twice (`check_approvable`), with the
+    memory that tells it already."""
     told = _told_in(store, chosen) if len(chosen) >= BATCH_CHECK else None
     seen: dict[tuple[str, str], Item] = {}
     for item in chosen:
@@ -1004,8 +1026,9 @@ def check_approvable(store: Store, chosen: Sequence[Item]) -> None:
             seen.get(key)
         )
         if twin is not None:
-            raise ToldAlready(item, twin)
-        seen[key] = item
+            yield item, twin
+        else:
+            seen[key] = item
 
 
 def _told_in(store: Store, chosen: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
@@ -1034,6 +1057,14 @@ def _told_of(store: Store, item: Item, told: dict[tuple[str, str], list[Item]]) 
 APPROVE_CHUNK = 500  # approvals written in one transaction by `approve_all`
 
 
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A memory of a batch left as it is, and why (`approve_all`)."""
+
+    item: Item  # as the batch was checked
+    why: str
+
+
 def approve_all(
     store: Store,
     chosen: Sequence[Item],
@@ -1041,22 +1072,62 @@ def approve_all(
     actor: policy.Actor | None = None,
     archived: list[Item] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    skipped: list[Skipped] | None = None,
 ) -> list[Item]:
     """Approve a batch a person chose (`ken approve --all`): checked as one before any
     is approved (`check_approvable`), then approved as `set_status` approves one (the
     person check, the replacement it supersedes, the cap), a chunk per transaction;
-    `progress` hears (done, total) after each chunk."""
+    `progress` hears (handled, total) after each chunk.
+
+    Another connection may change the store between the check and a chunk: each chunk
+    is checked again inside its own transaction (`_still_approvable`), and a memory
+    changed since `chosen` was read, or told meanwhile by another, is left as it is and
+    put in `skipped`, with why. Where nothing else wrote since the check (the store's
+    `data_version` is as it was), the check stands and is not made again."""
+    version = store.data_version()
     check_approvable(store, chosen)
     done: list[Item] = []
     for start in range(0, len(chosen), APPROVE_CHUNK):
+        chunk = chosen[start : start + APPROVE_CHUNK]
         with store.together():
+            if store.data_version() != version:
+                chunk = _still_approvable(store, chunk, skipped)
             done += [
                 set_status(store, i.id, "approve", actor=actor, archived=archived, checked=True)
-                for i in chosen[start : start + APPROVE_CHUNK]
+                for i in chunk
             ]
         if progress:
-            progress(len(done), len(chosen))
+            progress(min(start + APPROVE_CHUNK, len(chosen)), len(chosen))
     return done
+
+
+def _still_approvable(
+    store: Store, chunk: Sequence[Item], skipped: list[Skipped] | None
+) -> list[Item]:
+    """Those of `chunk` that are as they were read (the same revision: the status, the
+    text and the scope the person was shown) and that no memory active now tells
+    already; the others go into `skipped`."""
+    same: list[Item] = []
+    for item in chunk:
+        try:
+            now = store.get_item(item.id)
+        except NotFound:
+            why = "deleted since the batch was read"
+        else:
+            if now.revision == item.revision:
+                same.append(now)
+                continue
+            why = f"changed since the batch was read, now {now.status.value}"
+        if skipped is not None:
+            skipped.append(Skipped(item, why))
+    told = {item.id: twin for item, twin in _told_twice(store, same)}
+    if skipped is not None:
+        skipped += [
+            Skipped(i, f"told since the batch was read by {short_id(told[i.id].id)}")
+            for i in same
+            if i.id in told
+        ]
+    return [i for i in same if i.id not in told]
 
 
 class ToldAlready(InvalidInput):
@@ -1352,11 +1423,14 @@ QUOTE_MIN_CHARS = 12  # a shorter line of a memory is too common to look for els
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
-def quotable(items: Sequence[Item]) -> list[str]:
-    """What of `items` another place could quote: each title and body line, and each
-    sentence of a longer line, of at least QUOTE_MIN_CHARS characters, whitespace
-    collapsed."""
-    lines = [" ".join(x.split()) for i in items for x in (i.title, *i.body.splitlines())]
+def quotable(store: Store, items: Sequence[Item]) -> list[str]:
+    """What of `items`, in any of their versions, another place could quote: each title
+    and body line, and each sentence of a longer line, of at least QUOTE_MIN_CHARS
+    characters, whitespace collapsed. An earlier version is often the very text a
+    person edited out and then wants gone."""
+    texts = {(i.title, i.body) for i in items}
+    texts |= {(r.title, r.body) for i in items for r in store.revisions(i.id)}
+    lines = [" ".join(x.split()) for t, b in sorted(texts) for x in (t, *b.splitlines())]
     parts = [*lines, *(part for line in lines for part in _SENTENCE_END.split(line))]
     return list(dict.fromkeys(part for part in parts if len(part) >= QUOTE_MIN_CHARS))
 
@@ -1420,7 +1494,7 @@ def plan_forget(store: Store, chosen: Sequence[Item], *, everywhere: bool = Fals
     quoting: list[Item] = []
     if everywhere:
         taken = [*ids_, *(c.id for c in copies)]
-        quoting = store.items_quoting(quotable([*chosen, *copies]), exclude_ids=taken)
+        quoting = store.items_quoting(quotable(store, [*chosen, *copies]), exclude_ids=taken)
     return ForgetPlan(tuple(chosen), tuple(copies), tuple(quoting), everywhere)
 
 
@@ -1443,7 +1517,7 @@ def forget(
     person forgets."""
     plan = items if isinstance(items, ForgetPlan) else plan_forget(store, items)
     policy.require_person(policy.resolve(actor), f"forget {len(plan.items)} memories")
-    needles = quotable([*plan.chosen, *plan.copies])
+    needles = quotable(store, [*plan.chosen, *plan.copies])
     gone = [item.id for item in plan.items]
     if write_spooled(store) and plan.everywhere:
         # A hook's handoff quoting it, written from the spool since the plan, goes too.

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning import paths, statements
-from kenning.curate import FOLDABLE
+from kenning.curate import FOLDABLE, covers, related
 from kenning.deliver import ONBOARD
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
@@ -29,8 +29,8 @@ from kenning.store import ItemQuery, Store, now_iso
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    # missing_file, expired_task, unused, duplicate, capped, over_cap,
-    # in_instructions, contradicts_instructions
+    # missing_file, expired_task, unused, duplicate, near_duplicate, contradiction,
+    # capped, over_cap, in_instructions, contradicts_instructions
     rule: str
     item_id: str
     title: str
@@ -113,7 +113,34 @@ def lint(
             )
         else:
             seen[key] = item
-    return findings + _cap_findings(store, items, scopes, cap, exclude_repos)
+    exact = {f.item_id for f in findings if f.rule == "duplicate"}
+    return (
+        findings
+        + _relation_findings(store, items, exact)
+        + _cap_findings(store, items, scopes, cap, exclude_repos)
+    )
+
+
+def _relation_findings(store: Store, items: list[Item], exact: set[str]) -> list[Finding]:
+    """Near-duplicates and contradictions, as curation reads them (`curate.related`),
+    between memories that apply in the same place (one's scope covers the other's: in
+    two unrelated repos, two rules may differ and both be right). Reported on the newer
+    of the two; `ken curate` proposes what to do about them."""
+    copies, reversals = related(store, items)
+    findings = []
+    for rule, pairs, says in (
+        ("near_duplicate", copies, "says what {} says"),
+        ("contradiction", reversals, "contradicts {}"),
+    ):
+        for older, newer, why in pairs:
+            if newer.id in exact or not (
+                covers(older.scope, newer.scope) or covers(newer.scope, older.scope)
+            ):
+                continue
+            where = f"in {older.scope}" if older.scope == newer.scope else f"({older.scope})"
+            detail = f"{says.format(short_id(older.id))} {where}: {why}"
+            findings.append(Finding(rule, newer.id, newer.title, detail))
+    return findings
 
 
 def _cap_findings(

@@ -26,7 +26,7 @@ import re
 import signal
 import threading
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
@@ -187,6 +187,12 @@ class Memory:
         who = policy.Actor(self.identity.writer)
         blocked = deliver.blocked_repos(self.config)
         return items.get_known(self.store, ref, who, blocked, own=frozenset(self.filed))
+
+    def known(self, blocked: set[str]) -> Callable[[Item], bool] | None:
+        """Which memories an id this agent gives resolves among, as `visible` resolves
+        it (a plan's ids)."""
+        who = policy.Actor(self.identity.writer)
+        return items.known_to(who, blocked, own=frozenset(self.filed))
 
     def run(self, fn: Any, *, too_long: str | None = None) -> Any:
         """`fn()`'s answer as the model is given it (`_shown`), a library error as a tool
@@ -943,11 +949,13 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             # Where the agent may not save a memory, its plan may not write one either.
             plans.check_scopes(mem.store, checked, mem.context(None).actor)
             blocked = deliver.blocked_repos(mem.config)
+            # Its ids name only what memory_get would give it.
+            known = mem.known(blocked)
             touched = plans.scopes_written(checked) + [
-                item.scope for item in plans.visible_targets(mem.store, checked, blocked)
+                item.scope for item in plans.visible_targets(mem.store, checked, blocked, known)
             ]
             deliver.check_write(mem.config, here, touched, projects=mem.store.projects())
-            seen = plans.preview(mem.store, checked)
+            seen = plans.preview(mem.store, checked, known=known)
             path = plans.save_draft(checked)
             answer = {
                 **seen.to_dict(),

@@ -45,7 +45,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -636,17 +636,21 @@ def _links_plus(item: Item, more: Iterable[Link]) -> tuple[Link, ...]:
 
 
 class _Resolver:
-    """Ids resolved against the store once; a missing target is a conflict, an
-    ambiguous one an error."""
+    """Ids resolved against the store once, among the memories `known` keeps (all when
+    None; an agent's: `items.known_to`); a missing target is a conflict, an ambiguous
+    one an error."""
 
-    def __init__(self, store: Store, name: str) -> None:
+    def __init__(
+        self, store: Store, name: str, known: Callable[[Item], bool] | None = None
+    ) -> None:
         self.store = store
         self.name = name
+        self.known = known
         self.owner: dict[str, int] = {}
 
     def get(self, op: Operation, ref: str) -> Item | None:
         try:
-            item_id = items.resolve(self.store, ref)
+            item_id = items.resolve(self.store, ref, self.known)
         except NotFound:
             return None
         except AmbiguousId as exc:
@@ -856,32 +860,53 @@ def _retire_into_step(op: Operation, resolver: _Resolver, now: str) -> Step:
     return Step(op.index, op.op, before, tuple(after), changes=tuple(changes))
 
 
-def visible_targets(store: Store, plan: Plan, blocked: set[str] | frozenset[str]) -> list[Item]:
+def visible_targets(
+    store: Store,
+    plan: Plan,
+    blocked: set[str] | frozenset[str],
+    known: Callable[[Item], bool] | None = None,
+) -> list[Item]:
     """The memories `plan` names, for an agent kept from the memories of `blocked` repos
-    (`deliver = false`): one of those refuses the plan, naming only its operation (its
-    preview would show the memory's text). A name that finds nothing is left to the
-    preview, which calls it a missing target."""
+    (`deliver = false`), its ids resolved among those `known` keeps, as its preview
+    resolves them. A full id of a withheld memory refuses the plan, naming only its
+    operation (its preview would show the memory's text); a short one finds nothing, as
+    it would in `ken show`. A name that finds nothing is left to the preview, which calls
+    it a missing target."""
     found: list[Item] = []
     for op in plan.operations:
         for ref in op.all_refs:
             try:
-                item = items.get(store, ref)
-            except (NotFound, InvalidInput, AmbiguousId):
+                item: Item | None = items.get(store, ref, known)
+            except NotFound:
+                full = ids.normalize_ref(ref)
+                named = store.find_ids(full) if len(full) == 26 else []
+                item = store.get_item(named[0]) if named else None
+            except (InvalidInput, AmbiguousId):
+                continue
+            if item is None:
                 continue
             if origins.withheld(item, blocked):
                 raise InvalidInput(
                     f"operations[{op.index}] names a memory of a repo whose memory is not "
                     "delivered to agents (deliver = false in config.toml); nothing was done"
                 )
-            found.append(item)
+            if known is None or known(item):
+                found.append(item)
     return found
 
 
-def preview(store: Store, plan: Plan, name: str = "the plan") -> Preview:
+def preview(
+    store: Store,
+    plan: Plan,
+    name: str = "the plan",
+    known: Callable[[Item], bool] | None = None,
+) -> Preview:
     """Each operation against the store as it is now: before, after, conflicts. A plan
-    already applied shows its receipt."""
+    already applied shows its receipt. Its ids resolve among the memories `known` keeps
+    (an agent's: `items.known_to`): what else they may name is a missing target, and an
+    ambiguous id lists none of it."""
     done = store.plan_receipt(plan.digest)
-    resolver = _Resolver(store, name)
+    resolver = _Resolver(store, name, known)
     steps: list[Step] = []
     refused: list[str] = []  # every operation refused is named, not only the first
     for op in plan.operations:

@@ -265,11 +265,14 @@ def import_items(
     actor: policy.Actor | None = None,
     history: Mapping[str, Sequence[Version]] | None = None,
     differ: list[str] | None = None,
+    renumbered: list[str] | None = None,
 ) -> tuple[int, int]:
     """Store checked items in batches, each with its earlier versions in `history`;
     returns (added, skipped). Items that are not proposals (an export brought back as it
     was) need a person. `differ`, when given, gets the ids of the skipped items whose
     text differs from the stored memory of that id: an import never changes a memory.
+    `renumbered` gets the ids of the items whose versions got new revision ids, since
+    another memory has theirs (`_own_revisions`).
     An agent's import is its own proposal, whoever the lines say wrote them, and each line
     a new memory: it proposes, it does not restore, so the ids and times the file gives
     are not kept (an id chosen to end as a person's memory's does would make that one's
@@ -293,6 +296,7 @@ def import_items(
     added, skipped = 0, len(items)
     items = [item for item in items if item.id not in here]
     skipped -= len(items)
+    items, history = _own_revisions(store, items, history, renumbered)
     earlier, changes = _current_versions(items, history)
     done = total - len(items)  # the ones found here already count as done
     for start in range(0, len(items), batch):
@@ -311,6 +315,46 @@ def import_items(
         if progress:
             progress(done, total)
     return added, skipped
+
+
+def _own_revisions(
+    store: Store,
+    items: Sequence[Item],
+    history: Mapping[str, Sequence[Version]] | None,
+    renumbered: list[str] | None,
+) -> tuple[list[Item], dict[str, Sequence[Version]]]:
+    """The items, and their versions, with no revision id another memory has. A line
+    copied under a new id (an export edited by hand, two exports merged) brings the
+    revision ids of the memory it copies, in the store or on an earlier line: each of
+    that item's versions gets a new id, in the file's order (versions are read in the
+    order of their ids), and `renumbered` its id. Every other item keeps its own, so a
+    restore with nothing copied stays exact."""
+    out: list[Item] = []
+    versions_of: dict[str, Sequence[Version]] = dict(history or {})
+
+    def ids_of(item: Item) -> list[str]:
+        return [v.item.revision for v in versions_of.get(item.id, ())] + [item.revision]
+
+    owners = store.revision_owners(sorted({r for item in items for r in ids_of(item)}))
+    for item in items:
+        versions = versions_of.get(item.id, ())
+        listed = [v.item.revision for v in versions]
+        # An export lists the current version last, under the item's own revision id.
+        current_listed = bool(listed) and listed[-1] == item.revision
+        repeats = len(set(listed)) < len(listed) or item.revision in listed[:-1]
+        others = any(owners.get(r, item.id) != item.id for r in ids_of(item))
+        if repeats or others:
+            fresh = [ids.new_ulid() for _ in versions]
+            versions_of[item.id] = [
+                Version(replace(v.item, revision=f), v.change)
+                for v, f in zip(versions, fresh, strict=True)
+            ]
+            item = replace(item, revision=fresh[-1] if current_listed else ids.new_ulid())
+            if renumbered is not None:
+                renumbered.append(item.id)
+        owners.update(dict.fromkeys(ids_of(item), item.id))
+        out.append(item)
+    return out, versions_of
 
 
 def _current_versions(

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
 
-from kenning import curate, plans
+from kenning import curate, outfile, plans
 from kenning.cli import options
 from kenning.cli.output import Result, echo, say, table
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
-from kenning.errors import InvalidInput
 from kenning.ids import short_id
 
 
@@ -77,13 +75,8 @@ def curate_cmd(
 
 
 def _write(path: Path, plan: dict[str, object]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    with outfile.replacing(path) as fh:
+        fh.write(json.dumps(plan, indent=2, ensure_ascii=False) + "\n")
 
 
 def _render(found: curate.Curation) -> None:

@@ -45,8 +45,9 @@ def forget(
     are the proposed copies that would have replaced them; the copies of the store kept
     from before an upgrade that hold them are removed, and named. The writes hooks kept in the
     spool while the store was locked are made first, and forgotten as the rest. With
-    --everywhere, so is every other memory that quotes a line of theirs (12 characters
-    or more), and the session prompts and recall queries that quote one are blanked.
+    --everywhere, so is every other memory that quotes a line of theirs, of any version
+    (12 characters or more), and the session prompts and recall queries that quote one
+    are blanked.
     With --session, the session's own record (its prompts, what it was told) goes too.
     """
 

@@ -38,8 +38,9 @@ def lint_cmd(
     here: bool,
     against: bool,
 ) -> Result:
-    """Report links to missing files, expired tasks, unused items, duplicates, what the
-    cap of active memories per scope archived, and (--against) memories that repeat or
+    """Report links to missing files, expired tasks, unused items, duplicates and
+    near-duplicates, rules that contradict each other where both apply, what the cap of
+    active memories per scope archived, and (--against) memories that repeat or
     contradict the instruction files, with the file and line."""
     hidden = tuple(sorted(state.withheld()))  # in an agent's shell, what it may not read
     findings = lint_mod.lint(

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from kenning import plans, policy
+from kenning import items, plans, policy
 from kenning.cli.output import Result, confirm, echo, say
 from kenning.cli.state import KenGroup, State, example, pass_state, renders
 from kenning.errors import InvalidInput, PlanConflict
@@ -105,9 +105,11 @@ def preview_cmd(state: State, file: str) -> Result:
     Exits 1 when a conflict blocks it.
     """
     plan = read(file)
-    # In an agent's shell, as MCP's memory_plan_draft: no plan naming a private memory.
-    plans.visible_targets(state.store, plan, state.withheld())
-    seen = plans.preview(state.store, plan, file)
+    # In an agent's shell, as MCP's memory_plan_draft: no plan naming a private memory,
+    # and its ids name only what `ken show` would show it.
+    known = items.known_to(state.actor(), state.withheld())
+    plans.visible_targets(state.store, plan, state.withheld(), known)
+    seen = plans.preview(state.store, plan, file, known)
     if seen.receipt is None:
         plans.check_scopes(state.store, plan, state.actor())  # what apply would refuse
     shown = Result(data=seen.to_dict(), text=lambda: echo(render(seen)))

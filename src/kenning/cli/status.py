@@ -71,9 +71,15 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
             retired = {old.id for old in retires.values()}
             chosen = [i for i in chosen if i.id not in retired]
         capped: list[Item] = []
+        skipped: list[items.Skipped] = []  # changed by another since it was read
         if action == "approve":
             done = items.approve_all(
-                state.store, chosen, actor=actor, archived=capped, progress=_progress(past)
+                state.store,
+                chosen,
+                actor=actor,
+                archived=capped,
+                progress=_progress(past),
+                skipped=skipped,
             )
         else:
             done = [
@@ -83,7 +89,10 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
         return Result(
             data=[i.to_dict() for i in done],
             text=lambda: _decided(past, done, retires, stale),
-            after=items.cap_said(capped),
+            after=[
+                *(f"skipped {short_id(s.item.id)}: {s.item.title} ({s.why})" for s in skipped),
+                *items.cap_said(capped),
+            ],
         )
 
     def _decided(

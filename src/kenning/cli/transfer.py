@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kenning import deliver, printable, transfer
+from kenning import deliver, outfile, printable, transfer
 from kenning.cli import complete
 from kenning.cli.output import Result, memories, say
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
-from kenning.errors import KenningError
 from kenning.ids import short_id
 from kenning.model import Scope
 from kenning.store import ItemQuery, Version
@@ -30,7 +29,8 @@ if TYPE_CHECKING:
     "-o",
     "target",
     type=click.Path(dir_okay=False),
-    help="Write to this file instead of stdout.",
+    help="Write to this file (readable by you alone) instead of stdout; "
+    "a device, pipe or link there is refused.",
 )
 @pass_state
 def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None:
@@ -40,17 +40,11 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
     )
     lines = transfer.export_lines(state.store, query, skip=state.withheld())
     if target:
-        tmp = Path(f"{target}.tmp")
         count = 0
-        try:
-            with tmp.open("w", encoding="utf-8") as fh:
-                for line in lines:
-                    fh.write(line + "\n")
-                    count += 1
-            tmp.replace(target)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise KenningError(f"cannot write {target}: {exc.strerror or exc}") from None
+        with outfile.replacing(target) as fh:
+            for line in lines:
+                fh.write(line + "\n")
+                count += 1
         say(f"exported {memories(count)} to {target}")
     else:
         for line in lines:
@@ -127,8 +121,15 @@ def import_cmd(
         say(f"imported {done + len(repeated)}/{total + len(repeated)}")
 
     differ: list[str] = []
+    renumbered: list[str] = []
     added, skipped = transfer.import_items(
-        state.store, checked, progress=progress, actor=state.actor(), history=history, differ=differ
+        state.store,
+        checked,
+        progress=progress,
+        actor=state.actor(),
+        history=history,
+        differ=differ,
+        renumbered=renumbered,
     )
     twice = f", {len(repeated)} that repeat an id" if repeated else ""
     if keep_status:
@@ -136,6 +137,12 @@ def import_cmd(
     else:
         said = f"added {memories(added, 'proposed')}, skipped {skipped} already here{twice}" + (
             "; review them with `ken list --status proposed`" if added else ""
+        )
+    if renumbered:
+        # A line copied under a new id: the copy is a memory of its own, versions and all.
+        said += (
+            f"; {len(renumbered)} of them got new revision ids (theirs were another "
+            "memory's: a line copied under a new id)"
         )
     if differ:
         # An import never changes a memory: say which ones the file has otherwise.
@@ -148,6 +155,7 @@ def import_cmd(
         "added": added,
         "skipped": skipped,
         "differ": [short_id(i) for i in differ],
+        "renumbered": [short_id(i) for i in renumbered],
         "repeated": [{"line": r.line, "first": r.first, "id": short_id(r.id)} for r in repeated],
     }
     return Result(data=data, text=lambda: say(said))

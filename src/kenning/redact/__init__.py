@@ -32,7 +32,10 @@ and a keyword's judgement depends on a bounded window around it, so it is rememb
 that window: the adversary's megabyte, one shape repeated, is judged once per distinct
 window.  ``bench/redact_bench.py`` measures it (see the README's Performance section).
 
-Redaction works in two phases over the *original* text:
+Redaction works in two phases over the *original* text, read without what a terminal
+or a JSON encoder puts between a secret's name and its value: ANSI colour codes
+(``NAME\x1b[0m=\x1b[33mvalue``) and the ``\u003d``/``\u0026`` escapes Go and Gson
+write for ``=`` and ``&``; the spans found are mapped back onto the text as it is.
 
 1. **Structured rules** find spans that are secrets by their shape or by what names
    them.  Each has a kind:
@@ -105,6 +108,8 @@ Redaction works in two phases over the *original* text:
        Apache's ``SetEnv NAME X``, nginx's ``fastcgi_param NAME X;``, HAProxy's ``stats
        auth user:X`` and ``insecure-password X``, Nagios' ``$USERn$=X``, Gradle's
        ``storePassword "X"``.
+       A command's flags are read up to the end of its segment, across lines a ``\\``
+       continues (``curl \\`` then ``-u "user:X"`` on a line of its own).
        Docker, Podman and nerdctl take ``-p`` as a password only in ``login``
        (``docker run -p 8080:8080`` publishes a port); a flag that starts with a verb
        (``--export-secret-keys``, ``--list-tokens``) names an action, not a value.
@@ -130,9 +135,11 @@ Redaction works in two phases over the *original* text:
        * the password of ``scheme://user:password@host`` URLs (up to the last ``@``),
          and a token standing alone before the ``@`` (``sentry_token`` for a Sentry
          DSN's key, ``https://<token>@git.example.com``);
-       * session cookies: ``PHPSESSID``, ``JSESSIONID``, ``sessionid``,
+       * session cookies: ``PHPSESSID``, ``JSESSIONID``, ``sessionid``, ``session_id``,
          ``connect.sid``, ``laravel_session``, ``_app_session``, ``__Host-…`` (also as a
-         HAR file's ``{"name": …, "value": …}``; not Windows Terminal's ``WT_SESSION``);
+         HAR file's ``{"name": …, "value": …}`` and made in code, ``new Cookie("JSESSIONID",
+         "X")``; not Windows Terminal's ``WT_SESSION``), when the value holds a digit or
+         its letters look random;
        * the credential of ``Authorization:`` headers (Bearer, Basic, Token, Digest,
          SSWS, Splunk, GenieKey...), and of a bare ``Bearer <token>`` of 16+
          characters with a digit;
@@ -155,12 +162,16 @@ Redaction works in two phases over the *original* text:
        exactly 12, 15, 18, 21 or 24 listed words), a TOTP setup key after its name.
    the exports of password managers (``exports``)
        The values under a CSV header's password or TOTP column (a header of short
-       names that ends its line), KeePass XML's ``<Key>Password</Key><Value>``.
+       names that ends its line), KeePass XML's ``<Key>Password</Key><Value>``, and the
+       rows of a PostgreSQL dump's ``COPY t (id, token) FROM stdin;`` under a secret's
+       column.
    what a command prints (``printed``)
        The value alone on the line after ``heroku auth:token`` (past its warnings),
        ``terraform output -raw <secret's name>``, ``security
        find-generic-password -w``, ``pass show``, ``vault kv get -field=`` and the like,
-       after ``cat`` of a file named as a secret, and under a line that names a password
+       after ``cat`` of a file named as a secret (``privatekey`` too), after ``wg genkey``
+       and ``echo $X`` / ``printenv X`` where X names a secret (a value shaped as one),
+       and under a line that names a password
        and ends with a colon (or is only the password's name).
    what a text's layout hides (``layout``)
        The indented lines of a YAML block scalar under a secret's name (``password: |``,
@@ -191,8 +202,9 @@ Redaction works in two phases over the *original* text:
        that makes it an identifier (``id``, ``sha``, ``commit``, ``hash``,
        ``fingerprint``, ``public``, ``trace``, ``address``, the ``RSA`` of gpg's
        ``using RSA key``...); a ``name=value`` run is judged on its value, its name
-       among the words before it (``client_id=…`` is an id), and a host with a path is
-       a URL, not a key.  Hex and UUIDs
+       among the words before it (``client_id=…`` is an id), a host with a path is
+       a URL, not a key, and words joined to a SHA-1/256/512 digest are a cache's key
+       (``key: node-modules-<sha256>``).  Hex and UUIDs
        (LaunchDarkly's ``sdk-``/``mob-`` + UUID among them) need a secret word (an
        Ethereum ``0x`` + 64 hex digits needs only a wallet).  The naming words are
        found by one trie-shaped pattern on a lower-cased byte copy, and a value's shape
@@ -213,7 +225,9 @@ public lines and MAC of a PuTTY key; ``ssh-ed25519 AAAA…`` public keys; base64
 certificates (``"x5c": ["MII…"]``); ``data:image/…;base64,`` URIs whose bytes start as
 an image, font or sound does; IPFS content ids (``bafy…``, ``Qm…``); SSH fingerprints
 (``SHA256:…``); bech32 public keys (``age1…``); base64 assigned to a public key's name
-(WireGuard's ``PublicKey = …`` and ``peer: …``, ``"public_key": …``); a value named as an
+(WireGuard's ``PublicKey = …`` and ``peer: …``, ``"public_key": …``, and its 44-character
+key alone on a line under ``wg pubkey``, ``wg show`` or a word that says public, not under
+``genkey`` or ``private``); an OAuth URL's ``state=`` and ``nonce=``; a value named as an
 identifier (``"id": "chatcmpl-…"``, ``x-amz-id-2:``, ``Change-Id:``, ``BuildID=``);
 ``ipfs://`` addresses, DNS verification tokens, CAPTCHA site keys, DKIM's ``b=``/``bh=``,
 minisign and signify public keys; AWS's documentation keys (``…EXAMPLE``) and webhooks
@@ -235,15 +249,16 @@ secret of its own.
   (``token.info``), do not name secrets.
 * Empty values, values containing ``[redacted:``, and placeholders stay: ``$VAR``,
   ``${VAR}``, ``$(cmd)``, ``%VAR%``, ``{{ var }}``, ``{}``, ``%s``, ``<your-token>``,
-  ``xxx``, ``****``, anything containing ``...`` or ``…`` (but for ``...`` between the
-  letters, digits and symbols of a password: ``password: Sp...rk9!zQ``), eight ``x`` in
-  a row or four
-  ``*`` (``sk-proj-XXXXXXXX…``), ``%(name)s``, ``your_…``/``…_here``, ``env:VAR``,
+  ``xxx``, ``****``, a prefix then ``***`` (``sk-ant-***``), anything containing
+  ``...`` or ``…`` (but for ``...`` between the letters, digits and symbols of a
+  password: ``password: Sp...rk9!zQ``), eight ``x`` in a row or four ``*``
+  (``sk-proj-XXXXXXXX…``), ``%(name)s``, ``your_…``/``…_here``, ``env:VAR``,
   ``vault:path#key`` and the words ``changeme``, ``placeholder``, ``redacted``, ``none``,
   ``null``, ``true``, ``false``, ``yes``, ``no``, ``todo``, ``dummy``, ``example``,
   ``secret``, ``password``, ``token``, ``str``, ``include``… URL and path values
   (``SECRET=/run/secrets/db``) and colours stay too.
-* Code stays: annotations (``password: str``, ``token: Optional[str]``), calls and
+* Code stays: annotations (``password: str``, ``token: Optional[str]``, GraphQL's
+  ``password: String!``), calls and
   subscripts (``token = get_token()``, ``os.environ["API_KEY"]``), attribute paths
   (``self.token``), identifiers that are themselves secret names
   (``token=access_token``), constants (``FG_DEFAULT``) and small numbers

@@ -249,6 +249,7 @@ def _structured(
     phrases.phrases(text, low, add)
     exports.csv_columns(text, low, add)
     exports.keepass(text, add)
+    exports.copy_rows(text, add)
     personal.cards(text, low, add)
     personal.pins(text, low, add)
     personal.security_answers(text, low, add)
@@ -284,8 +285,42 @@ def _structured(
     return merged
 
 
+# What a terminal or a JSON encoder puts between a secret's name and its value: a colour
+# code (``NAME\x1b[0m=\x1b[33mvalue``) and the ``\u003d`` that Go and Gson write for ``=``
+# (``&`` is ``\u0026``). The rules read the text without them, and the spans found are
+# mapped back onto the text as it is.
+_HIDDEN = lazy(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\\u00(?:3[dDcCeE]|26|27)", _F)
+_ESCAPED = {"3d": "=", "3c": "<", "3e": ">", "26": "&", "27": "'"}
+
+
 def _spans(text: str) -> list[_Span]:
     """All secret spans of ``text``, merged, sorted and non-overlapping."""
+    if "\x1b[" not in text and "\\u00" not in text:
+        return _plain_spans(text)
+    # The text read without its escapes, and where each of its characters came from.
+    parts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for m in _HIDDEN.finditer(text):
+        parts.append(text[pos : m.start()])
+        starts.extend(range(pos, m.start()))
+        ends.extend(range(pos + 1, m.start() + 1))
+        if m.group().startswith("\\"):
+            parts.append(_ESCAPED[m.group()[4:].lower()])
+            starts.append(m.start())
+            ends.append(m.end())
+        pos = m.end()
+    if not parts:
+        return _plain_spans(text)
+    parts.append(text[pos:])
+    starts.extend(range(pos, len(text)))
+    ends.extend(range(pos + 1, len(text) + 1))
+    return [(starts[s], ends[e - 1], k) for s, e, k in _plain_spans("".join(parts))]
+
+
+def _plain_spans(text: str) -> list[_Span]:
+    """All secret spans of ``text`` as it reads, merged, sorted and non-overlapping."""
     if len(text) < formats.MIN_TOKEN and text.isalnum() and text.isascii():
         return []  # no rule can find anything in a short word ("user", "cli", a tag)
     # One byte per character (non-ASCII becomes "?"), for fast case-folded and

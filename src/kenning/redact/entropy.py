@@ -289,9 +289,11 @@ _ID_NAME = lazy(
 # Content addresses, which are hashes: ipfs://..., /ipfs/...
 # domain verification tokens, which are published in DNS (google-site-verification=), and
 # CAPTCHA site keys, which web pages hold (data-sitekey="..."), and an OAuth PKCE
-# code_challenge, the digest of a verifier sent in the browser's authorize URL
+# code_challenge, the digest of a verifier sent in the browser's authorize URL, and its
+# state and nonce (values the client made to match the answer, which grant nothing)
 _PUBLIC_BEFORE = lazy(
-    r"(?:ipfs://|/ipfs/|ipns://|site-verification=|(?:site[-_]?key|code[-_]?challenge)"
+    r"(?:ipfs://|/ipfs/|ipns://|site-verification=|[?&](?:state|nonce)="
+    r"|(?:site[-_]?key|code[-_]?challenge)"
     r"[\"']?[ \t]*[:=][ \t]*[\"']?)\Z",
     _FI,
 )
@@ -352,7 +354,34 @@ _ETAG_BEFORE = lazy(
 )
 
 
+# 32 bytes in base64, as WireGuard writes its keys, and the words near one that say it
+# is the public half (the output of `wg pubkey`, `wg show`, `cat publickey`).
+_WG_KEY = lazy(r"[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=", _F)
+_WG_NEAR = lazy(r"(?<![A-Za-z])(?:wg|wireguard|pubkey|public(?:[ _-]?key)?|peers?)(?![a-z])", _FI)
+_WG_PRIVATE = lazy(r"genkey|private", _FI)
+
+
+def _printed_public_key(text: str, start: int, run: str) -> bool:
+    """A WireGuard public key alone on its line, under a command or a word that says it
+    is public, not under one that makes or reads a private key (which `printed` finds)."""
+    if len(run) != 44 or not _WG_KEY.fullmatch(run):
+        return False
+    line_start = text.rfind("\n", max(0, start - 200), start) + 1
+    line_end = text.find("\n", start)
+    line_end = len(text) if line_end < 0 else line_end
+    if text[line_start:start].strip() or text[start + 44 : line_end].strip() or not line_start:
+        return False
+    previous = text[text.rfind("\n", max(0, line_start - 201), line_start - 1) + 1 : line_start]
+    if "pubkey" in previous:
+        return True  # `wg pubkey < privatekey` prints the public half of a private key
+    if _WG_PRIVATE.search(previous):
+        return False
+    return _WG_NEAR.search(text, max(0, line_start - 400), line_start) is not None
+
+
 def _public_id(text: str, start: int, run: str) -> bool:
+    if _printed_public_key(text, start, run):
+        return True
     if _drive_id(run) or _BECH32.fullmatch(run) or _CID.fullmatch(run):
         return True
     if _BASE58_ADDRESS.fullmatch(run) and _ADDRESS_BEFORE.search(text, max(0, start - 40), start):

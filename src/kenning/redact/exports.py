@@ -14,6 +14,10 @@ is a line of names, a few words each, that ends the line; a call's arguments
 none, and a line of more cells than the header is none of its rows.
 
 KeePass's XML export holds each field as ``<Key>Password</Key><Value>...</Value>``.
+
+A PostgreSQL dump's ``COPY table (id, user_id, token) FROM stdin;`` is a header too: the
+rows after it, tab-separated up to ``\\.``, hold under a column named as a secret
+(``token``, ``password_digest`` is not) values that are secrets.
 """
 
 from __future__ import annotations
@@ -22,7 +26,13 @@ import re
 from collections.abc import Callable
 
 from kenning.redact.lazy import lazy
-from kenning.redact.named import _WORDS, _named_secret, _skip_value
+from kenning.redact.named import (
+    _WORDS,
+    _name_kind,
+    _named_secret,
+    _secret_word,
+    _skip_value,
+)
 
 Add = Callable[[tuple[int, int, str]], None]
 
@@ -162,3 +172,38 @@ def keepass(text: str, add: Add) -> None:
     for m in _KEEPASS.finditer(text):
         if _named_secret(m.group("n"), m.group("v"), quoted=True):
             add((m.start("v"), m.end("v"), "password"))
+
+
+# pg_dump's data block: COPY public.api_tokens (id, user_id, token) FROM stdin;
+_COPY = lazy(
+    r"^COPY[ \t]+[\w.\"]{1,200}[ \t]*\((?P<cols>[^()\r\n]{1,2000})\)[ \t]+FROM[ \t]+stdin;",
+    re.ASCII | re.MULTILINE,
+)
+
+
+def copy_rows(text: str, add: Add) -> None:
+    """The values under a secret's column in the rows of a ``COPY ... FROM stdin`` block."""
+    if "COPY " not in text:
+        return
+    pos = 0
+    # each line is read once: the next block is looked for after the rows of the last
+    while (m := _COPY.search(text, pos)) is not None:
+        names = [name.strip().strip('"') for name in m.group("cols").split(",")]
+        pos = _line_end(text, m.end()) + 1
+        if not any(_name_kind(name) for name in names):
+            continue
+        for _ in range(_ROWS_MAX):
+            if pos >= len(text) or text.startswith(("\\.", "COPY "), pos):
+                break  # the block's end
+            end = _line_end(text, pos)
+            cell = pos
+            for name in names:
+                stop = text.find("\t", cell, end)
+                stop = end if stop < 0 else stop
+                value = text[cell:stop].rstrip("\r")
+                if value != "\\N" and _named_secret(name, value, quoted=True):
+                    add((cell, cell + len(value), _secret_word(name)))
+                if stop >= end:
+                    break
+                cell = stop + 1
+            pos = end + 1

@@ -157,7 +157,8 @@ _PLACEHOLDER = lazy(
     | (?:your|my|insert|put|enter|replace|add)[-_]
     | .*[-_]here\Z
     | .*(?:\.\.\.|\u2026)          # truncated: ghp_...
-    | [A-Za-z0-9]{1,12}(?:[_.-][A-Za-z0-9]{1,12}){0,3}[_.-](?:x{3,}|X{3,})\Z  # sk_test_xxx
+    # sk_test_xxx, sk-ant-***
+    | [A-Za-z0-9]{1,12}(?:[_.-][A-Za-z0-9]{1,12}){0,3}[_.-](?:x{3,}|X{3,}|\*{3,})\Z
     | %\(                          # %(password)s
     | .*\[redacted:                # already redacted
     | %[-\#0-9.]*[sdrfxiu]\Z       # printf-style %s, %r
@@ -186,7 +187,12 @@ _CALL = lazy(r"[(\[]|.*?(?<![\w$])(?=[\w$]*?[A-Za-z]{3})[\w$]++[(\[]", _F)
 _NOT_CALL = lazy(r"[)\]][A-Za-z0-9_]", _F)
 _IDENT = lazy(r"[A-Za-z_][A-Za-z0-9_]*+", _F)
 _CONSTANT = lazy(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++", _F)
-_TYPE_NAME = lazy(r"[A-Z][a-z]++(?:[A-Z][a-z]++)*+", _F)
+_TYPE_NAME = lazy(
+    r"[A-Z][a-z]++(?:[A-Z][a-z]++)*+"
+    # GraphQL's non-null scalars and lists: password: String!, tokens: [ID!]!
+    r"|(?:String|ID|Int|Float|Boolean)!|\[[A-Z][A-Za-z]{0,40}!?\]!?",
+    _F,
+)
 _SMALL_NUMBER = lazy(r"[-+]?[0-9]{1,4}(?:\.[0-9]+)?", _F)
 _ALNUM = lazy(r"[A-Za-z0-9]", _F)
 _DIGIT = lazy(r"[0-9]", _F)
@@ -471,7 +477,7 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
             if _IDENT.fullmatch(value) and _kwarg(text, head, end):
                 return None  # login(password=pw)
         elif colon and _TYPE_NAME.fullmatch(value):
-            return None  # an annotation: secret: SecretStr
+            return None  # an annotation: secret: SecretStr, password: String!
     # After a colon a bare value must end the line (or the item, or a quoted header),
     # else it is prose ("Token: see the docs"), unless it can only be a credential
     # ("password: Qx7pLm2v (rotate monthly)").
@@ -1114,8 +1120,8 @@ _COMMAND = lazy(
     _F,
 )
 # A command's segment ends at a newline, a pipe, ; or &, but not inside quotes
-# ('violet&4062river' is one argument).
-_SEGMENT = lazy(r"(?:\"[^\"\r\n]*+\"|'[^'\r\n]*+'|[^\r\n|;&])*+", _F)
+# ('violet&4062river' is one argument) nor at a newline a backslash continues.
+_SEGMENT = lazy(r"(?:\"[^\"\r\n]*+\"|'[^'\r\n]*+'|\\\r?\n|[^\r\n|;&])*+", _F)
 _ARG = r"(?:\"(?P<dq>[^\"\r\n]{1,200})\"|'(?P<sq>[^'\r\n]{1,200})'|(?P<bare>[^\s\"'`|;&<>]{1,200}))"
 _COMMAND_FLAGS = {
     "mysql": lazy(r"(?<=[ \t])-p" + _ARG, _F),
@@ -1377,15 +1383,19 @@ _NAME_VALUE = lazy(
     r"(?:\"(?P<dq>[^\"\r\n]{1,256})\"|'(?P<sq>[^'\r\n]{1,256})'|(?P<bare>[^\s\"'#,}][^\s\"',}]{0,255}))",
     _F,
 )
-# Session cookies: the cookie is the login (JSESSIONID, PHPSESSID, sessionid, connect.sid,
-# laravel_session, _myapp_session, __Host-session); the match starts at the word.
+# Session cookies: the cookie is the login (JSESSIONID, PHPSESSID, sessionid, session_id,
+# connect.sid, laravel_session, _myapp_session, __Host-session); the match starts at the word.
 _SESSION = lazy(
-    r"(?:sessid|sessionid|session|sess|\.sid)=(?P<v>[A-Za-z0-9%._~+/=-]{16,4096}+)", _FI
+    r"(?:sessid|session[_-]?id|session|sess|\.sid)=(?P<v>[A-Za-z0-9%._~+/=-]{16,4096}+)", _FI
 )
 # found on lower-cased bytes, each by a pattern that starts with a literal (one
 # alternation of the two would be tried at every position)
 # (_gh_sess=: "sess" alone only after an underscore)
-_SESSION_WORDS = (lazy(rb"sess(?:id|ionid|ion)="), lazy(rb"(?<=_)sess="), lazy(rb"\.sid="))
+_SESSION_WORDS = (
+    lazy(rb"sess(?:id|ion[_-]?id|ion)="),
+    lazy(rb"(?<=_)sess="),
+    lazy(rb"\.sid="),
+)
 
 
 def _session_name(head: str) -> bool:
@@ -1789,7 +1799,7 @@ def _cookie_pair(name: str, value: str) -> bool:
     head = name[: m.start()]
     return (
         (m.group().startswith(".") or _session_name(head))
-        and bool(_DIGIT.search(value))
+        and bool(_DIGIT.search(value) or random_letters(value))
         and bool(_LETTER.search(value))
     )
 
@@ -1873,7 +1883,20 @@ def _redis(text: str, low: bytes, add: Add) -> None:
             add((m.start(group), m.end(group), "password"))
 
 
+# A cookie made in code or a copied request: new Cookie("JSESSIONID", "..."), .NET's
+# System.Net.Cookie("ASP.NET_SessionId", "...", "/", "host")
+_COOKIE_CALL = lazy(
+    r"Cookie[ \t]*\([ \t]*[\"'](?P<n>[^\"'\r\n]{1,60})[\"'][ \t]*,[ \t]*"
+    r"[\"'](?P<v>[^\"'\r\n]{1,4096})[\"']",
+    _F,
+)
+
+
 def _sessions(text: str, low: bytes, add: Add) -> None:
+    if b"cookie" in low:
+        for call in _COOKIE_CALL.finditer(text):
+            if _cookie_pair(call.group("n"), call.group("v")):
+                add((call.start("v"), call.end("v"), "secret_assignment"))
     hits = sorted(h.start() for words in _SESSION_WORDS for h in words.finditer(low))
     for hit in hits:
         m = _SESSION.match(text, hit)
@@ -1886,7 +1909,7 @@ def _sessions(text: str, low: bytes, add: Add) -> None:
             (m.group().startswith(".") or _session_name(head))
             and head != "WT_"  # Windows Terminal's WT_SESSION: the GUID of a tab
             and not _skip_value(value)
-            and _DIGIT.search(value)
+            and (_DIGIT.search(value) or random_letters(value))
             and _LETTER.search(value)
         ):
             add((m.start("v"), m.end("v"), "secret_assignment"))

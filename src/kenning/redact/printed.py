@@ -38,7 +38,7 @@ _PRINTS = lazy(
     r"|\bop[ \t]+read[ \t]|\bbw[ \t]+get[ \t]+(?:password|totp)\b"
     r"|\blpass[ \t]+show[ \t]+--password\b|\bkeyring[ \t]+get\b"
     r"|\bvault[ \t]+(?:kv[ \t]+get|read)[ \t].*-field[= ]|\bvault[ \t]+print[ \t]+token\b"
-    r"|\bopenssl[ \t]+rand[ \t]+-(?:hex|base64)\b|\bpwgen\b"
+    r"|\bopenssl[ \t]+rand[ \t]+-(?:hex|base64)\b|\bpwgen\b|\bwg[ \t]+genkey[ \t]*$"
     r"|\b(?:bin/)?(?:rails|rake)[ \t]+secret\b|\bmix[ \t]+phx\.gen\.secret\b"
     r"|\bartisan[ \t]+key:generate[ \t]+--show\b|\bsecrets\.token_(?:hex|urlsafe)\b"
     r"|\bkubectl[ \t]+get[ \t]+secrets?\b.*\bbase64[ \t]+(?:-d|--decode|-D)\b"
@@ -46,7 +46,11 @@ _PRINTS = lazy(
     r"|\bterraform[ \t]+output[ \t]+(?:-[\w=-]+[ \t]+)*-raw[ \t]+(?:-[\w=-]+[ \t]+)*"
     r"[\w.-]*(?:pass|secret|token|key|credential|pwd)[\w.-]*[ \t]*$"
     r"|\bpulumi[ \t]+stack[ \t]+output[ \t]+[\w.-]*(?:pass|secret|token|key|credential|pwd)"
-    r"[\w.-]*[ \t]+--show-secrets\b",
+    r"[\w.-]*[ \t]+--show-secrets\b"
+    # a variable whose name says it is a secret, echoed or printed alone
+    r"|\b(?:echo[ \t]+(?:-n[ \t]+)?[\"']?\$\{?|printenv[ \t]+)"
+    r"(?![\w]*public)[\w]*(?:pass|passwd|password|secret|token|key|credentials?|pwd|passphrase)"
+    r"\}?[\"']?[ \t]*$",
     re.IGNORECASE,
 )
 _PRINT_WORDS = (
@@ -73,10 +77,12 @@ _PRINT_WORDS = (
     b"secrets.token_",
     b"base64",
     b"output",
+    b"echo ",
+    b"printenv ",
 )
 # cat of a file whose name says it holds a secret (not a public key's .pub)
 _CAT = lazy(
-    r"\bcat[ \t]+(?P<f>[^\s|;&<>]*(?:pass|secret|token|credential|master\.key|\.key"
+    r"\bcat[ \t]+(?P<f>[^\s|;&<>]*(?:pass|secret|token|credential|private|master\.key|\.key"
     r"|auth\.txt|\.pem)[^\s|;&<>/]*)[ \t]*$",
     re.IGNORECASE,
 )
@@ -106,8 +112,10 @@ def printed(text: str, low: bytes, add: Add) -> None:
     if any(word in low for word in _PRINT_WORDS):
         for start in _lines_with(text, low, _PRINT_WORDS):
             end = _line_end(text, start)
-            if _PRINTS.search(text, start, end) and not _piped_away(text, start, end):
-                _next_word(text, end, add, shaped=False)
+            m = _PRINTS.search(text, start, end)
+            if m and not _piped_away(text, start, end):
+                # what `echo $X` prints may be anything: only a value shaped as a secret
+                _next_word(text, end, add, shaped=m.group().lower().startswith(("echo", "print")))
     if b"cat " in low:
         for start in _lines_with(text, low, (b"cat ",)):
             end = _line_end(text, start)

@@ -466,6 +466,13 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
         return None  # user-service-v2, build_2024_11_29
     if len(parts) >= 4 and _HEX.fullmatch(parts[-1]) and all(len(p) <= 12 for p in parts[:-1]):
         return None  # words and a digest: a CI cache's key, node-cache-Linux-x64-npm-<sha256>
+    if (
+        len(parts) >= 3
+        and len(parts[-1]) in (40, 64, 128)
+        and _HEX.fullmatch(parts[-1])
+        and all(p.isalpha() and len(p) <= 12 for p in parts[:-1])
+    ):
+        return None  # two words or more and a SHA-1/256/512: node-modules-<sha256>
     return "mixed" if len(value) >= 32 and random(value) or _looks_random(value) else None
 
 

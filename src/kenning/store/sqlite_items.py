@@ -305,6 +305,17 @@ class Items(Terms):
             sql += f" LIMIT {int(query.limit or -1)} OFFSET {max(0, int(query.offset))}"
         return [columns.row_to_item(r) for r in self._read(sql, params)]
 
+    def revision_owners(self, revision_ids: Sequence[str]) -> dict[str, str]:
+        """The item each of `revision_ids` the store holds is a version of."""
+        owners: dict[str, str] = {}
+        wanted = list(revision_ids)
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            rows = self._read(f"SELECT id, item_id FROM revisions WHERE id IN ({marks})", part)
+            owners.update((r["id"], r["item_id"]) for r in rows)
+        return owners
+
     def revisions(self, item_id: str) -> list[Revision]:
         rows = self._read("SELECT * FROM revisions WHERE item_id = ? ORDER BY id", (item_id,))
         return [

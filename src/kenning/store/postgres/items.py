@@ -334,6 +334,13 @@ class Items:
         )
         return [(row_to_item(r), float(r["rank"])) for r in rows]
 
+    def revision_owners(self, revision_ids: Sequence[str]) -> dict[str, str]:
+        """The item each of `revision_ids` the store holds is a version of."""
+        rows = self._read(
+            "SELECT id, item_id FROM revisions WHERE id = ANY(%s)", (list(revision_ids),)
+        )
+        return {r["id"]: r["item_id"] for r in rows}
+
     def revisions(self, item_id: str) -> list[Revision]:
         rows = self._read("SELECT * FROM revisions WHERE item_id = %s ORDER BY id", (item_id,))
         return [
