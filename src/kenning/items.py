@@ -21,6 +21,7 @@ from kenning import (
     ids,
     origins,
     policy,
+    printable,
     projects,
     rank,
     spool,
@@ -147,9 +148,13 @@ def parse_links(texts: Iterable[str]) -> tuple[Link, ...]:
         if len(text) > MAX_LINK_CHARS:
             raise InvalidInput(f"a link of {len(text):,} characters, over {MAX_LINK_CHARS:,}")
         try:
-            links.append(Link.parse(text))
+            link = Link.parse(text)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
+        # No path or URL holds one; in a link it would print a line of its own in `ken show`.
+        if (shown := printable.clean(str(link), one_line=True)) != str(link):
+            raise InvalidInput(f"bad link '{shown}': it holds a line break or control character")
+        links.append(link)
     return tuple(links)
 
 
@@ -216,13 +221,16 @@ def _redact_text(
 
 
 def redact_provenance(provenance: Provenance) -> Provenance:
-    """Provenance with every field redacted: a model name, a folder or a host given by an
-    agent or an imported file is text that reaches the store like any other."""
+    """Provenance with every field redacted, and on one line with its control characters
+    escaped (`printable.clean`): a model name, a folder or a host given by an agent, an
+    imported file or a team push is text that reaches the store like any other, and a
+    line break in it would print a line of its own (`status    active`) where a person
+    reviews the memory."""
     changed = {
         name: clean
         for name in Provenance.__slots__
         if isinstance(value := getattr(provenance, name), str)
-        and (clean := redact(value).text) != value
+        and (clean := printable.clean(redact(value).text, one_line=True)) != value
     }
     return replace(provenance, **changed) if changed else provenance
 
@@ -267,13 +275,26 @@ def describe_redactions(counts: dict[str, int]) -> str:
     return f"redacted {total} secret{'s' if total > 1 else ''}: {kinds}"
 
 
+class TooLong(InvalidInput):
+    """A memory's text over the 4 KB limit. Its message advises what the CLI can do
+    (`--link`); `advised` words it with what another face can do instead (an MCP tool
+    that takes no links)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        super().__init__(self.advised("link the details (--link file:PATH or --link url:URL)"))
+
+    def advised(self, advice: str) -> str:
+        return (
+            f"the memory is {self.size:,} bytes, over the 4 KB limit: keep the point short "
+            f"and {advice}"
+        )
+
+
 def check_size(title: str, body: str, evidence: str = "") -> None:
     size = len(f"{title}\n{body}".encode())
     if size > MAX_ITEM_BYTES:
-        raise InvalidInput(
-            f"the memory is {size:,} bytes, over the 4 KB limit: keep the point short and "
-            "link the details (--link file:PATH or --link url:URL)"
-        )
+        raise TooLong(size)
     ev = len(evidence.encode())
     if ev > MAX_EVIDENCE_BYTES:
         raise InvalidInput(
