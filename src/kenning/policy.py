@@ -37,8 +37,9 @@ without repeating the rule.
   own pty made with `script` or `pty.fork`) the agent can type too. So a person-only
   action there is refused (`NeedsPerson`, one line: run it in your own terminal), and
   the person runs it themselves. Person-only: deciding (above), registering or
-  removing projects, removing kenning's integrations or trusting its hooks, changing
-  settings, importing with statuses, joining or leaving a team and sharing with it.
+  removing projects, installing or removing kenning's integrations or trusting its
+  hooks, changing settings, importing with statuses, joining or leaving a team and
+  sharing with it, and pinning or unpinning (a pin is a person's stamp).
 - **Team memory** (copies `ken team sync` pulled from a team server, `source`
   `team:<workspace>#<server id>`) is read-only here for everyone: the server is where it
   changes (an admin decides there; `ken edit` files a proposed revision to it).
