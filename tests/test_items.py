@@ -127,6 +127,17 @@ def test_an_item_over_4_kb_is_refused_and_the_message_suggests_linking_a_file(st
     assert store.count_items() == 0
 
 
+def test_a_memory_of_exactly_4_kb_is_kept_and_one_byte_more_is_refused_as_that_many(store):
+    # A one-line memory of 4,096 bytes was refused as "4,097 bytes": the newline between
+    # title and body was counted when there was no body.
+    assert add("T" * 4096, store).title == "T" * 4096
+    assert add("T" * 2047 + "\n" + "B" * 2048, store).body == "B" * 2048
+    with pytest.raises(InvalidInput, match="the memory is 4,097 bytes"):
+        add("T" * 4097, store)
+    with pytest.raises(InvalidInput, match="the memory is 4,097 bytes"):
+        add("T" * 2048 + "\n" + "B" * 2048, store)
+
+
 def test_a_memory_that_is_only_a_secret_is_refused_and_a_secret_inside_one_is_redacted(store):
     with pytest.raises(InvalidInput, match="does not store secrets"):
         add("AKIAIOSFODNN7EXAMPLE", store)

@@ -268,7 +268,9 @@ def describe_redactions(counts: dict[str, int]) -> str:
 
 
 def check_size(title: str, body: str, evidence: str = "") -> None:
-    size = len(f"{title}\n{body}".encode())
+    """Refuse a memory over 4 KB (title, and the newline and body when there is one: the
+    memory as stored and shown), or evidence over 8 KB."""
+    size = len((f"{title}\n{body}" if body else title).encode())
     if size > MAX_ITEM_BYTES:
         raise InvalidInput(
             f"the memory is {size:,} bytes, over the 4 KB limit: keep the point short and "
