@@ -33,12 +33,13 @@ from typing import Any
 from kenning import items, policy
 from kenning.config import Config, made_state_dir
 from kenning.errors import InvalidInput, KenningError
+from kenning.ids import short_id
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import cut_to, one_line
 from kenning.redact import redact
 from kenning.store import Store
 from kenning.tokens import estimate_tokens
-from kenning.transcripts import Turn, conversation
+from kenning.transcripts import Turn, conversation, unreadable
 
 MAX_ITEMS = 5
 PROMPT = """You are summarizing part of a coding session between a person and a coding agent.
@@ -221,7 +222,9 @@ def summarize(
     final: bool = True,
     force: bool = False,
 ) -> SummaryResult | None:
-    """Summarize the part of `session` not summarized yet; None when there is none."""
+    """Summarize the part of `session` not summarized yet; None when there is none.
+    Raises SummarizeError when its transcript cannot be read (gone, or never given):
+    that is not "nothing new"."""
     if not force and not enabled_for(config, session):
         return None
     command = list(config.memory_summarize_command)
@@ -229,6 +232,12 @@ def summarize(
         raise InvalidInput(
             "set memory.summarize.command first (e.g. `ken config set memory.summarize.command "
             "'claude -p'`)"
+        )
+    why = unreadable(session.agent, session.transcript_path)
+    if why is not None:
+        raise SummarizeError(
+            f"cannot read the transcript of session {short_id(session.id)}: {why}; "
+            "nothing was summarized"
         )
     with _session_lock(session.id):
         parts, done = store.summary_progress(session.id)
