@@ -348,6 +348,32 @@ def test_a_summarizer_past_its_timeout_is_stopped_with_what_it_started(
     assert not running(worker)
 
 
+def test_a_summarizer_that_exits_leaving_a_child_on_its_stdout_is_taken_at_its_word(
+    store: SQLiteStore,
+    session: Session,
+    fake: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # It printed its answer and exited at once, but a child it left running held its
+    # stdout: kenning waited out the timeout, then said "took over 3 s" and kept nothing.
+    write_config(enabled=True, command=str(fake.parent / "fake-summarizer"), timeout_secs=3)
+    child = tmp_path / "child.pid"
+    monkeypatch.setenv("FAKE_SUMMARY_CHILD", str(child))
+    started = time.monotonic()
+
+    result = summarize.summarize(store, Config(), session)
+
+    assert time.monotonic() - started < 3
+    assert result is not None and result.summary is not None
+    assert result.summary.body == GOOD["summary"]
+    worker = int(child.read_text())
+    deadline = time.monotonic() + 5  # what it left running is stopped
+    while running(worker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not running(worker)
+
+
 def running(pid: int) -> bool:
     """Whether a process runs (a zombie waiting for its reaper does not)."""
     try:
