@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -2702,3 +2703,29 @@ def test_with_memory_off_the_tools_name_the_switch_that_turned_it_off(git_repo: 
     )
     assert not any("KEN_ENABLED" in text for text in said.values()), said
     assert all_items() == {}
+
+
+def test_a_task_the_agent_proposes_or_updates_expires_tasks_ttl_days_on(git_repo: Path) -> None:
+    # memory_propose kind=task and memory_update of it set the default 14 days.
+    assert ken("config", "set", "tasks.ttl_days", "3").exit_code == 0
+    got: dict[str, Item] = {}
+
+    async def scenario(server: Server) -> None:
+        task = await server.ok("memory_propose", {"text": "Port the export", "kind": "task"})
+        got["proposed"] = stored(task["id"])
+        await server.ok(
+            "memory_update",
+            {
+                "id": task["id"],
+                "text": "Port it, then the import",
+                "expected_revision": task["revision"],
+            },
+        )
+        got["updated"] = stored(task["id"])
+
+    drive(git_repo, scenario, client="codex")  # its own note: updated in place
+    assert got["updated"].title == "Port it, then the import"
+    for task in got.values():
+        assert task.expires_at is not None
+        left = datetime.fromisoformat(task.expires_at) - datetime.fromisoformat(task.updated_at)
+        assert left == timedelta(days=3)

@@ -292,7 +292,9 @@ class TooLong(InvalidInput):
 
 
 def check_size(title: str, body: str, evidence: str = "") -> None:
-    size = len(f"{title}\n{body}".encode())
+    """Refuse a memory over 4 KB (title, and the newline and body when there is one: the
+    memory as stored and shown), or evidence over 8 KB."""
+    size = len((f"{title}\n{body}" if body else title).encode())
     if size > MAX_ITEM_BYTES:
         raise TooLong(size)
     ev = len(evidence.encode())
@@ -302,11 +304,16 @@ def check_size(title: str, body: str, evidence: str = "") -> None:
         )
 
 
-def task_expiry(kind: Kind, updated_at: str, ttl_days: int = 14) -> str | None:
+def task_expiry(kind: Kind, updated_at: str, ttl_days: int | None = None) -> str | None:
+    """When a memory of `kind` changed at `updated_at` expires: `ttl_days` on (the
+    `tasks.ttl_days` setting when not given) for a kind that expires, else never. Every
+    write that sets a task's expiry (add, update, a change of kind, restore, a plan,
+    MCP) comes here, so each reads the one setting."""
     if not KINDS[kind].expires:
         return None
+    days = config.Config().tasks_ttl_days if ttl_days is None else ttl_days
     when = datetime.fromisoformat(updated_at)  # 3.11 reads the trailing Z as UTC
-    return (when + timedelta(days=ttl_days)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return (when + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def default_scope(repo: str | None) -> Scope:
@@ -329,7 +336,7 @@ def new_item(
     item_id: str | None = None,
     created_at: str | None = None,
     source: str | None = None,
-    ttl_days: int = 14,
+    ttl_days: int | None = None,
 ) -> Item:
     """Build a checked, redacted item (not yet stored)."""
     title, body = split_text(text)
@@ -776,7 +783,7 @@ def change(
     expected_revision: str | None = None,
     provenance: Provenance | None = None,
     what: str = "edit",
-    ttl_days: int = 14,
+    ttl_days: int | None = None,
     actor: policy.Actor | None = None,
 ) -> Item:
     """Change an item's text or fields; a new version unless `in_place`. An agent changes
@@ -866,7 +873,7 @@ def revised(
     remove_links: Iterable[str] = (),
     evidence: str | None = None,
     provenance: Provenance | None = None,
-    ttl_days: int = 14,
+    ttl_days: int | None = None,
 ) -> Item:
     """`item` changed as asked, checked and redacted, with a new revision id (not yet
     stored); `item` itself when nothing changes."""
