@@ -189,6 +189,32 @@ def test_an_edited_gemini_bullet_is_a_revision_of_its_memory_not_a_removal(git_r
         assert store.get_item(before.id).status is Status.SUPERSEDED
 
 
+# The second edit is closer to the revision's words, or to the approved memory's.
+@pytest.mark.parametrize(
+    "second", ["Answer in British English, always, everywhere.", "Answer in English."]
+)
+def test_a_bullet_edited_twice_before_its_revision_is_approved_keeps_the_approved_memory(
+    git_repo, second
+):
+    """The second edit updated the waiting revision in place and archived the approved
+    memory ("source removed"): agents lost the rule until someone approved the revision."""
+    with opened() as store:
+        before = _approve_then_edit_the_bullet(store, git_repo)
+        [revision] = collect.collect(store, cwd=str(git_repo), changed_only=True).revised
+        index = Path(os.environ["HOME"]) / ".gemini" / "GEMINI.md"
+        _touch(index, index.read_text().replace("Answer in British English, always.", second))
+        done = collect.collect(store, cwd=str(git_repo), changed_only=True)
+        assert done.archived == [] and done.revised == [] and done.added == []
+        assert [i.id for i in done.updated] == [revision.id]
+        assert store.get_item(before.id).status is Status.ACTIVE
+        assert store.get_item(revision.id).title == second
+        # Read again, nothing changes; approving the revision supersedes the approved one.
+        again = collect.collect(store, cwd=str(git_repo))
+        assert (again.archived, again.revised, again.added, again.updated) == ([], [], [], [])
+        items.set_status(store, revision.id, "approve")
+        assert store.get_item(before.id).status is Status.SUPERSEDED
+
+
 def test_a_rejected_revision_of_an_edited_bullet_leaves_the_approved_memory(git_repo):
     with opened() as store:
         before = _approve_then_edit_the_bullet(store, git_repo)

@@ -15,7 +15,8 @@ the truth, so `ken edit` points there.
 - A removed source archives its memory (`archive_reason` "source removed"), unless it
   was edited: where an entry is known by its text (a GEMINI.md bullet), an entry gone
   and one new that share at least half their words are one edited, filed as a revision
-  of the approved memory, which stays until the revision is approved.
+  of the approved memory, which stays until the revision is approved; edited again
+  before that, the waiting revision is updated (its source moves to the new bullet).
 - Where it goes: a place that belongs to a checkout goes to that repo (Claude names the
   checkout's folder its own way; the checkouts kenning has seen, from sessions and
   projects, are tried); one of a checkout kenning does not know goes to the agent's own
@@ -131,6 +132,7 @@ def _take(
     sources = {source_of(agent, memory) for memory in saved}
     edited = _edited(saved, agent, known, sources)
     seen: set[str] = set()
+    moved: set[str] = set()  # the waiting proposals updated: each has its source now
     for memory in saved:
         source = source_of(agent, memory)
         if source in seen:
@@ -142,8 +144,11 @@ def _take(
         mine = known.get(source, []) or known.get(edited.get(source, ""), [])
         current = next((i for i in mine if i.status is Status.ACTIVE), None)
         # One proposal waits per source: the first collection's, or a revision of the
-        # approved one. A later change updates it rather than filing another beside it.
+        # approved one (wherever its source was: a bullet edited twice is a new key each
+        # time). A later change updates it rather than filing another beside it.
         waiting = next((i for i in mine if i.status is Status.PROPOSED), None)
+        if waiting is None and current is not None:
+            waiting = _revision_of(current, known, sources)
         if any((i.title, i.body) == (title, body) for i in mine if i.status is not Status.ARCHIVED):
             done.unchanged += 1
             continue
@@ -152,6 +157,7 @@ def _take(
             if not dry_run:
                 changed = store.replace_item(replace(changed, revision=ids.new_ulid()), HOW)
             done.updated.append(changed)
+            moved.add(changed.id)
             continue
         new = _new(agent, memory, scope, title, body, source, replaces=current)
         if current is None and items.held_there(store, new) is not None:
@@ -165,7 +171,11 @@ def _take(
     kept = (Status.PROPOSED, Status.REJECTED, Status.DISMISSED)
     revised = {
         x.target
-        for item in [*(i for mine in known.values() for i in mine), *done.revised]
+        for item in [
+            *(i for mine in known.values() for i in mine if i.id not in moved),
+            *done.revised,
+            *done.updated,
+        ]
         if item.status in kept and item.source in sources
         for x in item.links
         if x.type == "item"
@@ -174,13 +184,31 @@ def _take(
         if source in seen or source in edited.values():
             continue
         for item in mine:
-            if item.status in (Status.ACTIVE, Status.PROPOSED) and item.id not in revised:
+            if item.id in moved or item.id in revised:
+                continue
+            if item.status in (Status.ACTIVE, Status.PROPOSED):
                 gone = replace(
                     item, status=Status.ARCHIVED, archive_reason=REMOVED, updated_at=now_iso()
                 )
                 if not dry_run:
                     gone = store.replace_item(replace(gone, revision=ids.new_ulid()), "archive")
                 done.archived.append(gone)
+
+
+def _revision_of(current: Item, known: dict[str, list[Item]], sources: set[str]) -> Item | None:
+    """The proposed revision of approved memory `current` that waits under a source the
+    place no longer has (a GEMINI.md bullet edited before: its text was its key)."""
+    return next(
+        (
+            i
+            for source, mine in known.items()
+            if source not in sources
+            for i in mine
+            if i.status is Status.PROPOSED
+            and any(x.type == "item" and x.target == current.id for x in i.links)
+        ),
+        None,
+    )
 
 
 def _edited(
