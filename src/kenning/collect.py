@@ -12,11 +12,15 @@ the truth, so `ken edit` points there.
 - A changed source updates its waiting proposal in place (the first one, or a revision
   filed earlier), and files a proposed revision of one already approved (a copy linked
   to it, which supersedes it when approved): one proposal waits per source.
-- A removed source archives its memory (`archive_reason` "source removed"), unless it
-  was edited: where an entry is known by its text (a GEMINI.md bullet), an entry gone
-  and one new that share at least half their words are one edited, filed as a revision
-  of the approved memory, which stays until the revision is approved; edited again
-  before that, the waiting revision is updated (its source moves to the new bullet).
+- A file there but not read now (over 256 KB, empty while an agent rewrites it, not
+  text in its encoding, a link out of the agent's folder: `saved.read_file`) changes
+  nothing of what came from it, and a note says why.
+- A removed source (a file gone, or an entry gone from a file read whole) archives its
+  memory (`archive_reason` "source removed"), unless it was edited: where an entry is
+  known by its text (a GEMINI.md bullet), an entry gone and one new that share at least
+  half their words are one edited, filed as a revision of the approved memory, which
+  stays until the revision is approved; edited again before that, the waiting revision
+  is updated (its source moves to the new bullet).
 - Where it goes: a place that belongs to a checkout goes to that repo (Claude names the
   checkout's folder its own way; the checkouts kenning has seen, from sessions and
   projects, are tried); one of a checkout kenning does not know goes to the agent's own
@@ -40,6 +44,7 @@ from pathlib import Path
 from kenning import agents, ids, paths
 from kenning.agents.agent import Agent, MemoryPlace, SavedMemory
 from kenning.deliver import COLLECT  # the hooks have it loaded already
+from kenning.errors import InvalidInput
 from kenning.model import MAX_ITEM_BYTES, Item, Provenance, Scope, ScopeType, Status
 from kenning.store import ItemQuery, SessionQuery, Store, now_iso
 
@@ -60,6 +65,9 @@ class Collected:
     updated: list[Item] = field(default_factory=list)  # waiting proposals changed in place
     revised: list[Item] = field(default_factory=list)  # proposed revisions of approved ones
     archived: list[Item] = field(default_factory=list)  # their source is gone
+    # A file there but not read now (too large, empty, not text, a link out of its
+    # folder), one line each: what was collected from it stays as it is.
+    notes: list[str] = field(default_factory=list)
     unchanged: int = 0
     places_read: int = 0
     places_skipped: int = 0  # unchanged since the last collection: not read
@@ -70,6 +78,7 @@ class Collected:
             "updated": [i.to_dict() for i in self.updated],
             "revised": [i.to_dict() for i in self.revised],
             "archived": [i.to_dict() for i in self.archived],
+            "notes": self.notes,
             "unchanged": self.unchanged,
             "places_read": self.places_read,
             "places_skipped": self.places_skipped,
@@ -109,6 +118,12 @@ def source_of(agent: Agent, memory: SavedMemory) -> str:
     return f"{HOW}:{agent.name}:{memory.path}" + (f"#{memory.key}" if memory.key else "")
 
 
+def _from(source: str, agent: Agent, path: str) -> bool:
+    """Whether `source` is the file `path`, or one entry of it."""
+    whole = f"{HOW}:{agent.name}:{path}"
+    return source == whole or source.startswith(f"{whole}#")
+
+
 def _take(
     store: Store,
     agent: Agent,
@@ -122,13 +137,24 @@ def _take(
     from kenning.redact import mostly_secret
 
     prefix = f"{HOW}:{agent.name}:{place.path}"
+    # A file there but not read now is no file removed: its memories are left out of
+    # what this reading may change (only a file gone, or an entry gone from a file read
+    # whole, removes a memory).
+    unread = {m.path: m.unread for m in saved if m.unread}
+    done.notes += [
+        f"not read: {path}: {why}; what came from it stays" for path, why in unread.items()
+    ]
+    saved = [m for m in saved if not m.unread]
     known: dict[str, list[Item]] = {}
     for item in store.list_items(
         ItemQuery(statuses=(), include_expired=True, source_prefix=prefix)
     ):
-        rest = (item.source or "")[len(prefix) :]
-        if rest[:1] in ("", "/", "#"):  # not a sibling folder sharing the name's start
-            known.setdefault(item.source or "", []).append(item)
+        source = item.source or ""
+        rest = source[len(prefix) :]
+        if rest[:1] not in ("", "/", "#"):
+            continue  # a sibling folder sharing the name's start
+        if not any(_from(source, agent, path) for path in unread):
+            known.setdefault(source, []).append(item)
     sources = {source_of(agent, memory) for memory in saved}
     edited = _edited(saved, agent, known, sources)
     seen: set[str] = set()
@@ -140,7 +166,10 @@ def _take(
         seen.add(source)
         if mostly_secret(memory.text):
             continue  # as anywhere else, a secret is no memory: where to find it is
-        title, body = _fit(memory.text)
+        try:
+            title, body = _fit(memory.text)
+        except InvalidInput:
+            continue  # nothing left to title it: no memory
         mine = known.get(source, []) or known.get(edited.get(source, ""), [])
         current = next((i for i in mine if i.status is Status.ACTIVE), None)
         # One proposal waits per source: the first collection's, or a revision of the
@@ -283,7 +312,10 @@ def _new(
 
 
 def _fit(text: str) -> tuple[str, str]:
-    """The text as stored: redacted, cut to the item limit with a visible marker."""
+    """The text as stored: redacted, cut to the item limit with a visible marker, and
+    split into a title and a body as `ken add` splits its text (NULs dropped, the
+    title one line); InvalidInput when nothing is left."""
+    from kenning.items import split_text
     from kenning.redact import redact
 
     clean = redact(text).text.strip()
@@ -292,8 +324,7 @@ def _fit(text: str) -> tuple[str, str]:
         marker = f"\n[cut: the rest is in the agent's file, {len(data):,} bytes]"
         room = MAX_ITEM_BYTES - len(marker.encode())
         clean = data[:room].decode("utf-8", errors="ignore").rstrip() + marker
-    title, _, body = clean.partition("\n")
-    return title.strip(), body.strip()
+    return split_text(clean)
 
 
 def _stamp(path: Path) -> tuple[int, int]:

@@ -24,8 +24,9 @@ def collect_cmd(state: State, dry_run: bool) -> Result:
     in the repo its folder belongs to, in the agent's own scope when kenning does not
     know that repo, or in global for the person's own memories. A changed file updates
     its waiting proposal, or proposes a revision of the approved memory; a removed file
-    archives its memory. Running it again reads only what changed. Each SessionStart
-    does the same unless memory.collect is false.
+    archives its memory. A file there but not read now (over 256 KB, empty, not text, a
+    link out of the agent's folder) changes nothing, and a line says why. Each
+    SessionStart does the same for what changed unless memory.collect is false.
     """
     done = collect.collect(state.store, dry_run=dry_run, cwd=os.getcwd())
     return Result(
@@ -46,6 +47,8 @@ def _collected(done: collect.Collected, dry_run: bool) -> None:
             click.echo(
                 f"{short}{label:<9} {who:<7} {item.scope}  {clean(item.title, one_line=True)}"
             )
+    for note in done.notes:
+        say(clean(note, one_line=True))
     verb, archived = ("would bring", "would archive") if dry_run else ("brought", "archived")
     news = len(done.added) + len(done.updated) + len(done.revised)
     say(
