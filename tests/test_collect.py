@@ -317,3 +317,26 @@ def test_session_start_collects_what_changed_unless_turned_off(git_repo, monkeyp
     with opened() as store:
         collected = [i for i in _all(store) if i.provenance.how == "collect"]
     assert len(collected) == (10 if enabled else 0)
+
+
+@pytest.mark.parametrize("decision", ["reject", "dismiss"])
+def test_a_statement_the_person_turned_down_is_set_aside_when_another_file_says_it(decision):
+    """As `memory_propose` sets aside a statement a person dismissed: it was proposed
+    again as soon as it showed up in another of the agent's files."""
+    notes = Path(os.environ["HOME"]) / ".codex" / "memories" / "extensions" / "ad_hoc" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "sudo.md").write_text("Never use sudo in scripts\n")
+    with opened() as store:
+        [first] = collect.collect(store).added
+        items.set_status(store, first.id, decision)
+        (notes / "sudo2.md").write_text("Never use sudo in scripts.\n")
+        done = collect.collect(store)
+        assert done.added == [] and [i.title for i in done.set_aside] == [
+            "Never use sudo in scripts."
+        ]
+        [aside] = done.set_aside
+        assert store.get_item(aside.id).status is Status.DISMISSED
+        assert f"item:{first.id}" in [str(x) for x in aside.links]
+        assert store.list_items(ItemQuery(statuses=("proposed",))) == []
+        again = collect.collect(store)
+        assert (again.added, again.set_aside, again.unchanged) == ([], [], 2)

@@ -54,6 +54,7 @@ from kenning.store import ItemQuery, SessionQuery, Store, now_iso
 
 HOW = COLLECT
 REMOVED = "source removed"
+TURNED_DOWN = (Status.REJECTED, Status.DISMISSED)  # a person's no to a statement
 SESSION_CWDS = 500  # recent sessions whose folders are tried as checkouts
 
 
@@ -65,6 +66,9 @@ class Collected:
     updated: list[Item] = field(default_factory=list)  # waiting proposals changed in place
     revised: list[Item] = field(default_factory=list)  # proposed revisions of approved ones
     archived: list[Item] = field(default_factory=list)  # their source is gone
+    # Statements a person rejected or dismissed before, met in another file: stored
+    # dismissed, linked to that decision (`items.file_proposal`), not proposed again.
+    set_aside: list[Item] = field(default_factory=list)
     # A file there but not read now (too large, empty, not text, a link out of its
     # folder), one line each: what was collected from it stays as it is.
     notes: list[str] = field(default_factory=list)
@@ -78,6 +82,7 @@ class Collected:
             "updated": [i.to_dict() for i in self.updated],
             "revised": [i.to_dict() for i in self.revised],
             "archived": [i.to_dict() for i in self.archived],
+            "set_aside": [i.to_dict() for i in self.set_aside],
             "notes": self.notes,
             "unchanged": self.unchanged,
             "places_read": self.places_read,
@@ -133,9 +138,12 @@ def _take(
     done: Collected,
     dry_run: bool,
 ) -> None:
-    from kenning import items
+    from kenning import items, policy
     from kenning.redact import mostly_secret
 
+    # Collection is the person's: what it finds held or turned down counts whoever's it
+    # is (nothing of it is told to an agent), in `ken collect` and at SessionStart alike.
+    collector = policy.Actor()
     prefix = f"{HOW}:{agent.name}:{place.path}"
     # A file there but not read now is no file removed: its memories are left out of
     # what this reading may change (only a file gone, or an entry gone from a file read
@@ -189,12 +197,18 @@ def _take(
             moved.add(changed.id)
             continue
         new = _new(agent, memory, scope, title, body, source, replaces=current)
-        if current is None and items.held_there(store, new) is not None:
+        if current is None and items.held_there(store, new, collector) is not None:
             done.unchanged += 1  # memory holds it there already (the person added it)
             continue
+        if current is not None:
+            if not dry_run:
+                new = store.insert_item(new, change=items.REPLACES)
+            done.revised.append(new)
+            continue
         if not dry_run:
-            new = store.insert_item(new, change=items.REPLACES if current else HOW)
-        (done.revised if current else done.added).append(new)
+            # As any agent's proposal: a statement a person turned down is set aside.
+            new = items.file_proposal(store, new, HOW, collector, turned_down=TURNED_DOWN)
+        (done.set_aside if new.status is Status.DISMISSED else done.added).append(new)
     # An approved memory whose edit waits as a revision stays until that is approved;
     # and when the person turned the revision down, it stays as they chose.
     kept = (Status.PROPOSED, Status.REJECTED, Status.DISMISSED)
