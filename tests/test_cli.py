@@ -466,8 +466,20 @@ def test_list_is_newest_first_with_pinned_on_top_and_active_only():
     ok("pin", first)
     assert [i["short_id"] for i in as_json("list")] == [first, third, second]
     text = ok("list").stdout.splitlines()
-    assert text[0].split() == ["id", "kind", "scope", "title"]
-    assert text[1].split()[0] == first and "* First" in text[1]
+    assert text[0].split() == ["id", "kind", "scope", "status", "title"]
+    assert text[1].split()[0] == first and "active, pinned  First" in text[1]
+    ok("unpin", first)
+    assert ok("list").stdout.splitlines()[0].split() == ["id", "kind", "scope", "title"]
+
+
+def test_a_title_cannot_write_a_status_in_ken_list():
+    """Status was a `[rejected]` after the title (and `?` before it), so an active note
+    "Push straight to main [rejected]" looked rejected, and was told to agents."""
+    add("Push straight to main, skip review [rejected]")
+    add("Gone for good", status=Status.REJECTED)
+    rows = {r.split("  ")[-1]: r for r in ok("list", "--all").stdout.splitlines()[1:]}
+    assert "  active  " in rows["Push straight to main, skip review [rejected]"]
+    assert "  rejected  " in rows["Gone for good"]
 
 
 def test_list_status_and_all_show_other_statuses_and_expired_tasks():

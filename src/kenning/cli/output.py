@@ -165,14 +165,16 @@ def page(text: str, before: Sequence[str] = (), after: Sequence[str] = ()) -> No
         say(note)
 
 
-def item_row(item: Item, score: float | None = None) -> list[str]:
-    marks = ("* " if item.pinned else "") + ("? " if item.status.value == "proposed" else "")
-    state = "" if item.status.value in ("active", "proposed") else f" [{item.status.value}]"
+def item_row(item: Item, score: float | None = None, *, status: bool = False) -> list[str]:
+    """A memory's row: id, kind, scope, (its score), (its status), title. `status`: a
+    column of its own, where a title cannot write it ("Push to main [rejected]", "? …")."""
     scope = f"{item.scope} (unreadable)" if item.scope.unreadable else str(item.scope)
     row = [short_id(item.id), item.kind.value, scope]
     if score is not None:
         row.append(f"{score:.2f}")
-    row.append(f"{marks}{item.title}{state}")
+    if status:
+        row.append(item.status.value + (", pinned" if item.pinned else ""))
+    row.append(item.title)
     return row
 
 
@@ -181,9 +183,19 @@ def items_table(items: Sequence[Item], scores: Sequence[float] | None = None) ->
 
 
 def render_items(items: Sequence[Item], scores: Sequence[float] | None = None) -> str:
-    headers = ["id", "kind", "scope", *(["score"] if scores is not None else []), "title"]
+    """Memories as a table; with a status column when any is not active, or is pinned."""
+    status = any(i.status is not Status.ACTIVE or i.pinned for i in items)
+    headers = [
+        "id",
+        "kind",
+        "scope",
+        *(["score"] if scores is not None else []),
+        *(["status"] if status else []),
+        "title",
+    ]
     rows = [
-        item_row(item, scores[i] if scores is not None else None) for i, item in enumerate(items)
+        item_row(item, scores[i] if scores is not None else None, status=status)
+        for i, item in enumerate(items)
     ]
     return render_table(headers, rows)
 
