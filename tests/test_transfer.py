@@ -508,3 +508,44 @@ def test_an_export_and_import_keep_status_round_trip_every_scope_status_and_prov
         assert third[key]["provenance"] == {**line["provenance"], "how": "import"}
         for field in ("scope", "kind", "tags"):
             assert third[key][field] == line[field], (line["title"], field)
+
+
+def test_import_keep_status_keeps_the_file_a_memory_is_collected_from(
+    git_repo, tmp_path, monkeypatch
+):
+    """A round trip dropped `source`: `ken collect` then no longer archived or revised
+    the memory of a file the agent had saved."""
+    import os
+    from pathlib import Path
+
+    from kenning import collect
+    from kenning.agents import claude
+
+    home = Path(os.environ["HOME"])
+    folder = home / ".claude" / "projects" / claude.checkout_name(str(git_repo)) / "memory"
+    folder.mkdir(parents=True)
+    (folder / "feedback_pnpm.md").write_text("# Use pnpm, never npm\n")
+    with opened() as store:
+        collect.collect(store, cwd=str(git_repo))
+    [line] = export_json(ken("export").stdout)
+    assert line["source"].startswith("collect:claude:")
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(json.dumps(line) + "\n")
+
+    monkeypatch.setenv("KEN_DB", str(tmp_path / "restored.db"))
+    assert ken("import", "--keep-status", str(dump)).exit_code == 0
+    [back] = export_json(ken("export").stdout)
+    assert back["source"] == line["source"]
+    (folder / "feedback_pnpm.md").unlink()
+    with opened(tmp_path / "restored.db") as store:
+        done = collect.collect(store, cwd=str(git_repo))
+    assert [i.id for i in done.archived] == [line["id"]]
+
+    # A plain import is a proposal and an agent's import its own: neither is a file's copy.
+    for db, env in (("plain.db", {}), ("agent.db", {"KEN_AGENT": "claude"})):
+        monkeypatch.setenv("KEN_DB", str(tmp_path / db))
+        flags = ["--keep-status"] if env else []
+        done = ken_proc("import", *flags, str(dump), env=env)
+        assert done.returncode == 0, done.stderr
+        [copy] = export_json(ken("export").stdout)
+        assert copy["source"] is None

@@ -9,9 +9,11 @@ line is also skipped when its scope already holds the same statement (the same t
 case, punctuation and spacing) under another id: a hand-written file without ids, imported
 twice, adds nothing either.
 With `keep_status`, a person brings their own export back as it was: statuses, pins,
-dismiss and archive reasons, review and expiry times, use counts and provenance. The whole
+dismiss and archive reasons, review and expiry times, use counts, provenance and the
+source a memory is kept in sync from (a collected file, a project's file), so `ken
+collect` and `ken project sync` go on revising and archiving it. The whole
 file is checked before anything is written: one bad line imports nothing.
-An agent's import is its proposals: new ids, its own name as the writer.
+An agent's import is its proposals: new ids, its own name as the writer, no source.
 """
 
 from __future__ import annotations
@@ -139,6 +141,9 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
     prov = data.get("provenance", {})
     if not isinstance(evidence, str) or not isinstance(prov, dict):
         raise InvalidInput(f"{where}: 'evidence' must be text and 'provenance' an object")
+    source = data.get("source") or None
+    if source is not None and not isinstance(source, str):
+        raise InvalidInput(f"{where}: 'source' must be text (what the memory is kept in sync from)")
     try:
         item = new_item(
             title.strip() + ("\n" + body if body else ""),
@@ -155,6 +160,9 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
             provenance=Provenance.from_dict(prov if keep_status else {**prov, "how": "import"}),
             item_id=ids.normalize_ref(item_id) if item_id else None,
             created_at=created_at or None,
+            # What `ken collect` or a project's sync revises it from: kept as it was by a
+            # person's own restore only, so a proposal is no file's copy.
+            source=source if keep_status else None,
         )
     except InvalidInput as exc:
         raise InvalidInput(f"{where}: {exc}") from None
@@ -288,6 +296,7 @@ def import_items(
                 id=ids.new_ulid(),
                 created_at=item.updated_at,  # when it was read: now
                 provenance=mine,
+                source=None,  # an agent's proposal is no file's copy
             )
             for item in items
         ]
