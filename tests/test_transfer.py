@@ -164,6 +164,14 @@ def test_import_redacts_secrets_in_what_it_brings():
         ('{"title": "x", "kind": "opinion"}', "line 2: unknown kind 'opinion'"),
         ('{"title": "x", "scope": "planet:mars"}', "line 2: bad scope"),
         ('{"title": "x", "provenance": []}', "line 2: 'evidence' must be text"),
+        # "bad scope 'None'" said nothing of what was wrong.
+        ('{"title": "x", "scope": null}', "line 2: its 'scope' is missing"),
+        # Dated later than now, as an id may not be: it would sort as the newest for ever.
+        (
+            '{"title": "x", "created_at": "2099-01-01T00:00:00.000Z"}',
+            "line 2: 'created_at' is 2099-01-01T00:00:00.000Z, later than now",
+        ),
+        ('{"title": "x", "created_at": "2026-13-45T00:00:00Z"}', "line 2: 'created_at' must be"),
     ],
 )
 def test_one_bad_line_imports_nothing_and_names_the_line(line, message):
@@ -549,3 +557,16 @@ def test_import_keep_status_keeps_the_file_a_memory_is_collected_from(
         assert done.returncode == 0, done.stderr
         [copy] = export_json(ken("export").stdout)
         assert copy["source"] is None
+
+
+def test_a_file_saved_with_a_byte_order_mark_imports(tmp_path):
+    """Notepad saves UTF-8 with a BOM: the import refused it as "not JSON"."""
+    dump = tmp_path / "edited.jsonl"
+    lines = [{"title": "Use pnpm, never npm", "kind": "preference"}, {"title": "Second"}]
+    text = "\r\n".join(json.dumps(line) for line in lines) + "\r\n"
+    dump.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    result = ken("import", str(dump))
+    assert result.exit_code == 0, result.stderr
+    with opened() as store:
+        titles = sorted(i.title for i in items.list_items(store, statuses=()))
+    assert titles == ["Second", "Use pnpm, never npm"]
