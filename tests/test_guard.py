@@ -275,6 +275,9 @@ PERSON_ONLY = {
     "project remove": lambda tmp, ref: ["project", "remove", "kept"],
     "integrate --remove": lambda tmp, ref: ["integrate", "claude", "--remove"],
     "integrate codex --trust": lambda tmp, ref: ["integrate", "codex", "--trust"],
+    "integrate codex --mcp": lambda tmp, ref: ["integrate", "codex", "--mcp"],
+    "integrate gemini": lambda tmp, ref: ["integrate", "gemini"],
+    "integrate claude": lambda tmp, ref: ["integrate", "claude"],
     "plan apply": lambda tmp, ref: ["plan", "apply", str(tmp.parent / "plan.json")],
 }
 
@@ -308,6 +311,7 @@ def test_a_person_only_command_in_an_agents_shell_is_refused_in_one_line(
     assert code == 1 and REFUSAL in shown
     assert (snapshot_all(), settings.read_bytes(), config.exists()) == before
     assert not (Path(os.environ["CODEX_HOME"]) / "config.toml").exists()
+    assert not (Path(os.environ["HOME"]) / ".gemini").exists()
 
 
 def revision(ref: str) -> str:

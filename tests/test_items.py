@@ -79,6 +79,31 @@ def test_a_task_expires_after_the_ttl_and_other_kinds_do_not(store):
     assert short.expires_at < task.expires_at
 
 
+def days_to_expiry(item) -> float:
+    from datetime import datetime
+
+    left = datetime.fromisoformat(item.expires_at) - datetime.fromisoformat(item.updated_at)
+    return left.total_seconds() / 86400
+
+
+def test_every_write_that_sets_a_tasks_expiry_reads_tasks_ttl_days(store):
+    # Only `ken add` passed the setting: an update, a change of kind and a restore
+    # gave a task the default 14 days.
+    from conftest import ken
+
+    assert ken("config", "set", "tasks.ttl_days", "2").exit_code == 0
+    task = items.add(
+        store, "Finish the billing migration", scope=Scope(ScopeType.GLOBAL), kind=Kind.TASK
+    )
+    note = items.add(store, "Halfway through the export", scope=Scope(ScopeType.GLOBAL))
+    assert days_to_expiry(task) == 2
+    assert days_to_expiry(items.change(store, task.id, text="Finish billing, then docs")) == 2
+    assert days_to_expiry(items.change(store, note.id, kind=Kind.TASK)) == 2
+    items.set_status(store, task.id, "archive", actor=policy.PERSON)
+    assert days_to_expiry(items.set_status(store, task.id, "restore", actor=policy.PERSON)) == 2
+    assert days_to_expiry(add("A one-day task", store, kind="task", ttl_days=1)) == 1
+
+
 def test_bad_tags_kinds_scopes_and_links_are_refused_with_the_choices():
     with pytest.raises(InvalidInput, match="bad tag"):
         items.clean_tags(["has space"])
@@ -100,6 +125,17 @@ def test_an_item_over_4_kb_is_refused_and_the_message_suggests_linking_a_file(st
     with pytest.raises(InvalidInput, match="8 KB"):
         add("Short", store, evidence="e" * 9000)
     assert store.count_items() == 0
+
+
+def test_a_memory_of_exactly_4_kb_is_kept_and_one_byte_more_is_refused_as_that_many(store):
+    # A one-line memory of 4,096 bytes was refused as "4,097 bytes": the newline between
+    # title and body was counted when there was no body.
+    assert add("T" * 4096, store).title == "T" * 4096
+    assert add("T" * 2047 + "\n" + "B" * 2048, store).body == "B" * 2048
+    with pytest.raises(InvalidInput, match="the memory is 4,097 bytes"):
+        add("T" * 4097, store)
+    with pytest.raises(InvalidInput, match="the memory is 4,097 bytes"):
+        add("T" * 2048 + "\n" + "B" * 2048, store)
 
 
 def test_a_memory_that_is_only_a_secret_is_refused_and_a_secret_inside_one_is_redacted(store):

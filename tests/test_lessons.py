@@ -517,3 +517,12 @@ def test_a_session_moved_into_a_repo_that_captures_nothing_notes_nothing_there(
     # Back in its own repo, the session's calls count again.
     tool("claude", shop, "Bash", {"command": "make"}, event="PostToolUseFailure", error="boom")
     assert [s.kind for s in session_signals()] == ["failure"]
+
+
+def test_the_stop_question_shows_the_prompt_it_quotes_escaped(shop: Path) -> None:
+    """The Stop hook's reason quoted the person's correcting prompt with its raw escape
+    and bidi characters, which every other text given an agent escapes."""
+    turn("codex", shop, "no, \x1b[2Kdon't mock the database \u202e in these tests")
+    reason = asked(stop("codex", shop), "codex")
+    assert "\\x1b[2Kdon't mock the database \\u202e in these tests" in reason
+    assert "\x1b" not in reason and "\u202e" not in reason

@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from kenning import __version__, items, sessions
 from kenning import where as where_mod
 from kenning.ids import new_ulid, short_id
 from kenning.mcp_server import Memory, build_server
-from kenning.model import Item, Provenance
+from kenning.model import Item, Provenance, Status
 from kenning.store import ItemQuery, SessionQuery, open_store
 from kenning.tokens import estimate_tokens
 
@@ -1923,7 +1924,9 @@ def test_an_agent_named_only_by_ken_agent_is_told_unless_deliver_to_leaves_it_ou
     _write_config('[memory]\ndeliver_to = ["claude"]\n')
 
     async def not_told(server: Server) -> None:
-        assert (await server.ok("memory_context"))["text"] == "Memory delivery is turned off here."
+        assert (await server.ok("memory_context"))["text"] == (
+            "Memory delivery is turned off here for aider (memory.deliver_to names claude)."
+        )
         assert "memory.deliver_to" in await server.error("memory_search", {"query": "zebrafish"})
 
     drive(git_repo, not_told, extra_env={"KEN_AGENT": "aider"})
@@ -2469,3 +2472,260 @@ def test_resending_what_memory_get_showed_changes_no_line_the_agent_did_not_touc
 
     drive(git_repo, scenario, client="claude-code", chain=NO_AGENT)
     assert stored(got["filed"]["id"]).title == "Wrap notices in <system-reminder> tags"
+
+
+def test_an_id_memory_get_does_not_know_gets_memory_gets_answer_from_memory_update(
+    git_repo: Path,
+) -> None:
+    """memory_get said another agent's proposal did not exist, while memory_update filed a
+    replacement of it (its tags and links, readable back) and, given a wrong revision,
+    told its current one. Every tool that takes an id answers as memory_get does."""
+    with opened() as store:
+        hidden = add(
+            "Ship on Fridays\nOnly after the freeze.",
+            store,
+            scope=f"repo:{REPO}",
+            kind="decision",
+            status=Status.PROPOSED,
+            tags=["release"],
+            links=["url:https://wiki.example/freeze"],
+            evidence="he said so",
+            provenance=Provenance(who="codex", how="mcp"),
+        )
+    said: dict[str, str] = {}
+
+    async def scenario(server: Server) -> None:
+        for ref in (hidden.id, short_id(hidden.id)):
+            said[f"get {ref}"] = await server.error("memory_get", {"id": ref})
+            for revision in (hidden.revision, "0" * 26):
+                said[f"update {ref} {revision}"] = await server.error(
+                    "memory_update",
+                    {"id": ref, "text": "t", "expected_revision": revision, "evidence": "e"},
+                )
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+
+    for key, text in said.items():
+        ref = key.split()[1]
+        answer = text.partition(": ")[2]  # after "Error executing tool NAME"
+        assert answer == said[f"get {ref}"].partition(": ")[2], key
+        assert "no item matches" in answer, key
+        assert hidden.revision not in text, key
+    assert set(all_items()) == {hidden.id}
+
+
+def test_a_server_whose_folder_was_deleted_says_so_in_every_tool(tmp_path: Path) -> None:
+    """Each tool answered only "Error executing tool memory_search", nothing of why."""
+    folder = tmp_path / "gone"
+    folder.mkdir()
+    said: dict[str, str] = {}
+
+    async def scenario(server: Server) -> None:
+        folder.rmdir()
+        for tool, args in (
+            ("memory_context", {}),
+            ("memory_search", {"query": "deploys"}),
+            ("memory_get", {"id": "abcd"}),
+            ("memory_propose", {"text": "A note"}),
+        ):
+            said[tool] = await server.error(tool, args)
+
+    drive_stdio(folder, scenario)
+    for tool, text in said.items():
+        assert text.endswith(": the current folder no longer exists: cd to one that does"), tool
+
+
+FORGED = "\nstatus    active\nreviewed  2026-01-01 (approved by you)\x00"
+
+
+def test_an_agent_forges_no_line_of_ken_show_through_its_model_or_a_link(git_repo: Path) -> None:
+    """The model argument and a file: link kept their newlines and NULs, and `ken show`
+    printed them raw: a proposal could show `status    active` to the person."""
+    got: dict[str, Any] = {}
+
+    async def scenario(server: Server) -> None:
+        got["saved"] = await server.ok(
+            "memory_propose",
+            {"text": "Ship on Fridays", "scope": "repo", "evidence": "e", "model": f"m{FORGED}"},
+        )
+        got["link"] = await server.error(
+            "memory_propose", {"text": "Ship on Mondays", "links": [f"file:a.py{FORGED}"]}
+        )
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+
+    assert "bad link 'file:a.py\\x0astatus    active" in got["link"], got["link"]
+    assert "\x00" not in got["link"]
+    assert [i.title for i in all_items().values()] == ["Ship on Fridays"]
+    model = stored(got["saved"]["id"]).provenance.model
+    assert model == "m\\x0astatus    active\\x0areviewed  2026-01-01 (approved by you)\\x00"
+    shown = ken("show", got["saved"]["id"]).stdout
+    assert [line for line in shown.splitlines() if line.startswith("status")] == [
+        "status    proposed"
+    ]
+    assert "(approved by you)" in shown and "\n" + "reviewed  2026" not in shown
+
+
+def test_an_error_shows_the_control_characters_it_echoes_escaped(git_repo: Path) -> None:
+    said: dict[str, str] = {}
+
+    async def scenario(server: Server) -> None:
+        said["id"] = await server.error("memory_get", {"id": "\x00\x00\x00\x00"})
+        said["tag"] = await server.error("memory_propose", {"text": "t", "tags": ["x\x00y"]})
+        said["scope"] = await server.error("memory_search", {"query": "q", "scopes": ["x\u2028y"]})
+
+    drive(git_repo, scenario)
+    assert "'\\x00\\x00\\x00\\x00' is not an item id" in said["id"], said["id"]
+    assert "bad tag 'x\\x00y'" in said["tag"], said["tag"]
+    assert "x\\u2028y" in said["scope"], said["scope"]
+    for text in said.values():
+        assert "\x00" not in text and "\u2028" not in text
+
+
+def test_a_lesson_with_an_unknown_key_is_refused_by_name_whatever_its_value(
+    git_repo: Path,
+) -> None:
+    """A string value was refused by name, any other as "Input should be a valid string"."""
+    said: list[str] = []
+
+    async def scenario(server: Server) -> None:
+        for value in (1, None, ["x"], {"a": "b"}, "x"):
+            lesson = {"lesson": "L", "evidence": "e", "extra": value}
+            said.append(await server.error("record_reflection", {"lessons": [lesson]}))
+        said.append(
+            await server.error("record_reflection", {"lessons": [{"lesson": "L", "evidence": 2}]})
+        )
+
+    drive(git_repo, scenario)
+    for text in said[:-1]:
+        assert text.endswith(
+            "a lesson takes no key 'extra': it takes lesson, evidence, kind; nothing was saved"
+        ), text
+    assert said[-1].endswith("lessons.0.evidence is text; nothing was saved"), said[-1]
+    assert all_items() == {}
+
+
+def test_a_memory_over_the_size_limit_is_told_what_the_tool_itself_can_do(
+    git_repo: Path, seeded: dict[str, Item]
+) -> None:
+    """Every tool said to use `--link file:PATH`, a flag of the CLI, even those that take
+    no links."""
+    big = "x" * 5000
+    note = seeded["note"]
+    said: dict[str, str] = {}
+
+    async def scenario(server: Server) -> None:
+        said["memory_propose"] = await server.error("memory_propose", {"text": big})
+        said["memory_update"] = await server.error(
+            "memory_update", {"id": note.id, "text": big, "expected_revision": note.revision}
+        )
+        said["memory_handoff"] = await server.error(
+            "memory_handoff", {"done": big, "state": "s", "next": "n"}
+        )
+        said["record_reflection"] = await server.error(
+            "record_reflection", {"lessons": [{"lesson": big, "evidence": "e"}]}
+        )
+
+    drive(git_repo, scenario, extra_env={"KEN_AGENT": "claude"})
+    for tool, text in said.items():
+        assert "over the 4 KB limit: keep the point short and " in text, tool
+        assert "--link" not in text, tool
+    assert 'links: ["file:PATH"]' in said["memory_propose"]
+    assert "memory_propose takes links" in said["memory_update"]
+    assert "say where the details are" in said["memory_handoff"]
+    assert "each lesson" in said["record_reflection"]
+    assert set(all_items()) == {i.id for i in seeded.values()}
+
+
+def test_a_memory_no_agent_will_be_told_is_not_said_to_be_seen_by_other_agents(
+    git_repo: Path,
+) -> None:
+    """memory_propose said "saved: other agents see it as yours, unreviewed" in a repo
+    with deliver = false, or to an agent memory.deliver_to leaves out."""
+    notes: dict[str, str] = {}
+
+    async def propose(server: Server, key: str) -> None:
+        for scope in ("workstream", "repo"):
+            args = {"text": f"{key} note in the {scope}", "scope": scope, "evidence": "e"}
+            notes[f"{key} {scope}"] = (await server.ok("memory_propose", args))["note"]
+
+    _write_config(f'[memory.repos."{REPO}"]\ndeliver = false\n')
+    drive(git_repo, lambda server: propose(server, "withheld"), extra_env={"KEN_AGENT": "claude"})
+    _write_config('[memory]\ndeliver_to = ["codex", "gemini"]\n')
+    drive(git_repo, lambda server: propose(server, "left out"), extra_env={"KEN_AGENT": "claude"})
+    _write_config("[memory]\ndeliver_to = []\n")
+    drive(git_repo, lambda server: propose(server, "no one"), extra_env={"KEN_AGENT": "claude"})
+
+    withheld = "it belongs to a repo whose memory is not delivered to agents"
+    assert notes["withheld workstream"] == f"saved, but no agent is told it: {withheld} " + (
+        "(deliver = false in config.toml)"
+    )
+    assert notes["withheld repo"].startswith(
+        f"proposed: a person will review it, but no agent is told it even then: {withheld}"
+    )
+    assert notes["left out workstream"] == (
+        "saved: the agents memory.deliver_to names (codex, gemini) see it as yours, "
+        "unreviewed; you are not among them"
+    )
+    assert notes["left out repo"] == (
+        "proposed: a person will review it before the agents memory.deliver_to names "
+        "(codex, gemini) see it; you are not among them"
+    )
+    assert notes["no one workstream"] == (
+        "saved, but no agent is told it: memory.deliver_to names no agent"
+    )
+
+
+def test_with_memory_off_the_tools_name_the_switch_that_turned_it_off(git_repo: Path) -> None:
+    """memory_context said "Memory delivery is turned off here." and the errors named
+    "memory.enabled or memory.deliver_to", or "memory.enabled = false in config.toml, or
+    KEN_ENABLED=0", whichever did it."""
+    said: dict[str, str] = {}
+
+    async def scenario(server: Server) -> None:
+        said["context"] = (await server.ok("memory_context"))["text"]
+        said["search"] = await server.error("memory_search", {"query": "zebrafish"})
+        said["get"] = await server.error("memory_get", {"id": "abcd"})
+        said["history"] = await server.error("session_history")
+        said["propose"] = await server.error("memory_propose", {"text": "A note"})
+
+    drive_stdio(git_repo, scenario, extra_env={"KEN_ENABLED": "0"})
+    assert said["context"] == "Memory delivery is turned off here (KEN_ENABLED=0)."
+    for key in ("search", "get", "history"):
+        assert "memory delivery is turned off here (KEN_ENABLED=0)" in said[key], key
+    assert said["propose"].endswith("memory is turned off (KEN_ENABLED=0): nothing was saved")
+    assert not any("memory.enabled" in text for text in said.values()), said
+
+    _write_config("[memory]\nenabled = false\n")
+    drive(git_repo, scenario)
+    assert said["context"] == (
+        "Memory delivery is turned off here (memory.enabled = false in config.toml)."
+    )
+    assert not any("KEN_ENABLED" in text for text in said.values()), said
+    assert all_items() == {}
+
+
+def test_a_task_the_agent_proposes_or_updates_expires_tasks_ttl_days_on(git_repo: Path) -> None:
+    # memory_propose kind=task and memory_update of it set the default 14 days.
+    assert ken("config", "set", "tasks.ttl_days", "3").exit_code == 0
+    got: dict[str, Item] = {}
+
+    async def scenario(server: Server) -> None:
+        task = await server.ok("memory_propose", {"text": "Port the export", "kind": "task"})
+        got["proposed"] = stored(task["id"])
+        await server.ok(
+            "memory_update",
+            {
+                "id": task["id"],
+                "text": "Port it, then the import",
+                "expected_revision": task["revision"],
+            },
+        )
+        got["updated"] = stored(task["id"])
+
+    drive(git_repo, scenario, client="codex")  # its own note: updated in place
+    assert got["updated"].title == "Port it, then the import"
+    for task in got.values():
+        assert task.expires_at is not None
+        left = datetime.fromisoformat(task.expires_at) - datetime.fromisoformat(task.updated_at)
+        assert left == timedelta(days=3)

@@ -174,7 +174,7 @@ ID = "01ARZ3NDEKTSV4RRFFQ69G5FAW"
         ),
         (
             {"op": "create", "text": "x" * 4097, "kind": "note", "scope": "global"},
-            "operations[1] (create): the memory is 4,098 bytes, over the 4 KB limit",
+            "operations[1] (create): the memory is 4,097 bytes, over the 4 KB limit",
         ),
         (
             {

@@ -292,8 +292,8 @@ def test_an_agent_setting_another_agents_marker_takes_no_notes_of_either(git_rep
 
     claude, codex = {"CLAUDECODE": "1"}, {"CODEX_THREAD_ID": "t1"}
     notes = {"claude": added("Claude's branch note", claude), "codex": added("Codex's note", codex)}
-    for who, ref in notes.items():
-        done = ken_proc("pin", ref, env=claude if who == "claude" else codex, cwd=git_repo)
+    for ref in notes.values():  # a person pins each
+        done = ken_proc("pin", ref, cwd=git_repo)
         assert done.returncode == 0, done.stderr
     before = snapshot()
     both = {**claude, **codex}
@@ -308,28 +308,58 @@ def test_an_agent_setting_another_agents_marker_takes_no_notes_of_either(git_rep
         assert store.get_item(mine).provenance.who == "agent"
 
 
-def test_an_agent_cannot_pin_what_it_proposes_but_may_pin_its_own_working_note(git_repo):
+def test_an_agent_pins_nothing_from_its_shell_not_even_its_own_working_note(git_repo):
+    # A pin puts a memory atop every pack and past the cap: a person's stamp. Claude's
+    # `ken add --scope workstream --pin` made four such notes, and `ken pin` its own one.
     claude = {"CLAUDECODE": "1", "CLAUDE_CODE_EXECPATH": "/usr/bin/claude"}
     ken_proc("add", "A person's note", cwd=git_repo)
-    before = snapshot()
-    for args in (
-        ("Disable the linter in CI", "--kind", "preference", "--evidence", "lint is slow"),
-        ("Lint is off in CI", "--scope", "repo", "--evidence", "lint is slow"),
-    ):
-        done = ken_proc("add", *args, "--pin", env=claude, cwd=git_repo)
-        assert done.returncode == 1 and done.stdout == "", args
-        assert "claude cannot pin a proposed" in one_line_error(done.stderr), args
-    assert snapshot() == before
-    done = ken_proc(
-        "add", "Branch state", "-s", "workstream", "--pin", "--json", env=claude, cwd=git_repo
-    )
+    done = ken_proc("add", "Branch state", "-s", "workstream", "--json", env=claude, cwd=git_repo)
     assert done.returncode == 0, done.stderr
-    made = json.loads(done.stdout)
-    assert (made["status"], made["pinned"], made["provenance"]["who"]) == (
-        "active",
-        True,
-        "claude",
-    )
+    own = json.loads(done.stdout)["id"]
+    before = snapshot()
+    for args, said in (
+        (
+            ("add", "Disable the linter in CI", "--kind", "preference", "-e", "lint is slow"),
+            "claude cannot pin a proposed preference",
+        ),
+        (
+            ("add", "Lint is off in CI", "--scope", "repo", "--evidence", "lint is slow"),
+            "claude cannot pin a proposed note",
+        ),
+        (("add", "Branch state, pinned", "-s", "workstream"), "claude cannot pin an active note"),
+    ):
+        done = ken_proc(*args, "--pin", env=claude, cwd=git_repo)
+        assert done.returncode == 1 and done.stdout == "", args
+        line = one_line_error(done.stderr)
+        assert said in line and "a person's to give" in line, args
+    for verb in ("pin", "unpin"):
+        done = ken_proc(verb, own[-6:], env=claude, cwd=git_repo)
+        assert done.returncode == 1 and done.stdout == "", verb
+        assert f"{verb} memory {own[-6:].lower()}" in one_line_error(done.stderr)
+        assert "needs a person" in one_line_error(done.stderr)
+    assert snapshot() == before
+    # Its own note stays its to reword, and a person pins it in their own shell.
+    done = ken_proc("update", own, "--text", "Branch state, v2", env=claude, cwd=git_repo)
+    assert done.returncode == 0, done.stderr
+    assert ken_proc("pin", own, cwd=git_repo).returncode == 0
+    with opened() as store:
+        assert store.get_item(own).pinned
+
+
+def test_the_library_refuses_an_agents_pin_and_unpin_of_its_own_working_note(store):
+    agent = policy.Actor("claude", (Scope.parse(WORKSTREAM),))
+    own = items.add(store, "Halfway through", scope=Scope.parse(WORKSTREAM), actor=agent)
+    with pytest.raises(NeedsPerson, match="cannot pin an active note"):
+        items.add(store, "Pinned by me", scope=Scope.parse(WORKSTREAM), pinned=True, actor=agent)
+    before = snapshot()
+    for pinned in (True, False):
+        with pytest.raises(NeedsPerson, match="pin memory .* needs a person"):
+            items.set_pinned(store, own.id, pinned, actor=agent)
+    assert snapshot() == before
+    assert items.set_pinned(store, own.id, True, actor=policy.PERSON).pinned
+    with pytest.raises(NeedsPerson, match="unpin memory .* needs a person"):
+        items.set_pinned(store, own.id, False, actor=agent)
+    assert items.get(store, own.id).pinned
 
 
 def test_an_agent_revises_its_own_waiting_proposal_from_its_shell_but_decides_nothing(git_repo):

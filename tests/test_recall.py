@@ -522,6 +522,22 @@ def test_ken_recall_says_when_nothing_fits(stocked: dict[str, Item]) -> None:
     assert "nothing here fits" in result.output
 
 
+@pytest.mark.parametrize(
+    ("args", "stdin"),
+    [((), ""), (("",), "rotate staging credentials"), (("  ",), None), (("-",), " \n")],
+)
+def test_ken_recall_of_an_empty_prompt_is_refused_in_one_line(
+    stocked: dict[str, Item], args: tuple[str, ...], stdin: str | None
+) -> None:
+    # It said "nothing here fits that prompt" and exited 0, as if it had looked.
+    result = ken("recall", *args, input=stdin)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == (
+        "ken: the prompt is empty: give a PROMPT (or one on stdin), or --queries FILE; "
+        "nothing was recalled\n"
+    )
+
+
 def test_ken_recall_json(stocked: dict[str, Item]) -> None:
     data = json.loads(ken("recall", "rotate the staging credentials", "--json").output)
     assert set(data) == {"terms", "items", "tokens", "text"}

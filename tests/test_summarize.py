@@ -8,6 +8,7 @@ assistant's message id.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from conftest import KEN_BIN, ken
-from helpers import opened, plant_kenning
+from helpers import one_line_error, opened, plant_kenning
 from kenning import summarize
 from kenning.config import Config
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Session, Status
@@ -347,6 +348,32 @@ def test_a_summarizer_past_its_timeout_is_stopped_with_what_it_started(
     assert not running(worker)
 
 
+def test_a_summarizer_that_exits_leaving_a_child_on_its_stdout_is_taken_at_its_word(
+    store: SQLiteStore,
+    session: Session,
+    fake: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # It printed its answer and exited at once, but a child it left running held its
+    # stdout: kenning waited out the timeout, then said "took over 3 s" and kept nothing.
+    write_config(enabled=True, command=str(fake.parent / "fake-summarizer"), timeout_secs=3)
+    child = tmp_path / "child.pid"
+    monkeypatch.setenv("FAKE_SUMMARY_CHILD", str(child))
+    started = time.monotonic()
+
+    result = summarize.summarize(store, Config(), session)
+
+    assert time.monotonic() - started < 3
+    assert result is not None and result.summary is not None
+    assert result.summary.body == GOOD["summary"]
+    worker = int(child.read_text())
+    deadline = time.monotonic() + 5  # what it left running is stopped
+    while running(worker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not running(worker)
+
+
 def running(pid: int) -> bool:
     """Whether a process runs (a zombie waiting for its reaper does not)."""
     try:
@@ -483,6 +510,25 @@ def test_ken_summarize_says_what_it_sent_and_stored(session: Session, fake: Path
 
     again = ken("summarize", session.id[-6:])
     assert again.exit_code == 0 and "nothing new to summarize" in again.stderr
+
+
+def test_ken_summarize_of_a_session_whose_transcript_is_gone_or_never_given_says_so(
+    store: SQLiteStore, session: Session, transcript: Transcript, fake: Path
+) -> None:
+    # It said "nothing new to summarize" and exited 0.
+    transcript.path.unlink()
+    short = session.id[-6:].lower()
+    gone = ken("summarize", session.id)
+    assert gone.exit_code == 1 and gone.stdout == ""
+    assert one_line_error(gone.stderr) == (
+        f"ken: cannot read the transcript of session {short}: {transcript.path} is not there "
+        "(moved or deleted?); nothing was summarized"
+    )
+    store.upsert_session(dataclasses.replace(session, transcript_path=None), [])
+    never = ken("summarize", session.id)
+    assert never.exit_code == 1
+    assert "claude never gave its path" in one_line_error(never.stderr)
+    assert prompts_sent(fake) == [] and everything(store) == []
 
 
 def test_ken_summarize_json_and_errors(session: Session, fake: Path, monkeypatch) -> None:

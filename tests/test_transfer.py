@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -570,3 +571,40 @@ def test_a_file_saved_with_a_byte_order_mark_imports(tmp_path):
     with opened() as store:
         titles = sorted(i.title for i in items.list_items(store, statuses=()))
     assert titles == ["Second", "Use pnpm, never npm"]
+
+
+@pytest.mark.parametrize("command", [["export", "-o"], ["curate", "--plan"]])
+def test_a_file_ken_writes_where_told_never_replaces_a_device_a_pipe_or_a_link(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """`ken curate --plan /dev/full`, run as root, made /dev/full a regular file: the plan
+    was written to a guessable `.FILE.tmp` (whose link was followed) and renamed over the
+    path. A path that is not a regular file is refused, and what is written is 0600."""
+    import os
+    import stat
+
+    out = tmp_path / "out"
+    out.mkdir()
+    add("Deploys go through make release", kind="decision")
+    add("Deploy by running make release", kind="decision")
+    target = out / "file.json"
+    os.mkfifo(out / "pipe")
+    (out / "elsewhere").write_text("keep me\n")
+    (out / "link").symlink_to(out / "elsewhere")
+    (out / ".file.json.tmp").symlink_to(out / "elsewhere")  # an old guess
+    for bad in ("pipe", "link"):
+        done = ken(*command, str(out / bad))
+        assert done.exit_code == 1 and "is not a regular file" in done.stderr, done.output
+    assert stat.S_ISFIFO(os.lstat(out / "pipe").st_mode)
+    assert (out / "link").is_symlink()
+    done = ken(*command, str(target))
+    assert done.exit_code == 0, done.output
+    assert (out / "elsewhere").read_text() == "keep me\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".file.json.tmp",
+        "elsewhere",
+        "file.json",
+        "link",
+        "pipe",
+    ]

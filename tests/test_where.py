@@ -519,3 +519,12 @@ def test_an_origin_holding_a_secret_keys_the_repo_by_its_path_and_never_reaches_
     added = ken_proc("add", "Deploys go through staging", cwd=git_repo)
     assert added.returncode == 0 and "xoxb-" not in added.stderr
     assert slack not in store_dump(os.environ["KEN_DB"])
+
+
+def test_a_folder_name_holding_a_newline_cannot_fake_a_line_of_ken_where(tmp_path):
+    folder = tmp_path / "shop\nagent:  claude (ken is running inside its shell)"
+    folder.mkdir()
+    result = ken_proc("where", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert not any(line.startswith("agent:") for line in result.stdout.splitlines())
+    assert "shop\\x0aagent:  claude" in result.stdout

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from kenning import agents, handoffs, origins
-from kenning.config import Config
+from kenning.config import BY_KEY, Config
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Session
@@ -94,6 +94,24 @@ def check_session_visible(session: Session, blocked: set[str] | frozenset[str]) 
 DELIVERY_OFF = "memory delivery is turned off here (memory.enabled or memory.deliver_to)"
 
 
+def why_off(config: Config) -> str:
+    """The switch that turned memory off (`memory.enabled` false), as the person set it:
+    `KEN_ENABLED=0` in the environment, or the line of config.toml."""
+    setting = BY_KEY["memory.enabled"]
+    if setting.env and config.source(setting) == f"env {setting.env}":
+        return f"{setting.env}={config.env[setting.env]}"
+    return "memory.enabled = false in config.toml"
+
+
+def delivery_off(config: Config, agent: str | None) -> str:
+    """Why memory is not delivered to `agent` here (`may_deliver` is false), naming the
+    switch that does it: a person turns that one back."""
+    if not config.memory_enabled:
+        return f"memory delivery is turned off here ({why_off(config)})"
+    listed = ", ".join(config.memory_deliver_to) or "no agent"
+    return f"memory delivery is turned off here for {agent} (memory.deliver_to names {listed})"
+
+
 def hidden_from(config: Config, agent: str | None, where: Where) -> frozenset[str]:
     """The repos whose memories and sessions a reader may not see: none for a person
     (the store is theirs); for an agent, every repo with `deliver = false`, as the MCP
@@ -102,7 +120,7 @@ def hidden_from(config: Config, agent: str | None, where: Where) -> frozenset[st
     if agent is None:
         return frozenset()
     if not may_deliver(config, agent, where):
-        raise InvalidInput(f"{DELIVERY_OFF}: {agent} is told nothing")
+        raise InvalidInput(f"{delivery_off(config, agent)}: {agent} is told nothing")
     return frozenset(blocked_repos(config))
 
 
@@ -217,10 +235,7 @@ def check_write(
     is off, or capture is off for the repo it runs in or writes to (`projects`: those
     registered, whose repos a write to their scope touches)."""
     if not config.memory_enabled:
-        raise InvalidInput(
-            "memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0): "
-            "nothing was saved"
-        )
+        raise InvalidInput(f"memory is turned off ({why_off(config)}): nothing was saved")
     for repo, project in _repos_written(where, scopes, projects).items():
         if not config.repo_capture(repo):
             of = f", a repo of project {project}" if project else ""
@@ -251,10 +266,7 @@ def check_handoff(config: Config, where: Where, to: str) -> frozenset[str]:
     memory is not delivered. The repos whose sessions and memories it may not be told
     otherwise."""
     if not config.memory_enabled:
-        raise InvalidInput(
-            "memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0): "
-            "nothing was handed over"
-        )
+        raise InvalidInput(f"memory is turned off ({why_off(config)}): nothing was handed over")
     if not config.delivers_to(to):
         raise InvalidInput(
             f"{to} is not in memory.deliver_to: it is told no memory, so nothing was handed over"

@@ -26,6 +26,7 @@ from kenning.agentenv import NOT_AGENTS, detect_agent
 from kenning.model import Session
 from kenning.sessions import process_chain
 from kenning.store import Store
+from kenning.where import current_folder
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,7 @@ def identify(
     and `env` to its environment (the MCP server's tests pass all three); `client` is the
     name the MCP client gave itself, if any."""
     chain = process_chain(os.getpid()) if chain is None else chain
-    cwd = os.getcwd() if cwd is None else cwd
+    cwd = current_folder() if cwd is None else cwd
     pids = {pid for pid, _ in chain}
     open_here = [s for s, _ in store.open_sessions() if s.pid in pids]
     if open_here:

@@ -21,6 +21,7 @@ from kenning import (
     ids,
     origins,
     policy,
+    printable,
     projects,
     rank,
     spool,
@@ -147,9 +148,13 @@ def parse_links(texts: Iterable[str]) -> tuple[Link, ...]:
         if len(text) > MAX_LINK_CHARS:
             raise InvalidInput(f"a link of {len(text):,} characters, over {MAX_LINK_CHARS:,}")
         try:
-            links.append(Link.parse(text))
+            link = Link.parse(text)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
+        # No path or URL holds one; in a link it would print a line of its own in `ken show`.
+        if (shown := printable.clean(str(link), one_line=True)) != str(link):
+            raise InvalidInput(f"bad link '{shown}': it holds a line break or control character")
+        links.append(link)
     return tuple(links)
 
 
@@ -216,13 +221,16 @@ def _redact_text(
 
 
 def redact_provenance(provenance: Provenance) -> Provenance:
-    """Provenance with every field redacted: a model name, a folder or a host given by an
-    agent or an imported file is text that reaches the store like any other."""
+    """Provenance with every field redacted, and on one line with its control characters
+    escaped (`printable.clean`): a model name, a folder or a host given by an agent, an
+    imported file or a team push is text that reaches the store like any other, and a
+    line break in it would print a line of its own (`status    active`) where a person
+    reviews the memory."""
     changed = {
         name: clean
         for name in Provenance.__slots__
         if isinstance(value := getattr(provenance, name), str)
-        and (clean := redact(value).text) != value
+        and (clean := printable.clean(redact(value).text, one_line=True)) != value
     }
     return replace(provenance, **changed) if changed else provenance
 
@@ -267,13 +275,28 @@ def describe_redactions(counts: dict[str, int]) -> str:
     return f"redacted {total} secret{'s' if total > 1 else ''}: {kinds}"
 
 
-def check_size(title: str, body: str, evidence: str = "") -> None:
-    size = len(f"{title}\n{body}".encode())
-    if size > MAX_ITEM_BYTES:
-        raise InvalidInput(
-            f"the memory is {size:,} bytes, over the 4 KB limit: keep the point short and "
-            "link the details (--link file:PATH or --link url:URL)"
+class TooLong(InvalidInput):
+    """A memory's text over the 4 KB limit. Its message advises what the CLI can do
+    (`--link`); `advised` words it with what another face can do instead (an MCP tool
+    that takes no links)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        super().__init__(self.advised("link the details (--link file:PATH or --link url:URL)"))
+
+    def advised(self, advice: str) -> str:
+        return (
+            f"the memory is {self.size:,} bytes, over the 4 KB limit: keep the point short "
+            f"and {advice}"
         )
+
+
+def check_size(title: str, body: str, evidence: str = "") -> None:
+    """Refuse a memory over 4 KB (title, and the newline and body when there is one: the
+    memory as stored and shown), or evidence over 8 KB."""
+    size = len((f"{title}\n{body}" if body else title).encode())
+    if size > MAX_ITEM_BYTES:
+        raise TooLong(size)
     ev = len(evidence.encode())
     if ev > MAX_EVIDENCE_BYTES:
         raise InvalidInput(
@@ -281,11 +304,16 @@ def check_size(title: str, body: str, evidence: str = "") -> None:
         )
 
 
-def task_expiry(kind: Kind, updated_at: str, ttl_days: int = 14) -> str | None:
+def task_expiry(kind: Kind, updated_at: str, ttl_days: int | None = None) -> str | None:
+    """When a memory of `kind` changed at `updated_at` expires: `ttl_days` on (the
+    `tasks.ttl_days` setting when not given) for a kind that expires, else never. Every
+    write that sets a task's expiry (add, update, a change of kind, restore, a plan,
+    MCP) comes here, so each reads the one setting."""
     if not KINDS[kind].expires:
         return None
+    days = config.Config().tasks_ttl_days if ttl_days is None else ttl_days
     when = datetime.fromisoformat(updated_at)  # 3.11 reads the trailing Z as UTC
-    return (when + timedelta(days=ttl_days)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return (when + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def default_scope(repo: str | None) -> Scope:
@@ -308,7 +336,7 @@ def new_item(
     item_id: str | None = None,
     created_at: str | None = None,
     source: str | None = None,
-    ttl_days: int = 14,
+    ttl_days: int | None = None,
 ) -> Item:
     """Build a checked, redacted item (not yet stored)."""
     title, body = split_text(text)
@@ -755,7 +783,7 @@ def change(
     expected_revision: str | None = None,
     provenance: Provenance | None = None,
     what: str = "edit",
-    ttl_days: int = 14,
+    ttl_days: int | None = None,
     actor: policy.Actor | None = None,
 ) -> Item:
     """Change an item's text or fields; a new version unless `in_place`. An agent changes
@@ -845,7 +873,7 @@ def revised(
     remove_links: Iterable[str] = (),
     evidence: str | None = None,
     provenance: Provenance | None = None,
-    ttl_days: int = 14,
+    ttl_days: int | None = None,
 ) -> Item:
     """`item` changed as asked, checked and redacted, with a new revision id (not yet
     stored); `item` itself when nothing changes."""

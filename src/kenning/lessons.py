@@ -31,6 +31,7 @@ from typing import Any
 from kenning.agents.agent import ToolUse
 from kenning.config import Config
 from kenning.model import Session
+from kenning.printable import clean
 from kenning.redact import redact
 from kenning.store import Signal, Store
 
@@ -265,7 +266,9 @@ def _ask(found: Sequence[Signal]) -> str:
         shown[kind] = shown.get(kind, 0) + 1
         if shown[kind] > 3:
             continue
-        quoted = f'"{detail}"' if kind in ("correction", "statement") else detail
+        # what the person typed or a tool printed, shown as every text given an agent is
+        said = clean(detail, one_line=True)
+        quoted = f'"{said}"' if kind in ("correction", "statement") else said
         again = f" ({count} times)" if count > 1 else ""
         lines.append(f"- {_SAID[kind]}{again}: {quoted}")
     lines.append(

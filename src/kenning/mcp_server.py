@@ -27,6 +27,7 @@ import signal
 import threading
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
 import anyio
@@ -178,15 +179,14 @@ class Memory:
             agent_session_id=session.agent_session_id if session else None,
         )
 
-    def visible(self, ref: str, *, proposals: bool = True) -> Item:
+    def visible(self, ref: str) -> Item:
         """The memory `ref` names, among those this agent may know of (`items.get_known`:
-        none of a repo whose memory is not delivered to agents, no other's proposal);
-        `proposals` False: any proposal, for an update (a replacement of one)."""
+        none of a repo whose memory is not delivered to agents, no other's proposal), for
+        every tool that takes an id: what `memory_get` says does not exist, no other tool
+        may read, change or tell the revision of."""
         who = policy.Actor(self.identity.writer)
         blocked = deliver.blocked_repos(self.config)
-        return items.get_known(
-            self.store, ref, who, blocked, proposals=proposals, own=frozenset(self.filed)
-        )
+        return items.get_known(self.store, ref, who, blocked, own=frozenset(self.filed))
 
     def known(self, blocked: set[str]) -> Callable[[Item], bool] | None:
         """Which memories an id this agent gives resolves among, as `visible` resolves
@@ -194,12 +194,17 @@ class Memory:
         who = policy.Actor(self.identity.writer)
         return items.known_to(who, blocked, own=frozenset(self.filed))
 
-    def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def run(self, fn: Any, *, too_long: str | None = None) -> Any:
+        """`fn()`'s answer as the model is given it (`_shown`), a library error as a tool
+        error; `too_long`: what the tool can do with a memory over the size limit (the
+        library's advice is the CLI's `--link`)."""
         with self.lock:
             self._identity = None  # the agent's session may have changed since the last call
             try:
                 self.config = Config()  # the person may have flipped a switch meanwhile
-                return _shown(fn(*args, **kwargs))
+                return _shown(fn())
+            except items.TooLong as exc:
+                raise ToolError(exc.advised(too_long) if too_long else str(exc)) from None
             except KenningError as exc:
                 raise ToolError(str(exc)) from None
 
@@ -264,8 +269,36 @@ def _item_brief(item: Item) -> dict[str, Any]:
     }
 
 
-def _saved_note(item: Item) -> str:
+@dataclass(frozen=True)
+class _Told:
+    """Who is told a memory once it stands, when the switches keep it from some agents:
+    `nobody` says why no agent is, `only` names the agents memory.deliver_to lets be
+    (the writer not among them)."""
+
+    nobody: str = ""
+    only: str = ""
+
+
+def _told(config: Config, agent: str | None, item: Item) -> _Told:
+    if deliver.withheld(item, deliver.blocked_repos(config)):
+        return _Told(nobody=f"it belongs to {deliver.NOT_DELIVERED}")
+    if config.delivers_to(agent):
+        return _Told()
+    if not config.memory_deliver_to:
+        return _Told(nobody="memory.deliver_to names no agent")
+    return _Told(only=", ".join(config.memory_deliver_to))
+
+
+def _saved_note(item: Item, told: _Told | None = None) -> str:
+    told = told or _Told()
     match item.status.value:
+        case "active" if told.nobody:
+            return f"saved, but no agent is told it: {told.nobody}"
+        case "active" if told.only:
+            return (
+                f"saved: the agents memory.deliver_to names ({told.only}) see it as yours, "
+                "unreviewed; you are not among them"
+            )
         case "active":
             return "saved: other agents see it as yours, unreviewed"
         case "dismissed":
@@ -273,6 +306,16 @@ def _saved_note(item: Item) -> str:
                 f"set aside: a person dismissed the same statement before "
                 f"({item.dismiss_reason}); it is proposed again once "
                 f"{items.SESSIONS_TO_PROPOSE_AGAIN} sessions have repeated it"
+            )
+        case _ if told.nobody:
+            return (
+                f"proposed: a person will review it, but no agent is told it even then: "
+                f"{told.nobody}"
+            )
+        case _ if told.only:
+            return (
+                f"proposed: a person will review it before the agents memory.deliver_to "
+                f"names ({told.only}) see it; you are not among them"
             )
         case _:
             return "proposed: a person will review it before other sessions see it"
@@ -420,13 +463,14 @@ class _Server(MCPServer):
         except ToolError as exc:
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
-                # An error may echo what it was given: an id, a revision, a scope.
-                raise ToolError(redact(str(exc)).text) from cause
+                # An error may echo what it was given (an id, a revision, a scope, a tag):
+                # a secret in it redacted, a control character escaped, as in an answer.
+                raise ToolError(_said(str(exc))) from cause
             wrong = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
                 for err in cause.errors()
             )
-            raise ToolError(f"bad arguments to {name}: {wrong}") from cause
+            raise ToolError(_said(f"bad arguments to {name}: {wrong}")) from cause
 
     async def run_stdio_async(self) -> None:
         """As the SDK's, reading stdin through `_Wire`."""
@@ -441,6 +485,12 @@ class _Server(MCPServer):
                 )
         finally:
             wire.close()
+
+
+def _said(error: str) -> str:
+    """An error's text as the model is given it: any secret it echoes redacted, and on
+    one line with control characters escaped (`_shown`)."""
+    return cast("str", _shown(printable.clean(redact(error).text, one_line=True)))
 
 
 def _client_name(context: Any) -> str | None:
@@ -464,6 +514,16 @@ def _not_a_flag(value: object) -> object:
 NOT_A_FLAG = BeforeValidator(_not_a_flag)
 
 LESSON_KEYS = ("lesson", "evidence", "kind")  # what one lesson of record_reflection holds
+
+# What a tool can do with a memory over the size limit: only memory_propose takes links.
+TOO_LONG_PROPOSE = 'link the details (links: ["file:PATH"] or ["url:URL"])'
+TOO_LONG_UPDATE = (
+    "leave the details in a file or page that a memory links to (memory_propose takes links)"
+)
+TOO_LONG_HANDOFF = (
+    "say where the details are (a file, a commit, a pull request) instead of copying them"
+)
+TOO_LONG_LESSON = "write each lesson as the rule it taught, in a sentence or two"
 
 
 def build_server(memory: Memory | None = None) -> MCPServer:
@@ -491,7 +551,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         def work() -> dict[str, Any]:
             ident = mem.identity
             if not deliver.may_deliver(mem.config, ident.agent, mem.where()):
-                return {"text": "Memory delivery is turned off here.", "items": [], "omitted": 0}
+                off = deliver.delivery_off(mem.config, ident.agent)  # which switch did it
+                return {"text": f"{off[:1].upper()}{off[1:]}.", "items": [], "omitted": 0}
             if mem.config.memory_enabled:
                 # As `ken pack`: a session whose agent is gone is wrapped up first, so the
                 # pack shows the handoff it left.
@@ -539,10 +600,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         def work() -> dict[str, Any]:
             here = mem.where()
             if not deliver.may_deliver(mem.config, mem.identity.agent, here):
-                raise ToolError(
-                    "memory delivery is turned off here (memory.enabled or "
-                    "memory.deliver_to); nothing to search"
-                )
+                off = deliver.delivery_off(mem.config, mem.identity.agent)
+                raise ToolError(f"{off}; nothing to search")
             blocked = deliver.blocked_repos(mem.config)
             chosen = deliver.deliverable_scopes(
                 [here.scope(s, to_find=True) for s in scopes] if scopes else here.scopes,
@@ -586,9 +645,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             if not deliver.may_deliver(mem.config, mem.identity.agent, mem.where()):
-                raise ToolError(
-                    "memory delivery is turned off here (memory.enabled or memory.deliver_to)"
-                )
+                raise ToolError(deliver.delivery_off(mem.config, mem.identity.agent))
             item = mem.visible(id)
             data = item.to_dict()
             data["history"] = [r.to_dict() for r in mem.store.revisions(item.id)]
@@ -657,7 +714,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             )
             mem.filed.add(item.id)
             given = [text, evidence, *(tags or []), *(links or [])]
-            note = _saved_note(item) if filed else _waiting_note(item)
+            told = _told(mem.config, mem.identity.agent, item)
+            note = _saved_note(item, told) if filed else _waiting_note(item)
             answer = _redacted({**_item_brief(item), "note": note}, item, given, ctx)
             if capped:
                 answer["archived"] = [
@@ -666,7 +724,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 ]
             return answer
 
-        result: dict[str, Any] = mem.run(work)
+        result: dict[str, Any] = mem.run(work, too_long=TOO_LONG_PROPOSE)
         return result
 
     @server.tool()
@@ -684,8 +742,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             ctx = mem.context(model)
-            # What it cannot read, it cannot change: the error says nothing of the memory.
-            target = mem.visible(id, proposals=False)
+            # What it cannot read, it cannot change: the error is memory_get's, word for
+            # word, and says nothing of the memory (not its revision, tags or links).
+            target = mem.visible(id)
             deliver.check_write(
                 mem.config, ctx.where, [target.scope], projects=mem.store.projects()
             )
@@ -703,7 +762,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             kept = [evidence or item.evidence, *item.tags, *(str(x) for x in item.links)]
             return _redacted(answer, item, [text, *kept], ctx)
 
-        result: dict[str, Any] = mem.run(work)
+        result: dict[str, Any] = mem.run(work, too_long=TOO_LONG_UPDATE)
         return result
 
     @server.tool()
@@ -733,7 +792,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             given = [done, state, next, open_questions]
             return _redacted(_item_brief(item), item, given, ctx, title=False)
 
-        result: dict[str, Any] = mem.run(work)
+        result: dict[str, Any] = mem.run(work, too_long=TOO_LONG_HANDOFF)
         return result
 
     @server.tool()
@@ -746,10 +805,8 @@ def build_server(memory: Memory | None = None) -> MCPServer:
         def work() -> dict[str, Any]:
             here = mem.where()
             if not deliver.may_deliver(mem.config, mem.identity.agent, here):
-                raise ToolError(
-                    "memory delivery is turned off here (memory.enabled or "
-                    "memory.deliver_to); no sessions to show"
-                )
+                off = deliver.delivery_off(mem.config, mem.identity.agent)
+                raise ToolError(f"{off}; no sessions to show")
             value = {"repo": here.repo, "project": here.project, "workstream": here.workstream}[
                 where
             ]
@@ -772,7 +829,9 @@ def build_server(memory: Memory | None = None) -> MCPServer:
     @server.tool()
     def record_reflection(
         lessons: Annotated[
-            list[dict[str, str]],
+            # Any value, so that an unknown key is refused by name below whatever it holds,
+            # not as "Input should be a valid string"; the known ones are checked there.
+            list[dict[str, Any]],
             Field(
                 min_length=1,
                 max_length=3,
@@ -792,15 +851,18 @@ def build_server(memory: Memory | None = None) -> MCPServer:
 
         def work() -> dict[str, Any]:
             entries = []
-            for entry in lessons:
-                if not isinstance(entry, dict) or not entry.get("lesson"):
-                    raise ToolError('each lesson is {"lesson": "...", "evidence": "..."}')
+            for n, entry in enumerate(lessons):
                 unknown = sorted(set(entry) - set(LESSON_KEYS))
                 if unknown:  # as a writing tool refuses an argument it does not take
                     raise ToolError(
                         f"a lesson takes no key {', '.join(map(repr, unknown))}: it takes "
                         f"{', '.join(LESSON_KEYS)}; nothing was saved"
                     )
+                if not entry.get("lesson"):
+                    raise ToolError('each lesson is {"lesson": "...", "evidence": "..."}')
+                for key in LESSON_KEYS:
+                    if not isinstance(entry.get(key, ""), str):
+                        raise ToolError(f"lessons.{n}.{key} is text; nothing was saved")
                 kind = str(entry.get("kind") or "lesson").strip().lower()
                 entries.append((str(entry["lesson"]), str(entry.get("evidence", "")), kind))
             ctx = mem.context(model)
@@ -852,7 +914,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
                 ]
             return answer
 
-        result: dict[str, Any] = mem.run(work)
+        result: dict[str, Any] = mem.run(work, too_long=TOO_LONG_LESSON)
         return result
 
     @server.tool()

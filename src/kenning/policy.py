@@ -37,8 +37,9 @@ without repeating the rule.
   own pty made with `script` or `pty.fork`) the agent can type too. So a person-only
   action there is refused (`NeedsPerson`, one line: run it in your own terminal), and
   the person runs it themselves. Person-only: deciding (above), registering or
-  removing projects, removing kenning's integrations or trusting its hooks, changing
-  settings, importing with statuses, joining or leaving a team and sharing with it.
+  removing projects, installing or removing kenning's integrations or trusting its
+  hooks, changing settings, importing with statuses, joining or leaving a team and
+  sharing with it, and pinning or unpinning (a pin is a person's stamp).
 - **Team memory** (copies `ken team sync` pulled from a team server, `source`
   `team:<workspace>#<server id>`) is read-only here for everyone: the server is where it
   changes (an admin decides there; `ken edit` files a proposed revision to it).
@@ -132,14 +133,15 @@ UNKNOWN_AGENT = UNNAMED  # the name of an agent that neither the markers nor the
 def check_new(
     actor: Actor, scope: Scope, kind: Kind, status: Status, evidence: str, pinned: bool = False
 ) -> None:
-    """Refuse what an agent may not write as asked (nothing is stored then). A pin is an
-    agent's to give only where `ken pin` is: on its own active working note."""
+    """Refuse what an agent may not write as asked (nothing is stored then). A pin is
+    never an agent's to give (see `check_change`), on a proposal or on its own note."""
     if actor.agent is None:
         return
-    if pinned and status is not Status.ACTIVE:
+    if pinned:
+        article = "an" if status.value[0] in "aeiou" else "a"
         raise NeedsPerson(
-            f"{actor.agent} cannot pin a {status.value} {kind.value}: a pin puts it atop every "
-            "pack, and is a person's to give once it is approved (store it without --pin)"
+            f"{actor.agent} cannot pin {article} {status.value} {kind.value}: a pin puts it "
+            "atop every pack, and is a person's to give (store it without --pin)"
         )
     check_agent_scope(actor, scope)
     allowed = status_for_new(actor, scope, kind)
@@ -222,6 +224,9 @@ def is_free_for(
 
 
 REVISIONS = frozenset({"edit", "update"})  # the changes of a memory's words and fields
+# A pin puts a memory atop every pack and exempts it from the cap: a person's stamp, as an
+# approval is, so an agent gives or takes it on no memory, its own note included.
+PINS = frozenset({"pin", "unpin"})
 
 
 def is_own_proposal(actor: Actor, item: Item) -> bool:
@@ -255,9 +260,12 @@ def check_change(
     new_scope: Scope | None = None,
     new_kind: Kind | None = None,
 ) -> Actor:
-    """Changing `item` (edit, update, pin): free on an agent's own working note, and a
+    """Changing `item` (edit, update, move): free on an agent's own working note, and a
     revision (edit, update) of its own waiting proposal that keeps its scope and kind (it
-    stays proposed); else it needs a person. Returns the actor."""
+    stays proposed); else it needs a person, as a pin or unpin always does. Returns the
+    actor."""
+    if action in PINS:
+        return require_person(actor, f"{action} memory {short_id(item.id)} ({item.scope})")
     if is_free_for(actor, item, new_scope, new_kind):
         return actor
     if (

@@ -17,15 +17,25 @@ from __future__ import annotations
 
 import re
 
-# C0 controls but tab and newline, DEL, C1 controls, bidi controls, line separators.
-_CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+# C0 controls but tab and newline, DEL, C1 controls, bidi controls, line separators; and
+# what draws nothing yet is read: the soft hyphen, the Mongolian vowel separator, the
+# zero-width space, word joiner and invisible operators, the zero-width no-break space
+# (BOM), interlinear annotation marks, and the tag characters, which spell ASCII that no
+# terminal shows and a model reads ("ASCII smuggling"). The zero-width joiner and
+# non-joiner stay: emoji and several scripts need them, and they spell nothing alone.
+_CONTROLS = (
+    r"\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e"
+    r"\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
+)
 _CONTROL = re.compile(f"[{_CONTROLS}]")
 _CONTROL_OR_NEWLINE = re.compile(f"[{_CONTROLS}\\n]")
 
 
 def _escaped(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def clean(text: str, *, one_line: bool = False) -> str:

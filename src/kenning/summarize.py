@@ -22,9 +22,12 @@ import fnmatch
 import json
 import os
 import re
+import select
+import selectors
 import shlex
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -33,12 +36,13 @@ from typing import Any
 from kenning import items, policy
 from kenning.config import Config, made_state_dir
 from kenning.errors import InvalidInput, KenningError
+from kenning.ids import short_id
 from kenning.model import MAX_ITEM_BYTES, Item, Kind, Scope, ScopeType, Session, Status
 from kenning.pack import cut_to, one_line
 from kenning.redact import redact
 from kenning.store import Store
 from kenning.tokens import estimate_tokens
-from kenning.transcripts import Turn, conversation
+from kenning.transcripts import Turn, conversation, unreadable
 
 MAX_ITEMS = 5
 PROMPT = """You are summarizing part of a coding session between a person and a coding agent.
@@ -151,12 +155,22 @@ def _fit(title: str, text: str) -> str:
     return text.encode()[: max(0, room - 4)].decode("utf-8", "ignore").rstrip() + " …"
 
 
+# How long the pipes are read once the command itself has exited: a child it left in the
+# background (`sleep 30 &`) may hold its stdout open for ever, and what the command printed
+# is there already.
+AFTER_EXIT_SECS = 0.5
+_POLL_SECS = 0.1  # how often a command still running is looked at while its pipes are quiet
+
+
 def run_command(command: list[str], prompt: str, timeout: float) -> str:
     """Run the summarizer with `prompt` on stdin; its stdout.
 
     It runs in its own process group, so that a timeout stops whatever it started too,
     and with KEN_ENABLED=0, so that an agent CLI used as the summarizer (`claude -p`)
-    records no session of its own, whose end would be summarized in turn.
+    records no session of its own, whose end would be summarized in turn. Its answer is
+    what it printed by the time it exited: what it left running is stopped then, not
+    waited for (a child holding the pipe would keep `communicate` waiting until the
+    timeout, and a good answer would be lost as "too slow").
     """
     try:
         proc = subprocess.Popen(
@@ -164,9 +178,6 @@ def run_command(command: list[str], prompt: str, timeout: float) -> str:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
             env={**os.environ, "KEN_ENABLED": "0"},
             start_new_session=True,
         )
@@ -176,13 +187,15 @@ def run_command(command: list[str], prompt: str, timeout: float) -> str:
         ) from None
     with proc:
         try:
-            stdout, stderr = proc.communicate(prompt, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with suppress(OSError):
+            out, err = _exchange(proc, prompt.encode("utf-8"), timeout)
+        finally:
+            with suppress(OSError):  # what it started, and itself on a timeout
                 os.killpg(proc.pid, signal.SIGKILL)
-            raise SummarizeError(
-                f"the summarizer took over {timeout:g} s and was stopped"
-            ) from None
+            proc.wait()
+        if out is None:
+            raise SummarizeError(f"the summarizer took over {timeout:g} s and was stopped")
+    stdout = out.decode("utf-8", "replace")
+    stderr = (err or b"").decode("utf-8", "replace")
     if proc.returncode != 0:
         tail = stderr[-8192:]
         if len(stderr) > len(tail):  # cut inside a word, maybe a secret: start after it
@@ -190,6 +203,62 @@ def run_command(command: list[str], prompt: str, timeout: float) -> str:
         said = one_line(redact(tail).text)[:200] or "it wrote nothing on stderr"
         raise SummarizeError(f"the summarizer exited with {proc.returncode}: {said}")
     return stdout
+
+
+def _exited(pid: int) -> bool:
+    """Whether the process has exited, leaving it unreaped: its process group's id stays
+    its own until the group is killed, so no new process can take that id first."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
+def _exchange(
+    proc: subprocess.Popen[bytes], data: bytes, timeout: float
+) -> tuple[bytes | None, bytes | None]:
+    """Write `data` to the command's stdin and read its stdout and stderr until it has
+    exited and its pipes are closed, or AFTER_EXIT_SECS after it exited; (None, None)
+    when it is still running after `timeout` seconds."""
+    assert proc.stdin and proc.stdout and proc.stderr
+    got: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
+    deadline = time.monotonic() + timeout
+    ended: float | None = None
+    written = 0
+    with selectors.DefaultSelector() as selector:
+        if data:
+            selector.register(proc.stdin, selectors.EVENT_WRITE)
+        else:
+            proc.stdin.close()
+        for pipe in (proc.stdout, proc.stderr):
+            selector.register(pipe, selectors.EVENT_READ)
+        while selector.get_map():
+            now = time.monotonic()
+            if ended is None and _exited(proc.pid):
+                ended = now
+            left = (ended + AFTER_EXIT_SECS if ended is not None else deadline) - now
+            if left <= 0:
+                break
+            for key, _ in selector.select(min(left, _POLL_SECS) if ended is None else left):
+                if key.fileobj is proc.stdin:
+                    try:
+                        written += os.write(key.fd, data[written : written + select.PIPE_BUF])
+                    except BrokenPipeError:  # it stopped reading: its answer is what counts
+                        written = len(data)
+                    if written >= len(data):
+                        selector.unregister(proc.stdin)
+                        proc.stdin.close()
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if chunk:
+                    got[key.fd].append(chunk)
+                else:
+                    selector.unregister(key.fileobj)
+    if ended is None and not _exited(proc.pid):
+        if time.monotonic() < deadline:  # every pipe closed, and it is still running
+            with suppress(subprocess.TimeoutExpired):
+                proc.wait(max(0.0, deadline - time.monotonic()))
+        if proc.poll() is None:
+            return None, None
+    out, err = (b"".join(got[pipe.fileno()]) for pipe in (proc.stdout, proc.stderr))
+    return out, err
 
 
 @contextmanager
@@ -221,7 +290,9 @@ def summarize(
     final: bool = True,
     force: bool = False,
 ) -> SummaryResult | None:
-    """Summarize the part of `session` not summarized yet; None when there is none."""
+    """Summarize the part of `session` not summarized yet; None when there is none.
+    Raises SummarizeError when its transcript cannot be read (gone, or never given):
+    that is not "nothing new"."""
     if not force and not enabled_for(config, session):
         return None
     command = list(config.memory_summarize_command)
@@ -229,6 +300,12 @@ def summarize(
         raise InvalidInput(
             "set memory.summarize.command first (e.g. `ken config set memory.summarize.command "
             "'claude -p'`)"
+        )
+    why = unreadable(session.agent, session.transcript_path)
+    if why is not None:
+        raise SummarizeError(
+            f"cannot read the transcript of session {short_id(session.id)}: {why}; "
+            "nothing was summarized"
         )
     with _session_lock(session.id):
         parts, done = store.summary_progress(session.id)

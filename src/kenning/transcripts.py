@@ -9,6 +9,7 @@ commands and injected instructions are skipped.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from kenning import agents
@@ -17,7 +18,15 @@ from kenning.redact import redact
 
 TAIL_BYTES = 256 * 1024
 
-__all__ = ["MAX_LINE_CHARS", "TAIL_BYTES", "Turn", "conversation", "last_model", "user_turns"]
+__all__ = [
+    "MAX_LINE_CHARS",
+    "TAIL_BYTES",
+    "Turn",
+    "conversation",
+    "last_model",
+    "unreadable",
+    "user_turns",
+]
 
 
 def _exists(path: str | None) -> bool:
@@ -43,6 +52,21 @@ def last_model(agent: str, path: str | None, session_id: str | None = None) -> s
     if known is None or known.last_model is None or not path or not _exists(path):
         return None
     return known.last_model(path, session_id)
+
+
+def unreadable(agent: str, path: str | None) -> str | None:
+    """Why kenning cannot read `agent`'s transcript at `path`, in a few words; None when
+    it can. A summary asked for says so, rather than that there is nothing new."""
+    known = agents.AGENTS.get(agent)
+    if known is None or known.transcript is None:
+        return f"kenning reads no transcripts of {agent}"
+    if not path:
+        return f"{agent} never gave its path"
+    if not _exists(path):
+        return f"{path} is not there (moved or deleted?)"
+    if not os.access(path, os.R_OK):
+        return f"{path} is not readable"
+    return None
 
 
 def conversation(agent: str, path: str | None, session_id: str | None = None) -> list[Turn]:

@@ -147,6 +147,18 @@ def _main_checkout(git: GitInfo | None) -> str | None:
     return str(main) if main != git.root else None
 
 
+FOLDER_GONE = "the current folder no longer exists: cd to one that does"
+
+
+def current_folder() -> str:
+    """This process's folder; InvalidInput, saying so, once it was deleted (a server
+    started in it keeps running)."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        raise InvalidInput(FOLDER_GONE) from None
+
+
 def detect(
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
@@ -170,9 +182,9 @@ def detect(
     env = paths_mod.environ() if env is None else env
     try:
         # The folder by the name the OS knows; kept, shown and keyed as text (`cwd`).
-        here = str(Path(paths_mod.os_path(os.fspath(cwd or os.getcwd()))).resolve())
+        here = str(Path(paths_mod.os_path(os.fspath(cwd or current_folder()))).resolve())
     except FileNotFoundError:
-        raise InvalidInput("the current folder no longer exists: cd to one that does") from None
+        raise InvalidInput(FOLDER_GONE) from None
     git = find_git(here, env)
     scopes: list[Scope] = []
     reasons: dict[str, str] = {}

@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
 
-from kenning import curate, plans
+from kenning import curate, outfile, plans
 from kenning.cli import options
 from kenning.cli.output import Result, echo, say, table
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
-from kenning.errors import InvalidInput
 from kenning.ids import short_id
 
 
 @click.command("curate", epilog=example("ken curate --plan cleanup.json"))
 @options.scopes_here
-@click.option(
-    "--days",
-    type=click.IntRange(1),
-    help="Retire what was unused this many days (default: config lint.unused_days).",
-)
+@options.unused_days("Retire what was unused this many days (default: config lint.unused_days).")
 @click.option(
     "--plan",
     "plan_file",
@@ -77,13 +71,8 @@ def curate_cmd(
 
 
 def _write(path: Path, plan: dict[str, object]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    with outfile.replacing(path) as fh:
+        fh.write(json.dumps(plan, indent=2, ensure_ascii=False) + "\n")
 
 
 def _render(found: curate.Curation) -> None:

@@ -27,8 +27,9 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool) -> Result:
 
     Idempotent, keeps everything else in those files, and copies a file to its one
     backup, FILE.ken-backup, before it first changes it (kept as it is from then on).
-    --remove takes out exactly what kenning added. --remove and --trust are refused
-    inside an agent's shell: taking kenning out, or trusting hooks, is a person's step.
+    --remove takes out exactly what kenning added. Refused inside an agent's shell:
+    an agent's settings (its hooks, and the store its MCP server opens) are a person's
+    to change, so a person runs this in their own terminal.
     """
     from kenning import integrate as integrate_mod
 
@@ -37,6 +38,7 @@ def integrate(agent: str, remove: bool, trust: bool, with_mcp: bool) -> Result:
         policy.require_person(actor, f"remove kenning from {agent}")
     if trust:
         policy.require_person(actor, f"trust kenning's hooks in {agent}")
+    policy.require_person(actor, f"integrate kenning with {agent}")
 
     if with_mcp:
         integrate_mod.check_mcp(agent, install=not remove)  # before the hooks: all, or nothing

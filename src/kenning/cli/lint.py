@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kenning import lint as lint_mod
-from kenning.cli import output
+from kenning.cli import options, output
 from kenning.cli.output import Result
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
 from kenning.errors import KenningError
@@ -16,12 +16,7 @@ from kenning.ids import short_id
 
 @click.command("lint", epilog=example("ken lint --against CLAUDE.md AGENTS.md GEMINI.md"))
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
-@click.option(
-    "--days",
-    default=None,
-    type=click.IntRange(1),
-    help="Report items unused this many days (default 90, config lint.unused_days).",
-)
+@options.unused_days("Report items unused this many days (default 90, config lint.unused_days).")
 @click.option("--here", is_flag=True, help="Only the scopes that apply in this folder.")
 @click.option(
     "--against",

@@ -210,7 +210,7 @@ def _added(item: Item, redacted: dict[str, int]) -> None:
 @click.option(
     "--limit",
     "-n",
-    type=click.IntRange(0),
+    type=click.IntRange(0, 2**63 - 1),  # what SQLite's LIMIT takes
     default=50,
     show_default=True,
     help="At most this many (0: no limit).",

@@ -8,10 +8,18 @@ from typing import Any, TypeVar
 
 import click
 
+from kenning import config
 from kenning.cli import complete
 from kenning.model import Status
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def unused_days(help: str) -> Callable[[F], F]:
+    """`--days N`: days without use, in the range `lint.unused_days` takes."""
+    setting = config.BY_KEY["lint.unused_days"]
+    low, high = int(setting.low or 1), int(setting.high or 36_500)
+    return click.option("--days", default=None, type=click.IntRange(low, high), help=help)
 
 
 def scopes(fn: F) -> F:

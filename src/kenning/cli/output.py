@@ -239,7 +239,9 @@ def show_item(item: Item, history: Sequence[Revision], replaces: Item | None = N
     prov = item.provenance.to_dict()
     fields.append(("by", ", ".join(f"{k}={v}" for k, v in prov.items()) or "-"))
     width = max(len(k) for k, _ in fields)
-    lines += [f"{k.ljust(width)}  {v}" for k, v in fields]
+    # A field is one line: a line break in a link or a model name (stored before kenning
+    # refused one) shows escaped, as in a title, never as a line of its own.
+    lines += [f"{k.ljust(width)}  {clean(v, one_line=True)}" for k, v in fields]
     if item.evidence:
         lines += ["", "evidence:", *("  " + line for line in item.evidence.splitlines())]
     lines += ["", f"versions ({len(history)}):"]

@@ -11,7 +11,7 @@ from kenning import agentenv, agents, deliver, handoff
 from kenning.cli import complete
 from kenning.cli.output import Result, echo_told, memories, say, table
 from kenning.cli.state import State, example, in_range, pass_state, read_stdin_text, renders
-from kenning.errors import KenningError
+from kenning.errors import InvalidInput, KenningError
 from kenning.ids import short_id
 from kenning.pack import MIN_BUDGET, Pack, toml_string
 from kenning.recall import Recall, RecallSettings
@@ -133,7 +133,8 @@ def recall(
 ) -> Result:
     """Show the memories that fit a prompt here, as an agent would get them.
 
-    With no PROMPT, or PROMPT `-`, reads the prompt from stdin.
+    With no PROMPT, or PROMPT `-`, reads the prompt from stdin. An empty prompt is
+    refused, as an empty search is: nothing fits nothing.
     """
     settings = RecallSettings.from_config(
         state.config,
@@ -163,11 +164,16 @@ def recall(
         except UnicodeDecodeError:
             raise KenningError("--queries: the file is not UTF-8 text") from None
         return Result()
-    text = "" if prompt == ("-",) else " ".join(prompt)
-    if not text.strip():
+    text = " ".join(prompt) if prompt and prompt != ("-",) else None
+    if text is None:
         if sys.stdin.isatty():
             raise click.UsageError("give a PROMPT, or --queries FILE")
         text = read_stdin_text("nothing was recalled")
+    if not text.strip():
+        raise InvalidInput(
+            "the prompt is empty: give a PROMPT (or one on stdin), or --queries FILE; "
+            "nothing was recalled"
+        )
     result = deliver.recall_for(
         state.store, state.config, here, text, settings=settings, record=False
     )

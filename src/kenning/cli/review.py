@@ -101,7 +101,8 @@ def _card(ctx: review.Context, position: int, total: int) -> None:
         _out("pinned: approved, it is told at the top of every pack here", bold=True)
     prov = item.provenance
     who = prov.who + (f" ({prov.model})" if prov.model else "")
-    _out(f"proposed by {who} via {prov.how}, {item.created_at[:16].replace('T', ' ')} UTC")
+    by = clean(f"{who} via {prov.how}", one_line=True)  # one line, whatever it holds
+    _out(f"proposed by {by}, {item.created_at[:16].replace('T', ' ')} UTC")
     if item.evidence:
         _out("why: " + one_line(item.evidence)[:300])
     if ctx.session is not None:
@@ -113,7 +114,7 @@ def _card(ctx: review.Context, position: int, total: int) -> None:
             + (f', first prompt: "{prompt}"' if prompt else "")
         )
     elif prov.session:
-        _out(f"session {prov.session} (no longer recorded)")
+        _out(f"session {clean(prov.session, one_line=True)} (no longer recorded)")
     if ctx.supersedes is not None:
         old = ctx.supersedes
         _out("approving it supersedes (retires):", bold=True)

@@ -178,13 +178,21 @@ def token_list(state: State, db: str | None, workspace: str | None) -> Result:
 @click.argument("token_id")
 @pass_state
 def token_revoke(state: State, db: str | None, token_id: str) -> None:
-    """Revoke a token: refused from the next request on, its web sessions ended."""
+    """Revoke a token: refused from the next request on, its web sessions ended. A token
+    revoked already is left as it was, and said so."""
     policy.require_person(policy.Actor.from_env(), f"revoke token {token_id}")
     with _directory(state, db) as directory:
-        token = directory.revoke_token(token_id)
-    if token is None:
+        revoked = directory.revoke_token(token_id)
+    if revoked is None:
         raise KenningError(f"no token {token_id}; `ken serve token list` shows them")
-    say(f"revoked {token.id} ({token.role} of '{token.workspace}')")
+    token, now = revoked
+    if now:
+        say(f"revoked {token.id} ({token.role} of '{token.workspace}')")
+    else:
+        say(
+            f"{token.id} ({token.role} of '{token.workspace}') was revoked already, "
+            f"at {token.revoked_at}"
+        )
 
 
 @serve_group.group(

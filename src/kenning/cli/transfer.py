@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kenning import deliver, printable, transfer
+from kenning import deliver, outfile, printable, transfer
 from kenning.cli import complete
 from kenning.cli.output import Result, memories, say
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
-from kenning.errors import KenningError
 from kenning.ids import short_id
 from kenning.model import Scope
 from kenning.store import ItemQuery, Version
@@ -30,7 +29,8 @@ if TYPE_CHECKING:
     "-o",
     "target",
     type=click.Path(dir_okay=False),
-    help="Write to this file instead of stdout.",
+    help="Write to this file (readable by you alone) instead of stdout; "
+    "a device, pipe or link there is refused.",
 )
 @pass_state
 def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None:
@@ -40,17 +40,11 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
     )
     lines = transfer.export_lines(state.store, query, skip=state.withheld())
     if target:
-        tmp = Path(f"{target}.tmp")
         count = 0
-        try:
-            with tmp.open("w", encoding="utf-8") as fh:
-                for line in lines:
-                    fh.write(line + "\n")
-                    count += 1
-            tmp.replace(target)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise KenningError(f"cannot write {target}: {exc.strerror or exc}") from None
+        with outfile.replacing(target) as fh:
+            for line in lines:
+                fh.write(line + "\n")
+                count += 1
         say(f"exported {memories(count)} to {target}")
     else:
         for line in lines:

@@ -9,6 +9,7 @@ from kenning import where as where_mod
 from kenning.cli import output
 from kenning.cli.output import Result
 from kenning.cli.state import State, example, pass_state, renders
+from kenning.printable import clean
 
 
 @click.command(epilog=example("ken path"))
@@ -49,7 +50,7 @@ def where(state: State) -> Result:
 
 
 def _where_text(here: where_mod.Where) -> None:
-    output.echo(f"folder: {here.cwd}")
+    output.echo(f"folder: {clean(here.cwd, one_line=True)}")  # a name may hold a newline
     if here.agent:
         output.echo(f"agent:  {here.agent} (ken is running inside its shell)")
     output.table(["scope", "why"], [[str(s), here.reasons.get(str(s), "")] for s in here.scopes])

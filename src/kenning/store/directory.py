@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -50,6 +51,19 @@ SESSION_DAYS = 7
 # Seconds a request waits for a connection: with the database down, every request (each
 # looks its token up here first) is a prompt 503, not a wait hosts give up on first.
 CONNECTION_WAIT = 5.0
+
+
+def where(url: str) -> str:
+    """The team database as messages name it: its name, host and port (libpq's defaults
+    when the URL leaves them out), never its user's password."""
+    try:
+        params = conninfo_to_dict(url)
+    except psycopg.Error:
+        return "(its --db URL does not parse)"
+    host = str(params.get("host") or "the local socket")
+    port = str(params.get("port") or "5432")
+    name = str(params.get("dbname") or params.get("user") or "(default)")
+    return f"'{name}' on {host} port {port}"
 
 
 def token_hash(text: str) -> str:
@@ -222,23 +236,49 @@ def _append_feed(
         )
 
 
+def _answer(
+    conn: psycopg.Connection[dict[str, Any]],
+    workspace: str,
+    push_id: str,
+    answer: dict[str, Any],
+) -> dict[str, Any] | None:
+    """Set a receipt's answer unless it has one (then that one); None when this set it.
+    A racing UPDATE waits for the row, then sees its answer: one of them wins."""
+    row = conn.execute(
+        "UPDATE ken_team.receipts SET answer = %s "
+        "WHERE workspace = %s AND push_id = %s AND answer IS NULL RETURNING push_id",
+        (json.dumps(answer), workspace, push_id),
+    ).fetchone()
+    if row is not None:
+        return None
+    first = conn.execute(
+        "SELECT answer FROM ken_team.receipts WHERE workspace = %s AND push_id = %s",
+        (workspace, push_id),
+    ).fetchone()
+    return first["answer"] if first is not None else None
+
+
 class Directory:
     """The server's own tables, over a connection pool to `url`."""
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
         self.url = url
+        self.where = where(url)
         try:
             self.pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
                 url,
                 min_size=min_size,
                 max_size=max_size,
                 kwargs={"row_factory": dict_row},
+                # A connection the database dropped (a restart) is found out and replaced
+                # as it is taken, not handed to a request that would fail on it.
+                check=ConnectionPool.check_connection,
                 open=False,
                 timeout=CONNECTION_WAIT,
             )
             self.pool.open(wait=True, timeout=15)
         except (psycopg.Error, Exception) as exc:  # the pool raises its own PoolTimeout
-            raise StoreError(f"cannot reach the team database: {exc}") from None
+            raise StoreError(f"cannot reach the team database {self.where}: {exc}") from None
         self._migrate()
 
     def close(self) -> None:
@@ -250,7 +290,7 @@ class Directory:
             with self.pool.connection(timeout=wait) as conn, conn.transaction():
                 yield conn
         except (psycopg.OperationalError, PoolTimeout) as exc:
-            raise StoreError(f"the team database is unreachable: {exc}") from None
+            raise StoreError(f"the team database {self.where} is unreachable: {exc}") from None
 
     def _migrate(self) -> None:
         with self._tx() as conn:
@@ -356,16 +396,24 @@ class Directory:
             ).fetchall()
         return [_token(r) for r in rows]
 
-    def revoke_token(self, token_id: str) -> Token | None:
-        """Revoke a token (and end its web sessions); None when there is no such token."""
+    def revoke_token(self, token_id: str) -> tuple[Token, bool] | None:
+        """Revoke a token (and end its web sessions): the token, and whether this call
+        revoked it (False: it was revoked already, and keeps its first revoked time);
+        None when there is no such token."""
         with self._tx() as conn:
+            before = conn.execute(
+                "SELECT revoked_at FROM ken_team.tokens WHERE id = %s FOR UPDATE", (token_id,)
+            ).fetchone()
+            if before is None:
+                return None
             row = conn.execute(
                 "UPDATE ken_team.tokens SET revoked_at = coalesce(revoked_at, now()) "
                 f"WHERE id = %s RETURNING {_TOKEN_COLUMNS}",
                 (token_id,),
             ).fetchone()
             conn.execute("DELETE FROM ken_team.web_sessions WHERE token_id = %s", (token_id,))
-        return _token(row) if row else None
+        assert row is not None
+        return _token(row), before["revoked_at"] is None
 
     def authenticate(self, text: str) -> Token | None:
         """The live token whose text this is, else None."""
@@ -433,12 +481,13 @@ class Directory:
         assert row is not None
         return Claim(row["item_id"], row["answer"], False)
 
-    def answer_push(self, workspace: str, push_id: str, answer: dict[str, Any]) -> None:
+    def answer_push(
+        self, workspace: str, push_id: str, answer: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Answer a claimed push; the answer given first instead, when a racing push of
+        the same `push_id` gave one (see `finish_push`)."""
         with self._tx() as conn:
-            conn.execute(
-                "UPDATE ken_team.receipts SET answer = %s WHERE workspace = %s AND push_id = %s",
-                (json.dumps(answer), workspace, push_id),
-            )
+            return _answer(conn, workspace, push_id, answer)
 
     def finish_push(
         self,
@@ -447,9 +496,14 @@ class Directory:
         answer: dict[str, Any],
         origin: dict[str, Any] | None = None,
         feed: Sequence[tuple[str, str]] = (),
-    ) -> None:
-        """A stored entry's origin, feed rows and answer, in one transaction."""
+    ) -> dict[str, Any] | None:
+        """A stored entry's answer, origin and feed rows, in one transaction; None when
+        this call answered it. Pushes of one `push_id` sent at once all find it claimed
+        but unanswered, and all write (the store keeps one memory): the first to answer
+        is the one that stored it, and the others get its answer back and add nothing."""
         with self._tx() as conn:
+            if (first := _answer(conn, workspace, push_id, answer)) is not None:
+                return first
             if origin is not None:
                 conn.execute(
                     "INSERT INTO ken_team.origins "
@@ -460,10 +514,7 @@ class Directory:
                 )
             if feed:
                 _append_feed(conn, workspace, feed)
-            conn.execute(
-                "UPDATE ken_team.receipts SET answer = %s WHERE workspace = %s AND push_id = %s",
-                (json.dumps(answer), workspace, push_id),
-            )
+        return None
 
     # origins and decisions
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kenning import __version__
@@ -71,9 +71,10 @@ def error_response(err: ApiError) -> JSONResponse:
 class Observe:
     """Times, counts and logs each request; refuses a body over MAX_BODY."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics, routes: Sequence[BaseRoute] = ()) -> None:
         self.app = app
         self.metrics = metrics
+        self.routes = routes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -85,6 +86,8 @@ class Observe:
         scope.setdefault("state", {})["log"] = state
         length = dict(scope.get("headers") or []).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > MAX_BODY:
+            if (route := self._route_of(scope)) is not None:
+                scope["route"] = route  # answered before the router: its route, logged
             response = error_response(ApiError(413, "too_large", "the body is over 4 MiB"))
             await response(scope, receive, send)
             self._done(scope, 413, began, state)
@@ -110,6 +113,18 @@ class Observe:
             await self.app(scope, limited, sending)
         finally:
             self._done(scope, status, began, state)
+
+    def _route_of(self, scope: Scope) -> BaseRoute | None:
+        """The route the router would take (the first full match, else the first whose
+        path matches but not its method, as Starlette's router chooses)."""
+        partial = None
+        for route in self.routes:
+            match, _ = route.matches(scope)
+            if match is Match.FULL:
+                return route
+            if match is Match.PARTIAL and partial is None:
+                partial = route
+        return partial
 
     def _done(self, scope: Scope, status: int, began: float, state: dict[str, Any]) -> None:
         seconds = time.perf_counter() - began
@@ -300,5 +315,5 @@ def build_app(
             await run_in_threadpool(on_shutdown)
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: unrouted})
-    app.add_middleware(Observe, metrics=metrics)
+    app.add_middleware(Observe, metrics=metrics, routes=routes)
     return app

@@ -243,10 +243,7 @@ class Team:
         push_id = entry["push_id"]
         claim = self.directory.claim_push(workspace, push_id, token.id, ids.new_ulid())
         if claim.answer is not None:
-            first = dict(claim.answer)
-            if first["status"] == "stored":
-                first["status"] = "duplicate"
-            return first
+            return _repeated(claim.answer)
         assert claim.item_id is not None
         what = entry.get("what", "memory")
         try:
@@ -274,8 +271,8 @@ class Team:
                 "item_status": None,
                 "reason": reason,
             }
-            self.directory.answer_push(workspace, push_id, answer)
-            return answer
+            first = self.directory.answer_push(workspace, push_id, answer)
+            return answer if first is None else _repeated(first)
         local = entry["item"].get("id")
         answer = {
             "push_id": push_id,
@@ -294,8 +291,8 @@ class Team:
             "base_revision": base_revision,
         }
         feed = [(stored.id, "upsert")] if stored.status is Status.ACTIVE else []
-        self.directory.finish_push(workspace, push_id, answer, origin, feed)
-        return answer
+        first = self.directory.finish_push(workspace, push_id, answer, origin, feed)
+        return answer if first is None else _repeated(first)
 
     # uses
 
@@ -428,6 +425,15 @@ class Team:
             current = origin["base"]
             chain.append((current, origin["base_revision"]))
         return chain
+
+
+def _repeated(first: dict[str, Any]) -> dict[str, Any]:
+    """The answer to a `push_id` answered before: its first answer, `duplicate` when that
+    stored it (a refusal is refused again)."""
+    again = dict(first)
+    if again["status"] == "stored":
+        again["status"] = "duplicate"
+    return again
 
 
 def _get(store: Store, item_id: str) -> Item:

@@ -91,7 +91,7 @@ def memory(detail: Detail) -> Text:
     if item.tags:
         _line(out, "tags", clean(", ".join(item.tags)))
     if item.links:
-        _line(out, "links", clean(", ".join(str(x) for x in item.links)))
+        _line(out, "links", flat(", ".join(str(x) for x in item.links)))
     if item.source:
         _line(out, "kept in sync from", clean(item.source))
     prov = item.provenance

@@ -100,6 +100,9 @@ class Connection:
             max_size=max(1, pool_size),
             kwargs={**self._connect_kwargs, "row_factory": dict_row},
             configure=self._configure,
+            # A connection the server dropped (a restart) is found out and replaced as it
+            # is taken, not handed to a call that would fail on it.
+            check=ConnectionPool.check_connection,
             open=False,
             timeout=30.0,
             name=f"kenning-{self.schema}",
