@@ -189,6 +189,32 @@ def test_an_edited_gemini_bullet_is_a_revision_of_its_memory_not_a_removal(git_r
         assert store.get_item(before.id).status is Status.SUPERSEDED
 
 
+# The second edit is closer to the revision's words, or to the approved memory's.
+@pytest.mark.parametrize(
+    "second", ["Answer in British English, always, everywhere.", "Answer in English."]
+)
+def test_a_bullet_edited_twice_before_its_revision_is_approved_keeps_the_approved_memory(
+    git_repo, second
+):
+    """The second edit updated the waiting revision in place and archived the approved
+    memory ("source removed"): agents lost the rule until someone approved the revision."""
+    with opened() as store:
+        before = _approve_then_edit_the_bullet(store, git_repo)
+        [revision] = collect.collect(store, cwd=str(git_repo), changed_only=True).revised
+        index = Path(os.environ["HOME"]) / ".gemini" / "GEMINI.md"
+        _touch(index, index.read_text().replace("Answer in British English, always.", second))
+        done = collect.collect(store, cwd=str(git_repo), changed_only=True)
+        assert done.archived == [] and done.revised == [] and done.added == []
+        assert [i.id for i in done.updated] == [revision.id]
+        assert store.get_item(before.id).status is Status.ACTIVE
+        assert store.get_item(revision.id).title == second
+        # Read again, nothing changes; approving the revision supersedes the approved one.
+        again = collect.collect(store, cwd=str(git_repo))
+        assert (again.archived, again.revised, again.added, again.updated) == ([], [], [], [])
+        items.set_status(store, revision.id, "approve")
+        assert store.get_item(before.id).status is Status.SUPERSEDED
+
+
 def test_a_rejected_revision_of_an_edited_bullet_leaves_the_approved_memory(git_repo):
     with opened() as store:
         before = _approve_then_edit_the_bullet(store, git_repo)
@@ -291,3 +317,26 @@ def test_session_start_collects_what_changed_unless_turned_off(git_repo, monkeyp
     with opened() as store:
         collected = [i for i in _all(store) if i.provenance.how == "collect"]
     assert len(collected) == (10 if enabled else 0)
+
+
+@pytest.mark.parametrize("decision", ["reject", "dismiss"])
+def test_a_statement_the_person_turned_down_is_set_aside_when_another_file_says_it(decision):
+    """As `memory_propose` sets aside a statement a person dismissed: it was proposed
+    again as soon as it showed up in another of the agent's files."""
+    notes = Path(os.environ["HOME"]) / ".codex" / "memories" / "extensions" / "ad_hoc" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "sudo.md").write_text("Never use sudo in scripts\n")
+    with opened() as store:
+        [first] = collect.collect(store).added
+        items.set_status(store, first.id, decision)
+        (notes / "sudo2.md").write_text("Never use sudo in scripts.\n")
+        done = collect.collect(store)
+        assert done.added == [] and [i.title for i in done.set_aside] == [
+            "Never use sudo in scripts."
+        ]
+        [aside] = done.set_aside
+        assert store.get_item(aside.id).status is Status.DISMISSED
+        assert f"item:{first.id}" in [str(x) for x in aside.links]
+        assert store.list_items(ItemQuery(statuses=("proposed",))) == []
+        again = collect.collect(store)
+        assert (again.added, again.set_aside, again.unchanged) == ([], [], 2)

@@ -745,6 +745,10 @@ def test_the_hooks_start_a_summarizer_only_when_summaries_are_on(
     call("claude", "PreCompact", "on-1", trigger="manual")
     call("claude", "SessionEnd", "on-1", reason="exit")
     assert started == [("claude", False), ("claude", True)]
+    # kenning reads no Gemini CLI transcript: its end starts no summary that could only
+    # log that it has nothing to read.
+    call("gemini", "SessionEnd", "gem-1", reason="exit")
+    assert started == [("claude", False), ("claude", True)]
 
 
 def test_a_summary_over_4_kb_is_cut_to_fit(

@@ -12,10 +12,15 @@ the truth, so `ken edit` points there.
 - A changed source updates its waiting proposal in place (the first one, or a revision
   filed earlier), and files a proposed revision of one already approved (a copy linked
   to it, which supersedes it when approved): one proposal waits per source.
-- A removed source archives its memory (`archive_reason` "source removed"), unless it
-  was edited: where an entry is known by its text (a GEMINI.md bullet), an entry gone
-  and one new that share at least half their words are one edited, filed as a revision
-  of the approved memory, which stays until the revision is approved.
+- A file there but not read now (over 256 KB, empty while an agent rewrites it, not
+  text in its encoding, a link out of the agent's folder: `saved.read_file`) changes
+  nothing of what came from it, and a note says why.
+- A removed source (a file gone, or an entry gone from a file read whole) archives its
+  memory (`archive_reason` "source removed"), unless it was edited: where an entry is
+  known by its text (a GEMINI.md bullet), an entry gone and one new that share at least
+  half their words are one edited, filed as a revision of the approved memory, which
+  stays until the revision is approved; edited again before that, the waiting revision
+  is updated (its source moves to the new bullet).
 - Where it goes: a place that belongs to a checkout goes to that repo (Claude names the
   checkout's folder its own way; the checkouts kenning has seen, from sessions and
   projects, are tried); one of a checkout kenning does not know goes to the agent's own
@@ -39,6 +44,7 @@ from pathlib import Path
 from kenning import agents, ids, paths
 from kenning.agents.agent import Agent, MemoryPlace, SavedMemory
 from kenning.deliver import COLLECT  # the hooks have it loaded already
+from kenning.errors import InvalidInput
 from kenning.model import MAX_ITEM_BYTES, Item, Provenance, Scope, ScopeType, Status
 from kenning.store import ItemQuery, SessionQuery, Store, now_iso
 
@@ -48,6 +54,7 @@ from kenning.store import ItemQuery, SessionQuery, Store, now_iso
 
 HOW = COLLECT
 REMOVED = "source removed"
+TURNED_DOWN = (Status.REJECTED, Status.DISMISSED)  # a person's no to a statement
 SESSION_CWDS = 500  # recent sessions whose folders are tried as checkouts
 
 
@@ -59,6 +66,12 @@ class Collected:
     updated: list[Item] = field(default_factory=list)  # waiting proposals changed in place
     revised: list[Item] = field(default_factory=list)  # proposed revisions of approved ones
     archived: list[Item] = field(default_factory=list)  # their source is gone
+    # Statements a person rejected or dismissed before, met in another file: stored
+    # dismissed, linked to that decision (`items.file_proposal`), not proposed again.
+    set_aside: list[Item] = field(default_factory=list)
+    # A file there but not read now (too large, empty, not text, a link out of its
+    # folder), one line each: what was collected from it stays as it is.
+    notes: list[str] = field(default_factory=list)
     unchanged: int = 0
     places_read: int = 0
     places_skipped: int = 0  # unchanged since the last collection: not read
@@ -69,6 +82,8 @@ class Collected:
             "updated": [i.to_dict() for i in self.updated],
             "revised": [i.to_dict() for i in self.revised],
             "archived": [i.to_dict() for i in self.archived],
+            "set_aside": [i.to_dict() for i in self.set_aside],
+            "notes": self.notes,
             "unchanged": self.unchanged,
             "places_read": self.places_read,
             "places_skipped": self.places_skipped,
@@ -108,6 +123,12 @@ def source_of(agent: Agent, memory: SavedMemory) -> str:
     return f"{HOW}:{agent.name}:{memory.path}" + (f"#{memory.key}" if memory.key else "")
 
 
+def _from(source: str, agent: Agent, path: str) -> bool:
+    """Whether `source` is the file `path`, or one entry of it."""
+    whole = f"{HOW}:{agent.name}:{path}"
+    return source == whole or source.startswith(f"{whole}#")
+
+
 def _take(
     store: Store,
     agent: Agent,
@@ -117,20 +138,35 @@ def _take(
     done: Collected,
     dry_run: bool,
 ) -> None:
-    from kenning import items
+    from kenning import items, policy
     from kenning.redact import mostly_secret
 
+    # Collection is the person's: what it finds held or turned down counts whoever's it
+    # is (nothing of it is told to an agent), in `ken collect` and at SessionStart alike.
+    collector = policy.Actor()
     prefix = f"{HOW}:{agent.name}:{place.path}"
+    # A file there but not read now is no file removed: its memories are left out of
+    # what this reading may change (only a file gone, or an entry gone from a file read
+    # whole, removes a memory).
+    unread = {m.path: m.unread for m in saved if m.unread}
+    done.notes += [
+        f"not read: {path}: {why}; what came from it stays" for path, why in unread.items()
+    ]
+    saved = [m for m in saved if not m.unread]
     known: dict[str, list[Item]] = {}
     for item in store.list_items(
         ItemQuery(statuses=(), include_expired=True, source_prefix=prefix)
     ):
-        rest = (item.source or "")[len(prefix) :]
-        if rest[:1] in ("", "/", "#"):  # not a sibling folder sharing the name's start
-            known.setdefault(item.source or "", []).append(item)
+        source = item.source or ""
+        rest = source[len(prefix) :]
+        if rest[:1] not in ("", "/", "#"):
+            continue  # a sibling folder sharing the name's start
+        if not any(_from(source, agent, path) for path in unread):
+            known.setdefault(source, []).append(item)
     sources = {source_of(agent, memory) for memory in saved}
     edited = _edited(saved, agent, known, sources)
     seen: set[str] = set()
+    moved: set[str] = set()  # the waiting proposals updated: each has its source now
     for memory in saved:
         source = source_of(agent, memory)
         if source in seen:
@@ -138,12 +174,18 @@ def _take(
         seen.add(source)
         if mostly_secret(memory.text):
             continue  # as anywhere else, a secret is no memory: where to find it is
-        title, body = _fit(memory.text)
+        try:
+            title, body = _fit(memory.text)
+        except InvalidInput:
+            continue  # nothing left to title it: no memory
         mine = known.get(source, []) or known.get(edited.get(source, ""), [])
         current = next((i for i in mine if i.status is Status.ACTIVE), None)
         # One proposal waits per source: the first collection's, or a revision of the
-        # approved one. A later change updates it rather than filing another beside it.
+        # approved one (wherever its source was: a bullet edited twice is a new key each
+        # time). A later change updates it rather than filing another beside it.
         waiting = next((i for i in mine if i.status is Status.PROPOSED), None)
+        if waiting is None and current is not None:
+            waiting = _revision_of(current, known, sources)
         if any((i.title, i.body) == (title, body) for i in mine if i.status is not Status.ARCHIVED):
             done.unchanged += 1
             continue
@@ -152,20 +194,31 @@ def _take(
             if not dry_run:
                 changed = store.replace_item(replace(changed, revision=ids.new_ulid()), HOW)
             done.updated.append(changed)
+            moved.add(changed.id)
             continue
         new = _new(agent, memory, scope, title, body, source, replaces=current)
-        if current is None and items.held_there(store, new) is not None:
+        if current is None and items.held_there(store, new, collector) is not None:
             done.unchanged += 1  # memory holds it there already (the person added it)
             continue
+        if current is not None:
+            if not dry_run:
+                new = store.insert_item(new, change=items.REPLACES)
+            done.revised.append(new)
+            continue
         if not dry_run:
-            new = store.insert_item(new, change=items.REPLACES if current else HOW)
-        (done.revised if current else done.added).append(new)
+            # As any agent's proposal: a statement a person turned down is set aside.
+            new = items.file_proposal(store, new, HOW, collector, turned_down=TURNED_DOWN)
+        (done.set_aside if new.status is Status.DISMISSED else done.added).append(new)
     # An approved memory whose edit waits as a revision stays until that is approved;
     # and when the person turned the revision down, it stays as they chose.
     kept = (Status.PROPOSED, Status.REJECTED, Status.DISMISSED)
     revised = {
         x.target
-        for item in [*(i for mine in known.values() for i in mine), *done.revised]
+        for item in [
+            *(i for mine in known.values() for i in mine if i.id not in moved),
+            *done.revised,
+            *done.updated,
+        ]
         if item.status in kept and item.source in sources
         for x in item.links
         if x.type == "item"
@@ -174,13 +227,31 @@ def _take(
         if source in seen or source in edited.values():
             continue
         for item in mine:
-            if item.status in (Status.ACTIVE, Status.PROPOSED) and item.id not in revised:
+            if item.id in moved or item.id in revised:
+                continue
+            if item.status in (Status.ACTIVE, Status.PROPOSED):
                 gone = replace(
                     item, status=Status.ARCHIVED, archive_reason=REMOVED, updated_at=now_iso()
                 )
                 if not dry_run:
                     gone = store.replace_item(replace(gone, revision=ids.new_ulid()), "archive")
                 done.archived.append(gone)
+
+
+def _revision_of(current: Item, known: dict[str, list[Item]], sources: set[str]) -> Item | None:
+    """The proposed revision of approved memory `current` that waits under a source the
+    place no longer has (a GEMINI.md bullet edited before: its text was its key)."""
+    return next(
+        (
+            i
+            for source, mine in known.items()
+            if source not in sources
+            for i in mine
+            if i.status is Status.PROPOSED
+            and any(x.type == "item" and x.target == current.id for x in i.links)
+        ),
+        None,
+    )
 
 
 def _edited(
@@ -255,7 +326,10 @@ def _new(
 
 
 def _fit(text: str) -> tuple[str, str]:
-    """The text as stored: redacted, cut to the item limit with a visible marker."""
+    """The text as stored: redacted, cut to the item limit with a visible marker, and
+    split into a title and a body as `ken add` splits its text (NULs dropped, the
+    title one line); InvalidInput when nothing is left."""
+    from kenning.items import split_text
     from kenning.redact import redact
 
     clean = redact(text).text.strip()
@@ -264,8 +338,7 @@ def _fit(text: str) -> tuple[str, str]:
         marker = f"\n[cut: the rest is in the agent's file, {len(data):,} bytes]"
         room = MAX_ITEM_BYTES - len(marker.encode())
         clean = data[:room].decode("utf-8", errors="ignore").rstrip() + marker
-    title, _, body = clean.partition("\n")
-    return title.strip(), body.strip()
+    return split_text(clean)
 
 
 def _stamp(path: Path) -> tuple[int, int]:

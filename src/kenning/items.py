@@ -551,8 +551,14 @@ def _twins(
     ]
 
 
-def _dismissed_twins(store: Store, item: Item, who: policy.Actor | None = None) -> list[Item]:
-    query = ItemQuery(statuses=(Status.DISMISSED.value,), include_expired=True, limit=500)
+def _dismissed_twins(
+    store: Store,
+    item: Item,
+    who: policy.Actor | None = None,
+    turned_down: tuple[Status, ...] = (Status.DISMISSED,),
+) -> list[Item]:
+    statuses = tuple(s.value for s in turned_down)
+    query = ItemQuery(statuses=statuses, include_expired=True, limit=500)
     return _twins(store, item, query, who)
 
 
@@ -575,7 +581,12 @@ def held_twins(store: Store, item: Item, who: policy.Actor | None = None) -> lis
 
 
 def file_proposal(
-    store: Store, item: Item, change: str = "add", who: policy.Actor | None = None
+    store: Store,
+    item: Item,
+    change: str = "add",
+    who: policy.Actor | None = None,
+    *,
+    turned_down: tuple[Status, ...] = (Status.DISMISSED,),
 ) -> Item:
     """Store an agent's proposal (as the version `change`), unless the same statement
     waits for review in its scope already (then that one is returned, and nothing is
@@ -586,7 +597,8 @@ def file_proposal(
     since that dismissal: the third is proposed again, its evidence saying how many
     sessions asked. Nothing is lost, and a person is not asked the same thing twice
     because an agent keeps repeating it. Only what `who` (the writer) may know of counts
-    (`may_know`).
+    (`may_know`). `turned_down`: the statuses that are a person's no (`ken collect`
+    counts a rejected proposal too: the same file's words, filed again).
 
     The look for a twin and the write it decides are one transaction, one statement at a
     time: two agents (or two MCP servers of one) proposing the same thing at once file
@@ -595,16 +607,22 @@ def file_proposal(
     lesson a Stop hook proposes under a held lock is filed when the spool is replayed.
     """
     if store.spooling():
-        return _file_proposal(store, item, change, who)
+        return _file_proposal(store, item, change, who, turned_down)
     with store.together(key=f"proposal:{statement_key(item.text)}"):
-        return _file_proposal(store, item, change, who)
+        return _file_proposal(store, item, change, who, turned_down)
 
 
-def _file_proposal(store: Store, item: Item, change: str, who: policy.Actor | None) -> Item:
+def _file_proposal(
+    store: Store,
+    item: Item,
+    change: str,
+    who: policy.Actor | None,
+    turned_down: tuple[Status, ...],
+) -> Item:
     waiting = waiting_twin(store, item, who)
     if waiting is not None:
         return waiting
-    twins = _dismissed_twins(store, item, who)
+    twins = _dismissed_twins(store, item, who, turned_down)
     repeats = [t for t in twins if store.revisions(t.id)[0].change == REPEAT]
     decided = [t for t in twins if t not in repeats]
     if not decided:

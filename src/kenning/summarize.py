@@ -33,7 +33,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning import items, policy
+from kenning import agents, items, policy
 from kenning.config import Config, made_state_dir
 from kenning.errors import InvalidInput, KenningError
 from kenning.ids import short_id
@@ -86,7 +86,13 @@ class SummaryResult:
 
 
 def enabled_for(config: Config, session: Session) -> bool:
+    """Whether hooks summarize `session`: summaries are on, for its repo, and kenning
+    reads its agent's transcripts (a Gemini CLI session has none to read: starting a
+    summary only to log that would fill the hook log)."""
     if not config.memory_summarize_enabled or not config.memory_summarize_command:
+        return False
+    known = agents.AGENTS.get(session.agent)
+    if known is None or known.transcript is None:
         return False
     patterns = config.memory_summarize_repos
     return not patterns or repo_matches(session.repo, patterns)

@@ -479,6 +479,10 @@ class SavedMemory(NamedTuple):
     key: str  # which entry of that file ("" when the file is one memory)
     text: str  # title line, then body
     kind: str  # kenning's kind for it
+    # Why the file, there, was not read now (too large, empty, not text, a link out of
+    # the memory folder): then this is no memory but a notice, text and kind empty, and
+    # what was collected from the file stays as it is.
+    unread: str = ""
 
 
 class MemoryPlace(NamedTuple):

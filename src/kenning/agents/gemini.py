@@ -42,7 +42,7 @@ from kenning.agents.agent import (
     tool_use,
 )
 from kenning.agents.hook_settings import GroupedHooks
-from kenning.agents.saved import bullets, note_files, read_text
+from kenning.agents.saved import bullets, note_files, read_file, read_text, unread
 
 EVENTS = {
     "SessionStart": Event.SESSION_START,
@@ -101,17 +101,23 @@ def memory_places(env: Env) -> list[MemoryPlace]:
 
 
 def read_global(path: Path) -> list[SavedMemory]:
-    """One memory per bullet of the person's GEMINI.md."""
-    text = read_text(path) or ""
-    return [SavedMemory(str(path), _key(b), b, "preference") for b in bullets(text)]
+    """One memory per bullet of the person's GEMINI.md (read where a link to it leads,
+    as Gemini does: it is the person's own file)."""
+    read = read_file(path)
+    if read.unread:
+        return [unread(path, read.unread)]
+    return [SavedMemory(str(path), _key(b), b, "preference") for b in bullets(read.text)]
 
 
 def read_project_folder(folder: Path) -> list[SavedMemory]:
     """A project's private notes: each bullet of MEMORY.md that is not a pointer to a
     note file, and each note file."""
-    index = str(folder / MEMORY_INDEX)
-    kept = [b for b in bullets(read_text(folder / MEMORY_INDEX) or "") if not _POINTER.search(b)]
-    listed = [SavedMemory(index, _key(b), b, "fact") for b in kept]
+    index = folder / MEMORY_INDEX
+    read = read_file(index, within=folder)
+    kept = [b for b in bullets(read.text) if not _POINTER.search(b)]
+    listed = [SavedMemory(str(index), _key(b), b, "fact") for b in kept]
+    if read.unread:
+        listed = [unread(index, read.unread)]
     return listed + note_files(folder, lambda _: "fact", skip=(MEMORY_INDEX,))
 
 

@@ -8,11 +8,13 @@ flat `key: value` lines and one level of nesting that agents write.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import stat
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import NamedTuple
 
 from kenning.agents.agent import SavedMemory
 
@@ -20,24 +22,76 @@ MAX_FILE_BYTES = 256 * 1024  # a memory file larger than this is not an agent's 
 
 _KEY = re.compile(r"^(\s*)([A-Za-z_][\w-]*):\s*(.*?)\s*$")
 
+# What a file's first bytes say it is written in (UTF-32's before UTF-16's: they start
+# alike); each codec takes its mark off. Without one, a memory file is UTF-8.
+_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32", "UTF-32"),
+    (codecs.BOM_UTF32_BE, "utf-32", "UTF-32"),
+    (codecs.BOM_UTF8, "utf-8-sig", "UTF-8"),
+    (codecs.BOM_UTF16_LE, "utf-16", "UTF-16"),
+    (codecs.BOM_UTF16_BE, "utf-16", "UTF-16"),
+)
 
-def read_text(path: Path) -> str | None:
-    """A regular file's text, at most MAX_FILE_BYTES; None for anything else (a FIFO, a
-    device, a file too large or gone)."""
+
+class FileText(NamedTuple):
+    """A memory file's text, or why a file that is there was not read now."""
+
+    text: str  # with LF line endings; "" when not read, or gone
+    unread: str = ""  # "" when read, or gone
+
+
+def read_file(path: Path, within: Path | None = None) -> FileText:
+    """A regular file's text, decoded by its byte order mark (UTF-8 without one), line
+    endings made LF. Not read, and why: a link out of the folder `within`, anything but
+    a file (a FIFO, a device), a file over MAX_FILE_BYTES, one that cannot be opened,
+    is not text in its encoding, holds a NUL, or is empty (an agent rewriting it). A
+    file gone, or a folder, is no text and no reason."""
+    if within is not None:
+        real, folder = os.path.realpath(path), os.path.realpath(within)
+        if os.path.commonpath((real, folder)) != folder:
+            return FileText("", "a link to a file outside the memory folder, not followed")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
+    except FileNotFoundError:
+        return FileText("")
+    except OSError as exc:
+        return FileText("", f"cannot be opened: {exc.strerror or exc}")
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-            return None
-        data = os.read(fd, MAX_FILE_BYTES + 1)
-    except OSError:
-        return None
+        if stat.S_ISDIR(info.st_mode):
+            return FileText("")
+        if not stat.S_ISREG(info.st_mode):
+            return FileText("", "not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            return FileText("", f"larger than {MAX_FILE_BYTES // 1024} KB ({info.st_size:,} bytes)")
+        data = b""
+        while len(data) <= MAX_FILE_BYTES and (
+            chunk := os.read(fd, MAX_FILE_BYTES + 1 - len(data))
+        ):
+            data += chunk
+    except OSError as exc:
+        return FileText("", f"cannot be read: {exc.strerror or exc}")
     finally:
         os.close(fd)
-    return data.decode("utf-8", errors="replace")
+    if len(data) > MAX_FILE_BYTES:  # it grew while being read
+        return FileText("", f"larger than {MAX_FILE_BYTES // 1024} KB")
+    codec, name = next(
+        ((c, n) for mark, c, n in _MARKS if data.startswith(mark)), ("utf-8", "UTF-8")
+    )
+    try:
+        text = data.decode(codec)
+    except UnicodeDecodeError:
+        return FileText("", f"not {name} text")
+    if "\x00" in text:
+        return FileText("", "holds NUL bytes: not text")
+    if not text.strip():
+        return FileText("", "empty")
+    return FileText(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def read_text(path: Path) -> str | None:
+    """A file's text as `read_file` reads it; None when it is not read, or gone."""
+    return read_file(path).text or None
 
 
 def frontmatter(text: str) -> tuple[dict[str, str], str]:
@@ -119,11 +173,19 @@ def note_files(
     folder: Path, kind_of: Callable[[dict[str, str]], str], skip: Collection[str] = ()
 ) -> list[SavedMemory]:
     """One memory per Markdown file of `folder` (but those named in `skip`), its kind
-    from its frontmatter."""
+    from its frontmatter; a notice for each file there but not read now."""
     out = []
     for path in sorted(folder.glob("*.md")):
-        if path.name in skip or not (text := read_text(path)):
+        if path.name in skip:
             continue
-        if note := note_text(text):
-            out.append(SavedMemory(str(path), "", note, kind_of(frontmatter(text)[0])))
+        read = read_file(path, within=folder)
+        if read.unread:
+            out.append(unread(path, read.unread))
+        elif note := note_text(read.text):
+            out.append(SavedMemory(str(path), "", note, kind_of(frontmatter(read.text)[0])))
     return out
+
+
+def unread(path: Path, why: str) -> SavedMemory:
+    """The notice that the file `path`, there, was not read now."""
+    return SavedMemory(str(path), "", "", "", why)

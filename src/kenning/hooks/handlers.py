@@ -111,7 +111,7 @@ def session_start(store: Store, event: HookEvent, config: Config, later: Later) 
     if source == "compact" and session is not None:
         deliver.note_compaction(store, session)
     if session is not None and config.memory_collect:
-        later.append(lambda: _collect(store, where.cwd))
+        later.append(lambda: _collect(store, where.cwd, event.agent))
     if source not in PACK_SOURCES:
         return ""
     if source in NOTICE_SOURCES and session is not None:
@@ -141,11 +141,17 @@ def _team_sync(store: Store, config: Config, event: HookEvent) -> None:
         hooklog.log(event.agent, event.name, problem)
 
 
-def _collect(store: Store, cwd: str) -> None:
-    """What changed in the agents' own memory since the last look, as proposals."""
+def _collect(store: Store, cwd: str, agent: str) -> None:
+    """What changed in the agents' own memory since the last look, as proposals; a file
+    not read (too large, empty for a moment, ...) is a line in the hook log."""
     from kenning import collect
 
-    collect.collect(store, changed_only=True, cwd=cwd)
+    done = collect.collect(store, changed_only=True, cwd=cwd)
+    if done.notes:
+        from kenning import hooklog
+
+        for note in done.notes:
+            hooklog.log(agent, "SessionStart", note)
 
 
 NOTICE_SOURCES = {"startup", "clear"}  # a new session: where the person is told once
