@@ -958,6 +958,34 @@ def test_a_bad_context_mode_is_refused(scene: Scene, mode: object) -> None:
     ) in one_line_error(done.stderr)
 
 
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ('command = "codex --foo \'unterminated"', "command must be text a shell can split"),
+        ('command = ""', "command must be text a shell can split"),
+        ("command = []", "command must be text a shell can split"),
+        ("model_flag = 5", "model_flag must be text a shell can split, with {model}"),
+        ("prompt_flag = true", "prompt_flag must be text: the flag before the first prompt"),
+        ("resume = [1, 2]", "resume must be a list of the arguments that resume a session"),
+        # A string is no list: it was split into letters, and codex ran `r e s u m e`.
+        ('resume = "resume {id}"', "resume must be a list of the arguments"),
+    ],
+)
+def test_an_agent_setting_that_does_not_read_is_refused_naming_the_key_and_what_it_takes(
+    scene: Scene, written: str, said: str
+) -> None:
+    write_config(f"[agents.codex]\n{written}\n")
+    done = ken_proc("handoff", "--to", "codex", "--print", cwd=scene.repo, input="")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    line = one_line_error(done.stderr)
+    assert line.startswith(f"ken: [agents.codex] {said}") and "fix it in " in line
+
+
+def test_an_agent_command_may_be_a_list_of_words(scene: Scene) -> None:
+    write_config('[agents.codex]\ncommand = ["my codex", "--full-auto"]\n')
+    assert plan_json("--to", "codex", "--print")["argv"][:2] == ["my codex", "--full-auto"]
+
+
 def resume_claude(scene: Scene, prompt: str) -> tuple[Session, str]:
     """Claude's own session resumed (same session id, SessionStart source=resume)."""
     assert scene.claude.transcript_path

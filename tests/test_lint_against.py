@@ -136,3 +136,20 @@ def test_an_automatic_session_handoff_is_not_held_against_the_files(shop):
     add("Use npm rather than pnpm", scope=REPO, kind="preference")
     found = _json.loads(ken("lint", "--against", "--json").stdout)
     assert [f["title"] for f in found] == ["Use npm rather than pnpm"]
+
+
+def test_a_line_holding_a_secret_is_compared_redacted_and_never_quoted(shop):
+    """The memory onboarded from a line with a password was reported as contradicting
+    that line ("redacted becomes Tr0ub4dor 3xyz"), quoting the password the store had
+    redacted."""
+    secret = "Tr0ub4dor&3xyz"
+    (shop / "CLAUDE.md").write_text(f"# Shop\n\n- The staging password is {secret}\n")
+    assert ken("import", "--from", "CLAUDE.md").exit_code == 0
+    found = ken("lint", "--against", "--json")
+    assert [f for f in json.loads(found.stdout) if f["rule"].endswith("instructions")] == []
+    # A memory that does differ from the line is reported, with the line as stored.
+    add("The staging password is rotated weekly now", scope=REPO, kind="fact")
+    for form in ([], ["--json"]):
+        said = ken("lint", "--against", *form)
+        assert "Tr0ub4dor" not in said.stdout + said.stderr
+        assert "3xyz" not in said.stdout + said.stderr

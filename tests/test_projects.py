@@ -141,6 +141,16 @@ def test_html_commented_log_entries_are_skipped(store: SQLiteStore, notes: Path)
     )
 
 
+def test_a_comment_left_open_hides_the_rest_of_the_file_as_markdown_does(
+    store: SQLiteStore, notes: Path
+) -> None:
+    """A decision after an unclosed `<!--` was indexed, though Markdown hides it."""
+    write(notes / "decisions.md", DECISIONS + "<!-- drafts\n\n## Rewrite it in Rust\nMaybe.\n")
+    projects.add_project(store, "shop", str(notes), None)
+    titles = sorted(i.title for k, i in synced(store).items() if ":decisions.md#" in k)
+    assert titles == ["Keep the CLI small", "Use Postgres for orders"]
+
+
 def test_an_edited_section_updates_its_item_in_place(store: SQLiteStore, notes: Path) -> None:
     projects.add_project(store, "shop", str(notes), None)
     before = synced(store)["project:shop:decisions.md#use-postgres-for-orders"]
@@ -217,11 +227,12 @@ def test_a_deleted_file_archives_its_items(store: SQLiteStore, notes: Path) -> N
 
     report = projects.sync(store, "shop")
 
-    assert report.read == ["plan.md"]
+    assert report.read == [] and report.missing == ["plan.md"]
     assert report.archived == 2  # the third task was archived already (ticked)
     tasks = [i for k, i in synced(store).items() if ":plan.md#" in k]
     assert len(tasks) == 3 and all(t.status is Status.ARCHIVED for t in tasks)
-    assert projects.sync(store, "shop").read == []  # gone is a state like any other
+    again = projects.sync(store, "shop")
+    assert again.read == again.missing == []  # gone is a state like any other
 
 
 def test_a_second_sync_reads_nothing(store: SQLiteStore, notes: Path) -> None:
@@ -287,6 +298,7 @@ def test_ken_project_add_list_sync_and_remove(notes: Path) -> None:
         "updated": 0,
         "archived": 0,
         "skipped": [],
+        "missing": [],
     }
     listed = json.loads(ken("project", "list", "--json").stdout)
     assert [(p["slug"], p["dir"], p["repo"]) for p in listed] == [
@@ -341,6 +353,32 @@ def test_a_name_taken_by_a_project_elsewhere_is_refused_and_a_gone_folder_archiv
     assert gone.exit_code == 1 and "is not there: its memories stay as they are" in gone.stderr
     with opened() as store:
         assert {k: i.status for k, i in synced(store).items()} == before
+
+
+def test_an_emptied_folder_archives_nothing_and_says_which_files_are_missing(
+    notes: Path,
+) -> None:
+    """An empty folder made where the project was: the sync archived every memory and
+    said it read decisions.md, plan.md, log.md, though none was there."""
+    assert ken("project", "add", "shop", str(notes)).exit_code == 0
+    with opened() as store:
+        before = {k: i.status for k, i in synced(store).items()}
+    for name in projects.FILES:
+        (notes / name).unlink()
+    done = ken("project", "sync", "shop")
+    assert done.exit_code == 1
+    said = done.stderr
+    assert "holds none of decisions.md, plan.md, log.md" in said
+    assert "its memories stay as they are" in said and "read decisions.md" not in said
+    with opened() as store:
+        assert {k: i.status for k, i in synced(store).items()} == before
+    # One file back: the others are gone as a person deletes them, and said to be.
+    write(notes / "decisions.md", DECISIONS)
+    done = ken("project", "sync", "shop")
+    assert done.exit_code == 0, done.stderr
+    assert "shop: read decisions.md; plan.md, log.md not there; 0 added, 0 updated, " in (
+        done.stderr
+    )
 
 
 def test_a_second_project_from_the_same_repo_says_which_one_applies_there(
@@ -642,6 +680,21 @@ def test_a_fence_left_open_in_log_md_is_closed_before_an_agents_handoff_so_it_st
     assert set(after) == set(before) | {item.source}
     snippet = after["project:shop:log.md#2026-11-04-person-a-snippet"]
     assert snippet.body == "~~~sh\nmake\n\n~~~" and snippet.provenance.who == "ken"
+
+
+def test_a_comment_left_open_in_log_md_is_closed_before_an_agents_handoff(
+    store: SQLiteStore, notes: Path
+) -> None:
+    write(notes / "log.md", LOG + "\n<!-- a draft entry, never finished\n## 2026-11-04 x: y\n")
+    projects.add_project(store, "shop", str(notes), None)
+    before = synced(store)
+
+    item = _agents_handoff(store, notes, "commented quokka")
+
+    assert item.title.endswith("codex: commented quokka") and item.provenance.who == "codex"
+    assert set(synced(store)) == set(before) | {str(item.source)}
+    text = (notes / "log.md").read_text()
+    assert text.index("-->", text.index("a draft entry")) < text.index("commented quokka")
 
 
 def test_a_handoff_to_a_log_md_that_is_a_link_is_written_to_the_linked_file_keeping_its_mode(

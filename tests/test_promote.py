@@ -162,3 +162,28 @@ def test_a_folder_that_is_no_repo_or_has_no_commit_is_refused(tmp_path):
     git(empty, "init", "-q")
     result = ken("promote", "--repo", str(empty))
     assert result.exit_code == 1 and "has no commit yet" in one_line_error(result.stderr)
+
+
+@pytest.mark.parametrize("where", ["here", "worktree"])
+def test_a_checked_out_memory_branch_is_refused_and_left_as_it_was(steering, tmp_path, where):
+    made = stock()
+    git(steering, "commit", "-qm", "staged")
+    git(steering, "branch", BRANCH)
+    checkout = steering
+    if where == "here":
+        git(steering, "checkout", "-q", BRANCH)
+    else:
+        checkout = tmp_path / "other"
+        git(steering, "worktree", "add", "-q", str(checkout), BRANCH)
+    tip = git(steering, "rev-parse", BRANCH)
+    before = git(checkout, "status", "--porcelain")
+    result = ken("promote", "--repo", str(steering))
+    said = one_line_error(result.stderr)
+    assert result.exit_code == 1 and f"{BRANCH} is checked out in {checkout}" in said
+    assert "nothing was changed" in said
+    assert git(steering, "rev-parse", BRANCH) == tip
+    assert git(checkout, "status", "--porcelain") == before  # no record staged as deleted
+    git(checkout, "switch", "-q", "--detach")  # the checkout moves on: now it goes through
+    done = json.loads(ken("promote", "--repo", str(steering), "--json").stdout)
+    assert made["rule"].id in {a["id"] for a in done["added"]}
+    assert git(steering, "rev-parse", f"{BRANCH}^") == tip

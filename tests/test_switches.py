@@ -104,6 +104,29 @@ def test_doctor_and_config_list_report_unknown_keys_and_the_old_switch_table():
     assert "config:" in text and 'rename the table to [memory.repos."github.com/acme/old"]' in text
 
 
+def test_doctor_and_config_list_report_agent_settings_handoff_would_refuse():
+    write_config(
+        '[agents.codex]\nresume = "resume {id}"\nmodel_flag = "--model {model}"\n\n'
+        '[agents.gemini]\ncommand = ""\n'
+    )
+    listed = ken("config", "list")
+    assert listed.exit_code == 0
+    assert (
+        "note: agents.codex.resume in " in listed.stderr
+        and 'must be a list of the arguments that resume a session, with {id} (["resume", '
+        '"{id}"]), or [] for none, not "resume {id}"; write resume = ["resume", "{id}"]'
+        in listed.stderr
+    )
+    assert "agents.gemini.command in" in listed.stderr
+    assert "model_flag" not in listed.stderr
+    doctor = ken("doctor", "--json")
+    assert doctor.exit_code == 1
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["config"]}
+    assert not checks["config agents.codex.resume"]["ok"]
+    assert not checks["config agents.gemini.command"]["ok"]
+    assert not any("every table and key is read" in c["detail"] for c in checks.values())
+
+
 def test_a_config_kenning_reads_whole_has_nothing_to_report(git_repo):
     write_config(
         "[memory]\nbudget = 900\n\n"

@@ -165,6 +165,14 @@ def test_import_redacts_secrets_in_what_it_brings():
         ('{"title": "x", "kind": "opinion"}', "line 2: unknown kind 'opinion'"),
         ('{"title": "x", "scope": "planet:mars"}', "line 2: bad scope"),
         ('{"title": "x", "provenance": []}', "line 2: 'evidence' must be text"),
+        # "bad scope 'None'" said nothing of what was wrong.
+        ('{"title": "x", "scope": null}', "line 2: its 'scope' is missing"),
+        # Dated later than now, as an id may not be: it would sort as the newest for ever.
+        (
+            '{"title": "x", "created_at": "2099-01-01T00:00:00.000Z"}',
+            "line 2: 'created_at' is 2099-01-01T00:00:00.000Z, later than now",
+        ),
+        ('{"title": "x", "created_at": "2026-13-45T00:00:00Z"}', "line 2: 'created_at' must be"),
     ],
 )
 def test_one_bad_line_imports_nothing_and_names_the_line(line, message):
@@ -509,6 +517,60 @@ def test_an_export_and_import_keep_status_round_trip_every_scope_status_and_prov
         assert third[key]["provenance"] == {**line["provenance"], "how": "import"}
         for field in ("scope", "kind", "tags"):
             assert third[key][field] == line[field], (line["title"], field)
+
+
+def test_import_keep_status_keeps_the_file_a_memory_is_collected_from(
+    git_repo, tmp_path, monkeypatch
+):
+    """A round trip dropped `source`: `ken collect` then no longer archived or revised
+    the memory of a file the agent had saved."""
+    import os
+    from pathlib import Path
+
+    from kenning import collect
+    from kenning.agents import claude
+
+    home = Path(os.environ["HOME"])
+    folder = home / ".claude" / "projects" / claude.checkout_name(str(git_repo)) / "memory"
+    folder.mkdir(parents=True)
+    (folder / "feedback_pnpm.md").write_text("# Use pnpm, never npm\n")
+    with opened() as store:
+        collect.collect(store, cwd=str(git_repo))
+    [line] = export_json(ken("export").stdout)
+    assert line["source"].startswith("collect:claude:")
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(json.dumps(line) + "\n")
+
+    monkeypatch.setenv("KEN_DB", str(tmp_path / "restored.db"))
+    assert ken("import", "--keep-status", str(dump)).exit_code == 0
+    [back] = export_json(ken("export").stdout)
+    assert back["source"] == line["source"]
+    (folder / "feedback_pnpm.md").unlink()
+    with opened(tmp_path / "restored.db") as store:
+        done = collect.collect(store, cwd=str(git_repo))
+    assert [i.id for i in done.archived] == [line["id"]]
+
+    # A plain import is a proposal and an agent's import its own: neither is a file's copy.
+    for db, env in (("plain.db", {}), ("agent.db", {"KEN_AGENT": "claude"})):
+        monkeypatch.setenv("KEN_DB", str(tmp_path / db))
+        flags = ["--keep-status"] if env else []
+        done = ken_proc("import", *flags, str(dump), env=env)
+        assert done.returncode == 0, done.stderr
+        [copy] = export_json(ken("export").stdout)
+        assert copy["source"] is None
+
+
+def test_a_file_saved_with_a_byte_order_mark_imports(tmp_path):
+    """Notepad saves UTF-8 with a BOM: the import refused it as "not JSON"."""
+    dump = tmp_path / "edited.jsonl"
+    lines = [{"title": "Use pnpm, never npm", "kind": "preference"}, {"title": "Second"}]
+    text = "\r\n".join(json.dumps(line) for line in lines) + "\r\n"
+    dump.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    result = ken("import", str(dump))
+    assert result.exit_code == 0, result.stderr
+    with opened() as store:
+        titles = sorted(i.title for i in items.list_items(store, statuses=()))
+    assert titles == ["Second", "Use pnpm, never npm"]
 
 
 @pytest.mark.parametrize("command", [["export", "-o"], ["curate", "--plan"]])

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar, cast, overload
 
 from kenning import paths
-from kenning.agents.agent import LAUNCH_KEYS
+from kenning.agents.agent import LAUNCH_KEYS, LAUNCH_TAKES, launch_problem
 from kenning.errors import InvalidInput, KenningError
 
 TYPE_CHECKING = False
@@ -715,15 +715,18 @@ def _agent_problems(table: dict[str, Any]) -> list[FileProblem]:
         if not isinstance(entry, dict):
             out.append(FileProblem(where, "is not a table", f"write [{where}]"))
             continue
-        out.extend(
-            FileProblem(
-                f"{where}.{key}",
-                "is not an agent setting",
-                f"use {', '.join(sorted(AGENT_KEYS))}",
-            )
-            for key in entry
-            if key not in AGENT_KEYS
-        )
+        for key, value in entry.items():
+            if key not in AGENT_KEYS:
+                out.append(
+                    FileProblem(
+                        f"{where}.{key}",
+                        "is not an agent setting",
+                        f"use {', '.join(sorted(AGENT_KEYS))}",
+                    )
+                )
+            elif problem := launch_problem(key, value):
+                # `ken handoff --to` that agent refuses it in the same words.
+                out.append(FileProblem(f"{where}.{key}", problem, f"write {LAUNCH_TAKES[key][1]}"))
     return out
 
 
@@ -742,7 +745,8 @@ def _legacy_repo_problems(table: dict[str, Any]) -> list[FileProblem]:
 def file_problems(data: dict[str, Any]) -> list[FileProblem]:
     """Every table and key in a parsed config.toml that kenning would not read as
     written: unknown names, the old `[repos."<repo>"]` form, switches that are not true
-    or false. `ken doctor` and `ken config list` report them."""
+    or false, an agent's launch settings that `ken handoff` would refuse. `ken doctor`
+    and `ken config list` report them."""
     special = {
         "memory.repos": lambda t: _switch_problems(t, "memory.repos"),
         "repos": _legacy_repo_problems,

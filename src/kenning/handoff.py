@@ -21,11 +21,13 @@ What kenning writes into a first message (a pack, its own request) is one
 recall only the person's words (`sessions.person_prompt`).
 
 How each agent is started is configurable under `[agents.NAME]` in config.toml:
-`command`, `context` (append_system_prompt, developer_instructions, first_message,
-flag:<flag> or none; system, developer and message are older names), `model_flag`
+`command` (text split as a shell would, or a list of words), `context`
+(append_system_prompt, developer_instructions, first_message, flag:<flag> or none;
+system, developer and message are older names), `model_flag`
 (`--model {model}`), `prompt_flag` and `resume` (arguments with `{id}`). Codex's own
 `developer_instructions` stay: the pack follows them. Each agent's defaults are its
-module's `launch` (`kenning.agents`).
+module's `launch` (`kenning.agents`). Each value set is checked before anything runs
+(`agent.launch_problem`, which `ken doctor` and `ken config list` report too).
 """
 
 from __future__ import annotations
@@ -38,8 +40,14 @@ from typing import Any
 
 from kenning import agents, deliver, git, handoffs, items, paths, policy, sessions
 from kenning.agents import agent as agent_value
-from kenning.agents.agent import LaunchSettings
-from kenning.config import Config
+from kenning.agents.agent import (
+    CONTEXT_ALIASES,
+    LaunchSettings,
+    context_flag,
+    launch_problem,
+    words,
+)
+from kenning.config import Config, config_path
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Item, Kind, Scope, ScopeType, Session, Status
@@ -49,12 +57,6 @@ from kenning.redact import redact
 from kenning.store import ItemQuery, SessionQuery, Store
 from kenning.where import Where
 
-CONTEXT_MODES = ("append_system_prompt", "developer_instructions", "first_message", "none")
-CONTEXT_ALIASES = {
-    "system": "append_system_prompt",
-    "developer": "developer_instructions",
-    "message": "first_message",
-}
 DEFAULT_PROMPT = (
     "You are continuing work another agent started here; the context above says where "
     "it stands. First check the current state (git status, recent commits, the handoff), "
@@ -162,30 +164,27 @@ class Launch:
 
 
 def agent_settings(config: Config, agent: str) -> dict[str, Any]:
-    """How to start `agent`: its defaults, then `[agents.NAME]` from config.toml; the
-    context mode in its canonical name."""
+    """How to start `agent`: its defaults, then `[agents.NAME]` from config.toml, each
+    value checked (`agent.launch_problem`: one line naming the key and what it takes);
+    the context mode in its canonical name."""
     table = config.file.get("agents", {})
     user = table.get(agent, {}) if isinstance(table, dict) else {}
+    if not isinstance(user, dict):
+        raise InvalidInput(
+            f"[agents.{agent}] in {config_path()} is not a table: write [agents.{agent}] "
+            "with command, context, model_flag, prompt_flag or resume under it"
+        )
+    for key, value in user.items():
+        problem = launch_problem(key, value)
+        if problem:
+            raise InvalidInput(f"[agents.{agent}] {key} {problem}; fix it in {config_path()}")
     known = agents.AGENTS.get(agent)
     # An agent kenning does not know is started by its name, the pack as its first message.
     launch = known.launch if known else LaunchSettings(agent, model_flag="--model")
-    merged = {**launch.settings(), **(user if isinstance(user, dict) else {})}
-    context = merged.get("context")
-    context = CONTEXT_ALIASES.get(context, context) if isinstance(context, str) else context
-    if not (context in CONTEXT_MODES or _context_flag(context)):
-        raise InvalidInput(
-            f"[agents.{agent}] context must be one of {', '.join(CONTEXT_MODES)} or "
-            "flag:<flag> (e.g. flag:--system-prompt)"
-        )
-    merged["context"] = context
+    merged = {**launch.settings(), **user}
+    context = merged["context"]
+    merged["context"] = CONTEXT_ALIASES.get(context, context)
     return merged
-
-
-def _context_flag(context: Any) -> str | None:
-    """The flag of a `flag:<flag>` context mode."""
-    if isinstance(context, str) and context.startswith("flag:") and context[5:].strip():
-        return context[5:].strip()
-    return None
 
 
 def model_args(model_flag: str, model: str) -> list[str]:
@@ -373,7 +372,7 @@ def plan(
         raise InvalidInput("no earlier agent session here to continue; run an agent first")
     latest = line[0]
     settings = agent_settings(config, to)
-    argv = shlex.split(str(settings["command"]))
+    argv = words(settings["command"]) or []  # checked: never empty
     if model:
         argv += model_args(str(settings["model_flag"]), model)
     mine = [s for s in line if s.agent == to and s.agent_session_id]
@@ -425,6 +424,6 @@ def plan(
     elif context == "none":
         argv += [*before_first, first]
     else:
-        argv += [str(_context_flag(context)), pack, *before_first, first]
+        argv += [str(context_flag(context)), pack, *before_first, first]
     env = {"KEN_CONTINUES": latest.id}
     return Launch(to, mode, argv, pack, env, where.cwd, latest)

@@ -3,7 +3,8 @@
 `against` reads the instruction files agents load on their own (CLAUDE.md, AGENTS.md,
 GEMINI.md): a memory that repeats one of their lines is no memory (the agent reads it
 already), and one that contradicts a line tells the agent two things. Lines are compared
-as curation compares memories (`kenning.statements`).
+as curation compares memories (`kenning.statements`), redacted as the store redacts a
+memory, so a finding never quotes a secret the store would not keep.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.items import cap_may_archive
 from kenning.model import Item, Kind, Status
+from kenning.redact import redact
 from kenning.store import ItemQuery, Store, now_iso
 
 
@@ -245,7 +247,12 @@ def against(
     contradict a line of an instruction file, each with the file and line."""
     lines: list[tuple[str, int, str]] = []
     for path in files:
-        lines += [(str(path), n, text) for n, text in instruction_lines(read_instructions(path))]
+        # Redacted as the store redacts what it keeps: a memory onboarded from a line that
+        # held a secret repeats that line, and no finding quotes what the store would not.
+        lines += [
+            (str(path), n, redact(text).text)
+            for n, text in instruction_lines(read_instructions(path))
+        ]
     # Only the kinds curation compares: a handoff or summary says where a session stood
     # (an automatic handoff only quotes its prompts), not a rule to hold a file against.
     kinds = tuple(sorted(k.value for k in FOLDABLE))

@@ -2,7 +2,8 @@
 
 In a project folder, `decisions.md` holds a decision per `##` section (titled by its
 heading), `plan.md` a task per `- [ ]` item, and `log.md` a handoff per `##` entry
-(entries inside HTML comments are skipped, as are comments anywhere). The file is the
+(entries inside HTML comments are skipped, as are comments anywhere; one left open runs
+to the end of the file, as Markdown hides it). The file is the
 truth: an edited section updates its item in place (no new version), a removed one
 archives it, a ticked task is archived, a section over 4 KB is cut with a pointer to
 the file. Files are read only when their size or mtime changed, so the hooks can sync
@@ -12,6 +13,9 @@ plan says whether they are current.
 A project file is read only when it is a regular file of at most 1 MB: a FIFO would
 block every SessionStart in the folder, and a link to `/dev/zero` would read until
 memory runs out. A file refused is skipped (its items stay as they were) and said so.
+A file deleted archives its items; but when none of the files is there any more (and
+some were), the folder was moved or emptied, not every entry deleted: nothing is
+archived, and the sync says so, as it does for a folder that is gone.
 """
 
 from __future__ import annotations
@@ -45,7 +49,9 @@ from kenning.store import ItemQuery, Project, SessionQuery, Store, now_iso
 FILES = ("decisions.md", "plan.md", "log.md")
 MAX_FILE_BYTES = 1024 * 1024
 READ_SESSIONS = 50  # an agent's latest sessions in a project, to find who wrote an entry
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# A comment left open runs to the end of the file, as Markdown shows it: nothing after
+# it is seen, so nothing after it is indexed.
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _TASK = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s+(.+?)\s*$")
 # Where a line ends, for the reader and the writer alike: at every boundary
 # `str.splitlines()` knows (CR LF as one), so an editor that breaks at U+2028 or a
@@ -73,6 +79,7 @@ class SyncReport:
     updated: int = 0
     archived: int = 0
     skipped: list[str] = field(default_factory=list)  # why a file was not read
+    missing: list[str] = field(default_factory=list)  # gone since the last sync
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -82,6 +89,7 @@ class SyncReport:
             "updated": self.updated,
             "archived": self.archived,
             "skipped": self.skipped,
+            "missing": self.missing,
         }
 
 
@@ -339,7 +347,7 @@ def _sync_file(
     except InvalidInput as exc:
         report.skipped.append(str(exc))  # its items stay as they are until it is readable
         return
-    report.read.append(name)
+    (report.read if text is not None else report.missing).append(name)
     entries = parse(name, text) if text is not None else []
     existing = {
         (item.source or "").split("#", 1)[1]: item
@@ -454,6 +462,15 @@ def _sync(
     if not folder.is_dir():  # moved or unmounted: its files are not gone, only out of reach
         report.skipped.append(f"{folder} is not there: its memories stay as they are")
         return report
+    had = [name for name in FILES if store.file_stamp(slug, name) is not None]
+    if had and not any((folder / name).exists() for name in FILES):
+        # Every file gone at once: a folder moved or emptied (an empty one made where
+        # it was), not a person deleting every entry.
+        report.skipped.append(
+            f"{folder} holds none of {', '.join(FILES)} (it had {', '.join(had)}): its "
+            f"memories stay as they are; put the files back, or `ken project remove {slug}`"
+        )
+        return report
     for name in FILES:
         _sync_file(store, slug, folder, name, report, (written or {}).get(name))
     return report
@@ -490,9 +507,11 @@ def append_log(
         fence: str | None = None
         for line in lines(_COMMENT.sub("", existing)):
             fence = _fence(line, fence)
-        # A fence left open above would swallow the entry: closed first, as Markdown
-        # closes it at the end of the file anyway.
-        close = f"\n{fence}\n" if fence else ""
+        # A comment or a fence left open above would swallow the entry: closed first, as
+        # Markdown closes them at the end of the file anyway.
+        comments = [m.group() for m in _COMMENT.finditer(existing)]
+        close = "\n-->\n" if comments and not comments[-1].endswith("-->") else ""
+        close += f"\n{fence}\n" if fence else ""
         text = f"{existing}\n{close}\n## {title}\n\n{said}\n"
         after = parse("log.md", text)
         if len(after) != len(before) + 1 or (after[-1].title, after[-1].body) != (title, said):

@@ -9,9 +9,11 @@ them, ready for a pull request.
 It never touches the user's checkout: the commit is built with git's plumbing in a
 temporary index (`read-tree`, `hash-object -w`, `update-index`, `write-tree`,
 `commit-tree`) and the branch moved with `update-ref`, so HEAD, the index and the
-working tree stay as they were. A record whose current text is already at its path on
-the checked-out commit or on any `memory/*` branch is skipped, so promoting the same
-batch again adds nothing.
+working tree stay as they were. So a `memory/<date>` branch that is checked out (in
+the repo or any of its worktrees) is refused rather than moved: moving it under the
+checkout would leave every new record staged as a deletion there. A record whose
+current text is already at its path on the checked-out commit or on any `memory/*`
+branch is skipped, so promoting the same batch again adds nothing.
 """
 
 from __future__ import annotations
@@ -170,6 +172,13 @@ def promote(
             new.append(item)
     if not new:
         return Promoted(str(root), branch, None, (), len(chosen))
+    where = _checked_out(git, ref)
+    if where is not None:
+        raise InvalidInput(
+            f"{branch} is checked out in {where}, and promote never moves a checked-out "
+            f"branch: switch that checkout to another branch and run ken promote again "
+            f"(nothing was changed)"
+        )
     parent = tip or head
     with tempfile.TemporaryDirectory(prefix="ken-promote-") as folder:
         staged = _Git(root, Path(folder) / "index")
@@ -187,6 +196,18 @@ def promote(
     commit = git("commit-tree", tree, "-p", parent, stdin=message)
     git("update-ref", "-m", "ken promote", ref, commit, tip or ZERO)
     return Promoted(str(root), branch, commit, tuple(new), len(chosen) - len(new))
+
+
+def _checked_out(git: _Git, ref: str) -> str | None:
+    """The worktree that has `ref` checked out, if one does."""
+    worktree = None
+    for line in git("worktree", "list", "--porcelain").splitlines():
+        key, _, value = line.partition(" ")
+        if key == "worktree":
+            worktree = value
+        elif key == "branch" and value == ref:
+            return worktree
+    return None
 
 
 def _memory_branches(git: _Git) -> list[str]:

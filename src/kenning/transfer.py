@@ -9,17 +9,21 @@ line is also skipped when its scope already holds the same statement (the same t
 case, punctuation and spacing) under another id: a hand-written file without ids, imported
 twice, adds nothing either.
 With `keep_status`, a person brings their own export back as it was: statuses, pins,
-dismiss and archive reasons, review and expiry times, use counts and provenance. The whole
+dismiss and archive reasons, review and expiry times, use counts, provenance and the
+source a memory is kept in sync from (a collected file, a project's file), so `ken
+collect` and `ken project sync` go on revising and archiving it. The whole
 file is checked before anything is written: one bad line imports nothing.
-An agent's import is its proposals: new ids, its own name as the writer.
+An agent's import is its proposals: new ids, its own name as the writer, no source.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from kenning import ids, policy
@@ -37,6 +41,7 @@ from kenning.items import (
 from kenning.model import DismissReason, Item, Provenance, Scope, Status
 from kenning.store import ItemQuery, Store, Version
 
+BOM = "\ufeff"
 TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 
 
@@ -54,12 +59,27 @@ def export_lines(
         yield json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
-def _time(data: dict[str, Any], key: str, where: str) -> str | None:
+def _time(data: dict[str, Any], key: str, where: str, past: bool = True) -> str | None:
+    """A time of a line, as `ken export` writes it. A `past` one (when it was made,
+    changed, reviewed, used) may not be later than now, as an id may not (`ids.is_ulid`,
+    with the same day's slack for another machine's clock): a memory dated 2099 would
+    sort as the newest for ever."""
     value = data.get(key)
     if value in (None, ""):
         return None
-    if not (isinstance(value, str) and TIME.match(value)):
+    when = None
+    if isinstance(value, str) and TIME.match(value):
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:  # matches the pattern, but no day of the calendar (2026-13-45)
+            when = None
+    if when is None:
         raise InvalidInput(f"{where}: '{key}' must be a UTC time as `ken export` writes it")
+    if past and when.timestamp() * 1000 > time.time() * 1000 + ids.FUTURE_SLACK_MS:
+        raise InvalidInput(
+            f"{where}: '{key}' is {value}, later than now: give the time it happened, or "
+            "leave it out"
+        )
     return value
 
 
@@ -85,7 +105,9 @@ def _as_it_was(item: Item, data: dict[str, Any], where: str) -> Item:
     uses = data.get("use_count", 0) or 0
     if not isinstance(uses, int) or isinstance(uses, bool) or uses < 0:
         raise InvalidInput(f"{where}: 'use_count' must be a whole number, 0 or more")
-    expires = _time(data, "expires_at", where) if "expires_at" in data else item.expires_at
+    expires = (
+        _time(data, "expires_at", where, past=False) if "expires_at" in data else item.expires_at
+    )
     # The revision it had, so an agent that read it (`expected_revision`) still names its
     # current version: a memory new to the store comes back at that version, not a new one.
     revision = data.get("revision")
@@ -103,6 +125,19 @@ def _as_it_was(item: Item, data: dict[str, Any], where: str) -> Item:
         use_count=uses,
         last_used_at=_time(data, "last_used_at", where),
     )
+
+
+def _scope(data: dict[str, Any]) -> str:
+    """A line's scope as written: global when the key is left out."""
+    scope = data.get("scope", "global")
+    if scope is None or (isinstance(scope, str) and not scope.strip()):
+        raise InvalidInput(
+            "its 'scope' is missing (null or empty): give one (global, "
+            "repo:<name>, ...), or leave the key out for global"
+        )
+    if not isinstance(scope, str):
+        raise InvalidInput(f"'scope' must be text (global, repo:<name>, ...), not {scope}")
+    return scope
 
 
 def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
@@ -127,11 +162,7 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
         raise InvalidInput(f"{where}: 'tags' must be a list of text")
     if not (isinstance(links, list) and all(isinstance(x, str) for x in links)):
         raise InvalidInput(f"{where}: 'links' must be a list of text")
-    created_at = data.get("created_at")
-    if created_at not in (None, "") and not (
-        isinstance(created_at, str) and TIME.match(created_at)
-    ):
-        raise InvalidInput(f"{where}: 'created_at' must be a UTC time as `ken export` writes it")
+    created_at = _time(data, "created_at", where)
     pinned = data.get("pinned", False)
     if not isinstance(pinned, bool):
         raise InvalidInput(f"{where}: 'pinned' must be true or false")
@@ -139,12 +170,15 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
     prov = data.get("provenance", {})
     if not isinstance(evidence, str) or not isinstance(prov, dict):
         raise InvalidInput(f"{where}: 'evidence' must be text and 'provenance' an object")
+    source = data.get("source") or None
+    if source is not None and not isinstance(source, str):
+        raise InvalidInput(f"{where}: 'source' must be text (what the memory is kept in sync from)")
     try:
         item = new_item(
             title.strip() + ("\n" + body if body else ""),
             # As it was stored, even where it never applies or where a checkout here has
             # since changed: an import loses nothing.
-            scope=parse_scope(str(data.get("scope", "global")), to_find=True, as_key=True),
+            scope=parse_scope(_scope(data), to_find=True, as_key=True),
             kind=parse_kind(str(data.get("kind", "note"))),
             tags=tags,
             links=links,
@@ -155,6 +189,9 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
             provenance=Provenance.from_dict(prov if keep_status else {**prov, "how": "import"}),
             item_id=ids.normalize_ref(item_id) if item_id else None,
             created_at=created_at or None,
+            # What `ken collect` or a project's sync revises it from: kept as it was by a
+            # person's own restore only, so a proposal is no file's copy.
+            source=source if keep_status else None,
         )
     except InvalidInput as exc:
         raise InvalidInput(f"{where}: {exc}") from None
@@ -239,6 +276,8 @@ def read_items(
                 raw = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise InvalidInput(f"line {number}: not UTF-8 text") from None
+        if number == 1:
+            raw = raw.removeprefix(BOM)  # a file saved by Notepad, say: its mark, no text
         if not raw.strip():
             continue
         try:
@@ -288,6 +327,7 @@ def import_items(
                 id=ids.new_ulid(),
                 created_at=item.updated_at,  # when it was read: now
                 provenance=mine,
+                source=None,  # an agent's proposal is no file's copy
             )
             for item in items
         ]

@@ -381,6 +381,86 @@ class LaunchSettings(NamedTuple):
 # The keys of `[agents.NAME]` in config.toml.
 LAUNCH_KEYS = frozenset(LaunchSettings._fields)
 
+CONTEXT_MODES = ("append_system_prompt", "developer_instructions", "first_message", "none")
+CONTEXT_ALIASES = {
+    "system": "append_system_prompt",
+    "developer": "developer_instructions",
+    "message": "first_message",
+}
+
+# What each `[agents.NAME]` key takes, as a message says it, and a line that reads.
+LAUNCH_TAKES = {
+    "command": (
+        'text a shell can split into the command that starts the agent ("codex '
+        '--full-auto"), or a list of its words',
+        'command = "codex"',
+    ),
+    "context": (
+        f"one of {', '.join(CONTEXT_MODES)} or flag:<flag> (e.g. flag:--system-prompt)",
+        'context = "first_message"',
+    ),
+    "model_flag": (
+        'text a shell can split, with {model} where the model goes ("--model {model}")',
+        'model_flag = "--model {model}"',
+    ),
+    "prompt_flag": ('text: the flag before the first prompt ("-i")', 'prompt_flag = "-i"'),
+    "resume": (
+        'a list of the arguments that resume a session, with {id} (["resume", "{id}"]), '
+        "or [] for none",
+        'resume = ["resume", "{id}"]',
+    ),
+}
+
+
+def context_flag(context: Any) -> str | None:
+    """The flag of a `flag:<flag>` context mode."""
+    if isinstance(context, str) and context.startswith("flag:") and context[5:].strip():
+        return context[5:].strip()
+    return None
+
+
+def words(value: Any) -> list[str] | None:
+    """A command line's words: a list of non-empty text, or text split as a shell splits
+    it; None when it is neither (an unclosed quote, a number, nothing)."""
+    import shlex  # only `ken handoff`, `ken doctor` and `ken config list` split commands
+
+    if isinstance(value, list):
+        found = value if all(isinstance(w, str) and w for w in value) else []
+    elif isinstance(value, str):
+        try:
+            found = shlex.split(value)
+        except ValueError:  # No closing quotation
+            return None
+    else:
+        return None
+    return found or None
+
+
+def launch_problem(key: str, value: Any) -> str | None:
+    """What is wrong with `value` as the `[agents.NAME]` setting `key`: "must be <what it
+    takes>, not <value>"; None when it reads (an unknown key is not one to judge)."""
+    match key:
+        case "command" | "model_flag":
+            ok = (words(value) is not None) and (key == "command" or isinstance(value, str))
+        case "context":
+            context = CONTEXT_ALIASES.get(value, value) if isinstance(value, str) else value
+            ok = context in CONTEXT_MODES or context_flag(context) is not None
+        case "prompt_flag":
+            ok = isinstance(value, str)
+        case "resume":
+            ok = isinstance(value, list) and all(isinstance(a, str) and a for a in value)
+        case _:
+            return None
+    if ok:
+        return None
+    if isinstance(value, bool):
+        written = str(value).lower()
+    elif isinstance(value, str | list | dict):
+        written = json.dumps(value, ensure_ascii=False, default=str)
+    else:
+        written = str(value)
+    return f"must be {LAUNCH_TAKES[key][0]}, not {written}"
+
 
 def _same(payload: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     return payload

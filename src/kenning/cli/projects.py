@@ -15,9 +15,12 @@ def project_group() -> None:
 
 
 def _report(report: projects.SyncReport) -> None:
-    read = ", ".join(report.read) or "nothing changed"
+    read = f"read {', '.join(report.read) or 'nothing changed'}"
+    if report.missing:  # a file deleted: its memories are archived
+        gone = f"{', '.join(report.missing)} not there"
+        read = f"{read}; {gone}" if report.read else gone
     say(
-        f"{report.slug}: read {read}; {report.added} added, {report.updated} updated, "
+        f"{report.slug}: {read}; {report.added} added, {report.updated} updated, "
         f"{report.archived} archived"
     )
     for reason in report.skipped:

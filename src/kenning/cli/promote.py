@@ -33,7 +33,9 @@ def promote_cmd(state: State, repo: str, batch: int, scope: tuple[str, ...]) -> 
     kind, scope, sources, who approved them and when) on a new branch memory/<date> of
     a steering repo: one commit listing them, ready for a pull request.
 
-    Your current branch, index and working tree are left as they are. Memories already
+    Your current branch, index and working tree are left as they are: when memory/<date>
+    itself is checked out (here or in a worktree), promote refuses and changes nothing;
+    switch that checkout to another branch first. Memories already
     promoted as they are now are skipped, so running it again adds nothing.
     """
     done = promote.promote(

@@ -56,7 +56,7 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
 @click.option(
     "--keep-status",
     is_flag=True,
-    help="Your own export: keep each memory's status, pin and history fields as they were.",
+    help="Your own export: keep each memory's status, pin, source and history fields as they were.",
 )
 @click.option(
     "--from",
