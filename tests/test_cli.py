@@ -925,6 +925,13 @@ def test_an_ambiguous_session_id_says_it_matches_sessions(git_repo):
             )
     told = ken("told", "shared-id")
     assert told.exit_code == 1 and "matches 2 sessions" in told.stderr
+    # An empty reference names no session: it said "matches 2 sessions", and
+    # `lessons --session ''` listed every lesson.
+    for args in (["told", ""], ["lessons", "--session", ""], ["told", "  "]):
+        done = ken(*args)
+        assert done.exit_code == 1 and "give a session: 4 to 26 characters" in done.stderr, args
+    short = ken("told", "hte")
+    assert short.exit_code == 1 and "give 4 to 26 characters of its id" in short.stderr
 
 
 def test_every_command_taking_a_session_takes_the_start_of_its_short_id(git_repo):
@@ -1623,3 +1630,17 @@ def test_a_number_past_what_a_command_can_use_is_a_usage_error_not_a_crash(args)
     done = ken(*args)
     assert done.exit_code == 2 and "is not in the range" in done.output, done.output
     assert "Traceback" not in done.output and "store error" not in done.output
+
+
+def test_search_and_list_read_status_and_all_alike_and_refuse_an_empty_tag():
+    """`ken search never --status rejected --all` dropped --status (list kept it), and an
+    empty `--tag ''` filtered nothing, silently."""
+    add("Never force-push to main", tags=["git"])
+    gone = add("Never merge on Fridays", status=Status.REJECTED)
+    for command in (["search", "never"], ["list"]):
+        found = as_json(*command, "--status", "rejected", "--all")
+        assert [i["id"] for i in found] == [gone.id], command
+        assert len(as_json(*command, "--all")) == 2, command
+        assert len(as_json(*command)) == 1, command
+        empty = ken(*command, "--tag", "")
+        assert empty.exit_code == 2 and "a tag to filter by is a word" in empty.output

@@ -447,11 +447,21 @@ def resolve_all(store: Store, ref: str) -> list[Session]:
     """The sessions `ref` names, oldest first: one, by its id or a unique start or end of
     it; or every session of one agent's own session id, which went on in several places
     (`start`: a session there, continued from the one before)."""
-    from kenning.errors import AmbiguousId, NotFound
+    from kenning.errors import AmbiguousId, InvalidInput, NotFound
 
+    if not ref.strip():
+        raise InvalidInput(
+            "give a session: 4 to 26 characters of its id (the last 6 are shown), "
+            "or its agent's own session id"
+        )
     found = store.find_session_ids(ids.normalize_ref(ref)) or store.find_session_ids(ref)
     if not found:
-        raise NotFound(f"no session matches '{ref}'; `ken sessions --all` lists them")
+        short = (
+            " (give 4 to 26 characters of its id, or its agent's own session id)"
+            if len(ref.strip()) < ids.MIN_REF_LEN
+            else ""
+        )
+        raise NotFound(f"no session matches '{ref}'{short}; `ken sessions --all` lists them")
     named = [store.get_session(s) for s in found]
     if len(named) == 1:
         return named

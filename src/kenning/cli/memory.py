@@ -206,7 +206,7 @@ def _added(item: Item, redacted: dict[str, int]) -> None:
 
 @click.command("list", epilog=example("ken list --here --kind preference"))
 @options.scopes_here
-@options.item_filters(default_active=False)
+@options.item_filters
 @click.option(
     "--limit",
     "-n",
@@ -231,13 +231,12 @@ def list_cmd(
 
     On a terminal, a list taller than the screen goes through your pager ($PAGER).
     """
-    statuses: Sequence[str] = [items.parse_status(s).value for s in status] or ["active"]
     blocked = state.withheld()
     who = state.actor()
     query = ItemQuery(
         scopes=tuple(scope_filter(state, scope, here)),
         kinds=tuple(k.value for k in map(items.parse_kind, kind) if k),
-        statuses=() if show_all and not status else tuple(statuses),
+        statuses=options.statuses(status, show_all),
         tags=items.clean_tags(tag),
         include_expired=show_all,
         limit=limit or None,

@@ -3,12 +3,12 @@ same help, the same completion wherever they stand."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
 
-from kenning import config
+from kenning import config, items
 from kenning.cli import complete
 from kenning.model import Status
 
@@ -39,34 +39,36 @@ def scopes_here(fn: F) -> F:
     return scopes(fn)
 
 
-def item_filters(*, default_active: bool) -> Callable[[F], F]:
-    """`--kind/-k`, `--status`, `--tag/-t`, `--all`: which memories. With
-    `default_active`, `--status` defaults to active (and shows it); without, the command
-    reads no `--status` as active itself."""
+def _tags(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """An empty `--tag ''` filtered nothing, silently: it is a usage error."""
+    if any(not tag.strip() for tag in value):
+        raise click.BadParameter("a tag to filter by is a word, not empty")
+    return value
 
-    def decorate(fn: F) -> F:
-        fn = click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")(
-            fn
-        )
-        fn = click.option("--tag", "-t", multiple=True, help="Only items with this tag.")(fn)
-        if default_active:
-            fn = click.option(
-                "--status",
-                multiple=True,
-                default=[Status.ACTIVE.value],
-                show_default=True,
-                shell_complete=complete.statuses,
-                help="Only these statuses.",
-            )(fn)
-        else:
-            fn = click.option(
-                "--status",
-                multiple=True,
-                shell_complete=complete.statuses,
-                help="Only these statuses (default: active).",
-            )(fn)
-        return click.option(
-            "--kind", "-k", multiple=True, shell_complete=complete.kinds, help="Only these kinds."
-        )(fn)
 
-    return decorate
+def statuses(status: Sequence[str], show_all: bool) -> tuple[str, ...]:
+    """The statuses `item_filters`' flags ask for: those given; else any with `--all`
+    (an empty tuple), else active."""
+    asked = tuple(items.parse_status(s).value for s in status)
+    if asked or not show_all:
+        return asked or (Status.ACTIVE.value,)
+    return ()
+
+
+def item_filters(fn: F) -> F:
+    """`--kind/-k`, `--status`, `--tag/-t`, `--all`: which memories. No `--status` is
+    active, or any status with `--all`; `--all` with `--status` is those statuses,
+    expired tasks too."""
+    fn = click.option("--all", "show_all", is_flag=True, help="Any status, expired tasks too.")(fn)
+    fn = click.option(
+        "--tag", "-t", multiple=True, callback=_tags, help="Only items with this tag."
+    )(fn)
+    fn = click.option(
+        "--status",
+        multiple=True,
+        shell_complete=complete.statuses,
+        help="Only these statuses (default: active).",
+    )(fn)
+    return click.option(
+        "--kind", "-k", multiple=True, shell_complete=complete.kinds, help="Only these kinds."
+    )(fn)

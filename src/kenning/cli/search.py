@@ -15,7 +15,7 @@ from kenning.cli.state import State, example, pass_state, renders, scope_filter
 @click.command(epilog=example("ken search migrate staging --kind decision"))
 @click.argument("query", nargs=-1, required=True)
 @options.scopes_here
-@options.item_filters(default_active=True)
+@options.item_filters
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
 @renders
 @pass_state
@@ -43,7 +43,7 @@ def search(
         " ".join(query),
         scopes=scope_filter(state, scope, here),
         kinds=[k.value for k in map(items.parse_kind, kind) if k],
-        statuses=() if show_all else [items.parse_status(s).value for s in status],
+        statuses=options.statuses(status, show_all),
         tags=items.clean_tags(tag),
         include_expired=show_all,
         limit=limit,

@@ -152,7 +152,7 @@ def lessons(state: State, session_ref: str | None) -> Result:
     from kenning import lessons as run_lessons
 
     blocked = state.withheld()
-    if session_ref:  # an agent's session id that went on in several places: each one's
+    if session_ref is not None:  # an agent's session id that went on in several places
         named = _visible(sessions.resolve_all(state.store, session_ref), blocked)
         found = [e for s in named for e in run_lessons.lessons_of(state.store, s.id)]
     else:
