@@ -572,6 +572,12 @@ def test_ken_recall_flags_change_the_rules(stocked: dict[str, Item]) -> None:
     said = ken("recall", prompt, "--max-tokens", "10").stderr
     assert "2 memories fit that prompt, but none within the token budget" in said
     assert kept("--limit", "0") == set()  # as recall.limit = 0 gives nothing
+    # and says so, rather than that nothing fits
+    said = ken("recall", prompt, "--limit", "0").stderr
+    assert "2 memories fit that prompt, but the limit is 0 items" in said
+    # a batch and a prompt at once: the prompt was ignored, silently
+    both_given = ken("recall", prompt, "--queries", "-", input="a question\n")
+    assert both_given.exit_code == 2 and "not both" in both_given.output
     assert ken("recall", prompt, "--limit", "51").exit_code == 2
 
 

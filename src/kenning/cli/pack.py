@@ -149,6 +149,8 @@ def recall(
         from dataclasses import replace
 
         here = replace(here, scopes=tuple(here.scope(s, to_find=True) for s in scope), repo=None)
+    if queries is not None and prompt:
+        raise click.UsageError("give a PROMPT or --queries FILE, not both")
     if queries is not None:
         # A batch: each answer is printed as its query is read, as a JSON line, in
         # either form.
@@ -208,5 +210,7 @@ def _recalled(result: Recall, explain: bool) -> None:
         return
     if result.over_budget:
         say(f"{memories(result.over_budget)} fit that prompt, but none within the token budget")
+    elif result.over_limit:  # a limit of 0
+        say(f"{memories(result.over_limit)} fit that prompt, but the limit is 0 items")
     else:
         say("nothing here fits that prompt")

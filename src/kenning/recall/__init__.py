@@ -213,6 +213,7 @@ class Recall:
     tokens: int
     kept: tuple[Candidate, ...] = field(default=())
     over_budget: int = 0  # memories that fit the prompt but not within the token budget
+    over_limit: int = 0  # and those past the limit of items
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -813,13 +814,14 @@ def _budget(
     text = HEADER
     used = estimate_tokens(HEADER)
     final: list[Candidate] = []
-    over = 0
+    over = past = 0
     for cand in candidates:
         if not cand.kept:
             final.append(cand)
             continue
         if len(kept) >= settings.limit:
             final.append(_drop(cand, f"over the limit of {settings.limit} items"))
+            past += 1
             continue
         # The estimate of the text with this line, not a sum of lines: it is not additive.
         longer = text + "\n" + render_item(cand.item, max_chars=settings.max_item_chars)
@@ -833,7 +835,7 @@ def _budget(
         final.append(cand)
     if not kept:
         text, used = "", 0
-    return Recall(query_terms, tuple(final), text, used, tuple(kept), over)
+    return Recall(query_terms, tuple(final), text, used, tuple(kept), over, past)
 
 
 def _drop(cand: Candidate, reason: str) -> Candidate:
