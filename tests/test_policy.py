@@ -384,11 +384,15 @@ def test_an_agent_revises_its_own_waiting_proposal_from_its_shell_but_decides_no
         ("update", mine, "--kind", "preference"),
         ("pin", mine),
         ("approve", mine),
-        ("update", theirs, "--text", "claude rewrote it"),
     ):
         done = ken_proc(*args, env=claude, cwd=git_repo)
         assert done.returncode == 1, (args, done.stdout)
         assert "needs a person" in one_line_error(done.stderr), args
+    # Another agent's proposal is answered as `ken show` and MCP answer it: it said "needs
+    # a person", which told claude it was there.
+    for args in (("update", theirs, "--text", "claude rewrote it"), ("show", theirs)):
+        done = ken_proc(*args, env=claude, cwd=git_repo)
+        assert done.returncode == 1 and "no item matches" in done.stderr, args
     assert snapshot() == before
     with opened() as store:
         revised = store.get_item(mine)

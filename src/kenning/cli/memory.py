@@ -297,7 +297,7 @@ def _listed(
 def show(state: State, ref: str) -> Result:
     """Show one memory: text, provenance, tags, links, uses, expiry and versions."""
     # In an agent's shell, among what it may know of: an ambiguous id lists no other.
-    item = state.memory(ref, proposals=True)
+    item = state.memory(ref)
     history = state.store.revisions(item.id)
     replaces = items.replaced_by(state.store, item)
     return Result(

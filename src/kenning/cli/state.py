@@ -80,13 +80,16 @@ class State:
         """Who runs this command: a person, or the agent whose shell this is."""
         return policy.Actor.working_in(agentenv.detect_agent(), self.where())
 
-    def memory(self, ref: str, *, proposals: bool = False) -> Item:
+    def memory(self, ref: str, *, deciding: bool = False) -> Item:
         """The memory `ref` names, among those whoever runs this may know of
-        (`items.get_known`): a person, any; an agent, none of a withheld repo, so an
-        ambiguous id names none of them either. An id of a proposal not the agent's own
-        is in reach for a change, which the policy then refuses saying a person decides
-        it; `proposals` True leaves it out too, for what is read (`ken show`)."""
-        return items.get_known(self.store, ref, self.actor(), self.withheld(), proposals=proposals)
+        (`items.get_known`): a person, any; an agent, none of a withheld repo and no
+        other agent's proposal, so an ambiguous id names none of them either, and a
+        change of one is answered as `ken show` and MCP's `memory_update` answer it: no
+        item matches. `deciding`: a person's decision (approve, reject, ...), which an
+        agent's shell is refused whatever it names, saying a person decides it."""
+        return items.get_known(
+            self.store, ref, self.actor(), self.withheld(), proposals=not deciding
+        )
 
     def withheld(self) -> frozenset[str]:
         """The repos whose memories and sessions this command may not show: none in a

@@ -18,7 +18,7 @@ from kenning.model import DismissReason, Item
 def _each_once(state: State, refs: Sequence[str]) -> list[Item]:
     """The memories the ids name, in order, each once: an id given twice (or its short and
     whole forms) is one memory, changed once."""
-    return list({i.id: i for i in (state.memory(ref) for ref in refs)}.values())
+    return list({i.id: i for i in (state.memory(ref, deciding=True) for ref in refs)}.values())
 
 
 def _all_or_nothing(state: State, refs: Sequence[str], action: str) -> list[Item]:
