@@ -666,3 +666,29 @@ def test_approving_a_proposal_with_its_replacement_approves_the_replacement_only
     with opened() as store:
         assert store.get_item(original.id).status is Status.SUPERSEDED
         assert store.get_item(replacement.id).status is Status.ACTIVE
+
+
+def test_reject_all_skips_what_another_decided_meanwhile_and_rejects_the_rest(monkeypatch):
+    """It stopped at the first memory another connection had decided since the batch
+    was read, halfway, with an error: the rest were left waiting."""
+    with opened() as store:
+        for word in "ABC":
+            propose(store, f"Rule {word} holds here")
+        waiting = sorted(store.list_items(ItemQuery(statuses=("proposed",))), key=lambda i: i.title)
+    real = items.set_status
+    calls: list[str] = []
+
+    def meanwhile(store, ref, action, **kwargs):  # type: ignore[no-untyped-def]
+        if not calls:  # before the first: another connection approves B
+            with opened() as other:
+                real(other, waiting[1].id, "approve")
+        calls.append(ref)
+        return real(store, ref, action, **kwargs)
+
+    monkeypatch.setattr(items, "set_status", meanwhile)
+    done = ken("reject", "--all", "--yes")
+    assert done.exit_code == 0, done.output
+    assert f"skipped {short_id(waiting[1].id)}: Rule B holds here (changed since" in done.stderr
+    with opened() as store:
+        statuses = [store.get_item(i.id).status for i in waiting]
+    assert statuses == [Status.REJECTED, Status.ACTIVE, Status.REJECTED]
