@@ -400,8 +400,10 @@ def plan(
     # Commit subjects and file names come from git as they are: redacted like memory,
     # and with no agent's context tag in them (`agents.defused`), nor kenning's own block
     # (`sessions.HANDOFF_TAG`): a subject closing either would go on as words that are
-    # not kenning's. The handoffs and prompts quoted here are defused with them.
-    pack = agent_value.defused(redact(pack).text, HANDOFF_TAGS)
+    # not kenning's. The handoffs and prompts quoted here are defused with them, and
+    # shown as every text given an agent is (`printable.clean`): a prompt's or commit's
+    # tag characters would hand the next agent an instruction no person sees.
+    pack = clean(agent_value.defused(redact(pack).text, HANDOFF_TAGS))
     context = settings["context"]
     if mode == "resume" and context != "none":
         # A resumed session keeps the system prompt and developer instructions it began
