@@ -595,6 +595,11 @@ def test_a_file_ken_writes_where_told_never_replaces_a_device_a_pipe_or_a_link(
     for bad in ("pipe", "link"):
         done = ken(*command, str(out / bad))
         assert done.exit_code == 1 and "is not a regular file" in done.stderr, done.output
+    store = Path(os.environ["KEN_DB"])
+    kept = store.read_bytes()
+    done = ken(*command, str(store))  # it wrote JSON over the live store
+    assert done.exit_code == 1 and "is the memory store itself" in done.stderr, done.output
+    assert store.read_bytes() == kept
     assert stat.S_ISFIFO(os.lstat(out / "pipe").st_mode)
     assert (out / "link").is_symlink()
     done = ken(*command, str(target))

@@ -4,7 +4,7 @@ It is written beside its path under a name no one can guess, private to this use
 hold every memory), and renamed over the path only once whole, so a reader never sees
 half of it. A path that is there and is not a regular file (a device such as /dev/full, a
 pipe, a symbolic link, a folder) is refused rather than replaced: renaming over it would
-swap a device for a plain file, or write where a link points.
+swap a device for a plain file, or write where a link points; and so is the store itself.
 """
 
 from __future__ import annotations
@@ -17,7 +17,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from kenning import paths
 from kenning.errors import InvalidInput
+
+
+def _is_the_store(found: os.stat_result) -> bool:
+    """Whether the file `found` describes is the store (or its -wal or -shm), which
+    writing over would destroy."""
+    store = paths.db_path()
+    for name in (store, f"{store}-wal", f"{store}-shm"):
+        try:
+            there = os.stat(name)
+        except OSError:
+            continue
+        if (there.st_dev, there.st_ino) == (found.st_dev, found.st_ino):
+            return True
+    return False
 
 
 @contextlib.contextmanager
@@ -37,6 +52,8 @@ def replacing(path: str | Path) -> Iterator[TextIO]:
             f"{target} is not a regular file (a device, a pipe, a link or a folder): "
             "name a file to write, not that"
         )
+    if found is not None and _is_the_store(found):
+        raise InvalidInput(f"{target} is the memory store itself: name another file")
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
