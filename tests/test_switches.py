@@ -118,6 +118,8 @@ def test_doctor_and_config_list_report_agent_settings_handoff_would_refuse():
         in listed.stderr
     )
     assert "agents.gemini.command in" in listed.stderr
+    # the fix names that agent's own command: it said `command = "codex"` for every one
+    assert 'write command = "gemini"' in listed.stderr
     assert "model_flag" not in listed.stderr
     doctor = ken("doctor", "--json")
     assert doctor.exit_code == 1

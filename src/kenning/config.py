@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar, cast, overload
 
 from kenning import paths
-from kenning.agents.agent import LAUNCH_KEYS, LAUNCH_TAKES, launch_problem
+from kenning.agents.agent import LAUNCH_KEYS, LaunchSettings, launch_example, launch_problem
 from kenning.errors import InvalidInput, KenningError
 
 TYPE_CHECKING = False
@@ -708,6 +708,14 @@ def _workspace_problems(table: dict[str, Any]) -> list[FileProblem]:
     return out
 
 
+def _launch_of(agent: str) -> LaunchSettings | None:
+    """How kenning starts `agent` when it knows it (the registry is read only here)."""
+    from kenning.agents import AGENTS
+
+    known = AGENTS.get(agent.lower())
+    return known.launch if known is not None else None
+
+
 def _agent_problems(table: dict[str, Any]) -> list[FileProblem]:
     out = []
     for agent, entry in table.items():
@@ -726,7 +734,8 @@ def _agent_problems(table: dict[str, Any]) -> list[FileProblem]:
                 )
             elif problem := launch_problem(key, value):
                 # `ken handoff --to` that agent refuses it in the same words.
-                out.append(FileProblem(f"{where}.{key}", problem, f"write {LAUNCH_TAKES[key][1]}"))
+                fix = f"write {launch_example(key, _launch_of(str(agent)))}"
+                out.append(FileProblem(f"{where}.{key}", problem, fix))
     return out
 
 

@@ -412,6 +412,15 @@ LAUNCH_TAKES = {
 }
 
 
+def launch_example(key: str, own: LaunchSettings | None) -> str:
+    """How to write `key` in `[agents.NAME]`, with that agent's own value when kenning
+    knows the agent (`command = "claude"` for Claude's table, not another's)."""
+    value = own.settings().get(key) if own is not None else None
+    if value is None or value == []:
+        return LAUNCH_TAKES[key][1]
+    return f"{key} = {json.dumps(value, ensure_ascii=False)}"
+
+
 def context_flag(context: Any) -> str | None:
     """The flag of a `flag:<flag>` context mode."""
     if isinstance(context, str) and context.startswith("flag:") and context[5:].strip():
