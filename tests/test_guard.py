@@ -270,6 +270,10 @@ def test_the_cli_reference_says_a_decision_on_an_agents_terminal_is_refused_as_i
 PERSON_ONLY = {
     "approve": lambda tmp, ref: ["approve", ref],
     "forget": lambda tmp, ref: ["forget", ref, "--yes"],
+    # refused before anything is looked up: "no item matches", or a count, told an agent
+    # what a repo kept from it, or another agent, holds
+    "forget an id no memory has": lambda tmp, ref: ["forget", "zzzzzz", "--yes"],
+    "forget --scope": lambda tmp, ref: ["forget", "--scope", "repo:github.com/acme/pay", "--yes"],
     "config set": lambda tmp, ref: ["config", "set", "recall.limit", "9"],
     "project add": lambda tmp, ref: ["project", "add", "notes", str(tmp)],
     "project remove": lambda tmp, ref: ["project", "remove", "kept"],

@@ -50,7 +50,9 @@ def forget(
     are blanked.
     With --session, the session's own record (its prompts, what it was told) goes too.
     """
-
+    # Refused in an agent's shell before anything is looked up: a count or a title
+    # would tell it what a repo kept from agents, or another agent, holds.
+    policy.require_person(state.actor(), "forget")
     items.write_spooled(state.store)  # what hooks wrote under a lock is forgotten too
     session_ids: list[str] = []
     if session:
