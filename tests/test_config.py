@@ -266,7 +266,11 @@ def test_a_repos_privacy_switches_are_set_and_read_by_config_in_any_form_of_its_
     assert listed['memory.repos."github.com/acme/payroll".deliver'] is False
     assert listed['memory.repos."gitlab.com/acme/ops".capture'] is False
     shown = ken_proc("config", "list", "--json", env={"CLAUDECODE": "1"})
-    assert "payroll" not in shown.stdout and "gitlab.com/acme/ops" in shown.stdout
+    assert "payroll" not in shown.stdout and "gitlab.com/acme/ops" not in shown.stdout
+    guessed = ken_proc(
+        "config", "get", "memory.repos.github.com/acme/payroll.deliver", env={"CLAUDECODE": "1"}
+    )
+    assert guessed.returncode == 1 and "needs a person" in guessed.stderr
     # An agent may not turn a switch back on (nor off): a person decides.
     agent = ken_proc(
         "config",

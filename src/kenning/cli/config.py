@@ -44,10 +44,11 @@ def config_list(state: State) -> Result:
             if name == "capture"
             else "deliver: tell agents its memory",
         }
-        for repo, switches in sorted(state.config.repo_switches().items())
+        # an agent's shell is told none: which repos are kept from agents is a person's
+        for repo, switches in sorted(
+            state.config.repo_switches().items() if state.actor().agent is None else ()
+        )
         for name, on in sorted(switches.items())
-        # an agent's shell is told nothing of a repo kept from agents, its name included
-        if state.actor().agent is None or switches.get("deliver", True)
     ]
     return Result(
         before=[
@@ -84,6 +85,8 @@ def config_get(state: State, key: str) -> Result:
     """Print one setting's value."""
     switch = config.repo_switch(key)
     if switch is not None:
+        # which repos are kept from agents is a person's to know, as to set
+        policy.require_person(state.actor(), f"read {key}")
         repo, name = switch
         read = state.config.repo_capture if name == "capture" else state.config.repo_deliver
         on = read(repo)
