@@ -32,6 +32,7 @@ from kenning import policy, rank
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
 from kenning.model import Item, Status, kinds_where
+from kenning.printable import clean
 from kenning.store import ItemQuery, Store
 
 FOLDER = "memory"
@@ -96,7 +97,8 @@ def render(item: Item) -> str:
         lines += [item.body, ""]
     if item.evidence:
         lines += ["Evidence:", "", *(f"> {line}" for line in item.evidence.splitlines()), ""]
-    return "\n".join(lines)
+    # A reviewer reads it in a pull request: what a terminal would hide, a diff hides too.
+    return clean("\n".join(lines))
 
 
 def approved(
