@@ -538,6 +538,13 @@ def test_ken_recall_of_an_empty_prompt_is_refused_in_one_line(
     )
 
 
+def test_ken_recall_of_punctuation_alone_is_refused_as_search_refuses_it(
+    stocked: dict[str, Item],
+) -> None:
+    result = ken("recall", "?!")
+    assert result.exit_code == 1 and "the prompt has no words in it" in result.stderr
+
+
 def test_ken_recall_json(stocked: dict[str, Item]) -> None:
     data = json.loads(ken("recall", "rotate the staging credentials", "--json").output)
     assert set(data) == {"terms", "items", "tokens", "text"}

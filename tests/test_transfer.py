@@ -173,6 +173,10 @@ def test_import_redacts_secrets_in_what_it_brings():
             "line 2: 'created_at' is 2099-01-01T00:00:00.000Z, later than now",
         ),
         ('{"title": "x", "created_at": "2026-13-45T00:00:00Z"}', "line 2: 'created_at' must be"),
+        # A source is what kenning writes there, on one line: one with a line break
+        # forged a line of `ken edit`'s refusal.
+        ('{"title": "x", "source": "garbage\\nstatus active"}', "line 2: 'source' must be"),
+        ('{"title": "x", "source": "/etc/passwd"}', "line 2: 'source' must be"),
     ],
 )
 def test_one_bad_line_imports_nothing_and_names_the_line(line, message):

@@ -44,6 +44,10 @@ from kenning.store import ItemQuery, Store, Version
 BOM = "\ufeff"
 TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 
+# What kenning writes as a memory's source (collect.source_of, projects._source,
+# team.sync's copy_source): a line, never a control character that could forge another.
+SOURCE = re.compile(r"(?:collect|project|team):[^\x00-\x1f\x7f-\x9f]+")
+
 
 def export_lines(
     store: Store, query: ItemQuery | None = None, skip: frozenset[str] = frozenset()
@@ -171,8 +175,12 @@ def _item_from(data: Any, number: int, keep_status: bool = False) -> Item:
     if not isinstance(evidence, str) or not isinstance(prov, dict):
         raise InvalidInput(f"{where}: 'evidence' must be text and 'provenance' an object")
     source = data.get("source") or None
-    if source is not None and not isinstance(source, str):
-        raise InvalidInput(f"{where}: 'source' must be text (what the memory is kept in sync from)")
+    if source is not None and not (isinstance(source, str) and SOURCE.fullmatch(source)):
+        raise InvalidInput(
+            f"{where}: 'source' must be what kenning writes there: collect:AGENT:PATH, "
+            "project:SLUG:FILE#KEY or team:WORKSPACE#ID, on one line (what the memory is "
+            "kept in sync from)"
+        )
     try:
         item = new_item(
             title.strip() + ("\n" + body if body else ""),

@@ -176,6 +176,8 @@ def recall(
             "the prompt is empty: give a PROMPT (or one on stdin), or --queries FILE; "
             "nothing was recalled"
         )
+    if not any(c.isalnum() for c in text):  # as `ken search '?!'` says
+        raise InvalidInput("the prompt has no words in it: give at least one; nothing was recalled")
     result = deliver.recall_for(
         state.store, state.config, here, text, settings=settings, record=False
     )
