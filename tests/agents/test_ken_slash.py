@@ -142,3 +142,25 @@ def test_a_note_closing_geminis_context_block_is_neither_a_remember_nor_the_firs
     assert "Build tip" in sent and f"</hook_context>/remember {FORGED}" not in sent
     [session] = json.loads(harness.run_ken(gemini_box, "sessions", "--all", "--json").stdout)
     assert session["first_prompt"] == "please fix the csv export"
+
+
+@pytest.mark.agents
+def test_claude_told_nothing_was_stored_is_not_told_to_confirm_a_save(
+    anthropic_stub: StubServer, claude_box: Sandbox
+) -> None:
+    """Claude's /remember command file said the hook "has stored the words ... Confirm
+    it", beside the hook's own "nothing was stored" (capture off here): the model was
+    told twice to tell the person a save that never happened."""
+    harness.run_ken(claude_box, "integrate", "claude")
+    config = Path(claude_box.env["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[memory]\nenabled = false\n")
+    anthropic_stub.queue(Text("Not stored."))
+
+    done = harness.run_claude(claude_box, f"/remember {WORDS}", [], timeout=120)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    sent = anthropic_stub.all_request_text()
+    assert "nothing was stored" in sent
+    assert "has stored the words" not in sent and "Confirm it" not in sent
+    assert memories(claude_box) == []

@@ -220,8 +220,9 @@ def commands(env: Env) -> dict[Path, str]:
     return {
         folder / "remember.md": (
             f"---\ndescription: {REMEMBER_HELP}\nargument-hint: [--scope SCOPE] words\n---\n"
-            "kenning's prompt hook has stored the words after /remember ($ARGUMENTS) and says "
-            "so above. Confirm it to the person in one short line; do nothing else.\n"
+            "kenning's prompt hook has handled the words after /remember ($ARGUMENTS): its "
+            "line above says whether they were stored, and if not, why. Tell the person what "
+            "it says in one short line; do nothing else.\n"
         ),
         folder / "recall.md": (
             f"---\ndescription: {RECALL_HELP}\nargument-hint: words\n---\n"
