@@ -218,7 +218,10 @@ def test_remember_and_recall_with_memory_off_say_nothing_was_done(git_repo, swit
         config = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text("[memory]\nenabled = false\n", encoding="utf-8")
-    off = "kenning: memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0)"
+    # the switch that did it, as MCP names it (it said "memory.enabled = false in
+    # config.toml, or KEN_ENABLED=0" whichever did)
+    said = "KEN_ENABLED=0" if switch == "env" else "memory.enabled = false in config.toml"
+    off = f"kenning: memory is turned off ({said})"
     for prompt, done in (
         (f"/remember {WORDS}", "nothing was stored"),
         ("/recall deploys", "nothing was recalled"),
@@ -310,3 +313,27 @@ def test_a_remembered_rule_is_neither_told_again_nor_asked_about_at_stop(git_rep
     stop = {"session_id": "7c0ffee0-0000-4000-8000-00000000000b", "cwd": str(git_repo)}
     asked = ken_proc("hook", "Stop", "--agent", "claude", input=json.dumps(stop), env=env)
     assert "never use sudo" in asked.stdout
+
+
+def test_remember_where_capture_is_off_and_recall_where_delivery_is_name_the_switch(git_repo):
+    """The lines said "(config.toml)" and "(memory.enabled or memory.deliver_to)" whichever
+    switch it was, where MCP's answers name it."""
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        '[memory]\ndeliver_to = ["codex"]\n\n[memory.repos."github.com/acme/shop"]\n'
+        "capture = false\n",
+        encoding="utf-8",
+    )
+    env = {"CLAUDE_PROJECT_DIR": str(git_repo)}
+    stored = json.loads(_hook(git_repo, f"/remember {WORDS}", env))
+    assert stored["hookSpecificOutput"]["additionalContext"] == (
+        "kenning: memory capture is off for github.com/acme/shop "
+        '([memory.repos."github.com/acme/shop"] capture = false in config.toml): '
+        "nothing was stored."
+    )
+    recalled = json.loads(_hook(git_repo, "/recall deploys", env))
+    assert recalled["hookSpecificOutput"]["additionalContext"] == (
+        "kenning: memory delivery is turned off here for claude "
+        "(memory.deliver_to names codex): nothing was recalled."
+    )

@@ -91,9 +91,6 @@ def check_session_visible(session: Session, blocked: set[str] | frozenset[str]) 
     return session
 
 
-DELIVERY_OFF = "memory delivery is turned off here (memory.enabled or memory.deliver_to)"
-
-
 def why_off(config: Config) -> str:
     """The switch that turned memory off (`memory.enabled` false), as the person set it:
     `KEN_ENABLED=0` in the environment, or the line of config.toml."""

@@ -220,11 +220,10 @@ def prompt(store: Store, event: HookEvent, config: Config, later: Later) -> str:
 # Before importing `slash`: the command, then a space or the end ("/recall/hooks.py: ..."
 # is a path in a prompt, not the command).
 SLASH = re.compile(r"\s*/(?:prompts:)?(remember|recall)(?:\s|$)")
-OFF = "kenning: memory is turned off (memory.enabled = false in config.toml, or KEN_ENABLED=0)"
 NOTHING_DONE = {"remember": "nothing was stored", "recall": "nothing was recalled"}
 
 
-def off_notice(event: HookEvent, why: str = OFF) -> str:
+def off_notice(event: HookEvent, why: str) -> str:
     """With memory turned off (or a setting kenning cannot read: `why`), what a prompt of
     kenning's own command is told: that nothing was done (every other event stays
     silent). Reads no store."""
@@ -249,10 +248,15 @@ def _slash(
     command = slash.parse(text)
     if command is None:
         return ""
+    # What is off says which switch, as MCP's answers do: a person turns that one back.
     if command.name == "remember" and not deliver.may_capture(config, where):
+        try:
+            deliver.check_write(config, where, projects=())
+        except KenningError as exc:
+            return f"kenning: {str(exc).replace('nothing was saved', 'nothing was stored')}."
         return "kenning: memory capture is off here (config.toml): nothing was stored."
     if command.name == "recall" and not deliver.may_deliver(config, event.agent, where):
-        return f"kenning: {deliver.DELIVERY_OFF}: nothing was recalled."
+        return f"kenning: {deliver.delivery_off(config, event.agent)}: nothing was recalled."
     from_cli = slash.from_cli(agents.get(event.agent), config.env)
     withheld = frozenset(deliver.blocked_repos(config))
     ses = session.id if session else None

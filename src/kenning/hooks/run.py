@@ -106,7 +106,7 @@ def run(
             )
     from dataclasses import replace
 
-    from kenning import agents, paths, sessions
+    from kenning import agents, deliver, paths, sessions
     from kenning.agents.agent import BadPayload
     from kenning.hooks import handlers
     from kenning.store import open_store, report_migrations_to
@@ -144,7 +144,8 @@ def run(
     if not config.memory_enabled:
         # Silent, but for kenning's own commands: the agent would take a bare
         # `/remember ...` as done.
-        return agent.render(event, handlers.off_notice(event), "")
+        off = f"kenning: memory is turned off ({deliver.why_off(config)})"
+        return agent.render(event, handlers.off_notice(event, off), "")
     budget = BUSY_BUDGET.get(event.event.value, 2.0)
     # A hook says nothing to its agent: that it migrated the store goes to the hook log.
     report_migrations_to(lambda line: log(agent.name, event.name, line))
