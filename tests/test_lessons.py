@@ -526,3 +526,29 @@ def test_the_stop_question_shows_the_prompt_it_quotes_escaped(shop: Path) -> Non
     reason = asked(stop("codex", shop), "codex")
     assert "\\x1b[2Kdon't mock the database \\u202e in these tests" in reason
     assert "\x1b" not in reason and "\u202e" not in reason
+
+
+def test_a_failed_calls_detail_keeps_the_error_at_the_end_of_its_output(shop: Path) -> None:
+    """Three failing `curl` calls were asked about as "Bash: Exit code 7 % Total %
+    Received % Xferd ...": the start of the progress meter, not curl's error at the end."""
+    meter = "\n".join(
+        ["  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current"]
+        + [
+            f"  0     0    0     0    0     0      0      0 --:--:-- 0:00:0{i} --:--:--     0"
+            for i in range(9)
+        ]
+    )
+    error = f"Exit code 7\n{meter}\ncurl: (7) Failed to connect to localhost port 9 after 0 ms"
+    turn("claude", shop, "Fetch it")
+    tool(
+        "claude",
+        shop,
+        "Bash",
+        {"command": "curl localhost:9"},
+        event="PostToolUseFailure",
+        error=error,
+    )
+    [signal] = session_signals()
+    assert signal.detail.startswith("Bash: Exit code 7 … ")
+    assert signal.detail.endswith("curl: (7) Failed to connect to localhost port 9 after 0 ms")
+    assert len(signal.detail) <= 300

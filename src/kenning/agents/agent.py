@@ -96,7 +96,28 @@ def tool_use(payload: Mapping[str, Any], outcome: ToolOutcome, detail: Any = "")
     except (TypeError, ValueError):
         given = repr(payload.get("tool_input"))
     text = detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False)
-    return ToolUse(name, given, outcome, " ".join(text.split())[:300])
+    return ToolUse(name, given, outcome, gist(text))
+
+
+def gist(text: str, limit: int = 300) -> str:
+    """A tool's error output in at most `limit` characters, on one line: its first line
+    (`Exit code 7`) and as much of its end as fits, where the error is (`curl: (7) Failed
+    to connect`), not the progress meter that comes before it."""
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    whole = " ".join(lines)
+    if len(whole) <= limit:
+        return whole
+    head = lines[0][: limit // 3]
+    room = limit - len(head) - 3
+    tail: list[str] = []
+    for line in reversed(lines[1:]):
+        if sum(len(x) + 1 for x in tail) + len(line) > room:
+            if not tail:
+                tail.append(line[-room:])
+            break
+        tail.insert(0, line)
+    return f"{head} … {' '.join(tail)}"
 
 
 # How an agent's Stop (or after-agent) hook asks the agent to go on: the `decision` it
