@@ -96,7 +96,7 @@ def tool_use(payload: Mapping[str, Any], outcome: ToolOutcome, detail: Any = "")
     except (TypeError, ValueError):
         given = repr(payload.get("tool_input"))
     text = detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False)
-    return ToolUse(name, given, outcome, gist(text))
+    return ToolUse(name, given, outcome, gist(text, 280))  # room for its name before it
 
 
 def gist(text: str, limit: int = 300) -> str:
