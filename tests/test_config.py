@@ -281,3 +281,12 @@ def test_a_repos_privacy_switches_are_set_and_read_by_config_in_any_form_of_its_
     )
     assert agent.returncode == 1 and "needs a person" in one_line_error(agent.stderr)
     assert path.read_text(encoding="utf-8") == written
+
+
+def test_serve_db_is_refused_at_config_set_as_ken_serve_refuses_it() -> None:
+    """`ken config set serve.db mysql://x` was written, and `ken serve` then refused it."""
+    done = ken("config", "set", "serve.db", "mysql://u:pw@h/db")
+    assert done.exit_code == 1
+    assert one_line_error(done.stderr) == "ken: serve.db takes a postgresql:// URL, not mysql:…"
+    assert not config_file().exists()
+    assert ken("config", "set", "serve.db", "postgresql://ken@db/ken").exit_code == 0

@@ -723,3 +723,12 @@ def test_hooks_of_an_install_older_than_the_store_fail_saying_it_refuses_the_sto
         "older than the store"
         not in named(report["agents"]["claude"], "claude hooks kenning")["detail"]
     )
+
+
+def test_with_no_config_file_doctor_says_the_defaults_hold_not_that_it_read_one() -> None:
+    """It said "config.toml: every table and key is read" of a file that was not there."""
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "kenning" / "config.toml"
+    assert not path.exists()
+    code, report, _ = doctor()
+    [check] = [c for c in report["config"] if c["name"] == "config"]
+    assert check["ok"] and check["detail"].startswith(f"no {path}: every setting is its default")

@@ -274,6 +274,10 @@ PERSON_ONLY = {
     # what a repo kept from it, or another agent, holds
     "forget an id no memory has": lambda tmp, ref: ["forget", "zzzzzz", "--yes"],
     "forget --scope": lambda tmp, ref: ["forget", "--scope", "repo:github.com/acme/pay", "--yes"],
+    # refused whatever it names, before its status is looked at ("cannot restore: it is
+    # active" told it what the memory was)
+    "restore an active memory": lambda tmp, ref: ["restore", ref],
+    "import --keep-status of nothing": lambda tmp, ref: ["import", "--keep-status", "/dev/null"],
     "config set": lambda tmp, ref: ["config", "set", "recall.limit", "9"],
     "project add": lambda tmp, ref: ["project", "add", "notes", str(tmp)],
     "project remove": lambda tmp, ref: ["project", "remove", "kept"],

@@ -671,3 +671,14 @@ def test_delivering_to_a_session_counts_one_use_per_session(in_repo: Path) -> No
         assert all(counts[i] == 2 for i in ids_given)
         assert [d.what for d in store.deliveries(first.id)] == ["pack", "pack"]
         assert list(store.deliveries(first.id)[0].item_ids) == ids_given
+
+
+def test_ken_pack_for_a_name_a_letter_from_a_known_agent_says_so(in_repo: Path) -> None:
+    """`ken pack --for clade` showed another agent's pack with no word of the typo (and
+    --help gave "markdown" as its default agent)."""
+    typo = ken("pack", "--for", "clade")
+    assert typo.exit_code == 0
+    assert "note: 'clade' is not claude: shown as another agent" in typo.stderr
+    assert "note:" not in ken("pack", "--for", "claude").stderr
+    assert "note:" not in ken("pack", "--for", "my-bot").stderr
+    assert "default: markdown" not in ken("pack", "--help").output

@@ -557,11 +557,13 @@ def test_import_keep_status_keeps_the_file_a_memory_is_collected_from(
     # A plain import is a proposal and an agent's import its own: neither is a file's copy.
     for db, env in (("plain.db", {}), ("agent.db", {"KEN_AGENT": "claude"})):
         monkeypatch.setenv("KEN_DB", str(tmp_path / db))
-        flags = ["--keep-status"] if env else []
-        done = ken_proc("import", *flags, str(dump), env=env)
+        done = ken_proc("import", str(dump), env=env)
         assert done.returncode == 0, done.stderr
         [copy] = export_json(ken("export").stdout)
         assert copy["source"] is None
+    # and --keep-status is a person's own restore: refused in an agent's shell
+    refused = ken_proc("import", "--keep-status", str(dump), env={"KEN_AGENT": "claude"})
+    assert refused.returncode == 1 and "needs a person" in refused.stderr
 
 
 def test_a_file_saved_with_a_byte_order_mark_imports(tmp_path):

@@ -46,6 +46,7 @@ class Setting:
     high: float | None = None
     choices: tuple[str, ...] = ()  # the words a text setting may be
     names: str = ""  # the scope type whose name it holds: that name's rule applies
+    starts: tuple[str, ...] = ()  # what a text setting's value starts with (a URL's scheme)
 
     @property
     def type_name(self) -> str:
@@ -242,6 +243,7 @@ SETTINGS: tuple[Setting, ...] = (
         "",
         "The team server's PostgreSQL URL (`ken serve`), postgresql://…",
         "KEN_SERVE_DB",
+        starts=("postgresql://", "postgres://"),
     ),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
@@ -338,6 +340,11 @@ def parse_value(setting: Setting, raw: str, origin: str = "") -> Any:
             Scope.of(ScopeType(setting.names), text)
         except ValueError as exc:
             raise InvalidInput(f"{setting.key}: {exc}") from None
+    if setting.starts and text and not text.startswith(setting.starts):
+        # the scheme alone: the rest of a URL may hold a password
+        raise InvalidInput(
+            f"{setting.key} takes a {setting.starts[0]} URL, not {text.split(':', 1)[0]}:…"
+        )
     return check_choice(setting, text, origin)
 
 

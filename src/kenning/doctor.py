@@ -659,7 +659,12 @@ def _config_checks() -> list[Check]:
         )
     problems = config_mod.file_problems(data)
     if not problems and not failed:
-        return [memory, Check("config", True, f"{path}: every table and key is read")]
+        said = (
+            f"{path}: every table and key is read"
+            if path.exists()
+            else f"no {path}: every setting is its default (`ken config list` shows them)"
+        )
+        return [memory, Check("config", True, said)]
     # The old switch table still works: a nudge, not a failure.
     return [memory, *failed.values()] + [
         Check(f"config {p.key}", p.detail.startswith("is the old place"), p.detail, p.fix)

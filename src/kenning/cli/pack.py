@@ -17,10 +17,16 @@ from kenning.pack import MIN_BUDGET, Pack, toml_string
 from kenning.recall import Recall, RecallSettings
 
 
-def _agent_named(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """`--for`: an agent kenning knows, or any other by the name `KEN_AGENT` gives it."""
-    if value == "markdown" or value in agents.AGENTS:
-        return value
+def _agent_named(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    """`--for`: an agent kenning knows, or any other by the name `KEN_AGENT` gives it
+    (one a letter or two from a known name is said to be taken as another's)."""
+    if value is None or value == "markdown" or value in agents.AGENTS:
+        return value or "markdown"
+    import difflib
+
+    near = difflib.get_close_matches(value.lower(), list(agents.AGENTS), n=1, cutoff=0.75)
+    if near:
+        say(f"note: '{value}' is not {near[0]}: shown as another agent, as KEN_AGENT names it")
     name = agentenv.agent_name(value)
     if name == agentenv.UNNAMED and value.strip().lower() != agentenv.UNNAMED:
         raise click.BadParameter(
@@ -35,12 +41,11 @@ def _agent_named(ctx: click.Context, param: click.Parameter, value: str) -> str:
     "--for",
     "target",
     metavar="AGENT",
-    default="markdown",
-    show_default=True,
     callback=_agent_named,
     shell_complete=complete.agents,
     help="Show exactly what this agent is told when it starts here: "
-    f"{', '.join(agents.AGENTS)}, or any other by the name KEN_AGENT gives it.",
+    f"{', '.join(agents.AGENTS)}, or any other by the name KEN_AGENT gives it "
+    "(default: the pack as Markdown, for no agent in particular).",
 )
 @click.option(
     "--toml",

@@ -54,8 +54,9 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
                 )
             if scope or kind:
                 raise click.UsageError("--scope and --kind choose what --all decides")
-            chosen = _all_or_nothing(state, refs, action)
+            # A person's to decide, whatever the ids name: said before they are read.
             actor = policy.require_person(state.actor(), f"{action} {' '.join(refs)}")
+            chosen = _all_or_nothing(state, refs, action)
         # What approving a replacement retires, said with it: approving does only what the
         # person is told.
         retires: dict[str, Item] = {}

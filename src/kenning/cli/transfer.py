@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kenning import deliver, outfile, printable, transfer
+from kenning import deliver, outfile, policy, printable, transfer
 from kenning.cli import complete
 from kenning.cli.output import Result, memories, say
 from kenning.cli.state import State, example, pass_state, renders, scope_filter
@@ -101,6 +101,8 @@ def import_cmd(
         return _onboard(state, Path(instructions), scope, dry_run)
     if dry_run or scope:
         raise click.UsageError("--dry-run and --scope go with --from")
+    if keep_status:  # a person's own restore: refused in an agent's shell, even empty
+        policy.require_person(state.actor(), "import --keep-status")
     history: dict[str, list[Version]] = {}
     repeated: list[transfer.Repeat] = []
     checked = transfer.read_items(
