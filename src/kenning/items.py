@@ -1208,12 +1208,15 @@ def set_status(
     actor: policy.Actor | None = None,
     archived: list[Item] | None = None,
     checked: bool = False,
+    shown: str | None = None,
 ) -> Item:
     """approve, reject, archive (with an optional reason in the person's words), dismiss
     (with a reason: covered, wrong, one_off, or other when none is given) or restore one
     item: a person's decision (see `policy.require_person`). What the scope's cap
     archived to make room for an approved or restored memory goes into `archived`.
-    `checked`: the caller checked the approval with its batch (`approve_all`)."""
+    `checked`: the caller checked the approval with its batch (`approve_all`). `shown`:
+    the revision the person was shown (`ken review`, the panel): one changed since (an
+    agent revised its proposal) is a RevisionConflict, never decided unseen."""
 
     def build(item: Item) -> Item:
         check_status_change(item, action)
@@ -1233,7 +1236,8 @@ def set_status(
             revision=ids.new_ulid(),
         )
 
-    stored = _rewrite(store, ref, build, action)  # on the item as stored when written
+    # on the item as stored when written (as shown, when the person was shown one)
+    stored = _rewrite(store, ref, build, action, expected_revision=shown)
     if action == "approve":
         _supersede_replaced(store, stored)
     if stored.status is Status.ACTIVE:

@@ -21,7 +21,7 @@ from kenning import editing, items, policy, review
 from kenning.cli import complete
 from kenning.cli.output import say
 from kenning.cli.state import State, example, pass_state, save_edit, scope_filter
-from kenning.errors import KenningError
+from kenning.errors import KenningError, RevisionConflict
 from kenning.ids import short_id
 from kenning.model import DismissReason, Item
 from kenning.pack import one_line
@@ -196,7 +196,22 @@ class Reviewing:
             return False
 
     def status(self, item: Item, action: str, reason: str | None = None) -> None:
-        done = items.set_status(self.state.store, item.id, action, reason=reason, actor=self.actor)
+        try:  # what is decided is what was shown
+            done = items.set_status(
+                self.state.store,
+                item.id,
+                action,
+                reason=reason,
+                actor=self.actor,
+                shown=item.revision,
+            )
+        except RevisionConflict:
+            self.tally["skipped"] += 1
+            say(
+                f"{short_id(item.id)} changed since it was shown (it still waits): "
+                "nothing decided; `ken review` shows it as it is now"
+            )
+            return
         past = {"approve": "approved", "reject": "rejected", "dismiss": "dismissed"}[action]
         self.tally[past] += 1
         why = f" ({done.dismiss_reason})" if done.dismiss_reason else ""

@@ -40,7 +40,7 @@ from textual.widgets import Footer, Input, Static, Tab, Tabs
 
 from kenning import browse, editing, items, policy
 from kenning.config import Config
-from kenning.errors import InvalidInput, KenningError, NotFound
+from kenning.errors import InvalidInput, KenningError, NotFound, RevisionConflict
 from kenning.ids import short_id
 from kenning.model import DismissReason, Item, ScopeType, Session, Status
 from kenning.pack import Pack
@@ -737,14 +737,21 @@ class PanelApp(App[None]):
         if item is None:
             return
         self._disarm()
-        ref = item.id
+        ref, shown = item.id, item.revision
 
         def job() -> Callable[[], None]:
             before = items.get(self.store, ref)
-            try:
-                after = items.set_status(self.store, ref, action, reason=reason, actor=self.actor)
+            try:  # what is decided is what was shown
+                after = items.set_status(
+                    self.store, ref, action, reason=reason, actor=self.actor, shown=shown
+                )
             except items.ToldAlready as exc:  # said with the panel's keys, not the command
                 raise InvalidInput(exc.said("d then c")) from None
+            except RevisionConflict:
+                raise InvalidInput(
+                    f"{short_id(ref)} changed since it was shown: nothing decided; "
+                    "read it again"
+                ) from None
             change = Change(before, after.revision, action)
             why = f" ({after.dismiss_reason})" if after.dismiss_reason else ""
             message = f"{PAST[action]} {short_id(ref)}{why}: {after.title}  (u undoes it)"
