@@ -653,6 +653,10 @@ def test_at_a_terminal_apply_shows_owner_count_and_digest_and_asks(tmp_path, ans
         os.close(primary)
     question = f"Apply plan cleanup-1 by dana: 4 operations, digest {digest[7:19]}? [y/N]"
     assert question in done.stderr
+    # What each operation changes is shown before the question, from the plan applied:
+    # a file rewritten after `ken plan preview` was asked about by its count alone.
+    shown = done.stderr.split(question)[0]
+    assert "[0] " in shown and "before: " in shown and "after: " in shown
     if answer == "y":
         assert done.returncode == 0 and "applied plan cleanup-1" in done.stderr
         assert ken_proc("plan", "receipt", path).returncode == 0

@@ -143,7 +143,7 @@ def preview_cmd(state: State, file: str) -> Result:
 def apply_cmd(state: State, file: str, yes: bool, prefix: str | None) -> Result:
     """Apply a plan: every operation and a receipt in one transaction, or nothing.
 
-    A person confirms the owner, the operation count and the digest; non-interactively,
+    A person is shown what each operation changes, then confirms; non-interactively,
     --yes with --digest PREFIX, which must match. Every expected revision is checked
     again inside the transaction. Applying the same plan again returns its receipt and
     writes nothing.
@@ -161,6 +161,10 @@ def apply_cmd(state: State, file: str, yes: bool, prefix: str | None) -> Result:
                 "applying a plan needs a person: run it at a terminal, or pass --yes "
                 "--digest PREFIX (the digest `ken plan preview` shows)"
             )
+        # What is asked about is shown first, from the very plan that is applied (the
+        # file is read once): a plan rewritten after `ken plan preview` is seen as it is.
+        for line in render(plans.preview(state.store, plan, file)).splitlines():
+            say(line)
         question = (
             f"Apply plan {plan.id} by {plan.owner}: {len(plan.operations)} operations, "
             f"digest {plan.digest.removeprefix('sha256:')[:12]}?"

@@ -749,8 +749,7 @@ class PanelApp(App[None]):
                 raise InvalidInput(exc.said("d then c")) from None
             except RevisionConflict:
                 raise InvalidInput(
-                    f"{short_id(ref)} changed since it was shown: nothing decided; "
-                    "read it again"
+                    f"{short_id(ref)} changed since it was shown: nothing decided; read it again"
                 ) from None
             change = Change(before, after.revision, action)
             why = f" ({after.dismiss_reason})" if after.dismiss_reason else ""
