@@ -275,3 +275,23 @@ def test_a_long_file_is_read_in_time_proportional_to_it(git_repo, monkeypatch, t
     done = ken("import", "--from", str(rules), "--dry-run")
     assert done.exit_code == 0 and "would propose 3000 memories" in done.output
     assert time.process_time() - started < 20
+
+
+def test_an_instruction_file_that_is_a_pipe_is_refused_at_once(git_repo, monkeypatch):
+    """`ken import --from CLAUDE.md` with CLAUDE.md a FIFO waited for a writer for ever."""
+    import os
+    import subprocess
+
+    from conftest import KEN_BIN
+
+    monkeypatch.chdir(git_repo)
+    os.mkfifo(git_repo / "CLAUDE.md")
+    done = subprocess.run(
+        [str(KEN_BIN), "import", "--from", "CLAUDE.md", "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 1
+    assert "CLAUDE.md is not a regular file" in done.stderr

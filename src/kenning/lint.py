@@ -10,7 +10,9 @@ memory, so a finding never quotes a secret the store would not keep.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -318,10 +320,18 @@ def read_instructions(path: Path, strict: bool = False) -> str:
     """An instruction file's text; at most 1 MiB, else InvalidInput. `strict`: bytes that
     are not UTF-8 are InvalidInput too, not read as replacement characters."""
     try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_INSTRUCTION_BYTES + 1)
+        # Without blocking, and a regular file only: a FIFO named CLAUDE.md hung the
+        # command, and a link to a device was read as a file that is too long.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InvalidInput(f"{path} is not a regular file: an instruction file is read as one")
+        try:
+            data = fh.read(MAX_INSTRUCTION_BYTES + 1)
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > MAX_INSTRUCTION_BYTES:
         raise InvalidInput(f"{path} is over 1 MiB: an instruction file that long is not read")
     try:
