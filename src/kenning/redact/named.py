@@ -17,6 +17,7 @@ import string
 from collections.abc import Callable, Iterator
 
 from kenning.redact.entropy import PUBLIC_PREFIXES, random_letters
+from kenning.redact.formats import unsigned_jwt
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -292,6 +293,8 @@ def urls_and_headers(text: str, add: Add) -> None:
             value = m.group("v")
             if _placeholder(value) or (pattern is _BEARER and not _DIGIT.search(value)):
                 continue
+            if unsigned_jwt(value):
+                continue  # eyJ....eyJ....<signature>: the docs' shape of a token
             if pattern is _AUTH_HEADER and not m.group("scheme") and not _credential_like(value):
                 continue  # no scheme: only a value that looks like a credential
             add((m.start("v"), m.end("v"), "secret_assignment"))
