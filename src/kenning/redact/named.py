@@ -573,6 +573,17 @@ _FILE_NAME = lazy(
 )
 
 
+# The verbs a camelCase method's name starts with (setToken, getApiKey, useAuthToken),
+# never the words a secret's name starts with (refreshToken, resetToken, Gradle's
+# storePassword, a readToken, a clearPassword).
+_METHOD_VERBS = _wordset(
+    """
+    set get use fetch load save create generate rotate revoke delete remove parse decode
+    encode validate check handle has is should with on
+    """
+)
+
+
 @functools.lru_cache(maxsize=1024)
 def _name_kind(name: str) -> str | None:
     """None unless ``name`` names a secret; "aws_secret_key" when it names an AWS secret
@@ -581,6 +592,8 @@ def _name_kind(name: str) -> str | None:
     words = [w.lower() for w in _WORDS.findall(name)]
     if not words:
         return None
+    if len(words) > 1 and name[:1].islower() and words[0] in _METHOD_VERBS and "_" not in name:
+        return None  # a method or a hook: setToken, getApiKey, useAuthToken, loadSecret
     if _secret_name(words):
         if "secret" in words and ("aws" in words or "access" in words):
             return "aws_secret_key"
@@ -672,12 +685,24 @@ def _skip_value(value: str) -> bool:
         return True  # a word of an interface's language: "api_key": "APIキー"
     if value in _UNATTEND_PASSES:
         return True
+    if _SECRET_REF.fullmatch(value):
+        return True  # a secret's name: --secret=stripe-key, "test-token", "fake-key"
     if _IDENT.fullmatch(value) and not _DIGIT.search(value):
         # another secret's name: token=access_token, CHALLENGE_PASSWORD: "challengePassword"
         flat = value.lower().replace("_", "")
         return any(word in flat for word in _SECRET_WORDS)
     # another setting's name after a slash, as prose lists two: LoadCredential=/SetCredential=
     return value[:1] == "/" and _NEXT_SETTING.fullmatch(value) is not None
+
+
+# Lower-case words joined by - or _ whose last word is a secret's noun: what names a
+# secret (gcloud's --secret=stripe-key, a Secret object's db-password) or stands in for
+# one in a test ("test-token", "fake-key", "dummy-secret"), not a value of one.
+_SECRET_REF = lazy(
+    r"(?:[a-z]++[-_])++(?:key|keys|token|tokens|secret|secrets|password|passwd|credentials?"
+    r"|creds)",
+    _F,
+)
 
 
 # The configuration passes of a Windows answer file: <settings pass="oobeSystem">
@@ -898,6 +923,8 @@ def _prose_verb(text: str, hit: int, add: Add) -> bool:
     gap_words = [w.lower().strip(".'") for w in m.group("gap").split()]
     if any(w in _GAP_STOP for w in gap_words):
         return False
+    if gap_words and gap_words[0] in _META_WORDS:
+        return False  # "Secret source: Actions", "Token type: Bearer": about the secret
     # "pass" alone is also a word of prose (the first pass was slow, a boarding pass):
     # it names a password only when the value can be nothing else
     bare_pass = m.group(0)[:4].lower() == "pass" and not m.group(0)[4:5].isalpha()
