@@ -197,7 +197,7 @@ _TYPE_NAME = lazy(
 _SMALL_NUMBER = lazy(r"[-+]?[0-9]{1,4}(?:\.[0-9]+)?", _F)
 _ALNUM = lazy(r"[A-Za-z0-9]", _F)
 _DIGIT = lazy(r"[0-9]", _F)
-_REGEX_SYNTAX = lazy(r"\(\?|\\[wdsbWDSB]|\[\^|\][+*?]", _F)
+_REGEX_SYNTAX = lazy(r"\(\?|\\[wdsbWDSB]|\[\^|\][+*?]|\[(?:a-z|A-Z|0-9)", _F)
 _BARE_STOP = lazy(r"[\s\"'`,;)\]}]", _F)
 _VALUE_SAMPLE = 512  # longer bare values are judged on their first 512 characters
 _NEXT_PARAM = lazy(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
@@ -426,8 +426,8 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     # token.info is an attribute of a token object; settings.SECRET_KEY is a secret.
     name = text[head : m.start("nq")].lstrip(".-").rpartition(".")[2]
     name_kind = _name_kind(name)
-    if name_kind is None:
-        return None
+    if name_kind is None or value == name:
+        return None  # (pass_fds=pass_fds passes a variable of the same name)
     if name_kind == "key" and _KEY_ID.fullmatch(value) and "signing" in name.lower():
         return None  # git's user.signingkey: the id of a key in gpg's keyring
     quote = m.group("nq")
@@ -835,7 +835,8 @@ _GAP_STOP = _wordset(
     changes strength complexity store stores vault vaults rotation history hint hints
     form forms input inputs column columns auth authentication login logins flow flows
     endpoint endpoints id ids name names type types count limit limits budget usage
-    scope scopes failed failure error errors duration
+    scope scopes failed failure error errors duration if whose which because unless
+    whether
     """
 )
 # Words after "password is" that describe it rather than give it.
@@ -932,7 +933,7 @@ def _prose_verb(text: str, hit: int, add: Add) -> bool:
         value = m.group(group)
         if value is not None:
             skip = _skip_password if _password_word(m) else _skip_value
-            if skip(value) or len(value.split()) > 6:
+            if skip(value) or len(value.split()) > 6 or _REGEX_SYNTAX.search(value):
                 return False
             if bare_pass and not password_shaped(value):
                 return False
