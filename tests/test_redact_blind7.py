@@ -21,7 +21,7 @@ _HERE = Path(__file__).parent / "fixtures" / "secrets_blind7"
 scorer = load_module(_HERE / "blind7_score.py", "blind7_score")
 
 REMOVED = 0.99
-UNCHANGED = 0.98
+UNCHANGED = 0.99
 OVER = 0.07  # characters outside the secrets that redaction removed (a signed JWT goes whole)
 
 
