@@ -221,7 +221,8 @@ def test_slack_webhook_url() -> None:
 def test_jwt_without_signature_and_with_one() -> None:
     head = base64.urlsafe_b64encode(b'{"alg":"none","typ":"JWT"}').decode().rstrip("=")
     body = base64.urlsafe_b64encode(b'{"sub":"42","admin":true}').decode().rstrip("=")
-    assert redact(f"t={head}.{body}.").kinds[-1] == "jwt"
+    # no signature proves nothing: anyone can write this token (the docs' unsecured JWT)
+    assert redact(f"t={head}.{body}.").text == f"t={head}.{body}."
     assert redact(f"cookie {head}.{body}.c2lnbmF0dXJl rest").text == f"cookie {marker('jwt')} rest"
 
 

@@ -227,7 +227,12 @@ an image, font or sound does; IPFS content ids (``bafy…``, ``Qm…``); SSH fin
 (``SHA256:…``); bech32 public keys (``age1…``); base64 assigned to a public key's name
 (WireGuard's ``PublicKey = …`` and ``peer: …``, ``"public_key": …``, and its 44-character
 key alone on a line under ``wg pubkey``, ``wg show`` or a word that says public, not under
-``genkey`` or ``private``); an OAuth URL's ``state=`` and ``nonce=``; a value named as an
+``genkey`` or ``private``); an OAuth URL's ``state=`` and ``nonce=``; a value named as a
+cache key or a trace context (``Cache key: v2-deps-…``, ``grpc-trace-bin:``,
+``traceparent:``); base64 of a protobuf file descriptor (generated code: its first
+field names a ``.proto`` file); a JWT with no signature after its second dot (an
+unsecured ``alg: none`` token, or the docs' ``eyJ….eyJ….<signature>``), which proves
+nothing; a value named as an
 identifier (``"id": "chatcmpl-…"``, ``x-amz-id-2:``, ``Change-Id:``, ``BuildID=``);
 ``ipfs://`` addresses, DNS verification tokens, CAPTCHA site keys, DKIM's ``b=``/``bh=``,
 minisign and signify public keys; AWS's documentation keys (``…EXAMPLE``) and webhooks
@@ -246,17 +251,24 @@ secret of its own.
   ``secretary``, ``passwordless``), or is followed by a metadata word (``token_count``,
   ``TOKEN_LIMIT``, ``password_min_length``, ``token_uri``, ``secretName``,
   ``PASSWORD_FILE``, ``key_id``), or is an object whose attribute is assigned
-  (``token.info``), do not name secrets.
+  (``token.info``), or is a camelCase method that starts with a verb (``setToken``,
+  ``getApiKey``, ``useAuthToken``; not ``refreshToken``, ``storePassword``), do not name
+  secrets; in prose, neither does a secret word before a metadata word (``Secret
+  source: Actions``, ``Token type: Bearer``) or before a clause of its own (``use a
+  token if the repo is public``).
 * Empty values, values containing ``[redacted:``, and placeholders stay: ``$VAR``,
   ``${VAR}``, ``$(cmd)``, ``%VAR%``, ``{{ var }}``, ``{}``, ``%s``, ``<your-token>``,
   ``xxx``, ``****``, a prefix then ``***`` (``sk-ant-***``), anything containing
   ``...`` or ``…`` (but for ``...`` between the letters, digits and symbols of a
   password: ``password: Sp...rk9!zQ``), eight ``x`` in a row or four ``*``
   (``sk-proj-XXXXXXXX…``), ``%(name)s``, ``your_…``/``…_here``, ``env:VAR``,
-  ``vault:path#key`` and the words ``changeme``, ``placeholder``, ``redacted``, ``none``,
-  ``null``, ``true``, ``false``, ``yes``, ``no``, ``todo``, ``dummy``, ``example``,
-  ``secret``, ``password``, ``token``, ``str``, ``include``… URL and path values
-  (``SECRET=/run/secrets/db``) and colours stay too.
+  ``vault:path#key``, a secret's name given as the value (lower-case words whose last is
+  ``key``, ``token``, ``secret``, ``password`` or ``credentials``: gcloud's
+  ``--secret=stripe-key``, a test's ``"fake-key"``, ``"test-token"``), a variable of the
+  name's own name (``pass_fds=pass_fds``), and the words ``changeme``, ``placeholder``,
+  ``redacted``, ``none``, ``null``, ``true``, ``false``, ``yes``, ``no``, ``todo``,
+  ``dummy``, ``example``, ``secret``, ``password``, ``token``, ``str``, ``include``… URL
+  and path values (``SECRET=/run/secrets/db``) and colours stay too.
 * Code stays: annotations (``password: str``, ``token: Optional[str]``, GraphQL's
   ``password: String!``), calls and
   subscripts (``token = get_token()``, ``os.environ["API_KEY"]``), attribute paths
@@ -282,8 +294,8 @@ through.  A run (or, for a path, a ``/`` segment) is reported only if all of the
 
 * it is at least 32 characters long, not counting ``=`` padding;
 * it is not a hash or an identifier: runs whose ``-``/``_``/``/``/``+``-separated parts
-  are each pure hex, pure letters or pure digits stay (git SHAs, sha256 digests, UUIDs,
-  ``0x…`` constants), and so do ``sha256-``/``sha384-``/``sha512-`` digests;
+  are each pure hex, pure letters, pure digits or a version (``v2``) stay (git SHAs,
+  sha256 digests, UUIDs, ``0x…`` constants), and so do ``sha256-``/``sha384-``/``sha512-`` digests;
 * it has no ``_``/``-`` separator every 10 characters (snake/kebab words);
 * it mixes at least two of upper case, lower case and digits;
 * it is not an alphabet listing (``ABCDEFGH…``, ``01234567…``);

@@ -40,7 +40,8 @@ _NON_HEX_BYTES = bytes(
     for b in range(256)
 )
 _HEX_RUN = lazy(r"(?:0x)?[0-9a-fA-F]++(?:[-_/+][0-9a-fA-F]++)*+", _F)
-_PURE_PART = lazy(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*", _F)
+# (a version is pure too: the v2 of a cache key, v2-deps-<sha1>)
+_PURE_PART = lazy(r"(?:0x)?[0-9a-fA-F]*|[A-Za-z]*|[0-9]*|[vV][0-9]{1,3}", _F)
 _PART_SEP = lazy(r"[-_/+]", _F)
 _SRI = lazy(r"sha(?:256|384|512)-", _F)
 _PATH_SEGMENT = lazy(r"[a-z0-9._-]*[a-z]{2}[a-z0-9._-]*", _F)
@@ -290,10 +291,11 @@ _ID_NAME = lazy(
 # domain verification tokens, which are published in DNS (google-site-verification=), and
 # CAPTCHA site keys, which web pages hold (data-sitekey="..."), and an OAuth PKCE
 # code_challenge, the digest of a verifier sent in the browser's authorize URL, and its
-# state and nonce (values the client made to match the answer, which grant nothing)
+# state and nonce (values the client made to match the answer, which grant nothing), a
+# cache key (a CI's hash of lock files) and a trace context (grpc-trace-bin, traceparent)
 _PUBLIC_BEFORE = lazy(
     r"(?:ipfs://|/ipfs/|ipns://|site-verification=|[?&](?:state|nonce)="
-    r"|(?:site[-_]?key|code[-_]?challenge)"
+    r"|(?:site[-_]?key|code[-_]?challenge|cache[-_ ]?key|trace[-_]?(?:bin|context|parent|state))"
     r"[\"']?[ \t]*[:=][ \t]*[\"']?)\Z",
     _FI,
 )
@@ -441,7 +443,8 @@ _PUBLIC_HEADS = (
 # The first base64 character of each head above (and of DER's SEQUENCE, and of the
 # size before "ftyp"): a run starting otherwise is not decoded at all.
 _PUBLIC_FIRST = frozenset(
-    base64.b64encode(head[:1] + b"\0\0").decode()[0] for head in (*_PUBLIC_HEADS, b"0", b"\0")
+    base64.b64encode(head[:1] + b"\0\0").decode()[0]
+    for head in (*_PUBLIC_HEADS, b"0", b"\0", b"\n")
 )
 
 
@@ -451,7 +454,19 @@ def _decoded_public(run: str) -> bool:
     head = _b64_bytes(run, 48)
     if head is None:
         return False
+    if head[:1] == b"\n":
+        return _proto_descriptor(_b64_bytes(run, 96) or b"")
     return head.startswith(_PUBLIC_HEADS) or head[4:8] == b"ftyp" or _der_public_key(head)
+
+
+_PROTO_NAME = lazy(rb"[A-Za-z0-9_./-]{1,64}\.proto", _F)
+
+
+def _proto_descriptor(head: bytes) -> bool:
+    """A serialized protobuf file descriptor, as generated code embeds one: field 1 (tag
+    0x0A) is the name of its .proto file."""
+    size = head[1] if len(head) > 1 else 0
+    return 6 < size < 0x80 and _PROTO_NAME.fullmatch(head[2 : 2 + size]) is not None
 
 
 def _der_length_end(head: bytes, at: int) -> int:

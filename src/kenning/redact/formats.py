@@ -593,7 +593,18 @@ _HEX = frozenset(string.hexdigits)
 _PLACEHOLDER_BODY = lazy(r"(?:^|[-_])(?:your|here|example|placeholder)(?:[-_]|$)", re.I)
 
 
+# A JWT with no signature after its second dot: an unsecured token (alg "none"), or the
+# docs' example with "<signature>" after it. It proves nothing, so it is no credential.
+_UNSIGNED_JWT = lazy(r"eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.(?![A-Za-z0-9_-])", _F)
+
+
+def unsigned_jwt(value: str) -> bool:
+    return _UNSIGNED_JWT.match(value) is not None
+
+
 def _plausible(kind: str, body: str) -> bool:
+    if kind == "jwt" and body.endswith("."):
+        return False  # no signature: see _UNSIGNED_JWT
     if (body.count("x") + body.count("X")) * 2 >= len(body):
         return False  # a placeholder of the format's shape: ghp_xxxx..., AKIAXXXX...
     if _PLACEHOLDER_BODY.search(body):

@@ -17,6 +17,7 @@ import string
 from collections.abc import Callable, Iterator
 
 from kenning.redact.entropy import PUBLIC_PREFIXES, random_letters
+from kenning.redact.formats import unsigned_jwt
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -196,7 +197,7 @@ _TYPE_NAME = lazy(
 _SMALL_NUMBER = lazy(r"[-+]?[0-9]{1,4}(?:\.[0-9]+)?", _F)
 _ALNUM = lazy(r"[A-Za-z0-9]", _F)
 _DIGIT = lazy(r"[0-9]", _F)
-_REGEX_SYNTAX = lazy(r"\(\?|\\[wdsbWDSB]|\[\^|\][+*?]", _F)
+_REGEX_SYNTAX = lazy(r"\(\?|\\[wdsbWDSB]|\[\^|\][+*?]|\[(?:a-z|A-Z|0-9)", _F)
 _BARE_STOP = lazy(r"[\s\"'`,;)\]}]", _F)
 _VALUE_SAMPLE = 512  # longer bare values are judged on their first 512 characters
 _NEXT_PARAM = lazy(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
@@ -292,6 +293,8 @@ def urls_and_headers(text: str, add: Add) -> None:
             value = m.group("v")
             if _placeholder(value) or (pattern is _BEARER and not _DIGIT.search(value)):
                 continue
+            if unsigned_jwt(value):
+                continue  # eyJ....eyJ....<signature>: the docs' shape of a token
             if pattern is _AUTH_HEADER and not m.group("scheme") and not _credential_like(value):
                 continue  # no scheme: only a value that looks like a credential
             add((m.start("v"), m.end("v"), "secret_assignment"))
@@ -423,8 +426,8 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
     # token.info is an attribute of a token object; settings.SECRET_KEY is a secret.
     name = text[head : m.start("nq")].lstrip(".-").rpartition(".")[2]
     name_kind = _name_kind(name)
-    if name_kind is None:
-        return None
+    if name_kind is None or value == name:
+        return None  # (pass_fds=pass_fds passes a variable of the same name)
     if name_kind == "key" and _KEY_ID.fullmatch(value) and "signing" in name.lower():
         return None  # git's user.signingkey: the id of a key in gpg's keyring
     quote = m.group("nq")
@@ -570,6 +573,17 @@ _FILE_NAME = lazy(
 )
 
 
+# The verbs a camelCase method's name starts with (setToken, getApiKey, useAuthToken),
+# never the words a secret's name starts with (refreshToken, resetToken, Gradle's
+# storePassword, a readToken, a clearPassword).
+_METHOD_VERBS = _wordset(
+    """
+    set get use fetch load save create generate rotate revoke delete remove parse decode
+    encode validate check handle has is should with on
+    """
+)
+
+
 @functools.lru_cache(maxsize=1024)
 def _name_kind(name: str) -> str | None:
     """None unless ``name`` names a secret; "aws_secret_key" when it names an AWS secret
@@ -578,6 +592,8 @@ def _name_kind(name: str) -> str | None:
     words = [w.lower() for w in _WORDS.findall(name)]
     if not words:
         return None
+    if len(words) > 1 and name[:1].islower() and words[0] in _METHOD_VERBS and "_" not in name:
+        return None  # a method or a hook: setToken, getApiKey, useAuthToken, loadSecret
     if _secret_name(words):
         if "secret" in words and ("aws" in words or "access" in words):
             return "aws_secret_key"
@@ -669,12 +685,24 @@ def _skip_value(value: str) -> bool:
         return True  # a word of an interface's language: "api_key": "APIキー"
     if value in _UNATTEND_PASSES:
         return True
+    if _SECRET_REF.fullmatch(value):
+        return True  # a secret's name: --secret=stripe-key, "test-token", "fake-key"
     if _IDENT.fullmatch(value) and not _DIGIT.search(value):
         # another secret's name: token=access_token, CHALLENGE_PASSWORD: "challengePassword"
         flat = value.lower().replace("_", "")
         return any(word in flat for word in _SECRET_WORDS)
     # another setting's name after a slash, as prose lists two: LoadCredential=/SetCredential=
     return value[:1] == "/" and _NEXT_SETTING.fullmatch(value) is not None
+
+
+# Lower-case words joined by - or _ whose last word is a secret's noun: what names a
+# secret (gcloud's --secret=stripe-key, a Secret object's db-password) or stands in for
+# one in a test ("test-token", "fake-key", "dummy-secret"), not a value of one.
+_SECRET_REF = lazy(
+    r"(?:[a-z]++[-_])++(?:key|keys|token|tokens|secret|secrets|password|passwd|credentials?"
+    r"|creds)",
+    _F,
+)
 
 
 # The configuration passes of a Windows answer file: <settings pass="oobeSystem">
@@ -807,7 +835,8 @@ _GAP_STOP = _wordset(
     changes strength complexity store stores vault vaults rotation history hint hints
     form forms input inputs column columns auth authentication login logins flow flows
     endpoint endpoints id ids name names type types count limit limits budget usage
-    scope scopes failed failure error errors duration
+    scope scopes failed failure error errors duration if whose which because unless
+    whether
     """
 )
 # Words after "password is" that describe it rather than give it.
@@ -895,6 +924,8 @@ def _prose_verb(text: str, hit: int, add: Add) -> bool:
     gap_words = [w.lower().strip(".'") for w in m.group("gap").split()]
     if any(w in _GAP_STOP for w in gap_words):
         return False
+    if gap_words and gap_words[0] in _META_WORDS:
+        return False  # "Secret source: Actions", "Token type: Bearer": about the secret
     # "pass" alone is also a word of prose (the first pass was slow, a boarding pass):
     # it names a password only when the value can be nothing else
     bare_pass = m.group(0)[:4].lower() == "pass" and not m.group(0)[4:5].isalpha()
@@ -902,7 +933,7 @@ def _prose_verb(text: str, hit: int, add: Add) -> bool:
         value = m.group(group)
         if value is not None:
             skip = _skip_password if _password_word(m) else _skip_value
-            if skip(value) or len(value.split()) > 6:
+            if skip(value) or len(value.split()) > 6 or _REGEX_SYNTAX.search(value):
                 return False
             if bare_pass and not password_shaped(value):
                 return False
