@@ -336,6 +336,7 @@ def test_the_page_and_the_drawer_show_the_uses_across_the_team(
     [unused] = push_ids(running, ws, admin, entry(memory("The CI cache is per branch", SHOP)))
     bob = directory.create_token(ws, "member", "bob")[0]
     for token, host, count in ((member, "alice-laptop", 3), (bob, "bob-desktop", 1)):
+        assert running.call("GET", f"/api/v1/w/{ws}/pull", token).status == 200
         body = {"host": host, "uses": [{"id": used, "count": count}]}
         assert running.call("POST", f"/api/v1/w/{ws}/uses", token, body).status == 200
     client = Browserless(running)
