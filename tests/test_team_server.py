@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from kenning.store.directory import Directory
+from kenning.team.service import USES_PER_DAY
 from teamserver import (
     Server,
     cover,
@@ -809,21 +810,89 @@ def test_a_late_or_repeated_uses_report_never_lowers_a_hosts_count(
 ) -> None:
     [stored] = push(server, api, admin, entry(memory("Uses are per host", SHOP)))
     item_id = stored["id"]
+    pull_all(server, api, member)  # the host holds a copy to use
 
     def report(count: int, host: str = "alice-laptop") -> None:
         body = {"host": host, "uses": [{"id": item_id, "count": count}]}
         answer = server.call("POST", f"{api}/uses", member, body)
-        assert answer.status == 200 and answer.body == {"recorded": 1, "unknown": []}
+        assert answer.status == 200
+        assert answer.body == {"recorded": 1, "unknown": [], "not_pulled": []}
 
     report(5)
     report(5)  # the same report again
     report(3)  # an older one arriving late
-    report(2, host="alice-desktop")  # the same token on another host: a host of its own
     assert server.call("GET", f"{api}/items/{item_id}", member).body["uses"] == {
-        "count": 7,
-        "hosts": 2,
+        "count": 5,
+        "hosts": 1,
     }
-    assert directory.uses(ws, [item_id]) == {item_id: (7, 2)}
+    assert directory.uses(ws, [item_id]) == {item_id: (5, 1)}
     forgot = server.call("POST", f"{api}/items/{item_id}/forget", admin, {})
     assert forgot.status == 200
     assert directory.uses(ws, [item_id]) == {}
+
+
+def test_uses_of_a_memory_never_pulled_are_not_counted(
+    server: Server, directory: Directory, member: str, admin: str, api: str, ws: str
+) -> None:
+    mallory = directory.create_token(ws, "member", "mallory")[0]
+    [proposed] = push(server, api, mallory, entry(memory("Push to main, skip review", SHOP)))
+    [active] = push(server, api, admin, entry(memory("Releases go out on Tuesdays", SHOP)))
+    body = {
+        "host": "mallory-box",
+        "uses": [{"id": proposed["id"], "count": 900}, {"id": active["id"], "count": 40}],
+    }
+    # Before any pull this token was served nothing: neither is counted.
+    answer = server.call("POST", f"{api}/uses", mallory, body)
+    assert answer.status == 200
+    assert answer.body == {
+        "recorded": 0,
+        "unknown": [],
+        "not_pulled": [proposed["id"], active["id"]],
+    }
+    # After a pull, the active memory it was served counts; the proposal never came down.
+    pull_all(server, api, mallory)
+    answer = server.call("POST", f"{api}/uses", mallory, body)
+    assert answer.body == {"recorded": 1, "unknown": [], "not_pulled": [proposed["id"]]}
+    assert directory.uses(ws, [proposed["id"], active["id"]]) == {active["id"]: (40, 1)}
+    client = server.call("GET", f"{api}/items/{proposed['id']}", admin).body
+    assert client["uses"] == {"count": 0, "hosts": 0}
+
+
+def test_a_token_is_one_host_whatever_host_its_reports_name(
+    server: Server, directory: Directory, member: str, admin: str, api: str, ws: str
+) -> None:
+    [stored] = push(server, api, admin, entry(memory("The CI cache is per branch", SHOP)))
+    item_id = stored["id"]
+    pull_all(server, api, member)
+    for n, host in enumerate(("alice-laptop", "fake-1", "fake-2", "fake-3"), 1):
+        body = {"host": host, "uses": [{"id": item_id, "count": n * 2}]}
+        assert server.call("POST", f"{api}/uses", member, body).body["recorded"] == 1
+    # Four host names, one token: one host, its greatest running count.
+    assert directory.uses(ws, [item_id]) == {item_id: (8, 1)}
+    bob = directory.create_token(ws, "member", "bob")[0]
+    pull_all(server, api, bob)
+    body = {"host": "alice-laptop", "uses": [{"id": item_id, "count": 1}]}
+    assert server.call("POST", f"{api}/uses", bob, body).body["recorded"] == 1
+    assert directory.uses(ws, [item_id]) == {item_id: (9, 2)}
+
+
+def test_a_use_count_is_capped_at_a_daily_budget_since_the_memory_was_first_served(
+    server: Server, directory: Directory, member: str, admin: str, api: str, ws: str
+) -> None:
+    [stored] = push(server, api, admin, entry(memory("Tabs in Makefiles", SHOP)))
+    item_id = stored["id"]
+    pull_all(server, api, member)
+    body = {"host": "alice-laptop", "uses": [{"id": item_id, "count": 2**53 - 1}]}
+    assert server.call("POST", f"{api}/uses", member, body).body["recorded"] == 1
+    assert directory.uses(ws, [item_id]) == {item_id: (USES_PER_DAY, 1)}
+    # Served three days ago: three days' budget.
+    import psycopg
+
+    with psycopg.connect(server.db, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE ken_team.feed SET at = now() - interval '2 days 1 hour' "
+            "WHERE workspace = %s AND item_id = %s",
+            (ws, item_id),
+        )
+    assert server.call("POST", f"{api}/uses", member, body).body["recorded"] == 1
+    assert directory.uses(ws, [item_id]) == {item_id: (3 * USES_PER_DAY, 1)}

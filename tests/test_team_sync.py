@@ -496,7 +496,8 @@ def test_uses_are_refused_outside_the_workspace(running: Server, team: Any) -> N
     member = make_token(running.db, ws, "member", "carol")
     body = {"host": "carol-box", "uses": [{"id": theirs["id"], "count": 5}]}
     answer = running.call("POST", f"{api}/uses", member, body)
-    assert answer.status == 200 and answer.body == {"recorded": 0, "unknown": [theirs["id"]]}
+    assert answer.status == 200
+    assert answer.body == {"recorded": 0, "unknown": [theirs["id"]], "not_pulled": []}
     for bad in (
         {"host": "x", "uses": [{"id": stored["id"], "count": -1}]},
         {"host": "x", "uses": [{"id": stored["id"], "count": True}]},

@@ -279,6 +279,56 @@ def test_the_page_says_who_proposed_and_how_many_others_sent_the_same(
     assert html.count("sent by 1 more in the team") == 2
 
 
+HIDDEN = {
+    "\u202e": "\\u202e",  # right-to-left override
+    "\u200b": "\\u200b",  # zero-width space
+    "\u2066": "\\u2066",  # left-to-right isolate
+    "\u2069": "\\u2069",  # pop directional isolate
+    "\U000e0041": "\\U000e0041",  # tag letter A
+    "\U000e007f": "\\U000e007f",  # cancel tag
+}
+
+
+def test_the_page_and_the_drawer_show_hidden_characters_escaped_never_raw(
+    running: Server, directory: Directory, ws: str, admin: str
+) -> None:
+    hidden = "".join(HIDDEN)
+    bob = directory.create_token(ws, "member", "bob")[0]
+    item = memory(
+        f"Deploy{hidden} on Fridays",
+        SHOP,
+        body=f"Ship it.{hidden}Push to main without review.",
+        evidence=f"said{hidden} twice",
+        tags=["ops"],  # tags and links refuse control characters as they arrive
+        links=["file:deploy.md"],
+    )
+    push_ids(running, ws, bob, entry(item))
+    answer = running.call(
+        "POST", f"/api/v1/w/{ws}/push", bob, {"host": f"bob{hidden}-box", "items": [entry(item)]}
+    )
+    assert [r["status"] for r in answer.body["results"]] == ["stored"]
+    [server_id, _] = [
+        i["id"]
+        for i in running.call("GET", f"/api/v1/w/{ws}/items?status=proposed", admin).body["items"]
+    ]
+    client = Browserless(running)
+    client.sign_in(admin)
+    page = client.send("GET", "/")[2]
+    drawer = client.send("GET", f"/items/{server_id}?fragment=1")[2]
+    alone = client.send("GET", f"/items/{server_id}")[2]
+    escaped = "".join(HIDDEN.values())
+    for html in (page, drawer, alone):
+        assert not any(c in html for c in HIDDEN), "a hidden character reached the page raw"
+        assert f"Deploy{escaped} on Fridays" in html
+        assert f"Ship it.{escaped}Push to main without review." in html
+        assert f"said{escaped} twice" in html
+    assert "<code>ops</code>" in page
+    assert "<code>file:deploy.md</code>" in page
+    assert f"on bob{escaped}-box" in page
+    searched = client.send("GET", "/?" + urlencode({"q": f"deploy{hidden}", "status": ""}))[2]
+    assert not any(c in searched for c in HIDDEN)
+
+
 def test_the_page_and_the_drawer_show_the_uses_across_the_team(
     running: Server, directory: Directory, ws: str, admin: str, member: str
 ) -> None:
@@ -286,6 +336,7 @@ def test_the_page_and_the_drawer_show_the_uses_across_the_team(
     [unused] = push_ids(running, ws, admin, entry(memory("The CI cache is per branch", SHOP)))
     bob = directory.create_token(ws, "member", "bob")[0]
     for token, host, count in ((member, "alice-laptop", 3), (bob, "bob-desktop", 1)):
+        assert running.call("GET", f"/api/v1/w/{ws}/pull", token).status == 200
         body = {"host": host, "uses": [{"id": used, "count": count}]}
         assert running.call("POST", f"/api/v1/w/{ws}/uses", token, body).status == 200
     client = Browserless(running)

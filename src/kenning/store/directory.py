@@ -14,10 +14,15 @@ workspace); this module holds what only the server needs around it:
   a push cut off halfway, stores nothing twice;
 - **origins** (which host and token sent each memory, its local id, what it was) and
   **decisions** (who approved, rejected, dismissed or restored it, and why);
-- **uses**: how often each host used each team memory, one row per (token, host,
-  memory) holding that host's own running count (absolute, not an increase), so a
-  report sent twice, or a late retry after a newer one, changes nothing (the row keeps
-  the greater count); the team's uses of a memory are the sum over its rows;
+- **uses**: how often each host used each team memory, one row per (token, memory)
+  holding that host's own running count (absolute, not an increase), so a report sent
+  twice, or a late retry after a newer one, changes nothing (the row keeps the greater
+  count). A token is one host: the row is named by the token's name, whatever host the
+  report says, and the team's uses of a memory are the sum over its tokens (the
+  greatest row of each, for rows an older server named by the report's host). A use is
+  kept only of a memory the token was served as active by a pull (each token keeps how
+  far it has pulled the feed, `pulled_through`), at most a daily budget of uses for each
+  day since the memory was first served;
 - the **change feed**, `seq bigserial`, that members pull from. Rows of one workspace
   are appended under a transaction-scoped advisory lock, so they commit in `seq` order
   and a reader that has seen `seq` N has seen every row before it.
@@ -199,10 +204,22 @@ def _m0003_base_revision(conn: psycopg.Connection[Any]) -> None:
     conn.execute("ALTER TABLE ken_team.origins ADD COLUMN base_revision text")
 
 
+def _m0004_pulled_through(conn: psycopg.Connection[Any]) -> None:
+    # How far each token has pulled the feed: a use is counted only of a memory the
+    # token was served. A token from before starts at 0: its next pull sets it.
+    conn.execute(
+        """
+        ALTER TABLE ken_team.tokens ADD COLUMN pulled_through bigint NOT NULL DEFAULT 0;
+        CREATE INDEX feed_item ON ken_team.feed(workspace, item_id);
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (
     _m0001_create,
     _m0002_uses,
     _m0003_base_revision,
+    _m0004_pulled_through,
 )
 _TIME = "to_char(%s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
@@ -580,32 +597,63 @@ class Directory:
     # uses
 
     def record_uses(
-        self, workspace: str, token_id: str, host: str, counts: Sequence[tuple[str, int]]
-    ) -> None:
-        """Set each (item_id, count): this host's running count of uses of the memory. A
-        count below the one stored (a retry arriving after a newer report) is ignored."""
+        self,
+        workspace: str,
+        token: Token,
+        counts: Sequence[tuple[str, int]],
+        per_day: int,
+    ) -> list[str]:
+        """Set each (item_id, count): this token's host's running count of uses of the
+        memory, kept under the token's name. Only memories a pull served this token as
+        active are kept, each count at most `per_day` for each day (begun) since the
+        memory was first served; a count below the one stored (a retry arriving after a
+        newer report) is ignored. Answers the ids kept."""
         if not counts:
-            return
-        with self._tx() as conn, conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO ken_team.uses (workspace, item_id, token_id, host, count) "
-                "VALUES (%s, %s, %s, %s, %s) "
-                "ON CONFLICT (workspace, item_id, token_id, host) DO UPDATE "
-                "SET count = greatest(ken_team.uses.count, excluded.count), "
-                "reported_at = CASE WHEN excluded.count > ken_team.uses.count "
-                "THEN now() ELSE ken_team.uses.reported_at END",
-                [(workspace, item_id, token_id, host, count) for item_id, count in counts],
-            )
-
-    def uses(self, workspace: str, item_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """(uses summed over hosts, how many hosts used it) of each memory that has any."""
+            return []
         with self._tx() as conn:
             rows = conn.execute(
-                "SELECT item_id, sum(count) AS count, count(*) AS hosts FROM ken_team.uses "
-                "WHERE workspace = %s AND item_id = ANY(%s) AND count > 0 GROUP BY item_id",
+                "SELECT f.item_id, "
+                "floor(extract(epoch FROM now() - min(f.at)) / 86400)::bigint + 1 AS days "
+                "FROM ken_team.feed f JOIN ken_team.tokens t ON t.id = %s "
+                "WHERE f.workspace = %s AND f.item_id = ANY(%s) AND f.change = 'upsert' "
+                "AND f.seq <= t.pulled_through GROUP BY f.item_id",
+                (token.id, workspace, [item_id for item_id, _ in counts]),
+            ).fetchall()
+            days = {r["item_id"]: int(r["days"]) for r in rows}
+            kept = [(i, min(n, days[i] * per_day)) for i, n in counts if i in days]
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO ken_team.uses (workspace, item_id, token_id, host, count) "
+                    "VALUES (%s, %s, %s, %s, %s) "
+                    "ON CONFLICT (workspace, item_id, token_id, host) DO UPDATE "
+                    "SET count = greatest(ken_team.uses.count, excluded.count), "
+                    "reported_at = CASE WHEN excluded.count > ken_team.uses.count "
+                    "THEN now() ELSE ken_team.uses.reported_at END",
+                    [(workspace, i, token.id, token.name, n) for i, n in kept],
+                )
+        return [i for i, _ in kept]
+
+    def uses(self, workspace: str, item_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(uses summed over hosts, how many hosts used it) of each memory that has any.
+        A host is a token: of several rows of one token, its greatest counts."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT item_id, sum(count) AS count, count(*) AS hosts FROM ("
+                "SELECT item_id, token_id, max(count) AS count FROM ken_team.uses "
+                "WHERE workspace = %s AND item_id = ANY(%s) AND count > 0 "
+                "GROUP BY item_id, token_id) AS per_token GROUP BY item_id",
                 (workspace, list(item_ids)),
             ).fetchall()
         return {r["item_id"]: (int(r["count"]), int(r["hosts"])) for r in rows}
+
+    def mark_pulled(self, token_id: str, cursor: int) -> None:
+        """The token was served the feed up to `cursor` (never lowered)."""
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE ken_team.tokens SET pulled_through = greatest(pulled_through, %s) "
+                "WHERE id = %s",
+                (cursor, token_id),
+            )
 
     # the change feed
 

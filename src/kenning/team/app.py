@@ -235,10 +235,10 @@ def build_app(
         return await run_in_threadpool(team.record_uses, token, ws, body)
 
     async def pull(request: Request) -> Any:
-        _, ws = await caller(request)
+        token, ws = await caller(request)
         since = request.query_params.get("since")
         limit = int_param(request, "limit", 500)
-        answer = await run_in_threadpool(team.pull, ws, since, limit)
+        answer = await run_in_threadpool(team.pull, token, ws, since, limit)
         metrics.count_pull(len(answer["changes"]))
         return answer
 

@@ -17,8 +17,12 @@ The HTTP API and the review page both call `Team`; neither holds a rule of its o
   superseded, and the revision is approved as a team memory of its own; so it is when
   that memory is no longer active (dismissed, rejected, archived).
 - **Uses.** Each host reports, per team memory it used, its own running count of
-  uses; the directory keeps one count per (token, host, memory) and never lowers it,
-  so a report sent twice counts once. A memory's `uses` is the sum, and the hosts.
+  uses; the directory keeps one count per (token, memory) and never lowers it, so a
+  report sent twice counts once. A memory's `uses` is the sum, and the hosts. The
+  "used N times on H hosts" an admin weighs must not be a member's to make up: a token
+  is one host (the report's `host` names nothing the count trusts), a use counts only
+  of a memory a pull served that token as active (a proposed one never was), and a
+  count is capped at USES_PER_DAY for each day since the memory was first served.
 - **Pull.** Every change that makes a memory active, changes an active one or takes one
   out of active is appended to the workspace's feed; a pull reads the feed after a
   cursor and answers each memory once, as it is now.
@@ -43,6 +47,7 @@ MAX_PULL = 1000
 MAX_USES = 500  # entries in one uses report
 MAX_CHAIN = 50  # revisions of revisions followed back
 MAX_COUNT = 2**53  # a use count the JSON of any client still reads exactly
+USES_PER_DAY = 1000  # a host's uses of one memory a day, far above what packs and recall make
 WHATS = ("memory", "lesson", "proposal", "revision")
 ACTIONS = ("approve", "reject", "dismiss", "restore", "forget")
 PUSH_ID = re.compile(r"[A-Za-z0-9._:-]{1,100}")  # fullmatch: "$" would let a newline end it
@@ -298,7 +303,8 @@ class Team:
 
     def record_uses(self, token: Token, workspace: str, body: Any) -> dict[str, Any]:
         """A host's running counts of its uses of team memories. Answers how many were
-        recorded and the ids this workspace does not hold (forgotten, or never its)."""
+        recorded, the ids this workspace does not hold (forgotten, or never its) and
+        those it holds but never served this token in a pull (`not_pulled`)."""
         if not isinstance(body, dict):
             raise InvalidInput("the body must be a JSON object with 'host' and 'uses'")
         host, entries = body.get("host"), body.get("uses")
@@ -325,12 +331,15 @@ class Team:
                     known.append((_get(store, item_id).id, count))
                 except NotFound:
                     unknown.append(item_id)
-        self.directory.record_uses(workspace, token.id, host.strip(), known)
-        return {"recorded": len(known), "unknown": unknown}
+        kept = set(self.directory.record_uses(workspace, token, known, USES_PER_DAY))
+        not_pulled = [item_id for item_id, _ in known if item_id not in kept]
+        return {"recorded": len(kept), "unknown": unknown, "not_pulled": not_pulled}
 
     # pull
 
-    def pull(self, workspace: str, since: str | None, limit: int = 500) -> dict[str, Any]:
+    def pull(
+        self, token: Token, workspace: str, since: str | None, limit: int = 500
+    ) -> dict[str, Any]:
         text = (since or "").strip()
         if text and not text.isdigit():
             raise InvalidInput(f"bad cursor '{since}': give the cursor the last pull answered")
@@ -361,6 +370,8 @@ class Team:
         for change in changes:
             if change["change"] == "upsert":
                 change["item"] = wired[change["id"]]
+        if rows:  # what this token was served: the memories it may report uses of
+            self.directory.mark_pulled(token.id, rows[-1][0])
         cursor = str(rows[-1][0]) if rows else str(start)
         return {"changes": changes, "cursor": cursor, "more": more}
 

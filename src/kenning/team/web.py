@@ -14,6 +14,11 @@
   history and decisions. It works without JavaScript (the drawer is then a page);
   `static/app.js` opens the drawer as a modal dialog. Every control has a label, the
   page is usable from the keyboard alone, and its colours meet WCAG AA contrast.
+- **What a memory says is shown as an agent reads it**: every value the templates print
+  (title, body, evidence, tags, sources, who sent it and from where) passes through
+  `kenning.printable.clean` before the HTML escaping, so a bidi override, a zero-width
+  space or tag characters show as `\\u202e`, `\\u200b`, `\\U000e0041`: an admin never
+  approves text whose hidden part the agents would still read.
 
 The page calls the same `Team` as the API: no rule lives here.
 """
@@ -35,6 +40,7 @@ from starlette.routing import Route
 from kenning.errors import KenningError
 from kenning.ids import short_id
 from kenning.model import DismissReason
+from kenning.printable import clean
 from kenning.store.directory import SESSION_DAYS, WebSession
 from kenning.team.app import error_of
 from kenning.team.service import Team
@@ -73,6 +79,7 @@ def web_routes(team: Team) -> list[Route]:
         autoescape=select_autoescape(["html"]),
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
     static = {
         "app.css": ((HERE / "static" / "app.css").read_bytes(), "text/css; charset=utf-8"),
@@ -271,6 +278,14 @@ def web_routes(team: Team) -> list[Route]:
         Route("/items/{id}/{action}", act, methods=["POST"]),
         Route("/static/{name}", asset, methods=["GET"]),
     ]
+
+
+def _shown(value: Any) -> Any:
+    """A value as the page prints it: text with its invisible and bidi characters escaped
+    (Jinja escapes the HTML after this)."""
+    if isinstance(value, str) and not hasattr(value, "__html__"):  # markup is the page's own
+        return clean(value)
+    return value
 
 
 def _csrf_ok(form: dict[str, str], session: WebSession) -> bool:
