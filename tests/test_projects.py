@@ -297,6 +297,7 @@ def test_ken_project_add_list_sync_and_remove(notes: Path) -> None:
         "added": 7,
         "updated": 0,
         "archived": 0,
+        "forgotten": 0,
         "skipped": [],
         "missing": [],
     }

@@ -6,9 +6,10 @@ heading), `plan.md` a task per `- [ ]` item, and `log.md` a handoff per `##` ent
 to the end of the file, as Markdown hides it). The file is the
 truth: an edited section updates its item in place (no new version), a removed one
 archives it, a ticked task is archived, a section over 4 KB is cut with a pointer to
-the file. Files are read only when their size or mtime changed, so the hooks can sync
-before every pack and no daemon is needed. Tasks from `plan.md` do not expire: the
-plan says whether they are current.
+the file. An entry whose memory a person forgot (`ken forget`) is left out while its
+text stays as it was (`kenning.tombstones`). Files are read only when their size or
+mtime changed, so the hooks can sync before every pack and no daemon is needed. Tasks
+from `plan.md` do not expire: the plan says whether they are current.
 
 A project file is read only when it is a regular file of at most 1 MB: a FIFO would
 block every SessionStart in the folder, and a link to `/dev/zero` would read until
@@ -30,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kenning import handoffs, ids, paths, policy
+from kenning import handoffs, ids, paths, policy, tombstones
 from kenning.config import Config, made_state_dir
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import (
@@ -78,6 +79,7 @@ class SyncReport:
     added: int = 0
     updated: int = 0
     archived: int = 0
+    forgotten: int = 0  # entries a person forgot (`ken forget`), left out
     skipped: list[str] = field(default_factory=list)  # why a file was not read
     missing: list[str] = field(default_factory=list)  # gone since the last sync
 
@@ -88,6 +90,7 @@ class SyncReport:
             "added": self.added,
             "updated": self.updated,
             "archived": self.archived,
+            "forgotten": self.forgotten,
             "skipped": self.skipped,
             "missing": self.missing,
         }
@@ -363,6 +366,11 @@ def _sync_file(
         made = written.get(entry.key)
         if current is None and made is None and name == "log.md":
             made = _session_entry(store, slug, title)
+        if current is None and store.is_forgotten(
+            tombstones.digest(_source(slug, name, entry.key), title, body)
+        ):
+            report.forgotten += 1  # a person forgot this very entry: it stays out
+            continue
         if current is None:
             # Stored as the file has it: no template reshapes the body and no '#' is taken
             # off the title, so the next read compares like with like (and the body, cut

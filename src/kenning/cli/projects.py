@@ -22,6 +22,11 @@ def _report(report: projects.SyncReport) -> None:
     say(
         f"{report.slug}: {read}; {report.added} added, {report.updated} updated, "
         f"{report.archived} archived"
+        + (
+            f", {report.forgotten} you forgot left out (`ken forget`; its text stays in the file)"
+            if report.forgotten
+            else ""
+        )
     )
     for reason in report.skipped:
         say(f"ken: skipped {reason}")
