@@ -6,14 +6,18 @@ asked with `--everywhere`."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from conftest import ken
 from helpers import add, opened
 from kenning import hooklog, items, proposals
 from kenning import where as where_mod
+from kenning.agents import claude
 from kenning.config import log_path
 from kenning.model import Scope, ScopeType, Session
+from kenning.store import ItemQuery
 
 GLOBAL = Scope(ScopeType.GLOBAL)
 
@@ -151,3 +155,75 @@ def test_forget_everywhere_takes_what_quotes_an_earlier_version_of_it(db_path, g
         assert {i.id for i in store.list_items(items.ItemQuery(statuses=()))} == set()
         assert store.get_session(session.id).first_prompt is None
     assert note.id
+
+
+LOG = """\
+# Log
+
+## 2026-11-02 claude: started the export
+Wrote the first half of quagmire.
+
+## 2026-11-03 codex: finished the export
+All columns are in.
+"""
+
+
+def test_a_forgotten_project_entry_is_named_with_its_file_and_does_not_come_back(tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "log.md").write_text(LOG)
+    assert ken("project", "add", "shop", str(notes)).exit_code == 0
+    with opened() as store:
+        entry = next(i for i in store.list_items(ItemQuery()) if "started" in i.title)
+
+    asked = ken("forget", entry.id[-6:], input="n\n")
+    assert f"the text stays in {notes.resolve() / 'log.md'}" in asked.stderr
+    result = ken("forget", entry.id[-6:], "--yes")
+    assert result.exit_code == 0, result.output
+    assert "forgot 1 memory" in result.stderr
+    assert f"the text stays in {notes.resolve() / 'log.md'}" in result.stderr
+    assert "remove it from that file" in result.stderr
+
+    with (notes / "log.md").open("a") as fh:
+        fh.write("One more line.\n")
+    os.utime(notes / "log.md", (time.time() + 5, time.time() + 5))
+    synced = ken("project", "sync", "shop")
+    assert "0 added, 1 updated, 0 archived, 1 you forgot left out" in synced.stderr
+    with opened() as store:
+        titles = [i.title for i in store.list_items(ItemQuery(statuses=()))]
+    assert titles == ["2026-11-03 codex: finished the export"]
+    # No text of it is kept to recognise it: only a digest.
+    assert b"quagmire" not in _raw(Path(os.environ["KEN_DB"]))
+
+
+def test_a_forgotten_project_entry_edited_in_its_file_comes_back_as_new(tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "log.md").write_text(LOG)
+    ken("project", "add", "shop", str(notes))
+    with opened() as store:
+        entry = next(i for i in store.list_items(ItemQuery()) if "started" in i.title)
+    ken("forget", entry.id[-6:], "--yes")
+    (notes / "log.md").write_text(LOG.replace("first half", "second half"))
+    os.utime(notes / "log.md", (time.time() + 5, time.time() + 5))
+    assert "1 added" in ken("project", "sync", "shop").stderr
+
+
+def test_a_forgotten_collected_memory_is_not_proposed_again(git_repo, monkeypatch):
+    home = Path(os.environ["HOME"])
+    folder = home / ".claude" / "projects" / claude.checkout_name(str(git_repo)) / "memory"
+    folder.mkdir(parents=True)
+    (folder / "quag.md").write_text("# Quagmire deploys on Fridays\n")
+    monkeypatch.chdir(git_repo)
+    assert ken("collect").exit_code == 0
+    with opened() as store:
+        [memory] = store.list_items(ItemQuery(statuses=()))
+
+    result = ken("forget", memory.id[-6:], "--yes")
+    assert f"the text stays in {folder / 'quag.md'}" in result.stderr
+    (folder / "other.md").write_text("# Tabs in the Makefile\n")
+    again = ken("collect")
+    assert again.exit_code == 0, again.output
+    with opened() as store:
+        titles = [i.title for i in store.list_items(ItemQuery(statuses=()))]
+    assert titles == ["Tabs in the Makefile"]

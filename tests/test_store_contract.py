@@ -265,6 +265,14 @@ def test_projects_and_file_stamps(store: Store) -> None:
     assert store.remove_project("shop") and store.projects() == []
 
 
+def test_the_digests_forget_leaves_are_kept_once_each(store: Store) -> None:
+    assert not store.is_forgotten("a" * 64)
+    store.add_forgotten(["a" * 64, "b" * 64])
+    store.add_forgotten(["a" * 64])  # a second forget of the same entry
+    assert store.is_forgotten("a" * 64) and store.is_forgotten("b" * 64)
+    assert not store.is_forgotten("c" * 64)
+
+
 def test_quotes_of_forgotten_text_are_found_and_blanked(store: Store) -> None:
     marker = "The Quokkaflint rotation runs on Fridays"
     quoting = store.insert_item(_item(f"Summary\nWe agreed: {marker}.", kind=Kind.SUMMARY))

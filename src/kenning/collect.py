@@ -9,6 +9,8 @@ the truth, so `ken edit` points there.
 
 - Idempotent: a memory is known by its source (the file, and the entry's key within
   it); the same text again changes nothing.
+- A memory a person forgot (`ken forget`) is not brought back while its file holds the
+  same text (`kenning.tombstones`); edited, it is new text and is proposed again.
 - A changed source updates its waiting proposal in place (the first one, or a revision
   filed earlier), and files a proposed revision of one already approved (a copy linked
   to it, which supersedes it when approved): one proposal waits per source.
@@ -41,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kenning import agents, ids, paths
+from kenning import agents, ids, paths, tombstones
 from kenning.agents.agent import Agent, MemoryPlace, SavedMemory
 from kenning.deliver import COLLECT  # the hooks have it loaded already
 from kenning.errors import InvalidInput
@@ -195,6 +197,13 @@ def _take(
                 changed = store.replace_item(replace(changed, revision=ids.new_ulid()), HOW)
             done.updated.append(changed)
             moved.add(changed.id)
+            continue
+        if (
+            current is None
+            and waiting is None
+            and store.is_forgotten(tombstones.digest(source, title, body))
+        ):
+            done.unchanged += 1  # a person forgot this very memory: it stays out
             continue
         new = _new(agent, memory, scope, title, body, source, replaces=current)
         if current is None and items.held_there(store, new, collector) is not None:

@@ -26,6 +26,7 @@ from kenning import (
     rank,
     spool,
     templates,
+    tombstones,
 )
 from kenning.errors import AmbiguousId, InvalidInput, NotFound, RevisionConflict, StoreBusy
 from kenning.ids import short_id
@@ -1542,8 +1543,9 @@ def forget(
     are made first (`write_spooled`) and forgotten as the store's own. A plain list of
     items is planned first (their replacement copies go too); a plan made `everywhere`
     also blanks the session prompts and recall queries that quote them. `session_id` may
-    name several sessions (an agent's session that went on in several places). Only a
-    person forgets."""
+    name several sessions (an agent's session that went on in several places). A memory
+    kept in sync from a file leaves a digest that keeps the same entry from coming back
+    (`kenning.tombstones`). Only a person forgets."""
     plan = items if isinstance(items, ForgetPlan) else plan_forget(store, items)
     policy.require_person(policy.resolve(actor), f"forget {len(plan.items)} memories")
     needles = quotable(store, [*plan.chosen, *plan.copies])
@@ -1553,6 +1555,9 @@ def forget(
         gone += [item.id for item in store.items_quoting(needles, exclude_ids=gone)]
     # Out of the outbox first: a sync between the two would push what is being forgotten.
     unsent = team_state.forget(store.path, gone)
+    # A memory kept in sync from a file would come back from it at the next sync or
+    # collection: a digest of its source and text (no text) keeps it out.
+    store.add_forgotten(tombstones.of(plan.items))
     named = [session_id] if isinstance(session_id, str) else list(session_id or ())
     first = named[0] if named else None
     deleted = store.delete_items(gone, session_id=first)

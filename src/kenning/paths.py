@@ -182,3 +182,13 @@ def os_path(text: str) -> str:
     except UnicodeEncodeError:  # text the OS's encoding cannot hold (a C locale's ASCII)
         return os.fsdecode(text.encode("utf-8", "surrogateescape"))
     return text
+
+
+def outside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> str | None:
+    """Where `path` really is, when a link (of `path` or of a folder on the way) takes it
+    out of `folder`; None when it stays inside. A handoff is written through a project's
+    log.md linked inside its folder (a person's own layout), never through one linked out
+    of it into a file elsewhere (a `~/.bashrc`); `agents.saved.read_file` makes the same
+    check for `ken collect` (agent modules import only the standard library)."""
+    real, within = os.path.realpath(path), os.path.realpath(folder)
+    return None if os.path.commonpath((real, within)) == within else real

@@ -6,9 +6,10 @@ heading), `plan.md` a task per `- [ ]` item, and `log.md` a handoff per `##` ent
 to the end of the file, as Markdown hides it). The file is the
 truth: an edited section updates its item in place (no new version), a removed one
 archives it, a ticked task is archived, a section over 4 KB is cut with a pointer to
-the file. Files are read only when their size or mtime changed, so the hooks can sync
-before every pack and no daemon is needed. Tasks from `plan.md` do not expire: the
-plan says whether they are current.
+the file. An entry whose memory a person forgot (`ken forget`) is left out while its
+text stays as it was (`kenning.tombstones`). Files are read only when their size or
+mtime changed, so the hooks can sync before every pack and no daemon is needed. Tasks
+from `plan.md` do not expire: the plan says whether they are current.
 
 A project file is read only when it is a regular file of at most 1 MB: a FIFO would
 block every SessionStart in the folder, and a link to `/dev/zero` would read until
@@ -30,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kenning import handoffs, ids, paths, policy
+from kenning import handoffs, ids, paths, policy, tombstones
 from kenning.config import Config, made_state_dir
 from kenning.errors import InvalidInput, NotFound
 from kenning.model import (
@@ -78,6 +79,7 @@ class SyncReport:
     added: int = 0
     updated: int = 0
     archived: int = 0
+    forgotten: int = 0  # entries a person forgot (`ken forget`), left out
     skipped: list[str] = field(default_factory=list)  # why a file was not read
     missing: list[str] = field(default_factory=list)  # gone since the last sync
 
@@ -88,6 +90,7 @@ class SyncReport:
             "added": self.added,
             "updated": self.updated,
             "archived": self.archived,
+            "forgotten": self.forgotten,
             "skipped": self.skipped,
             "missing": self.missing,
         }
@@ -314,6 +317,32 @@ def add_project(
     return sync(store, slug)
 
 
+def links(folder: str) -> dict[str, tuple[str, bool]]:
+    """The project files in `folder` that are links, each with where it points and
+    whether that is outside the folder: kenning reads through either, but writes an
+    agent's handoff only through one that stays inside (`append_log`)."""
+    here = Path(paths.os_path(folder))
+    return {
+        name: (os.path.realpath(here / name), paths.outside(here / name, here) is not None)
+        for name in FILES
+        if (here / name).is_symlink()
+    }
+
+
+def link_notes(folder: str) -> list[str]:
+    """A line for each project file in `folder` that is a link: where it points."""
+    return [
+        f"note: {name} is a link to {target}"
+        + (
+            ", outside the project's folder: kenning reads it, but writes no agent's "
+            "handoff there (move the file into the folder for that)"
+            if out
+            else ""
+        )
+        for name, (target, out) in links(folder).items()
+    ]
+
+
 def remove_project(store: Store, slug: str, *, actor: policy.Actor | None = None) -> None:
     """Stop indexing project `slug` (its memories stay). Only a person does."""
     policy.require_person(policy.resolve(actor), f"remove project {slug}")
@@ -363,6 +392,11 @@ def _sync_file(
         made = written.get(entry.key)
         if current is None and made is None and name == "log.md":
             made = _session_entry(store, slug, title)
+        if current is None and store.is_forgotten(
+            tombstones.digest(_source(slug, name, entry.key), title, body)
+        ):
+            report.forgotten += 1  # a person forgot this very entry: it stays out
+            continue
         if current is None:
             # Stored as the file has it: no template reshapes the body and no '#' is taken
             # off the title, so the next read compares like with like (and the body, cut
@@ -496,12 +530,22 @@ def append_log(
     even for a moment. The text is written only when the file reads back with exactly
     one entry more, headed `heading` and holding `body` (made `literal` by the caller):
     otherwise nothing is written and None is returned, so no one's words end up in
-    another entry, or in one that reads as nobody's."""
+    another entry, or in one that reads as nobody's. A log.md that is a link out of the
+    project's folder is refused (InvalidInput, nothing written): see `links`."""
     project = get_project(store, slug)
-    path = Path(paths.os_path(project.folder)) / "log.md"
+    folder = Path(paths.os_path(project.folder))
+    path = folder / "log.md"
     title = " ".join(redact(heading).text.split())  # one line, whatever it held
     said = "\n".join(lines(redact(body.strip()).text)).strip()
     with _project_lock(slug):
+        if (target := paths.outside(path, folder)) is not None:
+            # A link inside the folder is a person's own layout; one out of it would put an
+            # agent's words in a file kenning does not own (a `~/.bashrc`).
+            raise InvalidInput(
+                f"nothing was saved: {path} is a link to {target}, outside project {slug}'s "
+                "folder, and kenning writes an agent's handoff only into a file in the folder; "
+                "move the file into the folder to keep writing handoffs there"
+            )
         existing = (read_file(path) or "# Log\n").rstrip("\n")
         before = parse("log.md", existing)
         fence: str | None = None
@@ -524,8 +568,9 @@ def append_log(
 
 def _write_through(path: Path, text: str) -> None:
     """Replace a file's text in one step (a reader sees the old text or the new), where
-    the text is: a link's target is rewritten, not the link (a log.md linked to a
-    shared file keeps getting handoffs), and the file keeps its mode."""
+    the text is: a link's target is rewritten, not the link (a log.md linked to another
+    file in the project's folder keeps getting handoffs; `append_log` refuses one out of
+    it), and the file keeps its mode."""
     target = path.resolve()
     try:
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode)

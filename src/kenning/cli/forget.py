@@ -6,7 +6,7 @@ import contextlib
 
 import click
 
-from kenning import items, policy, sessions
+from kenning import items, policy, sessions, tombstones
 from kenning.cli import complete
 from kenning.cli.output import confirm, memories, say
 from kenning.cli.state import State, example, pass_state
@@ -48,6 +48,10 @@ def forget(
     --everywhere, so is every other memory that quotes a line of theirs, of any version
     (12 characters or more), and the session prompts and recall queries that quote one
     are blanked.
+    A memory kept in sync from a file (a project's decisions.md, plan.md or log.md, an
+    agent's memory file `ken collect` reads) is named with its file: the text stays there,
+    so remove it from the file too. Kenning keeps a digest of the entry (no text), so the
+    next sync or collection does not bring the same text back; edited there, it is new.
     With --session, the session's own record (its prompts, what it was told) goes too.
     """
     # Refused in an agent's shell before anything is looked up: a count or a title
@@ -82,6 +86,11 @@ def forget(
         state.actor(),
         f"forget {memories(len(plan.items))}" + (" and a session's prompts" if session_ids else ""),
     )
+    files = list(
+        dict.fromkeys(
+            f for item in plan.items if (f := tombstones.source_file(state.store, item.source))
+        )
+    )
     if not yes:
         for item in plan.items[:10]:
             why = (
@@ -94,6 +103,8 @@ def forget(
             say(f"  {short_id(item.id)}  {item.title}{why}")
         if len(plan.items) > 10:
             say(f"  ... and {len(plan.items) - 10} more")
+        if files:
+            say(_kept_in(files))
         records = "the session's record" if len(session_ids) < 2 else "the sessions' records"
         what = memories(len(plan.items)) + (f" and {records}" if session_ids else "")
         if not confirm(f"Forget {what} for good?"):
@@ -135,6 +146,8 @@ def forget(
         + (" and the session's record" if session_ids else "")
         + (f" ({'; '.join(extra)})" if extra else "")
     )
+    if files:
+        say(_kept_in(files))
     if done.kept_copies:
         n = len(done.kept_copies)
         say(
@@ -149,3 +162,13 @@ def forget(
             f"in {state.store.path} and its -wal file while {readers} keeps reading the store; "
             "the first ken command after that process stops reading wipes them"
         )
+
+
+def _kept_in(files: list[str]) -> str:
+    """What forget leaves of memories kept in sync from a file: the file's text."""
+    shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+    return (
+        f"note: the text stays in {shown}: kenning will not bring the same entry back, "
+        f"but remove it from {'that file' if len(files) == 1 else 'those files'} for it "
+        "to be gone (edited there, it comes back as new)"
+    )

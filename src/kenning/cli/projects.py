@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from kenning import locate, projects
@@ -22,6 +24,11 @@ def _report(report: projects.SyncReport) -> None:
     say(
         f"{report.slug}: {read}; {report.added} added, {report.updated} updated, "
         f"{report.archived} archived"
+        + (
+            f", {report.forgotten} you forgot left out (`ken forget`; its text stays in the file)"
+            if report.forgotten
+            else ""
+        )
     )
     for reason in report.skipped:
         say(f"ken: skipped {reason}")
@@ -38,7 +45,7 @@ def project_add(state: State, slug: str, folder: str) -> Result:
     memory told to every session there)."""
     repo = state.where().repo
     report = projects.add_project(state.store, slug, folder, repo, actor=state.actor())
-    after = []
+    after = projects.link_notes(str(Path(folder).expanduser().resolve()))
     sharing = sorted(p.slug for p in state.store.projects() if repo and p.repo == repo)
     if len(sharing) > 1:  # one project applies in a repo: ask where which one it is now
         applies = locate.here(state.store, state.config).project
@@ -53,15 +60,20 @@ def project_add(state: State, slug: str, folder: str) -> Result:
 @renders
 @pass_state
 def project_list(state: State) -> Result:
-    """List registered projects."""
+    """List registered projects, and where a file of one that is a link points."""
     found = state.store.projects()
+    linked = {p.slug: projects.links(p.folder) for p in found}
     return Result(
-        data=[p.to_dict() for p in found],
+        data=[
+            {**p.to_dict(), "links": {name: target for name, (target, _) in linked[p.slug].items()}}
+            for p in found
+        ],
         text=table_or_say(
             ["project", "folder", "repo"],
             [[p.slug, p.folder, p.repo or "-"] for p in found],
             "no projects yet: `ken project add SLUG FOLDER` adds one",
         ),
+        after=[f"{p.slug}: {line}" for p in found for line in projects.link_notes(p.folder)],
     )
 
 

@@ -438,6 +438,15 @@ def m0017_index_session_short_ids(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX sessions_short_id ON sessions(substr(id, 21))")
 
 
+def m0018_forgotten(conn: sqlite3.Connection) -> None:
+    # What `forget` leaves of a memory kept in sync from a file (a project's entry, an
+    # agent's memory file): a digest of its source and text, no text, so the next sync
+    # or collection does not bring the same entry back (`kenning.tombstones`).
+    conn.execute(
+        "CREATE TABLE forgotten (digest TEXT PRIMARY KEY, forgotten_at TEXT NOT NULL) WITHOUT ROWID"
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0001_create_items,
     m0002_projects_and_summaries,
@@ -456,6 +465,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m0015_recent_index,
     m0016_scope_versions,
     m0017_index_session_short_ids,
+    m0018_forgotten,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

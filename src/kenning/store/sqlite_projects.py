@@ -1,10 +1,14 @@
 """The SQLite store's projects, and the stamps that say which files were read already.
 
 A project file's stamp (size, mtime) and a memory place's stamp (`ken collect`: files,
-digest) let a sync or a collection skip what has not changed since it last looked.
+digest) let a sync or a collection skip what has not changed since it last looked; the
+digests `forget` leaves (`kenning.tombstones`) keep one from bringing back what a person
+forgot.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from kenning.store.base import Project, now_iso
 from kenning.store.sqlite_core import Core
@@ -65,3 +69,17 @@ class Projects(Core):
                 "collected_at = excluded.collected_at",
                 (agent, path, stamp[0], stamp[1], now_iso()),
             )
+
+    def add_forgotten(self, digests: Sequence[str]) -> None:
+        """Keep the digests of entries a person forgot (`kenning.tombstones`)."""
+        if not digests:
+            return
+        with self._write() as conn:
+            conn.executemany(
+                "INSERT INTO forgotten (digest, forgotten_at) VALUES (?, ?) "
+                "ON CONFLICT(digest) DO NOTHING",
+                [(d, now_iso()) for d in digests],
+            )
+
+    def is_forgotten(self, digest: str) -> bool:
+        return bool(self._read("SELECT 1 FROM forgotten WHERE digest = ?", (digest,)))

@@ -313,12 +313,21 @@ def m0005_index_session_short_ids(conn: psycopg.Connection[object]) -> None:
     conn.execute("CREATE INDEX sessions_short_id ON sessions ((substr(id, 21)))")
 
 
+def m0006_forgotten(conn: psycopg.Connection[object]) -> None:
+    # What `forget` leaves of a memory kept in sync from a file: a digest of its source
+    # and text, no text (`kenning.tombstones`).
+    conn.execute(
+        'CREATE TABLE forgotten (digest text COLLATE "C" PRIMARY KEY, forgotten_at text NOT NULL)'
+    )
+
+
 MIGRATIONS: tuple[Callable[[psycopg.Connection[object]], None], ...] = (
     m0001_create_items,
     m0002_create_sessions,
     m0003_projects_places_and_plans,
     m0004_change_counter,
     m0005_index_session_short_ids,
+    m0006_forgotten,
 )
 KNOWN = {m.__name__ for m in MIGRATIONS}
 

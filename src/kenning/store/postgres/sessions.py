@@ -358,3 +358,17 @@ class Sessions:
                 "collected_at = excluded.collected_at",
                 (agent, path, stamp[0], stamp[1], now_iso()),
             )
+
+    def add_forgotten(self, digests: Sequence[str]) -> None:
+        """Keep the digests of entries a person forgot (`kenning.tombstones`)."""
+        if not digests:
+            return
+        with self._write() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO forgotten (digest, forgotten_at) VALUES (%s, %s) "
+                "ON CONFLICT (digest) DO NOTHING",
+                [(d, now_iso()) for d in digests],
+            )
+
+    def is_forgotten(self, digest: str) -> bool:
+        return bool(self._read("SELECT 1 FROM forgotten WHERE digest = %s", (digest,)))
