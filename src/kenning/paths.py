@@ -139,6 +139,9 @@ def read_file(path: str, cap: int = MAX_CONFIG_BYTES) -> bytes | None:
             if not stat.S_ISDIR(st.st_mode):  # a folder is what a missing file is
                 refuse(path, "it is not a regular file (a FIFO or a device)")
             return None
+        if st.st_size > cap:
+            refuse(path, f"it holds more than {cap // 1024} KiB, which no such file does")
+            return None
         chunks: list[bytes] = []
         left = cap + 1  # one byte more tells a file that grew past the cap since
         while left > 0:
@@ -151,7 +154,7 @@ def read_file(path: str, cap: int = MAX_CONFIG_BYTES) -> bytes | None:
         return None
     finally:
         os.close(fd)
-    if left <= 0:
+    if left <= 0:  # it grew past the cap since
         refuse(path, f"it holds more than {cap // 1024} KiB, which no such file does")
         return None
     return b"".join(chunks)
