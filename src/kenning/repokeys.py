@@ -43,11 +43,8 @@ KEYS_REREAD = 1_000  # stored repo keys (and workstreams) re-read by today's rul
 # Of those, path keys re-read: each reads the git files of the folder it names, so only
 # a few, and only ones a person's memory names (`reread_as`).
 PATHS_REREAD = 20
-KEPT_STATUSES = (
-    "active",
-    "superseded",
-    "archived",
-)  # a memory, not a proposalSCOPES_NAMED = 3  # scopes a note names before it counts the rest
+KEPT_STATUSES = ("active", "superseded", "archived")  # a memory, not a proposal
+SCOPES_NAMED = 3  # scopes a note names before it counts the rest
 
 
 @dataclass(frozen=True, slots=True)
