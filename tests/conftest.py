@@ -65,6 +65,11 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     for var in AGENT_VARS + KEN_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)
+    # A git file another test's repo refused is told once per process: not in this one.
+    from kenning import paths
+
+    monkeypatch.setattr(paths, "_refused", {})
+    monkeypatch.setattr(paths, "_told", set())
     yield home
 
 

@@ -593,3 +593,107 @@ def test_a_git_file_naming_no_repository_is_no_repo_as_git_says(tmp_path):
     (linked / ".git").write_text(f"gitdir: {shop / '.git'}\n")
     assert git_top(linked).stdout.strip() == str(linked.resolve())
     assert key(linked) == REPO
+
+
+# --- files a repo may make anything: a FIFO, a huge one, an include of itself ---------------
+
+
+def where_json(folder: Path) -> tuple[dict[str, object], str]:
+    """`ken where --json` in `folder`, in its own process: a read that blocks is a
+    timeout, not a hung test."""
+    done = ken_proc("where", "--json", cwd=folder, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), done.stderr
+
+
+def test_an_include_that_is_a_fifo_is_not_read_and_where_answers_saying_so(tmp_path):
+    """`git config include.path /some/fifo`: reading it waited for a writer for ever, so
+    `ken where` and every hook hung."""
+    shop = init(tmp_path / "shop", origin="git@github.com:acme/shop.git")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with (shop / ".git" / "config").open("a") as file:  # git itself would block on it
+        file.write(f"[include]\n\tpath = {fifo}\n")
+
+    data, said = where_json(shop)
+
+    assert data["repo"] == REPO  # the rest of the config is read as before
+    assert f"note: {fifo} was not read: it is not a regular file" in said
+
+
+def test_a_git_config_that_is_a_fifo_keys_the_repo_by_its_path(tmp_path):
+    shop = init(tmp_path / "shop", origin="git@github.com:acme/shop.git")
+    (shop / ".git" / "config").unlink()
+    os.mkfifo(shop / ".git" / "config")
+
+    data, said = where_json(shop)
+
+    assert data["repo"] == str(shop.resolve())  # no origin read: the repo's path
+    assert "config was not read: it is not a regular file" in said
+
+
+def huge(path: Path, size: int) -> Path:
+    """A sparse file of `size` bytes: nothing on disk, all of it there to read."""
+    with path.open("wb") as file:
+        file.truncate(size)
+    return path
+
+
+def read_peak(folder: Path) -> tuple[where.Where, int]:
+    """What detection gives in `folder`, and the most memory it held at once."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        found = where.detect(folder, env={})
+        return found, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_huge_include_or_packed_refs_is_not_read_into_memory(tmp_path):
+    """A 1 GB include or packed-refs cost 6-14 s and 2 GB of memory per prompt."""
+    shop = init(tmp_path / "shop", origin="git@github.com:acme/shop.git")
+    commit(shop)
+    run_git(shop, "pack-refs", "--all")  # the branch's commit only in packed-refs
+    head = run_git(shop, "rev-parse", "HEAD")
+    assert where.detect(shop, env={}).git.head == head  # type: ignore[union-attr]
+    big = huge(tmp_path / "big.cfg", 100 * 1024 * 1024)
+    with (shop / ".git" / "config").open("a") as file:
+        file.write(f"[include]\n\tpath = {big}\n")
+    packed = shop / ".git" / "packed-refs"
+    packed.write_bytes(packed.read_bytes() + b"0" * 1024)
+    with packed.open("ab") as file:
+        file.truncate(100 * 1024 * 1024)
+
+    found, peak = read_peak(shop)
+
+    assert peak < 4 * 1024 * 1024
+    assert found.repo == REPO
+    assert found.git is not None and found.git.head is None  # not known, not guessed
+
+
+def test_a_config_that_includes_itself_over_and_over_is_read_a_bounded_number_of_times(
+    tmp_path, monkeypatch
+):
+    """Fifty includes of itself, ten deep, is 50**10 reads: git's depth limit alone let
+    kenning read for ever."""
+    from kenning import git
+
+    shop = init(tmp_path / "shop", origin="git@github.com:acme/shop.git")
+    loop = tmp_path / "loop.cfg"
+    loop.write_text("[include]\n" + f"\tpath = {loop}\n" * 50)
+    with (shop / ".git" / "config").open("a") as file:
+        file.write(f"[include]\n\tpath = {loop}\n")
+    reads = []
+    real = git._entries
+
+    def counted(path: str) -> list[git.Entry]:
+        reads.append(path)
+        assert len(reads) < 10_000, "the includes were followed without end"
+        return real(path)
+
+    monkeypatch.setattr(git, "_entries", counted)
+
+    assert key(shop) == REPO
+    assert len(reads) <= git.MAX_INCLUDES + 10

@@ -242,3 +242,32 @@ def test_a_key_an_older_kenning_read_from_an_ssh_alias_is_named_and_moved(git_re
     assert ken("repo", "move", old).exit_code == 0
     assert listed_here() == ["Ledger is append only", "Payroll export half done"]
     assert here_json()["earlier_keys"] == []
+
+
+def test_a_folder_only_an_agents_proposal_names_is_never_read_by_where(
+    git_repo, tmp_path, monkeypatch
+):
+    """An agent proposed a memory under `repo:/some/path`, then made that folder's git
+    config include a FIFO: `ken where` and `ken doctor` re-read the git files of every
+    stored path key, so they hung in every repo the person worked in."""
+    from kenning import git as git_mod
+
+    planted = tmp_path / "planted"
+    git(tmp_path, "init", "-q", "-b", "main", str(planted))
+    proposed = ken(
+        "add", "--kind", "fact", "--scope", f"repo:{planted}", "--evidence", "e",
+        "Benign looking note about builds", env={"CLAUDECODE": "1"},
+    )  # fmt: skip
+    assert proposed.exit_code == 0, proposed.output
+    read: list[str] = []
+    real = git_mod._find
+
+    def spied(start: Path, *args: object) -> object:
+        read.append(str(start))
+        return real(start, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(git_mod, "_find", spied)
+    monkeypatch.chdir(git_repo)
+
+    assert ken("where").exit_code == 0
+    assert str(planted) not in read

@@ -51,6 +51,15 @@ if TYPE_CHECKING:
 __all__ = ["GitInfo", "find_git", "repo_key"]
 
 MAX_INCLUDE_DEPTH = 10  # git's own limit
+# What one read of a repository's config follows, all told: git sets no limit beyond
+# the depth, but a file that includes itself a thousand times, ten deep, would read for
+# ever. A real setup follows a handful of includes of a few KiB each.
+MAX_INCLUDES = 100
+MAX_CONFIG_READ = 2 * 1024 * 1024  # bytes of config files read, each time one is read
+MAX_SMALL_BYTES = 64 * 1024  # HEAD, a ref, a `.git` file, `commondir`: a line each
+# packed-refs holds a line (about 60-100 bytes) per ref, and git maps it whole, at any
+# size; this holds some 700,000 refs. Beyond it, the commit HEAD names is not known.
+MAX_PACKED_REFS = 64 * 1024 * 1024
 MAX_HOPS = 8  # local origins followed from repo to repo, at most
 INVALID_HEAD = "ref: refs/heads/.invalid"  # what a reftable repository keeps in HEAD
 _HAS_URL = "hasconfig:remote.*.url:"  # an include on the remotes' URLs
@@ -293,7 +302,7 @@ def _aws_region(profile: str | None) -> str | None:
     path = env.get("AWS_CONFIG_FILE") or os.path.join(paths.home(), ".aws", "config")
     wanted = "default" if name == "default" else f"profile {name}"
     section = None
-    for raw in (_read(Path(path)) or "").splitlines():
+    for raw in (_read(Path(path), paths.MAX_CONFIG_BYTES) or "").splitlines():
         line = raw.strip()
         if line.startswith("["):
             section = " ".join(line.strip("[]").split())
@@ -311,11 +320,19 @@ def _resolve_ref(common_dir: Path, ref: str) -> str | None:
     loose = _read(common_dir / ref)
     if loose:
         return loose.strip()
-    packed = _read(common_dir / "packed-refs") or ""
-    for line in packed.splitlines():
-        sha, _, name = line.partition(" ")
-        if name.strip() == ref:
-            return sha.strip()
+    packed = paths.read_file(str(common_dir / "packed-refs"), MAX_PACKED_REFS)
+    if not packed:
+        return None
+    # `<commit> <ref>` a line: looked for in the bytes, no text made of the whole file.
+    needle = b" " + ref.encode("utf-8", "surrogateescape")
+    at = packed.find(needle)
+    while at >= 0:
+        end = at + len(needle)
+        if end == len(packed) or packed[end] in b"\r\n":
+            sha = packed[packed.rfind(b"\n", 0, at) + 1 : at].decode("ascii", "replace")
+            if _HEX_HEAD.match(sha):
+                return sha
+        at = packed.find(needle, end)
     return None
 
 
@@ -410,6 +427,8 @@ class _Reader:
         self.asks_urls = False  # whether a `hasconfig:remote.*.url:` condition was seen
         self._branch: str | None = None
         self._branch_read = False
+        self.includes = 0  # includes followed in this read (MAX_INCLUDES)
+        self.read = 0  # bytes of config files read in this read (MAX_CONFIG_READ)
 
     def branch(self) -> str | None:
         """The branch HEAD names, as git's `onbranch:` reads it (None when detached)."""
@@ -444,6 +463,7 @@ def _config(reader: _Reader, files: Sequence[str]) -> list[Entry]:
 
 def _config_once(reader: _Reader, files: Sequence[str]) -> list[Entry]:
     entries: list[Entry] = []
+    reader.includes = reader.read = 0
     for path in files:
         _load(path, reader, entries, 0)
     if reader.git_dir is not None and _settings(entries).worktree_config:
@@ -491,8 +511,15 @@ def _user_files() -> list[str]:
 
 def _load(path: str, reader: _Reader, out: list[Entry], depth: int, by_url: bool = False) -> None:
     """The entries of the config file at `path`, each include followed where it stands;
-    `by_url`: pulled in by a `hasconfig:remote.*.url:` include."""
-    _follow(_entries(path), path, reader, out, depth, by_url)
+    `by_url`: pulled in by a `hasconfig:remote.*.url:` include. Nothing once this read
+    has read MAX_CONFIG_READ bytes (the rest is taken as missing, and told)."""
+    if reader.read >= MAX_CONFIG_READ:
+        paths.refuse(path, f"the config read before it passed {MAX_CONFIG_READ // 1024} KiB")
+        return
+    entries = _entries(path)
+    kept = _parsed.get(path)
+    reader.read += kept[0][1] if kept is not None else 0
+    _follow(entries, path, reader, out, depth, by_url)
 
 
 def _follow(
@@ -522,8 +549,13 @@ def _follow(
         else:
             continue
         target = _include_path(value, including)
-        if target is not None:
-            _load(target, reader, out, depth + 1, by_url or asked_urls)
+        if target is None:
+            continue
+        if reader.includes >= MAX_INCLUDES:
+            paths.refuse(target, f"the config had followed {MAX_INCLUDES} includes before it")
+            continue
+        reader.includes += 1
+        _load(target, reader, out, depth + 1, by_url or asked_urls)
 
 
 def _include_path(value: str, including: str | None) -> str | None:
@@ -698,11 +730,11 @@ def _true(value: str | None) -> bool:
     return value is None or value.strip().lower() in ("true", "yes", "on", "1")
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+def _read(path: Path, cap: int = MAX_SMALL_BYTES) -> str | None:
+    """The text of the file at `path`, read as `paths.read_file` reads it (a FIFO, a
+    device or more than `cap` bytes is not read); None when it is not."""
+    data = paths.read_file(str(path), cap)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ in that thread alone (a context variable; the process environment is never touch
 from __future__ import annotations
 
 import os
+import stat
 from contextvars import ContextVar
 
 TYPE_CHECKING = False
@@ -107,29 +108,99 @@ def db_path(env: Mapping[str, str] | None = None) -> str:
 
 
 KEPT_FILES = 64  # parsed files a process keeps (`read_parsed`), then it starts again
+KEPT_BYTES = 2 * 1024 * 1024  # and the most of their text it keeps parsed, all told
+# The most of a config file (git's, ssh's, an include) kenning reads: git sets no limit,
+# but a real one is a few KiB, and one tracking 10,000 branches stays below this.
+MAX_CONFIG_BYTES = 1024 * 1024
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+MAX_REFUSED = 64  # refused files a process keeps to tell
+_refused: dict[str, str] = {}  # files not read, by path: why (`refusals`)
+_told: set[str] = set()  # the ones `refusals` has given out, once each per process
+
+
+def read_file(path: str, cap: int = MAX_CONFIG_BYTES) -> bytes | None:
+    """The bytes of the regular file at `path`; None when it cannot be read, or is no
+    regular file (a FIFO, a device, a folder), or holds more than `cap` bytes.
+
+    Files that git and ssh name are read on every prompt, and a repo's own files are the
+    repo's to choose: a FIFO there would block a read for ever, and a sparse 1 GB file
+    would fill memory. So the file is opened without blocking (a FIFO opens at once) and
+    judged by what was opened (fstat), not by a look before (another file could be put in
+    its place between the two); and no more than `cap` bytes and one more are read. A file
+    refused so is told once (`refusals`): kenning goes on as if it were missing."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            if not stat.S_ISDIR(st.st_mode):  # a folder is what a missing file is
+                refuse(path, "it is not a regular file (a FIFO or a device)")
+            return None
+        if st.st_size > cap:
+            refuse(path, f"it holds more than {cap // 1024} KiB, which no such file does")
+            return None
+        chunks: list[bytes] = []
+        left = cap + 1  # one byte more tells a file that grew past the cap since
+        while left > 0:
+            chunk = os.read(fd, min(left, 1024 * 1024))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if left <= 0:  # it grew past the cap since
+        refuse(path, f"it holds more than {cap // 1024} KiB, which no such file does")
+        return None
+    return b"".join(chunks)
+
+
+def refuse(path: str, why: str) -> None:
+    """Note the file at `path` as not read, and why, for `refusals` to tell."""
+    if len(_refused) < MAX_REFUSED:
+        _refused.setdefault(path, why)
+
+
+def refusals() -> list[str]:
+    """The files refused (`read_file`) not told yet, each once per process: `PATH was not
+    read: WHY`, for the hook log and `ken where` to say."""
+    out = []
+    for path, why in list(_refused.items()):
+        if path not in _told:
+            _told.add(path)
+            out.append(f"{as_text(path)} was not read: {why}; kenning took it as missing")
+    return out
 
 
 def read_parsed(
-    path: str, parse: Callable[[str], T], kept: dict[str, tuple[tuple[int, int, int], T]], empty: T
+    path: str,
+    parse: Callable[[str], T],
+    kept: dict[str, tuple[tuple[int, int, int], T]],
+    empty: T,
+    cap: int = MAX_CONFIG_BYTES,
 ) -> T:
     """`parse` of the text of the file at `path`, kept in `kept` until the file changes
     (its time, size or inode): a hook server reads git's and ssh's config files once,
-    not on every prompt. `empty` when the file cannot be read."""
+    not on every prompt. `empty` when the file cannot be read, or is refused
+    (`read_file`: no regular file, or more than `cap` bytes)."""
     try:
         st = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):
         return empty
     sig = (st.st_mtime_ns, st.st_size, st.st_ino)
     cached = kept.get(path)
     if cached is not None and cached[0] == sig:
         return cached[1]
-    try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            text = file.read()
-    except OSError:
+    data = read_file(path, cap)
+    if data is None:
         return empty
-    parsed = parse(text)
-    if len(kept) >= KEPT_FILES:
+    parsed = parse(data.decode("utf-8", errors="replace"))
+    if len(kept) >= KEPT_FILES or sum(k[0][1] for k in kept.values()) + len(data) > KEPT_BYTES:
         kept.clear()
     kept[path] = (sig, parsed)
     return parsed

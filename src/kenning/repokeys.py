@@ -40,6 +40,10 @@ from kenning.where import Where
 SESSIONS_READ = 50  # recent sessions of a checkout read for the repo keys they had
 MAX_WORKSTREAMS = 10_000  # branches of one repo key whose workstreams are moved
 KEYS_REREAD = 1_000  # stored repo keys (and workstreams) re-read by today's rule
+# Of those, path keys re-read: each reads the git files of the folder it names, so only
+# a few, and only ones a person's memory names (`reread_as`).
+PATHS_REREAD = 20
+KEPT_STATUSES = ("active", "superseded", "archived")  # a memory, not a proposal
 SCOPES_NAMED = 3  # scopes a note names before it counts the rest
 
 
@@ -177,7 +181,8 @@ def earlier_keys(store: Store, here: Where, config: Config) -> list[EarlierKey]:
 def reread_as(store: Store, key: str) -> list[str]:
     """The repo keys of stored `repo:` and `workstream:` scopes that are not `key` but
     that today's rule reads as `key`: written by an older kenning that read the same
-    origin otherwise (an ssh alias, an insteadOf shorthand, …)."""
+    origin otherwise (an ssh alias, an insteadOf shorthand, …). Of the path keys, only
+    the first PATHS_REREAD that hold a memory (not only proposals) are read."""
     stored = [
         scope.removeprefix("repo:")
         for scope in store.scopes_in_use(limit=KEYS_REREAD, prefix="repo:")
@@ -185,7 +190,30 @@ def reread_as(store: Store, key: str) -> list[str]:
         scope.removeprefix("workstream:").partition("#")[0]
         for scope in store.scopes_in_use(limit=KEYS_REREAD, prefix="workstream:")
     ]
-    return [w for w in dict.fromkeys(stored) if w != key and key in reread(w)]
+    out, paths_read = [], 0
+    for written in dict.fromkeys(stored):
+        if written == key:
+            continue
+        if written.startswith("/"):
+            # A path is read at the folder it names, whose git config may include any
+            # file: only one a person's memory names (an agent's proposal could name a
+            # folder it planted), and a few per run.
+            if paths_read >= PATHS_REREAD or not _kept_under(store, written):
+                continue
+            paths_read += 1
+        if key in reread(written):
+            out.append(written)
+    return out
+
+
+def _kept_under(store: Store, key: str) -> bool:
+    """Whether a memory (not a proposal) is kept under repo key `key`."""
+    scopes = (
+        f"repo:{key}",
+        *store.scopes_in_use(limit=MAX_WORKSTREAMS, prefix=f"workstream:{key}#"),
+    )
+    query = ItemQuery(scopes=scopes, statuses=KEPT_STATUSES, include_expired=True)
+    return store.count_items(query) > 0
 
 
 def reread(written: str) -> set[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kenning import config, repokeys
+from kenning import config, paths, repokeys
 from kenning import where as where_mod
 from kenning.cli import output
 from kenning.cli.output import Result
@@ -32,7 +32,8 @@ def where(state: State) -> Result:
     A note follows when memories are stored under this repo's earlier key (from before
     its origin was added or changed, or as an older kenning read its origin), with the
     command that moves them here; and when the branch's name holds a secret, which gives
-    it no workstream (a scope's name is stored as written, and a secret never is).
+    it no workstream (a scope's name is stored as written, and a secret never is); and
+    when a git file was not read (a FIFO, a device, or larger than any real one).
     """
     here = state.where()
     earlier = (
@@ -42,6 +43,7 @@ def where(state: State) -> Result:
     )
     notes = [f"{here.no_workstream}, and {where_mod.SECRET_BRANCH}"] if here.no_workstream else []
     notes += [line for e in earlier for line in e.notes()]
+    notes += paths.refusals()  # a git file that was a FIFO, or too large to read
     return Result(
         data={**here.to_dict(), "earlier_keys": [e.to_dict() for e in earlier]},
         text=lambda: _where_text(here),

@@ -32,13 +32,20 @@ class Skip(Exception):
 
 
 def locate(store: Store, event: HookEvent, config: Config) -> where_mod.Where:
-    return here(
+    found = here(
         store,
         config,
         event.cwd,
         agent=event.agent,
         session=f"{event.agent}:{event.session_id}" if event.session_id else None,
     )
+    refused = paths.refusals()  # a git file not read (a FIFO, a huge one): told once
+    if refused:
+        from kenning import hooklog
+
+        for line in refused:
+            hooklog.log(event.agent, event.name, line)
+    return found
 
 
 def _session(
