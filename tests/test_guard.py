@@ -278,6 +278,12 @@ PERSON_ONLY = {
     # active" told it what the memory was)
     "restore an active memory": lambda tmp, ref: ["restore", ref],
     "import --keep-status of nothing": lambda tmp, ref: ["import", "--keep-status", "/dev/null"],
+    # refused before the ids are read: a pin, archive or dismiss of another agent's
+    # proposal said "needs a person" (and its scope) where an unknown id said "no item"
+    "pin": lambda tmp, ref: ["pin", ref],
+    "unpin": lambda tmp, ref: ["unpin", ref],
+    "archive an id no memory has": lambda tmp, ref: ["archive", "qqqqqq"],
+    "dismiss an id no memory has": lambda tmp, ref: ["dismiss", "qqqqqq", "--reason", "wrong"],
     "config set": lambda tmp, ref: ["config", "set", "recall.limit", "9"],
     "project add": lambda tmp, ref: ["project", "add", "notes", str(tmp)],
     "project remove": lambda tmp, ref: ["project", "remove", "kept"],

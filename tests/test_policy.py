@@ -335,8 +335,7 @@ def test_an_agent_pins_nothing_from_its_shell_not_even_its_own_working_note(git_
     for verb in ("pin", "unpin"):
         done = ken_proc(verb, own[-6:], env=claude, cwd=git_repo)
         assert done.returncode == 1 and done.stdout == "", verb
-        assert f"{verb} memory {own[-6:].lower()}" in one_line_error(done.stderr)
-        assert "needs a person" in one_line_error(done.stderr)
+        assert f"{verb} {own[-6:]} needs a person" in one_line_error(done.stderr)
     assert snapshot() == before
     # Its own note stays its to reword, and a person pins it in their own shell.
     done = ken_proc("update", own, "--text", "Branch state, v2", env=claude, cwd=git_repo)

@@ -219,8 +219,8 @@ restore = _status_command(
 def archive(state: State, refs: tuple[str, ...], reason: str | None) -> Result:
     """Archive memories: kept, no longer told; `restore` brings them back."""
     items.archive_reason_of(reason)  # a bad reason is refused before anything changes
+    actor = policy.require_person(state.actor(), f"archive {' '.join(refs)}")  # ids unread
     chosen = _all_or_nothing(state, refs, "archive")
-    actor = policy.require_person(state.actor(), f"archive {' '.join(refs)}")
     done = [
         items.set_status(state.store, i.id, "archive", reason=reason, actor=actor) for i in chosen
     ]
@@ -246,8 +246,8 @@ def _archived(done: Sequence[Item]) -> None:
 @pass_state
 def dismiss(state: State, refs: tuple[str, ...], reason: str) -> Result:
     """Dismiss memories, with a reason (kept, never told; `restore` undoes it)."""
+    actor = policy.require_person(state.actor(), f"dismiss {' '.join(refs)}")  # ids unread
     chosen = _all_or_nothing(state, refs, "dismiss")
-    actor = policy.require_person(state.actor(), f"dismiss {' '.join(refs)}")
     done = [
         items.set_status(state.store, i.id, "dismiss", reason=reason, actor=actor) for i in chosen
     ]
@@ -269,8 +269,9 @@ def _pin_command(name: str, value: bool) -> click.Command:
     @click.argument("refs", nargs=-1, required=True, shell_complete=complete.item_ids())
     @pass_state
     def command(state: State, refs: tuple[str, ...]) -> None:
+        # A pin is a person's to give or take: refused before the ids are read.
+        actor = policy.require_person(state.actor(), f"{name} {' '.join(refs)}")
         chosen = _each_once(state, refs)
-        actor = state.actor()
         for item in chosen:
             actor = guard_change(state, item, name, actor=actor)
         for item in chosen:
