@@ -290,3 +290,15 @@ def test_serve_db_is_refused_at_config_set_as_ken_serve_refuses_it() -> None:
     assert one_line_error(done.stderr) == "ken: serve.db takes a postgresql:// URL, not mysql:…"
     assert not config_file().exists()
     assert ken("config", "set", "serve.db", "postgresql://ken@db/ken").exit_code == 0
+
+
+def test_an_agents_shell_reads_no_repos_name_in_notes_about_the_switches() -> None:
+    """`config list` left the switch rows out in an agent's shell but still printed the
+    notes naming a repo (an old `[repos."..."]` table, a switch neither true nor false),
+    and `ken doctor` named it too."""
+    write('[repos."github.com/acme/hidden-old"]\ndeliver = "nope"\n')
+    person = ken("config", "list")
+    assert "hidden-old" in person.stderr  # the person is told
+    for args in (["config", "list"], ["doctor"]):
+        done = ken_proc(*args, env={"CLAUDECODE": "1"})
+        assert "hidden-old" not in done.stdout + done.stderr, args

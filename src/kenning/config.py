@@ -758,14 +758,16 @@ def _legacy_repo_problems(table: dict[str, Any]) -> list[FileProblem]:
     return moved + _switch_problems(table, "repos")
 
 
-def file_problems(data: dict[str, Any]) -> list[FileProblem]:
+def file_problems(data: dict[str, Any], *, for_agent: bool = False) -> list[FileProblem]:
     """Every table and key in a parsed config.toml that kenning would not read as
     written: unknown names, the old `[repos."<repo>"]` form, switches that are not true
     or false, an agent's launch settings that `ken handoff` would refuse. `ken doctor`
-    and `ken config list` report them."""
+    and `ken config list` report them; `for_agent` (an agent's shell) leaves out the
+    repos' privacy switches, whose names say which repos are kept from agents."""
+    hidden: Callable[[dict[str, Any]], list[FileProblem]] = lambda t: []  # noqa: E731
     special = {
-        "memory.repos": lambda t: _switch_problems(t, "memory.repos"),
-        "repos": _legacy_repo_problems,
+        "memory.repos": hidden if for_agent else lambda t: _switch_problems(t, "memory.repos"),
+        "repos": hidden if for_agent else _legacy_repo_problems,
         "workspaces": _workspace_problems,
         "agents": _agent_problems,
     }

@@ -25,7 +25,7 @@ from importlib.metadata import distributions
 from pathlib import Path
 from typing import Any
 
-from kenning import agents, hookstate, integrate, locate, paths, policy, repokeys, spool
+from kenning import agentenv, agents, hookstate, integrate, locate, paths, policy, repokeys, spool
 from kenning import config as config_mod
 from kenning.errors import InvalidInput, KenningError, NewerStore, StoreBusy
 from kenning.store import ItemQuery, Store, held_by, migrations, open_store
@@ -657,7 +657,7 @@ def _config_checks() -> list[Check]:
             if source.startswith("env")
             else "ken config set memory.enabled true",
         )
-    problems = config_mod.file_problems(data)
+    problems = config_mod.file_problems(data, for_agent=agentenv.detect_agent() is not None)
     if not problems and not failed:
         said = (
             f"{path}: every table and key is read"

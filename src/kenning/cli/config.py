@@ -53,7 +53,9 @@ def config_list(state: State) -> Result:
     return Result(
         before=[
             f"note: {problem.key} in {config.config_path()} {problem.detail}; {problem.fix}"
-            for problem in config.file_problems(state.config.file)
+            for problem in config.file_problems(
+                state.config.file, for_agent=state.actor().agent is not None
+            )
         ],
         data=rows,
         text=lambda: output.table(
