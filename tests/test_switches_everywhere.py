@@ -386,8 +386,11 @@ def test_the_read_commands_in_an_agents_shell_withhold_a_private_repo_as_mcp_doe
         assert done.exit_code == 1 and SECRET not in done.output
         assert "deliver = false" in done.stderr
     assert ken("told", session.id).exit_code == 0
-    done = ken("told", session.id, env=AGENT)
-    assert done.exit_code == 1 and "deliver = false" in done.stderr
+    # Named as no session is (it said "ran in a repo whose memory is not delivered",
+    # which told the agent it was there), and an ambiguous start lists none of it.
+    for ref in (session.id, session.id[-6:], "zzzzzz"):
+        done = ken("told", ref, env=AGENT)
+        assert done.exit_code == 1 and "no session matches" in done.stderr, ref
 
 
 def test_an_agent_resolves_ids_lists_and_counts_only_what_it_may_know_of(
@@ -415,6 +418,21 @@ def test_an_agent_resolves_ids_lists_and_counts_only_what_it_may_know_of(
     assert ken("show", theirs.id[-6:], env=AGENT).exit_code == 1
     assert "THEIRS" not in ken("show", theirs.id, env=AGENT).output
     assert "THEIRS" in ken("show", theirs.id).stdout
+    # Nor do the commands that list, count or export: `ken export`, `ken search --all`,
+    # `ken curate` and `ken lint` gave it whole, its evidence and provenance too.
+    copy = add("Codex: rotate keys weekly", scope=f"repo:{SHOP}", kind="decision")
+    for args in (
+        ("export",),
+        ("search", "--all", "--json", "rotate keys weekly"),
+        ("search", "--status", "proposed", "rotate keys"),
+        ("curate", "--json"),
+        ("lint", "--json"),
+    ):
+        said = ken(*args, env=AGENT).output
+        assert theirs.id not in said and "THEIRS" not in said, args
+        assert "THEIRS" in ken(*args).output, args  # the person's own shell: all of it
+    with opened() as store:
+        store.delete_items([copy.id])
     # Every command that takes an id resolves it among what is not withheld: ken update,
     # pin and approve too (another agent's proposal stays in reach for a change, which
     # is refused saying a person decides it).
@@ -472,7 +490,7 @@ def test_ken_lessons_in_an_agents_shell_shows_nothing_of_a_private_repo(
     assert SECRET in ken("lessons", "--session", session.id).output
     done = ken("lessons", "--session", session.id, env=AGENT)
     assert done.exit_code == 1 and SECRET not in done.output
-    assert "deliver = false" in done.stderr
+    assert "no session matches" in done.stderr  # as an id no session has
 
 
 def test_curate_lint_and_review_in_an_agents_shell_show_nothing_of_a_private_repo(
@@ -519,14 +537,16 @@ def test_ken_summarize_in_an_agents_shell_refuses_a_private_repos_session(
     # What a summary says of a session is the session's: refused before it is read.
     write_config(SWITCHES + '[memory.summarize]\ncommand = ["true"]\n')
     session = private["session"]
-    for where, args in ((repos["shop"], (session.id,)), (repos["payroll"], ())):
-        in_(where, monkeypatch)
-        done = ken("summarize", *args, env=AGENT)
-        assert done.exit_code == 1, (where, done.output)
-        assert done.stderr.strip().splitlines() == [
-            f"ken: session {short_id(session.id)} ran in a repo whose memory is not "
-            "delivered to agents (deliver = false in config.toml)"
-        ]
+    in_(repos["shop"], monkeypatch)  # named from elsewhere: as an id no session has
+    done = ken("summarize", session.id, env=AGENT)
+    assert done.exit_code == 1 and "no session matches" in done.stderr, done.output
+    in_(repos["payroll"], monkeypatch)  # the latest here, in the repo itself: says why
+    done = ken("summarize", env=AGENT)
+    assert done.exit_code == 1, done.output
+    assert done.stderr.strip().splitlines() == [
+        f"ken: session {short_id(session.id)} ran in a repo whose memory is not "
+        "delivered to agents (deliver = false in config.toml)"
+    ]
 
 
 def test_ken_plan_preview_in_an_agents_shell_refuses_a_plan_naming_a_private_memory(

@@ -25,7 +25,7 @@ one operation at most, so a person previews it and applies it whole.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -174,9 +174,11 @@ def curate(
     unused_days: int = 90,
     now: str | None = None,
     exclude_repos: tuple[str, ...] = (),
+    known: Callable[[Item], bool] | None = None,
 ) -> Curation:
     """What waits, best first, and what to fold, supersede and retire, among the
-    memories of `scopes` (of no repo of `exclude_repos`: `ItemQuery.exclude_repos`)."""
+    memories of `scopes` (of no repo of `exclude_repos`: `ItemQuery.exclude_repos`) that
+    `known` keeps (an agent's shell: what it may be told of)."""
     now = now or now_iso()
     query = ItemQuery(
         scopes=tuple(scopes),
@@ -184,7 +186,7 @@ def curate(
         include_expired=True,
         exclude_repos=exclude_repos,
     )
-    found = store.list_items(query)
+    found = [i for i in store.list_items(query) if known is None or known(i)]
     waiting = tuple(rank.ranked(i for i in found if i.status is Status.PROPOSED))
     # A proposed replacement (an agent's revision of a memory not its own) is new words
     # for that memory, to review: folding it away would drop them unseen.

@@ -14,7 +14,7 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -67,18 +67,24 @@ def lint(
     scopes: tuple[str, ...] = (),
     cap: int = 0,
     exclude_repos: tuple[str, ...] = (),
+    known: Callable[[Item], bool] | None = None,
 ) -> list[Finding]:
     """What may no longer be true or useful; `cap` is `memory.max_active_per_scope`.
-    What belongs to `exclude_repos` (`ItemQuery.exclude_repos`) is not looked at."""
+    What belongs to `exclude_repos` (`ItemQuery.exclude_repos`), or `known` leaves out
+    (an agent's shell: another agent's proposal), is not looked at."""
     now = now_iso()
-    items = store.list_items(
-        ItemQuery(
-            scopes=scopes,
-            statuses=("active", "proposed"),
-            include_expired=True,
-            exclude_repos=exclude_repos,
+    items = [
+        item
+        for item in store.list_items(
+            ItemQuery(
+                scopes=scopes,
+                statuses=("active", "proposed"),
+                include_expired=True,
+                exclude_repos=exclude_repos,
+            )
         )
-    )
+        if known is None or known(item)
+    ]
     cutoff = (datetime.now(UTC) - timedelta(days=unused_days)).strftime("%Y-%m-%dT%H:%M:%S")
     findings: list[Finding] = []
     seen: dict[str, Item] = {}

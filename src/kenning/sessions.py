@@ -443,10 +443,12 @@ def finish(store: Store, session: Session, reason: str | None = None) -> Session
     return ended
 
 
-def resolve_all(store: Store, ref: str) -> list[Session]:
+def resolve_all(store: Store, ref: str, hidden: Container[str] = ()) -> list[Session]:
     """The sessions `ref` names, oldest first: one, by its id or a unique start or end of
     it; or every session of one agent's own session id, which went on in several places
-    (`start`: a session there, continued from the one before)."""
+    (`start`: a session there, continued from the one before). None that ran in a repo
+    of `hidden` (`deliver = false`, read in an agent's shell): such a session is named as
+    no session is, and an ambiguous ref does not list it."""
     from kenning.errors import AmbiguousId, InvalidInput, NotFound
 
     if not ref.strip():
@@ -455,6 +457,8 @@ def resolve_all(store: Store, ref: str) -> list[Session]:
             "or its agent's own session id"
         )
     found = store.find_session_ids(ids.normalize_ref(ref)) or store.find_session_ids(ref)
+    if hidden:
+        found = [s for s in found if store.get_session(s).repo not in hidden]
     if not found:
         short = (
             " (give 4 to 26 characters of its id, or its agent's own session id)"

@@ -50,13 +50,17 @@ SOURCE = re.compile(r"(?:collect|project|team):[^\x00-\x1f\x7f-\x9f]+")
 
 
 def export_lines(
-    store: Store, query: ItemQuery | None = None, skip: frozenset[str] = frozenset()
+    store: Store,
+    query: ItemQuery | None = None,
+    skip: frozenset[str] = frozenset(),
+    known: Callable[[Item], bool] | None = None,
 ) -> Iterator[str]:
     """Each memory `query` finds as a JSON line with its history; none that belongs to a
-    repo in `skip` (`deliver.withheld`: what an agent's shell may not read)."""
+    repo in `skip` (`deliver.withheld`: what an agent's shell may not read), nor one
+    `known` leaves out (another agent's proposal, in an agent's shell)."""
     query = query or ItemQuery(statuses=(), include_expired=True)
     for item in store.list_items(query):
-        if skip and withheld(item, skip):
+        if (skip and withheld(item, skip)) or (known is not None and not known(item)):
             continue
         data = item.to_dict()
         data["history"] = [rev.to_dict() for rev in store.revisions(item.id)]

@@ -45,6 +45,7 @@ def curate_cmd(
         scopes=scope_filter(state, scope, here),
         unused_days=days or state.config.lint_unused_days,
         exclude_repos=tuple(sorted(state.withheld())),  # in an agent's shell
+        known=state.known(),
     )
     left: list[tuple[curate.Proposal, str]] = []
     plan = curate.plan_for(found, left=left) if plan_file else None

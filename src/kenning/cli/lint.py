@@ -44,6 +44,7 @@ def lint_cmd(
         scopes=tuple(scope_filter(state, (), here)),
         cap=state.config.memory_max_active_per_scope,
         exclude_repos=hidden,
+        known=state.known(),
     )
     if against or files:
         findings += lint_mod.against(

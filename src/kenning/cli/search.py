@@ -49,7 +49,12 @@ def search(
         limit=limit,
         exclude_repos=sorted(blocked),
     )
-    found = [f for f in found if not deliver.withheld(f.item, blocked)]
+    known = state.known()  # in an agent's shell: what memory_search gives it
+    found = [
+        f
+        for f in found
+        if not deliver.withheld(f.item, blocked) and (known is None or known(f.item))
+    ]
     return Result(
         data=[
             {**f.item.to_dict(), "score": round(f.score, 4), "every_word": f.every_word}

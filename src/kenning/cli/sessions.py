@@ -84,7 +84,7 @@ def told(state: State, session: str) -> Result:
     An agent's own session id that went on in several places names each session it was
     there, and all are shown, oldest first."""
     blocked = state.withheld()
-    named = _visible(sessions.resolve_all(state.store, session), blocked)
+    named = sessions.resolve_all(state.store, session, blocked)
     given = [
         (
             found,
@@ -133,13 +133,6 @@ def _told(found: Session, given: Sequence[browse.Delivery]) -> None:
             echo(f"  {short_id(item_id)}  {clean(titles[item_id], one_line=True)}")
 
 
-def _visible(named: Sequence[Session], blocked: frozenset[str]) -> list[Session]:
-    """Of the sessions one ref names, those the reader may be told of; refused (as one
-    ran in a private repo) when that is none."""
-    shown = [s for s in named if not deliver.session_withheld(s, blocked)]
-    return shown or [deliver.check_session_visible(named[-1], blocked)]
-
-
 @click.command(epilog=example("ken lessons --session 4fz2ma"))
 @click.option("--session", "session_ref", help="Only the lessons of this session.")
 @renders
@@ -153,7 +146,7 @@ def lessons(state: State, session_ref: str | None) -> Result:
 
     blocked = state.withheld()
     if session_ref is not None:  # an agent's session id that went on in several places
-        named = _visible(sessions.resolve_all(state.store, session_ref), blocked)
+        named = sessions.resolve_all(state.store, session_ref, blocked)
         found = [e for s in named for e in run_lessons.lessons_of(state.store, s.id)]
     else:
         found = run_lessons.lessons_of(state.store, None)
@@ -288,9 +281,9 @@ def summarize_cmd(state: State, session: str | None, part: bool, from_hook: bool
             # An agent's session that went on in several places: the newest, as its hook
             # would. Each place's summary lands under that place's switches, so each is
             # summarized on its own, named by its id.
-            named = sessions_mod.resolve_all(state.store, session)
-            if not from_hook:
-                named = _visible(named, state.withheld())
+            # a hook's own summary is the store's, whatever the switches tell agents
+            hidden = frozenset[str]() if from_hook else state.withheld()
+            named = sessions_mod.resolve_all(state.store, session, hidden)
             target = named[-1]
             if len(named) > 1:
                 earlier = ", ".join(short_id(s.id) for s in named[:-1])

@@ -91,6 +91,13 @@ class State:
             self.store, ref, self.actor(), self.withheld(), proposals=not deciding
         )
 
+    def known(self) -> Callable[[Item], bool] | None:
+        """Which memories whoever runs this may be told of in what a command lists,
+        counts or exports (`items.known_to`): None in a person's shell; in an agent's,
+        what its MCP tools give it (no other agent's proposal, nothing waiting but its
+        own, nothing of a repo kept from agents)."""
+        return items.known_to(self.actor(), self.withheld())
+
     def withheld(self) -> frozenset[str]:
         """The repos whose memories and sessions this command may not show: none in a
         person's shell; in an agent's, those the switches keep from agents, as the MCP

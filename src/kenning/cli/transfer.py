@@ -38,7 +38,7 @@ def export_cmd(state: State, scope: tuple[str, ...], target: str | None) -> None
     query = ItemQuery(
         scopes=tuple(scope_filter(state, scope, False)), statuses=(), include_expired=True
     )
-    lines = transfer.export_lines(state.store, query, skip=state.withheld())
+    lines = transfer.export_lines(state.store, query, skip=state.withheld(), known=state.known())
     if target:
         count = 0
         with outfile.replacing(target) as fh:
