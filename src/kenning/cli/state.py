@@ -96,6 +96,8 @@ class State:
         counts or exports (`items.known_to`): None in a person's shell; in an agent's,
         what its MCP tools give it (no other agent's proposal, nothing waiting but its
         own, nothing of a repo kept from agents)."""
+        if agentenv.detect_agent() is None:
+            return None  # a person's: read no config for it (it may not parse)
         return items.known_to(self.actor(), self.withheld())
 
     def withheld(self) -> frozenset[str]:
