@@ -104,6 +104,12 @@ def test_an_indented_line_after_a_token_prefix_that_completes_no_token_stays() -
         # a checksum line after a whole token: the format could run on, but the token ends
         "export GITHUB_TOKEN=gho_LWZCd7bTm19IVp53dwoYzg9YBeBkbFsDdy8X\n"
         "sha256:d0b352ad6074dce1118813830d71939b53182e4e349d98729e7c6be9ff907a76  app.tar.gz\n",
+        # a path alone on the next line (found by the hypothesis corpus test): the next
+        # command, or its output, never the rest of a token
+        "export GITHUB_TOKEN=gho_LWZCd7bTm19IVp53dwoYzg9YBeBkbFsDdy8X\n/usr/bin/python3\n",
+        "export GITHUB_TOKEN=gho_LWZCd7bTm19IVp53dwoYzg9YBeBkbFsDdy8X\n"
+        "/nix/store/i5sr976b4al2kaxbp11by85pf99p0ikq-python3-3.11.9/bin/python3\n",
+        "API_KEY=Rk4nWq8ZtLm2Vx7Pd3Hs9Jc6\n./node_modules/.bin/tsc\n",
     ],
 )
 def test_the_line_after_a_whole_token_stays(text: str) -> None:

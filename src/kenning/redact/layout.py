@@ -39,6 +39,9 @@ _TAIL = lazy(r"[A-Za-z0-9_+/.~-]{4,4096}+=*", _F)
 _TAIL_END = frozenset("\r\n\"'`")
 _MIN_HALF = 12  # the first half's characters: a shorter secret is a password, not a token
 _WORDS_AND_NUMBERS = lazy(r"[a-z]+(?:[-.][a-z0-9]+)+|v?[0-9]+(?:\.[0-9]+)+[a-z0-9.-]*", _F)
+# A path of lower-case names (/usr/bin/python3, ./node_modules/.bin/tsc): the next command's
+# or its output's first word, never the rest of a token (whose "/" comes among capitals).
+_PATH = lazy(r"(?:~|\.{1,2})?(?:/[a-z0-9._+-]+)+/?", _F)
 
 
 def wrapped(text: str, raw: bytes, spans: list[_Span], add: Add) -> None:
@@ -131,7 +134,7 @@ def _tail(text: str, end: int) -> tuple[int, int] | None:
 def _random_tail(tail: str) -> bool:
     """Does the second half look like the rest of a random token, not a word, a number,
     a version or words joined by hyphens?"""
-    if len(tail) < 6 or _WORDS_AND_NUMBERS.fullmatch(tail):
+    if len(tail) < 6 or _WORDS_AND_NUMBERS.fullmatch(tail) or _PATH.fullmatch(tail):
         return False
     digits = any(c.isdigit() for c in tail)
     letters = sum(c.isalpha() for c in tail)
