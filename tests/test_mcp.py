@@ -1105,6 +1105,30 @@ def test_writes_follow_the_agent_into_its_next_session(git_repo: Path) -> None:
         assert store.get_session(first).end_reason == "replaced"
 
 
+def test_a_proposal_not_filed_again_reports_no_redaction_of_the_one_waiting(
+    git_repo: Path,
+) -> None:
+    """A statement proposed again while it waits is not filed, so nothing of this call was
+    redacted into the store: the answer said the waiting proposal's redactions instead
+    (a secret this call never gave, and none of the one it did)."""
+    here = where_mod.detect(git_repo)
+    got: dict[str, dict[str, Any]] = {}
+
+    async def scenario(server: Server) -> None:
+        with opened() as store:  # a session names the agent: its own proposal is known
+            _claude_session(store, here, "s0", "startup")
+        text = "Deploys freeze on Fridays"
+        args = {"text": text, "kind": "preference", "scope": "repo"}
+        got["first"] = await server.ok("memory_propose", {**args, "evidence": f"pasted {TOKEN}"})
+        got["again"] = await server.ok("memory_propose", {**args, "evidence": "said so"})
+
+    drive(git_repo, scenario)
+    assert got["first"]["redacted"] == {"github_token": 1}
+    assert got["again"]["id"] == got["first"]["id"]
+    assert got["again"]["redacted"] == {}
+    assert "redacted" not in got["again"]["note"]
+
+
 def test_a_statement_proposed_again_is_not_filed_twice_while_it_waits(git_repo: Path) -> None:
     """Issue 8 item 12 brings a dismissed statement back once three more sessions repeat
     it; a fourth repeat, with that proposal still waiting, filed a second identical one."""

@@ -715,8 +715,11 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             mem.filed.add(item.id)
             given = [text, evidence, *(tags or []), *(links or [])]
             told = _told(mem.config, mem.identity.agent, item)
-            note = _saved_note(item, told) if filed else _waiting_note(item)
-            answer = _redacted({**_item_brief(item), "note": note}, item, given, ctx)
+            if filed:
+                brief = {**_item_brief(item), "note": _saved_note(item, told)}
+                answer = _redacted(brief, item, given, ctx)
+            else:  # nothing of this call was stored, so nothing of it was redacted
+                answer = {**_item_brief(item), "note": _waiting_note(item), "redacted": {}}
             if capped:
                 answer["archived"] = [
                     {"id": i.id, "short_id": short_id(i.id), "title": i.title, "why": items.CAP_WHY}
