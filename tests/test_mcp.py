@@ -450,6 +450,9 @@ def test_every_tool_and_the_write_policy(git_repo: Path, seeded: dict[str, Item]
                 "evidence": "person: we moved to heron",
             },
         )
+        # memory_get says what it replaces, as `ken show --json` does.
+        got["replacement_get"] = await server.ok("memory_get", {"id": got["replacement"]["id"]})
+        got["own_get"] = await server.ok("memory_get", {"id": own["id"]})
         text = await server.error(
             "memory_update",
             {
@@ -540,6 +543,8 @@ def test_every_tool_and_the_write_policy(git_repo: Path, seeded: dict[str, Item]
     assert (replacement.status.value, str(replacement.scope)) == ("proposed", f"repo:{REPO}")
     assert f"item:{deploy.id}" in [str(x) for x in replacement.links]
     assert got["replacement"]["note"] == "proposed as a replacement"
+    assert got["replacement_get"]["replaces"] == deploy.id
+    assert got["own_get"]["replaces"] is None
     assert history(deploy.id) == ["add"]
 
     handoff = items[got["handoff"]["id"]]

@@ -647,7 +647,13 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             if not deliver.may_deliver(mem.config, mem.identity.agent, mem.where()):
                 raise ToolError(deliver.delivery_off(mem.config, mem.identity.agent))
             item = mem.visible(id)
-            data = item.to_dict()
+            # What it was filed to replace, as `ken show --json` says, when the agent may
+            # know of that one too.
+            old = items.replaced_by(mem.store, item)
+            known = mem.known(deliver.blocked_repos(mem.config))
+            if old is not None and known is not None and not known(old):
+                old = None
+            data = {**item.to_dict(), "replaces": old.id if old else None}
             data["history"] = [r.to_dict() for r in mem.store.revisions(item.id)]
             return data
 
