@@ -91,7 +91,7 @@ def import_cmd(
     With --from FILE, the rules already written in an agent's instruction file become
     proposals in the repo, each linked to the file and its line. Once approved they
     reach every agent except the ones that load that file themselves (Claude Code reads
-    CLAUDE.md, Codex and OpenCode AGENTS.md, Gemini CLI GEMINI.md).
+    CLAUDE.md, Codex, OpenCode and Copilot CLI AGENTS.md, Gemini CLI GEMINI.md).
     """
     if instructions:
         if file is not None or keep_status:
