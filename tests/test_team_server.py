@@ -858,6 +858,25 @@ def test_uses_of_a_memory_never_pulled_are_not_counted(
     assert client["uses"] == {"count": 0, "hosts": 0}
 
 
+def test_uses_of_a_memory_withdrawn_before_the_host_pulled_it_are_not_counted(
+    server: Server, directory: Directory, member: str, admin: str, api: str, ws: str
+) -> None:
+    [gone] = push(server, api, admin, entry(memory("Deploys need two approvals", SHOP)))
+    [kept] = push(server, api, admin, entry(memory("Logs rotate nightly", SHOP)))
+    dismissed = server.call("POST", f"{api}/items/{gone['id']}/dismiss", admin, {"reason": "wrong"})
+    assert dismissed.status == 200, dismissed.body
+    # The pull passes the memory's upsert and its removal: it came down as a removal.
+    changes = {c["id"]: c["change"] for c in pull_all(server, api, member)["changes"]}
+    assert changes == {gone["id"]: "remove", kept["id"]: "upsert"}
+    body = {
+        "host": "alice-laptop",
+        "uses": [{"id": gone["id"], "count": 700}, {"id": kept["id"], "count": 3}],
+    }
+    answer = server.call("POST", f"{api}/uses", member, body)
+    assert answer.body == {"recorded": 1, "unknown": [], "not_pulled": [gone["id"]]}
+    assert directory.uses(ws, [gone["id"], kept["id"]]) == {kept["id"]: (3, 1)}
+
+
 def test_a_token_is_one_host_whatever_host_its_reports_name(
     server: Server, directory: Directory, member: str, admin: str, api: str, ws: str
 ) -> None:

@@ -21,8 +21,9 @@ workspace); this module holds what only the server needs around it:
   report says, and the team's uses of a memory are the sum over its tokens (the
   greatest row of each, for rows an older server named by the report's host). A use is
   kept only of a memory the token was served as active by a pull (each token keeps how
-  far it has pulled the feed, `pulled_through`), at most a daily budget of uses for each
-  day since the memory was first served;
+  far it has pulled the feed, `pulled_through`, and the memory's last row up to there is
+  an upsert: one withdrawn before the pull came down as a removal), at most a daily
+  budget of uses for each day since the memory was first served;
 - the **change feed**, `seq bigserial`, that members pull from. Rows of one workspace
   are appended under a transaction-scoped advisory lock, so they commit in `seq` order
   and a reader that has seen `seq` N has seen every row before it.
@@ -605,18 +606,23 @@ class Directory:
     ) -> list[str]:
         """Set each (item_id, count): this token's host's running count of uses of the
         memory, kept under the token's name. Only memories a pull served this token as
-        active are kept, each count at most `per_day` for each day (begun) since the
-        memory was first served; a count below the one stored (a retry arriving after a
-        newer report) is ignored. Answers the ids kept."""
+        active (their last feed row up to its `pulled_through` an upsert) are kept, each
+        count at most `per_day` for each day (begun) since the memory was first served; a
+        count below the one stored (a retry arriving after a newer report) is ignored.
+        Answers the ids kept."""
         if not counts:
             return []
         with self._tx() as conn:
+            # Served active: the memory's last feed row the token has pulled past is an
+            # upsert. One withdrawn before the pull came down as a removal, though an
+            # upsert lies behind it too.
             rows = conn.execute(
-                "SELECT f.item_id, "
-                "floor(extract(epoch FROM now() - min(f.at)) / 86400)::bigint + 1 AS days "
+                "SELECT f.item_id, floor(extract(epoch FROM now() - "
+                "min(f.at) FILTER (WHERE f.change = 'upsert')) / 86400)::bigint + 1 AS days "
                 "FROM ken_team.feed f JOIN ken_team.tokens t ON t.id = %s "
-                "WHERE f.workspace = %s AND f.item_id = ANY(%s) AND f.change = 'upsert' "
-                "AND f.seq <= t.pulled_through GROUP BY f.item_id",
+                "WHERE f.workspace = %s AND f.item_id = ANY(%s) "
+                "AND f.seq <= t.pulled_through GROUP BY f.item_id "
+                "HAVING (array_agg(f.change ORDER BY f.seq DESC))[1] = 'upsert'",
                 (token.id, workspace, [item_id for item_id, _ in counts]),
             ).fetchall()
             days = {r["item_id"]: int(r["days"]) for r in rows}
