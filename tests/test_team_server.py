@@ -895,6 +895,50 @@ def test_a_token_is_one_host_whatever_host_its_reports_name(
     assert directory.uses(ws, [item_id]) == {item_id: (9, 2)}
 
 
+def test_a_rotated_token_is_still_one_host_and_its_running_count_is_not_added_twice(
+    server: Server, directory: Directory, admin: str, api: str, ws: str, pg_dsn: str
+) -> None:
+    [stored] = push(server, api, admin, entry(memory("Staging resets on Mondays", SHOP)))
+    item_id = stored["id"]
+    old_text, old = directory.create_token(ws, "member", "bob-laptop")
+    pull_all(server, api, old_text)
+    body = {"host": "bob-laptop", "uses": [{"id": item_id, "count": 5}]}
+    assert server.call("POST", f"{api}/uses", old_text, body).body["recorded"] == 1
+    # Rotated as the how-to says: a new token that replaces the old, then the old revoked.
+    made = ken(
+        "serve", "token", "create", "--db", server.db, "-w", ws, "--name", "bob-laptop",
+        "--replaces", old.id, "--json",
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert directory.revoke_token(old.id) is not None
+    new_text = json.loads(made.stdout)["token"]
+    pull_all(server, api, new_text)
+    body = {"host": "bob-laptop", "uses": [{"id": item_id, "count": 7}]}  # its running total
+    assert server.call("POST", f"{api}/uses", new_text, body).body["recorded"] == 1
+    assert directory.uses(ws, [item_id]) == {item_id: (7, 1)}
+    # Another host with a token of its own is another host.
+    carol = directory.create_token(ws, "member", "carol-box")[0]
+    pull_all(server, api, carol)
+    body = {"host": "carol-box", "uses": [{"id": item_id, "count": 2}]}
+    assert server.call("POST", f"{api}/uses", carol, body).body["recorded"] == 1
+    assert directory.uses(ws, [item_id]) == {item_id: (9, 2)}
+
+
+def test_a_token_replaces_only_a_token_of_its_own_workspace(
+    server: Server, directory: Directory, ws: str
+) -> None:
+    other = directory.create_token(new_workspace(directory), "member", "bob-laptop")[1]
+    out = ken(
+        "serve", "token", "create", "--db", server.db, "-w", ws, "--replaces", other.id
+    )  # fmt: skip
+    assert out.returncode == 1 and not out.stdout
+    assert f"{other.id} is a token of workspace" in out.stderr
+    missing = ken(
+        "serve", "token", "create", "--db", server.db, "-w", ws, "--replaces", "tok_000000000000"
+    )  # fmt: skip
+    assert missing.returncode == 1 and "no token tok_000000000000" in missing.stderr
+
+
 def test_a_use_count_is_capped_at_a_daily_budget_since_the_memory_was_first_served(
     server: Server, directory: Directory, member: str, admin: str, api: str, ws: str
 ) -> None:

@@ -131,15 +131,27 @@ def token_group() -> None:
     help="member: push and pull; admin: also decide.",
 )
 @click.option("--name", help="Who or which host holds it (shown on the review page).")
+@click.option(
+    "--replaces",
+    metavar="TOKEN_ID",
+    help="The token this one rotates (revoke it after): the same host in the uses counted.",
+)
 @renders
 @pass_state
 def token_create(
-    state: State, db: str | None, workspace: str, role: str, name: str | None
+    state: State,
+    db: str | None,
+    workspace: str,
+    role: str,
+    name: str | None,
+    replaces: str | None,
 ) -> Result:
     """Make a token and print it once: only its SHA-256 is kept."""
     policy.require_person(policy.Actor.from_env(), "create a team token")
     with _directory(state, db) as directory:
-        text, token = directory.create_token(_workspace(workspace), role, name or role)
+        text, token = directory.create_token(
+            _workspace(workspace), role, name or role, replaces=replaces
+        )
 
     def shown() -> None:
         click.echo(text)

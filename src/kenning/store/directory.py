@@ -18,8 +18,11 @@ workspace); this module holds what only the server needs around it:
   holding that host's own running count (absolute, not an increase), so a report sent
   twice, or a late retry after a newer one, changes nothing (the row keeps the greater
   count). A token is one host: the row is named by the token's name, whatever host the
-  report says, and the team's uses of a memory are the sum over its tokens (the
-  greatest row of each, for rows an older server named by the report's host). A use is
+  report says. A token made to replace another (`ken serve token create --replaces`, a
+  rotation) is the same host as the one it replaced (`tokens.host`), and the team's
+  uses of a memory are the sum over its hosts (the greatest row of each: each row is
+  that host's running total, under one token or another, or, for rows an older server
+  wrote, under the report's host). A use is
   kept only of a memory the token was served as active by a pull (each token keeps how
   far it has pulled the feed, `pulled_through`, and the memory's last row up to there is
   an upsert: one withdrawn before the pull came down as a removal), at most a daily
@@ -216,11 +219,24 @@ def _m0004_pulled_through(conn: psycopg.Connection[Any]) -> None:
     )
 
 
+def _m0005_token_host(conn: psycopg.Connection[Any]) -> None:
+    # The host a token stands for: its own id, or that of the token it replaced (a
+    # rotation), so a host's uses count once across its tokens.
+    conn.execute(
+        """
+        ALTER TABLE ken_team.tokens ADD COLUMN host text;
+        UPDATE ken_team.tokens SET host = id;
+        ALTER TABLE ken_team.tokens ALTER COLUMN host SET NOT NULL;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[psycopg.Connection[Any]], None], ...] = (
     _m0001_create,
     _m0002_uses,
     _m0003_base_revision,
     _m0004_pulled_through,
+    _m0005_token_host,
 )
 _TIME = "to_char(%s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
@@ -389,18 +405,34 @@ class Directory:
 
     # tokens
 
-    def create_token(self, workspace: str, role: str, name: str) -> tuple[str, Token]:
-        """A new token: its text (shown once, never stored) and its record."""
+    def create_token(
+        self, workspace: str, role: str, name: str, replaces: str | None = None
+    ) -> tuple[str, Token]:
+        """A new token: its text (shown once, never stored) and its record. A token that
+        `replaces` another of the workspace (a rotation) stands for the same host."""
         if role not in ROLES:
             raise InvalidInput(f"unknown role '{role}': use member or admin")
         self.ensure_workspace(workspace)
         text = TOKEN_PREFIX + secrets.token_urlsafe(32)
         token_id = "tok_" + secrets.token_hex(6)
         with self._tx() as conn:
+            host = token_id
+            if replaces is not None:
+                old = conn.execute(
+                    "SELECT workspace, host FROM ken_team.tokens WHERE id = %s", (replaces,)
+                ).fetchone()
+                if old is None:
+                    raise InvalidInput(f"no token {replaces}; `ken serve token list` shows them")
+                if old["workspace"] != workspace:
+                    raise InvalidInput(
+                        f"{replaces} is a token of workspace '{old['workspace']}', "
+                        f"not of '{workspace}'"
+                    )
+                host = old["host"]
             row = conn.execute(
-                "INSERT INTO ken_team.tokens (id, workspace, role, name, hash) "
-                f"VALUES (%s, %s, %s, %s, %s) RETURNING {_TOKEN_COLUMNS}",
-                (token_id, workspace, role, name, token_hash(text)),
+                "INSERT INTO ken_team.tokens (id, workspace, role, name, hash, host) "
+                f"VALUES (%s, %s, %s, %s, %s, %s) RETURNING {_TOKEN_COLUMNS}",
+                (token_id, workspace, role, name, token_hash(text), host),
             ).fetchone()
         assert row is not None
         return text, _token(row)
@@ -641,13 +673,16 @@ class Directory:
 
     def uses(self, workspace: str, item_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
         """(uses summed over hosts, how many hosts used it) of each memory that has any.
-        A host is a token: of several rows of one token, its greatest counts."""
+        A host is a token and the tokens that replaced it: each row holds a running total
+        of that host's, so of several rows of one host, its greatest count."""
         with self._tx() as conn:
             rows = conn.execute(
                 "SELECT item_id, sum(count) AS count, count(*) AS hosts FROM ("
-                "SELECT item_id, token_id, max(count) AS count FROM ken_team.uses "
-                "WHERE workspace = %s AND item_id = ANY(%s) AND count > 0 "
-                "GROUP BY item_id, token_id) AS per_token GROUP BY item_id",
+                "SELECT u.item_id, max(u.count) AS count FROM ken_team.uses u "
+                "LEFT JOIN ken_team.tokens t ON t.id = u.token_id "
+                "WHERE u.workspace = %s AND u.item_id = ANY(%s) AND u.count > 0 "
+                "GROUP BY u.item_id, coalesce(t.host, u.token_id)) AS per_host "
+                "GROUP BY item_id",
                 (workspace, list(item_ids)),
             ).fetchall()
         return {r["item_id"]: (int(r["count"]), int(r["hosts"])) for r in rows}

@@ -20,10 +20,11 @@ The HTTP API and the review page both call `Team`; neither holds a rule of its o
   uses; the directory keeps one count per (token, memory) and never lowers it, so a
   report sent twice counts once. A memory's `uses` is the sum, and the hosts. The
   "used N times on H hosts" an admin weighs must not be a member's to make up: a token
-  is one host (the report's `host` names nothing the count trusts), a use counts only
-  of a memory a pull served that token as active (a proposed one never was, nor one
-  withdrawn before the pull reached it), and a
-  count is capped at USES_PER_DAY for each day since the memory was first served.
+  is one host, and a token made to replace it (a rotation) the same host (the report's
+  `host` names nothing the count trusts); a use counts only of a memory a pull served
+  that token as active (a proposed one never was, nor one withdrawn before the pull
+  reached it); and a count is capped at USES_PER_DAY for each day since the memory was
+  first served.
 - **Pull.** Every change that makes a memory active, changes an active one or takes one
   out of active is appended to the workspace's feed; a pull reads the feed after a
   cursor and answers each memory once, as it is now.
