@@ -37,9 +37,18 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    # Not checked because another process holds the store's lock: not ok, yet nothing is
+    # broken, so it does not fail the report.
+    busy: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "busy": self.busy,
+            "detail": self.detail,
+            "fix": self.fix,
+        }
 
 
 @dataclass
@@ -55,9 +64,10 @@ class Report:
 
     @property
     def ok(self) -> bool:
+        """No check failed; a busy one (the store locked by another process) is no failure."""
         checks = [c for group in self.agents.values() for c in group]
         return all(
-            c.ok
+            c.ok or c.busy
             for c in [*checks, *self.store, *self.config, *self.hook_server, *self.here, *self.deep]
         )
 
@@ -390,9 +400,9 @@ UPGRADE = (
     "upgrade kenning to the version that wrote it, the way you installed it (e.g. "
     "`pipx install --force .` in a checkout of that version); the store itself is fine"
 )
-# How long doctor waits for another process's lock on the store: it reports a held lock,
-# it does not queue behind it (a write waits BUSY_TIMEOUT_MS, and doctor opens the
-# store more than once).
+# How long doctor waits for another process's lock on the store: it reports a held lock
+# as busy (not as a failed check: a busy store is not a broken one), it does not queue
+# behind it (a write waits BUSY_TIMEOUT_MS, and doctor opens the store more than once).
 WAIT_SECONDS = 2.0
 
 
@@ -417,6 +427,7 @@ def _held(path: Path, read: str = "") -> Check:
         "a lock is not damage",
         "close that program or let it finish, then run `ken doctor` again "
         "(keep the store: nothing says it is damaged)",
+        busy=True,
     )
 
 
@@ -835,6 +846,7 @@ def _not_checked() -> Check:
         False,
         f"not run: the store {HELD} (the store check names it)",
         "close that program or let it finish, then run `ken doctor --deep` again",
+        busy=True,
     )
 
 

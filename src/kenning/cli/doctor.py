@@ -11,7 +11,7 @@ from kenning.cli.state import example, renders
 from kenning.printable import clean
 
 if TYPE_CHECKING:  # loaded by the command
-    from kenning.doctor import Report
+    from kenning.doctor import Check, Report
 
 
 @click.command(epilog=example("ken doctor --deep"))
@@ -42,7 +42,7 @@ def _diagnosed(report: Report) -> None:
     for agent, checks in report.agents.items():
         click.echo(f"{agent}:")
         for c in checks:
-            echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
+            echo(f"  {_mark(c)} {c.name}: {c.detail}")
             if c.fix:
                 echo(f"      fix: {c.fix}")
     for line in report.repaired:
@@ -56,9 +56,17 @@ def _diagnosed(report: Report) -> None:
     ):
         click.echo(f"{title}:")
         for c in group:
-            echo(f"  {'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}")
+            echo(f"  {_mark(c)} {c.name}: {c.detail}")
             if c.fix:
                 echo(f"      fix: {c.fix}")
     click.echo("recent hook log:" + ("" if report.log else " (empty)"))
     for line in report.log:
         echo(f"  {clean(line, one_line=True)}")
+
+
+def _mark(check: Check) -> str:
+    """ok, BAD (a failed check: exit 1), or busy (the store locked by another process:
+    not checked, and nothing says it is broken)."""
+    if check.ok:
+        return "ok "
+    return "busy" if check.busy else "BAD"
