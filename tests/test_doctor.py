@@ -689,6 +689,31 @@ def test_an_origin_holding_a_secret_is_named_with_its_fix_and_the_secret_is_neve
     assert TOKEN not in text and TOKEN not in json.dumps(report)
 
 
+def test_a_git_file_kenning_refused_to_read_is_named_with_why(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """A FIFO included from .git/config was taken as missing, and doctor said nothing:
+    nothing told a person why the repo key was not what its config says."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with (git_repo / ".git" / "config").open("a") as file:
+        file.write(f"[include]\n\tpath = {fifo}\n")
+    done = ken_proc("doctor", "--json", cwd=git_repo, timeout=30)
+    refused = named(json.loads(done.stdout)["here"], "file not read")
+    assert refused["ok"] is False and done.returncode == 1
+    assert refused["detail"] == (
+        f"{fifo} was not read: it is not a regular file (a FIFO or a device); "
+        "kenning took it as missing"
+    )
+    assert refused["fix"] == (
+        f"make {fifo} a regular file of a usual size, or remove it: until then kenning "
+        "reads this repo as if it were not there"
+    )
+    text = ken_proc("doctor", cwd=git_repo, timeout=30).stdout
+    lines = [line for line in text.splitlines() if str(fifo) in line]
+    assert lines[0] == f"  BAD file not read: {refused['detail']}"
+
+
 def test_an_origin_without_a_secret_says_nothing_of_it(
     git_repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

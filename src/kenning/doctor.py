@@ -900,6 +900,22 @@ def _deep_checks(repair: bool) -> tuple[list[Check], list[str]]:
     return checks, done
 
 
+def _refused_checks() -> list[Check]:
+    """The files git and ssh name that were refused while doctor looked at the repo here
+    (`paths.read_file`: a FIFO, a device, a file larger than any real one): kenning took
+    each as missing, so the repo key may not be the one git would give."""
+    return [
+        Check(
+            "file not read",
+            False,
+            paths.refusal(path, why),
+            f"make {paths.as_text(path)} a regular file of a usual size, or remove it: "
+            "until then kenning reads this repo as if it were not there",
+        )
+        for path, why in paths.refused().items()
+    ]
+
+
 def diagnose(
     names: tuple[str, ...] = agents.NAMES, *, deep: bool = False, repair: bool = False
 ) -> Report:
@@ -915,6 +931,6 @@ def diagnose(
         report.deep, report.repaired = ([_not_checked()], []) if held else _deep_checks(repair)
     report.config = _config_checks()
     report.hook_server = _hook_server_checks()
-    report.here = _origin_checks() + ([] if held else _here_checks())
+    report.here = _origin_checks() + ([] if held else _here_checks()) + _refused_checks()
     report.log = recent_errors()
     return report

@@ -173,8 +173,19 @@ def refusals() -> list[str]:
     for path, why in list(_refused.items()):
         if path not in _told:
             _told.add(path)
-            out.append(f"{as_text(path)} was not read: {why}; kenning took it as missing")
+            out.append(refusal(path, why))
     return out
+
+
+def refused() -> dict[str, str]:
+    """Every file refused (`read_file`) in this process so far, by path: why. For
+    `ken doctor`, which names each as a check of its own (`refusal` says it)."""
+    return dict(_refused)
+
+
+def refusal(path: str, why: str) -> str:
+    """One line saying the file at `path` was not read, and why."""
+    return f"{as_text(path)} was not read: {why}; kenning took it as missing"
 
 
 def read_parsed(
