@@ -4,13 +4,15 @@ files agents load on their own, with the file and line."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from conftest import ken
 from helpers import add, one_line_error
-from kenning import lint
+from kenning import lint, paths
+from kenning.errors import InvalidInput
 
 REPO = "repo:github.com/acme/shop"
 CLAUDE_MD = """\
@@ -153,3 +155,36 @@ def test_a_line_holding_a_secret_is_compared_redacted_and_never_quoted(shop):
         said = ken("lint", "--against", *form)
         assert "Tr0ub4dor" not in said.stdout + said.stderr
         assert "3xyz" not in said.stdout + said.stderr
+
+
+def test_an_instruction_file_is_read_by_the_one_reader_of_files_others_chose(tmp_path, monkeypatch):
+    """lint kept its own copy of `paths.read_file`'s checks (a regular file, opened
+    without blocking, a cap): one reader now, and lint's messages as before."""
+    read: list[str] = []
+    reader = paths.read_regular
+
+    def spy(path: str, cap: int) -> bytes:
+        read.append(path)
+        return reader(path, cap)
+
+    monkeypatch.setattr(paths, "read_regular", spy)
+    notes = tmp_path / "CLAUDE.md"
+    notes.write_text("- Never deploy on Fridays.\n")
+    assert lint.read_instructions(notes) == "- Never deploy on Fridays.\n"
+    assert read == [str(notes)]
+
+    fifo = tmp_path / "AGENTS.md"
+    os.mkfifo(fifo)  # no writer: a blocking read would wait for ever
+    with pytest.raises(InvalidInput, match="AGENTS.md is not a regular file: an instruction"):
+        lint.read_instructions(fifo)
+    device = tmp_path / "GEMINI.md"
+    device.symlink_to("/dev/zero")
+    with pytest.raises(InvalidInput, match="GEMINI.md is not a regular file"):
+        lint.read_instructions(device)
+    big = tmp_path / "big.md"
+    with big.open("wb") as file:
+        file.truncate(lint.MAX_INSTRUCTION_BYTES + 1)
+    with pytest.raises(InvalidInput, match="big.md is over 1 MiB: an instruction file that"):
+        lint.read_instructions(big)
+    with pytest.raises(InvalidInput, match="cannot read .*missing.md: No such file"):
+        lint.read_instructions(tmp_path / "missing.md")

@@ -10,9 +10,7 @@ memory, so a finding never quotes a secret the store would not keep.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import stat
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -328,18 +326,17 @@ def read_instructions(path: Path, strict: bool = False) -> str:
     try:
         # Without blocking, and a regular file only: a FIFO named CLAUDE.md hung the
         # command, and a link to a device was read as a file that is too long.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        data = paths.read_regular(str(path), MAX_INSTRUCTION_BYTES)
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InvalidInput(f"{path} is not a regular file: an instruction file is read as one")
-        try:
-            data = fh.read(MAX_INSTRUCTION_BYTES + 1)
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_INSTRUCTION_BYTES:
-        raise InvalidInput(f"{path} is over 1 MiB: an instruction file that long is not read")
+    except paths.NotRegular:
+        raise InvalidInput(
+            f"{path} is not a regular file: an instruction file is read as one"
+        ) from None
+    except paths.TooLarge:
+        raise InvalidInput(
+            f"{path} is over 1 MiB: an instruction file that long is not read"
+        ) from None
     try:
         return data.decode("utf-8", errors="strict" if strict else "replace")
     except UnicodeDecodeError as exc:

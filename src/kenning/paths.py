@@ -119,29 +119,35 @@ _refused: dict[str, str] = {}  # files not read, by path: why (`refusals`)
 _told: set[str] = set()  # the ones `refusals` has given out, once each per process
 
 
-def read_file(path: str, cap: int = MAX_CONFIG_BYTES) -> bytes | None:
-    """The bytes of the regular file at `path`; None when it cannot be read, or is no
-    regular file (a FIFO, a device, a folder), or holds more than `cap` bytes.
+class NotRegular(Exception):
+    """`read_regular` opened no regular file (a FIFO, a device, a folder): its mode."""
 
-    Files that git and ssh name are read on every prompt, and a repo's own files are the
-    repo's to choose: a FIFO there would block a read for ever, and a sparse 1 GB file
-    would fill memory. So the file is opened without blocking (a FIFO opens at once) and
-    judged by what was opened (fstat), not by a look before (another file could be put in
-    its place between the two); and no more than `cap` bytes and one more are read. A file
-    refused so is told once (`refusals`): kenning goes on as if it were missing."""
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except (OSError, ValueError):
-        return None
+    def __init__(self, mode: int) -> None:
+        super().__init__(mode)
+        self.mode = mode
+
+
+class TooLarge(Exception):
+    """`read_regular` found more bytes than its cap."""
+
+
+def read_regular(path: str, cap: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `cap`: the one reader of files
+    someone else chose (git's, ssh's, an agent's instruction file). Raises OSError (or
+    ValueError, for a path holding a NUL) when it cannot be opened or read, NotRegular
+    for a FIFO, a device or a folder, and TooLarge for more than `cap` bytes.
+
+    A FIFO would block a read for ever, and a sparse 1 GB file would fill memory. So the
+    file is opened without blocking (a FIFO opens at once) and judged by what was opened
+    (fstat), not by a look before (another file could be put in its place between the
+    two); and no more than `cap` bytes and one more are read."""
+    fd = os.open(path, _READ_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            if not stat.S_ISDIR(st.st_mode):  # a folder is what a missing file is
-                refuse(path, "it is not a regular file (a FIFO or a device)")
-            return None
+            raise NotRegular(st.st_mode)
         if st.st_size > cap:
-            refuse(path, f"it holds more than {cap // 1024} KiB, which no such file does")
-            return None
+            raise TooLarge
         chunks: list[bytes] = []
         left = cap + 1  # one byte more tells a file that grew past the cap since
         while left > 0:
@@ -150,14 +156,32 @@ def read_file(path: str, cap: int = MAX_CONFIG_BYTES) -> bytes | None:
                 break
             chunks.append(chunk)
             left -= len(chunk)
-    except OSError:
-        return None
     finally:
         os.close(fd)
     if left <= 0:  # it grew past the cap since
+        raise TooLarge
+    return b"".join(chunks)
+
+
+def read_file(path: str, cap: int = MAX_CONFIG_BYTES) -> bytes | None:
+    """The bytes of the regular file at `path` (`read_regular`); None when it cannot be
+    read, or is no regular file (a FIFO, a device, a folder), or holds more than `cap`
+    bytes.
+
+    Files that git and ssh name are read on every prompt, and a repo's own files are the
+    repo's to choose. A file refused as a FIFO, a device or too large is told once
+    (`refusals`): kenning goes on as if it were missing."""
+    try:
+        return read_regular(path, cap)
+    except (OSError, ValueError):
+        return None
+    except NotRegular as exc:
+        if not stat.S_ISDIR(exc.mode):  # a folder is what a missing file is
+            refuse(path, "it is not a regular file (a FIFO or a device)")
+        return None
+    except TooLarge:
         refuse(path, f"it holds more than {cap // 1024} KiB, which no such file does")
         return None
-    return b"".join(chunks)
 
 
 def refuse(path: str, why: str) -> None:
