@@ -404,6 +404,62 @@ def other_copy(item):
     return found
 
 
+def test_reject_all_checks_each_chunk_again_and_skips_what_another_changed_meanwhile(
+    monkeypatch,
+):
+    """reject --all kept its own skip logic in the CLI, one memory at a time: a proposal
+    an agent revised meanwhile (still waiting) was rejected with words the person never
+    saw. It goes through the library as approve --all does: a chunk per transaction,
+    each checked again, what another changed named and left as it is."""
+    from kenning.cli import status as status_cli
+
+    monkeypatch.setattr(items, "APPROVE_CHUNK", 2)
+    with opened() as store:
+        for word in "ABCDEF":
+            propose(store, f"Rule {word} holds here")
+    later: list = []  # what waits after the first chunk: approved, edited, forgotten, left
+    counted = status_cli._progress
+
+    def meanwhile(past):
+        said = counted(past)
+
+        def heard(done, total):
+            if done == 2:  # the first chunk is written: another connection writes
+                with opened() as other:
+                    left = other.list_items(ItemQuery(statuses=("proposed",)))
+                    later.extend(sorted(left, key=lambda i: i.title))
+                    items.set_status(other, later[0].id, "approve")
+                    items.change(other, later[1].id, text="Its words changed")
+                    other.delete_items([later[2].id])
+            said(done, total)
+
+        return heard
+
+    monkeypatch.setattr(status_cli, "_progress", meanwhile)
+
+    done = ken("reject", "--all", "--yes")
+
+    assert done.exit_code == 0, done.output
+    approved, edited, gone, left = later
+    said = [line for line in done.stderr.splitlines() if line.startswith("skipped ")]
+    assert sorted(said) == sorted(
+        [
+            f"skipped {short_id(approved.id)}: {approved.title} "
+            "(changed since the batch was read, now active)",
+            f"skipped {short_id(edited.id)}: {edited.title} "
+            "(changed since the batch was read, now proposed)",
+            f"skipped {short_id(gone.id)}: {gone.title} (deleted since the batch was read)",
+        ]
+    )
+    assert f"rejected {short_id(left.id)}: {left.title}" in done.stderr
+    assert "rejected 2/6\nrejected 4/6\n" in done.stderr
+    with opened() as store:
+        assert store.get_item(approved.id).status is Status.ACTIVE
+        assert store.get_item(edited.id).status is Status.PROPOSED  # its new words wait
+        assert store.get_item(left.id).status is Status.REJECTED
+        assert len(store.list_items(ItemQuery(statuses=("rejected",)))) == 3
+
+
 def test_reject_all_takes_scope_and_kind_filters_and_yes():
     with opened() as store:
         propose(store, "Use pnpm, never npm", scope="global")
@@ -671,21 +727,21 @@ def test_approving_a_proposal_with_its_replacement_approves_the_replacement_only
 def test_reject_all_skips_what_another_decided_meanwhile_and_rejects_the_rest(monkeypatch):
     """It stopped at the first memory another connection had decided since the batch
     was read, halfway, with an error: the rest were left waiting."""
+    from kenning.cli import status as status_cli
+
     with opened() as store:
         for word in "ABC":
             propose(store, f"Rule {word} holds here")
         waiting = sorted(store.list_items(ItemQuery(statuses=("proposed",))), key=lambda i: i.title)
-    real = items.set_status
-    calls: list[str] = []
+    real = status_cli._waiting_batch
 
-    def meanwhile(store, ref, action, **kwargs):  # type: ignore[no-untyped-def]
-        if not calls:  # before the first: another connection approves B
-            with opened() as other:
-                real(other, waiting[1].id, "approve")
-        calls.append(ref)
-        return real(store, ref, action, **kwargs)
+    def meanwhile(*args):  # type: ignore[no-untyped-def]
+        chosen = real(*args)
+        with opened() as other:  # the batch is read: another connection approves B
+            items.set_status(other, waiting[1].id, "approve")
+        return chosen
 
-    monkeypatch.setattr(items, "set_status", meanwhile)
+    monkeypatch.setattr(status_cli, "_waiting_batch", meanwhile)
     done = ken("reject", "--all", "--yes")
     assert done.exit_code == 0, done.output
     assert f"skipped {short_id(waiting[1].id)}: Rule B holds here (changed since" in done.stderr

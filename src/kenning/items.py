@@ -1080,12 +1080,12 @@ def _told_of(store: Store, item: Item, told: dict[tuple[str, str], list[Item]]) 
     return next((t for t in twins if retiring is None or t.id != retiring.id), None)
 
 
-APPROVE_CHUNK = 500  # approvals written in one transaction by `approve_all`
+APPROVE_CHUNK = 500  # decisions written in one transaction by `approve_all`, `reject_all`
 
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
-    """A memory of a batch left as it is, and why (`approve_all`)."""
+    """A memory of a batch left as it is, and why (`approve_all`, `reject_all`)."""
 
     item: Item  # as the batch was checked
     why: str
@@ -1127,12 +1127,49 @@ def approve_all(
     return done
 
 
+def reject_all(
+    store: Store,
+    chosen: Sequence[Item],
+    *,
+    actor: policy.Actor | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    skipped: list[Skipped] | None = None,
+) -> list[Item]:
+    """Reject a batch a person chose (`ken reject --all`) as `approve_all` approves one: a
+    chunk per transaction, `progress` told after each. A memory another connection
+    changed since `chosen` was read (decided it, revised its proposal, forgot it) is left
+    as it is and put in `skipped`, with why: what was shown is what is rejected. Each
+    chunk is checked (a read by id of each memory, no search): `chosen` was read before
+    the person said yes, however long that took."""
+    done: list[Item] = []
+    for start in range(0, len(chosen), APPROVE_CHUNK):
+        with store.together():
+            chunk = _unchanged(store, chosen[start : start + APPROVE_CHUNK], skipped)
+            done += [set_status(store, i.id, "reject", actor=actor) for i in chunk]
+        if progress:
+            progress(min(start + APPROVE_CHUNK, len(chosen)), len(chosen))
+    return done
+
+
 def _still_approvable(
     store: Store, chunk: Sequence[Item], skipped: list[Skipped] | None
 ) -> list[Item]:
+    """Those of `chunk` that are as they were read (`_unchanged`) and that no memory
+    active now tells already; the others go into `skipped`."""
+    same = _unchanged(store, chunk, skipped)
+    told = {item.id: twin for item, twin in _told_twice(store, same)}
+    if skipped is not None:
+        skipped += [
+            Skipped(i, f"told since the batch was read by {short_id(told[i.id].id)}")
+            for i in same
+            if i.id in told
+        ]
+    return [i for i in same if i.id not in told]
+
+
+def _unchanged(store: Store, chunk: Sequence[Item], skipped: list[Skipped] | None) -> list[Item]:
     """Those of `chunk` that are as they were read (the same revision: the status, the
-    text and the scope the person was shown) and that no memory active now tells
-    already; the others go into `skipped`."""
+    text and the scope the person was shown), as stored; the others go into `skipped`."""
     same: list[Item] = []
     for item in chunk:
         try:
@@ -1146,14 +1183,7 @@ def _still_approvable(
             why = f"changed since the batch was read, now {now.status.value}"
         if skipped is not None:
             skipped.append(Skipped(item, why))
-    told = {item.id: twin for item, twin in _told_twice(store, same)}
-    if skipped is not None:
-        skipped += [
-            Skipped(i, f"told since the batch was read by {short_id(told[i.id].id)}")
-            for i in same
-            if i.id in told
-        ]
-    return [i for i in same if i.id not in told]
+    return same
 
 
 class ToldAlready(InvalidInput):

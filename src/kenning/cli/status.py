@@ -11,7 +11,6 @@ from kenning import items, policy, review
 from kenning.cli import complete
 from kenning.cli.output import Result, confirm, memories, say
 from kenning.cli.state import State, example, guard_change, pass_state, renders, scope_filter
-from kenning.errors import InvalidInput, NotFound
 from kenning.ids import short_id
 from kenning.model import DismissReason, Item
 
@@ -83,18 +82,15 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
                 progress=_progress(past),
                 skipped=skipped,
             )
+        elif all_waiting:  # reject --all; by ids (and restore), each decided or refused
+            done = items.reject_all(
+                state.store, chosen, actor=actor, progress=_progress(past), skipped=skipped
+            )
         else:
-            done = []
-            for i in chosen:
-                try:
-                    done.append(
-                        items.set_status(state.store, i.id, action, actor=actor, archived=capped)
-                    )
-                except (InvalidInput, NotFound) as exc:
-                    if not all_waiting:
-                        raise
-                    # decided or forgotten by another since the batch was read: it stands
-                    skipped.append(items.Skipped(i, f"changed since the batch was read: {exc}"))
+            done = [
+                items.set_status(state.store, i.id, action, actor=actor, archived=capped)
+                for i in chosen
+            ]
         return Result(
             data=[i.to_dict() for i in done],
             text=lambda: _decided(past, done, retires, stale),
