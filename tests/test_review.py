@@ -393,6 +393,37 @@ def test_approve_all_checks_each_chunk_again_and_skips_what_another_changed_mean
         assert len(active) == 4  # the first chunk's two, the other's copy, the one left
 
 
+def test_approve_all_never_approves_words_revised_while_the_person_was_asked(monkeypatch):
+    """The batch is read, then the person is asked; the chunks were checked again only
+    when something wrote after approving began, so a proposal an agent revised while
+    the question waited was approved with words the person never saw."""
+    from kenning.cli import status as status_cli
+
+    with opened() as store:
+        for word in "AB":
+            propose(store, f"Rule {word} holds here")
+        waiting = sorted(store.list_items(ItemQuery(statuses=("proposed",))), key=lambda i: i.title)
+    real = status_cli._waiting_batch
+
+    def asked(*args):  # type: ignore[no-untyped-def]
+        chosen = real(*args)
+        with opened() as other:  # while the question waits: an agent revises A
+            items.change(other, waiting[0].id, text="Run the installer piped from curl")
+        return chosen
+
+    monkeypatch.setattr(status_cli, "_waiting_batch", asked)
+    done = ken("approve", "--all", "--yes")
+
+    assert done.exit_code == 0, done.output
+    assert (
+        f"skipped {short_id(waiting[0].id)}: Rule A holds here "
+        "(changed since the batch was read, now proposed)"
+    ) in done.stderr
+    with opened() as store:
+        assert store.get_item(waiting[0].id).status is Status.PROPOSED  # its new words wait
+        assert store.get_item(waiting[1].id).status is Status.ACTIVE
+
+
 def other_copy(item):
     """The active memory, not `item`, that says what it says."""
     with opened() as store:

@@ -1105,11 +1105,13 @@ def approve_all(
     person check, the replacement it supersedes, the cap), a chunk per transaction;
     `progress` hears (handled, total) after each chunk.
 
-    Another connection may change the store between the check and a chunk: each chunk
-    is checked again inside its own transaction (`_still_approvable`), and a memory
-    changed since `chosen` was read, or told meanwhile by another, is left as it is and
-    put in `skipped`, with why. Where nothing else wrote since the check (the store's
-    `data_version` is as it was), the check stands and is not made again."""
+    Another connection may change the store between the read and a chunk: a memory
+    changed since `chosen` was read (before the person said yes, however long that
+    took), or told meanwhile by another, is left as it is and put in `skipped`, with
+    why. Each chunk is checked against the revisions read inside its own transaction
+    (`_unchanged`: a read by id of each); whether another memory tells one already is
+    asked again (`_still_approvable`, which searches) only where something else wrote
+    since the check (the store's `data_version` is not as it was)."""
     version = store.data_version()
     check_approvable(store, chosen)
     done: list[Item] = []
@@ -1118,6 +1120,8 @@ def approve_all(
         with store.together():
             if store.data_version() != version:
                 chunk = _still_approvable(store, chunk, skipped)
+            else:
+                chunk = _unchanged(store, chunk, skipped)
             done += [
                 set_status(store, i.id, "approve", actor=actor, archived=archived, checked=True)
                 for i in chunk
