@@ -817,8 +817,12 @@ def test_slash_remember_to_a_capture_off_repos_scope_stores_nothing_from_any_fol
     assert ken("project", "add", "hrproj", str(repos["hr"])).exit_code == 0
     for scope in (f"repo:{HR}", f"workstream:{HR}#main", "project:hrproj"):
         prompt = f"/remember --scope {scope} Salaries are paid on the 25th"
-        told = hook("UserPromptSubmit", repos["shop"], "s1", prompt=prompt)
-        assert f"capture is off for {HR}" in told and "nothing was saved" in told, scope
+        said = hook("UserPromptSubmit", repos["shop"], "s1", prompt=prompt)
+        told = json.loads(said)["hookSpecificOutput"]["additionalContext"]
+        # The line /remember says where it is typed in such a repo: one wording, not
+        # check_write's "nothing was saved" with an instruction after it.
+        assert told.startswith(f"kenning: memory capture is off for {HR}"), scope
+        assert told.endswith(" capture = false in config.toml): nothing was stored."), told
     with opened() as store:
         assert store.count_items() == 0
 

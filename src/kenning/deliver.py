@@ -221,6 +221,29 @@ def may_capture(config: Config, where: Where) -> bool:
     return all(config.repo_capture(repo) for repo in _repos_written(where))
 
 
+def capture_off(
+    config: Config,
+    where: Where,
+    scopes: Iterable[Scope] = (),
+    *,
+    projects: Sequence[Project],
+) -> str | None:
+    """Why the switches take no write from `where` to `scopes`, naming the switch (a
+    person turns that one back): memory is off, or capture is off for the repo it runs
+    in or writes to (`projects`: those registered, whose repos a write to their scope
+    touches). None when they take it. Each face ends the line as it says it."""
+    if not config.memory_enabled:
+        return f"memory is turned off ({why_off(config)})"
+    for repo, project in _repos_written(where, scopes, projects).items():
+        if not config.repo_capture(repo):
+            of = f", a repo of project {project}" if project else ""
+            return (
+                f"memory capture is off for {repo}{of} "
+                f"({config.switch_source(repo, 'capture')} in config.toml)"
+            )
+    return None
+
+
 def check_write(
     config: Config,
     where: Where,
@@ -228,18 +251,11 @@ def check_write(
     *,
     projects: Sequence[Project],
 ) -> None:
-    """Refuse an agent's write when the switches say memory is not taken here: memory
-    is off, or capture is off for the repo it runs in or writes to (`projects`: those
-    registered, whose repos a write to their scope touches)."""
-    if not config.memory_enabled:
-        raise InvalidInput(f"memory is turned off ({why_off(config)}): nothing was saved")
-    for repo, project in _repos_written(where, scopes, projects).items():
-        if not config.repo_capture(repo):
-            of = f", a repo of project {project}" if project else ""
-            raise InvalidInput(
-                f"memory capture is off for {repo}{of} "
-                f"({config.switch_source(repo, 'capture')} in config.toml): nothing was saved"
-            )
+    """Refuse an agent's write when the switches say memory is not taken here
+    (`capture_off`)."""
+    why = capture_off(config, where, scopes, projects=projects)
+    if why is not None:
+        raise InvalidInput(f"{why}: nothing was saved")
 
 
 def check_agent_write(

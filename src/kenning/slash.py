@@ -21,7 +21,7 @@ Either way the prompt gets no per-prompt recall: the command is the answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -94,6 +94,19 @@ def run(
     return _remember(store, command, where, agent, from_cli, session, config)
 
 
+def capture_refused(
+    config: Config, where: Where, scopes: Sequence[Scope] = (), store: Store | None = None
+) -> str:
+    """What `/remember` answers where the switches take nothing (`deliver.capture_off`,
+    the projects registered in `store` counted), wherever it is typed; "" where they
+    take it."""
+    from kenning import deliver
+
+    projects = store.projects() if store is not None else ()
+    why = deliver.capture_off(config, where, scopes, projects=projects)
+    return f"kenning: {why}: nothing was stored." if why else ""
+
+
 def _remember(
     store: Store,
     command: Command,
@@ -107,13 +120,8 @@ def _remember(
         scope = where.scope(command.scope) if command.scope else _default_scope(where)
     except KenningError as exc:
         return f"kenning: nothing stored: {exc}"
-    if config is not None:
-        from kenning import deliver
-
-        try:
-            deliver.check_write(config, where, [scope], projects=store.projects())
-        except InvalidInput as exc:
-            return f"kenning: {exc}. Tell the person so in one short line."
+    if config is not None and (refused := capture_refused(config, where, [scope], store)):
+        return refused
     from kenning.onboard import guess_kind
 
     words = command.text

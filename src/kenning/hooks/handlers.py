@@ -256,12 +256,8 @@ def _slash(
     if command is None:
         return ""
     # What is off says which switch, as MCP's answers do: a person turns that one back.
-    if command.name == "remember" and not deliver.may_capture(config, where):
-        try:
-            deliver.check_write(config, where, projects=())
-        except KenningError as exc:
-            return f"kenning: {str(exc).replace('nothing was saved', 'nothing was stored')}."
-        return "kenning: memory capture is off here (config.toml): nothing was stored."
+    if command.name == "remember" and (refused := slash.capture_refused(config, where)):
+        return refused
     if command.name == "recall" and not deliver.may_deliver(config, event.agent, where):
         return f"kenning: {deliver.delivery_off(config, event.agent)}: nothing was recalled."
     from_cli = slash.from_cli(agents.get(event.agent), config.env)
