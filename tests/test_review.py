@@ -424,6 +424,35 @@ def test_approve_all_never_approves_words_revised_while_the_person_was_asked(mon
         assert store.get_item(waiting[1].id).status is Status.ACTIVE
 
 
+@pytest.mark.parametrize("batch_check", [items.BATCH_CHECK, 1])
+def test_approve_all_skips_and_names_every_proposal_said_already_and_approves_the_rest(
+    monkeypatch, batch_check
+):
+    """An agent re-proposing a rule a person approved is daily use; one such copy made
+    `approve --all` refuse the whole batch, naming one copy per run."""
+    monkeypatch.setattr(items, "BATCH_CHECK", batch_check)
+    with opened() as store:
+        told = [person(store, f"Rule {w} holds here") for w in "AB"]
+        copies = [propose(store, t.title) for t in told]
+        twice = [propose(store, "Rule C holds here", scope=s) for s in ("global", "global")]
+        fresh = propose(store, "Rule D holds here")
+    assert twice[0].id == twice[1].id  # a person is asked once
+
+    done = ken("approve", "--all", "--yes")
+
+    assert done.exit_code == 0, done.output
+    said = [line for line in done.stderr.splitlines() if line.startswith("skipped ")]
+    assert sorted(said) == sorted(
+        f"skipped {short_id(c.id)}: {c.title} (it says what {short_id(t.id)} says in global "
+        f"already; `ken dismiss {short_id(c.id)} --reason covered` sets it aside)"
+        for c, t in zip(copies, told, strict=True)
+    )
+    with opened() as store:
+        assert [store.get_item(c.id).status for c in copies] == [Status.PROPOSED] * 2
+        assert store.get_item(twice[0].id).status is Status.ACTIVE
+        assert store.get_item(fresh.id).status is Status.ACTIVE
+
+
 def other_copy(item):
     """The active memory, not `item`, that says what it says."""
     with opened() as store:
@@ -722,9 +751,9 @@ def test_approving_a_replacement_whose_original_was_retired_already_says_so(git_
 # Both ways a batch is checked: a search per memory, and (a long batch) every
 # active memory of its scopes read once.
 @pytest.mark.parametrize("batch_check", [items.BATCH_CHECK, 1])
-def test_approve_all_refuses_a_batch_that_would_tell_one_statement_twice(
-    git_repo, monkeypatch, batch_check
-):
+def test_a_batch_never_tells_one_statement_twice(git_repo, monkeypatch, batch_check):
+    """Named by id, two copies of one statement are refused together and nothing
+    changes; every waiting memory (`--all`) approves the first and names the other."""
     monkeypatch.setattr(items, "BATCH_CHECK", batch_check)
     with opened() as store:
         rule = person(store, "Deploys go through make ship", kind="decision")
@@ -732,13 +761,28 @@ def test_approve_all_refuses_a_batch_that_would_tell_one_statement_twice(
             filed_as_replacement(store, rule, "Deploys go through make release") for _ in range(2)
         ]
 
-    done = ken("approve", "--all", "--yes")
+    refused = ken("approve", *(c.id for c in copies))
 
-    assert done.exit_code == 1
-    assert "agents would be told it twice" in done.output and "nothing changed" in done.output
+    assert refused.exit_code == 1
+    assert "agents would be told it twice" in refused.output
+    assert "nothing changed" in refused.output
     with opened() as store:
         assert {store.get_item(c.id).status for c in copies} == {Status.PROPOSED}
         assert store.get_item(rule.id).status is Status.ACTIVE
+
+    done = ken("approve", "--all", "--yes")
+
+    assert done.exit_code == 0, done.output
+    with opened() as store:
+        now = {c.id: store.get_item(c.id).status for c in copies}
+        assert store.get_item(rule.id).status is Status.SUPERSEDED
+    [first] = [c for c in copies if now[c.id] is Status.ACTIVE]
+    [second] = [c for c in copies if now[c.id] is Status.PROPOSED]
+    assert (
+        f"skipped {short_id(second.id)}: {second.title} (it says what {short_id(first.id)} "
+        f"says in global already; `ken dismiss {short_id(second.id)} --reason covered` sets "
+        "it aside)"
+    ) in done.stderr
 
 
 def test_approving_a_proposal_with_its_replacement_approves_the_replacement_only(git_repo):

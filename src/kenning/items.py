@@ -1099,11 +1099,14 @@ def approve_all(
     archived: list[Item] | None = None,
     progress: Callable[[int, int], None] | None = None,
     skipped: list[Skipped] | None = None,
+    covered: bool = False,
 ) -> list[Item]:
     """Approve a batch a person chose (`ken approve --all`): checked as one before any
     is approved (`check_approvable`), then approved as `set_status` approves one (the
     person check, the replacement it supersedes, the cap), a chunk per transaction;
-    `progress` hears (handled, total) after each chunk.
+    `progress` hears (handled, total) after each chunk. With `covered` (every waiting
+    memory, not ids the person named), one whose statement is told already is left as
+    it is and put in `skipped`, and the rest approved, rather than the batch refused.
 
     Another connection may change the store between the read and a chunk: a memory
     changed since `chosen` was read (before the person said yes, however long that
@@ -1113,7 +1116,13 @@ def approve_all(
     asked again (`_still_approvable`, which searches) only where something else wrote
     since the check (the store's `data_version` is not as it was)."""
     version = store.data_version()
-    check_approvable(store, chosen)
+    if covered:
+        twice = {item.id: ToldAlready(item, twin) for item, twin in _told_twice(store, chosen)}
+        if skipped is not None:
+            skipped += [twice[i.id].skipped() for i in chosen if i.id in twice]
+        chosen = [i for i in chosen if i.id not in twice]
+    else:
+        check_approvable(store, chosen)
     done: list[Item] = []
     for start in range(0, len(chosen), APPROVE_CHUNK):
         chunk = chosen[start : start + APPROVE_CHUNK]
@@ -1203,6 +1212,14 @@ class ToldAlready(InvalidInput):
             f"cannot approve {short_id(self.item.id)}: it says what {short_id(self.twin.id)} "
             f"says in {self.item.scope}, and agents would be told it twice; dismiss it as "
             f"covered ({dismiss}); nothing changed"
+        )
+
+    def skipped(self) -> Skipped:
+        """The same refusal as one memory of a batch left as it is (`approve --all`)."""
+        return Skipped(
+            self.item,
+            f"it says what {short_id(self.twin.id)} says in {self.item.scope} already; "
+            f"`ken dismiss {short_id(self.item.id)} --reason covered` sets it aside",
         )
 
 

@@ -81,6 +81,7 @@ def _status_command(action: str, past: str, doc: str, *, batch: bool = False) ->
                 archived=capped,
                 progress=_progress(past),
                 skipped=skipped,
+                covered=all_waiting,
             )
         elif all_waiting:  # reject --all; by ids (and restore), each decided or refused
             done = items.reject_all(
