@@ -18,6 +18,7 @@ The face that opened the store says it migrated it where its person or log sees 
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -471,10 +472,42 @@ KNOWN = {m.__name__ for m in MIGRATIONS}
 
 
 def applied(conn: sqlite3.Connection) -> list[str]:
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
+    """The migrations the store records, in order; none in a file without `_migrations`."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+    ).fetchone():
+        return []
     return [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY name")]
+
+
+def refuse_foreign(conn: sqlite3.Connection, path: str) -> None:
+    """Refuse another program's database, read only, before anything is written to it: a
+    file that holds tables or views is a store when its `_migrations` records a
+    migration of kenning's (`mNNNN_...`, a newer kenning's too), or is all it holds (a
+    store whose first migration was stopped). An empty file is made into a store."""
+    names = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        )
+    }
+    if not names - {"_migrations"}:
+        return
+    if "_migrations" in names:
+        try:
+            recorded = [row[0] for row in conn.execute("SELECT name FROM _migrations")]
+        except sqlite3.OperationalError:  # a table of that name, but not kenning's
+            recorded = []
+        if any(isinstance(name, str) and re.fullmatch(r"m\d{4}_\w+", name) for name in recorded):
+            return
+    theirs = sorted(names - {"_migrations"})
+    shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
+    raise StoreError(
+        f"the store {path} is not a kenning database: it holds another program's tables "
+        f"({shown}) and no record of kenning's migrations; nothing was changed: point "
+        "KEN_DB at another file"
+    )
 
 
 def check_not_newer(done: list[str]) -> None:
@@ -510,6 +543,10 @@ def apply(conn: sqlite3.Connection, path: str | None = None) -> int:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS _migrations "
+                "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
             # Another process may have applied it while we waited for the lock.
             exists = conn.execute(
                 "SELECT 1 FROM _migrations WHERE name = ?", (migration.__name__,)

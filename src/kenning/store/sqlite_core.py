@@ -151,8 +151,11 @@ class Core:
         try:
             self._configure()
             # A store nobody can read fails here, within a read's wait; a migration is a
-            # write, and waits as one.
+            # write, and waits as one. Another program's database is refused before
+            # anything is written to it, its journal mode included.
             self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            migrations.refuse_foreign(self.conn, self.path)
+            self._use_wal()
             self._wait_for(write=True)
             migrations.apply(self.conn, self.path)
             self._wait_for(write=False)
@@ -172,6 +175,10 @@ class Core:
         c.execute("PRAGMA secure_delete = ON")
         c.execute("PRAGMA synchronous = NORMAL")
         c.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+
+    def _use_wal(self) -> None:
+        """Switch the file to WAL, for good: done once it is known to be a store."""
+        c = self.conn
         mode = c.execute("PRAGMA journal_mode").fetchone()[0]
         if mode != "wal":
             self._retry(lambda: c.execute("PRAGMA journal_mode = WAL").fetchone())
