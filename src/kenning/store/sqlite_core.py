@@ -56,6 +56,18 @@ def friendly(exc: sqlite3.Error, path: str) -> StoreError:
         return StoreBusy(
             f"the store {path} stayed locked by another process ({held_by(path)}); try again"
         )
+    name = getattr(exc, "sqlite_errorname", "")
+    if name == "SQLITE_FULL" or "disk is full" in text:
+        return StoreError(
+            f"the store {path} could not be written: the disk holding it is full ({text}); "
+            "free some space there and run the command again"
+        )
+    if name in ("SQLITE_IOERR_SHMSIZE", "SQLITE_IOERR_SHMMAP", "SQLITE_IOERR_SHMOPEN"):
+        return StoreError(
+            f"the store {path} could not be opened: its shared-memory file {path}-shm could "
+            f"not be made or grown ({text}, {name}); the disk holding it is likely full: "
+            "free some space there and run the command again"
+        )
     if "unable to open" in text:
         return StoreError(
             f"cannot open the store {path}; check that it is a file you can read and write "
