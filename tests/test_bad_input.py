@@ -219,6 +219,46 @@ def test_a_corrupt_store_file_is_refused_and_left_as_it_was(db_path):
     assert db_path.read_bytes() == before
 
 
+def another_programs_database(path: Path, table: str = "foo") -> bytes:
+    conn = sqlite3.connect(path)
+    conn.execute(f"CREATE TABLE {table} (x)")
+    conn.execute(f"INSERT INTO {table} VALUES (1)")
+    conn.commit()
+    conn.close()
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("table", ["foo", "items"])
+def test_another_programs_database_is_refused_and_nothing_in_it_changes(db_path, table, tmp_path):
+    """KEN_DB at another program's SQLite file: kenning added its tables to it and switched
+    it to WAL for good (or, when it had a table `items`, failed and still left
+    `_migrations` and WAL behind)."""
+    before = another_programs_database(db_path, table)
+    for command in (("add", "x"), ("list",)):
+        line = check_refused(ken(*command), "is not a kenning database")
+        assert f"({table})" in line and "nothing was changed" in line
+    check_refused(ken_proc("add", "x"), "is not a kenning database")
+    assert db_path.read_bytes() == before
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == [table]
+    conn.close()
+    # A hook says nothing to its agent and logs why.
+    payload = {"session_id": "s1", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
+    done = ken_proc("hook", "SessionStart", "--agent", "claude", input=json.dumps(payload))
+    assert done.returncode == 0 and done.stderr == "" and done.stdout.strip() in ("", "{}")
+    from kenning.config import log_path
+
+    assert "is not a kenning database" in log_path().read_text()
+    assert db_path.read_bytes() == before
+
+
+def test_an_empty_file_is_made_into_a_store(db_path):
+    db_path.write_bytes(b"")
+    assert ken("add", "Kept in a file that was empty").exit_code == 0
+    assert ken("list").output.count("Kept in a file that was empty") == 1
+
+
 def test_a_store_with_a_damaged_page_is_refused_and_left_as_it_was(db_path):
     with opened() as store:
         for n in range(300):

@@ -55,10 +55,30 @@ def test_a_full_disk_is_said_as_such(db_path, tmp_path):
     with opened(db_path) as store:
         pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
         store.conn.execute(f"PRAGMA max_page_count = {pages + 3}")  # a disk that fills
-        with pytest.raises(StoreError, match="database or disk is full"):
+        with pytest.raises(StoreError) as failed:
             for n in range(500):
                 add(f"memory {n} " + f"word{n} " * 50, store)
         assert not store.conn.in_transaction
+    assert str(failed.value) == (
+        f"the store {db_path} could not be written: the disk holding it is full (database "
+        "or disk is full); free some space there and run the command again"
+    )
+
+
+def test_a_shared_memory_file_that_cannot_grow_is_said_to_be_a_full_disk(db_path):
+    """With the disk full, SQLite cannot grow the store's -shm file, and every command
+    said only `store error in ...: disk I/O error`."""
+    import sqlite3
+
+    from kenning.store.sqlite_core import friendly
+
+    exc = sqlite3.OperationalError("disk I/O error")
+    exc.sqlite_errorname = "SQLITE_IOERR_SHMSIZE"
+    assert str(friendly(exc, str(db_path))) == (
+        f"the store {db_path} could not be opened: its shared-memory file {db_path}-shm "
+        "could not be made or grown (disk I/O error, SQLITE_IOERR_SHMSIZE); the disk "
+        "holding it is likely full: free some space there and run the command again"
+    )
 
 
 def test_a_relative_ken_db_is_refused_not_read_from_each_folder(tmp_path, monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -619,3 +620,45 @@ def test_a_file_ken_writes_where_told_never_replaces_a_device_a_pipe_or_a_link(
         "link",
         "pipe",
     ]
+
+
+def test_an_import_stopped_by_a_full_disk_says_what_it_kept_and_that_a_rerun_adds_the_rest(
+    tmp_path, monkeypatch
+):
+    """An import that stopped partway on a full disk said only the store's error line, not
+    that the batches before were kept, nor that running it again adds the rest."""
+    from kenning.store.sqlite import SQLiteStore
+    from kenning.store.sqlite_core import friendly
+
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(json.dumps({"title": f"Imported item {n}"}) + "\n" for n in range(7)))
+    real_import, real_insert = transfer.import_items, SQLiteStore.insert_many
+    calls = []
+
+    def small_batches(*args, **kwargs):
+        return real_import(*args, **{**kwargs, "batch": 3})
+
+    def fills_the_disk(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise friendly(sqlite3.OperationalError("database or disk is full"), self.path)
+        return real_insert(self, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(transfer, "import_items", small_batches)
+        patched.setattr(SQLiteStore, "insert_many", fills_the_disk)
+        done = ken("import", str(dump))
+    assert done.exit_code == 1
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith("ken: the store ") and "the disk holding it is full" in line
+    assert line.endswith(
+        "free some space there and run the command again; the import stopped there: the 3 "
+        "of 7 memories it added before are kept, and running the same import again adds "
+        "the rest and skips those"
+    )
+    assert len(export_json(ken("export").stdout)) == 3
+    again = ken("import", str(dump))
+    assert again.exit_code == 0
+    assert "added 4 proposed memories, skipped 3 already here" in again.stderr
+    listed = export_json(ken("export").stdout)
+    assert sorted(row["title"] for row in listed) == [f"Imported item {n}" for n in range(7)]

@@ -228,3 +228,64 @@ def test_a_migration_asks_the_hook_servers_of_other_installs_to_stop(db_path, tm
         if old.poll() is None:
             os.kill(old.pid, 9)
             old.wait()
+
+
+def schema_of(path: Path) -> list[tuple[str, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_disk_that_fills_during_a_migration_leaves_the_store_as_it_was_and_says_so(
+    db_path, monkeypatch
+):
+    """Each migration committed on its own: a disk that filled after the copy was written
+    left the store half migrated (an older kenning then refused it as newer), and the
+    ROLLBACK after SQLite had already ended the transaction ("cannot rollback - no
+    transaction is active") hid the full disk."""
+    old_store(db_path)
+    had, schema = migrations_in(db_path), schema_of(db_path)
+    last = migrations.MIGRATIONS[-1]
+
+    def fills_the_disk(conn: sqlite3.Connection) -> None:
+        last(conn)  # part of the work is done ...
+        conn.execute("ROLLBACK")  # ... then SQLite, out of space, ends the transaction
+        raise sqlite3.OperationalError("database or disk is full")
+
+    fills_the_disk.__name__ = last.__name__
+    with monkeypatch.context() as patched:
+        patched.setattr(migrations, "MIGRATIONS", (*migrations.MIGRATIONS[:-1], fills_the_disk))
+        done = ken("list")
+    assert done.exit_code == 1
+    said = done.stderr.strip().splitlines()[-1]
+    assert said == (
+        f"ken: could not migrate the store {db_path} for this kenning: the disk is full "
+        f"(database or disk is full); nothing was migrated: it is as it was (at {had[-1]}), "
+        "and the older kenning can still open it: free some space there and run the "
+        "command again"
+    )
+    assert migrations_in(db_path) == had
+    assert schema_of(db_path) == schema
+    again = ken_proc("list")  # space freed: the next run migrates it whole
+    assert again.returncode == 0 and "CI runners are shared" in again.stdout
+    assert migrations_in(db_path) == sorted(m.__name__ for m in migrations.MIGRATIONS)
+
+
+def test_a_migration_that_fails_leaves_the_store_at_its_old_migration(db_path, monkeypatch):
+    old_store(db_path)
+    had, schema = migrations_in(db_path), schema_of(db_path)
+    last = migrations.MIGRATIONS[-1]
+
+    def fails(conn: sqlite3.Connection) -> None:
+        last(conn)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    fails.__name__ = last.__name__
+    monkeypatch.setattr(migrations, "MIGRATIONS", (*migrations.MIGRATIONS[:-1], fails))
+    done = ken("list")
+    assert done.exit_code == 1
+    assert "disk I/O error; nothing was migrated: it is as it was" in done.stderr
+    assert migrations_in(db_path) == had
+    assert schema_of(db_path) == schema

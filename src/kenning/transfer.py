@@ -28,7 +28,7 @@ from typing import Any
 
 from kenning import ids, policy
 from kenning.deliver import withheld
-from kenning.errors import InvalidInput
+from kenning.errors import InvalidInput, StoreError
 from kenning.items import (
     archive_reason_of,
     may_know,
@@ -361,7 +361,17 @@ def import_items(
             end = run
             while end < len(chunk) and changes.get(chunk[end].id, "import") == change:
                 end += 1
-            a, s = store.insert_many(chunk[run:end], change=change, batch=batch, history=earlier)
+            try:
+                a, s = store.insert_many(
+                    chunk[run:end], change=change, batch=batch, history=earlier
+                )
+            except StoreError as exc:
+                # Each batch lands whole or not at all, and a rerun skips what is here.
+                raise type(exc)(
+                    f"{exc}; the import stopped there: the {added} of {total} memories it "
+                    "added before are kept, and running the same import again adds the "
+                    "rest and skips those"
+                ) from None
             added, skipped, done = added + a, skipped + s, done + a + s
             run = end
         if progress:

@@ -84,9 +84,10 @@ def import_cmd(
     Nothing an import brings is told to agents until a person approves it; importing
     the same file twice adds nothing, and a memory here already is never changed (the
     import says which ones the file holds otherwise). One bad line imports nothing; a line
-    with the id of an earlier one is left out, and said. --keep-status brings your own
-    export back as it was (active memories are told at once, at the revision they had),
-    so a person must run it.
+    with the id of an earlier one is left out, and said. An import stopped partway (a
+    full disk) keeps the batches it added, says how many, and the same import run again
+    adds the rest. --keep-status brings your own export back as it was (active memories
+    are told at once, at the revision they had), so a person must run it.
 
     With --from FILE, the rules already written in an agent's instruction file become
     proposals in the repo, each linked to the file and its line. Once approved they

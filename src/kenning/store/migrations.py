@@ -1,9 +1,11 @@
 """The store's schema, as ordered migrations.
 
 Each migration is a function `mNNNN_name(conn)`; `apply` runs the missing ones in order,
-each in its own transaction together with its row in `_migrations`, so a crash never
-leaves a half-applied step. A database that records a migration this code does not know
-was made by a newer kenning, and is refused rather than guessed at.
+all in one transaction together with their rows in `_migrations`, so a crash or a full
+disk leaves the store as it was, never half migrated. A database that records a
+migration this code does not know was made by a newer kenning, and is refused rather
+than guessed at; one that holds tables but records none of kenning's migrations is
+another program's, and is refused before anything is written to it (`refuse_foreign`).
 
 Before a store that already holds data is migrated, a copy of it as it was is kept next
 to it, `ken.db.before-m0016` (named by the first migration it did not have), made with
@@ -17,7 +19,9 @@ The face that opened the store says it migrated it where its person or log sees 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -471,10 +475,42 @@ KNOWN = {m.__name__ for m in MIGRATIONS}
 
 
 def applied(conn: sqlite3.Connection) -> list[str]:
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
+    """The migrations the store records, in order; none in a file without `_migrations`."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+    ).fetchone():
+        return []
     return [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY name")]
+
+
+def refuse_foreign(conn: sqlite3.Connection, path: str) -> None:
+    """Refuse another program's database, read only, before anything is written to it: a
+    file that holds tables or views is a store when its `_migrations` records a
+    migration of kenning's (`mNNNN_...`, a newer kenning's too), or is all it holds (a
+    store whose first migration was stopped). An empty file is made into a store."""
+    names = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        )
+    }
+    if not names - {"_migrations"}:
+        return
+    if "_migrations" in names:
+        try:
+            recorded = [row[0] for row in conn.execute("SELECT name FROM _migrations")]
+        except sqlite3.OperationalError:  # a table of that name, but not kenning's
+            recorded = []
+        if any(isinstance(name, str) and re.fullmatch(r"m\d{4}_\w+", name) for name in recorded):
+            return
+    theirs = sorted(names - {"_migrations"})
+    shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
+    raise StoreError(
+        f"the store {path} is not a kenning database: it holds another program's tables "
+        f"({shown}) and no record of kenning's migrations; nothing was changed: point "
+        "KEN_DB at another file"
+    )
 
 
 def check_not_newer(done: list[str]) -> None:
@@ -504,27 +540,35 @@ def apply(conn: sqlite3.Connection, path: str | None = None) -> int:
                 f"migration{'s' if len(missing) != 1 else ''}); the store as it was is "
                 f"kept in {copy}"
             )
-    ran = 0
-    for migration in MIGRATIONS:
-        if migration.__name__ in done:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have applied it while we waited for the lock.
-            exists = conn.execute(
-                "SELECT 1 FROM _migrations WHERE name = ?", (migration.__name__,)
-            ).fetchone()
-            if not exists:
-                migration(conn)
-                conn.execute(
-                    "INSERT INTO _migrations(name, applied_at) VALUES (?, datetime('now'))",
-                    (migration.__name__,),
-                )
-                ran += 1
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+    ran, now = 0, done
+    # All the missing migrations in one transaction, with their rows in `_migrations`: a
+    # failure (a full disk among them) leaves the store as it was, at its old migration,
+    # which the older kenning can still open. None of them needs to run outside one.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations "
+            "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        # Another process may have applied some while we waited for the lock.
+        now = set(applied(conn))
+        check_not_newer(sorted(now))
+        for migration in MIGRATIONS:
+            if migration.__name__ in now:
+                continue
+            migration(conn)
+            conn.execute(
+                "INSERT INTO _migrations(name, applied_at) VALUES (?, datetime('now'))",
+                (migration.__name__,),
+            )
+            ran += 1
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        _roll_back(conn)
+        raise _failed(exc, path, sorted(now)[-1] if now else None) from None
+    except BaseException:
+        _roll_back(conn)
+        raise
     if ran and done and path is not None:
         stopped = stop_other_hook_servers()
         if stopped and _tell is not None:
@@ -535,6 +579,38 @@ def apply(conn: sqlite3.Connection, path: str | None = None) -> int:
                 "their next hook starts them again, on their own code"
             )
     return ran
+
+
+def _roll_back(conn: sqlite3.Connection) -> None:
+    """Undo the migrations' transaction, unless SQLite ended it itself (a full disk can):
+    a ROLLBACK then fails, and its error must not hide the one that ended it."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+def _failed(exc: sqlite3.Error, path: str | None, at: str | None) -> StoreError:
+    """What a failed migration says: why, that the store was left as it was (at its old
+    migration `at`), and what to do; a full disk is said as such."""
+    where = f"the store {path}" if path else "the store"
+    kept = (
+        f"nothing was migrated: it is as it was (at {at}), and the older kenning can still open it"
+        if at
+        else "nothing was written to it"
+    )
+    if full_disk(exc):
+        return StoreError(
+            f"could not migrate {where} for this kenning: the disk is full (database or "
+            f"disk is full); {kept}: free some space there and run the command again"
+        )
+    return StoreError(
+        f"could not migrate {where} for this kenning: {exc}; {kept}: run the command again"
+    )
+
+
+def full_disk(exc: BaseException) -> bool:
+    """Whether SQLite failed for want of space (SQLITE_FULL)."""
+    return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(exc)
 
 
 def stop_other_hook_servers() -> list[int]:

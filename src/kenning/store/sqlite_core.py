@@ -56,6 +56,18 @@ def friendly(exc: sqlite3.Error, path: str) -> StoreError:
         return StoreBusy(
             f"the store {path} stayed locked by another process ({held_by(path)}); try again"
         )
+    name = getattr(exc, "sqlite_errorname", "")
+    if name == "SQLITE_FULL" or "disk is full" in text:
+        return StoreError(
+            f"the store {path} could not be written: the disk holding it is full ({text}); "
+            "free some space there and run the command again"
+        )
+    if name in ("SQLITE_IOERR_SHMSIZE", "SQLITE_IOERR_SHMMAP", "SQLITE_IOERR_SHMOPEN"):
+        return StoreError(
+            f"the store {path} could not be opened: its shared-memory file {path}-shm could "
+            f"not be made or grown ({text}, {name}); the disk holding it is likely full: "
+            "free some space there and run the command again"
+        )
     if "unable to open" in text:
         return StoreError(
             f"cannot open the store {path}; check that it is a file you can read and write "
@@ -151,8 +163,11 @@ class Core:
         try:
             self._configure()
             # A store nobody can read fails here, within a read's wait; a migration is a
-            # write, and waits as one.
+            # write, and waits as one. Another program's database is refused before
+            # anything is written to it, its journal mode included.
             self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            migrations.refuse_foreign(self.conn, self.path)
+            self._use_wal()
             self._wait_for(write=True)
             migrations.apply(self.conn, self.path)
             self._wait_for(write=False)
@@ -172,6 +187,10 @@ class Core:
         c.execute("PRAGMA secure_delete = ON")
         c.execute("PRAGMA synchronous = NORMAL")
         c.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+
+    def _use_wal(self) -> None:
+        """Switch the file to WAL, for good: done once it is known to be a store."""
+        c = self.conn
         mode = c.execute("PRAGMA journal_mode").fetchone()[0]
         if mode != "wal":
             self._retry(lambda: c.execute("PRAGMA journal_mode = WAL").fetchone())
