@@ -449,6 +449,46 @@ def test_a_memory_this_host_pushed_comes_back_as_its_own_original_not_a_copy() -
         assert team_sync.choose_pushes(store, member(), state) == []
 
 
+def test_an_adopted_original_keeps_its_own_scope_and_pin_and_has_them_when_dropped() -> None:
+    with opened() as store:
+        mine = person_add(store, "Prefer small commits", "global", kind=items.Kind.PREFERENCE)
+        mine = items.set_pinned(store, mine.id, True)
+        state = team_sync.load_state(store.path)
+        # Shared to the repo (the team covers no global scope); the admins approved it.
+        state["pushed"][mine.id] = {
+            "revision": mine.revision,
+            "server_id": "s7",
+            "status": "proposed",
+            "scope": f"repo:{REPO}",
+        }
+        team_sync.save_state(store.path, state)
+    data = server_memory(
+        "s7",
+        mine.title,
+        kind="preference",
+        origin={"host": "alice-laptop", "token_id": "tok-1", "local_id": mine.id},
+    )
+    assert apply_page([{"id": "s7", "change": "upsert", "item": data}]).own == 1
+    with opened() as store:
+        adopted = store.get_item(mine.id)
+        assert adopted.source == "team:acme#s7"
+        assert str(adopted.scope) == "global" and adopted.pinned
+    data["title"] = "Prefer small, focused commits"  # a revision the team approved
+    apply_page([{"id": "s7", "change": "upsert", "item": data}])
+    with opened() as store:
+        revised = store.get_item(mine.id)
+        assert revised.title == "Prefer small, focused commits"
+        assert str(revised.scope) == "global" and revised.pinned
+        # An edit here goes to the team as a revision in the team's scope.
+        team_sync.file_revision(store, revised, replace(revised, title="Prefer tiny commits"))
+        [entry] = team_sync.load_state(store.path)["outbox"]
+        assert entry["item"]["scope"] == f"repo:{REPO}"
+    apply_page([{"id": "s7", "change": "remove", "item": None}])
+    with opened() as store:
+        back = store.get_item(mine.id)
+        assert back.source is None and str(back.scope) == "global" and back.pinned
+
+
 def test_a_pulled_secret_is_redacted_and_a_bad_entry_is_skipped_not_fatal() -> None:
     key = "AKIA" + "Q" * 16
     report = apply_page(

@@ -6,7 +6,8 @@ the server, `provenance.how = sync`, and `source = team:<workspace>#<server id>`
 marks it read-only here (`policy.check_local_change`) and keeps curation and the cap off
 it; packs and recall read it like any repo memory. A removal deletes the copy. A memory
 this host pushed itself is not copied back: its original here is adopted as the team's
-copy (and is the person's own again when the team drops it, or the host leaves).
+copy, in its own scope and with its own pin (the team's scope is in the push record),
+and is the person's own again when the team drops it, or the host leaves.
 
 **Push.** What a person approved here in a scope the team covers (a repo the server lists
 under `GET repos`, or `workspace:<W>`), of the kinds worth sharing beyond this machine
@@ -414,8 +415,10 @@ def apply_changes(
 
     A memory this host pushed comes down approved as the original it was pushed from:
     that original is adopted (it becomes the team's copy, read-only here, and follows
-    the team's later revisions) rather than copied beside it. When the team drops it,
-    it is the person's own memory again."""
+    the team's later revisions) rather than copied beside it. It keeps its own scope
+    and pin here, which may not be the team's (a global preference shared to a repo is
+    still global on this host); only its words follow the team. When the team drops
+    it, it is the person's own memory again, as it was."""
     removed: list[str] = []
     with store.together():
         for change in changes:
@@ -440,9 +443,18 @@ def apply_changes(
             except InvalidInput as exc:
                 report.skipped.append(f"{server_id}: {exc}")
                 continue
+            if adopted or (existing is not None and is_authors(state, existing)):
+                # The person's original: the team's words, its own scope and pin here
+                # (the scope it has on the server is the push record's `scope`).
+                assert existing is not None
+                copy = replace(
+                    copy,
+                    scope=existing.scope,
+                    pinned=existing.pinned,
+                    created_at=existing.created_at,
+                )
             if adopted:
                 assert existing is not None
-                copy = replace(copy, created_at=existing.created_at)
                 store.replace_item(copy, "sync")
                 record = state["pushed"].setdefault(existing.id, {})
                 record.update(server_id=server_id, revision=copy.revision, status="active")
@@ -579,12 +591,16 @@ def file_revision(store: Store, copy: Item, revised: Item) -> None:
         raise InvalidInput("not a team memory")
     with locked():
         state = load_state(store.path)
+        # An adopted original keeps its own scope here: the revision goes in the team's.
+        sent = state["pushed"].get(copy.id) or {}
+        theirs = sent.get("scope") if is_authors(state, copy) else None
+        scope = Scope.from_stored(theirs) if theirs else None
         state["outbox"].append(
             {
                 "push_id": str(uuid.uuid4()),
                 "what": "revision",
                 "base": origin[1],
-                "item": wire_item(replace(revised, source=None)),
+                "item": wire_item(replace(revised, source=None), scope),
                 "revision": revised.revision,
             }
         )
