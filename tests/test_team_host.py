@@ -296,6 +296,39 @@ def test_a_version_is_pushed_once_and_a_later_one_as_a_revision_of_the_servers_c
     assert again["revision"] == changed.revision and again["push_id"] != entry["push_id"]
 
 
+class Storing:
+    """A client whose pushes are all stored, as proposals."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def push(self, host: str, wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.sent.extend(wire)
+        return [
+            {"push_id": e["push_id"], "status": "stored", "id": "srv-1", "item_status": "proposed"}
+            for e in wire
+        ]
+
+
+def test_a_pin_is_no_new_version_to_push_only_new_words_are() -> None:
+    client = Storing()
+    with opened() as store:
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]
+        first = person_add(store, "Deploys go through make release", f"repo:{REPO}")
+        state["outbox"] += team_sync.choose_pushes(store, member(), state)
+        report = team_sync.Report()
+        team_sync.send_outbox(client, member(), state, lambda _: None, report)  # type: ignore[arg-type]
+        assert report.pushed == 1 and len(client.sent) == 1
+        pinned = items.set_pinned(store, first.id, True)
+        assert pinned.revision != first.revision
+        # The admins may have rejected it: the same words must not be filed again.
+        assert team_sync.choose_pushes(store, member(), state) == []
+        items.change(store, first.id, text="Deploys go through make ship")
+        [again] = team_sync.choose_pushes(store, member(), state)
+    assert again["what"] == "revision" and again["base"] == "srv-1"
+
+
 def test_a_shared_lesson_goes_to_the_repo_it_was_written_in_when_the_team_covers_it() -> None:
     who = member()
     with opened() as store:

@@ -15,7 +15,9 @@ under `GET repos`, or `workspace:<W>`), of the kinds worth sharing beyond this m
 Each version is pushed once: an entry gets its `push_id` and goes into the outbox on
 disk *before* it is sent, so a push that timed out is sent again with the same id and
 the server stores it once. A later version of a pushed memory goes as a `revision` of
-the server's copy. `ken edit` of a team memory files a revision the same way.
+the server's copy when its words changed (`WORDS`: a pin or a use is no change to send;
+the push record keeps a digest of the words sent). `ken edit` of a team memory files a
+revision the same way.
 
 **Uses.** After the push, the host reports how often it used each team memory: for
 each copy whose local use count (`Store.record_uses`, from packs and recall) grew since
@@ -39,6 +41,8 @@ The standard library only, like the client: the SessionStart hook runs `at_start
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -140,6 +144,17 @@ def wire_item(item: Item, scope: Scope | None = None) -> dict[str, Any]:
     return data
 
 
+# What the team reads of a memory: a version that changes none of it (a pin, a use, a
+# review here) is not sent again.
+WORDS = ("title", "body", "kind", "tags", "links", "evidence", "scope")
+
+
+def words_of(data: dict[str, Any]) -> str:
+    """A digest of what a wire item says (`WORDS`), kept in the push record."""
+    said = json.dumps([data.get(k) for k in WORDS], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(said.encode("utf-8")).hexdigest()
+
+
 def entry_for(item: Item, state: dict[str, Any], what: str, scope: Scope) -> dict[str, Any]:
     """One push entry for this version of `item`: a revision of the server's copy when
     an earlier version was stored there."""
@@ -171,16 +186,25 @@ def choose_pushes(
 
     waiting = {(e.get("local_id"), e.get("revision")) for e in state["outbox"]}
 
-    def fresh(item: Item) -> bool:
+    def fresh(item: Item, scope: Scope) -> bool:
         done = state["pushed"].get(item.id) or {}
-        return done.get("revision") != item.revision and (item.id, item.revision) not in waiting
+        if done.get("revision") == item.revision or (item.id, item.revision) in waiting:
+            return False
+        # A version whose words are those the server holds (only a pin or a use changed
+        # here) is not sent: it would file an admin's rejected memory again.
+        said = done.get("words")
+        return (
+            not said or done.get("status") == "refused" or said != words_of(wire_item(item, scope))
+        )
 
     scopes = covered_scopes(membership, state["repos"])
     found = store.list_items(ItemQuery(scopes=tuple(str(s) for s in scopes), kinds=SHARED_KINDS))
     chosen = [
         entry_for(item, state, "memory", item.scope)
         for item in found
-        if approved_here(item) and fresh(item) and not deliver.withheld(item, set(withheld))
+        if approved_here(item)
+        and fresh(item, item.scope)
+        and not deliver.withheld(item, set(withheld))
     ]
     for local_id, shared in state["shared"].items():
         try:
@@ -189,13 +213,14 @@ def choose_pushes(
             continue
         # A team copy is the server's already; a file's or agent's memory a person shared
         # by name goes like any other.
+        scope = Scope.from_stored(shared["scope"])
         if (
             policy.team_origin(item)
-            or not fresh(item)
+            or not fresh(item, scope)
             or any(e["local_id"] == item.id for e in chosen)
         ):
             continue
-        chosen.append(entry_for(item, state, shared["what"], Scope.from_stored(shared["scope"])))
+        chosen.append(entry_for(item, state, shared["what"], scope))
     return chosen
 
 
@@ -245,6 +270,7 @@ def send_outbox(
                 "server_id": result.get("id"),
                 "status": result.get("item_status") or status,
                 "scope": (entry.get("item") or {}).get("scope"),
+                "words": words_of(entry.get("item") or {}),
             }
             if status == "refused":
                 record["status"] = "refused"
