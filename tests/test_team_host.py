@@ -522,6 +522,39 @@ def test_an_adopted_original_keeps_its_own_scope_and_pin_and_has_them_when_dropp
         assert back.source is None and str(back.scope) == "global" and back.pinned
 
 
+class Counting:
+    """A client that keeps the use counts reported to it."""
+
+    def __init__(self) -> None:
+        self.reported: dict[str, int] = {}
+
+    def report_uses(self, host: str, counts: dict[str, int]) -> None:
+        self.reported.update(counts)
+
+
+def test_an_adopted_originals_uses_count_for_the_team_only_from_its_adoption() -> None:
+    client = Counting()
+    with opened() as store:
+        mine = person_add(store, "Deploys go through make release", f"repo:{REPO}")
+        for n in range(4):  # told in four sessions before it was the team's
+            store.record_uses([mine.id], f"s-{n}", "pack")
+        state = team_sync.load_state(store.path)
+        state["pushed"][mine.id] = {"revision": mine.revision, "server_id": "s9"}
+        data = server_memory(
+            "s9",
+            mine.title,
+            origin={"host": "alice-laptop", "token_id": "tok-1", "local_id": mine.id},
+        )
+        report = team_sync.Report()
+        team_sync.apply_changes(store, member(), state, [{"id": "s9", "item": data}], report)
+        assert report.own == 1 and store.get_item(mine.id).use_count == 4
+        team_sync.report_uses(store, client, member(), state, lambda _: None, report)  # type: ignore[arg-type]
+        assert client.reported == {}
+        store.record_uses([mine.id], "s-after", "pack")
+        team_sync.report_uses(store, client, member(), state, lambda _: None, report)  # type: ignore[arg-type]
+    assert client.reported == {"s9": 1}
+
+
 def test_a_pulled_secret_is_redacted_and_a_bad_entry_is_skipped_not_fatal() -> None:
     key = "AKIA" + "Q" * 16
     report = apply_page(

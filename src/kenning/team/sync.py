@@ -22,9 +22,11 @@ revision the same way.
 **Uses.** After the push, the host reports how often it used each team memory: for
 each copy whose local use count (`Store.record_uses`, from packs and recall) grew since
 the last report, its count as it is now, a running total of this host's uses and not
-the increase. The server keeps one count per (token, host, memory) and never lowers
-it, so a report that timed out and is sent again, or arrives twice, counts once: that
-is exactly-once without a receipt per report. The state keeps the count last reported
+the increase. An adopted original (below) counts from its adoption: the push record
+keeps its use count then (`uses_from`), and only what came after is the team's. The
+server keeps one count per (token, host, memory) and never lowers it, so a report that
+timed out and is sent again, or arrives twice, counts once: that is exactly-once
+without a receipt per report. The state keeps the count last reported
 per server id, so a sync sends only what grew.
 
 **State** is a JSON file beside the hook log, `$XDG_STATE_HOME/kenning/team-sync.json`
@@ -307,8 +309,13 @@ def report_uses(
     here: dict[str, int] = {}
     for copy in copies(store, membership.workspace):
         origin = policy.team_origin(copy)
-        if origin is not None:
-            here[origin[1]] = max(copy.use_count, here.get(origin[1], 0))
+        if origin is None:
+            continue
+        # An adopted original counts from its adoption: the uses before were of the
+        # person's own memory, not of the team's.
+        since = int((state["pushed"].get(copy.id) or {}).get("uses_from") or 0)
+        count = max(0, copy.use_count - since) if is_authors(state, copy) else copy.use_count
+        here[origin[1]] = max(count, here.get(origin[1], 0))
     for gone in [k for k in sent if k not in here]:
         del sent[gone]  # the copy went; the server keeps the count it had
     grown = [(k, n) for k, n in here.items() if n > int(sent.get(k) or 0)]
@@ -483,7 +490,13 @@ def apply_changes(
                 assert existing is not None
                 store.replace_item(copy, "sync")
                 record = state["pushed"].setdefault(existing.id, {})
-                record.update(server_id=server_id, revision=copy.revision, status="active")
+                # Its uses until now were the person's own: the team's count starts here.
+                record.update(
+                    server_id=server_id,
+                    revision=copy.revision,
+                    status="active",
+                    uses_from=existing.use_count,
+                )
                 report.own += 1
                 continue
             if existing is None:
