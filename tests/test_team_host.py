@@ -329,6 +329,28 @@ def test_a_pin_is_no_new_version_to_push_only_new_words_are() -> None:
     assert again["what"] == "revision" and again["base"] == "srv-1"
 
 
+def test_sharing_again_with_no_scope_goes_to_the_scope_it_went_to(closed_port: str) -> None:
+    joined(closed_port)
+    with opened() as store:
+        lesson = person_add(
+            store, "Flaky tests get a ticket", f"repo:{REPO}", kind=items.Kind.LESSON
+        )
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]
+        state["pushed"][lesson.id] = {
+            "revision": lesson.revision,
+            "server_id": "s1",
+            "status": "proposed",
+            "scope": "workspace:acme",
+        }
+        team_sync.save_state(store.path, state)
+    result = ken("team", "share", lesson.id, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["scope"] == "workspace:acme"
+    other = ken("team", "share", lesson.id, "--scope", f"repo:{REPO}")
+    assert other.exit_code == 1 and "went to the team in workspace:acme already" in other.output
+
+
 def test_a_shared_lesson_goes_to_the_repo_it_was_written_in_when_the_team_covers_it() -> None:
     who = member()
     with opened() as store:

@@ -12,6 +12,7 @@ from kenning.cli.output import Result, say
 from kenning.cli.state import KenGroup, State, example, pass_state, renders
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
+from kenning.model import Scope
 from kenning.store import now_iso
 from kenning.team import client as team_client
 from kenning.team import sync as team_sync
@@ -174,21 +175,32 @@ def team_sync_cmd(state: State, timeout: float, from_start: bool) -> Result:
 
 @team_group.command("share", epilog=example("ken team share 3kq9zd"))
 @click.argument("ref")
-@click.option("--scope", "-s", help="The team scope: repo:KEY or workspace:NAME (default: chosen).")
+@click.option(
+    "--scope",
+    "-s",
+    help="The team scope: repo:KEY or workspace:NAME (default: the one it went to, else chosen).",
+)
 @renders
 @pass_state
 def team_share(state: State, ref: str, scope: str | None) -> Result:
     """Share a lesson or a proposal with the team: it is pushed (as a proposal for the
     team's admins) now, or at the next sync when the server does not answer. A refusal
     (a scope the team does not cover) exits 1 with its reason: share it again with
-    another --scope. A memory the team holds keeps its scope. A person's command."""
+    another --scope. A memory the team holds keeps its scope (the default then). A
+    person's command."""
     policy.require_person(state.actor(), "sharing with the team")
     member = _member()
     item = state.memory(ref)
     if policy.team_origin(item):
         raise InvalidInput(f"{short_id(item.id)} is team memory already")
     kept = team_sync.load_state(state.store.path)
-    chosen = state.scope(scope) if scope else team_sync.share_scope(item, member, kept["repos"])
+    sent = kept["pushed"].get(item.id) or {}
+    if scope:
+        chosen = state.scope(scope)
+    elif sent.get("server_id") and sent.get("status") != "refused" and sent.get("scope"):
+        chosen = Scope.from_stored(str(sent["scope"]))  # where the team holds it
+    else:
+        chosen = team_sync.share_scope(item, member, kept["repos"])
     what = team_sync.share_what(item)
     team_sync.share(state.store, item, chosen, what)
     report = team_sync.sync(state.store, member, timeout=CLI_TIMEOUT, do_pull=False)
