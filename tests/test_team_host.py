@@ -26,6 +26,7 @@ from helpers import opened
 from kenning import config as config_mod
 from kenning import items
 from kenning.errors import InvalidInput
+from kenning.ids import short_id
 from kenning.model import Provenance, Scope, ScopeType, Status
 from kenning.team import client as team_client
 from kenning.team import sync as team_sync
@@ -349,6 +350,20 @@ def test_sharing_again_with_no_scope_goes_to_the_scope_it_went_to(closed_port: s
     assert json.loads(result.stdout)["scope"] == "workspace:acme"
     other = ken("team", "share", lesson.id, "--scope", f"repo:{REPO}")
     assert other.exit_code == 1 and "went to the team in workspace:acme already" in other.output
+
+
+def test_a_task_is_not_shared_in_one_line(closed_port: str) -> None:
+    joined(closed_port)
+    with opened() as store:
+        task = person_add(store, "Ship the fix by Friday", f"repo:{REPO}", kind=items.Kind.TASK)
+    result = ken("team", "share", task.id)
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == (
+        f"ken: {short_id(task.id)} is a task, which stays on this machine: only a preference, "
+        "correction, decision, fact, lesson or note goes to the team"
+    )
+    with opened() as store:
+        assert team_sync.load_state(store.path)["shared"] == {}
 
 
 def test_a_shared_lesson_goes_to_the_repo_it_was_written_in_when_the_team_covers_it() -> None:

@@ -183,16 +183,23 @@ def team_sync_cmd(state: State, timeout: float, from_start: bool) -> Result:
 @renders
 @pass_state
 def team_share(state: State, ref: str, scope: str | None) -> Result:
-    """Share a lesson or a proposal with the team: it is pushed (as a proposal for the
-    team's admins) now, or at the next sync when the server does not answer. A refusal
-    (a scope the team does not cover) exits 1 with its reason: share it again with
-    another --scope. A memory the team holds keeps its scope (the default then). A
-    person's command."""
+    """Share a memory with the team (a preference, correction, decision, fact, lesson
+    or note, approved here or a proposal; not a task, handoff or summary): it is pushed
+    (as a proposal for the team's admins) now, or at the next sync when the server does
+    not answer. A refusal (a scope the team does not cover) exits 1 with its reason:
+    share it again with another --scope. A memory the team holds keeps its scope (the
+    default then). A person's command."""
     policy.require_person(state.actor(), "sharing with the team")
     member = _member()
     item = state.memory(ref)
     if policy.team_origin(item):
         raise InvalidInput(f"{short_id(item.id)} is team memory already")
+    if item.kind.value not in team_sync.SHARED_KINDS:
+        *some, last = team_sync.SHARED_KINDS
+        raise InvalidInput(
+            f"{short_id(item.id)} is a {item.kind.value}, which stays on this machine: "
+            f"only a {', '.join(some)} or {last} goes to the team"
+        )
     kept = team_sync.load_state(state.store.path)
     sent = kept["pushed"].get(item.id) or {}
     if scope:
