@@ -592,6 +592,21 @@ def test_an_adopted_originals_uses_count_for_the_team_only_from_its_adoption() -
     assert client.reported == {"s9": 1}
 
 
+def test_sync_counts_adopted_originals_as_pulled_in_words_that_agree_in_number(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from kenning.cli.team import _report
+
+    _report(team_sync.Report(own=3))
+    _report(team_sync.Report(pulled=1))
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "pulled 3 team memories (3 of them yours, now the team's; 0 removed); pushed 0 "
+        "(+0 already there)",
+        "pulled 1 team memory (0 removed); pushed 0 (+0 already there)",
+    ]
+
+
 def test_a_pulled_secret_is_redacted_and_a_bad_entry_is_skipped_not_fatal() -> None:
     key = "AKIA" + "Q" * 16
     report = apply_page(
@@ -619,7 +634,7 @@ def test_leave_removes_the_membership_and_what_sync_brought_in_but_not_own_memor
     with opened() as store:
         mine = person_add(store, "My rule", f"repo:{REPO}")
     result = ken("team", "leave")
-    assert result.exit_code == 0 and "1 team memories removed" in result.output
+    assert result.exit_code == 0 and "1 team memory removed" in result.output
     assert team_client.load_membership() is None
     with opened() as store:
         assert team_sync.copies(store) == []

@@ -33,10 +33,17 @@ def _member() -> team_client.Membership:
     return team_client.membership()
 
 
+def _memories(count: int) -> str:
+    return f"{count} team {'memory' if count == 1 else 'memories'}"
+
+
 def _report(report: team_sync.Report) -> None:
+    # Pulled: new and changed copies, and this host's own pushes the team approved
+    # (adopted: `own` in --json), as `ken team status` counts them.
     say(
-        f"pulled {report.pulled} team memories ({report.removed} removed); pushed "
-        f"{report.pushed} (+{report.duplicates} already there)"
+        f"pulled {_memories(report.pulled + report.own)} ("
+        + (f"{report.own} of them yours, now the team's; " if report.own else "")
+        + f"{report.removed} removed); pushed {report.pushed} (+{report.duplicates} already there)"
         + (f"; {report.waiting} waiting to be sent" if report.waiting else "")
         + (f"; reported uses of {report.uses}" if report.uses else "")
     )
@@ -116,10 +123,11 @@ def team_status(state: State, offline: bool) -> Result:
             server = {"reachable": True, "whoami": client.whoami(), "repos": client.repos()}
         except team_client.TeamError as exc:
             server = {"reachable": False, "error": str(exc)}
+    pulled = len(team_sync.copies(state.store, member.workspace))
     data = {
         "member": member.to_dict(),
         "server": server,
-        "copies": len(team_sync.copies(state.store, member.workspace)),
+        "copies": pulled,
         **team_sync.tally(kept),
         "cursor": kept["cursor"],
         "last_sync": kept.get("last_sync"),
@@ -136,7 +144,7 @@ def team_status(state: State, offline: bool) -> Result:
     elif server["reachable"] is False:
         lines.append(f"server     {server['error']}")
     lines += [
-        f"here       {data['copies']} team memories pulled; {data['pushed']} pushed, "
+        f"here       {_memories(pulled)} pulled; {data['pushed']} pushed, "
         f"{data['refused']} refused, {data['waiting']} waiting to be sent, "
         f"{data['shared']} shared",
         f"last sync  {data['last_sync'] or 'never'}"
@@ -244,7 +252,7 @@ def team_leave(state: State) -> Result:
     gone = team_sync.leave(state.store, member)
     team_client.remove_membership()
     left = (
-        f"left workspace {member.workspace}: {gone} team memories removed from this store; "
+        f"left workspace {member.workspace}: {_memories(gone)} removed from this store; "
         "your own memories stay"
     )
     return Result(data={"workspace": member.workspace, "removed": gone}, text=lambda: say(left))
