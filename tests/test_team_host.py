@@ -676,6 +676,45 @@ def test_a_push_with_no_answer_is_resent_with_the_same_push_id(silent_server: st
     assert second.waiting == 1 and len(outbox) == 1  # the same entry, not a second one
 
 
+@pytest.fixture
+def unavailable_server() -> Iterator[str]:
+    """A real server on 127.0.0.1 that answers every call 503, as `ken serve` does while
+    its database is down."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Down(BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            body = json.dumps(
+                {"error": "unavailable", "message": "the database does not answer"}
+            ).encode()
+            self.send_response(503)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Down)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_503_is_told_as_the_server_unavailable_not_a_refusal(unavailable_server: str) -> None:
+    joined(unavailable_server)
+    result = ken("team", "sync")
+    assert result.exit_code == 1
+    last = result.output.strip().splitlines()[-1]
+    assert "the team server is unavailable: the database does not answer (503" in last
+    assert "refused" not in last
+
+
 def test_team_sync_against_a_silent_server_gives_up_in_time_in_one_line(
     silent_server: str,
 ) -> None:
