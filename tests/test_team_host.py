@@ -462,6 +462,37 @@ def test_pulled_team_memory_is_active_read_only_and_in_the_pack_and_recall(
         assert store.get_item(copy.id).revision == copy.revision
 
 
+def test_the_teams_workspace_applies_in_its_repos_and_its_memory_is_told_there(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    joined()
+    with opened() as store:
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]  # as the last sync saw them
+        team_sync.save_state(store.path, state)
+    apply_page(
+        [
+            {
+                "id": "w1",
+                "change": "upsert",
+                "item": server_memory("w1", "Tickets live in Linear", "workspace:acme"),
+            }
+        ]
+    )
+    where = json.loads(ken_proc("where", "--json", cwd=git_repo).stdout)
+    assert where["workspace"] == "acme"
+    assert "workspace:acme" in [s["scope"] for s in where["scopes"]]
+    pack = ken_proc("pack", cwd=git_repo)
+    assert pack.returncode == 0 and "Tickets live in Linear" in pack.stdout
+    # Outside the team's repos it does not apply.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert json.loads(ken_proc("where", "--json", cwd=elsewhere).stdout)["workspace"] is None
+    # A workspace the person named wins.
+    named = ken_proc("where", "--json", cwd=git_repo, env={"KEN_WORKSPACE": "mine"})
+    assert json.loads(named.stdout)["workspace"] == "mine"
+
+
 def test_a_pulled_change_updates_the_copy_and_a_removal_deletes_it() -> None:
     apply_page([{"id": "s1", "change": "upsert", "item": server_memory("s1", "Old text")}])
     with opened() as store:
