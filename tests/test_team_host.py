@@ -26,6 +26,7 @@ from helpers import opened
 from kenning import config as config_mod
 from kenning import items
 from kenning.errors import InvalidInput
+from kenning.ids import short_id
 from kenning.model import Provenance, Scope, ScopeType, Status
 from kenning.team import client as team_client
 from kenning.team import sync as team_sync
@@ -296,6 +297,75 @@ def test_a_version_is_pushed_once_and_a_later_one_as_a_revision_of_the_servers_c
     assert again["revision"] == changed.revision and again["push_id"] != entry["push_id"]
 
 
+class Storing:
+    """A client whose pushes are all stored, as proposals."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def push(self, host: str, wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.sent.extend(wire)
+        return [
+            {"push_id": e["push_id"], "status": "stored", "id": "srv-1", "item_status": "proposed"}
+            for e in wire
+        ]
+
+
+def test_a_pin_is_no_new_version_to_push_only_new_words_are() -> None:
+    client = Storing()
+    with opened() as store:
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]
+        first = person_add(store, "Deploys go through make release", f"repo:{REPO}")
+        state["outbox"] += team_sync.choose_pushes(store, member(), state)
+        report = team_sync.Report()
+        team_sync.send_outbox(client, member(), state, lambda _: None, report)  # type: ignore[arg-type]
+        assert report.pushed == 1 and len(client.sent) == 1
+        pinned = items.set_pinned(store, first.id, True)
+        assert pinned.revision != first.revision
+        # The admins may have rejected it: the same words must not be filed again.
+        assert team_sync.choose_pushes(store, member(), state) == []
+        items.change(store, first.id, text="Deploys go through make ship")
+        [again] = team_sync.choose_pushes(store, member(), state)
+    assert again["what"] == "revision" and again["base"] == "srv-1"
+
+
+def test_sharing_again_with_no_scope_goes_to_the_scope_it_went_to(closed_port: str) -> None:
+    joined(closed_port)
+    with opened() as store:
+        lesson = person_add(
+            store, "Flaky tests get a ticket", f"repo:{REPO}", kind=items.Kind.LESSON
+        )
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]
+        state["pushed"][lesson.id] = {
+            "revision": lesson.revision,
+            "server_id": "s1",
+            "status": "proposed",
+            "scope": "workspace:acme",
+        }
+        team_sync.save_state(store.path, state)
+    result = ken("team", "share", lesson.id, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["scope"] == "workspace:acme"
+    other = ken("team", "share", lesson.id, "--scope", f"repo:{REPO}")
+    assert other.exit_code == 1 and "went to the team in workspace:acme already" in other.output
+
+
+def test_a_task_is_not_shared_in_one_line(closed_port: str) -> None:
+    joined(closed_port)
+    with opened() as store:
+        task = person_add(store, "Ship the fix by Friday", f"repo:{REPO}", kind=items.Kind.TASK)
+    result = ken("team", "share", task.id)
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == (
+        f"ken: {short_id(task.id)} is a task, which stays on this machine: only a preference, "
+        "correction, decision, fact, lesson or note goes to the team"
+    )
+    with opened() as store:
+        assert team_sync.load_state(store.path)["shared"] == {}
+
+
 def test_a_shared_lesson_goes_to_the_repo_it_was_written_in_when_the_team_covers_it() -> None:
     who = member()
     with opened() as store:
@@ -392,6 +462,37 @@ def test_pulled_team_memory_is_active_read_only_and_in_the_pack_and_recall(
         assert store.get_item(copy.id).revision == copy.revision
 
 
+def test_the_teams_workspace_applies_in_its_repos_and_its_memory_is_told_there(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    joined()
+    with opened() as store:
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]  # as the last sync saw them
+        team_sync.save_state(store.path, state)
+    apply_page(
+        [
+            {
+                "id": "w1",
+                "change": "upsert",
+                "item": server_memory("w1", "Tickets live in Linear", "workspace:acme"),
+            }
+        ]
+    )
+    where = json.loads(ken_proc("where", "--json", cwd=git_repo).stdout)
+    assert where["workspace"] == "acme"
+    assert "workspace:acme" in [s["scope"] for s in where["scopes"]]
+    pack = ken_proc("pack", cwd=git_repo)
+    assert pack.returncode == 0 and "Tickets live in Linear" in pack.stdout
+    # Outside the team's repos it does not apply.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert json.loads(ken_proc("where", "--json", cwd=elsewhere).stdout)["workspace"] is None
+    # A workspace the person named wins.
+    named = ken_proc("where", "--json", cwd=git_repo, env={"KEN_WORKSPACE": "mine"})
+    assert json.loads(named.stdout)["workspace"] == "mine"
+
+
 def test_a_pulled_change_updates_the_copy_and_a_removal_deletes_it() -> None:
     apply_page([{"id": "s1", "change": "upsert", "item": server_memory("s1", "Old text")}])
     with opened() as store:
@@ -449,6 +550,94 @@ def test_a_memory_this_host_pushed_comes_back_as_its_own_original_not_a_copy() -
         assert team_sync.choose_pushes(store, member(), state) == []
 
 
+def test_an_adopted_original_keeps_its_own_scope_and_pin_and_has_them_when_dropped() -> None:
+    with opened() as store:
+        mine = person_add(store, "Prefer small commits", "global", kind=items.Kind.PREFERENCE)
+        mine = items.set_pinned(store, mine.id, True)
+        state = team_sync.load_state(store.path)
+        # Shared to the repo (the team covers no global scope); the admins approved it.
+        state["pushed"][mine.id] = {
+            "revision": mine.revision,
+            "server_id": "s7",
+            "status": "proposed",
+            "scope": f"repo:{REPO}",
+        }
+        team_sync.save_state(store.path, state)
+    data = server_memory(
+        "s7",
+        mine.title,
+        kind="preference",
+        origin={"host": "alice-laptop", "token_id": "tok-1", "local_id": mine.id},
+    )
+    assert apply_page([{"id": "s7", "change": "upsert", "item": data}]).own == 1
+    with opened() as store:
+        adopted = store.get_item(mine.id)
+        assert adopted.source == "team:acme#s7"
+        assert str(adopted.scope) == "global" and adopted.pinned
+    data["title"] = "Prefer small, focused commits"  # a revision the team approved
+    apply_page([{"id": "s7", "change": "upsert", "item": data}])
+    with opened() as store:
+        revised = store.get_item(mine.id)
+        assert revised.title == "Prefer small, focused commits"
+        assert str(revised.scope) == "global" and revised.pinned
+        # An edit here goes to the team as a revision in the team's scope.
+        team_sync.file_revision(store, revised, replace(revised, title="Prefer tiny commits"))
+        [entry] = team_sync.load_state(store.path)["outbox"]
+        assert entry["item"]["scope"] == f"repo:{REPO}"
+    apply_page([{"id": "s7", "change": "remove", "item": None}])
+    with opened() as store:
+        back = store.get_item(mine.id)
+        assert back.source is None and str(back.scope) == "global" and back.pinned
+
+
+class Counting:
+    """A client that keeps the use counts reported to it."""
+
+    def __init__(self) -> None:
+        self.reported: dict[str, int] = {}
+
+    def report_uses(self, host: str, counts: dict[str, int]) -> None:
+        self.reported.update(counts)
+
+
+def test_an_adopted_originals_uses_count_for_the_team_only_from_its_adoption() -> None:
+    client = Counting()
+    with opened() as store:
+        mine = person_add(store, "Deploys go through make release", f"repo:{REPO}")
+        for n in range(4):  # told in four sessions before it was the team's
+            store.record_uses([mine.id], f"s-{n}", "pack")
+        state = team_sync.load_state(store.path)
+        state["pushed"][mine.id] = {"revision": mine.revision, "server_id": "s9"}
+        data = server_memory(
+            "s9",
+            mine.title,
+            origin={"host": "alice-laptop", "token_id": "tok-1", "local_id": mine.id},
+        )
+        report = team_sync.Report()
+        team_sync.apply_changes(store, member(), state, [{"id": "s9", "item": data}], report)
+        assert report.own == 1 and store.get_item(mine.id).use_count == 4
+        team_sync.report_uses(store, client, member(), state, lambda _: None, report)  # type: ignore[arg-type]
+        assert client.reported == {}
+        store.record_uses([mine.id], "s-after", "pack")
+        team_sync.report_uses(store, client, member(), state, lambda _: None, report)  # type: ignore[arg-type]
+    assert client.reported == {"s9": 1}
+
+
+def test_sync_counts_adopted_originals_as_pulled_in_words_that_agree_in_number(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from kenning.cli.team import _report
+
+    _report(team_sync.Report(own=3))
+    _report(team_sync.Report(pulled=1))
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "pulled 3 team memories (3 of them yours, now the team's; 0 removed); pushed 0 "
+        "(+0 already there)",
+        "pulled 1 team memory (0 removed); pushed 0 (+0 already there)",
+    ]
+
+
 def test_a_pulled_secret_is_redacted_and_a_bad_entry_is_skipped_not_fatal() -> None:
     key = "AKIA" + "Q" * 16
     report = apply_page(
@@ -476,7 +665,7 @@ def test_leave_removes_the_membership_and_what_sync_brought_in_but_not_own_memor
     with opened() as store:
         mine = person_add(store, "My rule", f"repo:{REPO}")
     result = ken("team", "leave")
-    assert result.exit_code == 0 and "1 team memories removed" in result.output
+    assert result.exit_code == 0 and "1 team memory removed" in result.output
     assert team_client.load_membership() is None
     with opened() as store:
         assert team_sync.copies(store) == []
@@ -516,6 +705,45 @@ def test_a_push_with_no_answer_is_resent_with_the_same_push_id(silent_server: st
         outbox = team_sync.load_state(store.path)["outbox"]
     assert first.error and "did not answer in time" in first.error
     assert second.waiting == 1 and len(outbox) == 1  # the same entry, not a second one
+
+
+@pytest.fixture
+def unavailable_server() -> Iterator[str]:
+    """A real server on 127.0.0.1 that answers every call 503, as `ken serve` does while
+    its database is down."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Down(BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            body = json.dumps(
+                {"error": "unavailable", "message": "the database does not answer"}
+            ).encode()
+            self.send_response(503)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Down)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_503_is_told_as_the_server_unavailable_not_a_refusal(unavailable_server: str) -> None:
+    joined(unavailable_server)
+    result = ken("team", "sync")
+    assert result.exit_code == 1
+    last = result.output.strip().splitlines()[-1]
+    assert "the team server is unavailable: the database does not answer (503" in last
+    assert "refused" not in last
 
 
 def test_team_sync_against_a_silent_server_gives_up_in_time_in_one_line(

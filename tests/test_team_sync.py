@@ -374,7 +374,7 @@ def test_a_revoked_token_is_told_in_one_line_and_leave_cleans_up(
     assert failed.returncode == 1
     assert "401" in failed.stderr.splitlines()[-1]
     left = bob.ken("team", "leave")
-    assert "1 team memories removed" in left.stderr
+    assert "1 team memory removed" in left.stderr
     assert bob.json("list", "--scope", f"repo:{REPO}") == []
     assert bob.json("team", "status") == {"member": None}
 

@@ -279,6 +279,21 @@ def test_the_page_says_who_proposed_and_how_many_others_sent_the_same(
     assert html.count("sent by 1 more in the team") == 2
 
 
+def test_a_hosts_own_rejected_memory_sent_again_is_no_one_more_in_the_team(
+    running: Server, ws: str, admin: str, member: str
+) -> None:
+    api = f"/api/v1/w/{ws}"
+    said = memory("Squash before merging", SHOP, id="01JBBBBBBBBBBBBBBBBBBBBBBB")
+    [first] = push_ids(running, ws, member, entry(said))
+    rejected = running.call("POST", f"{api}/items/{first}/reject", admin, {"reason": "no"})
+    assert rejected.status == 200, rejected.body
+    push_ids(running, ws, member, entry(said, "revision", base=first))
+    client = Browserless(running)
+    client.sign_in(admin)
+    html = client.send("GET", "/")[2]
+    assert "Squash before merging" in html and "more in the team" not in html
+
+
 HIDDEN = {
     "\u202e": "\\u202e",  # right-to-left override
     "\u200b": "\\u200b",  # zero-width space

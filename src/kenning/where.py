@@ -21,7 +21,7 @@ again.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,11 +169,14 @@ def detect(
     projects: Mapping[str, str] | None = None,
     project_repos: Mapping[str, str] | None = None,
     workspace_setting: str = "",
+    team: tuple[str, Collection[str]] | None = None,
 ) -> Where:
     """The scopes that apply in `cwd`, most specific first, each with why.
 
     `workspace_setting` is config's `workspace`, below KEN_WORKSPACE and above
-    `[workspaces]`.
+    `[workspaces]`. `team` is the workspace of the team this host joined and the repos
+    it covers: in one of those repos, with no workspace named otherwise, the team's
+    workspace applies (its team memory reaches the agents there).
 
     `workspaces` maps a workspace name to a folder or list of folders (config
     `[workspaces]`); `projects` maps a project slug to its folder, `project_repos` to the
@@ -272,6 +275,14 @@ def detect(
                 workspace = scope.value
                 add(scope, why)
                 break
+    if workspace is None and team is not None and repo and repo in team[1]:
+        try:
+            scope = _from_setting(ScopeType.WORKSPACE, team[0], "the team's workspace")
+        except InvalidInput:
+            pass  # a name no scope may have: `ken team status` shows the membership
+        else:
+            workspace = scope.value
+            add(scope, f"this repo is one the team covers (ken team join, workspace {scope.value})")
     if git and repo:
         if secret_origin is not None:
             why = f"this repo's origin holds a secret ({secret_origin[1]}): its path"

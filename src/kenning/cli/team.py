@@ -12,6 +12,7 @@ from kenning.cli.output import Result, say
 from kenning.cli.state import KenGroup, State, example, pass_state, renders
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
+from kenning.model import Scope
 from kenning.store import now_iso
 from kenning.team import client as team_client
 from kenning.team import sync as team_sync
@@ -32,10 +33,17 @@ def _member() -> team_client.Membership:
     return team_client.membership()
 
 
+def _memories(count: int) -> str:
+    return f"{count} team {'memory' if count == 1 else 'memories'}"
+
+
 def _report(report: team_sync.Report) -> None:
+    # Pulled: new and changed copies, and this host's own pushes the team approved
+    # (adopted: `own` in --json), as `ken team status` counts them.
     say(
-        f"pulled {report.pulled} team memories ({report.removed} removed); pushed "
-        f"{report.pushed} (+{report.duplicates} already there)"
+        f"pulled {_memories(report.pulled + report.own)} ("
+        + (f"{report.own} of them yours, now the team's; " if report.own else "")
+        + f"{report.removed} removed); pushed {report.pushed} (+{report.duplicates} already there)"
         + (f"; {report.waiting} waiting to be sent" if report.waiting else "")
         + (f"; reported uses of {report.uses}" if report.uses else "")
     )
@@ -115,10 +123,11 @@ def team_status(state: State, offline: bool) -> Result:
             server = {"reachable": True, "whoami": client.whoami(), "repos": client.repos()}
         except team_client.TeamError as exc:
             server = {"reachable": False, "error": str(exc)}
+    pulled = len(team_sync.copies(state.store, member.workspace))
     data = {
         "member": member.to_dict(),
         "server": server,
-        "copies": len(team_sync.copies(state.store, member.workspace)),
+        "copies": pulled,
         **team_sync.tally(kept),
         "cursor": kept["cursor"],
         "last_sync": kept.get("last_sync"),
@@ -135,7 +144,7 @@ def team_status(state: State, offline: bool) -> Result:
     elif server["reachable"] is False:
         lines.append(f"server     {server['error']}")
     lines += [
-        f"here       {data['copies']} team memories pulled; {data['pushed']} pushed, "
+        f"here       {_memories(pulled)} pulled; {data['pushed']} pushed, "
         f"{data['refused']} refused, {data['waiting']} waiting to be sent, "
         f"{data['shared']} shared",
         f"last sync  {data['last_sync'] or 'never'}"
@@ -174,21 +183,39 @@ def team_sync_cmd(state: State, timeout: float, from_start: bool) -> Result:
 
 @team_group.command("share", epilog=example("ken team share 3kq9zd"))
 @click.argument("ref")
-@click.option("--scope", "-s", help="The team scope: repo:KEY or workspace:NAME (default: chosen).")
+@click.option(
+    "--scope",
+    "-s",
+    help="The team scope: repo:KEY or workspace:NAME (default: the one it went to, else chosen).",
+)
 @renders
 @pass_state
 def team_share(state: State, ref: str, scope: str | None) -> Result:
-    """Share a lesson or a proposal with the team: it is pushed (as a proposal for the
-    team's admins) now, or at the next sync when the server does not answer. A refusal
-    (a scope the team does not cover) exits 1 with its reason: share it again with
-    another --scope. A memory the team holds keeps its scope. A person's command."""
+    """Share a memory with the team (a preference, correction, decision, fact, lesson
+    or note, approved here or a proposal; not a task, handoff or summary): it is pushed
+    (as a proposal for the team's admins) now, or at the next sync when the server does
+    not answer. A refusal (a scope the team does not cover) exits 1 with its reason:
+    share it again with another --scope. A memory the team holds keeps its scope (the
+    default then). A person's command."""
     policy.require_person(state.actor(), "sharing with the team")
     member = _member()
     item = state.memory(ref)
     if policy.team_origin(item):
         raise InvalidInput(f"{short_id(item.id)} is team memory already")
+    if item.kind.value not in team_sync.SHARED_KINDS:
+        *some, last = team_sync.SHARED_KINDS
+        raise InvalidInput(
+            f"{short_id(item.id)} is a {item.kind.value}, which stays on this machine: "
+            f"only a {', '.join(some)} or {last} goes to the team"
+        )
     kept = team_sync.load_state(state.store.path)
-    chosen = state.scope(scope) if scope else team_sync.share_scope(item, member, kept["repos"])
+    sent = kept["pushed"].get(item.id) or {}
+    if scope:
+        chosen = state.scope(scope)
+    elif sent.get("server_id") and sent.get("status") != "refused" and sent.get("scope"):
+        chosen = Scope.from_stored(str(sent["scope"]))  # where the team holds it
+    else:
+        chosen = team_sync.share_scope(item, member, kept["repos"])
     what = team_sync.share_what(item)
     team_sync.share(state.store, item, chosen, what)
     report = team_sync.sync(state.store, member, timeout=CLI_TIMEOUT, do_pull=False)
@@ -225,7 +252,7 @@ def team_leave(state: State) -> Result:
     gone = team_sync.leave(state.store, member)
     team_client.remove_membership()
     left = (
-        f"left workspace {member.workspace}: {gone} team memories removed from this store; "
+        f"left workspace {member.workspace}: {_memories(gone)} removed from this store; "
         "your own memories stay"
     )
     return Result(data={"workspace": member.workspace, "removed": gone}, text=lambda: say(left))

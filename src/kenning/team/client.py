@@ -42,7 +42,10 @@ class Refused(TeamError):
     def __init__(self, status: int, code: str, message: str) -> None:
         self.status = status
         self.code = code
-        super().__init__(f"the team server refused: {message} ({status} {code})")
+        # A 503 refuses nothing: the server is there but cannot serve (its database is
+        # down, or it is starting); try again later.
+        said = "is unavailable" if status == 503 else "refused"
+        super().__init__(f"the team server {said}: {message} ({status} {code})")
 
 
 @dataclass(frozen=True, slots=True)

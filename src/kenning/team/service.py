@@ -207,15 +207,31 @@ class Team:
         return data
 
     def same_text_counts(self, workspace: str, item_ids: list[str]) -> dict[str, int]:
-        """How many other memories of the team say the same as each of these."""
-        counts: dict[str, int] = {}
+        """How many other memories of the team say the same as each of these, each sent
+        by someone else (another token, or another memory of its host): the same memory
+        sent again by its host (a version an admin rejected, then sent again) is no
+        one more in the team."""
+        twins: dict[str, list[str]] = {}
         with self.workspaces.store(workspace) as store:
             for item_id in item_ids:
                 try:
-                    counts[item_id] = len(items.same_text(store, store.get_item(item_id), 50))
+                    found = items.same_text(store, store.get_item(item_id), 50)
                 except NotFound:
                     continue
-        return counts
+                twins[item_id] = [t.id for t in found]
+        every = set(twins) | {t for found in twins.values() for t in found}
+        origins = self.directory.origins(workspace, sorted(every)) if every else {}
+
+        def sender(item_id: str) -> tuple[str, str] | None:
+            origin = origins.get(item_id) or {}
+            if not origin.get("token_id") or not origin.get("local_id"):
+                return None
+            return (str(origin["token_id"]), str(origin["local_id"]))
+
+        return {
+            item_id: len([t for t in found if sender(t) is None or sender(t) != sender(item_id)])
+            for item_id, found in twins.items()
+        }
 
     # push
 

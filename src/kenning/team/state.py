@@ -71,6 +71,22 @@ def load_state(store_path: str) -> dict[str, Any]:
     return dict(section)
 
 
+def team_here(store_path: str) -> tuple[str, tuple[str, ...]] | None:
+    """The workspace of the team this host joined (its membership file) and the repos
+    the team covers, as this store's last sync saw them; None when it joined none. Read
+    where scopes are found (`kenning.locate`): no lock, and never an error."""
+    try:
+        with open(config_mod.team_path(), encoding="utf-8") as fh:
+            joined = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    workspace = joined.get("workspace") if isinstance(joined, dict) else None
+    if not isinstance(workspace, str) or not workspace.strip():
+        return None
+    repos = load_state(store_path)["repos"]
+    return workspace, tuple(str(r) for r in repos) if isinstance(repos, list) else ()
+
+
 def save_state(store_path: str, section: dict[str, Any] | None) -> None:
     """Write this store's section (None removes it), replacing the file whole."""
     data = _read_all()

@@ -6,7 +6,8 @@ the server, `provenance.how = sync`, and `source = team:<workspace>#<server id>`
 marks it read-only here (`policy.check_local_change`) and keeps curation and the cap off
 it; packs and recall read it like any repo memory. A removal deletes the copy. A memory
 this host pushed itself is not copied back: its original here is adopted as the team's
-copy (and is the person's own again when the team drops it, or the host leaves).
+copy, in its own scope and with its own pin (the team's scope is in the push record),
+and is the person's own again when the team drops it, or the host leaves.
 
 **Push.** What a person approved here in a scope the team covers (a repo the server lists
 under `GET repos`, or `workspace:<W>`), of the kinds worth sharing beyond this machine
@@ -14,14 +15,18 @@ under `GET repos`, or `workspace:<W>`), of the kinds worth sharing beyond this m
 Each version is pushed once: an entry gets its `push_id` and goes into the outbox on
 disk *before* it is sent, so a push that timed out is sent again with the same id and
 the server stores it once. A later version of a pushed memory goes as a `revision` of
-the server's copy. `ken edit` of a team memory files a revision the same way.
+the server's copy when its words changed (`WORDS`: a pin or a use is no change to send;
+the push record keeps a digest of the words sent). `ken edit` of a team memory files a
+revision the same way.
 
 **Uses.** After the push, the host reports how often it used each team memory: for
 each copy whose local use count (`Store.record_uses`, from packs and recall) grew since
 the last report, its count as it is now, a running total of this host's uses and not
-the increase. The server keeps one count per (token, host, memory) and never lowers
-it, so a report that timed out and is sent again, or arrives twice, counts once: that
-is exactly-once without a receipt per report. The state keeps the count last reported
+the increase. An adopted original (below) counts from its adoption: the push record
+keeps its use count then (`uses_from`), and only what came after is the team's. The
+server keeps one count per (token, host, memory) and never lowers it, so a report that
+timed out and is sent again, or arrives twice, counts once: that is exactly-once
+without a receipt per report. The state keeps the count last reported
 per server id, so a sync sends only what grew.
 
 **State** is a JSON file beside the hook log, `$XDG_STATE_HOME/kenning/team-sync.json`
@@ -38,6 +43,8 @@ The standard library only, like the client: the SessionStart hook runs `at_start
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -139,6 +146,17 @@ def wire_item(item: Item, scope: Scope | None = None) -> dict[str, Any]:
     return data
 
 
+# What the team reads of a memory: a version that changes none of it (a pin, a use, a
+# review here) is not sent again.
+WORDS = ("title", "body", "kind", "tags", "links", "evidence", "scope")
+
+
+def words_of(data: dict[str, Any]) -> str:
+    """A digest of what a wire item says (`WORDS`), kept in the push record."""
+    said = json.dumps([data.get(k) for k in WORDS], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(said.encode("utf-8")).hexdigest()
+
+
 def entry_for(item: Item, state: dict[str, Any], what: str, scope: Scope) -> dict[str, Any]:
     """One push entry for this version of `item`: a revision of the server's copy when
     an earlier version was stored there."""
@@ -170,16 +188,25 @@ def choose_pushes(
 
     waiting = {(e.get("local_id"), e.get("revision")) for e in state["outbox"]}
 
-    def fresh(item: Item) -> bool:
+    def fresh(item: Item, scope: Scope) -> bool:
         done = state["pushed"].get(item.id) or {}
-        return done.get("revision") != item.revision and (item.id, item.revision) not in waiting
+        if done.get("revision") == item.revision or (item.id, item.revision) in waiting:
+            return False
+        # A version whose words are those the server holds (only a pin or a use changed
+        # here) is not sent: it would file an admin's rejected memory again.
+        said = done.get("words")
+        return (
+            not said or done.get("status") == "refused" or said != words_of(wire_item(item, scope))
+        )
 
     scopes = covered_scopes(membership, state["repos"])
     found = store.list_items(ItemQuery(scopes=tuple(str(s) for s in scopes), kinds=SHARED_KINDS))
     chosen = [
         entry_for(item, state, "memory", item.scope)
         for item in found
-        if approved_here(item) and fresh(item) and not deliver.withheld(item, set(withheld))
+        if approved_here(item)
+        and fresh(item, item.scope)
+        and not deliver.withheld(item, set(withheld))
     ]
     for local_id, shared in state["shared"].items():
         try:
@@ -188,13 +215,14 @@ def choose_pushes(
             continue
         # A team copy is the server's already; a file's or agent's memory a person shared
         # by name goes like any other.
+        scope = Scope.from_stored(shared["scope"])
         if (
             policy.team_origin(item)
-            or not fresh(item)
+            or not fresh(item, scope)
             or any(e["local_id"] == item.id for e in chosen)
         ):
             continue
-        chosen.append(entry_for(item, state, shared["what"], Scope.from_stored(shared["scope"])))
+        chosen.append(entry_for(item, state, shared["what"], scope))
     return chosen
 
 
@@ -244,6 +272,7 @@ def send_outbox(
                 "server_id": result.get("id"),
                 "status": result.get("item_status") or status,
                 "scope": (entry.get("item") or {}).get("scope"),
+                "words": words_of(entry.get("item") or {}),
             }
             if status == "refused":
                 record["status"] = "refused"
@@ -280,8 +309,13 @@ def report_uses(
     here: dict[str, int] = {}
     for copy in copies(store, membership.workspace):
         origin = policy.team_origin(copy)
-        if origin is not None:
-            here[origin[1]] = max(copy.use_count, here.get(origin[1], 0))
+        if origin is None:
+            continue
+        # An adopted original counts from its adoption: the uses before were of the
+        # person's own memory, not of the team's.
+        since = int((state["pushed"].get(copy.id) or {}).get("uses_from") or 0)
+        count = max(0, copy.use_count - since) if is_authors(state, copy) else copy.use_count
+        here[origin[1]] = max(count, here.get(origin[1], 0))
     for gone in [k for k in sent if k not in here]:
         del sent[gone]  # the copy went; the server keeps the count it had
     grown = [(k, n) for k, n in here.items() if n > int(sent.get(k) or 0)]
@@ -414,8 +448,10 @@ def apply_changes(
 
     A memory this host pushed comes down approved as the original it was pushed from:
     that original is adopted (it becomes the team's copy, read-only here, and follows
-    the team's later revisions) rather than copied beside it. When the team drops it,
-    it is the person's own memory again."""
+    the team's later revisions) rather than copied beside it. It keeps its own scope
+    and pin here, which may not be the team's (a global preference shared to a repo is
+    still global on this host); only its words follow the team. When the team drops
+    it, it is the person's own memory again, as it was."""
     removed: list[str] = []
     with store.together():
         for change in changes:
@@ -440,12 +476,27 @@ def apply_changes(
             except InvalidInput as exc:
                 report.skipped.append(f"{server_id}: {exc}")
                 continue
+            if adopted or (existing is not None and is_authors(state, existing)):
+                # The person's original: the team's words, its own scope and pin here
+                # (the scope it has on the server is the push record's `scope`).
+                assert existing is not None
+                copy = replace(
+                    copy,
+                    scope=existing.scope,
+                    pinned=existing.pinned,
+                    created_at=existing.created_at,
+                )
             if adopted:
                 assert existing is not None
-                copy = replace(copy, created_at=existing.created_at)
                 store.replace_item(copy, "sync")
                 record = state["pushed"].setdefault(existing.id, {})
-                record.update(server_id=server_id, revision=copy.revision, status="active")
+                # Its uses until now were the person's own: the team's count starts here.
+                record.update(
+                    server_id=server_id,
+                    revision=copy.revision,
+                    status="active",
+                    uses_from=existing.use_count,
+                )
                 report.own += 1
                 continue
             if existing is None:
@@ -579,12 +630,16 @@ def file_revision(store: Store, copy: Item, revised: Item) -> None:
         raise InvalidInput("not a team memory")
     with locked():
         state = load_state(store.path)
+        # An adopted original keeps its own scope here: the revision goes in the team's.
+        sent = state["pushed"].get(copy.id) or {}
+        theirs = sent.get("scope") if is_authors(state, copy) else None
+        scope = Scope.from_stored(theirs) if theirs else None
         state["outbox"].append(
             {
                 "push_id": str(uuid.uuid4()),
                 "what": "revision",
                 "base": origin[1],
-                "item": wire_item(replace(revised, source=None)),
+                "item": wire_item(replace(revised, source=None), scope),
                 "revision": revised.revision,
             }
         )
