@@ -19,7 +19,16 @@ from kenning.model import Provenance, Session, Status
 from kenning.team import client as team_client
 from kenning.team import sync as team_sync
 from kenning.tui.panel import HelpScreen, ReasonScreen, TextScreen
-from panel_helpers import MEMORY_TABS, TAB_KEYS, drive, press, row_keys, screen_text, settle
+from panel_helpers import (
+    CHARACTERS,
+    MEMORY_TABS,
+    TAB_KEYS,
+    drive,
+    press,
+    row_keys,
+    screen_text,
+    settle,
+)
 
 REPO = "repo:github.com/acme/shop"
 PROJECT = "project:shop"
@@ -393,6 +402,28 @@ def test_D_then_another_key_disarms_the_forget():  # noqa: N802
     async def check(app, pilot):
         await press(app, pilot, "D", "p", "D")
         assert status_of(ref) == "active"  # still there: the second D only armed again
+        assert "press D again" in app.message
+
+    drive(check, tab="all")
+
+
+@pytest.mark.parametrize(
+    "keys", [("j", "k"), ("down", "up"), ("p", "p"), ("tab", "shift+tab"), ("6",)]
+)
+def test_D_then_keys_typed_in_one_burst_disarm_the_forget(keys):  # noqa: N802
+    """However fast they come: moving off and back, or any other key, between two D
+    presses disarms, even when the cursor is back on the memory by the second D."""
+    seed("all", text="Keep PR titles short")
+    ref = seed("all")
+
+    async def check(app, pilot):
+        while app.rows.current.key != ref:
+            await press(app, pilot, "j")
+        for key in ("D", *keys, "D"):  # sent as one burst: no waiting between them
+            await app._post_message(events.Key(key, key if len(key) == 1 else CHARACTERS.get(key)))
+        await settle(app, pilot)
+        with opened() as store:
+            assert store.get_item(ref).id == ref  # still there: the second D armed again
         assert "press D again" in app.message
 
     drive(check, tab="all")

@@ -290,7 +290,10 @@ class PanelApp(App[None]):
         self.pack: Pack | None = None
         self.last_change: Change | None = None
         self.other_change = ""  # the last change here when it was not one u undoes
-        self.armed: str | None = None  # the memory a first D marked for forgetting
+        self.armed: tuple[str, int] | None = None  # a first D: the memory, the key's number
+        self.inputs = 0  # keys and clicks that reached the panel, numbered as they came
+        self.handed: list[tuple[events.Key, int]] = []  # keys handed to a widget, numbered
+        self.key_number = 0  # the number of the key (or click) being handled
         self.detail_key: str | None = None
         self.version: int | None = None
         self.message = ""
@@ -346,8 +349,9 @@ class PanelApp(App[None]):
         return self.query_one(RowList)
 
     def _disarm(self) -> None:
-        """Forget a first D: any other key, or the cursor moving, and the line that asked
-        for a second D says so no more."""
+        """Forget a first D (another action, a tab left), and the line that asked for a
+        second D says so no more. A second D forgets only when it is the very next key
+        (or click) after the first: see `on_event` and `action_forget`."""
         if self.armed is not None:
             self.armed = None
             self.say("")
@@ -404,7 +408,30 @@ class PanelApp(App[None]):
         if self.acting and isinstance(event, events.Key) and len(self.screen_stack) == 1:
             self.held.append(event)
             return
+        self._number(event)
         await super().on_event(event)
+
+    def _number(self, event: events.Event) -> None:
+        """Number each key and click as it comes from the terminal, and know, when a key
+        comes back from the list and its binding acts, which one it was: two D presses
+        forget only with no key or click between them, however fast they came (j k typed
+        in one burst are handled in order after the first D, but the list reports the
+        cursor's moves later still, with the cursor back on the memory by then)."""
+        if isinstance(event, (events.Key, events.MouseDown)) and not event.is_forwarded:
+            self.inputs += 1
+            self.key_number = self.inputs  # a priority binding (Tab) acts now
+            if isinstance(event, events.Key):
+                self.handed = [*self.handed[-63:], (event, self.inputs)]
+        elif isinstance(event, events.Key):  # back, unhandled: the app's bindings act now
+            at = next((n for n, (key, _) in enumerate(self.handed) if key is event), None)
+            if at is None:  # not numbered (long gone): a number no D follows
+                self.inputs += 1
+                self.key_number = self.inputs
+            else:
+                self.key_number = self.handed[at][1]
+                del self.handed[: at + 1]
+            if event.key != "D":
+                self._disarm()
 
     def _on_loop(self, then: Callable[[], None]) -> None:
         def live() -> None:
@@ -562,8 +589,6 @@ class PanelApp(App[None]):
             self.detail_key = None
             self._show_detail(None, Text(""))
             return
-        if self.armed and self.armed != row.key:
-            self._disarm()
         self.detail_key = row.key
         if isinstance(row.value, Session):
             self._show_detail(row.key, show.session(row.value))
@@ -793,8 +818,8 @@ class PanelApp(App[None]):
         item = self._target()
         if item is None:
             return
-        if self.armed != item.id:
-            self.armed = item.id
+        if self.armed != (item.id, self.key_number - 1):  # the key just before: the first D
+            self.armed = (item.id, self.key_number)
             self.say(f"press D again to forget {short_id(item.id)} and every version of it")
             return
         self._disarm()
