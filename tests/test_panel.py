@@ -260,13 +260,17 @@ def test_p_pins_and_unpins(tab):
     ref = seed(tab, Status.PROPOSED if tab == "waiting" else Status.ACTIVE)
 
     async def check(app, pilot):
+        assert "p pin" in screen_text(app).splitlines()[-1]
         await press(app, pilot, "p")
         with opened() as store:
             assert store.get_item(ref).pinned
         assert app.rows.current.text.startswith(" ^") or app.rows.current.text[1] == "^"
+        footer = screen_text(app).splitlines()[-1]  # p on a pinned memory unpins it
+        assert "p unpin" in footer and "p pin" not in footer, footer
         await press(app, pilot, "p")
         with opened() as store:
             assert not store.get_item(ref).pinned
+        assert "p pin" in screen_text(app).splitlines()[-1]
 
     drive(check, tab=tab)
 
@@ -656,13 +660,32 @@ def test_memory_keys_are_not_offered_and_change_nothing_in_sessions():
     async def check(app, pilot):
         footer = screen_text(app).splitlines()[-1]
         assert "approve" not in footer and "find" in footer and "quit" in footer
-        await press(app, pilot, "a", "x", "p", "D", "D", "e", "u")
+        assert "u undo" in footer, footer  # as the docs say: undo, search, help and quit
+        for key in ("a", "x", "d", "p", "D", "e"):  # pressed anyway: the line says why
+            app.say("")
+            await press(app, pilot, key)
+            assert "Sessions lists agents' sessions" in app.message, (key, app.message)
+        await press(app, pilot, "D", "D", "u")
+        assert app.message.startswith("nothing to undo"), app.message
         assert not isinstance(app.screen, ReasonScreen)
         with opened() as store:
             now = store.get_item(ref)
         assert (now.status, now.pinned) == (Status.PROPOSED, False)
 
     drive(check, tab="sessions", editor=lambda text: pytest.fail("no editor in Sessions"))
+
+
+def test_u_in_sessions_undoes_the_last_change_made_in_another_tab():
+    ref = seed("waiting", Status.PROPOSED)
+
+    async def check(app, pilot):
+        await press(app, pilot, "a")
+        assert status_of(ref) == "active"
+        await press(app, pilot, TAB_KEYS["sessions"], "u")
+        assert status_of(ref) == "proposed"
+        assert app.message.startswith(f"undid the approve of {ref[-6:].lower()}"), app.message
+
+    drive(check, tab="waiting")
 
 
 def test_enter_in_here_shows_the_pack_as_an_agent_gets_it():
@@ -856,8 +879,10 @@ def test_an_empty_tab_offers_no_key_for_a_memory():
         assert "/ find" in footer and "? help" in footer and "q quit" in footer
         for key in ("a ", "x ", "d dismiss", "p pin", "e edit", "D forget"):
             assert key not in footer, footer
-        await press(app, pilot, "a")
-        assert app.message == "no memory is highlighted"
+        for key in ("a", "e", "D"):  # pressed anyway: the line says why
+            app.say("")
+            await press(app, pilot, key)
+            assert app.message == "no memory is highlighted", key
 
     drive(check, tab="waiting")
 

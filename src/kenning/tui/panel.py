@@ -71,11 +71,11 @@ PAST = {
     "restore": "restored",
 }
 REASON_KEYS = {"c": "covered", "w": "wrong", "o": "one_off", "t": "other"}
-REFUSED = {"a": "approve", "x": "archive", "d": "dismiss", "p": "pin"}  # what a refusal names
-READ_ONLY = frozenset({"approve", "restore", "reject", "archive", "dismiss", "pin"})  # team
-MEMORY_ACTIONS = frozenset(
-    {"approve", "restore", "reject", "archive", "dismiss", "pin", "edit", "forget", "undo"}
-)
+# what a refusal names
+REFUSED = {"a": "approve", "x": "archive", "d": "dismiss", "p": "pin", "e": "edit", "D": "forget"}
+READ_ONLY = frozenset({"approve", "restore", "reject", "archive", "dismiss", "pin", "unpin"})
+MEMORY_ACTIONS = READ_ONLY | {"edit", "forget", "undo"}
+NO_MEMORY_IN_SESSIONS = "Sessions lists agents' sessions, not memories: 1-6 list memories"
 HELP = """\
 Tabs (1-7, Tab and Shift+Tab move between them)
   1 Here      the pack an agent starting here is told, in order; its tokens
@@ -245,10 +245,11 @@ class PanelApp(App[None]):
         Binding("x", "archive", "archive"),
         Binding("d", "dismiss", "dismiss"),
         Binding("p", "pin", "pin"),
-        # A key that does not apply is not in the footer; pressed anyway, it says why.
-        *(Binding(key, f"refused('{action}')", show=False) for key, action in REFUSED.items()),
+        Binding("p", "unpin", "unpin"),
         Binding("e", "edit", "edit"),
         Binding("D", "forget", "forget"),
+        # A key that does not apply is not in the footer; pressed anyway, it says why.
+        *(Binding(key, f"refused('{action}')", show=False) for key, action in REFUSED.items()),
         Binding("u", "undo", "undo"),
         Binding("slash", "search", "find"),
         Binding("question_mark", "help", "help"),
@@ -630,10 +631,10 @@ class PanelApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action not in MEMORY_ACTIONS:
             return True
-        if self.tab == "sessions":
-            return action == "undo" and self.last_change is not None
-        if action == "undo":
+        if action == "undo":  # in Sessions too: the last change made here, in any tab
             return True
+        if self.tab == "sessions":
+            return False
         item = self.current_item()
         if item is None:
             return False  # nothing highlighted: no key for a memory applies
@@ -644,6 +645,8 @@ class PanelApp(App[None]):
                 return item.status in items.allowed_from(action)
             case "archive":  # x on a proposal rejects it
                 return item.status is Status.ACTIVE
+            case "pin" | "unpin":  # the footer says which p does
+                return item.pinned == (action == "unpin")
         return True
 
     # --- tabs and search ---------------------------------------------------------------------
@@ -727,9 +730,11 @@ class PanelApp(App[None]):
     def action_refused(self, action: str) -> None:
         """A key that does not apply to the highlighted memory: the library says why."""
         if self.tab == "sessions":
-            return
-        if action == "pin":
+            self.say(NO_MEMORY_IN_SESSIONS)
+        elif action == "pin":
             self._pin()
+        elif action in ("edit", "forget"):  # they apply to every memory: none is highlighted
+            self._target()
         else:
             self._decide(action)
 
@@ -796,6 +801,9 @@ class PanelApp(App[None]):
         self.detail_key = None  # read the highlighted memory again, changed or new
 
     def action_pin(self) -> None:
+        self._pin()
+
+    def action_unpin(self) -> None:
         self._pin()
 
     def _pin(self) -> None:
