@@ -143,14 +143,26 @@ class Reviewing:
         while True:
             item = review.next_waiting(self.state.store, self.scopes, self.kinds, self.skipped)
             if item is None:
-                _out("nothing else waits for review")
+                _out(self.ended())
                 break
             total = review.count_waiting(self.state.store, self.scopes, self.kinds)
             _card(review.context(self.state.store, item), len(self.skipped) + 1, total)
             if not self.decide(item):
                 break
+        # What was decided, each once; what was skipped (it still waits) after the ';'.
         done = ", ".join(f"{word} {n}" for word, n in self.tally.items()) or "nothing decided"
         say(f"{done}; {len(self.skipped)} skipped" if self.skipped else done)
+
+    def ended(self) -> str:
+        """What the queue's end says: nothing else to show is not nothing waiting, when
+        the person skipped some (they wait still, unless decided elsewhere since)."""
+        left = review.count_waiting(self.state.store, self.scopes, self.kinds)
+        if not left:
+            return "nothing else waits for review"
+        return (
+            f"nothing else to show: {left} skipped still wait{'s' if left == 1 else ''} "
+            "(`ken review` shows them again)"
+        )
 
     def decide(self, item: Item) -> bool:
         """Read keys until one decides `item` (or skips it); False to quit."""
@@ -205,8 +217,7 @@ class Reviewing:
                 actor=self.actor,
                 shown=item.revision,
             )
-        except RevisionConflict:
-            self.tally["skipped"] += 1
+        except RevisionConflict:  # shown again as it is now: not decided, not skipped
             say(
                 f"{short_id(item.id)} changed since it was shown (it still waits): "
                 "nothing decided; `ken review` shows it as it is now"
