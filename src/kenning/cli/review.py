@@ -21,7 +21,7 @@ from kenning import editing, items, policy, review
 from kenning.cli import complete
 from kenning.cli.output import say
 from kenning.cli.state import State, example, pass_state, save_edit, scope_filter
-from kenning.errors import KenningError, RevisionConflict
+from kenning.errors import KenningError, NotFound, RevisionConflict
 from kenning.ids import short_id
 from kenning.model import DismissReason, Item
 from kenning.pack import one_line
@@ -195,11 +195,24 @@ class Reviewing:
                         _out(f"press one of the keys in brackets: {PROMPT}")
                         continue
             except KenningError as exc:
+                if self.gone(item):  # `ken forget` removed it while it was on the screen
+                    say(
+                        f"{short_id(item.id)} was forgotten meanwhile (it no longer exists): "
+                        "nothing decided"
+                    )
+                    return True
                 say(f"ken: {exc}")
                 if not self.still_waits(item):
                     return True
                 continue
             return True
+
+    def gone(self, item: Item) -> bool:
+        try:
+            items.get(self.state.store, item.id)
+        except NotFound:
+            return True
+        return False
 
     def still_waits(self, item: Item) -> bool:
         try:
@@ -243,6 +256,8 @@ class Reviewing:
             with editing.kept_if_refused(item, after):
                 item = save_edit(self.state, item, editing.parse(after), actor=self.actor)
             say(f"saved {short_id(item.id)} as a new version")
+        else:  # saved as it was, or quit without saving: the file cannot tell them apart
+            say("nothing changed in the editor: approving it as shown")
         self.status(item, "approve")
 
     def rescope(self, item: Item) -> None:
