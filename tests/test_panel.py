@@ -19,7 +19,16 @@ from kenning.model import Provenance, Session, Status
 from kenning.team import client as team_client
 from kenning.team import sync as team_sync
 from kenning.tui.panel import HelpScreen, ReasonScreen, TextScreen
-from panel_helpers import MEMORY_TABS, TAB_KEYS, drive, press, row_keys, screen_text, settle
+from panel_helpers import (
+    CHARACTERS,
+    MEMORY_TABS,
+    TAB_KEYS,
+    drive,
+    press,
+    row_keys,
+    screen_text,
+    settle,
+)
 
 REPO = "repo:github.com/acme/shop"
 PROJECT = "project:shop"
@@ -251,13 +260,17 @@ def test_p_pins_and_unpins(tab):
     ref = seed(tab, Status.PROPOSED if tab == "waiting" else Status.ACTIVE)
 
     async def check(app, pilot):
+        assert "p pin" in screen_text(app).splitlines()[-1]
         await press(app, pilot, "p")
         with opened() as store:
             assert store.get_item(ref).pinned
         assert app.rows.current.text.startswith(" ^") or app.rows.current.text[1] == "^"
+        footer = screen_text(app).splitlines()[-1]  # p on a pinned memory unpins it
+        assert "p unpin" in footer and "p pin" not in footer, footer
         await press(app, pilot, "p")
         with opened() as store:
             assert not store.get_item(ref).pinned
+        assert "p pin" in screen_text(app).splitlines()[-1]
 
     drive(check, tab=tab)
 
@@ -393,6 +406,28 @@ def test_D_then_another_key_disarms_the_forget():  # noqa: N802
     async def check(app, pilot):
         await press(app, pilot, "D", "p", "D")
         assert status_of(ref) == "active"  # still there: the second D only armed again
+        assert "press D again" in app.message
+
+    drive(check, tab="all")
+
+
+@pytest.mark.parametrize(
+    "keys", [("j", "k"), ("down", "up"), ("p", "p"), ("tab", "shift+tab"), ("6",)]
+)
+def test_D_then_keys_typed_in_one_burst_disarm_the_forget(keys):  # noqa: N802
+    """However fast they come: moving off and back, or any other key, between two D
+    presses disarms, even when the cursor is back on the memory by the second D."""
+    seed("all", text="Keep PR titles short")
+    ref = seed("all")
+
+    async def check(app, pilot):
+        while app.rows.current.key != ref:
+            await press(app, pilot, "j")
+        for key in ("D", *keys, "D"):  # sent as one burst: no waiting between them
+            await app._post_message(events.Key(key, key if len(key) == 1 else CHARACTERS.get(key)))
+        await settle(app, pilot)
+        with opened() as store:
+            assert store.get_item(ref).id == ref  # still there: the second D armed again
         assert "press D again" in app.message
 
     drive(check, tab="all")
@@ -625,13 +660,32 @@ def test_memory_keys_are_not_offered_and_change_nothing_in_sessions():
     async def check(app, pilot):
         footer = screen_text(app).splitlines()[-1]
         assert "approve" not in footer and "find" in footer and "quit" in footer
-        await press(app, pilot, "a", "x", "p", "D", "D", "e", "u")
+        assert "u undo" in footer, footer  # as the docs say: undo, search, help and quit
+        for key in ("a", "x", "d", "p", "D", "e"):  # pressed anyway: the line says why
+            app.say("")
+            await press(app, pilot, key)
+            assert "Sessions lists agents' sessions" in app.message, (key, app.message)
+        await press(app, pilot, "D", "D", "u")
+        assert app.message.startswith("nothing to undo"), app.message
         assert not isinstance(app.screen, ReasonScreen)
         with opened() as store:
             now = store.get_item(ref)
         assert (now.status, now.pinned) == (Status.PROPOSED, False)
 
     drive(check, tab="sessions", editor=lambda text: pytest.fail("no editor in Sessions"))
+
+
+def test_u_in_sessions_undoes_the_last_change_made_in_another_tab():
+    ref = seed("waiting", Status.PROPOSED)
+
+    async def check(app, pilot):
+        await press(app, pilot, "a")
+        assert status_of(ref) == "active"
+        await press(app, pilot, TAB_KEYS["sessions"], "u")
+        assert status_of(ref) == "proposed"
+        assert app.message.startswith(f"undid the approve of {ref[-6:].lower()}"), app.message
+
+    drive(check, tab="waiting")
 
 
 def test_enter_in_here_shows_the_pack_as_an_agent_gets_it():
@@ -825,8 +879,10 @@ def test_an_empty_tab_offers_no_key_for_a_memory():
         assert "/ find" in footer and "? help" in footer and "q quit" in footer
         for key in ("a ", "x ", "d dismiss", "p pin", "e edit", "D forget"):
             assert key not in footer, footer
-        await press(app, pilot, "a")
-        assert app.message == "no memory is highlighted"
+        for key in ("a", "e", "D"):  # pressed anyway: the line says why
+            app.say("")
+            await press(app, pilot, key)
+            assert app.message == "no memory is highlighted", key
 
     drive(check, tab="waiting")
 

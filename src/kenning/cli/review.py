@@ -21,7 +21,7 @@ from kenning import editing, items, policy, review
 from kenning.cli import complete
 from kenning.cli.output import say
 from kenning.cli.state import State, example, pass_state, save_edit, scope_filter
-from kenning.errors import KenningError, RevisionConflict
+from kenning.errors import KenningError, NotFound, RevisionConflict
 from kenning.ids import short_id
 from kenning.model import DismissReason, Item
 from kenning.pack import one_line
@@ -143,14 +143,26 @@ class Reviewing:
         while True:
             item = review.next_waiting(self.state.store, self.scopes, self.kinds, self.skipped)
             if item is None:
-                _out("nothing else waits for review")
+                _out(self.ended())
                 break
             total = review.count_waiting(self.state.store, self.scopes, self.kinds)
             _card(review.context(self.state.store, item), len(self.skipped) + 1, total)
             if not self.decide(item):
                 break
+        # What was decided, each once; what was skipped (it still waits) after the ';'.
         done = ", ".join(f"{word} {n}" for word, n in self.tally.items()) or "nothing decided"
         say(f"{done}; {len(self.skipped)} skipped" if self.skipped else done)
+
+    def ended(self) -> str:
+        """What the queue's end says: nothing else to show is not nothing waiting, when
+        the person skipped some (they wait still, unless decided elsewhere since)."""
+        left = review.count_waiting(self.state.store, self.scopes, self.kinds)
+        if not left:
+            return "nothing else waits for review"
+        return (
+            f"nothing else to show: {left} skipped still wait{'s' if left == 1 else ''} "
+            "(`ken review` shows them again)"
+        )
 
     def decide(self, item: Item) -> bool:
         """Read keys until one decides `item` (or skips it); False to quit."""
@@ -183,11 +195,24 @@ class Reviewing:
                         _out(f"press one of the keys in brackets: {PROMPT}")
                         continue
             except KenningError as exc:
+                if self.gone(item):  # `ken forget` removed it while it was on the screen
+                    say(
+                        f"{short_id(item.id)} was forgotten meanwhile (it no longer exists): "
+                        "nothing decided"
+                    )
+                    return True
                 say(f"ken: {exc}")
                 if not self.still_waits(item):
                     return True
                 continue
             return True
+
+    def gone(self, item: Item) -> bool:
+        try:
+            items.get(self.state.store, item.id)
+        except NotFound:
+            return True
+        return False
 
     def still_waits(self, item: Item) -> bool:
         try:
@@ -205,8 +230,7 @@ class Reviewing:
                 actor=self.actor,
                 shown=item.revision,
             )
-        except RevisionConflict:
-            self.tally["skipped"] += 1
+        except RevisionConflict:  # shown again as it is now: not decided, not skipped
             say(
                 f"{short_id(item.id)} changed since it was shown (it still waits): "
                 "nothing decided; `ken review` shows it as it is now"
@@ -232,6 +256,8 @@ class Reviewing:
             with editing.kept_if_refused(item, after):
                 item = save_edit(self.state, item, editing.parse(after), actor=self.actor)
             say(f"saved {short_id(item.id)} as a new version")
+        else:  # saved as it was, or quit without saving: the file cannot tell them apart
+            say("nothing changed in the editor: approving it as shown")
         self.status(item, "approve")
 
     def rescope(self, item: Item) -> None:

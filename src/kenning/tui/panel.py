@@ -71,11 +71,11 @@ PAST = {
     "restore": "restored",
 }
 REASON_KEYS = {"c": "covered", "w": "wrong", "o": "one_off", "t": "other"}
-REFUSED = {"a": "approve", "x": "archive", "d": "dismiss", "p": "pin"}  # what a refusal names
-READ_ONLY = frozenset({"approve", "restore", "reject", "archive", "dismiss", "pin"})  # team
-MEMORY_ACTIONS = frozenset(
-    {"approve", "restore", "reject", "archive", "dismiss", "pin", "edit", "forget", "undo"}
-)
+# what a refusal names
+REFUSED = {"a": "approve", "x": "archive", "d": "dismiss", "p": "pin", "e": "edit", "D": "forget"}
+READ_ONLY = frozenset({"approve", "restore", "reject", "archive", "dismiss", "pin", "unpin"})
+MEMORY_ACTIONS = READ_ONLY | {"edit", "forget", "undo"}
+NO_MEMORY_IN_SESSIONS = "Sessions lists agents' sessions, not memories: 1-6 list memories"
 HELP = """\
 Tabs (1-7, Tab and Shift+Tab move between them)
   1 Here      the pack an agent starting here is told, in order; its tokens
@@ -245,10 +245,11 @@ class PanelApp(App[None]):
         Binding("x", "archive", "archive"),
         Binding("d", "dismiss", "dismiss"),
         Binding("p", "pin", "pin"),
-        # A key that does not apply is not in the footer; pressed anyway, it says why.
-        *(Binding(key, f"refused('{action}')", show=False) for key, action in REFUSED.items()),
+        Binding("p", "unpin", "unpin"),
         Binding("e", "edit", "edit"),
         Binding("D", "forget", "forget"),
+        # A key that does not apply is not in the footer; pressed anyway, it says why.
+        *(Binding(key, f"refused('{action}')", show=False) for key, action in REFUSED.items()),
         Binding("u", "undo", "undo"),
         Binding("slash", "search", "find"),
         Binding("question_mark", "help", "help"),
@@ -290,7 +291,10 @@ class PanelApp(App[None]):
         self.pack: Pack | None = None
         self.last_change: Change | None = None
         self.other_change = ""  # the last change here when it was not one u undoes
-        self.armed: str | None = None  # the memory a first D marked for forgetting
+        self.armed: tuple[str, int] | None = None  # a first D: the memory, the key's number
+        self.inputs = 0  # keys and clicks that reached the panel, numbered as they came
+        self.handed: list[tuple[events.Key, int]] = []  # keys handed to a widget, numbered
+        self.key_number = 0  # the number of the key (or click) being handled
         self.detail_key: str | None = None
         self.version: int | None = None
         self.message = ""
@@ -346,8 +350,9 @@ class PanelApp(App[None]):
         return self.query_one(RowList)
 
     def _disarm(self) -> None:
-        """Forget a first D: any other key, or the cursor moving, and the line that asked
-        for a second D says so no more."""
+        """Forget a first D (another action, a tab left), and the line that asked for a
+        second D says so no more. A second D forgets only when it is the very next key
+        (or click) after the first: see `on_event` and `action_forget`."""
         if self.armed is not None:
             self.armed = None
             self.say("")
@@ -404,7 +409,30 @@ class PanelApp(App[None]):
         if self.acting and isinstance(event, events.Key) and len(self.screen_stack) == 1:
             self.held.append(event)
             return
+        self._number(event)
         await super().on_event(event)
+
+    def _number(self, event: events.Event) -> None:
+        """Number each key and click as it comes from the terminal, and know, when a key
+        comes back from the list and its binding acts, which one it was: two D presses
+        forget only with no key or click between them, however fast they came (j k typed
+        in one burst are handled in order after the first D, but the list reports the
+        cursor's moves later still, with the cursor back on the memory by then)."""
+        if isinstance(event, (events.Key, events.MouseDown)) and not event.is_forwarded:
+            self.inputs += 1
+            self.key_number = self.inputs  # a priority binding (Tab) acts now
+            if isinstance(event, events.Key):
+                self.handed = [*self.handed[-63:], (event, self.inputs)]
+        elif isinstance(event, events.Key):  # back, unhandled: the app's bindings act now
+            at = next((n for n, (key, _) in enumerate(self.handed) if key is event), None)
+            if at is None:  # not numbered (long gone): a number no D follows
+                self.inputs += 1
+                self.key_number = self.inputs
+            else:
+                self.key_number = self.handed[at][1]
+                del self.handed[: at + 1]
+            if event.key != "D":
+                self._disarm()
 
     def _on_loop(self, then: Callable[[], None]) -> None:
         def live() -> None:
@@ -562,8 +590,6 @@ class PanelApp(App[None]):
             self.detail_key = None
             self._show_detail(None, Text(""))
             return
-        if self.armed and self.armed != row.key:
-            self._disarm()
         self.detail_key = row.key
         if isinstance(row.value, Session):
             self._show_detail(row.key, show.session(row.value))
@@ -605,10 +631,10 @@ class PanelApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action not in MEMORY_ACTIONS:
             return True
-        if self.tab == "sessions":
-            return action == "undo" and self.last_change is not None
-        if action == "undo":
+        if action == "undo":  # in Sessions too: the last change made here, in any tab
             return True
+        if self.tab == "sessions":
+            return False
         item = self.current_item()
         if item is None:
             return False  # nothing highlighted: no key for a memory applies
@@ -619,6 +645,8 @@ class PanelApp(App[None]):
                 return item.status in items.allowed_from(action)
             case "archive":  # x on a proposal rejects it
                 return item.status is Status.ACTIVE
+            case "pin" | "unpin":  # the footer says which p does
+                return item.pinned == (action == "unpin")
         return True
 
     # --- tabs and search ---------------------------------------------------------------------
@@ -702,9 +730,11 @@ class PanelApp(App[None]):
     def action_refused(self, action: str) -> None:
         """A key that does not apply to the highlighted memory: the library says why."""
         if self.tab == "sessions":
-            return
-        if action == "pin":
+            self.say(NO_MEMORY_IN_SESSIONS)
+        elif action == "pin":
             self._pin()
+        elif action in ("edit", "forget"):  # they apply to every memory: none is highlighted
+            self._target()
         else:
             self._decide(action)
 
@@ -773,6 +803,9 @@ class PanelApp(App[None]):
     def action_pin(self) -> None:
         self._pin()
 
+    def action_unpin(self) -> None:
+        self._pin()
+
     def _pin(self) -> None:
         item = self._target()
         if item is None:
@@ -793,8 +826,8 @@ class PanelApp(App[None]):
         item = self._target()
         if item is None:
             return
-        if self.armed != item.id:
-            self.armed = item.id
+        if self.armed != (item.id, self.key_number - 1):  # the key just before: the first D
+            self.armed = (item.id, self.key_number)
             self.say(f"press D again to forget {short_id(item.id)} and every version of it")
             return
         self._disarm()
