@@ -1,0 +1,30 @@
+"""The general rules behind blind8's findings (tests/fixtures/secrets_blind8): each test
+holds one rule on values and contexts other than the corpus's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.redact import redact
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("SECRET_KEY=ab7)+0fg-k&2r(y+fvnu*5cs379h5", "ab7)+0fg-k&2r(y+fvnu*5cs379h5"),
+        ("    DJANGO_SECRET_KEY=q)w9-k&2r(y+zzt*5cs3!9h5(syu", "q)w9-k&2r(y+zzt*5cs3!9h5(syu"),
+    ],
+)
+def test_a_bracket_that_closes_nothing_inside_a_bare_value_is_part_of_it(
+    text: str, secret: str
+) -> None:
+    assert secret[-12:] not in redact(text).text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["f(SECRET_KEY=abc)+1", "run(password=pw).wait()", "call(token=tok) + other(x)"],
+)
+def test_a_bracket_that_closes_a_call_still_ends_the_value(text: str) -> None:
+    out = redact(text).text
+    assert out.endswith(text[text.index(")") :])
