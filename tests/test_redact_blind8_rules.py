@@ -28,3 +28,27 @@ def test_a_bracket_that_closes_nothing_inside_a_bare_value_is_part_of_it(
 def test_a_bracket_that_closes_a_call_still_ends_the_value(text: str) -> None:
     out = redact(text).text
     assert out.endswith(text[text.index(")") :])
+
+
+@pytest.mark.parametrize(
+    ("header", "value"),
+    [
+        ("| Host | Login | Password / token |", "Lantern42Bridge!"),
+        ("| Host | Token or key |", "Zq8vN3kR5tW1yX7b"),
+        ("| Server | Password (plain) |", "Copper93Falcon!"),
+    ],
+)
+def test_a_markdown_column_whose_header_joins_secret_names_is_redacted(
+    header: str, value: str
+) -> None:
+    cells = header.count("|") - 1
+    rule = "|" + "---|" * cells
+    row = "| " + " | ".join(["db-07"] * (cells - 1) + [value]) + " |"
+    out = redact(f"{header}\n{rule}\n{row}\n").text
+    assert value not in out
+    assert "db-07" in out
+
+
+def test_a_markdown_column_whose_header_joins_a_secret_with_something_else_stays() -> None:
+    text = "| Host | User / role |\n|---|---|\n| db-07 | Adm1nistr4tor9 |\n"
+    assert redact(text).text == text

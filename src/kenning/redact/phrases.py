@@ -171,6 +171,10 @@ _HEADER_NAME = lazy(
     re.IGNORECASE,
 )
 # ... of which a key's column holds names as often as keys.
+# ... alone or several joined ("Password / token"), with a note in brackets ("Password
+# (plain)")
+_HEADER_JOIN = lazy(r"[ \t]*(?:/|,|&|\+|\bor\b|\band\b)[ \t]*", re.IGNORECASE)
+_HEADER_NOTE = lazy(r"[ \t]*\([^()]{0,40}\)[ \t]*\Z")
 _KEY_HEADER = lazy(r"\A(?:(?:api[ _-]?)?keys?)\Z", re.IGNORECASE)
 _RULE_ROW = lazy(r"\A\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*\Z")
 
@@ -913,6 +917,16 @@ def _cells(line: str) -> list[tuple[int, str]]:
     return out
 
 
+def _header_parts(name: str) -> list[str]:
+    """The names a secret's column's header gives ("Password", "Password / token", "Token
+    or key", "Password (plain)"); none when one of them names no secret ("User / role")."""
+    name = _HEADER_NOTE.sub("", name.strip("`*_ \t"))
+    parts = [part for part in _HEADER_JOIN.split(name) if part]
+    if parts and all(_HEADER_NAME.match(part) for part in parts):
+        return parts
+    return []
+
+
 def _tables(text: str, add: Add) -> None:
     lines = text.split("\n")
     starts = []
@@ -929,9 +943,9 @@ def _tables(text: str, add: Add) -> None:
         names = _cells(header)
         # counted from the end too: text before the table may share the header's line
         columns = {
-            i - len(names): not _KEY_HEADER.match(name)
+            i - len(names): not all(_KEY_HEADER.match(part) for part in parts)
             for i, (_, name) in enumerate(names)
-            if _HEADER_NAME.match(name)
+            if (parts := _header_parts(name))
         }
         n += 2
         while n < len(lines) and "|" in lines[n]:
