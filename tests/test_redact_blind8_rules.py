@@ -52,3 +52,29 @@ def test_a_markdown_column_whose_header_joins_secret_names_is_redacted(
 def test_a_markdown_column_whose_header_joins_a_secret_with_something_else_stays() -> None:
     text = "| Host | User / role |\n|---|---|\n| db-07 | Adm1nistr4tor9 |\n"
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("RevenueCatApiKey", "9c1d4e7f2a6b8d0e3f5a7c9b1d2e4f60"),
+        ("BackendSecret", "Qm7vT2xK9pL4sR8w"),
+        ("AnalyticsToken", "tk81Fz0QwErT5yUi3oPa"),
+    ],
+)
+def test_a_plist_string_under_a_key_that_names_a_secret_is_redacted(key: str, value: str) -> None:
+    text = f"<dict>\n\t<key>{key}</key>\n\t<string>{value}</string>\n</dict>\n"
+    out = redact(text).text
+    assert value not in out
+    assert f"<key>{key}</key>" in out
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("ApiKey", "$(API_KEY)"), ("CFBundleIdentifier", "com.example.a1b2c3d4e5f6"), ("ApiKey", "")],
+)
+def test_a_plist_string_that_is_a_reference_or_not_named_as_a_secret_stays(
+    key: str, value: str
+) -> None:
+    text = f"<dict>\n\t<key>{key}</key>\n\t<string>{value}</string>\n</dict>\n"
+    assert redact(text).text == text
