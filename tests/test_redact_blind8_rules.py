@@ -78,3 +78,15 @@ def test_a_plist_string_that_is_a_reference_or_not_named_as_a_secret_stays(
 ) -> None:
     text = f"<dict>\n\t<key>{key}</key>\n\t<string>{value}</string>\n</dict>\n"
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        r"C:\Users\amara\AppData\Roaming\Microsoft\Credentials\5D2C1E0F9A8B7C6D5E4F3A2B1C0D9E8F",
+        r"dir C:\ProgramData\Vendor\Secrets\0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+        r'"path": "C:\\Users\\amara\\Tokens\\9f8e7d6c5b4a39281706f5e4d3c2b1a0"',
+    ],
+)
+def test_a_windows_path_component_after_a_secret_word_is_a_file_name(text: str) -> None:
+    assert redact(text).text == text
