@@ -90,3 +90,21 @@ def test_a_plist_string_that_is_a_reference_or_not_named_as_a_secret_stays(
 )
 def test_a_windows_path_component_after_a_secret_word_is_a_file_name(text: str) -> None:
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "spring.datasource.password=ENC(Xk3mP9qL2vR8tN5wY7zA1bC4dE6fG0hJ+Kl/Mn==)",
+        "app:\n  api-key: ENC(q8Zr2LmN4pQs6TuV8wXy0AbCdEfGhIjKlMnOp)\n",
+    ],
+)
+def test_a_jasypt_encrypted_value_is_ciphertext_not_a_secret(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_a_plain_secret_beside_a_jasypt_value_still_goes() -> None:
+    text = "db.password=ENC(Xk3mP9qL2vR8tN5wY7zA1bC4dE6fG0hJ)\nmail.password=Harbor93Lantern!\n"
+    out = redact(text).text
+    assert "ENC(Xk3mP9qL2vR8tN5wY7zA1bC4dE6fG0hJ)" in out
+    assert "Harbor93Lantern!" not in out

@@ -182,6 +182,9 @@ _SOPS = lazy(
     r",type:[a-z]{1,10}\]",
     _F,
 )
+# jasypt's ENC(...) (Spring's encrypted properties): base64 ciphertext, useless without
+# the encryptor's password, which is not in it.
+_JASYPT = lazy(r"(?<![A-Za-z0-9_])ENC\([A-Za-z0-9+/_-]{16,4096}={0,2}\)", _F)
 _PUBLIC_NAMED = lazy(
     r"(?<![A-Za-z])(?:public[ _-]?key|pubkey|peer)s?[\"']?[ \t]*[:=][ \t]*[\"']?"
     r"[A-Za-z0-9+/_-]{32,}+={0,2}(?![A-Za-z0-9+/=_-])",
@@ -208,7 +211,8 @@ def _jwk_public(text: str) -> list[tuple[int, int]]:
 
 
 def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[tuple[int, int]]:
-    """Where the text holds certificates, public keys, signatures and inlined media.
+    """Where the text holds certificates, public keys, signatures, inlined media and
+    ciphertext made to be committed (SOPS, jasypt).
     (``raw``: the text as one byte a character, where the literals are found faster;
     ``low``: the same lower-cased.)"""
     if raw is None:
@@ -225,6 +229,8 @@ def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[
         found += [m.span() for m in _DATA_URI.finditer(text) if _media(m.group("data"))]
     if b"ENC[" in raw:
         found += [m.span() for m in _SOPS.finditer(text)]
+    if b"ENC(" in raw:
+        found += [m.span() for m in _JASYPT.finditer(text)]
     if b'"kty"' in raw:
         found += _jwk_public(text)
     low = low or raw.lower()
