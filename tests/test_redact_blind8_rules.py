@@ -108,3 +108,24 @@ def test_a_plain_secret_beside_a_jasypt_value_still_goes() -> None:
     out = redact(text).text
     assert "ENC(Xk3mP9qL2vR8tN5wY7zA1bC4dE6fG0hJ)" in out
     assert "Harbor93Lantern!" not in out
+
+
+_SEALED = (
+    "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: api\n"
+    "spec:\n  encryptedData:\n    api_token: {blob}\n    password: {blob}\n"
+    "  template:\n    metadata:\n      name: api\n"
+)
+
+
+def test_a_sealed_secrets_encrypted_data_is_ciphertext_not_a_secret() -> None:
+    blob = "AgB" + "x9Kq2Lm7Np4Rs8Tv1Wz5Yb3Cd6Fg0Hj+Kl/Mn" * 8 + "=="
+    text = _SEALED.format(blob=blob)
+    assert redact(text).text == text
+
+
+def test_a_plain_secret_after_a_sealed_secret_still_goes() -> None:
+    blob = "AgB" + "x9Kq2Lm7Np4Rs8Tv1Wz5Yb3Cd6Fg0Hj+Kl/Mn" * 8 + "=="
+    text = _SEALED.format(blob=blob) + "---\nkind: Secret\nstringData:\n  password: Harbor93Lantern!\n"
+    out = redact(text).text
+    assert blob in out
+    assert "Harbor93Lantern!" not in out

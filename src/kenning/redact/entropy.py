@@ -185,6 +185,31 @@ _SOPS = lazy(
 # jasypt's ENC(...) (Spring's encrypted properties): base64 ciphertext, useless without
 # the encryptor's password, which is not in it.
 _JASYPT = lazy(r"(?<![A-Za-z0-9_])ENC\([A-Za-z0-9+/_-]{16,4096}={0,2}\)", _F)
+# A SealedSecret's encryptedData (Bitnami's sealed-secrets): each value is ciphertext only
+# the controller's private key opens, made to be committed.
+_SEALED_KIND = lazy(r"^[ \t]*\"?kind\"?[ \t]*:[ \t]*\"?SealedSecret\b", _F | re.MULTILINE)
+_SEALED_YAML = lazy(r"^(?P<indent>[ \t]*)encryptedData:[ \t]*\r?\n", _F | re.MULTILINE)
+_SEALED_JSON = lazy(r"\"encryptedData\"[ \t]*:[ \t]*\{[^{}]{0,100000}\}", _F)
+
+
+def _sealed(text: str) -> list[tuple[int, int]]:
+    if _SEALED_KIND.search(text) is None:
+        return []
+    found = [m.span() for m in _SEALED_JSON.finditer(text)]
+    for m in _SEALED_YAML.finditer(text):
+        indent = len(m.group("indent"))
+        pos = m.end()
+        while pos < len(text):
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
+            line = text[pos:end]
+            if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
+                break  # the block's end: a key as far in as encryptedData
+            found.append((pos, end))
+            pos = end + 1
+    return found
+
+
 _PUBLIC_NAMED = lazy(
     r"(?<![A-Za-z])(?:public[ _-]?key|pubkey|peer)s?[\"']?[ \t]*[:=][ \t]*[\"']?"
     r"[A-Za-z0-9+/_-]{32,}+={0,2}(?![A-Za-z0-9+/=_-])",
@@ -212,7 +237,7 @@ def _jwk_public(text: str) -> list[tuple[int, int]]:
 
 def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[tuple[int, int]]:
     """Where the text holds certificates, public keys, signatures, inlined media and
-    ciphertext made to be committed (SOPS, jasypt).
+    ciphertext made to be committed (SOPS, jasypt, a SealedSecret's encryptedData).
     (``raw``: the text as one byte a character, where the literals are found faster;
     ``low``: the same lower-cased.)"""
     if raw is None:
@@ -231,6 +256,8 @@ def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[
         found += [m.span() for m in _SOPS.finditer(text)]
     if b"ENC(" in raw:
         found += [m.span() for m in _JASYPT.finditer(text)]
+    if b"SealedSecret" in raw and b"encryptedData" in raw:
+        found += _sealed(text)
     if b'"kty"' in raw:
         found += _jwk_public(text)
     low = low or raw.lower()
