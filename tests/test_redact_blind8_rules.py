@@ -129,3 +129,18 @@ def test_a_plain_secret_after_a_sealed_secret_still_goes() -> None:
     out = redact(text).text
     assert blob in out
     assert "Harbor93Lantern!" not in out
+
+
+_B64_DIGEST = "Qm9yZWFsK3g5TGw3TnA0UnM4VHYxV3o1WWIzQ2Q2RmcwSGorS2wvTW4yUHE0UnM2VHY4V3gwWXoxQWIzQ2Q1RWY3R2g5SWow=="
+
+
+@pytest.mark.parametrize(
+    "name", ['"contentHash"', '"integrity"', "checksum", "artifact_sha512", '"digest"']
+)
+def test_a_value_named_as_a_content_hash_is_no_secret(name: str) -> None:
+    text = f'{name}: "{_B64_DIGEST}",'
+    assert redact(text).text == text
+
+
+def test_a_hash_named_as_a_credentials_still_goes() -> None:
+    assert _B64_DIGEST not in redact(f'"passwordHash": "{_B64_DIGEST}",').text

@@ -332,6 +332,16 @@ _PUBLIC_BEFORE = lazy(
     r"[\"']?[ \t]*[:=][ \t]*[\"']?)\Z",
     _FI,
 )
+# A content's hash named as one (NuGet's "contentHash", npm's "integrity", a "checksum",
+# "sha256sum", "digest"): a hash of what is public, unless its name says it hashes a
+# credential (password_hash, token_digest), which another rule judges.
+_HASH_NAME = lazy(
+    r"(?<![A-Za-z0-9])(?P<name>[A-Za-z0-9_.-]{0,40}?)"
+    r"(?:hash|digest|checksum|integrity|sha(?:1|224|256|384|512)(?:sum)?|md5(?:sum)?)"
+    r"[\"']?[ \t]*[:=][ \t]*[\"']?\Z",
+    _FI,
+)
+_CREDENTIAL_PART = lazy(r"pass|pwd|secret|token|auth|cred|api[-_]?key|private", _FI)
 _SIGNATURE_TAG = lazy(r"(?<![A-Za-z])bh?=\Z", _F)
 
 
@@ -359,6 +369,10 @@ def _named_public(text: str, start: int) -> bool:
         if _ID_NAME.search(text, max(0, start - 40), start) or _PUBLIC_BEFORE.search(
             text, max(0, start - 24), start
         ):
+            return True
+        if (
+            hashed := _HASH_NAME.search(text, max(0, start - 64), start)
+        ) is not None and not _CREDENTIAL_PART.search(hashed.group("name")):
             return True
         if _SIGNATURE_TAG.search(text, max(0, start - 8), start) and (
             "DKIM-Signature" in text[max(0, start - 1000) : start]
