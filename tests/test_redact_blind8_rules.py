@@ -144,3 +144,19 @@ def test_a_value_named_as_a_content_hash_is_no_secret(name: str) -> None:
 
 def test_a_hash_named_as_a_credentials_still_goes() -> None:
     assert _B64_DIGEST not in redact(f'"passwordHash": "{_B64_DIGEST}",').text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ich finde mein Passwort für srv-07 nicht mehr.",
+        "J'ai perdu mon mot de passe pour web-2b hier.",
+        "Olvidé la contraseña para app-09 otra vez.",
+    ],
+)
+def test_a_host_after_a_preposition_after_a_password_word_is_what_it_opens(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_a_password_given_after_is_past_the_host_still_goes() -> None:
+    assert "Kx7!mQ2p" not in redact("Das Passwort für srv-07 ist Kx7!mQ2p").text

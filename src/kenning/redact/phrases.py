@@ -546,6 +546,33 @@ def _value_first(text: str, low: bytes, add: Add) -> None:
                 _value(m, add, "password")
 
 
+# Words that say what a password opens, not that it is what follows: "Passwort für db-01",
+# "mot de passe pour srv-02", "contraseña del host-3", "пароль от db-01", "hasło do db-01".
+_PREPOSITIONS = frozenset(
+    "für fuer von vom zu zum zur auf bei an am im "
+    "for to of on at in "
+    "pour de du des au aux sur "
+    "para por del al en "
+    "do da dos das no na em "
+    "per di della dello al "
+    "voor van bij op "
+    "för till på av "
+    "til af på "
+    "dla od na "
+    "для от к на в "
+    "için".split()
+)
+
+
+def _after_preposition(text: str, at: int, m: re.Match[str]) -> bool:
+    """Does the value follow the password's name and a preposition straight on, with no
+    "is" or ":" between ("Passwort für db-01 vergessen")? It names what the password
+    opens; a password is given after "is", a colon, or the thing's name."""
+    start = min(m.start(g) for g in ("dq", "sq", "bare") if m.start(g) >= 0)
+    words = text[at:start].split()
+    return len(words) >= 2 and words[-1].lower() in _PREPOSITIONS
+
+
 def phrases(text: str, low: bytes, add: Add) -> None:
     """Add the spans of credentials said in the ways above."""
     if b"wifi:" in low or b"key content" in low or b"wpa_passphrase" in low or b".psk" in low:
@@ -562,6 +589,8 @@ def phrases(text: str, low: bytes, add: Add) -> None:
             if (m := _FOREIGN.match(text, at)) is None:
                 continue
             if text[at : at + 10].lower().startswith(_KEY_NAMES) and _database_key(text, at, m):
+                continue
+            if _after_preposition(text, at, m):
                 continue
             _value(m, add, "password")
         if b"??" in low:
