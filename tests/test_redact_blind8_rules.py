@@ -160,3 +160,14 @@ def test_a_host_after_a_preposition_after_a_password_word_is_what_it_opens(text:
 
 def test_a_password_given_after_is_past_the_host_still_goes() -> None:
     assert "Kx7!mQ2p" not in redact("Das Passwort für srv-07 ist Kx7!mQ2p").text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "      API_TOKEN: ${API_TOKEN:?set API_TOKEN in the environment}",
+        'psql "${PGPASSWORD?set PGPASSWORD first}" -c "select 1"',
+    ],
+)
+def test_the_message_of_a_parameter_expansion_is_no_value(text: str) -> None:
+    assert redact(text).text == text

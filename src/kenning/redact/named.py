@@ -1086,6 +1086,11 @@ _SET_VALUE = lazy(
 _CAPITALS = lazy(r"[A-Z][A-Z0-9_]*+", _F)
 
 
+# Inside a shell's (or compose's) ${NAME:?message} or ${NAME?message}: the message is
+# prose printed when NAME is unset, not a value.
+_PARAM_MESSAGE = lazy(r"\$\{[A-Za-z_][A-Za-z0-9_]*+:?\?[^}\r\n]*+\Z", _F)
+
+
 def _shell_set(text: str, hit: int, add: Add) -> bool:
     if text.rfind("set", max(0, hit - 104), hit) < 0:
         return False  # the common case, found at C speed
@@ -1093,6 +1098,8 @@ def _shell_set(text: str, hit: int, add: Add) -> bool:
     before = _SET_BEFORE.search(text, max(0, start - 40), start)
     if before is None:
         return False
+    if _PARAM_MESSAGE.search(text, max(0, start - 200), start):
+        return False  # ${REDIS_PASSWORD:?set REDIS_PASSWORD in .env}: the error's message
     end = _NAME_RUN.match(text, start).end()  # type: ignore[union-attr]
     name = text[start:end]
     if not (before.group("setenv") or before.group("flags") or _CAPITALS.fullmatch(name)):
