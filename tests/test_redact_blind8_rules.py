@@ -171,3 +171,16 @@ def test_a_password_given_after_is_past_the_host_still_goes() -> None:
 )
 def test_the_message_of_a_parameter_expansion_is_no_value(text: str) -> None:
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "user", "secret"),
+    [
+        ("$ cat /etc/apache2/.htpasswd\nmarta:$apr1$Qz8kLm2p$Xy7vN3kR5tW1yX7bQ9sD0a\n$ ls", "marta:", "Xy7vN3kR5tW1yX7bQ9sD0a"),
+        ("$ cat secrets/pass.txt\ndeploy:Harbor93Lantern!\n", "deploy:", "Harbor93Lantern!"),
+    ],
+)
+def test_the_user_field_of_a_printed_credential_file_stays(text: str, user: str, secret: str) -> None:
+    out = redact(text).text
+    assert secret not in out
+    assert "\n" + user in out
