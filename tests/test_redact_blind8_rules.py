@@ -184,3 +184,10 @@ def test_the_user_field_of_a_printed_credential_file_stays(text: str, user: str,
     out = redact(text).text
     assert secret not in out
     assert "\n" + user in out
+
+
+@pytest.mark.parametrize(
+    "text", ["hasło do wifi to Kx7!mQ2pZ", "salasana on Kx7!mQ2pZ", "a jelszó van Kx7!mQ2pZ"]
+)
+def test_a_word_that_says_is_is_no_preposition(text: str) -> None:
+    assert "Kx7!mQ2pZ" not in redact(text).text

@@ -550,12 +550,12 @@ def _value_first(text: str, low: bytes, add: Add) -> None:
 # "mot de passe pour srv-02", "contraseña del host-3", "пароль от db-01", "hasło do db-01".
 _PREPOSITIONS = frozenset(
     "für fuer von vom zu zum zur auf bei an am im "
-    "for to of on at in "
+    "for of at in "
     "pour de du des au aux sur "
     "para por del al en "
     "do da dos das no na em "
     "per di della dello al "
-    "voor van bij op "
+    "voor bij op "
     "för till på av "
     "til af på "
     "dla od na "
@@ -567,7 +567,9 @@ _PREPOSITIONS = frozenset(
 def _after_preposition(text: str, at: int, m: re.Match[str]) -> bool:
     """Does the value follow the password's name and a preposition straight on, with no
     "is" or ":" between ("Passwort für db-01 vergessen")? It names what the password
-    opens; a password is given after "is", a colon, or the thing's name."""
+    opens; a password is given after "is", a colon, or the thing's name.  (No word that
+    says "is" in a language _IS reads is one: Polish "to", Estonian "on", Hungarian
+    "van".)"""
     start = min(m.start(g) for g in ("dq", "sq", "bare") if m.start(g) >= 0)
     words = text[at:start].split()
     return len(words) >= 2 and words[-1].lower() in _PREPOSITIONS
