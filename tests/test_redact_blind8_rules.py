@@ -191,3 +191,8 @@ def test_the_user_field_of_a_printed_credential_file_stays(text: str, user: str,
 )
 def test_a_word_that_says_is_is_no_preposition(text: str) -> None:
     assert "Kx7!mQ2pZ" not in redact(text).text
+
+
+def test_a_printed_credential_line_whose_secret_alone_reads_as_a_placeholder_goes_whole() -> None:
+    text = "$ cat /etc/nginx/.htpasswd\nadmin:{SHA}Vq3xk9ZtR2mPpLw8Yb0cNd4eFg6=\n"
+    assert "Vq3xk9ZtR2mPpLw8Yb0cNd4eFg6" not in redact(text).text

@@ -195,6 +195,13 @@ def _file_lines(text: str, end: int, add: Add) -> None:
         end = _line_end(text, start)
         if _PROMPT.match(text, start, end) or not text[start:end].strip():
             return
+        # user:secret (an .htpasswd's, a chap-secrets' line): the user name stays, when
+        # what follows it is a secret on its own ({SHA}... is read as one only with it)
         user = _USER_FIELD.match(text, start, end)
-        # user:secret (an .htpasswd's, a chap-secrets' line): the user name stays
-        _value_on(text, user.end() if user else start, end, add, shaped=True)
+        found: list[tuple[int, int, str]] = []
+        if user is not None:
+            _value_on(text, user.end(), end, found.append, shaped=True)
+        if found:
+            add(found[0])
+        else:
+            _value_on(text, start, end, add, shaped=True)
