@@ -125,13 +125,18 @@ def test_a_sealed_secrets_encrypted_data_is_ciphertext_not_a_secret() -> None:
 
 def test_a_plain_secret_after_a_sealed_secret_still_goes() -> None:
     blob = "AgB" + "x9Kq2Lm7Np4Rs8Tv1Wz5Yb3Cd6Fg0Hj+Kl/Mn" * 8 + "=="
-    text = _SEALED.format(blob=blob) + "---\nkind: Secret\nstringData:\n  password: Harbor93Lantern!\n"
+    text = (
+        _SEALED.format(blob=blob) + "---\nkind: Secret\nstringData:\n  password: Harbor93Lantern!\n"
+    )
     out = redact(text).text
     assert blob in out
     assert "Harbor93Lantern!" not in out
 
 
-_B64_DIGEST = "Qm9yZWFsK3g5TGw3TnA0UnM4VHYxV3o1WWIzQ2Q2RmcwSGorS2wvTW4yUHE0UnM2VHY4V3gwWXoxQWIzQ2Q1RWY3R2g5SWow=="
+_B64_DIGEST = (
+    "Qm9yZWFsK3g5TGw3TnA0UnM4VHYxV3o1WWIzQ2Q2RmcwSGorS2wvTW4yUHE0"
+    "UnM2VHY4V3gwWXoxQWIzQ2Q1RWY3R2g5SWow=="
+)
 
 
 @pytest.mark.parametrize(
@@ -176,11 +181,17 @@ def test_the_message_of_a_parameter_expansion_is_no_value(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "user", "secret"),
     [
-        ("$ cat /etc/apache2/.htpasswd\nmarta:$apr1$Qz8kLm2p$Xy7vN3kR5tW1yX7bQ9sD0a\n$ ls", "marta:", "Xy7vN3kR5tW1yX7bQ9sD0a"),
+        (
+            "$ cat /etc/apache2/.htpasswd\nmarta:$apr1$Qz8kLm2p$Xy7vN3kR5tW1yX7bQ9sD0a\n$ ls",
+            "marta:",
+            "Xy7vN3kR5tW1yX7bQ9sD0a",
+        ),
         ("$ cat secrets/pass.txt\ndeploy:Harbor93Lantern!\n", "deploy:", "Harbor93Lantern!"),
     ],
 )
-def test_the_user_field_of_a_printed_credential_file_stays(text: str, user: str, secret: str) -> None:
+def test_the_user_field_of_a_printed_credential_file_stays(
+    text: str, user: str, secret: str
+) -> None:
     out = redact(text).text
     assert secret not in out
     assert "\n" + user in out

@@ -397,10 +397,7 @@ def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
                     (text[end + 1 : end + 2].isalnum() or text[end + 1 : end + 2] == "_")
                     and "(" in text[start:end]
                 )
-                or (
-                    _GLUED_ON.match(text, end + 1) is not None
-                    and not _opened_before(text, hit)
-                )
+                or (_GLUED_ON.match(text, end + 1) is not None and not _opened_before(text, hit))
             )
         ):
             # a ( ... ) glued to more of the value is part of it, not a call's closing

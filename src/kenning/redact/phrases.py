@@ -549,18 +549,67 @@ def _value_first(text: str, low: bytes, add: Add) -> None:
 # Words that say what a password opens, not that it is what follows: "Passwort für db-01",
 # "mot de passe pour srv-02", "contraseña del host-3", "пароль от db-01", "hasło do db-01".
 _PREPOSITIONS = frozenset(
-    "für fuer von vom zu zum zur auf bei an am im "
-    "for of at in "
-    "pour de du des au aux sur "
-    "para por del al en "
-    "do da dos das no na em "
-    "per di della dello al "
-    "voor bij op "
-    "för till på av "
-    "til af på "
-    "dla od na "
-    "для от к на в "
-    "için".split()
+    [
+        "für",
+        "fuer",
+        "von",
+        "vom",
+        "zu",
+        "zum",
+        "zur",
+        "auf",
+        "bei",
+        "an",
+        "am",
+        "im",
+        "for",
+        "of",
+        "at",
+        "in",
+        "pour",
+        "de",
+        "du",
+        "des",
+        "au",
+        "aux",
+        "sur",
+        "para",
+        "por",
+        "del",
+        "al",
+        "en",
+        "do",
+        "da",
+        "dos",
+        "das",
+        "no",
+        "na",
+        "em",
+        "per",
+        "di",
+        "della",
+        "dello",
+        "al",
+        "voor",
+        "bij",
+        "op",
+        "för",
+        "till",
+        "på",
+        "av",
+        "til",
+        "af",
+        "på",
+        "dla",
+        "od",
+        "na",
+        "для",
+        "от",
+        "к",
+        "на",
+        "в",
+        "için",
+    ]
 )
 
 
