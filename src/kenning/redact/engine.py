@@ -249,6 +249,7 @@ def _structured(
     phrases.phrases(text, low, add)
     exports.csv_columns(text, low, add)
     exports.keepass(text, add)
+    exports.plist(text, add)
     exports.copy_rows(text, add)
     personal.cards(text, low, add)
     personal.pins(text, low, add)

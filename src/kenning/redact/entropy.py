@@ -182,6 +182,34 @@ _SOPS = lazy(
     r",type:[a-z]{1,10}\]",
     _F,
 )
+# jasypt's ENC(...) (Spring's encrypted properties): base64 ciphertext, useless without
+# the encryptor's password, which is not in it.
+_JASYPT = lazy(r"(?<![A-Za-z0-9_])ENC\([A-Za-z0-9+/_-]{16,4096}={0,2}\)", _F)
+# A SealedSecret's encryptedData (Bitnami's sealed-secrets): each value is ciphertext only
+# the controller's private key opens, made to be committed.
+_SEALED_KIND = lazy(r"^[ \t]*\"?kind\"?[ \t]*:[ \t]*\"?SealedSecret\b", _F | re.MULTILINE)
+_SEALED_YAML = lazy(r"^(?P<indent>[ \t]*)encryptedData:[ \t]*\r?\n", _F | re.MULTILINE)
+_SEALED_JSON = lazy(r"\"encryptedData\"[ \t]*:[ \t]*\{[^{}]{0,100000}\}", _F)
+
+
+def _sealed(text: str) -> list[tuple[int, int]]:
+    if _SEALED_KIND.search(text) is None:
+        return []
+    found = [m.span() for m in _SEALED_JSON.finditer(text)]
+    for m in _SEALED_YAML.finditer(text):
+        indent = len(m.group("indent"))
+        pos = m.end()
+        while pos < len(text):
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
+            line = text[pos:end]
+            if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
+                break  # the block's end: a key as far in as encryptedData
+            found.append((pos, end))
+            pos = end + 1
+    return found
+
+
 _PUBLIC_NAMED = lazy(
     r"(?<![A-Za-z])(?:public[ _-]?key|pubkey|peer)s?[\"']?[ \t]*[:=][ \t]*[\"']?"
     r"[A-Za-z0-9+/_-]{32,}+={0,2}(?![A-Za-z0-9+/=_-])",
@@ -208,7 +236,8 @@ def _jwk_public(text: str) -> list[tuple[int, int]]:
 
 
 def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[tuple[int, int]]:
-    """Where the text holds certificates, public keys, signatures and inlined media.
+    """Where the text holds certificates, public keys, signatures, inlined media and
+    ciphertext made to be committed (SOPS, jasypt, a SealedSecret's encryptedData).
     (``raw``: the text as one byte a character, where the literals are found faster;
     ``low``: the same lower-cased.)"""
     if raw is None:
@@ -225,6 +254,10 @@ def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[
         found += [m.span() for m in _DATA_URI.finditer(text) if _media(m.group("data"))]
     if b"ENC[" in raw:
         found += [m.span() for m in _SOPS.finditer(text)]
+    if b"ENC(" in raw:
+        found += [m.span() for m in _JASYPT.finditer(text)]
+    if b"SealedSecret" in raw and b"encryptedData" in raw:
+        found += _sealed(text)
     if b'"kty"' in raw:
         found += _jwk_public(text)
     low = low or raw.lower()
@@ -299,6 +332,16 @@ _PUBLIC_BEFORE = lazy(
     r"[\"']?[ \t]*[:=][ \t]*[\"']?)\Z",
     _FI,
 )
+# A content's hash named as one (NuGet's "contentHash", npm's "integrity", a "checksum",
+# "sha256sum", "digest"): a hash of what is public, unless its name says it hashes a
+# credential (password_hash, token_digest), which another rule judges.
+_HASH_NAME = lazy(
+    r"(?<![A-Za-z0-9])(?P<name>[A-Za-z0-9_.-]{0,40}?)"
+    r"(?:hash|digest|checksum|integrity|sha(?:1|224|256|384|512)(?:sum)?|md5(?:sum)?)"
+    r"[\"']?[ \t]*[:=][ \t]*[\"']?\Z",
+    _FI,
+)
+_CREDENTIAL_PART = lazy(r"pass|pwd|secret|token|auth|cred|api[-_]?key|private", _FI)
 _SIGNATURE_TAG = lazy(r"(?<![A-Za-z])bh?=\Z", _F)
 
 
@@ -326,6 +369,10 @@ def _named_public(text: str, start: int) -> bool:
         if _ID_NAME.search(text, max(0, start - 40), start) or _PUBLIC_BEFORE.search(
             text, max(0, start - 24), start
         ):
+            return True
+        if (
+            hashed := _HASH_NAME.search(text, max(0, start - 64), start)
+        ) is not None and not _CREDENTIAL_PART.search(hashed.group("name")):
             return True
         if _SIGNATURE_TAG.search(text, max(0, start - 8), start) and (
             "DKIM-Signature" in text[max(0, start - 1000) : start]

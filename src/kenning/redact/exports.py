@@ -174,6 +174,25 @@ def keepass(text: str, add: Add) -> None:
             add((m.start("v"), m.end("v"), "password"))
 
 
+# A property list's entry: <key>PurchasesAPIKey</key> <string>...</string>
+_PLIST = lazy(
+    r"<key>(?P<n>[^<>\r\n]{1,80})</key>\s{0,40}<string>(?P<v>[^<>\r\n]{1,1000})</string>",
+    re.ASCII,
+)
+
+
+def plist(text: str, add: Add) -> None:
+    """The values of a property list's (Info.plist's, a .mobileconfig's) entries whose key
+    names a secret: the key is the value's name, as a KeePass field's is."""
+    if "<key>" not in text:
+        return
+    for m in _PLIST.finditer(text):
+        name, value = m.group("n").strip(), m.group("v").strip()
+        if value and _named_secret(name, value, quoted=True):
+            start = m.start("v") + m.group("v").index(value)
+            add((start, start + len(value), _secret_word(name)))
+
+
 # pg_dump's data block: COPY public.api_tokens (id, user_id, token) FROM stdin;
 _COPY = lazy(
     r"^COPY[ \t]+[\w.\"]{1,200}[ \t]*\((?P<cols>[^()\r\n]{1,2000})\)[ \t]+FROM[ \t]+stdin;",

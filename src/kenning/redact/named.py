@@ -199,6 +199,8 @@ _ALNUM = lazy(r"[A-Za-z0-9]", _F)
 _DIGIT = lazy(r"[0-9]", _F)
 _REGEX_SYNTAX = lazy(r"\(\?|\\[wdsbWDSB]|\[\^|\][+*?]|\[(?:a-z|A-Z|0-9)", _F)
 _BARE_STOP = lazy(r"[\s\"'`,;)\]}]", _F)
+# what may follow a ) inside a bare value: more of it, not the end of a call's arguments
+_GLUED_ON = lazy(r"[^\s\"'`,;)\]}.]", _F)
 _VALUE_SAMPLE = 512  # longer bare values are judged on their first 512 characters
 _NEXT_PARAM = lazy(r"&(?=[A-Za-z0-9_.\[\]-]+=)", _F)
 _PARAM_NEXT = lazy(r"[A-Za-z0-9_.\[\]-]+=", _F)
@@ -390,11 +392,18 @@ def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
         while (
             stop is not None
             and text[end] == ")"
-            and (text[end + 1 : end + 2].isalnum() or text[end + 1 : end + 2] == "_")
-            and "(" in text[start:end]
+            and (
+                (
+                    (text[end + 1 : end + 2].isalnum() or text[end + 1 : end + 2] == "_")
+                    and "(" in text[start:end]
+                )
+                or (_GLUED_ON.match(text, end + 1) is not None and not _opened_before(text, hit))
+            )
         ):
             # a ( ... ) glued to more of the value is part of it, not a call's closing
-            # bracket (a Django SECRET_KEY's alphabet has parentheses: ...uqud(i)_zha)
+            # bracket (a Django SECRET_KEY's alphabet has parentheses: ...uqud(i)_zha);
+            # so is a ) that closes no bracket opened before the name on its line and is
+            # glued to more (DJANGO_SECRET_KEY=ggd)+0fg-k&2r(y+...)
             stop = _BARE_STOP.search(text, end + 1, start + _VALUE_SAMPLE)
             end = stop.start() if stop else min(len(text), start + _VALUE_SAMPLE)
         if stop is None and end < len(text):
@@ -417,6 +426,14 @@ def _hit(text: str, hit: int, add: Add, bare_run: list[int]) -> int:
     # Go on inside a value that stays: a URL held in ``tokenhttps://…?x=1&api_key=…``
     # has an assignment of its own.
     return max(pos, start)
+
+
+def _opened_before(text: str, hit: int) -> bool:
+    """Whether a bracket opened before ``hit`` on its line is still open there: the
+    name is an argument (f(password=x)), and a ) after its value closes the call."""
+    line = text.rfind("\n", max(0, hit - _BEFORE * 4), hit) + 1
+    before = text[line:hit]
+    return before.count("(") > before.count(")")
 
 
 def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: int) -> _Span | None:
@@ -1066,6 +1083,11 @@ _SET_VALUE = lazy(
 _CAPITALS = lazy(r"[A-Z][A-Z0-9_]*+", _F)
 
 
+# Inside a shell's (or compose's) ${NAME:?message} or ${NAME?message}: the message is
+# prose printed when NAME is unset, not a value.
+_PARAM_MESSAGE = lazy(r"\$\{[A-Za-z_][A-Za-z0-9_]*+:?\?[^}\r\n]*+\Z", _F)
+
+
 def _shell_set(text: str, hit: int, add: Add) -> bool:
     if text.rfind("set", max(0, hit - 104), hit) < 0:
         return False  # the common case, found at C speed
@@ -1073,6 +1095,8 @@ def _shell_set(text: str, hit: int, add: Add) -> bool:
     before = _SET_BEFORE.search(text, max(0, start - 40), start)
     if before is None:
         return False
+    if _PARAM_MESSAGE.search(text, max(0, start - 200), start):
+        return False  # ${REDIS_PASSWORD:?set REDIS_PASSWORD in .env}: the error's message
     end = _NAME_RUN.match(text, start).end()  # type: ignore[union-attr]
     name = text[start:end]
     if not (before.group("setenv") or before.group("flags") or _CAPITALS.fullmatch(name)):

@@ -171,6 +171,10 @@ _HEADER_NAME = lazy(
     re.IGNORECASE,
 )
 # ... of which a key's column holds names as often as keys.
+# ... alone or several joined ("Password / token"), with a note in brackets ("Password
+# (plain)")
+_HEADER_JOIN = lazy(r"[ \t]*(?:/|,|&|\+|\bor\b|\band\b)[ \t]*", re.IGNORECASE)
+_HEADER_NOTE = lazy(r"[ \t]*\([^()]{0,40}\)[ \t]*\Z")
 _KEY_HEADER = lazy(r"\A(?:(?:api[ _-]?)?keys?)\Z", re.IGNORECASE)
 _RULE_ROW = lazy(r"\A\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*\Z")
 
@@ -542,6 +546,84 @@ def _value_first(text: str, low: bytes, add: Add) -> None:
                 _value(m, add, "password")
 
 
+# Words that say what a password opens, not that it is what follows: "Passwort für db-01",
+# "mot de passe pour srv-02", "contraseña del host-3", "пароль от db-01", "hasło do db-01".
+_PREPOSITIONS = frozenset(
+    [
+        "für",
+        "fuer",
+        "von",
+        "vom",
+        "zu",
+        "zum",
+        "zur",
+        "auf",
+        "bei",
+        "an",
+        "am",
+        "im",
+        "for",
+        "of",
+        "at",
+        "in",
+        "pour",
+        "de",
+        "du",
+        "des",
+        "au",
+        "aux",
+        "sur",
+        "para",
+        "por",
+        "del",
+        "al",
+        "en",
+        "do",
+        "da",
+        "dos",
+        "das",
+        "no",
+        "na",
+        "em",
+        "per",
+        "di",
+        "della",
+        "dello",
+        "al",
+        "voor",
+        "bij",
+        "op",
+        "för",
+        "till",
+        "på",
+        "av",
+        "til",
+        "af",
+        "på",
+        "dla",
+        "od",
+        "na",
+        "для",
+        "от",
+        "к",
+        "на",
+        "в",
+        "için",
+    ]
+)
+
+
+def _after_preposition(text: str, at: int, m: re.Match[str]) -> bool:
+    """Does the value follow the password's name and a preposition straight on, with no
+    "is" or ":" between ("Passwort für db-01 vergessen")? It names what the password
+    opens; a password is given after "is", a colon, or the thing's name.  (No word that
+    says "is" in a language _IS reads is one: Polish "to", Estonian "on", Hungarian
+    "van".)"""
+    start = min(m.start(g) for g in ("dq", "sq", "bare") if m.start(g) >= 0)
+    words = text[at:start].split()
+    return len(words) >= 2 and words[-1].lower() in _PREPOSITIONS
+
+
 def phrases(text: str, low: bytes, add: Add) -> None:
     """Add the spans of credentials said in the ways above."""
     if b"wifi:" in low or b"key content" in low or b"wpa_passphrase" in low or b".psk" in low:
@@ -558,6 +640,8 @@ def phrases(text: str, low: bytes, add: Add) -> None:
             if (m := _FOREIGN.match(text, at)) is None:
                 continue
             if text[at : at + 10].lower().startswith(_KEY_NAMES) and _database_key(text, at, m):
+                continue
+            if _after_preposition(text, at, m):
                 continue
             _value(m, add, "password")
         if b"??" in low:
@@ -913,6 +997,16 @@ def _cells(line: str) -> list[tuple[int, str]]:
     return out
 
 
+def _header_parts(name: str) -> list[str]:
+    """The names a secret's column's header gives ("Password", "Password / token", "Token
+    or key", "Password (plain)"); none when one of them names no secret ("User / role")."""
+    name = _HEADER_NOTE.sub("", name.strip("`*_ \t"))
+    parts = [part for part in _HEADER_JOIN.split(name) if part]
+    if parts and all(_HEADER_NAME.match(part) for part in parts):
+        return parts
+    return []
+
+
 def _tables(text: str, add: Add) -> None:
     lines = text.split("\n")
     starts = []
@@ -929,9 +1023,9 @@ def _tables(text: str, add: Add) -> None:
         names = _cells(header)
         # counted from the end too: text before the table may share the header's line
         columns = {
-            i - len(names): not _KEY_HEADER.match(name)
+            i - len(names): not all(_KEY_HEADER.match(part) for part in parts)
             for i, (_, name) in enumerate(names)
-            if _HEADER_NAME.match(name)
+            if (parts := _header_parts(name))
         }
         n += 2
         while n < len(lines) and "|" in lines[n]:

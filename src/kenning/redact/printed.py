@@ -101,6 +101,8 @@ _PROMPT = lazy(r"[ \t]*(?:\$|#|>|PS[ >]|[\w.@-]+[@:][^\s]*[$#%>])[ \t]", re.ASCI
 # a CLI's warning line before its output: heroku's " ›   Warning: ...", "WARNING: ..."
 _WARNING = lazy(r"[ \t]*(?:\u203a|(?i:warning)[ \t]*:)", re.ASCII)
 _WORD = lazy(r"[ \t]*(?P<v>[^\s]{6,512})[ \t]*\r?$")
+# A credential file's user field before its secret: kenji:$apr1$..., deploy:Xy7...
+_USER_FIELD = lazy(r"[ \t]*[A-Za-z_][\w.@-]{0,63}:(?=[^\s:])", re.ASCII)
 _EMAIL = lazy(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.ASCII)
 _KEYISH = lazy(r"[A-Za-z0-9+/=_.~-]{16,}", re.ASCII)
 
@@ -193,4 +195,13 @@ def _file_lines(text: str, end: int, add: Add) -> None:
         end = _line_end(text, start)
         if _PROMPT.match(text, start, end) or not text[start:end].strip():
             return
-        _value_on(text, start, end, add, shaped=True)
+        # user:secret (an .htpasswd's, a chap-secrets' line): the user name stays, when
+        # what follows it is a secret on its own ({SHA}... is read as one only with it)
+        user = _USER_FIELD.match(text, start, end)
+        found: list[tuple[int, int, str]] = []
+        if user is not None:
+            _value_on(text, user.end(), end, found.append, shaped=True)
+        if found:
+            add(found[0])
+        else:
+            _value_on(text, start, end, add, shaped=True)

@@ -386,6 +386,8 @@ class Finder:
             return None
         if len(between) > _MAX_GAP:
             return None
+        if between in ("\\", "\\\\"):
+            return None  # a Windows path's next component (...\Credentials\<hex>): a file
         if any(w.lower() in _META for w in _WORD.findall(between)):
             return None
         before = _WORD.findall(text[max(lo, last_start - 24) : last_start])
