@@ -493,6 +493,37 @@ def test_the_teams_workspace_applies_in_its_repos_and_its_memory_is_told_there(
     assert json.loads(named.stdout)["workspace"] == "mine"
 
 
+def test_where_reads_the_teams_repos_again_only_when_the_sync_state_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sync state holds every pushed memory's record: the warm hook server, which
+    finds where each hook runs, must not parse it on every prompt; nor may a process
+    that never joined a team import what writing it needs."""
+    from kenning.team import state as team_state
+
+    joined()
+    with opened() as store:
+        path = store.path
+    state = team_sync.load_state(path)
+    state["repos"] = [REPO]
+    team_sync.save_state(path, state)
+    assert team_state.team_here(path) == ("acme", (REPO,))
+
+    def unread(_: str) -> dict[str, Any]:
+        raise AssertionError("the unchanged sync state was parsed again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(team_state, "load_state", unread)
+        assert team_state.team_here(path) == ("acme", (REPO,))
+    state["repos"] = [REPO, "github.com/acme/other"]
+    team_sync.save_state(path, state)
+    assert team_state.team_here(path) == ("acme", (REPO, "github.com/acme/other"))
+
+    code = "import sys, kenning.locate; print('kenning.drafts' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_a_pulled_change_updates_the_copy_and_a_removal_deletes_it() -> None:
     apply_page([{"id": "s1", "change": "upsert", "item": server_memory("s1", "Old text")}])
     with opened() as store:

@@ -17,7 +17,6 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 from kenning import config as config_mod
-from kenning import drafts
 from kenning.errors import KenningError
 
 STATE_FILE = "team-sync.json"
@@ -83,8 +82,23 @@ def team_here(store_path: str) -> tuple[str, tuple[str, ...]] | None:
     workspace = joined.get("workspace") if isinstance(joined, dict) else None
     if not isinstance(workspace, str) or not workspace.strip():
         return None
-    repos = load_state(store_path)["repos"]
-    return workspace, tuple(str(r) for r in repos) if isinstance(repos, list) else ()
+    # The state file holds every pushed memory's record too: a process (the warm hook
+    # server) reads it again only when it changed.
+    try:
+        info = os.stat(state_path())
+    except OSError:
+        return workspace, ()
+    stamp = (info.st_mtime_ns, info.st_size)
+    kept = _REPOS_READ.get(store_path)
+    if kept is None or kept[0] != stamp:
+        repos = load_state(store_path)["repos"]
+        kept = (stamp, tuple(str(r) for r in repos) if isinstance(repos, list) else ())
+        _REPOS_READ[store_path] = kept
+    return workspace, kept[1]
+
+
+# store path -> (the state file's mtime and size when read, the team's repos then)
+_REPOS_READ: dict[str, tuple[tuple[int, int], tuple[str, ...]]] = {}
 
 
 def save_state(store_path: str, section: dict[str, Any] | None) -> None:
@@ -125,6 +139,8 @@ def forget(store_path: str, item_ids: Collection[str]) -> int:
         if gone or len(shared) != len(state["shared"]):
             # The file is replaced whole; the one it replaces is zeroed through a handle
             # held across the replace, so its text does not linger in freed blocks.
+            from kenning import drafts  # not on the hook path, which reads `team_here`
+
             with open(state_path(), "r+b") as before:
                 save_state(store_path, {**state, "outbox": kept, "shared": shared})
                 drafts.zero(before)
