@@ -2717,10 +2717,13 @@ def test_with_memory_off_the_tools_name_the_switch_that_turned_it_off(git_repo: 
         said["get"] = await server.error("memory_get", {"id": "abcd"})
         said["history"] = await server.error("session_history")
         said["propose"] = await server.error("memory_propose", {"text": "A note"})
+        said["plan"] = await server.error(
+            "memory_plan_draft", {"plan": {"schema": 1, "id": "p", "operations": []}}
+        )
 
     drive_stdio(git_repo, scenario, extra_env={"KEN_ENABLED": "0"})
     assert said["context"] == "Memory delivery is turned off here (KEN_ENABLED=0)."
-    for key in ("search", "get", "history"):
+    for key in ("search", "get", "history", "plan"):
         assert "memory delivery is turned off here (KEN_ENABLED=0)" in said[key], key
     assert said["propose"].endswith("memory is turned off (KEN_ENABLED=0): nothing was saved")
     assert not any("memory.enabled" in text for text in said.values()), said

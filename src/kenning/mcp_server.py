@@ -948,8 +948,7 @@ def build_server(memory: Memory | None = None) -> MCPServer:
             here = mem.where()
             if not deliver.may_deliver(mem.config, mem.identity.agent, here):
                 raise ToolError(
-                    "memory delivery is turned off here (memory.enabled or "
-                    "memory.deliver_to); no plan was drafted"
+                    f"{deliver.delivery_off(mem.config, mem.identity.agent)}; no plan was drafted"
                 )
             # Secrets out first, so the file a person reviews holds none, and its digest
             # is the digest of what is saved.
