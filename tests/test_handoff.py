@@ -554,6 +554,36 @@ def test_ken_pack_wraps_up_a_session_whose_agent_is_gone_before_packing(
     assert f"[m:{marker(handoff_of(gone))}]" in listed.stdout, listed.stdout
 
 
+@pytest.mark.parametrize("command", [("pack",), ("handoff", "--to", "claude", "--print")])
+def test_a_session_ken_closes_for_its_agent_gone_gets_its_summary_too(
+    git_repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: tuple[str, ...],
+) -> None:
+    """With summaries on, a start that closes a session left without SessionEnd starts
+    its summary; `ken pack` and `ken handoff` closed it the same way, with its handoff,
+    and never started the summary (nor did any start after: the session was closed)."""
+    from kenning import child
+    from kenning.config import config_path
+
+    monkeypatch.chdir(git_repo)
+    gone_agent(git_repo, tmp_path, "codex", CODEX_SID, "Add the refunds export")
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text(
+        '[memory.summarize]\nenabled = true\ncommand = ["summarizer"]\n', encoding="utf-8"
+    )
+    started: list[tuple[list[str], str | None]] = []
+    monkeypatch.setattr(child, "start_detached", lambda args, cwd: started.append((args, cwd)))
+
+    assert ken(*command).exit_code == 0
+
+    with opened() as store:
+        [gone] = store.list_sessions(SessionQuery(agent="codex"))
+    assert gone.end_reason == "agent exited"
+    assert started == [(["summarize", gone.id, "--from-hook"], str(git_repo))]
+
+
 # ------------------------------------------------------------------ ken handoff: the plan
 
 

@@ -30,3 +30,18 @@ def argv(module: str, function: str, args: list[str], *, site: bool = True) -> l
     (`-S`), only the standard library and kenning are there, as on the hook path."""
     code = CODE.format(root=root(), module=module, function=function)
     return [sys.executable, *([] if site else ["-S"]), "-P", "-c", code, *args]
+
+
+def start_detached(args: list[str], cwd: str | None) -> None:
+    """Start `ken ARGS` in its own session, with this process's environment, in `cwd`
+    (the session's folder), importing nothing from there."""
+    import subprocess
+
+    subprocess.Popen(  # noqa: S603 - our own command
+        argv("kenning.entry", "main", args),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=cwd,
+    )

@@ -336,8 +336,13 @@ def close_left(store: Store, config: Config) -> None:
     them (`ken handoff`, `ken pack`): the next agent's hook would, but these may come
     first."""
 
+    from kenning import summarize
+
     def leave_handoff(ended: Session) -> None:
-        session_handoff(store, sessions.note_model(store, ended))
+        ended = sessions.note_model(store, ended)
+        session_handoff(store, ended)
+        if summarize.enabled_for(config, ended):  # and its summary, as a hook's close
+            summarize.start_later(ended)
 
     sessions.close_stale(
         store, "", "", None, config.hooks_idle_close_hours, "handoff", on_close=leave_handoff

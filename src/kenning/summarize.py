@@ -28,12 +28,12 @@ import shlex
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from kenning import agents, items, policy
+from kenning import agents, child, items, paths, policy
 from kenning.config import Config, made_state_dir
 from kenning.errors import InvalidInput, KenningError
 from kenning.ids import short_id
@@ -83,6 +83,20 @@ class SummaryResult:
             "summary": self.summary.to_dict() if self.summary else None,
             "items": [i.to_dict() for i in self.items],
         }
+
+
+def start_later(
+    session: Session,
+    *,
+    final: bool = True,
+    spawn: Callable[[list[str], str | None], None] | None = None,
+) -> None:
+    """Summarize `session` in a detached process (`ken summarize ID --from-hook`, with
+    `--part` unless `final`), in its folder when that is still there: whoever closes a
+    session, a hook or `ken pack`, does not wait for a model."""
+    args = ["summarize", session.id, "--from-hook"] + ([] if final else ["--part"])
+    cwd = paths.os_path(session.cwd) if session.cwd else None
+    (spawn or child.start_detached)(args, cwd if cwd and os.path.isdir(cwd) else None)
 
 
 def enabled_for(config: Config, session: Session) -> bool:

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from kenning import deliver, paths, sessions
+from kenning import child, deliver, paths, sessions
 from kenning import where as where_mod
 from kenning.agents.agent import Event, HookEvent
 from kenning.config import Config, team_path
@@ -374,28 +374,12 @@ def pre_compact(store: Store, event: HookEvent, config: Config, later: Later) ->
 
 def _summarize_later(session: Session, *, final: bool) -> None:
     """Summarize in a detached process: agents give these hooks a few seconds at most."""
-    args = ["summarize", session.id, "--from-hook"] + ([] if final else ["--part"])
-    cwd = paths.os_path(session.cwd) if session.cwd else None
-    spawn(args, cwd if cwd and os.path.isdir(cwd) else None)
+    from kenning import summarize
+
+    summarize.start_later(session, final=final, spawn=spawn)
 
 
-def start_detached(args: list[str], cwd: str | None) -> None:
-    """Start `ken ARGS` in its own session, with this process's environment, in `cwd`
-    (the session's folder), importing nothing from there (`kenning.child`)."""
-    import subprocess
-
-    from kenning import child
-
-    subprocess.Popen(  # noqa: S603 - our own command
-        child.argv("kenning.entry", "main", args),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        cwd=cwd,
-    )
-
-
+start_detached = child.start_detached
 spawn: Spawn = start_detached
 
 
