@@ -49,6 +49,17 @@ def test_config_set_keeps_comments_order_and_layout() -> None:
     ).replace("enabled = false", "enabled = true")
 
 
+def test_a_table_config_set_adds_between_two_keeps_the_blank_line_before_the_next() -> None:
+    """A new table set in the middle of the file ran into the next one's header."""
+    path = write("# mine\n[memory]\nenabled = true  # on\n\n[recall]\nlimit = 5\n")
+    assert ken("config", "set", "memory.summarize.enabled", "true").exit_code == 0
+    assert ken("config", "set", "hooks.idle_close_hours", "5").exit_code == 0
+    assert path.read_text(encoding="utf-8") == (
+        "# mine\n[memory]\nenabled = true  # on\n\n[memory.summarize]\nenabled = true\n\n"
+        "[recall]\nlimit = 5\n\n[hooks]\nidle_close_hours = 5.0\n"
+    )
+
+
 def test_a_file_a_windows_editor_wrote_with_a_bom_and_crlf_is_read_and_kept_so() -> None:
     """A BOM first failed every command ("not valid TOML ... line 1, column 1") and gave
     every hook nothing; `ken config set` rewrote CRLF line endings as LF."""

@@ -873,18 +873,25 @@ def _edit(path: Path, where: Callable[[Any], list[str]], value: Any) -> None:
     doc = tomlkit.parse(raw.removeprefix(BOM).replace("\r\n", "\n"))
     node: Any = doc
     *parents, leaf = where(doc)
+    made = False
     for depth, part in enumerate(parents, 1):
         if part not in node:
             # A table that only holds tables is written as `[a.b]`, not `[a]` then `[a.b]`.
             node[part] = tomlkit.table(is_super_table=depth < len(parents))
+            made = True
         node = node[part]
         if not isinstance(node, dict):
             raise InvalidInput(f"'{part}' in {path} is not a table; fix or remove it")
     node[leaf] = list(value) if isinstance(value, list) else value
+    if made:  # a new table ends with a blank line, as the ones around it do
+        node.add(tomlkit.nl())
+    out = tomlkit.dumps(doc)
+    if made and not raw.endswith("\n\n"):
+        out = out.rstrip("\n") + "\n"  # ...but the file does not end with one of its own
     tmp = path.with_suffix(".toml.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        text = bom + tomlkit.dumps(doc).replace("\n", newline)
+        text = bom + out.replace("\n", newline)
         tmp.write_bytes(text.encode("utf-8"))
         os.replace(tmp, path)
     except OSError as exc:
