@@ -352,6 +352,34 @@ def test_sharing_again_with_no_scope_goes_to_the_scope_it_went_to(closed_port: s
     assert other.exit_code == 1 and "went to the team in workspace:acme already" in other.output
 
 
+def test_sharing_what_the_team_holds_already_says_nothing_new_goes(closed_port: str) -> None:
+    """A pin is no new version to push (above); share said "it goes at the next sync"
+    after a pin, and "the team's admins review it" when nothing at all had changed."""
+    joined(closed_port)
+    with opened() as store:
+        rule = person_add(store, "Deploys go through make release", f"repo:{REPO}")
+        state = team_sync.load_state(store.path)
+        state["repos"] = [REPO]
+        words = team_sync.words_of(team_sync.wire_item(rule, rule.scope))
+        state["pushed"][rule.id] = {
+            "revision": rule.revision,
+            "server_id": "srv-1",
+            "status": "proposed",
+            "scope": f"repo:{REPO}",
+            "words": words,
+        }
+        team_sync.save_state(store.path, state)
+    for change in ((), ("pin",)):
+        if change:
+            assert ken(*change, rule.id).exit_code == 0
+        result = ken("team", "share", rule.id)
+        assert result.exit_code == 0, result.output
+        assert (
+            f"shared {short_id(rule.id)} as a memory in repo:{REPO}: the team holds these words "
+            "already (sent before); nothing new to send"
+        ) in result.output
+
+
 def test_a_task_is_not_shared_in_one_line(closed_port: str) -> None:
     joined(closed_port)
     with opened() as store:
@@ -619,6 +647,34 @@ def test_an_adopted_original_keeps_its_own_scope_and_pin_and_has_them_when_dropp
     with opened() as store:
         back = store.get_item(mine.id)
         assert back.source is None and str(back.scope) == "global" and back.pinned
+
+
+def test_an_original_adopted_with_no_push_record_sends_its_edits_in_the_teams_scope() -> None:
+    """A state file started again (it was unreadable) has no push record: the original
+    is still adopted by its origin, and kept its own scope here, so an edit of it went
+    to the team in that scope (global), not the one the team holds it in."""
+    with opened() as store:
+        mine = person_add(store, "Prefer small commits", "global", kind=items.Kind.PREFERENCE)
+    data = server_memory(
+        "s8",
+        mine.title,
+        kind="preference",
+        origin={"host": "alice-laptop", "token_id": "tok-1", "local_id": mine.id},
+    )
+    report = team_sync.Report()
+    with opened() as store:  # a pull, which keeps its state
+        state = team_sync.load_state(store.path)
+        team_sync.apply_changes(
+            store, member(), state, [{"id": "s8", "change": "upsert", "item": data}], report
+        )
+        team_sync.save_state(store.path, state)
+    assert report.own == 1
+    with opened() as store:
+        adopted = store.get_item(mine.id)
+        assert str(adopted.scope) == "global"
+        team_sync.file_revision(store, adopted, replace(adopted, title="Prefer tiny commits"))
+        [entry] = team_sync.load_state(store.path)["outbox"]
+    assert entry["item"]["scope"] == f"repo:{REPO}"
 
 
 class Counting:

@@ -925,10 +925,13 @@ def diagnose(
     for agent in names:
         report.agents[agent] = _agent_checks(agent)
     report.store = _store_checks() + _state_checks()
-    # A store another process keeps locked is not waited for again: once is enough to say so.
-    held = any(c.name == "store" and UNREAD in c.detail for c in report.store)
+    # A store another process keeps locked is not waited for again: once is enough to say
+    # so. The self-check writes (FTS5's own check does), so a lock on writes alone keeps it
+    # from running; what only reads waits for a lock that shuts out readers too.
+    busy = any(c.name == "store" and c.busy for c in report.store)
+    held = busy and any(UNREAD in c.detail for c in report.store)
     if deep or repair:
-        report.deep, report.repaired = ([_not_checked()], []) if held else _deep_checks(repair)
+        report.deep, report.repaired = ([_not_checked()], []) if busy else _deep_checks(repair)
     report.config = _config_checks()
     report.hook_server = _hook_server_checks()
     report.here = _origin_checks() + ([] if held else _here_checks()) + _refused_checks()

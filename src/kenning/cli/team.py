@@ -228,11 +228,24 @@ def team_share(state: State, ref: str, scope: str | None) -> Result:
         )
         return Result(data=data, error=refused)
     done = sent.get("revision") == item.revision
+    # A version whose words the team holds already (a pin changed here, or nothing) is
+    # never sent: say so, not that it goes, or that the admins review it now.
+    held = (
+        bool(sent.get("server_id"))
+        and report.pushed == 0
+        and sent.get("words") == team_sync.words_of(team_sync.wire_item(item, chosen))
+    )
 
     def shown() -> None:
         say(
             f"shared {short_id(item.id)} as a {what} in {chosen}: "
-            + ("the team's admins review it" if done else "it goes at the next `ken team sync`")
+            + (
+                "the team holds these words already (sent before); nothing new to send"
+                if held
+                else "the team's admins review it"
+                if done
+                else "it goes at the next `ken team sync`"
+            )
             + (f" ({report.error})" if report.error else "")
         )
 

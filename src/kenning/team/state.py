@@ -88,7 +88,7 @@ def team_here(store_path: str) -> tuple[str, tuple[str, ...]] | None:
         info = os.stat(state_path())
     except OSError:
         return workspace, ()
-    stamp = (info.st_mtime_ns, info.st_size)
+    stamp = (info.st_ino, info.st_mtime_ns, info.st_size)  # a save replaces the file whole
     kept = _REPOS_READ.get(store_path)
     if kept is None or kept[0] != stamp:
         repos = load_state(store_path)["repos"]
@@ -97,8 +97,8 @@ def team_here(store_path: str) -> tuple[str, tuple[str, ...]] | None:
     return workspace, kept[1]
 
 
-# store path -> (the state file's mtime and size when read, the team's repos then)
-_REPOS_READ: dict[str, tuple[tuple[int, int], tuple[str, ...]]] = {}
+# store path -> (the state file's inode, mtime and size when read, the team's repos then)
+_REPOS_READ: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
 
 
 def save_state(store_path: str, section: dict[str, Any] | None) -> None:

@@ -496,6 +496,9 @@ def apply_changes(
                     revision=copy.revision,
                     status="active",
                     uses_from=existing.use_count,
+                    # where the team holds it, which its later edits go to: a record
+                    # started again (the state file was lost) has no scope of its own
+                    scope=str(data.get("scope") or record.get("scope") or "") or None,
                 )
                 report.own += 1
                 continue
