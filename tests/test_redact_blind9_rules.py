@@ -1,0 +1,57 @@
+"""The general rules behind blind9's findings (tests/fixtures/secrets_blind9): each test
+holds one rule on values and contexts other than the corpus's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.redact import redact
+
+# --- an escaped line break in a JSON string ends a value as a real one does ---------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # an empty value: the next variable is not its value
+        (
+            '{"output": "USER=dev\\nSTRIPE_SECRET_KEY=\\nEDITOR=vim\\nSHELL=/bin/zsh"}',
+            "EDITOR=vim\\nSHELL=/bin/zsh",
+        ),
+        # a value ends at the escape, and what follows stays
+        (
+            '{"content": "DB_PASSWORD=Vq8rT2xLm9Pw\\r\\nTZ=UTC\\r\\nLOGNAME=ana"}',
+            "\\r\\nTZ=UTC\\r\\nLOGNAME=ana",
+        ),
+        (
+            '["SLACK_TOKEN=xoxb-2741-99182-Rk3uTqz8LmV1nWb7\\tMAIL=/var/mail/ana\\tUSER=ana"]',
+            "\\tMAIL=/var/mail/ana\\tUSER=ana",
+        ),
+        # a line of a log that ends with a secret's word: the next line's hash is no value
+        (
+            '{"stdout": "9f1c2e3 Keep the secret in the keychain\\n'
+            '4b9d0e7a1c2f3b4d5e6f708192a3b4c5d6e7f809 Tidy"}',
+            "4b9d0e7a1c2f3b4d5e6f708192a3b4c5d6e7f809",
+        ),
+    ],
+)
+def test_an_escaped_line_break_in_a_json_string_ends_a_value(text: str, kept: str) -> None:
+    assert kept in redact(text).text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            '{"content": "HOME=/root\\nAPI_TOKEN=Zq8vN3kR5tW1yX7bLm2p\\nPATH=/bin"}',
+            "Zq8vN3kR5tW1yX7bLm2p",
+        ),
+        ('{"content": "a\\npassword: Lantern42Bridge!\\nb"}', "Lantern42Bridge!"),
+        # a backslash that is not a JSON escape is part of the value (a Windows path's)
+        ("PASSWORD=Xk9\\nQ2v#Lm8", "Xk9\\nQ2v#Lm8"),
+        ('{"password": "C:\\\\new\\\\Xk9mQ2vLm8Zr"}', "Xk9mQ2vLm8Zr"),
+    ],
+)
+def test_secrets_around_escaped_line_breaks_are_still_removed(text: str, secret: str) -> None:
+    out = redact(text).text
+    assert secret not in out and secret[-6:] not in out
