@@ -55,3 +55,31 @@ def test_an_escaped_line_break_in_a_json_string_ends_a_value(text: str, kept: st
 def test_secrets_around_escaped_line_breaks_are_still_removed(text: str, secret: str) -> None:
     out = redact(text).text
     assert secret not in out and secret[-6:] not in out
+
+
+# --- an array's element after a secret's name is not its value ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ('"args": ["run", "--rm", "-e", "SLACK_BOT_TOKEN", "mcp/slack:latest"]', "mcp/slack"),
+        ("args = ['run', '-i', '--env', 'NOTION_API_KEY', 'mcp/notion-server:1.4']", "mcp/notion"),
+        ('["up", "-e", "DATABASE_PASSWORD", "postgres-primary-01"]', "postgres-primary-01"),
+    ],
+)
+def test_an_array_element_after_a_secret_name_is_not_its_value(text: str, kept: str) -> None:
+    assert kept in redact(text).text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('"args": ["--api-key", "Zq8vN3kR5tW1yX7bLm2p"]', "Zq8vN3kR5tW1yX7bLm2p"),
+        ('pairs = [["password", "Lantern42Bridge!"]]', "Lantern42Bridge!"),
+        ('config.set("db", "password", "Lantern42Bridge!")', "Lantern42Bridge!"),
+        ("define('AUTH_KEY', 'Xk9mQ2vLm8Zr#p4Tw7Yb')", "Xk9mQ2vLm8Zr#p4Tw7Yb"),
+    ],
+)
+def test_a_flag_or_a_pair_or_a_call_still_gives_its_value(text: str, secret: str) -> None:
+    assert secret not in redact(text).text
