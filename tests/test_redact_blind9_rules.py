@@ -83,3 +83,38 @@ def test_an_array_element_after_a_secret_name_is_not_its_value(text: str, kept: 
 )
 def test_a_flag_or_a_pair_or_a_call_still_gives_its_value(text: str, secret: str) -> None:
     assert secret not in redact(text).text
+
+
+# --- a short hex digest in a listing is not a key ------------------------------------------
+
+
+def test_a_value_under_a_digest_column_is_not_a_secret() -> None:
+    text = (
+        "NAME              SHA256            UPDATED\n"
+        "OPENAI_API_KEY    9e1f4a7c02b3d8e6  2 days ago\n"
+        "SENDGRID_TOKEN    07c4a9e2f1b8d3a5  5 days ago\n"
+    )
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mixpanel project 3fa9c07b12e4d85a is the one to use",
+        "honeycomb dataset ab40c9e17f2d3b86e5",
+    ],
+)
+def test_a_short_hex_run_after_a_vendor_alone_is_not_its_key(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("PUSHER_APP_SECRET=9e1f4a7c02b3d8e6a4b1", "9e1f4a7c02b3d8e6a4b1"),
+        ("KEY                  VALUE\nOPENAI_API_KEY       9e1f4a7c02b3d8e6", "9e1f4a7c02b3d8e6"),
+        ("the pusher secret is 9e1f4a7c02b3d8e6a4b1", "9e1f4a7c02b3d8e6a4b1"),
+    ],
+)
+def test_a_short_hex_secret_named_as_one_is_still_removed(text: str, secret: str) -> None:
+    assert secret not in redact(text).text
