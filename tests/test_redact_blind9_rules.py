@@ -118,3 +118,50 @@ def test_a_short_hex_run_after_a_vendor_alone_is_not_its_key(text: str) -> None:
 )
 def test_a_short_hex_secret_named_as_one_is_still_removed(text: str, secret: str) -> None:
     assert secret not in redact(text).text
+
+
+# --- ids, public keys and ciphertext that are not secrets ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Twilio's resource ids: two capitals and 32 hex (a message, a call, a number...)
+        '{"sid": "MM4e1f90a27c3b5d68e0f1a2b3c4d5e6f7", "status": "queued"}',
+        "call_sid = 'CA9f8e7d6c5b4a39281706f5e4d3c2b1a0'",
+        "<PhoneNumberSid>PN0a1b2c3d4e5f60718293a4b5c6d7e8f9</PhoneNumberSid>",
+        # a ULID after a name: an id made of a time and randomness (also in the capitals
+        # and digits that some tools write one in)
+        "deploy id: web-01HZX3K9QF7M2T8V5R1NB4CJ6W",
+        "  Image    = worker:deployment-01K7TQ2M9ZL4XN0OWB3P8YD5RC",
+        "  Image    = api:release_01J8Q2ZP7T4N9M3X6V0R5K8B1D",
+        # age's public key (the secret one is AGE-SECRET-KEY-1...)
+        "age:\n  - recipient: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p",
+        "--age age1yt3tfqlfrwdwx0z0ynwplcr6qxcxfaqycuprpmy89nr83ltx74tqdpszlw",
+        "  - recipient: age1ib3o7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac1b",
+        # Pulumi's encrypted config values: a salt and ciphertext, as SOPS and jasypt's
+        "  api:stripeKey:\n    secure: v1:Qm9vZXJfc2FsdA==:Xk9mQ2vLm8ZrP4Tw7YbN3cR5tW1yV6uA0sD",
+        '{"secure": "v1:b2RkbnVtYmVy:AAABAJx9Lm3Qp7Rz2Tv8Wy4Nc6Hk0Fd5Gj1Bs"}',
+        # a Vault token's accessor: it looks the token up or revokes it, never logs in
+        "token_accessor       3v6Ctn2vjGc8FOJhRiYPLD2w",
+        '{"accessor": "8mKpQ2wZr7Tn4Xv9Lb3Yc6Hd"}',
+    ],
+)
+def test_an_id_a_public_key_or_ciphertext_is_not_a_secret(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("TWILIO_AUTH_TOKEN=9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+        (
+            "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSQGPQYQ",
+            "QYQSZQGPQYQSZQGPQYQSZQGP",
+        ),
+        ("token                hvs.CAESIJk8Pieg60yf9c92rl0S5j1mdMh7docAo", "CAESIJk8Pieg60yf"),
+        ("secure_token: Xk9mQ2vLm8ZrP4Tw7YbN3cR5tW1yV6uA0sD", "Xk9mQ2vLm8ZrP4Tw7YbN"),
+    ],
+)
+def test_the_secret_beside_such_ids_is_still_removed(text: str, secret: str) -> None:
+    assert secret not in redact(text).text

@@ -122,7 +122,7 @@ _META_WORDS = _wordset(
     path paths pattern placeholder policy position prefix price prompt provider range
     rate ref regex required rules schema settings size source store strength suffix
     timeout ttl type types uri url usage validator var id ids stdin hash digest
-    fingerprint scope scopes duration policies
+    fingerprint scope scopes duration policies accessor accessors
     """
 )
 # A token that says where a paged listing goes on, not who may read it.

@@ -23,7 +23,7 @@ import string
 from bisect import bisect_left
 from collections.abc import Callable
 
-from kenning.redact.entropy import PUBLIC_PREFIXES, random_letters, wordiness
+from kenning.redact.entropy import PUBLIC_PREFIXES, TWILIO_SID, random_letters, wordiness
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -200,7 +200,7 @@ _META = _wordset(
     correlation event message msg device serial sku product customer account_id app_id
     tenant subscription_id key_id keyid kid cid pid receipt payment charge refund
     transfer base workspace view rsa dsa ecdsa eddsa ed25519 cv25519 recv keyserver
-    continuation pagination cursor sitekey site
+    continuation pagination cursor sitekey site accessor
     """
 )
 _WORD = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
@@ -491,8 +491,8 @@ def _shape(value: str, random: Callable[[str], bool]) -> str | None:
         return "hex"  # (16 to 31 hex digits: a digest's or an id's prefix as often as a key)
     if _UUID.fullmatch(value):
         return "uuid"
-    if not _MIXED.fullmatch(value) or _ULID.fullmatch(value):
-        return None
+    if not _MIXED.fullmatch(value) or _ULID.fullmatch(value) or TWILIO_SID.fullmatch(value):
+        return None  # (a Twilio SID names a message, a call, an account: an id)
     if "/" in value and _URL_VALUE.match(value):
         return None
     raw = value.encode("ascii", "replace")
