@@ -165,3 +165,22 @@ def test_an_id_a_public_key_or_ciphertext_is_not_a_secret(text: str) -> None:
 )
 def test_the_secret_beside_such_ids_is_still_removed(text: str, secret: str) -> None:
     assert secret not in redact(text).text
+
+
+# --- a key made to be public -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NEXT_PUBLIC_SUPABASE_PUBLISHABLE_KEY=sb_publishable_Qm3Xk9vT2rLp8Zw4Nc7Yb1HdFs0GaJe",
+        "const supabase = createClient(url, 'sb_publishable_8Hd2Kq9mPzX4vT7rLw1Nc3Yb5')",
+    ],
+)
+def test_a_supabase_publishable_key_is_public(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_a_supabase_secret_key_beside_it_is_still_removed() -> None:
+    secret = "sb_secret_Qm3Xk9vT2rLp8Zw4Nc7Yb1HdFs0GaJe"
+    assert secret[10:] not in redact(f"SUPABASE_SECRET_KEY={secret}").text

@@ -369,6 +369,7 @@ PUBLIC_PREFIXES = (
     "pk_live_",
     "pk_test_",
     "pk.eyJ",
+    "sb_publishable_",  # Supabase's publishable key, for the browser (sb_secret_ is secret)
     "price_",
     "prod_",
     "cus_",
