@@ -224,7 +224,11 @@ What is deliberately left alone
 public lines and MAC of a PuTTY key; ``ssh-ed25519 AAAA…`` public keys; base64 DER
 certificates (``"x5c": ["MII…"]``); ``data:image/…;base64,`` URIs whose bytes start as
 an image, font or sound does; IPFS content ids (``bafy…``, ``Qm…``); SSH fingerprints
-(``SHA256:…``); bech32 public keys (``age1…``); base64 assigned to a public key's name
+(``SHA256:…``); bech32 public keys and age recipients (``age1…``); Twilio SIDs (``SM``,
+``AC``, ``PN``… and 32 hex), ULID-shaped ids after a name (``deployment-01J…``), a Vault
+token's accessor, Supabase's ``sb_publishable_`` keys; Pulumi's ``secure: v1:…``
+ciphertext; a value under a listing's ``DIGEST``/``ID`` column (``fly secrets list``);
+base64 assigned to a public key's name
 (WireGuard's ``PublicKey = …`` and ``peer: …``, ``"public_key": …``, and its 44-character
 key alone on a line under ``wg pubkey``, ``wg show`` or a word that says public, not under
 ``genkey`` or ``private``); an OAuth URL's ``state=`` and ``nonce=``; a value named as a

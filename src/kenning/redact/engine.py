@@ -4,7 +4,7 @@ writes the markers.  See the package docstring for the design."""
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -294,8 +294,47 @@ _HIDDEN = lazy(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\\u00(?:3[dDcCeE]|26|27)", _F)
 _ESCAPED = {"3d": "=", "3c": "<", "3e": ">", "26": "&", "27": "'"}
 
 
+# A JSON string (a tool result in an agent's transcript: an env dump, a log, a file read)
+# writes its line breaks and tabs as \n, \r and \t: within one, they end a value as the
+# characters they stand for do. A string counts only when every backslash in it starts a
+# JSON escape (so not C:\Users\nina) and an escape of a break or a tab is followed by more
+# of the string (a trailing "...\n" changes nothing).
+_JSON_STRING = lazy(r'(?<!\\)"(?:[^"\\\r\n]++|\\(?:["\\/bfnrt]|u[0-9A-Fa-f]{4}))*+"', _F)
+_JSON_ESCAPE = lazy(r"\\(.)", _F | re.DOTALL)
+_BREAKS = {"n": "\n", "r": "\r", "t": "\t"}
+
+
 def _spans(text: str) -> list[_Span]:
     """All secret spans of ``text``, merged, sorted and non-overlapping."""
+    if "\\n" not in text and "\\r" not in text and "\\t" not in text:
+        return _escaped_spans(text)
+    at = [
+        e.start()
+        for m in _JSON_STRING.finditer(text)
+        if "\\" in m.group()
+        for e in _JSON_ESCAPE.finditer(text, m.start() + 1, m.end() - 2)
+        if e.group(1) in _BREAKS
+    ]
+    if not at:
+        return _escaped_spans(text)
+    # The text read with those escapes as one character each; a span maps back by the
+    # escapes before its ends (each one character longer in the text).
+    parts: list[str] = []
+    pos = 0
+    for i in at:
+        parts.append(text[pos:i])
+        parts.append(_BREAKS[text[i + 1]])
+        pos = i + 2
+    parts.append(text[pos:])
+    read = [i - n for n, i in enumerate(at)]  # where each escape is in the text as read
+    return [
+        (s + bisect_left(read, s), e + bisect_left(read, e), k)
+        for s, e, k in _escaped_spans("".join(parts))
+    ]
+
+
+def _escaped_spans(text: str) -> list[_Span]:
+    """`_plain_spans`, with terminal colours and Go's \u003d read through."""
     if "\x1b[" not in text and "\\u00" not in text:
         return _plain_spans(text)
     # The text read without its escapes, and where each of its characters came from.

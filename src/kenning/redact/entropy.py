@@ -185,6 +185,13 @@ _SOPS = lazy(
 # jasypt's ENC(...) (Spring's encrypted properties): base64 ciphertext, useless without
 # the encryptor's password, which is not in it.
 _JASYPT = lazy(r"(?<![A-Za-z0-9_])ENC\([A-Za-z0-9+/_-]{16,4096}={0,2}\)", _F)
+# Pulumi's encrypted config values (secure: v1:<salt>:<ciphertext>), opened only with the
+# stack's passphrase or key service, which is not in them.
+_PULUMI_SECURE = lazy(
+    r"(?<![A-Za-z0-9_])secure[\"']?[ \t]*:[ \t]*[\"']?(?P<v>v1:[A-Za-z0-9+/]{8,64}={0,2}"
+    r":[A-Za-z0-9+/]{8,}+={0,2})",
+    _F,
+)
 # A SealedSecret's encryptedData (Bitnami's sealed-secrets): each value is ciphertext only
 # the controller's private key opens, made to be committed.
 _SEALED_KIND = lazy(r"^[ \t]*\"?kind\"?[ \t]*:[ \t]*\"?SealedSecret\b", _F | re.MULTILINE)
@@ -256,6 +263,8 @@ def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[
         found += [m.span() for m in _SOPS.finditer(text)]
     if b"ENC(" in raw:
         found += [m.span() for m in _JASYPT.finditer(text)]
+    if b"secure" in raw and b"v1:" in raw:
+        found += [m.span("v") for m in _PULUMI_SECURE.finditer(text)]
     if b"SealedSecret" in raw and b"encryptedData" in raw:
         found += _sealed(text)
     if b'"kty"' in raw:
@@ -308,6 +317,15 @@ def _drive_id(run: str) -> bool:
 # bech32 public keys and addresses (age1..., bc1...), SSH key fingerprints; IPFS content
 # ids (CIDv1 in base32, bafy..., and CIDv0, Qm and 44 base58), which are hashes
 _BECH32 = lazy(r"(?:age|bc|tb|ltc|npub)1[02-9ac-hj-np-z]{20,}", _F)
+# An age recipient (a public key): age1 and 58 lower-case letters and digits; the secret
+# one is AGE-SECRET-KEY-1 in capitals.
+_AGE_RECIPIENT = lazy(r"age1[0-9a-z]{58}", _F)
+# Twilio's resource ids: two capitals (AC an account, SM a message, CA a call, PN a
+# number, MG a service, SK an API key...) and 32 hex; the auth token has no prefix.
+TWILIO_SID = lazy(r"[A-Z]{2}[0-9a-f]{32}", _F)
+# A ULID, or a run made like one (26 capitals and digits, a time first: 01J...), after
+# the words of a name: deployment-01J0..., release_01H...
+_ULID_RUN = lazy(r"(?:[a-z][a-z0-9]*+[-_])*+0[0-7][0-9A-Z]{24}", _F)
 _CID = lazy(r"ba[fg][a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44}", _F)
 # SSH key fingerprints, Go module hashes (go.sum's "h1:") and certificate pins
 # ("sha256/..." in OkHttp, HPKP): base64 digests
@@ -351,6 +369,7 @@ PUBLIC_PREFIXES = (
     "pk_live_",
     "pk_test_",
     "pk.eyJ",
+    "sb_publishable_",  # Supabase's publishable key, for the browser (sb_secret_ is secret)
     "price_",
     "prod_",
     "cus_",
@@ -432,6 +451,8 @@ def _public_id(text: str, start: int, run: str) -> bool:
     if _printed_public_key(text, start, run):
         return True
     if _drive_id(run) or _BECH32.fullmatch(run) or _CID.fullmatch(run):
+        return True
+    if _AGE_RECIPIENT.fullmatch(run) or TWILIO_SID.fullmatch(run) or _ULID_RUN.fullmatch(run):
         return True
     if _BASE58_ADDRESS.fullmatch(run) and _ADDRESS_BEFORE.search(text, max(0, start - 40), start):
         return True

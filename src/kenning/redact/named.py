@@ -122,7 +122,7 @@ _META_WORDS = _wordset(
     path paths pattern placeholder policy position prefix price prompt provider range
     rate ref regex required rules schema settings size source store strength suffix
     timeout ttl type types uri url usage validator var id ids stdin hash digest
-    fingerprint scope scopes duration policies
+    fingerprint scope scopes duration policies accessor accessors
     """
 )
 # A token that says where a paged listing goes on, not who may read it.
@@ -458,10 +458,13 @@ def _assignment_span(text: str, m: re.Match[str], value: str, start: int, end: i
         or m.group("bare") is not None
         or _KEY_AFTER.match(text, end + 1)
         or _LIST_GOES_ON.match(text, end + 1)
+        or _later_element(text, head)
     ):
         # define('DB_PASSWORD', 'x') passes a value; f("token", tok) a variable,
-        # {"name": "DB_PASSWORD", "value": ...} goes on with a key, and "password",
-        # "httpRealm", ... is a list of names (a CSV file's header)
+        # {"name": "DB_PASSWORD", "value": ...} goes on with a key, "password",
+        # "httpRealm", ... is a list of names (a CSV file's header), and in an array
+        # ["run", "-e", "GITHUB_TOKEN", "ghcr.io/..."] the element after a name is the next
+        # argument (docker's -e NAME takes the value from the environment)
         return None
     colon = m.group("sep") == ":" and not quoted_name  # YAML, headers, prose
     if colon and not m.group("sp"):
@@ -513,6 +516,29 @@ _KEY_ID = lazy(r"(?:0x)?(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{16}|[0-9A-Fa-f]{40})!?", _
 _AWS_SECRET_VALUE = lazy(r"[A-Za-z0-9/+]{40}", _F)
 _KEY_AFTER = lazy(r"\\?[ \t]*:", _F)
 _LIST_GOES_ON = lazy(r"[ \t]*,", _F)
+
+
+def _later_element(text: str, head: int) -> bool:
+    """Is the quoted name at ``head`` an element of an array after another one (``[...,
+    "NAME", ...]``), not a flag (``"--token"``)? A pair's first element (``[["password",
+    "x"]]``) and a call's argument (``set("db", "password", "x")``) are not."""
+    if text[head] == "-":
+        return False
+    before = text[max(0, head - 1 - _ARRAY_BACK) : head - 1].rstrip()
+    if not before.endswith(","):
+        return False
+    depth = 0
+    for c in reversed(before):
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth == 0:
+                return c == "["
+            depth -= 1
+    return False
+
+
+_ARRAY_BACK = 200
 
 
 def _colon_value_ends(text: str, end: int, value: str) -> bool:

@@ -23,7 +23,7 @@ import string
 from bisect import bisect_left
 from collections.abc import Callable
 
-from kenning.redact.entropy import PUBLIC_PREFIXES, random_letters, wordiness
+from kenning.redact.entropy import PUBLIC_PREFIXES, TWILIO_SID, random_letters, wordiness
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -200,7 +200,7 @@ _META = _wordset(
     correlation event message msg device serial sku product customer account_id app_id
     tenant subscription_id key_id keyid kid cid pid receipt payment charge refund
     transfer base workspace view rsa dsa ecdsa eddsa ed25519 cv25519 recv keyserver
-    continuation pagination cursor sitekey site
+    continuation pagination cursor sitekey site accessor
     """
 )
 _WORD = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", _F)
@@ -212,6 +212,7 @@ _CANDIDATE_BYTES = bytes(ord("a") if chr(b) in _CANDIDATE_CHARS else ord(" ") fo
 MIN_VALUE = 16
 _NEEDLE = b"a" * MIN_VALUE
 _HEX = lazy(r"(?:0x)?[0-9a-fA-F]{32,128}", _F)
+_SHORT_HEX = lazy(r"[0-9a-fA-F]{16,31}", _F)
 # A UUID, bare or with the prefix of LaunchDarkly's keys (sdk-, mob-, api-)
 _UUID = lazy(r"(?:sdk-|mob-|api-)?[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", _F)
 _MIXED = lazy(r"[A-Za-z0-9_+/=.~-]{16,256}", _F)
@@ -303,6 +304,8 @@ class Finder:
                     kind = self._complained(s, e)
                 if kind == "ethereum_key" and _ADDRESS.fullmatch(text, s, e):
                     kind = None  # an address (0x and 40 hex) is public; a key is 64 hex
+                if kind is not None and _under_meta_column(text, s):
+                    kind = None  # fly secrets list: NAME, DIGEST, CREATED AT
                 if kind is not None:
                     out.append((s, e, kind))
             start = mapped.find(_NEEDLE, end, hi)
@@ -408,6 +411,42 @@ class Finder:
         return vendor or "secret_assignment"
 
 
+_TABLE_BACK = 60  # lines up to a listing's header
+_HEADER_CELL = r"[A-Za-z0-9_()/#.-]++(?: [A-Za-z0-9_()/#.-]++)*+"
+_HEADER_LINE = lazy(rf"(?=[A-Za-z]){_HEADER_CELL}(?:(?: *\t[ \t]*| {{2,}}){_HEADER_CELL})+", _F)
+_HEADER_WORD = lazy(r"[A-Za-z][A-Za-z0-9]*+", _F)
+
+
+def _under_meta_column(text: str, start: int) -> bool:
+    """Is the value at ``start`` in a listing's column whose header names an identifier
+    or a digest (``DIGEST``, ``ID``, ``SHA``...)? The header is a line above it in the
+    same block of lines (no blank line between), its columns apart by two spaces or a
+    tab, with that word starting where the value does."""
+    line = text.rfind("\n", 0, start) + 1
+    column = start - line
+    if column == 0 or text[start - 1] not in " \t":
+        return False
+    top = line
+    for _ in range(_TABLE_BACK):
+        if top == 0:
+            return False
+        above = text.rfind("\n", 0, top - 1) + 1
+        header = text[above : top - 1].rstrip()
+        if not header:
+            return False
+        top = above
+        if column >= len(header) or header[column - 1] not in " \t":
+            continue
+        word = _HEADER_WORD.match(header, column)
+        if (
+            word is not None
+            and word.group().lower() in _META
+            and _HEADER_LINE.fullmatch(header) is not None
+        ):
+            return True
+    return False
+
+
 # A tag's key attribute: React's <li key="..."> and Vue's :key name a list item, not a secret.
 _TAG_OPEN = lazy(r"<[A-Za-z][\w.:-]*+(?:[ \t][^<>\r\n]*+)?+\Z", _F)
 
@@ -448,12 +487,12 @@ def _around(text: str, start: int, end: int, lines: int) -> tuple[int, int]:
 def _shape(value: str, random: Callable[[str], bool]) -> str | None:
     if value.startswith(PUBLIC_PREFIXES) or value.endswith(("EXAMPLE", "EXAMPLEKEY")):
         return None  # (AWS's documentation keys: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY)
-    if _HEX.fullmatch(value):
-        return "hex"
+    if _HEX.fullmatch(value) or _SHORT_HEX.fullmatch(value):
+        return "hex"  # (16 to 31 hex digits: a digest's or an id's prefix as often as a key)
     if _UUID.fullmatch(value):
         return "uuid"
-    if not _MIXED.fullmatch(value) or _ULID.fullmatch(value):
-        return None
+    if not _MIXED.fullmatch(value) or _ULID.fullmatch(value) or TWILIO_SID.fullmatch(value):
+        return None  # (a Twilio SID names a message, a call, an account: an id)
     if "/" in value and _URL_VALUE.match(value):
         return None
     raw = value.encode("ascii", "replace")
