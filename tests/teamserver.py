@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,6 +138,19 @@ class Server:
             except json.JSONDecodeError:
                 out.append({"raw": line})
         return out
+
+    def logged(
+        self, wanted: Callable[[dict[str, Any]], bool], count: int = 1, seconds: float = 10
+    ) -> list[dict[str, Any]]:
+        """The log lines `wanted` keeps, once there are `count` of them (or `seconds` have
+        passed): the server writes a request's line as it answers, and the thread that
+        reads its output may not have read it yet when the answer arrives."""
+        deadline = time.monotonic() + seconds
+        while True:
+            found = [x for x in self.logs() if wanted(x)]
+            if len(found) >= count or time.monotonic() > deadline:
+                return found
+            time.sleep(0.02)
 
     def stop(self) -> int:
         if self.process.poll() is None:

@@ -716,7 +716,7 @@ def test_health_and_every_request_say_503_at_once_when_the_database_is_gone(
             )
             assert name not in json.dumps(refused.body)
             assert time.monotonic() - began < 10  # not the pool's 30 s
-            failed = [x for x in server.logs() if str(x.get("msg", "")).startswith("request f")]
+            failed = server.logged(lambda x: str(x.get("msg", "")).startswith("request f"))
             assert failed and all(x["level"] == "warning" and "exc" not in x for x in failed)
             # The warning names the database it cannot reach: name, host and port.
             socket_dir = pg_cluster.rsplit("host=", 1)[1]

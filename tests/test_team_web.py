@@ -239,11 +239,9 @@ def test_the_page_cannot_forget_and_its_log_lines_say_whose_session_it_was(
     assert status == 404 and "no action 'forget' here" in html
     got = running.call("GET", f"/api/v1/w/{ws}/items/{item_id}", member)
     assert got.status == 200 and len(got.body["history"]) == 1
-    [line] = [
-        x
-        for x in running.logs()
-        if x.get("msg") == "request" and x.get("path") == f"/items/{item_id}/forget"
-    ]
+    [line] = running.logged(
+        lambda x: x.get("msg") == "request" and x.get("path") == f"/items/{item_id}/forget"
+    )
     assert (line["workspace"], line["token_id"], line["status"]) == (ws, token.id, 404)
 
 
