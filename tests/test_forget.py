@@ -110,6 +110,31 @@ def test_forget_everywhere_leaves_no_byte_of_the_text_in_the_store_its_wal_or_th
     assert "an unrelated line stays" in log_path().read_text()
 
 
+def test_forget_everywhere_of_a_scope_of_hundreds_of_memories(db_path: Path) -> None:
+    """Each memory gives a few quotable lines, and they were one OR term each: past a
+    thousand, SQLite refused the query ("Expression tree is too large"), so a scope of
+    a few hundred memories could not be forgotten everywhere; a proposal that links to
+    one was looked for with one read of every proposal per memory."""
+    scope = Scope(ScopeType.WORKSPACE, "big")
+    with opened() as store:
+        batch = [
+            items.new_item(
+                f"Rule number {n} of the big workspace\nIts first line, as written {n}.\n"
+                f"Its second line, as written {n}.",
+                scope=scope,
+            )
+            for n in range(450)
+        ]
+        store.insert_many(batch, change="add")
+        quoting = add("A summary that says: Its second line, as written 7.", scope="global")
+        kept = add("A memory about something else entirely", scope="global")
+    result = ken("forget", "--scope", "workspace:big", "--everywhere", "--yes")
+    assert result.exit_code == 0, result.output
+    with opened() as store:
+        left = {i.id for i in store.list_items(ItemQuery(statuses=(), include_expired=True))}
+    assert left == {kept.id}, quoting
+
+
 def test_the_confirmation_names_every_memory_forget_everywhere_would_take(db_path, git_repo):
     ids = _everywhere(db_path, git_repo)
 

@@ -385,14 +385,20 @@ class Items(Terms):
         removes. A scan of every row: a person's rare command, never a hook's."""
         if not needles:
             return []
-        lowered = [n.lower() for n in needles]
-        hits = " OR ".join(
-            ["instr(lower(title || ' ' || body || ' ' || evidence), ?) > 0"] * len(lowered)
-        )
+        lowered = json.dumps([n.lower() for n in needles])
+        # Each row's text lowered once, then every needle looked for in it: the needles
+        # are one JSON array, not an OR of one term each (a thousand of those passed
+        # SQLite's limit on an expression's depth: a scope of a few hundred memories).
         found = {
             r[0]
-            for r in self._read(f"SELECT id FROM items WHERE {hits}", lowered)
-            + self._read(f"SELECT DISTINCT item_id FROM revisions WHERE {hits}", lowered)
+            for table, key in (("items", "id"), ("revisions", "item_id"))
+            for r in self._read(
+                f"WITH t AS MATERIALIZED (SELECT {key} AS id, "
+                f"lower(title || ' ' || body || ' ' || evidence) AS x FROM {table}) "
+                "SELECT DISTINCT id FROM t "
+                "WHERE EXISTS (SELECT 1 FROM json_each(?) AS n WHERE instr(t.x, n.value) > 0)",
+                (lowered,),
+            )
         }
         found -= set(exclude_ids)
         return [self.get_item(item_id) for item_id in sorted(found)]
@@ -400,15 +406,22 @@ class Items(Terms):
     def replacement_copies(self, item_ids: Sequence[str]) -> list[Item]:
         """Proposed items that link to one of `item_ids` (`item:ID`): copies an agent
         filed to replace it, with its text in them."""
-        out: dict[str, Item] = {}
-        for item_id in item_ids:
-            rows = self._read(
-                f"SELECT {columns.SELECT} FROM items WHERE status = 'proposed' "
-                "AND instr(links, ?) > 0 AND id != ?",
-                (json.dumps(f"item:{item_id}"), item_id),
-            )
-            out.update((r["id"], columns.row_to_item(r)) for r in rows)
-        return list(out.values())
+        gone = set(item_ids)
+        wanted = {f"item:{item_id}" for item_id in gone}
+        if not wanted:
+            return []
+        # One read of the proposals that link to any memory, not one per memory forgotten
+        # (a scope's forget read every proposal once for each of its memories).
+        rows = self._read(
+            f"SELECT {columns.SELECT} FROM items WHERE status = 'proposed' "
+            "AND instr(links, '\"item:') > 0"
+        )
+        found = (columns.row_to_item(r) for r in rows)
+        return [
+            item
+            for item in found
+            if item.id not in gone and not wanted.isdisjoint(str(x) for x in item.links)
+        ]
 
     def scrub_quotes(self, needles: Sequence[str]) -> int:
         """Blank the session prompts and recall queries that hold one of `needles`
@@ -424,12 +437,11 @@ class Items(Terms):
                 ("session_prompts", "text", ""),  # run lessons' copies of the prompts
                 ("signals", "detail", ""),
             ):
-                for needle in needles:
-                    blanked += conn.execute(
-                        f"UPDATE {table} SET {column} = ? "
-                        f"WHERE {column} IS NOT NULL AND instr(lower({column}), ?) > 0",
-                        (blank, needle.lower()),
-                    ).rowcount
+                blanked += conn.execute(
+                    f"UPDATE {table} SET {column} = ? WHERE {column} IS NOT NULL AND EXISTS "
+                    f"(SELECT 1 FROM json_each(?) AS n WHERE instr(lower({column}), n.value) > 0)",
+                    (blank, json.dumps([n.lower() for n in needles])),
+                ).rowcount
         if blanked:
             self.checkpoint(WIPE_WAIT_SECONDS, remember=True)
         return blanked
