@@ -453,6 +453,21 @@ def test_approve_all_skips_and_names_every_proposal_said_already_and_approves_th
         assert store.get_item(fresh.id).status is Status.ACTIVE
 
 
+def test_a_long_batch_reads_the_memories_told_in_its_scopes_together(monkeypatch):
+    """A batch of agents' proposals spans many scopes (their workstreams and sessions):
+    each scope's active memories were read with a query of their own."""
+    monkeypatch.setattr(items, "BATCH_CHECK", 1)
+    with opened() as store:
+        for n in range(6):
+            propose(store, f"Rule {n} holds here", scope=f"workspace:team{n}")
+        chosen = store.list_items(ItemQuery(statuses=("proposed",)))
+        reads = []
+        real = store.list_items
+        monkeypatch.setattr(store, "list_items", lambda q: reads.append(q) or real(q))
+        items.check_approvable(store, chosen)
+    assert len(reads) == 1 and len(reads[0].scopes) == 6
+
+
 def other_copy(item):
     """The active memory, not `item`, that says what it says."""
     with opened() as store:

@@ -1060,11 +1060,17 @@ def _told_twice(store: Store, chosen: Sequence[Item]) -> Iterator[tuple[Item, It
 def _told_in(store: Store, chosen: Sequence[Item]) -> dict[tuple[str, str], list[Item]]:
     """The active memories of the scopes of `chosen`, by scope and statement key."""
     told: dict[tuple[str, str], list[Item]] = {}
-    for scope in {str(item.scope) for item in chosen}:
-        query = ItemQuery(scopes=(scope,), include_expired=True)
+    scopes = sorted({str(item.scope) for item in chosen})
+    # A read per few hundred scopes, not per scope: a batch of agents' proposals spans
+    # many workstreams and sessions.
+    for start in range(0, len(scopes), SCOPES_READ):
+        query = ItemQuery(scopes=tuple(scopes[start : start + SCOPES_READ]), include_expired=True)
         for found in store.list_items(query):
-            told.setdefault((scope, statement_key(found.text)), []).append(found)
+            told.setdefault((str(found.scope), statement_key(found.text)), []).append(found)
     return told
+
+
+SCOPES_READ = 500  # scopes read together by `_told_in`, well under SQLite's bound parameters
 
 
 def _told_of(store: Store, item: Item, told: dict[tuple[str, str], list[Item]]) -> Item | None:
