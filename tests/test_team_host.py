@@ -552,6 +552,40 @@ def test_where_reads_the_teams_repos_again_only_when_the_sync_state_changed(
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"stores": []},
+        {"stores": {"STORE": "x"}},
+        {"stores": {"STORE": {"repos": "x", "pushed": [], "outbox": {}, "cursor": 5}}},
+    ],
+)
+def test_a_sync_state_file_broken_inside_is_taken_as_empty(
+    git_repo: Path, broken: dict[str, Any]
+) -> None:
+    """Where scopes are found reads the sync state on every command and hook: a file of
+    the wrong shape inside (a list for the stores, a string for a store's section) made
+    `ken list`, `ken where` and `ken doctor` fail with a traceback, and every hook say
+    nothing."""
+    from kenning.team import state as team_state
+
+    joined()
+    with opened() as store:
+        path = store.path
+    text = json.dumps(broken).replace("STORE", path)
+    Path(team_state.state_path()).parent.mkdir(parents=True, exist_ok=True)
+    Path(team_state.state_path()).write_text(text, encoding="utf-8")
+    assert team_sync.load_state(path)["repos"] == []
+    for args in (("where",), ("list",)):
+        result = ken_proc(*args, cwd=git_repo)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    start = {"session_id": "s1", "cwd": str(git_repo), "source": "startup"}
+    told = ken_proc(
+        "hook", "SessionStart", "--agent", "claude", cwd=git_repo, input=json.dumps(start)
+    )
+    assert told.returncode == 0 and "kenning" in told.stdout, told.stdout
+
+
 def test_a_pulled_change_updates_the_copy_and_a_removal_deletes_it() -> None:
     apply_page([{"id": "s1", "change": "upsert", "item": server_memory("s1", "Old text")}])
     with opened() as store:

@@ -54,20 +54,34 @@ def _read_all() -> dict[str, Any]:
         return {}
     except (OSError, ValueError):
         return {}  # a broken state file: start again (push ids make resending safe)
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    if not isinstance(data.get("stores"), dict):  # broken the same way, one level down
+        data["stores"] = {}
+    return data
+
+
+# Each part of a store's section, and what it is when missing or not of its type.
+_PARTS: dict[str, type] = {
+    "cursor": str,
+    "pushed": dict,
+    "outbox": list,
+    "shared": dict,
+    "repos": list,
+    "uses": dict,
+    "left": dict,
+}
 
 
 def load_state(store_path: str) -> dict[str, Any]:
-    """This store's sync state (empty parts filled in)."""
-    section = _read_all().get("stores", {}).get(store_path, {})
-    section.setdefault("cursor", "")
-    section.setdefault("pushed", {})
-    section.setdefault("outbox", [])
-    section.setdefault("shared", {})
-    section.setdefault("repos", [])
-    section.setdefault("uses", {})
-    section.setdefault("left", {})
-    return dict(section)
+    """This store's sync state (empty parts filled in, and a part of another type, as a
+    file edited or damaged by hand may hold, taken as empty)."""
+    section = _read_all().get("stores", {}).get(store_path)
+    section = dict(section) if isinstance(section, dict) else {}
+    for part, kind in _PARTS.items():
+        if not isinstance(section.get(part), kind):
+            section[part] = kind()
+    return section
 
 
 def team_here(store_path: str) -> tuple[str, tuple[str, ...]] | None:
