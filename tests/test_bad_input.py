@@ -253,6 +253,31 @@ def test_another_programs_database_is_refused_and_nothing_in_it_changes(db_path,
     assert db_path.read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    "made",
+    [
+        "CREATE TABLE _migrations(id INTEGER PRIMARY KEY, version TEXT); "
+        "INSERT INTO _migrations(version) VALUES ('20240101_init')",
+        "CREATE TABLE _migrations(name TEXT, applied_at TEXT); "
+        "INSERT INTO _migrations VALUES ('001_create_users', 'x')",
+    ],
+)
+def test_another_programs_table_of_migrations_alone_is_no_kenning_store(db_path, made):
+    """A file whose one table is another tool's `_migrations` passed as a store whose
+    first migration was stopped: it was switched to WAL, then failed ("no such column:
+    name"), or was said to be a newer kenning's."""
+    conn = sqlite3.connect(db_path)
+    conn.executescript(made)
+    conn.close()
+    before = db_path.read_bytes()
+    line = check_refused(ken("list"), "is not a kenning database")
+    assert "(_migrations)" in line and "nothing was changed" in line
+    assert db_path.read_bytes() == before
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    conn.close()
+
+
 def test_an_empty_file_is_made_into_a_store(db_path):
     db_path.write_bytes(b"")
     assert ken("add", "Kept in a file that was empty").exit_code == 0

@@ -495,16 +495,23 @@ def refuse_foreign(conn: sqlite3.Connection, path: str) -> None:
             "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
         )
     }
-    if not names - {"_migrations"}:
+    if not names:
         return
+    recorded: list[object] | None = None
     if "_migrations" in names:
         try:
             recorded = [row[0] for row in conn.execute("SELECT name FROM _migrations")]
         except sqlite3.OperationalError:  # a table of that name, but not kenning's
-            recorded = []
-        if any(isinstance(name, str) and re.fullmatch(r"m\d{4}_\w+", name) for name in recorded):
+            recorded = None
+    ours = [n for n in recorded or () if isinstance(n, str) and re.fullmatch(r"m\d{4}_\w+", n)]
+    if names == {"_migrations"}:
+        # A store whose first migration was stopped holds its record alone, empty or
+        # kenning's; another program's table of migrations is no such record.
+        if recorded is not None and len(ours) == len(recorded):
             return
-    theirs = sorted(names - {"_migrations"})
+    elif ours:
+        return
+    theirs = sorted(names - {"_migrations"}) or ["_migrations"]
     shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
     raise StoreError(
         f"the store {path} is not a kenning database: it holds another program's tables "
