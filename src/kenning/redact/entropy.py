@@ -197,12 +197,16 @@ _PULUMI_SECURE = lazy(
 _SEALED_KIND = lazy(r"^[ \t]*\"?kind\"?[ \t]*:[ \t]*\"?SealedSecret\b", _F | re.MULTILINE)
 _SEALED_YAML = lazy(r"^(?P<indent>[ \t]*)encryptedData:[ \t]*\r?\n", _F | re.MULTILINE)
 _SEALED_JSON = lazy(r"\"encryptedData\"[ \t]*:[ \t]*\{[^{}]{0,100000}\}", _F)
+# What kubeseal writes for each value: one long run of base64 (RSA-OAEP plus AES-GCM,
+# some hundreds of characters, "Ag..."). Only such a run is left: a token of a vendor's
+# format, a URL with its password or a header in an encryptedData block is no ciphertext.
+_SEALED_VALUE = lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{100,}={0,2}(?![A-Za-z0-9+/=_-])", _F)
 
 
 def _sealed(text: str) -> list[tuple[int, int]]:
     if _SEALED_KIND.search(text) is None:
         return []
-    found = [m.span() for m in _SEALED_JSON.finditer(text)]
+    blocks = [m.span() for m in _SEALED_JSON.finditer(text)]
     for m in _SEALED_YAML.finditer(text):
         indent = len(m.group("indent"))
         pos = m.end()
@@ -212,9 +216,9 @@ def _sealed(text: str) -> list[tuple[int, int]]:
             line = text[pos:end]
             if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
                 break  # the block's end: a key as far in as encryptedData
-            found.append((pos, end))
+            blocks.append((pos, end))
             pos = end + 1
-    return found
+    return [m.span() for start, end in blocks for m in _SEALED_VALUE.finditer(text, start, end)]
 
 
 _PUBLIC_NAMED = lazy(
