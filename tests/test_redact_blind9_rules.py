@@ -85,6 +85,31 @@ def test_a_flag_or_a_pair_or_a_call_still_gives_its_value(text: str, secret: str
     assert secret not in redact(text).text
 
 
+_P = "Zq8!vR3#mT6kW9pL"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f'cmd = ["heroku","config:set","DB_PASSWORD","{_P}"]', _P),
+        (f'["HSET","user:1","password","{_P}"]', _P),
+        (f'"env": ["HOST", "db", "PGPASSWORD", "{_P}"]', _P),
+        (f'["x","token","{_P}"]', _P),
+        (f'["x","client_secret","{_P}"]', _P),
+        ('["x","password","hunter2hunter2"]', "hunter2hunter2"),
+    ],
+)
+def test_an_array_element_after_a_name_not_after_docker_e_is_its_value(
+    text: str, secret: str
+) -> None:
+    assert secret not in redact(text).text
+
+
+def test_docker_e_name_then_the_image_is_still_left() -> None:
+    text = '["run","-i","--rm","-e","GITHUB_PERSONAL_ACCESS_TOKEN","ghcr.io/github/github-mcp-server"]'
+    assert redact(text).text == text
+
+
 # --- a short hex digest in a listing is not a key ------------------------------------------
 
 
