@@ -239,3 +239,20 @@ def test_only_ciphertext_in_a_sealed_secrets_encrypted_data_is_left(
     out = redact(text).text
     for secret in secrets:
         assert secret not in out
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"token: ENC({_G})", _G),
+        (f"app.key=ENC({_G})", _G),
+        ("password=ENC(AKIAIOSFODNN7EXAMPLQ)", "AKIAIOSFODNN7EXAMPLQ"),
+    ],
+)
+def test_a_vendor_token_inside_jasypt_enc_is_still_a_secret(text: str, secret: str) -> None:
+    assert secret not in redact(text).text
+
+
+def test_jasypt_ciphertext_is_still_left() -> None:
+    text = "spring.datasource.password=ENC(Zq8avR3bmT6kW9pLxyzXYZ)"
+    assert redact(text).text == text

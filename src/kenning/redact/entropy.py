@@ -18,6 +18,7 @@ import string
 from collections import Counter
 from collections.abc import Callable, Iterator
 
+from kenning.redact import formats
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -185,6 +186,15 @@ _SOPS = lazy(
 # jasypt's ENC(...) (Spring's encrypted properties): base64 ciphertext, useless without
 # the encryptor's password, which is not in it.
 _JASYPT = lazy(r"(?<![A-Za-z0-9_])ENC\([A-Za-z0-9+/_-]{16,4096}={0,2}\)", _F)
+
+
+def _vendor_token(value: str) -> bool:
+    """Does ``value`` hold a token of a vendor's format (ghp_..., AKIA..., xox...)? Then
+    ENC(...) around it is no ciphertext but a secret in a ciphertext's dress."""
+    found: list[tuple[int, int, str]] = []
+    formats.find_formats(value, value.encode("ascii", "replace"), found.append)
+    return bool(found)
+
 # Pulumi's encrypted config values (secure: v1:<salt>:<ciphertext>), opened only with the
 # stack's passphrase or key service, which is not in them.
 _PULUMI_SECURE = lazy(
@@ -266,7 +276,7 @@ def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[
     if b"ENC[" in raw:
         found += [m.span() for m in _SOPS.finditer(text)]
     if b"ENC(" in raw:
-        found += [m.span() for m in _JASYPT.finditer(text)]
+        found += [m.span() for m in _JASYPT.finditer(text) if not _vendor_token(m.group()[4:-1])]
     if b"secure" in raw and b"v1:" in raw:
         found += [m.span("v") for m in _PULUMI_SECURE.finditer(text)]
     if b"SealedSecret" in raw and b"encryptedData" in raw:
