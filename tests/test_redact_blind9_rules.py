@@ -57,6 +57,32 @@ def test_secrets_around_escaped_line_breaks_are_still_removed(text: str, secret:
     assert secret not in out and secret[-6:] not in out
 
 
+@pytest.mark.parametrize(
+    ("text", "secret", "kept"),
+    [
+        ('{"o": "password=\\tZq8!vR3#mT6kW9pL"}', "Zq8!vR3#mT6kW9pL", "password=\\t"),
+        ('{"o": "DB_PASSWORD=\\tZq8!vR3#mT6kW9pL\\tx"}', "Zq8!vR3#mT6kW9pL", "\\tx"),
+        # a shell's line continuation (an escaped backslash, then an escaped line break)
+        (
+            '{"o": "export PGPASSWORD=\\\\\\nZq8!vR3#mT6kW9pL\\nx"}',
+            "Zq8!vR3#mT6kW9pL",
+            "\\nx",
+        ),
+    ],
+)
+def test_an_escaped_tab_or_continuation_after_the_equals_sign_does_not_end_the_value(
+    text: str, secret: str, kept: str
+) -> None:
+    out = redact(text).text
+    assert secret not in out and secret[-6:] not in out
+    assert kept in out
+
+
+def test_an_escaped_line_break_after_the_equals_sign_still_ends_an_empty_value() -> None:
+    text = '{"o": "OPENAI_API_KEY=\\nPATH=/usr/local/bin:/usr/bin"}'
+    assert redact(text).text == text
+
+
 # --- an array's element after a secret's name is not its value ----------------------------
 
 
