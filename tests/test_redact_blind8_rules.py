@@ -256,3 +256,23 @@ def test_a_vendor_token_inside_jasypt_enc_is_still_a_secret(text: str, secret: s
 def test_jasypt_ciphertext_is_still_left() -> None:
     text = "spring.datasource.password=ENC(Zq8avR3bmT6kW9pLxyzXYZ)"
     assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"Passwort für {_P}", _P),
+        (f"mot de passe pour {_P} merci", _P),
+        ("Passwort für Zq8vR3mT6kW9pL", "Zq8vR3mT6kW9pL"),
+    ],
+)
+def test_a_credential_after_a_preposition_is_still_the_password(text: str, secret: str) -> None:
+    assert secret not in redact(text).text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Ich habe mein Passwort für db-01 vergessen.", "mot de passe pour web-2.example.com"],
+)
+def test_a_name_after_a_preposition_is_still_left(text: str) -> None:
+    assert redact(text).text == text
