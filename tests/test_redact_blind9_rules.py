@@ -235,3 +235,14 @@ def test_a_supabase_publishable_key_is_public(text: str) -> None:
 def test_a_supabase_secret_key_beside_it_is_still_removed() -> None:
     secret = "sb_secret_Qm3Xk9vT2rLp8Zw4Nc7Yb1HdFs0GaJe"
     assert secret[10:] not in redact(f"SUPABASE_SECRET_KEY={secret}").text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SUPABASE_KEY=sb_publishable_wJalrXUtnFEMI/K7MDENG/bPxRfiCYz9Q3kLm2X8",
+        "SUPABASE_KEY=sb_publishable_Zq8!vR3#mT6kW9pL",
+    ],
+)
+def test_sb_publishable_before_another_alphabet_is_no_publishable_key(text: str) -> None:
+    assert text[28:] not in redact(text).text

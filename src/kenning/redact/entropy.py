@@ -383,7 +383,6 @@ PUBLIC_PREFIXES = (
     "pk_live_",
     "pk_test_",
     "pk.eyJ",
-    "sb_publishable_",  # Supabase's publishable key, for the browser (sb_secret_ is secret)
     "price_",
     "prod_",
     "cus_",
@@ -392,6 +391,18 @@ PUBLIC_PREFIXES = (
     "evt_",
     "plan_",
 )
+
+# Supabase's publishable key, for the browser (sb_secret_ is a secret): its own alphabet
+# and length only, so that sb_publishable_ before anything else does not hide a secret.
+_SB_PUBLISHABLE = lazy(r"sb_publishable_[A-Za-z0-9_-]{20,64}(?![A-Za-z0-9+/=.~])", _F)
+
+
+def public_prefix(value: str) -> bool:
+    """Does ``value`` start as a key public by design (a publishable key, pk.eyJ...)?"""
+    return value.startswith(PUBLIC_PREFIXES) or (
+        value.startswith("sb_publishable_") and _SB_PUBLISHABLE.match(value) is not None
+    )
+
 
 
 def _named_public(text: str, start: int) -> bool:
@@ -472,7 +483,7 @@ def _public_id(text: str, start: int, run: str) -> bool:
         return True
     if _named_public(text, start):
         return True
-    if run.startswith(PUBLIC_PREFIXES) or _decoded_public(run):
+    if public_prefix(run) or _decoded_public(run):
         return True
     if run.endswith(("EXAMPLE", "EXAMPLEKEY")):
         return True  # AWS's documentation keys: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY

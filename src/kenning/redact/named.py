@@ -16,7 +16,7 @@ import re
 import string
 from collections.abc import Callable, Iterator
 
-from kenning.redact.entropy import PUBLIC_PREFIXES, random_letters
+from kenning.redact.entropy import public_prefix, random_letters
 from kenning.redact.formats import unsigned_jwt
 from kenning.redact.lazy import lazy
 
@@ -723,7 +723,7 @@ _VERSION = lazy(
 @functools.lru_cache(maxsize=4096)
 def _skip_value(value: str) -> bool:
     """Values that are not secrets whatever they are assigned to."""
-    if not _ALNUM.search(value) or _placeholder(value) or value.startswith(PUBLIC_PREFIXES):
+    if not _ALNUM.search(value) or _placeholder(value) or public_prefix(value):
         return True  # (a publishable key, Mapbox's pk. token: public by design)
     if value[:1] in "^~<>=v0123456789" and _VERSION.fullmatch(value):
         return True
