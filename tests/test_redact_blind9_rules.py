@@ -246,3 +246,11 @@ def test_a_supabase_secret_key_beside_it_is_still_removed() -> None:
 )
 def test_sb_publishable_before_another_alphabet_is_no_publishable_key(text: str) -> None:
     assert text[28:] not in redact(text).text
+
+
+def test_a_markers_kind_names_no_vendor_for_a_look_alike_near_it() -> None:
+    # redacting again: "[redacted:adafruit_key]" beside "dashboard" is no vendor's complaint
+    cid = "bafybeiytk655szcg5ulb7lorxhvawwyhvvvtjlbe5uogaxn2qvqbeqxeyq"
+    text = f"ipfs://{cid}\nthe feed dashboard reads with aio_oJw9r7QgePaSa4KcwmjcB4dmjL8r until Friday"
+    out = redact(text).text
+    assert cid in out and "aio_oJw9r7" not in out

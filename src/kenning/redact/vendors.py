@@ -347,6 +347,8 @@ class Finder:
             vendor = _VENDOR_BYTES.get(m.group())
             at = m.start()
             if vendor and vendor not in _PLAIN_WORDS and (at == 0 or not text[at - 1].isalnum()):
+                if _in_marker(text, at):
+                    continue  # redacting again: a marker's kind names no vendor here
                 return VENDORS[vendor]
         return None
 
