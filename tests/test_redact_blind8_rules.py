@@ -207,3 +207,72 @@ def test_a_word_that_says_is_is_no_preposition(text: str) -> None:
 def test_a_printed_credential_line_whose_secret_alone_reads_as_a_placeholder_goes_whole() -> None:
     text = "$ cat /etc/nginx/.htpasswd\nadmin:{SHA}Vq3xk9ZtR2mPpLw8Yb0cNd4eFg6=\n"
     assert "Vq3xk9ZtR2mPpLw8Yb0cNd4eFg6" not in redact(text).text
+
+
+_G = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+_A = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYz9Q3kLm2X8"
+_P = "Zq8!vR3#mT6kW9pL"
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets"),
+    [
+        (
+            f"kind: SealedSecret\nspec:\n  encryptedData:\n    GITHUB_TOKEN: {_G}\n"
+            f"    AWS_SECRET_ACCESS_KEY: {_A}\n",
+            [_G, _A],
+        ),
+        (
+            f'kind: SealedSecret\n```\nencryptedData:\n    psql "postgres://admin:{_P}@db/x"\n'
+            f'    curl -H "Authorization: token {_G}"\n',
+            [_P, _G],
+        ),
+        (
+            '{"kind": "SealedSecret", "spec": {"encryptedData": {"GITHUB_TOKEN": "%s"}}}' % _G,
+            [_G],
+        ),
+    ],
+)
+def test_only_ciphertext_in_a_sealed_secrets_encrypted_data_is_left(
+    text: str, secrets: list[str]
+) -> None:
+    out = redact(text).text
+    for secret in secrets:
+        assert secret not in out
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"token: ENC({_G})", _G),
+        (f"app.key=ENC({_G})", _G),
+        ("password=ENC(AKIAIOSFODNN7EXAMPLQ)", "AKIAIOSFODNN7EXAMPLQ"),
+    ],
+)
+def test_a_vendor_token_inside_jasypt_enc_is_still_a_secret(text: str, secret: str) -> None:
+    assert secret not in redact(text).text
+
+
+def test_jasypt_ciphertext_is_still_left() -> None:
+    text = "spring.datasource.password=ENC(Zq8avR3bmT6kW9pLxyzXYZ)"
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"Passwort für {_P}", _P),
+        (f"mot de passe pour {_P} merci", _P),
+        ("Passwort für Zq8vR3mT6kW9pL", "Zq8vR3mT6kW9pL"),
+    ],
+)
+def test_a_credential_after_a_preposition_is_still_the_password(text: str, secret: str) -> None:
+    assert secret not in redact(text).text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Ich habe mein Passwort für db-01 vergessen.", "mot de passe pour web-2.example.com"],
+)
+def test_a_name_after_a_preposition_is_still_left(text: str) -> None:
+    assert redact(text).text == text

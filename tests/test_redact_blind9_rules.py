@@ -57,6 +57,32 @@ def test_secrets_around_escaped_line_breaks_are_still_removed(text: str, secret:
     assert secret not in out and secret[-6:] not in out
 
 
+@pytest.mark.parametrize(
+    ("text", "secret", "kept"),
+    [
+        ('{"o": "password=\\tZq8!vR3#mT6kW9pL"}', "Zq8!vR3#mT6kW9pL", "password=\\t"),
+        ('{"o": "DB_PASSWORD=\\tZq8!vR3#mT6kW9pL\\tx"}', "Zq8!vR3#mT6kW9pL", "\\tx"),
+        # a shell's line continuation (an escaped backslash, then an escaped line break)
+        (
+            '{"o": "export PGPASSWORD=\\\\\\nZq8!vR3#mT6kW9pL\\nx"}',
+            "Zq8!vR3#mT6kW9pL",
+            "\\nx",
+        ),
+    ],
+)
+def test_an_escaped_tab_or_continuation_after_the_equals_sign_does_not_end_the_value(
+    text: str, secret: str, kept: str
+) -> None:
+    out = redact(text).text
+    assert secret not in out and secret[-6:] not in out
+    assert kept in out
+
+
+def test_an_escaped_line_break_after_the_equals_sign_still_ends_an_empty_value() -> None:
+    text = '{"o": "OPENAI_API_KEY=\\nPATH=/usr/local/bin:/usr/bin"}'
+    assert redact(text).text == text
+
+
 # --- an array's element after a secret's name is not its value ----------------------------
 
 
@@ -83,6 +109,31 @@ def test_an_array_element_after_a_secret_name_is_not_its_value(text: str, kept: 
 )
 def test_a_flag_or_a_pair_or_a_call_still_gives_its_value(text: str, secret: str) -> None:
     assert secret not in redact(text).text
+
+
+_P = "Zq8!vR3#mT6kW9pL"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f'cmd = ["heroku","config:set","DB_PASSWORD","{_P}"]', _P),
+        (f'["HSET","user:1","password","{_P}"]', _P),
+        (f'"env": ["HOST", "db", "PGPASSWORD", "{_P}"]', _P),
+        (f'["x","token","{_P}"]', _P),
+        (f'["x","client_secret","{_P}"]', _P),
+        ('["x","password","hunter2hunter2"]', "hunter2hunter2"),
+    ],
+)
+def test_an_array_element_after_a_name_not_after_docker_e_is_its_value(
+    text: str, secret: str
+) -> None:
+    assert secret not in redact(text).text
+
+
+def test_docker_e_name_then_the_image_is_still_left() -> None:
+    text = '["run","-i","--rm","-e","GITHUB_PERSONAL_ACCESS_TOKEN","ghcr.io/github/github-mcp-server"]'
+    assert redact(text).text == text
 
 
 # --- a short hex digest in a listing is not a key ------------------------------------------
@@ -184,3 +235,22 @@ def test_a_supabase_publishable_key_is_public(text: str) -> None:
 def test_a_supabase_secret_key_beside_it_is_still_removed() -> None:
     secret = "sb_secret_Qm3Xk9vT2rLp8Zw4Nc7Yb1HdFs0GaJe"
     assert secret[10:] not in redact(f"SUPABASE_SECRET_KEY={secret}").text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SUPABASE_KEY=sb_publishable_wJalrXUtnFEMI/K7MDENG/bPxRfiCYz9Q3kLm2X8",
+        "SUPABASE_KEY=sb_publishable_Zq8!vR3#mT6kW9pL",
+    ],
+)
+def test_sb_publishable_before_another_alphabet_is_no_publishable_key(text: str) -> None:
+    assert text[28:] not in redact(text).text
+
+
+def test_a_markers_kind_names_no_vendor_for_a_look_alike_near_it() -> None:
+    # redacting again: "[redacted:adafruit_key]" beside "dashboard" is no vendor's complaint
+    cid = "bafybeiytk655szcg5ulb7lorxhvawwyhvvvtjlbe5uogaxn2qvqbeqxeyq"
+    text = f"ipfs://{cid}\nthe feed dashboard reads with aio_oJw9r7QgePaSa4KcwmjcB4dmjL8r until Friday"
+    out = redact(text).text
+    assert cid in out and "aio_oJw9r7" not in out

@@ -313,10 +313,10 @@ def _spans(text: str) -> list[_Span]:
         for m in _JSON_STRING.finditer(text)
         if "\\" in m.group()
         for e in _JSON_ESCAPE.finditer(text, m.start() + 1, m.end() - 2)
-        if e.group(1) in _BREAKS
+        if e.group(1) in _BREAKS and not _leads_value(text, e.start(), e.group(1))
     ]
     if not at:
-        return _escaped_spans(text)
+        return _past_leads(text, _escaped_spans(text))
     # The text read with those escapes as one character each; a span maps back by the
     # escapes before its ends (each one character longer in the text).
     parts: list[str] = []
@@ -327,10 +327,43 @@ def _spans(text: str) -> list[_Span]:
         pos = i + 2
     parts.append(text[pos:])
     read = [i - n for n, i in enumerate(at)]  # where each escape is in the text as read
-    return [
-        (s + bisect_left(read, s), e + bisect_left(read, e), k)
-        for s, e, k in _escaped_spans("".join(parts))
-    ]
+    return _past_leads(
+        text,
+        [
+            (s + bisect_left(read, s), e + bisect_left(read, e), k)
+            for s, e, k in _escaped_spans("".join(parts))
+        ],
+    )
+
+
+_LEAD = lazy(r"(?:\\t|\\\\(?:\\r)?\\n)+", _F)
+
+
+def _past_leads(text: str, spans: list[_Span]) -> list[_Span]:
+    """Spans that start with the escapes `_leads_value` left, moved past them: the value
+    is what follows (``password=\\t[redacted]``)."""
+    out = []
+    for s, e, k in spans:
+        if text.endswith("=", 0, s) and (m := _LEAD.match(text, s, e)) and m.end() < e:
+            s = m.end()
+        out.append((s, e, k))
+    return out
+
+
+def _leads_value(text: str, at: int, escape: str) -> bool:
+    """Does the escape at ``at`` (``\\t``, or ``\\n`` after an escaped backslash) come
+    straight after ``NAME=``, before its value? ``password=\\tx`` and a shell's line
+    continuation (``PGPASSWORD=\\\\\\nx``) still give a value: such an escape is left as
+    it is written, not read as a break that would end an empty value."""
+    if escape != "t":
+        if escape == "n" and text.endswith("\\r", 0, at):
+            at -= 2  # \\r\\n
+        if not text.endswith("\\\\", 0, at):
+            return False
+        at -= 2
+    while text.endswith("\\t", 0, at):
+        at -= 2
+    return text.endswith("=", 0, at)
 
 
 def _escaped_spans(text: str) -> list[_Span]:

@@ -18,6 +18,7 @@ import string
 from collections import Counter
 from collections.abc import Callable, Iterator
 
+from kenning.redact import formats
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -185,6 +186,15 @@ _SOPS = lazy(
 # jasypt's ENC(...) (Spring's encrypted properties): base64 ciphertext, useless without
 # the encryptor's password, which is not in it.
 _JASYPT = lazy(r"(?<![A-Za-z0-9_])ENC\([A-Za-z0-9+/_-]{16,4096}={0,2}\)", _F)
+
+
+def _vendor_token(value: str) -> bool:
+    """Does ``value`` hold a token of a vendor's format (ghp_..., AKIA..., xox...)? Then
+    ENC(...) around it is no ciphertext but a secret in a ciphertext's dress."""
+    found: list[tuple[int, int, str]] = []
+    formats.find_formats(value, value.encode("ascii", "replace"), found.append)
+    return bool(found)
+
 # Pulumi's encrypted config values (secure: v1:<salt>:<ciphertext>), opened only with the
 # stack's passphrase or key service, which is not in them.
 _PULUMI_SECURE = lazy(
@@ -197,12 +207,16 @@ _PULUMI_SECURE = lazy(
 _SEALED_KIND = lazy(r"^[ \t]*\"?kind\"?[ \t]*:[ \t]*\"?SealedSecret\b", _F | re.MULTILINE)
 _SEALED_YAML = lazy(r"^(?P<indent>[ \t]*)encryptedData:[ \t]*\r?\n", _F | re.MULTILINE)
 _SEALED_JSON = lazy(r"\"encryptedData\"[ \t]*:[ \t]*\{[^{}]{0,100000}\}", _F)
+# What kubeseal writes for each value: one long run of base64 (RSA-OAEP plus AES-GCM,
+# some hundreds of characters, "Ag..."). Only such a run is left: a token of a vendor's
+# format, a URL with its password or a header in an encryptedData block is no ciphertext.
+_SEALED_VALUE = lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{100,}={0,2}(?![A-Za-z0-9+/=_-])", _F)
 
 
 def _sealed(text: str) -> list[tuple[int, int]]:
     if _SEALED_KIND.search(text) is None:
         return []
-    found = [m.span() for m in _SEALED_JSON.finditer(text)]
+    blocks = [m.span() for m in _SEALED_JSON.finditer(text)]
     for m in _SEALED_YAML.finditer(text):
         indent = len(m.group("indent"))
         pos = m.end()
@@ -212,9 +226,9 @@ def _sealed(text: str) -> list[tuple[int, int]]:
             line = text[pos:end]
             if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
                 break  # the block's end: a key as far in as encryptedData
-            found.append((pos, end))
+            blocks.append((pos, end))
             pos = end + 1
-    return found
+    return [m.span() for start, end in blocks for m in _SEALED_VALUE.finditer(text, start, end)]
 
 
 _PUBLIC_NAMED = lazy(
@@ -262,7 +276,7 @@ def public_spans(text: str, raw: bytes | None = None, low: bytes = b"") -> list[
     if b"ENC[" in raw:
         found += [m.span() for m in _SOPS.finditer(text)]
     if b"ENC(" in raw:
-        found += [m.span() for m in _JASYPT.finditer(text)]
+        found += [m.span() for m in _JASYPT.finditer(text) if not _vendor_token(m.group()[4:-1])]
     if b"secure" in raw and b"v1:" in raw:
         found += [m.span("v") for m in _PULUMI_SECURE.finditer(text)]
     if b"SealedSecret" in raw and b"encryptedData" in raw:
@@ -369,7 +383,6 @@ PUBLIC_PREFIXES = (
     "pk_live_",
     "pk_test_",
     "pk.eyJ",
-    "sb_publishable_",  # Supabase's publishable key, for the browser (sb_secret_ is secret)
     "price_",
     "prod_",
     "cus_",
@@ -378,6 +391,18 @@ PUBLIC_PREFIXES = (
     "evt_",
     "plan_",
 )
+
+# Supabase's publishable key, for the browser (sb_secret_ is a secret): its own alphabet
+# and length only, so that sb_publishable_ before anything else does not hide a secret.
+_SB_PUBLISHABLE = lazy(r"sb_publishable_[A-Za-z0-9_-]{20,64}(?![A-Za-z0-9+/=.~])", _F)
+
+
+def public_prefix(value: str) -> bool:
+    """Does ``value`` start as a key public by design (a publishable key, pk.eyJ...)?"""
+    return value.startswith(PUBLIC_PREFIXES) or (
+        value.startswith("sb_publishable_") and _SB_PUBLISHABLE.match(value) is not None
+    )
+
 
 
 def _named_public(text: str, start: int) -> bool:
@@ -458,7 +483,7 @@ def _public_id(text: str, start: int, run: str) -> bool:
         return True
     if _named_public(text, start):
         return True
-    if run.startswith(PUBLIC_PREFIXES) or _decoded_public(run):
+    if public_prefix(run) or _decoded_public(run):
         return True
     if run.endswith(("EXAMPLE", "EXAMPLEKEY")):
         return True  # AWS's documentation keys: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY

@@ -16,7 +16,7 @@ import re
 import string
 from collections.abc import Callable, Iterator
 
-from kenning.redact.entropy import PUBLIC_PREFIXES, random_letters
+from kenning.redact.entropy import public_prefix, random_letters
 from kenning.redact.formats import unsigned_jwt
 from kenning.redact.lazy import lazy
 
@@ -519,14 +519,15 @@ _LIST_GOES_ON = lazy(r"[ \t]*,", _F)
 
 
 def _later_element(text: str, head: int) -> bool:
-    """Is the quoted name at ``head`` an element of an array after another one (``[...,
-    "NAME", ...]``), not a flag (``"--token"``)? A pair's first element (``[["password",
-    "x"]]``) and a call's argument (``set("db", "password", "x")``) are not."""
+    """Is the quoted name at ``head`` an element of an array right after docker's ``-e``
+    or ``--env`` flag (``[..., "-e", "NAME", ...]``), not a flag (``"--token"``)? A pair's
+    first element (``[["password", "x"]]``), a call's argument (``set("db", "password",
+    "x")``) and any other element (``["config:set", "DB_PASSWORD", "x"]``) are not."""
     if text[head] == "-":
         return False
     before = text[max(0, head - 1 - _ARRAY_BACK) : head - 1].rstrip()
-    if not before.endswith(","):
-        return False
+    if not before.endswith(",") or not _ENV_FLAG_BEFORE.search(before):
+        return False  # only docker's -e NAME: elsewhere the next element is the value
     depth = 0
     for c in reversed(before):
         if c in ")]}":
@@ -539,6 +540,8 @@ def _later_element(text: str, head: int) -> bool:
 
 
 _ARRAY_BACK = 200
+# The element before the name is docker's (podman's) -e or --env flag: ["-e", "NAME", ...]
+_ENV_FLAG_BEFORE = lazy(r"[\[,][ \t\r\n]*([\"'])(?:-e|--env)\1[ \t\r\n]*,$", _F)
 
 
 def _colon_value_ends(text: str, end: int, value: str) -> bool:
@@ -720,7 +723,7 @@ _VERSION = lazy(
 @functools.lru_cache(maxsize=4096)
 def _skip_value(value: str) -> bool:
     """Values that are not secrets whatever they are assigned to."""
-    if not _ALNUM.search(value) or _placeholder(value) or value.startswith(PUBLIC_PREFIXES):
+    if not _ALNUM.search(value) or _placeholder(value) or public_prefix(value):
         return True  # (a publishable key, Mapbox's pk. token: public by design)
     if value[:1] in "^~<>=v0123456789" and _VERSION.fullmatch(value):
         return True

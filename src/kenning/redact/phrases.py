@@ -619,9 +619,18 @@ def _after_preposition(text: str, at: int, m: re.Match[str]) -> bool:
     opens; a password is given after "is", a colon, or the thing's name.  (No word that
     says "is" in a language _IS reads is one: Polish "to", Estonian "on", Hungarian
     "van".)"""
-    start = min(m.start(g) for g in ("dq", "sq", "bare") if m.start(g) >= 0)
-    words = text[at:start].split()
-    return len(words) >= 2 and words[-1].lower() in _PREPOSITIONS
+    group = next(g for g in ("dq", "sq", "bare") if m.start(g) >= 0)
+    words = text[at : m.start(group)].split()
+    if len(words) < 2 or words[-1].lower() not in _PREPOSITIONS:
+        return False
+    # Only a name (db-01, web-2.example.com, srv_03) is what it opens; a value with
+    # symbols or of a credential's shape (Passwort für Zq8!vR3#mT6k) is the password.
+    value = m.group(group).rstrip(_TRAIL)
+    return bool(_OPENED_NAME.fullmatch(value)) and not _credential_shaped(value)
+
+
+# A host's, a database's or a service's name: letters, digits, dots, hyphens, underscores.
+_OPENED_NAME = lazy(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", re.ASCII)
 
 
 def phrases(text: str, low: bytes, add: Add) -> None:

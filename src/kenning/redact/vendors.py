@@ -23,7 +23,7 @@ import string
 from bisect import bisect_left
 from collections.abc import Callable
 
-from kenning.redact.entropy import PUBLIC_PREFIXES, TWILIO_SID, random_letters, wordiness
+from kenning.redact.entropy import TWILIO_SID, public_prefix, random_letters, wordiness
 from kenning.redact.lazy import lazy
 
 _F = re.ASCII
@@ -347,6 +347,8 @@ class Finder:
             vendor = _VENDOR_BYTES.get(m.group())
             at = m.start()
             if vendor and vendor not in _PLAIN_WORDS and (at == 0 or not text[at - 1].isalnum()):
+                if _in_marker(text, at):
+                    continue  # redacting again: a marker's kind names no vendor here
                 return VENDORS[vendor]
         return None
 
@@ -485,7 +487,7 @@ def _around(text: str, start: int, end: int, lines: int) -> tuple[int, int]:
 
 @functools.lru_cache(maxsize=4096)
 def _shape(value: str, random: Callable[[str], bool]) -> str | None:
-    if value.startswith(PUBLIC_PREFIXES) or value.endswith(("EXAMPLE", "EXAMPLEKEY")):
+    if public_prefix(value) or value.endswith(("EXAMPLE", "EXAMPLEKEY")):
         return None  # (AWS's documentation keys: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY)
     if _HEX.fullmatch(value) or _SHORT_HEX.fullmatch(value):
         return "hex"  # (16 to 31 hex digits: a digest's or an id's prefix as often as a key)
