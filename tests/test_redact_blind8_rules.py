@@ -228,7 +228,7 @@ _P = "Zq8!vR3#mT6kW9pL"
             [_P, _G],
         ),
         (
-            '{"kind": "SealedSecret", "spec": {"encryptedData": {"GITHUB_TOKEN": "%s"}}}' % _G,
+            '{"kind": "SealedSecret", "spec": {"encryptedData": {"GITHUB_TOKEN": "' + _G + '"}}}',
             [_G],
         ),
     ],

@@ -195,6 +195,7 @@ def _vendor_token(value: str) -> bool:
     formats.find_formats(value, value.encode("ascii", "replace"), found.append)
     return bool(found)
 
+
 # Pulumi's encrypted config values (secure: v1:<salt>:<ciphertext>), opened only with the
 # stack's passphrase or key service, which is not in them.
 _PULUMI_SECURE = lazy(
@@ -402,7 +403,6 @@ def public_prefix(value: str) -> bool:
     return value.startswith(PUBLIC_PREFIXES) or (
         value.startswith("sb_publishable_") and _SB_PUBLISHABLE.match(value) is not None
     )
-
 
 
 def _named_public(text: str, start: int) -> bool:
