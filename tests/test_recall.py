@@ -650,19 +650,22 @@ def test_the_lexicon_is_kept_on_disk_and_read_back_the_same(store, monkeypatch) 
     path = lexicon._kept_path(store)
     assert path is not None and os.path.exists(path)
     assert os.stat(path).st_mode & 0o777 == 0o600
+    # Patched in a context of its own: undoing the test's monkeypatch would undo the
+    # temporary HOME too, and the last read would keep a lexicon in the real one.
+    with monkeypatch.context() as patched:
+        patched.setattr(lexicon, "_lexicon", None)
+        patched.setattr(lexicon, "_build", lambda store: pytest.fail("built again"))
+        assert lexicon.lexicon_of(store) == built
+        os.chmod(path, 0o666)  # a file others may write is not read: marshal trusts it
+        patched.setattr(lexicon, "_lexicon", None)
+        again = lexicon.Lexicon(frozenset(), {}, {}, {})
+        patched.setattr(lexicon, "_build", lambda store: again)
+        assert lexicon.lexicon_of(store) is again
+        with open(path, "wb") as fh:
+            fh.write(b"not marshal")  # a damaged file is built again, not trusted
     monkeypatch.setattr(lexicon, "_lexicon", None)
-    monkeypatch.setattr(lexicon, "_build", lambda store: pytest.fail("built again"))
     assert lexicon.lexicon_of(store) == built
-    os.chmod(path, 0o666)  # a file others may write is not read: marshal trusts it
-    monkeypatch.setattr(lexicon, "_lexicon", None)
-    again = lexicon.Lexicon(frozenset(), {}, {}, {})
-    monkeypatch.setattr(lexicon, "_build", lambda store: again)
-    assert lexicon.lexicon_of(store) is again
-    with open(path, "wb") as fh:
-        fh.write(b"not marshal")  # a damaged file is built again, not trusted
-    monkeypatch.undo()
-    monkeypatch.setattr(lexicon, "_lexicon", None)
-    assert lexicon.lexicon_of(store) == built
+    assert lexicon._kept_path(store) == path  # still in the test's own state folder
 
 
 def test_conversation_words_find_no_candidates_of_their_own(store) -> None:
@@ -756,16 +759,17 @@ def test_recall_works_without_the_near_words_file(store, monkeypatch, tmp_path) 
     from kenning.recall import lexicon
 
     wanted = put(store, "Trash bags are kept under the sink by the back door")
-    monkeypatch.setattr(lexicon, "NEIGHBOURS_FILE", tmp_path / "missing.tsv")
-    monkeypatch.setattr(lexicon, "_near_map", None)
-    lexicon._near.cache_clear()
-    try:
-        assert ask(store, "where is the garbage", settings=OPEN).kept == ()
-        assert [c.item.id for c in ask(store, "trash bags sink").kept] == [wanted.id]
-    finally:
+    # Its own context: undoing the test's monkeypatch would undo the temporary HOME too.
+    with monkeypatch.context() as patched:
+        patched.setattr(lexicon, "NEIGHBOURS_FILE", tmp_path / "missing.tsv")
+        patched.setattr(lexicon, "_near_map", None)
         lexicon._near.cache_clear()
-        monkeypatch.undo()
-        lexicon._near_map = None
+        try:
+            assert ask(store, "where is the garbage", settings=OPEN).kept == ()
+            assert [c.item.id for c in ask(store, "trash bags sink").kept] == [wanted.id]
+        finally:
+            lexicon._near.cache_clear()
+    lexicon._near_map = None
 
 
 def test_a_request_word_looks_for_candidates_when_the_topic_words_are_common(store) -> None:
