@@ -12,7 +12,6 @@ from kenning.cli.output import Result, say
 from kenning.cli.state import KenGroup, State, example, pass_state, renders
 from kenning.errors import InvalidInput
 from kenning.ids import short_id
-from kenning.model import Scope
 from kenning.store import now_iso
 from kenning.team import client as team_client
 from kenning.team import sync as team_sync
@@ -200,22 +199,12 @@ def team_share(state: State, ref: str, scope: str | None) -> Result:
     policy.require_person(state.actor(), "sharing with the team")
     member = _member()
     item = state.memory(ref)
-    if policy.team_origin(item):
-        raise InvalidInput(f"{short_id(item.id)} is team memory already")
-    if item.kind.value not in team_sync.SHARED_KINDS:
-        *some, last = team_sync.SHARED_KINDS
-        raise InvalidInput(
-            f"{short_id(item.id)} is a {item.kind.value}, which stays on this machine: "
-            f"only a {', '.join(some)} or {last} goes to the team"
-        )
+    team_sync.check_shareable(item)
     kept = team_sync.load_state(state.store.path)
     sent = kept["pushed"].get(item.id) or {}
-    if scope:
-        chosen = state.scope(scope)
-    elif sent.get("server_id") and sent.get("status") != "refused" and sent.get("scope"):
-        chosen = Scope.from_stored(str(sent["scope"]))  # where the team holds it
-    else:
-        chosen = team_sync.share_scope(item, member, kept["repos"])
+    chosen = (
+        state.scope(scope) if scope else team_sync.share_scope(item, member, kept["repos"], sent)
+    )
     what = team_sync.share_what(item)
     team_sync.share(state.store, item, chosen, what)
     report = team_sync.sync(state.store, member, timeout=CLI_TIMEOUT, do_pull=False)
@@ -230,11 +219,8 @@ def team_share(state: State, ref: str, scope: str | None) -> Result:
     done = sent.get("revision") == item.revision
     # A version whose words the team holds already (a pin changed here, or nothing) is
     # never sent: say so, not that it goes, or that the admins review it now.
-    held = (
-        bool(sent.get("server_id"))
-        and report.pushed == 0
-        and sent.get("words") == team_sync.words_of(team_sync.wire_item(item, chosen))
-    )
+    held = not report.pushed and bool(sent.get("server_id"))
+    held = held and team_sync.holds_words(sent, item, chosen)
 
     def shown() -> None:
         say(

@@ -194,10 +194,7 @@ def choose_pushes(
             return False
         # A version whose words are those the server holds (only a pin or a use changed
         # here) is not sent: it would file an admin's rejected memory again.
-        said = done.get("words")
-        return (
-            not said or done.get("status") == "refused" or said != words_of(wire_item(item, scope))
-        )
+        return not holds_words(done, item, scope)
 
     scopes = covered_scopes(membership, state["repos"])
     found = store.list_items(ItemQuery(scopes=tuple(str(s) for s in scopes), kinds=SHARED_KINDS))
@@ -233,9 +230,38 @@ def share_what(item: Item) -> str:
     return "proposal" if item.status is Status.PROPOSED else "memory"
 
 
-def share_scope(item: Item, membership: Membership, repos: list[str]) -> Scope:
-    """Where a shared item goes on the server: its own scope when the team covers it,
-    else the repo it was written in when covered, else the team's workspace."""
+def holds_words(record: dict[str, Any], item: Item, scope: Scope) -> bool:
+    """Whether the team holds `item`'s words in `scope` as its push `record` says they
+    were sent (a pin or a use changed here since: no new version to send)."""
+    said = record.get("words")
+    return (
+        bool(said)
+        and record.get("status") != "refused"
+        and said == words_of(wire_item(item, scope))
+    )
+
+
+def check_shareable(item: Item) -> None:
+    """Refuse, in one line, sharing a memory a sync never pushes: team memory already,
+    or a kind that stays on this machine (a task, handoff or summary)."""
+    if policy.team_origin(item):
+        raise InvalidInput(f"{short_id(item.id)} is team memory already")
+    if item.kind.value not in SHARED_KINDS:
+        *some, last = SHARED_KINDS
+        raise InvalidInput(
+            f"{short_id(item.id)} is a {item.kind.value}, which stays on this machine: "
+            f"only a {', '.join(some)} or {last} goes to the team"
+        )
+
+
+def share_scope(
+    item: Item, membership: Membership, repos: list[str], sent: dict[str, Any] | None = None
+) -> Scope:
+    """Where a shared item goes on the server: where the team holds it already (`sent`,
+    its push record, when the server stored it), else its own scope when the team covers
+    it, else the repo it was written in when covered, else the team's workspace."""
+    if sent and sent.get("server_id") and sent.get("status") != "refused" and sent.get("scope"):
+        return Scope.from_stored(str(sent["scope"]))
     covered = covered_scopes(membership, repos)
     if item.scope in covered:
         return item.scope
